@@ -1,0 +1,233 @@
+// The CronJob API: zod schemas are the single source of truth. The TypeScript types are inferred from
+// them, the controller and webhooks validate with them, and `make manifests` turns them into the CRD.
+import type { V1JobTemplateSpec } from "@kubernetes/client-node";
+import { z } from "zod";
+import { API_VERSION, KIND } from "./groupversion_info.ts";
+import { ConditionSchema, K8S_OPENAPI, ObjectMetaSchema, ObjectReferenceSchema, TimeSchema } from "./meta.ts";
+
+export const ConcurrencyPolicyValues = ["Allow", "Forbid", "Replace"] as const;
+export const ConcurrencyPolicySchema = z.enum(ConcurrencyPolicyValues).meta({
+  description:
+    "Specifies how to treat concurrent executions of a Job. Valid values are: " +
+    '"Allow" (default): allows CronJobs to run concurrently; ' +
+    '"Forbid": forbids concurrent runs, skipping the next run if the previous run has not finished yet; ' +
+    '"Replace": cancels the currently running Job and replaces it with a new one.',
+});
+export type ConcurrencyPolicy = z.infer<typeof ConcurrencyPolicySchema>;
+
+export const DEFAULT_CONCURRENCY_POLICY: ConcurrencyPolicy = "Allow";
+export const DEFAULT_SUCCESSFUL_JOBS_HISTORY_LIMIT = 3;
+export const DEFAULT_FAILED_JOBS_HISTORY_LIMIT = 1;
+
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * The Job template. Its CRD schema is the full upstream batch/v1 JobTemplateSpec (converted by the
+ * generator); zod checks only what the controller relies on, and the type is client-node's model.
+ */
+export const JobTemplateSpecSchema = z
+  .looseObject({
+    metadata: z
+      .looseObject({
+        labels: z.record(z.string(), z.string()).optional(),
+        annotations: z.record(z.string(), z.string()).optional(),
+      })
+      .optional(),
+    spec: z.looseObject({
+      template: z.looseObject({
+        metadata: z
+          .looseObject({
+            labels: z.record(z.string(), z.string()).optional(),
+            annotations: z.record(z.string(), z.string()).optional(),
+          })
+          .optional(),
+        spec: z.looseObject({
+          containers: z.array(z.looseObject({ name: z.string().min(1) })).min(1),
+          restartPolicy: z.string().optional(),
+        }),
+      }),
+    }),
+  })
+  .meta({
+    [K8S_OPENAPI]: "io.k8s.api.batch.v1.JobTemplateSpec",
+    description: "Specifies the Job that will be created when executing a CronJob.",
+  }) as unknown as z.ZodType<V1JobTemplateSpec>;
+
+export const CronJobSpecSchema = z
+  .object({
+    schedule: z.string().min(1).meta({
+      description:
+        'The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron: five fields "minute hour ' +
+        'day-of-month month day-of-week", or a descriptor such as @hourly, @daily or "@every 1h30m". ' +
+        "Evaluated in spec.timeZone.",
+    }),
+    timeZone: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({
+        description:
+          'The IANA time zone name the schedule is evaluated in, for example "Europe/Berlin". ' +
+          "If unset, the schedule is evaluated in UTC.",
+      }),
+    startingDeadlineSeconds: z
+      .int()
+      .min(0)
+      .optional()
+      .meta({
+        format: "int64",
+        description:
+          "Optional deadline in seconds for starting the Job if it misses its scheduled time for any reason. " +
+          "A missed run older than the deadline is not started; it is reported as a MissSchedule event and " +
+          "in status.lastMissedTime.",
+      }),
+    concurrencyPolicy: ConcurrencyPolicySchema.default(DEFAULT_CONCURRENCY_POLICY),
+    suspend: z.boolean().optional().meta({
+      description:
+        "Tells the controller to suspend subsequent executions; it does not apply to already started " +
+        "executions. Defaults to false.",
+    }),
+    jobTemplate: JobTemplateSpecSchema,
+    successfulJobsHistoryLimit: z
+      .int()
+      .min(0)
+      .max(INT32_MAX)
+      .default(DEFAULT_SUCCESSFUL_JOBS_HISTORY_LIMIT)
+      .meta({
+        format: "int32",
+        description:
+          "The number of successful finished Jobs to retain. Value must be a non-negative integer. Defaults to 3.",
+      }),
+    failedJobsHistoryLimit: z
+      .int()
+      .min(0)
+      .max(INT32_MAX)
+      .default(DEFAULT_FAILED_JOBS_HISTORY_LIMIT)
+      .meta({
+        format: "int32",
+        description:
+          "The number of failed finished Jobs to retain. Value must be a non-negative integer. Defaults to 1.",
+      }),
+  })
+  .meta({ description: "CronJobSpec defines the desired state of CronJob." });
+export type CronJobSpec = z.infer<typeof CronJobSpecSchema>;
+/** A spec as a user may write it: defaulted fields may be absent. */
+export type CronJobSpecInput = z.input<typeof CronJobSpecSchema>;
+
+export const CronJobStatusSchema = z
+  .object({
+    active: z
+      .array(ObjectReferenceSchema)
+      .optional()
+      .meta({
+        "x-kubernetes-list-type": "atomic",
+        description: "A list of pointers to currently running Jobs, sorted by name.",
+      }),
+    activeCount: z
+      .int()
+      .min(0)
+      .max(INT32_MAX)
+      .optional()
+      .meta({ format: "int32", description: "The number of entries in active (shown by kubectl as Active)." }),
+    lastScheduleTime: TimeSchema.optional().meta({
+      description: "The scheduled time of the newest Job the controller started. It never moves backward.",
+    }),
+    lastSuccessfulTime: TimeSchema.optional().meta({
+      description: "The completion time of the newest Job that finished successfully.",
+    }),
+    nextScheduleTime: TimeSchema.optional().meta({
+      description: "When the next Job will be started; empty while the CronJob is suspended or invalid.",
+    }),
+    lastMissedTime: TimeSchema.optional().meta({
+      description:
+        "The newest scheduled time that was not started because it was older than startingDeadlineSeconds.",
+    }),
+    conditions: z
+      .array(ConditionSchema)
+      .optional()
+      .meta({
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+        description:
+          "The current state of the CronJob: Available (it will schedule), Progressing (Jobs are running) " +
+          "and Degraded (something is wrong now).",
+      }),
+    observedGeneration: z
+      .int()
+      .min(0)
+      .optional()
+      .meta({ format: "int64", description: "The metadata.generation this status was computed from." }),
+  })
+  .meta({ description: "CronJobStatus defines the observed state of CronJob." });
+export type CronJobStatus = z.infer<typeof CronJobStatusSchema>;
+
+export const CronJobSchema = z
+  .object({
+    apiVersion: z.literal(API_VERSION).meta({
+      description:
+        "APIVersion defines the versioned schema of this representation of an object. Servers should convert " +
+        "recognized schemas to the latest internal value, and may reject unrecognized values. More info: " +
+        "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+    }),
+    kind: z.literal(KIND).meta({
+      description:
+        "Kind is a string value representing the REST resource this object represents. Servers may infer this " +
+        "from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: " +
+        "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+    }),
+    metadata: ObjectMetaSchema,
+    spec: CronJobSpecSchema,
+    status: CronJobStatusSchema.optional(),
+  })
+  .meta({ description: "CronJob is the Schema for the cronjobs API." });
+export type CronJob = z.infer<typeof CronJobSchema>;
+export type CronJobInput = z.input<typeof CronJobSchema>;
+
+/** Printer columns for `kubectl get` (kubebuilder's +kubebuilder:printcolumn markers). */
+export const printerColumns = [
+  { name: "Schedule", type: "string", jsonPath: ".spec.schedule" },
+  { name: "TimeZone", type: "string", jsonPath: ".spec.timeZone" },
+  { name: "Suspend", type: "boolean", jsonPath: ".spec.suspend" },
+  { name: "Active", type: "integer", jsonPath: ".status.activeCount" },
+  { name: "Last Schedule", type: "date", jsonPath: ".status.lastScheduleTime" },
+  { name: "Next Schedule", type: "date", jsonPath: ".status.nextScheduleTime", priority: 0 },
+  { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+] as const;
+
+export interface FieldError {
+  /** Dotted path of the offending field, e.g. "spec.successfulJobsHistoryLimit". */
+  field: string;
+  /** The offending value, when there is one. */
+  value?: unknown;
+  message: string;
+}
+
+/** Parse an object as a CronJob: defaults applied, or a field-named error list. Never throws. */
+export function parseCronJob(obj: unknown): { ok: true; value: CronJob } | { ok: false; errors: FieldError[] } {
+  const r = CronJobSchema.safeParse(obj);
+  if (r.success) return { ok: true, value: r.data };
+  return { ok: false, errors: r.error.issues.map((i) => toFieldError(i, obj)) };
+}
+
+function toFieldError(issue: z.core.$ZodIssue, root: unknown): FieldError {
+  const path = issue.path.map((p) => (typeof p === "number" ? `[${p}]` : String(p)));
+  const field = path.join(".").replace(/\.\[/g, "[") || "<root>";
+  let value: unknown = root;
+  for (const p of issue.path) {
+    value = value !== null && typeof value === "object" ? (value as Record<PropertyKey, unknown>)[p] : undefined;
+  }
+  const out: FieldError = { field, message: issue.message };
+  if (value !== undefined) out.value = value;
+  return out;
+}
+
+/** Render field errors the way apimachinery does: `spec.x: Invalid value: 5: must be ...`. */
+export function formatFieldErrors(errors: FieldError[]): string {
+  return errors
+    .map((e) =>
+      e.value === undefined
+        ? `${e.field}: Required value: ${e.message}`
+        : `${e.field}: Invalid value: ${JSON.stringify(e.value)}: ${e.message}`,
+    )
+    .join(", ");
+}

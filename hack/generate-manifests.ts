@@ -1,0 +1,81 @@
+// `make manifests`: writes the generated manifests under config/ (controller-gen's job in a Go project).
+//
+//   node hack/generate-manifests.ts [--openapi FILE | --from-cluster] [--check]
+//
+// The jobTemplate schema comes from Kubernetes OpenAPI v2 definitions: by default the v1.35 data in
+// ../shared/k8s-openapi (K8S_OPENAPI overrides the path); --from-cluster reads the current kubectl
+// context's /openapi/v2 so the CRD matches your cluster's version. --check writes nothing and exits 1
+// if a committed file is stale.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { stringify } from "yaml";
+import { cronJobCRD } from "./crdgen/crd.ts";
+import { definitionsOf, type Definitions } from "./crdgen/openapi.ts";
+import * as api from "../api/v1/index.ts";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const DEFAULT_OPENAPI = resolve(root, "..", "shared", "k8s-openapi", "batch-v1-jobtemplatespec.swagger.json");
+
+// Long upstream descriptions are cut at a sentence boundary so the CRD stays well below etcd's request
+// size limit; `kubectl explain` on the core types gives the full text.
+const MAX_DESCRIPTION = 600;
+
+function loadDefinitions(args: { openapi?: string; "from-cluster"?: boolean }): { defs: Definitions; source: string } {
+  if (args["from-cluster"]) {
+    const raw = execFileSync("kubectl", ["get", "--raw", "/openapi/v2"], { maxBuffer: 512 * 1024 * 1024 });
+    return { defs: definitionsOf(JSON.parse(raw.toString("utf8")), "kubectl get --raw /openapi/v2"), source: "cluster" };
+  }
+  const file = args.openapi ?? process.env.K8S_OPENAPI ?? DEFAULT_OPENAPI;
+  if (!existsSync(file)) {
+    throw new Error(
+      `OpenAPI definitions not found at ${file}: pass --openapi FILE, set K8S_OPENAPI, or use --from-cluster`,
+    );
+  }
+  return { defs: definitionsOf(JSON.parse(readFileSync(file, "utf8")), file), source: file };
+}
+
+export function renderYAML(obj: unknown): string {
+  return "---\n" + stringify(obj, { lineWidth: 0, aliasDuplicateObjects: false });
+}
+
+function main(): number {
+  const { values } = parseArgs({
+    options: {
+      openapi: { type: "string" },
+      "from-cluster": { type: "boolean" },
+      check: { type: "boolean" },
+    },
+  });
+  const { defs } = loadDefinitions(values);
+  const files = new Map<string, string>();
+  files.set(
+    join("config", "crd", "bases", `${api.RESOURCE}.yaml`.replace(`${api.PLURAL}.${api.GROUP}`, `${api.GROUP}_${api.PLURAL}`)),
+    renderYAML(cronJobCRD({ definitions: defs, maxDescriptionLength: MAX_DESCRIPTION })),
+  );
+
+  let stale = 0;
+  for (const [rel, content] of files) {
+    const abs = join(root, rel);
+    const current = existsSync(abs) ? readFileSync(abs, "utf8") : undefined;
+    if (current === content) continue;
+    if (values.check) {
+      console.error(`stale: ${relative(process.cwd(), abs)} (run make manifests)`);
+      stale++;
+      continue;
+    }
+    mkdirSync(dirname(abs), { recursive: true });
+    writeFileSync(abs, content);
+    console.log(`wrote ${rel} (${Buffer.byteLength(content)} bytes)`);
+  }
+  return stale ? 1 : 0;
+}
+
+try {
+  process.exitCode = main();
+} catch (err) {
+  console.error(`generate-manifests: ${err instanceof Error ? err.message : String(err)}`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,336 @@
+// envtest for TypeScript: a real etcd + kube-apiserver (+ optionally kube-controller-manager) on free
+// loopback ports, TLS and token auth, with the project's CRDs installed. The binaries come from
+// hack/setup-envtest (or KUBEBUILDER_ASSETS).
+import { execFile, execFileSync } from "node:child_process";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:https";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { KubeConfig } from "@kubernetes/client-node";
+import { ManagedProcess } from "./processes.ts";
+import { freePort } from "./ports.ts";
+
+export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+export interface TestEnvOptions {
+  /** Directories of CRD manifests to install (default: config/crd/bases). Empty to install none. */
+  crdDirectoryPaths?: string[];
+  /** Also start kube-controller-manager (garbage collector, Job controller, ...). */
+  controllerManager?: boolean | { controllers?: string[]; extraArgs?: string[] };
+  /** Extra kube-apiserver flags. */
+  apiServerArgs?: string[];
+  /** Where etcd keeps its data; default a fresh temp dir (removed on stop). */
+  etcdDataDir?: string;
+  /** Print what is started (default true). */
+  verbose?: boolean;
+}
+
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Directory with etcd, kube-apiserver, kube-controller-manager and kubectl. */
+export function assetsDir(): string {
+  const env = process.env.KUBEBUILDER_ASSETS;
+  if (env && existsSync(join(env, "kube-apiserver")) && existsSync(join(env, "etcd"))) return env;
+  // setup-envtest prints the directory on its last stdout line; cached runs take milliseconds.
+  const out = execFileSync(join(PROJECT_ROOT, "hack", "setup-envtest"), {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const dir = out.trim().split("\n").at(-1) ?? "";
+  if (!existsSync(join(dir, "kube-apiserver"))) {
+    throw new Error(`hack/setup-envtest did not provide kube-apiserver (got "${dir}")`);
+  }
+  process.env.KUBEBUILDER_ASSETS = dir;
+  return dir;
+}
+
+export class TestEnv {
+  readonly dir: string;
+  readonly assets: string;
+  readonly token: string;
+  readonly kubeconfigPath: string;
+  server = "";
+  kubeConfig = new KubeConfig();
+  etcd?: ManagedProcess;
+  apiServer?: ManagedProcess;
+  controllerManager?: ManagedProcess;
+  private apiServerArgs: string[] = [];
+  private readonly opts: TestEnvOptions;
+  private readonly etcdDataDir: string;
+  private stopped = false;
+
+  private constructor(opts: TestEnvOptions) {
+    this.opts = opts;
+    this.assets = assetsDir();
+    this.dir = mkdtempSync(join(tmpdir(), "envtest-"));
+    this.token = randomBytes(24).toString("hex");
+    this.kubeconfigPath = join(this.dir, "kubeconfig");
+    this.etcdDataDir = opts.etcdDataDir ?? join(this.dir, "etcd");
+  }
+
+  /** Start a control plane. On any failure everything started so far is stopped. */
+  static async start(opts: TestEnvOptions = {}): Promise<TestEnv> {
+    const env = new TestEnv(opts);
+    try {
+      await env.startEtcd();
+      await env.startAPIServer();
+      if (opts.controllerManager) await env.startControllerManager();
+      await env.installCRDs(opts.crdDirectoryPaths ?? [join(PROJECT_ROOT, "config", "crd", "bases")]);
+      return env;
+    } catch (err) {
+      await env.stop();
+      throw err;
+    }
+  }
+
+  private log(msg: string): void {
+    if (this.opts.verbose !== false) process.stderr.write(`envtest: ${msg}\n`);
+  }
+
+  private bin(name: string): string {
+    return join(this.assets, name);
+  }
+
+  private async startEtcd(): Promise<void> {
+    const [client, peer] = [await freePort(), await freePort()];
+    mkdirSync(this.etcdDataDir, { recursive: true });
+    const url = `http://127.0.0.1:${client}`;
+    this.etcd = new ManagedProcess(
+      "etcd",
+      this.bin("etcd"),
+      [
+        `--data-dir=${this.etcdDataDir}`,
+        `--listen-client-urls=${url}`,
+        `--advertise-client-urls=${url}`,
+        `--listen-peer-urls=http://127.0.0.1:${peer}`,
+        `--initial-advertise-peer-urls=http://127.0.0.1:${peer}`,
+        `--initial-cluster=default=http://127.0.0.1:${peer}`,
+        "--unsafe-no-fsync=true",
+      ],
+      join(this.dir, "etcd.log"),
+    );
+    this.etcdURL = url;
+    await this.waitFor("etcd", this.etcd, () => httpOK(`${url}/health`), 30_000);
+    this.log(`started ${firstLine(execFileSync(this.bin("etcd"), ["--version"], { encoding: "utf8" }))} (${this.bin("etcd")}) at ${url}`);
+  }
+
+  etcdURL = "";
+
+  private async startAPIServer(): Promise<void> {
+    const port = await freePort();
+    const certDir = join(this.dir, "apiserver-certs");
+    mkdirSync(certDir, { recursive: true });
+    const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    writeFileSync(join(this.dir, "sa.pub"), publicKey.export({ type: "spki", format: "pem" }));
+    writeFileSync(join(this.dir, "sa.key"), privateKey.export({ type: "pkcs8", format: "pem" }));
+    writeFileSync(join(this.dir, "tokens.csv"), `${this.token},admin,admin,"system:masters"\n`);
+    this.apiServerArgs = [
+      `--etcd-servers=${this.etcdURL}`,
+      `--secure-port=${port}`,
+      "--bind-address=127.0.0.1",
+      "--advertise-address=127.0.0.1",
+      `--cert-dir=${certDir}`,
+      `--token-auth-file=${join(this.dir, "tokens.csv")}`,
+      "--authorization-mode=RBAC",
+      "--service-account-issuer=https://kubernetes.default.svc",
+      `--service-account-key-file=${join(this.dir, "sa.pub")}`,
+      `--service-account-signing-key-file=${join(this.dir, "sa.key")}`,
+      "--service-cluster-ip-range=10.0.0.0/24",
+      "--disable-admission-plugins=ServiceAccount",
+      "--allow-privileged=true",
+      ...(this.opts.apiServerArgs ?? []),
+    ];
+    this.server = `https://127.0.0.1:${port}`;
+    await this.launchAPIServer();
+    this.log(`started ${firstLine(execFileSync(this.bin("kube-apiserver"), ["--version"], { encoding: "utf8" }))} (${this.bin("kube-apiserver")}) at ${this.server}`);
+  }
+
+  private async launchAPIServer(): Promise<void> {
+    this.apiServer = new ManagedProcess("kube-apiserver", this.bin("kube-apiserver"), this.apiServerArgs, join(this.dir, "kube-apiserver.log"));
+    const certFile = join(this.dir, "apiserver-certs", "apiserver.crt");
+    await this.waitFor(
+      "kube-apiserver",
+      this.apiServer,
+      () => existsSync(certFile) && httpOK(`${this.server}/readyz`, { token: this.token, ca: readFileSync(certFile) }),
+      90_000,
+    );
+    this.writeKubeconfig(readFileSync(certFile));
+  }
+
+  /** Stop kube-apiserver (etcd keeps the data) and start it again on the same port. */
+  async restartAPIServer(downMs = 0): Promise<void> {
+    await this.apiServer?.stop();
+    if (downMs > 0) await sleep(downMs);
+    await this.launchAPIServer();
+  }
+
+  private writeKubeconfig(ca: Buffer): void {
+    const caData = ca.toString("base64");
+    const cfg = {
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "envtest", cluster: { server: this.server, "certificate-authority-data": caData } }],
+      users: [{ name: "envtest-admin", user: { token: this.token } }],
+      contexts: [{ name: "envtest", context: { cluster: "envtest", user: "envtest-admin", namespace: "default" } }],
+      "current-context": "envtest",
+    };
+    writeFileSync(this.kubeconfigPath, JSON.stringify(cfg, null, 2), { mode: 0o600 });
+    const kc = new KubeConfig();
+    kc.loadFromFile(this.kubeconfigPath);
+    this.kubeConfig = kc;
+  }
+
+  private async startControllerManager(): Promise<void> {
+    const cm = typeof this.opts.controllerManager === "object" ? this.opts.controllerManager : {};
+    const port = await freePort();
+    this.controllerManager = new ManagedProcess(
+      "kube-controller-manager",
+      this.bin("kube-controller-manager"),
+      [
+        `--kubeconfig=${this.kubeconfigPath}`,
+        `--authentication-kubeconfig=${this.kubeconfigPath}`,
+        `--authorization-kubeconfig=${this.kubeconfigPath}`,
+        `--secure-port=${port}`,
+        "--bind-address=127.0.0.1",
+        "--leader-elect=false",
+        `--controllers=${(cm.controllers ?? ["*"]).join(",")}`,
+        `--service-account-private-key-file=${join(this.dir, "sa.key")}`,
+        "--use-service-account-credentials=false",
+        ...(cm.extraArgs ?? []),
+      ],
+      join(this.dir, "kube-controller-manager.log"),
+    );
+    // Its serving certificate is self-signed and throwaway: only liveness matters here.
+    await this.waitFor("kube-controller-manager", this.controllerManager, () => httpOK(`https://127.0.0.1:${port}/healthz`, { insecure: true }), 60_000);
+    this.log(`started kube-controller-manager (${this.bin("kube-controller-manager")})`);
+  }
+
+  /** Install CRDs the way `make install` does, then wait until each is Established. */
+  async installCRDs(dirs: string[]): Promise<void> {
+    for (const d of dirs) {
+      if (!existsSync(d)) throw new Error(`CRD directory ${d} does not exist`);
+      const apply = await this.kubectl(["apply", "--server-side", "--force-conflicts", "-f", d]);
+      if (apply.code !== 0) throw new Error(`installing CRDs from ${d} failed: ${apply.stderr || apply.stdout}`);
+      const names = apply.stdout
+        .split("\n")
+        .map((l) => /^customresourcedefinition\.apiextensions\.k8s\.io\/(\S+)/.exec(l)?.[1])
+        .filter((n): n is string => !!n);
+      for (const n of names) {
+        const w = await this.kubectl(["wait", "--for=condition=Established", "--timeout=60s", `crd/${n}`]);
+        if (w.code !== 0) throw new Error(`CRD ${n} did not become Established: ${w.stderr}`);
+      }
+    }
+  }
+
+  /** Run kubectl against this control plane. */
+  kubectl(args: string[], input?: string): Promise<CommandResult> {
+    return new Promise((resolveP) => {
+      const child = execFile(
+        this.bin("kubectl"),
+        [`--kubeconfig=${this.kubeconfigPath}`, ...args],
+        { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, KUBECONFIG: this.kubeconfigPath } },
+        (err, stdout, stderr) => {
+          const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+          resolveP({ code, stdout, stderr });
+        },
+      );
+      if (input !== undefined) child.stdin?.end(input);
+    });
+  }
+
+  /** Stop everything and remove temporary files. Safe to call twice. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await this.controllerManager?.stop();
+    await this.apiServer?.stop();
+    await this.etcd?.stop();
+    if (process.env.ENVTEST_KEEP_DIR) {
+      this.log(`kept ${this.dir}`);
+      return;
+    }
+    // A caller-provided etcd data dir lives outside this.dir and is kept.
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private async waitFor(what: string, proc: ManagedProcess, ready: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (!proc.running) throw new Error(`${what} exited during start-up; see ${join(this.dir, `${what}.log`)}:\n${tail(join(this.dir, `${what}.log`))}`);
+      if (await ready()) return;
+      await sleep(200);
+    }
+    throw new Error(`${what} was not ready after ${timeoutMs} ms:\n${tail(join(this.dir, `${what}.log`))}`);
+  }
+}
+
+let shared: Promise<TestEnv> | undefined;
+
+/**
+ * One control plane per test process, started on first use and stopped when the process exits
+ * (test files that run in the same process share it).
+ */
+export function sharedTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
+  if (!shared) {
+    shared = TestEnv.start(opts);
+    shared.then(
+      (env) => {
+        process.once("beforeExit", () => void env.stop());
+        // Synchronous fallback: the process groups are killed by the exit hook in processes.ts; the
+        // directory is removed here.
+        process.once("exit", () => rmSync(env.dir, { recursive: true, force: true }));
+      },
+      () => undefined,
+    );
+  }
+  return shared;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function firstLine(s: string): string {
+  return s.split("\n")[0]?.trim() ?? "";
+}
+
+function tail(file: string, lines = 20): string {
+  try {
+    return readFileSync(file, "utf8").split("\n").slice(-lines).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
+
+function httpOK(url: string, o: { token?: string; ca?: Buffer; insecure?: boolean } = {}): Promise<boolean> {
+  if (url.startsWith("http://")) {
+    return fetch(url, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
+  }
+  return new Promise((resolveP) => {
+    const req = request(
+      url,
+      {
+        ca: o.ca,
+        rejectUnauthorized: !o.insecure,
+        headers: o.token ? { authorization: `Bearer ${o.token}` } : {},
+        timeout: 2000,
+      },
+      (res) => {
+        res.resume();
+        resolveP(res.statusCode === 200);
+      },
+    );
+    req.on("error", () => resolveP(false));
+    req.on("timeout", () => req.destroy());
+    req.end();
+  });
+}
