@@ -8,8 +8,8 @@ import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { KubeConfig } from "@kubernetes/client-node";
-import { ManagedProcess } from "./processes.ts";
+import { ApiextensionsV1Api, KubeConfig } from "@kubernetes/client-node";
+import { ManagedProcess, removeOnExit } from "./processes.ts";
 import { freePort } from "./ports.ts";
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -69,6 +69,7 @@ export class TestEnv {
     this.opts = opts;
     this.assets = assetsDir();
     this.dir = mkdtempSync(join(tmpdir(), "envtest-"));
+    if (!process.env.ENVTEST_KEEP_DIR) removeOnExit(this.dir);
     this.token = randomBytes(24).toString("hex");
     this.kubeconfigPath = join(this.dir, "kubeconfig");
     this.etcdDataDir = opts.etcdDataDir ?? join(this.dir, "etcd");
@@ -221,10 +222,20 @@ export class TestEnv {
         .split("\n")
         .map((l) => /^customresourcedefinition\.apiextensions\.k8s\.io\/(\S+)/.exec(l)?.[1])
         .filter((n): n is string => !!n);
-      for (const n of names) {
-        const w = await this.kubectl(["wait", "--for=condition=Established", "--timeout=60s", `crd/${n}`]);
-        if (w.code !== 0) throw new Error(`CRD ${n} did not become Established: ${w.stderr}`);
-      }
+      for (const n of names) await this.waitEstablished(n);
+    }
+  }
+
+  /** Poll until the CRD is Established and its API is discoverable (kubectl wait trips over a nil status). */
+  async waitEstablished(name: string, timeoutMs = 60_000): Promise<void> {
+    const api = this.kubeConfig.makeApiClient(ApiextensionsV1Api);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const crd = await api.readCustomResourceDefinition({ name }).catch(() => undefined);
+      const ok = crd?.status?.conditions?.some((c) => c.type === "Established" && c.status === "True");
+      if (ok) return;
+      if (Date.now() > deadline) throw new Error(`CRD ${name} did not become Established within ${timeoutMs} ms`);
+      await sleep(100);
     }
   }
 
@@ -281,10 +292,8 @@ export function sharedTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
     shared = TestEnv.start(opts);
     shared.then(
       (env) => {
+        // A graceful stop when the runner is done; processes.ts kills and cleans up on any other exit.
         process.once("beforeExit", () => void env.stop());
-        // Synchronous fallback: the process groups are killed by the exit hook in processes.ts; the
-        // directory is removed here.
-        process.once("exit", () => rmSync(env.dir, { recursive: true, force: true }));
       },
       () => undefined,
     );

@@ -2,7 +2,7 @@
 // process group: stopping kills the whole group, and if this Node process dies without cleaning up
 // (SIGKILL, a crashed runner) the watchdog notices within a second and takes its child down with it.
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream, type WriteStream } from "node:fs";
+import { createWriteStream, rmSync, type WriteStream } from "node:fs";
 
 const WATCHDOG = `
 parent="$1"; shift
@@ -17,21 +17,27 @@ wait "$child"
 `;
 
 const live = new Set<ManagedProcess>();
+const tempDirs = new Set<string>();
 let exitHookInstalled = false;
 
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  // 'exit' handlers must be synchronous: SIGKILL every group we still own.
+  // 'exit' handlers must be synchronous: SIGKILL every group we still own, then remove temp dirs.
   process.on("exit", () => {
     for (const p of live) p.killNow();
+    for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
   });
   for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-    process.once(sig, () => {
-      for (const p of live) p.killNow();
-      process.exit(128 + (sig === "SIGINT" ? 2 : sig === "SIGTERM" ? 15 : 1));
-    });
+    process.once(sig, () => process.exit(128 + (sig === "SIGINT" ? 2 : sig === "SIGTERM" ? 15 : 1)));
   }
+}
+
+/** Remove `dir` when the process exits, however it exits (short of SIGKILL). */
+export function removeOnExit(dir: string): () => void {
+  installExitHook();
+  tempDirs.add(dir);
+  return () => tempDirs.delete(dir);
 }
 
 export class ManagedProcess {

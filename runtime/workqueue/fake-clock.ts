@@ -1,0 +1,63 @@
+// A manually stepped clock for tests: time only moves in advance(), which fires due timers in
+// time order with now() set to each timer's due time, as a real clock would observe it.
+import type { TimerClock, TimerHandle } from "./clock.ts";
+
+interface FakeTimer {
+  at: number;
+  seq: number;
+  fn: () => void;
+  refed: boolean;
+}
+
+export class FakeClock implements TimerClock {
+  #now: number;
+  #seq = 0;
+  readonly #timers = new Set<FakeTimer>();
+
+  constructor(startMs = 0) {
+    this.#now = startMs;
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  setTimer(fn: () => void, delayMs: number): TimerHandle {
+    const timer: FakeTimer = { at: this.#now + Math.max(0, delayMs), seq: this.#seq++, fn, refed: true };
+    this.#timers.add(timer);
+    return {
+      cancel: () => void this.#timers.delete(timer),
+      ref: () => void (timer.refed = true),
+      unref: () => void (timer.refed = false),
+    };
+  }
+
+  advance(ms: number): void {
+    const target = this.#now + ms;
+    for (;;) {
+      let next: FakeTimer | undefined;
+      for (const t of this.#timers) {
+        if (t.at <= target && (next === undefined || t.at < next.at || (t.at === next.at && t.seq < next.seq))) {
+          next = t;
+        }
+      }
+      if (next === undefined) break;
+      this.#timers.delete(next);
+      this.#now = Math.max(this.#now, next.at);
+      next.fn();
+    }
+    this.#now = target;
+  }
+
+  /** Timers scheduled and not yet fired or cancelled. */
+  pendingTimers(): number {
+    return this.#timers.size;
+  }
+
+  /** Pending timers that would keep a real process alive. */
+  refedTimers(): number {
+    let n = 0;
+    for (const t of this.#timers) if (t.refed) n++;
+    return n;
+  }
+}

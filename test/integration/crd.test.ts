@@ -1,0 +1,145 @@
+// The generated CRD against a real kube-apiserver: install, schema defaults and validation, embedded
+// metadata, the status subresource.
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { after, before, describe, it } from "node:test";
+import { promisify } from "node:util";
+import { ApiException, ApiextensionsV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { GROUP, PLURAL, RESOURCE, VERSION } from "../../api/v1/index.ts";
+import { PROJECT_ROOT, TestEnv } from "../envtest/index.ts";
+import { minimalCronJob, variant } from "../fixtures.ts";
+
+const ns = "default";
+
+describe("CronJob CRD on a real apiserver", () => {
+  let env: TestEnv;
+  let api: CustomObjectsApi;
+
+  before(async () => {
+    env = await TestEnv.start();
+    api = env.kubeConfig.makeApiClient(CustomObjectsApi);
+  });
+  after(async () => {
+    await env?.stop();
+  });
+
+  const create = (body: object) => api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: PLURAL, body });
+  const get = (name: string) => api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: PLURAL, name });
+
+  async function rejection(body: object): Promise<string> {
+    try {
+      await create(body);
+    } catch (err) {
+      assert.ok(err instanceof ApiException, String(err));
+      assert.equal(err.code, 422, String(err.body));
+      return (JSON.parse(String(err.body)) as { message: string }).message;
+    }
+    assert.fail("the apiserver accepted an invalid CronJob");
+  }
+
+  it("is installed and Established, with our printer columns", async () => {
+    const crd = await env.kubeConfig.makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name: RESOURCE });
+    const established = crd.status?.conditions?.find((c) => c.type === "Established");
+    assert.equal(established?.status, "True");
+    assert.deepEqual(
+      crd.spec.versions[0]?.additionalPrinterColumns?.map((c) => c.name),
+      ["Schedule", "TimeZone", "Suspend", "Active", "Last Schedule", "Next Schedule", "Age"],
+    );
+  });
+
+  it("`make install` applies the CRD with kubectl (server-side, repeatable)", async () => {
+    for (let i = 0; i < 2; i++) {
+      const r = await promisify(execFile)("make", ["--no-print-directory", "install"], {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, KUBECONFIG: env.kubeconfigPath, KUBECTL: `${env.assets}/kubectl` },
+      });
+      assert.match(r.stdout, /customresourcedefinition\.apiextensions\.k8s\.io\/cronjobs\.batch\.tutorial\.kubebuilder\.io serverside-applied/);
+    }
+  });
+
+  it("`kubectl explain` prints our descriptions", async () => {
+    // The apiserver publishes a new CRD's OpenAPI a few seconds after it is Established.
+    const explain = async (field: string) => {
+      for (let i = 0; ; i++) {
+        const r = await env.kubectl(["explain", `${PLURAL}.${field}`, `--api-version=${GROUP}/${VERSION}`]);
+        if (r.code === 0 || i >= 60) return r;
+        await new Promise((res) => setTimeout(res, 500));
+      }
+    };
+    const r = await explain("spec.concurrencyPolicy");
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Specifies how to treat concurrent executions of a Job/);
+    const t = await explain("spec.jobTemplate.spec.template.spec.restartPolicy");
+    assert.equal(t.code, 0, t.stderr);
+    assert.match(t.stdout, /Restart policy for all containers within the pod/);
+  });
+
+  it("accepts a minimal CronJob and defaults concurrencyPolicy and the history limits", async () => {
+    await create(minimalCronJob("minimal"));
+    const got = await get("minimal");
+    assert.equal(got.spec.concurrencyPolicy, "Allow");
+    assert.equal(got.spec.successfulJobsHistoryLimit, 3);
+    assert.equal(got.spec.failedJobsHistoryLimit, 1);
+  });
+
+  const invalid: Array<[string, (o: Record<string, any>) => void, RegExp]> = [
+    ["an unknown concurrencyPolicy", (o) => (o.spec.concurrencyPolicy = "Sometimes"), /spec\.concurrencyPolicy: Unsupported value: "Sometimes"/],
+    ["a negative startingDeadlineSeconds", (o) => (o.spec.startingDeadlineSeconds = -5), /spec\.startingDeadlineSeconds: Invalid value: -5: spec\.startingDeadlineSeconds in body should be greater than or equal to 0/],
+    ["a negative successfulJobsHistoryLimit", (o) => (o.spec.successfulJobsHistoryLimit = -1), /spec\.successfulJobsHistoryLimit: Invalid value: -1/],
+    ["a negative failedJobsHistoryLimit", (o) => (o.spec.failedJobsHistoryLimit = -1), /spec\.failedJobsHistoryLimit: Invalid value: -1/],
+    ["a missing schedule", (o) => delete o.spec.schedule, /spec\.schedule: Required value/],
+    ["a missing jobTemplate", (o) => delete o.spec.jobTemplate, /spec\.jobTemplate: Required value/],
+    ["a pod template without containers", (o) => delete o.spec.jobTemplate.spec.template.spec.containers, /spec\.jobTemplate\.spec\.template\.spec\.containers: Required value/],
+  ];
+  for (const [what, mutate, message] of invalid) {
+    it(`rejects ${what} with a field-named error`, async () => {
+      const msg = await rejection(variant(minimalCronJob(`bad-${what.replace(/\W+/g, "-").toLowerCase()}`), mutate));
+      assert.match(msg, message);
+    });
+  }
+
+  it("keeps labels and annotations of the job template and the pod template", async () => {
+    const body = variant(minimalCronJob("labels"), (o) => {
+      o.spec.jobTemplate.metadata = { labels: { team: "data" }, annotations: { "example.com/owner": "ops" } };
+      o.spec.jobTemplate.spec.template.metadata = { labels: { app: "report" }, annotations: { "sidecar.istio.io/inject": "false" } };
+    });
+    await create(body);
+    const got = await get("labels");
+    assert.deepEqual(got.spec.jobTemplate.metadata, body.spec.jobTemplate.metadata);
+    assert.deepEqual(got.spec.jobTemplate.spec.template.metadata, body.spec.jobTemplate.spec.template.metadata);
+  });
+
+  it("separates spec and status through the status subresource", async () => {
+    await create(minimalCronJob("subresource"));
+    const obj = await get("subresource");
+    // A status write through the main resource is ignored.
+    obj.status = { lastScheduleTime: "2026-01-01T00:00:00Z" };
+    const afterSpec = await api.replaceNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: PLURAL, name: "subresource", body: obj });
+    assert.equal(afterSpec.status, undefined);
+
+    afterSpec.status = { lastScheduleTime: "2026-01-01T00:00:00Z" };
+    afterSpec.spec.schedule = "0 0 * * *";
+    const afterStatus = await api.replaceNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace: ns, plural: PLURAL, name: "subresource", body: afterSpec });
+    assert.equal(afterStatus.status.lastScheduleTime, "2026-01-01T00:00:00Z");
+    assert.equal(afterStatus.spec.schedule, "*/5 * * * *", "a status write must not change spec");
+    assert.equal(afterStatus.metadata.generation, obj.metadata.generation, "status writes do not bump generation");
+  });
+
+  it("accepts more than 10 entries in status.active (no cap)", async () => {
+    await create(minimalCronJob("many-active"));
+    const obj = await get("many-active");
+    obj.status = {
+      active: Array.from({ length: 25 }, (_, i) => ({ apiVersion: "batch/v1", kind: "Job", name: `many-active-${i}`, namespace: ns, uid: `uid-${i}` })),
+      activeCount: 25,
+    };
+    const updated = await api.replaceNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace: ns, plural: PLURAL, name: "many-active", body: obj });
+    assert.equal(updated.status.active.length, 25);
+  });
+
+  it("shows the printer columns in kubectl get", async () => {
+    const r = await env.kubectl(["get", RESOURCE, "many-active", "-n", ns]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /NAME\s+SCHEDULE\s+TIMEZONE\s+SUSPEND\s+ACTIVE\s+LAST SCHEDULE\s+NEXT SCHEDULE\s+AGE/);
+    assert.match(r.stdout, /many-active\s+\*\/5 \* \* \* \*\s+25\s/);
+  });
+});

@@ -1,0 +1,89 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { CronJobSchema, formatFieldErrors, parseCronJob, type CronJob } from "../../api/v1/index.ts";
+import { minimalCronJob, variant } from "../fixtures.ts";
+
+describe("CronJob schema ↔ TypeScript types", () => {
+  it("parses a minimal CronJob and applies the defaults", () => {
+    const r = parseCronJob(minimalCronJob("a"));
+    assert.ok(r.ok, JSON.stringify(r));
+    const cj: CronJob = r.value;
+    assert.equal(cj.spec.concurrencyPolicy, "Allow");
+    assert.equal(cj.spec.successfulJobsHistoryLimit, 3);
+    assert.equal(cj.spec.failedJobsHistoryLimit, 1);
+    assert.equal(cj.spec.suspend, undefined);
+    assert.equal(cj.spec.jobTemplate.spec?.template.spec?.containers[0]?.image, "busybox:1.36");
+  });
+
+  it("keeps explicit zero history limits and false suspend", () => {
+    const r = parseCronJob(
+      variant(minimalCronJob("a"), (o) => {
+        o.spec.successfulJobsHistoryLimit = 0;
+        o.spec.failedJobsHistoryLimit = 0;
+        o.spec.suspend = false;
+        o.spec.concurrencyPolicy = "Forbid";
+      }),
+    );
+    assert.ok(r.ok);
+    assert.equal(r.value.spec.successfulJobsHistoryLimit, 0);
+    assert.equal(r.value.spec.failedJobsHistoryLimit, 0);
+    assert.equal(r.value.spec.suspend, false);
+    assert.equal(r.value.spec.concurrencyPolicy, "Forbid");
+  });
+
+  it("keeps unknown jobTemplate fields (the template is the full upstream JobTemplateSpec)", () => {
+    const r = parseCronJob(
+      variant(minimalCronJob("a"), (o) => {
+        o.spec.jobTemplate.spec.backoffLimit = 2;
+        o.spec.jobTemplate.spec.template.spec.nodeSelector = { disk: "ssd" };
+      }),
+    );
+    assert.ok(r.ok);
+    assert.equal(r.value.spec.jobTemplate.spec?.backoffLimit, 2);
+    assert.deepEqual(r.value.spec.jobTemplate.spec?.template.spec?.nodeSelector, { disk: "ssd" });
+  });
+
+  it("parses a status with conditions and many active references", () => {
+    const status = {
+      active: Array.from({ length: 12 }, (_, i) => ({ kind: "Job", name: `j-${i}`, namespace: "default" })),
+      lastScheduleTime: "2026-01-01T00:00:00Z",
+      conditions: [
+        { type: "Available", status: "True", reason: "Scheduled", message: "", lastTransitionTime: "2026-01-01T00:00:00Z" },
+      ],
+      observedGeneration: 3,
+    };
+    const r = CronJobSchema.safeParse({ ...minimalCronJob("a"), status });
+    assert.ok(r.success, r.error?.message);
+    assert.equal(r.data.status?.active?.length, 12);
+  });
+
+  const bad: Array<[string, (o: Record<string, any>) => void, string, RegExp]> = [
+    ["unknown concurrencyPolicy", (o) => (o.spec.concurrencyPolicy = "Sometimes"), "spec.concurrencyPolicy", /Allow/],
+    ["negative startingDeadlineSeconds", (o) => (o.spec.startingDeadlineSeconds = -1), "spec.startingDeadlineSeconds", />=\s*0/],
+    ["negative successfulJobsHistoryLimit", (o) => (o.spec.successfulJobsHistoryLimit = -2), "spec.successfulJobsHistoryLimit", />=\s*0/],
+    ["negative failedJobsHistoryLimit", (o) => (o.spec.failedJobsHistoryLimit = -1), "spec.failedJobsHistoryLimit", />=\s*0/],
+    ["fractional history limit", (o) => (o.spec.failedJobsHistoryLimit = 1.5), "spec.failedJobsHistoryLimit", /int/],
+    ["missing schedule", (o) => delete o.spec.schedule, "spec.schedule", /string/],
+    ["missing jobTemplate", (o) => delete o.spec.jobTemplate, "spec.jobTemplate", /object/],
+    ["pod template without containers", (o) => (o.spec.jobTemplate.spec.template.spec.containers = []), "spec.jobTemplate.spec.template.spec.containers", /at least 1|>=1/],
+    ["wrong apiVersion", (o) => (o.apiVersion = "batch/v1"), "apiVersion", /batch\.tutorial\.kubebuilder\.io\/v1/],
+  ];
+  for (const [what, mutate, field, message] of bad) {
+    it(`rejects ${what} with an error naming ${field}`, () => {
+      const r = parseCronJob(variant(minimalCronJob("a"), mutate));
+      assert.equal(r.ok, false);
+      if (r.ok) return;
+      const e = r.errors.find((x) => x.field === field);
+      assert.ok(e, `no error for ${field} in ${JSON.stringify(r.errors)}`);
+      assert.match(e.message, message);
+      assert.ok(formatFieldErrors(r.errors).includes(`${field}: `));
+    });
+  }
+
+  it("names the offending value in the formatted message", () => {
+    const r = parseCronJob(variant(minimalCronJob("a"), (o) => (o.spec.concurrencyPolicy = "Sometimes")));
+    assert.equal(r.ok, false);
+    if (r.ok) return;
+    assert.match(formatFieldErrors(r.errors), /^spec\.concurrencyPolicy: Invalid value: "Sometimes": /);
+  });
+});

@@ -1,0 +1,124 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, it } from "node:test";
+import { parse } from "yaml";
+import { cronJobCRD } from "../../hack/crdgen/crd.ts";
+import { convertDefinition, type Definitions, type JSONSchema, structuralViolations } from "../../hack/crdgen/openapi.ts";
+
+const root = resolve(import.meta.dirname, "..", "..");
+const upstream = resolve(root, "..", "shared", "k8s-openapi", "batch-v1-jobtemplatespec.swagger.json");
+const defs = (JSON.parse(readFileSync(upstream, "utf8")) as { definitions: Definitions }).definitions;
+
+type S = JSONSchema & { properties: Record<string, S>; items: S };
+const at = (s: JSONSchema, ...path: string[]): S =>
+  path.reduce((cur: S, p) => (p === "[]" ? cur.items : cur.properties[p]) as S, s as S);
+
+describe("OpenAPI v2 → structural CRD schema", () => {
+  const crd = cronJobCRD({ definitions: defs }) as any;
+  const schema = crd.spec.versions[0].schema.openAPIV3Schema as JSONSchema;
+  const podSpec = at(schema, "spec", "jobTemplate", "spec", "template", "spec");
+
+  it("is structural everywhere", () => {
+    assert.deepEqual(structuralViolations(schema), []);
+    assert.ok(!JSON.stringify(schema).includes("$ref"));
+    assert.ok(!JSON.stringify(schema).includes("x-kubernetes-patch"));
+  });
+
+  it("carries the full upstream PodSpec with descriptions and list markers", () => {
+    assert.deepEqual(podSpec.required, ["containers"]);
+    assert.match(String(at(podSpec, "containers").description), /List of containers belonging to the pod/);
+    assert.equal(at(podSpec, "containers")["x-kubernetes-list-type"], "map");
+    assert.deepEqual(at(podSpec, "containers")["x-kubernetes-list-map-keys"], ["name"]);
+    assert.ok(at(podSpec, "containers", "[]", "securityContext", "capabilities"));
+    assert.ok(at(podSpec, "volumes", "[]", "projected", "sources"));
+  });
+
+  it("maps IntOrString and Quantity to x-kubernetes-int-or-string", () => {
+    const port = at(podSpec, "containers", "[]", "livenessProbe", "httpGet", "port");
+    assert.equal(port["x-kubernetes-int-or-string"], true);
+    assert.equal(port.type, undefined);
+    const limits = at(podSpec, "containers", "[]", "resources", "limits");
+    assert.equal((limits.additionalProperties as JSONSchema)["x-kubernetes-int-or-string"], true);
+  });
+
+  it("keeps labels and annotations of both embedded ObjectMetas", () => {
+    for (const meta of [at(schema, "spec", "jobTemplate", "metadata"), at(schema, "spec", "jobTemplate", "spec", "template", "metadata")]) {
+      assert.deepEqual(Object.keys(meta.properties).sort(), ["annotations", "finalizers", "labels", "name", "namespace"]);
+      assert.equal(at(meta, "labels").type, "object");
+      assert.equal((at(meta, "labels").additionalProperties as JSONSchema).type, "string");
+    }
+  });
+
+  it("defaults or requires every list-map key (apiserver rule)", () => {
+    assert.equal(at(podSpec, "containers", "[]", "ports", "[]", "protocol").default, "TCP");
+    assert.deepEqual(at(podSpec, "imagePullSecrets", "[]").required, ["name"]);
+  });
+
+  it("takes field metadata from the zod schemas", () => {
+    const spec = at(schema, "spec");
+    assert.ok((spec.required as string[]).includes("schedule"));
+    assert.ok((spec.required as string[]).includes("jobTemplate"));
+    assert.deepEqual(at(spec, "concurrencyPolicy").enum, ["Allow", "Forbid", "Replace"]);
+    assert.equal(at(spec, "concurrencyPolicy").default, "Allow");
+    assert.deepEqual(
+      { ...at(spec, "successfulJobsHistoryLimit"), description: undefined },
+      { description: undefined, default: 3, format: "int32", minimum: 0, type: "integer" },
+    );
+    assert.equal(at(spec, "startingDeadlineSeconds").format, "int64");
+    assert.equal(at(schema, "status", "lastScheduleTime").format, "date-time");
+    assert.equal(at(schema, "status", "lastScheduleTime").pattern, undefined);
+    assert.equal(at(schema, "status", "conditions")["x-kubernetes-list-type"], "map");
+    assert.equal(at(schema, "status", "active", "[]")["x-kubernetes-map-type"], "atomic");
+    assert.equal(at(schema, "status", "active").maxItems, undefined);
+    assert.deepEqual(at(schema, "metadata"), { type: "object" });
+  });
+
+  it("gives every CronJob field a description", () => {
+    const missing: string[] = [];
+    const walk = (s: S, path: string) => {
+      if (path.startsWith(".spec.jobTemplate.") || path === ".metadata") return;
+      if (path && !s.description) missing.push(path);
+      for (const [k, v] of Object.entries(s.properties ?? {})) walk(v, `${path}.${k}`);
+    };
+    walk(schema as S, "");
+    assert.deepEqual(missing, []);
+  });
+
+  it("has a status subresource, is namespaced and has the printer columns", () => {
+    const v = crd.spec.versions[0];
+    assert.deepEqual(v.subresources, { status: {} });
+    assert.equal(crd.spec.scope, "Namespaced");
+    assert.deepEqual(
+      v.additionalPrinterColumns.map((c: { name: string }) => c.name),
+      ["Schedule", "TimeZone", "Suspend", "Active", "Last Schedule", "Next Schedule", "Age"],
+    );
+  });
+
+  it("fails clearly on a missing or recursive definition", () => {
+    assert.throws(() => convertDefinition({ a: { $ref: "#/definitions/b" } }, "a"), /"b" not found/);
+    assert.throws(
+      () => convertDefinition({ a: { type: "object", properties: { x: { $ref: "#/definitions/a" } } } }, "a"),
+      /recursive OpenAPI definition a -> a/,
+    );
+  });
+});
+
+describe("make manifests", () => {
+  it("is deterministic and the committed CRD is up to date", () => {
+    const node = process.execPath;
+    const r = spawnSync(node, [join(root, "hack", "generate-manifests.ts"), "--check"], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    const committed = parse(readFileSync(join(root, "config/crd/bases/batch.tutorial.kubebuilder.io_cronjobs.yaml"), "utf8"));
+    assert.equal(committed.metadata.name, "cronjobs.batch.tutorial.kubebuilder.io");
+  });
+
+  it("reports a missing definitions file with a hint", () => {
+    const r = spawnSync(process.execPath, [join(root, "hack", "generate-manifests.ts"), "--check", "--openapi", "/nonexistent.json"], {
+      encoding: "utf8",
+    });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /not found at \/nonexistent\.json.*--from-cluster/);
+  });
+});
