@@ -26,7 +26,10 @@ const MAX_DESCRIPTION = 600;
 function loadDefinitions(args: { openapi?: string; "from-cluster"?: boolean }): { defs: Definitions; source: string } {
   if (args["from-cluster"]) {
     const raw = execFileSync("kubectl", ["get", "--raw", "/openapi/v2"], { maxBuffer: 512 * 1024 * 1024 });
-    return { defs: definitionsOf(JSON.parse(raw.toString("utf8")), "kubectl get --raw /openapi/v2"), source: "cluster" };
+    return {
+      defs: definitionsOf(JSON.parse(raw.toString("utf8")), "kubectl get --raw /openapi/v2"),
+      source: "cluster",
+    };
   }
   const file = args.openapi ?? process.env.K8S_OPENAPI ?? DEFAULT_OPENAPI;
   if (!existsSync(file)) {
@@ -52,7 +55,12 @@ function main(): number {
   const { defs } = loadDefinitions(values);
   const files = new Map<string, string>();
   files.set(
-    join("config", "crd", "bases", `${api.RESOURCE}.yaml`.replace(`${api.PLURAL}.${api.GROUP}`, `${api.GROUP}_${api.PLURAL}`)),
+    join(
+      "config",
+      "crd",
+      "bases",
+      `${api.RESOURCE}.yaml`.replace(`${api.PLURAL}.${api.GROUP}`, `${api.GROUP}_${api.PLURAL}`),
+    ),
     renderYAML(cronJobCRD({ definitions: defs, maxDescriptionLength: MAX_DESCRIPTION })),
   );
 

@@ -60,7 +60,9 @@ export class APIError extends Error {
       status = body as Record<string, unknown>;
     }
     const isStatus = status?.kind === "Status";
-    const reason = (isStatus && typeof status?.reason === "string" ? status.reason : reasonForCode(code)) as StatusReason;
+    const reason = (
+      isStatus && typeof status?.reason === "string" ? status.reason : reasonForCode(code)
+    ) as StatusReason;
     const details = isStatus ? (status?.details as Record<string, unknown> | undefined) : undefined;
     const message =
       isStatus && typeof status?.message === "string"

@@ -55,12 +55,15 @@ export const JobTemplateSpecSchema = z
 
 export const CronJobSpecSchema = z
   .object({
-    schedule: z.string().min(1).meta({
-      description:
-        'The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron: five fields "minute hour ' +
-        'day-of-month month day-of-week", or a descriptor such as @hourly, @daily or "@every 1h30m". ' +
-        "Evaluated in spec.timeZone.",
-    }),
+    schedule: z
+      .string()
+      .min(1)
+      .meta({
+        description:
+          'The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron: five fields "minute hour ' +
+          'day-of-month month day-of-week", or a descriptor such as @hourly, @daily or "@every 1h30m". ' +
+          "Evaluated in spec.timeZone.",
+      }),
     timeZone: z
       .string()
       .min(1)
@@ -82,32 +85,24 @@ export const CronJobSpecSchema = z
           "in status.lastMissedTime.",
       }),
     concurrencyPolicy: ConcurrencyPolicySchema.default(DEFAULT_CONCURRENCY_POLICY),
-    suspend: z.boolean().optional().meta({
-      description:
-        "Tells the controller to suspend subsequent executions; it does not apply to already started " +
-        "executions. Defaults to false.",
-    }),
+    suspend: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          "Tells the controller to suspend subsequent executions; it does not apply to already started " +
+          "executions. Defaults to false.",
+      }),
     jobTemplate: JobTemplateSpecSchema,
-    successfulJobsHistoryLimit: z
-      .int()
-      .min(0)
-      .max(INT32_MAX)
-      .default(DEFAULT_SUCCESSFUL_JOBS_HISTORY_LIMIT)
-      .meta({
-        format: "int32",
-        description:
-          "The number of successful finished Jobs to retain. Value must be a non-negative integer. Defaults to 3.",
-      }),
-    failedJobsHistoryLimit: z
-      .int()
-      .min(0)
-      .max(INT32_MAX)
-      .default(DEFAULT_FAILED_JOBS_HISTORY_LIMIT)
-      .meta({
-        format: "int32",
-        description:
-          "The number of failed finished Jobs to retain. Value must be a non-negative integer. Defaults to 1.",
-      }),
+    successfulJobsHistoryLimit: z.int().min(0).max(INT32_MAX).default(DEFAULT_SUCCESSFUL_JOBS_HISTORY_LIMIT).meta({
+      format: "int32",
+      description:
+        "The number of successful finished Jobs to retain. Value must be a non-negative integer. Defaults to 3.",
+    }),
+    failedJobsHistoryLimit: z.int().min(0).max(INT32_MAX).default(DEFAULT_FAILED_JOBS_HISTORY_LIMIT).meta({
+      format: "int32",
+      description: "The number of failed finished Jobs to retain. Value must be a non-negative integer. Defaults to 1.",
+    }),
   })
   .meta({ description: "CronJobSpec defines the desired state of CronJob." });
 export type CronJobSpec = z.infer<typeof CronJobSpecSchema>;
@@ -116,13 +111,10 @@ export type CronJobSpecInput = z.input<typeof CronJobSpecSchema>;
 
 export const CronJobStatusSchema = z
   .object({
-    active: z
-      .array(ObjectReferenceSchema)
-      .optional()
-      .meta({
-        "x-kubernetes-list-type": "atomic",
-        description: "A list of pointers to currently running Jobs, sorted by name.",
-      }),
+    active: z.array(ObjectReferenceSchema).optional().meta({
+      "x-kubernetes-list-type": "atomic",
+      description: "A list of pointers to currently running Jobs, sorted by name.",
+    }),
     activeCount: z
       .int()
       .min(0)
@@ -139,8 +131,7 @@ export const CronJobStatusSchema = z
       description: "When the next Job will be started; empty while the CronJob is suspended or invalid.",
     }),
     lastMissedTime: TimeSchema.optional().meta({
-      description:
-        "The newest scheduled time that was not started because it was older than startingDeadlineSeconds.",
+      description: "The newest scheduled time that was not started because it was older than startingDeadlineSeconds.",
     }),
     conditions: z
       .array(ConditionSchema)

@@ -30,7 +30,9 @@ export const ConditionSchema = z
       .string()
       .min(1)
       .max(316)
-      .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/),
+      .regex(
+        /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/,
+      ),
     status: ConditionStatusSchema,
     observedGeneration: z.int().min(0).optional(),
     lastTransitionTime: TimeSchema,

@@ -3,7 +3,14 @@
 // OpenAPI v3 and substitutes the upstream schemas named by the `k8sOpenAPI` metadata.
 import { z } from "zod";
 import * as api from "../../api/v1/index.ts";
-import { convertDefinition, type ConvertOptions, type Definitions, type JSONSchema, sortKeys, structuralViolations } from "./openapi.ts";
+import {
+  convertDefinition,
+  type ConvertOptions,
+  type Definitions,
+  type JSONSchema,
+  sortKeys,
+  structuralViolations,
+} from "./openapi.ts";
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 

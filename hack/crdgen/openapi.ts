@@ -87,7 +87,10 @@ class Converter {
 
   constructor(defs: Definitions, opts: ConvertOptions) {
     this.defs = defs;
-    this.opts = { descriptions: opts.descriptions ?? true, maxDescriptionLength: opts.maxDescriptionLength ?? Infinity };
+    this.opts = {
+      descriptions: opts.descriptions ?? true,
+      maxDescriptionLength: opts.maxDescriptionLength ?? Infinity,
+    };
   }
 
   convertNamed(name: string, stack: string[]): JSONSchema {
@@ -99,10 +102,17 @@ class Converter {
     if (!def) throw new DefinitionNotFoundError(name, stack.at(-1) ?? "the caller");
     switch (name) {
       case INT_OR_STRING:
-        return this.withDescription({ anyOf: [{ type: "integer" }, { type: "string" }], "x-kubernetes-int-or-string": true }, def);
+        return this.withDescription(
+          { anyOf: [{ type: "integer" }, { type: "string" }], "x-kubernetes-int-or-string": true },
+          def,
+        );
       case QUANTITY:
         return this.withDescription(
-          { anyOf: [{ type: "integer" }, { type: "string" }], pattern: QUANTITY_PATTERN, "x-kubernetes-int-or-string": true },
+          {
+            anyOf: [{ type: "integer" }, { type: "string" }],
+            pattern: QUANTITY_PATTERN,
+            "x-kubernetes-int-or-string": true,
+          },
           def,
         );
       case OBJECT_META:
@@ -218,7 +228,9 @@ class Converter {
 /** Deterministic key order: description first, then alphabetical (what controller-gen emits). */
 export function sortKeys(s: JSONSchema): JSONSchema {
   const out: JSONSchema = {};
-  const keys = Object.keys(s).sort((a, b) => (a === "description" ? -1 : b === "description" ? 1 : a < b ? -1 : a > b ? 1 : 0));
+  const keys = Object.keys(s).sort((a, b) =>
+    a === "description" ? -1 : b === "description" ? 1 : a < b ? -1 : a > b ? 1 : 0,
+  );
   for (const k of keys) out[k] = s[k];
   return out;
 }

@@ -23,6 +23,8 @@ export class FakeClock implements TimerClock {
   }
 
   setTimer(fn: () => void, delayMs: number): TimerHandle {
+    // Real setTimeout silently turns these into 1 ms; failing loudly catches callers that forget.
+    if (delayMs > 2 ** 31 - 1) throw new RangeError(`timer delay ${delayMs} ms exceeds setTimeout's maximum`);
     const timer: FakeTimer = { at: this.#now + Math.max(0, delayMs), seq: this.#seq++, fn, refed: true };
     this.#timers.add(timer);
     return {

@@ -68,9 +68,9 @@ export class Queue<K extends string = string> {
     if (this.#dirty.has(key)) {
       this.#queue.push(key);
       this.#dispatch();
-    } else if (this.#processing.size === 0 && this.#shuttingDown) {
-      this.#idle();
     }
+    // As in client-go, a drain waits for in-flight keys only, not for re-queued ones.
+    if (this.#processing.size === 0 && this.#shuttingDown) this.#idle();
   }
 
   /** Stops accepting adds and releases every waiting get; in-flight keys are not waited for. */

@@ -118,7 +118,9 @@ export class TestEnv {
     );
     this.etcdURL = url;
     await this.waitFor("etcd", this.etcd, () => httpOK(`${url}/health`), 30_000);
-    this.log(`started ${firstLine(execFileSync(this.bin("etcd"), ["--version"], { encoding: "utf8" }))} (${this.bin("etcd")}) at ${url}`);
+    this.log(
+      `started ${firstLine(execFileSync(this.bin("etcd"), ["--version"], { encoding: "utf8" }))} (${this.bin("etcd")}) at ${url}`,
+    );
   }
 
   etcdURL = "";
@@ -149,11 +151,18 @@ export class TestEnv {
     ];
     this.server = `https://127.0.0.1:${port}`;
     await this.launchAPIServer();
-    this.log(`started ${firstLine(execFileSync(this.bin("kube-apiserver"), ["--version"], { encoding: "utf8" }))} (${this.bin("kube-apiserver")}) at ${this.server}`);
+    this.log(
+      `started ${firstLine(execFileSync(this.bin("kube-apiserver"), ["--version"], { encoding: "utf8" }))} (${this.bin("kube-apiserver")}) at ${this.server}`,
+    );
   }
 
   private async launchAPIServer(): Promise<void> {
-    this.apiServer = new ManagedProcess("kube-apiserver", this.bin("kube-apiserver"), this.apiServerArgs, join(this.dir, "kube-apiserver.log"));
+    this.apiServer = new ManagedProcess(
+      "kube-apiserver",
+      this.bin("kube-apiserver"),
+      this.apiServerArgs,
+      join(this.dir, "kube-apiserver.log"),
+    );
     const certFile = join(this.dir, "apiserver-certs", "apiserver.crt");
     await this.waitFor(
       "kube-apiserver",
@@ -163,6 +172,34 @@ export class TestEnv {
     );
     this.writeKubeconfig(readFileSync(certFile));
   }
+
+  /**
+   * A second kube-apiserver on the same etcd, for tests that must change the cluster while the first
+   * one is down (missed changes, 410 Gone). Stopped by stop() with the rest.
+   */
+  async startSecondAPIServer(): Promise<KubeConfig> {
+    const port = await freePort();
+    const certDir = join(this.dir, "apiserver2-certs");
+    mkdirSync(certDir, { recursive: true });
+    const args = this.apiServerArgs.map((a) =>
+      a.startsWith("--secure-port=") ? `--secure-port=${port}` : a.startsWith("--cert-dir=") ? `--cert-dir=${certDir}` : a,
+    );
+    const proc = new ManagedProcess("kube-apiserver-2", this.bin("kube-apiserver"), args, join(this.dir, "kube-apiserver-2.log"));
+    this.extraProcesses.push(proc);
+    const server = `https://127.0.0.1:${port}`;
+    const certFile = join(certDir, "apiserver.crt");
+    await this.waitFor("kube-apiserver-2", proc, () => existsSync(certFile) && httpOK(`${server}/readyz`, { token: this.token, ca: readFileSync(certFile) }), 90_000);
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: "envtest-2", server, caData: readFileSync(certFile).toString("base64") }],
+      users: [{ name: "admin", token: this.token }],
+      contexts: [{ name: "envtest-2", cluster: "envtest-2", user: "admin" }],
+      currentContext: "envtest-2",
+    });
+    return kc;
+  }
+
+  private readonly extraProcesses: ManagedProcess[] = [];
 
   /** Stop kube-apiserver (etcd keeps the data) and start it again on the same port. */
   async restartAPIServer(downMs = 0): Promise<void> {
@@ -208,7 +245,12 @@ export class TestEnv {
       join(this.dir, "kube-controller-manager.log"),
     );
     // Its serving certificate is self-signed and throwaway: only liveness matters here.
-    await this.waitFor("kube-controller-manager", this.controllerManager, () => httpOK(`https://127.0.0.1:${port}/healthz`, { insecure: true }), 60_000);
+    await this.waitFor(
+      "kube-controller-manager",
+      this.controllerManager,
+      () => httpOK(`https://127.0.0.1:${port}/healthz`, { insecure: true }),
+      60_000,
+    );
     this.log(`started kube-controller-manager (${this.bin("kube-controller-manager")})`);
   }
 
@@ -260,6 +302,7 @@ export class TestEnv {
     if (this.stopped) return;
     this.stopped = true;
     await this.controllerManager?.stop();
+    for (const p of this.extraProcesses) await p.stop();
     await this.apiServer?.stop();
     await this.etcd?.stop();
     if (process.env.ENVTEST_KEEP_DIR) {
@@ -270,10 +313,18 @@ export class TestEnv {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private async waitFor(what: string, proc: ManagedProcess, ready: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  private async waitFor(
+    what: string,
+    proc: ManagedProcess,
+    ready: () => boolean | Promise<boolean>,
+    timeoutMs: number,
+  ): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (!proc.running) throw new Error(`${what} exited during start-up; see ${join(this.dir, `${what}.log`)}:\n${tail(join(this.dir, `${what}.log`))}`);
+      if (!proc.running)
+        throw new Error(
+          `${what} exited during start-up; see ${join(this.dir, `${what}.log`)}:\n${tail(join(this.dir, `${what}.log`))}`,
+        );
       if (await ready()) return;
       await sleep(200);
     }

@@ -23,8 +23,10 @@ describe("CronJob CRD on a real apiserver", () => {
     await env?.stop();
   });
 
-  const create = (body: object) => api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: PLURAL, body });
-  const get = (name: string) => api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: PLURAL, name });
+  const create = (body: object) =>
+    api.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: PLURAL, body });
+  const get = (name: string) =>
+    api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: PLURAL, name });
 
   async function rejection(body: object): Promise<string> {
     try {
@@ -53,7 +55,10 @@ describe("CronJob CRD on a real apiserver", () => {
         cwd: PROJECT_ROOT,
         env: { ...process.env, KUBECONFIG: env.kubeconfigPath, KUBECTL: `${env.assets}/kubectl` },
       });
-      assert.match(r.stdout, /customresourcedefinition\.apiextensions\.k8s\.io\/cronjobs\.batch\.tutorial\.kubebuilder\.io serverside-applied/);
+      assert.match(
+        r.stdout,
+        /customresourcedefinition\.apiextensions\.k8s\.io\/cronjobs\.batch\.tutorial\.kubebuilder\.io serverside-applied/,
+      );
     }
   });
 
@@ -83,13 +88,33 @@ describe("CronJob CRD on a real apiserver", () => {
   });
 
   const invalid: Array<[string, (o: Record<string, any>) => void, RegExp]> = [
-    ["an unknown concurrencyPolicy", (o) => (o.spec.concurrencyPolicy = "Sometimes"), /spec\.concurrencyPolicy: Unsupported value: "Sometimes"/],
-    ["a negative startingDeadlineSeconds", (o) => (o.spec.startingDeadlineSeconds = -5), /spec\.startingDeadlineSeconds: Invalid value: -5: spec\.startingDeadlineSeconds in body should be greater than or equal to 0/],
-    ["a negative successfulJobsHistoryLimit", (o) => (o.spec.successfulJobsHistoryLimit = -1), /spec\.successfulJobsHistoryLimit: Invalid value: -1/],
-    ["a negative failedJobsHistoryLimit", (o) => (o.spec.failedJobsHistoryLimit = -1), /spec\.failedJobsHistoryLimit: Invalid value: -1/],
+    [
+      "an unknown concurrencyPolicy",
+      (o) => (o.spec.concurrencyPolicy = "Sometimes"),
+      /spec\.concurrencyPolicy: Unsupported value: "Sometimes"/,
+    ],
+    [
+      "a negative startingDeadlineSeconds",
+      (o) => (o.spec.startingDeadlineSeconds = -5),
+      /spec\.startingDeadlineSeconds: Invalid value: -5: spec\.startingDeadlineSeconds in body should be greater than or equal to 0/,
+    ],
+    [
+      "a negative successfulJobsHistoryLimit",
+      (o) => (o.spec.successfulJobsHistoryLimit = -1),
+      /spec\.successfulJobsHistoryLimit: Invalid value: -1/,
+    ],
+    [
+      "a negative failedJobsHistoryLimit",
+      (o) => (o.spec.failedJobsHistoryLimit = -1),
+      /spec\.failedJobsHistoryLimit: Invalid value: -1/,
+    ],
     ["a missing schedule", (o) => delete o.spec.schedule, /spec\.schedule: Required value/],
     ["a missing jobTemplate", (o) => delete o.spec.jobTemplate, /spec\.jobTemplate: Required value/],
-    ["a pod template without containers", (o) => delete o.spec.jobTemplate.spec.template.spec.containers, /spec\.jobTemplate\.spec\.template\.spec\.containers: Required value/],
+    [
+      "a pod template without containers",
+      (o) => delete o.spec.jobTemplate.spec.template.spec.containers,
+      /spec\.jobTemplate\.spec\.template\.spec\.containers: Required value/,
+    ],
   ];
   for (const [what, mutate, message] of invalid) {
     it(`rejects ${what} with a field-named error`, async () => {
@@ -101,7 +126,10 @@ describe("CronJob CRD on a real apiserver", () => {
   it("keeps labels and annotations of the job template and the pod template", async () => {
     const body = variant(minimalCronJob("labels"), (o) => {
       o.spec.jobTemplate.metadata = { labels: { team: "data" }, annotations: { "example.com/owner": "ops" } };
-      o.spec.jobTemplate.spec.template.metadata = { labels: { app: "report" }, annotations: { "sidecar.istio.io/inject": "false" } };
+      o.spec.jobTemplate.spec.template.metadata = {
+        labels: { app: "report" },
+        annotations: { "sidecar.istio.io/inject": "false" },
+      };
     });
     await create(body);
     const got = await get("labels");
@@ -114,12 +142,26 @@ describe("CronJob CRD on a real apiserver", () => {
     const obj = await get("subresource");
     // A status write through the main resource is ignored.
     obj.status = { lastScheduleTime: "2026-01-01T00:00:00Z" };
-    const afterSpec = await api.replaceNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ns, plural: PLURAL, name: "subresource", body: obj });
+    const afterSpec = await api.replaceNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: PLURAL,
+      name: "subresource",
+      body: obj,
+    });
     assert.equal(afterSpec.status, undefined);
 
     afterSpec.status = { lastScheduleTime: "2026-01-01T00:00:00Z" };
     afterSpec.spec.schedule = "0 0 * * *";
-    const afterStatus = await api.replaceNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace: ns, plural: PLURAL, name: "subresource", body: afterSpec });
+    const afterStatus = await api.replaceNamespacedCustomObjectStatus({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: PLURAL,
+      name: "subresource",
+      body: afterSpec,
+    });
     assert.equal(afterStatus.status.lastScheduleTime, "2026-01-01T00:00:00Z");
     assert.equal(afterStatus.spec.schedule, "*/5 * * * *", "a status write must not change spec");
     assert.equal(afterStatus.metadata.generation, obj.metadata.generation, "status writes do not bump generation");
@@ -129,10 +171,23 @@ describe("CronJob CRD on a real apiserver", () => {
     await create(minimalCronJob("many-active"));
     const obj = await get("many-active");
     obj.status = {
-      active: Array.from({ length: 25 }, (_, i) => ({ apiVersion: "batch/v1", kind: "Job", name: `many-active-${i}`, namespace: ns, uid: `uid-${i}` })),
+      active: Array.from({ length: 25 }, (_, i) => ({
+        apiVersion: "batch/v1",
+        kind: "Job",
+        name: `many-active-${i}`,
+        namespace: ns,
+        uid: `uid-${i}`,
+      })),
       activeCount: 25,
     };
-    const updated = await api.replaceNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace: ns, plural: PLURAL, name: "many-active", body: obj });
+    const updated = await api.replaceNamespacedCustomObjectStatus({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: PLURAL,
+      name: "many-active",
+      body: obj,
+    });
     assert.equal(updated.status.active.length, 25);
   });
 

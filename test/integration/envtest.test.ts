@@ -49,7 +49,9 @@ describe("envtest process hygiene", () => {
       throw e;
     });
     assert.equal(started.groups.length, 2);
-    const code = await new Promise<number | null>((r) => (child.exitCode !== null ? r(child.exitCode) : child.once("exit", r)));
+    const code = await new Promise<number | null>((r) =>
+      child.exitCode !== null ? r(child.exitCode) : child.once("exit", r),
+    );
     assert.notEqual(code, 0);
     assert.deepEqual(await waitGone(started.groups, 5000), []);
     assert.equal(existsSync(started.dir), false, "temp dir removed");

@@ -48,7 +48,13 @@ describe("CronJob schema ↔ TypeScript types", () => {
       active: Array.from({ length: 12 }, (_, i) => ({ kind: "Job", name: `j-${i}`, namespace: "default" })),
       lastScheduleTime: "2026-01-01T00:00:00Z",
       conditions: [
-        { type: "Available", status: "True", reason: "Scheduled", message: "", lastTransitionTime: "2026-01-01T00:00:00Z" },
+        {
+          type: "Available",
+          status: "True",
+          reason: "Scheduled",
+          message: "",
+          lastTransitionTime: "2026-01-01T00:00:00Z",
+        },
       ],
       observedGeneration: 3,
     };
@@ -59,13 +65,33 @@ describe("CronJob schema ↔ TypeScript types", () => {
 
   const bad: Array<[string, (o: Record<string, any>) => void, string, RegExp]> = [
     ["unknown concurrencyPolicy", (o) => (o.spec.concurrencyPolicy = "Sometimes"), "spec.concurrencyPolicy", /Allow/],
-    ["negative startingDeadlineSeconds", (o) => (o.spec.startingDeadlineSeconds = -1), "spec.startingDeadlineSeconds", />=\s*0/],
-    ["negative successfulJobsHistoryLimit", (o) => (o.spec.successfulJobsHistoryLimit = -2), "spec.successfulJobsHistoryLimit", />=\s*0/],
-    ["negative failedJobsHistoryLimit", (o) => (o.spec.failedJobsHistoryLimit = -1), "spec.failedJobsHistoryLimit", />=\s*0/],
+    [
+      "negative startingDeadlineSeconds",
+      (o) => (o.spec.startingDeadlineSeconds = -1),
+      "spec.startingDeadlineSeconds",
+      />=\s*0/,
+    ],
+    [
+      "negative successfulJobsHistoryLimit",
+      (o) => (o.spec.successfulJobsHistoryLimit = -2),
+      "spec.successfulJobsHistoryLimit",
+      />=\s*0/,
+    ],
+    [
+      "negative failedJobsHistoryLimit",
+      (o) => (o.spec.failedJobsHistoryLimit = -1),
+      "spec.failedJobsHistoryLimit",
+      />=\s*0/,
+    ],
     ["fractional history limit", (o) => (o.spec.failedJobsHistoryLimit = 1.5), "spec.failedJobsHistoryLimit", /int/],
     ["missing schedule", (o) => delete o.spec.schedule, "spec.schedule", /string/],
     ["missing jobTemplate", (o) => delete o.spec.jobTemplate, "spec.jobTemplate", /object/],
-    ["pod template without containers", (o) => (o.spec.jobTemplate.spec.template.spec.containers = []), "spec.jobTemplate.spec.template.spec.containers", /at least 1|>=1/],
+    [
+      "pod template without containers",
+      (o) => (o.spec.jobTemplate.spec.template.spec.containers = []),
+      "spec.jobTemplate.spec.template.spec.containers",
+      /at least 1|>=1/,
+    ],
     ["wrong apiVersion", (o) => (o.apiVersion = "batch/v1"), "apiVersion", /batch\.tutorial\.kubebuilder\.io\/v1/],
   ];
   for (const [what, mutate, field, message] of bad) {

@@ -5,7 +5,12 @@ import { join, resolve } from "node:path";
 import { describe, it } from "node:test";
 import { parse } from "yaml";
 import { cronJobCRD } from "../../hack/crdgen/crd.ts";
-import { convertDefinition, type Definitions, type JSONSchema, structuralViolations } from "../../hack/crdgen/openapi.ts";
+import {
+  convertDefinition,
+  type Definitions,
+  type JSONSchema,
+  structuralViolations,
+} from "../../hack/crdgen/openapi.ts";
 
 const root = resolve(import.meta.dirname, "..", "..");
 const upstream = resolve(root, "..", "shared", "k8s-openapi", "batch-v1-jobtemplatespec.swagger.json");
@@ -44,8 +49,17 @@ describe("OpenAPI v2 → structural CRD schema", () => {
   });
 
   it("keeps labels and annotations of both embedded ObjectMetas", () => {
-    for (const meta of [at(schema, "spec", "jobTemplate", "metadata"), at(schema, "spec", "jobTemplate", "spec", "template", "metadata")]) {
-      assert.deepEqual(Object.keys(meta.properties).sort(), ["annotations", "finalizers", "labels", "name", "namespace"]);
+    for (const meta of [
+      at(schema, "spec", "jobTemplate", "metadata"),
+      at(schema, "spec", "jobTemplate", "spec", "template", "metadata"),
+    ]) {
+      assert.deepEqual(Object.keys(meta.properties).sort(), [
+        "annotations",
+        "finalizers",
+        "labels",
+        "name",
+        "namespace",
+      ]);
       assert.equal(at(meta, "labels").type, "object");
       assert.equal((at(meta, "labels").additionalProperties as JSONSchema).type, "string");
     }
@@ -110,14 +124,20 @@ describe("make manifests", () => {
     const node = process.execPath;
     const r = spawnSync(node, [join(root, "hack", "generate-manifests.ts"), "--check"], { encoding: "utf8" });
     assert.equal(r.status, 0, r.stderr);
-    const committed = parse(readFileSync(join(root, "config/crd/bases/batch.tutorial.kubebuilder.io_cronjobs.yaml"), "utf8"));
+    const committed = parse(
+      readFileSync(join(root, "config/crd/bases/batch.tutorial.kubebuilder.io_cronjobs.yaml"), "utf8"),
+    );
     assert.equal(committed.metadata.name, "cronjobs.batch.tutorial.kubebuilder.io");
   });
 
   it("reports a missing definitions file with a hint", () => {
-    const r = spawnSync(process.execPath, [join(root, "hack", "generate-manifests.ts"), "--check", "--openapi", "/nonexistent.json"], {
-      encoding: "utf8",
-    });
+    const r = spawnSync(
+      process.execPath,
+      [join(root, "hack", "generate-manifests.ts"), "--check", "--openapi", "/nonexistent.json"],
+      {
+        encoding: "utf8",
+      },
+    );
     assert.equal(r.status, 1);
     assert.match(r.stderr, /not found at \/nonexistent\.json.*--from-cluster/);
   });

@@ -1,0 +1,77 @@
+// The manager's cache: one shared informer per kind, secondary indexes registered up front (like
+// controller-runtime's FieldIndexer), reads served from memory.
+import type { Client } from "../client.ts";
+import { type KubeObject, resourceName, type ResourceKind } from "../kinds.ts";
+import { type IndexFunc, Informer, type InformerLogger, type InformerOptions } from "./informer.ts";
+import type { LabelSelector } from "./selector.ts";
+
+export interface CacheOptions {
+  /** Watch only this namespace (default: all namespaces). */
+  namespace?: string;
+  resyncPeriodMs?: number;
+  informerOptions?: Omit<InformerOptions, "namespace" | "resyncPeriodMs" | "logger">;
+  logger?: InformerLogger;
+}
+
+export class Cache {
+  private readonly client: Client;
+  private readonly o: CacheOptions;
+  private readonly informers = new Map<string, Informer<KubeObject>>();
+  private started = false;
+
+  constructor(client: Client, o: CacheOptions = {}) {
+    this.client = client;
+    this.o = o;
+  }
+
+  /** The shared informer for a kind, created on first use (and started if the cache already runs). */
+  informerFor<T extends KubeObject>(kind: ResourceKind): Informer<T> {
+    const name = resourceName(kind);
+    let inf = this.informers.get(name);
+    if (!inf) {
+      const opts: InformerOptions = { ...this.o.informerOptions };
+      if (this.o.namespace) opts.namespace = this.o.namespace;
+      if (this.o.resyncPeriodMs) opts.resyncPeriodMs = this.o.resyncPeriodMs;
+      if (this.o.logger) opts.logger = this.o.logger;
+      inf = new Informer(this.client, kind, opts);
+      this.informers.set(name, inf);
+      if (this.started) inf.start();
+    }
+    return inf as unknown as Informer<T>;
+  }
+
+  /** Register a field index, e.g. Jobs by controller owner. Before start. */
+  indexField<T extends KubeObject>(kind: ResourceKind, name: string, fn: IndexFunc<T>): void {
+    this.informerFor<T>(kind).addIndex(name, fn);
+  }
+
+  start(): void {
+    this.started = true;
+    for (const inf of this.informers.values()) inf.start();
+  }
+
+  async waitForSync(signal?: AbortSignal): Promise<boolean> {
+    const results = await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
+    return results.every(Boolean);
+  }
+
+  hasSynced(): boolean {
+    return [...this.informers.values()].every((i) => i.hasSynced());
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.informers.values()].map((i) => i.stop()));
+  }
+
+  get<T extends KubeObject>(kind: ResourceKind, namespace: string | undefined, name: string): Readonly<T> | undefined {
+    return this.informerFor<T>(kind).get(namespace, name);
+  }
+
+  list<T extends KubeObject>(kind: ResourceKind, o: { namespace?: string; labelSelector?: string | LabelSelector } = {}): Readonly<T>[] {
+    return this.informerFor<T>(kind).list(o.namespace, o.labelSelector);
+  }
+
+  byIndex<T extends KubeObject>(kind: ResourceKind, index: string, value: string): Readonly<T>[] {
+    return this.informerFor<T>(kind).byIndex(index, value);
+  }
+}

@@ -1,0 +1,409 @@
+// An informer for one kind: list, then watch from the list's resourceVersion, keeping a local store
+// with secondary indexes and telling handlers about adds, updates and deletes. It is built to keep
+// going: every failure is retried with jittered backoff, a 410 Gone relists (with backoff, never in a
+// hot loop), a server-closed watch resumes from the last resourceVersion without a relist, and a
+// stream that goes silent is abandoned by a watchdog.
+import { Counter } from "prom-client";
+import { type Client, watchErrorToAPIError } from "../client.ts";
+import { isGone } from "../errors.ts";
+import { type KubeObject, objectKey, resourceName, type ResourceKind } from "../kinds.ts";
+import { getOrCreate, metricsRegistry } from "../metrics/registry.ts";
+import { Backoff, sleep } from "./backoff.ts";
+import { type LabelSelector, matchesSelector, parseSelector } from "./selector.ts";
+
+export type IndexFunc<T> = (obj: Readonly<T>) => string[];
+
+export interface EventHandler<T> {
+  onAdd?(obj: Readonly<T>): void;
+  onUpdate?(oldObj: Readonly<T>, newObj: Readonly<T>): void;
+  /** The last state the cache knew (a relist may find an object gone without seeing its final state). */
+  onDelete?(obj: Readonly<T>): void;
+}
+
+export interface InformerLogger {
+  info(msg: string, kv?: Record<string, unknown>): void;
+  debug(msg: string, kv?: Record<string, unknown>): void;
+  error(msg: string, err?: unknown, kv?: Record<string, unknown>): void;
+}
+
+export interface InformerOptions {
+  /** Restrict to one namespace (default: all). */
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Periodic resync: every object is handed to onUpdate(obj, obj). 0 = off (default). */
+  resyncPeriodMs?: number;
+  /** Server-side watch timeout is drawn uniformly from this range (seconds). Default [300, 600]. */
+  watchTimeoutSeconds?: [number, number];
+  /** Abandon a watch that delivered nothing (not even a bookmark) for this long. Default timeout + 60 s. */
+  inactivityTimeoutMs?: number;
+  /** Page size of the initial list / relists. */
+  pageSize?: number;
+  backoff?: { initialMs: number; maxMs: number };
+  logger?: InformerLogger;
+}
+
+const listsTotal = getOrCreate(
+  "informer_lists_total",
+  () =>
+    new Counter({
+      name: "informer_lists_total",
+      help: "Full lists performed by informers (initial list and relists), by resource and reason.",
+      labelNames: ["resource", "reason"],
+      registers: [metricsRegistry],
+    }),
+);
+const watchesTotal = getOrCreate(
+  "informer_watches_total",
+  () =>
+    new Counter({
+      name: "informer_watches_total",
+      help: "Watches started by informers (each reconnect is one), by resource.",
+      labelNames: ["resource"],
+      registers: [metricsRegistry],
+    }),
+);
+const watchErrorsTotal = getOrCreate(
+  "informer_watch_errors_total",
+  () =>
+    new Counter({
+      name: "informer_watch_errors_total",
+      help: "Informer list/watch failures, by resource and reason.",
+      labelNames: ["resource", "reason"],
+      registers: [metricsRegistry],
+    }),
+);
+
+const noopLogger: InformerLogger = { info() {}, debug() {}, error() {} };
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === "object" && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o)) deepFreeze(v);
+  }
+  return o;
+}
+
+function rvOf(o: KubeObject): string {
+  return o.metadata?.resourceVersion ?? "";
+}
+
+export class Informer<T extends KubeObject = KubeObject> {
+  readonly kind: ResourceKind;
+  private readonly client: Client;
+  private readonly o: InformerOptions;
+  private readonly log: InformerLogger;
+  private readonly resource: string;
+  private readonly store = new Map<string, Readonly<T>>();
+  private readonly indexers = new Map<string, IndexFunc<T>>();
+  private readonly indices = new Map<string, Map<string, Set<string>>>();
+  private readonly handlers: EventHandler<T>[] = [];
+  private readonly backoff: Backoff;
+  private resourceVersion = "";
+  private synced = false;
+  private started = false;
+  private readonly syncWaiters: Array<() => void> = [];
+  private abort = new AbortController();
+  private running: Promise<void> | undefined;
+  private resyncTimer: NodeJS.Timeout | undefined;
+
+  constructor(client: Client, kind: ResourceKind, o: InformerOptions = {}) {
+    this.client = client;
+    this.kind = kind;
+    this.o = o;
+    this.log = o.logger ?? noopLogger;
+    this.resource = resourceName(kind);
+    this.backoff = new Backoff({ initialMs: o.backoff?.initialMs ?? 800, maxMs: o.backoff?.maxMs ?? 30_000 });
+  }
+
+  /** Register a secondary index (controller-runtime's IndexField). Must happen before start. */
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    if (this.started) throw new Error(`index "${name}" on ${this.resource} must be added before the informer starts`);
+    if (this.indexers.has(name)) throw new Error(`index "${name}" on ${this.resource} already exists`);
+    this.indexers.set(name, fn);
+    this.indices.set(name, new Map());
+  }
+
+  /** Handlers added after sync are told about every object already cached, as adds. */
+  addEventHandler(h: EventHandler<T>): void {
+    this.handlers.push(h);
+    if (this.synced) for (const obj of this.store.values()) this.call(h, "onAdd", obj);
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.running = this.run(this.abort.signal);
+    if (this.o.resyncPeriodMs) {
+      this.resyncTimer = setInterval(() => this.resync(), this.o.resyncPeriodMs);
+      this.resyncTimer.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    await this.running;
+    for (const w of this.syncWaiters.splice(0)) w();
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Resolves true once the initial list is in the store, false if the informer stops first. */
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    if (this.synced) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = () => resolve(this.synced);
+      this.syncWaiters.push(done);
+      signal?.addEventListener("abort", () => resolve(false), { once: true });
+      this.abort.signal.addEventListener("abort", () => resolve(false), { once: true });
+    });
+  }
+
+  get(namespace: string | undefined, name: string): Readonly<T> | undefined {
+    return this.store.get(namespace ? `${namespace}/${name}` : name);
+  }
+
+  getByKey(key: string): Readonly<T> | undefined {
+    return this.store.get(key);
+  }
+
+  list(namespace?: string, selector?: string | LabelSelector): Readonly<T>[] {
+    const sel = typeof selector === "string" ? parseSelector(selector) : selector;
+    const out: Readonly<T>[] = [];
+    for (const obj of this.store.values()) {
+      if (namespace && obj.metadata?.namespace !== namespace) continue;
+      if (sel && !matchesSelector(sel, obj.metadata?.labels ?? {})) continue;
+      out.push(obj);
+    }
+    return out;
+  }
+
+  /** Objects whose index `name` produced `value`. */
+  byIndex(name: string, value: string): Readonly<T>[] {
+    const idx = this.indices.get(name);
+    if (!idx) throw new Error(`no index "${name}" on ${this.resource}`);
+    const keys = idx.get(value);
+    if (!keys) return [];
+    const out: Readonly<T>[] = [];
+    for (const k of keys) {
+      const o = this.store.get(k);
+      if (o) out.push(o);
+    }
+    return out;
+  }
+
+  keys(): string[] {
+    return [...this.store.keys()];
+  }
+
+  get size(): number {
+    return this.store.size;
+  }
+
+  /** The resourceVersion the informer would resume from. */
+  lastSyncResourceVersion(): string {
+    return this.resourceVersion;
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    let needList = true;
+    let listReason = "initial";
+    while (!signal.aborted) {
+      try {
+        if (needList) {
+          await this.listAndReplace(signal, listReason);
+          needList = false;
+        }
+        await this.watchOnce(signal);
+        // The server ended the watch (its timeout): resume from the last resourceVersion, no relist.
+        this.backoff.reset();
+      } catch (err) {
+        if (signal.aborted) break;
+        const gone = isGone(err);
+        watchErrorsTotal.inc({ resource: this.resource, reason: gone ? "Gone" : ((err as { reason?: string }).reason ?? "Error") });
+        if (gone) {
+          needList = true;
+          listReason = "gone";
+          this.log.info("resourceVersion too old; relisting", { resource: this.resource, resourceVersion: this.resourceVersion });
+        } else {
+          this.log.error("list/watch failed; retrying", err, { resource: this.resource });
+          if (!this.synced) listReason = "retry";
+        }
+        await sleep(this.backoff.next(), signal);
+      }
+    }
+  }
+
+  private async listAndReplace(signal: AbortSignal, reason: string): Promise<void> {
+    listsTotal.inc({ resource: this.resource, reason });
+    const items: T[] = [];
+    let cont: string | undefined;
+    let rv = "";
+    do {
+      const page = await this.client.list<T>(this.kind, {
+        namespace: this.o.namespace,
+        labelSelector: this.o.labelSelector,
+        fieldSelector: this.o.fieldSelector,
+        limit: this.o.pageSize ?? 500,
+        continue: cont,
+      });
+      if (signal.aborted) return;
+      items.push(...page.items);
+      cont = page.metadata.continue || undefined;
+      rv = page.metadata.resourceVersion ?? rv;
+    } while (cont);
+    this.replace(items);
+    this.resourceVersion = rv;
+    if (!this.synced) {
+      this.synced = true;
+      for (const w of this.syncWaiters.splice(0)) w();
+    }
+  }
+
+  /** Replace the store with a full list, emitting the deltas against what we had. */
+  private replace(items: T[]): void {
+    const seen = new Set<string>();
+    for (const raw of items) {
+      // Lists omit kind/apiVersion on items; restore them so handlers see complete objects.
+      const obj = { apiVersion: raw.apiVersion ?? this.apiVersion(), kind: raw.kind ?? this.kind.kind, ...raw } as T;
+      const key = objectKey(obj);
+      seen.add(key);
+      const old = this.store.get(key);
+      if (!old) this.upsert(key, obj, undefined);
+      else if (rvOf(old) !== rvOf(obj)) this.upsert(key, obj, old);
+    }
+    for (const [key, old] of [...this.store]) {
+      if (!seen.has(key)) this.remove(key, old);
+    }
+  }
+
+  private apiVersion(): string {
+    return this.kind.group ? `${this.kind.group}/${this.kind.version}` : this.kind.version;
+  }
+
+  private async watchOnce(signal: AbortSignal): Promise<void> {
+    const [lo, hi] = this.o.watchTimeoutSeconds ?? [300, 600];
+    const timeoutSeconds = Math.round(lo + Math.random() * (hi - lo));
+    const inactivityMs = this.o.inactivityTimeoutMs ?? (timeoutSeconds + 60) * 1000;
+    const ac = new AbortController();
+    const onStop = () => ac.abort();
+    signal.addEventListener("abort", onStop, { once: true });
+    let lastActivity = performance.now();
+    let stalled = false;
+    const watchdog = setInterval(() => {
+      if (performance.now() - lastActivity > inactivityMs) {
+        stalled = true;
+        ac.abort();
+      }
+    }, Math.min(inactivityMs, 5000));
+    watchdog.unref();
+    try {
+      watchesTotal.inc({ resource: this.resource });
+      const events = await this.client.watch<T>(this.kind, {
+        namespace: this.o.namespace,
+        labelSelector: this.o.labelSelector,
+        fieldSelector: this.o.fieldSelector,
+        resourceVersion: this.resourceVersion,
+        allowWatchBookmarks: true,
+        timeoutSeconds,
+        signal: ac.signal,
+      });
+      this.backoff.reset();
+      for await (const ev of events) {
+        lastActivity = performance.now();
+        this.handleEvent(ev.type, ev.object);
+      }
+      if (stalled) throw Object.assign(new Error(`watch of ${this.resource} silent for ${inactivityMs} ms`), { reason: "Stalled" });
+    } finally {
+      clearInterval(watchdog);
+      signal.removeEventListener("abort", onStop);
+    }
+  }
+
+  private handleEvent(type: string, obj: T): void {
+    if (type === "ERROR") throw watchErrorToAPIError(obj); // 410 Gone here means "relist"
+    const rv = rvOf(obj);
+    if (type === "BOOKMARK") {
+      if (rv) this.resourceVersion = rv;
+      return;
+    }
+    const key = objectKey(obj);
+    const old = this.store.get(key);
+    if (type === "DELETED") {
+      if (old) this.remove(key, old, obj);
+    } else if (type === "ADDED" || type === "MODIFIED") {
+      this.upsert(key, obj, old);
+    }
+    if (rv) this.resourceVersion = rv;
+  }
+
+  private upsert(key: string, obj: T, old: Readonly<T> | undefined): void {
+    const frozen = deepFreeze(obj) as Readonly<T>;
+    if (old) this.unindex(key, old);
+    this.store.set(key, frozen);
+    this.index(key, frozen);
+    for (const h of this.handlers) {
+      if (old) this.call(h, "onUpdate", old, frozen);
+      else this.call(h, "onAdd", frozen);
+    }
+  }
+
+  private remove(key: string, old: Readonly<T>, final?: T): void {
+    this.unindex(key, old);
+    this.store.delete(key);
+    const last = final ? (deepFreeze(final) as Readonly<T>) : old;
+    for (const h of this.handlers) this.call(h, "onDelete", last);
+  }
+
+  private index(key: string, obj: Readonly<T>): void {
+    for (const [name, fn] of this.indexers) {
+      const idx = this.indices.get(name)!;
+      for (const v of this.safeIndex(name, fn, obj)) {
+        let set = idx.get(v);
+        if (!set) idx.set(v, (set = new Set()));
+        set.add(key);
+      }
+    }
+  }
+
+  private unindex(key: string, obj: Readonly<T>): void {
+    for (const [name, fn] of this.indexers) {
+      const idx = this.indices.get(name)!;
+      for (const v of this.safeIndex(name, fn, obj)) {
+        const set = idx.get(v);
+        set?.delete(key);
+        if (set?.size === 0) idx.delete(v);
+      }
+    }
+  }
+
+  private safeIndex(name: string, fn: IndexFunc<T>, obj: Readonly<T>): string[] {
+    try {
+      return fn(obj);
+    } catch (err) {
+      this.log.error("index function threw; object not indexed", err, { index: name, key: objectKey(obj) });
+      return [];
+    }
+  }
+
+  private resync(): void {
+    if (!this.synced) return;
+    for (const obj of this.store.values()) for (const h of this.handlers) this.call(h, "onUpdate", obj, obj);
+  }
+
+  private call(h: EventHandler<T>, fn: "onAdd" | "onDelete", obj: Readonly<T>): void;
+  private call(h: EventHandler<T>, fn: "onUpdate", old: Readonly<T>, obj: Readonly<T>): void;
+  private call(h: EventHandler<T>, fn: keyof EventHandler<T>, a: Readonly<T>, b?: Readonly<T>): void {
+    // A throwing handler must not break the informer loop or other handlers.
+    try {
+      if (fn === "onUpdate") h.onUpdate?.(a, b!);
+      else h[fn]?.(a);
+    } catch (err) {
+      this.log.error("event handler threw", err, { resource: this.resource, handler: fn });
+    }
+  }
+}
+

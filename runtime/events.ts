@@ -1,0 +1,37 @@
+// Kubernetes Events for controllers: client-go's record.EventRecorder with its EventCorrelator
+// (dedupe into counts, aggregation of similar events, per-object spam filter), writing core/v1 Events
+// in the background so recording never blocks or fails a reconcile.
+export { EventRecorder, DEFAULT_MAX_PENDING, DEFAULT_MAX_TRIES, type EventRecorderOptions } from "./events/recorder.ts";
+export { FakeRecorder, type FakeRecorderOptions } from "./events/fake.ts";
+export { CoreV1EventSink, toAPIError, type EventSink } from "./events/sink.ts";
+export {
+  EventCorrelator,
+  LRU,
+  TokenBucket,
+  eventKey,
+  aggregateKey,
+  spamKey,
+  eventName,
+  metaTime,
+  rfc3339,
+  AGGREGATE_MESSAGE_PREFIX,
+  DEFAULT_LRU_CACHE_SIZE,
+  DEFAULT_SPAM_BURST,
+  DEFAULT_SPAM_QPS,
+  DEFAULT_AGGREGATE_MAX_EVENTS,
+  DEFAULT_AGGREGATE_INTERVAL_MS,
+  type CorrelatorOptions,
+  type CorrelationResult,
+  type EventPatch,
+} from "./events/correlator.ts";
+export { sprintf } from "./events/format.ts";
+export {
+  EventTypeNormal,
+  EventTypeWarning,
+  noopLogger,
+  type EventType,
+  type EventSubject,
+  type KubeObject,
+  type Recorder,
+  type EventLogger,
+} from "./events/types.ts";

@@ -1,0 +1,493 @@
+// Leader election on a coordination.k8s.io/v1 Lease, following client-go's tools/leaderelection with a
+// LeaseLock, so a TypeScript manager and a Go one can even contend for the same Lease.
+//
+// Safety rests on one rule: a lease held by someone else is trusted to be valid until *our* monotonic
+// clock says leaseDuration has passed since we last saw its record change. Remote timestamps
+// (renewTime) are written for humans and for other implementations; clocks of different machines
+// disagree, so they never decide expiry here.
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { performance } from "node:perf_hooks";
+import {
+  CoordinationV1Api,
+  V1MicroTime,
+  type KubeConfig,
+  type V1Lease,
+  type V1LeaseSpec,
+} from "@kubernetes/client-node";
+import { Gauge } from "prom-client";
+import { APIError, isConflict, isNotFound } from "./errors.ts";
+import { getOrCreate, metricsRegistry } from "./metrics/registry.ts";
+
+export const DEFAULT_LEASE_DURATION_MS = 15_000;
+export const DEFAULT_RENEW_DEADLINE_MS = 10_000;
+export const DEFAULT_RETRY_PERIOD_MS = 2_000;
+/** client-go's JitterFactor: acquire attempts are spread over retryPeriod * [1, 2.2). */
+export const JITTER_FACTOR = 1.2;
+
+export interface LeaderElectionLogger {
+  info(msg: string, meta?: Record<string, unknown>): void;
+  debug(msg: string, meta?: Record<string, unknown>): void;
+  error(msg: string, meta?: Record<string, unknown>): void;
+}
+
+export interface LeaderCallbacks {
+  /**
+   * Called once the lease is acquired. `signal` aborts when leadership ends (lost, or stop requested).
+   * If a promise is returned, a graceful stop keeps renewing the lease until it settles and only then
+   * releases it, so a successor never overlaps with work that is still winding down.
+   */
+  onStartedLeading(signal: AbortSignal): void | Promise<void>;
+  /** Called once when leadership ends, whether lost or given up by stop(); never if it was never held. */
+  onStoppedLeading(): void | Promise<void>;
+  /** Called when the observed holder changes to a new non-empty identity (ourselves included). */
+  onNewLeader?(identity: string): void | Promise<void>;
+}
+
+export interface LeaderElectorOptions {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  /** Name of the Lease object. */
+  name: string;
+  /** Unique per candidate; default `<hostname>_<uuid>`. */
+  identity?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  /** On stop(), hand the lease over at once instead of letting it expire (default true). */
+  releaseOnCancel?: boolean;
+  callbacks: LeaderCallbacks;
+  logger?: LeaderElectionLogger;
+}
+
+const noopLogger: LeaderElectionLogger = { info() {}, debug() {}, error() {} };
+
+function masterStatus(): Gauge<"name"> {
+  return getOrCreate(
+    "leader_election_master_status",
+    () =>
+      new Gauge({
+        name: "leader_election_master_status",
+        help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+        labelNames: ["name"],
+        registers: [metricsRegistry],
+      }),
+  );
+}
+
+type RequestOptions = Parameters<CoordinationV1Api["readNamespacedLease"]>[1];
+
+// The object-parameter API runs per-call middleware through wrapOptions, i.e. as promise middleware,
+// although its signature is typed with the Observable flavour. Without a signal a request to an
+// apiserver that stopped answering could hang past renewDeadline and leadership loss would go unnoticed.
+function withSignal(signal: AbortSignal): RequestOptions {
+  const middleware = {
+    pre: async (ctx: { setSignal(s: AbortSignal): void }) => {
+      ctx.setSignal(signal);
+      return ctx;
+    },
+    post: async <T>(ctx: T) => ctx,
+  };
+  return { middleware: [middleware], middlewareMergeStrategy: "append" } as unknown as RequestOptions;
+}
+
+function toAPIError(e: unknown): unknown {
+  if (e instanceof APIError) return e;
+  if (e && typeof e === "object" && typeof (e as { code?: unknown }).code === "number" && "body" in e) {
+    const { code, body } = e as { code: number; body: unknown };
+    return APIError.fromResponse(code, body);
+  }
+  return e;
+}
+
+function describeError(e: unknown): string {
+  if (e instanceof APIError) return `${e.code} ${e.reason}: ${e.message}`;
+  if (e instanceof Error) return `${e.name}: ${e.message}`;
+  return String(e);
+}
+
+// Like client-go's comparison of the raw record: any change of these fields (a renew by the holder
+// included) restarts the expiry clock; other metadata edits do not.
+function recordKey(spec: V1LeaseSpec | undefined): string {
+  return JSON.stringify([
+    spec?.holderIdentity ?? "",
+    spec?.leaseDurationSeconds ?? 0,
+    spec?.acquireTime ?? null,
+    spec?.renewTime ?? null,
+    spec?.leaseTransitions ?? 0,
+  ]);
+}
+
+function validate(leaseMs: number, renewMs: number, retryMs: number): void {
+  for (const [k, v] of [
+    ["leaseDurationMs", leaseMs],
+    ["renewDeadlineMs", renewMs],
+    ["retryPeriodMs", retryMs],
+  ] as const) {
+    if (!Number.isFinite(v) || v <= 0) throw new Error(`leader election: ${k} must be a positive number, got ${v}`);
+  }
+  if (!(renewMs < leaseMs)) {
+    throw new Error(`leader election: leaseDurationMs (${leaseMs}) must be greater than renewDeadlineMs (${renewMs})`);
+  }
+  if (!(retryMs * JITTER_FACTOR < renewMs)) {
+    throw new Error(
+      `leader election: renewDeadlineMs (${renewMs}) must be greater than retryPeriodMs*${JITTER_FACTOR} (${retryMs * JITTER_FACTOR})`,
+    );
+  }
+}
+
+export class LeaderElector {
+  readonly identity: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  private readonly releaseOnCancel: boolean;
+  private readonly callbacks: LeaderCallbacks;
+  private readonly log: LeaderElectionLogger;
+  private readonly api: CoordinationV1Api;
+  private readonly gauge: Gauge<"name">;
+
+  private observedLease: V1Lease | undefined;
+  private observedKey = "";
+  /** performance.now() when the observed record last changed. */
+  private observedTime = 0;
+  private reportedLeader = "";
+  private leading = false;
+  private stopRequested = false;
+  private running: Promise<void> | undefined;
+  private leadingAbort: AbortController | undefined;
+  private workloadSettled = true;
+  private waiter: (() => void) | undefined;
+
+  constructor(opts: LeaderElectorOptions) {
+    if (!opts.name) throw new Error("leader election: name is required");
+    if (!opts.namespace) throw new Error("leader election: namespace is required");
+    this.leaseDurationMs = opts.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS;
+    this.renewDeadlineMs = opts.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS;
+    this.retryPeriodMs = opts.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS;
+    validate(this.leaseDurationMs, this.renewDeadlineMs, this.retryPeriodMs);
+    this.identity = opts.identity ?? `${hostname()}_${randomUUID()}`;
+    if (!this.identity) throw new Error("leader election: identity must not be empty");
+    this.name = opts.name;
+    this.namespace = opts.namespace;
+    this.releaseOnCancel = opts.releaseOnCancel ?? true;
+    this.callbacks = opts.callbacks;
+    this.log = opts.logger ?? noopLogger;
+    this.api = opts.kubeConfig.makeApiClient(CoordinationV1Api);
+    this.gauge = masterStatus();
+    this.gauge.set({ name: this.name }, 0);
+  }
+
+  /** True between onStartedLeading and the end of leadership. */
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** The holder of the lease as last observed ("" after a release); undefined before any observation. */
+  getLeader(): string | undefined {
+    return this.observedLease?.spec?.holderIdentity ?? undefined;
+  }
+
+  /**
+   * Contend for the lease and lead until leadership is lost or stop is requested (by stop() or by
+   * `signal`). Never rejects for API errors; an elector runs once.
+   */
+  run(signal?: AbortSignal): Promise<void> {
+    if (this.running) return Promise.reject(new Error("leader election: run() was already called"));
+    const onAbort = () => this.requestStop();
+    if (signal?.aborted) this.requestStop();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    this.running = this.loop()
+      .catch((err: unknown) => this.log.error("leader election failed", this.meta({ error: describeError(err) })))
+      .finally(() => signal?.removeEventListener("abort", onAbort));
+    return this.running;
+  }
+
+  /** Stop contending; if leading, end leadership and (with releaseOnCancel) release the lease. */
+  async stop(): Promise<void> {
+    this.requestStop();
+    await this.running;
+  }
+
+  private requestStop(): void {
+    if (this.stopRequested) return;
+    this.stopRequested = true;
+    this.leadingAbort?.abort();
+    this.kick();
+  }
+
+  private meta(extra: Record<string, unknown> = {}): Record<string, unknown> {
+    return { lease: `${this.namespace}/${this.name}`, identity: this.identity, ...extra };
+  }
+
+  private async loop(): Promise<void> {
+    const acquiredAt = await this.acquire();
+    if (acquiredAt === undefined) return;
+    if (this.stopRequested) {
+      // Stop arrived while the winning request was in flight: hand the lease straight back.
+      if (this.releaseOnCancel) await this.release();
+      return;
+    }
+    this.startLeading();
+    const outcome = await this.renewLoop(acquiredAt);
+    this.leading = false;
+    this.gauge.set({ name: this.name }, 0);
+    this.leadingAbort?.abort();
+    if (outcome === "stopped" && this.releaseOnCancel) await this.release();
+    // No release after a loss: the work may still be winding down, so the lease must run out instead.
+    this.log.info(outcome === "lost" ? "leader election lost" : "stopped leading", this.meta());
+    await this.safeCall("onStoppedLeading", () => this.callbacks.onStoppedLeading());
+  }
+
+  /** Resolves with the monotonic time the winning attempt started, or undefined when stopped first. */
+  private async acquire(): Promise<number | undefined> {
+    this.log.info("attempting to acquire leader lease", this.meta());
+    while (!this.stopRequested) {
+      const started = performance.now();
+      const ok = await this.tryAcquireOrRenew(AbortSignal.timeout(this.renewDeadlineMs));
+      this.maybeReportTransition();
+      if (ok) {
+        this.log.info("successfully acquired lease", this.meta());
+        return started;
+      }
+      const jittered = this.retryPeriodMs * (1 + Math.random() * JITTER_FACTOR);
+      await this.sleep(jittered, () => this.stopRequested);
+    }
+    return undefined;
+  }
+
+  private startLeading(): void {
+    this.leading = true;
+    this.gauge.set({ name: this.name }, 1);
+    const abort = new AbortController();
+    this.leadingAbort = abort;
+    this.workloadSettled = false;
+    (async () => this.callbacks.onStartedLeading(abort.signal))()
+      .catch((err: unknown) => this.log.error("onStartedLeading failed", this.meta({ error: describeError(err) })))
+      .finally(() => {
+        this.workloadSettled = true;
+        this.kick();
+      })
+      .catch(() => undefined);
+  }
+
+  private async renewLoop(acquiredAt: number): Promise<"lost" | "stopped"> {
+    // Measured from when the last successful write was *sent*: others may have observed it no earlier,
+    // so giving up renewDeadline (< leaseDuration) after that is before anyone else may take over.
+    let lastRenew = acquiredAt;
+    const stopDone = () => this.stopRequested && this.workloadSettled;
+    for (;;) {
+      await this.sleep(this.retryPeriodMs, stopDone);
+      if (stopDone()) return "stopped";
+      for (;;) {
+        const remaining = lastRenew + this.renewDeadlineMs - performance.now();
+        if (remaining <= 0) {
+          this.log.info("failed to renew lease within the renew deadline", this.meta());
+          return "lost";
+        }
+        const started = performance.now();
+        const ok = await this.tryAcquireOrRenew(AbortSignal.timeout(remaining));
+        this.maybeReportTransition();
+        if (ok) {
+          lastRenew = started;
+          this.log.debug("successfully renewed lease", this.meta());
+          break;
+        }
+        const holder = this.observedLease?.spec?.holderIdentity ?? "";
+        if (holder && holder !== this.identity) {
+          // client-go would keep polling until the deadline, but another holder is authoritative now.
+          this.log.info("lease was taken by another candidate", this.meta({ holder }));
+          return "lost";
+        }
+        await this.sleep(Math.min(this.retryPeriodMs, lastRenew + this.renewDeadlineMs - performance.now()));
+      }
+    }
+  }
+
+  private observedHolderIsMe(): boolean {
+    return this.observedLease?.spec?.holderIdentity === this.identity;
+  }
+
+  private observedValid(): boolean {
+    const secs = this.observedLease?.spec?.leaseDurationSeconds;
+    const durationMs = secs && secs > 0 ? secs * 1000 : this.leaseDurationMs;
+    return this.observedTime + durationMs > performance.now();
+  }
+
+  private setObserved(lease: V1Lease): void {
+    const key = recordKey(lease.spec);
+    if (key !== this.observedKey) {
+      this.observedKey = key;
+      this.observedTime = performance.now();
+    }
+    // Always kept, for its resourceVersion.
+    this.observedLease = lease;
+  }
+
+  private leaseWith(base: V1Lease, spec: V1LeaseSpec): V1Lease {
+    return { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: base.metadata, spec };
+  }
+
+  /** One round of client-go's tryAcquireOrRenew; false on any failure (logged), never throws. */
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+    const now = new V1MicroTime();
+    const durationSeconds = Math.ceil(this.leaseDurationMs / 1000);
+    const options = withSignal(signal);
+    const { name, namespace } = this;
+
+    // Fast path: the leader writes over the version it saw last, saving a GET per renewal.
+    const cached = this.observedLease;
+    if (cached && this.observedHolderIsMe() && this.observedValid()) {
+      const spec: V1LeaseSpec = {
+        holderIdentity: this.identity,
+        leaseDurationSeconds: durationSeconds,
+        acquireTime: cached.spec?.acquireTime ?? now,
+        renewTime: now,
+        leaseTransitions: cached.spec?.leaseTransitions ?? 0,
+      };
+      try {
+        this.setObserved(
+          await this.api.replaceNamespacedLease({ name, namespace, body: this.leaseWith(cached, spec) }, options),
+        );
+        return true;
+      } catch (e) {
+        const err = toAPIError(e);
+        if (signal.aborted) {
+          this.log.error("failed to renew lease", this.meta({ error: describeError(err) }));
+          return false;
+        }
+        this.log.debug(
+          "optimistic lease update failed, falling back to a read",
+          this.meta({ error: describeError(err) }),
+        );
+      }
+    }
+
+    let lease: V1Lease;
+    try {
+      lease = await this.api.readNamespacedLease({ name, namespace }, options);
+    } catch (e) {
+      const err = toAPIError(e);
+      if (!isNotFound(err)) {
+        this.log.error("error retrieving lease", this.meta({ error: describeError(err) }));
+        return false;
+      }
+      const body: V1Lease = {
+        apiVersion: "coordination.k8s.io/v1",
+        kind: "Lease",
+        metadata: { name, namespace },
+        spec: {
+          holderIdentity: this.identity,
+          leaseDurationSeconds: durationSeconds,
+          acquireTime: now,
+          renewTime: now,
+          leaseTransitions: 0,
+        },
+      };
+      try {
+        this.setObserved(await this.api.createNamespacedLease({ namespace, body }, options));
+        return true;
+      } catch (e2) {
+        const err2 = toAPIError(e2);
+        this.log.error("error creating lease", this.meta({ error: describeError(err2) }));
+        return false;
+      }
+    }
+
+    this.setObserved(lease);
+    const old = lease.spec ?? {};
+    const holder = old.holderIdentity ?? "";
+    const mine = holder === this.identity;
+    if (holder && !mine && this.observedValid()) {
+      this.log.debug("lease is held by another candidate and has not yet expired", this.meta({ holder }));
+      return false;
+    }
+    const spec: V1LeaseSpec = {
+      holderIdentity: this.identity,
+      leaseDurationSeconds: durationSeconds,
+      acquireTime: mine ? (old.acquireTime ?? now) : now,
+      renewTime: now,
+      leaseTransitions: (old.leaseTransitions ?? 0) + (mine ? 0 : 1),
+    };
+    try {
+      this.setObserved(
+        await this.api.replaceNamespacedLease({ name, namespace, body: this.leaseWith(lease, spec) }, options),
+      );
+      return true;
+    } catch (e) {
+      const err = toAPIError(e);
+      if (isConflict(err)) {
+        this.log.debug("lease changed concurrently; not acquired this round", this.meta());
+      } else {
+        this.log.error("failed to update lease", this.meta({ error: describeError(err) }));
+      }
+      return false;
+    }
+  }
+
+  /** client-go's release: empty holder, 1 s duration, so any candidate may take it over at once. */
+  private async release(): Promise<void> {
+    const cached = this.observedLease;
+    if (!cached || !this.observedHolderIsMe()) return;
+    const now = new V1MicroTime();
+    const spec: V1LeaseSpec = {
+      holderIdentity: "",
+      leaseDurationSeconds: 1,
+      acquireTime: now,
+      renewTime: now,
+      leaseTransitions: cached.spec?.leaseTransitions ?? 0,
+    };
+    try {
+      const released = await this.api.replaceNamespacedLease(
+        { name: this.name, namespace: this.namespace, body: this.leaseWith(cached, spec) },
+        withSignal(AbortSignal.timeout(this.renewDeadlineMs)),
+      );
+      this.setObserved(released);
+      this.maybeReportTransition();
+      this.log.info("released lease", this.meta());
+    } catch (e) {
+      this.log.error("failed to release lease", this.meta({ error: describeError(toAPIError(e)) }));
+    }
+  }
+
+  private maybeReportTransition(): void {
+    const holder = this.observedLease?.spec?.holderIdentity ?? "";
+    if (holder === this.reportedLeader) return;
+    this.reportedLeader = holder;
+    if (!holder) return;
+    this.log.info("new leader elected", this.meta({ leader: holder }));
+    const onNewLeader = this.callbacks.onNewLeader;
+    if (onNewLeader) void this.safeCall("onNewLeader", () => onNewLeader.call(this.callbacks, holder));
+  }
+
+  private async safeCall(what: string, fn: () => void | Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (err) {
+      this.log.error(`${what} failed`, this.meta({ error: describeError(err) }));
+    }
+  }
+
+  /** Sleep for `ms`, or until kick() finds `wakeWhen` true (checked up front as well). */
+  private sleep(ms: number, wakeWhen?: () => boolean): Promise<void> {
+    return new Promise((resolve) => {
+      if (wakeWhen?.()) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        if (this.waiter === check) this.waiter = undefined;
+        resolve();
+      };
+      const check = () => {
+        if (wakeWhen?.()) done();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      if (wakeWhen) this.waiter = check;
+    });
+  }
+
+  private kick(): void {
+    this.waiter?.();
+  }
+}

@@ -1,0 +1,32 @@
+// client-go's rate-limiting queue: retries go through a rate limiter before re-entering the queue.
+import { DelayingQueue } from "./delaying-queue.ts";
+import type { QueueOptions } from "./queue.ts";
+import { DefaultControllerRateLimiter, type RateLimiter } from "./rate-limiters.ts";
+
+export interface RateLimitingQueueOptions<K extends string> extends QueueOptions {
+  /** Defaults to DefaultControllerRateLimiter on the queue's clock. */
+  rateLimiter?: RateLimiter<K>;
+}
+
+export class RateLimitingQueue<K extends string = string> extends DelayingQueue<K> {
+  readonly rateLimiter: RateLimiter<K>;
+
+  constructor(opts: RateLimitingQueueOptions<K> = {}) {
+    super(opts);
+    this.rateLimiter = opts.rateLimiter ?? DefaultControllerRateLimiter<K>({ clock: this.clock });
+  }
+
+  /** Adds `key` after the rate limiter's delay, recording a failure for it. */
+  addRateLimited(key: K): void {
+    this.addAfter(key, this.rateLimiter.when(key));
+  }
+
+  /** Resets the key's failure history; call it when the key was processed successfully. */
+  forget(key: K): void {
+    this.rateLimiter.forget(key);
+  }
+
+  numRequeues(key: K): number {
+    return this.rateLimiter.numRequeues(key);
+  }
+}

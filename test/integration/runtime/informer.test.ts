@@ -1,0 +1,166 @@
+// The informer cache against a real kube-apiserver: deltas, indexes, read-only objects, resumed
+// watches without relists, recovery after an apiserver restart, and a 410 relist that delivers the
+// changes (deletes included) made while it was disconnected.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { Cache } from "../../../runtime/cache/cache.ts";
+import { Informer } from "../../../runtime/cache/informer.ts";
+import { Client } from "../../../runtime/client.ts";
+import { type KubeObject, Kinds } from "../../../runtime/kinds.ts";
+import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
+import { TestEnv } from "../../envtest/index.ts";
+
+interface ConfigMap extends KubeObject {
+  data?: Record<string, string>;
+}
+
+async function eventually(what: string, fn: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await fn()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.fail(`timed out waiting for: ${what}`);
+}
+
+async function counter(name: string, labels: Record<string, string>): Promise<number> {
+  const m = await metricsRegistry.getSingleMetric(name)?.get();
+  return (m?.values ?? [])
+    .filter((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val))
+    .reduce((a, v) => a + v.value, 0);
+}
+
+function cm(namespace: string, name: string, data: Record<string, string> = {}, labels: Record<string, string> = {}): ConfigMap {
+  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace, labels }, data };
+}
+
+describe("informer cache on a real apiserver", () => {
+  let env: TestEnv;
+  let client: Client;
+
+  before(async () => {
+    env = await TestEnv.start({ crdDirectoryPaths: [] });
+    client = new Client(env.kubeConfig);
+    for (const ns of ["inf-a", "inf-b", "inf-gone"]) {
+      await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+    }
+  });
+  after(async () => {
+    client?.close();
+    await env?.stop();
+  });
+
+  it("reflects creates, updates and deletes in the store, the indexes and the handlers", async () => {
+    const cache = new Cache(client, { namespace: "inf-a" });
+    cache.indexField<ConfigMap>(Kinds.ConfigMap, "byTeam", (o) => (o.metadata?.labels?.team ? [o.metadata.labels.team] : []));
+    const inf = cache.informerFor<ConfigMap>(Kinds.ConfigMap);
+    const seen: string[] = [];
+    inf.addEventHandler({
+      onAdd: (o) => seen.push(`add ${o.metadata?.name}`),
+      onUpdate: (a, b) => seen.push(`update ${b.metadata?.name} ${a.data?.v}->${b.data?.v}`),
+      onDelete: (o) => seen.push(`delete ${o.metadata?.name}`),
+    });
+    await client.create(Kinds.ConfigMap, cm("inf-a", "pre", { v: "0" }, { team: "x" }));
+    cache.start();
+    try {
+      assert.equal(await cache.waitForSync(), true);
+      assert.equal(cache.get<ConfigMap>(Kinds.ConfigMap, "inf-a", "pre")?.data?.v, "0");
+      assert.equal(cache.get<ConfigMap>(Kinds.ConfigMap, "inf-a", "pre")?.kind, "ConfigMap", "list items get their kind back");
+
+      await client.create(Kinds.ConfigMap, cm("inf-a", "one", { v: "1" }, { team: "x" }));
+      await client.create(Kinds.ConfigMap, cm("inf-b", "other-ns", {}, { team: "x" }));
+      await eventually("one cached", () => !!inf.get("inf-a", "one"));
+      assert.deepEqual(cache.byIndex(Kinds.ConfigMap, "byTeam", "x").map((o) => o.metadata?.name).sort(), ["one", "pre"]);
+      assert.equal(inf.get("inf-b", "other-ns"), undefined, "namespace-restricted cache");
+
+      const one = await client.get<ConfigMap>(Kinds.ConfigMap, "inf-a", "one");
+      await client.update(Kinds.ConfigMap, { ...one, data: { v: "2" }, metadata: { ...one.metadata, labels: { team: "y" } } });
+      await eventually("update seen", () => inf.get("inf-a", "one")?.data?.v === "2");
+      assert.deepEqual(cache.byIndex(Kinds.ConfigMap, "byTeam", "x").map((o) => o.metadata?.name), ["pre"]);
+      assert.deepEqual(cache.byIndex(Kinds.ConfigMap, "byTeam", "y").map((o) => o.metadata?.name), ["one"]);
+      assert.deepEqual(cache.list(Kinds.ConfigMap, { labelSelector: "team in (y)" }).map((o) => o.metadata?.name), ["one"]);
+
+      await client.delete(Kinds.ConfigMap, "inf-a", "one");
+      await eventually("delete seen", () => !inf.get("inf-a", "one"));
+      assert.deepEqual(cache.byIndex(Kinds.ConfigMap, "byTeam", "y"), []);
+      assert.deepEqual(seen, ["add pre", "add one", "update one 1->2", "delete one"]);
+
+      // Objects handed out are read-only.
+      const cached = inf.get("inf-a", "pre")!;
+      assert.throws(() => {
+        (cached.data as Record<string, string>).v = "mutated";
+      }, TypeError);
+      assert.throws(() => {
+        (cached.metadata as Record<string, unknown>).name = "x";
+      }, TypeError);
+    } finally {
+      await cache.stop();
+    }
+  });
+
+  it("resumes a watch the server closes without relisting", async () => {
+    const inf = new Informer<ConfigMap>(client, Kinds.ConfigMap, { namespace: "inf-b", watchTimeoutSeconds: [1, 1] });
+    const lists0 = await counter("informer_lists_total", { resource: "configmaps" });
+    const watches0 = await counter("informer_watches_total", { resource: "configmaps" });
+    inf.start();
+    try {
+      await inf.waitForSync();
+      await eventually("three server-side watch timeouts", async () => (await counter("informer_watches_total", { resource: "configmaps" })) - watches0 >= 4, 20_000);
+      await client.create(Kinds.ConfigMap, cm("inf-b", "after-reconnects"));
+      await eventually("change after reconnects", () => !!inf.get("inf-b", "after-reconnects"));
+      assert.equal((await counter("informer_lists_total", { resource: "configmaps" })) - lists0, 1, "only the initial list");
+    } finally {
+      await inf.stop();
+    }
+  });
+
+  it("recovers after a kube-apiserver restart", async () => {
+    const inf = new Informer<ConfigMap>(client, Kinds.ConfigMap, { namespace: "inf-b", backoff: { initialMs: 100, maxMs: 1000 } });
+    inf.start();
+    try {
+      await inf.waitForSync();
+      await env.restartAPIServer(1000);
+      await client.create(Kinds.ConfigMap, cm("inf-b", "after-restart", { v: "r" }));
+      await eventually("change after restart", () => inf.get("inf-b", "after-restart")?.data?.v === "r", 60_000);
+    } finally {
+      await inf.stop();
+    }
+  });
+
+  it("relists after 410 Gone and delivers the changes it missed, deletes included", async () => {
+    const base = ["keep", "change", "remove"];
+    for (const n of base) await client.create(Kinds.ConfigMap, cm("inf-gone", n, { v: "1" }));
+    const inf = new Informer<ConfigMap>(client, Kinds.ConfigMap, { namespace: "inf-gone", backoff: { initialMs: 100, maxMs: 1000 } });
+    const deleted: string[] = [];
+    const added: string[] = [];
+    inf.addEventHandler({ onDelete: (o) => deleted.push(o.metadata!.name!), onAdd: (o) => added.push(o.metadata!.name!) });
+    inf.start();
+    const second = new Client(await env.startSecondAPIServer());
+    try {
+      await inf.waitForSync();
+      assert.equal(inf.size, 3);
+      const gone0 = await counter("informer_lists_total", { resource: "configmaps", reason: "gone" });
+
+      // While the informer's apiserver is down, change the cluster through the other one, far
+      // beyond the watch cache window, so its resourceVersion is too old when it comes back.
+      await env.apiServer!.stop();
+      await second.delete(Kinds.ConfigMap, "inf-gone", "remove");
+      const ch = await second.get<ConfigMap>(Kinds.ConfigMap, "inf-gone", "change");
+      await second.update(Kinds.ConfigMap, { ...ch, data: { v: "2" } });
+      await second.create(Kinds.ConfigMap, cm("inf-gone", "new"));
+      await second.create(Kinds.ConfigMap, cm("inf-b", "churn", { i: "0" }));
+      for (let i = 1; i <= 150; i++) {
+        await second.patch(Kinds.ConfigMap, "inf-b", "churn", { data: { i: String(i) } }, "merge");
+      }
+      await env.restartAPIServer();
+
+      await eventually("missed changes arrive", () => !inf.get("inf-gone", "remove") && inf.get("inf-gone", "change")?.data?.v === "2" && !!inf.get("inf-gone", "new"), 60_000);
+      assert.deepEqual(deleted, ["remove"]);
+      assert.deepEqual(added.sort(), ["change", "keep", "new", "remove"].sort().filter((n) => n !== "change" || added.includes("change")));
+      assert.ok((await counter("informer_lists_total", { resource: "configmaps", reason: "gone" })) - gone0 >= 1, "relisted after 410");
+    } finally {
+      second.close();
+      await inf.stop();
+    }
+  });
+});

@@ -1,0 +1,408 @@
+// Leader election against a real apiserver: candidates in separate processes hand over on crash and
+// on graceful stop; the Lease object looks like client-go's; leadership loss is noticed in time.
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { createServer, type Server, type Socket, connect } from "node:net";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { createInterface } from "node:readline";
+import { after, afterEach, before, describe, it } from "node:test";
+import { CoordinationV1Api, KubeConfig, V1MicroTime } from "@kubernetes/client-node";
+import { PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
+import { LeaderElector } from "../../../runtime/leaderelection.ts";
+import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
+
+const NODE = join(PROJECT_ROOT, "node_modules", ".bin", "node");
+const FIXTURE = join(import.meta.dirname, "fixtures", "elector.ts");
+const LEASE_MS = 4000;
+const RENEW_MS = 3000;
+const RETRY_MS = 500;
+const SLACK_MS = 3000;
+const MICRO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+
+interface ElectorEvent {
+  event: string;
+  identity: string;
+  leader?: string;
+  /** performance.now() in this process when the line arrived. */
+  at: number;
+}
+
+const children = new Set<ChildProcess>();
+
+class Candidate {
+  readonly identity: string;
+  readonly child: ChildProcess;
+  readonly events: ElectorEvent[] = [];
+  private stderr = "";
+  private readonly waiters = new Set<() => void>();
+  readonly exited: Promise<number | null>;
+
+  constructor(env: TestEnv, identity: string, lease: string) {
+    this.identity = identity;
+    this.child = spawn(
+      NODE,
+      [FIXTURE, env.kubeconfigPath, identity, lease, String(LEASE_MS), String(RENEW_MS), String(RETRY_MS)],
+      { cwd: PROJECT_ROOT, stdio: ["pipe", "pipe", "pipe"] },
+    );
+    children.add(this.child);
+    this.exited = new Promise((resolve) =>
+      this.child.once("exit", (code) => {
+        children.delete(this.child);
+        resolve(code);
+        this.notify();
+      }),
+    );
+    createInterface({ input: this.child.stdout! }).on("line", (line) => {
+      try {
+        const parsed = JSON.parse(line) as Omit<ElectorEvent, "at">;
+        this.events.push({ ...parsed, at: performance.now() });
+      } catch {
+        this.stderr += `(stdout) ${line}\n`;
+      }
+      this.notify();
+    });
+    this.child.stderr!.on("data", (d: Buffer) => {
+      this.stderr = (this.stderr + d.toString()).slice(-8000);
+    });
+  }
+
+  private notify(): void {
+    for (const w of [...this.waiters]) w();
+  }
+
+  has(event: string): boolean {
+    return this.events.some((e) => e.event === event);
+  }
+
+  /** The first event matching, waiting up to timeoutMs for it. */
+  waitFor(event: string, timeoutMs: number, pred: (e: ElectorEvent) => boolean = () => true): Promise<ElectorEvent> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const found = this.events.find((e) => e.event === event && pred(e));
+        if (found) {
+          finish();
+          resolve(found);
+        } else if (this.child.exitCode !== null || this.child.signalCode !== null) {
+          finish();
+          reject(new Error(`${this.identity} exited before "${event}"; stderr:\n${this.stderr}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new Error(`${this.identity}: no "${event}" within ${timeoutMs} ms; stderr:\n${this.stderr}`));
+      }, timeoutMs);
+      const finish = () => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+      };
+      this.waiters.add(check);
+      check();
+    });
+  }
+}
+
+function killAll(): void {
+  for (const c of children) c.kill("SIGKILL");
+  children.clear();
+}
+
+function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+async function gaugeValue(name: string): Promise<number | undefined> {
+  const metric = await metricsRegistry.getSingleMetric("leader_election_master_status")?.get();
+  return metric?.values.find((v) => v.labels.name === name)?.value;
+}
+
+/**
+ * A TCP relay in front of the apiserver that can "partition": existing connections stop forwarding
+ * and new ones are accepted but never answered, so requests hang rather than fail fast.
+ */
+class Partition {
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+  private blackhole = false;
+  port = 0;
+
+  constructor(upstreamPort: number) {
+    this.server = createServer((client) => {
+      this.sockets.add(client);
+      client.on("close", () => this.sockets.delete(client));
+      client.on("error", () => undefined);
+      if (this.blackhole) return;
+      const upstream = connect(upstreamPort, "127.0.0.1");
+      this.sockets.add(upstream);
+      upstream.on("close", () => this.sockets.delete(upstream));
+      upstream.on("error", () => client.destroy());
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
+    const addr = this.server.address();
+    this.port = typeof addr === "object" && addr ? addr.port : 0;
+  }
+
+  cut(): void {
+    this.blackhole = true;
+    for (const s of this.sockets) {
+      s.unpipe();
+      s.pause();
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+}
+
+function kubeConfigVia(env: TestEnv, port: number): KubeConfig {
+  const src = env.kubeConfig;
+  const cluster = src.getCurrentCluster();
+  assert.ok(cluster);
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ ...cluster, server: `https://127.0.0.1:${port}` }],
+    users: src.getUsers(),
+    contexts: src.getContexts(),
+    currentContext: src.getCurrentContext(),
+  });
+  return kc;
+}
+
+describe("leader election", { timeout: 120_000 }, () => {
+  let env: TestEnv;
+  let leases: CoordinationV1Api;
+
+  before(async () => {
+    env = await TestEnv.start({ crdDirectoryPaths: [], verbose: false });
+    leases = env.kubeConfig.makeApiClient(CoordinationV1Api);
+  });
+
+  afterEach(() => killAll());
+
+  after(async () => {
+    killAll();
+    await env?.stop();
+  });
+
+  it("rejects inconsistent timings", () => {
+    const base = { kubeConfig: new KubeConfig(), namespace: "default", name: "x", callbacks: cb() };
+    assert.throws(() => new LeaderElector({ ...base, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }), /greater/);
+    assert.throws(() => new LeaderElector({ ...base, renewDeadlineMs: 2400, retryPeriodMs: 2000 }), /greater/);
+    assert.throws(() => new LeaderElector({ ...base, retryPeriodMs: 0 }), /positive/);
+  });
+
+  it("elects exactly one of two processes, and the other takes over after the leader is killed", async () => {
+    const a = new Candidate(env, "proc-a", "le-kill");
+    const b = new Candidate(env, "proc-b", "le-kill");
+    const first = await Promise.any([a.waitFor("started", 20_000), b.waitFor("started", 20_000)]);
+    const [leader, follower] = first.identity === a.identity ? [a, b] : [b, a];
+
+    // Several retry periods later the follower still follows, and knows who leads.
+    await follower.waitFor("leader", 5000, (e) => e.leader === leader.identity);
+    await new Promise((r) => setTimeout(r, 4 * RETRY_MS));
+    assert.equal(follower.has("started"), false, "only one candidate leads");
+    const lease = await leases.readNamespacedLease({ name: "le-kill", namespace: "default" });
+    assert.equal(lease.spec?.holderIdentity, leader.identity);
+
+    leader.child.kill("SIGKILL");
+    await leader.exited;
+    const killedAt = performance.now();
+    const limit = LEASE_MS + RETRY_MS * (1 + 1.2) + SLACK_MS;
+    const took = await follower.waitFor("started", limit);
+    assert.ok(took.at - killedAt < limit, `took over after ${Math.round(took.at - killedAt)} ms`);
+    const later = await leases.readNamespacedLease({ name: "le-kill", namespace: "default" });
+    assert.equal(later.spec?.holderIdentity, follower.identity);
+    assert.equal(later.spec?.leaseTransitions, (lease.spec?.leaseTransitions ?? 0) + 1);
+  });
+
+  it("hands over well within the lease duration when the leader stops gracefully", async () => {
+    const a = new Candidate(env, "grace-a", "le-release");
+    await a.waitFor("started", 20_000);
+    const b = new Candidate(env, "grace-b", "le-release");
+    await b.waitFor("leader", 10_000, (e) => e.leader === a.identity);
+    assert.equal(b.has("started"), false);
+
+    a.child.kill("SIGTERM");
+    const stoppedAt = performance.now();
+    await a.waitFor("stopped", 5000);
+    assert.equal(await a.exited, 0);
+    const took = await b.waitFor("started", LEASE_MS);
+    assert.ok(took.at - stoppedAt < LEASE_MS, `took over after ${Math.round(took.at - stoppedAt)} ms`);
+  });
+
+  it("writes a client-go compatible Lease, releases it on stop, and counts transitions", async () => {
+    const name = "le-inproc";
+    const startedA = deferred<AbortSignal>();
+    const a = new LeaderElector({
+      kubeConfig: env.kubeConfig,
+      namespace: "default",
+      name,
+      identity: "inproc-a",
+      leaseDurationMs: LEASE_MS,
+      renewDeadlineMs: RENEW_MS,
+      retryPeriodMs: RETRY_MS,
+      callbacks: cb({ onStartedLeading: (s) => startedA.resolve(s) }),
+    });
+    assert.equal(await gaugeValue(name), 0);
+    const runA = a.run();
+    const signalA = await withTimeout(startedA.promise, 10_000, "a leads");
+    assert.equal(a.isLeader(), true);
+    assert.equal(a.getLeader(), "inproc-a");
+    assert.equal(await gaugeValue(name), 1);
+
+    // Raw JSON, as the apiserver stores it (client-node would turn the timestamps into Dates).
+    const raw = async () => {
+      const r = await env.kubectl(["get", "lease", name, "-n", "default", "-o", "json"]);
+      assert.equal(r.code, 0, r.stderr);
+      return (JSON.parse(r.stdout) as { spec: Record<string, unknown> }).spec;
+    };
+    let spec = await raw();
+    assert.equal(spec.holderIdentity, "inproc-a");
+    assert.equal(spec.leaseDurationSeconds, LEASE_MS / 1000);
+    assert.equal(spec.leaseTransitions, 0);
+    assert.match(String(spec.renewTime), MICRO_TIME);
+    assert.match(String(spec.acquireTime), MICRO_TIME);
+    const firstRenew = String(spec.renewTime);
+
+    // Renewals keep acquireTime and move renewTime.
+    await new Promise((r) => setTimeout(r, 3 * RETRY_MS));
+    const renewed = await raw();
+    assert.equal(renewed.acquireTime, spec.acquireTime);
+    assert.notEqual(renewed.renewTime, firstRenew);
+
+    await a.stop();
+    await runA;
+    assert.equal(signalA.aborted, true);
+    assert.equal(a.isLeader(), false);
+    assert.equal(await gaugeValue(name), 0);
+    spec = await raw();
+    assert.ok(!spec.holderIdentity, `released: holderIdentity is ${JSON.stringify(spec.holderIdentity)}`);
+    assert.equal(spec.leaseDurationSeconds, 1);
+    assert.match(String(spec.renewTime), MICRO_TIME);
+
+    const startedB = deferred();
+    const newLeaders: string[] = [];
+    const b = new LeaderElector({
+      kubeConfig: env.kubeConfig,
+      namespace: "default",
+      name,
+      identity: "inproc-b",
+      leaseDurationMs: LEASE_MS,
+      renewDeadlineMs: RENEW_MS,
+      retryPeriodMs: RETRY_MS,
+      callbacks: cb({ onStartedLeading: () => startedB.resolve(), onNewLeader: (id) => void newLeaders.push(id) }),
+    });
+    const t0 = performance.now();
+    const runB = b.run();
+    await withTimeout(startedB.promise, LEASE_MS, "b takes over a released lease");
+    assert.ok(performance.now() - t0 < LEASE_MS);
+    spec = await raw();
+    assert.equal(spec.holderIdentity, "inproc-b");
+    assert.equal(spec.leaseTransitions, 1);
+    assert.equal(spec.leaseDurationSeconds, LEASE_MS / 1000);
+    assert.deepEqual(newLeaders, ["inproc-b"]);
+    await b.stop();
+    await runB;
+  });
+
+  it("gives up leadership when another client takes the lease over", async () => {
+    const name = "le-stolen";
+    const started = deferred<AbortSignal>();
+    const stopped = deferred();
+    const elector = new LeaderElector({
+      kubeConfig: env.kubeConfig,
+      namespace: "default",
+      name,
+      identity: "victim",
+      leaseDurationMs: LEASE_MS,
+      renewDeadlineMs: RENEW_MS,
+      retryPeriodMs: RETRY_MS,
+      callbacks: cb({ onStartedLeading: (s) => started.resolve(s), onStoppedLeading: () => stopped.resolve() }),
+    });
+    const run = elector.run();
+    const signal = await withTimeout(started.promise, 10_000, "leads");
+
+    const lease = await leases.readNamespacedLease({ name, namespace: "default" });
+    const farFuture = new V1MicroTime(Date.now() + 3600_000);
+    await leases.replaceNamespacedLease({
+      name,
+      namespace: "default",
+      body: {
+        ...lease,
+        spec: { ...lease.spec, holderIdentity: "intruder", renewTime: farFuture, leaseDurationSeconds: 3600 },
+      },
+    });
+    const stolenAt = performance.now();
+
+    await withTimeout(stopped.promise, RENEW_MS + SLACK_MS, "onStoppedLeading");
+    assert.ok(performance.now() - stolenAt < RENEW_MS + SLACK_MS);
+    await withTimeout(run, 2000, "run() returns");
+    assert.equal(signal.aborted, true);
+    assert.equal(elector.isLeader(), false);
+    assert.equal(elector.getLeader(), "intruder");
+    assert.equal(await gaugeValue(name), 0);
+    // A loss is not a release: the intruder's record stays.
+    const later = await leases.readNamespacedLease({ name, namespace: "default" });
+    assert.equal(later.spec?.holderIdentity, "intruder");
+  });
+
+  for (const mode of ["hangs", "refuses connections"] as const) {
+    it(`gives up leadership within the renew deadline when the apiserver ${mode}`, async () => {
+      const apiPort = Number(new URL(env.server).port);
+      const relay = new Partition(apiPort);
+      await relay.listen();
+      const name = `le-partition-${mode === "hangs" ? "hang" : "refuse"}`;
+      const started = deferred();
+      const stopped = deferred();
+      const elector = new LeaderElector({
+        kubeConfig: kubeConfigVia(env, relay.port),
+        namespace: "default",
+        name,
+        leaseDurationMs: LEASE_MS,
+        renewDeadlineMs: RENEW_MS,
+        retryPeriodMs: RETRY_MS,
+        callbacks: cb({ onStartedLeading: () => started.resolve(), onStoppedLeading: () => stopped.resolve() }),
+      });
+      try {
+        const run = elector.run();
+        await withTimeout(started.promise, 10_000, "leads");
+        // Let a renewal or two go through the relay first.
+        await new Promise((r) => setTimeout(r, 2 * RETRY_MS));
+        if (mode === "hangs") relay.cut();
+        else await relay.close();
+        const cutAt = performance.now();
+        await withTimeout(stopped.promise, RENEW_MS + SLACK_MS, "onStoppedLeading");
+        assert.ok(performance.now() - cutAt < RENEW_MS + SLACK_MS);
+        await withTimeout(run, 2000, "run() returns");
+        assert.equal(elector.isLeader(), false);
+        assert.equal(await gaugeValue(name), 0);
+      } finally {
+        await elector.stop();
+        await relay.close().catch(() => undefined);
+      }
+    });
+  }
+});
+
+function cb(over: Partial<ConstructorParameters<typeof LeaderElector>[0]["callbacks"]> = {}) {
+  return { onStartedLeading: () => undefined, onStoppedLeading: () => undefined, ...over };
+}
