@@ -14,6 +14,7 @@ import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import { cronJobCRD } from "./crdgen/crd.ts";
 import { definitionsOf, type Definitions } from "./crdgen/openapi.ts";
+import { managerRoleYAML, ROLE_PATH } from "./crdgen/rbac.ts";
 import * as api from "../api/v1/index.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -63,6 +64,8 @@ function main(): number {
     ),
     renderYAML(cronJobCRD({ definitions: defs, maxDescriptionLength: MAX_DESCRIPTION })),
   );
+  // The manager's ClusterRole, from the controllers' RBAC declarations (controllers/rbac.ts).
+  files.set(ROLE_PATH, managerRoleYAML());
 
   let stale = 0;
   for (const [rel, content] of files) {

@@ -10,8 +10,12 @@ import { hostname } from "node:os";
 import { performance } from "node:perf_hooks";
 import {
   CoordinationV1Api,
+  Observable,
   V1MicroTime,
   type KubeConfig,
+  type ObservableMiddleware,
+  type RequestContext,
+  type ResponseContext,
   type V1Lease,
   type V1LeaseSpec,
 } from "@kubernetes/client-node";
@@ -35,10 +39,14 @@ export interface LeaderCallbacks {
   /**
    * Called once the lease is acquired. `signal` aborts when leadership ends (lost, or stop requested).
    * If a promise is returned, a graceful stop keeps renewing the lease until it settles and only then
-   * releases it, so a successor never overlaps with work that is still winding down.
+   * releases it, so a successor never overlaps with work that is still winding down. That promise
+   * must therefore not wait for stop() itself.
    */
   onStartedLeading(signal: AbortSignal): void | Promise<void>;
-  /** Called once when leadership ends, whether lost or given up by stop(); never if it was never held. */
+  /**
+   * Called once when leadership ends, whether lost or given up by stop() (after the release), just
+   * before run() resolves; never if leadership was never held.
+   */
   onStoppedLeading(): void | Promise<void>;
   /** Called when the observed holder changes to a new non-empty identity (ourselves included). */
   onNewLeader?(identity: string): void | Promise<void>;
@@ -77,18 +85,17 @@ function masterStatus(): Gauge<"name"> {
 
 type RequestOptions = Parameters<CoordinationV1Api["readNamespacedLease"]>[1];
 
-// The object-parameter API runs per-call middleware through wrapOptions, i.e. as promise middleware,
-// although its signature is typed with the Observable flavour. Without a signal a request to an
-// apiserver that stopped answering could hang past renewDeadline and leadership loss would go unnoticed.
+// Without a signal, a request to an apiserver that stopped answering could hang past renewDeadline and
+// the loss of leadership would go unnoticed. The object-parameter API takes Observable middleware.
 function withSignal(signal: AbortSignal): RequestOptions {
-  const middleware = {
-    pre: async (ctx: { setSignal(s: AbortSignal): void }) => {
+  const middleware: ObservableMiddleware = {
+    pre: (ctx: RequestContext) => {
       ctx.setSignal(signal);
-      return ctx;
+      return new Observable(Promise.resolve(ctx));
     },
-    post: async <T>(ctx: T) => ctx,
+    post: (ctx: ResponseContext) => new Observable(Promise.resolve(ctx)),
   };
-  return { middleware: [middleware], middlewareMergeStrategy: "append" } as unknown as RequestOptions;
+  return { middleware: [middleware], middlewareMergeStrategy: "append" };
 }
 
 function toAPIError(e: unknown): unknown {
@@ -102,7 +109,8 @@ function toAPIError(e: unknown): unknown {
 
 function describeError(e: unknown): string {
   if (e instanceof APIError) return `${e.code} ${e.reason}: ${e.message}`;
-  if (e instanceof Error) return `${e.name}: ${e.message}`;
+  // undici reports transport failures as "fetch failed" with the useful part (ECONNREFUSED...) in cause.
+  if (e instanceof Error) return `${e.name}: ${e.message}${e.cause instanceof Error ? ` (${e.cause.message})` : ""}`;
   return String(e);
 }
 
@@ -231,14 +239,21 @@ export class LeaderElector {
       return;
     }
     this.startLeading();
-    const outcome = await this.renewLoop(acquiredAt);
+    let outcome: "lost" | "stopped" = "lost";
+    try {
+      outcome = await this.renewLoop(acquiredAt);
+    } catch (err) {
+      // A bug, not an API error (those are retried): still end leadership cleanly.
+      this.log.error("renewing the lease failed unexpectedly", this.meta({ error: describeError(err) }));
+    }
     this.leading = false;
     this.gauge.set({ name: this.name }, 0);
     this.leadingAbort?.abort();
     if (outcome === "stopped" && this.releaseOnCancel) await this.release();
     // No release after a loss: the work may still be winding down, so the lease must run out instead.
     this.log.info(outcome === "lost" ? "leader election lost" : "stopped leading", this.meta());
-    await this.safeCall("onStoppedLeading", () => this.callbacks.onStoppedLeading());
+    // Not awaited: a callback that awaits stop() (which awaits run()) must not deadlock.
+    void this.safeCall("onStoppedLeading", () => this.callbacks.onStoppedLeading());
   }
 
   /** Resolves with the monotonic time the winning attempt started, or undefined when stopped first. */
@@ -288,7 +303,7 @@ export class LeaderElector {
           return "lost";
         }
         const started = performance.now();
-        const ok = await this.tryAcquireOrRenew(AbortSignal.timeout(remaining));
+        const ok = await this.tryAcquireOrRenew(AbortSignal.timeout(Math.ceil(remaining)));
         this.maybeReportTransition();
         if (ok) {
           lastRenew = started;
@@ -482,7 +497,7 @@ export class LeaderElector {
       const check = () => {
         if (wakeWhen?.()) done();
       };
-      const timer = setTimeout(done, Math.max(0, ms));
+      const timer = setTimeout(done, Math.max(0, Math.ceil(ms)));
       if (wakeWhen) this.waiter = check;
     });
   }

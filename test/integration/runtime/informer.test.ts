@@ -30,7 +30,12 @@ async function counter(name: string, labels: Record<string, string>): Promise<nu
     .reduce((a, v) => a + v.value, 0);
 }
 
-function cm(namespace: string, name: string, data: Record<string, string> = {}, labels: Record<string, string> = {}): ConfigMap {
+function cm(
+  namespace: string,
+  name: string,
+  data: Record<string, string> = {},
+  labels: Record<string, string> = {},
+): ConfigMap {
   return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace, labels }, data };
 }
 
@@ -52,7 +57,9 @@ describe("informer cache on a real apiserver", () => {
 
   it("reflects creates, updates and deletes in the store, the indexes and the handlers", async () => {
     const cache = new Cache(client, { namespace: "inf-a" });
-    cache.indexField<ConfigMap>(Kinds.ConfigMap, "byTeam", (o) => (o.metadata?.labels?.team ? [o.metadata.labels.team] : []));
+    cache.indexField<ConfigMap>(Kinds.ConfigMap, "byTeam", (o) =>
+      o.metadata?.labels?.team ? [o.metadata.labels.team] : [],
+    );
     const inf = cache.informerFor<ConfigMap>(Kinds.ConfigMap);
     const seen: string[] = [];
     inf.addEventHandler({
@@ -65,20 +72,43 @@ describe("informer cache on a real apiserver", () => {
     try {
       assert.equal(await cache.waitForSync(), true);
       assert.equal(cache.get<ConfigMap>(Kinds.ConfigMap, "inf-a", "pre")?.data?.v, "0");
-      assert.equal(cache.get<ConfigMap>(Kinds.ConfigMap, "inf-a", "pre")?.kind, "ConfigMap", "list items get their kind back");
+      assert.equal(
+        cache.get<ConfigMap>(Kinds.ConfigMap, "inf-a", "pre")?.kind,
+        "ConfigMap",
+        "list items get their kind back",
+      );
 
       await client.create(Kinds.ConfigMap, cm("inf-a", "one", { v: "1" }, { team: "x" }));
       await client.create(Kinds.ConfigMap, cm("inf-b", "other-ns", {}, { team: "x" }));
       await eventually("one cached", () => !!inf.get("inf-a", "one"));
-      assert.deepEqual(cache.byIndex(Kinds.ConfigMap, "byTeam", "x").map((o) => o.metadata?.name).sort(), ["one", "pre"]);
+      assert.deepEqual(
+        cache
+          .byIndex(Kinds.ConfigMap, "byTeam", "x")
+          .map((o) => o.metadata?.name)
+          .sort(),
+        ["one", "pre"],
+      );
       assert.equal(inf.get("inf-b", "other-ns"), undefined, "namespace-restricted cache");
 
       const one = await client.get<ConfigMap>(Kinds.ConfigMap, "inf-a", "one");
-      await client.update(Kinds.ConfigMap, { ...one, data: { v: "2" }, metadata: { ...one.metadata, labels: { team: "y" } } });
+      await client.update(Kinds.ConfigMap, {
+        ...one,
+        data: { v: "2" },
+        metadata: { ...one.metadata, labels: { team: "y" } },
+      });
       await eventually("update seen", () => inf.get("inf-a", "one")?.data?.v === "2");
-      assert.deepEqual(cache.byIndex(Kinds.ConfigMap, "byTeam", "x").map((o) => o.metadata?.name), ["pre"]);
-      assert.deepEqual(cache.byIndex(Kinds.ConfigMap, "byTeam", "y").map((o) => o.metadata?.name), ["one"]);
-      assert.deepEqual(cache.list(Kinds.ConfigMap, { labelSelector: "team in (y)" }).map((o) => o.metadata?.name), ["one"]);
+      assert.deepEqual(
+        cache.byIndex(Kinds.ConfigMap, "byTeam", "x").map((o) => o.metadata?.name),
+        ["pre"],
+      );
+      assert.deepEqual(
+        cache.byIndex(Kinds.ConfigMap, "byTeam", "y").map((o) => o.metadata?.name),
+        ["one"],
+      );
+      assert.deepEqual(
+        cache.list(Kinds.ConfigMap, { labelSelector: "team in (y)" }).map((o) => o.metadata?.name),
+        ["one"],
+      );
 
       await client.delete(Kinds.ConfigMap, "inf-a", "one");
       await eventually("delete seen", () => !inf.get("inf-a", "one"));
@@ -105,17 +135,28 @@ describe("informer cache on a real apiserver", () => {
     inf.start();
     try {
       await inf.waitForSync();
-      await eventually("three server-side watch timeouts", async () => (await counter("informer_watches_total", { resource: "configmaps" })) - watches0 >= 4, 20_000);
+      await eventually(
+        "three server-side watch timeouts",
+        async () => (await counter("informer_watches_total", { resource: "configmaps" })) - watches0 >= 4,
+        20_000,
+      );
       await client.create(Kinds.ConfigMap, cm("inf-b", "after-reconnects"));
       await eventually("change after reconnects", () => !!inf.get("inf-b", "after-reconnects"));
-      assert.equal((await counter("informer_lists_total", { resource: "configmaps" })) - lists0, 1, "only the initial list");
+      assert.equal(
+        (await counter("informer_lists_total", { resource: "configmaps" })) - lists0,
+        1,
+        "only the initial list",
+      );
     } finally {
       await inf.stop();
     }
   });
 
   it("recovers after a kube-apiserver restart", async () => {
-    const inf = new Informer<ConfigMap>(client, Kinds.ConfigMap, { namespace: "inf-b", backoff: { initialMs: 100, maxMs: 1000 } });
+    const inf = new Informer<ConfigMap>(client, Kinds.ConfigMap, {
+      namespace: "inf-b",
+      backoff: { initialMs: 100, maxMs: 1000 },
+    });
     inf.start();
     try {
       await inf.waitForSync();
@@ -130,10 +171,16 @@ describe("informer cache on a real apiserver", () => {
   it("relists after 410 Gone and delivers the changes it missed, deletes included", async () => {
     const base = ["keep", "change", "remove"];
     for (const n of base) await client.create(Kinds.ConfigMap, cm("inf-gone", n, { v: "1" }));
-    const inf = new Informer<ConfigMap>(client, Kinds.ConfigMap, { namespace: "inf-gone", backoff: { initialMs: 100, maxMs: 1000 } });
+    const inf = new Informer<ConfigMap>(client, Kinds.ConfigMap, {
+      namespace: "inf-gone",
+      backoff: { initialMs: 100, maxMs: 1000 },
+    });
     const deleted: string[] = [];
     const added: string[] = [];
-    inf.addEventHandler({ onDelete: (o) => deleted.push(o.metadata!.name!), onAdd: (o) => added.push(o.metadata!.name!) });
+    inf.addEventHandler({
+      onDelete: (o) => deleted.push(o.metadata!.name!),
+      onAdd: (o) => added.push(o.metadata!.name!),
+    });
     inf.start();
     const second = new Client(await env.startSecondAPIServer());
     try {
@@ -154,10 +201,23 @@ describe("informer cache on a real apiserver", () => {
       }
       await env.restartAPIServer();
 
-      await eventually("missed changes arrive", () => !inf.get("inf-gone", "remove") && inf.get("inf-gone", "change")?.data?.v === "2" && !!inf.get("inf-gone", "new"), 60_000);
+      await eventually(
+        "missed changes arrive",
+        () =>
+          !inf.get("inf-gone", "remove") &&
+          inf.get("inf-gone", "change")?.data?.v === "2" &&
+          !!inf.get("inf-gone", "new"),
+        60_000,
+      );
       assert.deepEqual(deleted, ["remove"]);
-      assert.deepEqual(added.sort(), ["change", "keep", "new", "remove"].sort().filter((n) => n !== "change" || added.includes("change")));
-      assert.ok((await counter("informer_lists_total", { resource: "configmaps", reason: "gone" })) - gone0 >= 1, "relisted after 410");
+      assert.deepEqual(
+        added.sort(),
+        ["change", "keep", "new", "remove"].sort().filter((n) => n !== "change" || added.includes("change")),
+      );
+      assert.ok(
+        (await counter("informer_lists_total", { resource: "configmaps", reason: "gone" })) - gone0 >= 1,
+        "relisted after 410",
+      );
     } finally {
       second.close();
       await inf.stop();

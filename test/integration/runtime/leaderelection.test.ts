@@ -29,6 +29,21 @@ interface ElectorEvent {
 }
 
 const children = new Set<ChildProcess>();
+const electors = new Set<LeaderElector>();
+
+/** In-process electors are stopped after each test, so a failed one does not keep the process alive. */
+function newElector(opts: ConstructorParameters<typeof LeaderElector>[0]): LeaderElector {
+  const e = new LeaderElector(opts);
+  electors.add(e);
+  return e;
+}
+
+async function cleanUp(): Promise<void> {
+  for (const c of children) c.kill("SIGKILL");
+  children.clear();
+  await Promise.all([...electors].map((e) => e.stop()));
+  electors.clear();
+}
 
 class Candidate {
   readonly identity: string;
@@ -100,11 +115,6 @@ class Candidate {
       check();
     });
   }
-}
-
-function killAll(): void {
-  for (const c of children) c.kill("SIGKILL");
-  children.clear();
 }
 
 function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {
@@ -196,10 +206,10 @@ describe("leader election", { timeout: 120_000 }, () => {
     leases = env.kubeConfig.makeApiClient(CoordinationV1Api);
   });
 
-  afterEach(() => killAll());
+  afterEach(cleanUp);
 
   after(async () => {
-    killAll();
+    await cleanUp();
     await env?.stop();
   });
 
@@ -210,7 +220,7 @@ describe("leader election", { timeout: 120_000 }, () => {
     assert.throws(() => new LeaderElector({ ...base, retryPeriodMs: 0 }), /positive/);
   });
 
-  it("elects exactly one of two processes, and the other takes over after the leader is killed", async () => {
+  it("elects exactly one of two processes, and the other takes over after the leader is killed", async (t) => {
     const a = new Candidate(env, "proc-a", "le-kill");
     const b = new Candidate(env, "proc-b", "le-kill");
     const first = await Promise.any([a.waitFor("started", 20_000), b.waitFor("started", 20_000)]);
@@ -228,13 +238,14 @@ describe("leader election", { timeout: 120_000 }, () => {
     const killedAt = performance.now();
     const limit = LEASE_MS + RETRY_MS * (1 + 1.2) + SLACK_MS;
     const took = await follower.waitFor("started", limit);
+    t.diagnostic(`takeover ${Math.round(took.at - killedAt)} ms after SIGKILL`);
     assert.ok(took.at - killedAt < limit, `took over after ${Math.round(took.at - killedAt)} ms`);
     const later = await leases.readNamespacedLease({ name: "le-kill", namespace: "default" });
     assert.equal(later.spec?.holderIdentity, follower.identity);
     assert.equal(later.spec?.leaseTransitions, (lease.spec?.leaseTransitions ?? 0) + 1);
   });
 
-  it("hands over well within the lease duration when the leader stops gracefully", async () => {
+  it("hands over well within the lease duration when the leader stops gracefully", async (t) => {
     const a = new Candidate(env, "grace-a", "le-release");
     await a.waitFor("started", 20_000);
     const b = new Candidate(env, "grace-b", "le-release");
@@ -246,13 +257,14 @@ describe("leader election", { timeout: 120_000 }, () => {
     await a.waitFor("stopped", 5000);
     assert.equal(await a.exited, 0);
     const took = await b.waitFor("started", LEASE_MS);
+    t.diagnostic(`takeover ${Math.round(took.at - stoppedAt)} ms after SIGTERM`);
     assert.ok(took.at - stoppedAt < LEASE_MS, `took over after ${Math.round(took.at - stoppedAt)} ms`);
   });
 
   it("writes a client-go compatible Lease, releases it on stop, and counts transitions", async () => {
     const name = "le-inproc";
     const startedA = deferred<AbortSignal>();
-    const a = new LeaderElector({
+    const a = newElector({
       kubeConfig: env.kubeConfig,
       namespace: "default",
       name,
@@ -301,7 +313,7 @@ describe("leader election", { timeout: 120_000 }, () => {
 
     const startedB = deferred();
     const newLeaders: string[] = [];
-    const b = new LeaderElector({
+    const b = newElector({
       kubeConfig: env.kubeConfig,
       namespace: "default",
       name,
@@ -328,7 +340,7 @@ describe("leader election", { timeout: 120_000 }, () => {
     const name = "le-stolen";
     const started = deferred<AbortSignal>();
     const stopped = deferred();
-    const elector = new LeaderElector({
+    const elector = newElector({
       kubeConfig: env.kubeConfig,
       namespace: "default",
       name,
@@ -373,7 +385,7 @@ describe("leader election", { timeout: 120_000 }, () => {
       const name = `le-partition-${mode === "hangs" ? "hang" : "refuse"}`;
       const started = deferred();
       const stopped = deferred();
-      const elector = new LeaderElector({
+      const elector = newElector({
         kubeConfig: kubeConfigVia(env, relay.port),
         namespace: "default",
         name,

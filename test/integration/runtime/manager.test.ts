@@ -54,7 +54,11 @@ describe("manager and controller on a real apiserver", () => {
         async reconcile(req: Request) {
           const key = `${req.namespace}/${req.name}`;
           calls.set(key, [...(calls.get(key) ?? []), performance.now()]);
-          const obj = mgr.cache.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, req.namespace, req.name);
+          const obj = mgr.cache.get<KubeObject & { data?: Record<string, string> }>(
+            Kinds.ConfigMap,
+            req.namespace,
+            req.name,
+          );
           switch (obj?.data?.mode) {
             case "requeueAfter":
               return { requeueAfterMs: 300 };
@@ -79,7 +83,12 @@ describe("manager and controller on a real apiserver", () => {
   });
 
   const cm = (name: string, mode: string) =>
-    client.create(Kinds.ConfigMap, { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: NS }, data: { mode } });
+    client.create(Kinds.ConfigMap, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name, namespace: NS },
+      data: { mode },
+    });
 
   it("reconciles the `for` object and the owner of an owned object", async () => {
     const parent = (await cm("parent", "ok")) as KubeObject;
@@ -91,7 +100,9 @@ describe("manager and controller on a real apiserver", () => {
       metadata: {
         name: "child",
         namespace: NS,
-        ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "parent", uid: parent.metadata!.uid!, controller: true }],
+        ownerReferences: [
+          { apiVersion: "v1", kind: "ConfigMap", name: "parent", uid: parent.metadata!.uid!, controller: true },
+        ],
       },
     });
     await eventually("owner reconciled for its child", () => calls.get(`${NS}/parent`)!.length > before);
@@ -113,7 +124,8 @@ describe("manager and controller on a real apiserver", () => {
     await cm("periodic", "requeueAfter");
     await eventually("three reconciles", () => (calls.get(`${NS}/periodic`)?.length ?? 0) >= 3, 10_000);
     const t = calls.get(`${NS}/periodic`)!;
-    for (let i = 1; i < t.length; i++) assert.ok(t[i]! - t[i - 1]! >= 250, `requeued after ${t[i]! - t[i - 1]!} ms, want ≥ 300`);
+    for (let i = 1; i < t.length; i++)
+      assert.ok(t[i]! - t[i - 1]! >= 250, `requeued after ${t[i]! - t[i - 1]!} ms, want ≥ 300`);
   });
 
   it("backs off a failing reconcile exponentially, without crashing or starving others", async () => {
@@ -183,7 +195,13 @@ describe("manager process shutdown", () => {
   function startManager(identity: string, slowMs = 0) {
     const child = spawn(
       process.execPath,
-      [join(import.meta.dirname, "fixtures", "manager.ts"), env.kubeconfigPath, "shutdown-test", identity, String(slowMs)],
+      [
+        join(import.meta.dirname, "fixtures", "manager.ts"),
+        env.kubeconfigPath,
+        "shutdown-test",
+        identity,
+        String(slowMs),
+      ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     children.push(child);
@@ -207,14 +225,25 @@ describe("manager process shutdown", () => {
     const m = startManager("first", 1500);
     await eventually("elected", () => m.lines.some((l) => l.event === "ready"), 30_000);
     const client = new Client(env.kubeConfig);
-    await client.create(Kinds.ConfigMap, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "slow-1", namespace: "default" } });
-    await eventually("slow reconcile started", () => m.lines.some((l) => l.event === "reconcile" && l.name === "slow-1"));
+    await client.create(Kinds.ConfigMap, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "slow-1", namespace: "default" },
+    });
+    await eventually("slow reconcile started", () =>
+      m.lines.some((l) => l.event === "reconcile" && l.name === "slow-1"),
+    );
     m.child.kill("SIGTERM");
     const code = await m.exited;
     assert.equal(code, 0, m.stderr());
-    assert.ok(m.lines.some((l) => l.event === "reconciled" && l.name === "slow-1"), "in-flight reconcile finished");
+    assert.ok(
+      m.lines.some((l) => l.event === "reconciled" && l.name === "slow-1"),
+      "in-flight reconcile finished",
+    );
     assert.ok(m.lines.some((l) => l.event === "stopped"));
-    const lease = await env.kubeConfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ name: "shutdown-test", namespace: "default" });
+    const lease = await env.kubeConfig
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: "shutdown-test", namespace: "default" });
     assert.ok(!lease.spec?.holderIdentity, `lease released, holder ${lease.spec?.holderIdentity}`);
     // A successor takes over at once rather than after the 15 s lease duration.
     const t0 = performance.now();

@@ -1,0 +1,158 @@
+// Command-line flags of the manager, named and defaulted like a kubebuilder project's cmd/main.go.
+// parseFlags never exits: it returns the options or a usage error the caller turns into exit code 2.
+import { parseArgs } from "node:util";
+import { parseBindAddress } from "../runtime/httpserver.ts";
+import { type LogLevel, parseLogLevel } from "../runtime/log.ts";
+
+export interface Flags {
+  metricsBindAddress: string;
+  metricsSecure: boolean;
+  metricsCertPath: string;
+  metricsCertName: string;
+  metricsCertKey: string;
+  healthProbeBindAddress: string;
+  leaderElect: boolean;
+  leaderElectionID: string;
+  leaderElectionNamespace: string;
+  webhookPort: number;
+  webhookCertPath: string;
+  webhookCertName: string;
+  webhookCertKey: string;
+  enableHTTP2: boolean;
+  kubeconfig: string;
+  logLevel: LogLevel;
+  logFormat: "json" | "console";
+  maxConcurrentReconciles: number;
+  enableWebhooks: boolean;
+  help: boolean;
+}
+
+interface FlagSpec {
+  name: string;
+  type: "string" | "boolean";
+  default: string | boolean;
+  help: string;
+}
+
+export const FLAGS: FlagSpec[] = [
+  { name: "metrics-bind-address", type: "string", default: "0", help: 'The address the metrics endpoint binds to. Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.' },
+  { name: "metrics-secure", type: "boolean", default: true, help: "If set, the metrics endpoint is served securely via HTTPS, with authentication and authorization of scrapers (TokenReview, SubjectAccessReview). Use --metrics-secure=false to use HTTP instead." },
+  { name: "metrics-cert-path", type: "string", default: "", help: "The directory that contains the metrics server certificate; empty uses a self-signed certificate generated at start." },
+  { name: "metrics-cert-name", type: "string", default: "tls.crt", help: "The name of the metrics server certificate file." },
+  { name: "metrics-cert-key", type: "string", default: "tls.key", help: "The name of the metrics server key file." },
+  { name: "health-probe-bind-address", type: "string", default: ":8081", help: "The address the probe endpoint binds to (0 disables)." },
+  { name: "leader-elect", type: "boolean", default: false, help: "Enable leader election for controller manager. Enabling this will ensure there is only one active controller manager." },
+  { name: "leader-election-id", type: "string", default: "80807133.tutorial.kubebuilder.io", help: "The name of the Lease used for leader election." },
+  { name: "leader-election-namespace", type: "string", default: "", help: "The namespace of the leader election Lease (default: the pod's namespace from POD_NAMESPACE or the service account, else default)." },
+  { name: "webhook-port", type: "string", default: "9443", help: "The port the admission webhook server listens on." },
+  { name: "webhook-cert-path", type: "string", default: "/tmp/k8s-webhook-server/serving-certs", help: "The directory that contains the webhook certificate." },
+  { name: "webhook-cert-name", type: "string", default: "tls.crt", help: "The name of the webhook certificate file." },
+  { name: "webhook-cert-key", type: "string", default: "tls.key", help: "The name of the webhook key file." },
+  { name: "enable-http2", type: "boolean", default: false, help: "If set, HTTP/2 will be enabled for the metrics and webhook servers (off by default: HTTP/2 Stream Cancellation and Rapid Reset CVEs)." },
+  { name: "kubeconfig", type: "string", default: "", help: "Path to a kubeconfig. Only required if out-of-cluster (default: $KUBECONFIG, in-cluster config, ~/.kube/config)." },
+  { name: "log-level", type: "string", default: "info", help: "Log level: debug, info, warn, error (or a zap-style verbosity: 0 = info, 1+ = debug)." },
+  { name: "log-format", type: "string", default: "json", help: "Log format: json, or console for human-readable development logs." },
+  { name: "max-concurrent-reconciles", type: "string", default: "4", help: "The number of CronJobs reconciled in parallel." },
+  { name: "help", type: "boolean", default: false, help: "Show this help and exit." },
+];
+
+export class UsageError extends Error {
+  constructor(msg: string) {
+    super(msg);
+    this.name = "UsageError";
+  }
+}
+
+export function usage(): string {
+  const lines = ["Usage: manager [flags]", "", "Runs the cronjob-operator controller manager.", "", "Flags:"];
+  for (const f of FLAGS) {
+    const def = f.type === "boolean" ? String(f.default) : JSON.stringify(f.default);
+    lines.push(`  --${f.name}${f.type === "string" ? " string" : ""}`, `        ${f.help} (default ${def})`);
+  }
+  lines.push("", "Environment:", "  ENABLE_WEBHOOKS=false   do not start the admission webhook server", "");
+  return lines.join("\n");
+}
+
+export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): Flags {
+  const options: Record<string, { type: "string" | "boolean" }> = {};
+  for (const f of FLAGS) options[f.name] = { type: f.type };
+  let values: Record<string, string | boolean | undefined>;
+  const { args, explicit } = normaliseBooleans(argv);
+  try {
+    ({ values } = parseArgs({ args, options, strict: true, allowPositionals: false }));
+    for (const [k, v] of explicit) values[k] = v;
+  } catch (err) {
+    throw new UsageError((err as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, ""));
+  }
+  const get = <T extends string | boolean>(name: string): T => (values[name] ?? FLAGS.find((f) => f.name === name)!.default) as T;
+
+  const addr = (name: string): string => {
+    const v = get<string>(name);
+    try {
+      parseBindAddress(v, `--${name}`);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    return v;
+  };
+  const int = (name: string, min: number, max: number): number => {
+    const v = get<string>(name);
+    const n = Number(v);
+    if (!/^\d+$/.test(v) || n < min || n > max) throw new UsageError(`invalid value "${v}" for flag --${name}: must be an integer from ${min} to ${max}`);
+    return n;
+  };
+  let logLevel: LogLevel;
+  try {
+    logLevel = parseLogLevel(get<string>("log-level"));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const logFormat = get<string>("log-format");
+  if (logFormat !== "json" && logFormat !== "console") throw new UsageError(`invalid value "${logFormat}" for flag --log-format: must be json or console`);
+  const enableWebhooksEnv = env.ENABLE_WEBHOOKS;
+  if (enableWebhooksEnv !== undefined && !["true", "false", ""].includes(enableWebhooksEnv)) {
+    throw new UsageError(`invalid value "${enableWebhooksEnv}" for ENABLE_WEBHOOKS: must be true or false`);
+  }
+  return {
+    metricsBindAddress: addr("metrics-bind-address"),
+    metricsSecure: get<boolean>("metrics-secure"),
+    metricsCertPath: get<string>("metrics-cert-path"),
+    metricsCertName: get<string>("metrics-cert-name"),
+    metricsCertKey: get<string>("metrics-cert-key"),
+    healthProbeBindAddress: addr("health-probe-bind-address"),
+    leaderElect: get<boolean>("leader-elect"),
+    leaderElectionID: get<string>("leader-election-id"),
+    leaderElectionNamespace: get<string>("leader-election-namespace"),
+    webhookPort: int("webhook-port", 1, 65535),
+    webhookCertPath: get<string>("webhook-cert-path"),
+    webhookCertName: get<string>("webhook-cert-name"),
+    webhookCertKey: get<string>("webhook-cert-key"),
+    enableHTTP2: get<boolean>("enable-http2"),
+    kubeconfig: get<string>("kubeconfig"),
+    logLevel,
+    logFormat,
+    maxConcurrentReconciles: int("max-concurrent-reconciles", 1, 1000),
+    enableWebhooks: enableWebhooksEnv !== "false",
+    help: get<boolean>("help"),
+  };
+}
+
+/** Go's flag package accepts --flag=true/false for booleans (and one dash); node's parseArgs does not. */
+function normaliseBooleans(argv: string[]): { args: string[]; explicit: Map<string, boolean> } {
+  const bools = new Set(FLAGS.filter((f) => f.type === "boolean").map((f) => f.name));
+  const args: string[] = [];
+  const explicit = new Map<string, boolean>();
+  for (const raw of argv) {
+    const a = /^-[a-z]/.test(raw) ? `-${raw}` : raw;
+    const m = /^--([a-z0-9-]+)=(.*)$/.exec(a);
+    if (m && bools.has(m[1]!)) {
+      const v = m[2]!.toLowerCase();
+      if (v === "true" || v === "1") explicit.set(m[1]!, true);
+      else if (v === "false" || v === "0") explicit.set(m[1]!, false);
+      else throw new UsageError(`invalid boolean value "${m[2]}" for flag --${m[1]}: must be true or false`);
+      continue;
+    }
+    args.push(a);
+  }
+  return { args, explicit };
+}

@@ -1,0 +1,20 @@
+// The manager entrypoint (kubebuilder's cmd/main.go): parse flags, build the manager, register the
+// CronJob controller (and webhooks), run until SIGTERM/SIGINT.
+import { parseFlags, usage, UsageError } from "./flags.ts";
+
+let flags;
+try {
+  flags = parseFlags(process.argv.slice(2));
+} catch (err) {
+  if (!(err instanceof UsageError)) throw err;
+  process.stderr.write(`${err.message}\nRun with --help for the list of flags.\n`);
+  process.exit(2);
+}
+if (flags.help) {
+  process.stdout.write(usage());
+  process.exit(0);
+}
+
+// Loaded after flag parsing so --help and usage errors answer instantly.
+const { run } = await import("./run.ts");
+process.exitCode = await run(flags);

@@ -1,0 +1,70 @@
+// What the CronJob controller reads and writes on batch/v1 Jobs.
+import type { KubeObject, OwnerReference } from "../runtime/kinds.ts";
+import { controllerOf } from "../runtime/kinds.ts";
+import { API_VERSION, KIND } from "../api/v1/index.ts";
+
+export const SCHEDULED_AT_ANNOTATION = "batch.tutorial.kubebuilder.io/scheduled-at";
+export const K8S_SCHEDULED_TIMESTAMP_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestamp";
+
+export interface JobCondition {
+  type: string;
+  status: string;
+  lastTransitionTime?: string;
+  reason?: string;
+  message?: string;
+}
+
+export interface Job extends KubeObject {
+  spec?: Record<string, unknown>;
+  status?: {
+    conditions?: JobCondition[];
+    startTime?: string;
+    completionTime?: string;
+    active?: number;
+    succeeded?: number;
+    failed?: number;
+  };
+}
+
+export type JobClass = "successful" | "failed" | "active";
+
+/** Complete=True → successful, Failed=True → failed, anything else is still running. */
+export function classifyJob(job: Readonly<Job>): JobClass {
+  const conds = job.status?.conditions ?? [];
+  if (conds.some((c) => c.type === "Complete" && c.status === "True")) return "successful";
+  if (conds.some((c) => c.type === "Failed" && c.status === "True")) return "failed";
+  return "active";
+}
+
+/** The time the Job finished: completionTime, else when its final condition turned true. */
+export function finishedAt(job: Readonly<Job>): Date | undefined {
+  if (job.status?.completionTime) return new Date(job.status.completionTime);
+  const c = job.status?.conditions?.find((x) => (x.type === "Complete" || x.type === "Failed") && x.status === "True");
+  return c?.lastTransitionTime ? new Date(c.lastTransitionTime) : undefined;
+}
+
+/** The slot a Job was created for, from our annotation or the upstream controller's. */
+export function scheduledTimeOf(job: Readonly<Job>): Date | undefined {
+  const a = job.metadata?.annotations ?? {};
+  for (const key of [SCHEDULED_AT_ANNOTATION, K8S_SCHEDULED_TIMESTAMP_ANNOTATION]) {
+    const v = a[key];
+    if (v) {
+      const d = new Date(v);
+      if (!Number.isNaN(d.getTime())) return d;
+    }
+  }
+  return undefined;
+}
+
+/** Deterministic Job name for a slot: the idempotency lock against duplicate runs. */
+export function jobNameFor(cronJobName: string, slot: Date): string {
+  return `${cronJobName}-${Math.floor(slot.getTime() / 1000)}`;
+}
+
+/** The controller owner reference if it is a CronJob of our API group (any version). */
+export function cronJobOwnerOf(job: Readonly<KubeObject>): OwnerReference | undefined {
+  const ref = controllerOf(job as KubeObject);
+  if (!ref || ref.kind !== KIND) return undefined;
+  const group = ref.apiVersion.split("/")[0];
+  return group === API_VERSION.split("/")[0] ? ref : undefined;
+}

@@ -1,0 +1,8 @@
+export { ScheduleError, type ScheduleField } from "./errors.ts";
+export { parseGoDuration, formatGoSeconds, type DurationResult } from "./duration.ts";
+export { parseScheduleSpec, type CronFields, type ParsedSpec, type SpecResult } from "./grammar.ts";
+export { parseSchedule, type ParseScheduleResult, type Schedule } from "./schedule.ts";
+export { validateTimeZone, ZoneRules, type Transition } from "./timezone.ts";
+export { CronSlots } from "./slots.ts";
+export { WallClockCron } from "./wallclock.ts";
+export { MISSED_COUNT_CAP, scheduleWindow, type ScheduleWindow, type ScheduleWindowInput } from "./window.ts";

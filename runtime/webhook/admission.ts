@@ -1,0 +1,281 @@
+// admission.k8s.io/v1 wire types and the response builders webhook handlers return (controller-runtime's
+// admission.Allowed/Denied/Patched/Errored, plus apierrors.NewInvalid and the field.Error formats), so a
+// denial reads exactly as it would from a Go operator: `kubectl` users and tests matching on apiserver
+// messages see the same text.
+
+export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
+
+export type Operation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
+
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+export interface GroupVersionResource {
+  group: string;
+  version: string;
+  resource: string;
+}
+
+export interface GroupKind {
+  /** "" for the core group. */
+  group: string;
+  kind: string;
+}
+
+export interface UserInfo {
+  username?: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+export interface AdmissionRequest {
+  uid: string;
+  kind: GroupVersionKind;
+  resource: GroupVersionResource;
+  subResource?: string;
+  requestKind?: GroupVersionKind;
+  requestResource?: GroupVersionResource;
+  requestSubResource?: string;
+  /** Empty on CREATE when the object uses metadata.generateName. */
+  name?: string;
+  namespace?: string;
+  operation: Operation;
+  userInfo: UserInfo;
+  /** The new object; absent on DELETE. */
+  object?: unknown;
+  /** The existing object on UPDATE and DELETE. */
+  oldObject?: unknown;
+  /** Handlers with side effects must not act on dry-run requests. */
+  dryRun?: boolean;
+  /** CreateOptions, UpdateOptions or DeleteOptions. */
+  options?: unknown;
+}
+
+export interface StatusCause {
+  /**
+   * metav1.CauseType (field errors use their FieldErrorType). Go's StatusCause.Type is serialized as
+   * "reason", so that is its name on the wire and in what clients read back.
+   */
+  reason?: string;
+  message?: string;
+  field?: string;
+}
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: StatusCause[];
+  retryAfterSeconds?: number;
+}
+
+/** metav1.Status as carried in AdmissionResponse.status. */
+export interface Status {
+  status?: "Success" | "Failure";
+  code?: number;
+  reason?: string;
+  message?: string;
+  details?: StatusDetails;
+}
+
+export interface AdmissionResponse {
+  uid: string;
+  allowed: boolean;
+  status?: Status;
+  patchType?: "JSONPatch";
+  /** Base64 of a JSON Patch (RFC 6902) document. */
+  patch?: string;
+  auditAnnotations?: Record<string, string>;
+  warnings?: string[];
+}
+
+export interface AdmissionReview {
+  apiVersion: typeof ADMISSION_API_VERSION;
+  kind: "AdmissionReview";
+  request?: AdmissionRequest;
+  response?: AdmissionResponse;
+}
+
+/** What a handler returns; the server fills in the uid from the request. */
+export type AdmissionResult = Omit<AdmissionResponse, "uid"> & { uid?: string };
+
+export type AdmissionHandler = (req: AdmissionRequest) => AdmissionResult | Promise<AdmissionResult>;
+
+export interface JSONPatchOperation {
+  op: "add" | "remove" | "replace" | "move" | "copy" | "test";
+  /** A JSON Pointer; escape keys with escapeJSONPointer (label keys contain "/"). */
+  path: string;
+  value?: unknown;
+  from?: string;
+}
+
+function withWarnings<T extends AdmissionResult>(r: T, warnings: readonly string[] | undefined): T {
+  if (warnings && warnings.length > 0) r.warnings = [...warnings];
+  return r;
+}
+
+/** admission.Allowed: lets the request through; warnings are shown by kubectl as "Warning: ...". */
+export function allowed(warnings?: readonly string[]): AdmissionResult {
+  return withWarnings({ allowed: true, status: { code: 200 } }, warnings);
+}
+
+/**
+ * admission.Denied. A string becomes a 403 Forbidden with that message, as in controller-runtime; pass a
+ * Status (e.g. from invalid()) to control the code, reason and causes the client sees.
+ */
+export function denied(status: Status | string, warnings?: readonly string[]): AdmissionResult {
+  const s: Status =
+    typeof status === "string"
+      ? { status: "Failure", code: 403, reason: "Forbidden", ...(status ? { message: status } : {}) }
+      : { status: "Failure", ...status };
+  return withWarnings({ allowed: false, status: s }, warnings);
+}
+
+/** admission.Errored: the webhook could not decide (the server uses it for handler failures). */
+export function errored(code: number, err: unknown): AdmissionResult {
+  const message = err instanceof Error ? err.message : String(err);
+  return { allowed: false, status: { status: "Failure", code, message } };
+}
+
+/** Allows the request with a JSON Patch; with no operations the response carries no patch at all. */
+export function patched(ops: readonly JSONPatchOperation[], warnings?: readonly string[]): AdmissionResult {
+  const r = allowed(warnings);
+  if (ops.length > 0) {
+    r.patchType = "JSONPatch";
+    r.patch = Buffer.from(JSON.stringify(ops), "utf8").toString("base64");
+  }
+  return r;
+}
+
+/** One JSON Pointer reference token (RFC 6901): "app.kubernetes.io/name" → "app.kubernetes.io~1name". */
+export function escapeJSONPointer(token: string): string {
+  return token.replaceAll("~", "~0").replaceAll("/", "~1");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Field errors (k8s.io/apimachinery/pkg/util/validation/field) and apierrors.NewInvalid
+
+export type FieldErrorType =
+  | "FieldValueNotFound"
+  | "FieldValueRequired"
+  | "FieldValueDuplicate"
+  | "FieldValueInvalid"
+  | "FieldValueNotSupported"
+  | "FieldValueForbidden"
+  | "FieldValueTooLong"
+  | "FieldValueTooMany"
+  | "InternalError";
+
+const TYPE_TEXT: Record<FieldErrorType, string> = {
+  FieldValueNotFound: "Not found",
+  FieldValueRequired: "Required value",
+  FieldValueDuplicate: "Duplicate value",
+  FieldValueInvalid: "Invalid value",
+  FieldValueNotSupported: "Unsupported value",
+  FieldValueForbidden: "Forbidden",
+  FieldValueTooLong: "Too long",
+  FieldValueTooMany: "Too many",
+  InternalError: "Internal error",
+};
+
+// field.Error.ErrorBody prints no value for these types.
+const VALUELESS = new Set<FieldErrorType>([
+  "FieldValueRequired",
+  "FieldValueForbidden",
+  "FieldValueTooLong",
+  "InternalError",
+]);
+
+/** A field.Error: type defaults to FieldValueInvalid, the type validators use most. */
+export interface FieldError {
+  /** The path as field.Path.String() prints it, e.g. "spec.jobTemplate.spec.template" or "spec.ports[0]". */
+  field: string;
+  type?: FieldErrorType;
+  /** The offending value (ignored by Required, Forbidden, TooLong and InternalError). */
+  value?: unknown;
+  detail?: string;
+}
+
+/** field.Required: "<field>: Required value[: <detail>]". */
+export function requiredField(field: string, detail = ""): FieldError {
+  return { field, type: "FieldValueRequired", detail };
+}
+
+/**
+ * field.TooLong, in the apimachinery wording up to v0.30 (the Kubernetes 1.20–1.30 apiservers):
+ * "<field>: Too long: must have at most <max> bytes". apimachinery v0.31 changed the detail to
+ * "may not be more than <max> bytes"; the older text is kept so messages match the clusters this
+ * project targets.
+ */
+export function tooLongField(field: string, value: unknown, maxLength: number): FieldError {
+  return { field, type: "FieldValueTooLong", value, detail: `must have at most ${maxLength} bytes` };
+}
+
+/** field.Invalid: "<field>: Invalid value: <value>: <detail>". */
+export function invalidField(field: string, value: unknown, detail: string): FieldError {
+  return { field, type: "FieldValueInvalid", value, detail };
+}
+
+/**
+ * Go's rendering of a bad value in field.Error.ErrorBody: %v for numbers and booleans, %q for strings
+ * (JSON quoting here, identical for printable text), "null" for nil. Go prints other values with %#v,
+ * which has no JavaScript counterpart; JSON is the readable stand-in.
+ */
+function formatValue(value: unknown): string {
+  if (value === null || value === undefined) return "null";
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** field.Error.ErrorBody: the message of a StatusCause, without the field. */
+export function fieldErrorBody(e: FieldError): string {
+  const type = e.type ?? "FieldValueInvalid";
+  let s = TYPE_TEXT[type];
+  if (!VALUELESS.has(type)) s += `: ${formatValue(e.value)}`;
+  if (e.detail) s += `: ${e.detail}`;
+  return s;
+}
+
+/** field.Error.Error(): "<field>: <body>". */
+export function fieldErrorString(e: FieldError): string {
+  return `${e.field}: ${fieldErrorBody(e)}`;
+}
+
+/**
+ * apierrors.NewInvalid: 422 Invalid, one cause per error, and the message
+ * `<Kind>[.<group>] "<name>" is invalid: <errors>` where several distinct errors are listed in
+ * brackets, comma-separated (ErrorList.ToAggregate drops repeated messages). Wrap it with denied().
+ */
+export function invalid(kind: GroupKind, name: string, errors: readonly FieldError[]): Status {
+  const qualified = kind.group ? `${kind.kind}.${kind.group}` : kind.kind;
+  const messages = [...new Set(errors.map(fieldErrorString))];
+  // Go prints a nil aggregate (no errors) as "<nil>".
+  const aggregate = messages.length === 0 ? "<nil>" : messages.length === 1 ? messages[0] : `[${messages.join(", ")}]`;
+  return {
+    status: "Failure",
+    code: 422,
+    reason: "Invalid",
+    message: `${qualified} ${JSON.stringify(name)} is invalid: ${aggregate}`,
+    details: {
+      name,
+      // Go's omitempty: the core group is left out rather than sent as "".
+      ...(kind.group ? { group: kind.group } : {}),
+      kind: kind.kind,
+      causes: errors.map((e) => ({
+        reason: e.type ?? "FieldValueInvalid",
+        message: fieldErrorBody(e),
+        field: e.field,
+      })),
+    },
+  };
+}

@@ -1,0 +1,41 @@
+// Webhook metrics under controller-runtime's names (pkg/webhook/internal/metrics), so dashboards and alerts
+// written for Go operators work unchanged. The "webhook" label is the registered path, never a
+// client-chosen one: unknown paths are not counted, which keeps the label set bounded.
+import { Counter, Gauge, Histogram } from "prom-client";
+import { getOrCreate, metricsRegistry } from "../metrics/registry.ts";
+
+const registers = [metricsRegistry];
+
+export const requestLatency = getOrCreate(
+  "controller_runtime_webhook_latency_seconds",
+  () =>
+    // prom-client's default buckets are Prometheus' DefBuckets, which controller-runtime uses.
+    new Histogram({
+      name: "controller_runtime_webhook_latency_seconds",
+      help: "Histogram of the latency of processing admission requests",
+      labelNames: ["webhook"],
+      registers,
+    }),
+) as Histogram<"webhook">;
+
+export const requestTotal = getOrCreate(
+  "controller_runtime_webhook_requests_total",
+  () =>
+    new Counter({
+      name: "controller_runtime_webhook_requests_total",
+      help: "Total number of admission requests by HTTP status code.",
+      labelNames: ["webhook", "code"],
+      registers,
+    }),
+) as Counter<"webhook" | "code">;
+
+export const requestInFlight = getOrCreate(
+  "controller_runtime_webhook_requests_in_flight",
+  () =>
+    new Gauge({
+      name: "controller_runtime_webhook_requests_in_flight",
+      help: "Current number of admission requests being served.",
+      labelNames: ["webhook"],
+      registers,
+    }),
+) as Gauge<"webhook">;

@@ -1,0 +1,198 @@
+// The CronJob controller running inside a manager: the kubebuilder tutorial's controller test (real
+// clock), a fake-clock run through the watch → queue → reconcile path, and a no-hot-loop check.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { API_VERSION, KIND, type CronJob } from "../../../api/v1/index.ts";
+import { FakeClock } from "../../../controllers/clock.ts";
+import { CronJobKind, CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
+import { cronJobOwnerOf, type Job } from "../../../controllers/job.ts";
+import { Client } from "../../../runtime/client.ts";
+import { Kinds } from "../../../runtime/kinds.ts";
+import { discardLogger } from "../../../runtime/log.ts";
+import { Manager } from "../../../runtime/manager.ts";
+import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
+import { TestEnv } from "../../envtest/index.ts";
+
+async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000, everyMs = 250): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  assert.fail(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+}
+
+async function consistently(what: string, fn: () => Promise<boolean>, durationMs: number, everyMs = 250): Promise<void> {
+  const end = Date.now() + durationMs;
+  while (Date.now() < end) {
+    assert.ok(await fn(), `${what} stopped holding`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+const template = {
+  spec: { template: { spec: { restartPolicy: "OnFailure", containers: [{ name: "test-container", image: "test-image" }] } } },
+};
+
+function startManager(env: TestEnv, clock?: FakeClock) {
+  const mgr = new Manager({ kubeConfig: env.kubeConfig, logger: discardLogger });
+  CronJobReconciler.setupWithManager(mgr, clock ? { clock } : {});
+  const stop = new AbortController();
+  const running = mgr.start(stop.signal);
+  return {
+    mgr,
+    async stop() {
+      stop.abort();
+      await running;
+    },
+  };
+}
+
+describe("CronJob controller (ported from the kubebuilder tutorial; real clock)", () => {
+  let env: TestEnv;
+  let client: Client;
+  let m: ReturnType<typeof startManager>;
+  before(async () => {
+    env = await TestEnv.start();
+    client = new Client(env.kubeConfig);
+    m = startManager(env);
+    await m.mgr.elected();
+  });
+  after(async () => {
+    await m?.stop();
+    client?.close();
+    await env?.stop();
+  });
+
+  it("adds a running Job to status.active and keeps the newest finished Jobs", async () => {
+    const ns = "default";
+    const cronJob = await client.create<CronJob>(CronJobKind, {
+      apiVersion: API_VERSION,
+      kind: KIND,
+      metadata: { name: "test-cronjob", namespace: ns },
+      spec: { schedule: "1 * * * *", jobTemplate: template, successfulJobsHistoryLimit: 1, failedJobsHistoryLimit: 1 },
+    } as unknown as CronJob);
+    const get = () => client.get<CronJob>(CronJobKind, ns, "test-cronjob");
+
+    // Ensure there are no active Jobs yet.
+    await consistently("no active Jobs", async () => ((await get()).status?.active?.length ?? 0) === 0, 10_000);
+
+    const owner = [{ apiVersion: API_VERSION, kind: KIND, name: "test-cronjob", uid: cronJob.metadata.uid!, controller: true, blockOwnerDeletion: true }];
+    const job = (name: string) =>
+      ({
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: { name, namespace: ns, ownerReferences: owner },
+        spec: template.spec,
+      }) as unknown as Job;
+    await client.create(Kinds.Job, job("test-job"));
+    const c = await eventually("test-job in status.active", async () => {
+      const cj = await get();
+      return cj.status?.active?.some((a) => a.name === "test-job") ? cj : undefined;
+    });
+    const available = c.status?.conditions?.find((x) => x.type === "Available");
+    assert.equal(available?.status, "True");
+    assert.equal(available?.reason, "JobsActive");
+
+    // History: of two failed and two successful Jobs, the older of each is deleted.
+    const now = Date.now();
+    const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const finished: Array<[string, "Complete" | "Failed", number]> = [
+      ["failed-old", "Failed", now - 60_000],
+      ["failed-new", "Failed", now + 1000],
+      ["ok-old", "Complete", now - 60_000],
+      ["ok-new", "Complete", now + 1000],
+    ];
+    for (const [name, outcome, start] of finished) {
+      await client.create(Kinds.Job, job(name));
+      const j = await client.get<Job>(Kinds.Job, ns, name);
+      j.status = {
+        startTime: iso(start),
+        conditions: [{ type: outcome, status: "True", lastTransitionTime: iso(start + 500) }],
+        ...(outcome === "Complete" ? { completionTime: iso(start + 500), succeeded: 1 } : { failed: 1 }),
+      };
+      await client.updateStatus(Kinds.Job, j);
+    }
+    await eventually("older finished Jobs deleted", async () => {
+      const names = (await client.list<Job>(Kinds.Job, { namespace: ns })).items.map((j) => j.metadata!.name);
+      return !names.includes("failed-old") && !names.includes("ok-old") ? names : undefined;
+    });
+    // (A run of the real schedule at hh:01 would add a test-cronjob-<time> Job; it is not part of this.)
+    const names = (await client.list<Job>(Kinds.Job, { namespace: ns })).items
+      .map((j) => j.metadata!.name!)
+      .filter((n) => !n.startsWith("test-cronjob-"))
+      .sort();
+    assert.deepEqual(names, ["failed-new", "ok-new", "test-job"]);
+  });
+});
+
+describe("CronJob controller through the manager (fake clock)", () => {
+  let env: TestEnv;
+  let client: Client;
+  before(async () => {
+    env = await TestEnv.start();
+    client = new Client(env.kubeConfig);
+  });
+  after(async () => {
+    client?.close();
+    await env?.stop();
+  });
+
+  it("creates exactly one Job for a due slot through watch events, and does not hot-loop on bad input", async () => {
+    const ns = "default";
+    const clock = new FakeClock(new Date());
+    const m = startManager(env, clock);
+    try {
+      await m.mgr.elected();
+      const created = await client.create<CronJob>(CronJobKind, {
+        apiVersion: API_VERSION,
+        kind: KIND,
+        metadata: { name: "every-minute", namespace: ns },
+        spec: { schedule: "* * * * *", jobTemplate: template },
+      } as unknown as CronJob);
+      const c = new Date(created.metadata.creationTimestamp!).getTime();
+      // Move the fake clock past the next minute and poke the CronJob (a label change).
+      const slot = Math.floor(c / 60_000) * 60_000 + 60_000;
+      clock.set(new Date(slot + 2000));
+      const cj = await client.get<CronJob>(CronJobKind, ns, "every-minute");
+      cj.metadata.labels = { poke: "1" };
+      await client.update(CronJobKind, cj);
+      const jobs = await eventually("one Job", async () => {
+        const items = (await client.list<Job>(Kinds.Job, { namespace: ns })).items.filter((j) => cronJobOwnerOf(j)?.uid === created.metadata.uid);
+        return items.length > 0 ? items : undefined;
+      });
+      await new Promise((r) => setTimeout(r, 1500)); // Job events bring more reconciles: still one Job
+      const again = (await client.list<Job>(Kinds.Job, { namespace: ns })).items.filter((j) => cronJobOwnerOf(j)?.uid === created.metadata.uid);
+      assert.equal(again.length, 1);
+      assert.equal(jobs[0]!.metadata!.name, `every-minute-${slot / 1000}`);
+
+      // Webhooks off: an unparseable schedule must settle, not spin.
+      const count = async () =>
+        ((await metricsRegistry.getSingleMetric("controller_runtime_reconcile_total")?.get())?.values ?? [])
+          .filter((v) => v.labels.controller === "cronjob")
+          .reduce((a, v) => a + v.value, 0);
+      await client.create(CronJobKind, {
+        apiVersion: API_VERSION,
+        kind: KIND,
+        metadata: { name: "broken", namespace: ns },
+        spec: { schedule: "not a schedule", jobTemplate: template },
+      } as unknown as CronJob);
+      await eventually("Degraded condition", async () => {
+        const b = await client.get<CronJob>(CronJobKind, ns, "broken");
+        return b.status?.conditions?.some((x) => x.type === "Degraded" && x.reason === "InvalidSchedule") ?? false;
+      });
+      const before = await count();
+      await new Promise((r) => setTimeout(r, 3000));
+      const during = (await count()) - before;
+      assert.ok(during <= 2, `${during} reconciles in 3 s with nothing changing`);
+    } finally {
+      await m.stop();
+    }
+  });
+});

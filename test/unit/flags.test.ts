@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { parseFlags, usage, UsageError } from "../../cmd/flags.ts";
+
+describe("manager flags", () => {
+  it("has kubebuilder's defaults", () => {
+    const f = parseFlags([], {});
+    assert.equal(f.metricsBindAddress, "0");
+    assert.equal(f.metricsSecure, true);
+    assert.equal(f.healthProbeBindAddress, ":8081");
+    assert.equal(f.leaderElect, false);
+    assert.equal(f.webhookPort, 9443);
+    assert.equal(f.webhookCertPath, "/tmp/k8s-webhook-server/serving-certs");
+    assert.equal(f.webhookCertName, "tls.crt");
+    assert.equal(f.webhookCertKey, "tls.key");
+    assert.equal(f.enableHTTP2, false);
+    assert.equal(f.enableWebhooks, true);
+    assert.equal(f.logLevel, "info");
+  });
+
+  it("accepts Go-style spellings", () => {
+    const f = parseFlags(["-leader-elect", "--metrics-secure=false", "--metrics-bind-address=:8443", "--log-level", "debug", "--enable-http2=true"], {
+      ENABLE_WEBHOOKS: "false",
+    });
+    assert.equal(f.leaderElect, true);
+    assert.equal(f.metricsSecure, false);
+    assert.equal(f.metricsBindAddress, ":8443");
+    assert.equal(f.logLevel, "debug");
+    assert.equal(f.enableHTTP2, true);
+    assert.equal(f.enableWebhooks, false);
+  });
+
+  const bad: Array<[string[], NodeJS.ProcessEnv, RegExp]> = [
+    [["--metrics-bind-address=8080"], {}, /8080/],
+    [["--webhook-port=99999"], {}, /--webhook-port.*99999|99999.*--webhook-port/],
+    [["--max-concurrent-reconciles=zero"], {}, /--max-concurrent-reconciles.*"zero"|"zero".*--max-concurrent-reconciles/],
+    [["--log-level=loud"], {}, /--log-level.*loud/],
+    [["--log-format=xml"], {}, /--log-format.*xml/],
+    [["--leader-elect=maybe"], {}, /--leader-elect.*maybe|maybe.*--leader-elect/],
+    [["--no-such-flag"], {}, /no-such-flag/],
+    [[], { ENABLE_WEBHOOKS: "nope" }, /ENABLE_WEBHOOKS.*nope/],
+  ];
+  for (const [args, env, msg] of bad) {
+    it(`rejects ${args.join(" ") || JSON.stringify(env)} with a message naming the flag and value`, () => {
+      assert.throws(() => parseFlags(args, env), (e: unknown) => e instanceof UsageError && msg.test((e as Error).message));
+    });
+  }
+
+  it("lists every flag with its default in --help", () => {
+    const u = usage();
+    for (const f of ["--metrics-bind-address", "--metrics-secure", "--health-probe-bind-address", "--leader-elect", "--leader-election-id", "--webhook-port", "--webhook-cert-path", "--kubeconfig", "--log-level", "--max-concurrent-reconciles"]) {
+      assert.match(u, new RegExp(`${f}\\b`));
+    }
+    assert.match(u, /\(default ":8081"\)/);
+  });
+
+  it("the binary exits 2 on a bad flag and 0 on --help", () => {
+    const main = join(import.meta.dirname, "..", "..", "cmd", "main.ts");
+    const bad = spawnSync(process.execPath, [main, "--webhook-port=abc"], { encoding: "utf8" });
+    assert.equal(bad.status, 2, bad.stderr);
+    assert.match(bad.stderr, /--webhook-port/);
+    const help = spawnSync(process.execPath, [main, "--help"], { encoding: "utf8" });
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /--metrics-bind-address/);
+  });
+});
