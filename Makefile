@@ -10,6 +10,10 @@ NODE_MODULES := node_modules/.installed
 NODE := $(CURDIR)/node_modules/.bin/node
 NPM_RUN := PATH="$(CURDIR)/node_modules/.bin:$$PATH" npm run --silent
 KUBECTL ?= kubectl
+# The manager image that docker-build/docker-push build and push and deploy/build-installer deploy.
+IMG ?= controller:latest
+# The container tool that builds and pushes the image.
+CONTAINER_TOOL ?= docker
 CRD_DIR := config/crd/bases
 
 .PHONY: all
@@ -62,9 +66,48 @@ test-unit: $(NODE_MODULES) ## Run the unit tests only (no control plane).
 
 ##@ Build
 
+.PHONY: run
+run: $(NODE_MODULES) manifests ## Run the operator from source: against the current cluster, or (no cluster / LOCAL=1) a local control plane. ARGS=... passes flags.
+	LOCAL="$(LOCAL)" exec $(NODE) hack/run.ts $(ARGS)
+
 .PHONY: build
 build: $(NODE_MODULES) ## Compile TypeScript to dist/.
 	$(NPM_RUN) build
+
+.PHONY: lint-dockerfile
+lint-dockerfile: $(NODE_MODULES) ## Check the Dockerfile statically (stages, non-root user, no dev deps, entrypoint = build output).
+	$(NODE) hack/lint-dockerfile.ts
+
+# docker-build/docker-push need a container engine; say so plainly instead of failing on a socket error.
+CHECK_CONTAINER_ENGINE = if ! $(CONTAINER_TOOL) info >/dev/null 2>&1; then \
+	  echo "$@ needs a running container engine, but '$(CONTAINER_TOOL) info' failed (is the Docker daemon running?)." >&2; \
+	  echo "Without one, 'make lint-dockerfile' checks the Dockerfile statically." >&2; exit 1; fi
+
+.PHONY: docker-build
+docker-build: ## Build the manager image $(IMG) (needs a running Docker engine).
+	@$(CHECK_CONTAINER_ENGINE)
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the manager image $(IMG) (needs a running Docker engine).
+	@$(CHECK_CONTAINER_ENGINE)
+	$(CONTAINER_TOOL) push $(IMG)
+
+# `kubectl kustomize config/default` with the manager image set to $(IMG). kubectl's built-in kustomize has
+# no `edit set image`, so a throwaway overlay in a temp dir patches the image: config/ is never modified.
+KUSTOMIZE_DEFAULT = overlay="$$(mktemp -d)"; trap 'rm -rf "$$overlay"' EXIT; \
+	printf '%s\n' 'apiVersion: kustomize.config.k8s.io/v1beta1' 'kind: Kustomization' 'resources:' \
+	  "- $$(realpath --relative-to="$$overlay" config/default)" 'patches:' \
+	  '- target: {kind: Deployment, labelSelector: control-plane=controller-manager}' '  patch: |-' \
+	  '    [{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "$(IMG)"}]' \
+	  >"$$overlay/kustomization.yaml"; \
+	$(KUBECTL) kustomize "$$overlay"
+
+.PHONY: build-installer
+build-installer: manifests ## Write dist/install.yaml: the CRD and everything to deploy the manager with image $(IMG).
+	@mkdir -p dist
+	@echo "kubectl kustomize config/default (image $(IMG)) > dist/install.yaml"
+	@$(KUSTOMIZE_DEFAULT) >"$$overlay/install.yaml"; mv "$$overlay/install.yaml" dist/install.yaml
 
 ##@ Deployment
 
@@ -75,3 +118,13 @@ install: ## Install the CRDs into the cluster of the current kubeconfig context 
 .PHONY: uninstall
 uninstall: ## Remove the CRDs from the cluster (and with them every CronJob).
 	$(KUBECTL) delete --ignore-not-found -f $(CRD_DIR)
+
+.PHONY: deploy
+deploy: manifests ## Deploy the manager (image $(IMG)) to the current cluster: config/default, server-side apply. Needs cert-manager.
+	@echo "kubectl kustomize config/default (image $(IMG)) | $(KUBECTL) apply --server-side --force-conflicts -f -"
+	@$(KUSTOMIZE_DEFAULT) | $(KUBECTL) apply --server-side --force-conflicts -f -
+
+.PHONY: undeploy
+undeploy: ## Remove what deploy applied (CRD, CronJobs, namespace, RBAC, webhooks) from the current cluster.
+	@echo "kubectl kustomize config/default | $(KUBECTL) delete --ignore-not-found -f -"
+	@$(KUSTOMIZE_DEFAULT) | $(KUBECTL) delete --ignore-not-found -f -

@@ -1,8 +1,13 @@
 // Wiring of the manager process; cmd/main.ts parses flags and calls run().
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { selfSignedCertificate } from "../runtime/metrics/auth.ts";
 import { CronJobReconciler } from "../controllers/cronjob_controller.ts";
 import { loadKubeConfig } from "../runtime/kubeconfig.ts";
 import { createLogger, setDefaultLogger } from "../runtime/log.ts";
 import { LeaderElectionLostError, Manager, setupSignalHandler } from "../runtime/manager.ts";
+import { webhookRunnable } from "../runtime/webhook/runnable.ts";
+import { cronJobWebhookHandlers } from "../webhooks/cronjob_webhook.ts";
 import type { Flags } from "./flags.ts";
 
 export async function run(flags: Flags): Promise<number> {
@@ -18,10 +23,27 @@ export async function run(flags: Flags): Promise<number> {
     return 1;
   }
 
+  // --metrics-secure: HTTPS with the given certificate (or a self-signed one) and authn/authz of scrapers.
+  let metricsTLS: { cert: string | Buffer; key: string | Buffer } | undefined;
+  if (flags.metricsSecure && flags.metricsBindAddress !== "0") {
+    try {
+      metricsTLS = flags.metricsCertPath
+        ? {
+            cert: readFileSync(join(flags.metricsCertPath, flags.metricsCertName)),
+            key: readFileSync(join(flags.metricsCertPath, flags.metricsCertKey)),
+          }
+        : await selfSignedCertificate();
+    } catch (err) {
+      setupLog.error("unable to load the metrics server certificate", err, { path: flags.metricsCertPath });
+      return 1;
+    }
+  }
+
   const mgr = new Manager({
     kubeConfig,
     logger: log,
     metricsBindAddress: flags.metricsBindAddress,
+    ...(metricsTLS ? { metricsServer: { tls: metricsTLS }, metricsAuth: true } : {}),
     healthProbeBindAddress: flags.healthProbeBindAddress,
     leaderElection: flags.leaderElect,
     leaderElectionID: flags.leaderElectionID,
@@ -30,6 +52,21 @@ export async function run(flags: Flags): Promise<number> {
     userAgent: "cronjob-operator",
   });
   CronJobReconciler.setupWithManager(mgr, { maxConcurrentReconciles: flags.maxConcurrentReconciles });
+
+  // ENABLE_WEBHOOKS=false (e.g. `make run` against a cluster without the certificates) serves none.
+  if (flags.enableWebhooks) {
+    const webhooks = webhookRunnable({
+      port: flags.webhookPort,
+      certDir: flags.webhookCertPath,
+      certName: flags.webhookCertName,
+      keyName: flags.webhookCertKey,
+      enableHTTP2: flags.enableHTTP2,
+      handlers: cronJobWebhookHandlers(),
+      logger: log.withName("webhook"),
+    });
+    mgr.add(webhooks);
+    mgr.addReadyzCheck("webhook", webhooks.checker);
+  }
 
   setupLog.info("starting manager");
   try {

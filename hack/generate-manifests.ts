@@ -15,6 +15,7 @@ import { stringify } from "yaml";
 import { cronJobCRD } from "./crdgen/crd.ts";
 import { definitionsOf, type Definitions } from "./crdgen/openapi.ts";
 import { managerRoleYAML, ROLE_PATH } from "./crdgen/rbac.ts";
+import { webhookConfigurations } from "./crdgen/webhook.ts";
 import * as api from "../api/v1/index.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -66,6 +67,8 @@ function main(): number {
   );
   // The manager's ClusterRole, from the controllers' RBAC declarations (controllers/rbac.ts).
   files.set(ROLE_PATH, managerRoleYAML());
+  // The admission webhook configurations, from the webhook declarations (webhooks/cronjob_webhook.ts).
+  files.set(join("config", "webhook", "manifests.yaml"), webhookConfigurations().map(renderYAML).join(""));
 
   let stale = 0;
   for (const [rel, content] of files) {

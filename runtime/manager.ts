@@ -11,6 +11,7 @@ import type { Recorder } from "./events/types.ts";
 import type { KubeObject, ResourceKind } from "./kinds.ts";
 import { LeaderElector } from "./leaderelection.ts";
 import { log as defaultLogger, type Logger } from "./log.ts";
+import { authenticatedAuthorizedFilter } from "./metrics/auth.ts";
 import { startMetricsServer, type MetricsServerOptions } from "./metrics/server.ts";
 import { eventLoopCheck, startProbeServer, type Checker, type ProbeServer } from "./probes.ts";
 import type { RateLimiter } from "./workqueue/index.ts";
@@ -22,6 +23,8 @@ export interface ManagerOptions {
   metricsBindAddress?: string;
   /** Extra options for the metrics server (TLS, an authn/authz filter). */
   metricsServer?: Pick<MetricsServerOptions, "tls" | "filter">;
+  /** Authenticate (TokenReview) and authorize (SubjectAccessReview) scrapers (--metrics-secure). */
+  metricsAuth?: boolean;
   /** "0" (default) disables. */
   healthProbeBindAddress?: string;
   leaderElection?: boolean;
@@ -139,6 +142,8 @@ export class Manager {
     const grace = this.o.gracefulShutdownTimeoutMs ?? 30_000;
     const runCtl = new AbortController(); // stops leader-only runnables
     const lost = new AbortController();
+    let runnableError: unknown;
+    const failed = new AbortController(); // a runnable failed: stop everything, as controller-runtime does
     const stopAll = () => runCtl.abort();
     signal.addEventListener("abort", stopAll, { once: true });
 
@@ -146,6 +151,7 @@ export class Manager {
       bindAddress: this.o.metricsBindAddress ?? "0",
       logger: this.log.withName("metrics"),
       ...this.o.metricsServer,
+      ...(this.o.metricsAuth ? { filter: authenticatedAuthorizedFilter(this.client) } : {}),
     });
     const probes: ProbeServer = await startProbeServer({ bindAddress: this.o.healthProbeBindAddress ?? "0", logger: this.log.withName("probes") });
     const loop = eventLoopCheck();
@@ -167,6 +173,8 @@ export class Manager {
         running.push(
           r.start(runCtl.signal).catch((err: unknown) => {
             this.log.error("runnable failed", err, { runnable: r.name });
+            runnableError ??= new Error(`${r.name}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+            failed.abort();
           }),
         );
       }
@@ -212,9 +220,10 @@ export class Manager {
       }
 
       await new Promise<void>((resolve) => {
-        if (signal.aborted || lost.signal.aborted) return resolve();
+        if (signal.aborted || lost.signal.aborted || failed.signal.aborted) return resolve();
         signal.addEventListener("abort", () => resolve(), { once: true });
         lost.signal.addEventListener("abort", () => resolve(), { once: true });
+        failed.signal.addEventListener("abort", () => resolve(), { once: true });
       });
     } finally {
       this.log.info("Stopping and waiting for runnables");
@@ -237,6 +246,7 @@ export class Manager {
       this.log.info("Manager stopped");
     }
     if (lost.signal.aborted) throw new LeaderElectionLostError(this.o.leaderElectionID ?? "");
+    if (runnableError) throw runnableError;
   }
 
   private becomeLeader(startRunnables: (leaderOnly: boolean) => void): void {

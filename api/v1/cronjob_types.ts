@@ -181,7 +181,7 @@ export const printerColumns = [
   { name: "Suspend", type: "boolean", jsonPath: ".spec.suspend" },
   { name: "Active", type: "integer", jsonPath: ".status.activeCount" },
   { name: "Last Schedule", type: "date", jsonPath: ".status.lastScheduleTime" },
-  { name: "Next Schedule", type: "date", jsonPath: ".status.nextScheduleTime", priority: 0 },
+  { name: "Next Schedule", type: "string", jsonPath: ".status.nextScheduleTime" },
   { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
 ] as const;
 

@@ -394,7 +394,9 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
 
   const address = server.address() as AddressInfo;
   const wildcard = address.address === "::" || address.address === "0.0.0.0";
-  const dialHost = wildcard ? (address.family === "IPv6" ? "::1" : "127.0.0.1") : address.address;
+  // Like httpserver.ts: a wildcard bind is reached over IPv4 loopback, which dual-stack sockets accept
+  // and which serving certificates for local testing name.
+  const dialHost = wildcard ? "127.0.0.1" : address.address;
   const url = `https://${dialHost.includes(":") ? `[${dialHost}]` : dialHost}:${address.port}`;
   logger.info("Serving webhook server", {
     host,

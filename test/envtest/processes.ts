@@ -28,9 +28,20 @@ function installExitHook(): void {
     for (const p of live) p.killNow();
     for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
   });
+  if (!exitOnSignals) return;
   for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
     process.once(sig, () => process.exit(128 + (sig === "SIGINT" ? 2 : sig === "SIGTERM" ? 15 : 1)));
   }
+}
+
+let exitOnSignals = true;
+
+/**
+ * By default SIGINT/SIGTERM exit the process (and the exit hook takes the control plane down). A
+ * program that shuts down gracefully on its own (make run) turns that off before starting anything.
+ */
+export function handleSignalsYourself(): void {
+  exitOnSignals = false;
 }
 
 /** Remove `dir` when the process exits, however it exits (short of SIGKILL). */

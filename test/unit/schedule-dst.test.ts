@@ -48,7 +48,7 @@ function localTime(iso: string, timeZone: string): string {
     hour: "2-digit",
     minute: "2-digit",
     hourCycle: "h23",
-    timeZoneName: "short",
+    timeZoneName: "longOffset",
   }).format(new Date(`${iso}:00Z`));
 }
 
@@ -66,14 +66,14 @@ describe("DST: America/New_York", () => {
   it("spring forward (2026-03-08 02:00 -> 03:00): 30 2 * * * fires once, at 03:30 EDT", () => {
     const found = both(must("30 2 * * *", tz), "2026-03-06T12:00Z", "2026-03-10T12:00Z");
     assert.deepEqual(found, ["2026-03-07T07:30", "2026-03-08T07:30", "2026-03-09T06:30", "2026-03-10T06:30"]);
-    assert.equal(localTime("2026-03-08T07:30", tz), "03:30 EDT");
+    assert.equal(localTime("2026-03-08T07:30", tz), "03:30 GMT-04:00");
     assertOncePerLocalDay(found, tz, ["2026-03-07", "2026-03-08", "2026-03-09", "2026-03-10"]);
   });
 
   it("fall back (2026-11-01 02:00 -> 01:00): 30 1 * * * fires once, at the first 01:30 (05:30Z)", () => {
     const found = both(must("30 1 * * *", tz), "2026-10-30T12:00Z", "2026-11-03T12:00Z");
     assert.deepEqual(found, ["2026-10-31T05:30", "2026-11-01T05:30", "2026-11-02T06:30", "2026-11-03T06:30"]);
-    assert.equal(localTime("2026-11-01T05:30", tz), "01:30 EDT");
+    assert.equal(localTime("2026-11-01T05:30", tz), "01:30 GMT-04:00");
   });
 
   it("fall back: 30 2 * * * (not repeated) fires once per day", () => {
@@ -90,15 +90,15 @@ describe("DST: America/New_York", () => {
       "2026-11-01T07:00",
       "2026-11-01T08:00",
     ]);
-    assert.equal(localTime("2026-11-01T05:00", tz), "01:00 EDT");
-    assert.equal(localTime("2026-11-01T06:00", tz), "01:00 EST");
+    assert.equal(localTime("2026-11-01T05:00", tz), "01:00 GMT-04:00");
+    assert.equal(localTime("2026-11-01T06:00", tz), "01:00 GMT-05:00");
     assert.deepEqual(both(must("0 * * * *", tz), "2026-03-08T04:30Z", "2026-03-08T08:30Z"), [
       "2026-03-08T05:00",
       "2026-03-08T06:00",
       "2026-03-08T07:00",
       "2026-03-08T08:00",
     ]);
-    assert.equal(localTime("2026-03-08T07:00", tz), "03:00 EDT");
+    assert.equal(localTime("2026-03-08T07:00", tz), "03:00 GMT-04:00");
   });
 
   it("*/30 * * * * follows real time through both transitions", () => {
@@ -156,13 +156,13 @@ describe("DST: Europe/Berlin", () => {
   it("spring forward (2026-03-29 02:00 -> 03:00): 30 2 * * * fires once, at 03:30 CEST", () => {
     const found = both(must("30 2 * * *", tz), "2026-03-27T12:00Z", "2026-03-31T12:00Z");
     assert.deepEqual(found, ["2026-03-28T01:30", "2026-03-29T01:30", "2026-03-30T00:30", "2026-03-31T00:30"]);
-    assert.equal(localTime("2026-03-29T01:30", tz), "03:30 CEST");
+    assert.equal(localTime("2026-03-29T01:30", tz), "03:30 GMT+02:00");
   });
 
   it("fall back (2026-10-25 03:00 -> 02:00): 30 2 * * * fires once, at the first 02:30 (CEST)", () => {
     const found = both(must("30 2 * * *", tz), "2026-10-23T12:00Z", "2026-10-27T12:00Z");
     assert.deepEqual(found, ["2026-10-24T00:30", "2026-10-25T00:30", "2026-10-26T01:30", "2026-10-27T01:30"]);
-    assert.equal(localTime("2026-10-25T00:30", tz), "02:30 CEST");
+    assert.equal(localTime("2026-10-25T00:30", tz), "02:30 GMT+02:00");
   });
 
   it("hourly runs in both repeated hours", () => {
@@ -171,8 +171,8 @@ describe("DST: Europe/Berlin", () => {
       "2026-10-25T01:00",
       "2026-10-25T02:00",
     ]);
-    assert.equal(localTime("2026-10-25T00:00", tz), "02:00 CEST");
-    assert.equal(localTime("2026-10-25T01:00", tz), "02:00 CET");
+    assert.equal(localTime("2026-10-25T00:00", tz), "02:00 GMT+02:00");
+    assert.equal(localTime("2026-10-25T01:00", tz), "02:00 GMT+01:00");
   });
 });
 
@@ -181,18 +181,18 @@ describe("DST: Australia/Lord_Howe (30-minute shifts)", () => {
 
   it("fall back (2026-04-05 02:00 -> 01:30): 30 2 and 45 1 fire once per day, 45 1 at its first occurrence", () => {
     const daily = both(must("30 2 * * *", tz), "2026-04-03T00:00Z", "2026-04-06T23:00Z");
-    assertOncePerLocalDay(daily, tz, ["2026-04-03", "2026-04-04", "2026-04-05", "2026-04-06", "2026-04-07"]);
+    assertOncePerLocalDay(daily, tz, ["2026-04-04", "2026-04-05", "2026-04-06", "2026-04-07"]);
     const repeated = both(must("45 1 * * *", tz), "2026-04-03T12:00Z", "2026-04-06T12:00Z");
     assert.deepEqual(repeated, ["2026-04-03T14:45", "2026-04-04T14:45", "2026-04-05T15:15"]);
-    assert.equal(localTime("2026-04-04T14:45", tz), "01:45 GMT+11");
+    assert.equal(localTime("2026-04-04T14:45", tz), "01:45 GMT+11:00");
   });
 
   it("spring forward (2026-10-04 02:00 -> 02:30): 15 2 shifts by the 30-minute gap to 02:45", () => {
-    const found = both(must("15 2 * * *", tz), "2026-10-02T12:00Z", "2026-10-05T18:00Z");
+    const found = both(must("15 2 * * *", tz), "2026-10-02T12:00Z", "2026-10-05T00:00Z");
     assert.deepEqual(found, ["2026-10-02T15:45", "2026-10-03T15:45", "2026-10-04T15:15"]);
-    assert.equal(localTime("2026-10-03T15:45", tz), "02:45 GMT+11");
+    assert.equal(localTime("2026-10-03T15:45", tz), "02:45 GMT+11:00");
     const daily = both(must("30 2 * * *", tz), "2026-10-02T12:00Z", "2026-10-05T18:00Z");
-    assertOncePerLocalDay(daily, tz, ["2026-10-03", "2026-10-04", "2026-10-05"]);
+    assertOncePerLocalDay(daily, tz, ["2026-10-03", "2026-10-04", "2026-10-05", "2026-10-06"]);
   });
 
   it("hourly and */30 follow real time across the half-hour fall-back", () => {
@@ -225,5 +225,31 @@ describe("DST: a transition at midnight (America/Santiago)", () => {
     const found = both(must("@daily", tz), "2026-09-04T12:00Z", "2026-09-07T12:00Z");
     assertOncePerLocalDay(found, tz, ["2026-09-05", "2026-09-06", "2026-09-07"]);
     assert.equal(found[1], "2026-09-06T04:00");
+  });
+});
+
+describe("DST: a two-hour shift (Antarctica/Troll, +00 <-> +02)", () => {
+  const tz = "Antarctica/Troll";
+
+  it("deep inside the two-hour repeat, a fixed slot that already fired is not offered again", () => {
+    // 2026-10-25 01:00Z: 03:00 +02 becomes 01:00 +00, so 01:00-02:59 is shown twice.
+    const s = must("30 2 * * *", tz);
+    assert.equal(s.mostRecent(new Date("2026-10-25T02:45:00Z"))?.toISOString(), "2026-10-25T00:30:00.000Z");
+    assert.equal(s.next(new Date("2026-10-25T02:10:00Z")).toISOString(), "2026-10-26T02:30:00.000Z");
+    assert.deepEqual(both(s, "2026-10-24T00:00Z", "2026-10-26T23:00Z"), [
+      "2026-10-24T00:30",
+      "2026-10-25T00:30",
+      "2026-10-26T02:30",
+    ]);
+  });
+
+  it("a slot in the two-hour gap shifts by two hours", () => {
+    // 2026-03-29 01:00Z: 01:00 +00 becomes 03:00 +02; 02:30 fires at 04:30 +02.
+    assert.deepEqual(both(must("30 2 * * *", tz), "2026-03-28T00:00Z", "2026-03-30T23:00Z"), [
+      "2026-03-28T02:30",
+      "2026-03-29T02:30",
+      "2026-03-30T00:30",
+    ]);
+    assert.equal(localTime("2026-03-29T02:30", tz), "04:30 GMT+02:00");
   });
 });

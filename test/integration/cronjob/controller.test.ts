@@ -160,9 +160,7 @@ describe("CronJob controller through the manager (fake clock)", () => {
       // Move the fake clock past the next minute and poke the CronJob (a label change).
       const slot = Math.floor(c / 60_000) * 60_000 + 60_000;
       clock.set(new Date(slot + 2000));
-      const cj = await client.get<CronJob>(CronJobKind, ns, "every-minute");
-      cj.metadata.labels = { poke: "1" };
-      await client.update(CronJobKind, cj);
+      await client.patch(CronJobKind, ns, "every-minute", { metadata: { labels: { poke: "1" } } }, "merge");
       const jobs = await eventually("one Job", async () => {
         const items = (await client.list<Job>(Kinds.Job, { namespace: ns })).items.filter((j) => cronJobOwnerOf(j)?.uid === created.metadata.uid);
         return items.length > 0 ? items : undefined;

@@ -1,0 +1,398 @@
+// The deployment side: every config/ overlay builds with `kubectl kustomize`, the manager's Deployment is
+// hardened and runs flags the manager accepts, the default overlay is namespaced and prefixed, the generated
+// RBAC is current and least-privilege, and the Dockerfile passes hack/lint-dockerfile.ts.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { parseAllDocuments } from "yaml";
+import * as api from "../../api/v1/index.ts";
+import { parseFlags } from "../../cmd/flags.ts";
+import { CRONJOB_CONTROLLER_RBAC } from "../../controllers/rbac.ts";
+import { managerRoleYAML, normaliseRules, ROLE_PATH } from "../../hack/crdgen/rbac.ts";
+import { isIgnored, lintDockerfile, parseDockerfile, parseDockerignore } from "../../hack/lint-dockerfile.ts";
+
+const root = resolve(import.meta.dirname, "..", "..");
+const KUBECTL = process.env.KUBECTL ?? "kubectl";
+const NAMESPACE = "cronjob-operator-system";
+const PREFIX = "cronjob-operator-";
+const WEBHOOK_MANIFESTS = join(root, "config", "webhook", "manifests.yaml");
+const OVERLAYS = ["crd", "rbac", "manager", "webhook", "certmanager", "prometheus", "default", "samples"];
+
+type Obj = Record<string, any>;
+
+const built = new Map<string, Obj[]>();
+
+/** `kubectl kustomize config/<dir>`, parsed; fails the test with kustomize's error. */
+function kustomize(dir: string): Obj[] {
+  const cached = built.get(dir);
+  if (cached) return cached;
+  if ((dir === "webhook" || dir === "default") && !existsSync(WEBHOOK_MANIFESTS)) {
+    assert.fail(
+      `config/webhook/manifests.yaml is missing: config/${dir} includes it (the webhook configurations generated ` +
+        `by make manifests). Generate it, then rerun.`,
+    );
+  }
+  const r = spawnSync(KUBECTL, ["kustomize", join(root, "config", dir)], { encoding: "utf8", maxBuffer: 64 << 20 });
+  if (r.error) assert.fail(`cannot run ${KUBECTL} (kustomize is built into kubectl ≥ 1.14): ${r.error.message}`);
+  assert.equal(r.status, 0, `kubectl kustomize config/${dir} failed:\n${r.stderr}`);
+  const objs = parseAllDocuments(r.stdout)
+    .map((d) => d.toJS() as Obj | null)
+    .filter((o): o is Obj => o !== null);
+  assert.ok(objs.length > 0, `config/${dir} builds no objects`);
+  built.set(dir, objs);
+  return objs;
+}
+
+const find = (objs: Obj[], kind: string, name?: string): Obj => {
+  const o = objs.find((x) => x.kind === kind && (name === undefined || x.metadata?.name === name));
+  assert.ok(
+    o,
+    `no ${kind}${name ? ` ${name}` : ""} in [${objs.map((x) => `${x.kind}/${x.metadata?.name}`).join(", ")}]`,
+  );
+  return o;
+};
+
+const managerContainer = (dep: Obj): Obj => {
+  const c = dep.spec.template.spec.containers.find((x: Obj) => x.name === "manager");
+  assert.ok(c, "the Deployment has no manager container");
+  return c;
+};
+
+const EXPECTED_RULES = [
+  { apiGroups: ["", "events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+  { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "delete", "get", "list", "watch"] },
+  { apiGroups: [api.GROUP], resources: ["cronjobs"], verbs: ["get", "list", "watch"] },
+  { apiGroups: [api.GROUP], resources: ["cronjobs/status"], verbs: ["get", "patch", "update"] },
+];
+
+describe("config/ overlays build with kubectl kustomize", () => {
+  for (const dir of OVERLAYS) {
+    it(`config/${dir}`, () => {
+      kustomize(dir);
+    });
+  }
+});
+
+describe("generated RBAC (controllers/rbac.ts → config/rbac/role.yaml)", () => {
+  it("is up to date (make manifests)", () => {
+    assert.equal(
+      readFileSync(join(root, ROLE_PATH), "utf8"),
+      managerRoleYAML(),
+      `${ROLE_PATH} is stale: run make manifests`,
+    );
+  });
+
+  it("grants exactly what the CronJob controller needs", () => {
+    const role = find(kustomize("rbac"), "ClusterRole", "manager-role");
+    assert.deepEqual(role.rules, EXPECTED_RULES);
+    assert.deepEqual(normaliseRules(CRONJOB_CONTROLLER_RBAC), EXPECTED_RULES);
+  });
+
+  it("does not depend on declaration order or on how the markers are split", () => {
+    const reversed = [...CRONJOB_CONTROLLER_RBAC].reverse();
+    assert.equal(managerRoleYAML(reversed), managerRoleYAML());
+    const split = CRONJOB_CONTROLLER_RBAC.flatMap((m) => m.verbs.map((v) => ({ ...m, verbs: [v] })));
+    assert.equal(managerRoleYAML(split.reverse()), managerRoleYAML());
+    assert.equal(managerRoleYAML([...CRONJOB_CONTROLLER_RBAC, ...CRONJOB_CONTROLLER_RBAC]), managerRoleYAML());
+  });
+
+  it("merges and sorts like controller-gen", () => {
+    assert.deepEqual(
+      normaliseRules([
+        { groups: ["apps"], resources: ["deployments"], verbs: ["get"] },
+        { groups: ["core"], resources: ["pods"], verbs: ["list", "get"] },
+        { groups: ["apps"], resources: ["deployments"], verbs: ["list", "get"] },
+        { groups: [""], resources: ["configmaps"], verbs: ["get", "list"] },
+        { groups: ["x.io"], resources: ["things"], verbs: ["get", "*"] },
+        { groups: [], urls: ["/metrics"], verbs: ["get"] },
+      ]),
+      [
+        { nonResourceURLs: ["/metrics"], verbs: ["get"] },
+        { apiGroups: [""], resources: ["configmaps", "pods"], verbs: ["get", "list"] },
+        { apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "list"] },
+        { apiGroups: ["x.io"], resources: ["things"], verbs: ["*"] },
+      ],
+    );
+  });
+
+  it("binds manager-role, leader election and metrics auth to the manager's ServiceAccount", () => {
+    const objs = kustomize("rbac");
+    find(objs, "ServiceAccount", "controller-manager");
+    for (const [kind, name, roleKind, role] of [
+      ["ClusterRoleBinding", "manager-rolebinding", "ClusterRole", "manager-role"],
+      ["RoleBinding", "leader-election-rolebinding", "Role", "leader-election-role"],
+      ["ClusterRoleBinding", "metrics-auth-rolebinding", "ClusterRole", "metrics-auth-role"],
+    ] as const) {
+      const b = find(objs, kind, name);
+      assert.deepEqual(b.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: roleKind, name: role });
+      assert.deepEqual(b.subjects, [{ kind: "ServiceAccount", name: "controller-manager", namespace: "system" }]);
+      find(objs, roleKind, role);
+    }
+    const le = find(objs, "Role", "leader-election-role");
+    assert.deepEqual(
+      le.rules.map((r: Obj) => [r.apiGroups, r.resources]),
+      [
+        [["coordination.k8s.io"], ["leases"]],
+        [[""], ["events"]],
+      ],
+    );
+    const auth = find(objs, "ClusterRole", "metrics-auth-role");
+    assert.deepEqual(
+      auth.rules.map((r: Obj) => [r.apiGroups[0], r.resources[0], r.verbs]),
+      [
+        ["authentication.k8s.io", "tokenreviews", ["create"]],
+        ["authorization.k8s.io", "subjectaccessreviews", ["create"]],
+      ],
+    );
+    assert.deepEqual(find(objs, "ClusterRole", "metrics-reader").rules, [
+      { nonResourceURLs: ["/metrics"], verbs: ["get"] },
+    ]);
+    for (const [name, label] of [
+      ["cronjob-admin-role", "aggregate-to-admin"],
+      ["cronjob-editor-role", "aggregate-to-edit"],
+      ["cronjob-viewer-role", "aggregate-to-view"],
+    ]) {
+      const r = find(objs, "ClusterRole", name);
+      assert.equal(r.metadata.labels[`rbac.authorization.k8s.io/${label}`], "true", name);
+      assert.deepEqual(r.rules[0].resources, ["cronjobs"]);
+    }
+  });
+});
+
+describe("the manager Deployment (config/manager)", () => {
+  it("runs the compiled manager with flags it accepts", () => {
+    const objs = kustomize("manager");
+    const ns = find(objs, "Namespace", "system");
+    assert.equal(ns.metadata.labels["control-plane"], "controller-manager");
+    const dep = find(objs, "Deployment", "controller-manager");
+    const c = managerContainer(dep);
+    assert.equal(c.image, "controller:latest");
+    assert.deepEqual(c.command, ["node"]);
+    assert.deepEqual(c.args, [
+      "dist/cmd/main.js",
+      "--leader-elect",
+      "--health-probe-bind-address=:8081",
+      "--metrics-bind-address=:8443",
+    ]);
+    const env = Object.fromEntries(c.env.map((e: Obj) => [e.name, e.value ?? e.valueFrom]));
+    const flags = parseFlags(c.args.slice(1), env);
+    assert.equal(flags.leaderElect, true);
+    assert.equal(flags.metricsBindAddress, ":8443");
+    assert.equal(flags.enableWebhooks, false, "config/manager alone runs without webhook certificates");
+    assert.deepEqual(env.POD_NAMESPACE, { fieldRef: { fieldPath: "metadata.namespace" } });
+    assert.equal(dep.spec.template.spec.serviceAccountName, "controller-manager");
+    assert.equal(dep.spec.template.spec.terminationGracePeriodSeconds, 10);
+    assert.deepEqual(c.resources, {
+      requests: { cpu: "10m", memory: "64Mi" },
+      limits: { cpu: "500m", memory: "256Mi" },
+    });
+    assert.deepEqual(
+      [c.livenessProbe.httpGet, c.readinessProbe.httpGet],
+      [
+        { path: "/healthz", port: 8081 },
+        { path: "/readyz", port: 8081 },
+      ],
+    );
+    assert.equal(`:${c.livenessProbe.httpGet.port}`, flags.healthProbeBindAddress);
+    // The selector matches the template, and the Services select the pods.
+    for (const [k, v] of Object.entries(dep.spec.selector.matchLabels))
+      assert.equal(dep.spec.template.metadata.labels[k], v);
+  });
+
+  it("is hardened: non-root 65532, read-only root, no privilege escalation, no capabilities, RuntimeDefault seccomp", () => {
+    const dep = find(kustomize("manager"), "Deployment", "controller-manager");
+    const pod = dep.spec.template.spec;
+    const c = managerContainer(dep);
+    for (const sc of [pod.securityContext, c.securityContext]) {
+      assert.equal(sc.runAsNonRoot, true);
+      assert.equal(sc.runAsUser, 65532);
+      assert.deepEqual(sc.seccompProfile, { type: "RuntimeDefault" });
+    }
+    assert.equal(c.securityContext.readOnlyRootFilesystem, true);
+    assert.equal(c.securityContext.allowPrivilegeEscalation, false);
+    assert.deepEqual(c.securityContext.capabilities, { drop: ["ALL"] });
+    assert.equal(c.securityContext.privileged, undefined);
+    const tmp = c.volumeMounts.find((m: Obj) => m.mountPath === "/tmp");
+    assert.ok(tmp, "no writable /tmp");
+    assert.deepEqual(pod.volumes.find((v: Obj) => v.name === tmp.name).emptyDir, {});
+  });
+});
+
+describe("config/default", () => {
+  const CLUSTER_SCOPED = new Set([
+    "Namespace",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+  ]);
+
+  it("namespaces and prefixes every object", () => {
+    for (const o of kustomize("default")) {
+      const id = `${o.kind}/${o.metadata.name}`;
+      if (o.kind === "CustomResourceDefinition") {
+        assert.equal(o.metadata.name, api.RESOURCE, id);
+        continue;
+      }
+      if (o.kind === "Namespace") assert.equal(o.metadata.name, NAMESPACE, id);
+      else assert.ok(o.metadata.name.startsWith(PREFIX), `${id} lacks the ${PREFIX} prefix`);
+      if (CLUSTER_SCOPED.has(o.kind)) assert.equal(o.metadata.namespace, undefined, id);
+      else assert.equal(o.metadata.namespace, NAMESPACE, id);
+      for (const s of o.subjects ?? []) assert.equal(s.namespace, NAMESPACE, `${id} subject`);
+      if (o.roleRef) assert.ok(o.roleRef.name.startsWith(PREFIX), `${id} roleRef`);
+    }
+  });
+
+  it("wires the webhook server: Service, certificate, mount, CA injection", () => {
+    const objs = kustomize("default");
+    const svc = find(objs, "Service", `${PREFIX}webhook-service`);
+    assert.deepEqual(svc.spec.ports, [{ port: 443, protocol: "TCP", targetPort: 9443 }]);
+    const dep = find(objs, "Deployment", `${PREFIX}controller-manager`);
+    const c = managerContainer(dep);
+    for (const [k, v] of Object.entries(svc.spec.selector)) assert.equal(dep.spec.template.metadata.labels[k], v);
+    const env = Object.fromEntries(c.env.map((e: Obj) => [e.name, e.value ?? e.valueFrom]));
+    const flags = parseFlags(c.args.slice(1), env);
+    assert.equal(flags.enableWebhooks, true);
+    assert.ok(c.ports.some((p: Obj) => p.containerPort === flags.webhookPort && p.name === "webhook-server"));
+    const mount = c.volumeMounts.find((m: Obj) => m.mountPath === flags.webhookCertPath);
+    assert.ok(mount, `nothing mounted at ${flags.webhookCertPath}`);
+    const vol = dep.spec.template.spec.volumes.find((v: Obj) => v.name === mount.name);
+    const cert = find(objs, "Certificate", `${PREFIX}serving-cert`);
+    assert.equal(vol.secret.secretName, cert.spec.secretName);
+    assert.equal(cert.spec.secretName, "webhook-server-cert");
+    assert.deepEqual(cert.spec.dnsNames, [
+      `${PREFIX}webhook-service.${NAMESPACE}.svc`,
+      `${PREFIX}webhook-service.${NAMESPACE}.svc.cluster.local`,
+    ]);
+    assert.equal(cert.spec.issuerRef.name, find(objs, "Issuer").metadata.name);
+    const configs = objs.filter((o) => /WebhookConfiguration$/.test(o.kind));
+    assert.ok(configs.length > 0, "no webhook configurations");
+    for (const wc of configs) {
+      assert.equal(wc.metadata.annotations["cert-manager.io/inject-ca-from"], `${NAMESPACE}/${PREFIX}serving-cert`);
+      for (const w of wc.webhooks)
+        assert.deepEqual(
+          { name: w.clientConfig.service.name, namespace: w.clientConfig.service.namespace },
+          { name: svc.metadata.name, namespace: NAMESPACE },
+        );
+    }
+    const crd = find(objs, "CustomResourceDefinition");
+    assert.equal(crd.metadata.annotations?.["cert-manager.io/inject-ca-from"], undefined, "no conversion webhook");
+  });
+
+  it("exposes HTTPS metrics with a cert-manager certificate", () => {
+    const objs = kustomize("default");
+    const svc = find(objs, "Service", `${PREFIX}controller-manager-metrics-service`);
+    const dep = find(objs, "Deployment", `${PREFIX}controller-manager`);
+    const c = managerContainer(dep);
+    const flags = parseFlags(c.args.slice(1), {});
+    const port = Number(flags.metricsBindAddress.split(":").at(-1));
+    assert.deepEqual(svc.spec.ports, [{ name: "https", port, protocol: "TCP", targetPort: port }]);
+    assert.ok(c.ports.some((p: Obj) => p.containerPort === port && p.name === "https"));
+    assert.equal(flags.metricsSecure, true);
+    const mount = c.volumeMounts.find((m: Obj) => m.mountPath === flags.metricsCertPath);
+    assert.ok(mount, `nothing mounted at --metrics-cert-path ${flags.metricsCertPath}`);
+    const cert = find(objs, "Certificate", `${PREFIX}metrics-certs`);
+    const vol = dep.spec.template.spec.volumes.find((v: Obj) => v.name === mount.name);
+    assert.equal(vol.secret.secretName, cert.spec.secretName);
+    assert.equal(cert.spec.dnsNames[0], `${svc.metadata.name}.${NAMESPACE}.svc`);
+  });
+});
+
+describe("other overlays", () => {
+  it("config/prometheus scrapes the metrics Service over HTTPS with a bearer token", () => {
+    const sm = find(kustomize("prometheus"), "ServiceMonitor", "controller-manager-metrics-monitor");
+    const [ep] = sm.spec.endpoints;
+    assert.equal(ep.scheme, "https");
+    assert.equal(ep.port, "https");
+    assert.equal(ep.bearerTokenFile, "/var/run/secrets/kubernetes.io/serviceaccount/token");
+    assert.equal(ep.tlsConfig.ca.secret.name, "metrics-server-cert");
+    assert.equal(sm.spec.selector.matchLabels["control-plane"], "controller-manager");
+  });
+
+  it("config/samples holds a valid CronJob", () => {
+    const sample = find(kustomize("samples"), api.KIND, "cronjob-sample");
+    assert.equal(sample.apiVersion, api.API_VERSION);
+    const parsed = api.parseCronJob(sample);
+    assert.ok(parsed.ok, parsed.ok ? "" : api.formatFieldErrors(parsed.errors));
+    assert.equal(sample.spec.schedule, "*/1 * * * *");
+    assert.equal(sample.spec.jobTemplate.spec.template.spec.restartPolicy, "OnFailure");
+  });
+
+  it("config/crd installs the generated CRD", () => {
+    const crd = find(kustomize("crd"), "CustomResourceDefinition", api.RESOURCE);
+    assert.equal(crd.spec.scope, "Namespaced");
+  });
+});
+
+describe("Dockerfile (hack/lint-dockerfile.ts)", () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "dockerfile-test-"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const original = readFileSync(join(root, "Dockerfile"), "utf8");
+  /** Lints the project's Dockerfile with `edit` applied (statically: no compile). */
+  const lintEdited = (edit: (s: string) => string): string[] => {
+    const file = join(dir, "Dockerfile");
+    const edited = edit(original);
+    assert.notEqual(edited, original, "the edit changed nothing");
+    writeFileSync(file, edited);
+    return lintDockerfile({ root, dockerfile: file, compile: false }).problems;
+  };
+
+  it("passes, compiling tsconfig.build.json to find the entrypoint and every source", () => {
+    const r = lintDockerfile({ root });
+    assert.deepEqual(r.problems, []);
+    assert.equal(r.entrypoint, "/workspace/dist/cmd/main.js");
+  });
+
+  it("parses stages, flags and continuations", () => {
+    const df = parseDockerfile(original);
+    assert.ok(df.stages.length >= 2);
+    assert.ok(df.stages.some((s) => s.name === "builder"));
+    const copy = df.stages.at(-1)!.instructions.find((i) => i.keyword === "COPY" && i.flags.from);
+    assert.ok(copy);
+    const cont = parseDockerfile("FROM node:24-alpine AS a\nRUN echo 1 \\\n  # comment\n  && echo 2\n").stages[0]!;
+    assert.equal(cont.instructions[0]!.args, "echo 1 && echo 2");
+  });
+
+  it("rejects a root final stage", () => {
+    assert.match(lintEdited((s) => s.replace(/^USER .*$/m, "USER root")).join("\n"), /USER 65532:65532/);
+  });
+
+  it("rejects dev dependencies in the final stage", () => {
+    const problems = lintEdited((s) =>
+      s.replace(/COPY --from=deps \/workspace\/node_modules/, "COPY --from=builder /workspace/node_modules"),
+    );
+    assert.match(problems.join("\n"), /installed devDependencies/);
+  });
+
+  it("rejects an entrypoint that is not the build output", () => {
+    const problems = lintEdited((s) => s.replace('"dist/cmd/main.js"', '"dist/main.js"'));
+    assert.match(problems.join("\n"), /emitted to \/workspace\/dist\/cmd\/main\.js/);
+  });
+
+  it("requires --ignore-scripts (the node devDependency's install script)", () => {
+    const problems = lintEdited((s) => s.replace("npm ci --ignore-scripts --no-audit", "npm ci --no-audit"));
+    assert.match(problems.join("\n"), /--ignore-scripts.*node/);
+  });
+
+  it("rejects a single-stage build and a non-Node base", () => {
+    const problems = lintEdited(() => 'FROM debian:12\nCOPY . .\nUSER 65532:65532\nENTRYPOINT ["node", "x.js"]\n');
+    assert.match(problems.join("\n"), /multi-stage/);
+    assert.match(problems.join("\n"), /not a Node image/);
+  });
+
+  it("evaluates .dockerignore like docker", () => {
+    const ignore = parseDockerignore(readFileSync(join(root, ".dockerignore"), "utf8"));
+    assert.equal(isIgnored("node_modules/yaml/package.json", ignore), true);
+    assert.equal(isIgnored("api/v1/index.ts", ignore), false);
+    assert.equal(isIgnored("runtime/cache/node_modules/x", ignore), true);
+    assert.equal(isIgnored("test/unit/config.test.ts", ignore), true);
+    assert.equal(isIgnored(".git/HEAD", ignore), true);
+  });
+});

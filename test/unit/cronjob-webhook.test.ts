@@ -1,0 +1,786 @@
+// The CronJob admission webhooks without a server: defaulting as JSON patches, validation with
+// apimachinery-shaped denials (the kubebuilder tutorial's cases and more), and a property test that
+// whatever the validating webhook admits, the controller's parser and scheduler can schedule.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import { GROUP, KIND, parseCronJob } from "../../api/v1/index.ts";
+import { parseSchedule, scheduleWindow } from "../../controllers/schedule/index.ts";
+import {
+  fieldErrorString,
+  type AdmissionRequest,
+  type AdmissionResult,
+  type JSONPatchOperation,
+  type Operation,
+} from "../../runtime/webhook/index.ts";
+import {
+  cronJobWebhookHandlers,
+  defaultCronJob,
+  MAX_NAME_LENGTH,
+  MUTATE_PATH,
+  mutateCronJob,
+  VALIDATE_PATH,
+  validateCronJob,
+  validateCronJobRequest,
+  webhookMarkers,
+} from "../../webhooks/cronjob_webhook.ts";
+import { minimalCronJob, variant } from "../fixtures.ts";
+
+const RP_FIELD = "spec.jobTemplate.spec.template.spec.restartPolicy";
+const LONG_NAME = "test-cronjob-name-that-is-way-too-long-for-kubernetes-jobs-to-be-created-from-it";
+
+function request(operation: Operation, object: unknown, oldObject?: unknown): AdmissionRequest {
+  const meta = (object ?? oldObject) as { metadata?: { name?: string; namespace?: string } } | undefined;
+  return {
+    uid: "00000000-0000-0000-0000-000000000001",
+    kind: { group: GROUP, version: "v1", kind: KIND },
+    resource: { group: GROUP, version: "v1", resource: "cronjobs" },
+    name: meta?.metadata?.name ?? "",
+    namespace: meta?.metadata?.namespace ?? "default",
+    operation,
+    userInfo: { username: "admin" },
+    ...(object === undefined ? {} : { object }),
+    ...(oldObject === undefined ? {} : { oldObject }),
+  };
+}
+
+/** The handlers are synchronous, but the type allows a promise. */
+async function call(
+  handler: (r: AdmissionRequest) => AdmissionResult | Promise<AdmissionResult>,
+  r: AdmissionRequest,
+): Promise<AdmissionResult> {
+  return await handler(r);
+}
+
+function decodePatch(r: AdmissionResult): JSONPatchOperation[] {
+  assert.equal(r.patchType, "JSONPatch");
+  assert.equal(typeof r.patch, "string");
+  return JSON.parse(Buffer.from(r.patch ?? "", "base64").toString("utf8")) as JSONPatchOperation[];
+}
+
+/** Enough of RFC 6902 for the defaulter's `add` operations on existing parents. */
+function applyPatch(obj: unknown, ops: readonly JSONPatchOperation[]): Record<string, any> {
+  const out = structuredClone(obj) as Record<string, any>;
+  for (const op of ops) {
+    assert.equal(op.op, "add");
+    const parts = op.path.split("/").slice(1);
+    const last = parts.pop() ?? "";
+    let cur: Record<string, any> = out;
+    for (const p of parts) {
+      assert.ok(cur[p] !== null && typeof cur[p] === "object", `patch parent ${op.path} must exist`);
+      cur = cur[p] as Record<string, any>;
+    }
+    cur[last] = op.value;
+  }
+  return out;
+}
+
+const withSpec = (mutate: (spec: Record<string, any>) => void) =>
+  variant(minimalCronJob("cj"), (o) => mutate(o.spec as Record<string, any>));
+
+describe("CronJob defaulting webhook", () => {
+  const allDefaults: JSONPatchOperation[] = [
+    { op: "add", path: "/spec/concurrencyPolicy", value: "Allow" },
+    { op: "add", path: "/spec/suspend", value: false },
+    { op: "add", path: "/spec/successfulJobsHistoryLimit", value: 3 },
+    { op: "add", path: "/spec/failedJobsHistoryLimit", value: 1 },
+  ];
+
+  it("adds every default when nothing is set", async () => {
+    const cj = minimalCronJob("defaults");
+    assert.deepEqual(defaultCronJob(cj), allDefaults);
+    const r = await call(mutateCronJob, request("CREATE", cj));
+    assert.equal(r.allowed, true);
+    assert.deepEqual(decodePatch(r), allDefaults);
+    assert.equal(r.warnings, undefined);
+  });
+
+  it("keeps fields that are set, including zero, false and non-default values", () => {
+    const set = withSpec((s) => {
+      s.concurrencyPolicy = "Forbid";
+      s.suspend = false;
+      s.successfulJobsHistoryLimit = 0;
+      s.failedJobsHistoryLimit = 0;
+    });
+    assert.deepEqual(defaultCronJob(set), []);
+    const suspended = withSpec((s) => {
+      s.suspend = true;
+      s.failedJobsHistoryLimit = 7;
+    });
+    assert.deepEqual(defaultCronJob(suspended), [allDefaults[0], allDefaults[2]]);
+  });
+
+  it("answers an object with everything set without a patch", async () => {
+    const set = withSpec((s) => {
+      s.concurrencyPolicy = "Replace";
+      s.suspend = true;
+      s.successfulJobsHistoryLimit = 10;
+      s.failedJobsHistoryLimit = 2;
+    });
+    for (const op of ["CREATE", "UPDATE"] as const) {
+      const r = await call(mutateCronJob, request(op, set, op === "UPDATE" ? set : undefined));
+      assert.equal(r.allowed, true);
+      assert.equal("patch" in r, false, "patched([]) must not carry a patch");
+      assert.equal("patchType" in r, false);
+    }
+  });
+
+  it("treats explicit nulls as unset", () => {
+    const nulls = withSpec((s) => {
+      s.suspend = null;
+      s.concurrencyPolicy = null;
+    });
+    assert.deepEqual(defaultCronJob(nulls), allDefaults);
+  });
+
+  it("defaults updates too, and leaves deletes and connects alone", async () => {
+    const cj = minimalCronJob("upd");
+    assert.deepEqual(decodePatch(await call(mutateCronJob, request("UPDATE", cj, cj))), allDefaults);
+    for (const op of ["DELETE", "CONNECT"] as const) {
+      const r = await call(mutateCronJob, request(op, undefined, cj));
+      assert.equal(r.allowed, true);
+      assert.equal(r.patch, undefined);
+    }
+  });
+
+  it("does not throw on objects without a spec (validation rejects those)", () => {
+    for (const o of [undefined, null, 5, "x", [], {}, { spec: null }, { spec: [] }, { spec: "x" }]) {
+      assert.deepEqual(defaultCronJob(o), []);
+    }
+  });
+
+  it("produces a patch that applies, agrees with the schema defaults and validates", () => {
+    const cj = minimalCronJob("applied");
+    const patchedObj = applyPatch(cj, defaultCronJob(cj));
+    assert.deepEqual(defaultCronJob(patchedObj), [], "defaulting is idempotent");
+    const parsed = parseCronJob(patchedObj);
+    assert.ok(parsed.ok);
+    const schemaDefaults = parseCronJob(cj);
+    assert.ok(schemaDefaults.ok);
+    for (const f of ["concurrencyPolicy", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"] as const) {
+      assert.equal(patchedObj.spec[f], schemaDefaults.value.spec[f], f);
+    }
+    assert.deepEqual(validateCronJob(patchedObj), { errors: [], warnings: [] });
+  });
+});
+
+describe("CronJob validating webhook", () => {
+  const longName = LONG_NAME.slice(0, 79);
+  const badReason = (schedule: string) => {
+    const p = parseSchedule(schedule);
+    assert.ok(!p.ok, `${schedule} should not parse`);
+    return p.error.reason;
+  };
+
+  it("uses a 79-character name in these tests", () => assert.equal(longName.length, 79));
+
+  it("denies a name longer than 52 characters", () => {
+    const { errors } = validateCronJob(variant(minimalCronJob(longName), () => undefined));
+    assert.deepEqual(errors, [
+      {
+        field: "metadata.name",
+        type: "FieldValueInvalid",
+        value: longName,
+        detail: "must be no more than 52 characters",
+      },
+    ]);
+    assert.equal(MAX_NAME_LENGTH, 52);
+    assert.deepEqual(validateCronJob(minimalCronJob("a".repeat(52))).errors, []);
+    assert.equal(validateCronJob(minimalCronJob("a".repeat(53))).errors[0]?.field, "metadata.name");
+  });
+
+  it("denies an invalid schedule, naming the field and the value", () => {
+    const { errors } = validateCronJob(withSpec((s) => (s.schedule = "invalid-cron-schedule")));
+    assert.equal(errors.length, 1);
+    const msg = fieldErrorString(errors[0]!);
+    assert.ok(msg.startsWith('spec.schedule: Invalid value: "invalid-cron-schedule": '), msg);
+  });
+
+  it("admits valid names and schedules", () => {
+    const schedules = [
+      "*/5 * * * *",
+      "0 0 * * *",
+      "@hourly",
+      "@daily",
+      "@midnight",
+      "@weekly",
+      "@monthly",
+      "@yearly",
+      "@annually",
+      "@every 1h30m",
+      "@every 1m",
+      "0 9-17/2 * * mon-fri",
+      "30 2 29 2 *",
+      "0 0 1,15 jan,JUL ?",
+      "0 12 * * SUN",
+    ];
+    for (const schedule of schedules) {
+      const name = `ok-${schedule.length}`;
+      const r = validateCronJob(variant(minimalCronJob(name), (o) => (o.spec.schedule = schedule)));
+      assert.deepEqual(r.errors, [], schedule);
+    }
+    for (const name of ["a", "cronjob-sample", "x".repeat(52)]) {
+      assert.deepEqual(validateCronJob(minimalCronJob(name)).errors, [], name);
+    }
+    for (const timeZone of ["Etc/UTC", "UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata"]) {
+      assert.deepEqual(validateCronJob(withSpec((s) => (s.timeZone = timeZone))).errors, [], timeZone);
+    }
+  });
+
+  it("renders the full apimachinery Invalid status for several errors", async () => {
+    const cj = variant(minimalCronJob(longName), (o) => (o.spec.schedule = "invalid-cron-schedule"));
+    const r = await call(validateCronJobRequest, request("CREATE", cj));
+    const reason = badReason("invalid-cron-schedule");
+    assert.equal(r.allowed, false);
+    assert.deepEqual(r.status, {
+      status: "Failure",
+      code: 422,
+      reason: "Invalid",
+      message:
+        `CronJob.batch.tutorial.kubebuilder.io "${longName}" is invalid: [` +
+        `metadata.name: Invalid value: "${longName}": must be no more than 52 characters, ` +
+        `spec.schedule: Invalid value: "invalid-cron-schedule": ${reason}]`,
+      details: {
+        name: longName,
+        group: GROUP,
+        kind: KIND,
+        causes: [
+          {
+            reason: "FieldValueInvalid",
+            message: `Invalid value: "${longName}": must be no more than 52 characters`,
+            field: "metadata.name",
+          },
+          {
+            reason: "FieldValueInvalid",
+            message: `Invalid value: "invalid-cron-schedule": ${reason}`,
+            field: "spec.schedule",
+          },
+        ],
+      },
+    });
+  });
+
+  it("renders a single error without brackets", async () => {
+    const cj = withSpec((s) => (s.schedule = "61 * * * *"));
+    const r = await call(validateCronJobRequest, request("CREATE", cj));
+    assert.equal(
+      r.status?.message,
+      `CronJob.batch.tutorial.kubebuilder.io "cj" is invalid: spec.schedule: Invalid value: "61 * * * *": ${badReason("61 * * * *")}`,
+    );
+  });
+
+  it("names a generateName object by its prefix", async () => {
+    const cj = variant(minimalCronJob("x"), (o) => {
+      delete o.metadata.name;
+      o.metadata.generateName = "gen-";
+      o.spec.schedule = "bad";
+    });
+    const r = await call(validateCronJobRequest, request("CREATE", cj));
+    assert.match(r.status?.message ?? "", /^CronJob\.batch\.tutorial\.kubebuilder\.io "gen-" is invalid: /);
+  });
+
+  it("denies an update with an invalid name and schedule with both causes", async () => {
+    const old = minimalCronJob(longName);
+    const cj = variant(old, (o) => (o.spec.schedule = "invalid-cron-schedule"));
+    const r = await call(validateCronJobRequest, request("UPDATE", cj, old));
+    assert.equal(r.allowed, false);
+    assert.equal(r.status?.code, 422);
+    assert.deepEqual(
+      r.status?.details?.causes?.map((c) => c.field),
+      ["metadata.name", "spec.schedule"],
+    );
+  });
+
+  it("validates an update of an already-invalid object like a create", async () => {
+    const invalidOld = variant(minimalCronJob("was-bad"), (o) => (o.spec.schedule = "not a schedule"));
+    const stillBad = variant(invalidOld, (o) => (o.spec.suspend = true));
+    const update = await call(validateCronJobRequest, request("UPDATE", stillBad, invalidOld));
+    const create = await call(validateCronJobRequest, request("CREATE", stillBad));
+    assert.equal(update.allowed, false);
+    assert.deepEqual(update, create);
+    const fixed = variant(invalidOld, (o) => (o.spec.schedule = "@hourly"));
+    assert.equal((await call(validateCronJobRequest, request("UPDATE", fixed, invalidOld))).allowed, true);
+  });
+
+  it("never blocks a delete, even of an invalid object", async () => {
+    const bad = variant(minimalCronJob(longName), (o) => {
+      o.spec.schedule = "invalid-cron-schedule";
+      delete o.spec.jobTemplate.spec.template.spec.restartPolicy;
+    });
+    for (const r of [request("DELETE", undefined, bad), request("DELETE", bad, bad), request("CONNECT", bad)]) {
+      const res = await call(validateCronJobRequest, r);
+      assert.equal(res.allowed, true, r.operation);
+      assert.equal(res.warnings, undefined);
+    }
+  });
+
+  it("rejects TZ= and CRON_TZ= prefixes, pointing to spec.timeZone", () => {
+    for (const schedule of ["TZ=Europe/Berlin 0 * * * *", "CRON_TZ=UTC 0 0 * * *", " TZ=UTC @hourly"]) {
+      const { errors } = validateCronJob(withSpec((s) => (s.schedule = schedule)));
+      assert.equal(errors.length, 1, schedule);
+      assert.equal(errors[0]?.field, "spec.schedule");
+      assert.equal(errors[0]?.value, schedule);
+      assert.match(errors[0]?.detail ?? "", /spec\.timeZone/);
+    }
+  });
+
+  it("rejects schedules that never fire", () => {
+    for (const schedule of ["0 0 30 2 *", "0 0 31 4,6,9,11 *", "0 0 30,31 feb *"]) {
+      const { errors } = validateCronJob(withSpec((s) => (s.schedule = schedule)));
+      assert.equal(errors.length, 1, schedule);
+      assert.equal(errors[0]?.field, "spec.schedule");
+      assert.match(errors[0]?.detail ?? "", /never fires/);
+    }
+    // With a day-of-week restriction, day-of-month and day-of-week are OR-ed: Feb 30 or any Monday fires.
+    assert.deepEqual(validateCronJob(withSpec((s) => (s.schedule = "0 0 30 2 1"))).errors, []);
+  });
+
+  it("rejects an unknown spec.timeZone, naming the field and the value", async () => {
+    const cj = withSpec((s) => (s.timeZone = "Mars/Olympus_Mons"));
+    const { errors } = validateCronJob(cj);
+    assert.deepEqual(
+      errors.map((e) => [e.field, e.value]),
+      [["spec.timeZone", "Mars/Olympus_Mons"]],
+      "one error: the schedule is not blamed for the zone",
+    );
+    const r = await call(validateCronJobRequest, request("CREATE", cj));
+    assert.match(r.status?.message ?? "", /spec\.timeZone: Invalid value: "Mars\/Olympus_Mons": /);
+  });
+
+  it("rejects restartPolicy Always and a missing restartPolicy", () => {
+    const always = validateCronJob(withSpec((s) => (s.jobTemplate.spec.template.spec.restartPolicy = "Always")));
+    assert.deepEqual(
+      always.errors.map((e) => [e.field, e.type, e.value]),
+      [[RP_FIELD, "FieldValueInvalid", "Always"]],
+    );
+    assert.match(fieldErrorString(always.errors[0]!), /^spec\.jobTemplate\.spec\.template\.spec\.restartPolicy: Invalid value: "Always": /);
+    const missing = validateCronJob(withSpec((s) => delete s.jobTemplate.spec.template.spec.restartPolicy));
+    assert.deepEqual(
+      missing.errors.map((e) => [e.field, e.type]),
+      [[RP_FIELD, "FieldValueRequired"]],
+    );
+    for (const rp of ["OnFailure", "Never"]) {
+      assert.deepEqual(validateCronJob(withSpec((s) => (s.jobTemplate.spec.template.spec.restartPolicy = rp))).errors, []);
+    }
+  });
+
+  it("warns about a short startingDeadlineSeconds and a sub-minute @every", async () => {
+    const short = withSpec((s) => (s.startingDeadlineSeconds = 5));
+    const r = await call(validateCronJobRequest, request("CREATE", short));
+    assert.equal(r.allowed, true);
+    assert.equal(r.warnings?.length, 1);
+    assert.ok(r.warnings?.[0]?.startsWith("spec.startingDeadlineSeconds: 5 "), r.warnings?.[0]);
+
+    const every = await call(validateCronJobRequest, request("CREATE", withSpec((s) => (s.schedule = "@every 30s"))));
+    assert.equal(every.allowed, true);
+    assert.equal(every.warnings?.length, 1);
+    assert.ok(every.warnings?.[0]?.startsWith('spec.schedule: "@every 30s" '), every.warnings?.[0]);
+
+    for (const quiet of [
+      withSpec((s) => (s.schedule = "@every 1m")),
+      withSpec((s) => (s.schedule = "@every 60s")),
+      withSpec((s) => (s.startingDeadlineSeconds = 10)),
+      withSpec((s) => (s.startingDeadlineSeconds = 3600)),
+    ]) {
+      const q = await call(validateCronJobRequest, request("CREATE", quiet));
+      assert.equal(q.allowed, true);
+      assert.equal(q.warnings, undefined, JSON.stringify(quiet.spec));
+    }
+  });
+
+  it("keeps warnings on a denial", async () => {
+    const r = await call(
+      validateCronJobRequest,
+      request(
+        "CREATE",
+        withSpec((s) => {
+          s.startingDeadlineSeconds = 5;
+          s.timeZone = "Nowhere/Land";
+        }),
+      ),
+    );
+    assert.equal(r.allowed, false);
+    assert.equal(r.warnings?.length, 1);
+  });
+
+  it("does not warn about a value it rejects", () => {
+    for (const sds of [1.5, -1, "5"]) {
+      const r = validateCronJob(withSpec((s) => (s.startingDeadlineSeconds = sds)));
+      assert.deepEqual(
+        r.errors.map((e) => e.field),
+        ["spec.startingDeadlineSeconds"],
+        String(sds),
+      );
+      assert.deepEqual(r.warnings, [], `no warning for the rejected value ${JSON.stringify(sds)}`);
+    }
+  });
+
+  // Each bad input with the fields it must be denied for.
+  const badInputs: Array<[string, Record<string, any>, string[]]> = [
+    ["long name", minimalCronJob(LONG_NAME), ["metadata.name"]],
+    ...[
+      "invalid-cron-schedule",
+      "* * * * * *",
+      "* * * *",
+      "60 * * * *",
+      "* 24 * * *",
+      "* * 0 * *",
+      "* * 32 * *",
+      "* * * 13 *",
+      "* * * * 7",
+      "* * * foo *",
+      "* * * * mon#2",
+      "0 0 L * *",
+      "0 0 15W * *",
+      "H * * * *",
+      "5-1 * * * *",
+      "*/0 * * * *",
+      "1/2/3 * * * *",
+      "1-2-3 * * * *",
+      "@every",
+      "@every 0s",
+      "@every -1m",
+      "@every 500ms",
+      "@every 1d",
+      "@every  1h",
+      "@fortnightly",
+      "@HOURLY",
+      " @hourly",
+      "TZ=UTC 0 * * * *",
+      "CRON_TZ=Europe/Berlin 0 * * * *",
+      "0 0 30 2 *",
+      "   ",
+    ].map((sched): [string, Record<string, any>, string[]] => [
+      `schedule ${JSON.stringify(sched)}`,
+      withSpec((s) => (s.schedule = sched)),
+      ["spec.schedule"],
+    ]),
+    ...(["", "Mars/Olympus", "Local", "+01:00", "europe/berlin", "Europe/berlin", "America/New York", "../etc", 5] as const).map(
+      (tz): [string, Record<string, any>, string[]] => [
+        `timeZone ${JSON.stringify(tz)}`,
+        withSpec((s) => (s.timeZone = tz)),
+        ["spec.timeZone"],
+      ],
+    ),
+    ["restartPolicy Always", withSpec((s) => (s.jobTemplate.spec.template.spec.restartPolicy = "Always")), [RP_FIELD]],
+    ["restartPolicy lower case", withSpec((s) => (s.jobTemplate.spec.template.spec.restartPolicy = "never")), [RP_FIELD]],
+    ["startingDeadlineSeconds -1", withSpec((s) => (s.startingDeadlineSeconds = -1)), ["spec.startingDeadlineSeconds"]],
+    ["startingDeadlineSeconds 2.5", withSpec((s) => (s.startingDeadlineSeconds = 2.5)), ["spec.startingDeadlineSeconds"]],
+    ["concurrencyPolicy Never", withSpec((s) => (s.concurrencyPolicy = "Never")), ["spec.concurrencyPolicy"]],
+    ["suspend yes", withSpec((s) => (s.suspend = "yes")), ["spec.suspend"]],
+    ["successful limit -1", withSpec((s) => (s.successfulJobsHistoryLimit = -1)), ["spec.successfulJobsHistoryLimit"]],
+    ["failed limit 1.5", withSpec((s) => (s.failedJobsHistoryLimit = 1.5)), ["spec.failedJobsHistoryLimit"]],
+    [
+      "no containers",
+      withSpec((s) => (s.jobTemplate.spec.template.spec.containers = [])),
+      ["spec.jobTemplate.spec.template.spec.containers"],
+    ],
+    [
+      "everything at once",
+      variant(minimalCronJob(LONG_NAME), (o) => {
+        o.spec.schedule = "0 0 L * *";
+        o.spec.timeZone = "Atlantis/Capital";
+        o.spec.jobTemplate.spec.template.spec.restartPolicy = "Always";
+        o.spec.successfulJobsHistoryLimit = -3;
+      }),
+      ["metadata.name", "spec.timeZone", "spec.schedule", RP_FIELD, "spec.successfulJobsHistoryLimit"],
+    ],
+  ];
+
+  it("names the field and the value in every denial", async () => {
+    for (const [what, obj, fields] of badInputs) {
+      const { errors } = validateCronJob(obj);
+      assert.deepEqual(errors.map((e) => e.field).sort(), [...fields].sort(), what);
+      const r = await call(validateCronJobRequest, request("CREATE", obj));
+      assert.equal(r.allowed, false, what);
+      assert.equal(r.status?.code, 422, what);
+      assert.equal(r.status?.reason, "Invalid", what);
+      const message = r.status?.message ?? "";
+      const causes = r.status?.details?.causes ?? [];
+      assert.equal(causes.length, errors.length, `${what}: one cause per error`);
+      for (const [i, e] of errors.entries()) {
+        const rendered = fieldErrorString(e);
+        assert.ok(message.includes(rendered), `${what}: message ${message} lacks ${rendered}`);
+        assert.ok(rendered.startsWith(`${e.field}: `), `${what}: ${rendered} names ${e.field}`);
+        assert.ok((e.detail ?? "").length > 0, `${what}: ${rendered} says what is allowed`);
+        assert.equal(causes[i]?.field, e.field, what);
+        if (e.type === "FieldValueRequired") {
+          assert.ok(rendered.startsWith(`${e.field}: Required value: `), `${what}: ${rendered}`);
+          continue;
+        }
+        const value = (() => {
+          let cur: unknown = obj;
+          for (const p of e.field.split(".")) cur = (cur as Record<string, unknown> | undefined)?.[p];
+          return cur;
+        })();
+        assert.deepEqual(e.value, value, `${what}: the error carries the offending value`);
+        assert.ok(
+          rendered.startsWith(`${e.field}: Invalid value: ${JSON.stringify(value)}: `),
+          `${what}: ${rendered} shows ${JSON.stringify(value)}`,
+        );
+      }
+    }
+  });
+
+  it("denies objects that are not CronJobs without throwing", async () => {
+    for (const o of [null, 5, "x", [], {}, { metadata: { name: "x" } }, { spec: null }]) {
+      const { errors } = validateCronJob(o);
+      assert.ok(errors.length > 0, JSON.stringify(o));
+      const r = await call(validateCronJobRequest, request("CREATE", o));
+      assert.equal(r.allowed, false);
+    }
+    const { errors } = validateCronJob(withSpec((s) => delete s.schedule));
+    assert.deepEqual(
+      errors.map((e) => [e.field, e.type]),
+      [["spec.schedule", "FieldValueRequired"]],
+    );
+  });
+
+  it("serves both handlers on the paths the webhook configurations use", () => {
+    const handlers = cronJobWebhookHandlers();
+    assert.equal(MUTATE_PATH, "/mutate-batch-tutorial-kubebuilder-io-v1-cronjob");
+    assert.equal(VALIDATE_PATH, "/validate-batch-tutorial-kubebuilder-io-v1-cronjob");
+    assert.equal(handlers.get(MUTATE_PATH), mutateCronJob);
+    assert.equal(handlers.get(VALIDATE_PATH), validateCronJobRequest);
+    assert.equal(webhookMarkers.mutating.path, MUTATE_PATH);
+    assert.equal(webhookMarkers.validating.path, VALIDATE_PATH);
+    assert.equal(webhookMarkers.validating.name, "vcronjob-v1.kb.io");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// Property: the webhook never throws, and the controller can schedule whatever it admits.
+
+const MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
+const DAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
+
+const atom: fc.Arbitrary<string> = fc.oneof(
+  { weight: 4, arbitrary: fc.integer({ min: 0, max: 62 }).map(String) },
+  { weight: 1, arbitrary: fc.integer({ min: 0, max: 1_000_000 }).map(String) },
+  { weight: 1, arbitrary: fc.constantFrom(...MONTHS, ...DAYS, "JAN", "Mon", "+5", "07", "") },
+  { weight: 3, arbitrary: fc.constantFrom("*", "?") },
+  { weight: 1, arbitrary: fc.constantFrom("L", "5L", "LW", "15W", "H", "H(0-29)", "1#3", "mon#2", "-1") },
+);
+const item: fc.Arbitrary<string> = fc.oneof(
+  { weight: 3, arbitrary: atom },
+  { weight: 2, arbitrary: fc.tuple(atom, atom).map(([a, b]) => `${a}-${b}`) },
+  { weight: 2, arbitrary: fc.tuple(atom, fc.integer({ min: 0, max: 70 })).map(([a, n]) => `${a}/${n}`) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(atom, atom, fc.integer({ min: 0, max: 30 })).map(([a, b, n]) => `${a}-${b}/${n}`),
+  },
+);
+const field: fc.Arbitrary<string> = fc.array(item, { minLength: 1, maxLength: 3 }).map((xs) => xs.join(","));
+const separator = fc.constantFrom(" ", " ", " ", "  ", "\t", " \u00a0");
+const cronText: fc.Arbitrary<string> = fc
+  .tuple(fc.array(field, { minLength: 3, maxLength: 7 }), fc.array(separator, { minLength: 7, maxLength: 7 }))
+  .map(([fields, seps]) => fields.map((f, i) => (i === 0 ? f : `${seps[i] ?? " "}${f}`)).join(""));
+// Plausible schedules: five fields whose values are mostly in range, so many are admitted.
+const plausibleCron: fc.Arbitrary<string> = fc
+  .tuple(
+    fc.constantFrom("*", "0", "*/15", "5,35", "59", "0-30/7"),
+    fc.constantFrom("*", "2", "0-23/3", "1,13", "23", "*/5", "9-17"),
+    fc.constantFrom("*", "?", "1", "29", "30", "31", "15-31/2", "*/10", "1,31"),
+    fc.constantFrom("*", "2", "feb", "2,4", "dec", "1-12/6", "4,6,9,11", "*/2"),
+    fc.constantFrom("*", "?", "0", "mon-fri", "sat,sun", "*/2", "6"),
+  )
+  .map((f) => f.join(" "));
+const duration: fc.Arbitrary<string> = fc
+  .array(
+    fc.tuple(
+      fc.oneof(
+        fc.integer({ min: 0, max: 200 }).map(String),
+        fc.constantFrom("0.5", ".5", "1.", "1.25", "90", "100000", "9223372036854775807"),
+      ),
+      fc.constantFrom("h", "m", "s", "ms", "us", "µs", "ns", "", "d", "H"),
+    ),
+    { minLength: 1, maxLength: 3 },
+  )
+  .chain((parts) =>
+    fc.constantFrom("", "-", "+").map((sign) => sign + parts.map(([n, u]) => `${n}${u}`).join("")),
+  );
+const descriptor: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom(
+    "@yearly",
+    "@annually",
+    "@monthly",
+    "@weekly",
+    "@daily",
+    "@midnight",
+    "@hourly",
+    "@reboot",
+    "@Hourly",
+    "@every",
+    "@",
+  ),
+  duration.map((d) => `@every ${d}`),
+  duration.map((d) => `@every  ${d}`),
+);
+const schedule: fc.Arbitrary<string> = fc.oneof(
+  { weight: 3, arbitrary: cronText },
+  { weight: 4, arbitrary: plausibleCron },
+  { weight: 2, arbitrary: descriptor },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.constantFrom("TZ=UTC ", "CRON_TZ=Europe/Berlin ", " TZ=", "tz=UTC "), plausibleCron)
+      .map(([p, s]) => p + s),
+  },
+  { weight: 1, arbitrary: fc.string() },
+  { weight: 1, arbitrary: fc.string({ unit: "binary", maxLength: 30 }) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .array(fc.constantFrom("*", "/", "-", ",", "?", " ", "1", "5", "L", "#", "@", "mon", "jan", "\t"), {
+        maxLength: 20,
+      })
+      .map((xs) => xs.join("")),
+  },
+);
+
+const timeZones = [
+  undefined,
+  "UTC",
+  "Etc/UTC",
+  "Europe/Berlin",
+  "America/New_York",
+  "Australia/Lord_Howe",
+  "Asia/Kathmandu",
+  "Pacific/Apia",
+  "Pacific/Chatham",
+  "America/St_Johns",
+  "Africa/Casablanca",
+  "Antarctica/Troll",
+  "Etc/GMT-14",
+  "Mars/Base",
+  "",
+  "Local",
+  "utc",
+  "+01:00",
+  "Europe/berlin",
+  "America/New York",
+  5,
+  null,
+] as const;
+// Valid zones (and none) more often than invalid ones.
+const timeZoneArb = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...timeZones.slice(0, 13)) },
+  { weight: 1, arbitrary: fc.constantFrom(...timeZones) },
+);
+
+// Mostly valid values (so a good share of objects is admitted and reaches the scheduler), some invalid.
+const mostly = <T, U>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<U>): fc.Arbitrary<T | U> =>
+  fc.oneof({ weight: 6, arbitrary: valid }, { weight: 1, arbitrary: invalid });
+
+const specArb = fc.record({
+  schedule: fc.oneof({ weight: 20, arbitrary: schedule }, { weight: 1, arbitrary: fc.constantFrom(undefined, 7, null) }),
+  timeZone: timeZoneArb,
+  startingDeadlineSeconds: mostly(
+    fc.oneof(fc.constant(undefined), fc.integer({ min: 0, max: 100_000 })),
+    fc.oneof(
+      fc.integer({ min: -100, max: -1 }),
+      fc.double({ min: -10, max: 100, noNaN: true }),
+      fc.constantFrom("5", null),
+    ),
+  ),
+  restartPolicy: mostly(fc.constantFrom("OnFailure", "Never"), fc.constantFrom(undefined, "Always", "", "onfailure", 1)),
+  concurrencyPolicy: mostly(fc.constantFrom(undefined, "Allow", "Forbid", "Replace"), fc.constantFrom("Never", "")),
+  suspend: mostly(fc.constantFrom(undefined, true, false), fc.constantFrom("true", 0)),
+  successfulJobsHistoryLimit: mostly(
+    fc.oneof(fc.constant(undefined), fc.integer({ min: 0, max: 10 })),
+    fc.oneof(fc.integer({ min: -5, max: -1 }), fc.double({ min: -1, max: 5, noNaN: true })),
+  ),
+  failedJobsHistoryLimit: mostly(
+    fc.oneof(fc.constant(undefined), fc.integer({ min: 0, max: 10 })),
+    fc.constantFrom(-1, 2 ** 31, 0.5),
+  ),
+  name: mostly(fc.constant("fuzz"), fc.integer({ min: 0, max: 80 }).map((n) => "n".repeat(n))),
+});
+
+type SpecInput = typeof specArb extends fc.Arbitrary<infer T> ? T : never;
+
+function build(s: SpecInput): Record<string, any> {
+  return variant(minimalCronJob(s.name), (o) => {
+    const spec = o.spec as Record<string, any>;
+    const set = (k: string, v: unknown) => {
+      if (v === undefined) delete spec[k];
+      else spec[k] = v;
+    };
+    set("schedule", s.schedule);
+    set("timeZone", s.timeZone);
+    set("startingDeadlineSeconds", s.startingDeadlineSeconds);
+    set("concurrencyPolicy", s.concurrencyPolicy);
+    set("suspend", s.suspend);
+    set("successfulJobsHistoryLimit", s.successfulJobsHistoryLimit);
+    set("failedJobsHistoryLimit", s.failedJobsHistoryLimit);
+    const pod = spec.jobTemplate.spec.template.spec as Record<string, unknown>;
+    if (s.restartPolicy === undefined) delete pod.restartPolicy;
+    else pod.restartPolicy = s.restartPolicy;
+  });
+}
+
+// 1971 to 2098: instants the controller may plausibly see, leap years and the non-leap 2100 boundary aside.
+const instant = fc.integer({ min: Date.UTC(1971, 0, 1), max: Date.UTC(2098, 0, 1) });
+
+describe("CronJob validating webhook (properties)", () => {
+  it("never throws, and whatever it admits the reconciler can schedule", () => {
+    let admitted = 0;
+    fc.assert(
+      fc.property(specArb, fc.array(fc.tuple(instant, fc.nat(400 * 86_400), fc.nat(86_400)), { minLength: 1, maxLength: 3 }), (s, nows) => {
+        const obj = build(s);
+        const { errors, warnings } = validateCronJob(obj);
+        assert.ok(Array.isArray(warnings));
+        for (const e of errors) assert.ok(e.field.length > 0 && (e.detail ?? "").length > 0, JSON.stringify(e));
+        for (const op of ["CREATE", "UPDATE"] as const) {
+          const r = validateCronJobRequest(request(op, obj, op === "UPDATE" ? obj : undefined)) as AdmissionResult;
+          assert.equal(r.allowed, errors.length === 0);
+        }
+        assert.equal((mutateCronJob(request("CREATE", obj)) as AdmissionResult).allowed, true);
+        if (errors.length > 0) return;
+        admitted++;
+
+        assert.equal(typeof s.schedule, "string");
+        const tz = typeof s.timeZone === "string" ? s.timeZone : undefined;
+        const parsed = parseSchedule(s.schedule as string, tz);
+        assert.ok(parsed.ok, `admitted ${JSON.stringify(s.schedule)} in ${tz} but the controller cannot parse it`);
+        const sched = parsed.schedule;
+        if (sched.isEvery && (sched.everySeconds ?? 0) < 60) {
+          assert.ok(warnings.some((w) => w.startsWith("spec.schedule: ")), "sub-minute @every warns");
+        }
+        for (const [nowMs, sinceCreation, deadline] of nows) {
+          const now = new Date(nowMs);
+          const anchor = new Date(nowMs - sinceCreation * 1000);
+          const earliest = new Date(Math.max(anchor.getTime(), nowMs - deadline * 1000));
+          const w = scheduleWindow({ schedule: sched, earliest, now, anchor });
+          assert.ok(
+            w.next instanceof Date && w.next.getTime() > nowMs,
+            `${JSON.stringify(s.schedule)} in ${tz ?? "UTC"}: next ${String(w.next)} is not after ${now.toISOString()}`,
+          );
+          if (w.missed) assert.ok(w.missed.getTime() <= nowMs && w.missed.getTime() > earliest.getTime());
+        }
+      }),
+      { numRuns: 600 },
+    );
+    assert.ok(admitted > 50, `only ${admitted} generated objects were admitted; the generator needs work`);
+  });
+
+  it("admits exactly what the controller's parser admits, for otherwise valid objects", () => {
+    fc.assert(
+      fc.property(schedule, fc.constantFrom(...timeZones.filter((t) => typeof t === "string")), (sched, tz) => {
+        const obj = withSpec((s) => {
+          s.schedule = sched;
+          s.timeZone = tz;
+        });
+        const { errors } = validateCronJob(obj);
+        const parsed = sched === "" ? { ok: false } : parseSchedule(sched, tz);
+        assert.equal(errors.length === 0, parsed.ok, `${JSON.stringify(sched)} in ${JSON.stringify(tz)}`);
+        for (const e of errors) {
+          assert.ok(["spec.schedule", "spec.timeZone"].includes(e.field), e.field);
+          if (e.field === "spec.schedule" && e.type !== "FieldValueRequired") assert.equal(e.value, sched);
+          if (e.field === "spec.timeZone") assert.equal(e.value, tz);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

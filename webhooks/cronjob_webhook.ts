@@ -1,0 +1,170 @@
+// The CronJob admission webhooks (the kubebuilder tutorial's CustomDefaulter and CustomValidator).
+// Validation uses the controller's own schedule parser, so the webhook and the controller can never
+// disagree about what is valid.
+import {
+  API_VERSION,
+  DEFAULT_CONCURRENCY_POLICY,
+  DEFAULT_FAILED_JOBS_HISTORY_LIMIT,
+  DEFAULT_SUCCESSFUL_JOBS_HISTORY_LIMIT,
+  GROUP,
+  KIND,
+  parseCronJob,
+  PLURAL,
+  VERSION,
+} from "../api/v1/index.ts";
+import { parseSchedule, validateTimeZone } from "../controllers/schedule/index.ts";
+import {
+  type AdmissionHandler,
+  type AdmissionRequest,
+  type AdmissionResult,
+  allowed,
+  denied,
+  type FieldError,
+  invalid,
+  invalidField,
+  type JSONPatchOperation,
+  patched,
+  requiredField,
+} from "../runtime/webhook/index.ts";
+
+export const MUTATE_PATH = `/mutate-${GROUP.replaceAll(".", "-")}-${VERSION}-${KIND.toLowerCase()}`;
+export const VALIDATE_PATH = `/validate-${GROUP.replaceAll(".", "-")}-${VERSION}-${KIND.toLowerCase()}`;
+
+/** Job names are `<cronjob>-<unix seconds>` (11 more characters) and must fit in 63. */
+export const MAX_NAME_LENGTH = 52;
+/** A starting deadline this short may never be met: the controller wakes about once per slot. */
+export const MIN_SAFE_STARTING_DEADLINE_SECONDS = 10;
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** The defaulting webhook: fills concurrencyPolicy, suspend and the history limits where unset. */
+export function defaultCronJob(obj: unknown): JSONPatchOperation[] {
+  if (!isObj(obj) || !isObj(obj.spec)) return [];
+  const spec = obj.spec;
+  const ops: JSONPatchOperation[] = [];
+  const defaults: Array<[string, unknown]> = [
+    ["concurrencyPolicy", DEFAULT_CONCURRENCY_POLICY],
+    ["suspend", false],
+    ["successfulJobsHistoryLimit", DEFAULT_SUCCESSFUL_JOBS_HISTORY_LIMIT],
+    ["failedJobsHistoryLimit", DEFAULT_FAILED_JOBS_HISTORY_LIMIT],
+  ];
+  for (const [field, value] of defaults) {
+    if (spec[field] === undefined || spec[field] === null) ops.push({ op: "add", path: `/spec/${field}`, value });
+  }
+  return ops;
+}
+
+export interface ValidationResult {
+  errors: FieldError[];
+  warnings: string[];
+}
+
+/** The validating webhook's checks; every message names the field and the value and says what is allowed. */
+export function validateCronJob(obj: unknown): ValidationResult {
+  const errors: FieldError[] = [];
+  const warnings: string[] = [];
+  if (!isObj(obj)) return { errors: [invalidField("<root>", obj, "must be a CronJob object")], warnings };
+  const meta = isObj(obj.metadata) ? obj.metadata : {};
+  const name = typeof meta.name === "string" ? meta.name : "";
+  if (name.length > MAX_NAME_LENGTH) {
+    errors.push(invalidField("metadata.name", name, `must be no more than ${MAX_NAME_LENGTH} characters`));
+  }
+  const spec = isObj(obj.spec) ? obj.spec : undefined;
+  if (!spec) return { errors: [...errors, requiredField("spec", "the CronJob needs a spec")], warnings };
+
+  let tzOK = true;
+  if (spec.timeZone !== undefined) {
+    if (typeof spec.timeZone !== "string") {
+      errors.push(invalidField("spec.timeZone", spec.timeZone, "must be an IANA time zone name such as Europe/Berlin"));
+      tzOK = false;
+    } else {
+      const tzErr = validateTimeZone(spec.timeZone);
+      if (tzErr) {
+        errors.push(invalidField(tzErr.field, tzErr.value, tzErr.reason));
+        tzOK = false;
+      }
+    }
+  }
+  if (typeof spec.schedule !== "string" || spec.schedule === "") {
+    errors.push(requiredField("spec.schedule", 'a schedule in cron format, e.g. "0 * * * *" or "@hourly"'));
+  } else {
+    const parsed = parseSchedule(spec.schedule, tzOK && typeof spec.timeZone === "string" ? spec.timeZone : undefined);
+    if (!parsed.ok) errors.push(invalidField(parsed.error.field, parsed.error.value, parsed.error.reason));
+    else if (parsed.schedule.isEvery && (parsed.schedule.everySeconds ?? 60) < 60) {
+      warnings.push(
+        `spec.schedule: "${spec.schedule}" runs more often than once a minute; each run is a Job (and a Pod): consider a longer interval`,
+      );
+    }
+  }
+
+  const podSpec = dig(spec, ["jobTemplate", "spec", "template", "spec"]);
+  const restartPolicy = isObj(podSpec) ? podSpec.restartPolicy : undefined;
+  const rpField = "spec.jobTemplate.spec.template.spec.restartPolicy";
+  if (restartPolicy === undefined) {
+    errors.push(requiredField(rpField, 'must be "OnFailure" or "Never" (a Job cannot use "Always")'));
+  } else if (restartPolicy !== "OnFailure" && restartPolicy !== "Never") {
+    errors.push(invalidField(rpField, restartPolicy, 'must be "OnFailure" or "Never" (a Job cannot use "Always")'));
+  }
+
+  const sds = spec.startingDeadlineSeconds;
+  // Only for a value the schema accepts (a non-negative integer): a rejected value gets its error alone.
+  if (Number.isSafeInteger(sds) && typeof sds === "number" && sds >= 0 && sds < MIN_SAFE_STARTING_DEADLINE_SECONDS) {
+    warnings.push(
+      `spec.startingDeadlineSeconds: ${sds} is less than ${MIN_SAFE_STARTING_DEADLINE_SECONDS}: the controller may never start a Job, since it only starts runs that are at most this late and wakes about once per slot`,
+    );
+  }
+
+  // Everything else the schema says (types, enums, minimums), with the same field paths.
+  const schema = parseCronJob({ ...obj, apiVersion: API_VERSION, kind: KIND });
+  if (!schema.ok) {
+    const seen = new Set(errors.map((e) => e.field));
+    for (const e of schema.errors) {
+      if (seen.has(e.field) || e.field.startsWith("metadata")) continue;
+      errors.push(e.value === undefined ? requiredField(e.field, e.message) : invalidField(e.field, e.value, e.message));
+      seen.add(e.field);
+    }
+  }
+  return { errors, warnings };
+}
+
+function dig(o: unknown, path: string[]): unknown {
+  let cur = o;
+  for (const p of path) cur = isObj(cur) ? cur[p] : undefined;
+  return cur;
+}
+
+function nameOf(req: AdmissionRequest): string {
+  const meta = isObj(req.object) && isObj(req.object.metadata) ? req.object.metadata : {};
+  return req.name || (typeof meta.name === "string" ? meta.name : "") || (typeof meta.generateName === "string" ? meta.generateName : "");
+}
+
+export const mutateCronJob: AdmissionHandler = (req): AdmissionResult => {
+  if (req.operation !== "CREATE" && req.operation !== "UPDATE") return allowed();
+  return patched(defaultCronJob(req.object));
+};
+
+export const validateCronJobRequest: AdmissionHandler = (req): AdmissionResult => {
+  // Deletes are never blocked; an update of an already-invalid object is validated like a create.
+  if (req.operation !== "CREATE" && req.operation !== "UPDATE") return allowed();
+  const { errors, warnings } = validateCronJob(req.object);
+  if (errors.length === 0) return allowed(warnings);
+  return denied(invalid({ group: GROUP, kind: KIND }, nameOf(req), errors), warnings);
+};
+
+/** Path → handler, for the webhook server. */
+export function cronJobWebhookHandlers(): Map<string, AdmissionHandler> {
+  return new Map([
+    [MUTATE_PATH, mutateCronJob],
+    [VALIDATE_PATH, validateCronJobRequest],
+  ]);
+}
+
+/** What `make manifests` renders into config/webhook/manifests.yaml (kubebuilder's webhook markers). */
+export const webhookMarkers = {
+  mutating: { name: "mcronjob-v1.kb.io", path: MUTATE_PATH, operations: ["CREATE", "UPDATE"] },
+  validating: { name: "vcronjob-v1.kb.io", path: VALIDATE_PATH, operations: ["CREATE", "UPDATE"] },
+  group: GROUP,
+  version: VERSION,
+  resource: PLURAL,
+} as const;
