@@ -143,8 +143,7 @@ export class CronJobReconciler implements Reconciler {
     // 6. Guards: deleting, bad time zone, bad schedule, suspended.
     const guard = this.checkGuards(cronJob, plan);
     if (guard.stop) {
-      await this.writeStatus(cronJob, plan, now, ctx);
-      return {};
+      return (await this.writeStatus(cronJob, plan, now, ctx)) ? {} : { requeue: true };
     }
     const schedule = guard.schedule;
 
@@ -164,8 +163,11 @@ export class CronJobReconciler implements Reconciler {
     // 12. One status write, only if something changed.
     plan.status.nextScheduleTime = rfc3339(window.next);
     plan.conditions = this.conditionsFor(cronJob, plan, children);
-    await this.writeStatus(cronJob, plan, now, ctx);
+    const written = await this.writeStatus(cronJob, plan, now, ctx);
     if (plan.createFailed) throw new Error(plan.createFailed);
+    // A conflict means the object changed under us: read it again soon (the Job, if one was created,
+    // is found by its deterministic name, so the retry cannot duplicate it).
+    if (!written) return { requeue: true };
 
     // 13. Wake up for the next slot.
     return { requeueAfterMs: Math.max(window.next.getTime() - now.getTime(), 0) + REQUEUE_SLACK_MS };
@@ -543,19 +545,22 @@ export class CronJobReconciler implements Reconciler {
     return { type: "Degraded", status: "False", reason: "AsExpected", message: "No problems detected" };
   }
 
-  private async writeStatus(cronJob: StoredCronJob, plan: Plan, now: Date, ctx: ReconcileContext): Promise<void> {
+  /** False when the write lost an optimistic-concurrency race (409) and should be retried. */
+  private async writeStatus(cronJob: StoredCronJob, plan: Plan, now: Date, ctx: ReconcileContext): Promise<boolean> {
     const status: CronJobStatus = { ...plan.status };
     status.conditions = setConditions(cronJob.status?.conditions, plan.conditions, now, cronJob.metadata.generation);
     const cleaned = stripUndefined(status);
-    if (sameStatus(cronJob.status, cleaned)) return;
+    if (sameStatus(cronJob.status, cleaned)) return true;
     const body = { ...structuredClone(cronJob), status: cleaned } as unknown as CronJob;
     try {
       await this.client.updateStatus(CronJobKind, body);
+      return true;
     } catch (err) {
-      // Deleted meanwhile: nothing to record. A conflict is retried through the queue (the next pass
-      // finds any Job this one created by its deterministic name, so no duplicate).
-      if (isNotFound(err)) return;
-      ctx.log.debug("status update failed", { error: (err as Error).message });
+      if (isNotFound(err)) return true; // deleted meanwhile: nothing to record
+      if (isConflict(err)) {
+        ctx.log.debug("status update conflicted; retrying with the newer object", { resourceVersion: cronJob.metadata.resourceVersion });
+        return false;
+      }
       throw err;
     }
   }

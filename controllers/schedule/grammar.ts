@@ -216,27 +216,21 @@ function joinOr(words: readonly string[]): string {
   return `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}`;
 }
 
-function parseFields(text: string, description: string): SpecResult {
-  const tokens = text.split(GO_SPACE).filter((t) => t !== "");
+function parseFields(tokens: readonly string[], description: string): SpecResult {
   if (tokens.length !== 5) {
     const given = tokens.length === 1 ? "1 field given" : `${tokens.length} fields given`;
     const seconds = tokens.length === 6 ? " (seconds are not supported)" : "";
     const hint = tokens.length < 5 ? `, or a descriptor: ${DESCRIPTOR_LIST}` : "";
     return { ok: false, reason: `${given}; a schedule has 5 fields: ${FIELD_LIST}${seconds}${hint}` };
   }
-  const parsed: Extract<FieldResult, { ok: true }>[] = [];
+  type Parsed = Extract<FieldResult, { ok: true }>;
+  const parsed: Parsed[] = [];
   for (const [i, spec] of FIELDS.entries()) {
     const r = parseField(spec, tokens[i] ?? "");
     if (!r.ok) return r;
     parsed.push(r);
   }
-  const [minute, hour, dom, month, dow] = parsed as [
-    (typeof parsed)[number],
-    (typeof parsed)[number],
-    (typeof parsed)[number],
-    (typeof parsed)[number],
-    (typeof parsed)[number],
-  ];
+  const [minute, hour, dom, month, dow] = parsed as [Parsed, Parsed, Parsed, Parsed, Parsed];
 
   // With a star in day-of-week, days must match day-of-month, which some months never have.
   if (dow.star && !dom.star) {
@@ -300,7 +294,7 @@ export function parseScheduleSpec(schedule: string): SpecResult {
   // Like robfig, a descriptor must be the whole string: no surrounding spaces, lower case.
   if (schedule.startsWith("@")) {
     const fields = DESCRIPTORS.get(schedule);
-    if (fields !== undefined) return parseFields(fields, schedule);
+    if (fields !== undefined) return parseFields(fields.split(" "), schedule);
     if (schedule.startsWith(EVERY_PREFIX)) return parseEvery(schedule);
     if (schedule === "@every" || /^@every\s/.test(schedule)) {
       return { ok: false, reason: `@every needs a duration after a single space, e.g. "@every 1h30m"` };
@@ -308,5 +302,5 @@ export function parseScheduleSpec(schedule: string): SpecResult {
     return { ok: false, reason: `unknown descriptor ${JSON.stringify(schedule)}; use ${DESCRIPTOR_LIST}` };
   }
   const tokens = schedule.split(GO_SPACE).filter((t) => t !== "");
-  return parseFields(schedule, tokens.join(" "));
+  return parseFields(tokens, tokens.join(" "));
 }

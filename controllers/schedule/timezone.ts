@@ -56,8 +56,8 @@ interface YearData {
   readonly transitions: readonly Transition[];
 }
 
-// Transitions are found by daily probes, which assumes a zone never changes offset twice within a day and
-// back; true of every tzdata zone. Results are memoised per zone and UTC year across Schedule instances
+// Transitions are found by daily probes, which assumes no zone changes its offset and back within one day
+// (nothing in tzdata comes close). Results are memoised per zone and UTC year across Schedule instances
 // because the controller re-parses schedules on every reconcile.
 const yearCache = new Map<string, Map<number, YearData>>();
 const MAX_CACHED_YEARS_PER_ZONE = 1024;

@@ -618,7 +618,7 @@ const descriptor: fc.Arbitrary<string> = fc.oneof(
 );
 const schedule: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: cronText },
-  { weight: 4, arbitrary: plausibleCron },
+  { weight: 6, arbitrary: plausibleCron },
   { weight: 2, arbitrary: descriptor },
   {
     weight: 1,
@@ -670,7 +670,7 @@ const timeZoneArb = fc.oneof(
 
 // Mostly valid values (so a good share of objects is admitted and reaches the scheduler), some invalid.
 const mostly = <T, U>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<U>): fc.Arbitrary<T | U> =>
-  fc.oneof({ weight: 6, arbitrary: valid }, { weight: 1, arbitrary: invalid });
+  fc.oneof({ weight: 12, arbitrary: valid }, { weight: 1, arbitrary: invalid });
 
 const specArb = fc.record({
   schedule: fc.oneof({ weight: 20, arbitrary: schedule }, { weight: 1, arbitrary: fc.constantFrom(undefined, 7, null) }),

@@ -1,0 +1,213 @@
+// The test side of a run: a watch that records every Job ever created (history cleanup deletes them,
+// so listing at the end is not enough), and a "job finisher" that plays the Job controller by marking
+// each Job Complete through the status subresource a few seconds after it appears.
+import type { Client } from "../../runtime/client.ts";
+import { watchErrorToAPIError } from "../../runtime/client.ts";
+import { isGone, isNotFound } from "../../runtime/errors.ts";
+import { Kinds, type KubeObject } from "../../runtime/kinds.ts";
+import { Limiter, sleep } from "./pool.ts";
+
+export interface Job extends KubeObject {
+  status?: { conditions?: Array<{ type: string; status: string }>; startTime?: string; completionTime?: string };
+}
+
+export interface JobRecord {
+  uid: string;
+  namespace: string;
+  name: string;
+  /** "namespace/name" of the controlling CronJob ("" for none). */
+  owner: string;
+  /** metadata.creationTimestamp, ms (the apiserver stores whole seconds). */
+  createdAt: number;
+  /** When this watch first saw the Job, ms; undefined for Jobs found by a (re)list. */
+  seenAt?: number;
+  /** The schedule slot it was created for, ms. */
+  slot?: number;
+  deletedAt?: number;
+}
+
+export type SlotOf = (job: Job) => number | undefined;
+
+/** Ours: the scheduled-at annotation, else the name suffix in Unix seconds. */
+export const ourSlotOf: SlotOf = (job) => {
+  const a = job.metadata?.annotations?.["batch.tutorial.kubebuilder.io/scheduled-at"];
+  if (a) {
+    const t = Date.parse(a);
+    if (!Number.isNaN(t)) return t;
+  }
+  const m = /-(\d+)$/.exec(job.metadata?.name ?? "");
+  return m ? Number(m[1]) * 1000 : undefined;
+};
+
+/** The built-in controller v2 (1.20): `<cronjob>-<unix minutes>` and no scheduled-time annotation. */
+export const builtinSlotOf: SlotOf = (job) => {
+  const m = /-(\d+)$/.exec(job.metadata?.name ?? "");
+  return m ? Number(m[1]) * 60_000 : undefined;
+};
+
+function isFinished(job: Job): boolean {
+  return (job.status?.conditions ?? []).some((c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True");
+}
+
+export class JobRecorder {
+  readonly jobs = new Map<string, JobRecord>();
+  /** Jobs seen per slot (ms), for "has every CronJob run for this slot yet". */
+  readonly perSlot = new Map<number, number>();
+  watchRestarts = 0;
+  relists = 0;
+  private readonly client: Client;
+  private readonly slotOf: SlotOf;
+  private readonly onNew: (job: Job) => void;
+  private readonly abort = new AbortController();
+  private rv = "";
+  private loop: Promise<void> | undefined;
+
+  constructor(client: Client, slotOf: SlotOf, onNew: (job: Job) => void = () => {}) {
+    this.client = client;
+    this.slotOf = slotOf;
+    this.onNew = onNew;
+  }
+
+  /** Resolves after the initial list; the watch then runs until stop(). */
+  async start(): Promise<void> {
+    await this.list();
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.loop;
+  }
+
+  private async list(): Promise<void> {
+    let cont: string | undefined;
+    do {
+      const page = await this.client.list<Job>(Kinds.Job, { limit: 500, continue: cont });
+      for (const j of page.items) this.record(j, undefined);
+      cont = page.metadata.continue || undefined;
+      this.rv = page.metadata.resourceVersion ?? this.rv;
+    } while (cont);
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.abort.signal;
+    while (!signal.aborted) {
+      try {
+        const events = await this.client.watch<Job>(Kinds.Job, {
+          resourceVersion: this.rv,
+          allowWatchBookmarks: true,
+          timeoutSeconds: 1800,
+          signal,
+        });
+        for await (const ev of events) {
+          if (ev.type === "ERROR") throw watchErrorToAPIError(ev.object);
+          const now = Date.now();
+          // Only ADDED is a first sighting: a MODIFIED/DELETED of an unknown Job means one was missed.
+          if (ev.type === "ADDED") this.record(ev.object, now);
+          else if (ev.type === "MODIFIED") this.record(ev.object, undefined);
+          else if (ev.type === "DELETED") {
+            this.record(ev.object, undefined);
+            const r = this.jobs.get(ev.object.metadata?.uid ?? "");
+            if (r && r.deletedAt === undefined) r.deletedAt = now;
+          }
+          const rv = ev.object.metadata?.resourceVersion;
+          if (rv) this.rv = rv;
+        }
+        if (!signal.aborted) this.watchRestarts++;
+      } catch (err) {
+        if (signal.aborted) break;
+        this.watchRestarts++;
+        if (isGone(err)) {
+          this.relists++;
+          await this.list().catch(() => undefined);
+        } else {
+          await sleep(500, signal);
+        }
+      }
+    }
+  }
+
+  private record(job: Job, seenAt: number | undefined): void {
+    const uid = job.metadata?.uid;
+    if (!uid || this.jobs.has(uid)) return;
+    const ref = job.metadata?.ownerReferences?.find((r) => r.controller);
+    const slot = this.slotOf(job);
+    const r: JobRecord = {
+      uid,
+      namespace: job.metadata?.namespace ?? "",
+      name: job.metadata?.name ?? "",
+      owner: ref ? `${job.metadata?.namespace ?? ""}/${ref.name}` : "",
+      createdAt: Date.parse(String(job.metadata?.creationTimestamp ?? "")) || (seenAt ?? Date.now()),
+      ...(seenAt !== undefined ? { seenAt } : {}),
+      ...(slot !== undefined ? { slot } : {}),
+    };
+    this.jobs.set(uid, r);
+    if (slot !== undefined) this.perSlot.set(slot, (this.perSlot.get(slot) ?? 0) + 1);
+    if (!isFinished(job)) this.onNew(job);
+  }
+}
+
+/** Marks Jobs Complete `delayMs` after they appear, with at most `inFlight` status patches at a time. */
+export class JobFinisher {
+  patched = 0;
+  errors = 0;
+  lastError = "";
+  private readonly client: Client;
+  private readonly delayMs: number;
+  private readonly limiter: Limiter;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly inflight = new Set<Promise<void>>();
+  private stopped = false;
+
+  constructor(client: Client, delayMs: number, inFlight = 8) {
+    this.client = client;
+    this.delayMs = delayMs;
+    this.limiter = new Limiter(inFlight);
+  }
+
+  schedule(job: Job): void {
+    if (this.stopped) return;
+    const ns = job.metadata?.namespace ?? "";
+    const name = job.metadata?.name ?? "";
+    const created = String(job.metadata?.creationTimestamp ?? new Date().toISOString());
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      const p = this.limiter.run(() => this.finish(ns, name, created)).finally(() => this.inflight.delete(p));
+      this.inflight.add(p);
+    }, this.delayMs);
+    this.timers.add(t);
+  }
+
+  private async finish(namespace: string, name: string, startTime: string): Promise<void> {
+    if (this.stopped) return;
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+    try {
+      await this.client.patchStatus(
+        Kinds.Job,
+        namespace,
+        name,
+        {
+          status: {
+            startTime,
+            completionTime: now,
+            succeeded: 1,
+            conditions: [{ type: "Complete", status: "True", lastProbeTime: now, lastTransitionTime: now }],
+          },
+        },
+        "merge",
+      );
+      this.patched++;
+    } catch (err) {
+      if (isNotFound(err)) return;
+      this.errors++;
+      this.lastError = (err as Error).message;
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    await Promise.all([...this.inflight]);
+  }
+}

@@ -1,0 +1,479 @@
+// The CronJob admission webhooks behind a real kube-apiserver, installed from the configurations
+// `make manifests` generates: kubectl users see the apimachinery-shaped denials and the warnings,
+// objects come back defaulted, deletes are never blocked, a rotated serving certificate is picked up
+// without a restart, and the manager entrypoint serves the webhooks unless ENABLE_WEBHOOKS=false.
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { request as httpsRequest } from "node:https";
+import { connect as netConnect } from "node:net";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import tls from "node:tls";
+import {
+  ApiException,
+  KubernetesObjectApi,
+  type KubernetesObject,
+  type V1MutatingWebhookConfiguration,
+  type V1Status,
+  type V1ValidatingWebhookConfiguration,
+} from "@kubernetes/client-node";
+import { stringify } from "yaml";
+import { webhookConfigurations } from "../../../hack/crdgen/webhook.ts";
+import { discardLogger } from "../../../runtime/log.ts";
+import {
+  allowed,
+  startWebhookServer,
+  type AdmissionHandler,
+  type AdmissionRequest,
+  type AdmissionResult,
+  type AdmissionReview,
+  type WebhookServer,
+} from "../../../runtime/webhook/index.ts";
+import {
+  cronJobWebhookHandlers,
+  MUTATE_PATH,
+  VALIDATE_PATH,
+  validateCronJobRequest,
+} from "../../../webhooks/cronjob_webhook.ts";
+import { generateWebhookCertificates, type WebhookCertificates } from "../../envtest/certs.ts";
+import { PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
+import { freePort } from "../../envtest/ports.ts";
+import { ManagedProcess } from "../../envtest/processes.ts";
+import { installWebhooks, uninstallWebhooks, waitForWebhookReady, type InstalledWebhooks } from "../../envtest/webhook.ts";
+import { minimalCronJob, variant } from "../../fixtures.ts";
+
+const NS = "default";
+const LONG_NAME = "test-cronjob-name-that-is-way-too-long-for-kubernetes-jobs-to-create-from-it";
+const RP_FIELD = "spec.jobTemplate.spec.template.spec.restartPolicy";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function eventually<T>(what: string, f: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await f();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`${what} did not happen within ${timeoutMs} ms${last ? `: ${String(last)}` : ""}`);
+    }
+    await sleep(100);
+  }
+}
+
+/** The serial number of the certificate a fresh TLS connection is served, verified against `ca`. */
+function servedSerial(port: number, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: "127.0.0.1", port, ca, rejectUnauthorized: true }, () => {
+      const serial = socket.getPeerCertificate().serialNumber;
+      socket.end();
+      resolve(serial.toUpperCase());
+    });
+    socket.setTimeout(5000, () => socket.destroy(new Error("TLS handshake timed out")));
+    socket.on("error", reject);
+  });
+}
+
+/** Resolves with the error code of a plain TCP connect ("connected" if something listens). */
+function tcpProbe(port: number): Promise<string> {
+  return new Promise((resolve) => {
+    const s = netConnect({ host: "127.0.0.1", port });
+    s.once("connect", () => {
+      s.destroy();
+      resolve("connected");
+    });
+    s.once("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+  });
+}
+
+/** POSTs a CREATE AdmissionReview for `object` to a webhook server trusted through `ca`. */
+function postReview(port: number, ca: string, path: string, object: unknown): Promise<AdmissionReview> {
+  const body = JSON.stringify({
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: {
+      uid: "child-review",
+      kind: { group: "batch.tutorial.kubebuilder.io", version: "v1", kind: "CronJob" },
+      resource: { group: "batch.tutorial.kubebuilder.io", version: "v1", resource: "cronjobs" },
+      name: "x",
+      namespace: NS,
+      operation: "CREATE",
+      userInfo: {},
+      object,
+    },
+  });
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      { host: "127.0.0.1", port, path, method: "POST", ca, headers: { "content-type": "application/json" } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          try {
+            resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")) as AdmissionReview);
+          } catch (err) {
+            reject(err instanceof Error ? err : new Error(String(err)));
+          }
+        });
+        res.on("error", reject);
+      },
+    );
+    req.setTimeout(10_000, () => req.destroy(new Error("the webhook did not answer")));
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+function yamlOf(obj: object): string {
+  return stringify(obj);
+}
+
+function statusOf(err: unknown): V1Status {
+  assert.ok(err instanceof ApiException, `expected an ApiException, got ${String(err)}`);
+  return (typeof err.body === "string" ? JSON.parse(err.body) : err.body) as V1Status;
+}
+
+/** The message the webhook gives for `obj`, computed locally: kubectl must show exactly this. */
+async function expectedDenial(obj: Record<string, any>): Promise<string> {
+  const r = await validateCronJobRequest({
+    uid: "local",
+    kind: { group: "batch.tutorial.kubebuilder.io", version: "v1", kind: "CronJob" },
+    resource: { group: "batch.tutorial.kubebuilder.io", version: "v1", resource: "cronjobs" },
+    name: obj.metadata.name,
+    namespace: NS,
+    operation: "CREATE",
+    userInfo: {},
+    object: obj,
+  });
+  assert.equal(r.allowed, false);
+  return `admission webhook "vcronjob-v1.kb.io" denied the request: ${r.status?.message ?? ""}`;
+}
+
+describe("CronJob admission webhooks against kube-apiserver", () => {
+  let env: TestEnv | undefined;
+  let certs: WebhookCertificates | undefined;
+  let server: WebhookServer | undefined;
+  let installed: InstalledWebhooks | undefined;
+  let client: KubernetesObjectApi;
+
+  const probed = new Set<string>();
+  const received: AdmissionRequest[] = [];
+  /** Lets everything through the validating webhook, as if it had been off when an object was written. */
+  let bypassValidation = false;
+
+  const handlers = new Map<string, AdmissionHandler>();
+  for (const [path, handler] of cronJobWebhookHandlers()) {
+    handlers.set(path, (req): AdmissionResult | Promise<AdmissionResult> => {
+      received.push(req);
+      if (req.dryRun) probed.add(path);
+      if (path === VALIDATE_PATH && bypassValidation) return allowed();
+      return handler(req);
+    });
+  }
+
+  before(async () => {
+    env = await TestEnv.start();
+    client = KubernetesObjectApi.makeApiClient(env.kubeConfig);
+    certs = await generateWebhookCertificates();
+    server = await startWebhookServer({
+      host: "127.0.0.1",
+      port: 0,
+      certDir: certs.dir,
+      logger: discardLogger,
+      handlers,
+      // fs.watch should see the rotation at once; polling is the fallback on filesystems where it does not.
+      certPollIntervalMs: 1000,
+    });
+    const configs = webhookConfigurations();
+    installed = await installWebhooks(env, {
+      mutating: configs.filter((c) => c.kind === "MutatingWebhookConfiguration") as V1MutatingWebhookConfiguration[],
+      validating: configs.filter(
+        (c) => c.kind === "ValidatingWebhookConfiguration",
+      ) as V1ValidatingWebhookConfiguration[],
+      port: server.port,
+      caPEM: certs.caPEM,
+    });
+    const probe = variant(minimalCronJob("unused"), (o) => {
+      delete o.metadata.name;
+      o.metadata.generateName = "probe-";
+    });
+    await waitForWebhookReady(env, {
+      probe: probe as KubernetesObject,
+      seen: () => probed.has(MUTATE_PATH) && probed.has(VALIDATE_PATH),
+    });
+  });
+
+  after(async () => {
+    const steps: Array<() => Promise<unknown> | undefined> = [
+      () => (installed && env ? uninstallWebhooks(env, installed) : undefined),
+      () => server?.close(),
+      () => env?.stop(),
+    ];
+    for (const step of steps) await Promise.resolve(step()).catch((err: unknown) => console.error(err));
+    certs?.cleanup();
+  });
+
+  it("installs the generated configurations, pointed at the local server", () => {
+    assert.deepEqual(
+      installed?.mutating.flatMap((c) => c.webhooks?.map((w) => [w.name, w.clientConfig.url]) ?? []),
+      [["mcronjob-v1.kb.io", `https://127.0.0.1:${server?.port}${MUTATE_PATH}`]],
+    );
+    assert.deepEqual(
+      installed?.validating.flatMap((c) => c.webhooks?.map((w) => [w.name, w.clientConfig.url]) ?? []),
+      [["vcronjob-v1.kb.io", `https://127.0.0.1:${server?.port}${VALIDATE_PATH}`]],
+    );
+  });
+
+  it("denies a CronJob with a long name and a bad schedule, showing every cause to kubectl", async () => {
+    const bad = variant(minimalCronJob(LONG_NAME), (o) => (o.spec.schedule = "invalid-cron-schedule"));
+    const expected = await expectedDenial(bad);
+    const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(bad));
+    assert.notEqual(res.code, 0, res.stdout);
+    assert.ok(
+      res.stderr.includes(
+        `admission webhook "vcronjob-v1.kb.io" denied the request: CronJob.batch.tutorial.kubebuilder.io "${LONG_NAME}" is invalid: [`,
+      ),
+      res.stderr,
+    );
+    assert.ok(
+      res.stderr.includes(`metadata.name: Invalid value: "${LONG_NAME}": must be no more than 52 characters`),
+      res.stderr,
+    );
+    assert.ok(res.stderr.includes(`spec.schedule: Invalid value: "invalid-cron-schedule": `), res.stderr);
+    assert.ok(res.stderr.includes(expected), `kubectl shows the webhook's message unchanged:\n${res.stderr}`);
+
+    const get = await env!.kubectl(["get", "cronjobs.batch.tutorial.kubebuilder.io", LONG_NAME, "-n", NS]);
+    assert.notEqual(get.code, 0, "the denied object must not exist");
+    assert.match(get.stderr, /NotFound|not found/);
+  });
+
+  it("denies a bad schedule with restartPolicy Always, also through the client with 422 causes", async () => {
+    const bad = variant(minimalCronJob("always-restarts"), (o) => {
+      o.spec.schedule = "0 0 30 2 *";
+      o.spec.jobTemplate.spec.template.spec.restartPolicy = "Always";
+    });
+    const expected = await expectedDenial(bad);
+    const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(bad));
+    assert.notEqual(res.code, 0);
+    assert.ok(res.stderr.includes(expected), res.stderr);
+    assert.ok(res.stderr.includes(`spec.schedule: Invalid value: "0 0 30 2 *": never fires`), res.stderr);
+    assert.ok(res.stderr.includes(`${RP_FIELD}: Invalid value: "Always": `), res.stderr);
+
+    const err = await client.create(bad as KubernetesObject).then(
+      () => assert.fail("the webhook should have denied the CronJob"),
+      (e: unknown) => e,
+    );
+    assert.equal((err as ApiException<unknown>).code, 422);
+    const status = statusOf(err);
+    assert.equal(status.reason, "Invalid");
+    assert.equal(status.message, expected);
+    assert.deepEqual(
+      status.details?.causes?.map((c) => c.field),
+      ["spec.schedule", RP_FIELD],
+    );
+  });
+
+  it("defaults a CronJob created without the defaulted fields", async () => {
+    const created = await client.create(minimalCronJob("defaulted") as KubernetesObject);
+    const spec = (created as unknown as { spec: Record<string, unknown> }).spec;
+    // The CRD schema does not default suspend: false here means the mutating webhook ran.
+    assert.equal(spec.suspend, false);
+    assert.equal(spec.concurrencyPolicy, "Allow");
+    assert.equal(spec.successfulJobsHistoryLimit, 3);
+    assert.equal(spec.failedJobsHistoryLimit, 1);
+    const mutated = received.find((r) => r.operation === "CREATE" && !r.dryRun && r.name === "defaulted");
+    assert.ok(mutated, "the webhooks saw the create");
+
+    const get = await env!.kubectl(["get", "cronjobs.batch.tutorial.kubebuilder.io", "defaulted", "-n", NS, "-o", "json"]);
+    assert.equal(get.code, 0, get.stderr);
+    const stored = JSON.parse(get.stdout) as { spec: Record<string, unknown> };
+    assert.equal(stored.spec.suspend, false);
+  });
+
+  it("keeps the fields a user set", async () => {
+    const own = variant(minimalCronJob("own-values"), (o) => {
+      o.spec.suspend = true;
+      o.spec.concurrencyPolicy = "Forbid";
+      o.spec.successfulJobsHistoryLimit = 0;
+      o.spec.failedJobsHistoryLimit = 0;
+    });
+    const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(own));
+    assert.equal(res.code, 0, res.stderr);
+    const got = await client.read({ apiVersion: own.apiVersion, kind: own.kind, metadata: { name: "own-values", namespace: NS } });
+    const spec = (got as unknown as { spec: Record<string, unknown> }).spec;
+    assert.deepEqual(
+      [spec.suspend, spec.concurrencyPolicy, spec.successfulJobsHistoryLimit, spec.failedJobsHistoryLimit],
+      [true, "Forbid", 0, 0],
+    );
+  });
+
+  it("passes warnings through to kubectl", async () => {
+    const short = variant(minimalCronJob("short-deadline"), (o) => (o.spec.startingDeadlineSeconds = 5));
+    const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(short));
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stderr, /^Warning: spec\.startingDeadlineSeconds: 5 is less than 10/m);
+
+    const often = variant(minimalCronJob("every-30s"), (o) => (o.spec.schedule = "@every 30s"));
+    const res2 = await env!.kubectl(["apply", "-f", "-"], yamlOf(often));
+    assert.equal(res2.code, 0, res2.stderr);
+    assert.match(res2.stderr, /^Warning: spec\.schedule: "@every 30s" runs more often than once a minute/m);
+
+    const quiet = variant(minimalCronJob("no-warning"), (o) => (o.spec.startingDeadlineSeconds = 10));
+    const res3 = await env!.kubectl(["apply", "-f", "-"], yamlOf(quiet));
+    assert.equal(res3.code, 0, res3.stderr);
+    assert.doesNotMatch(res3.stderr, /Warning/);
+  });
+
+  it("validates updates, and never blocks deletes, even of an object that is invalid", async () => {
+    const ok = await env!.kubectl(["apply", "-f", "-"], yamlOf(minimalCronJob("to-delete")));
+    assert.equal(ok.code, 0, ok.stderr);
+    const patch = await env!.kubectl([
+      "patch",
+      "cronjobs.batch.tutorial.kubebuilder.io",
+      "to-delete",
+      "-n",
+      NS,
+      "--type=merge",
+      "-p",
+      JSON.stringify({ spec: { schedule: "@fortnightly" } }),
+    ]);
+    assert.notEqual(patch.code, 0, "an update to an invalid schedule is denied");
+    assert.ok(patch.stderr.includes(`spec.schedule: Invalid value: "@fortnightly": `), patch.stderr);
+    const del = await env!.kubectl(["delete", "cronjobs.batch.tutorial.kubebuilder.io", "to-delete", "-n", NS]);
+    assert.equal(del.code, 0, del.stderr);
+
+    // An object written while validation was off (or before the webhook was deployed).
+    const legacy = variant(minimalCronJob("legacy-invalid"), (o) => (o.spec.schedule = "TZ=UTC 0 * * * *"));
+    bypassValidation = true;
+    try {
+      await client.create(legacy as KubernetesObject);
+    } finally {
+      bypassValidation = false;
+    }
+    // An update that does not fix it is validated like a create...
+    const label = await env!.kubectl(["label", "cronjobs.batch.tutorial.kubebuilder.io", "legacy-invalid", "-n", NS, "a=b"]);
+    assert.notEqual(label.code, 0);
+    assert.ok(label.stderr.includes("TZ= and CRON_TZ= prefixes are not supported; set spec.timeZone"), label.stderr);
+    // ...but deleting it is allowed.
+    const del2 = await env!.kubectl(["delete", "cronjobs.batch.tutorial.kubebuilder.io", "legacy-invalid", "-n", NS]);
+    assert.equal(del2.code, 0, del2.stderr);
+    const gone = await env!.kubectl(["get", "cronjobs.batch.tutorial.kubebuilder.io", "legacy-invalid", "-n", NS]);
+    assert.notEqual(gone.code, 0);
+  });
+
+  it("serves a rotated certificate without a restart", async () => {
+    const port = server!.port;
+    const ca = certs!.caPEM;
+    const before = certs!.serving.serialNumber.toUpperCase();
+    assert.equal(await servedSerial(port, ca), before);
+    const rotated = await certs!.rotate();
+    const after = rotated.serialNumber.toUpperCase();
+    assert.notEqual(after, before);
+    await eventually("the new certificate being served", async () =>
+      (await servedSerial(port, ca)) === after ? true : undefined,
+    );
+
+    const seenBefore = received.length;
+    const created = await client.create(minimalCronJob("after-rotation") as KubernetesObject);
+    assert.equal((created as unknown as { spec: Record<string, unknown> }).spec.suspend, false);
+    assert.ok(received.length > seenBefore, "the apiserver called the webhooks after the rotation");
+    const bad = variant(minimalCronJob("bad-after-rotation"), (o) => (o.spec.schedule = "* * *"));
+    const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(bad));
+    assert.notEqual(res.code, 0);
+    assert.ok(res.stderr.includes(await expectedDenial(bad)), res.stderr);
+  });
+
+  describe("the manager entrypoint (cmd/main.ts)", () => {
+    const logs: string[] = [];
+
+    async function startManager(
+      name: string,
+      webhookPort: number,
+      extraArgs: string[],
+      extraEnv: NodeJS.ProcessEnv,
+    ): Promise<{ proc: ManagedProcess; logFile: string }> {
+      const logFile = join(env!.dir, `${name}.log`);
+      logs.push(logFile);
+      const proc = new ManagedProcess(
+        name,
+        join(PROJECT_ROOT, "node_modules", ".bin", "node"),
+        [
+          join(PROJECT_ROOT, "cmd", "main.ts"),
+          "--kubeconfig",
+          env!.kubeconfigPath,
+          "--webhook-port",
+          String(webhookPort),
+          "--health-probe-bind-address",
+          "127.0.0.1:0",
+          "--metrics-bind-address",
+          "0",
+          ...extraArgs,
+        ],
+        logFile,
+        { ...process.env, ...extraEnv },
+      );
+      return { proc, logFile };
+    }
+
+    /** Waits until the manager is up: "starting manager" logged and /readyz answering 200. */
+    async function waitReady(proc: ManagedProcess, logFile: string): Promise<string> {
+      const read = () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : "");
+      return eventually(
+        "the manager becoming ready",
+        async () => {
+          if (!proc.running) throw new Error(`the manager exited:\n${read()}`);
+          const text = read();
+          if (!text.includes("starting manager")) return undefined;
+          const address = /"Starting health probe server"[^\n]*"address":"([^"]+)"/.exec(text)?.[1];
+          if (!address) return undefined;
+          const r = await fetch(`${address}/readyz`, { signal: AbortSignal.timeout(2000) });
+          return r.status === 200 ? text : undefined;
+        },
+        30_000,
+      ).catch((err: unknown) => {
+        throw new Error(`${String(err)}\nmanager log:\n${read()}`);
+      });
+    }
+
+    it("serves no webhooks with ENABLE_WEBHOOKS=false", async () => {
+      const port = await freePort();
+      const { proc, logFile } = await startManager("manager-no-webhooks", port, [], { ENABLE_WEBHOOKS: "false" });
+      try {
+        await waitReady(proc, logFile);
+        assert.equal(await tcpProbe(port), "ECONNREFUSED");
+        assert.doesNotMatch(readFileSync(logFile, "utf8"), /Serving webhook server/);
+      } finally {
+        await proc.stop();
+      }
+    });
+
+    it("serves the webhooks over TLS by default", async () => {
+      const port = await freePort();
+      const { proc, logFile } = await startManager(
+        "manager-webhooks",
+        port,
+        ["--webhook-cert-path", certs!.dir],
+        { ENABLE_WEBHOOKS: "" },
+      );
+      try {
+        await waitReady(proc, logFile);
+        assert.equal(await servedSerial(port, certs!.caPEM), certs!.serving.serialNumber.toUpperCase());
+        // An admission round trip with the child's own handlers.
+        const bad = variant(minimalCronJob("x"), (o) => (o.spec.schedule = "invalid-cron-schedule"));
+        const review = await postReview(port, certs!.caPEM, VALIDATE_PATH, bad);
+        assert.equal(review.response?.uid, "child-review");
+        assert.equal(review.response?.allowed, false);
+        assert.equal(review.response?.status?.code, 422);
+        const defaulted = await postReview(port, certs!.caPEM, MUTATE_PATH, minimalCronJob("x"));
+        assert.equal(defaulted.response?.allowed, true);
+        assert.equal(defaulted.response?.patchType, "JSONPatch");
+      } finally {
+        await proc.stop();
+      }
+    });
+  });
+});
