@@ -35,24 +35,94 @@ interface FlagSpec {
 }
 
 export const FLAGS: FlagSpec[] = [
-  { name: "metrics-bind-address", type: "string", default: "0", help: 'The address the metrics endpoint binds to. Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.' },
-  { name: "metrics-secure", type: "boolean", default: true, help: "If set, the metrics endpoint is served securely via HTTPS, with authentication and authorization of scrapers (TokenReview, SubjectAccessReview). Use --metrics-secure=false to use HTTP instead." },
-  { name: "metrics-cert-path", type: "string", default: "", help: "The directory that contains the metrics server certificate; empty uses a self-signed certificate generated at start." },
-  { name: "metrics-cert-name", type: "string", default: "tls.crt", help: "The name of the metrics server certificate file." },
+  {
+    name: "metrics-bind-address",
+    type: "string",
+    default: "0",
+    help: "The address the metrics endpoint binds to. Use :8443 for HTTPS or :8080 for HTTP, or leave as 0 to disable the metrics service.",
+  },
+  {
+    name: "metrics-secure",
+    type: "boolean",
+    default: true,
+    help: "If set, the metrics endpoint is served securely via HTTPS, with authentication and authorization of scrapers (TokenReview, SubjectAccessReview). Use --metrics-secure=false to use HTTP instead.",
+  },
+  {
+    name: "metrics-cert-path",
+    type: "string",
+    default: "",
+    help: "The directory that contains the metrics server certificate; empty uses a self-signed certificate generated at start.",
+  },
+  {
+    name: "metrics-cert-name",
+    type: "string",
+    default: "tls.crt",
+    help: "The name of the metrics server certificate file.",
+  },
   { name: "metrics-cert-key", type: "string", default: "tls.key", help: "The name of the metrics server key file." },
-  { name: "health-probe-bind-address", type: "string", default: ":8081", help: "The address the probe endpoint binds to (0 disables)." },
-  { name: "leader-elect", type: "boolean", default: false, help: "Enable leader election for controller manager. Enabling this will ensure there is only one active controller manager." },
-  { name: "leader-election-id", type: "string", default: "80807133.tutorial.kubebuilder.io", help: "The name of the Lease used for leader election." },
-  { name: "leader-election-namespace", type: "string", default: "", help: "The namespace of the leader election Lease (default: the pod's namespace from POD_NAMESPACE or the service account, else default)." },
+  {
+    name: "health-probe-bind-address",
+    type: "string",
+    default: ":8081",
+    help: "The address the probe endpoint binds to (0 disables).",
+  },
+  {
+    name: "leader-elect",
+    type: "boolean",
+    default: false,
+    help: "Enable leader election for controller manager. Enabling this will ensure there is only one active controller manager.",
+  },
+  {
+    name: "leader-election-id",
+    type: "string",
+    default: "80807133.tutorial.kubebuilder.io",
+    help: "The name of the Lease used for leader election.",
+  },
+  {
+    name: "leader-election-namespace",
+    type: "string",
+    default: "",
+    help: "The namespace of the leader election Lease (default: the pod's namespace from POD_NAMESPACE or the service account, else default).",
+  },
   { name: "webhook-port", type: "string", default: "9443", help: "The port the admission webhook server listens on." },
-  { name: "webhook-cert-path", type: "string", default: "/tmp/k8s-webhook-server/serving-certs", help: "The directory that contains the webhook certificate." },
+  {
+    name: "webhook-cert-path",
+    type: "string",
+    default: "/tmp/k8s-webhook-server/serving-certs",
+    help: "The directory that contains the webhook certificate.",
+  },
   { name: "webhook-cert-name", type: "string", default: "tls.crt", help: "The name of the webhook certificate file." },
   { name: "webhook-cert-key", type: "string", default: "tls.key", help: "The name of the webhook key file." },
-  { name: "enable-http2", type: "boolean", default: false, help: "If set, HTTP/2 will be enabled for the metrics and webhook servers (off by default: HTTP/2 Stream Cancellation and Rapid Reset CVEs)." },
-  { name: "kubeconfig", type: "string", default: "", help: "Path to a kubeconfig. Only required if out-of-cluster (default: $KUBECONFIG, in-cluster config, ~/.kube/config)." },
-  { name: "log-level", type: "string", default: "info", help: "Log level: debug, info, warn, error (or a zap-style verbosity: 0 = info, 1+ = debug)." },
-  { name: "log-format", type: "string", default: "json", help: "Log format: json, or console for human-readable development logs." },
-  { name: "max-concurrent-reconciles", type: "string", default: "4", help: "The number of CronJobs reconciled in parallel." },
+  {
+    name: "enable-http2",
+    type: "boolean",
+    default: false,
+    help: "If set, HTTP/2 will be enabled for the metrics and webhook servers (off by default: HTTP/2 Stream Cancellation and Rapid Reset CVEs).",
+  },
+  {
+    name: "kubeconfig",
+    type: "string",
+    default: "",
+    help: "Path to a kubeconfig. Only required if out-of-cluster (default: $KUBECONFIG, in-cluster config, ~/.kube/config).",
+  },
+  {
+    name: "log-level",
+    type: "string",
+    default: "info",
+    help: "Log level: debug, info, warn, error (or a zap-style verbosity: 0 = info, 1+ = debug).",
+  },
+  {
+    name: "log-format",
+    type: "string",
+    default: "json",
+    help: "Log format: json, or console for human-readable development logs.",
+  },
+  {
+    name: "max-concurrent-reconciles",
+    type: "string",
+    default: "4",
+    help: "The number of CronJobs reconciled in parallel.",
+  },
   { name: "help", type: "boolean", default: false, help: "Show this help and exit." },
 ];
 
@@ -84,7 +154,8 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
   } catch (err) {
     throw new UsageError((err as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, ""));
   }
-  const get = <T extends string | boolean>(name: string): T => (values[name] ?? FLAGS.find((f) => f.name === name)!.default) as T;
+  const get = <T extends string | boolean>(name: string): T =>
+    (values[name] ?? FLAGS.find((f) => f.name === name)!.default) as T;
 
   const addr = (name: string): string => {
     const v = get<string>(name);
@@ -98,7 +169,8 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const int = (name: string, min: number, max: number): number => {
     const v = get<string>(name);
     const n = Number(v);
-    if (!/^\d+$/.test(v) || n < min || n > max) throw new UsageError(`invalid value "${v}" for flag --${name}: must be an integer from ${min} to ${max}`);
+    if (!/^\d+$/.test(v) || n < min || n > max)
+      throw new UsageError(`invalid value "${v}" for flag --${name}: must be an integer from ${min} to ${max}`);
     return n;
   };
   let logLevel: LogLevel;
@@ -108,7 +180,8 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     throw new UsageError((err as Error).message);
   }
   const logFormat = get<string>("log-format");
-  if (logFormat !== "json" && logFormat !== "console") throw new UsageError(`invalid value "${logFormat}" for flag --log-format: must be json or console`);
+  if (logFormat !== "json" && logFormat !== "console")
+    throw new UsageError(`invalid value "${logFormat}" for flag --log-format: must be json or console`);
   const enableWebhooksEnv = env.ENABLE_WEBHOOKS;
   if (enableWebhooksEnv !== undefined && !["true", "false", ""].includes(enableWebhooksEnv)) {
     throw new UsageError(`invalid value "${enableWebhooksEnv}" for ENABLE_WEBHOOKS: must be true or false`);

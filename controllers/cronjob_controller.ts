@@ -39,7 +39,13 @@ import {
 } from "./job.ts";
 import { parseSchedule, type Schedule, scheduleWindow, validateTimeZone } from "./schedule/index.ts";
 
-export const CronJobKind: ResourceKind = { group: GROUP, version: VERSION, kind: KIND, plural: PLURAL, namespaced: true };
+export const CronJobKind: ResourceKind = {
+  group: GROUP,
+  version: VERSION,
+  kind: KIND,
+  plural: PLURAL,
+  namespaced: true,
+};
 
 /** Field index: Jobs by the UID of their controlling CronJob. */
 export const JOB_OWNER_INDEX = "jobOwnerUID";
@@ -103,7 +109,10 @@ export class CronJobReconciler implements Reconciler {
   }
 
   /** Register the owner index and the controller (kubebuilder's SetupWithManager). */
-  static setupWithManager(mgr: Manager, o: { clock?: Clock; maxConcurrentReconciles?: number } = {}): CronJobReconciler {
+  static setupWithManager(
+    mgr: Manager,
+    o: { clock?: Clock; maxConcurrentReconciles?: number } = {},
+  ): CronJobReconciler {
     mgr.cache.indexField<Job>(Kinds.Job, JOB_OWNER_INDEX, (job) => {
       const ref = cronJobOwnerOf(job);
       return ref ? [ref.uid] : [];
@@ -193,7 +202,9 @@ export class CronJobReconciler implements Reconciler {
 
   private listChildren(cronJob: StoredCronJob): Children {
     const uid = cronJob.metadata.uid ?? "";
-    const all = this.cache.byIndex<Job>(Kinds.Job, JOB_OWNER_INDEX, uid).filter((j) => j.metadata?.namespace === cronJob.metadata.namespace);
+    const all = this.cache
+      .byIndex<Job>(Kinds.Job, JOB_OWNER_INDEX, uid)
+      .filter((j) => j.metadata?.namespace === cronJob.metadata.namespace);
     const c: Children = { all, active: [], successful: [], failed: [] };
     for (const j of all) c[classifyJob(j)].push(j);
     return c;
@@ -215,7 +226,13 @@ export class CronJobReconciler implements Reconciler {
       const live = await this.getJobDirect(cronJob, ref.name ?? "", ctx);
       if (live && live.metadata?.uid === ref.uid) {
         if (classifyJob(live) === "active") active.set(ref.name ?? "", ref);
-        else this.recorder.event(cronJob, "Normal", "SawCompletedJob", `Saw completed job: ${ref.name}, condition: ${finishedCondition(live)}`);
+        else
+          this.recorder.event(
+            cronJob,
+            "Normal",
+            "SawCompletedJob",
+            `Saw completed job: ${ref.name}, condition: ${finishedCondition(live)}`,
+          );
       } else {
         this.recorder.event(cronJob, "Normal", "MissingJob", `Active job went missing: ${ref.name}`);
       }
@@ -225,13 +242,23 @@ export class CronJobReconciler implements Reconciler {
     for (const job of children.active) {
       const name = job.metadata?.name ?? "";
       if (!prevUIDs.has(job.metadata?.uid) && !this.isOurCreation(cronJob, job)) {
-        this.recorder.event(cronJob, "Warning", "UnexpectedJob", `Saw a job that the controller did not create or forgot: ${name}`);
+        this.recorder.event(
+          cronJob,
+          "Warning",
+          "UnexpectedJob",
+          `Saw a job that the controller did not create or forgot: ${name}`,
+        );
       }
       active.set(name, jobRef(job));
     }
     for (const job of [...children.successful, ...children.failed]) {
       if (prevUIDs.has(job.metadata?.uid)) {
-        this.recorder.event(cronJob, "Normal", "SawCompletedJob", `Saw completed job: ${job.metadata?.name}, condition: ${finishedCondition(job)}`);
+        this.recorder.event(
+          cronJob,
+          "Normal",
+          "SawCompletedJob",
+          `Saw completed job: ${job.metadata?.name}, condition: ${finishedCondition(job)}`,
+        );
       }
     }
 
@@ -290,7 +317,12 @@ export class CronJobReconciler implements Reconciler {
   }
 
   /** Best effort: a failed delete is reported and retried on a later reconcile, never thrown. */
-  private async deleteJob(cronJob: StoredCronJob, job: Readonly<Job>, ctx: ReconcileContext, why: string): Promise<boolean> {
+  private async deleteJob(
+    cronJob: StoredCronJob,
+    job: Readonly<Job>,
+    ctx: ReconcileContext,
+    why: string,
+  ): Promise<boolean> {
     const name = job.metadata?.name ?? "";
     try {
       await this.client.delete(Kinds.Job, job.metadata?.namespace, name, {
@@ -332,12 +364,21 @@ export class CronJobReconciler implements Reconciler {
     const parsed = parseSchedule(cronJob.spec.schedule, tz);
     if (!parsed.ok) {
       this.recorder.event(cronJob, "Warning", "UnparseableSchedule", parsed.error.message);
-      plan.conditions = this.invalid(plan, parsed.error.field === "spec.timeZone" ? "UnknownTimeZone" : "InvalidSchedule", parsed.error.message);
+      plan.conditions = this.invalid(
+        plan,
+        parsed.error.field === "spec.timeZone" ? "UnknownTimeZone" : "InvalidSchedule",
+        parsed.error.message,
+      );
       return { stop: true };
     }
     if (cronJob.spec.suspend) {
       plan.conditions = [
-        { type: "Available", status: "False", reason: "Suspended", message: "spec.suspend is true: no new Jobs are started." },
+        {
+          type: "Available",
+          status: "False",
+          reason: "Suspended",
+          message: "spec.suspend is true: no new Jobs are started.",
+        },
         ...this.progressing(plan),
         this.degraded(plan, undefined),
       ];
@@ -356,7 +397,12 @@ export class CronJobReconciler implements Reconciler {
 
   // --- 7 -------------------------------------------------------------------------------------------
 
-  private computeSchedule(cronJob: StoredCronJob, schedule: Schedule, plan: Plan, now: Date): { missed?: Date; next: Date } {
+  private computeSchedule(
+    cronJob: StoredCronJob,
+    schedule: Schedule,
+    plan: Plan,
+    now: Date,
+  ): { missed?: Date; next: Date } {
     const created = new Date(cronJob.metadata.creationTimestamp ?? now);
     const last = plan.status.lastScheduleTime ? new Date(plan.status.lastScheduleTime) : undefined;
     const base = last ?? created;
@@ -412,7 +458,13 @@ export class CronJobReconciler implements Reconciler {
 
   // --- 10 ------------------------------------------------------------------------------------------
 
-  private async applyConcurrencyPolicy(cronJob: StoredCronJob, children: Children, plan: Plan, due: Date, ctx: ReconcileContext): Promise<boolean> {
+  private async applyConcurrencyPolicy(
+    cronJob: StoredCronJob,
+    children: Children,
+    plan: Plan,
+    due: Date,
+    ctx: ReconcileContext,
+  ): Promise<boolean> {
     const running = plan.status.active ?? [];
     if (running.length === 0) return true;
     switch (cronJob.spec.concurrencyPolicy) {
@@ -432,7 +484,9 @@ export class CronJobReconciler implements Reconciler {
       }
       case "Replace": {
         for (const ref of running) {
-          const job = children.active.find((j) => j.metadata?.uid === ref.uid) ?? ({ metadata: { name: ref.name, namespace: ref.namespace, uid: ref.uid } } as Job);
+          const job =
+            children.active.find((j) => j.metadata?.uid === ref.uid) ??
+            ({ metadata: { name: ref.name, namespace: ref.namespace, uid: ref.uid } } as Job);
           if (!(await this.deleteJob(cronJob, job, ctx, "replace"))) return false;
         }
         plan.status.active = [];
@@ -456,7 +510,12 @@ export class CronJobReconciler implements Reconciler {
       ctx.log.info("created Job for scheduled time", { job: name, scheduledTime: rfc3339(slot) });
     } catch (err) {
       if (!isAlreadyExists(err)) {
-        this.recorder.event(cronJob, "Warning", "FailedCreate", `Error creating job ${name}: ${(err as Error).message}`);
+        this.recorder.event(
+          cronJob,
+          "Warning",
+          "FailedCreate",
+          `Error creating job ${name}: ${(err as Error).message}`,
+        );
         plan.createFailed = `creating Job ${name}: ${(err as Error).message}`;
         return;
       }
@@ -519,8 +578,18 @@ export class CronJobReconciler implements Reconciler {
     const active = plan.status.active?.length ?? 0;
     return [
       active > 0
-        ? { type: "Available", status: "True", reason: "JobsActive", message: `${active} active Job(s); next run at ${plan.status.nextScheduleTime}` }
-        : { type: "Available", status: "True", reason: "Scheduled", message: `Next run at ${plan.status.nextScheduleTime}` },
+        ? {
+            type: "Available",
+            status: "True",
+            reason: "JobsActive",
+            message: `${active} active Job(s); next run at ${plan.status.nextScheduleTime}`,
+          }
+        : {
+            type: "Available",
+            status: "True",
+            reason: "Scheduled",
+            message: `Next run at ${plan.status.nextScheduleTime}`,
+          },
       ...this.progressing(plan),
       this.degraded(plan, children),
     ];
@@ -536,11 +605,18 @@ export class CronJobReconciler implements Reconciler {
   }
 
   private degraded(plan: Plan, children: Children | undefined): ConditionInput {
-    if (plan.createFailed) return { type: "Degraded", status: "True", reason: "JobCreationFailed", message: plan.createFailed };
-    if (plan.createConflict) return { type: "Degraded", status: "True", reason: "JobCreationFailed", message: plan.createConflict };
+    if (plan.createFailed)
+      return { type: "Degraded", status: "True", reason: "JobCreationFailed", message: plan.createFailed };
+    if (plan.createConflict)
+      return { type: "Degraded", status: "True", reason: "JobCreationFailed", message: plan.createConflict };
     const newest = children ? newestFinished(children) : undefined;
     if (newest && classifyJob(newest) === "failed") {
-      return { type: "Degraded", status: "True", reason: "LastJobFailed", message: `The newest finished Job ${newest.metadata?.name} failed` };
+      return {
+        type: "Degraded",
+        status: "True",
+        reason: "LastJobFailed",
+        message: `The newest finished Job ${newest.metadata?.name} failed`,
+      };
     }
     return { type: "Degraded", status: "False", reason: "AsExpected", message: "No problems detected" };
   }
@@ -558,7 +634,9 @@ export class CronJobReconciler implements Reconciler {
     } catch (err) {
       if (isNotFound(err)) return true; // deleted meanwhile: nothing to record
       if (isConflict(err)) {
-        ctx.log.debug("status update conflicted; retrying with the newer object", { resourceVersion: cronJob.metadata.resourceVersion });
+        ctx.log.debug("status update conflicted; retrying with the newer object", {
+          resourceVersion: cronJob.metadata.resourceVersion,
+        });
         return false;
       }
       throw err;
@@ -628,7 +706,9 @@ function sameStatus(a: Readonly<CronJobStatus> | undefined, b: CronJobStatus): b
 function canonical(v: unknown): string {
   return JSON.stringify(v, (_k, val: unknown) =>
     val && typeof val === "object" && !Array.isArray(val)
-      ? Object.fromEntries(Object.entries(val as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      ? Object.fromEntries(
+          Object.entries(val as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)),
+        )
       : val,
   );
 }

@@ -19,7 +19,8 @@ import { Client } from "../runtime/client.ts";
 import { loadKubeConfig } from "../runtime/kubeconfig.ts";
 
 const args = process.argv.slice(2).filter((a) => a !== "--local");
-const forceLocal = process.argv.includes("--local") || ["1", "true", "yes"].includes((process.env.LOCAL ?? "").toLowerCase());
+const forceLocal =
+  process.argv.includes("--local") || ["1", "true", "yes"].includes((process.env.LOCAL ?? "").toLowerCase());
 const say = (msg: string) => process.stderr.write(`make run: ${msg}\n`);
 
 async function clusterReachable(): Promise<boolean> {
@@ -68,7 +69,9 @@ process.on("SIGTERM", onSignal);
 
 if (!forceLocal && (await clusterReachable())) {
   say("running against the current kubeconfig context (webhooks off; LOCAL=1 for a local control plane)");
-  const child = runOperator(["--metrics-bind-address=127.0.0.1:8080", "--metrics-secure=false"], { ENABLE_WEBHOOKS: "false" });
+  const child = runOperator(["--metrics-bind-address=127.0.0.1:8080", "--metrics-secure=false"], {
+    ENABLE_WEBHOOKS: "false",
+  });
   process.on("SIGTERM", () => child.kill("SIGTERM"));
   process.exitCode = await waitExit(child);
 } else {
@@ -82,7 +85,11 @@ if (!forceLocal && (await clusterReachable())) {
     copyFileSync(env.kubeconfigPath, kubeconfig);
     const certs = await generateWebhookCertificates(join(base, "webhook-certs"));
     const webhookPort = await freePort();
-    await installWebhooks(env, { paths: [join(PROJECT_ROOT, "config", "webhook", "manifests.yaml")], port: webhookPort, caPEM: certs.caPEM });
+    await installWebhooks(env, {
+      paths: [join(PROJECT_ROOT, "config", "webhook", "manifests.yaml")],
+      port: webhookPort,
+      caPEM: certs.caPEM,
+    });
     const metricsPort = await portOr(8080);
     const probePort = await portOr(8081);
     const operator = runOperator(

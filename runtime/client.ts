@@ -159,9 +159,22 @@ export class Client {
   async request<T = unknown>(
     method: string,
     path: string,
-    o: { query?: Record<string, string | number | boolean | undefined>; body?: unknown; contentType?: string; timeoutMs?: number } = {},
+    o: {
+      query?: Record<string, string | number | boolean | undefined>;
+      body?: unknown;
+      contentType?: string;
+      timeoutMs?: number;
+    } = {},
   ): Promise<T> {
-    const res = await this.send(method, path, o.query, o.body, o.contentType, undefined, o.timeoutMs ?? this.opts.timeoutMs);
+    const res = await this.send(
+      method,
+      path,
+      o.query,
+      o.body,
+      o.contentType,
+      undefined,
+      o.timeoutMs ?? this.opts.timeoutMs,
+    );
     const text = await readBody(res);
     const code = res.statusCode ?? 0;
     if (code < 200 || code >= 300) throw APIError.fromResponse(code, text, `${method} ${path}`);
@@ -181,7 +194,11 @@ export class Client {
     const url = new URL(t.base.pathname.replace(/\/$/, "") + path, t.base);
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
-    const headers: Record<string, string> = { ...t.headers, accept: "application/json", "user-agent": this.opts.userAgent };
+    const headers: Record<string, string> = {
+      ...t.headers,
+      accept: "application/json",
+      "user-agent": this.opts.userAgent,
+    };
     if (payload !== undefined) {
       headers["content-type"] = contentType ?? "application/json";
       headers["content-length"] = String(Buffer.byteLength(payload));
@@ -189,9 +206,16 @@ export class Client {
     const started = performance.now();
     const host = url.host;
     return new Promise<IncomingMessage>((resolve, reject) => {
-      const req = (url.protocol === "http:" ? httpRequest : httpsRequest)(url, { method, headers, agent: t.agent, signal });
+      const req = (url.protocol === "http:" ? httpRequest : httpsRequest)(url, {
+        method,
+        headers,
+        agent: t.agent,
+        signal,
+      });
       if (timeoutMs !== undefined) {
-        req.setTimeout(timeoutMs, () => req.destroy(new APIError(0, "Timeout", `${method} ${path}: no response within ${timeoutMs} ms`)));
+        req.setTimeout(timeoutMs, () =>
+          req.destroy(new APIError(0, "Timeout", `${method} ${path}: no response within ${timeoutMs} ms`)),
+        );
       }
       req.once("response", (res) => {
         requestsTotal.inc({ code: String(res.statusCode ?? 0), method, host });
@@ -223,12 +247,18 @@ export class Client {
   }
 
   create<T extends KubeObject>(rk: ResourceKind, obj: T, o: WriteOptions = {}): Promise<T> {
-    return this.request<T>("POST", collectionPath(rk, obj.metadata?.namespace), { query: this.writeQuery(o), body: obj });
+    return this.request<T>("POST", collectionPath(rk, obj.metadata?.namespace), {
+      query: this.writeQuery(o),
+      body: obj,
+    });
   }
 
   /** PUT; the object's resourceVersion makes it conditional (409 Conflict if stale). */
   update<T extends KubeObject>(rk: ResourceKind, obj: T, o: WriteOptions = {}): Promise<T> {
-    return this.request<T>("PUT", objectPath(rk, obj.metadata?.namespace, requireName(obj)), { query: this.writeQuery(o), body: obj });
+    return this.request<T>("PUT", objectPath(rk, obj.metadata?.namespace, requireName(obj)), {
+      query: this.writeQuery(o),
+      body: obj,
+    });
   }
 
   /** PUT to the status subresource; conditional on resourceVersion like update. */
@@ -301,7 +331,8 @@ export class Client {
       undefined,
     );
     const code = res.statusCode ?? 0;
-    if (code < 200 || code >= 300) throw APIError.fromResponse(code, await readBody(res), `watch ${collectionPath(rk, o.namespace)}`);
+    if (code < 200 || code >= 300)
+      throw APIError.fromResponse(code, await readBody(res), `watch ${collectionPath(rk, o.namespace)}`);
     return watchEvents<T>(res, o.signal);
   }
 

@@ -89,7 +89,10 @@ const reconcileTime = getOrCreate(
       name: "controller_runtime_reconcile_time_seconds",
       help: "Length of time per reconciliation per controller",
       labelNames: ["controller"],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60],
+      buckets: [
+        0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5,
+        1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+      ],
       registers: [metricsRegistry],
     }),
 );
@@ -172,7 +175,9 @@ export class Controller {
     this.started = true;
     this.log.info("Starting workers", { "worker count": this.workers });
     const workers = Array.from({ length: this.workers }, () => this.worker(signal));
-    await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
+    await new Promise<void>((resolve) =>
+      signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true }),
+    );
     this.log.info("Shutdown signal received, waiting for all workers to finish");
     this.queue.shutDown();
     const drained = Promise.all(workers).then(() => true);
@@ -249,5 +254,7 @@ export function enqueueForOwner(ownerKind: ResourceKind): MapFunc {
 
 /** Map an object to itself (EnqueueRequestForObject). */
 export const enqueueForObject: MapFunc = (obj) => [
-  obj.metadata?.namespace ? { namespace: obj.metadata.namespace, name: obj.metadata.name ?? "" } : { name: obj.metadata?.name ?? "" },
+  obj.metadata?.namespace
+    ? { namespace: obj.metadata.namespace, name: obj.metadata.name ?? "" }
+    : { name: obj.metadata?.name ?? "" },
 ];

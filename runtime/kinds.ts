@@ -26,7 +26,12 @@ export function collectionPath(rk: ResourceKind, namespace?: string): string {
   return `${base}/${rk.plural}`;
 }
 
-export function objectPath(rk: ResourceKind, namespace: string | undefined, name: string, subresource?: string): string {
+export function objectPath(
+  rk: ResourceKind,
+  namespace: string | undefined,
+  name: string,
+  subresource?: string,
+): string {
   if (rk.namespaced && !namespace) throw new Error(`${rk.kind} "${name}" is namespaced: a namespace is required`);
   const p = `${collectionPath(rk, namespace)}/${encodeURIComponent(name)}`;
   return subresource ? `${p}/${subresource}` : p;

@@ -5,7 +5,14 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import { Cache } from "./cache/cache.ts";
 import { Client } from "./client.ts";
-import { Controller, enqueueForObject, enqueueForOwner, type MapFunc, type Predicate, type Reconciler } from "./controller.ts";
+import {
+  Controller,
+  enqueueForObject,
+  enqueueForOwner,
+  type MapFunc,
+  type Predicate,
+  type Reconciler,
+} from "./controller.ts";
 import { EventRecorder } from "./events/recorder.ts";
 import type { Recorder } from "./events/types.ts";
 import type { KubeObject, ResourceKind } from "./kinds.ts";
@@ -153,7 +160,10 @@ export class Manager {
       ...this.o.metricsServer,
       ...(this.o.metricsAuth ? { filter: authenticatedAuthorizedFilter(this.client) } : {}),
     });
-    const probes: ProbeServer = await startProbeServer({ bindAddress: this.o.healthProbeBindAddress ?? "0", logger: this.log.withName("probes") });
+    const probes: ProbeServer = await startProbeServer({
+      bindAddress: this.o.healthProbeBindAddress ?? "0",
+      logger: this.log.withName("probes"),
+    });
     const loop = eventLoopCheck();
     probes.addHealthzCheck("ping", () => undefined);
     probes.addHealthzCheck("eventloop", loop);
@@ -173,7 +183,9 @@ export class Manager {
         running.push(
           r.start(runCtl.signal).catch((err: unknown) => {
             this.log.error("runnable failed", err, { runnable: r.name });
-            runnableError ??= new Error(`${r.name}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+            runnableError ??= new Error(`${r.name}: ${err instanceof Error ? err.message : String(err)}`, {
+              cause: err,
+            });
             failed.abort();
           }),
         );

@@ -50,7 +50,11 @@ export function defaultCronJob(obj: unknown): JSONPatchOperation[] {
     ["failedJobsHistoryLimit", DEFAULT_FAILED_JOBS_HISTORY_LIMIT],
   ];
   for (const [field, value] of defaults) {
-    if (spec[field] === undefined || spec[field] === null) ops.push({ op: "add", path: `/spec/${field}`, value });
+    // "" counts as unset for the policy, as in the Go defaulter (`if ConcurrencyPolicy == ""`); the CRD's
+    // enum would otherwise reject an object kubebuilder's webhook accepts.
+    const unset =
+      spec[field] === undefined || spec[field] === null || (field === "concurrencyPolicy" && spec[field] === "");
+    if (unset) ops.push({ op: "add", path: `/spec/${field}`, value });
   }
   return ops;
 }
@@ -86,8 +90,11 @@ export function validateCronJob(obj: unknown): ValidationResult {
       }
     }
   }
-  if (typeof spec.schedule !== "string" || spec.schedule === "") {
+  if (spec.schedule === undefined || spec.schedule === null || spec.schedule === "") {
     errors.push(requiredField("spec.schedule", 'a schedule in cron format, e.g. "0 * * * *" or "@hourly"'));
+  } else if (typeof spec.schedule !== "string") {
+    // Not "Required": the field is there, so the message shows the value that is wrong.
+    errors.push(invalidField("spec.schedule", spec.schedule, 'must be a string in cron format, e.g. "0 * * * *"'));
   } else {
     const parsed = parseSchedule(spec.schedule, tzOK && typeof spec.timeZone === "string" ? spec.timeZone : undefined);
     if (!parsed.ok) errors.push(invalidField(parsed.error.field, parsed.error.value, parsed.error.reason));
@@ -109,7 +116,7 @@ export function validateCronJob(obj: unknown): ValidationResult {
 
   const sds = spec.startingDeadlineSeconds;
   // Only for a value the schema accepts (a non-negative integer): a rejected value gets its error alone.
-  if (Number.isSafeInteger(sds) && typeof sds === "number" && sds >= 0 && sds < MIN_SAFE_STARTING_DEADLINE_SECONDS) {
+  if (typeof sds === "number" && Number.isSafeInteger(sds) && sds >= 0 && sds < MIN_SAFE_STARTING_DEADLINE_SECONDS) {
     warnings.push(
       `spec.startingDeadlineSeconds: ${sds} is less than ${MIN_SAFE_STARTING_DEADLINE_SECONDS}: the controller may never start a Job, since it only starts runs that are at most this late and wakes about once per slot`,
     );
@@ -121,7 +128,9 @@ export function validateCronJob(obj: unknown): ValidationResult {
     const seen = new Set(errors.map((e) => e.field));
     for (const e of schema.errors) {
       if (seen.has(e.field) || e.field.startsWith("metadata")) continue;
-      errors.push(e.value === undefined ? requiredField(e.field, e.message) : invalidField(e.field, e.value, e.message));
+      errors.push(
+        e.value === undefined ? requiredField(e.field, e.message) : invalidField(e.field, e.value, e.message),
+      );
       seen.add(e.field);
     }
   }
@@ -136,7 +145,11 @@ function dig(o: unknown, path: string[]): unknown {
 
 function nameOf(req: AdmissionRequest): string {
   const meta = isObj(req.object) && isObj(req.object.metadata) ? req.object.metadata : {};
-  return req.name || (typeof meta.name === "string" ? meta.name : "") || (typeof meta.generateName === "string" ? meta.generateName : "");
+  return (
+    req.name ||
+    (typeof meta.name === "string" ? meta.name : "") ||
+    (typeof meta.generateName === "string" ? meta.generateName : "")
+  );
 }
 
 export const mutateCronJob: AdmissionHandler = (req): AdmissionResult => {

@@ -46,7 +46,9 @@ export const builtinSlotOf: SlotOf = (job) => {
 };
 
 function isFinished(job: Job): boolean {
-  return (job.status?.conditions ?? []).some((c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True");
+  return (job.status?.conditions ?? []).some(
+    (c) => (c.type === "Complete" || c.type === "Failed") && c.status === "True",
+  );
 }
 
 export class JobRecorder {

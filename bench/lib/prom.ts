@@ -139,7 +139,8 @@ export function scrape(url: string, o: ScrapeOptions = {}): Promise<Sample[]> {
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => {
         const body = Buffer.concat(chunks).toString("utf8");
-        if ((res.statusCode ?? 0) !== 200) reject(new Error(`GET ${url}: HTTP ${res.statusCode}: ${body.slice(0, 200)}`));
+        if ((res.statusCode ?? 0) !== 200)
+          reject(new Error(`GET ${url}: HTTP ${res.statusCode}: ${body.slice(0, 200)}`));
         else resolve(parseProm(body));
       });
       res.on("error", reject);

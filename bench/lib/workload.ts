@@ -11,7 +11,13 @@ export const SCHEDULE = "* * * * *";
 /** Keep one finished Job per CronJob: with a Job a minute, history cleanup deletes one every minute. */
 export const HISTORY_LIMIT = 1;
 
-export const OurCronJobKind: ResourceKind = { group: GROUP, version: VERSION, kind: KIND, plural: PLURAL, namespaced: true };
+export const OurCronJobKind: ResourceKind = {
+  group: GROUP,
+  version: VERSION,
+  kind: KIND,
+  plural: PLURAL,
+  namespaced: true,
+};
 export const BuiltinCronJobKind: ResourceKind = {
   group: "batch",
   version: "v1beta1",
@@ -65,7 +71,12 @@ export function builtinCronJob(namespace: string, name: string): KubeObject {
 }
 
 export function rawJob(namespace: string, name: string): KubeObject {
-  return { apiVersion: "batch/v1", kind: "Job", metadata: { name, namespace, labels: { app: "bench" } }, spec: jobSpec() };
+  return {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: { name, namespace, labels: { app: "bench" } },
+    spec: jobSpec(),
+  };
 }
 
 export async function createNamespaces(client: Client, count: number): Promise<void> {

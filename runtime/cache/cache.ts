@@ -67,7 +67,10 @@ export class Cache {
     return this.informerFor<T>(kind).get(namespace, name);
   }
 
-  list<T extends KubeObject>(kind: ResourceKind, o: { namespace?: string; labelSelector?: string | LabelSelector } = {}): Readonly<T>[] {
+  list<T extends KubeObject>(
+    kind: ResourceKind,
+    o: { namespace?: string; labelSelector?: string | LabelSelector } = {},
+  ): Readonly<T>[] {
     return this.informerFor<T>(kind).list(o.namespace, o.labelSelector);
   }
 

@@ -223,11 +223,17 @@ export class Informer<T extends KubeObject = KubeObject> {
       } catch (err) {
         if (signal.aborted) break;
         const gone = isGone(err);
-        watchErrorsTotal.inc({ resource: this.resource, reason: gone ? "Gone" : ((err as { reason?: string }).reason ?? "Error") });
+        watchErrorsTotal.inc({
+          resource: this.resource,
+          reason: gone ? "Gone" : ((err as { reason?: string }).reason ?? "Error"),
+        });
         if (gone) {
           needList = true;
           listReason = "gone";
-          this.log.info("resourceVersion too old; relisting", { resource: this.resource, resourceVersion: this.resourceVersion });
+          this.log.info("resourceVersion too old; relisting", {
+            resource: this.resource,
+            resourceVersion: this.resourceVersion,
+          });
         } else {
           this.log.error("list/watch failed; retrying", err, { resource: this.resource });
           if (!this.synced) listReason = "retry";
@@ -293,12 +299,15 @@ export class Informer<T extends KubeObject = KubeObject> {
     signal.addEventListener("abort", onStop, { once: true });
     let lastActivity = performance.now();
     let stalled = false;
-    const watchdog = setInterval(() => {
-      if (performance.now() - lastActivity > inactivityMs) {
-        stalled = true;
-        ac.abort();
-      }
-    }, Math.min(inactivityMs, 5000));
+    const watchdog = setInterval(
+      () => {
+        if (performance.now() - lastActivity > inactivityMs) {
+          stalled = true;
+          ac.abort();
+        }
+      },
+      Math.min(inactivityMs, 5000),
+    );
     watchdog.unref();
     try {
       watchesTotal.inc({ resource: this.resource });
@@ -316,7 +325,10 @@ export class Informer<T extends KubeObject = KubeObject> {
         lastActivity = performance.now();
         this.handleEvent(ev.type, ev.object);
       }
-      if (stalled) throw Object.assign(new Error(`watch of ${this.resource} silent for ${inactivityMs} ms`), { reason: "Stalled" });
+      if (stalled)
+        throw Object.assign(new Error(`watch of ${this.resource} silent for ${inactivityMs} ms`), {
+          reason: "Stalled",
+        });
     } finally {
       clearInterval(watchdog);
       signal.removeEventListener("abort", onStop);
@@ -406,4 +418,3 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 }
-

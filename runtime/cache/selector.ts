@@ -26,7 +26,14 @@ export function parseSelector(s: string): LabelSelector {
     const p = raw.trim();
     let m: RegExpExecArray | null;
     if ((m = /^([^\s!=()]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(p))) {
-      reqs.push({ key: m[1]!, op: m[2] as "in" | "notin", values: m[3]!.split(",").map((v) => v.trim()).filter(Boolean) });
+      reqs.push({
+        key: m[1]!,
+        op: m[2] as "in" | "notin",
+        values: m[3]!
+          .split(",")
+          .map((v) => v.trim())
+          .filter(Boolean),
+      });
     } else if ((m = /^([^\s!=]+)\s*!=\s*(\S*)$/.exec(p))) {
       reqs.push({ key: m[1]!, op: "!=", values: [m[2]!] });
     } else if ((m = /^([^\s!=]+)\s*==?\s*(\S*)$/.exec(p))) {

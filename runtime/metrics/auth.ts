@@ -29,15 +29,23 @@ export function authenticatedAuthorizedFilter(client: Client, o: { now?: () => n
     const hit = cache.get(key);
     if (hit && hit.expires > now()) return hit.result;
 
-    const review = await client.request<{ status?: { authenticated?: boolean; user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }; error?: string } }>(
-      "POST",
-      "/apis/authentication.k8s.io/v1/tokenreviews",
-      { body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec: { token } } },
-    );
+    const review = await client.request<{
+      status?: {
+        authenticated?: boolean;
+        user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+        error?: string;
+      };
+    }>("POST", "/apis/authentication.k8s.io/v1/tokenreviews", {
+      body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec: { token } },
+    });
     let result: FilterResult;
     const user = review.status?.user;
     if (!review.status?.authenticated || !user) {
-      result = { allowed: false, code: 401, reason: `Unauthorized${review.status?.error ? `: ${review.status.error}` : ""}` };
+      result = {
+        allowed: false,
+        code: 401,
+        reason: `Unauthorized${review.status?.error ? `: ${review.status.error}` : ""}`,
+      };
     } else {
       const sar = await client.request<{ status?: { allowed?: boolean; reason?: string } }>(
         "POST",
@@ -58,7 +66,11 @@ export function authenticatedAuthorizedFilter(client: Client, o: { now?: () => n
       );
       result = sar.status?.allowed
         ? { allowed: true }
-        : { allowed: false, code: 403, reason: `Forbidden: user "${user.username}" cannot ${verb} path "${path}"${sar.status?.reason ? `: ${sar.status.reason}` : ""}` };
+        : {
+            allowed: false,
+            code: 403,
+            reason: `Forbidden: user "${user.username}" cannot ${verb} path "${path}"${sar.status?.reason ? `: ${sar.status.reason}` : ""}`,
+          };
     }
     cache.set(key, { result, expires: now() + CACHE_TTL_MS });
     if (cache.size > 1000) cache.delete(cache.keys().next().value!);
@@ -67,7 +79,9 @@ export function authenticatedAuthorizedFilter(client: Client, o: { now?: () => n
 }
 
 /** A self-signed serving certificate, for --metrics-secure without --metrics-cert-path (as controller-runtime does). */
-export async function selfSignedCertificate(hosts: string[] = ["localhost", "127.0.0.1"]): Promise<{ cert: string; key: string }> {
+export async function selfSignedCertificate(
+  hosts: string[] = ["localhost", "127.0.0.1"],
+): Promise<{ cert: string; key: string }> {
   const pems = await generate([{ name: "commonName", value: "cronjob-operator-metrics" }], {
     keyType: "ec",
     algorithm: "sha256",
@@ -77,7 +91,9 @@ export async function selfSignedCertificate(hosts: string[] = ["localhost", "127
       { name: "extKeyUsage", serverAuth: true },
       {
         name: "subjectAltName",
-        altNames: hosts.map((h) => (/^\d+\.\d+\.\d+\.\d+$/.test(h) ? { type: 7 as const, ip: h } : { type: 2 as const, value: h })),
+        altNames: hosts.map((h) =>
+          /^\d+\.\d+\.\d+\.\d+$/.test(h) ? { type: 7 as const, ip: h } : { type: 2 as const, value: h },
+        ),
       },
     ],
   });

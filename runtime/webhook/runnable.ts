@@ -5,7 +5,9 @@ import type { Runnable } from "../manager.ts";
 import type { Checker } from "../probes.ts";
 import { startWebhookServer, type WebhookServer, type WebhookServerOptions } from "./server.ts";
 
-export function webhookRunnable(opts: WebhookServerOptions & { logger?: Logger }): Runnable & { checker: Checker; server(): WebhookServer | undefined } {
+export function webhookRunnable(
+  opts: WebhookServerOptions & { logger?: Logger },
+): Runnable & { checker: Checker; server(): WebhookServer | undefined } {
   let server: WebhookServer | undefined;
   return {
     name: "webhook-server",
@@ -13,7 +15,9 @@ export function webhookRunnable(opts: WebhookServerOptions & { logger?: Logger }
     async start(signal: AbortSignal) {
       server = await startWebhookServer(opts);
       opts.logger?.info("Serving webhook server", { url: server.url });
-      await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true })));
+      await new Promise<void>((resolve) =>
+        signal.aborted ? resolve() : signal.addEventListener("abort", () => resolve(), { once: true }),
+      );
       await server.close();
     },
     checker: async () => {

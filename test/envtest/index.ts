@@ -182,13 +182,27 @@ export class TestEnv {
     const certDir = join(this.dir, "apiserver2-certs");
     mkdirSync(certDir, { recursive: true });
     const args = this.apiServerArgs.map((a) =>
-      a.startsWith("--secure-port=") ? `--secure-port=${port}` : a.startsWith("--cert-dir=") ? `--cert-dir=${certDir}` : a,
+      a.startsWith("--secure-port=")
+        ? `--secure-port=${port}`
+        : a.startsWith("--cert-dir=")
+          ? `--cert-dir=${certDir}`
+          : a,
     );
-    const proc = new ManagedProcess("kube-apiserver-2", this.bin("kube-apiserver"), args, join(this.dir, "kube-apiserver-2.log"));
+    const proc = new ManagedProcess(
+      "kube-apiserver-2",
+      this.bin("kube-apiserver"),
+      args,
+      join(this.dir, "kube-apiserver-2.log"),
+    );
     this.extraProcesses.push(proc);
     const server = `https://127.0.0.1:${port}`;
     const certFile = join(certDir, "apiserver.crt");
-    await this.waitFor("kube-apiserver-2", proc, () => existsSync(certFile) && httpOK(`${server}/readyz`, { token: this.token, ca: readFileSync(certFile) }), 90_000);
+    await this.waitFor(
+      "kube-apiserver-2",
+      proc,
+      () => existsSync(certFile) && httpOK(`${server}/readyz`, { token: this.token, ca: readFileSync(certFile) }),
+      90_000,
+    );
     const kc = new KubeConfig();
     kc.loadFromOptions({
       clusters: [{ name: "envtest-2", server, caData: readFileSync(certFile).toString("base64") }],

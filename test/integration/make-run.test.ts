@@ -56,7 +56,10 @@ describe("make run LOCAL=1", () => {
           if (jobs.some((n) => n.startsWith("cronjob-sample-"))) break;
           await new Promise((r) => setTimeout(r, 1000));
         }
-        assert.ok(jobs.some((n) => n.startsWith("cronjob-sample-")), `no Job for the sample: ${jobs.join(", ")}\n${out.slice(-3000)}`);
+        assert.ok(
+          jobs.some((n) => n.startsWith("cronjob-sample-")),
+          `no Job for the sample: ${jobs.join(", ")}\n${out.slice(-3000)}`,
+        );
       } finally {
         client.close();
       }

@@ -125,12 +125,16 @@ describe("CronJob defaulting webhook", () => {
     }
   });
 
-  it("treats explicit nulls as unset", () => {
+  it("treats explicit nulls, and an empty concurrencyPolicy, as unset", () => {
     const nulls = withSpec((s) => {
       s.suspend = null;
       s.concurrencyPolicy = null;
     });
     assert.deepEqual(defaultCronJob(nulls), allDefaults);
+    // As in the Go defaulter (`if ConcurrencyPolicy == ""`); the CRD's enum would reject "" otherwise.
+    const empty = withSpec((s) => (s.concurrencyPolicy = ""));
+    assert.deepEqual(defaultCronJob(empty), allDefaults);
+    assert.deepEqual(validateCronJob(applyPatch(empty, defaultCronJob(empty))).errors, []);
   });
 
   it("defaults updates too, and leaves deletes and connects alone", async () => {
@@ -353,14 +357,20 @@ describe("CronJob validating webhook", () => {
       always.errors.map((e) => [e.field, e.type, e.value]),
       [[RP_FIELD, "FieldValueInvalid", "Always"]],
     );
-    assert.match(fieldErrorString(always.errors[0]!), /^spec\.jobTemplate\.spec\.template\.spec\.restartPolicy: Invalid value: "Always": /);
+    assert.match(
+      fieldErrorString(always.errors[0]!),
+      /^spec\.jobTemplate\.spec\.template\.spec\.restartPolicy: Invalid value: "Always": /,
+    );
     const missing = validateCronJob(withSpec((s) => delete s.jobTemplate.spec.template.spec.restartPolicy));
     assert.deepEqual(
       missing.errors.map((e) => [e.field, e.type]),
       [[RP_FIELD, "FieldValueRequired"]],
     );
     for (const rp of ["OnFailure", "Never"]) {
-      assert.deepEqual(validateCronJob(withSpec((s) => (s.jobTemplate.spec.template.spec.restartPolicy = rp))).errors, []);
+      assert.deepEqual(
+        validateCronJob(withSpec((s) => (s.jobTemplate.spec.template.spec.restartPolicy = rp))).errors,
+        [],
+      );
     }
   });
 
@@ -371,7 +381,13 @@ describe("CronJob validating webhook", () => {
     assert.equal(r.warnings?.length, 1);
     assert.ok(r.warnings?.[0]?.startsWith("spec.startingDeadlineSeconds: 5 "), r.warnings?.[0]);
 
-    const every = await call(validateCronJobRequest, request("CREATE", withSpec((s) => (s.schedule = "@every 30s"))));
+    const every = await call(
+      validateCronJobRequest,
+      request(
+        "CREATE",
+        withSpec((s) => (s.schedule = "@every 30s")),
+      ),
+    );
     assert.equal(every.allowed, true);
     assert.equal(every.warnings?.length, 1);
     assert.ok(every.warnings?.[0]?.startsWith('spec.schedule: "@every 30s" '), every.warnings?.[0]);
@@ -450,22 +466,43 @@ describe("CronJob validating webhook", () => {
       "CRON_TZ=Europe/Berlin 0 * * * *",
       "0 0 30 2 *",
       "   ",
+      "",
+      7,
+      ["0 * * * *"],
     ].map((sched): [string, Record<string, any>, string[]] => [
       `schedule ${JSON.stringify(sched)}`,
       withSpec((s) => (s.schedule = sched)),
       ["spec.schedule"],
     ]),
-    ...(["", "Mars/Olympus", "Local", "+01:00", "europe/berlin", "Europe/berlin", "America/New York", "../etc", 5] as const).map(
-      (tz): [string, Record<string, any>, string[]] => [
-        `timeZone ${JSON.stringify(tz)}`,
-        withSpec((s) => (s.timeZone = tz)),
-        ["spec.timeZone"],
-      ],
-    ),
+    ...(
+      [
+        "",
+        "Mars/Olympus",
+        "Local",
+        "+01:00",
+        "europe/berlin",
+        "Europe/berlin",
+        "America/New York",
+        "../etc",
+        5,
+      ] as const
+    ).map((tz): [string, Record<string, any>, string[]] => [
+      `timeZone ${JSON.stringify(tz)}`,
+      withSpec((s) => (s.timeZone = tz)),
+      ["spec.timeZone"],
+    ]),
     ["restartPolicy Always", withSpec((s) => (s.jobTemplate.spec.template.spec.restartPolicy = "Always")), [RP_FIELD]],
-    ["restartPolicy lower case", withSpec((s) => (s.jobTemplate.spec.template.spec.restartPolicy = "never")), [RP_FIELD]],
+    [
+      "restartPolicy lower case",
+      withSpec((s) => (s.jobTemplate.spec.template.spec.restartPolicy = "never")),
+      [RP_FIELD],
+    ],
     ["startingDeadlineSeconds -1", withSpec((s) => (s.startingDeadlineSeconds = -1)), ["spec.startingDeadlineSeconds"]],
-    ["startingDeadlineSeconds 2.5", withSpec((s) => (s.startingDeadlineSeconds = 2.5)), ["spec.startingDeadlineSeconds"]],
+    [
+      "startingDeadlineSeconds 2.5",
+      withSpec((s) => (s.startingDeadlineSeconds = 2.5)),
+      ["spec.startingDeadlineSeconds"],
+    ],
     ["concurrencyPolicy Never", withSpec((s) => (s.concurrencyPolicy = "Never")), ["spec.concurrencyPolicy"]],
     ["suspend yes", withSpec((s) => (s.suspend = "yes")), ["spec.suspend"]],
     ["successful limit -1", withSpec((s) => (s.successfulJobsHistoryLimit = -1)), ["spec.successfulJobsHistoryLimit"]],
@@ -504,15 +541,20 @@ describe("CronJob validating webhook", () => {
         assert.ok(rendered.startsWith(`${e.field}: `), `${what}: ${rendered} names ${e.field}`);
         assert.ok((e.detail ?? "").length > 0, `${what}: ${rendered} says what is allowed`);
         assert.equal(causes[i]?.field, e.field, what);
-        if (e.type === "FieldValueRequired") {
-          assert.ok(rendered.startsWith(`${e.field}: Required value: `), `${what}: ${rendered}`);
-          continue;
-        }
         const value = (() => {
           let cur: unknown = obj;
           for (const p of e.field.split(".")) cur = (cur as Record<string, unknown> | undefined)?.[p];
           return cur;
         })();
+        if (e.type === "FieldValueRequired") {
+          // "Required" (which prints no value) only for a field that is absent or empty.
+          assert.ok(
+            value === undefined || value === null || value === "",
+            `${what}: ${rendered} hides ${String(value)}`,
+          );
+          assert.ok(rendered.startsWith(`${e.field}: Required value: `), `${what}: ${rendered}`);
+          continue;
+        }
         assert.deepEqual(e.value, value, `${what}: the error carries the offending value`);
         assert.ok(
           rendered.startsWith(`${e.field}: Invalid value: ${JSON.stringify(value)}: `),
@@ -596,9 +638,7 @@ const duration: fc.Arbitrary<string> = fc
     ),
     { minLength: 1, maxLength: 3 },
   )
-  .chain((parts) =>
-    fc.constantFrom("", "-", "+").map((sign) => sign + parts.map(([n, u]) => `${n}${u}`).join("")),
-  );
+  .chain((parts) => fc.constantFrom("", "-", "+").map((sign) => sign + parts.map(([n, u]) => `${n}${u}`).join("")));
 const descriptor: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(
     "@yearly",
@@ -673,7 +713,10 @@ const mostly = <T, U>(valid: fc.Arbitrary<T>, invalid: fc.Arbitrary<U>): fc.Arbi
   fc.oneof({ weight: 12, arbitrary: valid }, { weight: 1, arbitrary: invalid });
 
 const specArb = fc.record({
-  schedule: fc.oneof({ weight: 20, arbitrary: schedule }, { weight: 1, arbitrary: fc.constantFrom(undefined, 7, null) }),
+  schedule: fc.oneof(
+    { weight: 20, arbitrary: schedule },
+    { weight: 1, arbitrary: fc.constantFrom(undefined, 7, null) },
+  ),
   timeZone: timeZoneArb,
   startingDeadlineSeconds: mostly(
     fc.oneof(fc.constant(undefined), fc.integer({ min: 0, max: 100_000 })),
@@ -683,7 +726,10 @@ const specArb = fc.record({
       fc.constantFrom("5", null),
     ),
   ),
-  restartPolicy: mostly(fc.constantFrom("OnFailure", "Never"), fc.constantFrom(undefined, "Always", "", "onfailure", 1)),
+  restartPolicy: mostly(
+    fc.constantFrom("OnFailure", "Never"),
+    fc.constantFrom(undefined, "Always", "", "onfailure", 1),
+  ),
   concurrencyPolicy: mostly(fc.constantFrom(undefined, "Allow", "Forbid", "Replace"), fc.constantFrom("Never", "")),
   suspend: mostly(fc.constantFrom(undefined, true, false), fc.constantFrom("true", 0)),
   successfulJobsHistoryLimit: mostly(
@@ -694,7 +740,10 @@ const specArb = fc.record({
     fc.oneof(fc.constant(undefined), fc.integer({ min: 0, max: 10 })),
     fc.constantFrom(-1, 2 ** 31, 0.5),
   ),
-  name: mostly(fc.constant("fuzz"), fc.integer({ min: 0, max: 80 }).map((n) => "n".repeat(n))),
+  name: mostly(
+    fc.constant("fuzz"),
+    fc.integer({ min: 0, max: 80 }).map((n) => "n".repeat(n)),
+  ),
 });
 
 type SpecInput = typeof specArb extends fc.Arbitrary<infer T> ? T : never;
@@ -726,39 +775,46 @@ describe("CronJob validating webhook (properties)", () => {
   it("never throws, and whatever it admits the reconciler can schedule", () => {
     let admitted = 0;
     fc.assert(
-      fc.property(specArb, fc.array(fc.tuple(instant, fc.nat(400 * 86_400), fc.nat(86_400)), { minLength: 1, maxLength: 3 }), (s, nows) => {
-        const obj = build(s);
-        const { errors, warnings } = validateCronJob(obj);
-        assert.ok(Array.isArray(warnings));
-        for (const e of errors) assert.ok(e.field.length > 0 && (e.detail ?? "").length > 0, JSON.stringify(e));
-        for (const op of ["CREATE", "UPDATE"] as const) {
-          const r = validateCronJobRequest(request(op, obj, op === "UPDATE" ? obj : undefined)) as AdmissionResult;
-          assert.equal(r.allowed, errors.length === 0);
-        }
-        assert.equal((mutateCronJob(request("CREATE", obj)) as AdmissionResult).allowed, true);
-        if (errors.length > 0) return;
-        admitted++;
+      fc.property(
+        specArb,
+        fc.array(fc.tuple(instant, fc.nat(400 * 86_400), fc.nat(86_400)), { minLength: 1, maxLength: 3 }),
+        (s, nows) => {
+          const obj = build(s);
+          const { errors, warnings } = validateCronJob(obj);
+          assert.ok(Array.isArray(warnings));
+          for (const e of errors) assert.ok(e.field.length > 0 && (e.detail ?? "").length > 0, JSON.stringify(e));
+          for (const op of ["CREATE", "UPDATE"] as const) {
+            const r = validateCronJobRequest(request(op, obj, op === "UPDATE" ? obj : undefined)) as AdmissionResult;
+            assert.equal(r.allowed, errors.length === 0);
+          }
+          assert.equal((mutateCronJob(request("CREATE", obj)) as AdmissionResult).allowed, true);
+          if (errors.length > 0) return;
+          admitted++;
 
-        assert.equal(typeof s.schedule, "string");
-        const tz = typeof s.timeZone === "string" ? s.timeZone : undefined;
-        const parsed = parseSchedule(s.schedule as string, tz);
-        assert.ok(parsed.ok, `admitted ${JSON.stringify(s.schedule)} in ${tz} but the controller cannot parse it`);
-        const sched = parsed.schedule;
-        if (sched.isEvery && (sched.everySeconds ?? 0) < 60) {
-          assert.ok(warnings.some((w) => w.startsWith("spec.schedule: ")), "sub-minute @every warns");
-        }
-        for (const [nowMs, sinceCreation, deadline] of nows) {
-          const now = new Date(nowMs);
-          const anchor = new Date(nowMs - sinceCreation * 1000);
-          const earliest = new Date(Math.max(anchor.getTime(), nowMs - deadline * 1000));
-          const w = scheduleWindow({ schedule: sched, earliest, now, anchor });
-          assert.ok(
-            w.next instanceof Date && w.next.getTime() > nowMs,
-            `${JSON.stringify(s.schedule)} in ${tz ?? "UTC"}: next ${String(w.next)} is not after ${now.toISOString()}`,
-          );
-          if (w.missed) assert.ok(w.missed.getTime() <= nowMs && w.missed.getTime() > earliest.getTime());
-        }
-      }),
+          assert.equal(typeof s.schedule, "string");
+          const tz = typeof s.timeZone === "string" ? s.timeZone : undefined;
+          const parsed = parseSchedule(s.schedule as string, tz);
+          assert.ok(parsed.ok, `admitted ${JSON.stringify(s.schedule)} in ${tz} but the controller cannot parse it`);
+          const sched = parsed.schedule;
+          if (sched.isEvery && (sched.everySeconds ?? 0) < 60) {
+            assert.ok(
+              warnings.some((w) => w.startsWith("spec.schedule: ")),
+              "sub-minute @every warns",
+            );
+          }
+          for (const [nowMs, sinceCreation, deadline] of nows) {
+            const now = new Date(nowMs);
+            const anchor = new Date(nowMs - sinceCreation * 1000);
+            const earliest = new Date(Math.max(anchor.getTime(), nowMs - deadline * 1000));
+            const w = scheduleWindow({ schedule: sched, earliest, now, anchor });
+            assert.ok(
+              w.next instanceof Date && w.next.getTime() > nowMs,
+              `${JSON.stringify(s.schedule)} in ${tz ?? "UTC"}: next ${String(w.next)} is not after ${now.toISOString()}`,
+            );
+            if (w.missed) assert.ok(w.missed.getTime() <= nowMs && w.missed.getTime() > earliest.getTime());
+          }
+        },
+      ),
       { numRuns: 600 },
     );
     assert.ok(admitted > 50, `only ${admitted} generated objects were admitted; the generator needs work`);

@@ -13,7 +13,12 @@ import { Manager } from "../../../runtime/manager.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
 import { TestEnv } from "../../envtest/index.ts";
 
-async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 20_000, everyMs = 250): Promise<T> {
+async function eventually<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs = 20_000,
+  everyMs = 250,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -28,7 +33,12 @@ async function eventually<T>(what: string, fn: () => Promise<T | undefined | fal
   assert.fail(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
 }
 
-async function consistently(what: string, fn: () => Promise<boolean>, durationMs: number, everyMs = 250): Promise<void> {
+async function consistently(
+  what: string,
+  fn: () => Promise<boolean>,
+  durationMs: number,
+  everyMs = 250,
+): Promise<void> {
   const end = Date.now() + durationMs;
   while (Date.now() < end) {
     assert.ok(await fn(), `${what} stopped holding`);
@@ -37,7 +47,9 @@ async function consistently(what: string, fn: () => Promise<boolean>, durationMs
 }
 
 const template = {
-  spec: { template: { spec: { restartPolicy: "OnFailure", containers: [{ name: "test-container", image: "test-image" }] } } },
+  spec: {
+    template: { spec: { restartPolicy: "OnFailure", containers: [{ name: "test-container", image: "test-image" }] } },
+  },
 };
 
 function startManager(env: TestEnv, clock?: FakeClock) {
@@ -83,7 +95,16 @@ describe("CronJob controller (ported from the kubebuilder tutorial; real clock)"
     // Ensure there are no active Jobs yet.
     await consistently("no active Jobs", async () => ((await get()).status?.active?.length ?? 0) === 0, 10_000);
 
-    const owner = [{ apiVersion: API_VERSION, kind: KIND, name: "test-cronjob", uid: cronJob.metadata.uid!, controller: true, blockOwnerDeletion: true }];
+    const owner = [
+      {
+        apiVersion: API_VERSION,
+        kind: KIND,
+        name: "test-cronjob",
+        uid: cronJob.metadata.uid!,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ];
     const job = (name: string) =>
       ({
         apiVersion: "batch/v1",
@@ -162,11 +183,15 @@ describe("CronJob controller through the manager (fake clock)", () => {
       clock.set(new Date(slot + 2000));
       await client.patch(CronJobKind, ns, "every-minute", { metadata: { labels: { poke: "1" } } }, "merge");
       const jobs = await eventually("one Job", async () => {
-        const items = (await client.list<Job>(Kinds.Job, { namespace: ns })).items.filter((j) => cronJobOwnerOf(j)?.uid === created.metadata.uid);
+        const items = (await client.list<Job>(Kinds.Job, { namespace: ns })).items.filter(
+          (j) => cronJobOwnerOf(j)?.uid === created.metadata.uid,
+        );
         return items.length > 0 ? items : undefined;
       });
       await new Promise((r) => setTimeout(r, 1500)); // Job events bring more reconciles: still one Job
-      const again = (await client.list<Job>(Kinds.Job, { namespace: ns })).items.filter((j) => cronJobOwnerOf(j)?.uid === created.metadata.uid);
+      const again = (await client.list<Job>(Kinds.Job, { namespace: ns })).items.filter(
+        (j) => cronJobOwnerOf(j)?.uid === created.metadata.uid,
+      );
       assert.equal(again.length, 1);
       assert.equal(jobs[0]!.metadata!.name, `every-minute-${slot / 1000}`);
 

@@ -36,12 +36,19 @@ export class ReconcileHarness {
     this.cache.informerFor(CronJobKind);
     this.clock = new FakeClock(start);
     this.recorder = new FakeRecorder({ capacity: 10_000 });
-    this.reconciler = new CronJobReconciler({ client: this.client, cache: this.cache, recorder: this.recorder, clock: this.clock });
+    this.reconciler = new CronJobReconciler({
+      client: this.client,
+      cache: this.cache,
+      recorder: this.recorder,
+      clock: this.clock,
+    });
   }
 
   static async create(env: TestEnv, namespace: string, start: string): Promise<ReconcileHarness> {
     const h = new ReconcileHarness(env, namespace, start);
-    await h.client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } }).catch(() => undefined);
+    await h.client
+      .create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } })
+      .catch(() => undefined);
     h.cache.start();
     await h.cache.waitForSync();
     return h;
@@ -83,7 +90,9 @@ export class ReconcileHarness {
     const all = (await this.client.list<Job>(Kinds.Job, { namespace: this.namespace })).items;
     if (!name) return all;
     const cj = await this.get(name);
-    return all.filter((j) => cronJobOwnerOf(j)?.uid === cj.metadata.uid).sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
+    return all
+      .filter((j) => cronJobOwnerOf(j)?.uid === cj.metadata.uid)
+      .sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
   }
 
   /** Wait until the cache holds exactly what the apiserver holds for this CronJob and all Jobs. */
@@ -97,7 +106,9 @@ export class ReconcileHarness {
       const cached = this.cache.get<CronJob>(CronJobKind, this.namespace, name);
       const cjOK = cj ? cached?.metadata.resourceVersion === cj.metadata.resourceVersion : !cached;
       const cachedJobs = this.cache.list<Job>(Kinds.Job, { namespace: this.namespace });
-      const jobsOK = cachedJobs.length === want.size && cachedJobs.every((j) => want.get(j.metadata!.name!) === j.metadata!.resourceVersion);
+      const jobsOK =
+        cachedJobs.length === want.size &&
+        cachedJobs.every((j) => want.get(j.metadata!.name!) === j.metadata!.resourceVersion);
       if (cjOK && jobsOK) return;
       if (Date.now() > deadline) assert.fail(`cache did not settle for ${name}`);
       await new Promise((r) => setTimeout(r, 10));
@@ -116,7 +127,12 @@ export class ReconcileHarness {
   }
 
   /** Play the Job controller: set a Job's status through the status subresource. */
-  async finishJob(jobName: string, outcome: "Complete" | "Failed", startTime: string, finishTime: string): Promise<void> {
+  async finishJob(
+    jobName: string,
+    outcome: "Complete" | "Failed",
+    startTime: string,
+    finishTime: string,
+  ): Promise<void> {
     const job = await this.client.get<Job>(Kinds.Job, this.namespace, jobName);
     job.status = {
       startTime,
@@ -141,6 +157,9 @@ export class ReconcileHarness {
   }
 }
 
-export function condition(cj: CronJob, type: string): { status: string; reason: string; lastTransitionTime: string } | undefined {
+export function condition(
+  cj: CronJob,
+  type: string,
+): { status: string; reason: string; lastTransitionTime: string } | undefined {
   return cj.status?.conditions?.find((c) => c.type === type);
 }

@@ -42,7 +42,7 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     h.clock.set(new Date(created + 1000));
     const r = await h.reconcile(name);
     assert.equal((await h.jobs(name)).length, 0);
-    assert.equal(r.requeueAfterMs, h1 - (Math.floor((created + 1000) / 1000) * 1000) + 100);
+    assert.equal(r.requeueAfterMs, h1 - Math.floor((created + 1000) / 1000) * 1000 + 100);
     const cj = await h.get(name);
     assert.equal(cj.status?.nextScheduleTime, iso(h1));
     assert.equal(condition(cj, "Available")?.reason, "Scheduled");
@@ -61,17 +61,33 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     assert.equal(job.metadata!.labels!.app, name);
     assert.equal(job.metadata!.annotations!["example.com/team"], "data");
     assert.equal(job.metadata!.annotations![SCHEDULED_AT_ANNOTATION], iso(h1));
-    assert.match(job.metadata!.annotations![K8S_SCHEDULED_TIMESTAMP_ANNOTATION]!, /^\d{4}-\d\d-\d\dT\d\d:00:00-0[45]:00$/);
+    assert.match(
+      job.metadata!.annotations![K8S_SCHEDULED_TIMESTAMP_ANNOTATION]!,
+      /^\d{4}-\d\d-\d\dT\d\d:00:00-0[45]:00$/,
+    );
     assert.deepEqual(job.metadata!.ownerReferences, [
-      { apiVersion: "batch.tutorial.kubebuilder.io/v1", kind: "CronJob", name, uid: cj.metadata.uid, controller: true, blockOwnerDeletion: true },
+      {
+        apiVersion: "batch.tutorial.kubebuilder.io/v1",
+        kind: "CronJob",
+        name,
+        uid: cj.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
     ]);
-    assert.equal((job.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image, "busybox");
+    assert.equal(
+      (job.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image,
+      "busybox",
+    );
     assert.deepEqual(h.takeEvents(), [`Normal SuccessfulCreate Created job ${job.metadata!.name}`]);
 
     const st = (await h.get(name)).status!;
     assert.equal(st.lastScheduleTime, iso(h1));
     assert.equal(st.nextScheduleTime, iso(h1 + HOUR));
-    assert.deepEqual(st.active!.map((a) => a.name), [job.metadata!.name]);
+    assert.deepEqual(
+      st.active!.map((a) => a.name),
+      [job.metadata!.name],
+    );
     assert.equal(st.activeCount, 1);
     assert.equal(r.requeueAfterMs, HOUR - 5000 + 100);
     const got = await h.get(name);
@@ -98,7 +114,15 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
         name: jobName(name, h1),
         namespace: h.namespace,
         annotations: { [SCHEDULED_AT_ANNOTATION]: iso(h1) },
-        ownerReferences: [{ apiVersion: "batch.tutorial.kubebuilder.io/v1", kind: "CronJob", name, uid: cj.metadata.uid!, controller: true }],
+        ownerReferences: [
+          {
+            apiVersion: "batch.tutorial.kubebuilder.io/v1",
+            kind: "CronJob",
+            name,
+            uid: cj.metadata.uid!,
+            controller: true,
+          },
+        ],
       },
       spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
     } as Job);
@@ -108,7 +132,10 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     assert.equal((await h.jobs(name)).length, 1);
     const st = (await h.get(name)).status!;
     assert.equal(st.lastScheduleTime, iso(h1));
-    assert.deepEqual(st.active!.map((a) => a.name), [jobName(name, h1)]);
+    assert.deepEqual(
+      st.active!.map((a) => a.name),
+      [jobName(name, h1)],
+    );
     assert.deepEqual(h.takeEvents(), [], "no UnexpectedJob for our own Job");
   });
 
@@ -125,7 +152,10 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     assert.ok(r.requeueAfterMs! > 0);
     const ev = h.takeEvents();
     assert.equal(ev.length, 1);
-    assert.match(ev[0]!, /^Warning FailedCreate Error creating job .* already exists and is not controlled by this CronJob/);
+    assert.match(
+      ev[0]!,
+      /^Warning FailedCreate Error creating job .* already exists and is not controlled by this CronJob/,
+    );
     const got = await h.get(name);
     assert.equal(condition(got, "Degraded")?.reason, "JobCreationFailed");
     assert.equal(condition(got, "Degraded")?.status, "True");
@@ -145,7 +175,9 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     assert.deepEqual(got.status?.active, []);
     assert.equal(condition(got, "Degraded")?.reason, "LastJobFailed");
     assert.equal(condition(got, "Progressing")?.reason, "NoJobsActive");
-    assert.deepEqual(h.takeEvents(), [`Normal SawCompletedJob Saw completed job: ${jobName(name, h1)}, condition: Failed`]);
+    assert.deepEqual(h.takeEvents(), [
+      `Normal SawCompletedJob Saw completed job: ${jobName(name, h1)}, condition: Failed`,
+    ]);
     const degradedSince = condition(got, "Degraded")!.lastTransitionTime;
 
     h.clock.set(new Date(h1 + HOUR + 1000));
@@ -172,7 +204,15 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
       metadata: {
         name: `${name}-manual`,
         namespace: h.namespace,
-        ownerReferences: [{ apiVersion: "batch.tutorial.kubebuilder.io/v1", kind: "CronJob", name, uid: cj.metadata.uid!, controller: true }],
+        ownerReferences: [
+          {
+            apiVersion: "batch.tutorial.kubebuilder.io/v1",
+            kind: "CronJob",
+            name,
+            uid: cj.metadata.uid!,
+            controller: true,
+          },
+        ],
       },
       spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
     } as Job);
@@ -184,7 +224,10 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
       `Normal MissingJob Active job went missing: ${jobName(name, h1)}`,
       `Warning UnexpectedJob Saw a job that the controller did not create or forgot: ${name}-manual`,
     ]);
-    assert.deepEqual((await h.get(name)).status?.active?.map((a) => a.name), [`${name}-manual`]);
+    assert.deepEqual(
+      (await h.get(name)).status?.active?.map((a) => a.name),
+      [`${name}-manual`],
+    );
     await h.reconcile(name);
     assert.deepEqual(h.takeEvents(), [], "reported once");
   });
@@ -220,7 +263,15 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
 
   it("cleans up history by start time (missing start = newest, ties by name) with default limits 3 and 1", async () => {
     const { name, cj } = await fresh();
-    const owner = [{ apiVersion: "batch.tutorial.kubebuilder.io/v1", kind: "CronJob", name, uid: cj.metadata.uid!, controller: true }];
+    const owner = [
+      {
+        apiVersion: "batch.tutorial.kubebuilder.io/v1",
+        kind: "CronJob",
+        name,
+        uid: cj.metadata.uid!,
+        controller: true,
+      },
+    ];
     const base = new Date(cj.metadata.creationTimestamp!).getTime() - 10 * HOUR;
     const mk = async (suffix: string, outcome: "Complete" | "Failed", start: number | undefined) => {
       const jn = `${name}-${suffix}`;
@@ -253,8 +304,15 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
       [`${name}-f2`, `${name}-s0`, `${name}-s3a`, `${name}-s3b`].sort(),
     );
     assert.deepEqual(
-      h.takeEvents().filter((e) => e.includes("SuccessfulDelete")).sort(),
-      [`Normal SuccessfulDelete Deleted job ${name}-f1`, `Normal SuccessfulDelete Deleted job ${name}-s1`, `Normal SuccessfulDelete Deleted job ${name}-s2`],
+      h
+        .takeEvents()
+        .filter((e) => e.includes("SuccessfulDelete"))
+        .sort(),
+      [
+        `Normal SuccessfulDelete Deleted job ${name}-f1`,
+        `Normal SuccessfulDelete Deleted job ${name}-s1`,
+        `Normal SuccessfulDelete Deleted job ${name}-s2`,
+      ],
     );
   });
 
@@ -262,9 +320,19 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     // restartPolicy Always passes the CRD schema but not the Job API: creates fail (webhooks off).
     const { name, h1, cj } = await fresh({
       failedJobsHistoryLimit: 0,
-      jobTemplate: { spec: { template: { spec: { restartPolicy: "Always", containers: [{ name: "c", image: "busybox" }] } } } },
+      jobTemplate: {
+        spec: { template: { spec: { restartPolicy: "Always", containers: [{ name: "c", image: "busybox" }] } } },
+      },
     });
-    const owner = [{ apiVersion: "batch.tutorial.kubebuilder.io/v1", kind: "CronJob", name, uid: cj.metadata.uid!, controller: true }];
+    const owner = [
+      {
+        apiVersion: "batch.tutorial.kubebuilder.io/v1",
+        kind: "CronJob",
+        name,
+        uid: cj.metadata.uid!,
+        controller: true,
+      },
+    ];
     await h.client.create(Kinds.Job, {
       apiVersion: "batch/v1",
       kind: "Job",
@@ -279,7 +347,10 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     assert.deepEqual(await h.jobs(name), [], "history cleaned although the create failed");
     const ev = h.takeEvents();
     assert.ok(ev.includes(`Normal SuccessfulDelete Deleted job ${name}-old`), ev.join("\n"));
-    assert.ok(ev.some((e) => e.startsWith(`Warning FailedCreate Error creating job ${jobName(name, h1)}`)), ev.join("\n"));
+    assert.ok(
+      ev.some((e) => e.startsWith(`Warning FailedCreate Error creating job ${jobName(name, h1)}`)),
+      ev.join("\n"),
+    );
     const got = await h.get(name);
     assert.equal(condition(got, "Degraded")?.reason, "JobCreationFailed");
   });
@@ -289,7 +360,7 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     h.clock.set(new Date(h1 + 2 * HOUR + 1000));
     const r = await h.reconcile(name);
     assert.deepEqual(r, {});
-    let got = await h.get(name);
+    const got = await h.get(name);
     assert.equal((await h.jobs(name)).length, 0);
     assert.equal(got.status?.nextScheduleTime, undefined);
     assert.equal(condition(got, "Available")?.reason, "Suspended");
@@ -298,7 +369,10 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     await h.client.update(CronJobKind, got);
     await h.settle(name);
     await h.reconcile(name);
-    assert.deepEqual((await h.jobs(name)).map((j) => j.metadata!.name), [jobName(name, h1 + 2 * HOUR)]);
+    assert.deepEqual(
+      (await h.jobs(name)).map((j) => j.metadata!.name),
+      [jobName(name, h1 + 2 * HOUR)],
+    );
   });
 
   it("webhooks off: an invalid time zone or schedule sets conditions and an event, and does not requeue; fixing it clears them", async () => {
@@ -317,7 +391,10 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     got = await h.get(bad.name);
     assert.equal(condition(got, "Available")?.reason, "InvalidSchedule");
     assert.equal(condition(got, "Degraded")?.status, "True");
-    assert.match(h.takeEvents().join("\n"), /^Warning UnparseableSchedule spec\.schedule: Invalid value: "61 \* \* \* \*"/);
+    assert.match(
+      h.takeEvents().join("\n"),
+      /^Warning UnparseableSchedule spec\.schedule: Invalid value: "61 \* \* \* \*"/,
+    );
     assert.equal((await h.jobs(bad.name)).length, 0);
 
     got.spec.schedule = "0 * * * *";
@@ -362,7 +439,10 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     await h.settle(name);
     h.clock.set(new Date(h1 + HOUR + 10_000));
     await h.reconcile(name);
-    assert.deepEqual((await h.jobs(name)).map((j) => j.metadata!.name), [jobName(name, h1), jobName(name, h1 + HOUR)]);
+    assert.deepEqual(
+      (await h.jobs(name)).map((j) => j.metadata!.name),
+      [jobName(name, h1), jobName(name, h1 + HOUR)],
+    );
   });
 
   it("Replace: deletes the active Job and creates the new one", async () => {
@@ -372,12 +452,18 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     h.takeEvents();
     h.clock.set(new Date(h1 + HOUR + 1000));
     await h.reconcile(name);
-    assert.deepEqual((await h.jobs(name)).map((j) => j.metadata!.name), [jobName(name, h1 + HOUR)]);
+    assert.deepEqual(
+      (await h.jobs(name)).map((j) => j.metadata!.name),
+      [jobName(name, h1 + HOUR)],
+    );
     assert.deepEqual(h.takeEvents(), [
       `Normal SuccessfulDelete Deleted job ${jobName(name, h1)}`,
       `Normal SuccessfulCreate Created job ${jobName(name, h1 + HOUR)}`,
     ]);
-    assert.deepEqual((await h.get(name)).status?.active?.map((a) => a.name), [jobName(name, h1 + HOUR)]);
+    assert.deepEqual(
+      (await h.get(name)).status?.active?.map((a) => a.name),
+      [jobName(name, h1 + HOUR)],
+    );
   });
 
   it("Allow: runs concurrently", async () => {
@@ -403,7 +489,10 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     // Within the deadline the next slot runs.
     h.clock.set(new Date(h1 + HOUR + 30_000));
     await h.reconcile(name);
-    assert.deepEqual((await h.jobs(name)).map((j) => j.metadata!.name), [jobName(name, h1 + HOUR)]);
+    assert.deepEqual(
+      (await h.jobs(name)).map((j) => j.metadata!.name),
+      [jobName(name, h1 + HOUR)],
+    );
   });
 
   it("more than 100 missed slots: TooManyMissedTimes, and the newest still runs", async () => {
@@ -412,9 +501,15 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     h.clock.set(new Date(now));
     await h.reconcile(name);
     const slot = Math.floor(now / MIN) * MIN;
-    assert.deepEqual((await h.jobs(name)).map((j) => j.metadata!.name), [jobName(name, slot)]);
+    assert.deepEqual(
+      (await h.jobs(name)).map((j) => j.metadata!.name),
+      [jobName(name, slot)],
+    );
     const ev = h.takeEvents();
-    assert.ok(ev.some((e) => e.startsWith("Warning TooManyMissedTimes")), ev.join("\n"));
+    assert.ok(
+      ev.some((e) => e.startsWith("Warning TooManyMissedTimes")),
+      ev.join("\n"),
+    );
   });
 
   it("never requeues with a non-positive delay", async () => {
