@@ -149,7 +149,9 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
       crdDirectoryPaths: [], // make install does it
       // The namespace controller and the garbage collector let undeploy finish; the built-in job and
       // cronjob controllers must not run: this test plays the Job controller itself.
-      controllerManager: { controllers: ["namespace", "garbagecollector"] },
+      // --port=0: kube-controller-manager 1.20 also serves insecurely on 0.0.0.0:10252 by default,
+      // which collides with any other control plane's controller manager running at the same time.
+      controllerManager: { controllers: ["namespace", "garbagecollector"], extraArgs: ["--port=0"] },
       apiServerArgs: ["--enable-aggregator-routing=true"],
     });
     client = new Client(env.kubeConfig, { userAgent: "deploy-test" });

@@ -152,6 +152,39 @@ describe("informer cache on a real apiserver", () => {
     }
   });
 
+  it("resyncs periodically: every cached object is handed to onUpdate again (level-triggered safety net)", async () => {
+    await client.create(Kinds.ConfigMap, cm("inf-b", "resync-me"));
+    const inf = new Informer<ConfigMap>(client, Kinds.ConfigMap, { namespace: "inf-b", resyncPeriodMs: 300 });
+    const resynced = new Set<string>();
+    inf.addEventHandler({ onUpdate: (a, b) => a === b && resynced.add(b.metadata!.name!) });
+    inf.start();
+    try {
+      await inf.waitForSync();
+      await eventually("resync", () => resynced.has("resync-me"), 10_000);
+    } finally {
+      await inf.stop();
+    }
+  });
+
+  it("abandons a watch that goes silent (inactivity watchdog) and carries on", async () => {
+    const inf = new Informer<ConfigMap>(client, Kinds.ConfigMap, {
+      namespace: "inf-b",
+      watchTimeoutSeconds: [600, 600],
+      inactivityTimeoutMs: 500,
+      backoff: { initialMs: 50, maxMs: 100 },
+    });
+    const stalled0 = await counter("informer_watch_errors_total", { resource: "configmaps", reason: "Stalled" });
+    inf.start();
+    try {
+      await inf.waitForSync();
+      await eventually("a stalled watch is restarted", async () => (await counter("informer_watch_errors_total", { resource: "configmaps", reason: "Stalled" })) > stalled0, 15_000);
+      await client.create(Kinds.ConfigMap, cm("inf-b", "after-stall"));
+      await eventually("changes still arrive", () => !!inf.get("inf-b", "after-stall"));
+    } finally {
+      await inf.stop();
+    }
+  });
+
   it("recovers after a kube-apiserver restart", async () => {
     const inf = new Informer<ConfigMap>(client, Kinds.ConfigMap, {
       namespace: "inf-b",
