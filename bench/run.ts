@@ -193,8 +193,8 @@ async function main(): Promise<number> {
       res.builtin = await runControllerPhase(n, builtinDriver, settings);
       report.commands.builtin ??= res.builtin.commandLine;
       if (!res.builtin.ok) failures++;
+      if (n !== ns.at(-1)) await save();
     }
-    await save();
   }
   report.finishedAt = new Date().toISOString();
   await save();

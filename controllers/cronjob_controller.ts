@@ -98,7 +98,7 @@ export class CronJobReconciler implements Reconciler {
   private readonly cache: Cache;
   private readonly recorder: Recorder;
   private readonly clock: Clock;
-  /** Slots for which JobAlreadyActive was already reported, by CronJob UID (events once per slot). */
+  /** The slot JobAlreadyActive was last reported for, by CronJob key (the event comes once per slot). */
   private readonly forbidReported = new Map<string, number>();
 
   constructor(d: CronJobReconcilerDeps) {
@@ -188,6 +188,7 @@ export class CronJobReconciler implements Reconciler {
     const raw = this.cache.get(CronJobKind, req.namespace, req.name);
     if (!raw) {
       ctx.log.debug("CronJob not found; ignoring");
+      this.forbidReported.delete(`${req.namespace}/${req.name}`);
       return undefined;
     }
     // The CRD schema already validated and defaulted it; parsing fills defaults for objects written
@@ -469,9 +470,9 @@ export class CronJobReconciler implements Reconciler {
     if (running.length === 0) return true;
     switch (cronJob.spec.concurrencyPolicy) {
       case "Forbid": {
-        const uid = cronJob.metadata.uid ?? "";
-        if (this.forbidReported.get(uid) !== due.getTime()) {
-          this.forbidReported.set(uid, due.getTime());
+        const key = `${cronJob.metadata.namespace}/${cronJob.metadata.name}`;
+        if (this.forbidReported.get(key) !== due.getTime()) {
+          this.forbidReported.set(key, due.getTime());
           this.recorder.event(
             cronJob,
             "Normal",

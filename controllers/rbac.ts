@@ -22,6 +22,10 @@ export const CRONJOB_CONTROLLER_RBAC: readonly RBACMarker[] = [
   { groups: [GROUP], resources: [PLURAL], verbs: ["get", "list", "watch"] },
   // +kubebuilder:rbac:groups=batch.tutorial.kubebuilder.io,resources=cronjobs/status,verbs=get;update;patch
   { groups: [GROUP], resources: [`${PLURAL}/status`], verbs: ["get", "update", "patch"] },
+  // The Jobs' ownerReferences set blockOwnerDeletion, which the OwnerReferencesPermissionEnforcement
+  // admission plugin (on in OpenShift, for one) allows only to who may update the owner's finalizers.
+  // +kubebuilder:rbac:groups=batch.tutorial.kubebuilder.io,resources=cronjobs/finalizers,verbs=update
+  { groups: [GROUP], resources: [`${PLURAL}/finalizers`], verbs: ["update"] },
   // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
   { groups: ["batch"], resources: ["jobs"], verbs: ["get", "list", "watch", "create", "delete"] },
   // +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch

@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { format, resolveConfig } from "prettier";
-import type { CalibrationResult, PhaseResult } from "./phases.ts";
+import { type CalibrationResult, NOT_COUNTED, type PhaseResult } from "./phases.ts";
 
 export interface NResult {
   n: number;
@@ -124,7 +124,12 @@ function details(label: string, p: PhaseResult | undefined): string {
           .join(", "),
     );
   }
-  if (p.queueRetries !== undefined) out.push(`- work-queue retries (errors re-queued with backoff): ${p.queueRetries}`);
+  if (p.reconcileErrors !== undefined) out.push(`- reconcile errors (re-queued with backoff): ${p.reconcileErrors}`);
+  if (p.queueRetries !== undefined) {
+    out.push(
+      `- work-queue delayed adds (workqueue_retries_total: scheduled requeues and error retries): ${p.queueRetries}`,
+    );
+  }
   if (p.apiserverCpuSeconds !== undefined)
     out.push(`- kube-apiserver CPU during the run: ${num(p.apiserverCpuSeconds, 1)} s`);
   out.push("");
@@ -153,7 +158,9 @@ export function renderMarkdown(r: Report, chartFile: string | undefined): string
       `deletes a Job), concurrencyPolicy Allow. No Job controller runs: a test-side finisher marks every Job ` +
       `Complete (status subresource) ${s.finishAfterS} s after it appears.`,
     `- Measured: the ${s.minutes} minute slots that follow the controller's cold start; the run ends 50 s after the ` +
-      "last one. Writes, CPU and memory cover the whole run, cold start included.",
+      "last one. Writes, CPU and memory cover the whole run, cold start included. Writes are kube-apiserver's " +
+      "`apiserver_request_total` deltas (POST/PUT/PATCH/DELETE) minus the finisher's `jobs/status` patches and what " +
+      `is not the controller's (${NOT_COUNTED.join(", ")}), divided by the Jobs created.`,
     `- ours: \`--max-concurrent-reconciles ${s.workers}\`${s.operatorNodeArgs.length ? `, node ${s.operatorNodeArgs.join(" ")}` : ""}. ` +
       "built-in: `--controllers=cronjob --feature-gates=CronJobControllerV2=true`, 5 workers (ConcurrentCronJobSyncs " +
       `default), ${s.builtinArgs.length ? `extra flags \`${s.builtinArgs.join(" ")}\`` : "client-side rate limit at its defaults (--kube-api-qps 20, --kube-api-burst 30)"}.`,
@@ -249,7 +256,7 @@ export function renderSvg(r: Report): string {
   const parts: string[] = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="DejaVu Sans, sans-serif">`,
     `<rect width="${W}" height="${H}" fill="white"/>`,
-    `<text x="${L}" y="30" font-size="20" font-weight="bold">Job creation skew against N — ours vs built-in (kube-controller-manager 1.20)</text>`,
+    `<text x="${L}" y="30" font-size="20" font-weight="bold">Job creation skew vs N: ours vs the built-in CronJob controller</text>`,
     `<text x="${L}" y="52" font-size="13" fill="#555">${esc(
       `Job created − scheduled time, seconds, log scale, lower is better. ${r.settings.minutes} min per run, ${r.settings.namespaces} namespaces, ${r.machine.nproc} CPUs, ${r.date}.`,
     )}</text>`,

@@ -251,6 +251,8 @@ export class TestEnv {
         `--secure-port=${port}`,
         "--bind-address=127.0.0.1",
         "--leader-elect=false",
+        // 1.20 also serves insecurely on 0.0.0.0:10252 by default: two test environments would clash.
+        "--port=0",
         `--controllers=${(cm.controllers ?? ["*"]).join(",")}`,
         `--service-account-private-key-file=${join(this.dir, "sa.key")}`,
         "--use-service-account-credentials=false",

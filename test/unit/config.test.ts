@@ -65,6 +65,7 @@ const EXPECTED_RULES = [
   { apiGroups: ["", "events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
   { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "delete", "get", "list", "watch"] },
   { apiGroups: [api.GROUP], resources: ["cronjobs"], verbs: ["get", "list", "watch"] },
+  { apiGroups: [api.GROUP], resources: ["cronjobs/finalizers"], verbs: ["update"] },
   { apiGroups: [api.GROUP], resources: ["cronjobs/status"], verbs: ["get", "patch", "update"] },
 ];
 

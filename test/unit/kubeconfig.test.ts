@@ -41,7 +41,10 @@ describe("kubeconfig loading order (--kubeconfig, KUBECONFIG, in-cluster, ~/.kub
 
   it("falls back to ~/.kube/config, and explains what is missing", () => {
     const home = mkdtempSync(join(dir, "home-"));
-    assert.throws(() => loadKubeConfig(undefined, { HOME: home }), /no Kubernetes configuration: pass --kubeconfig, set KUBECONFIG/);
+    assert.throws(
+      () => loadKubeConfig(undefined, { HOME: home }),
+      /no Kubernetes configuration: pass --kubeconfig, set KUBECONFIG/,
+    );
     assert.throws(() => loadKubeConfig(join(dir, "missing")), /--kubeconfig .*missing: file does not exist/);
   });
 });

@@ -25,7 +25,12 @@ describe("REST client on a real apiserver", () => {
     await env?.stop();
   });
 
-  const cm = (name: string, data: Record<string, string> = {}): ConfigMap => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: NS }, data });
+  const cm = (name: string, data: Record<string, string> = {}): ConfigMap => ({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name, namespace: NS },
+    data,
+  });
 
   it("parses NotFound, AlreadyExists, Invalid and Forbidden", async () => {
     const nf = await client.get(Kinds.ConfigMap, NS, "nope").catch((e: unknown) => e);
@@ -36,13 +41,23 @@ describe("REST client on a real apiserver", () => {
     const inv = await client.create(Kinds.ConfigMap, cm("Not_A_Valid_Name")).catch((e: unknown) => e);
     assert.ok(isInvalid(inv) && inv instanceof APIError, String(inv));
     assert.equal(inv.code, 422);
-    assert.ok(inv.causes.some((c) => c.field === "metadata.name"), JSON.stringify(inv.causes));
+    assert.ok(
+      inv.causes.some((c) => c.field === "metadata.name"),
+      JSON.stringify(inv.causes),
+    );
 
     // Creating in a terminating namespace is Forbidden (no namespace controller runs here to finish it).
     const ns = "client-test-terminating";
-    await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: ns, finalizers: [] } as never, spec: { finalizers: ["kubernetes"] } } as KubeObject);
+    await client.create(Kinds.Namespace, {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: ns, finalizers: [] } as never,
+      spec: { finalizers: ["kubernetes"] },
+    } as KubeObject);
     await client.delete(Kinds.Namespace, undefined, ns);
-    const fb = await client.create(Kinds.ConfigMap, { ...cm("x"), metadata: { name: "x", namespace: ns } }).catch((e: unknown) => e);
+    const fb = await client
+      .create(Kinds.ConfigMap, { ...cm("x"), metadata: { name: "x", namespace: ns } })
+      .catch((e: unknown) => e);
     assert.ok(isForbidden(fb), String(fb));
   });
 
@@ -67,7 +82,12 @@ describe("REST client on a real apiserver", () => {
       Kinds.ConfigMap,
       NS,
       "patched",
-      JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "patched", namespace: NS }, data: { e: "5" } }),
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "patched", namespace: NS },
+        data: { e: "5" },
+      }),
       "apply",
       { fieldManager: "client-test", force: true },
     );
@@ -82,10 +102,16 @@ describe("REST client on a real apiserver", () => {
       spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
     } as KubeObject);
     const wrong = await client
-      .delete(Kinds.Job, NS, "bg", { propagationPolicy: "Background", preconditions: { uid: "00000000-0000-0000-0000-000000000000" } })
+      .delete(Kinds.Job, NS, "bg", {
+        propagationPolicy: "Background",
+        preconditions: { uid: "00000000-0000-0000-0000-000000000000" },
+      })
       .catch((e: unknown) => e);
     assert.ok(isConflict(wrong), String(wrong));
-    await client.delete(Kinds.Job, NS, "bg", { propagationPolicy: "Background", preconditions: { uid: job.metadata!.uid! } });
+    await client.delete(Kinds.Job, NS, "bg", {
+      propagationPolicy: "Background",
+      preconditions: { uid: job.metadata!.uid! },
+    });
     const gone = await client.get(Kinds.Job, NS, "bg").catch((e: unknown) => e);
     assert.ok(isNotFound(gone), String(gone));
   });

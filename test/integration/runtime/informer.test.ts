@@ -177,7 +177,12 @@ describe("informer cache on a real apiserver", () => {
     inf.start();
     try {
       await inf.waitForSync();
-      await eventually("a stalled watch is restarted", async () => (await counter("informer_watch_errors_total", { resource: "configmaps", reason: "Stalled" })) > stalled0, 15_000);
+      await eventually(
+        "a stalled watch is restarted",
+        async () =>
+          (await counter("informer_watch_errors_total", { resource: "configmaps", reason: "Stalled" })) > stalled0,
+        15_000,
+      );
       await client.create(Kinds.ConfigMap, cm("inf-b", "after-stall"));
       await eventually("changes still arrive", () => !!inf.get("inf-b", "after-stall"));
     } finally {
