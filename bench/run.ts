@@ -128,8 +128,9 @@ async function main(): Promise<number> {
     log,
   };
 
-  // Rough duration: per phase ~1 min of setup and waiting for the first slot, M minutes, 50 s of tail.
-  const perPhaseMin = 1 + minutes + END_AFTER_LAST_SLOT_MS / 60_000;
+  // Rough duration per controller phase: ~30 s to the next minute boundary, ~1 min from the cold start to
+  // the first measured slot, M − 1 more minutes, 50 s of tail, ~15 s of control plane start and stop.
+  const perPhaseMin = 0.5 + minutes + END_AFTER_LAST_SLOT_MS / 60_000 + 0.25;
   const controllerPhases = (phases.has("ours") ? 1 : 0) + (phases.has("builtin") ? 1 : 0);
   log(
     `N=${ns.join(",")} MINUTES=${minutes} NAMESPACES=${namespaces}: about ${Math.ceil(ns.length * controllerPhases * perPhaseMin)} min; ` +

@@ -87,6 +87,8 @@ export interface PhaseResult {
   controllerRequests?: Record<string, number>;
   queueRetries?: number;
   reconcileErrors?: number;
+  /** controller_runtime_reconcile_total by result (ours only). */
+  reconcilesByResult?: Record<string, number>;
 }
 
 function errorText(err: unknown): string {
@@ -235,7 +237,7 @@ export const oursDriver: Driver = {
       proc,
       pid,
       logFile,
-      commandLine: `ENABLE_WEBHOOKS=false ${shellQuote(["node_modules/.bin/node", ...args])}`,
+      commandLine: `ENABLE_WEBHOOKS=false ${shellQuote(["node_modules/.bin/node", ...args]).replaceAll(`${PROJECT_ROOT}/`, "")}`,
       metrics: () => scrape(`http://127.0.0.1:${port}/metrics`, { timeoutMs: 5000 }),
       workersStartedAt: () => {
         for (const line of readLines(logFile)) {
@@ -443,7 +445,9 @@ export async function runControllerPhase(n: number, driver: Driver, s: Settings)
       const reqs = groupBy(ctrl, "rest_client_requests_total", (l) => `${l.method ?? "?"} ${l.code ?? "?"}`);
       result.controllerRequests = Object.fromEntries([...reqs].sort(([a], [b]) => a.localeCompare(b)));
       result.queueRetries = sumOf(ctrl, "workqueue_retries_total", QUEUE);
-      if (has(ctrl, "controller_runtime_reconcile_errors_total")) {
+      if (has(ctrl, "controller_runtime_reconcile_total")) {
+        const byResult = groupBy(ctrl, "controller_runtime_reconcile_total", (l) => l.result ?? "?");
+        result.reconcilesByResult = Object.fromEntries(byResult);
         result.reconcileErrors = sumOf(ctrl, "controller_runtime_reconcile_errors_total");
       }
     }

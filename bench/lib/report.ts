@@ -124,7 +124,13 @@ function details(label: string, p: PhaseResult | undefined): string {
           .join(", "),
     );
   }
-  if (p.reconcileErrors !== undefined) out.push(`- reconcile errors (re-queued with backoff): ${p.reconcileErrors}`);
+  if (p.reconcilesByResult) {
+    out.push(
+      `- reconciles by result: ${Object.entries(p.reconcilesByResult)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", ")}; errors ${p.reconcileErrors ?? 0}`,
+    );
+  }
   if (p.queueRetries !== undefined) {
     out.push(
       `- work-queue delayed adds (workqueue_retries_total: scheduled requeues and error retries): ${p.queueRetries}`,

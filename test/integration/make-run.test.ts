@@ -1,7 +1,7 @@
 // `make run LOCAL=1`: the main job. It brings up the local control plane and the operator, applies
 // the sample (every minute), a Job appears on schedule, and Ctrl-C stops everything cleanly.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
