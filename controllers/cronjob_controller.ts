@@ -4,7 +4,6 @@
 // Semantics are the Kubernetes batch/v1 CronJob controller (v2) without its known failures; see
 // README "Behaviour compared with the built-in CronJob".
 import { Histogram } from "prom-client";
-import { formatInTimeZone } from "date-fns-tz";
 import {
   API_VERSION,
   type Condition,
@@ -34,6 +33,7 @@ import {
   type Job,
   jobNameFor,
   K8S_SCHEDULED_TIMESTAMP_ANNOTATION,
+  rfc3339InZone,
   SCHEDULED_AT_ANNOTATION,
   scheduledTimeOf,
 } from "./job.ts";
@@ -134,7 +134,8 @@ export class CronJobReconciler implements Reconciler {
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result> {
-    const now = truncateToSecond(this.clock.now());
+    const clockNow = this.clock.now();
+    const now = truncateToSecond(clockNow);
 
     // 1. Load the CronJob; gone → nothing to do (its Jobs are garbage-collected through ownerReferences).
     const cronJob = this.loadCronJob(req, ctx);
@@ -179,7 +180,8 @@ export class CronJobReconciler implements Reconciler {
     if (!written) return { requeue: true };
 
     // 13. Wake up for the next slot.
-    return { requeueAfterMs: Math.max(window.next.getTime() - now.getTime(), 0) + REQUEUE_SLACK_MS };
+    // From the untruncated time: waking up to a second late would add that to every Job's start.
+    return { requeueAfterMs: Math.max(window.next.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS };
   }
 
   // --- 1 -------------------------------------------------------------------------------------------
@@ -548,7 +550,7 @@ export class CronJobReconciler implements Reconciler {
     const annotations: Record<string, string> = {
       ...(tmpl.metadata?.annotations ?? {}),
       [SCHEDULED_AT_ANNOTATION]: rfc3339(slot),
-      [K8S_SCHEDULED_TIMESTAMP_ANNOTATION]: formatInTimeZone(slot, tz, "yyyy-MM-dd'T'HH:mm:ssXXX"),
+      [K8S_SCHEDULED_TIMESTAMP_ANNOTATION]: rfc3339InZone(slot, tz),
     };
     return {
       apiVersion: "batch/v1",
@@ -649,14 +651,14 @@ export class CronJobReconciler implements Reconciler {
 
 function jobRef(job: Readonly<Job>): ObjectReference {
   const m = job.metadata ?? {};
-  // Empty strings are left out rather than sent: an optional field is absent, not "".
+  // No resourceVersion: it changes with every Job status update and would turn each into a CronJob
+  // status write. Empty strings are left out: an optional field is absent, not "".
   return stripUndefined({
     apiVersion: "batch/v1",
     kind: "Job",
     name: m.name || undefined,
     namespace: m.namespace || undefined,
     uid: m.uid || undefined,
-    resourceVersion: m.resourceVersion || undefined,
   });
 }
 

@@ -2,6 +2,8 @@
 import type { KubeObject, OwnerReference } from "../runtime/kinds.ts";
 import { controllerOf } from "../runtime/kinds.ts";
 import { API_VERSION, KIND } from "../api/v1/index.ts";
+// The subpath keeps date-fns' barrel (hundreds of modules, ~300 MB of RSS) out of the process.
+import { getTimezoneOffset } from "date-fns-tz/getTimezoneOffset";
 
 export const SCHEDULED_AT_ANNOTATION = "batch.tutorial.kubebuilder.io/scheduled-at";
 export const K8S_SCHEDULED_TIMESTAMP_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestamp";
@@ -67,4 +69,16 @@ export function cronJobOwnerOf(job: Readonly<KubeObject>): OwnerReference | unde
   if (!ref || ref.kind !== KIND) return undefined;
   const group = ref.apiVersion.split("/")[0];
   return group === API_VERSION.split("/")[0] ? ref : undefined;
+}
+
+/** RFC 3339 with the zone's offset at that instant, e.g. 2026-03-08T03:30:00-04:00 (the upstream annotation's format). */
+export function rfc3339InZone(t: Date, timeZone: string): string {
+  const offsetMs = getTimezoneOffset(timeZone, t);
+  const local = new Date(t.getTime() + offsetMs).toISOString().slice(0, 19);
+  if (offsetMs === 0) return `${local}Z`;
+  const sign = offsetMs < 0 ? "-" : "+";
+  const abs = Math.abs(offsetMs) / 60_000;
+  const hh = String(Math.floor(abs / 60)).padStart(2, "0");
+  const mm = String(abs % 60).padStart(2, "0");
+  return `${local}${sign}${hh}:${mm}`;
 }
