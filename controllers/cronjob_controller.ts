@@ -87,6 +87,8 @@ interface Plan {
   createFailed?: string;
   /** A foreign Job holds this slot's name: reported, not retried in a loop. */
   createConflict?: string;
+  /** This pass created a Job. */
+  created?: boolean;
 }
 
 export interface CronJobReconcilerDeps {
@@ -174,18 +176,23 @@ export class CronJobReconciler implements Reconciler {
       if (proceed) await this.createJob(cronJob, plan, due, ctx);
     }
 
-    // 12. One status write, only if something changed.
+    // 12. One status write, only if something changed. Creation first: when other CronJobs are waiting
+    // (many slots fall on the same second), a Job just created is not followed by its status write
+    // here. The Job's watch event queues this CronJob again behind the others, and that pass writes
+    // the status, rebuilt from the children (the Job's scheduled-at annotation), so nothing is lost.
     plan.status.nextScheduleTime = rfc3339(window.next);
     plan.conditions = this.conditionsFor(cronJob, plan, children);
+    const requeue = { requeueAfterMs: Math.max(window.next.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS };
+    if (plan.created && (ctx.queueLength?.() ?? 0) > 0) return requeue;
     const written = await this.writeStatus(cronJob, plan, now, ctx);
     if (plan.createFailed) throw new Error(plan.createFailed);
     // A conflict means the object changed under us: read it again soon (the Job, if one was created,
     // is found by its deterministic name, so the retry cannot duplicate it).
     if (!written) return { requeue: true };
 
-    // 13. Wake up for the next slot.
-    // From the untruncated time: waking up to a second late would add that to every Job's start.
-    return { requeueAfterMs: Math.max(window.next.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS };
+    // 13. Wake up for the next slot (from the untruncated time: waking up to a second late would add
+    // that to every Job's start).
+    return requeue;
   }
 
   // --- 1 -------------------------------------------------------------------------------------------
@@ -400,7 +407,8 @@ export class CronJobReconciler implements Reconciler {
     let r = this.parsedSchedules.get(key);
     if (!r) {
       r = parseSchedule(schedule, tz);
-      if (this.parsedSchedules.size >= PARSE_CACHE_SIZE) this.parsedSchedules.delete(this.parsedSchedules.keys().next().value!);
+      if (this.parsedSchedules.size >= PARSE_CACHE_SIZE)
+        this.parsedSchedules.delete(this.parsedSchedules.keys().next().value!);
       this.parsedSchedules.set(key, r);
     }
     return r;
@@ -558,6 +566,7 @@ export class CronJobReconciler implements Reconciler {
       plan.status.activeCount = refs.length;
     }
     plan.status.lastScheduleTime = rfc3339(slot);
+    plan.created = true;
   }
 
   private jobFor(cronJob: StoredCronJob, slot: Date): Job {

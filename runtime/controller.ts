@@ -26,6 +26,11 @@ export interface ReconcileContext {
   reconcileID: string;
   /** Aborted when the manager shuts down; long operations should give up. */
   signal: AbortSignal;
+  /**
+   * How many other keys are waiting in the queue right now. Lets a reconciler put urgent writes first
+   * under load (and defer bookkeeping to a later pass). Absent when reconcile is called directly.
+   */
+  queueLength?: () => number;
 }
 
 export interface Reconciler {
@@ -215,7 +220,7 @@ export class Controller {
     const started = performance.now();
     let result: Result | void;
     try {
-      result = await this.reconciler.reconcile(req, { log, reconcileID, signal });
+      result = await this.reconciler.reconcile(req, { log, reconcileID, signal, queueLength: () => this.queue.len() });
     } catch (err) {
       // Never let a reconcile take the process down; back off and retry.
       if (!(err instanceof Error)) reconcilePanics.inc({ controller: this.name });

@@ -195,6 +195,42 @@ describe("CronJob controller through the manager (fake clock)", () => {
       assert.equal(again.length, 1);
       assert.equal(jobs[0]!.metadata!.name, `every-minute-${slot / 1000}`);
 
+      // Many CronJobs due in the same second: every one gets exactly one Job, and every status catches up
+      // (Jobs are created first, the status writes follow through the Jobs' watch events).
+      const many = Array.from({ length: 30 }, (_, i) => `burst-${i}`);
+      for (const name of many) {
+        await client.create(CronJobKind, {
+          apiVersion: API_VERSION,
+          kind: KIND,
+          metadata: { name, namespace: ns },
+          spec: { schedule: "* * * * *", jobTemplate: template },
+        } as unknown as CronJob);
+      }
+      const slot2 = slot + 60_000;
+      clock.set(new Date(slot2 + 1000));
+      await Promise.all(
+        many.map((name) => client.patch(CronJobKind, ns, name, { metadata: { labels: { poke: "2" } } }, "merge")),
+      );
+      await eventually("every burst CronJob has its status written", async () => {
+        const cjs = (await client.list<CronJob>(CronJobKind, { namespace: ns })).items.filter((c) =>
+          c.metadata.name!.startsWith("burst-"),
+        );
+        const want = new Date(slot2).toISOString().replace(".000Z", "Z");
+        return (
+          cjs.length === many.length &&
+          cjs.every(
+            (c) =>
+              c.status?.lastScheduleTime === want &&
+              c.status?.active?.some((a) => a.name === `${c.metadata.name}-${slot2 / 1000}`),
+          )
+        );
+      });
+      // (They were created with the fake clock already past the first slot, so that one ran too.)
+      const burstJobs = (await client.list<Job>(Kinds.Job, { namespace: ns })).items.filter(
+        (j) => j.metadata!.name!.startsWith("burst-") && j.metadata!.name!.endsWith(`-${slot2 / 1000}`),
+      );
+      assert.deepEqual(burstJobs.map((j) => j.metadata!.name).sort(), many.map((n) => `${n}-${slot2 / 1000}`).sort());
+
       // Webhooks off: an unparseable schedule must settle, not spin.
       const count = async () =>
         ((await metricsRegistry.getSingleMetric("controller_runtime_reconcile_total")?.get())?.values ?? [])
