@@ -60,6 +60,19 @@ describe("make run LOCAL=1", () => {
           jobs.some((n) => n.startsWith("cronjob-sample-")),
           `no Job for the sample: ${jobs.join(", ")}\n${out.slice(-3000)}`,
         );
+        // The printer columns show real values once the status is written.
+        const columns = /cronjob-sample\s+\*\/1 \* \* \* \*\s+false\s+\d+\s+\d+s\s+\d{4}-\d\d-\d\dT\d\d:\d\d:00Z\s+\S+/;
+        let table = "";
+        for (let i = 0; i < 20; i++) {
+          table = spawnSync("kubectl", ["get", "cronjobs.batch.tutorial.kubebuilder.io", "cronjob-sample"], {
+            env: { ...process.env, KUBECONFIG: kubeconfig },
+            encoding: "utf8",
+          }).stdout;
+          if (columns.test(table)) break;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        assert.match(table, /NAME\s+SCHEDULE\s+TIMEZONE\s+SUSPEND\s+ACTIVE\s+LAST SCHEDULE\s+NEXT SCHEDULE\s+AGE/);
+        assert.match(table, columns, table);
       } finally {
         client.close();
       }
