@@ -6,7 +6,7 @@
 //
 // See bench/README.md. Never part of `make test`.
 import { execFileSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { availableParallelism, cpus, release, totalmem } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -36,6 +36,9 @@ Flags (environment variable in brackets; a flag wins over its variable):
   --in-flight F       calibration: creates in flight (IN_FLIGHT, default 48)
   --finish-after S    the finisher marks Jobs Complete S seconds after they appear (FINISH_AFTER, default 5)
   --phases LIST       any of calibration,ours,builtin (PHASES, default all)
+  --render            only re-render <out>.md, .svg and .png from <out>.json (after editing the report code)
+  --update            keep the results already in <out>.json and replace only what this run measures
+                      (UPDATE=1), e.g. to redo one phase: PHASES=builtin N=1000 UPDATE=1 make bench
 Environment only:
   BUILTIN_ARGS        extra kube-controller-manager flags, space-separated (e.g. "--kube-api-qps=500 --kube-api-burst=1000")
   OPERATOR_NODE_ARGS  extra node flags for the operator, space-separated (e.g. "--cpu-prof --cpu-prof-dir=bench/work/prof")
@@ -85,6 +88,8 @@ async function main(): Promise<number> {
       "in-flight": { type: "string" },
       "finish-after": { type: "string" },
       phases: { type: "string" },
+      update: { type: "boolean" },
+      render: { type: "boolean" },
       help: { type: "boolean" },
     },
     strict: true,
@@ -108,6 +113,13 @@ async function main(): Promise<number> {
   const phases = new Set(phaseList as Phase[]);
   const date = localDate();
   const out = resolve(pick(values.out, "OUT", join(PROJECT_ROOT, "bench", "results", `${date}.md`)));
+  const log = (msg: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} bench: ${msg}\n`);
+  const jsonFile = out.replace(/\.md$/, "") + ".json";
+  if (values.render) {
+    const files = await writeReport(JSON.parse(readFileSync(jsonFile, "utf8")) as Report, out);
+    log(`wrote ${files.map((f) => relative(process.cwd(), f)).join(", ")}`);
+    return 0;
+  }
   const split = (v: string | undefined) => (v ?? "").split(/\s+/).filter(Boolean);
   const builtinArgs = split(env.BUILTIN_ARGS);
   const operatorNodeArgs = split(env.OPERATOR_NODE_ARGS);
@@ -115,7 +127,6 @@ async function main(): Promise<number> {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const workDir = join(PROJECT_ROOT, "bench", "work", stamp);
   mkdirSync(workDir, { recursive: true });
-  const log = (msg: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} bench: ${msg}\n`);
   const settings: Settings = {
     minutes,
     namespaces,
@@ -140,12 +151,16 @@ async function main(): Promise<number> {
   const cmdArgs = [`--n=${ns.join(",")}`, `--minutes=${minutes}`, `--namespaces=${namespaces}`];
   if (workers !== 5) cmdArgs.push(`--workers=${workers}`);
   if (phases.size !== PHASES.length) cmdArgs.push(`--phases=${[...phases].join(",")}`);
+  if (values.update ?? ["1", "true"].includes(env.UPDATE ?? "")) cmdArgs.push("--update");
   const envPrefix = [
     builtinArgs.length ? `BUILTIN_ARGS='${builtinArgs.join(" ")}'` : "",
     operatorNodeArgs.length ? `OPERATOR_NODE_ARGS='${operatorNodeArgs.join(" ")}'` : "",
+    phases.size !== PHASES.length ? `PHASES=${[...phases].join(",")}` : "",
+    cmdArgs.includes("--update") ? "UPDATE=1" : "",
   ]
     .filter(Boolean)
     .join(" ");
+  const update = values.update ?? ["1", "true"].includes(env.UPDATE ?? "");
   const report: Report = {
     date,
     startedAt: new Date().toISOString(),
@@ -168,14 +183,31 @@ async function main(): Promise<number> {
     results: [],
   };
 
+  if (update && existsSync(jsonFile)) {
+    const prev = JSON.parse(readFileSync(jsonFile, "utf8")) as Report;
+    if (prev.settings.minutes !== minutes || prev.settings.namespaces !== namespaces) {
+      throw new Error(`--update: ${jsonFile} was measured with other MINUTES/NAMESPACES`);
+    }
+    report.startedAt = prev.startedAt;
+    report.command = `${prev.command}\n${report.command}`;
+    report.commands = prev.commands;
+    report.results = prev.results;
+    report.settings.ns = [...new Set([...prev.settings.ns, ...ns])].sort((a, b) => a - b);
+    log(`--update: keeping the results in ${relative(process.cwd(), jsonFile)}`);
+  }
+
   let failures = 0;
   const save = async () => {
     const files = await writeReport(report, out);
     log(`wrote ${files.map((f) => relative(process.cwd(), f)).join(", ")}`);
   };
   for (const n of ns) {
-    const res: NResult = { n };
-    report.results.push(res);
+    let res: NResult | undefined = report.results.find((r) => r.n === n);
+    if (!res) {
+      res = { n };
+      report.results.push(res);
+      report.results.sort((a, b) => a.n - b.n);
+    }
     if (phases.has("calibration")) {
       log(`[N=${n} calibration] ${n} raw Job creates, ${inFlight} in flight`);
       res.calibration = await calibrate(n, settings);

@@ -106,6 +106,8 @@ export class CronJobReconciler implements Reconciler {
   /** The slot JobAlreadyActive was last reported for, by CronJob key (the event comes once per slot). */
   private readonly forbidReported = new Map<string, number>();
   private readonly parsedSchedules = new Map<string, ReturnType<typeof parseSchedule>>();
+  /** The last status this reconciler wrote per CronJob, and the resourceVersion it was based on. */
+  private readonly lastWritten = new Map<string, { basedOn: string; status: string }>();
 
   constructor(d: CronJobReconcilerDeps) {
     this.client = d.client;
@@ -202,6 +204,7 @@ export class CronJobReconciler implements Reconciler {
     if (!raw) {
       ctx.log.debug("CronJob not found; ignoring");
       this.forbidReported.delete(`${req.namespace}/${req.name}`);
+      this.lastWritten.delete(`${req.namespace}/${req.name}`);
       return undefined;
     }
     // The CRD schema already validated and defaulted it; parsing fills defaults for objects written
@@ -655,9 +658,16 @@ export class CronJobReconciler implements Reconciler {
     status.conditions = setConditions(cronJob.status?.conditions, plan.conditions, now, cronJob.metadata.generation);
     const cleaned = stripUndefined(status);
     if (sameStatus(cronJob.status, cleaned)) return true;
+    // Our own write may not have reached the cache yet (the reconcile triggered by the Job we just
+    // created sees the CronJob from before it): writing the same status again would only conflict.
+    const key = `${cronJob.metadata.namespace}/${cronJob.metadata.name}`;
+    const last = this.lastWritten.get(key);
+    const wanted = canonical(cleaned);
+    if (last && last.basedOn === cronJob.metadata.resourceVersion && last.status === wanted) return true;
     const body = { ...structuredClone(cronJob), status: cleaned } as unknown as CronJob;
     try {
       await this.client.updateStatus(CronJobKind, body);
+      this.lastWritten.set(key, { basedOn: cronJob.metadata.resourceVersion ?? "", status: wanted });
       return true;
     } catch (err) {
       if (isNotFound(err)) return true; // deleted meanwhile: nothing to record

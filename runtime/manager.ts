@@ -104,7 +104,7 @@ export class Manager {
   /** The event recorder (shared; events are written in the background). */
   getEventRecorder(): Recorder {
     this.recorder ??= new EventRecorder({
-      kubeConfig: this.o.kubeConfig,
+      client: this.client,
       component: this.o.eventSourceComponent ?? "controller-manager",
       logger: this.log.withName("events"),
     });

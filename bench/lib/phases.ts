@@ -28,7 +28,12 @@ export const NODE = join(PROJECT_ROOT, "node_modules", ".bin", "node");
 export const BUILTIN_FEATURE_GATES = "--feature-gates=CronJobControllerV2=true";
 /** The run ends this long after the last measured slot, so late Jobs of that slot still count. */
 export const END_AFTER_LAST_SLOT_MS = 50_000;
-const COLD_START_TIMEOUT_MS = 5 * 60_000;
+/**
+ * A controller that cannot drain its queue (the built-in at N=1000 with its 20 qps client limit) never
+ * finishes a "cold start": after this long the measurement starts anyway and the cold start is reported
+ * as not reached.
+ */
+export const COLD_START_TIMEOUT_MS = 120_000;
 
 export interface Settings {
   minutes: number;
@@ -68,8 +73,12 @@ export interface PhaseResult {
   setupSeconds?: number;
   /** Process start → workers started (caches synced), from the controller's log. */
   workersStartedS?: number;
-  /** Process start → every CronJob reconciled once and the queue empty. */
+  /** Process start → every CronJob processed once and the queue empty. */
   coldStartS?: number;
+  /** Process start → N work items processed (a lower bound of the first pass). */
+  firstNProcessedS?: number;
+  /** Set when the queue never drained within the cold-start timeout. */
+  coldStartNote?: string;
   runSeconds?: number;
   analysis?: Analysis;
   /** apiserver writes of the controller during the run (the finisher's jobs/status patches excluded). */
@@ -363,6 +372,8 @@ export async function runControllerPhase(n: number, driver: Driver, s: Settings)
     // Cold start: every CronJob processed once and nothing left in the queue.
     let readyAt: number | undefined;
     let processed = 0;
+    let depth = NaN;
+    let scraped = false;
     let lastScrapeError = "";
     while (Date.now() - spawnedAt < COLD_START_TIMEOUT_MS) {
       if (!proc.proc.running) throw new Error(`${driver.label} exited during start-up`);
@@ -371,8 +382,12 @@ export async function runControllerPhase(n: number, driver: Driver, s: Settings)
         return undefined;
       });
       if (m) {
+        scraped = true;
         processed = sumOf(m, "workqueue_work_duration_seconds_count", QUEUE);
-        if (processed >= n && sumOf(m, "workqueue_depth", QUEUE) === 0) {
+        depth = sumOf(m, "workqueue_depth", QUEUE);
+        if (processed >= n && result.firstNProcessedS === undefined)
+          result.firstNProcessedS = (Date.now() - spawnedAt) / 1000;
+        if (processed >= n && depth === 0) {
           readyAt = Date.now();
           break;
         }
@@ -380,12 +395,15 @@ export async function runControllerPhase(n: number, driver: Driver, s: Settings)
       await sleep(250);
     }
     if (readyAt === undefined) {
-      throw new Error(
-        `no first pass over all ${n} CronJobs within ${COLD_START_TIMEOUT_MS / 1000} s (processed ${processed}` +
-          `${lastScrapeError ? `; last metrics error: ${lastScrapeError}` : ""})`,
-      );
+      if (!scraped) throw new Error(`could not read the controller's metrics: ${lastScrapeError}`);
+      readyAt = Date.now();
+      result.coldStartNote =
+        `the work queue was never empty within ${COLD_START_TIMEOUT_MS / 1000} s ` +
+        `(${processed} items processed, ${depth} queued at the end); measured from there`;
+      log(`cold start not reached: ${result.coldStartNote}`);
+    } else {
+      result.coldStartS = (readyAt - spawnedAt) / 1000;
     }
-    result.coldStartS = (readyAt - spawnedAt) / 1000;
     const started = launched.workersStartedAt();
     if (started !== undefined) result.workersStartedS = (started - spawnedAt) / 1000;
     const cpuAtReady = cpuSeconds(launched.pid);
@@ -395,7 +413,7 @@ export async function runControllerPhase(n: number, driver: Driver, s: Settings)
     const slots = Array.from({ length: s.minutes }, (_, k) => firstSlot + k * 60_000);
     const endAt = firstSlot + (s.minutes - 1) * 60_000 + END_AFTER_LAST_SLOT_MS;
     log(
-      `cold start ${result.coldStartS.toFixed(1)} s; measuring slots ${new Date(firstSlot).toISOString()} … ` +
+      `cold start ${result.coldStartS?.toFixed(1) ?? "n/a"} s; measuring slots ${new Date(firstSlot).toISOString()} … ` +
         `(+${s.minutes - 1} min), until ${new Date(endAt).toISOString()}`,
     );
     progress = setInterval(() => {

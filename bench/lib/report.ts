@@ -4,7 +4,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { format, resolveConfig } from "prettier";
-import { type CalibrationResult, NOT_COUNTED, type PhaseResult } from "./phases.ts";
+import { type CalibrationResult, COLD_START_TIMEOUT_MS, NOT_COUNTED, type PhaseResult } from "./phases.ts";
 
 export interface NResult {
   n: number;
@@ -75,7 +75,13 @@ function table(r: NResult): string {
     ["CPU s (whole run)", (p) => num(p.cpuSeconds, 1)],
     ["CPU s per minute, steady state", (p) => num(p.cpuPerMinuteSteady)],
     ["peak RSS (MB)", (p) => num(p.peakRssMB, 0)],
-    ["cold start (s)", (p) => num(p.coldStartS, 1)],
+    [
+      "cold start (s)",
+      (p) =>
+        p.coldStartS !== undefined
+          ? num(p.coldStartS, 1)
+          : `> ${COLD_START_TIMEOUT_MS / 1000} (queue never empty${p.firstNProcessedS !== undefined ? `; N items done at ${num(p.firstNProcessedS, 1)}` : ""})`,
+    ],
   ];
   const lines = ["| | ours | built-in |", "|---|--:|--:|"];
   for (const [label, f] of rows) lines.push(`| ${label} | ${cell(r.ours, f)} | ${cell(r.builtin, f)} |`);
@@ -103,8 +109,9 @@ function details(label: string, p: PhaseResult | undefined): string {
   }
   out.push(
     `- setup: ${num(p.setupSeconds, 1)} s to create the CronJobs; workers started ${num(p.workersStartedS, 1)} s after ` +
-      `process start, first pass done at ${num(p.coldStartS, 1)} s (${num(p.cpuColdStartSeconds, 1)} CPU s); ` +
-      `run ${num(p.runSeconds, 0)} s`,
+      `process start, ${p.firstNProcessedS !== undefined ? `N work items processed at ${num(p.firstNProcessedS, 1)} s, ` : ""}` +
+      (p.coldStartNote ?? `first pass done (queue empty) at ${num(p.coldStartS, 1)} s`) +
+      ` (${num(p.cpuColdStartSeconds, 1)} CPU s by then); run ${num(p.runSeconds, 0)} s`,
     `- apiserver writes by the controller: ${p.writes ?? "n/a"} — ` +
       Object.entries(p.writesByResource ?? {})
         .sort(([, x], [, y]) => y - x)

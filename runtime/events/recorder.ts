@@ -7,16 +7,32 @@ import { APIError, isAlreadyExists, isNotFound } from "../errors.ts";
 import type { Clock } from "../workqueue/clock.ts";
 import { EventCorrelator, eventName, metaTime, type CorrelationResult, type CorrelatorOptions } from "./correlator.ts";
 import { sprintf } from "./format.ts";
-import { CoreV1EventSink, toAPIError, type EventSink } from "./sink.ts";
+import { Counter } from "prom-client";
+import type { Client } from "../client.ts";
+import { getOrCreate, metricsRegistry } from "../metrics/registry.ts";
+import { ClientEventSink, CoreV1EventSink, toAPIError, type EventSink } from "./sink.ts";
 import { noopLogger, type EventLogger, type EventSubject, type EventType, type Recorder } from "./types.ts";
 
-export const DEFAULT_MAX_PENDING = 1000;
+export const DEFAULT_MAX_PENDING = 10_000;
+
+const eventsDropped = getOrCreate(
+  "events_dropped_total",
+  () =>
+    new Counter({
+      name: "events_dropped_total",
+      help: "Events not written because the recorder's queue was full (the API server could not keep up).",
+      labelNames: ["reason"],
+      registers: [metricsRegistry],
+    }),
+);
 export const DEFAULT_MAX_TRIES = 6;
 
 export interface EventRecorderOptions {
   /** source.component and reportingComponent, e.g. "cronjob-controller". */
   component: string;
-  /** Used to build a CoreV1Api sink unless `sink` is given. */
+  /** Preferred: write through the runtime's Client (shared keep-alive connections). */
+  client?: Client;
+  /** Used to build a CoreV1Api sink unless `sink` or `client` is given. */
   kubeConfig?: KubeConfig;
   sink?: EventSink;
   /** source.host and reportingInstance; defaults to the machine's hostname (the pod name in a cluster). */
@@ -103,10 +119,13 @@ export class EventRecorder implements Recorder {
   #closed = false;
 
   constructor(opts: EventRecorderOptions) {
-    if (!opts.sink && !opts.kubeConfig) throw new Error("EventRecorder needs a kubeConfig or a sink");
+    if (!opts.sink && !opts.kubeConfig && !opts.client)
+      throw new Error("EventRecorder needs a client, a kubeConfig or a sink");
     this.component = opts.component;
     this.host = opts.host ?? hostname();
-    this.#sink = opts.sink ?? new CoreV1EventSink(opts.kubeConfig as KubeConfig);
+    this.#sink =
+      opts.sink ??
+      (opts.client ? new ClientEventSink(opts.client) : new CoreV1EventSink(opts.kubeConfig as KubeConfig));
     this.#clock = opts.clock ?? { now: () => Date.now() };
     this.#log = opts.logger ?? noopLogger;
     this.#correlator = new EventCorrelator({ ...opts.correlator, clock: this.#clock });
@@ -174,6 +193,7 @@ export class EventRecorder implements Recorder {
       return;
     }
     if (this.#queue.length >= this.#maxPending) {
+      eventsDropped.inc({ reason: "queue_full" });
       this.#log.debug("event queue full; dropping event", { type, reason, message, object: ref.name });
       return;
     }

@@ -246,10 +246,11 @@ describe("CronJob controller through the manager (fake clock)", () => {
         const b = await client.get<CronJob>(CronJobKind, ns, "broken");
         return b.status?.conditions?.some((x) => x.type === "Degraded" && x.reason === "InvalidSchedule") ?? false;
       });
+      await new Promise((r) => setTimeout(r, 1000)); // let the events of its own status write settle
       const before = await count();
       await new Promise((r) => setTimeout(r, 3000));
       const during = (await count()) - before;
-      assert.ok(during <= 2, `${during} reconciles in 3 s with nothing changing`);
+      assert.ok(during <= 1, `${during} reconciles in 3 s with nothing changing`);
     } finally {
       await m.stop();
     }
