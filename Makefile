@@ -134,7 +134,7 @@ undeploy: ## Remove what deploy applied (CRD, CronJobs, namespace, RBAC, webhook
 # Ours vs the built-in CronJob controller (kube-controller-manager 1.20, controller v2) on fresh envtest
 # control planes; about 11 minutes per N at MINUTES=3. Never part of `make test`. See bench/README.md.
 .PHONY: bench
-bench: $(NODE_MODULES) ## Benchmark ours vs the built-in CronJob controller (N=1000 MINUTES=3 NAMESPACES=4 OUT=bench/results/<date>.md).
+bench: $(NODE_MODULES) build ## Benchmark ours vs the built-in CronJob controller (N=1000 MINUTES=3 NAMESPACES=4 OUT=bench/results/<date>.md).
 	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)"; \
 	$(NODE) bench/run.ts $(if $(N),--n=$(N)) $(if $(MINUTES),--minutes=$(MINUTES)) \
 	  $(if $(NAMESPACES),--namespaces=$(NAMESPACES)) $(if $(OUT),--out=$(OUT))

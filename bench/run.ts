@@ -32,7 +32,7 @@ Flags (environment variable in brackets; a flag wins over its variable):
   --minutes M         measured minute slots per run (MINUTES, default 3)
   --namespaces K      namespaces the CronJobs are spread over (NAMESPACES, default 4)
   --out FILE          report path (OUT, default bench/results/<YYYY-MM-DD>.md)
-  --workers W         ours: --max-concurrent-reconciles (WORKERS, default 5 = the built-in's worker count)
+  --workers W         ours: --max-concurrent-reconciles (WORKERS, default 16 = the operator's default)
   --in-flight F       calibration: creates in flight (IN_FLIGHT, default 48)
   --finish-after S    the finisher marks Jobs Complete S seconds after they appear (FINISH_AFTER, default 5)
   --phases LIST       any of calibration,ours,builtin (PHASES, default all)
@@ -105,7 +105,7 @@ async function main(): Promise<number> {
     .map((x) => positiveInt("N", x));
   const minutes = positiveInt("MINUTES", pick(values.minutes, "MINUTES", "3"));
   const namespaces = positiveInt("NAMESPACES", pick(values.namespaces, "NAMESPACES", "4"));
-  const workers = positiveInt("WORKERS", pick(values.workers, "WORKERS", "5"));
+  const workers = positiveInt("WORKERS", pick(values.workers, "WORKERS", "16"));
   const inFlight = positiveInt("IN_FLIGHT", pick(values["in-flight"], "IN_FLIGHT", "48"));
   const finishAfterS = positiveInt("FINISH_AFTER", pick(values["finish-after"], "FINISH_AFTER", "5"));
   const phaseList = pick(values.phases, "PHASES", PHASES.join(",")).split(",");
@@ -149,7 +149,7 @@ async function main(): Promise<number> {
   );
 
   const cmdArgs = [`--n=${ns.join(",")}`, `--minutes=${minutes}`, `--namespaces=${namespaces}`];
-  if (workers !== 5) cmdArgs.push(`--workers=${workers}`);
+  if (workers !== 16) cmdArgs.push(`--workers=${workers}`);
   if (phases.size !== PHASES.length) cmdArgs.push(`--phases=${[...phases].join(",")}`);
   if (values.update ?? ["1", "true"].includes(env.UPDATE ?? "")) cmdArgs.push("--update");
   const envPrefix = [

@@ -38,7 +38,7 @@ export const COLD_START_TIMEOUT_MS = 120_000;
 export interface Settings {
   minutes: number;
   namespaces: number;
-  /** --max-concurrent-reconciles of ours (the built-in runs ConcurrentCronJobSyncs = 5 workers). */
+  /** --max-concurrent-reconciles of ours (its default, 16; the built-in runs ConcurrentCronJobSyncs = 5 workers). */
   workers: number;
   /** Requests in flight in the calibration phase. */
   inFlight: number;
@@ -226,7 +226,8 @@ export const oursDriver: Driver = {
     const logFile = join(s.workDir, `ours-N${n}.log`);
     const args = [
       ...s.operatorNodeArgs,
-      join(PROJECT_ROOT, "cmd", "main.ts"),
+      // The compiled entrypoint, as the image runs it (make bench builds it first).
+      join(PROJECT_ROOT, "dist", "cmd", "main.js"),
       "--kubeconfig",
       env.kubeconfigPath,
       "--metrics-bind-address",

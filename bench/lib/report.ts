@@ -155,7 +155,7 @@ export function renderMarkdown(r: Report, chartFile: string | undefined): string
   const out: string[] = [
     `# CronJob benchmark — ${r.date}`,
     "",
-    "ours (cronjob-operator, `cmd/main.ts`) against the built-in CronJob controller (kube-controller-manager " +
+    "ours (cronjob-operator, `dist/cmd/main.js` as the image runs it) against the built-in CronJob controller (kube-controller-manager " +
       "v1.20.2, controller v2), the same workload on the same machine, each phase on a fresh etcd + kube-apiserver. " +
       "See [bench/README.md](../README.md) for what is measured and how to read it.",
     "",
