@@ -108,6 +108,11 @@ export class CronJobReconciler implements Reconciler {
   private readonly parsedSchedules = new Map<string, ReturnType<typeof parseSchedule>>();
   /** The last status this reconciler wrote per CronJob, and the resourceVersion it was based on. */
   private readonly lastWritten = new Map<string, { basedOn: string; status: string }>();
+  /**
+   * Job UIDs already reported by SawCompletedJob, by CronJob key, kept while the cached status still
+   * lists them as active: a cache that has not caught up with our status write must not repeat the event.
+   */
+  private readonly sawCompleted = new Map<string, Set<string>>();
 
   constructor(d: CronJobReconcilerDeps) {
     this.client = d.client;
@@ -205,6 +210,7 @@ export class CronJobReconciler implements Reconciler {
       ctx.log.debug("CronJob not found; ignoring");
       this.forbidReported.delete(`${req.namespace}/${req.name}`);
       this.lastWritten.delete(`${req.namespace}/${req.name}`);
+      this.sawCompleted.delete(`${req.namespace}/${req.name}`);
       return undefined;
     }
     // The CRD schema already validated and defaulted it; parsing fills defaults for objects written
@@ -233,6 +239,19 @@ export class CronJobReconciler implements Reconciler {
     const prev = cronJob.status ?? {};
     const prevActive = prev.active ?? [];
     const childByUID = new Map(children.all.map((j) => [j.metadata?.uid ?? "", j]));
+    const key = `${cronJob.metadata.namespace}/${cronJob.metadata.name}`;
+    const reported = this.sawCompleted.get(key) ?? new Set<string>();
+    const reportCompleted = (job: Readonly<Job>) => {
+      const uid = job.metadata?.uid ?? "";
+      if (reported.has(uid)) return;
+      reported.add(uid);
+      this.recorder.event(
+        cronJob,
+        "Normal",
+        "SawCompletedJob",
+        `Saw completed job: ${job.metadata?.name}, condition: ${finishedCondition(job)}`,
+      );
+    };
 
     // Active references whose Job is gone. The cache may simply not have seen a just-created Job yet,
     // so ask the API server before declaring it missing.
@@ -243,13 +262,7 @@ export class CronJobReconciler implements Reconciler {
       const live = await this.getJobDirect(cronJob, ref.name ?? "", ctx);
       if (live && live.metadata?.uid === ref.uid) {
         if (classifyJob(live) === "active") active.set(ref.name ?? "", ref);
-        else
-          this.recorder.event(
-            cronJob,
-            "Normal",
-            "SawCompletedJob",
-            `Saw completed job: ${ref.name}, condition: ${finishedCondition(live)}`,
-          );
+        else reportCompleted(live);
       } else {
         this.recorder.event(cronJob, "Normal", "MissingJob", `Active job went missing: ${ref.name}`);
       }
@@ -269,15 +282,11 @@ export class CronJobReconciler implements Reconciler {
       active.set(name, jobRef(job));
     }
     for (const job of [...children.successful, ...children.failed]) {
-      if (prevUIDs.has(job.metadata?.uid)) {
-        this.recorder.event(
-          cronJob,
-          "Normal",
-          "SawCompletedJob",
-          `Saw completed job: ${job.metadata?.name}, condition: ${finishedCondition(job)}`,
-        );
-      }
+      if (prevUIDs.has(job.metadata?.uid)) reportCompleted(job);
     }
+    for (const uid of reported) if (!prevUIDs.has(uid)) reported.delete(uid);
+    if (reported.size) this.sawCompleted.set(key, reported);
+    else this.sawCompleted.delete(key);
 
     // lastScheduleTime never moves backward: it survives history cleanup and is rebuilt from the
     // children if status was lost.

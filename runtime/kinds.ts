@@ -59,6 +59,7 @@ export interface KubeObject {
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     ownerReferences?: OwnerReference[];
+    managedFields?: unknown[];
     deletionTimestamp?: string | Date;
     creationTimestamp?: string | Date;
     [k: string]: unknown;

@@ -4,6 +4,7 @@
 // reconciles finish within a deadline, release the Lease, stop the caches, close the servers.
 import type { KubeConfig } from "@kubernetes/client-node";
 import { Cache } from "./cache/cache.ts";
+import { stripManagedFields } from "./cache/informer.ts";
 import { Client } from "./client.ts";
 import {
   Controller,
@@ -47,6 +48,11 @@ export interface ManagerOptions {
   namespace?: string;
   /** Periodic resync of every informer (level-triggered safety net); 0/undefined = off. */
   syncPeriodMs?: number;
+  /**
+   * Applied to every cached object; default stripManagedFields (the controllers never read them and
+   * they are a large share of every object). null keeps objects whole.
+   */
+  cacheTransform?: (<T extends KubeObject>(obj: T) => T) | null;
   /** Deadline for the caches' initial sync (default 2 min). */
   cacheSyncTimeoutMs?: number;
   userAgent?: string;
@@ -93,6 +99,7 @@ export class Manager {
     this.cache = new Cache(this.client, {
       ...(o.namespace ? { namespace: o.namespace } : {}),
       ...(o.syncPeriodMs ? { resyncPeriodMs: o.syncPeriodMs } : {}),
+      ...(o.cacheTransform === null ? {} : { transform: o.cacheTransform ?? stripManagedFields }),
       logger: this.log.withName("cache"),
     });
   }

@@ -9,6 +9,8 @@ export interface CacheOptions {
   /** Watch only this namespace (default: all namespaces). */
   namespace?: string;
   resyncPeriodMs?: number;
+  /** Applied to every object of every kind before it is cached (e.g. stripManagedFields). */
+  transform?: <T extends KubeObject>(obj: T) => T;
   informerOptions?: Omit<InformerOptions, "namespace" | "resyncPeriodMs" | "logger">;
   logger?: InformerLogger;
 }
@@ -33,6 +35,7 @@ export class Cache {
       if (this.o.namespace) opts.namespace = this.o.namespace;
       if (this.o.resyncPeriodMs) opts.resyncPeriodMs = this.o.resyncPeriodMs;
       if (this.o.logger) opts.logger = this.o.logger;
+      if (this.o.transform) opts.transform = this.o.transform;
       inf = new Informer(this.client, kind, opts);
       this.informers.set(name, inf);
       if (this.started) inf.start();

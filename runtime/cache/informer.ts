@@ -41,6 +41,21 @@ export interface InformerOptions {
   pageSize?: number;
   backoff?: { initialMs: number; maxMs: number };
   logger?: InformerLogger;
+  /**
+   * Applied to every object before it is stored (controller-runtime's TransformFunc), e.g.
+   * stripManagedFields to keep the cache small. It may modify and return its argument.
+   */
+  transform?: <O extends KubeObject>(obj: O) => O;
+}
+
+/**
+ * Drops metadata.managedFields: they are often a third of an object and controllers rarely read them.
+ * Updates built from such an object stay safe: the apiserver keeps the stored managedFields when an
+ * update leaves them out.
+ */
+export function stripManagedFields<T extends KubeObject>(obj: T): T {
+  if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+  return obj;
 }
 
 const listsTotal = getOrCreate(
@@ -155,6 +170,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   waitForSync(signal?: AbortSignal): Promise<boolean> {
     if (this.synced) return Promise.resolve(true);
     return new Promise((resolve) => {
+      if (signal?.aborted || this.abort.signal.aborted) return resolve(false);
       const done = () => resolve(this.synced);
       this.syncWaiters.push(done);
       signal?.addEventListener("abort", () => resolve(false), { once: true });
@@ -294,6 +310,9 @@ export class Informer<T extends KubeObject = KubeObject> {
     const [lo, hi] = this.o.watchTimeoutSeconds ?? [300, 600];
     const timeoutSeconds = Math.round(lo + Math.random() * (hi - lo));
     const inactivityMs = this.o.inactivityTimeoutMs ?? (timeoutSeconds + 60) * 1000;
+    // stop() may already have fired (e.g. right after the initial list): an abort listener added now
+    // would never run and the watch would live until the server's timeout.
+    if (signal.aborted) return;
     const ac = new AbortController();
     const onStop = () => ac.abort();
     signal.addEventListener("abort", onStop, { once: true });
@@ -353,7 +372,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private upsert(key: string, obj: T, old: Readonly<T> | undefined): void {
-    const frozen = deepFreeze(obj) as Readonly<T>;
+    const frozen = deepFreeze(this.transform(obj)) as Readonly<T>;
     if (old) this.unindex(key, old);
     this.store.set(key, frozen);
     this.index(key, frozen);
@@ -366,8 +385,19 @@ export class Informer<T extends KubeObject = KubeObject> {
   private remove(key: string, old: Readonly<T>, final?: T): void {
     this.unindex(key, old);
     this.store.delete(key);
-    const last = final ? (deepFreeze(final) as Readonly<T>) : old;
+    const last = final ? (deepFreeze(this.transform(final)) as Readonly<T>) : old;
     for (const h of this.handlers) this.call(h, "onDelete", last);
+  }
+
+  private transform(obj: T): T {
+    if (!this.o.transform) return obj;
+    try {
+      return this.o.transform(obj);
+    } catch (err) {
+      // A broken transform must not lose the object: store it as it came.
+      this.log.error("cache transform failed; storing the object unchanged", err, { resource: this.resource });
+      return obj;
+    }
   }
 
   private index(key: string, obj: Readonly<T>): void {

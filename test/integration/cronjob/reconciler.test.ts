@@ -5,6 +5,7 @@ import type { CronJob } from "../../../api/v1/index.ts";
 import { CronJobKind } from "../../../controllers/cronjob_controller.ts";
 import { K8S_SCHEDULED_TIMESTAMP_ANNOTATION, SCHEDULED_AT_ANNOTATION, type Job } from "../../../controllers/job.ts";
 import { Kinds } from "../../../runtime/kinds.ts";
+import { discardLogger } from "../../../runtime/log.ts";
 import { TestEnv } from "../../envtest/index.ts";
 import { condition, ReconcileHarness } from "./harness.ts";
 
@@ -191,6 +192,38 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     assert.equal(condition(got, "Degraded")?.status, "False");
     assert.equal(condition(got, "Degraded")?.reason, "AsExpected");
     assert.notEqual(condition(got, "Degraded")!.lastTransitionTime, degradedSince);
+  });
+
+  it("reports SawCompletedJob once even when the cache has not caught up with the status write", async () => {
+    const { name, h1 } = await fresh();
+    h.clock.set(new Date(h1 + 1000));
+    await h.reconcile(name);
+    await h.finishJob(jobName(name, h1), "Complete", iso(h1 + 1000), iso(h1 + 30_000));
+    await h.settle(name);
+    // The CronJob as the cache holds it now: status still lists the finished Job as active.
+    const stale = h.cache.get<CronJob>(CronJobKind, h.namespace, name)!;
+    assert.equal(stale.status?.active?.length, 1);
+    h.takeEvents();
+    h.clock.set(new Date(h1 + 2 * MIN));
+    await h.reconcile(name);
+    assert.deepEqual((await h.get(name)).status?.active, []);
+    // A lagging cache hands the next reconcile the old object again.
+    const cacheGet = h.cache.get.bind(h.cache);
+    h.cache.get = ((kind, ns, n) =>
+      kind === CronJobKind && n === name ? stale : cacheGet(kind, ns, n)) as typeof h.cache.get;
+    h.clock.set(new Date(h1 + 3 * MIN));
+    try {
+      await h.reconciler.reconcile(
+        { namespace: h.namespace, name },
+        { log: discardLogger, reconcileID: "lagging-cache", signal: new AbortController().signal },
+      );
+    } finally {
+      h.cache.get = cacheGet;
+    }
+    await h.settle(name);
+    assert.deepEqual(h.takeEvents(), [
+      `Normal SawCompletedJob Saw completed job: ${jobName(name, h1)}, condition: Complete`,
+    ]);
   });
 
   it("drops an active reference whose Job is gone (MissingJob) and adopts an unexpected child once (UnexpectedJob)", async () => {

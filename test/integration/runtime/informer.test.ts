@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Cache } from "../../../runtime/cache/cache.ts";
-import { Informer } from "../../../runtime/cache/informer.ts";
+import { Informer, stripManagedFields } from "../../../runtime/cache/informer.ts";
 import { Client } from "../../../runtime/client.ts";
 import { type KubeObject, Kinds } from "../../../runtime/kinds.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
@@ -164,6 +164,57 @@ describe("informer cache on a real apiserver", () => {
     } finally {
       await inf.stop();
     }
+  });
+
+  it("transforms objects before caching them: stripManagedFields, and an update built from one keeps the server's", async () => {
+    await client.create(Kinds.ConfigMap, cm("inf-b", "strip-me", { a: "1" }));
+    const inf = new Informer<ConfigMap>(client, Kinds.ConfigMap, { namespace: "inf-b", transform: stripManagedFields });
+    inf.start();
+    try {
+      await inf.waitForSync();
+      const listed = inf.get("inf-b", "strip-me")!;
+      assert.equal(listed.metadata!.managedFields, undefined, "stripped on list");
+      assert.equal(listed.data!.a, "1");
+      const updated = await client.update(Kinds.ConfigMap, { ...structuredClone(listed), data: { a: "2" } });
+      assert.ok(
+        (updated.metadata!.managedFields ?? []).length > 0,
+        "an update without managedFields leaves the stored ones in place",
+      );
+      await eventually("watched update", () => inf.get("inf-b", "strip-me")?.data?.a === "2");
+      assert.equal(inf.get("inf-b", "strip-me")!.metadata!.managedFields, undefined, "stripped on watch");
+    } finally {
+      await inf.stop();
+    }
+  });
+
+  it("stores an object unchanged when the transform throws", async () => {
+    await client.create(Kinds.ConfigMap, cm("inf-b", "bad-transform", { a: "1" }));
+    const inf = new Informer<ConfigMap>(client, Kinds.ConfigMap, {
+      namespace: "inf-b",
+      transform: () => {
+        throw new Error("boom");
+      },
+    });
+    inf.start();
+    try {
+      await inf.waitForSync();
+      assert.equal(inf.get("inf-b", "bad-transform")?.data?.a, "1");
+    } finally {
+      await inf.stop();
+    }
+  });
+
+  it("stops promptly right after the initial sync (the watch may not have started yet)", async () => {
+    const inf = new Informer<ConfigMap>(client, Kinds.ConfigMap, { namespace: "inf-b" });
+    inf.start();
+    assert.equal(await inf.waitForSync(), true);
+    // Without the fix the watch outlived stop() until the server's 5–10 minute timeout.
+    const outcome = await Promise.race([
+      inf.stop().then(() => "stopped"),
+      new Promise<string>((r) => setTimeout(() => r("still running after 20 s"), 20_000).unref()),
+    ]);
+    assert.equal(outcome, "stopped");
+    assert.equal(await inf.waitForSync(AbortSignal.abort()), true, "a synced informer stays synced");
   });
 
   it("abandons a watch that goes silent (inactivity watchdog) and carries on", async () => {
