@@ -35,7 +35,7 @@ $(NODE_MODULES): package.json package-lock.json
 deps: $(NODE_MODULES) ## Install dependencies (npm ci), including the project's Node 24.
 
 .PHONY: manifests
-manifests: $(NODE_MODULES) ## Generate the CRD (and other manifests) under config/ from the zod schemas.
+manifests: $(NODE_MODULES) ## Generate the CRD, RBAC and webhook manifests under config/ and dist/install.yaml.
 	$(NODE) hack/generate-manifests.ts
 
 .PHONY: verify-manifests

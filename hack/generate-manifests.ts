@@ -1,4 +1,5 @@
-// `make manifests`: writes the generated manifests under config/ (controller-gen's job in a Go project).
+// `make manifests`: writes the generated manifests under config/ (controller-gen's job in a Go project)
+// and dist/install.yaml, config/default rendered into one file.
 //
 //   node hack/generate-manifests.ts [--openapi FILE | --from-cluster] [--check]
 //
@@ -71,20 +72,42 @@ function main(): number {
   files.set(join("config", "webhook", "manifests.yaml"), webhookConfigurations().map(renderYAML).join(""));
 
   let stale = 0;
-  for (const [rel, content] of files) {
-    const abs = join(root, rel);
-    const current = existsSync(abs) ? readFileSync(abs, "utf8") : undefined;
-    if (current === content) continue;
-    if (values.check) {
-      console.error(`stale: ${relative(process.cwd(), abs)} (run make manifests)`);
-      stale++;
-      continue;
-    }
-    mkdirSync(dirname(abs), { recursive: true });
-    writeFileSync(abs, content);
-    console.log(`wrote ${rel} (${Buffer.byteLength(content)} bytes)`);
-  }
+  for (const [rel, content] of files) stale += syncFile(rel, content, values.check ?? false);
+  // dist/install.yaml, the one-file installer (kubebuilder's build-installer output with the default
+  // image), rendered from the files above as they are on disk now.
+  if (!stale) stale += syncFile(INSTALLER_PATH, installerYAML(), values.check ?? false);
   return stale ? 1 : 0;
+}
+
+const INSTALLER_PATH = join("dist", "install.yaml");
+
+/** config/default rendered by kubectl's built-in kustomize; the image stays controller:latest. */
+function installerYAML(): string {
+  try {
+    return execFileSync("kubectl", ["kustomize", join(root, "config", "default")], {
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+  } catch (err) {
+    const stderr = (err as { stderr?: string }).stderr?.trim();
+    throw new Error(`kubectl kustomize config/default failed (needed for ${INSTALLER_PATH}): ${stderr || String(err)}`);
+  }
+}
+
+/** Write (or, with check, compare) one generated file; returns 1 when check finds it stale. */
+function syncFile(rel: string, content: string, check: boolean): number {
+  const abs = join(root, rel);
+  const current = existsSync(abs) ? readFileSync(abs, "utf8") : undefined;
+  if (current === content) return 0;
+  if (check) {
+    console.error(`stale: ${relative(process.cwd(), abs)} (run make manifests)`);
+    return 1;
+  }
+  mkdirSync(dirname(abs), { recursive: true });
+  writeFileSync(abs, content);
+  console.log(`wrote ${rel} (${Buffer.byteLength(content)} bytes)`);
+  return 0;
 }
 
 try {

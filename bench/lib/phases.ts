@@ -2,6 +2,7 @@
 // ours (the operator as a child process) and built-in (kube-controller-manager's cronjob controller v2).
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseAllDocuments } from "yaml";
 import { Client } from "../../runtime/client.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../runtime/kinds.ts";
 import { PROJECT_ROOT, TestEnv } from "../../test/envtest/index.ts";
@@ -92,6 +93,9 @@ export interface PhaseResult {
   cpuColdStartSeconds?: number;
   cpuPerMinuteSteady?: number;
   peakRssMB?: number;
+  /** The controller's V8 heap at the end of the run (ours: prom-client's nodejs_heap_size_*), in MB. */
+  heapUsedMB?: number;
+  heapTotalMB?: number;
   apiserverCpuSeconds?: number;
   controllerRequests?: Record<string, number>;
   queueRetries?: number;
@@ -238,16 +242,19 @@ export const oursDriver: Driver = {
       "--max-concurrent-reconciles",
       String(s.workers),
     ];
+    // The node options the Deployment sets (config/manager), so memory and GC behave as in the pod.
+    const nodeOptions = deploymentNodeOptions();
     const proc = new ManagedProcess("cronjob-operator", NODE, args, logFile, {
       ...process.env,
       ENABLE_WEBHOOKS: "false",
+      NODE_OPTIONS: nodeOptions,
     });
     const pid = await realPid(proc, "node", logFile);
     return {
       proc,
       pid,
       logFile,
-      commandLine: `ENABLE_WEBHOOKS=false ${shellQuote(["node_modules/.bin/node", ...args]).replaceAll(`${PROJECT_ROOT}/`, "")}`,
+      commandLine: `ENABLE_WEBHOOKS=false ${nodeOptions ? `NODE_OPTIONS=${shellQuote([nodeOptions])} ` : ""}${shellQuote(["node_modules/.bin/node", ...args]).replaceAll(`${PROJECT_ROOT}/`, "")}`,
       metrics: () => scrape(`http://127.0.0.1:${port}/metrics`, { timeoutMs: 5000 }),
       workersStartedAt: () => {
         for (const line of readLines(logFile)) {
@@ -464,6 +471,10 @@ export async function runControllerPhase(n: number, driver: Driver, s: Settings)
       const reqs = groupBy(ctrl, "rest_client_requests_total", (l) => `${l.method ?? "?"} ${l.code ?? "?"}`);
       result.controllerRequests = Object.fromEntries([...reqs].sort(([a], [b]) => a.localeCompare(b)));
       result.queueRetries = sumOf(ctrl, "workqueue_retries_total", QUEUE);
+      if (has(ctrl, "nodejs_heap_size_used_bytes")) {
+        result.heapUsedMB = sumOf(ctrl, "nodejs_heap_size_used_bytes") / 2 ** 20;
+        result.heapTotalMB = sumOf(ctrl, "nodejs_heap_size_total_bytes") / 2 ** 20;
+      }
       if (has(ctrl, "controller_runtime_reconcile_total")) {
         const byResult = groupBy(ctrl, "controller_runtime_reconcile_total", (l) => l.result ?? "?");
         result.reconcilesByResult = Object.fromEntries(byResult);
@@ -491,4 +502,21 @@ export async function runControllerPhase(n: number, driver: Driver, s: Settings)
     await env.stop();
   }
   return result;
+}
+
+/** NODE_OPTIONS of the manager container in config/manager/manager.yaml ("" when it sets none). */
+function deploymentNodeOptions(): string {
+  const docs = parseAllDocuments(readFileSync(join(PROJECT_ROOT, "config", "manager", "manager.yaml"), "utf8"));
+  for (const d of docs) {
+    const o = d.toJS() as {
+      kind?: string;
+      spec?: {
+        template?: { spec?: { containers?: Array<{ name?: string; env?: Array<{ name: string; value?: string }> }> } };
+      };
+    };
+    if (o?.kind !== "Deployment") continue;
+    const c = o.spec?.template?.spec?.containers?.find((x) => x.name === "manager");
+    return c?.env?.find((e) => e.name === "NODE_OPTIONS")?.value ?? "";
+  }
+  return "";
 }

@@ -143,6 +143,12 @@ function details(label: string, p: PhaseResult | undefined): string {
       `- work-queue delayed adds (workqueue_retries_total: scheduled requeues and error retries): ${p.queueRetries}`,
     );
   }
+  if (p.heapUsedMB !== undefined) {
+    out.push(
+      `- V8 heap at the end: ${num(p.heapUsedMB, 0)} MB used of ${num(p.heapTotalMB, 0)} MB allocated ` +
+        `(peak RSS ${num(p.peakRssMB, 0)} MB: the rest is code, buffers and garbage not yet collected)`,
+    );
+  }
   if (p.apiserverCpuSeconds !== undefined)
     out.push(`- kube-apiserver CPU during the run: ${num(p.apiserverCpuSeconds, 1)} s`);
   out.push("");

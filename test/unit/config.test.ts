@@ -183,6 +183,9 @@ describe("the manager Deployment (config/manager)", () => {
     assert.equal(flags.leaderElect, true);
     assert.equal(flags.metricsBindAddress, ":8443");
     assert.equal(flags.enableWebhooks, false, "config/manager alone runs without webhook certificates");
+    assert.match(env.NODE_OPTIONS, /--max-semi-space-size=16\b/, "young generation not sized from the pod limit");
+    const imageEnv = /^ENV NODE_OPTIONS=(.*)$/m.exec(readFileSync(join(root, "Dockerfile"), "utf8"))?.[1];
+    assert.equal(imageEnv, env.NODE_OPTIONS, "the image and the Deployment run node with the same options");
     assert.deepEqual(env.POD_NAMESPACE, { fieldRef: { fieldPath: "metadata.namespace" } });
     assert.equal(dep.spec.template.spec.serviceAccountName, "controller-manager");
     assert.equal(dep.spec.template.spec.terminationGracePeriodSeconds, 10);
