@@ -20,7 +20,7 @@ import { dirname, join, relative, resolve, posix } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import ts from "typescript";
-import { parseAllDocuments } from "yaml";
+import { envValue, MANAGER_MANIFEST, readManagerDeployment } from "./manager-deployment.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 /** The manager's source entrypoint (kubebuilder's cmd/main.go). */
@@ -115,6 +115,25 @@ export function parseDockerfile(text: string): Dockerfile {
 }
 
 /** Exec-form (JSON array) or shell-form arguments as a list of words. */
+/** ENV of a stage, last value wins (both `ENV K=V ...` and the legacy `ENV K V` form). */
+function envOf(stage: Stage): Map<string, string> {
+  const env = new Map<string, string>();
+  for (const ins of stage.instructions) {
+    if (ins.keyword !== "ENV") continue;
+    const a = ins.args.trim();
+    const legacy = /^([^\s=]+)\s+(.*)$/.exec(a);
+    if (legacy && !legacy[1]!.includes("=")) {
+      env.set(legacy[1]!, legacy[2]!);
+      continue;
+    }
+    for (const m of a.matchAll(/([^\s=]+)=("(?:[^"\\]|\\.)*"|\S*)/g)) {
+      const v = m[2]!;
+      env.set(m[1]!, v.startsWith('"') ? (JSON.parse(v) as string) : v);
+    }
+  }
+  return env;
+}
+
 function words(args: string): string[] {
   if (args.trim().startsWith("[")) {
     const parsed: unknown = JSON.parse(args);
@@ -506,25 +525,11 @@ export function lintDockerfile(opts: LintOptions = {}): LintResult {
       );
   }
 
-  // The Deployment runs the same file, as the same user.
-  const managerPath = join(root, "config", "manager", "manager.yaml");
-  if (existsSync(managerPath) && entrypoint) {
-    interface Container {
-      name?: string;
-      command?: string[];
-      args?: string[];
-      securityContext?: { runAsUser?: number };
-    }
-    interface PodSpec {
-      containers?: Container[];
-      securityContext?: { runAsUser?: number };
-    }
-    const docs = parseAllDocuments(readFileSync(managerPath, "utf8")).map(
-      (d) => d.toJS() as { kind?: string; spec?: { template?: { spec?: PodSpec } } } | null,
-    );
-    const pod = docs.find((d) => d?.kind === "Deployment")?.spec?.template?.spec;
-    const container = pod?.containers?.find((c) => c.name === "manager") ?? pod?.containers?.[0];
-    if (!container) problem("config/manager/manager.yaml: no manager container");
+  // The Deployment runs the same file, as the same user, with the same node options.
+  const manager = readManagerDeployment(root);
+  if (manager && entrypoint) {
+    const { pod, container } = manager;
+    if (!container) problem(`${MANAGER_MANIFEST}: no manager container`);
     else {
       // command replaces ENTRYPOINT; args replace CMD (and follow the image's ENTRYPOINT without command).
       const imageEntrypoint = entrypointIns ? words(entrypointIns.args) : argv.slice(0, 1);
@@ -534,14 +539,20 @@ export function lintDockerfile(opts: LintOptions = {}): LintResult {
       ];
       const cscript = cargv.slice(1).find((a) => !a.startsWith("-"));
       if (posix.basename(cargv[0] ?? "") !== "node" || !cscript || posix.resolve(finalWd, cscript) !== entrypoint)
-        problem(
-          `config/manager/manager.yaml runs ${JSON.stringify(cargv)}, not node ${posix.relative(finalWd, entrypoint)}`,
-        );
+        problem(`${MANAGER_MANIFEST} runs ${JSON.stringify(cargv)}, not node ${posix.relative(finalWd, entrypoint)}`);
       if (distroless && container.command && cargv[0] === "node")
-        problem('config/manager/manager.yaml: command "node" is not on PATH in distroless images (/nodejs/bin/node)');
+        problem(`${MANAGER_MANIFEST}: command "node" is not on PATH in distroless images (/nodejs/bin/node)`);
       const uid = container.securityContext?.runAsUser ?? pod?.securityContext?.runAsUser;
       if (uid !== undefined && uid !== NONROOT)
-        problem(`config/manager/manager.yaml: runAsUser ${uid}, but the image's USER is ${NONROOT}`);
+        problem(`${MANAGER_MANIFEST}: runAsUser ${uid}, but the image's USER is ${NONROOT}`);
+      // The Deployment's env replaces the image's: a NODE_OPTIONS in one only would run two different heaps.
+      const imageNodeOptions = envOf(final).get("NODE_OPTIONS") ?? "";
+      const podNodeOptions = envValue(container, "NODE_OPTIONS");
+      if (imageNodeOptions !== podNodeOptions)
+        problem(
+          `NODE_OPTIONS differs: the image sets ${JSON.stringify(imageNodeOptions)}, ` +
+            `${MANAGER_MANIFEST} ${JSON.stringify(podNodeOptions)}`,
+        );
     }
   }
   return { problems, warnings, ...(entrypoint ? { entrypoint } : {}) };

@@ -2,7 +2,7 @@
 // ours (the operator as a child process) and built-in (kube-controller-manager's cronjob controller v2).
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseAllDocuments } from "yaml";
+import { envValue, readManagerDeployment } from "../../hack/manager-deployment.ts";
 import { Client } from "../../runtime/client.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../runtime/kinds.ts";
 import { PROJECT_ROOT, TestEnv } from "../../test/envtest/index.ts";
@@ -243,7 +243,7 @@ export const oursDriver: Driver = {
       String(s.workers),
     ];
     // The node options the Deployment sets (config/manager), so memory and GC behave as in the pod.
-    const nodeOptions = deploymentNodeOptions();
+    const nodeOptions = envValue(readManagerDeployment(PROJECT_ROOT)?.container, "NODE_OPTIONS");
     const proc = new ManagedProcess("cronjob-operator", NODE, args, logFile, {
       ...process.env,
       ENABLE_WEBHOOKS: "false",
@@ -502,21 +502,4 @@ export async function runControllerPhase(n: number, driver: Driver, s: Settings)
     await env.stop();
   }
   return result;
-}
-
-/** NODE_OPTIONS of the manager container in config/manager/manager.yaml ("" when it sets none). */
-function deploymentNodeOptions(): string {
-  const docs = parseAllDocuments(readFileSync(join(PROJECT_ROOT, "config", "manager", "manager.yaml"), "utf8"));
-  for (const d of docs) {
-    const o = d.toJS() as {
-      kind?: string;
-      spec?: {
-        template?: { spec?: { containers?: Array<{ name?: string; env?: Array<{ name: string; value?: string }> }> } };
-      };
-    };
-    if (o?.kind !== "Deployment") continue;
-    const c = o.spec?.template?.spec?.containers?.find((x) => x.name === "manager");
-    return c?.env?.find((e) => e.name === "NODE_OPTIONS")?.value ?? "";
-  }
-  return "";
 }
