@@ -1,6 +1,11 @@
 // metav1.Condition bookkeeping (apimachinery's meta.SetStatusCondition): lastTransitionTime moves only
 // when a condition's status changes.
 import type { Condition } from "../api/v1/index.ts";
+import { rfc3339 } from "../runtime/metatime.ts";
+import { bounded } from "./events.ts";
+
+/** Longest condition message written (messages quote API errors and user values). */
+export const MAX_CONDITION_MESSAGE = 4096;
 
 export type ConditionInput = Omit<Condition, "lastTransitionTime" | "observedGeneration">;
 
@@ -10,11 +15,12 @@ export function setConditions(
   now: Date,
   observedGeneration: number | undefined,
 ): Condition[] {
-  const ts = now.toISOString().replace(/\.\d{3}Z$/, "Z");
+  const ts = rfc3339(now);
   return next.map((c) => {
     const old = previous?.find((p) => p.type === c.type);
     const out: Condition = {
       ...c,
+      message: bounded(c.message, MAX_CONDITION_MESSAGE),
       lastTransitionTime: old && old.status === c.status ? old.lastTransitionTime : ts,
     };
     if (observedGeneration !== undefined) out.observedGeneration = observedGeneration;

@@ -5,7 +5,6 @@
 // README "Behaviour compared with the built-in CronJob".
 import { Histogram } from "prom-client";
 import {
-  API_VERSION,
   type Condition,
   type CronJob,
   type CronJobStatus,
@@ -19,25 +18,17 @@ import {
 import type { Cache } from "../runtime/cache/cache.ts";
 import type { Client } from "../runtime/client.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
-import { isAlreadyExists, isConflict, isNotFound } from "../runtime/errors.ts";
+import { hasStatusCause, isAlreadyExists, isConflict, isNotFound } from "../runtime/errors.ts";
 import type { Recorder } from "../runtime/events/types.ts";
 import { Kinds, type ResourceKind } from "../runtime/kinds.ts";
 import type { Manager } from "../runtime/manager.ts";
+import { rfc3339 } from "../runtime/metatime.ts";
 import { getOrCreate, metricsRegistry } from "../runtime/metrics/registry.ts";
 import { type Clock, realClock } from "./clock.ts";
 import { type ConditionInput, setConditions } from "./conditions.ts";
-import {
-  classifyJob,
-  cronJobOwnerOf,
-  finishedAt,
-  type Job,
-  jobNameFor,
-  K8S_SCHEDULED_TIMESTAMP_ANNOTATION,
-  rfc3339InZone,
-  SCHEDULED_AT_ANNOTATION,
-  scheduledTimeOf,
-} from "./job.ts";
-import { parseSchedule, type Schedule, scheduleWindow, validateTimeZone } from "./schedule/index.ts";
+import { type EventReason, recordEvent } from "./events.ts";
+import { classifyJob, cronJobOwnerOf, finishedAt, type Job, jobForSlot, jobNameFor, scheduledTimeOf } from "./job.ts";
+import { parseSchedule, type Schedule, scheduleWindow, TOO_MANY_MISSED, validateTimeZone } from "./schedule/index.ts";
 
 export const CronJobKind: ResourceKind = {
   group: GROUP,
@@ -50,8 +41,7 @@ export const CronJobKind: ResourceKind = {
 /** Field index: Jobs by the UID of their controlling CronJob. */
 export const JOB_OWNER_INDEX = "jobOwnerUID";
 
-/** More missed slots than this since the last run is reported (and the newest still runs). */
-export const TOO_MANY_MISSED = 100;
+export { TOO_MANY_MISSED };
 
 /** Distinct (schedule, zone) pairs kept parsed; insertion-ordered eviction. */
 const PARSE_CACHE_SIZE = 10_000;
@@ -72,6 +62,16 @@ const jobCreationSkew = getOrCreate(
 
 type StoredCronJob = Readonly<Omit<CronJob, "spec">> & { spec: Readonly<CronJob["spec"]> };
 
+/** What step 7 decides. */
+interface ScheduleDecision {
+  /** The slot to run now, if any. */
+  due?: Date;
+  /** The next slot after now (the requeue time). */
+  next: Date;
+  /** The newest slot, when startingDeadlineSeconds put it out of reach unstarted. */
+  tooLate?: { slot: Date; deadline: number };
+}
+
 interface Children {
   all: Readonly<Job>[];
   active: Readonly<Job>[];
@@ -83,8 +83,12 @@ interface Children {
 interface Plan {
   status: CronJobStatus;
   conditions: ConditionInput[];
-  /** A create failed: reported, and thrown after the status write for a rate-limited retry. */
+  /** Thrown after the status write, so the work queue retries this CronJob with backoff. */
+  retry?: string;
+  /** A create failed (Degraded=True/JobCreationFailed). */
   createFailed?: string;
+  /** Replace could not delete the running Job (Degraded=True/JobDeletionFailed); the due slot waits. */
+  deleteFailed?: string;
   /** A foreign Job holds this slot's name: reported, not retried in a loop. */
   createConflict?: string;
   /** This pass created a Job. */
@@ -113,6 +117,11 @@ export class CronJobReconciler implements Reconciler {
    * lists them as active: a cache that has not caught up with our status write must not repeat the event.
    */
   private readonly sawCompleted = new Map<string, Set<string>>();
+  /**
+   * UIDs of active Jobs this reconciler deleted for Replace, by CronJob key, kept while status still lists
+   * them: a Job we deleted ourselves did not "go missing".
+   */
+  private readonly replaced = new Map<string, Set<string>>();
 
   constructor(d: CronJobReconcilerDeps) {
     this.client = d.client;
@@ -171,13 +180,13 @@ export class CronJobReconciler implements Reconciler {
     const schedule = guard.schedule;
 
     // 7. Which slot is due, and when is the next one.
-    const window = this.computeSchedule(cronJob, schedule, plan, now);
+    const window = this.computeSchedule(cronJob, schedule, plan, now, clockNow);
 
     // 8. A slot that passed its starting deadline unstarted is made visible.
-    this.reportMissedDeadline(cronJob, schedule, plan, now);
+    if (window.tooLate) this.reportMissedDeadline(cronJob, plan, window.tooLate);
 
     // 9–11. Run the due slot, if any and not already run.
-    const due = window.missed;
+    const due = window.due;
     if (due && !this.alreadyRan(cronJob, children, plan, due)) {
       const proceed = await this.applyConcurrencyPolicy(cronJob, children, plan, due, ctx);
       if (proceed) await this.createJob(cronJob, plan, due, ctx);
@@ -192,7 +201,7 @@ export class CronJobReconciler implements Reconciler {
     const requeue = { requeueAfterMs: Math.max(window.next.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS };
     if (plan.created && (ctx.queueLength?.() ?? 0) > 0) return requeue;
     const written = await this.writeStatus(cronJob, plan, now, ctx);
-    if (plan.createFailed) throw new Error(plan.createFailed);
+    if (plan.retry) throw new Error(plan.retry);
     // A conflict means the object changed under us: read it again soon (the Job, if one was created,
     // is found by its deterministic name, so the retry cannot duplicate it).
     if (!written) return { requeue: true };
@@ -211,6 +220,7 @@ export class CronJobReconciler implements Reconciler {
       this.forbidReported.delete(`${req.namespace}/${req.name}`);
       this.lastWritten.delete(`${req.namespace}/${req.name}`);
       this.sawCompleted.delete(`${req.namespace}/${req.name}`);
+      this.replaced.delete(`${req.namespace}/${req.name}`);
       return undefined;
     }
     // The CRD schema already validated and defaulted it; parsing fills defaults for objects written
@@ -245,26 +255,30 @@ export class CronJobReconciler implements Reconciler {
       const uid = job.metadata?.uid ?? "";
       if (reported.has(uid)) return;
       reported.add(uid);
-      this.recorder.event(
+      this.event(
         cronJob,
-        "Normal",
         "SawCompletedJob",
         `Saw completed job: ${job.metadata?.name}, condition: ${finishedCondition(job)}`,
       );
     };
+    const replaced = this.replaced.get(key);
 
-    // Active references whose Job is gone. The cache may simply not have seen a just-created Job yet,
-    // so ask the API server before declaring it missing.
+    // Active references whose Job is not in the cache. The cache may simply not have seen a just-created
+    // Job yet, so ask the API server before declaring it missing; a Job found there counts like a child
+    // (it ran its slot, and may have finished).
     const active = new Map<string, ObjectReference>();
+    const known: Readonly<Job>[] = [...children.all];
     for (const ref of prevActive) {
       const child = ref.uid ? childByUID.get(ref.uid) : undefined;
       if (child) continue; // re-added below from the child itself
       const live = await this.getJobDirect(cronJob, ref.name ?? "", ctx);
       if (live && live.metadata?.uid === ref.uid) {
+        known.push(live);
         if (classifyJob(live) === "active") active.set(ref.name ?? "", ref);
         else reportCompleted(live);
-      } else {
-        this.recorder.event(cronJob, "Normal", "MissingJob", `Active job went missing: ${ref.name}`);
+      } else if (!replaced?.has(ref.uid ?? "")) {
+        // Gone, or its name now belongs to another Job (a different UID): not the run we started.
+        this.event(cronJob, "MissingJob", `Active job went missing: ${ref.name}`);
       }
     }
 
@@ -272,12 +286,7 @@ export class CronJobReconciler implements Reconciler {
     for (const job of children.active) {
       const name = job.metadata?.name ?? "";
       if (!prevUIDs.has(job.metadata?.uid) && !this.isOurCreation(cronJob, job)) {
-        this.recorder.event(
-          cronJob,
-          "Warning",
-          "UnexpectedJob",
-          `Saw a job that the controller did not create or forgot: ${name}`,
-        );
+        this.event(cronJob, "UnexpectedJob", `Saw a job that the controller did not create or forgot: ${name}`);
       }
       active.set(name, jobRef(job));
     }
@@ -287,18 +296,21 @@ export class CronJobReconciler implements Reconciler {
     for (const uid of reported) if (!prevUIDs.has(uid)) reported.delete(uid);
     if (reported.size) this.sawCompleted.set(key, reported);
     else this.sawCompleted.delete(key);
+    if (replaced) {
+      for (const uid of replaced) if (!prevUIDs.has(uid)) replaced.delete(uid);
+      if (!replaced.size) this.replaced.delete(key);
+    }
 
-    // lastScheduleTime never moves backward: it survives history cleanup and is rebuilt from the
-    // children if status was lost.
+    // lastScheduleTime and lastSuccessfulTime never move backward: they survive history cleanup, are
+    // rebuilt from the Jobs if status was lost, and Jobs finishing out of order cannot lower them.
     let lastSchedule = prev.lastScheduleTime ? new Date(prev.lastScheduleTime) : undefined;
-    for (const job of children.all) {
+    let lastSuccess = prev.lastSuccessfulTime ? new Date(prev.lastSuccessfulTime) : undefined;
+    for (const job of known) {
       const t = scheduledTimeOf(job);
       if (t && (!lastSchedule || t > lastSchedule)) lastSchedule = t;
-    }
-    let lastSuccess = prev.lastSuccessfulTime ? new Date(prev.lastSuccessfulTime) : undefined;
-    for (const job of children.successful) {
-      const t = finishedAt(job);
-      if (t && (!lastSuccess || t > lastSuccess)) lastSuccess = t;
+      if (classifyJob(job) !== "successful") continue;
+      const done = finishedAt(job);
+      if (done && (!lastSuccess || done > lastSuccess)) lastSuccess = done;
     }
 
     const refs = [...active.values()].sort((a, b) => (a.name ?? "").localeCompare(b.name ?? ""));
@@ -338,31 +350,36 @@ export class CronJobReconciler implements Reconciler {
     for (const [jobs, limit] of limits) {
       if (limit === undefined || jobs.length <= limit) continue;
       const oldestFirst = [...jobs].sort(byStartTime);
+      // Best effort: a failure is reported, and the next reconcile tries again.
       for (const job of oldestFirst.slice(0, jobs.length - limit)) await this.deleteJob(cronJob, job, ctx, "history");
     }
   }
 
-  /** Best effort: a failed delete is reported and retried on a later reconcile, never thrown. */
+  /**
+   * Deletes one Job (only the one with this UID). A failure is reported and returned as a message: history
+   * cleanup leaves it to a later reconcile, Replace makes the reconcile fail so the work queue retries.
+   */
   private async deleteJob(
     cronJob: StoredCronJob,
     job: Readonly<Job>,
     ctx: ReconcileContext,
-    why: string,
-  ): Promise<boolean> {
+    why: "history" | "replace",
+  ): Promise<string | undefined> {
     const name = job.metadata?.name ?? "";
     try {
       await this.client.delete(Kinds.Job, job.metadata?.namespace, name, {
         propagationPolicy: "Background",
         ...(job.metadata?.uid ? { preconditions: { uid: job.metadata.uid } } : {}),
       });
-      this.recorder.event(cronJob, "Normal", "SuccessfulDelete", `Deleted job ${name}`);
+      this.event(cronJob, "SuccessfulDelete", `Deleted job ${name}`);
       ctx.log.debug("deleted Job", { job: name, why });
-      return true;
+      return undefined;
     } catch (err) {
-      if (isNotFound(err) || isConflict(err)) return true; // already gone (or replaced: not ours to delete)
-      this.recorder.event(cronJob, "Warning", "FailedDelete", `Deleted job ${name} failed: ${(err as Error).message}`);
+      if (isNotFound(err) || isConflict(err)) return undefined; // already gone (or replaced: not ours to delete)
+      const message = `Deleted job ${name} failed: ${(err as Error).message}`;
+      this.event(cronJob, "FailedDelete", message);
       ctx.log.error("deleting Job failed", err, { job: name, why });
-      return false;
+      return message;
     }
   }
 
@@ -382,14 +399,14 @@ export class CronJobReconciler implements Reconciler {
     if (tz !== undefined) {
       const tzErr = validateTimeZone(tz);
       if (tzErr) {
-        this.recorder.event(cronJob, "Warning", "UnknownTimeZone", tzErr.message);
+        this.event(cronJob, "UnknownTimeZone", tzErr.message);
         plan.conditions = this.invalid(plan, "UnknownTimeZone", tzErr.message);
         return { stop: true };
       }
     }
     const parsed = this.parseCached(cronJob.spec.schedule, tz);
     if (!parsed.ok) {
-      this.recorder.event(cronJob, "Warning", "UnparseableSchedule", parsed.error.message);
+      this.event(cronJob, "UnparseableSchedule", parsed.error.message);
       plan.conditions = this.invalid(
         plan,
         parsed.error.field === "spec.timeZone" ? "UnknownTimeZone" : "InvalidSchedule",
@@ -436,63 +453,71 @@ export class CronJobReconciler implements Reconciler {
 
   // --- 7 -------------------------------------------------------------------------------------------
 
+  /**
+   * The due slot is the newest one after the last run (else creation) that is not later than
+   * startingDeadlineSeconds: a slot exactly that late still starts, as in the built-in controller
+   * (`scheduledTime + deadline` before now is too late). Only slots that could still run count toward
+   * "too many missed".
+   */
   private computeSchedule(
     cronJob: StoredCronJob,
     schedule: Schedule,
     plan: Plan,
     now: Date,
-  ): { missed?: Date; next: Date } {
-    const created = new Date(cronJob.metadata.creationTimestamp ?? now);
-    const last = plan.status.lastScheduleTime ? new Date(plan.status.lastScheduleTime) : undefined;
-    const base = last ?? created;
+    clockNow: Date,
+  ): ScheduleDecision {
+    const base = plan.status.lastScheduleTime
+      ? new Date(plan.status.lastScheduleTime)
+      : new Date(cronJob.metadata.creationTimestamp ?? now);
     const deadline = cronJob.spec.startingDeadlineSeconds;
-    let earliest = base;
-    if (deadline !== undefined) {
-      const cutoff = new Date(now.getTime() - deadline * 1000);
-      if (cutoff > earliest) earliest = cutoff;
-    }
-    const since = scheduleWindow({ schedule, earliest: base, now, anchor: base });
-    if (since.missedCount > TOO_MANY_MISSED) {
+    // The first instant a slot may have and still start (from the untruncated clock: a slot half a
+    // second past its deadline is too late).
+    const cutoff = deadline === undefined ? undefined : clockNow.getTime() - deadline * 1000;
+    // scheduleWindow's lower bound is exclusive; one millisecond before the cut-off keeps it inclusive.
+    const earliest = cutoff !== undefined && cutoff - 1 > base.getTime() ? new Date(cutoff - 1) : base;
+    const w = scheduleWindow({ schedule, earliest, now, anchor: base });
+    if (w.missedCount > TOO_MANY_MISSED) {
       // The built-in controller and the tutorial stop scheduling here; we report and run the newest.
-      this.recorder.event(
+      this.event(
         cronJob,
-        "Warning",
         "TooManyMissedTimes",
-        `too many missed start times: more than ${TOO_MANY_MISSED} since ${rfc3339(base)}; starting only the most recent one`,
+        `too many missed start times: more than ${TOO_MANY_MISSED} since ${rfc3339(earliest)}; starting only the most recent one`,
       );
     }
-    const w = earliest === base ? since : scheduleWindow({ schedule, earliest, now, anchor: base });
-    return w.missed ? { missed: w.missed, next: w.next } : { next: w.next };
+    const decision: ScheduleDecision = { next: w.next };
+    if (w.missed) decision.due = w.missed;
+    else if (cutoff !== undefined) {
+      const newest = schedule.mostRecent(now, base);
+      if (newest && newest > base && newest.getTime() < cutoff)
+        decision.tooLate = { slot: newest, deadline: deadline! };
+    }
+    return decision;
   }
 
   // --- 8 -------------------------------------------------------------------------------------------
 
-  private reportMissedDeadline(cronJob: StoredCronJob, schedule: Schedule, plan: Plan, now: Date): void {
-    const deadline = cronJob.spec.startingDeadlineSeconds;
-    if (deadline === undefined) return;
-    const created = new Date(cronJob.metadata.creationTimestamp ?? now);
-    const base = plan.status.lastScheduleTime ? new Date(plan.status.lastScheduleTime) : created;
-    const newest = schedule.mostRecent(now, base);
-    if (!newest || newest <= base) return;
-    if (newest.getTime() >= now.getTime() - deadline * 1000) return; // still startable
-    const slot = rfc3339(newest);
+  private reportMissedDeadline(cronJob: StoredCronJob, plan: Plan, tooLate: { slot: Date; deadline: number }): void {
+    const slot = rfc3339(tooLate.slot);
     if (plan.status.lastMissedTime === slot) return; // reported once per slot
     plan.status.lastMissedTime = slot;
-    this.recorder.event(
+    this.event(
       cronJob,
-      "Warning",
       "MissSchedule",
-      `Missed scheduled time to start a job: ${slot} (startingDeadlineSeconds ${deadline} passed at ${rfc3339(new Date(newest.getTime() + deadline * 1000))})`,
+      `Missed scheduled time to start a job: ${slot} (startingDeadlineSeconds ${tooLate.deadline} passed at ${rfc3339(new Date(tooLate.slot.getTime() + tooLate.deadline * 1000))})`,
     );
   }
 
   // --- 9 -------------------------------------------------------------------------------------------
 
+  /**
+   * The slot ran if status says so, or a Job of ours holds its name: in the cache, or listed in
+   * status.active and confirmed by the API server in step 4 (a Job the cache has not seen yet).
+   */
   private alreadyRan(cronJob: StoredCronJob, children: Children, plan: Plan, due: Date): boolean {
     const last = plan.status.lastScheduleTime;
     if (last && new Date(last) >= due) return true;
     const name = jobNameFor(cronJob.metadata.name ?? "", due);
-    return children.all.some((j) => j.metadata?.name === name);
+    return children.all.some((j) => j.metadata?.name === name) || !!plan.status.active?.some((r) => r.name === name);
   }
 
   // --- 10 ------------------------------------------------------------------------------------------
@@ -511,9 +536,8 @@ export class CronJobReconciler implements Reconciler {
         const key = `${cronJob.metadata.namespace}/${cronJob.metadata.name}`;
         if (this.forbidReported.get(key) !== due.getTime()) {
           this.forbidReported.set(key, due.getTime());
-          this.recorder.event(
+          this.event(
             cronJob,
-            "Normal",
             "JobAlreadyActive",
             `Not starting job for ${rfc3339(due)} because a previous job is still running (concurrencyPolicy Forbid)`,
           );
@@ -522,13 +546,23 @@ export class CronJobReconciler implements Reconciler {
         return false;
       }
       case "Replace": {
+        // As the built-in controller: a failed delete fails the reconcile, and the work queue retries it
+        // with backoff; the due slot runs once the running Job is gone (if still within the deadline).
+        const key = `${cronJob.metadata.namespace}/${cronJob.metadata.name}`;
         for (const ref of running) {
           const job =
             children.active.find((j) => j.metadata?.uid === ref.uid) ??
             ({ metadata: { name: ref.name, namespace: ref.namespace, uid: ref.uid } } as Job);
-          if (!(await this.deleteJob(cronJob, job, ctx, "replace"))) return false;
+          const failed = await this.deleteJob(cronJob, job, ctx, "replace");
+          if (failed) {
+            plan.deleteFailed = failed;
+            plan.retry = `replacing the active Job: ${failed}`;
+            return false;
+          }
+          if (ref.uid) this.replaced.set(key, (this.replaced.get(key) ?? new Set()).add(ref.uid));
+          plan.status.active = (plan.status.active ?? []).filter((r) => r !== ref);
+          plan.status.activeCount = plan.status.active.length;
         }
-        plan.status.active = [];
         return true;
       }
       default:
@@ -539,23 +573,26 @@ export class CronJobReconciler implements Reconciler {
   // --- 11 ------------------------------------------------------------------------------------------
 
   private async createJob(cronJob: StoredCronJob, plan: Plan, slot: Date, ctx: ReconcileContext): Promise<void> {
-    const job = this.jobFor(cronJob, slot);
+    const job = jobForSlot(cronJob, slot);
     const name = job.metadata!.name!;
     let created: Job;
     try {
       created = await this.client.create(Kinds.Job, job);
-      this.recorder.event(cronJob, "Normal", "SuccessfulCreate", `Created job ${name}`);
+      this.event(cronJob, "SuccessfulCreate", `Created job ${name}`);
       jobCreationSkew.observe(Math.max(0, (this.clock.now().getTime() - slot.getTime()) / 1000));
       ctx.log.info("created Job for scheduled time", { job: name, scheduledTime: rfc3339(slot) });
     } catch (err) {
+      if (hasStatusCause(err, "NamespaceTerminating")) {
+        // The namespace is going away with this CronJob in it: retry quietly, as the built-in does; it is
+        // not a failure to report.
+        ctx.log.info("not creating Job: the namespace is being terminated", { job: name });
+        plan.retry = `creating Job ${name}: ${(err as Error).message}`;
+        return;
+      }
       if (!isAlreadyExists(err)) {
-        this.recorder.event(
-          cronJob,
-          "Warning",
-          "FailedCreate",
-          `Error creating job ${name}: ${(err as Error).message}`,
-        );
+        this.event(cronJob, "FailedCreate", `Error creating job ${name}: ${(err as Error).message}`);
         plan.createFailed = `creating Job ${name}: ${(err as Error).message}`;
+        plan.retry = plan.createFailed;
         return;
       }
       // The name is the lock: a Job for this slot exists. Ours (a crash between create and status
@@ -564,7 +601,7 @@ export class CronJobReconciler implements Reconciler {
       if (!existing || cronJobOwnerOf(existing)?.uid !== cronJob.metadata.uid) {
         const msg = `Error creating job ${name}: a Job with that name already exists and is not controlled by this CronJob`;
         // Not thrown: retrying cannot help until the other Job goes away (the Job watch brings us back).
-        this.recorder.event(cronJob, "Warning", "FailedCreate", msg);
+        this.event(cronJob, "FailedCreate", msg);
         plan.createConflict = msg;
         return;
       }
@@ -581,38 +618,11 @@ export class CronJobReconciler implements Reconciler {
     plan.created = true;
   }
 
-  private jobFor(cronJob: StoredCronJob, slot: Date): Job {
-    const tmpl = cronJob.spec.jobTemplate;
-    const tz = cronJob.spec.timeZone ?? "UTC";
-    const annotations: Record<string, string> = {
-      ...(tmpl.metadata?.annotations ?? {}),
-      [SCHEDULED_AT_ANNOTATION]: rfc3339(slot),
-      [K8S_SCHEDULED_TIMESTAMP_ANNOTATION]: rfc3339InZone(slot, tz),
-    };
-    return {
-      apiVersion: "batch/v1",
-      kind: "Job",
-      metadata: {
-        name: jobNameFor(cronJob.metadata.name ?? "", slot),
-        namespace: cronJob.metadata.namespace,
-        labels: { ...(tmpl.metadata?.labels ?? {}) },
-        annotations,
-        ownerReferences: [
-          {
-            apiVersion: API_VERSION,
-            kind: KIND,
-            name: cronJob.metadata.name ?? "",
-            uid: cronJob.metadata.uid ?? "",
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
-      },
-      spec: structuredClone(tmpl.spec ?? {}) as Record<string, unknown>,
-    };
-  }
-
   // --- 12 ------------------------------------------------------------------------------------------
+
+  private event(cronJob: StoredCronJob, reason: EventReason, message: string): void {
+    recordEvent(this.recorder, cronJob, reason, message);
+  }
 
   private conditionsFor(cronJob: StoredCronJob, plan: Plan, children: Children): ConditionInput[] {
     const active = plan.status.active?.length ?? 0;
@@ -649,6 +659,8 @@ export class CronJobReconciler implements Reconciler {
       return { type: "Degraded", status: "True", reason: "JobCreationFailed", message: plan.createFailed };
     if (plan.createConflict)
       return { type: "Degraded", status: "True", reason: "JobCreationFailed", message: plan.createConflict };
+    if (plan.deleteFailed)
+      return { type: "Degraded", status: "True", reason: "JobDeletionFailed", message: plan.deleteFailed };
     const newest = children ? newestFinished(children) : undefined;
     if (newest && classifyJob(newest) === "failed") {
       return {
@@ -732,9 +744,7 @@ function newestFinished(c: Children): Readonly<Job> | undefined {
   return best;
 }
 
-export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, "Z");
-}
+export { rfc3339 };
 
 function truncateToSecond(d: Date): Date {
   return new Date(Math.floor(d.getTime() / 1000) * 1000);

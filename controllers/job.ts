@@ -4,6 +4,7 @@ import { controllerOf } from "../runtime/kinds.ts";
 import { API_VERSION, KIND } from "../api/v1/index.ts";
 // The subpath keeps date-fns' barrel (hundreds of modules, ~300 MB of RSS) out of the process.
 import { getTimezoneOffset } from "date-fns-tz/getTimezoneOffset";
+import { rfc3339 } from "../runtime/metatime.ts";
 
 export const SCHEDULED_AT_ANNOTATION = "batch.tutorial.kubebuilder.io/scheduled-at";
 export const K8S_SCHEDULED_TIMESTAMP_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestamp";
@@ -81,4 +82,52 @@ export function rfc3339InZone(t: Date, timeZone: string): string {
   const hh = String(Math.floor(abs / 60)).padStart(2, "0");
   const mm = String(abs % 60).padStart(2, "0");
   return `${local}${sign}${hh}:${mm}`;
+}
+
+/** What jobForSlot needs of a CronJob (the stored object, or one under admission). */
+export interface JobSource {
+  metadata: { name?: string; namespace?: string; uid?: string };
+  spec: {
+    timeZone?: string;
+    jobTemplate: {
+      metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+      spec?: unknown;
+    };
+  };
+}
+
+/**
+ * The Job the controller creates for a slot: the template's labels and annotations, the scheduled-time
+ * annotations, a controller owner reference, the template's spec. The admission webhook dry-runs exactly
+ * this object, so what it accepts is what the controller can create.
+ */
+export function jobForSlot(cronJob: JobSource, slot: Date): Job {
+  const tmpl = cronJob.spec.jobTemplate;
+  const tz = cronJob.spec.timeZone ?? "UTC";
+  const annotations: Record<string, string> = {
+    ...(tmpl.metadata?.annotations ?? {}),
+    [SCHEDULED_AT_ANNOTATION]: rfc3339(slot),
+    [K8S_SCHEDULED_TIMESTAMP_ANNOTATION]: rfc3339InZone(slot, tz),
+  };
+  return {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: {
+      name: jobNameFor(cronJob.metadata.name ?? "", slot),
+      namespace: cronJob.metadata.namespace,
+      labels: { ...(tmpl.metadata?.labels ?? {}) },
+      annotations,
+      ownerReferences: [
+        {
+          apiVersion: API_VERSION,
+          kind: KIND,
+          name: cronJob.metadata.name ?? "",
+          uid: cronJob.metadata.uid ?? "",
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: structuredClone(tmpl.spec ?? {}) as Record<string, unknown>,
+  };
 }

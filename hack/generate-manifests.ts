@@ -3,8 +3,8 @@
 //
 //   node hack/generate-manifests.ts [--openapi FILE | --from-cluster] [--check]
 //
-// The jobTemplate schema comes from Kubernetes OpenAPI v2 definitions: by default the v1.35 data in
-// ../shared/k8s-openapi (K8S_OPENAPI overrides the path); --from-cluster reads the current kubectl
+// The jobTemplate schema comes from Kubernetes OpenAPI v2 definitions: by default the pinned v1.35.0 data
+// vendored in third_party/k8s-openapi (--openapi FILE or K8S_OPENAPI override it); --from-cluster reads the current kubectl
 // context's /openapi/v2 so the CRD matches your cluster's version. --check writes nothing and exits 1
 // if a committed file is stale.
 import { execFileSync } from "node:child_process";
@@ -15,12 +15,12 @@ import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import { cronJobCRD } from "./crdgen/crd.ts";
 import { definitionsOf, type Definitions } from "./crdgen/openapi.ts";
+import { readVendoredOpenAPI, VENDORED_OPENAPI } from "./crdgen/vendored-openapi.ts";
 import { managerRoleYAML, ROLE_PATH } from "./crdgen/rbac.ts";
 import { webhookConfigurations } from "./crdgen/webhook.ts";
 import * as api from "../api/v1/index.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const DEFAULT_OPENAPI = resolve(root, "..", "shared", "k8s-openapi", "batch-v1-jobtemplatespec.swagger.json");
 
 // Long upstream descriptions are cut at a sentence boundary so the CRD stays well below etcd's request
 // size limit; `kubectl explain` on the core types gives the full text.
@@ -34,7 +34,8 @@ function loadDefinitions(args: { openapi?: string; "from-cluster"?: boolean }): 
       source: "cluster",
     };
   }
-  const file = args.openapi ?? process.env.K8S_OPENAPI ?? DEFAULT_OPENAPI;
+  const file = args.openapi ?? process.env.K8S_OPENAPI;
+  if (!file) return { defs: definitionsOf(readVendoredOpenAPI(), VENDORED_OPENAPI), source: VENDORED_OPENAPI };
   if (!existsSync(file)) {
     throw new Error(
       `OpenAPI definitions not found at ${file}: pass --openapi FILE, set K8S_OPENAPI, or use --from-cluster`,

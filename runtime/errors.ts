@@ -120,3 +120,8 @@ export const isInvalid = (err: unknown): boolean => reasonOf(err) === "Invalid";
 export const isForbidden = (err: unknown): boolean => reasonOf(err) === "Forbidden";
 /** 410 Gone / Expired: a watch or list resourceVersion is too old. */
 export const isGone = (err: unknown): boolean => reasonOf(err) === "Gone" || reasonOf(err) === "Expired";
+
+/** apimachinery's HasStatusCause: the error carries a StatusCause of this type (e.g. NamespaceTerminating). */
+export function hasStatusCause(err: unknown, type: string): boolean {
+  return err instanceof APIError && err.causes.some((c) => c.reason === type);
+}

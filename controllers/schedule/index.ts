@@ -5,4 +5,10 @@ export { parseSchedule, type ParseScheduleResult, type Schedule } from "./schedu
 export { validateTimeZone, ZoneRules, type Transition } from "./timezone.ts";
 export { CronSlots } from "./slots.ts";
 export { WallClockCron } from "./wallclock.ts";
-export { MISSED_COUNT_CAP, scheduleWindow, type ScheduleWindow, type ScheduleWindowInput } from "./window.ts";
+export {
+  MISSED_COUNT_CAP,
+  scheduleWindow,
+  TOO_MANY_MISSED,
+  type ScheduleWindow,
+  type ScheduleWindowInput,
+} from "./window.ts";

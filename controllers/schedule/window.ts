@@ -1,7 +1,9 @@
 import type { Schedule } from "./schedule.ts";
 
-/** Counting stops here: one more than the 100 missed starts at which the controller gives up catching up. */
-export const MISSED_COUNT_CAP = 101;
+/** More missed slots than this in a window is "too many missed start times" (the built-in's limit). */
+export const TOO_MANY_MISSED = 100;
+/** Counting stops here: one more is all it takes to know the window holds too many. */
+export const MISSED_COUNT_CAP = TOO_MANY_MISSED + 1;
 
 export interface ScheduleWindowInput {
   readonly schedule: Schedule;

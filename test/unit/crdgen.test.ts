@@ -11,10 +11,10 @@ import {
   type JSONSchema,
   structuralViolations,
 } from "../../hack/crdgen/openapi.ts";
+import { readVendoredOpenAPI } from "../../hack/crdgen/vendored-openapi.ts";
 
 const root = resolve(import.meta.dirname, "..", "..");
-const upstream = resolve(root, "..", "shared", "k8s-openapi", "batch-v1-jobtemplatespec.swagger.json");
-const defs = (JSON.parse(readFileSync(upstream, "utf8")) as { definitions: Definitions }).definitions;
+const defs = (readVendoredOpenAPI() as { definitions: Definitions }).definitions;
 
 type S = JSONSchema & { properties: Record<string, S>; items: S };
 const at = (s: JSONSchema, ...path: string[]): S =>

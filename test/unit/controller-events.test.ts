@@ -1,0 +1,55 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { MAX_CONDITION_MESSAGE, setConditions } from "../../controllers/conditions.ts";
+import { bounded, EVENT_REASONS, MAX_EVENT_MESSAGE, recordEvent } from "../../controllers/events.ts";
+import { parseSchedule, validateTimeZone } from "../../controllers/schedule/index.ts";
+import { FakeRecorder } from "../../runtime/events/fake.ts";
+
+const readme = readFileSync(join(import.meta.dirname, "..", "..", "README.md"), "utf8");
+
+describe("controller Events", () => {
+  it("the README lists exactly the reasons the controller records", () => {
+    const line = readme.split("\n\n").find((p) => p.startsWith("Events: "));
+    assert.ok(line, "README has an `Events: ...` paragraph");
+    const listed = [...line.matchAll(/`(\w+)`/g)].map((m) => m[1]).sort();
+    assert.deepEqual(listed, Object.keys(EVENT_REASONS).sort());
+  });
+
+  it("records with the declared type and a bounded message", () => {
+    const r = new FakeRecorder();
+    recordEvent(r, { metadata: { name: "x" } }, "FailedCreate", "e".repeat(5000));
+    recordEvent(r, { metadata: { name: "x" } }, "SuccessfulCreate", "Created job x-1");
+    const [long, short] = r.take();
+    assert.ok(long!.startsWith("Warning FailedCreate eee"));
+    assert.equal(long!.length, "Warning FailedCreate ".length + MAX_EVENT_MESSAGE);
+    assert.match(long!, /… \(\d+ more characters\)$/);
+    assert.equal(short, "Normal SuccessfulCreate Created job x-1");
+  });
+
+  it("bounded() keeps short strings and cuts long ones to the limit, saying how much is left out", () => {
+    assert.equal(bounded("abc", 10), "abc");
+    const cut = bounded("x".repeat(100), 40);
+    assert.equal(cut.length, 40);
+    assert.match(cut, /\(\d+ more characters\)$/);
+  });
+
+  it("schedule and time zone errors quote a huge value bounded", () => {
+    const sched = parseSchedule("0 * * * * " + "x".repeat(200_000), undefined);
+    assert.equal(sched.ok, false);
+    if (!sched.ok) assert.ok(sched.error.message.length < 1200, String(sched.error.message.length));
+    const tz = validateTimeZone("Europe/" + "y".repeat(100_000));
+    assert.ok(tz && tz.message.length < 1200, String(tz?.message.length));
+  });
+
+  it("condition messages are bounded", () => {
+    const [c] = setConditions(
+      [],
+      [{ type: "Degraded", status: "True", reason: "X", message: "m".repeat(100_000) }],
+      new Date(0),
+      1,
+    );
+    assert.equal(c!.message.length, MAX_CONDITION_MESSAGE);
+  });
+});
