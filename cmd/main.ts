@@ -17,4 +17,7 @@ if (flags.help) {
 
 // Loaded after flag parsing so --help and usage errors answer instantly.
 const { run } = await import("./run.ts");
-process.exitCode = await run(flags);
+const code = await run(flags);
+// Exit at once: after a lost lease, a reconcile that ignored its abort signal must not go on writing
+// while a successor leads (controller-runtime's main exits the same way).
+process.exit(code);

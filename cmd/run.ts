@@ -61,7 +61,8 @@ export async function run(flags: Flags): Promise<number> {
       certName: flags.webhookCertName,
       keyName: flags.webhookCertKey,
       enableHTTP2: flags.enableHTTP2,
-      handlers: cronJobWebhookHandlers(),
+      // The manager's client dry-runs each new or changed Job template (RBAC: create on batch jobs).
+      handlers: cronJobWebhookHandlers({ client: mgr.client, logger: log.withName("webhook").withName("cronjob") }),
       logger: log.withName("webhook"),
     });
     mgr.add(webhooks);

@@ -6,7 +6,7 @@ import { Counter, Gauge, Histogram } from "prom-client";
 import type { Informer } from "./cache/informer.ts";
 import { controllerOf, type KubeObject, type ResourceKind } from "./kinds.ts";
 import type { Logger } from "./log.ts";
-import { getOrCreate, metricsRegistry } from "./metrics/registry.ts";
+import { getOrCreate, initCounter, initHistogram, metricsRegistry } from "./metrics/registry.ts";
 import { RateLimitingQueue, type RateLimiter } from "./workqueue/index.ts";
 
 export interface Request {
@@ -122,6 +122,9 @@ const activeWorkers = getOrCreate(
     }),
 );
 
+/** The `result` label values of controller_runtime_reconcile_total. */
+export const RECONCILE_RESULTS = ["error", "requeue", "requeue_after", "success"] as const;
+
 export function requestKey(r: Request): string {
   return r.namespace ? `${r.namespace}/${r.name}` : r.name;
 }
@@ -145,8 +148,22 @@ export class Controller {
     this.workers = Math.max(1, o.maxConcurrentReconciles ?? 1);
     this.log = o.logger.withValues({ controller: name });
     this.queue = new RateLimitingQueue<string>(o.rateLimiter ? { name, rateLimiter: o.rateLimiter } : { name });
-    maxConcurrent.set({ controller: name }, this.workers);
-    activeWorkers.set({ controller: name }, 0);
+    this.initMetrics();
+  }
+
+  /**
+   * Every series of this controller exists from the start, at 0 (controller-runtime's initMetrics):
+   * a counter that has not counted yet would otherwise be missing from /metrics, and dashboards and
+   * alerts would see "no data" instead of 0.
+   */
+  private initMetrics(): void {
+    const controller = this.name;
+    for (const result of RECONCILE_RESULTS) initCounter(reconcileTotal, { controller, result });
+    initCounter(reconcileErrors, { controller });
+    initCounter(reconcilePanics, { controller });
+    initHistogram(reconcileTime, { controller });
+    maxConcurrent.set({ controller }, this.workers);
+    activeWorkers.set({ controller }, 0);
   }
 
   /** Enqueue what `map` returns for every event on `informer` that passes the predicates. */

@@ -1,7 +1,19 @@
 // Kubernetes Events for controllers: client-go's record.EventRecorder with its EventCorrelator
-// (dedupe into counts, aggregation of similar events, per-object spam filter), writing core/v1 Events
-// in the background so recording never blocks or fails a reconcile.
-export { EventRecorder, DEFAULT_MAX_PENDING, DEFAULT_MAX_TRIES, type EventRecorderOptions } from "./events/recorder.ts";
+// (dedupe into counts, aggregation of similar events, spam filter), writing core/v1 Events in the
+// background (in parallel, in order per object, retried through outages) so recording never blocks
+// or fails a reconcile.
+export {
+  EventRecorder,
+  DEFAULT_MAX_PENDING,
+  DEFAULT_MAX_IN_FLIGHT,
+  DEFAULT_MAX_TRIES,
+  DEFAULT_BACKOFF_INITIAL_MS,
+  DEFAULT_BACKOFF_MAX_MS,
+  DROP_REASONS,
+  isTransient,
+  type DropReason,
+  type EventRecorderOptions,
+} from "./events/recorder.ts";
 export { FakeRecorder, type FakeRecorderOptions } from "./events/fake.ts";
 export { CoreV1EventSink, toAPIError, type EventSink } from "./events/sink.ts";
 export {
@@ -11,6 +23,7 @@ export {
   eventKey,
   aggregateKey,
   spamKey,
+  objectKey,
   eventName,
   metaTime,
   rfc3339,
@@ -18,6 +31,8 @@ export {
   DEFAULT_LRU_CACHE_SIZE,
   DEFAULT_SPAM_BURST,
   DEFAULT_SPAM_QPS,
+  DEFAULT_UPDATE_BURST,
+  DEFAULT_UPDATE_QPS,
   DEFAULT_AGGREGATE_MAX_EVENTS,
   DEFAULT_AGGREGATE_INTERVAL_MS,
   type CorrelatorOptions,

@@ -245,18 +245,23 @@ export class Manager {
         failed.signal.addEventListener("abort", () => resolve(), { once: true });
       });
     } finally {
-      this.log.info("Stopping and waiting for runnables");
+      // A lost lease leaves no grace (as controller-runtime): a successor may already be leading, so
+      // nothing still running may keep writing; the process is expected to exit right after.
+      const stopGrace = lost.signal.aborted ? 0 : grace;
+      this.log.info("Stopping and waiting for runnables", { gracePeriodMs: stopGrace });
       runCtl.abort();
-      const deadline = new Promise<boolean>((r) => setTimeout(() => r(false), grace).unref());
+      const deadline = new Promise<boolean>((r) => setTimeout(() => r(false), stopGrace).unref());
       const done = await Promise.race([Promise.all(running).then(() => true), deadline]);
-      if (!done) this.log.error("graceful shutdown timed out waiting for runnables", undefined, { timeoutMs: grace });
+      if (!done && stopGrace > 0)
+        this.log.error("graceful shutdown timed out waiting for runnables", undefined, { timeoutMs: grace });
       if (this.elector) {
         this.log.info("Stopping and waiting for leader election runnables");
         await this.elector.stop();
       }
       this.leading = false;
       await this.cache.stop();
-      await this.recorder?.flush().catch(() => undefined);
+      // Bounded: with the apiserver unreachable, the recorder would retry for about 85 s per event.
+      await this.recorder?.flush(stopGrace).catch(() => undefined);
       this.recorder?.shutdown();
       loop.stop();
       await Promise.all([metrics.close(), probes.close()]);

@@ -1,6 +1,8 @@
 // The CronJob admission webhooks (the kubebuilder tutorial's CustomDefaulter and CustomValidator).
 // Validation uses the controller's own schedule parser, so the webhook and the controller can never
-// disagree about what is valid.
+// disagree about what is valid; with a client, the Job template is also checked by the API server's own
+// Job validation (a dry-run create of the Job the controller would create, jobtemplate_dryrun.ts).
+import { isDeepStrictEqual } from "node:util";
 import {
   API_VERSION,
   DEFAULT_CONCURRENCY_POLICY,
@@ -12,7 +14,9 @@ import {
   PLURAL,
   VERSION,
 } from "../api/v1/index.ts";
+import type { JobSource } from "../controllers/job.ts";
 import { parseSchedule, validateTimeZone } from "../controllers/schedule/index.ts";
+import { log, type Logger } from "../runtime/log.ts";
 import {
   type AdmissionHandler,
   type AdmissionRequest,
@@ -26,6 +30,7 @@ import {
   patched,
   requiredField,
 } from "../runtime/webhook/index.ts";
+import { DRY_RUN_TIMEOUT_MS, type DryRunClient, dryRunJobTemplate } from "./jobtemplate_dryrun.ts";
 
 export const MUTATE_PATH = `/mutate-${GROUP.replaceAll(".", "-")}-${VERSION}-${KIND.toLowerCase()}`;
 export const VALIDATE_PATH = `/validate-${GROUP.replaceAll(".", "-")}-${VERSION}-${KIND.toLowerCase()}`;
@@ -165,11 +170,75 @@ export const validateCronJobRequest: AdmissionHandler = (req): AdmissionResult =
   return denied(invalid({ group: GROUP, kind: KIND }, nameOf(req), errors), warnings);
 };
 
-/** Path → handler, for the webhook server. */
-export function cronJobWebhookHandlers(): Map<string, AdmissionHandler> {
+export interface CronJobWebhookOptions {
+  /**
+   * The client for the dry-run create of the Job template (the manager's). Without one, validation is
+   * the static checks alone.
+   */
+  client?: DryRunClient;
+  /** The dry-run's deadline (default DRY_RUN_TIMEOUT_MS). */
+  dryRunTimeoutMs?: number;
+  logger?: Logger;
+}
+
+/**
+ * The validating webhook with the dry-run: once the static checks pass, the Job the CronJob would create
+ * is dry-run created in the request's namespace, and the API server's errors for it deny the request at
+ * the CronJob's spec.jobTemplate paths. An UPDATE that leaves spec.jobTemplate as it was is not dry-run:
+ * the answer depends on the cluster (admission policies, quota), and a metadata-only change (a label, a
+ * finalizer the garbage collector removes) must not be refused for what it did not change. When the
+ * dry-run cannot be made (timeout, connection error, 5xx, 403) the request is admitted with a warning:
+ * the static checks passed, and an unreachable check must not block every apply.
+ */
+export function validateCronJobWithDryRun(opts: CronJobWebhookOptions & { client: DryRunClient }): AdmissionHandler {
+  const logger = opts.logger ?? log.withName("webhook").withName("cronjob");
+  return async (req): Promise<AdmissionResult> => {
+    const result = await validateCronJobRequest(req);
+    if (!result.allowed || (req.operation !== "CREATE" && req.operation !== "UPDATE")) return result;
+    if (req.operation === "UPDATE" && isDeepStrictEqual(jobTemplateOf(req.object), jobTemplateOf(req.oldObject))) {
+      return result;
+    }
+    // The static checks passed: spec.jobTemplate has the schema's shape.
+    const obj = req.object as Obj;
+    const cronJob = { metadata: isObj(obj.metadata) ? obj.metadata : {}, spec: obj.spec } as JobSource;
+    const namespace = req.namespace || cronJob.metadata.namespace || "";
+    const outcome = await dryRunJobTemplate(opts.client, cronJob, namespace, {
+      timeoutMs: opts.dryRunTimeoutMs ?? DRY_RUN_TIMEOUT_MS,
+    });
+    const warnings = result.warnings ?? [];
+    switch (outcome.kind) {
+      case "valid":
+        return result;
+      case "invalid":
+        return denied(invalid({ group: GROUP, kind: KIND }, nameOf(req), outcome.errors), warnings);
+      case "unchecked":
+        logger.info("Job template not checked against the API server; admitting", {
+          namespace,
+          name: nameOf(req),
+          operation: req.operation,
+          reason: outcome.reason,
+        });
+        return allowed([
+          ...warnings,
+          `spec.jobTemplate: could not be checked against the API server (${outcome.reason}); if the API server refuses the Job, every run fails with FailedCreate`,
+        ]);
+    }
+  };
+}
+
+function jobTemplateOf(obj: unknown): unknown {
+  return isObj(obj) && isObj(obj.spec) ? obj.spec.jobTemplate : undefined;
+}
+
+/**
+ * Path → handler, for the webhook server. With a client the validating webhook also dry-runs the Job
+ * template (validateCronJobWithDryRun); without one it is validateCronJobRequest.
+ */
+export function cronJobWebhookHandlers(opts: CronJobWebhookOptions = {}): Map<string, AdmissionHandler> {
+  const { client } = opts;
   return new Map([
     [MUTATE_PATH, mutateCronJob],
-    [VALIDATE_PATH, validateCronJobRequest],
+    [VALIDATE_PATH, client ? validateCronJobWithDryRun({ ...opts, client }) : validateCronJobRequest],
   ]);
 }
 

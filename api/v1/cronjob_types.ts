@@ -22,8 +22,28 @@ export const DEFAULT_FAILED_JOBS_HISTORY_LIMIT = 1;
 const INT32_MAX = 2 ** 31 - 1;
 
 /**
+ * Longest CronJob name: a Job is named `<cronjob>-<scheduled time in Unix seconds>` (11 more characters)
+ * and, with the `job-name` label of its Pods, must fit in 63.
+ */
+export const MAX_CRONJOB_NAME_LENGTH = 52;
+/**
+ * Longest spec.schedule. A schedule that lists every minute, hour and day of the month and every month
+ * and weekday by name, without repeating one, has 391 characters; 1024 leaves room for that (and for
+ * redundant lists) and refuses only garbage.
+ */
+export const MAX_SCHEDULE_LENGTH = 1024;
+/**
+ * Longest spec.timeZone. IANA names are far shorter (the longest, "America/Argentina/ComodRivadavia", has 32
+ * characters); 255, the longest file name on common filesystems, bounds the field without ever refusing a zone.
+ */
+export const MAX_TIME_ZONE_LENGTH = 255;
+/** The pod restart policies a Job accepts (upstream Job validation refuses "Always"). */
+export const RestartPolicyValues = ["OnFailure", "Never"] as const;
+
+/**
  * The Job template. Its CRD schema is the full upstream batch/v1 JobTemplateSpec (converted by the
- * generator); zod checks only what the controller relies on, and the type is client-node's model.
+ * generator), tightened by the checks below (the generator overlays them: enums, bounds, required
+ * fields); zod checks only what the controller relies on, and the type is client-node's model.
  */
 export const JobTemplateSpecSchema = z
   .looseObject({
@@ -43,7 +63,8 @@ export const JobTemplateSpecSchema = z
           .optional(),
         spec: z.looseObject({
           containers: z.array(z.looseObject({ name: z.string().min(1) })).min(1),
-          restartPolicy: z.string().optional(),
+          // Required: Job defaulting would turn an unset policy into "Always", which Job validation refuses.
+          restartPolicy: z.enum(RestartPolicyValues),
         }),
       }),
     }),
@@ -53,25 +74,35 @@ export const JobTemplateSpecSchema = z
     description: "Specifies the Job that will be created when executing a CronJob.",
   }) as unknown as z.ZodType<V1JobTemplateSpec>;
 
+/**
+ * A CronJob's metadata. Only `name` (and `generateName`) may carry checks in a CRD's schema, and the
+ * generator keeps only those.
+ */
+export const CronJobMetaSchema = ObjectMetaSchema.extend({
+  name: z.string().max(MAX_CRONJOB_NAME_LENGTH).optional(),
+});
+
 export const CronJobSpecSchema = z
   .object({
     schedule: z
       .string()
       .min(1)
+      .max(MAX_SCHEDULE_LENGTH)
       .meta({
         description:
           'The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron: five fields "minute hour ' +
           'day-of-month month day-of-week", or a descriptor such as @hourly, @daily or "@every 1h30m". ' +
-          "Evaluated in spec.timeZone.",
+          `Evaluated in spec.timeZone. At most ${MAX_SCHEDULE_LENGTH} characters.`,
       }),
     timeZone: z
       .string()
       .min(1)
+      .max(MAX_TIME_ZONE_LENGTH)
       .optional()
       .meta({
         description:
           'The IANA time zone name the schedule is evaluated in, for example "Europe/Berlin". ' +
-          "If unset, the schedule is evaluated in UTC.",
+          `If unset, the schedule is evaluated in UTC. At most ${MAX_TIME_ZONE_LENGTH} characters.`,
       }),
     startingDeadlineSeconds: z
       .int()
@@ -166,7 +197,7 @@ export const CronJobSchema = z
         "from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: " +
         "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
     }),
-    metadata: ObjectMetaSchema,
+    metadata: CronJobMetaSchema,
     spec: CronJobSpecSchema,
     status: CronJobStatusSchema.optional(),
   })

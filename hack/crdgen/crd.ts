@@ -1,6 +1,7 @@
 // Builds the CustomResourceDefinition for the CronJob API from its zod schemas (the controller-gen
 // equivalent). zod's own JSON Schema export does the walk; the override hook makes it structural
-// OpenAPI v3 and substitutes the upstream schemas named by the `k8sOpenAPI` metadata.
+// OpenAPI v3 and substitutes the upstream schemas named by the `k8sOpenAPI` metadata, tightened by the
+// checks the zod schema adds to them (e.g. the Job template's restartPolicy enum).
 import { z } from "zod";
 import * as api from "../../api/v1/index.ts";
 import {
@@ -13,6 +14,94 @@ import {
 } from "./openapi.ts";
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+
+/** The value checks of a schema node (JSONSchemaProps keywords that refuse values), as opposed to its shape. */
+const CHECK_KEYS = [
+  "enum",
+  "exclusiveMaximum",
+  "exclusiveMinimum",
+  "maxItems",
+  "maxLength",
+  "maxProperties",
+  "maximum",
+  "minItems",
+  "minLength",
+  "minProperties",
+  "minimum",
+  "multipleOf",
+  "pattern",
+  "uniqueItems",
+] as const;
+
+/** The checks of `s`, without zod's JS safe-integer bounds and date-time regex (the format says it). */
+function checksOf(s: JSONSchema): JSONSchema {
+  const out: JSONSchema = {};
+  for (const k of CHECK_KEYS) {
+    const v = s[k];
+    if (v === undefined) continue;
+    if ((k === "maximum" && v === MAX_SAFE) || (k === "minimum" && v === -MAX_SAFE)) continue;
+    if (k === "pattern" && s.format === "date-time") continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * Tightens an upstream schema with the checks and required fields the zod schema declares for the same
+ * fields, so zod stays the one source of what the CRD adds (the restartPolicy enum, for one). A field zod
+ * describes but upstream does not have, or of another type, is an error: it would silently not be enforced.
+ */
+export function overlayChecks(target: JSONSchema, zodJSON: JSONSchema, path: string): void {
+  const zt = zodJSON.type;
+  if (typeof zt === "string" && typeof target.type === "string" && zt !== target.type) {
+    throw new Error(`${path}: the zod schema says ${zt}, the upstream schema ${target.type}`);
+  }
+  const checks = checksOf(zodJSON);
+  if (Array.isArray(checks.enum) && Array.isArray(target.enum)) {
+    const extra = (checks.enum as unknown[]).filter((v) => !(target.enum as unknown[]).includes(v));
+    if (extra.length) throw new Error(`${path}: enum values ${JSON.stringify(extra)} are not allowed upstream`);
+  }
+  Object.assign(target, checks);
+  const props = (zodJSON.properties ?? {}) as Record<string, JSONSchema>;
+  const targetProps = (target.properties ?? {}) as Record<string, JSONSchema>;
+  for (const [k, v] of Object.entries(props)) {
+    const t = targetProps[k];
+    if (!t) throw new Error(`${path}.${k}: the zod schema describes a field the upstream schema does not have`);
+    overlayChecks(t, v, `${path}.${k}`);
+  }
+  if (Array.isArray(zodJSON.required) && zodJSON.required.length > 0) {
+    for (const k of zodJSON.required as string[]) {
+      if (!targetProps[k]) throw new Error(`${path}: required field ${k} is not in the upstream schema`);
+    }
+    target.required = [...new Set([...((target.required as string[] | undefined) ?? []), ...zodJSON.required])];
+  }
+  if (zodJSON.items && typeof zodJSON.items === "object") {
+    if (!target.items || typeof target.items !== "object") throw new Error(`${path}: not an array upstream`);
+    overlayChecks(target.items as JSONSchema, zodJSON.items as JSONSchema, `${path}[]`);
+  }
+  const za = zodJSON.additionalProperties;
+  const ta = target.additionalProperties;
+  if (za && typeof za === "object" && ta && typeof ta === "object") {
+    overlayChecks(ta as JSONSchema, za as JSONSchema, `${path}{}`);
+  }
+}
+
+/**
+ * The root `metadata` schema: the apiserver owns metadata's schema, and a CRD may only say it is an
+ * object and put checks on `name` and `generateName` (apiextensions v1, also on 1.20). Those checks come
+ * from the zod schema; every other metadata field is left to the apiserver.
+ */
+export function rootMetadataSchema(zodMeta: JSONSchema | undefined): JSONSchema {
+  const out: JSONSchema = { type: "object" };
+  const props = (zodMeta?.properties ?? {}) as Record<string, JSONSchema>;
+  const kept: Record<string, JSONSchema> = {};
+  for (const k of ["generateName", "name"]) {
+    const checks = props[k] ? checksOf(props[k]) : {};
+    if (Object.keys(checks).length > 0) kept[k] = sortKeys({ type: "string", ...checks });
+  }
+  if (Object.keys(kept).length > 0) out.properties = kept;
+  return out;
+}
 
 export interface CrdOptions extends ConvertOptions {
   /** OpenAPI v2 definitions that hold the upstream types named by `k8sOpenAPI` metadata. */
@@ -32,6 +121,14 @@ export function openAPIV3Schema(schema: z.ZodType, opts: CrdOptions): JSONSchema
       if (typeof upstream === "string") {
         const description = js.description;
         const converted = convertDefinition(opts.definitions, upstream, opts);
+        // What the zod schema checks on top of the upstream type, e.g. restartPolicy OnFailure/Never only.
+        const own = z.toJSONSchema(ctx.zodSchema, {
+          io: "input",
+          target: "openapi-3.0",
+          reused: "inline",
+          unrepresentable: "throw",
+        }) as JSONSchema;
+        overlayChecks(converted, own, upstream);
         for (const k of Object.keys(js)) delete js[k];
         Object.assign(js, converted);
         if (typeof description === "string" && opts.descriptions !== false) js.description = description;
@@ -81,8 +178,8 @@ function normalise(s: unknown): JSONSchema {
 /** The CronJob CRD (apiextensions.k8s.io/v1). */
 export function cronJobCRD(opts: CrdOptions): Record<string, unknown> {
   const schema = openAPIV3Schema(api.CronJobSchema, opts);
-  // The apiserver owns metadata's schema; a CRD may only say it is an object.
-  (schema.properties as Record<string, JSONSchema>).metadata = { type: "object" };
+  const props = schema.properties as Record<string, JSONSchema>;
+  props.metadata = rootMetadataSchema(props.metadata);
   const violations = structuralViolations(schema);
   if (violations.length > 0) throw new Error(`generated schema is not structural:\n  ${violations.join("\n  ")}`);
   return {

@@ -7,7 +7,7 @@ import { Counter } from "prom-client";
 import { type Client, watchErrorToAPIError } from "../client.ts";
 import { isGone } from "../errors.ts";
 import { type KubeObject, objectKey, resourceName, type ResourceKind } from "../kinds.ts";
-import { getOrCreate, metricsRegistry } from "../metrics/registry.ts";
+import { getOrCreate, initCounter, metricsRegistry } from "../metrics/registry.ts";
 import { Backoff, sleep } from "./backoff.ts";
 import { type LabelSelector, matchesSelector, parseSelector } from "./selector.ts";
 
@@ -89,6 +89,27 @@ const watchErrorsTotal = getOrCreate(
     }),
 );
 
+/** The `reason` values of informer_lists_total. */
+export const LIST_REASONS = ["initial", "gone", "retry"] as const;
+/**
+ * The `reason` values of informer_watch_errors_total that exist (at 0) from the start: the informer's
+ * own (Gone: 410/Expired, relist; Stalled: the inactivity watchdog; Error: not an API error), the
+ * transport's (Unknown: connection refused/reset, Timeout) and the apiserver answers worth alerting
+ * on. Any other Status reason still counts, as a series of its own that appears when it first occurs.
+ */
+export const WATCH_ERROR_REASONS = [
+  "Gone",
+  "Stalled",
+  "Error",
+  "Unknown",
+  "Timeout",
+  "Unauthorized",
+  "Forbidden",
+  "TooManyRequests",
+  "InternalError",
+  "ServiceUnavailable",
+] as const;
+
 const noopLogger: InformerLogger = { info() {}, debug() {}, error() {} };
 
 function deepFreeze<T>(o: T): T {
@@ -129,6 +150,11 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.log = o.logger ?? noopLogger;
     this.resource = resourceName(kind);
     this.backoff = new Backoff({ initialMs: o.backoff?.initialMs ?? 800, maxMs: o.backoff?.maxMs ?? 30_000 });
+    // This resource's series exist from the start, at 0, so "no errors yet" reads as 0, not "no data".
+    const resource = this.resource;
+    for (const reason of LIST_REASONS) initCounter(listsTotal, { resource, reason });
+    initCounter(watchesTotal, { resource });
+    for (const reason of WATCH_ERROR_REASONS) initCounter(watchErrorsTotal, { resource, reason });
   }
 
   /** Register a secondary index (controller-runtime's IndexField). Must happen before start. */

@@ -1,6 +1,14 @@
 // client-go's EventCorrelator (tools/record/events_cache.go): aggregation of similar events, dedupe
-// of identical ones into a count, and a per-object spam filter. Kept free of I/O so it can be tested
-// on its own; the recorder applies the result with the sink and reports back via updateState.
+// of identical ones into a count, and a spam filter. Kept free of I/O so it can be tested on its own;
+// the recorder applies the result with the sink and reports back via updateState.
+//
+// One departure from client-go, in the spam filter. client-go charges every write, repeats included,
+// to one bucket per source+object (25, then 1 per 5 min), so a noisy event (a FailedCreate repeated
+// through an outage) uses up the object's budget and the distinct events that follow (the
+// SuccessfulCreate after recovery) are dropped. Here the budget of new Events is per source + object +
+// reason, and a repeat (a count++ update of an Event already recorded, identical or aggregated) draws
+// on its own bucket per Event instead: repeats can never starve a distinct event.
+import { rfc3339 } from "../metatime.ts";
 import type { CoreV1Event } from "@kubernetes/client-node";
 import type { Clock } from "../workqueue/clock.ts";
 
@@ -8,6 +16,13 @@ export const DEFAULT_LRU_CACHE_SIZE = 4096;
 export const DEFAULT_SPAM_BURST = 25;
 /** One token per five minutes, client-go's defaultSpamQPS. */
 export const DEFAULT_SPAM_QPS = 1 / 300;
+/**
+ * Updates (count++ patches) of one Event: the same burst, refilled every 10 s. Generous enough that a
+ * periodic event (an every-minute CronJob's aggregated SuccessfulCreate) is never held back, tight
+ * enough that a controller stuck in a hot loop patches one Event at most every 10 s.
+ */
+export const DEFAULT_UPDATE_BURST = 25;
+export const DEFAULT_UPDATE_QPS = 1 / 10;
 export const DEFAULT_AGGREGATE_MAX_EVENTS = 10;
 export const DEFAULT_AGGREGATE_INTERVAL_MS = 600_000;
 export const AGGREGATE_MESSAGE_PREFIX = "(combined from similar events): ";
@@ -15,8 +30,12 @@ export const AGGREGATE_MESSAGE_PREFIX = "(combined from similar events): ";
 export interface CorrelatorOptions {
   clock?: Clock;
   lruCacheSize?: number;
+  /** Budget of new Events per source + object + reason. */
   spamBurst?: number;
   spamQPS?: number;
+  /** Budget of updates (count++ of an existing Event) per Event. */
+  updateBurst?: number;
+  updateQPS?: number;
   /** Distinct messages (same source/object/type/reason) within the interval that switch to one aggregate event. */
   aggregateMaxEvents?: number;
   aggregateIntervalMs?: number;
@@ -32,11 +51,10 @@ export interface EventPatch {
 
 export interface CorrelationResult {
   event: CoreV1Event;
-  /** Set when the event updates one written before (count > 1). */
+  /** Set when the event updates one recorded before (count > 1): a repeat, not a new Event. */
   patch: EventPatch | undefined;
-  /** The dedupe key the write's outcome must be reported under (updateState). */
+  /** The dedupe key the write's outcome must be reported under (updateState); one key, one Event. */
   key: string;
-  skip: boolean;
 }
 
 /** A Map used as an LRU: get() refreshes, set() evicts the least recently used entry beyond the size. */
@@ -129,15 +147,20 @@ export function aggregateKey(e: CoreV1Event): string {
   return key([...objectParts(e), e.type, e.reason]);
 }
 
-/** The spam-filter key: source and involved object. */
-export function spamKey(e: CoreV1Event): string {
+/** The involved object (and source): what the recorder keeps writes in order for. */
+export function objectKey(e: CoreV1Event): string {
   return key(objectParts(e));
 }
 
-/** metav1.Time's wire form: RFC 3339 in UTC with whole seconds. */
-export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d+Z$/, "Z");
+/**
+ * The spam-filter key of new Events: source, involved object and reason (client-go: without the reason,
+ * its SpamKeyFunc hook allows adding it), so one noisy reason cannot use up the budget of the others.
+ */
+export function spamKey(e: CoreV1Event): string {
+  return key([...objectParts(e), e.reason]);
 }
+
+export { rfc3339 };
 
 /**
  * A Date at metav1.Time precision. client-node would send milliseconds (toISOString) and the server
@@ -178,9 +201,12 @@ export class EventCorrelator {
   readonly #clock: Clock;
   readonly #spamQPS: number;
   readonly #spamBurst: number;
+  readonly #updateQPS: number;
+  readonly #updateBurst: number;
   readonly #maxEvents: number;
   readonly #intervalMs: number;
   readonly #spam: LRU<TokenBucket>;
+  readonly #updates: LRU<TokenBucket>;
   readonly #aggregates: LRU<AggregateRecord>;
   readonly #observed: LRU<Observation>;
 
@@ -189,23 +215,36 @@ export class EventCorrelator {
     this.#clock = opts.clock ?? systemClock;
     this.#spamQPS = opts.spamQPS ?? DEFAULT_SPAM_QPS;
     this.#spamBurst = opts.spamBurst ?? DEFAULT_SPAM_BURST;
+    this.#updateQPS = opts.updateQPS ?? DEFAULT_UPDATE_QPS;
+    this.#updateBurst = opts.updateBurst ?? DEFAULT_UPDATE_BURST;
     this.#maxEvents = opts.aggregateMaxEvents ?? DEFAULT_AGGREGATE_MAX_EVENTS;
     this.#intervalMs = opts.aggregateIntervalMs ?? DEFAULT_AGGREGATE_INTERVAL_MS;
     this.#spam = new LRU(size);
+    this.#updates = new LRU(size);
     this.#aggregates = new LRU(size);
     this.#observed = new LRU(size);
   }
 
   /**
-   * Decide what to write for a new event. As in client-go, the dedupe cache is updated before the
-   * spam filter runs, so occurrences dropped as spam are still counted by the next write that passes.
-   * `now` is when the event happened, which for a queued event is earlier than when it is correlated.
+   * Decide what to write for a new event: a new Event, or an update (count++) of one recorded before.
+   * The spam filter is a separate step (allow) because a repeat the recorder folds into a write still
+   * waiting in its queue costs no write and so no budget. As in client-go, the dedupe cache is updated
+   * before the spam filter runs, so occurrences dropped as spam are still counted by the next write.
    */
   correlate(newEvent: CoreV1Event, now: number = this.#clock.now()): CorrelationResult {
     const { event: aggregated, key: k } = this.#aggregate(structuredClone(newEvent), now);
     const { event, patch } = this.#observe(aggregated, k, now);
-    const skip = !this.#allow(event, now);
-    return { event, patch, key: k, skip };
+    return { event, patch, key: k };
+  }
+
+  /**
+   * The spam filter (token buckets, golang.org/x/time/rate semantics). A new Event draws on the bucket
+   * of its source + object + reason (client-go's 25, then 1 per 5 min); an update draws on the bucket
+   * of its own Event, so neither a flood of repeats nor one noisy reason can starve a distinct event.
+   */
+  allow(result: CorrelationResult, now: number = this.#clock.now()): boolean {
+    if (result.patch) return this.#take(this.#updates, result.key, this.#updateQPS, this.#updateBurst, now);
+    return this.#take(this.#spam, spamKey(result.event), this.#spamQPS, this.#spamBurst, now);
   }
 
   /** Record what the server answered, so later patches target the Event that really exists. */
@@ -267,12 +306,11 @@ export class EventCorrelator {
     return { event, patch };
   }
 
-  #allow(event: CoreV1Event, now: number): boolean {
-    const k = spamKey(event);
-    let bucket = this.#spam.get(k);
+  #take(buckets: LRU<TokenBucket>, k: string, qps: number, burst: number, now: number): boolean {
+    let bucket = buckets.get(k);
     if (!bucket) {
-      bucket = new TokenBucket(this.#spamQPS, this.#spamBurst, now);
-      this.#spam.set(k, bucket);
+      bucket = new TokenBucket(qps, burst, now);
+      buckets.set(k, bucket);
     }
     return bucket.tryAccept(now);
   }

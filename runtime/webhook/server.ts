@@ -22,6 +22,7 @@ import {
   type AdmissionResult,
   type AdmissionReview,
 } from "./admission.ts";
+import { initCounter, initGauge, initHistogram } from "../metrics/registry.ts";
 import { requestInFlight, requestLatency, requestTotal } from "./metrics.ts";
 
 export const DEFAULT_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs";
@@ -242,6 +243,12 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   const { handlers } = opts;
   for (const path of handlers.keys()) {
     if (!path.startsWith("/")) throw new Error(`webhook path ${JSON.stringify(path)} must start with "/"`);
+  }
+  // Series exist from registration, as controller-runtime's do: "no errors yet" reads 0, not "no data".
+  for (const path of handlers.keys()) {
+    for (const code of ["200", "500"]) initCounter(requestTotal, { webhook: path, code });
+    initGauge(requestInFlight, { webhook: path });
+    initHistogram(requestLatency, { webhook: path });
   }
 
   let current = loadKeyPair(certPath, keyPath);

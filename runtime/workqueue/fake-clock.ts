@@ -2,6 +2,13 @@
 // time order with now() set to each timer's due time, as a real clock would observe it.
 import type { TimerClock, TimerHandle } from "./clock.ts";
 
+/**
+ * advance() gives up after firing this many timers: a timer that keeps re-arming itself without time
+ * moving (a bug under test) would otherwise spin forever, synchronously, where no test timeout can
+ * interrupt it.
+ */
+export const MAX_TIMERS_PER_ADVANCE = 100_000;
+
 interface FakeTimer {
   at: number;
   seq: number;
@@ -36,7 +43,7 @@ export class FakeClock implements TimerClock {
 
   advance(ms: number): void {
     const target = this.#now + ms;
-    for (;;) {
+    for (let fired = 0; ; fired++) {
       let next: FakeTimer | undefined;
       for (const t of this.#timers) {
         if (t.at <= target && (next === undefined || t.at < next.at || (t.at === next.at && t.seq < next.seq))) {
@@ -44,6 +51,11 @@ export class FakeClock implements TimerClock {
         }
       }
       if (next === undefined) break;
+      if (fired >= MAX_TIMERS_PER_ADVANCE) {
+        throw new Error(
+          `FakeClock.advance(${ms}) fired ${fired} timers and more are due (now ${this.#now} ms): a timer re-arming itself?`,
+        );
+      }
       this.#timers.delete(next);
       this.#now = Math.max(this.#now, next.at);
       next.fn();

@@ -1,7 +1,8 @@
 // Workqueue metrics under controller-runtime's names and labels, so existing dashboards and alerts
 // work unchanged. Collectors are created on first use: a process with only unnamed queues exports none.
+// A named queue's series all exist from its creation, at 0, as with controller-runtime's provider.
 import { Counter, Gauge, Histogram } from "prom-client";
-import { getOrCreate, metricsRegistry } from "../metrics/registry.ts";
+import { getOrCreate, initCounter, initGauge, initHistogram, metricsRegistry } from "../metrics/registry.ts";
 import type { Clock } from "./clock.ts";
 
 type Label = "controller" | "name";
@@ -134,6 +135,14 @@ export class PrometheusQueueMetrics<K extends string> implements QueueMetrics<K>
     this.#clock = clock;
     const c = collectors();
     const labels = { controller: name, name };
+    // Present (at 0) before the first add, retry or get: "no data" would hide an idle queue.
+    initGauge(c.depth, labels);
+    initCounter(c.adds, labels);
+    initHistogram(c.latency, labels);
+    initHistogram(c.workDuration, labels);
+    initGauge(c.unfinished, labels);
+    initGauge(c.longest, labels);
+    initCounter(c.retries, labels);
     this.#depth = c.depth.labels(labels);
     this.#adds = c.adds.labels(labels);
     this.#latency = c.latency.labels(labels);

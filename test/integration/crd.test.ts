@@ -1,11 +1,19 @@
-// The generated CRD against a real kube-apiserver: install, schema defaults and validation, embedded
-// metadata, the status subresource.
+// The generated CRD against a real kube-apiserver: install, schema defaults and validation (also with no
+// admission webhook in front of it), embedded metadata, the status subresource.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { ApiException, ApiextensionsV1Api, CustomObjectsApi } from "@kubernetes/client-node";
-import { GROUP, PLURAL, RESOURCE, VERSION } from "../../api/v1/index.ts";
+import {
+  GROUP,
+  MAX_CRONJOB_NAME_LENGTH,
+  MAX_SCHEDULE_LENGTH,
+  MAX_TIME_ZONE_LENGTH,
+  PLURAL,
+  RESOURCE,
+  VERSION,
+} from "../../api/v1/index.ts";
 import { PROJECT_ROOT, TestEnv } from "../envtest/index.ts";
 import { minimalCronJob, variant } from "../fixtures.ts";
 
@@ -122,6 +130,106 @@ describe("CronJob CRD on a real apiserver", () => {
       assert.match(msg, message);
     });
   }
+
+  // Admission webhooks are off under `make run` against a cluster, when config/manager is deployed
+  // alone, or when a webhook configuration is deleted: the schema itself refuses what can never run.
+  describe("with no admission webhook installed (admission bypassed)", () => {
+    const RP = "spec.jobTemplate.spec.template.spec.restartPolicy";
+    const nameOf = (n: number) => `n${"x".repeat(n - 2)}n`;
+
+    it("really has no webhook between the client and the schema", async () => {
+      for (const kind of ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"]) {
+        const r = await env.kubectl(["get", kind, "-o", "name"]);
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stdout.trim(), "", `${kind} installed: this test must reach the schema alone`);
+      }
+    });
+
+    const refused: Array<[string, object, RegExp]> = [
+      [
+        "a 53-character name",
+        minimalCronJob(nameOf(53)),
+        new RegExp(
+          `metadata\\.name: Invalid value: ".*": metadata\\.name in body should be at most ${MAX_CRONJOB_NAME_LENGTH} chars long`,
+        ),
+      ],
+      [
+        "restartPolicy Always",
+        variant(minimalCronJob("rp-always"), (o) => (o.spec.jobTemplate.spec.template.spec.restartPolicy = "Always")),
+        new RegExp(`${RP.replaceAll(".", "\\.")}: Unsupported value: "Always": supported values: "OnFailure", "Never"`),
+      ],
+      [
+        "a missing restartPolicy (Job defaulting would make it Always)",
+        variant(minimalCronJob("rp-missing"), (o) => delete o.spec.jobTemplate.spec.template.spec.restartPolicy),
+        new RegExp(`${RP.replaceAll(".", "\\.")}: Required value`),
+      ],
+      [
+        "a 2000-character schedule",
+        variant(minimalCronJob("long-schedule"), (o) => (o.spec.schedule = `00 0 * * ${"1,".repeat(995)}1`)),
+        new RegExp(
+          `spec\\.schedule: Invalid value: ".*": spec\\.schedule in body should be at most ${MAX_SCHEDULE_LENGTH} chars long`,
+        ),
+      ],
+      [
+        "a 300-character timeZone",
+        variant(minimalCronJob("long-zone"), (o) => (o.spec.timeZone = `Europe/${"B".repeat(293)}`)),
+        new RegExp(
+          `spec\\.timeZone: Invalid value: ".*": spec\\.timeZone in body should be at most ${MAX_TIME_ZONE_LENGTH} chars long`,
+        ),
+      ],
+    ];
+    for (const [what, body, message] of refused) {
+      it(`refuses ${what}, naming the field`, async () => {
+        const b = body as { metadata: { name: string }; spec: { schedule: string; timeZone?: string } };
+        if (what.includes("schedule")) assert.equal(b.spec.schedule.length, 2000);
+        if (what.includes("timeZone")) assert.equal(b.spec.timeZone?.length, 300);
+        if (what.includes("name")) assert.equal(b.metadata.name.length, 53);
+        assert.match(await rejection(body), message);
+        const got = await env.kubectl(["get", RESOURCE, b.metadata.name, "-n", ns]);
+        assert.notEqual(got.code, 0, "the refused object must not exist");
+      });
+    }
+
+    it("accepts a 52-character name and a valid object at the limits", async () => {
+      const name = nameOf(52);
+      assert.equal(name.length, MAX_CRONJOB_NAME_LENGTH);
+      await create(minimalCronJob(name));
+      assert.equal((await get(name)).metadata.name, name);
+      const atLimits = variant(minimalCronJob("at-limits"), (o) => {
+        o.spec.schedule = `00 0 * * ${"1,".repeat(507)}1`;
+        o.spec.timeZone = "America/Argentina/ComodRivadavia";
+        o.spec.jobTemplate.spec.template.spec.restartPolicy = "Never";
+      });
+      assert.equal(atLimits.spec.schedule.length, MAX_SCHEDULE_LENGTH);
+      await create(atLimits);
+      assert.equal((await get("at-limits")).spec.jobTemplate.spec.template.spec.restartPolicy, "Never");
+    });
+
+    it("refuses an update to restartPolicy Always", async () => {
+      await create(minimalCronJob("rp-update"));
+      const obj = await get("rp-update");
+      obj.spec.jobTemplate.spec.template.spec.restartPolicy = "Always";
+      const err = await api
+        .replaceNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: ns,
+          plural: PLURAL,
+          name: "rp-update",
+          body: obj,
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      assert.ok(err instanceof ApiException, "the update was accepted");
+      assert.equal(err.code, 422);
+      assert.match(
+        (JSON.parse(String(err.body)) as { message: string }).message,
+        /restartPolicy: Unsupported value: "Always"/,
+      );
+    });
+  });
 
   it("keeps labels and annotations of the job template and the pod template", async () => {
     const body = variant(minimalCronJob("labels"), (o) => {

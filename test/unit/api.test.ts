@@ -1,6 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { CronJobSchema, formatFieldErrors, parseCronJob, type CronJob } from "../../api/v1/index.ts";
+import {
+  CronJobSchema,
+  formatFieldErrors,
+  MAX_CRONJOB_NAME_LENGTH,
+  MAX_SCHEDULE_LENGTH,
+  MAX_TIME_ZONE_LENGTH,
+  parseCronJob,
+  RestartPolicyValues,
+  type CronJob,
+} from "../../api/v1/index.ts";
+import { MAX_NAME_LENGTH, validateCronJob } from "../../webhooks/cronjob_webhook.ts";
 import { minimalCronJob, variant } from "../fixtures.ts";
 
 describe("CronJob schema ↔ TypeScript types", () => {
@@ -93,6 +103,21 @@ describe("CronJob schema ↔ TypeScript types", () => {
       /at least 1|>=1/,
     ],
     ["wrong apiVersion", (o) => (o.apiVersion = "batch/v1"), "apiVersion", /batch\.tutorial\.kubebuilder\.io\/v1/],
+    ["a 53-character name", (o) => (o.metadata.name = "n".repeat(53)), "metadata.name", /<=\s*52/],
+    [
+      "restartPolicy Always",
+      (o) => (o.spec.jobTemplate.spec.template.spec.restartPolicy = "Always"),
+      "spec.jobTemplate.spec.template.spec.restartPolicy",
+      /OnFailure.*Never/,
+    ],
+    [
+      "a missing restartPolicy",
+      (o) => delete o.spec.jobTemplate.spec.template.spec.restartPolicy,
+      "spec.jobTemplate.spec.template.spec.restartPolicy",
+      /OnFailure.*Never/,
+    ],
+    ["a 1025-character schedule", (o) => (o.spec.schedule = "*".repeat(1025)), "spec.schedule", /<=\s*1024/],
+    ["a 256-character timeZone", (o) => (o.spec.timeZone = "Z".repeat(256)), "spec.timeZone", /<=\s*255/],
   ];
   for (const [what, mutate, field, message] of bad) {
     it(`rejects ${what} with an error naming ${field}`, () => {
@@ -111,5 +136,62 @@ describe("CronJob schema ↔ TypeScript types", () => {
     assert.equal(r.ok, false);
     if (r.ok) return;
     assert.match(formatFieldErrors(r.errors), /^spec\.concurrencyPolicy: Invalid value: "Sometimes": /);
+  });
+});
+
+// The CRD schema (generated from these zod schemas) and the validating webhook must refuse the same
+// objects for the checks both make; otherwise a CronJob admitted with webhooks off could never be
+// updated with them on, or the reverse.
+describe("the schema's limits agree with the validating webhook", () => {
+  it("uses the same name limit", () => {
+    assert.equal(MAX_NAME_LENGTH, MAX_CRONJOB_NAME_LENGTH);
+  });
+
+  const RP = "spec.jobTemplate.spec.template.spec.restartPolicy";
+  const cases: Array<[string, (o: Record<string, any>) => void, string | undefined]> = [
+    ["a 52-character name", (o) => (o.metadata.name = "n".repeat(MAX_CRONJOB_NAME_LENGTH)), undefined],
+    ["a 53-character name", (o) => (o.metadata.name = "n".repeat(MAX_CRONJOB_NAME_LENGTH + 1)), "metadata.name"],
+    ...RestartPolicyValues.map((rp): [string, (o: Record<string, any>) => void, undefined] => [
+      `restartPolicy ${rp}`,
+      (o) => (o.spec.jobTemplate.spec.template.spec.restartPolicy = rp),
+      undefined,
+    ]),
+    ...["Always", "never", ""].map((rp): [string, (o: Record<string, any>) => void, string] => [
+      `restartPolicy ${JSON.stringify(rp)}`,
+      (o) => (o.spec.jobTemplate.spec.template.spec.restartPolicy = rp),
+      RP,
+    ]),
+    ["no restartPolicy", (o) => delete o.spec.jobTemplate.spec.template.spec.restartPolicy, RP],
+    // The longest schedule the schema allows still parses; one more character is refused by both.
+    ["a schedule of the maximum length", (o) => (o.spec.schedule = `00 0 * * ${"1,".repeat(507)}1`), undefined],
+    ["a schedule one character too long", (o) => (o.spec.schedule = `000 0 * * ${"1,".repeat(507)}1`), "spec.schedule"],
+    ["a timeZone one character too long", (o) => (o.spec.timeZone = `Europe/${"B".repeat(249)}`), "spec.timeZone"],
+  ];
+  for (const [what, mutate, field] of cases) {
+    it(`${field ? "both refuse" : "both accept"} ${what}`, () => {
+      const obj = variant(minimalCronJob("a"), mutate);
+      const schema = parseCronJob(obj);
+      const webhook = validateCronJob(obj).errors;
+      if (field === undefined) {
+        assert.ok(schema.ok, schema.ok ? "" : formatFieldErrors(schema.errors));
+        assert.deepEqual(webhook, []);
+        return;
+      }
+      assert.equal(schema.ok, false, "the schema accepted it");
+      if (!schema.ok)
+        assert.ok(
+          schema.errors.some((e) => e.field === field),
+          JSON.stringify(schema.errors),
+        );
+      assert.ok(
+        webhook.some((e) => e.field === field),
+        `the webhook did not refuse ${field}: ${JSON.stringify(webhook)}`,
+      );
+    });
+  }
+
+  it("checks the lengths of the test values", () => {
+    assert.equal(`00 0 * * ${"1,".repeat(507)}1`.length, MAX_SCHEDULE_LENGTH);
+    assert.equal(`Europe/${"B".repeat(249)}`.length, MAX_TIME_ZONE_LENGTH + 1);
   });
 });

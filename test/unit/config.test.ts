@@ -1,25 +1,38 @@
-// The deployment side: every config/ overlay builds with `kubectl kustomize`, the manager's Deployment is
-// hardened and runs flags the manager accepts, the default overlay is namespaced and prefixed, the generated
-// RBAC is current and least-privilege, and the Dockerfile passes hack/lint-dockerfile.ts.
+// The deployment side: every config/ overlay builds with `kubectl kustomize` and refers only to files that
+// exist, the manager's Deployment is hardened and runs flags the manager accepts, the default overlay is
+// namespaced and prefixed, the generated RBAC is current and least-privilege (exactly the verbs the code
+// calls), the NetworkPolicies match the manager's ports, and the Dockerfile passes hack/lint-dockerfile.ts.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
 import * as api from "../../api/v1/index.ts";
 import { parseFlags } from "../../cmd/flags.ts";
+import { CronJobKind } from "../../controllers/cronjob_controller.ts";
 import { CRONJOB_CONTROLLER_RBAC } from "../../controllers/rbac.ts";
 import { managerRoleYAML, normaliseRules, ROLE_PATH } from "../../hack/crdgen/rbac.ts";
 import { isIgnored, lintDockerfile, parseDockerfile, parseDockerignore } from "../../hack/lint-dockerfile.ts";
+import { Kinds, type ResourceKind } from "../../runtime/kinds.ts";
 
 const root = resolve(import.meta.dirname, "..", "..");
 const KUBECTL = process.env.KUBECTL ?? "kubectl";
 const NAMESPACE = "cronjob-operator-system";
 const PREFIX = "cronjob-operator-";
 const WEBHOOK_MANIFESTS = join(root, "config", "webhook", "manifests.yaml");
-const OVERLAYS = ["crd", "rbac", "manager", "webhook", "certmanager", "prometheus", "default", "samples"];
+const OVERLAYS = [
+  "crd",
+  "rbac",
+  "manager",
+  "webhook",
+  "certmanager",
+  "prometheus",
+  "network-policy",
+  "default",
+  "samples",
+];
 
 type Obj = Record<string, any>;
 
@@ -61,13 +74,87 @@ const managerContainer = (dep: Obj): Obj => {
   return c;
 };
 
+// Exactly what the code calls (see controllers/rbac.ts): no get on cronjobs (read from the cache), no
+// get/patch on cronjobs/status (written with PUT), no events.k8s.io (core/v1 Events are recorded).
 const EXPECTED_RULES = [
-  { apiGroups: ["", "events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+  { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
   { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "delete", "get", "list", "watch"] },
-  { apiGroups: [api.GROUP], resources: ["cronjobs"], verbs: ["get", "list", "watch"] },
-  { apiGroups: [api.GROUP], resources: ["cronjobs/finalizers"], verbs: ["update"] },
-  { apiGroups: [api.GROUP], resources: ["cronjobs/status"], verbs: ["get", "patch", "update"] },
+  { apiGroups: [api.GROUP], resources: ["cronjobs"], verbs: ["list", "watch"] },
+  { apiGroups: [api.GROUP], resources: ["cronjobs/finalizers", "cronjobs/status"], verbs: ["update"] },
 ];
+
+/**
+ * The API calls the code makes, found in the source: client.<verb>(<kind>, ...), client.request("<METHOD>",
+ * collectionPath|objectPath(<kind>, ...)) and the informers of .for(<kind>) / .owns(<kind>) (list, watch).
+ * Returns "group|resource|verb" strings with the places they were found.
+ */
+function apiCallsIn(dirs: string[]): Map<string, string[]> {
+  const kinds = new Map<string, ResourceKind>([["CronJobKind", CronJobKind]]);
+  for (const [k, v] of Object.entries(Kinds)) kinds.set(`Kinds.${k}`, v);
+  const KIND = String.raw`(CronJobKind|Kinds\.\w+)`;
+  const GENERIC = String.raw`(?:<[^>()]*>)?`;
+  const clientCall = new RegExp(
+    String.raw`\bclient\.(get|list|watch|create|update|updateStatus|patch|delete)\s*${GENERIC}\(\s*${KIND}\b`,
+    "g",
+  );
+  const rawCall = new RegExp(
+    String.raw`\bclient\.request\s*${GENERIC}\(\s*"(GET|POST|PUT|PATCH|DELETE)",\s*(collectionPath|objectPath)\(\s*${KIND}\b`,
+    "g",
+  );
+  const informer = new RegExp(String.raw`\.(for|owns)\(\s*${KIND}\b`, "g");
+  const calls = new Map<string, string[]>();
+  const add = (kindRef: string, verb: string, subresource: string, where: string) => {
+    const k = kinds.get(kindRef);
+    assert.ok(k, `${where}: unknown kind ${kindRef}`);
+    const key = `${k.group}|${k.plural}${subresource ? `/${subresource}` : ""}|${verb}`;
+    calls.set(key, [...(calls.get(key) ?? []), where]);
+  };
+  const files = (dir: string): string[] =>
+    readdirSync(dir).flatMap((f) => {
+      const p = join(dir, f);
+      return statSync(p).isDirectory() ? files(p) : p.endsWith(".ts") ? [p] : [];
+    });
+  for (const file of dirs.flatMap((d) => files(join(root, d)))) {
+    const src = readFileSync(file, "utf8");
+    const at = (i: number) => `${relative(root, file)}:${src.slice(0, i).split("\n").length}`;
+    for (const m of src.matchAll(clientCall)) {
+      const verb = m[1] === "updateStatus" ? "update" : m[1]!;
+      add(m[2]!, verb, m[1] === "updateStatus" ? "status" : "", at(m.index));
+    }
+    for (const m of src.matchAll(rawCall)) {
+      const method = m[1]!;
+      const verb =
+        method === "GET"
+          ? m[2] === "collectionPath"
+            ? "list"
+            : "get"
+          : { POST: "create", PUT: "update", PATCH: "patch", DELETE: "delete" }[method]!;
+      add(m[3]!, verb, "", at(m.index));
+    }
+    for (const m of src.matchAll(informer)) {
+      add(m[2]!, "list", "", at(m.index));
+      add(m[2]!, "watch", "", at(m.index));
+    }
+  }
+  return calls;
+}
+
+/** Every resource and file a kustomization.yaml refers to, also in commented-out entries (`#- ../x`). */
+function kustomizationRefs(dir: string): string[] {
+  const text = readFileSync(join(dir, "kustomization.yaml"), "utf8");
+  const k = (parse(text) ?? {}) as Obj;
+  const refs: string[] = [
+    ...((k.resources as string[] | undefined) ?? []),
+    ...((k.components as string[] | undefined) ?? []),
+    ...((k.configurations as string[] | undefined) ?? []),
+    ...((k.patches as Obj[] | undefined) ?? []).flatMap((p) => (typeof p.path === "string" ? [p.path] : [])),
+  ];
+  for (const m of text.matchAll(/^\s*#\s*-\s+(?:path:\s*)?((?:\.\.\/)?[\w./-]+?(?:\.ya?ml)?)\s*$/gm)) {
+    const ref = m[1]!;
+    if (ref.endsWith(".yaml") || ref.endsWith(".yml") || ref.startsWith("../")) refs.push(ref);
+  }
+  return refs;
+}
 
 describe("config/ overlays build with kubectl kustomize", () => {
   for (const dir of OVERLAYS) {
@@ -75,6 +162,24 @@ describe("config/ overlays build with kubectl kustomize", () => {
       kustomize(dir);
     });
   }
+
+  it("every overlay is tested, and every reference in a kustomization.yaml (also commented out) exists", () => {
+    const dirs = readdirSync(join(root, "config")).filter((d) =>
+      existsSync(join(root, "config", d, "kustomization.yaml")),
+    );
+    assert.deepEqual([...dirs].sort(), [...OVERLAYS].sort());
+    const missing: string[] = [];
+    for (const d of dirs) {
+      const base = join(root, "config", d);
+      for (const ref of kustomizationRefs(base)) {
+        if (!existsSync(resolve(base, ref))) missing.push(`config/${d}/kustomization.yaml: ${ref}`);
+      }
+    }
+    assert.deepEqual(missing, []);
+    // config/default refers to the optional overlays (commented out) that exist.
+    const defaults = kustomizationRefs(join(root, "config", "default"));
+    for (const optional of ["../prometheus", "../network-policy"]) assert.ok(defaults.includes(optional), optional);
+  });
 });
 
 describe("generated RBAC (controllers/rbac.ts → config/rbac/role.yaml)", () => {
@@ -90,6 +195,36 @@ describe("generated RBAC (controllers/rbac.ts → config/rbac/role.yaml)", () =>
     const role = find(kustomize("rbac"), "ClusterRole", "manager-role");
     assert.deepEqual(role.rules, EXPECTED_RULES);
     assert.deepEqual(normaliseRules(CRONJOB_CONTROLLER_RBAC), EXPECTED_RULES);
+  });
+
+  it("declares exactly the verbs the code calls (controllers/, webhooks/, runtime/events/)", () => {
+    const calls = apiCallsIn(["controllers", "webhooks", join("runtime", "events")]);
+    const declared = new Set(
+      CRONJOB_CONTROLLER_RBAC.flatMap((m) =>
+        m.groups.flatMap((g) =>
+          (m.resources ?? []).flatMap((r) => m.verbs.map((v) => `${g === "core" ? "" : g}|${r}|${v}`)),
+        ),
+      ),
+    );
+    // Granted without a call: blockOwnerDeletion on the Jobs' ownerReferences needs it when the
+    // OwnerReferencesPermissionEnforcement admission plugin is on (test/integration/deploy.test.ts).
+    const noCall = new Set([`${api.GROUP}|cronjobs/finalizers|update`]);
+    const undeclared = [...calls].filter(([k]) => !declared.has(k)).map(([k, where]) => `${k} (${where.join(", ")})`);
+    assert.deepEqual(undeclared, [], "the code calls verbs controllers/rbac.ts does not grant");
+    const unused = [...declared].filter((k) => !calls.has(k) && !noCall.has(k));
+    assert.deepEqual(unused, [], "controllers/rbac.ts grants verbs the code never calls");
+    // The scan finds the calls it must (a regression guard for the patterns themselves).
+    for (const k of [
+      `${api.GROUP}|cronjobs|list`,
+      `${api.GROUP}|cronjobs/status|update`,
+      "batch|jobs|get",
+      "batch|jobs|create",
+      "batch|jobs|delete",
+      "|events|create",
+      "|events|patch",
+    ]) {
+      assert.ok(calls.has(k), `no call found for ${k}`);
+    }
   });
 
   it("does not depend on declaration order or on how the markers are split", () => {
@@ -301,6 +436,93 @@ describe("config/default", () => {
     const vol = dep.spec.template.spec.volumes.find((v: Obj) => v.name === mount.name);
     assert.equal(vol.secret.secretName, cert.spec.secretName);
     assert.equal(cert.spec.dnsNames[0], `${svc.metadata.name}.${NAMESPACE}.svc`);
+  });
+});
+
+describe("config/network-policy (kubebuilder's, off by default)", () => {
+  let dir: string;
+  before(() => {
+    // config/default with [NETWORK POLICY] uncommented, in a copy of config/ (config/ is never modified).
+    dir = mkdtempSync(join(tmpdir(), "network-policy-test-"));
+    cpSync(join(root, "config"), join(dir, "config"), { recursive: true });
+    const k = join(dir, "config", "default", "kustomization.yaml");
+    const text = readFileSync(k, "utf8");
+    assert.match(text, /^#- \.\.\/network-policy$/m);
+    writeFileSync(k, text.replace(/^#- \.\.\/network-policy$/m, "- ../network-policy"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  const enabled = (): Obj[] => {
+    const r = spawnSync(KUBECTL, ["kustomize", join(dir, "config", "default")], {
+      encoding: "utf8",
+      maxBuffer: 64 << 20,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    return parseAllDocuments(r.stdout)
+      .map((d) => d.toJS() as Obj | null)
+      .filter((o): o is Obj => o !== null);
+  };
+
+  it("is not in config/default by default", () => {
+    assert.equal(
+      kustomize("default").filter((o) => o.kind === "NetworkPolicy").length,
+      0,
+      "enabling it blocks Prometheus until its namespace is labelled metrics: enabled",
+    );
+    assert.match(
+      readFileSync(join(root, "config", "default", "kustomization.yaml"), "utf8"),
+      /^#- \.\.\/network-policy$/m,
+    );
+  });
+
+  it("admits metrics only from namespaces labelled metrics: enabled, on the manager's metrics port", () => {
+    const objs = kustomize("network-policy");
+    assert.deepEqual(objs.map((o) => `${o.kind}/${o.metadata.name}`).sort(), [
+      "NetworkPolicy/allow-metrics-traffic",
+      "NetworkPolicy/allow-webhook-traffic",
+    ]);
+    const np = find(objs, "NetworkPolicy", "allow-metrics-traffic");
+    assert.deepEqual(np.spec.policyTypes, ["Ingress"]);
+    assert.deepEqual(np.spec.ingress, [
+      {
+        from: [{ namespaceSelector: { matchLabels: { metrics: "enabled" } } }],
+        ports: [{ port: 8443, protocol: "TCP" }],
+      },
+    ]);
+  });
+
+  it("leaves the webhook port open to the API server (which no selector matches)", () => {
+    const np = find(kustomize("network-policy"), "NetworkPolicy", "allow-webhook-traffic");
+    assert.deepEqual(np.spec.policyTypes, ["Ingress"]);
+    assert.deepEqual(np.spec.ingress, [{ ports: [{ port: 9443, protocol: "TCP" }] }]);
+  });
+
+  it("enabled in config/default, selects the manager's Pods and allows exactly its metrics and webhook ports", () => {
+    const objs = enabled();
+    const dep = find(objs, "Deployment", `${PREFIX}controller-manager`);
+    const podLabels = dep.spec.template.metadata.labels as Record<string, string>;
+    const c = managerContainer(dep);
+    const env = Object.fromEntries(c.env.map((e: Obj) => [e.name, e.value ?? e.valueFrom]));
+    const flags = parseFlags(c.args.slice(1), env);
+    const metricsPort = Number(flags.metricsBindAddress.split(":").at(-1));
+    const policies = objs.filter((o) => o.kind === "NetworkPolicy");
+    assert.equal(policies.length, 2);
+    const allowed = new Set<number>();
+    for (const np of policies) {
+      assert.equal(np.metadata.namespace, NAMESPACE);
+      assert.ok(np.metadata.name.startsWith(PREFIX));
+      for (const [k, v] of Object.entries(np.spec.podSelector.matchLabels as Record<string, string>)) {
+        assert.equal(podLabels[k], v, `${np.metadata.name} selects ${k}=${v}, not the manager's Pods`);
+      }
+      for (const rule of np.spec.ingress as Obj[]) for (const p of rule.ports as Obj[]) allowed.add(p.port);
+    }
+    assert.deepEqual([...allowed].sort(), [metricsPort, flags.webhookPort].sort());
+    for (const port of allowed) {
+      assert.ok(
+        (c.ports as Obj[]).some((p) => p.containerPort === port),
+        `port ${port} is not a port of the manager container`,
+      );
+    }
   });
 });
 

@@ -4,7 +4,8 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, it } from "node:test";
 import { parse } from "yaml";
-import { cronJobCRD } from "../../hack/crdgen/crd.ts";
+import * as api from "../../api/v1/index.ts";
+import { cronJobCRD, overlayChecks, rootMetadataSchema } from "../../hack/crdgen/crd.ts";
 import {
   convertDefinition,
   type Definitions,
@@ -32,7 +33,7 @@ describe("OpenAPI v2 → structural CRD schema", () => {
   });
 
   it("carries the full upstream PodSpec with descriptions and list markers", () => {
-    assert.deepEqual(podSpec.required, ["containers"]);
+    assert.ok((podSpec.required as string[]).includes("containers"));
     assert.match(String(at(podSpec, "containers").description), /List of containers belonging to the pod/);
     assert.equal(at(podSpec, "containers")["x-kubernetes-list-type"], "map");
     assert.deepEqual(at(podSpec, "containers")["x-kubernetes-list-map-keys"], ["name"]);
@@ -86,7 +87,113 @@ describe("OpenAPI v2 → structural CRD schema", () => {
     assert.equal(at(schema, "status", "conditions")["x-kubernetes-list-type"], "map");
     assert.equal(at(schema, "status", "active", "[]")["x-kubernetes-map-type"], "atomic");
     assert.equal(at(schema, "status", "active").maxItems, undefined);
-    assert.deepEqual(at(schema, "metadata"), { type: "object" });
+    assert.deepEqual(at(schema, "metadata"), {
+      type: "object",
+      properties: { name: { maxLength: api.MAX_CRONJOB_NAME_LENGTH, type: "string" } },
+    });
+  });
+
+  // The checks that hold when admission webhooks are bypassed: they come from the zod schemas.
+  it("enforces the name length, restartPolicy and field lengths in the schema itself", () => {
+    const spec = at(schema, "spec");
+    assert.equal(api.MAX_CRONJOB_NAME_LENGTH, 52);
+    assert.equal(at(spec, "schedule").maxLength, api.MAX_SCHEDULE_LENGTH);
+    assert.equal(at(spec, "schedule").maxLength, 1024);
+    assert.equal(at(spec, "timeZone").maxLength, api.MAX_TIME_ZONE_LENGTH);
+    assert.equal(at(spec, "timeZone").maxLength, 255);
+    assert.deepEqual(at(podSpec, "restartPolicy").enum, ["OnFailure", "Never"]);
+    assert.deepEqual(podSpec.required, ["containers", "restartPolicy"]);
+    // restartPolicy is required all the way down: an absent jobTemplate.spec or template.spec cannot skip it.
+    assert.deepEqual(at(schema, "spec", "jobTemplate").required, ["spec"]);
+    assert.deepEqual(at(schema, "spec", "jobTemplate", "spec").required, ["template"]);
+    assert.deepEqual(at(schema, "spec", "jobTemplate", "spec", "template").required, ["spec"]);
+    // The rest of the template's zod checks, carried onto the upstream schema.
+    assert.equal(at(podSpec, "containers").minItems, 1);
+    assert.equal(at(podSpec, "containers", "[]", "name").minLength, 1);
+    // Upstream descriptions stay.
+    assert.match(String(at(podSpec, "restartPolicy").description), /Restart policy for all containers/);
+  });
+
+  it("carries metav1.Condition's checks into status.conditions (what controller-gen emits for it)", () => {
+    const c = at(schema, "status", "conditions", "[]");
+    assert.deepEqual(at(c, "status").enum, ["True", "False", "Unknown"]);
+    assert.equal(at(c, "reason").maxLength, 1024);
+    assert.equal(at(c, "message").maxLength, 32768);
+    assert.equal(at(c, "type").maxLength, 316);
+    assert.equal(at(c, "observedGeneration").minimum, 0);
+    assert.equal(at(c, "lastTransitionTime").pattern, undefined, "no zod date-time regex");
+  });
+
+  it("overlays zod checks onto an upstream schema, refusing what upstream does not have", () => {
+    const upstream = (): JSONSchema => ({
+      type: "object",
+      properties: {
+        policy: { type: "string", description: "kept" },
+        list: { type: "array", items: { type: "object", properties: { n: { type: "string" } } } },
+        choice: { type: "string", enum: ["A", "B"] },
+      },
+      required: ["list"],
+    });
+    const t = upstream();
+    overlayChecks(
+      t,
+      {
+        type: "object",
+        properties: {
+          policy: { type: "string", enum: ["X"], maxLength: 5 },
+          list: {
+            type: "array",
+            minItems: 1,
+            items: { type: "object", properties: { n: { type: "string", minLength: 1 } } },
+          },
+          choice: { type: "string", enum: ["A"] },
+        },
+        required: ["policy"],
+        additionalProperties: {},
+      },
+      "T",
+    );
+    assert.deepEqual(t, {
+      type: "object",
+      properties: {
+        policy: { type: "string", description: "kept", enum: ["X"], maxLength: 5 },
+        list: {
+          type: "array",
+          minItems: 1,
+          items: { type: "object", properties: { n: { type: "string", minLength: 1 } } },
+        },
+        choice: { type: "string", enum: ["A"] },
+      },
+      required: ["list", "policy"],
+    });
+    assert.throws(
+      () => overlayChecks(upstream(), { properties: { typo: { type: "string", maxLength: 1 } } }, "T"),
+      /T\.typo: the zod schema describes a field the upstream schema does not have/,
+    );
+    assert.throws(
+      () => overlayChecks(upstream(), { properties: { policy: { type: "integer" } } }, "T"),
+      /T\.policy: the zod schema says integer, the upstream schema string/,
+    );
+    assert.throws(
+      () => overlayChecks(upstream(), { properties: { choice: { type: "string", enum: ["C"] } } }, "T"),
+      /T\.choice: enum values \["C"\] are not allowed upstream/,
+    );
+    assert.throws(() => overlayChecks(upstream(), { required: ["nope"] }, "T"), /required field nope/);
+  });
+
+  it("puts only name and generateName checks into the root metadata (all a CRD may say there)", () => {
+    assert.deepEqual(rootMetadataSchema(undefined), { type: "object" });
+    assert.deepEqual(
+      rootMetadataSchema({
+        type: "object",
+        properties: {
+          name: { type: "string", maxLength: 10, description: "dropped" },
+          generateName: { type: "string" },
+          labels: { type: "object", maxProperties: 3 },
+        },
+      }),
+      { type: "object", properties: { name: { maxLength: 10, type: "string" } } },
+    );
   });
 
   it("gives every CronJob field a description", () => {

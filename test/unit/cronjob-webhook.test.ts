@@ -25,6 +25,18 @@ import {
   webhookMarkers,
 } from "../../webhooks/cronjob_webhook.ts";
 import { minimalCronJob, variant } from "../fixtures.ts";
+import { jobForSlot, type JobSource } from "../../controllers/job.ts";
+import { APIError } from "../../runtime/errors.ts";
+import { discardLogger } from "../../runtime/log.ts";
+import {
+  DRY_RUN_TIMEOUT_MS,
+  type DryRunClient,
+  dryRunJobTemplate,
+  jobErrorsToCronJob,
+  parseErrorBody,
+  PLACEHOLDER_UID,
+  unquoteGo,
+} from "../../webhooks/jobtemplate_dryrun.ts";
 
 const RP_FIELD = "spec.jobTemplate.spec.template.spec.restartPolicy";
 const LONG_NAME = "test-cronjob-name-that-is-way-too-long-for-kubernetes-jobs-to-be-created-from-it";
@@ -838,5 +850,324 @@ describe("CronJob validating webhook (properties)", () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// The Job template checked by the API server: a dry-run create of the Job the controller would create,
+// its causes mapped back to the CronJob (a fake client here; test/integration/cronjob/webhook-dryrun.test.ts
+// runs it against kube-apiserver).
+
+const RFC1123_LABEL =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+/** The 422 the API server answers for an invalid Job, as the client surfaces it. */
+function invalidJob(name: string, causes: Array<{ field: string; reason: string; message: string }>): APIError {
+  return APIError.fromResponse(422, {
+    kind: "Status",
+    apiVersion: "v1",
+    status: "Failure",
+    message: `Job.batch "${name}" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(", ")}`,
+    reason: "Invalid",
+    details: { name, group: "batch", kind: "Job", causes },
+    code: 422,
+  });
+}
+
+interface Recorded {
+  method: string;
+  path: string;
+  query: Record<string, unknown> | undefined;
+  body: any;
+  timeoutMs: number | undefined;
+}
+
+/** A DryRunClient whose answer is `answer` (a value resolves, an Error rejects, "hang" never settles). */
+function fakeClient(answer: unknown): DryRunClient & { calls: Recorded[] } {
+  const calls: Recorded[] = [];
+  return {
+    calls,
+    request: (<T>(method: string, path: string, o: Record<string, any> = {}): Promise<T> => {
+      calls.push({ method, path, query: o.query, body: o.body, timeoutMs: o.timeoutMs });
+      if (answer === "hang") return new Promise<T>(() => undefined);
+      return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer as T);
+    }) as DryRunClient["request"],
+  };
+}
+
+describe("Job template dry-run: API server errors mapped to the CronJob", () => {
+  const ctx = { name: "cj", jobName: "cj-1700000000", templateHasLabels: true };
+
+  it("re-renders every cause at its spec.jobTemplate path, with the value, in the same format", () => {
+    const causes = [
+      {
+        field: "spec.template.spec.containers[0].name",
+        reason: "FieldValueInvalid",
+        message: `Invalid value: "UPPER_case": ${RFC1123_LABEL}`,
+      },
+      {
+        field: "spec.completions",
+        reason: "FieldValueInvalid",
+        message: "Invalid value: -5: must be greater than or equal to 0",
+      },
+      {
+        field: "spec.backoffLimit",
+        reason: "FieldValueInvalid",
+        message: "Invalid value: -1: must be greater than or equal to 0",
+      },
+      {
+        field: "spec.template.metadata.labels",
+        reason: "FieldValueInvalid",
+        message: `Invalid value: "${"v".repeat(64)}": must be no more than 63 characters`,
+      },
+      {
+        field: "metadata.labels",
+        reason: "FieldValueInvalid",
+        message: `Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.'`,
+      },
+      {
+        field: "spec.template.spec.restartPolicy",
+        reason: "FieldValueNotSupported",
+        message: `Unsupported value: "Always": supported values: "OnFailure", "Never"`,
+      },
+      { field: "spec.template.spec.containers[0].image", reason: "FieldValueRequired", message: "Required value" },
+      {
+        field: "metadata.annotations",
+        reason: "FieldValueTooLong",
+        message: "Too long: must have at most 262144 bytes",
+      },
+    ];
+    const { errors, outside } = jobErrorsToCronJob(causes, ctx);
+    assert.deepEqual(outside, []);
+    assert.deepEqual(
+      errors.map((e) => [e.field, e.type, e.value]),
+      [
+        ["spec.jobTemplate.spec.template.spec.containers[0].name", "FieldValueInvalid", "UPPER_case"],
+        ["spec.jobTemplate.spec.completions", "FieldValueInvalid", -5],
+        ["spec.jobTemplate.spec.backoffLimit", "FieldValueInvalid", -1],
+        ["spec.jobTemplate.spec.template.metadata.labels", "FieldValueInvalid", "v".repeat(64)],
+        ["spec.jobTemplate.metadata.labels", "FieldValueInvalid", "bad key!"],
+        ["spec.jobTemplate.spec.template.spec.restartPolicy", "FieldValueNotSupported", "Always"],
+        ["spec.jobTemplate.spec.template.spec.containers[0].image", "FieldValueRequired", undefined],
+        ["spec.jobTemplate.metadata.annotations", "FieldValueTooLong", undefined],
+      ],
+    );
+    // The API server's text, unchanged, after the CronJob's path.
+    assert.deepEqual(
+      errors.map(fieldErrorString),
+      causes.map((c) => `spec.jobTemplate.${c.field}: ${c.message}`),
+    );
+  });
+
+  it("blames the pod template for a Job label error when the template sets no labels (they are copied)", () => {
+    const message = `Invalid value: "${"v".repeat(64)}": must be no more than 63 characters`;
+    const causes = [
+      { field: "metadata.labels", reason: "FieldValueInvalid", message },
+      { field: "spec.template.metadata.labels", reason: "FieldValueInvalid", message },
+    ];
+    const { errors } = jobErrorsToCronJob(causes, { ...ctx, templateHasLabels: false });
+    assert.deepEqual(errors.map(fieldErrorString), [`spec.jobTemplate.spec.template.metadata.labels: ${message}`]);
+  });
+
+  it("puts a Job name error on the CronJob's name and keeps controller-set fields out of jobTemplate", () => {
+    const { errors, outside } = jobErrorsToCronJob(
+      [
+        {
+          field: "metadata.name",
+          reason: "FieldValueInvalid",
+          message: `Invalid value: "cj-1700000000": must be no more than 63 characters`,
+        },
+        {
+          field: "metadata.ownerReferences.uid",
+          reason: "FieldValueInvalid",
+          message: `Invalid value: "": uid must not be empty`,
+        },
+      ],
+      ctx,
+    );
+    assert.deepEqual(errors, [
+      {
+        field: "metadata.name",
+        type: "FieldValueInvalid",
+        value: "cj",
+        detail: `the name of its Jobs ("cj-1700000000" now) is invalid: Invalid value: "cj-1700000000": must be no more than 63 characters`,
+      },
+    ]);
+    assert.deepEqual(outside, [`metadata.ownerReferences.uid: Invalid value: "": uid must not be empty`]);
+  });
+
+  it("parses Go-quoted values, numbers, booleans and nil, and keeps an unknown shape as the detail", () => {
+    assert.deepEqual(parseErrorBody("FieldValueInvalid", `Invalid value: "a\\"b\\\\c: d\\x01é\\u00e9": bad: very`), {
+      type: "FieldValueInvalid",
+      value: 'a"b\\c: d\x01éé',
+      detail: "bad: very",
+    });
+    assert.deepEqual(parseErrorBody("FieldValueInvalid", "Invalid value: true"), {
+      type: "FieldValueInvalid",
+      value: true,
+    });
+    assert.deepEqual(parseErrorBody("FieldValueInvalid", "Invalid value: null: x"), {
+      type: "FieldValueInvalid",
+      value: null,
+      detail: "x",
+    });
+    assert.deepEqual(parseErrorBody("FieldValueTooMany", "Too many: 5: must have at most 4 items"), {
+      type: "FieldValueTooMany",
+      value: 5,
+      detail: "must have at most 4 items",
+    });
+    assert.deepEqual(parseErrorBody("FieldValueForbidden", "Forbidden: may not be set: really"), {
+      type: "FieldValueForbidden",
+      detail: "may not be set: really",
+    });
+    // The reason is a hint; the text decides (an unknown reason still parses).
+    assert.deepEqual(parseErrorBody("FieldValueTypeInvalid", `Invalid value: "x": y`), {
+      type: "FieldValueInvalid",
+      value: "x",
+      detail: "y",
+    });
+    assert.deepEqual(parseErrorBody(undefined, "something else entirely"), {
+      type: "FieldValueForbidden",
+      detail: "something else entirely",
+    });
+    assert.deepEqual(unquoteGo(`"\\t\\101\\U0001F600"rest`), { value: "\tA😀", end: 18 });
+    assert.equal(unquoteGo(`"unterminated`), undefined);
+  });
+});
+
+describe("CronJob validating webhook with the Job template dry-run", () => {
+  const NOW = new Date("2026-11-22T05:53:00Z");
+  const sec = Math.floor(NOW.getTime() / 1000);
+  const bad = invalidJob(`cj-${sec}`, [
+    {
+      field: "spec.completions",
+      reason: "FieldValueInvalid",
+      message: "Invalid value: -5: must be greater than or equal to 0",
+    },
+  ]);
+
+  it("dry-runs exactly the Job the controller would create, in the request's namespace", async () => {
+    const client = fakeClient({});
+    const cj = variant(minimalCronJob("cj", "team-a"), (o) => {
+      o.spec.timeZone = "Europe/Berlin";
+      o.spec.jobTemplate.metadata = { labels: { app: "x" }, annotations: { a: "b" } };
+    });
+    assert.deepEqual(await dryRunJobTemplate(client, cj as JobSource, "team-a", { slot: NOW }), { kind: "valid" });
+    assert.equal(client.calls.length, 1);
+    const sent = client.calls[0]!;
+    assert.equal(sent.method, "POST");
+    assert.equal(sent.path, "/apis/batch/v1/namespaces/team-a/jobs");
+    assert.deepEqual(sent.query, { dryRun: "All" });
+    assert.equal(sent.timeoutMs, DRY_RUN_TIMEOUT_MS);
+    assert.equal(sent.body.metadata.name, `cj-${sec}`);
+    assert.equal(sent.body.metadata.ownerReferences[0].uid, PLACEHOLDER_UID);
+    const expected = jobForSlot(
+      { ...(cj as JobSource), metadata: { name: "cj", namespace: "team-a", uid: PLACEHOLDER_UID } },
+      NOW,
+    );
+    assert.deepEqual(sent.body, expected);
+  });
+
+  it("denies with the API server's errors at the CronJob's paths, on CREATE", async () => {
+    const client = fakeClient(bad);
+    const handler = cronJobWebhookHandlers({ client }).get(VALIDATE_PATH)!;
+    const cj = variant(minimalCronJob("cj"), (o) => (o.spec.jobTemplate.spec.completions = -5));
+    const r = await call(handler, request("CREATE", cj));
+    assert.equal(r.allowed, false);
+    assert.equal(r.status?.code, 422);
+    assert.equal(
+      r.status?.message,
+      `CronJob.${GROUP} "cj" is invalid: spec.jobTemplate.spec.completions: Invalid value: -5: must be greater than or equal to 0`,
+    );
+    assert.deepEqual(r.status?.details?.causes, [
+      {
+        reason: "FieldValueInvalid",
+        message: "Invalid value: -5: must be greater than or equal to 0",
+        field: "spec.jobTemplate.spec.completions",
+      },
+    ]);
+    assert.equal(client.calls[0]?.path, "/apis/batch/v1/namespaces/default/jobs");
+  });
+
+  it("validates an UPDATE that changes the template (with the CronJob's uid), not one that keeps it", async () => {
+    const old = variant(minimalCronJob("cj"), (o) => (o.metadata.uid = "1234-uid"));
+    const changed = variant(old, (o) => (o.spec.jobTemplate.spec.backoffLimit = -1));
+    const client = fakeClient(bad);
+    const handler = cronJobWebhookHandlers({ client }).get(VALIDATE_PATH)!;
+    assert.equal((await call(handler, request("UPDATE", changed, old))).allowed, false);
+    assert.equal(client.calls[0]?.body.metadata.ownerReferences[0].uid, "1234-uid");
+
+    const relabelled = variant(changed, (o) => (o.metadata.labels = { a: "b" }));
+    const r = await call(handler, request("UPDATE", relabelled, changed));
+    assert.equal(r.allowed, true);
+    assert.equal(client.calls.length, 1, "an unchanged template is not dry-run again");
+  });
+
+  it("does not dry-run on DELETE or when the static checks already deny", async () => {
+    const client = fakeClient(bad);
+    const handler = cronJobWebhookHandlers({ client }).get(VALIDATE_PATH)!;
+    assert.equal((await call(handler, request("DELETE", undefined, minimalCronJob("cj")))).allowed, true);
+    const staticBad = variant(minimalCronJob("cj"), (o) => (o.spec.schedule = "nope"));
+    const r = await call(handler, request("CREATE", staticBad));
+    assert.equal(r.allowed, false);
+    assert.deepEqual(
+      r.status?.details?.causes?.map((c) => c.field),
+      ["spec.schedule"],
+    );
+    assert.equal(client.calls.length, 0);
+  });
+
+  it("admits a valid template, and a Job name that is taken (AlreadyExists comes after validation)", async () => {
+    for (const answer of [
+      {},
+      APIError.fromResponse(409, { kind: "Status", code: 409, reason: "AlreadyExists", message: "exists" }),
+    ]) {
+      const handler = cronJobWebhookHandlers({ client: fakeClient(answer) }).get(VALIDATE_PATH)!;
+      const r = await call(handler, request("CREATE", minimalCronJob("cj")));
+      assert.equal(r.allowed, true);
+      assert.equal(r.warnings, undefined);
+    }
+  });
+
+  it("admits with a warning, promptly, when the dry-run cannot be made", async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [
+        new APIError(0, "Unknown", "POST /apis/batch/v1/namespaces/default/jobs: connect ECONNREFUSED 127.0.0.1:1"),
+        /ECONNREFUSED/,
+      ],
+      [
+        APIError.fromResponse(403, {
+          kind: "Status",
+          code: 403,
+          reason: "Forbidden",
+          message: 'jobs.batch is forbidden: User "x" cannot create resource "jobs"',
+        }),
+        /403 Forbidden: jobs\.batch is forbidden/,
+      ],
+      [APIError.fromResponse(503, "upstream down"), /503 ServiceUnavailable/],
+      ["hang", /no answer to the dry-run create of Job "cj-\d+" in namespace "default" within 50 ms/],
+      [
+        invalidJob("cj-1", [
+          { field: "metadata.ownerReferences.uid", reason: "FieldValueInvalid", message: `Invalid value: ""` },
+        ]),
+        /refused the Job for fields the controller sets: metadata\.ownerReferences\.uid/,
+      ],
+    ];
+    for (const [answer, reason] of cases) {
+      const handler = cronJobWebhookHandlers({
+        client: fakeClient(answer),
+        dryRunTimeoutMs: 50,
+        logger: discardLogger,
+      }).get(VALIDATE_PATH)!;
+      const short = variant(minimalCronJob("cj"), (o) => (o.spec.startingDeadlineSeconds = 5));
+      const started = Date.now();
+      const r = await call(handler, request("CREATE", short));
+      assert.ok(Date.now() - started < 2000, "the webhook answers within the dry-run deadline");
+      assert.equal(r.allowed, true, String(answer));
+      assert.equal(r.warnings?.length, 2, JSON.stringify(r.warnings));
+      assert.match(r.warnings?.[0] ?? "", /^spec\.startingDeadlineSeconds: 5/);
+      assert.match(r.warnings?.[1] ?? "", /^spec\.jobTemplate: could not be checked against the API server \(/);
+      assert.match(r.warnings?.[1] ?? "", reason);
+    }
   });
 });

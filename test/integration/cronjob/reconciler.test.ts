@@ -350,11 +350,14 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
   });
 
   it("cleans history even when every create fails, then reports FailedCreate and retries (throws)", async () => {
-    // restartPolicy Always passes the CRD schema but not the Job API: creates fail (webhooks off).
+    // backoffLimit -1 passes the CRD schema but not the Job API: creates fail (webhooks off).
     const { name, h1, cj } = await fresh({
       failedJobsHistoryLimit: 0,
       jobTemplate: {
-        spec: { template: { spec: { restartPolicy: "Always", containers: [{ name: "c", image: "busybox" }] } } },
+        spec: {
+          backoffLimit: -1,
+          template: { spec: { restartPolicy: "OnFailure", containers: [{ name: "c", image: "busybox" }] } },
+        },
       },
     });
     const owner = [

@@ -1,19 +1,34 @@
 // The event recorder against a real kube-apiserver: dedupe via JSON merge patch, namespaces, and
-// failure paths (RBAC-forbidden writes, an unreachable server) that must stay inside the recorder.
+// failure paths (RBAC-forbidden writes, an unreachable server, an apiserver restart) that must stay
+// inside the recorder.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { CoreV1Api, KubeConfig, type CoreV1Event, type V1ConfigMap } from "@kubernetes/client-node";
 import { TestEnv } from "../../envtest/index.ts";
+import { Client } from "../../../runtime/client.ts";
 import { EventRecorder, type EventLogger } from "../../../runtime/events.ts";
+import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
 
 class CapturingLogger implements EventLogger {
   readonly errors: string[] = [];
-  info(): void {}
+  readonly infos: { msg: string; meta: Record<string, unknown> }[] = [];
+  info(msg: string, meta?: Record<string, unknown>): void {
+    this.infos.push({ msg, meta: meta ?? {} });
+  }
   debug(): void {}
   error(msg: string, meta?: Record<string, unknown>): void {
     this.errors.push(`${msg} ${JSON.stringify(meta ?? {})}`);
   }
 }
+
+async function dropped(): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  const m = metricsRegistry.getSingleMetric("events_dropped_total");
+  for (const v of m ? (await m.get()).values : []) out[String(v.labels.reason)] = v.value;
+  return out;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Starts at the real time (the server compares nothing, but readers expect plausible dates) and only moves when told. */
 class SteppedClock {
@@ -39,7 +54,7 @@ async function eventsFor(namespace: string, name: string): Promise<CoreV1Event[]
   return list.items;
 }
 
-describe("EventRecorder (envtest)", { timeout: 60_000 }, () => {
+describe("EventRecorder (envtest)", { timeout: 300_000 }, () => {
   before(async () => {
     process.on("unhandledRejection", onUnhandled);
     env = await TestEnv.start({ crdDirectoryPaths: [] });
@@ -161,6 +176,10 @@ describe("EventRecorder (envtest)", { timeout: 60_000 }, () => {
     assert.equal((await eventsFor("events-a", "forbidden")).length, 0);
     assert.equal(logger.errors.length, 3, logger.errors.join("\n"));
     assert.match(logger.errors[0]!, /forbidden/i);
+    // The log says which Event was lost: its own reason, not the API's.
+    assert.match(logger.errors[0]!, /"reason":"Denied"/);
+    assert.match(logger.errors[0]!, /"statusReason":"Forbidden"/);
+    assert.match(logger.errors[0]!, /"object":"ConfigMap events-a\/forbidden"/);
     rec.shutdown();
   });
 
@@ -188,5 +207,46 @@ describe("EventRecorder (envtest)", { timeout: 60_000 }, () => {
       logger.errors.join("\n"),
     );
     rec.shutdown();
+  });
+
+  it("writes the Events recorded while the apiserver restarts (connection refused), through the runtime's Client", async () => {
+    // The manager's path: ClientEventSink over runtime/client.ts, whose transport errors are APIError
+    // code 0 ("Unknown"); the default retry policy (1 s doubling to 10 s, 12 tries, about 85 s).
+    const client = new Client(env.kubeConfig);
+    const logger = new CapturingLogger();
+    const rec = new EventRecorder({ client, component: "cronjob-controller", logger });
+    const cm = await makeConfigMap("events-a", "outage");
+    rec.event(cm, "Normal", "Synced", "before the outage"); // leaves a keep-alive connection behind
+    await rec.flush();
+    const before = await dropped();
+
+    const restarted = env.restartAPIServer(3000);
+    while (env.apiServer?.running) await sleep(20);
+    // A retrying reconcile: the same FailedCreate again and again, and a distinct event, all refused.
+    for (let i = 0; i < 5; i++) {
+      rec.event(cm, "Warning", "FailedCreate", "Error creating job: connect ECONNREFUSED");
+      await sleep(300);
+    }
+    rec.event(cm, "Warning", "MissSchedule", "Missed scheduled time to start a job");
+    await restarted;
+    rec.event(cm, "Normal", "SuccessfulCreate", "Created job outage-1");
+    await rec.flush();
+
+    const events = await eventsFor("events-a", "outage");
+    assert.deepEqual(events.map((e) => [e.reason, e.count]).sort(), [
+      ["FailedCreate", 5],
+      ["MissSchedule", 1],
+      ["SuccessfulCreate", 1],
+      ["Synced", 1],
+    ]);
+    assert.deepEqual(logger.errors, [], "nothing dropped");
+    const retries = logger.infos.filter((l) => l.msg.includes("will retry"));
+    assert.ok(retries.length > 0, "the outage was seen");
+    assert.ok(retries.some((l) => l.meta.reason === "FailedCreate" && l.meta.statusReason === "Unknown"));
+    const after = await dropped();
+    for (const [reason, n] of Object.entries(after))
+      assert.equal(n, before[reason] ?? 0, `events_dropped_total{${reason}}`);
+    rec.shutdown();
+    client.close();
   });
 });

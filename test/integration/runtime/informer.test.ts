@@ -128,6 +128,39 @@ describe("informer cache on a real apiserver", () => {
     }
   });
 
+  it("exports its list, watch and watch-error series at 0 from the start, before any error", async () => {
+    // A resource no other test here watches, so its series start from nothing.
+    const scrape = () => metricsRegistry.metrics();
+    const line = (text: string, series: string) => text.split("\n").find((l) => l.startsWith(`${series} `));
+    const errors = (reason: string) => `informer_watch_errors_total{resource="namespaces",reason="${reason}"}`;
+    const inf = new Informer<KubeObject>(client, Kinds.Namespace);
+    let text = await scrape();
+    for (const reason of ["Gone", "Stalled", "Unknown", "Timeout", "Forbidden"]) {
+      assert.equal(line(text, errors(reason)), `${errors(reason)} 0`, "right after construction");
+    }
+    assert.equal(
+      line(text, 'informer_lists_total{resource="namespaces",reason="initial"}'),
+      'informer_lists_total{resource="namespaces",reason="initial"} 0',
+    );
+    inf.start();
+    try {
+      assert.equal(await inf.waitForSync(), true);
+      await eventually("the watch started", async () =>
+        (line(await scrape(), 'informer_watches_total{resource="namespaces"}') ?? "").endsWith(" 1"),
+      );
+      text = await scrape();
+      for (const reason of ["Gone", "Stalled", "Unknown", "Timeout", "Forbidden"]) {
+        assert.equal(line(text, errors(reason)), `${errors(reason)} 0`, "running, with no error yet");
+      }
+      assert.equal(
+        line(text, 'informer_lists_total{resource="namespaces",reason="initial"}'),
+        'informer_lists_total{resource="namespaces",reason="initial"} 1',
+      );
+    } finally {
+      await inf.stop();
+    }
+  });
+
   it("resumes a watch the server closes without relisting", async () => {
     const inf = new Informer<ConfigMap>(client, Kinds.ConfigMap, { namespace: "inf-b", watchTimeoutSeconds: [1, 1] });
     const lists0 = await counter("informer_lists_total", { resource: "configmaps" });

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { CoordinationV1Api } from "@kubernetes/client-node";
+import { CoordinationV1Api, V1MicroTime } from "@kubernetes/client-node";
 import { Client } from "../../../runtime/client.ts";
 import type { Controller, Request } from "../../../runtime/controller.ts";
 import { type KubeObject, Kinds, type ResourceKind } from "../../../runtime/kinds.ts";
@@ -32,6 +32,7 @@ describe("manager and controller on a real apiserver", () => {
   const stop = new AbortController();
   let running: Promise<void>;
   const calls = new Map<string, number[]>();
+  let firstScrape = "";
 
   before(async () => {
     env = await TestEnv.start({ crdDirectoryPaths: [] });
@@ -74,6 +75,8 @@ describe("manager and controller on a real apiserver", () => {
     running = mgr.start(stop.signal);
     await mgr.elected();
     await mgr.cache.waitForSync();
+    // What a scraper sees right after start, before any reconcile has failed.
+    firstScrape = await (await fetch(`${mgr.metricsURL}/metrics`)).text();
   });
   after(async () => {
     stop.abort();
@@ -89,6 +92,25 @@ describe("manager and controller on a real apiserver", () => {
       metadata: { name, namespace: NS },
       data: { mode },
     });
+
+  it("serves every controller and informer counter from the start, at 0 before the first error", () => {
+    const lines = firstScrape.split("\n");
+    for (const series of [
+      'controller_runtime_reconcile_errors_total{controller="cm"} 0',
+      'controller_runtime_reconcile_panics_total{controller="cm"} 0',
+      'controller_runtime_reconcile_total{controller="cm",result="error"} 0',
+      'controller_runtime_reconcile_total{controller="cm",result="requeue"} 0',
+      'controller_runtime_reconcile_total{controller="cm",result="requeue_after"} 0',
+      'workqueue_retries_total{controller="cm",name="cm"} 0',
+      'informer_watch_errors_total{resource="configmaps",reason="Gone"} 0',
+      'informer_watch_errors_total{resource="configmaps",reason="Unknown"} 0',
+      'informer_watch_errors_total{resource="secrets",reason="Gone"} 0',
+      'informer_watch_errors_total{resource="secrets",reason="Unknown"} 0',
+      'informer_lists_total{resource="secrets",reason="gone"} 0',
+    ]) {
+      assert.ok(lines.includes(series), `the first scrape lacks ${series}`);
+    }
+  });
 
   it("reconciles the `for` object and the owner of an owned object", async () => {
     const parent = (await cm("parent", "ok")) as KubeObject;
@@ -252,6 +274,42 @@ describe("manager process shutdown", () => {
     assert.ok(performance.now() - t0 < 12_000, "successor waited for the old lease to expire");
     next.child.kill("SIGTERM");
     assert.equal(await next.exited, 0, next.stderr());
+    client.close();
+  });
+
+  it("on a lost lease stops at once: no grace period for a reconcile that ignores its signal", async () => {
+    const m = startManager("victim", 25_000);
+    await eventually("elected", () => m.lines.some((l) => l.event === "ready"), 30_000);
+    const client = new Client(env.kubeConfig);
+    await client.create(Kinds.ConfigMap, {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "slow-lost", namespace: "default" },
+    });
+    await eventually("slow reconcile started", () =>
+      // (slow-1 of the test before may come first: any slow reconcile in flight will do)
+      m.lines.some((l) => l.event === "reconcile" && String(l.name).startsWith("slow")),
+    );
+    // Another holder takes the lease: the victim's renewals fail from now on.
+    const leases = env.kubeConfig.makeApiClient(CoordinationV1Api);
+    const lease = await leases.readNamespacedLease({ name: "shutdown-test", namespace: "default" });
+    lease.spec = {
+      ...lease.spec,
+      holderIdentity: "thief",
+      leaseDurationSeconds: 60,
+      renewTime: new V1MicroTime(),
+      acquireTime: new V1MicroTime(),
+    };
+    const stolenAt = performance.now();
+    await leases.replaceNamespacedLease({ name: "shutdown-test", namespace: "default", body: lease });
+    const code = await m.exited;
+    const after = performance.now() - stolenAt;
+    assert.equal(code, 1, m.stderr());
+    assert.match(m.stderr(), /leader election lost/);
+    // The victim sees the other holder at its next renewal (retry period 0.5 s); the graceful-shutdown
+    // timeout (10 s) must not be added on top.
+    assert.ok(after < 6_000, `exited ${Math.round(after)} ms after the lease was taken`);
+    assert.ok(!m.lines.some((l) => l.event === "reconciled"), "the reconcile did not run on after the lease was lost");
     client.close();
   });
 });

@@ -4,6 +4,8 @@ import type { CoreV1Event } from "@kubernetes/client-node";
 import { APIError } from "../../../runtime/errors.ts";
 import {
   AGGREGATE_MESSAGE_PREFIX,
+  DEFAULT_MAX_IN_FLIGHT,
+  DROP_REASONS,
   EventCorrelator,
   EventRecorder,
   FakeRecorder,
@@ -18,6 +20,8 @@ import {
   type Recorder,
 } from "../../../runtime/events.ts";
 import type { Logger } from "../../../runtime/log.ts";
+import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
+import type { TimerClock, TimerHandle } from "../../../runtime/workqueue/clock.ts";
 
 class TestClock {
   ms: number;
@@ -43,6 +47,8 @@ class MemorySink implements EventSink {
   readonly calls: Call[] = [];
   readonly stored = new Map<string, CoreV1Event>();
   fail: ((op: "create" | "patch", event: CoreV1Event) => unknown) | undefined;
+  /** Patches that found no Event (a patch overtaking its create would show here). */
+  notFound = 0;
   #rv = 0;
 
   async create(event: CoreV1Event): Promise<CoreV1Event> {
@@ -62,7 +68,10 @@ class MemorySink implements EventSink {
     if (f) throw f;
     const k = `${event.metadata.namespace}/${event.metadata.name}`;
     const cur = this.stored.get(k);
-    if (!cur) throw new APIError(404, "NotFound", `events "${event.metadata.name}" not found`);
+    if (!cur) {
+      this.notFound++;
+      throw new APIError(404, "NotFound", `events "${event.metadata.name}" not found`);
+    }
     const saved = {
       ...cur,
       count: patch.count,
@@ -96,6 +105,123 @@ class CapturingLogger implements EventLogger {
   at(level: string): string[] {
     return this.lines.filter((l) => l.level === level).map((l) => l.msg);
   }
+}
+
+/** A TimerClock whose timers fire only when the test advances it. */
+class FakeTimerClock extends TestClock implements TimerClock {
+  readonly #timers = new Set<{ at: number; fn: () => void }>();
+
+  setTimer(fn: () => void, delayMs: number): TimerHandle {
+    const t = { at: this.ms + delayMs, fn };
+    this.#timers.add(t);
+    return { cancel: () => void this.#timers.delete(t), ref() {}, unref() {} };
+  }
+
+  get timers(): number {
+    return this.#timers.size;
+  }
+
+  /** Move to the earliest timer and fire it; false when there is none. */
+  fireNext(): boolean {
+    let next: { at: number; fn: () => void } | undefined;
+    for (const t of this.#timers) if (!next || t.at < next.at) next = t;
+    if (!next) return false;
+    this.#timers.delete(next);
+    this.ms = Math.max(this.ms, next.at);
+    next.fn();
+    return true;
+  }
+}
+
+/** Let pending promise callbacks and I/O-free async steps run. */
+async function settle(rounds = 5): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));
+}
+
+/** Drive a recorder on a FakeTimerClock until flush() resolves, firing retry timers as they come. */
+async function flushWithTimers(rec: EventRecorder, clock: FakeTimerClock): Promise<void> {
+  let done = false;
+  const f = rec.flush().then(() => (done = true));
+  for (let i = 0; i < 10_000 && !done; i++) {
+    await settle(2);
+    if (!done && !clock.fireNext()) await settle(2);
+  }
+  await f;
+}
+
+/** events_dropped_total by reason label. */
+async function dropped(): Promise<Record<string, number>> {
+  const m = metricsRegistry.getSingleMetric("events_dropped_total");
+  assert.ok(m, "events_dropped_total is registered");
+  const out: Record<string, number> = {};
+  for (const v of (await m.get()).values) out[String(v.labels.reason)] = v.value;
+  return out;
+}
+
+async function droppedSince(before: Record<string, number>): Promise<Record<string, number>> {
+  const now = await dropped();
+  const out: Record<string, number> = {};
+  for (const [k, v] of Object.entries(now)) if (v - (before[k] ?? 0) !== 0) out[k] = v - (before[k] ?? 0);
+  return out;
+}
+
+/**
+ * Holds every sink call until open() (or until its own release), recording how many were in flight at
+ * once, overall and per involved object.
+ */
+function gateSink(sink: MemorySink) {
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const perObject = new Map<string, number>();
+  let maxPerObject = 0;
+  let isOpen = false;
+  const held: (() => void)[] = [];
+  const startedWaiters: { n: number; resolve: () => void }[] = [];
+  let started = 0;
+  const wrap =
+    <A extends unknown[]>(fn: (e: CoreV1Event, ...a: A) => Promise<CoreV1Event>) =>
+    async (e: CoreV1Event, ...a: A): Promise<CoreV1Event> => {
+      const obj = e.involvedObject.name ?? "";
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      perObject.set(obj, (perObject.get(obj) ?? 0) + 1);
+      maxPerObject = Math.max(maxPerObject, perObject.get(obj)!);
+      started++;
+      for (const w of startedWaiters.filter((w) => started >= w.n)) {
+        startedWaiters.splice(startedWaiters.indexOf(w), 1);
+        w.resolve();
+      }
+      try {
+        if (!isOpen) await new Promise<void>((r) => held.push(r));
+        // A random delay so writes finish out of order.
+        await new Promise((r) => setTimeout(r, Math.random() * 3));
+        return await fn(e, ...a);
+      } finally {
+        inFlight--;
+        perObject.set(obj, perObject.get(obj)! - 1);
+      }
+    };
+  sink.create = wrap(sink.create.bind(sink));
+  sink.patch = wrap(sink.patch.bind(sink));
+  return {
+    get inFlight() {
+      return inFlight;
+    },
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    get maxPerObject() {
+      return maxPerObject;
+    },
+    started(n: number): Promise<void> {
+      if (started >= n) return Promise.resolve();
+      return new Promise((resolve) => startedWaiters.push({ n, resolve }));
+    },
+    open(): void {
+      isOpen = true;
+      for (const r of held.splice(0)) r();
+    },
+  };
 }
 
 function configMap(name = "cm", namespace: string | undefined = "ns1", uid = "uid-1") {
@@ -278,8 +404,10 @@ describe("EventRecorder", () => {
   it("dedupes identical events into one Event with a count", async () => {
     const { sink, rec, clock } = setup();
     rec.event(configMap(), "Normal", "Synced", "same");
+    await rec.flush();
     clock.advance(2000);
     rec.event(configMap(), "Normal", "Synced", "same");
+    await rec.flush();
     clock.advance(3000);
     rec.eventf(configMap(), "Normal", "Synced", "%s", "same");
     await rec.flush();
@@ -324,8 +452,10 @@ describe("EventRecorder", () => {
     assert.ok(sink.calls.every((c) => !c.event.message?.startsWith(AGGREGATE_MESSAGE_PREFIX)));
 
     rec.event(configMap(), "Warning", "Failed", "attempt 10");
+    await rec.flush();
     clock.advance(1000);
     rec.event(configMap(), "Warning", "Failed", "attempt 11");
+    await rec.flush();
     clock.advance(1000);
     rec.event(configMap(), "Warning", "Failed", "attempt 12");
     await rec.flush();
@@ -355,27 +485,108 @@ describe("EventRecorder", () => {
     assert.equal(sink.creates().at(-1)!.event.message, "m10");
   });
 
-  it("drops events beyond the per-object burst of 25 and refills one per 5 minutes", async () => {
-    const { sink, rec, clock, logger } = setup();
-    for (let i = 0; i < 30; i++) rec.event(configMap(), "Normal", "Tick", "same");
+  it("drops new Events beyond a burst of 25 per object and reason, refilling one per 5 minutes", async () => {
+    const { sink, rec, clock, logger } = setup({ correlator: { aggregateMaxEvents: 1000 } });
+    const before = await dropped();
+    // Aggregation off: 30 distinct messages, all new Events of one object and reason.
+    for (let i = 0; i < 30; i++) rec.event(configMap(), "Warning", "Tick", `distinct ${i}`);
     await rec.flush();
     assert.equal(sink.calls.length, 25);
-    assert.equal(logger.at("debug").filter((m) => m.includes("spam")).length, 5);
-    // Another object has its own bucket.
-    rec.event(configMap("other", "ns1", "uid-9"), "Normal", "Tick", "same");
-    await rec.flush();
-    assert.equal(sink.calls.length, 26);
-
-    clock.advance(299_000);
-    rec.event(configMap(), "Normal", "Tick", "same");
-    await rec.flush();
-    assert.equal(sink.calls.length, 26);
-    clock.advance(1000);
-    rec.event(configMap(), "Normal", "Tick", "same");
+    const spam = logger.lines.filter((l) => l.msg.includes("spam"));
+    assert.equal(spam.length, 5);
+    assert.ok(spam.every((l) => l.meta?.reason === "Tick" && l.meta.object === "ConfigMap ns1/cm"));
+    assert.deepEqual(await droppedSince(before), { spam_filter: 5 });
+    // Another object, or another reason of the same object, has its own bucket.
+    rec.event(configMap("other", "ns1", "uid-9"), "Warning", "Tick", "distinct 0");
+    rec.event(configMap(), "Normal", "Other", "distinct 0");
     await rec.flush();
     assert.equal(sink.calls.length, 27);
-    // Occurrences dropped as spam are still counted, as in client-go.
-    assert.equal(sink.calls.at(-1)!.patch?.count, 32);
+
+    clock.advance(299_000);
+    rec.event(configMap(), "Warning", "Tick", "distinct 31");
+    await rec.flush();
+    assert.equal(sink.calls.length, 27);
+    clock.advance(1000);
+    rec.event(configMap(), "Warning", "Tick", "distinct 32");
+    await rec.flush();
+    assert.equal(sink.calls.length, 28);
+  });
+
+  it("a flood of identical events cannot starve a later distinct event (issue 12)", async () => {
+    const { sink, rec, clock } = setup();
+    const before = await dropped();
+    const cronJob = {
+      apiVersion: "batch.tutorial.kubebuilder.io/v1",
+      kind: "CronJob",
+      metadata: { name: "cj", namespace: "ns1", uid: "u-cj" },
+    };
+    // Each FailedCreate written on its own (a retrying reconcile through a one-minute outage).
+    for (let i = 0; i < 40; i++) {
+      rec.event(cronJob, "Warning", "FailedCreate", "Error creating job: connect ECONNREFUSED 10.0.0.1:443");
+      await rec.flush();
+      clock.advance(1500);
+    }
+    rec.event(cronJob, "Normal", "SuccessfulCreate", "Created job cj-1700000000");
+    rec.event(cronJob, "Warning", "MissSchedule", "Missed scheduled time to start a job: 2024-01-01T12:00:00Z");
+    await rec.flush();
+    const stored = [...sink.stored.values()];
+    assert.deepEqual(stored.map((e) => e.reason).sort(), ["FailedCreate", "MissSchedule", "SuccessfulCreate"]);
+    const failed = stored.find((e) => e.reason === "FailedCreate")!;
+    // Repeats are updates of one Event, with a budget of their own (25, then one per 10 s): the ones
+    // over it are counted as spam drops, their occurrences carried by the next update written.
+    const writes = sink.calls.filter((c) => c.event.reason === "FailedCreate");
+    assert.equal(writes.filter((c) => c.op === "create").length, 1);
+    assert.ok(writes.length >= 30, `${writes.length} FailedCreate writes`);
+    assert.equal(failed.count, writes.at(-1)!.patch?.count);
+    assert.deepEqual(await droppedSince(before), { spam_filter: 40 - writes.length });
+  });
+
+  it("limits updates of one Event to its own budget and carries skipped repeats in the next count", async () => {
+    const { sink, rec, clock } = setup();
+    for (let i = 0; i < 30; i++) {
+      rec.event(configMap(), "Normal", "Tick", "same");
+      await rec.flush();
+    }
+    // 1 create + 25 updates; 4 repeats over the budget are not written...
+    assert.equal(sink.calls.length, 26);
+    assert.equal(sink.calls.at(-1)!.patch?.count, 26);
+    clock.advance(10_000);
+    rec.event(configMap(), "Normal", "Tick", "same");
+    await rec.flush();
+    // ...but counted by the next update that passes (one token per 10 s).
+    assert.equal(sink.calls.length, 27);
+    assert.equal(sink.calls.at(-1)!.patch?.count, 31);
+  });
+
+  it("folds repeats into a write still waiting in the queue", async () => {
+    const { sink, rec, clock } = setup();
+    const gate = gateSink(sink);
+    rec.event(configMap(), "Warning", "Failed", "first");
+    await gate.started(1);
+    // While the create is in flight, 30 repeats of another event fold into one waiting write.
+    for (let i = 0; i < 30; i++) {
+      rec.event(configMap(), "Warning", "Again", "same");
+      clock.advance(1000);
+    }
+    assert.equal(rec.pending, 1);
+    gate.open();
+    await rec.flush();
+    assert.deepEqual(
+      sink.calls.map((c) => [c.op, c.event.reason, c.event.count]),
+      [
+        ["create", "Failed", 1],
+        ["create", "Again", 30],
+      ],
+    );
+    const again = [...sink.stored.values()].find((e) => e.reason === "Again")!;
+    assert.equal(again.count, 30);
+    assert.equal(again.lastTimestamp!.getTime() - again.firstTimestamp!.getTime(), 29_000);
+    // The next repeat patches the Event the folded create wrote.
+    rec.event(configMap(), "Warning", "Again", "same");
+    await rec.flush();
+    assert.equal(sink.calls.at(-1)!.op, "patch");
+    assert.equal(sink.calls.at(-1)!.patch?.count, 31);
+    assert.equal(sink.calls.at(-1)!.event.metadata.name, again.metadata.name);
   });
 
   it("creates the Event again when the patch answers 404", async () => {
@@ -522,6 +733,266 @@ describe("EventRecorder", () => {
     // Compiles only while runtime/log.ts's Logger satisfies EventLogger.
     const accepts = (l: Logger): EventLogger => l;
     assert.equal(typeof accepts, "function");
+  });
+});
+
+describe("EventRecorder: outages, drops and parallel writes (issue 12)", () => {
+  const cronJob = (name = "cj", uid = `u-${name}`) => ({
+    apiVersion: "batch.tutorial.kubebuilder.io/v1",
+    kind: "CronJob",
+    metadata: { name, namespace: "ns1", uid },
+  });
+  // What runtime/client.ts throws when the apiserver is restarting.
+  const refused = () =>
+    new APIError(0, "Unknown", "POST /api/v1/namespaces/ns1/events: connect ECONNREFUSED 127.0.0.1:6443");
+
+  it("every drop reason has a series from the start", async () => {
+    const now = await dropped();
+    for (const r of DROP_REASONS) assert.ok(r in now, `events_dropped_total{reason="${r}"} exists`);
+    assert.deepEqual([...DROP_REASONS].sort(), [
+      "invalid",
+      "queue_full",
+      "rejected",
+      "retries_exhausted",
+      "shutdown",
+      "spam_filter",
+    ]);
+  });
+
+  it("retries a write refused with ECONNREFUSED through a 70 s apiserver restart", async () => {
+    const clock = new FakeTimerClock();
+    const { sink, rec, logger } = setup({ clock, backoff: {} });
+    const before = await dropped();
+    const downUntil = clock.ms + 70_000;
+    sink.fail = () => (clock.ms < downUntil ? refused() : undefined);
+    rec.event(cronJob(), "Warning", "FailedCreate", "Error creating job: connect ECONNREFUSED");
+    await flushWithTimers(rec, clock);
+    assert.equal(sink.stored.size, 1);
+    assert.equal([...sink.stored.values()][0]!.reason, "FailedCreate");
+    assert.ok(sink.calls.length <= 12, `${sink.calls.length} tries`);
+    assert.deepEqual(logger.at("error"), []);
+    const retries = logger.lines.filter((l) => l.msg.includes("will retry"));
+    assert.equal(retries.length, sink.calls.length - 1);
+    for (const l of retries) {
+      assert.equal(l.meta?.reason, "FailedCreate", "the Event's reason, not the API's");
+      assert.equal(l.meta?.statusReason, "Unknown");
+      assert.equal(l.meta?.object, "CronJob ns1/cj");
+    }
+    assert.deepEqual(await droppedSince(before), {});
+  });
+
+  it("gives up after 12 tries over about 85 s, counted and logged with the Event's reason", async () => {
+    const clock = new FakeTimerClock();
+    const { sink, rec, logger } = setup({ clock, backoff: {} });
+    const before = await dropped();
+    const start = clock.ms;
+    sink.fail = () => refused();
+    rec.event(cronJob(), "Warning", "FailedCreate", "x");
+    await flushWithTimers(rec, clock);
+    assert.equal(sink.calls.length, 12);
+    const waited = clock.ms - start;
+    assert.ok(waited >= 84_000 && waited <= 85_000, `waited ${waited} ms`);
+    const [line] = logger.lines.filter((l) => l.level === "error");
+    assert.ok(line);
+    assert.match(line.msg, /retry limit exceeded/);
+    assert.equal(line.meta?.reason, "FailedCreate");
+    assert.equal(line.meta?.object, "CronJob ns1/cj");
+    assert.equal(line.meta?.dropped, "retries_exhausted");
+    assert.deepEqual(await droppedSince(before), { retries_exhausted: 1 });
+  });
+
+  it("honours Retry-After on 429", async () => {
+    const clock = new FakeTimerClock();
+    const { sink, rec } = setup({ clock, backoff: {} });
+    const at: number[] = [];
+    sink.fail = () => {
+      at.push(clock.ms);
+      return at.length === 1 ? new APIError(429, "TooManyRequests", "slow down", { retryAfterSeconds: 7 }) : undefined;
+    };
+    rec.event(cronJob(), "Normal", "SuccessfulCreate", "Created job cj-1");
+    await flushWithTimers(rec, clock);
+    assert.equal(sink.stored.size, 1);
+    assert.equal(at[1]! - at[0]!, 7000);
+  });
+
+  it("retries transport errors, timeouts, 429 and 5xx; 4xx are final, logged with the Event's reason", async () => {
+    const transient: [string, () => unknown][] = [
+      ["socket error", () => new Error("read ECONNRESET")],
+      ["Client transport error", refused],
+      [
+        "Client timeout",
+        () => new APIError(0, "Timeout", "POST /api/v1/namespaces/ns1/events: no response within 30000 ms"),
+      ],
+      ["408", () => new APIError(408, "Timeout", "request timeout")],
+      ["429", () => new APIError(429, "TooManyRequests", "slow down")],
+      ["500", () => new APIError(500, "InternalError", "etcd leader changed")],
+      ["503", () => new APIError(503, "ServiceUnavailable", "apiserver shutting down")],
+      ["504", () => new APIError(504, "Timeout", "gateway timeout")],
+    ];
+    for (const [name, err] of transient) {
+      const { sink, rec } = setup();
+      let n = 0;
+      sink.fail = () => (++n <= 2 ? err() : undefined);
+      rec.event(cronJob(), "Warning", "FailedCreate", "x");
+      await rec.flush();
+      assert.equal(sink.calls.length, 3, name);
+      assert.equal(sink.stored.size, 1, name);
+    }
+    const permanent: [string, APIError][] = [
+      ["400", new APIError(400, "BadRequest", "bad")],
+      ["403", new APIError(403, "Forbidden", 'events is forbidden: User "x" cannot create resource "events"')],
+      ["404 namespace gone", new APIError(404, "NotFound", 'namespaces "ns1" not found')],
+      ["422", new APIError(422, "Invalid", 'Event.core "x" is invalid')],
+    ];
+    for (const [name, err] of permanent) {
+      const { sink, rec, logger } = setup();
+      const before = await dropped();
+      sink.fail = () => err;
+      rec.event(cronJob(), "Warning", "FailedCreate", "x");
+      await rec.flush();
+      assert.equal(sink.calls.length, 1, name);
+      const errors = logger.lines.filter((l) => l.level === "error");
+      assert.equal(errors.length, 1, name);
+      assert.match(errors[0]!.msg, /rejected/);
+      assert.equal(errors[0]!.meta?.reason, "FailedCreate", `${name}: the Event's reason`);
+      assert.equal(errors[0]!.meta?.statusReason, err.reason, name);
+      assert.equal(errors[0]!.meta?.code, err.code, name);
+      assert.equal(errors[0]!.meta?.object, "CronJob ns1/cj", name);
+      assert.deepEqual(await droppedSince(before), { rejected: 1 }, name);
+    }
+  });
+
+  it("counts every drop by why", async () => {
+    const before = await dropped();
+    {
+      // queue_full
+      const { sink, rec } = setup({ maxPending: 1, maxInFlight: 1 });
+      const gate = gateSink(sink);
+      rec.event(cronJob("a"), "Normal", "R", "1");
+      await gate.started(1);
+      rec.event(cronJob("b"), "Normal", "R", "2");
+      rec.event(cronJob("c"), "Normal", "R", "3");
+      gate.open();
+      await rec.flush();
+    }
+    {
+      // spam_filter
+      const { rec } = setup({ correlator: { spamBurst: 1 } });
+      rec.event(cronJob(), "Normal", "R", "1");
+      rec.event(cronJob(), "Normal", "R", "2");
+      await rec.flush();
+    }
+    {
+      // rejected, also when the namespace is terminating (logged at debug, as client-go)
+      const { sink, rec, logger } = setup();
+      let n = 0;
+      sink.fail = () =>
+        ++n === 1
+          ? new APIError(403, "Forbidden", "no")
+          : new APIError(403, "Forbidden", "terminating", { causes: [{ reason: "NamespaceTerminating" }] });
+      rec.event(cronJob(), "Normal", "R", "1");
+      rec.event(cronJob(), "Normal", "R", "2");
+      await rec.flush();
+      assert.equal(logger.at("error").length, 1);
+    }
+    {
+      // retries_exhausted
+      const { sink, rec } = setup({ maxTries: 2 });
+      sink.fail = refused;
+      rec.event(cronJob(), "Normal", "R", "1");
+      await rec.flush();
+    }
+    {
+      // shutdown: one being retried, one queued behind it, one recorded after
+      const { sink, rec } = setup({ backoff: { initialMs: 60_000, maxMs: 60_000 } });
+      sink.fail = refused;
+      rec.event(cronJob(), "Normal", "R", "1");
+      rec.event(cronJob(), "Normal", "R", "2");
+      while (sink.calls.length === 0) await settle(1);
+      rec.shutdown();
+      rec.event(cronJob(), "Normal", "R", "3");
+      await rec.flush();
+    }
+    {
+      // invalid
+      const { rec } = setup();
+      rec.event(cronJob(), "Bogus" as never, "R", "m");
+      rec.event({ kind: "CronJob", metadata: {} }, "Normal", "R", "m");
+    }
+    assert.deepEqual(await droppedSince(before), {
+      queue_full: 1,
+      spam_filter: 1,
+      rejected: 2,
+      retries_exhausted: 1,
+      shutdown: 3,
+      invalid: 2,
+    });
+  });
+
+  it("writes for different objects in parallel, up to maxInFlight", async () => {
+    const { sink, rec } = setup();
+    const gate = gateSink(sink);
+    for (let i = 0; i < 40; i++) rec.event(cronJob(`cj${i}`), "Normal", "SuccessfulCreate", `Created job cj${i}-1`);
+    await Promise.race([gate.started(DEFAULT_MAX_IN_FLIGHT), settle(50)]);
+    await settle();
+    assert.equal(DEFAULT_MAX_IN_FLIGHT, 16);
+    assert.equal(gate.inFlight, 16, "16 writes in flight");
+    assert.equal(rec.pending, 24, "no more: memory and server load stay bounded");
+    gate.open();
+    await rec.flush();
+    assert.equal(sink.stored.size, 40);
+    assert.equal(gate.maxInFlight, 16);
+  });
+
+  it("keeps the writes of one object in order, one at a time, while objects run in parallel", async () => {
+    const { sink, rec } = setup({ maxInFlight: 8 });
+    const gate = gateSink(sink);
+    gate.open();
+    const objects = Array.from({ length: 12 }, (_, i) => cronJob(`cj${i}`));
+    const rounds = 10;
+    for (let r = 0; r < rounds; r++) {
+      for (const o of objects) {
+        rec.event(o, "Normal", "Sync", "same"); // a create, then count++ patches of it
+        rec.event(o, "Normal", `Step${r}`, "x"); // distinct: its own create
+      }
+      // Let some writes start and finish, so repeats meet a create still in flight.
+      await new Promise((res) => setTimeout(res, Math.random() * 4));
+    }
+    await rec.flush();
+    assert.ok(gate.maxInFlight > 1, `concurrency ${gate.maxInFlight}`);
+    assert.equal(gate.maxPerObject, 1, "never two writes of one object at once");
+    assert.equal(sink.notFound, 0, "no patch overtook the create of its Event");
+    for (const o of objects) {
+      const calls = sink.calls.filter((c) => c.event.involvedObject.name === o.metadata.name);
+      const steps = calls.filter((c) => c.event.reason !== "Sync").map((c) => Number(c.event.reason!.slice(4)));
+      assert.deepEqual(steps, [...Array(rounds).keys()], `${o.metadata.name}: written in the order recorded`);
+      const sync = calls.filter((c) => c.event.reason === "Sync");
+      assert.equal(sync[0]!.op, "create");
+      assert.ok(sync.slice(1).every((c) => c.op === "patch"));
+      const counts = sync.map((c) => c.event.count!);
+      assert.deepEqual(
+        counts,
+        [...counts].sort((a, b) => a - b),
+      );
+      const stored = [...sink.stored.values()].filter(
+        (e) => e.involvedObject.name === o.metadata.name && e.reason === "Sync",
+      );
+      assert.equal(stored.length, 1);
+      assert.equal(stored[0]!.count, rounds, "every occurrence counted");
+    }
+  });
+
+  it("flush(timeoutMs) does not wait out the retries of an unreachable server", { timeout: 5000 }, async () => {
+    const { sink, rec } = setup({ backoff: {} });
+    const before = await dropped();
+    sink.fail = refused;
+    rec.event(cronJob(), "Normal", "R", "m");
+    const t0 = performance.now();
+    await rec.flush(50);
+    assert.ok(performance.now() - t0 < 1000);
+    rec.shutdown();
+    await rec.flush();
+    assert.deepEqual(await droppedSince(before), { shutdown: 1 });
   });
 });
 

@@ -352,6 +352,29 @@ describe("webhook server", () => {
     assert.equal(after.status, 200);
   });
 
+  it("exports every path's series at 0 before its first request", async () => {
+    const fresh = await startWebhookServer({
+      host: "127.0.0.1",
+      port: 0,
+      certDir: certs.dir,
+      logger: discardLogger,
+      handlers: new Map<string, AdmissionHandler>([["/never-called", () => allowed()]]),
+    });
+    try {
+      const text = await metricsRegistry.metrics();
+      for (const code of ["200", "500"]) {
+        assert.match(
+          text,
+          new RegExp(`^controller_runtime_webhook_requests_total\\{webhook="/never-called",code="${code}"\\} 0$`, "m"),
+        );
+      }
+      assert.match(text, /^controller_runtime_webhook_requests_in_flight\{webhook="\/never-called"\} 0$/m);
+      assert.match(text, /^controller_runtime_webhook_latency_seconds_count\{webhook="\/never-called"\} 0$/m);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it("counts requests under controller-runtime's metric names", async () => {
     const before =
       (await metricValue("controller_runtime_webhook_requests_total", { webhook: "/deny", code: "200" })) ?? 0;

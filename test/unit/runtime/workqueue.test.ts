@@ -12,6 +12,7 @@ import {
   Queue,
   RateLimitingQueue,
   type GetResult,
+  type RateLimiter,
 } from "../../../runtime/workqueue/index.ts";
 
 /** Whether `p` settles once pending microtasks have run; queue state changes are synchronous. */
@@ -31,6 +32,13 @@ async function getKey<K extends string>(q: Queue<K>): Promise<K> {
   return r.key as K;
 }
 
+/**
+ * Every suite is bounded, so a regression that leaves a get() or a timer pending fails the test
+ * instead of stalling the run (also when this file is run on its own, without the test:unit script's
+ * --test-timeout).
+ */
+const bounded = { timeout: 30_000 };
+
 function seededRandom(seed: number): () => number {
   // mulberry32: deterministic delays, so a failure reproduces.
   return () => {
@@ -41,7 +49,7 @@ function seededRandom(seed: number): () => number {
   };
 }
 
-describe("MinHeap", () => {
+describe("MinHeap", bounded, () => {
   it("pops in order, including after fix() moves items", () => {
     type Item = { v: number; index: number };
     const heap = new MinHeap<Item>((a, b) => a.v < b.v);
@@ -61,7 +69,7 @@ describe("MinHeap", () => {
   });
 });
 
-describe("Queue", () => {
+describe("Queue", bounded, () => {
   it("stores a key once however often it is added", async () => {
     const q = new Queue();
     q.add("a");
@@ -162,7 +170,7 @@ describe("Queue", () => {
   });
 });
 
-describe("DelayingQueue", () => {
+describe("DelayingQueue", bounded, () => {
   it("releases 1,000 delayed keys in delay order behind a single timer", async () => {
     const clock = new FakeClock();
     const q = new DelayingQueue({ clock });
@@ -245,6 +253,18 @@ describe("DelayingQueue", () => {
     assert.equal(clock.pendingTimers(), 0, "no timers after shutdown");
   });
 
+  it("a timer that keeps re-arming makes FakeClock.advance throw instead of spinning forever", () => {
+    const clock = new FakeClock();
+    let fired = 0;
+    const rearm = () => {
+      fired++;
+      clock.setTimer(rearm, 0);
+    };
+    clock.setTimer(rearm, 0);
+    assert.throws(() => clock.advance(1), /re-arming/);
+    assert.ok(fired > 1000);
+  });
+
   it("works on the real clock", async () => {
     const q = new DelayingQueue();
     q.addAfter("a", 1);
@@ -253,7 +273,7 @@ describe("DelayingQueue", () => {
   });
 });
 
-describe("rate limiters", () => {
+describe("rate limiters", bounded, () => {
   it("ItemExponentialFailureRateLimiter doubles from 5 ms up to 1000 s per key; forget resets", () => {
     const rl = new ItemExponentialFailureRateLimiter();
     const seen = Array.from({ length: 5 }, () => rl.when("a"));
@@ -265,6 +285,33 @@ describe("rate limiters", () => {
     rl.forget("a");
     assert.equal(rl.numRequeues("a"), 0);
     assert.equal(rl.when("a"), 5);
+  });
+
+  it("a key's backoff starts again at the base delay after a success: fail, fail, succeed (forget), fail", () => {
+    const now = 0;
+    const limiters: Array<[string, () => RateLimiter<string>]> = [
+      ["ItemExponentialFailureRateLimiter", () => new ItemExponentialFailureRateLimiter()],
+      ["DefaultControllerRateLimiter", () => DefaultControllerRateLimiter({ clock: { now: () => now } })],
+      [
+        "MaxOfRateLimiter",
+        () =>
+          new MaxOfRateLimiter(
+            new ItemExponentialFailureRateLimiter({ baseDelayMs: 5 }),
+            new ItemExponentialFailureRateLimiter({ baseDelayMs: 3 }),
+          ),
+      ],
+    ];
+    for (const [what, make] of limiters) {
+      const rl = make();
+      const first = rl.when("k");
+      const second = rl.when("k");
+      assert.deepEqual([first, second], [5, 10], `${what}: the delay grows while failures repeat`);
+      rl.forget("k"); // the reconcile succeeded
+      assert.equal(rl.numRequeues("k"), 0, what);
+      assert.equal(rl.when("k"), 5, `${what}: the next failure starts again at the base delay`);
+      assert.equal(rl.numRequeues("k"), 1, what);
+      assert.equal(rl.when("k"), 10, `${what}: and grows from there`);
+    }
   });
 
   it("BucketRateLimiter allows a burst of 100, then spaces by 100 ms and refills at 10 qps", () => {
@@ -296,7 +343,7 @@ describe("rate limiters", () => {
   });
 });
 
-describe("RateLimitingQueue", () => {
+describe("RateLimitingQueue", bounded, () => {
   it("addRateLimited delays by the limiter and counts requeues until forget", async () => {
     const clock = new FakeClock();
     const q = new RateLimitingQueue({ clock, rateLimiter: new ItemExponentialFailureRateLimiter() });
@@ -319,6 +366,30 @@ describe("RateLimitingQueue", () => {
     q.shutDown();
   });
 
+  it("after forget, a failing key is back in the queue after the base delay again", async () => {
+    const clock = new FakeClock();
+    const q = new RateLimitingQueue({ clock });
+    /** How long after addRateLimited the key becomes available, in 1 ms steps. */
+    const failAndMeasure = async (): Promise<number> => {
+      q.addRateLimited("k");
+      let waited = 0;
+      while (q.len() === 0) {
+        assert.ok(waited < 10_000, "the key never came back");
+        clock.advance(1);
+        waited++;
+      }
+      assert.equal(await getKey(q), "k");
+      q.done("k");
+      return waited;
+    };
+    assert.equal(await failAndMeasure(), 5, "first failure: the base delay");
+    assert.equal(await failAndMeasure(), 10, "second failure: doubled");
+    q.forget("k"); // success
+    assert.equal(await failAndMeasure(), 5, "a failure after a success: the base delay again");
+    assert.equal(await failAndMeasure(), 10);
+    q.shutDown();
+  });
+
   it("defaults to the controller rate limiter on the queue's clock", () => {
     const clock = new FakeClock();
     const q = new RateLimitingQueue({ clock });
@@ -330,7 +401,7 @@ describe("RateLimitingQueue", () => {
   });
 });
 
-describe("workqueue metrics", () => {
+describe("workqueue metrics", bounded, () => {
   function sample(text: string, metric: string, queue: string): number | undefined {
     for (const line of text.split("\n")) {
       if (!line.startsWith(`${metric}{`)) continue;
@@ -371,6 +442,25 @@ describe("workqueue metrics", () => {
     q.shutDown();
     const after = await metricsRegistry.metrics();
     assert.equal(sample(after, "workqueue_unfinished_work_seconds", name), 0);
+  });
+
+  it("exports every series of a named queue at 0 as soon as the queue exists", async () => {
+    const name = "test-metrics-fresh-queue";
+    const q = new RateLimitingQueue({ name, clock: new FakeClock() });
+    const text = await metricsRegistry.metrics();
+    for (const metric of [
+      "workqueue_depth",
+      "workqueue_adds_total",
+      "workqueue_retries_total",
+      "workqueue_queue_duration_seconds_count",
+      "workqueue_work_duration_seconds_count",
+      "workqueue_unfinished_work_seconds",
+      "workqueue_longest_running_processor_seconds",
+    ]) {
+      assert.equal(sample(text, metric, name), 0, `${metric} for a new queue`);
+    }
+    assert.ok(text.includes(`workqueue_adds_total{controller="${name}",name="${name}"} 0\n`));
+    q.shutDown();
   });
 
   it("records nothing for an unnamed queue", async () => {
