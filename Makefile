@@ -60,6 +60,20 @@ test: $(NODE_MODULES) ## Run unit and integration tests (integration against a r
 	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)"; \
 	$(NPM_RUN) test
 
+# kubebuilder's convention: test/e2e against a real cluster. Here: a local cluster with a real node (root;
+# provisioned by hack/setup-envtest --node), the image from `make image-build` loaded into it, then
+# `make deploy OVERLAY=config/local` and real CronJobs, Jobs and Pods. The cluster is stopped and the
+# machine restored at the end, also when a test fails.
+.PHONY: setup-node
+setup-node: ## Provision the local node too: kubelet, kube-scheduler, containerd, umoci, local images (root; cached).
+	@hack/setup-envtest --node >/dev/null
+
+.PHONY: test-e2e
+test-e2e: $(NODE_MODULES) setup-node image-build ## Run the end-to-end tests on a local cluster with a real node (needs root).
+	export NODE_CLUSTER_ASSETS="$$(hack/setup-envtest --node)"; \
+	$(NODE) --unhandled-rejections=strict --test --test-reporter=spec --test-timeout=1800000 --test-force-exit \
+	  "test/e2e/**/*.test.ts"
+
 .PHONY: test-unit
 test-unit: $(NODE_MODULES) ## Run the unit tests only (no control plane).
 	$(NPM_RUN) test:unit
@@ -93,15 +107,49 @@ docker-push: ## Push the manager image $(IMG) (needs a running Docker engine).
 	@$(CHECK_CONTAINER_ENGINE)
 	$(CONTAINER_TOOL) push $(IMG)
 
-# `kubectl kustomize config/default` with the manager image set to $(IMG). kubectl's built-in kustomize has
-# no `edit set image`, so a throwaway overlay in a temp dir patches the image: config/ is never modified.
+# The same image without a container engine (hack/build-image.ts): the Dockerfile's final stage (its
+# user, entrypoint, env, copies) assembled with umoci from dist/, `npm ci --omit=dev` and node_modules' Node,
+# as an OCI archive; image-load imports it into the local cluster's containerd (ctr, namespace k8s.io).
+# Named localhost/cronjob-operator:dev unless IMG is given; deploy it with the same IMG.
+IMAGE_IMG = $(if $(filter file,$(origin IMG)),localhost/cronjob-operator:dev,$(IMG))
+IMAGE_ARCHIVE ?= bin/cronjob-operator-image.oci.tar
+CONTAINERD_ADDRESS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/cronjob-operator/cluster/containerd/containerd.sock
+
+.PHONY: image-build
+image-build: build ## Build the manager image without an engine: OCI archive $(IMAGE_ARCHIVE) (needs umoci). IMG=...
+	$(NODE) hack/build-image.ts build --img="$(IMAGE_IMG)" --out="$(IMAGE_ARCHIVE)"
+
+.PHONY: image-load
+image-load: image-build ## Import that image into the local cluster's containerd (CONTAINERD_ADDRESS=<socket>).
+	$(NODE) hack/build-image.ts load --img="$(IMAGE_IMG)" --archive="$(IMAGE_ARCHIVE)" --address="$(CONTAINERD_ADDRESS)"
+
+# What deploy and undeploy render: config/default, where the manager provisions, injects and renews its own
+# webhook certificate (any cluster), or config/default-certmanager, where cert-manager issues it (install
+# cert-manager first).
+OVERLAY ?= config/default
+
+# `kubectl kustomize $(OVERLAY)` (config/default unless given) with the manager image set to $(IMG). kubectl's
+# built-in kustomize has no `edit set image`, so a throwaway overlay in a temp dir patches the image: config/
+# is never modified.
 KUSTOMIZE_DEFAULT = overlay="$$(mktemp -d)"; trap 'rm -rf "$$overlay"' EXIT; \
 	printf '%s\n' 'apiVersion: kustomize.config.k8s.io/v1beta1' 'kind: Kustomization' 'resources:' \
-	  "- $$(realpath --relative-to="$$overlay" config/default)" 'patches:' \
+	  "- $$(realpath --relative-to="$$overlay" $(OVERLAY))" 'patches:' \
 	  '- target: {kind: Deployment, labelSelector: control-plane=controller-manager}' '  patch: |-' \
 	  '    [{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "$(IMG)"}]' \
 	  >"$$overlay/kustomization.yaml"; \
+	$(LOCAL_APISERVER_PATCH) \
 	$(KUBECTL) kustomize "$$overlay"
+
+# config/local (the local cluster with a real node): the manager reaches the API server on loopback, at the
+# current context's address, instead of the ClusterIP the kubelet injects (no kube-proxy there).
+ifeq ($(patsubst %/,%,$(OVERLAY)),config/local)
+LOCAL_APISERVER_PATCH = server="$$($(KUBECTL) config view --minify -o jsonpath='{.clusters[0].cluster.server}')"; \
+	hostport="$${server\#https://}"; hostport="$${hostport%%/*}"; \
+	printf '%s\n' '- target: {kind: Deployment, labelSelector: control-plane=controller-manager}' '  patch: |-' \
+	  "    [{\"op\": \"add\", \"path\": \"/spec/template/spec/containers/0/env/-\", \"value\": {\"name\": \"KUBERNETES_SERVICE_HOST\", \"value\": \"$${hostport%:*}\"}}," \
+	  "     {\"op\": \"add\", \"path\": \"/spec/template/spec/containers/0/env/-\", \"value\": {\"name\": \"KUBERNETES_SERVICE_PORT\", \"value\": \"$${hostport\#\#*:}\"}}]" \
+	  >>"$$overlay/kustomization.yaml";
+endif
 
 .PHONY: build-installer
 build-installer: manifests ## Write dist/install.yaml: the CRD and everything to deploy the manager with image $(IMG).
@@ -119,15 +167,58 @@ install: ## Install the CRDs into the cluster of the current kubeconfig context 
 uninstall: ## Remove the CRDs from the cluster (and with them every CronJob).
 	$(KUBECTL) delete --ignore-not-found -f $(CRD_DIR)
 
-.PHONY: deploy
-deploy: manifests ## Deploy the manager (image $(IMG)) to the current cluster: config/default, server-side apply. Needs cert-manager.
-	@echo "kubectl kustomize config/default (image $(IMG)) | $(KUBECTL) apply --server-side --force-conflicts -f -"
-	@$(KUSTOMIZE_DEFAULT) | $(KUBECTL) apply --server-side --force-conflicts -f -
+# Splits a kustomize render ($$1) by whether the cluster serves each document's apiVersion (the lines of
+# $$SERVED, from `kubectl api-versions`): the served documents go to the file $$2, the others are reported.
+SPLIT_SERVED = SERVED="$$served" awk -v out="$$2" ' \
+	  function flush() { \
+	    if (doc != "") { if (api in ok) printf "---\n%s", doc > out; \
+	      else printf "skipped %s %s: the cluster does not serve %s\n", kind, name, api } \
+	    doc = ""; api = ""; kind = ""; name = "" } \
+	  BEGIN { n = split(ENVIRON["SERVED"], s, "\n"); for (i = 1; i <= n; i++) ok[s[i]] = 1; printf "" > out } \
+	  /^---$$/ { flush(); next } \
+	  { doc = doc $$0 "\n" } \
+	  /^[^ ]/ { meta = 0 } \
+	  /^metadata:/ { meta = 1 } \
+	  /^apiVersion: / { api = $$2 } \
+	  /^kind: / { kind = $$2 } \
+	  meta && name == "" && /^  name: / { name = $$2 } \
+	  END { flush() }' "$$1"
 
+.PHONY: deploy
+deploy: manifests ## Deploy the manager (image $(IMG)) to the current cluster: config/default (OVERLAY=config/default-certmanager: cert-manager's certificates), server-side apply.
+	@echo "kubectl kustomize $(OVERLAY) (image $(IMG)) | $(KUBECTL) apply --server-side --force-conflicts -f -"
+	@$(KUSTOMIZE_DEFAULT) >"$$overlay/manifests.yaml"; \
+	served="$$($(KUBECTL) api-versions)"; \
+	missing="$$(sed -n 's/^apiVersion: *//p' "$$overlay/manifests.yaml" | sort -u | grep -vxF -e "$$served" || true)"; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deploy: the cluster does not serve $$(echo $$missing), which $(OVERLAY) needs; nothing was applied." >&2; \
+	  case "$$missing" in *cert-manager.io/*) echo "Install cert-manager first (README: Deploying), or deploy config/default, which needs no cert-manager." >&2;; esac; \
+	  exit 1; \
+	fi; \
+	$(KUBECTL) apply --server-side --force-conflicts -f "$$overlay/manifests.yaml"
+
+# Objects that do not exist are skipped (--ignore-not-found), and so are objects of kinds the cluster does not
+# serve (e.g. cert-manager's after a partial deploy of config/default-certmanager): none of those can exist.
+# The Secret the manager keeps its webhook certificate in goes with the namespace.
 .PHONY: undeploy
-undeploy: ## Remove what deploy applied (CRD, CronJobs, namespace, RBAC, webhooks) from the current cluster.
-	@echo "kubectl kustomize config/default | $(KUBECTL) delete --ignore-not-found -f -"
-	@$(KUSTOMIZE_DEFAULT) | $(KUBECTL) delete --ignore-not-found -f -
+undeploy: ## Remove what deploy applied (CRD, CronJobs, namespace, RBAC, webhooks) from the current cluster; exits 0 after a partial deploy too.
+	@echo "kubectl kustomize $(OVERLAY) | $(KUBECTL) delete --ignore-not-found -f -"
+	@$(KUSTOMIZE_DEFAULT) >"$$overlay/manifests.yaml"; \
+	served="$$($(KUBECTL) api-versions)"; \
+	set -- "$$overlay/manifests.yaml" "$$overlay/served.yaml"; $(SPLIT_SERVED); \
+	$(KUBECTL) delete --ignore-not-found -f "$$overlay/served.yaml"
+
+##@ Local cluster
+
+# A local Kubernetes 1.20 cluster with a real node (kubelet + containerd), data in
+# ~/.cache/cronjob-operator/cluster. Needs root; the first run provisions it (hack/setup-envtest --node).
+.PHONY: cluster-up
+cluster-up: $(NODE_MODULES) ## Start a local cluster with a real node (root); prints its KUBECONFIG. Ctrl-C stops it; DETACH=1 runs it in the background.
+	@exec $(NODE) hack/cluster.ts up $(if $(DETACH),--detach)
+
+.PHONY: cluster-down
+cluster-down: $(NODE_MODULES) ## Stop the local cluster and restore the machine. PURGE=1 also deletes its data.
+	@$(NODE) hack/cluster.ts down $(if $(PURGE),--purge)
 
 ##@ Benchmark
 

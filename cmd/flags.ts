@@ -14,10 +14,17 @@ export interface Flags {
   leaderElect: boolean;
   leaderElectionID: string;
   leaderElectionNamespace: string;
+  webhookHost: string;
   webhookPort: number;
   webhookCertPath: string;
   webhookCertName: string;
   webhookCertKey: string;
+  webhookCertProvision: "external" | "self";
+  webhookCertSecret: string;
+  webhookServiceName: string;
+  webhookServiceNamespace: string;
+  mutatingWebhookConfigurations: string[];
+  validatingWebhookConfigurations: string[];
   enableHTTP2: boolean;
   kubeconfig: string;
   logLevel: LogLevel;
@@ -84,6 +91,12 @@ export const FLAGS: FlagSpec[] = [
     default: "",
     help: "The namespace of the leader election Lease (default: the pod's namespace from POD_NAMESPACE or the service account, else default).",
   },
+  {
+    name: "webhook-host",
+    type: "string",
+    default: "",
+    help: "The address the admission webhook server listens on (default: all addresses; e.g. $(POD_IP)).",
+  },
   { name: "webhook-port", type: "string", default: "9443", help: "The port the admission webhook server listens on." },
   {
     name: "webhook-cert-path",
@@ -93,6 +106,46 @@ export const FLAGS: FlagSpec[] = [
   },
   { name: "webhook-cert-name", type: "string", default: "tls.crt", help: "The name of the webhook certificate file." },
   { name: "webhook-cert-key", type: "string", default: "tls.key", help: "The name of the webhook key file." },
+  {
+    name: "webhook-cert-provision",
+    type: "string",
+    default: "external",
+    help:
+      "Who provides the webhook serving certificate in --webhook-cert-path: external (cert-manager, a mounted Secret, you) " +
+      "or self (the manager keeps a self-signed CA and a serving certificate for --webhook-service-name in the Secret " +
+      "--webhook-cert-secret, writes them to --webhook-cert-path, injects the CA into the webhook configurations and renews " +
+      "both before they expire).",
+  },
+  {
+    name: "webhook-cert-secret",
+    type: "string",
+    default: "webhook-server-cert",
+    help: "With --webhook-cert-provision=self: the Secret, in the webhook Service's namespace, that holds the CA and the serving certificate (created if missing).",
+  },
+  {
+    name: "webhook-service-name",
+    type: "string",
+    default: "",
+    help: "With --webhook-cert-provision=self (required): the Service the API server calls the webhooks through; the certificate is valid for its DNS names.",
+  },
+  {
+    name: "webhook-service-namespace",
+    type: "string",
+    default: "",
+    help: "With --webhook-cert-provision=self: the namespace of the webhook Service and of the Secret (default: the pod's namespace from POD_NAMESPACE or the service account).",
+  },
+  {
+    name: "mutating-webhook-configuration",
+    type: "string",
+    default: "",
+    help: "With --webhook-cert-provision=self: MutatingWebhookConfigurations (comma-separated) whose webhooks get the CA as caBundle.",
+  },
+  {
+    name: "validating-webhook-configuration",
+    type: "string",
+    default: "",
+    help: "With --webhook-cert-provision=self: ValidatingWebhookConfigurations (comma-separated) whose webhooks get the CA as caBundle.",
+  },
   {
     name: "enable-http2",
     type: "boolean",
@@ -182,6 +235,22 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
   const logFormat = get<string>("log-format");
   if (logFormat !== "json" && logFormat !== "console")
     throw new UsageError(`invalid value "${logFormat}" for flag --log-format: must be json or console`);
+  const provision = get<string>("webhook-cert-provision");
+  if (provision !== "external" && provision !== "self")
+    throw new UsageError(`invalid value "${provision}" for flag --webhook-cert-provision: must be external or self`);
+  const list = (name: string): string[] =>
+    get<string>(name)
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
+  if (provision === "self") {
+    if (!get<string>("webhook-service-name"))
+      throw new UsageError(
+        "--webhook-cert-provision=self needs --webhook-service-name (the Service the certificate is for)",
+      );
+    if (!get<string>("webhook-cert-secret"))
+      throw new UsageError("--webhook-cert-provision=self needs a --webhook-cert-secret name");
+  }
   const enableWebhooksEnv = env.ENABLE_WEBHOOKS;
   if (enableWebhooksEnv !== undefined && !["true", "false", ""].includes(enableWebhooksEnv)) {
     throw new UsageError(`invalid value "${enableWebhooksEnv}" for ENABLE_WEBHOOKS: must be true or false`);
@@ -196,10 +265,17 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     leaderElect: get<boolean>("leader-elect"),
     leaderElectionID: get<string>("leader-election-id"),
     leaderElectionNamespace: get<string>("leader-election-namespace"),
+    webhookHost: get<string>("webhook-host"),
     webhookPort: int("webhook-port", 1, 65535),
     webhookCertPath: get<string>("webhook-cert-path"),
     webhookCertName: get<string>("webhook-cert-name"),
     webhookCertKey: get<string>("webhook-cert-key"),
+    webhookCertProvision: provision,
+    webhookCertSecret: get<string>("webhook-cert-secret"),
+    webhookServiceName: get<string>("webhook-service-name"),
+    webhookServiceNamespace: get<string>("webhook-service-namespace"),
+    mutatingWebhookConfigurations: list("mutating-webhook-configuration"),
+    validatingWebhookConfigurations: list("validating-webhook-configuration"),
     enableHTTP2: get<boolean>("enable-http2"),
     kubeconfig: get<string>("kubeconfig"),
     logLevel,

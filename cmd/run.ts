@@ -1,11 +1,12 @@
 // Wiring of the manager process; cmd/main.ts parses flags and calls run().
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { selfSignedCertificate } from "../runtime/metrics/auth.ts";
 import { CronJobReconciler } from "../controllers/cronjob_controller.ts";
 import { loadKubeConfig } from "../runtime/kubeconfig.ts";
 import { createLogger, setDefaultLogger } from "../runtime/log.ts";
 import { LeaderElectionLostError, Manager, setupSignalHandler } from "../runtime/manager.ts";
+import { CertProvisioner } from "../runtime/webhook/certprovisioner.ts";
 import { webhookRunnable } from "../runtime/webhook/runnable.ts";
 import { cronJobWebhookHandlers } from "../webhooks/cronjob_webhook.ts";
 import type { Flags } from "./flags.ts";
@@ -55,7 +56,37 @@ export async function run(flags: Flags): Promise<number> {
 
   // ENABLE_WEBHOOKS=false (e.g. `make run` against a cluster without the certificates) serves none.
   if (flags.enableWebhooks) {
+    // --webhook-cert-provision=self (config/default): the manager provisions, injects and rotates its own
+    // serving certificate; the server starts once the files exist. external: they must exist at start.
+    let provisioner: CertProvisioner | undefined;
+    if (flags.webhookCertProvision === "self") {
+      const namespace = flags.webhookServiceNamespace || podNamespace();
+      if (!namespace) {
+        setupLog.error(
+          "--webhook-cert-provision=self needs the webhook Service's namespace: set --webhook-service-namespace " +
+            "(or POD_NAMESPACE)",
+        );
+        return 1;
+      }
+      provisioner = new CertProvisioner({
+        client: mgr.client,
+        secretNamespace: namespace,
+        secretName: flags.webhookCertSecret,
+        secretLabels: WEBHOOK_CERT_SECRET_LABELS,
+        serviceName: flags.webhookServiceName,
+        serviceNamespace: namespace,
+        mutatingWebhookConfigurations: flags.mutatingWebhookConfigurations,
+        validatingWebhookConfigurations: flags.validatingWebhookConfigurations,
+        certDir: flags.webhookCertPath,
+        certName: flags.webhookCertName,
+        keyName: flags.webhookCertKey,
+        logger: log.withName("webhook").withName("cert-provisioner"),
+      });
+      mgr.add(provisioner);
+      mgr.addReadyzCheck("webhook-cert", provisioner.checker);
+    }
     const webhooks = webhookRunnable({
+      ...(flags.webhookHost ? { host: flags.webhookHost } : {}),
       port: flags.webhookPort,
       certDir: flags.webhookCertPath,
       certName: flags.webhookCertName,
@@ -64,6 +95,7 @@ export async function run(flags: Flags): Promise<number> {
       // The manager's client dry-runs each new or changed Job template (RBAC: create on batch jobs).
       handlers: cronJobWebhookHandlers({ client: mgr.client, logger: log.withName("webhook").withName("cronjob") }),
       logger: log.withName("webhook"),
+      ...(provisioner ? { certificateReady: (signal: AbortSignal) => provisioner.waitReady(signal) } : {}),
     });
     mgr.add(webhooks);
     mgr.addReadyzCheck("webhook", webhooks.checker);
@@ -76,5 +108,26 @@ export async function run(flags: Flags): Promise<number> {
   } catch (err) {
     setupLog.error(err instanceof LeaderElectionLostError ? "leader election lost" : "problem running manager", err);
     return 1;
+  }
+}
+
+/** Labels of the Secret the manager keeps its webhook CA and serving certificate in. */
+export const WEBHOOK_CERT_SECRET_LABELS: Readonly<Record<string, string>> = {
+  "app.kubernetes.io/name": "cronjob-operator",
+  "app.kubernetes.io/component": "webhook-certificate",
+  "app.kubernetes.io/managed-by": "cronjob-operator",
+};
+
+const SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+/** The pod's namespace: POD_NAMESPACE (the Deployment sets it), else the mounted service account's. */
+function podNamespace(): string | undefined {
+  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
+  try {
+    return existsSync(SERVICE_ACCOUNT_NAMESPACE)
+      ? readFileSync(SERVICE_ACCOUNT_NAMESPACE, "utf8").trim() || undefined
+      : undefined;
+  } catch {
+    return undefined;
   }
 }

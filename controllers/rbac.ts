@@ -1,16 +1,21 @@
-// The RBAC the CronJob controller needs: the TypeScript equivalent of kubebuilder's
+// The RBAC the manager needs: the TypeScript equivalent of kubebuilder's
 // `// +kubebuilder:rbac:groups=...,resources=...,verbs=...` markers. `make manifests`
 // (hack/generate-manifests.ts) merges and sorts these like controller-gen and writes the ClusterRole
-// `manager-role` to config/rbac/role.yaml. Least privilege: add a rule here when the controller starts
-// using a new verb or resource, then run `make manifests`.
+// `manager-role` to config/rbac/role.yaml, plus, as controller-gen does for markers with `namespace=`, a
+// Role `manager-role` in that namespace (bound by config/rbac/role_binding.yaml). Least privilege: add a rule
+// here when the code starts using a new verb or resource, then run `make manifests`.
 //
 // The leader-election Role (leases, events in the manager's namespace) is static, in
 // config/rbac/leader_election_role.yaml; the metrics-auth ClusterRole is in config/rbac/metrics_auth_role.yaml.
 import { GROUP, PLURAL } from "../api/v1/index.ts";
 
-/** One +kubebuilder:rbac marker: `groups` uses "" (or "core") for the core API group. */
+/**
+ * One +kubebuilder:rbac marker: `groups` uses "" (or "core") for the core API group; with `namespace` the rule
+ * goes to the Role in that namespace instead of the ClusterRole.
+ */
 export interface RBACMarker {
   groups: readonly string[];
+  namespace?: string;
   resources?: readonly string[];
   resourceNames?: readonly string[];
   urls?: readonly string[];
@@ -49,3 +54,49 @@ export const CRONJOB_CONTROLLER_RBAC: readonly RBACMarker[] = [
   // +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch
   { groups: [""], resources: ["events"], verbs: ["create", "patch"] },
 ];
+
+/** The names the webhook certificate rules are limited to (kustomize prefixes the configurations'). */
+export const WEBHOOK_CERT_SECRET = "webhook-server-cert";
+export const MUTATING_WEBHOOK_CONFIGURATION = "mutating-webhook-configuration";
+export const VALIDATING_WEBHOOK_CONFIGURATION = "validating-webhook-configuration";
+
+/**
+ * What the webhook certificate provisioner calls (runtime/webhook/certprovisioner.ts, on with
+ * --webhook-cert-provision=self as in config/default): its own Secret in the manager's namespace ("system",
+ * which kustomize replaces) and its own two webhook configurations, by name. The configuration names in
+ * resourceNames get the kustomize name prefix through config/rbac/kustomizeconfig.yaml.
+ */
+export const WEBHOOK_CERT_RBAC: readonly RBACMarker[] = [
+  // create: CertProvisioner.ensureSecret when the Secret does not exist (create cannot be limited to a name).
+  // +kubebuilder:rbac:groups=core,namespace=system,resources=secrets,verbs=create
+  { groups: [""], namespace: "system", resources: ["secrets"], verbs: ["create"] },
+  // get, update: CertProvisioner.ensureSecret reading it and writing a renewed certificate (PUT at the
+  //   resourceVersion read); list, watch: the watch on it (an Informer with fieldSelector metadata.name).
+  // +kubebuilder:rbac:groups=core,namespace=system,resources=secrets,verbs=get;list;watch;update,resourceNames=webhook-server-cert
+  {
+    groups: [""],
+    namespace: "system",
+    resources: ["secrets"],
+    resourceNames: [WEBHOOK_CERT_SECRET],
+    verbs: ["get", "list", "watch", "update"],
+  },
+  // get, update: CertProvisioner.injectCABundle (PUT with the caBundle set in every webhook); list, watch: the
+  //   watch on each configuration, so a re-applied one gets its caBundle back at once.
+  // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=mutatingwebhookconfigurations,verbs=get;list;watch;update,resourceNames=mutating-webhook-configuration
+  {
+    groups: ["admissionregistration.k8s.io"],
+    resources: ["mutatingwebhookconfigurations"],
+    resourceNames: [MUTATING_WEBHOOK_CONFIGURATION],
+    verbs: ["get", "list", "watch", "update"],
+  },
+  // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch;update,resourceNames=validating-webhook-configuration
+  {
+    groups: ["admissionregistration.k8s.io"],
+    resources: ["validatingwebhookconfigurations"],
+    resourceNames: [VALIDATING_WEBHOOK_CONFIGURATION],
+    verbs: ["get", "list", "watch", "update"],
+  },
+];
+
+/** Everything the manager's ServiceAccount is granted by config/rbac/role.yaml. */
+export const MANAGER_RBAC: readonly RBACMarker[] = [...CRONJOB_CONTROLLER_RBAC, ...WEBHOOK_CERT_RBAC];

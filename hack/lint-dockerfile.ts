@@ -8,7 +8,10 @@
 //   - the final stage runs as USER 65532:65532, as config/manager/manager.yaml's runAsUser;
 //   - its entrypoint is the file `npm run build` emits for cmd/main.ts (outDir of tsconfig.build.json),
 //     and config/manager/manager.yaml's command/args run the same file;
-//   - .dockerignore keeps in the build context every file the Dockerfile copies and tsc compiles.
+//   - .dockerignore keeps in the build context every file the Dockerfile copies and tsc compiles;
+//   - `make image-build` (hack/build-image.ts, no engine) can reproduce the final stage: it derives the
+//     image config and files from this Dockerfile (hack/image/plan.ts), and any instruction, COPY source
+//     or flag it cannot follow is a problem here, so the two images cannot drift apart.
 //
 // Unless --no-compile is given, the TypeScript program of tsconfig.build.json is also emitted into a
 // temporary directory, to confirm the entrypoint file and that every compiled source is copied.
@@ -20,173 +23,34 @@ import { dirname, join, relative, resolve, posix } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import ts from "typescript";
+import {
+  copies,
+  envOf,
+  isIgnored,
+  isNpm,
+  nodeMajorOf,
+  omitsDev,
+  parseDockerfile,
+  parseDockerignore,
+  runCommands,
+  runsBuild,
+  type Instruction,
+  type Stage,
+  stageByRef,
+  words,
+  workdirOf,
+} from "./image/dockerfile.ts";
+import { BASE_PATH, planImage } from "./image/plan.ts";
 import { envValue, MANAGER_MANIFEST, readManagerDeployment } from "./manager-deployment.ts";
+
+export type { Dockerfile, Instruction, Stage } from "./image/dockerfile.ts";
+export { isIgnored, parseDockerfile, parseDockerignore } from "./image/dockerfile.ts";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 /** The manager's source entrypoint (kubebuilder's cmd/main.go). */
 export const ENTRY_SOURCE = "cmd/main.ts";
 /** The nonroot uid and gid the image runs as (distroless' and kubebuilder's). */
 export const NONROOT = 65532;
-
-export interface Instruction {
-  keyword: string;
-  /** Arguments after the keyword and its --flags. */
-  args: string;
-  flags: Record<string, string>;
-  line: number;
-}
-
-export interface Stage {
-  index: number;
-  name?: string;
-  /** The FROM image with global ARGs substituted. */
-  base: string;
-  instructions: Instruction[];
-  line: number;
-}
-
-export interface Dockerfile {
-  globalArgs: Map<string, string>;
-  stages: Stage[];
-}
-
-/** Logical lines: continuations joined, comments and blank lines dropped. */
-function logicalLines(text: string): { text: string; line: number }[] {
-  const out: { text: string; line: number }[] = [];
-  let cur: { text: string; line: number } | undefined;
-  text.split(/\r?\n/).forEach((raw, i) => {
-    const trimmed = raw.trim();
-    if (trimmed.startsWith("#") || (trimmed === "" && !cur)) return;
-    const cont = /\\\s*$/.test(raw);
-    const piece = cont ? raw.replace(/\\\s*$/, "") : raw;
-    if (cur) cur.text += " " + piece.trim();
-    else cur = { text: piece.trim(), line: i + 1 };
-    if (!cont) {
-      if (cur.text) out.push(cur);
-      cur = undefined;
-    }
-  });
-  if (cur?.text) out.push(cur);
-  return out;
-}
-
-function substitute(s: string, vars: Map<string, string>): string {
-  return s.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (m, a, def, b) => {
-    const name = (a ?? b) as string;
-    return vars.get(name) ?? (def as string | undefined) ?? m;
-  });
-}
-
-export function parseDockerfile(text: string): Dockerfile {
-  const globalArgs = new Map<string, string>();
-  const stages: Stage[] = [];
-  for (const { text: l, line } of logicalLines(text)) {
-    const m = /^(\S+)\s*(.*)$/.exec(l)!;
-    const keyword = m[1]!.toUpperCase();
-    let rest = m[2]!;
-    const flags: Record<string, string> = {};
-    if (keyword !== "RUN" || rest.startsWith("--")) {
-      for (let f = /^--([a-z-]+)(?:=(\S*))?\s*/.exec(rest); f; f = /^--([a-z-]+)(?:=(\S*))?\s*/.exec(rest)) {
-        flags[f[1]!] = f[2] ?? "true";
-        rest = rest.slice(f[0].length);
-      }
-    }
-    if (keyword === "FROM") {
-      const fm = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(rest);
-      if (!fm) throw new Error(`line ${line}: cannot parse FROM ${rest}`);
-      stages.push({
-        index: stages.length,
-        base: substitute(fm[1]!, globalArgs),
-        ...(fm[2] ? { name: fm[2].toLowerCase() } : {}),
-        instructions: [],
-        line,
-      });
-      continue;
-    }
-    if (stages.length === 0) {
-      if (keyword !== "ARG") throw new Error(`line ${line}: ${keyword} before the first FROM`);
-      const am = /^([A-Za-z_][A-Za-z0-9_]*)(?:=(.*))?$/.exec(rest);
-      if (am) globalArgs.set(am[1]!, (am[2] ?? "").replace(/^"(.*)"$/, "$1"));
-      continue;
-    }
-    stages.at(-1)!.instructions.push({ keyword, args: rest, flags, line });
-  }
-  return { globalArgs, stages };
-}
-
-/** Exec-form (JSON array) or shell-form arguments as a list of words. */
-/** ENV of a stage, last value wins (both `ENV K=V ...` and the legacy `ENV K V` form). */
-function envOf(stage: Stage): Map<string, string> {
-  const env = new Map<string, string>();
-  for (const ins of stage.instructions) {
-    if (ins.keyword !== "ENV") continue;
-    const a = ins.args.trim();
-    const legacy = /^([^\s=]+)\s+(.*)$/.exec(a);
-    if (legacy && !legacy[1]!.includes("=")) {
-      env.set(legacy[1]!, legacy[2]!);
-      continue;
-    }
-    for (const m of a.matchAll(/([^\s=]+)=("(?:[^"\\]|\\.)*"|\S*)/g)) {
-      const v = m[2]!;
-      env.set(m[1]!, v.startsWith('"') ? (JSON.parse(v) as string) : v);
-    }
-  }
-  return env;
-}
-
-function words(args: string): string[] {
-  if (args.trim().startsWith("[")) {
-    const parsed: unknown = JSON.parse(args);
-    if (!Array.isArray(parsed) || !parsed.every((w) => typeof w === "string"))
-      throw new Error(`bad JSON form: ${args}`);
-    return parsed as string[];
-  }
-  return args.split(/\s+/).filter(Boolean);
-}
-
-// --- .dockerignore (moby/patternmatcher semantics, enough for allowlists and ** patterns) ---
-
-interface IgnorePattern {
-  negate: boolean;
-  re: RegExp;
-}
-
-export function parseDockerignore(text: string): IgnorePattern[] {
-  const out: IgnorePattern[] = [];
-  for (const raw of text.split(/\r?\n/)) {
-    let p = raw.trim();
-    if (!p || p.startsWith("#")) continue;
-    const negate = p.startsWith("!");
-    if (negate) p = p.slice(1).trim();
-    p = posix.normalize(p).replace(/^\/+/, "").replace(/\/+$/, "");
-    let re = "";
-    for (let i = 0; i < p.length; i++) {
-      const c = p[i]!;
-      if (c === "*" && p[i + 1] === "*") {
-        if (p[i + 2] === "/") {
-          re += "(?:.*/)?";
-          i += 2;
-        } else {
-          re += ".*";
-          i += 1;
-        }
-      } else if (c === "*") re += "[^/]*";
-      else if (c === "?") re += "[^/]";
-      else re += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
-    }
-    out.push({ negate, re: new RegExp(`^${re}$`) });
-  }
-  return out;
-}
-
-/** Whether a context path (relative, /-separated) is excluded: last matching pattern wins, parents count. */
-export function isIgnored(path: string, patterns: IgnorePattern[]): boolean {
-  const parts = posix.normalize(path).split("/");
-  const candidates = parts.map((_, i) => parts.slice(0, i + 1).join("/"));
-  let ignored = false;
-  for (const p of patterns) if (candidates.some((c) => p.re.test(c))) ignored = !p.negate;
-  return ignored;
-}
 
 // --- the checks ---
 
@@ -202,50 +66,6 @@ export interface LintResult {
   warnings: string[];
   /** The script the image runs, e.g. /workspace/dist/cmd/main.js. */
   entrypoint?: string;
-}
-
-interface ShellCommand {
-  line: number;
-  argv: string[];
-}
-
-function runCommands(stage: Stage): ShellCommand[] {
-  const out: ShellCommand[] = [];
-  for (const ins of stage.instructions) {
-    if (ins.keyword !== "RUN") continue;
-    const cmd = ins.args.trim().startsWith("[") ? words(ins.args).join(" ") : ins.args;
-    for (const part of cmd.split(/&&|\|\||;/))
-      out.push({ line: ins.line, argv: part.trim().split(/\s+/).filter(Boolean) });
-  }
-  return out;
-}
-
-const isNpm = (argv: string[], sub: string[]): boolean => argv[0] === "npm" && sub.includes(argv[1] ?? "");
-const omitsDev = (argv: string[]): boolean =>
-  argv.some((a) => a === "--omit=dev" || a === "--production" || a === "--only=prod" || a === "--only=production");
-
-function workdirOf(stage: Stage, uptoLine = Infinity): string {
-  let wd = "/";
-  for (const ins of stage.instructions) {
-    if (ins.line > uptoLine) break;
-    if (ins.keyword === "WORKDIR") wd = posix.resolve(wd, ins.args.trim());
-  }
-  return wd;
-}
-
-interface Copy {
-  ins: Instruction;
-  sources: string[];
-  dest: string;
-}
-
-function copies(stage: Stage): Copy[] {
-  return stage.instructions
-    .filter((i) => i.keyword === "COPY" || i.keyword === "ADD")
-    .map((ins) => {
-      const w = words(ins.args);
-      return { ins, sources: w.slice(0, -1), dest: w.at(-1) ?? "" };
-    });
 }
 
 /** Where a context file lands in a stage, or undefined if no COPY brings it in. */
@@ -269,22 +89,26 @@ function locationIn(stage: Stage, file: string, root: string): string | undefine
   return where;
 }
 
-function stageByRef(df: Dockerfile, ref: string): Stage | undefined {
-  return /^\d+$/.test(ref) ? df.stages[Number(ref)] : df.stages.find((s) => s.name === ref.toLowerCase());
-}
-
-function nodeMajorOf(image: string): number | undefined {
-  const m =
-    /^(?:docker\.io\/)?(?:library\/)?node:(\d+)(?:[.-]|$)/.exec(image) ??
-    /^gcr\.io\/distroless\/nodejs(\d+)-/.exec(image);
-  return m ? Number(m[1]) : undefined;
-}
-
 function readTsconfig(root: string, file: string): ts.ParsedCommandLine {
   const path = join(root, file);
   const read = ts.readConfigFile(path, (p) => ts.sys.readFile(p));
   if (read.error) throw new Error(`${file}: ${ts.flattenDiagnosticMessageText(read.error.messageText, "\n")}`);
   return ts.parseJsonConfigFileContent(read.config, ts.sys, dirname(path), undefined, path);
+}
+
+/** `npm run build` (`tsc -p <buildConfig>`): its tsconfig, and that config's outDir and rootDir relative to root. */
+export function buildLayout(root = ROOT): { buildConfig: string; outDir: string; rootDir: string } {
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts?: Record<string, string> };
+  const build = pkg.scripts?.build ?? "";
+  const bm = /^tsc\s+(?:-p|--project)\s+(\S+)$/.exec(build.trim());
+  if (!bm) throw new Error(`package.json's build script is "${build}", expected "tsc -p <tsconfig>"`);
+  const parsed = readTsconfig(root, bm[1]!);
+  const rel = (p: string): string => relative(root, p).split("\\").join("/");
+  return {
+    buildConfig: bm[1]!,
+    outDir: rel(parsed.options.outDir ?? root),
+    rootDir: rel(parsed.options.rootDir ?? root) || ".",
+  };
 }
 
 /** The tsconfig files a config extends (tsconfig.build.json → tsconfig.json), relative to root. */
@@ -364,10 +188,7 @@ export function lintDockerfile(opts: LintOptions = {}): LintResult {
     return { problems, warnings };
   }
   const buildConfig = bm[1]!;
-  const isBuild = (argv: string[]): boolean =>
-    (isNpm(argv, ["run", "run-script"]) && argv[2] === "build") ||
-    (argv.some((a) => /(^|\/)tsc$/.test(a)) &&
-      argv.some((a, i) => (a === "-p" || a === "--project") && argv[i + 1] === buildConfig));
+  const isBuild = (argv: string[]): boolean => runsBuild(argv, buildConfig);
   const builders = df.stages.filter((s) => s !== final && runCommands(s).some((c) => isBuild(c.argv)));
   if (builders.length !== 1) {
     problem(`expected one builder stage running "${build}" (or npm run build), found ${builders.length}`);
@@ -546,7 +367,7 @@ export function lintDockerfile(opts: LintOptions = {}): LintResult {
       if (uid !== undefined && uid !== NONROOT)
         problem(`${MANAGER_MANIFEST}: runAsUser ${uid}, but the image's USER is ${NONROOT}`);
       // The Deployment's env replaces the image's: a NODE_OPTIONS in one only would run two different heaps.
-      const imageNodeOptions = envOf(final).get("NODE_OPTIONS") ?? "";
+      const imageNodeOptions = envOf(final, new Map([["PATH", BASE_PATH]])).get("NODE_OPTIONS") ?? "";
       const podNodeOptions = envValue(container, "NODE_OPTIONS");
       if (imageNodeOptions !== podNodeOptions)
         problem(
@@ -554,6 +375,17 @@ export function lintDockerfile(opts: LintOptions = {}): LintResult {
             `${MANAGER_MANIFEST} ${JSON.stringify(podNodeOptions)}`,
         );
     }
+  }
+
+  // The image built without an engine (hack/build-image.ts, `make image-build`) follows this Dockerfile: its
+  // config and files are derived from it by hack/image/plan.ts, which reports what it cannot reproduce.
+  if (outDir && !outDir.startsWith("..")) {
+    const plan = planImage(df, {
+      buildConfig,
+      outDir,
+      isDirectory: (p) => existsSync(join(root, p)) && statSync(join(root, p)).isDirectory(),
+    });
+    for (const p of plan.problems) problems.push(`${p} (make image-build would not match the Dockerfile)`);
   }
   return { problems, warnings, ...(entrypoint ? { entrypoint } : {}) };
 }
@@ -572,7 +404,7 @@ function main(): number {
     console.error(`lint-dockerfile: ${result.problems.length} problem(s)`);
     return 1;
   }
-  console.log(`Dockerfile OK (runs node ${result.entrypoint} as ${NONROOT}:${NONROOT})`);
+  console.log(`Dockerfile OK (runs node ${result.entrypoint} as ${NONROOT}:${NONROOT}; make image-build follows it)`);
   return 0;
 }
 

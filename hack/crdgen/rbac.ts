@@ -1,11 +1,12 @@
-// Renders config/rbac/role.yaml (the ClusterRole `manager-role`) from the controllers' RBAC declarations,
-// the way controller-gen's rbac generator does from +kubebuilder:rbac markers: rules with the same
+// Renders config/rbac/role.yaml (the ClusterRole `manager-role`, and a Role `manager-role` per namespace that
+// markers name) from the manager's RBAC declarations, the way controller-gen's rbac generator does from
+// +kubebuilder:rbac markers (`namespace=` puts a rule into that namespace's Role): rules with the same
 // groups/resources/names/URLs merge their verbs, then rules differing only in resources merge, then rules
 // differing only in groups merge; every list is deduplicated and sorted, and the rules are sorted by
 // "groups + resources + resourceNames + URLs". The output does not depend on declaration order.
 import { stringify } from "yaml";
 import type { RBACMarker } from "../../controllers/rbac.ts";
-import { CRONJOB_CONTROLLER_RBAC } from "../../controllers/rbac.ts";
+import { MANAGER_RBAC } from "../../controllers/rbac.ts";
 
 export const ROLE_PATH = "config/rbac/role.yaml";
 export const ROLE_NAME = "manager-role";
@@ -113,17 +114,33 @@ export function normaliseRules(markers: readonly RBACMarker[]): PolicyRule[] {
   }));
 }
 
-/** The ClusterRole the manager's ServiceAccount is bound to (config/rbac/role_binding.yaml). */
-export function managerRole(markers: readonly RBACMarker[] = CRONJOB_CONTROLLER_RBAC): Record<string, unknown> {
+/** The ClusterRole the manager's ServiceAccount is bound to (config/rbac/role_binding.yaml): markers without a namespace. */
+export function managerRole(markers: readonly RBACMarker[] = MANAGER_RBAC): Record<string, unknown> {
   return {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
     metadata: { name: ROLE_NAME },
-    rules: normaliseRules(markers),
+    rules: normaliseRules(markers.filter((m) => !m.namespace)),
   };
 }
 
+/** The ClusterRole, then one Role per namespace the markers name (sorted), as controller-gen writes them. */
+export function managerRoles(markers: readonly RBACMarker[] = MANAGER_RBAC): Array<Record<string, unknown>> {
+  const namespaces = dedupSort(markers.flatMap((m) => (m.namespace ? [m.namespace] : [])));
+  return [
+    managerRole(markers),
+    ...namespaces.map((namespace) => ({
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: ROLE_NAME, namespace },
+      rules: normaliseRules(markers.filter((m) => m.namespace === namespace)),
+    })),
+  ];
+}
+
 /** config/rbac/role.yaml, byte for byte (same YAML style as the generated CRD). */
-export function managerRoleYAML(markers: readonly RBACMarker[] = CRONJOB_CONTROLLER_RBAC): string {
-  return "---\n" + stringify(managerRole(markers), { lineWidth: 0, aliasDuplicateObjects: false });
+export function managerRoleYAML(markers: readonly RBACMarker[] = MANAGER_RBAC): string {
+  return managerRoles(markers)
+    .map((r) => "---\n" + stringify(r, { lineWidth: 0, aliasDuplicateObjects: false }))
+    .join("");
 }

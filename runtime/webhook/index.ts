@@ -35,3 +35,27 @@ export {
   type WebhookServer,
   type WebhookServerOptions,
 } from "./server.ts";
+export { webhookRunnable, type WebhookRunnableOptions } from "./runnable.ts";
+export {
+  caBundleOf,
+  caRenewalTime,
+  CertKinds,
+  certRenewalTime,
+  CertProvisioner,
+  DEFAULT_CA_VALIDITY_MS,
+  DEFAULT_CERT_VALIDITY_MS,
+  DEFAULT_RESYNC_INTERVAL_MS,
+  issueCA,
+  issueServingCertificate,
+  planRenewal,
+  RENEW_BEFORE_FRACTION,
+  SecretKeys,
+  serviceDNSNames,
+  type CAPair,
+  type CertMaterial,
+  type CertProvisionerOptions,
+  type IssueOptions,
+  type PlanOptions,
+  type RenewalPlan,
+  type SyncResult,
+} from "./certprovisioner.ts";

@@ -18,11 +18,35 @@ export interface TestEnvOptions {
   /** Directories of CRD manifests to install (default: config/crd/bases). Empty to install none. */
   crdDirectoryPaths?: string[];
   /** Also start kube-controller-manager (garbage collector, Job controller, ...). */
-  controllerManager?: boolean | { controllers?: string[]; extraArgs?: string[] };
+  controllerManager?:
+    | boolean
+    | {
+        controllers?: string[];
+        extraArgs?: string[];
+        /** One service account per controller (what a real cluster does; needed for pods to be created). */
+        useServiceAccountCredentials?: boolean;
+      };
   /** Extra kube-apiserver flags. */
   apiServerArgs?: string[];
+  /** kube-apiserver --authorization-mode (default ["RBAC"]). */
+  authorizationModes?: string[];
+  /** kube-apiserver --enable-admission-plugins, on top of its defaults (default none). */
+  enableAdmissionPlugins?: string[];
+  /** kube-apiserver --disable-admission-plugins (default ["ServiceAccount"]: no token volumes in pods). */
+  disableAdmissionPlugins?: string[];
+  /** More users for the token file, besides the admin (system:masters). */
+  tokens?: { token: string; user: string; uid?: string; groups?: string[] }[];
   /** Where etcd keeps its data; default a fresh temp dir (removed on stop). */
   etcdDataDir?: string;
+  /**
+   * Keep everything (certificates, service-account key, admin token, etcd data, logs) in this directory
+   * and reuse it on the next start; it is not removed on stop. Default: a fresh temp dir.
+   */
+  dir?: string;
+  /** Directory with the binaries (default assetsDir()). */
+  assets?: string;
+  /** Extra environment for the control-plane processes. */
+  processEnv?: Record<string, string>;
   /** Print what is started (default true). */
   verbose?: boolean;
 }
@@ -63,16 +87,33 @@ export class TestEnv {
   private apiServerArgs: string[] = [];
   private readonly opts: TestEnvOptions;
   private readonly etcdDataDir: string;
+  private readonly keepDir: boolean;
   private stopped = false;
 
   private constructor(opts: TestEnvOptions) {
     this.opts = opts;
-    this.assets = assetsDir();
-    this.dir = mkdtempSync(join(tmpdir(), "envtest-"));
-    if (!process.env.ENVTEST_KEEP_DIR) removeOnExit(this.dir);
-    this.token = randomBytes(24).toString("hex");
+    this.assets = opts.assets ?? assetsDir();
+    this.keepDir = !!opts.dir;
+    if (opts.dir) {
+      this.dir = opts.dir;
+      mkdirSync(this.dir, { recursive: true });
+    } else {
+      this.dir = mkdtempSync(join(tmpdir(), "envtest-"));
+      if (!process.env.ENVTEST_KEEP_DIR) removeOnExit(this.dir);
+    }
+    // A kept directory keeps its admin token, so kubeconfigs written earlier stay valid.
+    this.token = (opts.dir && readAdminToken(join(this.dir, "tokens.csv"))) || randomBytes(24).toString("hex");
     this.kubeconfigPath = join(this.dir, "kubeconfig");
     this.etcdDataDir = opts.etcdDataDir ?? join(this.dir, "etcd");
+  }
+
+  /** The CA (the apiserver's self-signed serving certificate) clients trust; exists once started. */
+  get caFile(): string {
+    return join(this.dir, "apiserver-certs", "apiserver.crt");
+  }
+
+  private get processEnv(): NodeJS.ProcessEnv {
+    return this.opts.processEnv ? { ...process.env, ...this.opts.processEnv } : process.env;
   }
 
   /** Start a control plane. On any failure everything started so far is stopped. */
@@ -115,6 +156,7 @@ export class TestEnv {
         "--unsafe-no-fsync=true",
       ],
       join(this.dir, "etcd.log"),
+      this.processEnv,
     );
     this.etcdURL = url;
     await this.waitFor("etcd", this.etcd, () => httpOK(`${url}/health`), 30_000);
@@ -129,10 +171,17 @@ export class TestEnv {
     const port = await freePort();
     const certDir = join(this.dir, "apiserver-certs");
     mkdirSync(certDir, { recursive: true });
-    const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-    writeFileSync(join(this.dir, "sa.pub"), publicKey.export({ type: "spki", format: "pem" }));
-    writeFileSync(join(this.dir, "sa.key"), privateKey.export({ type: "pkcs8", format: "pem" }));
-    writeFileSync(join(this.dir, "tokens.csv"), `${this.token},admin,admin,"system:masters"\n`);
+    // A kept directory keeps its service-account key: tokens issued earlier stay valid.
+    if (!(this.keepDir && existsSync(join(this.dir, "sa.key")) && existsSync(join(this.dir, "sa.pub")))) {
+      const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+      writeFileSync(join(this.dir, "sa.pub"), publicKey.export({ type: "spki", format: "pem" }));
+      writeFileSync(join(this.dir, "sa.key"), privateKey.export({ type: "pkcs8", format: "pem" }), { mode: 0o600 });
+    }
+    const tokenLines = [
+      `${this.token},admin,admin,"system:masters"`,
+      ...(this.opts.tokens ?? []).map((t) => `${t.token},${t.user},${t.uid ?? t.user},"${(t.groups ?? []).join(",")}"`),
+    ];
+    writeFileSync(join(this.dir, "tokens.csv"), tokenLines.join("\n") + "\n", { mode: 0o600 });
     this.apiServerArgs = [
       `--etcd-servers=${this.etcdURL}`,
       `--secure-port=${port}`,
@@ -140,12 +189,17 @@ export class TestEnv {
       "--advertise-address=127.0.0.1",
       `--cert-dir=${certDir}`,
       `--token-auth-file=${join(this.dir, "tokens.csv")}`,
-      "--authorization-mode=RBAC",
+      `--authorization-mode=${(this.opts.authorizationModes ?? ["RBAC"]).join(",")}`,
       "--service-account-issuer=https://kubernetes.default.svc",
       `--service-account-key-file=${join(this.dir, "sa.pub")}`,
       `--service-account-signing-key-file=${join(this.dir, "sa.key")}`,
       "--service-cluster-ip-range=10.0.0.0/24",
-      "--disable-admission-plugins=ServiceAccount",
+      ...(this.opts.enableAdmissionPlugins?.length
+        ? [`--enable-admission-plugins=${this.opts.enableAdmissionPlugins.join(",")}`]
+        : []),
+      ...((this.opts.disableAdmissionPlugins ?? ["ServiceAccount"]).length
+        ? [`--disable-admission-plugins=${(this.opts.disableAdmissionPlugins ?? ["ServiceAccount"]).join(",")}`]
+        : []),
       "--allow-privileged=true",
       ...(this.opts.apiServerArgs ?? []),
     ];
@@ -162,6 +216,7 @@ export class TestEnv {
       this.bin("kube-apiserver"),
       this.apiServerArgs,
       join(this.dir, "kube-apiserver.log"),
+      this.processEnv,
     );
     const certFile = join(this.dir, "apiserver-certs", "apiserver.crt");
     await this.waitFor(
@@ -193,6 +248,7 @@ export class TestEnv {
       this.bin("kube-apiserver"),
       args,
       join(this.dir, "kube-apiserver-2.log"),
+      this.processEnv,
     );
     this.extraProcesses.push(proc);
     const server = `https://127.0.0.1:${port}`;
@@ -255,10 +311,13 @@ export class TestEnv {
         "--port=0",
         `--controllers=${(cm.controllers ?? ["*"]).join(",")}`,
         `--service-account-private-key-file=${join(this.dir, "sa.key")}`,
-        "--use-service-account-credentials=false",
+        // The ca.crt of service-account token secrets: what pods verify the apiserver with.
+        `--root-ca-file=${this.caFile}`,
+        `--use-service-account-credentials=${cm.useServiceAccountCredentials === true}`,
         ...(cm.extraArgs ?? []),
       ],
       join(this.dir, "kube-controller-manager.log"),
+      this.processEnv,
     );
     // Its serving certificate is self-signed and throwaway: only liveness matters here.
     await this.waitFor(
@@ -302,7 +361,8 @@ export class TestEnv {
     return new Promise((resolveP) => {
       const child = execFile(
         this.bin("kubectl"),
-        [`--kubeconfig=${this.kubeconfigPath}`, ...args],
+        // Its discovery and HTTP caches in this environment's directory, not ~/.kube/cache.
+        [`--kubeconfig=${this.kubeconfigPath}`, `--cache-dir=${join(this.dir, "kubectl-cache")}`, ...args],
         { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, KUBECONFIG: this.kubeconfigPath } },
         (err, stdout, stderr) => {
           const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
@@ -321,6 +381,7 @@ export class TestEnv {
     for (const p of this.extraProcesses) await p.stop();
     await this.apiServer?.stop();
     await this.etcd?.stop();
+    if (this.keepDir) return;
     if (process.env.ENVTEST_KEEP_DIR) {
       this.log(`kept ${this.dir}`);
       return;
@@ -366,6 +427,18 @@ export function sharedTestEnv(opts: TestEnvOptions = {}): Promise<TestEnv> {
     );
   }
   return shared;
+}
+
+/** The admin token of an existing tokens.csv (its `…,admin,admin,…` line). */
+function readAdminToken(file: string): string | undefined {
+  try {
+    const line = readFileSync(file, "utf8")
+      .split("\n")
+      .find((l) => l.split(",")[1] === "admin");
+    return line?.split(",")[0] || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function sleep(ms: number): Promise<void> {

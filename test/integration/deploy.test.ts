@@ -1,32 +1,36 @@
 // `make install` / `make deploy` / `make undeploy` / `make uninstall` for real, against the test control
 // plane, and proof that the deployed RBAC is enough: the operator runs with the deployed ServiceAccount's
-// token (TokenRequest) instead of admin and drives one schedule → Job → history cycle.
+// token (TokenRequest) instead of admin and the deployed arguments, provisions its webhook certificate
+// (config/default: the Secret, the caBundle of both configurations), serves the webhooks the apiserver calls
+// through the deployed Service, and drives one schedule → Job → history cycle.
 //
-// There is no kubelet, so the Deployment never gets pods, and no cert-manager: its place is taken by a
-// test CA. Stand-in cert-manager CRDs (schema-less) let every object of config/default really apply; the
-// Secrets cert-manager would issue are created from the overlay's Certificates, and the caBundle is
-// injected the way cert-manager's cainjector does it, from the cert-manager.io/inject-ca-from annotation.
+// There is no kubelet, so the Deployment never gets pods, and no cert-manager, which config/default does not
+// need: the operator runs here as a process, and an Endpoints object for the webhook Service points at it
+// (an address of this host). `make undeploy` must also finish after a partial deploy, including one of
+// config/default-certmanager on this cluster without cert-manager's kinds.
 //
 // kube-apiserver runs with --enable-aggregator-routing so that it resolves webhook Services through their
-// Endpoints (none here) instead of dialling a ClusterIP that leads nowhere on this machine, and with the
+// Endpoints instead of dialling a ClusterIP that leads nowhere on this machine, and with the
 // OwnerReferencesPermissionEnforcement admission plugin (on in OpenShift, for one), which demands RBAC
 // for the Jobs' blockOwnerDeletion: the strictest RBAC check the operator must pass.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { X509Certificate } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { API_VERSION, GROUP, KIND, RESOURCE, type CronJob } from "../../api/v1/index.ts";
-import { FLAGS } from "../../cmd/flags.ts";
+import { FLAGS, parseFlags } from "../../cmd/flags.ts";
 import { CronJobKind } from "../../controllers/cronjob_controller.ts";
 import { cronJobOwnerOf, type Job, SCHEDULED_AT_ANNOTATION } from "../../controllers/job.ts";
 import { Client } from "../../runtime/client.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { Kinds, type KubeObject } from "../../runtime/kinds.ts";
-import { createCertificateAuthority, issueServingCertificate } from "../envtest/certs.ts";
+import { planRenewal, SecretKeys, serviceDNSNames } from "../../runtime/webhook/index.ts";
 import { type CommandResult, PROJECT_ROOT, TestEnv } from "../envtest/index.ts";
+import { freePort } from "../envtest/ports.ts";
 import { ManagedProcess } from "../envtest/processes.ts";
 
 const NS = "cronjob-operator-system";
@@ -35,7 +39,10 @@ const SA = `${PREFIX}controller-manager`;
 const IMG = "registry.example/cronjob-operator:deploy-test";
 const WORK_NS = "deploy-rbac";
 const LEASE = String(FLAGS.find((f) => f.name === "leader-election-id")!.default);
-const INJECT_CA = "cert-manager.io/inject-ca-from";
+const WEBHOOK_SERVICE = `${PREFIX}webhook-service`;
+const MUTATING = `${PREFIX}mutating-webhook-configuration`;
+const VALIDATING = `${PREFIX}validating-webhook-configuration`;
+const CERT_SECRET = "webhook-server-cert";
 
 type Obj = Record<string, any>;
 
@@ -57,7 +64,7 @@ const BUILT_IN_GROUPS = new Set([
 const groupOf = (o: Obj): string => (String(o.apiVersion).includes("/") ? String(o.apiVersion).split("/")[0]! : "");
 const describeObj = (o: Obj): string =>
   `${o.kind}/${o.metadata?.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata?.name}`;
-const b64 = (s: string): string => Buffer.from(s).toString("base64");
+const unb64 = (s: unknown): string => Buffer.from(typeof s === "string" ? s : "", "base64").toString("utf8");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function eventually<T>(
@@ -80,38 +87,26 @@ async function eventually<T>(
   assert.fail(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}${detail()}`);
 }
 
-/** A CRD that accepts any object of the kind: enough for the cert-manager (or prometheus) objects to apply. */
-function standInCRD(group: string, kind: string): Obj {
-  const plural = `${kind.toLowerCase()}s`;
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${plural}.${group}` },
-    spec: {
-      group,
-      scope: "Namespaced",
-      names: { kind, listKind: `${kind}List`, plural, singular: kind.toLowerCase() },
-      versions: [
-        {
-          name: "v1",
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-          subresources: { status: {} },
-        },
-      ],
-    },
-  };
+/** The first IPv4 address of this host that is not loopback (Endpoints may not point at 127.0.0.0/8). */
+function hostAddress(): string | undefined {
+  for (const addrs of Object.values(networkInterfaces())) {
+    for (const a of addrs ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  }
+  return undefined;
 }
 
-describe("make install / deploy / undeploy / uninstall on a real control plane", { timeout: 300_000 }, () => {
+function parseObjects(yaml: string): Obj[] {
+  return parseAllDocuments(yaml)
+    .map((d) => d.toJS() as Obj | null)
+    .filter((o): o is Obj => o !== null);
+}
+
+describe("make install / deploy / undeploy / uninstall on a real control plane", { timeout: 420_000 }, () => {
   let env: TestEnv;
   let client: Client;
   let manifests: string; // `kubectl kustomize config/default`
   let objs: Obj[];
-  let ca: { certPEM: string; keyPEM: string };
   let operator: ManagedProcess | undefined;
-  const standIns: Obj[] = [];
 
   const kubectl = (args: string[], input?: string) => env.kubectl(args, input);
   const applyJSON = async (items: Obj[]) => {
@@ -140,17 +135,43 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
     });
   }
 
-  const find = (kind: string, name: string): Obj => {
-    const o = objs.find((x) => x.kind === kind && x.metadata?.name === name);
-    assert.ok(o, `config/default has no ${kind} ${name}: [${objs.map(describeObj).join(", ")}]`);
-    return o;
+  /** The caBundle of every webhook of both deployed configurations, decoded. */
+  const caBundles = async (): Promise<string[]> => {
+    const out: string[] = [];
+    for (const [kind, name] of [
+      [mutatingKind, MUTATING],
+      [validatingKind, VALIDATING],
+    ] as const) {
+      const cfg = await client.get<Obj & KubeObject>(kind, undefined, name);
+      for (const w of cfg.webhooks as Obj[]) out.push(unb64(w.clientConfig?.caBundle));
+    }
+    return out;
+  };
+
+  /** Nothing of the render (and no namespace, CRD or webhook configuration) is left on the cluster. */
+  const assertNothingLeft = async (rendered: string) => {
+    const left = await kubectl(["get", "-f", "-", "--ignore-not-found", "-o", "name"], rendered);
+    assert.equal(left.stdout.trim(), "", "objects left after make undeploy");
+    for (const [kind, name] of [
+      ["namespace", NS],
+      ["customresourcedefinition", RESOURCE],
+      ["clusterrole", `${PREFIX}manager-role`],
+      ["clusterrolebinding", `${PREFIX}manager-rolebinding`],
+      ["mutatingwebhookconfiguration", MUTATING],
+      ["validatingwebhookconfiguration", VALIDATING],
+    ] as const) {
+      const g = await kubectl(["get", kind, name]);
+      assert.notEqual(g.code, 0, `${kind} ${name} is still there`);
+      assert.match(g.stderr, /NotFound|not found/);
+    }
   };
 
   before(async () => {
     env = await TestEnv.start({
       crdDirectoryPaths: [], // make install does it
       // The namespace controller and the garbage collector let undeploy finish; the built-in job and
-      // cronjob controllers must not run: this test plays the Job controller itself.
+      // cronjob controllers must not run: this test plays the Job controller itself. No endpoints
+      // controller either: the test writes the webhook Service's Endpoints itself.
       // --port=0: kube-controller-manager 1.20 also serves insecurely on 0.0.0.0:10252 by default,
       // which collides with any other control plane's controller manager running at the same time.
       controllerManager: { controllers: ["namespace", "garbagecollector"], extraArgs: ["--port=0"] },
@@ -163,10 +184,7 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
     const k = await kubectl(["kustomize", join(PROJECT_ROOT, "config", "default")]);
     assert.equal(k.code, 0, k.stderr);
     manifests = k.stdout;
-    objs = parseAllDocuments(manifests)
-      .map((d) => d.toJS() as Obj | null)
-      .filter((o): o is Obj => o !== null);
-    ca = await createCertificateAuthority("cronjob-operator-deploy-test-ca");
+    objs = parseObjects(manifests);
   });
 
   after(async () => {
@@ -185,58 +203,16 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
     await env.waitEstablished(RESOURCE);
   });
 
-  it("make deploy applies every object of config/default (cert-manager replaced by a test CA)", async () => {
-    // 1. The kinds this control plane does not serve get a stand-in CRD: cert-manager's, and the
-    //    ServiceMonitor if config/default ever enables [PROMETHEUS].
-    const foreign = new Map<string, Obj>();
-    for (const o of objs) {
-      const g = groupOf(o);
-      if (!BUILT_IN_GROUPS.has(g) && g !== GROUP) foreign.set(`${o.kind}.${g}`, standInCRD(g, o.kind));
-    }
-    assert.deepEqual(
-      [...foreign.keys()].sort(),
-      ["Certificate.cert-manager.io", "Issuer.cert-manager.io"],
-      "config/default needs exactly cert-manager's Issuer and Certificate beyond built-in kinds",
+  it("make deploy applies every object of config/default on a cluster without cert-manager", async () => {
+    // config/default needs nothing this control plane does not serve: no cert-manager, no ServiceMonitor.
+    const foreign = objs.filter((o) => !BUILT_IN_GROUPS.has(groupOf(o)) && groupOf(o) !== GROUP).map(describeObj);
+    assert.deepEqual(foreign, [], "config/default needs kinds beyond the built-in ones");
+    assert.equal(
+      objs.filter((o) => o.kind === "Certificate" || o.kind === "Issuer").length,
+      0,
+      "cert-manager kinds in config/default",
     );
-    standIns.push(...foreign.values());
-    await applyJSON(standIns);
-    for (const crd of standIns) await env.waitEstablished(crd.metadata.name);
 
-    // 2. What cert-manager would issue for each Certificate of the overlay: a kubernetes.io/tls Secret
-    //    (tls.crt, tls.key, ca.crt) for its dnsNames, signed here by the test CA.
-    const certs = objs.filter((o) => o.kind === "Certificate");
-    const secrets: Obj[] = [];
-    for (const c of certs) {
-      assert.equal(c.metadata.namespace, NS);
-      assert.ok(c.spec.dnsNames?.length > 0, `${describeObj(c)} has no dnsNames`);
-      const serving = await issueServingCertificate(ca, { hosts: c.spec.dnsNames });
-      secrets.push({
-        apiVersion: "v1",
-        kind: "Secret",
-        type: "kubernetes.io/tls",
-        metadata: { name: c.spec.secretName, namespace: NS },
-        data: { "tls.crt": b64(serving.certPEM), "tls.key": b64(serving.keyPEM), "ca.crt": b64(ca.certPEM) },
-      });
-    }
-    // Every Secret the Deployment mounts is one of those.
-    const dep = find("Deployment", SA);
-    const mounted = (dep.spec.template.spec.volumes as Obj[]).filter((v) => v.secret).map((v) => v.secret.secretName);
-    assert.deepEqual(
-      mounted.sort(),
-      secrets.map((s) => s.metadata.name).sort(),
-      "the Deployment mounts exactly the Secrets of the overlay's Certificates",
-    );
-    await applyJSON([{ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } }, ...secrets]);
-
-    // 3. Every object passes server-side validation (dry run) before anything of the overlay is created.
-    const dry = await kubectl(
-      ["apply", "--server-side", "--force-conflicts", "--dry-run=server", "-f", "-"],
-      manifests,
-    );
-    assert.equal(dry.code, 0, `kubectl apply --dry-run=server failed:\n${dry.stderr}`);
-    assert.equal(dry.stdout.match(/serverside-applied \(server dry run\)/g)?.length, objs.length, dry.stdout);
-
-    // 4. make deploy.
     const r = await make("deploy", [`IMG=${IMG}`]);
     assert.equal(r.code, 0, `make deploy failed:\n${r.stdout}\n${r.stderr}`);
     assert.equal(r.stdout.match(/ serverside-applied$/gm)?.length, objs.length, r.stdout);
@@ -250,7 +226,8 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
     // The CRD is Established.
     await env.waitEstablished(RESOURCE);
 
-    // The Deployment: the image of IMG, the hardened security context, the webhook server on, a
+    // The Deployment: the image of IMG, the hardened security context, the webhook server on with a
+    // certificate it provisions for the deployed Service and configurations (no Secret to mount), a
     // ServiceAccount that exists. (No kubelet: it never gets a pod here.)
     const live = await client.get<Obj>(deploymentKind, NS, SA);
     const pod = live.spec.template.spec;
@@ -266,6 +243,12 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
     assert.deepEqual(c.securityContext.capabilities?.drop, ["ALL"]);
     assert.equal(c.securityContext.seccompProfile?.type, "RuntimeDefault");
     assert.equal((c.env as Obj[]).find((e) => e.name === "ENABLE_WEBHOOKS")?.value, "true");
+    const flags = parseFlags((c.args as string[]).slice(1), { ENABLE_WEBHOOKS: "true" });
+    assert.equal(flags.webhookCertProvision, "self");
+    assert.equal(flags.webhookServiceName, WEBHOOK_SERVICE);
+    assert.deepEqual(flags.mutatingWebhookConfigurations, [MUTATING]);
+    assert.deepEqual(flags.validatingWebhookConfigurations, [VALIDATING]);
+    assert.ok(!(pod.volumes as Obj[]).some((v) => v.secret), "the Deployment mounts a Secret nobody creates");
     assert.ok(items.some((o) => o.kind === "ServiceAccount" && o.metadata.name === SA));
 
     // The Services select the manager's pods and reach its named ports.
@@ -285,55 +268,16 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
         );
       }
     }
-
-    // 5. cert-manager's cainjector: caBundle from the Secret of the Certificate named by inject-ca-from.
-    for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]) {
-      const wc = items.find((o) => o.kind === kind);
-      assert.ok(wc, `no ${kind}`);
-      const from = wc.metadata.annotations?.[INJECT_CA] as string | undefined;
-      assert.ok(from, `${describeObj(wc)} has no ${INJECT_CA} annotation`);
-      const [certNS, certName] = from.split("/");
-      const cert = items.find(
-        (o) => o.kind === "Certificate" && o.metadata.namespace === certNS && o.metadata.name === certName,
-      );
-      assert.ok(cert, `${INJECT_CA}: ${from} names no deployed Certificate`);
-      const secret = await client.get<Obj>(secretKind, certNS, cert.spec.secretName);
-      const caBundle = secret.data["ca.crt"] as string;
-      const patch = (wc.webhooks as Obj[]).map((_, i) => ({
-        op: "add",
-        path: `/webhooks/${i}/clientConfig/caBundle`,
-        value: caBundle,
-      }));
-      const p = await kubectl([
-        "patch",
-        kind.toLowerCase(),
-        wc.metadata.name,
-        "--type=json",
-        "-p",
-        JSON.stringify(patch),
-      ]);
-      assert.equal(p.code, 0, p.stderr);
-
-      // Each webhook now trusts the test CA, and the serving certificate it will be offered is signed
-      // by that CA for the DNS name of the Service the webhook calls.
-      const injected = await kubectl(["get", kind.toLowerCase(), wc.metadata.name, "-o", "json"]);
-      const webhooks = (JSON.parse(injected.stdout) as Obj).webhooks as Obj[];
-      const serving = new X509Certificate(Buffer.from(secret.data["tls.crt"] as string, "base64"));
-      for (const w of webhooks) {
-        assert.equal(Buffer.from(w.clientConfig.caBundle as string, "base64").toString(), ca.certPEM, w.name);
-        const s = w.clientConfig.service as Obj;
-        assert.ok(
-          items.some((o) => o.kind === "Service" && o.metadata.name === s.name && o.metadata.namespace === s.namespace),
-        );
-        assert.ok(
-          serving.checkHost(`${s.name}.${s.namespace}.svc`),
-          `${s.name}.${s.namespace}.svc not in the certificate`,
-        );
-        assert.ok(serving.verify(new X509Certificate(ca.certPEM).publicKey));
+    // Every webhook calls the deployed Service, which is what the provisioned certificate is for.
+    for (const wc of items.filter((o) => /WebhookConfiguration$/.test(o.kind))) {
+      for (const w of wc.webhooks as Obj[]) {
+        assert.deepEqual(w.clientConfig.service.name, WEBHOOK_SERVICE);
+        assert.deepEqual(w.clientConfig.service.namespace, NS);
+        assert.equal(w.clientConfig.caBundle, undefined, "the caBundle is the manager's to set");
       }
     }
 
-    // The webhooks are live and fail closed: with no manager pod behind the Service, a CronJob is refused.
+    // The webhooks are live and fail closed: until the manager runs, a CronJob is refused.
     const err = await client.create<CronJob>(CronJobKind, cronJob("refused", "default", "@every 1h")).then(
       () => undefined,
       (e: unknown) => e,
@@ -343,15 +287,7 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
     assert.doesNotMatch(err.message, /dial tcp/);
   });
 
-  it("the deployed RBAC is enough: the operator runs one schedule → Job → history cycle with the SA's token", async () => {
-    // Nothing serves the webhooks on this control plane (no pod), and they fail closed: take them away
-    // for this part (webhook serving needs no RBAC). The next test re-applies them with make deploy.
-    for (const kind of ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]) {
-      const wc = objs.find((o) => o.kind === kind)!;
-      const d = await kubectl(["delete", kind.toLowerCase(), wc.metadata.name]);
-      assert.equal(d.code, 0, d.stderr);
-    }
-
+  it("the deployed RBAC and arguments are enough: webhook certificate, webhooks, one schedule → Job → history cycle with the SA's token", async (t) => {
     // A token for the deployed ServiceAccount (TokenRequest API) and a kubeconfig that uses only it.
     let token: string;
     try {
@@ -387,7 +323,9 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
     assert.equal(await canI("get", "secrets", "--all-namespaces"), "no", "the token must not be an admin's");
     // Least privilege: exactly the verbs the code calls (controllers/rbac.ts), and the cycle below shows
     // they are enough. Not granted: a live GET of a CronJob (read from the cache), GET/PATCH of its status
-    // (written with PUT), events.k8s.io Events (the recorder writes core/v1 ones).
+    // (written with PUT), events.k8s.io Events (the recorder writes core/v1 ones); any Secret but its own
+    // webhook certificate (and that one only to read, watch and replace; create cannot be limited to a
+    // name), any webhook configuration but its own two (never created, patched or deleted).
     const cronjobs = `cronjobs.${GROUP}`;
     const expected: Array<[string, string, string, "yes" | "no"]> = [
       ["list", cronjobs, "", "yes"],
@@ -412,6 +350,33 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
       ["patch", "events", "", "yes"],
       ["create", "events.events.k8s.io", "", "no"],
       ["patch", "events.events.k8s.io", "", "no"],
+      ["create", "secrets", "", "no"], // in WORK_NS
+      ["get", `secrets/${CERT_SECRET}`, "", "no"], // in WORK_NS
+    ];
+    const inNS: Array<[string, string, "yes" | "no"]> = [
+      ["create", "secrets", "yes"],
+      ...(["get", "list", "watch", "update"] as const).map((v): [string, string, "yes"] => [
+        v,
+        `secrets/${CERT_SECRET}`,
+        "yes",
+      ]),
+      ["patch", `secrets/${CERT_SECRET}`, "no"],
+      ["delete", `secrets/${CERT_SECRET}`, "no"],
+      ["get", "secrets/another-secret", "no"],
+      ["list", "secrets", "no"],
+    ];
+    const clusterWide: Array<[string, string, "yes" | "no"]> = [
+      ...[`mutatingwebhookconfigurations/${MUTATING}`, `validatingwebhookconfigurations/${VALIDATING}`].flatMap(
+        (r): Array<[string, string, "yes" | "no"]> => [
+          ...(["get", "list", "watch", "update"] as const).map((v): [string, string, "yes"] => [v, r, "yes"]),
+          ["patch", r, "no"],
+          ["delete", r, "no"],
+        ],
+      ),
+      ["get", "mutatingwebhookconfigurations/another-configuration", "no"],
+      ["update", "validatingwebhookconfigurations/another-configuration", "no"],
+      ["create", "mutatingwebhookconfigurations", "no"],
+      ["list", "validatingwebhookconfigurations", "no"],
     ];
     const got: string[] = [];
     const want: string[] = [];
@@ -421,28 +386,68 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
       got.push(`${what}: ${await canI(...args)}`);
       want.push(`${what}: ${answer}`);
     }
+    for (const [verb, resource, answer] of inNS) {
+      got.push(`${verb} ${resource} -n ${NS}: ${await canI(verb, resource, "-n", NS)}`);
+      want.push(`${verb} ${resource} -n ${NS}: ${answer}`);
+    }
+    for (const [verb, resource, answer] of clusterWide) {
+      got.push(`${verb} ${resource}: ${await canI(verb, resource)}`);
+      want.push(`${verb} ${resource}: ${answer}`);
+    }
     assert.deepEqual(got, want, "the deployed manager-role is not exactly controllers/rbac.ts");
 
     await applyJSON([{ apiVersion: "v1", kind: "Namespace", metadata: { name: WORK_NS } }]);
 
-    // The real entrypoint, with nothing but the ServiceAccount's credentials.
+    // The webhook Service's Endpoints (no pods, no endpoints controller here): the operator on this host.
+    const ip = hostAddress();
+    const webhookPort = await freePort();
+    const probePort = await freePort();
+    if (ip) {
+      await client.create(
+        { group: "", version: "v1", kind: "Endpoints", plural: "endpoints", namespaced: true },
+        {
+          apiVersion: "v1",
+          kind: "Endpoints",
+          metadata: { name: WEBHOOK_SERVICE, namespace: NS },
+          subsets: [{ addresses: [{ ip }], ports: [{ port: webhookPort, protocol: "TCP" }] }],
+        },
+      );
+    } else {
+      // Without an address the apiserver can dial, nothing could serve the webhooks, which fail closed.
+      t.diagnostic("no non-loopback IPv4 address on this host: the webhooks are removed for the cycle");
+      for (const name of [MUTATING, VALIDATING]) {
+        const kind = name === MUTATING ? "mutatingwebhookconfiguration" : "validatingwebhookconfiguration";
+        const d = await kubectl(["delete", kind, name]);
+        assert.equal(d.code, 0, d.stderr);
+      }
+    }
+
+    // The real entrypoint with the deployed arguments (only what binds to this host changed: ports and
+    // the certificate directory) and nothing but the ServiceAccount's credentials.
+    const live = await client.get<Obj>(deploymentKind, NS, SA);
+    const container = (live.spec.template.spec.containers as Obj[]).find((x) => x.name === "manager")!;
+    const certDir = mkdtempSync(join(env.dir, "webhook-certs-"));
+    const args = (container.args as string[])
+      .slice(1)
+      .filter((a) => !/^--(webhook-cert-path|health-probe-bind-address|metrics-bind-address)=/.test(a));
     const logFile = join(env.dir, "operator.log");
-    const childEnv: NodeJS.ProcessEnv = { ...process.env, ENABLE_WEBHOOKS: "false", KUBECONFIG: saKubeconfig };
-    delete childEnv.POD_NAMESPACE;
+    const childEnv: NodeJS.ProcessEnv = {
+      ...process.env,
+      ENABLE_WEBHOOKS: "true",
+      KUBECONFIG: saKubeconfig,
+      POD_NAMESPACE: NS,
+    };
     operator = new ManagedProcess(
       "operator",
       join(PROJECT_ROOT, "node_modules", ".bin", "node"),
       [
         join(PROJECT_ROOT, "cmd", "main.ts"),
-        "--kubeconfig",
-        saKubeconfig,
-        "--leader-elect",
-        "--leader-election-namespace",
-        NS,
-        "--health-probe-bind-address",
-        "127.0.0.1:0",
-        "--metrics-bind-address",
-        "0",
+        ...args,
+        `--kubeconfig=${saKubeconfig}`,
+        `--webhook-cert-path=${certDir}`,
+        `--webhook-port=${webhookPort}`,
+        `--health-probe-bind-address=127.0.0.1:${probePort}`,
+        "--metrics-bind-address=0",
       ],
       logFile,
       childEnv,
@@ -467,11 +472,47 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
       const lease = await client.get<Obj>(Kinds.Lease, NS, LEASE);
       assert.ok(lease.spec?.holderIdentity, `Lease ${NS}/${LEASE} has no holder`);
 
-      // As admin (a user), a CronJob that is due every 5 s and keeps one successful Job.
-      const cj = await client.create<CronJob>(CronJobKind, {
-        ...cronJob("every-5s", WORK_NS, "@every 5s"),
-        spec: { ...cronJob("every-5s", WORK_NS, "@every 5s").spec, successfulJobsHistoryLimit: 1 },
-      } as CronJob);
+      // Ready only with the webhook server up, on the certificate the operator provisioned.
+      await eventually(
+        "/readyz",
+        async () => (await fetch(`http://127.0.0.1:${probePort}/readyz`)).status === 200,
+        30_000,
+        logTail,
+      );
+      const secret = await client.get<Obj & KubeObject>(secretKind, NS, CERT_SECRET);
+      const data = Object.fromEntries(
+        Object.entries(secret.data as Record<string, string>).map(([k, v]) => [k, unb64(v)]),
+      );
+      const dnsNames = serviceDNSNames(WEBHOOK_SERVICE, NS);
+      const plan = planRenewal(data, {
+        now: Date.now(),
+        dnsNames,
+        caValidityMs: 10 * 365 * 86_400_000,
+        certValidityMs: 365 * 86_400_000,
+      });
+      assert.equal(plan.action, "keep", `the provisioned Secret is not usable: ${JSON.stringify(plan)}`);
+      assert.equal(secret.metadata?.labels?.["app.kubernetes.io/name"], "cronjob-operator");
+      assert.ok(new X509Certificate(data[SecretKeys.cert]!).checkHost(`${WEBHOOK_SERVICE}.${NS}.svc`));
+      assert.equal(readFileSync(join(certDir, "tls.crt"), "utf8"), data[SecretKeys.cert]);
+      if (ip) {
+        assert.deepEqual(
+          await caBundles(),
+          [0, 1].map(() => `${data[SecretKeys.caCert]!.trim()}\n`),
+        );
+      }
+
+      // As admin (a user), a CronJob that is due every 5 s and keeps one successful Job: admitted through
+      // the operator's webhooks (the apiserver dials the Service's Endpoints and trusts the injected CA).
+      const spec = { ...cronJob("every-5s", WORK_NS, "@every 5s").spec, successfulJobsHistoryLimit: 1 };
+      const cj = await eventually(
+        "the CronJob admitted by the operator's webhooks",
+        async () =>
+          client.create<CronJob>(CronJobKind, { ...cronJob("every-5s", WORK_NS, "@every 5s"), spec } as CronJob),
+        30_000,
+        logTail,
+      );
+      // Defaulted by the mutating webhook (the CRD's schema has no default for suspend).
+      if (ip) assert.equal((cj.spec as Obj).suspend, false, "the mutating webhook was not called");
       const ownJobs = async () =>
         (await client.list<Job>(Kinds.Job, { namespace: WORK_NS })).items
           .filter((j) => cronJobOwnerOf(j)?.uid === cj.metadata.uid)
@@ -543,55 +584,99 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
       assert.deepEqual(refused, [], `the operator was refused requests: missing RBAC?${logTail()}`);
       assert.ok(operator.running, `the operator exited${logTail()}`);
       assert.match(text, /"msg":"starting manager"/);
+      assert.match(text, /"msg":"Created the webhook certificate Secret"/);
     } finally {
       await operator.stop();
     }
   });
 
-  it("make undeploy and make uninstall remove everything", async (t) => {
-    // Put the webhook configurations back (and show make deploy is repeatable).
+  it("make deploy again keeps the injected caBundle; make undeploy and make uninstall remove everything", async (t) => {
+    const before = await caBundles().catch(() => [] as string[]);
+    // Put back whatever the previous test took away (and show make deploy is repeatable).
     const again = await make("deploy", [`IMG=${IMG}`]);
     assert.equal(again.code, 0, `make deploy (again) failed:\n${again.stdout}\n${again.stderr}`);
     const present = await kubectl(["get", "-f", "-", "-o", "name"], manifests);
     assert.equal(present.code, 0, present.stderr);
     assert.equal(present.stdout.trim().split("\n").length, objs.length);
+    // Server-side apply leaves fields it does not own alone: the operator's caBundle survives a re-deploy.
+    if (before.length > 0 && before.every((b) => b !== "")) assert.deepEqual(await caBundles(), before);
+    else t.diagnostic("the webhook configurations were recreated: no caBundle to keep");
 
     const u = await make("undeploy", [`IMG=${IMG}`]);
     assert.equal(u.code, 0, `make undeploy failed:\n${u.stdout}\n${u.stderr}`);
     const un = await make("uninstall"); // the CRD went with undeploy: --ignore-not-found
     assert.equal(un.code, 0, `make uninstall failed:\n${un.stdout}\n${un.stderr}`);
-
-    const left = await kubectl(["get", "-f", "-", "--ignore-not-found", "-o", "name"], manifests);
-    assert.equal(left.code, 0, left.stderr);
-    assert.equal(left.stdout.trim(), "", "objects left after make undeploy");
-    for (const [kind, name] of [
-      ["namespace", NS],
-      ["customresourcedefinition", RESOURCE],
-      ["clusterrole", `${PREFIX}manager-role`],
-      ["clusterrolebinding", `${PREFIX}manager-rolebinding`],
-      ["mutatingwebhookconfiguration", `${PREFIX}mutating-webhook-configuration`],
-      ["validatingwebhookconfiguration", `${PREFIX}validating-webhook-configuration`],
-    ] as const) {
-      const g = await kubectl(["get", kind, name]);
-      assert.notEqual(g.code, 0, `${kind} ${name} is still there`);
-      assert.match(g.stderr, /NotFound|not found/);
-    }
+    await assertNothingLeft(manifests);
+    // The Secret the operator created went with the namespace.
+    const secret = await client.get(secretKind, NS, CERT_SECRET).then(
+      () => "present",
+      (e: unknown) => (e instanceof APIError ? e.reason : String(e)),
+    );
+    assert.equal(secret, "NotFound");
     // Not asserted: Jobs the CronJobs created outlive undeploy. The CRD (and with it every CronJob) goes
     // at once, and the garbage collector, no longer able to resolve the owner's kind, keeps the dependents
     // (upstream behaviour, kubernetes/kubernetes#102641). Delete CronJobs before undeploying to avoid it.
     const orphans = (await client.list<Job>(Kinds.Job, { namespace: WORK_NS })).items.length;
     t.diagnostic(`Jobs left in ${WORK_NS} after undeploy: ${orphans}`);
+  });
 
-    const d = await kubectl(
-      ["delete", "--ignore-not-found", "-f", "-"],
-      JSON.stringify({ apiVersion: "v1", kind: "List", items: standIns }),
+  it("make undeploy exits 0 after a partial deploy, also of config/default-certmanager without cert-manager", async () => {
+    // make deploy of the cert-manager overlay refuses up front when cert-manager is missing.
+    const refused = await make("deploy", [`IMG=${IMG}`, "OVERLAY=config/default-certmanager"]);
+    assert.notEqual(refused.code, 0, "make deploy of config/default-certmanager succeeded without cert-manager");
+    assert.match(refused.stderr, /does not serve cert-manager\.io\/v1.*nothing was applied/);
+    assert.match(refused.stderr, /Install cert-manager first/);
+    assert.notEqual((await kubectl(["get", "namespace", NS])).code, 0, "make deploy applied something");
+
+    // What a plain `kubectl apply` of that overlay leaves behind (the old make deploy): everything but
+    // cert-manager's kinds, webhook configurations that refuse every CronJob included.
+    const k = await kubectl(["kustomize", join(PROJECT_ROOT, "config", "default-certmanager")]);
+    assert.equal(k.code, 0, k.stderr);
+    const cmObjs = parseObjects(k.stdout);
+    assert.deepEqual([...new Set(cmObjs.filter((o) => groupOf(o) === "cert-manager.io").map((o) => o.kind))].sort(), [
+      "Certificate",
+      "Issuer",
+    ]);
+    const half = await kubectl(["apply", "--server-side", "--force-conflicts", "-f", "-"], k.stdout);
+    assert.notEqual(half.code, 0);
+    assert.match(half.stderr, /no matches for kind "Certificate"/);
+    assert.equal((await kubectl(["get", "mutatingwebhookconfiguration", MUTATING])).code, 0);
+
+    const u = await make("undeploy", ["OVERLAY=config/default-certmanager"]);
+    assert.equal(u.code, 0, `make undeploy failed:\n${u.stdout}\n${u.stderr}`);
+    assert.match(
+      u.stdout,
+      /skipped Certificate cronjob-operator-serving-cert: the cluster does not serve cert-manager\.io\/v1/,
     );
-    assert.equal(d.code, 0, d.stderr);
+    await assertNothingLeft(manifests);
+
+    // A deploy of config/default that stopped after a few objects: undeploy removes those, skips the rest.
+    const some = objs.filter((o) => ["Namespace", "ServiceAccount", "MutatingWebhookConfiguration"].includes(o.kind));
+    await applyJSON(some);
+    const u2 = await make("undeploy");
+    assert.equal(u2.code, 0, `make undeploy failed:\n${u2.stdout}\n${u2.stderr}`);
+    await assertNothingLeft(manifests);
+
+    // And on a cluster where nothing is deployed at all.
+    const u3 = await make("undeploy");
+    assert.equal(u3.code, 0, `make undeploy (nothing deployed) failed:\n${u3.stdout}\n${u3.stderr}`);
   });
 });
 
 const secretKind = { group: "", version: "v1", kind: "Secret", plural: "secrets", namespaced: true };
 const deploymentKind = { group: "apps", version: "v1", kind: "Deployment", plural: "deployments", namespaced: true };
+const mutatingKind = {
+  group: "admissionregistration.k8s.io",
+  version: "v1",
+  kind: "MutatingWebhookConfiguration",
+  plural: "mutatingwebhookconfigurations",
+  namespaced: false,
+};
+const validatingKind = {
+  ...mutatingKind,
+  kind: "ValidatingWebhookConfiguration",
+  plural: "validatingwebhookconfigurations",
+};
 
 function cronJob(name: string, namespace: string, schedule: string): CronJob {
   return {

@@ -12,12 +12,42 @@ describe("manager flags", () => {
     assert.equal(f.healthProbeBindAddress, ":8081");
     assert.equal(f.leaderElect, false);
     assert.equal(f.webhookPort, 9443);
+    assert.equal(f.webhookHost, "");
+    assert.equal(parseFlags(["--webhook-host=10.0.0.7"], {}).webhookHost, "10.0.0.7");
     assert.equal(f.webhookCertPath, "/tmp/k8s-webhook-server/serving-certs");
     assert.equal(f.webhookCertName, "tls.crt");
     assert.equal(f.webhookCertKey, "tls.key");
     assert.equal(f.enableHTTP2, false);
     assert.equal(f.enableWebhooks, true);
     assert.equal(f.logLevel, "info");
+    // The certificate files come from elsewhere (cert-manager, a mounted Secret) unless asked otherwise.
+    assert.equal(f.webhookCertProvision, "external");
+    assert.equal(f.webhookCertSecret, "webhook-server-cert");
+    assert.equal(f.webhookServiceName, "");
+    assert.equal(f.webhookServiceNamespace, "");
+    assert.deepEqual(f.mutatingWebhookConfigurations, []);
+    assert.deepEqual(f.validatingWebhookConfigurations, []);
+  });
+
+  it("provisions the webhook certificate itself with --webhook-cert-provision=self", () => {
+    const f = parseFlags(
+      [
+        "--webhook-cert-provision=self",
+        "--webhook-service-name=svc",
+        "--webhook-service-namespace",
+        "ns",
+        "--webhook-cert-secret=my-cert",
+        "--mutating-webhook-configuration=m1, m2",
+        "--validating-webhook-configuration=v",
+      ],
+      {},
+    );
+    assert.equal(f.webhookCertProvision, "self");
+    assert.equal(f.webhookServiceName, "svc");
+    assert.equal(f.webhookServiceNamespace, "ns");
+    assert.equal(f.webhookCertSecret, "my-cert");
+    assert.deepEqual(f.mutatingWebhookConfigurations, ["m1", "m2"]);
+    assert.deepEqual(f.validatingWebhookConfigurations, ["v"]);
   });
 
   it("accepts Go-style spellings", () => {
@@ -55,6 +85,13 @@ describe("manager flags", () => {
     [["--leader-elect=maybe"], {}, /--leader-elect.*maybe|maybe.*--leader-elect/],
     [["--no-such-flag"], {}, /no-such-flag/],
     [[], { ENABLE_WEBHOOKS: "nope" }, /(?=.*ENABLE_WEBHOOKS)(?=.*"nope")/],
+    [["--webhook-cert-provision=cert-manager"], {}, /(?=.*--webhook-cert-provision)(?=.*"cert-manager")/],
+    [["--webhook-cert-provision=self"], {}, /--webhook-cert-provision=self needs --webhook-service-name/],
+    [
+      ["--webhook-cert-provision=self", "--webhook-service-name=svc", "--webhook-cert-secret="],
+      {},
+      /--webhook-cert-provision=self needs a --webhook-cert-secret/,
+    ],
   ];
   for (const [args, env, msg] of bad) {
     it(`rejects ${args.join(" ") || JSON.stringify(env)} with a message naming the flag and value`, () => {
@@ -75,6 +112,12 @@ describe("manager flags", () => {
       "--leader-election-id",
       "--webhook-port",
       "--webhook-cert-path",
+      "--webhook-cert-provision",
+      "--webhook-cert-secret",
+      "--webhook-service-name",
+      "--webhook-service-namespace",
+      "--mutating-webhook-configuration",
+      "--validating-webhook-configuration",
       "--kubeconfig",
       "--log-level",
       "--max-concurrent-reconciles",

@@ -1,0 +1,508 @@
+// End to end, as a user runs it: a local cluster with a real node (kubelet + containerd), the operator's
+// image built without a Docker engine and loaded into the node, `make deploy`, and CronJobs whose Jobs run
+// real Pods. Every assertion reads the cluster's real state. Needs root (the node); `make test-e2e`.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { request } from "node:https";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { PROJECT_ROOT } from "../envtest/index.ts";
+import { NodeCluster } from "../envtest/node-cluster.ts";
+
+const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
+const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
+const SYSTEM_NS = "cronjob-operator-system";
+const NS = "e2e";
+const CRONJOBS = "cronjobs.batch.tutorial.kubebuilder.io";
+const SCHEDULED_AT = "batch.tutorial.kubebuilder.io/scheduled-at";
+
+interface K8sObject {
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+    deletionTimestamp?: string;
+    ownerReferences?: { uid: string }[];
+  };
+  spec?: Record<string, any>;
+  status?: Record<string, any>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline)
+      assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    await sleep(1000);
+  }
+}
+
+describe(
+  "end to end: the operator deployed from its image on a cluster with a real node",
+  { timeout: 1_500_000 },
+  () => {
+    let cluster: NodeCluster;
+
+    async function kubectl(args: string[], stdin?: string): Promise<string> {
+      const r = await cluster.kubectl(args, stdin);
+      if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr || r.stdout}`);
+      return r.stdout;
+    }
+    async function getJSON<T = K8sObject>(args: string[]): Promise<T> {
+      return JSON.parse(await kubectl([...args, "-o", "json"])) as T;
+    }
+    async function list(kind: string, ns: string, selector?: string): Promise<K8sObject[]> {
+      return (await getJSON<{ items: K8sObject[] }>(["get", kind, "-n", ns, ...(selector ? ["-l", selector] : [])]))
+        .items;
+    }
+    function make(target: string[]): Promise<{ code: number; out: string }> {
+      return new Promise((resolve) => {
+        const child = spawn("make", ["-s", ...target], {
+          cwd: PROJECT_ROOT,
+          env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let out = "";
+        child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+        child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+        child.once("exit", (code) => resolve({ code: code ?? 1, out }));
+      });
+    }
+    async function managerPod(): Promise<K8sObject> {
+      const pods = (await list("pods", SYSTEM_NS, "control-plane=controller-manager")).filter(
+        (p) => !p.metadata.deletionTimestamp,
+      );
+      assert.equal(pods.length, 1, `one manager pod, got ${pods.map((p) => p.metadata.name).join(", ")}`);
+      return pods[0]!;
+    }
+    const ready = (p: K8sObject) =>
+      (p.status?.conditions as { type: string; status: string }[] | undefined)?.some(
+        (c) => c.type === "Ready" && c.status === "True",
+      ) ?? false;
+
+    function cronJob(
+      name: string,
+      spec: { schedule: string; command: string; concurrencyPolicy?: string; extra?: Record<string, unknown> },
+    ) {
+      return JSON.stringify({
+        apiVersion: "batch.tutorial.kubebuilder.io/v1",
+        kind: "CronJob",
+        metadata: { name, namespace: NS },
+        spec: {
+          schedule: spec.schedule,
+          concurrencyPolicy: spec.concurrencyPolicy ?? "Allow",
+          ...spec.extra,
+          jobTemplate: {
+            spec: {
+              backoffLimit: 0,
+              template: {
+                spec: {
+                  restartPolicy: "Never",
+                  terminationGracePeriodSeconds: 1,
+                  containers: [
+                    {
+                      name: "run",
+                      image: "localhost/busybox:latest",
+                      imagePullPolicy: "Never",
+                      command: ["sh", "-c", spec.command],
+                    },
+                  ],
+                },
+              },
+            },
+          },
+        },
+      });
+    }
+    async function apply(json: string): Promise<void> {
+      // The webhook answers once the manager is ready; the first apply may still race its CA injection.
+      await eventually(
+        "the CronJob to be admitted",
+        async () => {
+          await kubectl(["apply", "-f", "-"], json);
+          return true;
+        },
+        30_000,
+      );
+    }
+    async function jobsOf(name: string): Promise<K8sObject[]> {
+      const cj = await getJSON(["get", CRONJOBS, name, "-n", NS]);
+      return (await list("jobs", NS)).filter((j) => j.metadata.ownerReferences?.some((o) => o.uid === cj.metadata.uid));
+    }
+    const finished = (j: K8sObject, type: "Complete" | "Failed") =>
+      (j.status?.conditions as { type: string; status: string }[] | undefined)?.some(
+        (c) => c.type === type && c.status === "True",
+      ) ?? false;
+    async function suspend(name: string): Promise<void> {
+      await kubectl(["patch", CRONJOBS, name, "-n", NS, "--type=merge", "-p", '{"spec":{"suspend":true}}']);
+    }
+
+    before(async () => {
+      assert.ok(existsSync(ARCHIVE), `${ARCHIVE} is missing: run \`make image-build\` (make test-e2e does)`);
+      cluster = await NodeCluster.start();
+      await cluster.importImage(ARCHIVE, IMG);
+      const deploy = await make(["deploy", "OVERLAY=config/local", `IMG=${IMG}`]);
+      assert.equal(deploy.code, 0, deploy.out);
+      await kubectl([
+        "-n",
+        SYSTEM_NS,
+        "rollout",
+        "status",
+        "deploy/cronjob-operator-controller-manager",
+        "--timeout=180s",
+      ]);
+      await kubectl(["create", "namespace", NS]);
+      await eventually("the default ServiceAccount of the test namespace", () =>
+        kubectl(["get", "serviceaccount", "default", "-n", NS]).then(() => true),
+      );
+    });
+
+    after(async () => {
+      if (!cluster) return;
+      if (process.env.E2E_KEEP_LOGS !== "0") {
+        const logs = await cluster.kubectl([
+          "-n",
+          SYSTEM_NS,
+          "logs",
+          "deploy/cronjob-operator-controller-manager",
+          "--tail=50",
+        ]);
+        if (logs.code === 0 && process.exitCode) process.stderr.write(logs.stdout);
+      }
+      await cluster.stop();
+    });
+
+    it("runs the manager from its image, Ready, under its own ServiceAccount, with the restricted securityContext", async () => {
+      const pod = await eventually("a Ready manager pod", async () => {
+        const p = await managerPod();
+        return ready(p) ? p : undefined;
+      });
+      const spec = pod.spec!;
+      assert.equal(spec.serviceAccountName, "cronjob-operator-controller-manager");
+      assert.equal(spec.containers[0].image, IMG);
+      assert.equal(spec.securityContext.runAsNonRoot, true);
+      assert.equal(spec.securityContext.seccompProfile.type, "RuntimeDefault");
+      const sc = spec.containers[0].securityContext;
+      assert.equal(sc.readOnlyRootFilesystem, true);
+      assert.equal(sc.allowPrivilegeEscalation, false);
+      assert.deepEqual(sc.capabilities.drop, ["ALL"]);
+      // The process really runs as 65532: read its status through the node.
+      const status = await cluster.kubectl([
+        "-n",
+        SYSTEM_NS,
+        "exec",
+        pod.metadata.name,
+        "--",
+        "node",
+        "-e",
+        "console.log(process.getuid(), process.getgid())",
+      ]);
+      assert.equal(status.stdout.trim(), "65532 65532", status.stderr);
+    });
+
+    it("serves metrics to an authorised scraper over HTTPS and refuses an anonymous one", async () => {
+      await kubectl(["-n", NS, "create", "serviceaccount", "scraper"]);
+      await kubectl([
+        "create",
+        "clusterrolebinding",
+        "e2e-scraper",
+        "--clusterrole=cronjob-operator-metrics-reader",
+        `--serviceaccount=${NS}:scraper`,
+      ]);
+      const token = await eventually("the scraper's token", async () => {
+        const sa = await getJSON(["-n", NS, "get", "serviceaccount", "scraper"]);
+        const secret = (sa as { secrets?: { name: string }[] }).secrets?.[0]?.name;
+        if (!secret) return undefined;
+        const s = await getJSON<{ data: { token: string } }>(["-n", NS, "get", "secret", secret]);
+        return Buffer.from(s.data.token, "base64").toString("utf8");
+      });
+      const endpoints = await getJSON([
+        "-n",
+        SYSTEM_NS,
+        "get",
+        "endpoints",
+        "cronjob-operator-controller-manager-metrics-service",
+      ]);
+      const ip = (endpoints as { subsets?: { addresses?: { ip: string }[] }[] }).subsets?.[0]?.addresses?.[0]?.ip;
+      assert.ok(ip, `the metrics Service has an endpoint: ${JSON.stringify(endpoints)}`);
+      const scrape = (auth?: string) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const req = request(
+            {
+              host: ip,
+              port: 8443,
+              path: "/metrics",
+              rejectUnauthorized: false,
+              headers: auth ? { authorization: `Bearer ${auth}` } : {},
+            },
+            (res) => {
+              let body = "";
+              res.on("data", (d: Buffer) => (body += d.toString()));
+              res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+            },
+          );
+          req.on("error", reject);
+          req.end();
+        });
+      const ok = await eventually(
+        "an authorised scrape",
+        async () => {
+          const r = await scrape(token);
+          return r.status === 200 ? r : undefined;
+        },
+        30_000,
+      );
+      assert.match(ok.body, /^controller_runtime_reconcile_total\{controller="cronjob",result="success"\} \d+/m);
+      assert.match(ok.body, /^workqueue_depth\{/m);
+      const anonymous = await scrape();
+      assert.ok([401, 403].includes(anonymous.status), `anonymous scrape answered ${anonymous.status}`);
+      const wrong = await scrape("not-a-token");
+      assert.ok([401, 403].includes(wrong.status), `bad token answered ${wrong.status}`);
+    });
+
+    it("refuses a bad CronJob through the webhook reached by its Service, and defaults a good one", async () => {
+      const bad = cronJob("never-fires", { schedule: "0 0 30 2 *", command: "true" });
+      const res = await eventually(
+        "the webhook to answer",
+        async () => {
+          const r = await cluster.kubectl(["apply", "-f", "-"], bad);
+          // Only the validating webhook knows a schedule never fires (the CRD schema cannot), and it
+          // answers with a 422 Status that kubectl prints as is.
+          return /never fires/.test(r.stderr) ? r : undefined;
+        },
+        60_000,
+      );
+      assert.notEqual(res.code, 0);
+      assert.match(res.stderr, /spec\.schedule: Invalid value: "0 0 30 2 \*": never fires/);
+      await assert.rejects(kubectl(["get", CRONJOBS, "never-fires", "-n", NS]), /NotFound|not found/);
+      // The Service really routes to the manager: its Endpoints hold the manager pod's address.
+      const pod = await managerPod();
+      const ep = await getJSON(["-n", SYSTEM_NS, "get", "endpoints", "cronjob-operator-webhook-service"]);
+      assert.equal(
+        (ep as { subsets?: { addresses?: { ip: string }[] }[] }).subsets?.[0]?.addresses?.[0]?.ip,
+        pod.status!.podIP,
+      );
+    });
+
+    it("runs a CronJob's Job Pod to Complete, records lastSuccessfulTime, and shows the output in kubectl logs", async () => {
+      await apply(cronJob("hello", { schedule: "@every 10s", command: "echo hello from e2e" }));
+      const defaulted = await getJSON(["get", CRONJOBS, "hello", "-n", NS]);
+      assert.equal(defaulted.spec!.successfulJobsHistoryLimit, 3, "the mutating webhook defaulted it");
+      const done = await eventually(
+        "a completed Job",
+        async () => (await jobsOf("hello")).find((j) => finished(j, "Complete")),
+        90_000,
+      );
+      const pods = await list("pods", NS, `job-name=${done.metadata.name}`);
+      assert.equal(pods[0]?.status?.phase, "Succeeded");
+      assert.match(await kubectl(["logs", "-n", NS, `job/${done.metadata.name}`]), /hello from e2e/);
+      const cj = await eventually("status.lastSuccessfulTime", async () => {
+        const c = await getJSON(["get", CRONJOBS, "hello", "-n", NS]);
+        return c.status?.lastSuccessfulTime ? c : undefined;
+      });
+      assert.ok(new Date(cj.status!.lastSuccessfulTime).getTime() >= new Date(done.status!.startTime).getTime());
+      const events = await kubectl([
+        "get",
+        "events",
+        "-n",
+        NS,
+        "--field-selector",
+        "involvedObject.name=hello",
+        "-o",
+        "jsonpath={.items[*].reason}",
+      ]);
+      assert.match(events, /SuccessfulCreate/);
+      assert.match(
+        await eventually("SawCompletedJob", async () => {
+          const e = await kubectl([
+            "get",
+            "events",
+            "-n",
+            NS,
+            "--field-selector",
+            "involvedObject.name=hello",
+            "-o",
+            "jsonpath={.items[*].reason}",
+          ]);
+          return /SawCompletedJob/.test(e) ? e : undefined;
+        }),
+        /SawCompletedJob/,
+      );
+    });
+
+    it("sets Degraded=LastJobFailed when the Job's Pod fails", async () => {
+      await apply(cronJob("fails", { schedule: "@every 10s", command: "echo failing; exit 3" }));
+      await eventually("a failed Job", async () => (await jobsOf("fails")).find((j) => finished(j, "Failed")), 90_000);
+      const cj = await eventually("Degraded=LastJobFailed", async () => {
+        const c = await getJSON(["get", CRONJOBS, "fails", "-n", NS]);
+        const d = (c.status?.conditions as { type: string; status: string; reason: string }[] | undefined)?.find(
+          (x) => x.type === "Degraded",
+        );
+        return d?.status === "True" && d.reason === "LastJobFailed" ? c : undefined;
+      });
+      assert.ok(cj);
+      await suspend("fails");
+    });
+
+    it("Forbid: no second Job while the first one's Pod is really still running", async () => {
+      await apply(cronJob("forbid", { schedule: "@every 5s", command: "sleep 30", concurrencyPolicy: "Forbid" }));
+      const first = await eventually(
+        "the first Job's Pod running",
+        async () => {
+          const jobs = await jobsOf("forbid");
+          if (jobs.length !== 1) return undefined;
+          const pods = await list("pods", NS, `job-name=${jobs[0]!.metadata.name}`);
+          return pods[0]?.status?.phase === "Running" ? jobs[0] : undefined;
+        },
+        90_000,
+      );
+      await sleep(12_000); // two more slots pass while the Pod runs
+      const jobs = await jobsOf("forbid");
+      assert.deepEqual(
+        jobs.map((j) => j.metadata.name),
+        [first.metadata.name],
+      );
+      const reasons = await kubectl([
+        "get",
+        "events",
+        "-n",
+        NS,
+        "--field-selector",
+        "involvedObject.name=forbid",
+        "-o",
+        "jsonpath={.items[*].reason}",
+      ]);
+      assert.match(reasons, /JobAlreadyActive/);
+      await kubectl(["delete", CRONJOBS, "forbid", "-n", NS, "--wait=false"]);
+    });
+
+    it("Replace: the running Job and its Pod are deleted, and the new slot's Job runs", async () => {
+      await apply(cronJob("replace", { schedule: "@every 10s", command: "sleep 300", concurrencyPolicy: "Replace" }));
+      const first = await eventually(
+        "the first Job's Pod running",
+        async () => {
+          const jobs = await jobsOf("replace");
+          if (jobs.length !== 1) return undefined;
+          const pods = await list("pods", NS, `job-name=${jobs[0]!.metadata.name}`);
+          return pods[0]?.status?.phase === "Running" ? jobs[0] : undefined;
+        },
+        90_000,
+      );
+      const second = await eventually("the next slot's Job", async () =>
+        (await jobsOf("replace")).find((j) => j.metadata.name !== first.metadata.name && !j.metadata.deletionTimestamp),
+      );
+      await eventually(
+        "the replaced Job and its Pod gone",
+        async () => {
+          const jobs = await list("jobs", NS);
+          const pods = await list("pods", NS, `job-name=${first.metadata.name}`);
+          return !jobs.some((j) => j.metadata.name === first.metadata.name) && pods.length === 0;
+        },
+        60_000,
+      );
+      const cj = await getJSON(["get", CRONJOBS, "replace", "-n", NS]);
+      const active = (cj.status?.active as { name: string }[] | undefined)?.map((a) => a.name) ?? [];
+      assert.ok(active.length <= 1, `at most one active Job: ${active.join(", ")}`);
+      assert.ok(second.metadata.name > first.metadata.name);
+      await kubectl(["delete", CRONJOBS, "replace", "-n", NS, "--wait=false"]);
+    });
+
+    it("a leader handover (the manager Pod deleted) creates no duplicate Job and keeps scheduling", async () => {
+      await apply(
+        cronJob("handover", { schedule: "@every 5s", command: "true", extra: { successfulJobsHistoryLimit: 100 } }),
+      );
+      await eventually("two runs before the handover", async () => (await jobsOf("handover")).length >= 2, 60_000);
+      const holder = async () =>
+        String(
+          (await getJSON(["-n", SYSTEM_NS, "get", "lease", "80807133.tutorial.kubebuilder.io"])).spec!.holderIdentity,
+        );
+      const before = await holder();
+      const old = await managerPod();
+      await kubectl(["-n", SYSTEM_NS, "delete", "pod", old.metadata.name, "--wait=false"]);
+      const successor = await eventually(
+        "a new Ready manager pod",
+        async () => {
+          const pods = (await list("pods", SYSTEM_NS, "control-plane=controller-manager")).filter(
+            (p) => p.metadata.name !== old.metadata.name && !p.metadata.deletionTimestamp,
+          );
+          return pods.find(ready);
+        },
+        120_000,
+      );
+      const leaderSince = Date.now();
+      await eventually(
+        "runs after the handover",
+        async () => {
+          const jobs = await jobsOf("handover");
+          return jobs.some((j) => new Date(j.metadata.annotations![SCHEDULED_AT]!).getTime() > leaderSince)
+            ? jobs
+            : undefined;
+        },
+        60_000,
+      );
+      const jobs = await jobsOf("handover");
+      const slots = jobs.map((j) => j.metadata.annotations![SCHEDULED_AT]!);
+      assert.equal(new Set(slots).size, slots.length, `one Job per scheduled time: ${slots.sort().join(", ")}`);
+      assert.ok(successor);
+      const after = await holder();
+      assert.ok(after && after !== before, `a new leader holds the lease (before ${before}, after ${after})`);
+      await suspend("handover");
+    });
+
+    it("deleting a CronJob garbage-collects its Jobs and their Pods", async () => {
+      const jobs = await jobsOf("hello");
+      assert.ok(jobs.length > 0);
+      const names = new Set(jobs.map((j) => j.metadata.name));
+      await kubectl(["delete", CRONJOBS, "hello", "-n", NS]);
+      await eventually(
+        "the Jobs and Pods gone",
+        async () => {
+          const left = (await list("jobs", NS)).filter((j) => names.has(j.metadata.name));
+          const pods = (await list("pods", NS)).filter((p) => names.has(p.metadata.labels?.["job-name"] ?? ""));
+          return left.length === 0 && pods.length === 0;
+        },
+        90_000,
+      );
+    });
+
+    it("make undeploy removes everything and exits 0", async () => {
+      await kubectl(["delete", CRONJOBS, "--all", "-A", "--wait=true"]);
+      const res = await make(["undeploy", "OVERLAY=config/local", `IMG=${IMG}`]);
+      assert.equal(res.code, 0, res.out);
+      await eventually(
+        "the operator's namespace gone",
+        async () => {
+          const r = await cluster.kubectl(["get", "namespace", SYSTEM_NS]);
+          return r.code !== 0 && /NotFound|not found/.test(r.stderr);
+        },
+        120_000,
+      );
+      assert.equal((await cluster.kubectl(["get", "crd", CRONJOBS])).code, 1);
+      const leftovers = await kubectl([
+        "get",
+        "clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingwebhookconfigurations",
+        "-o",
+        "name",
+      ]);
+      assert.deepEqual(
+        leftovers.split("\n").filter((l) => l.includes("cronjob-operator")),
+        [],
+      );
+      // A second undeploy (nothing left) is fine too.
+      const again = await make(["undeploy", "OVERLAY=config/local", `IMG=${IMG}`]);
+      assert.equal(again.code, 0, again.out);
+    });
+  },
+);
