@@ -81,7 +81,7 @@ test-unit: $(NODE_MODULES) ## Run the unit tests only (no control plane).
 ##@ Build
 
 .PHONY: run
-run: $(NODE_MODULES) manifests ## Run the operator from source: against the current cluster, or (no cluster / LOCAL=1) a local control plane. ARGS=... passes flags.
+run: $(NODE_MODULES) manifests ## Run the operator from source: against the current cluster, or (no cluster / LOCAL=1) a local cluster (a real node as root). ARGS=... passes flags.
 	LOCAL="$(LOCAL)" exec $(NODE) hack/run.ts $(ARGS)
 
 .PHONY: build

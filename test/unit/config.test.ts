@@ -43,6 +43,7 @@ const OVERLAYS = [
   "network-policy",
   "default",
   "default-certmanager",
+  "local",
   "samples",
 ];
 
@@ -867,5 +868,29 @@ describe("Dockerfile (hack/lint-dockerfile.ts)", () => {
     assert.equal(isIgnored("runtime/cache/node_modules/x", ignore), true);
     assert.equal(isIgnored("test/unit/config.test.ts", ignore), true);
     assert.equal(isIgnored(".git/HEAD", ignore), true);
+  });
+});
+
+describe("config/local: config/default on the local cluster with a real node", () => {
+  it("runs the manager with hostNetwork, its servers bound to its pod IP (the node's address), nothing else changed", () => {
+    const local = kustomize("local");
+    const def = kustomize("default");
+    const dep = find(local, "Deployment", "cronjob-operator-controller-manager");
+    const spec = dep.spec.template.spec;
+    assert.equal(spec.hostNetwork, true);
+    assert.equal(spec.dnsPolicy, "ClusterFirstWithHostNet");
+    const c = spec.containers[0];
+    assert.deepEqual(
+      c.env.find((e: Obj) => e.name === "POD_IP"),
+      { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
+    );
+    assert.deepEqual(c.args.slice(-3), [
+      "--metrics-bind-address=$(POD_IP):8443",
+      "--health-probe-bind-address=$(POD_IP):8081",
+      "--webhook-host=$(POD_IP)",
+    ]);
+    // Everything but the Deployment is config/default's.
+    const rest = (objs: Obj[]) => objs.filter((o) => o.kind !== "Deployment");
+    assert.deepEqual(rest(local), rest(def));
   });
 });
