@@ -145,6 +145,19 @@ describe(
       (j.status?.conditions as { type: string; status: string }[] | undefined)?.some(
         (c) => c.type === type && c.status === "True",
       ) ?? false;
+    /** The CronJob's only Job, once its Pod really runs. */
+    function firstJobRunning(name: string): Promise<K8sObject> {
+      return eventually(
+        `the first Job of ${name} with its Pod running`,
+        async () => {
+          const jobs = await jobsOf(name);
+          if (jobs.length !== 1) return undefined;
+          const pods = await list("pods", NS, `job-name=${jobs[0]!.metadata.name}`);
+          return pods[0]?.status?.phase === "Running" ? jobs[0] : undefined;
+        },
+        90_000,
+      );
+    }
     async function suspend(name: string): Promise<void> {
       await kubectl(["patch", CRONJOBS, name, "-n", NS, "--type=merge", "-p", '{"spec":{"suspend":true}}']);
     }
@@ -358,16 +371,7 @@ describe(
 
     it("Forbid: no second Job while the first one's Pod is really still running", async () => {
       await apply(cronJob("forbid", { schedule: "@every 5s", command: "sleep 30", concurrencyPolicy: "Forbid" }));
-      const first = await eventually(
-        "the first Job's Pod running",
-        async () => {
-          const jobs = await jobsOf("forbid");
-          if (jobs.length !== 1) return undefined;
-          const pods = await list("pods", NS, `job-name=${jobs[0]!.metadata.name}`);
-          return pods[0]?.status?.phase === "Running" ? jobs[0] : undefined;
-        },
-        90_000,
-      );
+      const first = await firstJobRunning("forbid");
       await sleep(12_000); // two more slots pass while the Pod runs
       const jobs = await jobsOf("forbid");
       assert.deepEqual(
@@ -390,16 +394,7 @@ describe(
 
     it("Replace: the running Job and its Pod are deleted, and the new slot's Job runs", async () => {
       await apply(cronJob("replace", { schedule: "@every 10s", command: "sleep 300", concurrencyPolicy: "Replace" }));
-      const first = await eventually(
-        "the first Job's Pod running",
-        async () => {
-          const jobs = await jobsOf("replace");
-          if (jobs.length !== 1) return undefined;
-          const pods = await list("pods", NS, `job-name=${jobs[0]!.metadata.name}`);
-          return pods[0]?.status?.phase === "Running" ? jobs[0] : undefined;
-        },
-        90_000,
-      );
+      const first = await firstJobRunning("replace");
       const second = await eventually("the next slot's Job", async () =>
         (await jobsOf("replace")).find((j) => j.metadata.name !== first.metadata.name && !j.metadata.deletionTimestamp),
       );

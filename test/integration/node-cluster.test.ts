@@ -125,6 +125,21 @@ function hostView(): HostView {
   };
 }
 
+/**
+ * The host as the cluster in `dir` found it. A start waits for another node on this machine (a parallel
+ * test file's) to stop, so a view taken before it may show that one's changes; the cluster recorded the
+ * machine once it held the node lock.
+ */
+function asFound(view: HostView, dir: string): HostView {
+  const rec = readHostRecord();
+  assert.equal(rec?.dir, dir, "the host record is this cluster's");
+  return {
+    ...view,
+    sysctls: { ...view.sysctls, ...rec!.sysctls },
+    dirs: Object.fromEntries(HOST_DIRS.map((d) => [d, !rec!.createdDirs.includes(d)])),
+  };
+}
+
 /** Everything the cluster in `dir` touched is back as `before` had it; `seen` are its processes. */
 function assertRestored(before: HostView, dir: string, seen: Proc[]): void {
   assert.deepEqual(
@@ -244,6 +259,10 @@ if (process.env[CHILD_ENV] === "1") {
         cluster = await NodeCluster.start();
         timings = cluster.timings;
         remember();
+        // start() waits for another node on this machine (a parallel test file's) to stop, so the view
+        // above may show that one's changes. What counts is the machine as this cluster found it, which it
+        // recorded once it held the node lock.
+        before_ = asFound(before_, cluster.dir);
       },
       { timeout: 45 * 60_000 }, // a first run provisions: apt packages, kubelet and kube-scheduler builds
     );
@@ -435,8 +454,8 @@ if (process.env[CHILD_ENV] === "1") {
     });
 
     it("when the owning process is killed (SIGKILL), the reaper restores the machine", async () => {
-      const host = hostView();
       const child = await startChild();
+      const host = asFound(hostView(), child.dir);
       const procs = clusterProcesses(child.dir);
       assert.ok(
         procs.some((p) => p.comm === "pause"),
@@ -449,8 +468,8 @@ if (process.env[CHILD_ENV] === "1") {
     });
 
     it("when the reaper dies too, cleanupStaleNodeCluster() restores the machine (and is idempotent)", async () => {
-      const host = hostView();
       const child = await startChild();
+      const host = asFound(hostView(), child.dir);
       const procs = clusterProcesses(child.dir);
       process.kill(-child.reaperPid, "SIGKILL"); // flock and node-reaper.ts
       await child.kill();
