@@ -44,11 +44,6 @@ export interface Predicate<T extends KubeObject = KubeObject> {
   delete?(obj: Readonly<T>): boolean;
 }
 
-/** Only spec changes (metadata.generation) — skips status-only updates. */
-export const GenerationChangedPredicate: Predicate = {
-  update: (a, b) => a.metadata?.generation !== b.metadata?.generation,
-};
-
 export type MapFunc<T extends KubeObject = KubeObject> = (obj: Readonly<T>) => Request[];
 
 export interface ControllerOptions {

@@ -10,10 +10,6 @@ export interface ResourceKind {
   namespaced: boolean;
 }
 
-export function apiVersionOf(rk: ResourceKind): string {
-  return rk.group ? `${rk.group}/${rk.version}` : rk.version;
-}
-
 /** "jobs.batch" / "configmaps": the name metrics and logs use for a resource. */
 export function resourceName(rk: ResourceKind): string {
   return rk.group ? `${rk.plural}.${rk.group}` : rk.plural;
@@ -81,11 +77,6 @@ export function objectKey(obj: KubeObject): string {
   const ns = obj.metadata?.namespace;
   const name = obj.metadata?.name ?? "";
   return ns ? `${ns}/${name}` : name;
-}
-
-export function splitKey(key: string): { namespace: string | undefined; name: string } {
-  const i = key.indexOf("/");
-  return i < 0 ? { namespace: undefined, name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
 }
 
 /** The controller ownerReference of an object, if any (metav1.GetControllerOf). */

@@ -6,7 +6,8 @@ import { after, before, describe, it } from "node:test";
 import { CoreV1Api, KubeConfig, type CoreV1Event, type V1ConfigMap } from "@kubernetes/client-node";
 import { TestEnv } from "../../envtest/index.ts";
 import { Client } from "../../../runtime/client.ts";
-import { EventRecorder, type EventLogger } from "../../../runtime/events.ts";
+import { EventRecorder } from "../../../runtime/events/recorder.ts";
+import type { EventLogger } from "../../../runtime/events/types.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
 
 class CapturingLogger implements EventLogger {

@@ -4,21 +4,18 @@ import type { CoreV1Event } from "@kubernetes/client-node";
 import { APIError } from "../../../runtime/errors.ts";
 import {
   AGGREGATE_MESSAGE_PREFIX,
-  DEFAULT_MAX_IN_FLIGHT,
-  DROP_REASONS,
   EventCorrelator,
-  EventRecorder,
-  FakeRecorder,
   LRU,
   TokenBucket,
   aggregateKey,
   eventKey,
-  sprintf,
-  type EventLogger,
   type EventPatch,
-  type EventSink,
-  type Recorder,
-} from "../../../runtime/events.ts";
+} from "../../../runtime/events/correlator.ts";
+import { FakeRecorder } from "../../../runtime/events/fake.ts";
+import { sprintf } from "../../../runtime/events/format.ts";
+import { DEFAULT_MAX_IN_FLIGHT, DROP_REASONS, EventRecorder } from "../../../runtime/events/recorder.ts";
+import type { EventSink } from "../../../runtime/events/sink.ts";
+import type { EventLogger, Recorder } from "../../../runtime/events/types.ts";
 import type { Logger } from "../../../runtime/log.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
 import type { TimerClock, TimerHandle } from "../../../runtime/workqueue/clock.ts";
