@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { availableParallelism, cpus, release, totalmem } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { assetsDir, PROJECT_ROOT } from "../test/envtest/index.ts";
+import { assetsDir, PROJECT_ROOT } from "../envtest/index.ts";
 import {
   builtinDriver,
   calibrate,

@@ -28,7 +28,13 @@ import { type Clock, realClock } from "./clock.ts";
 import { type ConditionInput, setConditions } from "./conditions.ts";
 import { type EventReason, recordEvent } from "./events.ts";
 import { classifyJob, cronJobOwnerOf, finishedAt, type Job, jobForSlot, jobNameFor, scheduledTimeOf } from "./job.ts";
-import { parseSchedule, type Schedule, scheduleWindow, TOO_MANY_MISSED, validateTimeZone } from "./schedule/index.ts";
+import {
+  parseSchedule,
+  type Schedule,
+  scheduleWindow,
+  TOO_MANY_MISSED,
+  validateTimeZone,
+} from "../api/v1/schedule/index.ts";
 
 export const CronJobKind: ResourceKind = {
   group: GROUP,

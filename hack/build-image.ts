@@ -489,7 +489,7 @@ export async function buildImage(opts: BuildOptions = {}): Promise<BuildResult> 
 
     // The index names the manifest by its tag only (org.opencontainers.image.ref.name), as OCI archives
     // do: `ctr images import --base-name <repository>` makes it <repository>:<tag>, and `--index-name`
-    // (test/envtest/node-cluster.ts) names the archive anything. No io.containerd.image.name: ctr would
+    // (envtest/node-cluster.ts) names the archive anything. No io.containerd.image.name: ctr would
     // create that name too, whatever --base-name/--index-name say. Then a self-check of the config.
     const index = JSON.parse(readFileSync(join(oci, "index.json"), "utf8")) as {
       manifests: { digest: string; annotations?: Record<string, string> }[];

@@ -1,5 +1,5 @@
 // `make cluster-up` / `make cluster-down`: a persistent local cluster with a real node (kubelet +
-// containerd; test/envtest/node-cluster.ts) in ~/.cache/cronjob-operator/cluster. Needs root.
+// containerd; envtest/node-cluster.ts) in ~/.cache/cronjob-operator/cluster. Needs root.
 //
 //   node hack/cluster.ts up [--detach] [--dir DIR]   start; prints `export KUBECONFIG=…` on stdout.
 //                                                    Runs until Ctrl-C, or in the background with --detach
@@ -15,9 +15,9 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
-import { cleanupStaleNodeCluster, NodeCluster, requireRoot } from "../test/envtest/node-cluster.ts";
-import { mountsUnder, processAlive, processRef, type ProcessRef } from "../test/envtest/node-host.ts";
-import { handleSignalsYourself } from "../test/envtest/processes.ts";
+import { cleanupStaleNodeCluster, NodeCluster, requireRoot } from "../envtest/node-cluster.ts";
+import { mountsUnder, processAlive, processRef, type ProcessRef } from "../envtest/node-host.ts";
+import { handleSignalsYourself } from "../envtest/processes.ts";
 
 const argv = process.argv.slice(2);
 const command = argv[0] ?? "";

@@ -3,7 +3,7 @@
 //     webhooks off (their certificates live in the cluster), as kubebuilder's `make run` does.
 //   - Otherwise (or LOCAL=1): a local cluster kept in ~/.cache/cronjob-operator/local (etcd data, keys,
 //     certificates and the kubeconfig survive a restart, and so do your CronJobs):
-//       as root, with a real node (test/envtest/node-cluster.ts: kube-controller-manager, kube-scheduler,
+//       as root, with a real node (envtest/node-cluster.ts: kube-controller-manager, kube-scheduler,
 //       containerd and a kubelet): the sample's Jobs run Pods, `kubectl logs` shows their output, and
 //       deleting a CronJob garbage-collects its Jobs and Pods. The node's local busybox is tagged as
 //       the sample's image, so nothing is pulled;
@@ -19,12 +19,12 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from "n
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { freePort } from "../test/envtest/ports.ts";
-import { generateWebhookCertificates } from "../test/envtest/certs.ts";
-import { PROJECT_ROOT, TestEnv } from "../test/envtest/index.ts";
-import { NodeCluster, nodeAssetsDir } from "../test/envtest/node-cluster.ts";
-import { handleSignalsYourself } from "../test/envtest/processes.ts";
-import { installWebhooks } from "../test/envtest/webhook.ts";
+import { freePort } from "../envtest/ports.ts";
+import { generateWebhookCertificates } from "../envtest/certs.ts";
+import { PROJECT_ROOT, TestEnv } from "../envtest/index.ts";
+import { NodeCluster, nodeAssetsDir } from "../envtest/node-cluster.ts";
+import { handleSignalsYourself } from "../envtest/processes.ts";
+import { installWebhooks } from "../envtest/webhook.ts";
 import { Client } from "../runtime/client.ts";
 import { loadKubeConfig } from "../runtime/kubeconfig.ts";
 

@@ -15,7 +15,7 @@ import {
   VERSION,
 } from "../api/v1/index.ts";
 import type { JobSource } from "../controllers/job.ts";
-import { parseSchedule, validateTimeZone } from "../controllers/schedule/index.ts";
+import { parseSchedule, validateTimeZone } from "../api/v1/schedule/index.ts";
 import { log, type Logger } from "../runtime/log.ts";
 import {
   type AdmissionHandler,

@@ -5,9 +5,9 @@ import { join } from "node:path";
 import { envValue, readManagerDeployment } from "../../hack/manager-deployment.ts";
 import { Client } from "../../runtime/client.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../runtime/kinds.ts";
-import { PROJECT_ROOT, TestEnv } from "../../test/envtest/index.ts";
-import { freePort } from "../../test/envtest/ports.ts";
-import { ManagedProcess } from "../../test/envtest/processes.ts";
+import { PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
+import { freePort } from "../../envtest/ports.ts";
+import { ManagedProcess } from "../../envtest/processes.ts";
 import { analyze, type Analysis } from "./analyze.ts";
 import { builtinSlotOf, JobFinisher, JobRecorder, ourSlotOf, type SlotOf } from "./jobs.ts";
 import { sleep } from "./pool.ts";
@@ -280,7 +280,7 @@ export const builtinDriver: Driver = {
   make: builtinCronJob,
   slotOf: builtinSlotOf,
   async launch(env, s, n) {
-    // The flags test/envtest's TestEnv.start({ controllerManager: { controllers: ["cronjob"], extraArgs } })
+    // The flags envtest's TestEnv.start({ controllerManager: { controllers: ["cronjob"], extraArgs } })
     // uses, started here only once the CronJobs exist so that its cold start can be measured.
     const port = await freePort();
     const logFile = join(s.workDir, `builtin-N${n}.log`);

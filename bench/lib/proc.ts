@@ -1,5 +1,5 @@
 // Linux /proc readers: CPU time, peak RSS, and the real process behind a watchdog wrapper
-// (test/envtest's ManagedProcess runs every binary as a child of a small bash loop).
+// (envtest's ManagedProcess runs every binary as a child of a small bash loop).
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";

@@ -7,8 +7,8 @@ import { existsSync } from "node:fs";
 import { request } from "node:https";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { PROJECT_ROOT } from "../envtest/index.ts";
-import { NodeCluster } from "../envtest/node-cluster.ts";
+import { PROJECT_ROOT } from "../../envtest/index.ts";
+import { NodeCluster } from "../../envtest/node-cluster.ts";
 
 const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
 const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");

@@ -14,7 +14,7 @@ import {
   RESOURCE,
   VERSION,
 } from "../../api/v1/index.ts";
-import { PROJECT_ROOT, TestEnv } from "../envtest/index.ts";
+import { PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
 import { minimalCronJob, variant } from "../fixtures.ts";
 
 const ns = "default";

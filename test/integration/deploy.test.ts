@@ -29,9 +29,9 @@ import { Client } from "../../runtime/client.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { Kinds, type KubeObject } from "../../runtime/kinds.ts";
 import { planRenewal, SecretKeys, serviceDNSNames } from "../../runtime/webhook/index.ts";
-import { type CommandResult, PROJECT_ROOT, TestEnv } from "../envtest/index.ts";
-import { freePort } from "../envtest/ports.ts";
-import { ManagedProcess } from "../envtest/processes.ts";
+import { type CommandResult, PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
+import { freePort } from "../../envtest/ports.ts";
+import { ManagedProcess } from "../../envtest/processes.ts";
 
 const NS = "cronjob-operator-system";
 const PREFIX = "cronjob-operator-";
@@ -298,7 +298,7 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
     } catch (e) {
       assert.fail(
         `TokenRequest for ${NS}/${SA} failed (the apiserver needs --service-account-issuer and ` +
-          `--service-account-signing-key-file, see test/envtest/index.ts): ${String(e)}`,
+          `--service-account-signing-key-file, see envtest/index.ts): ${String(e)}`,
       );
     }
     assert.ok(token);

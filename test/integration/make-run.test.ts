@@ -10,9 +10,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { assetsDir, PROJECT_ROOT } from "../envtest/index.ts";
-import { cleanupStaleNodeCluster, NODE_NAME, nodeAssetsDir, requireRoot } from "../envtest/node-cluster.ts";
-import { readHostRecord } from "../envtest/node-host.ts";
+import { assetsDir, PROJECT_ROOT } from "../../envtest/index.ts";
+import { cleanupStaleNodeCluster, NODE_NAME, nodeAssetsDir, requireRoot } from "../../envtest/node-cluster.ts";
+import { readHostRecord } from "../../envtest/node-host.ts";
 
 const CRONJOBS = "cronjobs.batch.tutorial.kubebuilder.io";
 const HELLO = "Hello from the Kubernetes cluster";

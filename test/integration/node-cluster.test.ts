@@ -1,4 +1,4 @@
-// The local cluster with a real node (test/envtest/node-cluster.ts): Jobs run Pods to completion or
+// The local cluster with a real node (envtest/node-cluster.ts): Jobs run Pods to completion or
 // failure, `kubectl logs` works, owner references are garbage-collected, a Service in front of a
 // hostNetwork pod has the node's address as its endpoint and the apiserver reaches the pod through it
 // (what a webhook behind a Service needs), and stopping it leaves the
@@ -15,9 +15,9 @@ import {
   cleanupStaleNodeCluster,
   NodeCluster,
   type NodeClusterTimings,
-} from "../envtest/node-cluster.ts";
-import { CNI_BRIDGE, HOST_DIRS, HOST_SYSCTLS, NODE_IP, NODE_LINK, readHostRecord } from "../envtest/node-host.ts";
-import { freePort } from "../envtest/ports.ts";
+} from "../../envtest/node-cluster.ts";
+import { CNI_BRIDGE, HOST_DIRS, HOST_SYSCTLS, NODE_IP, NODE_LINK, readHostRecord } from "../../envtest/node-host.ts";
+import { freePort } from "../../envtest/ports.ts";
 
 const CHILD_ENV = "NODE_CLUSTER_TEST_CHILD";
 

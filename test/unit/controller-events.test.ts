@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { MAX_CONDITION_MESSAGE, setConditions } from "../../controllers/conditions.ts";
 import { bounded, EVENT_REASONS, MAX_EVENT_MESSAGE, recordEvent } from "../../controllers/events.ts";
-import { parseSchedule, validateTimeZone } from "../../controllers/schedule/index.ts";
+import { parseSchedule, validateTimeZone } from "../../api/v1/schedule/index.ts";
 import { FakeRecorder } from "../../runtime/events/fake.ts";
 
 const readme = readFileSync(join(import.meta.dirname, "..", "..", "README.md"), "utf8");

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { GROUP, KIND, parseCronJob } from "../../api/v1/index.ts";
-import { parseSchedule, scheduleWindow } from "../../controllers/schedule/index.ts";
+import { parseSchedule, scheduleWindow } from "../../api/v1/schedule/index.ts";
 import {
   fieldErrorString,
   type AdmissionRequest,

@@ -4,7 +4,7 @@
 // 30-minute gap drops the slot, and an hourly schedule on Lord Howe's fall-back throws "loop limit exceeded".
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseSchedule, type Schedule } from "../../controllers/schedule/index.ts";
+import { parseSchedule, type Schedule } from "../../api/v1/schedule/index.ts";
 
 function must(schedule: string, timeZone: string): Schedule {
   const r = parseSchedule(schedule, timeZone);

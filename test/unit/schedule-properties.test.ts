@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { parseSchedule, type Schedule } from "../../controllers/schedule/index.ts";
+import { parseSchedule, type Schedule } from "../../api/v1/schedule/index.ts";
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;

@@ -7,7 +7,7 @@ import {
   scheduleWindow,
   validateTimeZone,
   type Schedule,
-} from "../../controllers/schedule/index.ts";
+} from "../../api/v1/schedule/index.ts";
 
 const d = (iso: string) => new Date(iso);
 

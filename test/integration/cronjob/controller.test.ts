@@ -11,7 +11,7 @@ import { Kinds } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import { Manager } from "../../../runtime/manager.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
-import { TestEnv } from "../../envtest/index.ts";
+import { TestEnv } from "../../../envtest/index.ts";
 
 async function eventually<T>(
   what: string,

@@ -12,7 +12,7 @@ import type { Result } from "../../../runtime/controller.ts";
 import { FakeRecorder } from "../../../runtime/events/fake.ts";
 import { Kinds } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
-import type { TestEnv } from "../../envtest/index.ts";
+import type { TestEnv } from "../../../envtest/index.ts";
 
 export class ReconcileHarness {
   readonly env: TestEnv;

@@ -15,7 +15,7 @@ import type { Result } from "../../../runtime/controller.ts";
 import { APIError } from "../../../runtime/errors.ts";
 import { Kinds, type ResourceKind } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
-import { TestEnv } from "../../envtest/index.ts";
+import { TestEnv } from "../../../envtest/index.ts";
 import { condition, ReconcileHarness } from "./harness.ts";
 
 const HOUR = 3600_000;

@@ -6,7 +6,7 @@ import { CronJobKind } from "../../../controllers/cronjob_controller.ts";
 import { K8S_SCHEDULED_TIMESTAMP_ANNOTATION, SCHEDULED_AT_ANNOTATION, type Job } from "../../../controllers/job.ts";
 import { Kinds } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
-import { TestEnv } from "../../envtest/index.ts";
+import { TestEnv } from "../../../envtest/index.ts";
 import { condition, ReconcileHarness } from "./harness.ts";
 
 const HOUR = 3600_000;

@@ -31,16 +31,16 @@ import {
 } from "../../../runtime/webhook/index.ts";
 import { cronJobWebhookHandlers, MUTATE_PATH, VALIDATE_PATH } from "../../../webhooks/cronjob_webhook.ts";
 import { DRY_RUN_TIMEOUT_MS, type DryRunClient } from "../../../webhooks/jobtemplate_dryrun.ts";
-import { generateWebhookCertificates, type WebhookCertificates } from "../../envtest/certs.ts";
-import { PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
-import { freePort } from "../../envtest/ports.ts";
-import { ManagedProcess } from "../../envtest/processes.ts";
+import { generateWebhookCertificates, type WebhookCertificates } from "../../../envtest/certs.ts";
+import { PROJECT_ROOT, TestEnv } from "../../../envtest/index.ts";
+import { freePort } from "../../../envtest/ports.ts";
+import { ManagedProcess } from "../../../envtest/processes.ts";
 import {
   installWebhooks,
   uninstallWebhooks,
   waitForWebhookReady,
   type InstalledWebhooks,
-} from "../../envtest/webhook.ts";
+} from "../../../envtest/webhook.ts";
 import { minimalCronJob, variant } from "../../fixtures.ts";
 
 const NS = "default";

@@ -37,16 +37,16 @@ import {
   validateCronJob,
   validateCronJobRequest,
 } from "../../../webhooks/cronjob_webhook.ts";
-import { generateWebhookCertificates, type WebhookCertificates } from "../../envtest/certs.ts";
-import { PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
-import { freePort } from "../../envtest/ports.ts";
-import { ManagedProcess } from "../../envtest/processes.ts";
+import { generateWebhookCertificates, type WebhookCertificates } from "../../../envtest/certs.ts";
+import { PROJECT_ROOT, TestEnv } from "../../../envtest/index.ts";
+import { freePort } from "../../../envtest/ports.ts";
+import { ManagedProcess } from "../../../envtest/processes.ts";
 import {
   installWebhooks,
   uninstallWebhooks,
   waitForWebhookReady,
   type InstalledWebhooks,
-} from "../../envtest/webhook.ts";
+} from "../../../envtest/webhook.ts";
 import { minimalCronJob, variant } from "../../fixtures.ts";
 
 const NS = "default";

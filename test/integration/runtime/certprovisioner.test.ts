@@ -32,8 +32,8 @@ import {
   type AdmissionHandler,
   type CertProvisionerOptions,
 } from "../../../runtime/webhook/index.ts";
-import { TestEnv } from "../../envtest/index.ts";
-import { freePort } from "../../envtest/ports.ts";
+import { TestEnv } from "../../../envtest/index.ts";
+import { freePort } from "../../../envtest/ports.ts";
 
 const NS = "cert-provisioner-test";
 const SVC = "webhook-service";

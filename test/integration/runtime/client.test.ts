@@ -5,7 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { Client } from "../../../runtime/client.ts";
 import { APIError, isAlreadyExists, isConflict, isForbidden, isInvalid, isNotFound } from "../../../runtime/errors.ts";
 import { type KubeObject, Kinds } from "../../../runtime/kinds.ts";
-import { TestEnv } from "../../envtest/index.ts";
+import { TestEnv } from "../../../envtest/index.ts";
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;

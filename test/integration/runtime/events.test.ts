@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { CoreV1Api, KubeConfig, type CoreV1Event, type V1ConfigMap } from "@kubernetes/client-node";
-import { TestEnv } from "../../envtest/index.ts";
+import { TestEnv } from "../../../envtest/index.ts";
 import { Client } from "../../../runtime/client.ts";
 import { EventRecorder } from "../../../runtime/events/recorder.ts";
 import type { EventLogger } from "../../../runtime/events/types.ts";

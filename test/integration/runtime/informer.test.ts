@@ -8,7 +8,7 @@ import { Informer, stripManagedFields } from "../../../runtime/cache/informer.ts
 import { Client } from "../../../runtime/client.ts";
 import { type KubeObject, Kinds } from "../../../runtime/kinds.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
-import { TestEnv } from "../../envtest/index.ts";
+import { TestEnv } from "../../../envtest/index.ts";
 
 interface ConfigMap extends KubeObject {
   data?: Record<string, string>;

@@ -9,7 +9,7 @@ import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { after, afterEach, before, describe, it } from "node:test";
 import { CoordinationV1Api, KubeConfig, V1MicroTime } from "@kubernetes/client-node";
-import { PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
+import { PROJECT_ROOT, TestEnv } from "../../../envtest/index.ts";
 import { Informer } from "../../../runtime/cache/informer.ts";
 import { Client } from "../../../runtime/client.ts";
 import { type KubeObject, Kinds } from "../../../runtime/kinds.ts";

@@ -10,7 +10,7 @@ import type { Controller, Request } from "../../../runtime/controller.ts";
 import { type KubeObject, Kinds, type ResourceKind } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import { Manager } from "../../../runtime/manager.ts";
-import { TestEnv } from "../../envtest/index.ts";
+import { TestEnv } from "../../../envtest/index.ts";
 
 const Secret: ResourceKind = { group: "", version: "v1", kind: "Secret", plural: "secrets", namespaced: true };
 const NS = "ctl";

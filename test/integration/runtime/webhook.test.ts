@@ -29,14 +29,14 @@ import {
   type JSONPatchOperation,
   type WebhookServer,
 } from "../../../runtime/webhook/index.ts";
-import { generateWebhookCertificates, type WebhookCertificates } from "../../envtest/certs.ts";
-import { TestEnv } from "../../envtest/index.ts";
+import { generateWebhookCertificates, type WebhookCertificates } from "../../../envtest/certs.ts";
+import { TestEnv } from "../../../envtest/index.ts";
 import {
   installWebhooks,
   uninstallWebhooks,
   waitForWebhookReady,
   type InstalledWebhooks,
-} from "../../envtest/webhook.ts";
+} from "../../../envtest/webhook.ts";
 
 const NAMESPACE = "webhook-test";
 const SCOPE_LABEL = "webhook-test.example.com/enabled";

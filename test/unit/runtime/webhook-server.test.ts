@@ -25,7 +25,7 @@ import {
   type WebhookServer,
   type WebhookServerOptions,
 } from "../../../runtime/webhook/index.ts";
-import { generateWebhookCertificates, type WebhookCertificates } from "../../envtest/certs.ts";
+import { generateWebhookCertificates, type WebhookCertificates } from "../../../envtest/certs.ts";
 
 interface Reply {
   status: number;

@@ -77,7 +77,7 @@ export { NODE_IP, NODE_LINK, NODE_NAME } from "./node-host.ts";
 export const BUSYBOX_IMAGE = "localhost/busybox:latest";
 export const PAUSE_IMAGE = "localhost/pause:latest";
 
-const REAPER = join(PROJECT_ROOT, "test", "envtest", "node-reaper.ts");
+const REAPER = join(PROJECT_ROOT, "envtest", "node-reaper.ts");
 const SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 export interface NodeClusterOptions {

@@ -12,7 +12,7 @@ import { ApiextensionsV1Api, KubeConfig } from "@kubernetes/client-node";
 import { ManagedProcess, removeOnExit } from "./processes.ts";
 import { freePort } from "./ports.ts";
 
-export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 export interface TestEnvOptions {
   /** Directories of CRD manifests to install (default: config/crd/bases). Empty to install none. */
