@@ -11,6 +11,9 @@ import { webhookRunnable } from "../runtime/webhook/runnable.ts";
 import { cronJobWebhookHandlers } from "../webhooks/cronjob_webhook.ts";
 import type { Flags } from "./flags.ts";
 
+/** The product's name: user agent, field manager, certificate names (the runtime defaults to generic ones). */
+const PRODUCT = "cronjob-operator";
+
 export async function run(flags: Flags): Promise<number> {
   const log = createLogger({ level: flags.logLevel, format: flags.logFormat });
   setDefaultLogger(log);
@@ -33,7 +36,7 @@ export async function run(flags: Flags): Promise<number> {
             cert: readFileSync(join(flags.metricsCertPath, flags.metricsCertName)),
             key: readFileSync(join(flags.metricsCertPath, flags.metricsCertKey)),
           }
-        : await selfSignedCertificate();
+        : await selfSignedCertificate(undefined, `${PRODUCT}-metrics`);
     } catch (err) {
       setupLog.error("unable to load the metrics server certificate", err, { path: flags.metricsCertPath });
       return 1;
@@ -50,7 +53,8 @@ export async function run(flags: Flags): Promise<number> {
     leaderElectionID: flags.leaderElectionID,
     ...(flags.leaderElectionNamespace ? { leaderElectionNamespace: flags.leaderElectionNamespace } : {}),
     eventSourceComponent: "cronjob-controller",
-    userAgent: "cronjob-operator",
+    userAgent: PRODUCT,
+    fieldManager: PRODUCT,
   });
   CronJobReconciler.setupWithManager(mgr, { maxConcurrentReconciles: flags.maxConcurrentReconciles });
 

@@ -97,6 +97,9 @@ interface Transport {
   fetchedAt: number;
 }
 
+/** The user agent and field manager of a client whose user names neither. */
+export const DEFAULT_USER_AGENT = "controller-runtime-node";
+
 /** Header re-read interval: exec/OIDC/in-cluster tokens rotate; kubeconfig applies the fresh one. */
 const HEADER_TTL_MS = 60_000;
 
@@ -109,8 +112,9 @@ export class Client {
   constructor(kc: KubeConfig, opts: ClientOptions = {}) {
     this.kc = kc;
     this.opts = {
-      userAgent: opts.userAgent ?? "cronjob-operator",
-      fieldManager: opts.fieldManager ?? "cronjob-operator",
+      // Generic defaults: the product names itself (cmd/run.ts passes its own).
+      userAgent: opts.userAgent ?? DEFAULT_USER_AGENT,
+      fieldManager: opts.fieldManager ?? DEFAULT_USER_AGENT,
       timeoutMs: opts.timeoutMs ?? 30_000,
       maxSockets: opts.maxSockets ?? 64,
     };

@@ -55,6 +55,8 @@ export interface ManagerOptions {
   cacheTransform?: (<T extends KubeObject>(obj: T) => T) | null;
   /** Deadline for the caches' initial sync (default 2 min). */
   cacheSyncTimeoutMs?: number;
+  /** The field manager of the manager's writes (default: the client's generic one). */
+  fieldManager?: string;
   userAgent?: string;
   /** Component name for events (source.component). */
   eventSourceComponent?: string;
@@ -95,7 +97,10 @@ export class Manager {
   constructor(o: ManagerOptions) {
     this.o = o;
     this.log = (o.logger ?? defaultLogger).withName("controller-runtime.manager");
-    this.client = new Client(o.kubeConfig, o.userAgent ? { userAgent: o.userAgent } : {});
+    this.client = new Client(o.kubeConfig, {
+      ...(o.userAgent ? { userAgent: o.userAgent } : {}),
+      ...(o.fieldManager ? { fieldManager: o.fieldManager } : {}),
+    });
     this.cache = new Cache(this.client, {
       ...(o.namespace ? { namespace: o.namespace } : {}),
       ...(o.syncPeriodMs ? { resyncPeriodMs: o.syncPeriodMs } : {}),

@@ -81,8 +81,9 @@ export function authenticatedAuthorizedFilter(client: Client, o: { now?: () => n
 /** A self-signed serving certificate, for --metrics-secure without --metrics-cert-path (as controller-runtime does). */
 export async function selfSignedCertificate(
   hosts: string[] = ["localhost", "127.0.0.1"],
+  commonName = "controller-runtime-metrics",
 ): Promise<{ cert: string; key: string }> {
-  const pems = await generate([{ name: "commonName", value: "cronjob-operator-metrics" }], {
+  const pems = await generate([{ name: "commonName", value: commonName }], {
     keyType: "ec",
     algorithm: "sha256",
     notAfterDate: new Date(Date.now() + 365 * 24 * 3600_000),

@@ -32,7 +32,7 @@ export const noopMetrics: QueueMetrics<never> = {
 
 // The in-flight gauges are computed at scrape time from the live queues. The set lives on globalThis
 // because getOrCreate may hand back a gauge whose collect() was defined by another copy of this module.
-const liveKey = Symbol.for("cronjob-operator.workqueue.liveMetrics");
+const liveKey = Symbol.for("controller-runtime-node.workqueue.liveMetrics");
 function live(): Set<PrometheusQueueMetrics<string>> {
   const g = globalThis as { [liveKey]?: Set<PrometheusQueueMetrics<string>> };
   return (g[liveKey] ??= new Set());
