@@ -1,29 +1,44 @@
 // The CronJob benchmark: ours vs the built-in controller, per N, on fresh control planes.
 //
-//   make bench                        # N=1000, MINUTES=3, NAMESPACES=4
-//   make bench N=100,1000 MINUTES=3
-//   node_modules/.bin/node bench/run.ts --n=50 --minutes=2
+//   make bench                        # N=1000, MINUTES=3, NAMESPACES=4, all four phases
+//   make bench N=1000,5000,10000 MINUTES=3
+//   node_modules/.bin/node bench/run.ts --n=50 --minutes=1 --out=/tmp/bench-smoke/smoke.md
 //
 // See bench/README.md. Never part of `make test`.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmdirSync } from "node:fs";
 import { availableParallelism, cpus, release, totalmem } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { assetsDir, PROJECT_ROOT } from "../envtest/index.ts";
+import { cgroupSupport, formatLimits, leftoverGroups, resolveLimits } from "./lib/cgroup.ts";
 import {
-  builtinDriver,
+  BUILTIN_TUNED_ARGS,
+  builtinDefaultsDriver,
+  builtinTunedDriver,
   calibrate,
+  CGROUP_PREFIX,
+  coldStartTimeoutMs,
+  DRAIN_MAX_MS,
+  deploymentNodeOptions,
+  type Driver,
   END_AFTER_LAST_SLOT_MS,
   oursDriver,
   runControllerPhase,
   type Settings,
+  v8HeapLimitMB,
 } from "./lib/phases.ts";
+import { loadavg } from "./lib/proc.ts";
 import { type Machine, type NResult, type Report, writeReport } from "./lib/report.ts";
 import { HISTORY_LIMIT } from "./lib/workload.ts";
 
-const PHASES = ["calibration", "ours", "builtin"] as const;
+const PHASES = ["calibration", "ours", "builtin", "builtin-tuned"] as const;
 type Phase = (typeof PHASES)[number];
+const DRIVERS: Record<Exclude<Phase, "calibration">, { driver: Driver; key: "ours" | "builtin" | "builtinTuned" }> = {
+  ours: { driver: oursDriver, key: "ours" },
+  builtin: { driver: builtinDefaultsDriver, key: "builtin" },
+  "builtin-tuned": { driver: builtinTunedDriver, key: "builtinTuned" },
+};
 
 const USAGE = `Usage: node_modules/.bin/node bench/run.ts [flags]   (or: make bench N=... MINUTES=...)
 
@@ -35,12 +50,18 @@ Flags (environment variable in brackets; a flag wins over its variable):
   --workers W         ours: --max-concurrent-reconciles (WORKERS, default 16 = the operator's default)
   --in-flight F       calibration: creates in flight (IN_FLIGHT, default 48)
   --finish-after S    the finisher marks Jobs Complete S seconds after they appear (FINISH_AFTER, default 5)
-  --phases LIST       any of calibration,ours,builtin (PHASES, default all)
+  --phases LIST       any of calibration,ours,builtin,builtin-tuned (PHASES, default all four):
+                      builtin = kube-controller-manager as it ships (client QPS 20, burst 30),
+                      builtin-tuned = with BUILTIN_TUNED_ARGS (the anchor the report compares ours with)
+  --operator-limits L ours runs in a cgroup with these limits (OPERATOR_LIMITS): "deployment" (default: the
+                      resources.limits of config/manager/manager.yaml), "none", or e.g. "cpu=1,memory=512Mi"
+                      (keys not given keep the Deployment's; "cpu=none" lifts one)
   --render            only re-render <out>.md, .svg and .png from <out>.json (after editing the report code)
   --update            keep the results already in <out>.json and replace only what this run measures
                       (UPDATE=1), e.g. to redo one phase: PHASES=builtin N=1000 UPDATE=1 make bench
 Environment only:
-  BUILTIN_ARGS        extra kube-controller-manager flags, space-separated (e.g. "--kube-api-qps=500 --kube-api-burst=1000")
+  BUILTIN_ARGS        extra kube-controller-manager flags for both built-in configurations, space-separated
+  BUILTIN_TUNED_ARGS  the tuned built-in's flags (default "${BUILTIN_TUNED_ARGS.join(" ")}")
   OPERATOR_NODE_ARGS  extra node flags for the operator, space-separated (e.g. "--cpu-prof --cpu-prof-dir=bench/work/prof")
 `;
 
@@ -88,6 +109,7 @@ async function main(): Promise<number> {
       "in-flight": { type: "string" },
       "finish-after": { type: "string" },
       phases: { type: "string" },
+      "operator-limits": { type: "string" },
       update: { type: "boolean" },
       render: { type: "boolean" },
       help: { type: "boolean" },
@@ -122,7 +144,32 @@ async function main(): Promise<number> {
   }
   const split = (v: string | undefined) => (v ?? "").split(/\s+/).filter(Boolean);
   const builtinArgs = split(env.BUILTIN_ARGS);
+  const builtinTunedArgs = env.BUILTIN_TUNED_ARGS?.trim() ? split(env.BUILTIN_TUNED_ARGS) : [...BUILTIN_TUNED_ARGS];
   const operatorNodeArgs = split(env.OPERATOR_NODE_ARGS);
+  const limitsSpec = pick(values["operator-limits"], "OPERATOR_LIMITS", "deployment");
+  const limits = resolveLimits(limitsSpec, PROJECT_ROOT);
+  const cgroups = cgroupSupport();
+  if (cgroups.ok) {
+    // Groups a SIGKILLed earlier run left behind (empty by now: their processes died with it).
+    for (const dir of leftoverGroups(cgroups, CGROUP_PREFIX)) {
+      // cronjob-bench-<pid>-…: only those of benchmarks no longer running.
+      const owner = Number(/-(\d+)-/.exec(dir.slice(dir.lastIndexOf("/")))?.[1]);
+      if (Number.isFinite(owner) && existsSync(`/proc/${owner}`)) continue;
+      try {
+        rmdirSync(dir);
+        log(`removed the leftover cgroup ${dir}`);
+      } catch {
+        // still in use (another benchmark running?): leave it
+      }
+    }
+  }
+  log(
+    cgroups.ok
+      ? `ours runs in a cgroup with ${formatLimits(limits.limits)} (${limits.source})`
+      : `cgroups not available (${cgroups.reason}): every controller runs unbounded`,
+  );
+  const nodeOptions = deploymentNodeOptions();
+  const heapLimitMB = v8HeapLimitMB(cgroups, limits.limits, nodeOptions);
 
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const workDir = join(PROJECT_ROOT, "bench", "work", stamp);
@@ -134,26 +181,40 @@ async function main(): Promise<number> {
     inFlight,
     finishAfterMs: finishAfterS * 1000,
     builtinArgs,
+    builtinTunedArgs,
+    operatorLimits: limits.limits,
+    cgroups,
     operatorNodeArgs,
     workDir,
     log,
   };
 
-  // Rough duration per controller phase: ~30 s to the next minute boundary, ~1 min from the cold start to
-  // the first measured slot, M − 1 more minutes, 50 s of tail, ~15 s of control plane start and stop.
-  const perPhaseMin = 0.5 + minutes + END_AFTER_LAST_SLOT_MS / 60_000 + 0.25;
-  const controllerPhases = (phases.has("ours") ? 1 : 0) + (phases.has("builtin") ? 1 : 0);
+  // Rough duration per controller phase: ~30 s to the next minute boundary, the setup (~1.5 s per 1,000
+  // CronJobs), ~1 min from the cold start to the first measured slot, M − 1 more minutes, 50 s of tail,
+  // ~15 s of control plane start and stop. The built-in with its default rate limit never finishes its
+  // cold start (it waits the timeout) and keeps creating late Jobs of the last slot for up to 2 min.
+  let estimateMin = 0;
+  for (const n of ns) {
+    const base = 0.5 + (1.5 * n) / 1000 / 60 + 0.5 + minutes + END_AFTER_LAST_SLOT_MS / 60_000 + 0.25;
+    if (phases.has("calibration")) estimateMin += 0.3;
+    if (phases.has("ours")) estimateMin += base + 0.25;
+    if (phases.has("builtin-tuned")) estimateMin += base + 0.25;
+    if (phases.has("builtin")) estimateMin += base + coldStartTimeoutMs(n) / 60_000 + DRAIN_MAX_MS / 60_000;
+  }
   log(
-    `N=${ns.join(",")} MINUTES=${minutes} NAMESPACES=${namespaces}: about ${Math.ceil(ns.length * controllerPhases * perPhaseMin)} min; ` +
-      `logs in ${relative(process.cwd(), workDir)}, report ${relative(process.cwd(), out)}`,
+    `N=${ns.join(",")} MINUTES=${minutes} NAMESPACES=${namespaces} phases ${[...phases].join(",")}: up to about ` +
+      `${Math.ceil(estimateMin)} min; logs in ${relative(process.cwd(), workDir)}, report ${relative(process.cwd(), out)}`,
   );
 
   const cmdArgs = [`--n=${ns.join(",")}`, `--minutes=${minutes}`, `--namespaces=${namespaces}`];
   if (workers !== 16) cmdArgs.push(`--workers=${workers}`);
   if (phases.size !== PHASES.length) cmdArgs.push(`--phases=${[...phases].join(",")}`);
+  if (limitsSpec !== "deployment") cmdArgs.push(`--operator-limits=${limitsSpec}`);
   if (values.update ?? ["1", "true"].includes(env.UPDATE ?? "")) cmdArgs.push("--update");
   const envPrefix = [
     builtinArgs.length ? `BUILTIN_ARGS='${builtinArgs.join(" ")}'` : "",
+    env.BUILTIN_TUNED_ARGS?.trim() ? `BUILTIN_TUNED_ARGS='${builtinTunedArgs.join(" ")}'` : "",
+    limitsSpec !== "deployment" ? `OPERATOR_LIMITS=${limitsSpec}` : "",
     operatorNodeArgs.length ? `OPERATOR_NODE_ARGS='${operatorNodeArgs.join(" ")}'` : "",
     phases.size !== PHASES.length ? `PHASES=${[...phases].join(",")}` : "",
     cmdArgs.includes("--update") ? "UPDATE=1" : "",
@@ -176,11 +237,29 @@ async function main(): Promise<number> {
       finishAfterS,
       historyLimit: HISTORY_LIMIT,
       builtinArgs,
+      builtinTunedArgs,
       operatorNodeArgs,
+      nodeOptions,
+      operatorLimits: {
+        spec: limitsSpec,
+        source: limits.source,
+        applied: cgroups.ok ? formatLimits(limits.limits) : "none",
+        ...(limits.limits.cpu !== undefined ? { cpu: limits.limits.cpu } : {}),
+        ...(limits.limits.memoryBytes !== undefined ? { memoryBytes: limits.limits.memoryBytes } : {}),
+        deployment: formatLimits(limits.deployment),
+        ...(limits.deployment.memoryBytes !== undefined
+          ? { deploymentMemoryBytes: limits.deployment.memoryBytes }
+          : {}),
+        ...(heapLimitMB !== undefined ? { v8HeapLimitMB: heapLimitMB } : {}),
+      },
+      cgroups: cgroups.ok
+        ? `cgroup v1: ${cgroups.cpuParent}, ${cgroups.memoryParent}`
+        : `not available: ${cgroups.reason ?? "?"}`,
     },
     machine: machine(),
     commands: {},
     results: [],
+    loadavgAtStart: loadavg(),
   };
 
   if (update && existsSync(jsonFile)) {
@@ -197,8 +276,7 @@ async function main(): Promise<number> {
   }
 
   // Phases measured now replace their earlier command lines; the first N of this run names them.
-  if (phases.has("ours")) delete report.commands.ours;
-  if (phases.has("builtin")) delete report.commands.builtin;
+  for (const p of phases) if (p !== "calibration") delete report.commands[DRIVERS[p].key];
   let failures = 0;
   const save = async () => {
     const files = await writeReport(report, out);
@@ -219,20 +297,19 @@ async function main(): Promise<number> {
         `[N=${n} calibration] ${res.calibration.error ?? `${res.calibration.perSecond.toFixed(0)} creates/s (${res.calibration.seconds.toFixed(2)} s)`}`,
       );
     }
-    if (phases.has("ours")) {
-      res.ours = await runControllerPhase(n, oursDriver, settings);
-      report.commands.ours ??= res.ours.commandLine;
-      if (!res.ours.ok) failures++;
+    // The order of PHASES: ours, then the built-in as it ships, then tuned.
+    for (const p of PHASES) {
+      if (p === "calibration" || !phases.has(p)) continue;
+      const { driver, key } = DRIVERS[p];
+      const r = await runControllerPhase(n, driver, settings);
+      res[key] = r;
+      report.commands[key] ??= r.commandLine;
+      if (!r.ok) failures++;
       await save();
-    }
-    if (phases.has("builtin")) {
-      res.builtin = await runControllerPhase(n, builtinDriver, settings);
-      report.commands.builtin ??= res.builtin.commandLine;
-      if (!res.builtin.ok) failures++;
-      if (n !== ns.at(-1)) await save();
     }
   }
   report.finishedAt = new Date().toISOString();
+  report.loadavgAtEnd = loadavg();
   await save();
   return failures ? 1 : 0;
 }

@@ -30,6 +30,7 @@ export interface Flags {
   logLevel: LogLevel;
   logFormat: "json" | "console";
   maxConcurrentReconciles: number;
+  perCronJobMetrics: boolean;
   enableWebhooks: boolean;
   help: boolean;
 }
@@ -176,6 +177,14 @@ export const FLAGS: FlagSpec[] = [
     default: "16",
     help: "The number of CronJobs reconciled in parallel (each mostly waits on the API server, so many are cheap).",
   },
+  {
+    name: "per-cronjob-metrics",
+    type: "boolean",
+    default: true,
+    help:
+      "Export per-CronJob metrics (cronjob_next_schedule_time_seconds, cronjob_runs_total, ...: at most 14 series per " +
+      "CronJob). Use --per-cronjob-metrics=false on very large clusters to export none of them.",
+  },
   { name: "help", type: "boolean", default: false, help: "Show this help and exit." },
 ];
 
@@ -281,6 +290,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     logLevel,
     logFormat,
     maxConcurrentReconciles: int("max-concurrent-reconciles", 1, 1000),
+    perCronJobMetrics: get<boolean>("per-cronjob-metrics"),
     enableWebhooks: enableWebhooksEnv !== "false",
     help: get<boolean>("help"),
   };

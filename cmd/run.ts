@@ -2,7 +2,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { selfSignedCertificate } from "../runtime/metrics/auth.ts";
-import { CronJobReconciler } from "../controllers/cronjob_controller.ts";
+import { CronJobKind, CronJobReconciler } from "../controllers/cronjob_controller.ts";
+import { CronJobMetrics, type CronJobRunMetrics, type CronJobView, noCronJobMetrics } from "../controllers/metrics.ts";
+import type { KubeObject } from "../runtime/kinds.ts";
 import { loadKubeConfig } from "../runtime/kubeconfig.ts";
 import { createLogger, setDefaultLogger } from "../runtime/log.ts";
 import { LeaderElectionLostError, Manager, setupSignalHandler } from "../runtime/manager.ts";
@@ -56,7 +58,24 @@ export async function run(flags: Flags): Promise<number> {
     userAgent: PRODUCT,
     fieldManager: PRODUCT,
   });
-  CronJobReconciler.setupWithManager(mgr, { maxConcurrentReconciles: flags.maxConcurrentReconciles });
+  // --per-cronjob-metrics: the cronjob_* series of every CronJob (controllers/metrics.ts), read from the
+  // CronJob informer's cache at scrape time and exported by the leader only. A deleted CronJob's run
+  // counters go with it (the reconciler forgets it too, when it finds it gone).
+  let cronJobMetrics: CronJobRunMetrics = noCronJobMetrics;
+  if (flags.perCronJobMetrics) {
+    const cronJobs = mgr.cache.informerFor<KubeObject>(CronJobKind);
+    const m = new CronJobMetrics({
+      list: () => cronJobs.list() as readonly CronJobView[],
+      isLeader: () => mgr.isLeader(),
+    });
+    cronJobs.addEventHandler({
+      onDelete: (cj) => m.forget(cj.metadata?.namespace ?? "", cj.metadata?.name ?? ""),
+    });
+    cronJobMetrics = m;
+  }
+  // `metrics` is the reconciler's run counter (countRun, forget) once setupWithManager takes it.
+  const reconcilerOptions = { maxConcurrentReconciles: flags.maxConcurrentReconciles, metrics: cronJobMetrics };
+  CronJobReconciler.setupWithManager(mgr, reconcilerOptions);
 
   // ENABLE_WEBHOOKS=false (e.g. `make run` against a cluster without the certificates) serves none.
   if (flags.enableWebhooks) {
@@ -69,6 +88,7 @@ export async function run(flags: Flags): Promise<number> {
         setupLog.error(
           "--webhook-cert-provision=self needs the webhook Service's namespace: set --webhook-service-namespace " +
             "(or POD_NAMESPACE)",
+          undefined,
         );
         return 1;
       }

@@ -9,8 +9,11 @@ export const MAX_CONDITION_MESSAGE = 4096;
 
 export type ConditionInput = Omit<Condition, "lastTransitionTime" | "observedGeneration">;
 
+/** A condition as stored: only the fields setConditions reads, with their wire types. */
+type StoredCondition = Pick<Condition, "type" | "lastTransitionTime"> & { status: string };
+
 export function setConditions(
-  previous: readonly Condition[] | undefined,
+  previous: readonly StoredCondition[] | undefined,
   next: ConditionInput[],
   now: Date,
   observedGeneration: number | undefined,

@@ -6,12 +6,18 @@
 import { Histogram } from "prom-client";
 import {
   type Condition,
-  type CronJob,
-  type CronJobStatus,
   CronJobSchema,
+  type CronJobWire,
+  CronJobWireSchema,
+  type CronJobWireStatus,
   GROUP,
   KIND,
+  manualJobName,
+  MAX_RUN_NOW_REQUEST_LENGTH,
   PLURAL,
+  RUN_NOW_REQUEST_ANNOTATION,
+  runNowRequesterOf,
+  runNowRequestOf,
   VERSION,
   type ObjectReference,
 } from "../api/v1/index.ts";
@@ -20,16 +26,28 @@ import type { Client } from "../runtime/client.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { hasStatusCause, isAlreadyExists, isConflict, isNotFound } from "../runtime/errors.ts";
 import type { Recorder } from "../runtime/events/types.ts";
-import { Kinds, type ResourceKind } from "../runtime/kinds.ts";
+import { type KubeObject, Kinds, type ResourceKind } from "../runtime/kinds.ts";
 import type { Manager } from "../runtime/manager.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import { getOrCreate, metricsRegistry } from "../runtime/metrics/registry.ts";
 import { type Clock, realClock } from "./clock.ts";
 import { type ConditionInput, setConditions } from "./conditions.ts";
 import { type EventReason, recordEvent } from "./events.ts";
-import { classifyJob, cronJobOwnerOf, finishedAt, type Job, jobForSlot, jobNameFor, scheduledTimeOf } from "./job.ts";
+import { type CronJobRunMetrics, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
 import {
-  parseSchedule,
+  classifyJob,
+  cronJobOwnerOf,
+  finishedAt,
+  type Job,
+  jobForRunNow,
+  jobForSlot,
+  jobNameFor,
+  readJob,
+  scheduledTimeOf,
+  trimJobForCache,
+} from "./job.ts";
+import {
+  parseHashedSchedule,
   type Schedule,
   scheduleWindow,
   TOO_MANY_MISSED,
@@ -46,6 +64,18 @@ export const CronJobKind: ResourceKind = {
 
 /** Field index: Jobs by the UID of their controlling CronJob. */
 export const JOB_OWNER_INDEX = "jobOwnerUID";
+
+/**
+ * The Job cache the reconciler reads, before the cache starts: Jobs trimmed to metadata and status
+ * (trimJobForCache) and indexed by the UID of their controlling CronJob.
+ */
+export function setupJobCache(cache: Cache): void {
+  cache.setTransform(Kinds.Job, trimJobForCache);
+  cache.indexField(Kinds.Job, JOB_OWNER_INDEX, (job) => {
+    const ref = cronJobOwnerOf(job);
+    return ref ? [ref.uid] : [];
+  });
+}
 
 export { TOO_MANY_MISSED };
 
@@ -66,7 +96,21 @@ const jobCreationSkew = getOrCreate(
     }),
 );
 
-type StoredCronJob = Readonly<Omit<CronJob, "spec">> & { spec: Readonly<CronJob["spec"]> };
+/**
+ * A stored CronJob as the reconciler reads it: the wire type, which a CronJob (the schema's output) also is.
+ * Every step is written for it: defaulted fields may be unset on an object the schema refuses.
+ */
+type StoredCronJob = Readonly<CronJobWire> & { readonly spec: Readonly<CronJobWire["spec"]> };
+
+/** Step 1's answer for a CronJob in the cache. */
+type LoadedCronJob =
+  /** The schema accepts it: its defaults applied. */
+  | { valid: true; cronJob: StoredCronJob }
+  /**
+   * The schema refuses it (admission bypassed, or stored before a check existed): the stored values as
+   * they are, without defaults, and the schema's issues (field: message, no values).
+   */
+  | { valid: false; cronJob: StoredCronJob; issues: string[] };
 
 /** What step 7 decides. */
 interface ScheduleDecision {
@@ -87,7 +131,7 @@ interface Children {
 
 /** What one reconcile works out, written back in step 12. */
 interface Plan {
-  status: CronJobStatus;
+  status: CronJobWireStatus;
   conditions: ConditionInput[];
   /** Thrown after the status write, so the work queue retries this CronJob with backoff. */
   retry?: string;
@@ -106,6 +150,8 @@ export interface CronJobReconcilerDeps {
   cache: Cache;
   recorder: Recorder;
   clock?: Clock;
+  /** Per-CronJob run counters (cronjob_runs_total); none by default. */
+  metrics?: CronJobRunMetrics;
 }
 
 export class CronJobReconciler implements Reconciler {
@@ -113,9 +159,16 @@ export class CronJobReconciler implements Reconciler {
   private readonly cache: Cache;
   private readonly recorder: Recorder;
   private readonly clock: Clock;
+  private readonly metrics: CronJobRunMetrics;
   /** The slot JobAlreadyActive was last reported for, by CronJob key (the event comes once per slot). */
   private readonly forbidReported = new Map<string, number>();
-  private readonly parsedSchedules = new Map<string, ReturnType<typeof parseSchedule>>();
+  private readonly parsedSchedules = new Map<string, ReturnType<typeof parseHashedSchedule>>();
+  /**
+   * Step 1's parse by cached object: the cache hands out the same frozen object until the CronJob changes,
+   * and one run reconciles a CronJob several times (the slot, its Job's create, status change and
+   * deletion, our own status write). Deep-frozen like the cache's objects; gone with the object.
+   */
+  private readonly loaded = new WeakMap<object, LoadedCronJob>();
   /** The last status this reconciler wrote per CronJob, and the resourceVersion it was based on. */
   private readonly lastWritten = new Map<string, { basedOn: string; status: string }>();
   /**
@@ -134,22 +187,21 @@ export class CronJobReconciler implements Reconciler {
     this.cache = d.cache;
     this.recorder = d.recorder;
     this.clock = d.clock ?? realClock;
+    this.metrics = d.metrics ?? noCronJobMetrics;
   }
 
-  /** Register the owner index and the controller (kubebuilder's SetupWithManager). */
+  /** Register the Job cache, the owner index and the controller (kubebuilder's SetupWithManager). */
   static setupWithManager(
     mgr: Manager,
-    o: { clock?: Clock; maxConcurrentReconciles?: number } = {},
+    o: { clock?: Clock; maxConcurrentReconciles?: number; metrics?: CronJobRunMetrics } = {},
   ): CronJobReconciler {
-    mgr.cache.indexField<Job>(Kinds.Job, JOB_OWNER_INDEX, (job) => {
-      const ref = cronJobOwnerOf(job);
-      return ref ? [ref.uid] : [];
-    });
+    setupJobCache(mgr.cache);
     const r = new CronJobReconciler({
       client: mgr.client,
       cache: mgr.cache,
       recorder: mgr.getEventRecorder(),
       ...(o.clock ? { clock: o.clock } : {}),
+      ...(o.metrics ? { metrics: o.metrics } : {}),
     });
     mgr
       .newControllerManagedBy()
@@ -166,8 +218,17 @@ export class CronJobReconciler implements Reconciler {
     const now = truncateToSecond(clockNow);
 
     // 1. Load the CronJob; gone → nothing to do (its Jobs are garbage-collected through ownerReferences).
-    const cronJob = this.loadCronJob(req, ctx);
-    if (!cronJob) return {};
+    const loaded = this.loadCronJob(req, ctx);
+    if (!loaded) return {};
+    if (!loaded.valid) {
+      // Reconciled as stored, like a valid one: what makes it unschedulable (zone, schedule) is reported
+      // by the guards in step 6 with their own messages, and a field without its default is read as unset
+      // (no history cleanup without a limit, concurrency Allow).
+      ctx.log.debug("the stored CronJob does not pass the schema; reconciling it as stored", {
+        issues: loaded.issues,
+      });
+    }
+    const cronJob = loaded.cronJob;
 
     // 2–3. List our child Jobs through the owner index and classify them.
     const children = this.listChildren(cronJob);
@@ -181,7 +242,12 @@ export class CronJobReconciler implements Reconciler {
     // 6. Guards: deleting, bad time zone, bad schedule, suspended.
     const guard = this.checkGuards(cronJob, plan);
     if (guard.stop) {
-      return (await this.writeStatus(cronJob, plan, now, ctx)) ? {} : { requeue: true };
+      // A run-now request is an explicit ask: it runs while the schedule is suspended (not while deleting
+      // or invalid), as `kubectl create job --from` does for the built-in kind.
+      if (guard.suspended) await this.runNowIfRequested(cronJob, children, plan, ctx);
+      const written = await this.writeStatus(cronJob, plan, now, ctx);
+      if (plan.retry) throw new Error(plan.retry);
+      return written ? {} : { requeue: true };
     }
     const schedule = guard.schedule;
 
@@ -197,6 +263,9 @@ export class CronJobReconciler implements Reconciler {
       const proceed = await this.applyConcurrencyPolicy(cronJob, children, plan, due, ctx);
       if (proceed) await this.createJob(cronJob, plan, due, ctx);
     }
+
+    // 11b. A run-now request (the run-now annotation changed): one Job, under the concurrency policy.
+    await this.runNowIfRequested(cronJob, children, plan, ctx);
 
     // 12. One status write, only if something changed. Creation first: when other CronJobs are waiting
     // (many slots fall on the same second), a Job just created is not followed by its status write
@@ -219,7 +288,7 @@ export class CronJobReconciler implements Reconciler {
 
   // --- 1 -------------------------------------------------------------------------------------------
 
-  private loadCronJob(req: Request, ctx: ReconcileContext): StoredCronJob | undefined {
+  private loadCronJob(req: Request, ctx: ReconcileContext): LoadedCronJob | undefined {
     const raw = this.cache.get(CronJobKind, req.namespace, req.name);
     if (!raw) {
       ctx.log.debug("CronJob not found; ignoring");
@@ -227,14 +296,15 @@ export class CronJobReconciler implements Reconciler {
       this.lastWritten.delete(`${req.namespace}/${req.name}`);
       this.sawCompleted.delete(`${req.namespace}/${req.name}`);
       this.replaced.delete(`${req.namespace}/${req.name}`);
+      this.metrics.forget(req.namespace ?? "", req.name);
       return undefined;
     }
-    // The CRD schema already validated and defaulted it; parsing fills defaults for objects written
-    // before a default existed. A parse failure of the template must not stop the controller from
-    // reporting (the guards below report schedule problems with their own messages).
-    const parsed = CronJobSchema.safeParse(raw);
-    if (parsed.success) return parsed.data as StoredCronJob;
-    return raw as unknown as StoredCronJob;
+    let loaded = this.loaded.get(raw);
+    if (!loaded) {
+      loaded = deepFreeze(parseCronJob(req, raw));
+      this.loaded.set(raw, loaded);
+    }
+    return loaded;
   }
 
   // --- 2, 3 ----------------------------------------------------------------------------------------
@@ -242,8 +312,9 @@ export class CronJobReconciler implements Reconciler {
   private listChildren(cronJob: StoredCronJob): Children {
     const uid = cronJob.metadata.uid ?? "";
     const all = this.cache
-      .byIndex<Job>(Kinds.Job, JOB_OWNER_INDEX, uid)
-      .filter((j) => j.metadata?.namespace === cronJob.metadata.namespace);
+      .byIndex(Kinds.Job, JOB_OWNER_INDEX, uid)
+      .filter((j) => j.metadata?.namespace === cronJob.metadata.namespace)
+      .map(readJob);
     const c: Children = { all, active: [], successful: [], failed: [] };
     for (const j of all) c[classifyJob(j)].push(j);
     return c;
@@ -261,6 +332,7 @@ export class CronJobReconciler implements Reconciler {
       const uid = job.metadata?.uid ?? "";
       if (reported.has(uid)) return;
       reported.add(uid);
+      this.countRun(cronJob, classifyJob(job) === "successful" ? "succeeded" : "failed");
       this.event(
         cronJob,
         "SawCompletedJob",
@@ -311,34 +383,46 @@ export class CronJobReconciler implements Reconciler {
     // rebuilt from the Jobs if status was lost, and Jobs finishing out of order cannot lower them.
     let lastSchedule = prev.lastScheduleTime ? new Date(prev.lastScheduleTime) : undefined;
     let lastSuccess = prev.lastSuccessfulTime ? new Date(prev.lastSuccessfulTime) : undefined;
+    let lastFailure = prev.lastFailedTime ? new Date(prev.lastFailedTime) : undefined;
     for (const job of known) {
       const t = scheduledTimeOf(job);
       if (t && (!lastSchedule || t > lastSchedule)) lastSchedule = t;
-      if (classifyJob(job) !== "successful") continue;
+      const kind = classifyJob(job);
+      if (kind === "active") continue;
       const done = finishedAt(job);
-      if (done && (!lastSuccess || done > lastSuccess)) lastSuccess = done;
+      if (!done) continue;
+      if (kind === "successful" && (!lastSuccess || done > lastSuccess)) lastSuccess = done;
+      if (kind === "failed" && (!lastFailure || done > lastFailure)) lastFailure = done;
     }
 
     const refs = [...active.values()].sort((a, b) => (a.name ?? "").localeCompare(b.name ?? ""));
-    const status: CronJobStatus = { ...stripUndefined(prev) };
+    const status: CronJobWireStatus = { ...stripUndefined(prev) };
     status.active = refs;
     status.activeCount = refs.length;
     if (lastSchedule) status.lastScheduleTime = rfc3339(lastSchedule);
     if (lastSuccess) status.lastSuccessfulTime = rfc3339(lastSuccess);
+    if (lastFailure) status.lastFailedTime = rfc3339(lastFailure);
+    // A run-now request whose Job exists was processed (maybe before a crash, before its status write).
+    const request = runNowRequestOf(cronJob);
+    const manualName = request ? manualJobName(cronJob.metadata.name ?? "", request) : undefined;
+    if (request && known.some((j) => j.metadata?.name === manualName)) status.lastRunNowRequest = request;
     if (cronJob.metadata.generation !== undefined) status.observedGeneration = cronJob.metadata.generation;
     return { status, conditions: [] };
   }
 
   /** A Job with our deterministic name and scheduled-at annotation was created by us (maybe before a crash). */
   private isOurCreation(cronJob: StoredCronJob, job: Readonly<Job>): boolean {
+    const name = cronJob.metadata.name ?? "";
+    const request = job.metadata?.annotations?.[RUN_NOW_REQUEST_ANNOTATION];
+    if (request !== undefined) return job.metadata?.name === manualJobName(name, request);
     const slot = scheduledTimeOf(job);
-    return !!slot && job.metadata?.name === jobNameFor(cronJob.metadata.name ?? "", slot);
+    return !!slot && job.metadata?.name === jobNameFor(name, slot);
   }
 
   private async getJobDirect(cronJob: StoredCronJob, name: string, ctx: ReconcileContext): Promise<Job | undefined> {
     if (!name) return undefined;
     try {
-      return await this.client.get<Job>(Kinds.Job, cronJob.metadata.namespace, name);
+      return readJob(await this.client.get(Kinds.Job, cronJob.metadata.namespace, name));
     } catch (err) {
       if (isNotFound(err)) return undefined;
       ctx.log.error("reading an active Job failed", err, { job: name });
@@ -355,9 +439,16 @@ export class CronJobReconciler implements Reconciler {
     ];
     for (const [jobs, limit] of limits) {
       if (limit === undefined || jobs.length <= limit) continue;
-      const oldestFirst = [...jobs].sort(byStartTime);
+      // The Job of a run-now request is its only record until status holds the request: deleting it first
+      // would let a crash before the status write run the request again.
+      const unrecorded = (j: Readonly<Job>) => {
+        const r = j.metadata?.annotations?.[RUN_NOW_REQUEST_ANNOTATION];
+        return r !== undefined && r === runNowRequestOf(cronJob) && r !== cronJob.status?.lastRunNowRequest;
+      };
+      const oldestFirst = [...jobs].filter((j) => !unrecorded(j)).sort(byStartTime);
       // Best effort: a failure is reported, and the next reconcile tries again.
-      for (const job of oldestFirst.slice(0, jobs.length - limit)) await this.deleteJob(cronJob, job, ctx, "history");
+      const excess = Math.max(0, jobs.length - limit);
+      for (const job of oldestFirst.slice(0, excess)) await this.deleteJob(cronJob, job, ctx, "history");
     }
   }
 
@@ -391,7 +482,10 @@ export class CronJobReconciler implements Reconciler {
 
   // --- 6 -------------------------------------------------------------------------------------------
 
-  private checkGuards(cronJob: StoredCronJob, plan: Plan): { stop: true } | { stop: false; schedule: Schedule } {
+  private checkGuards(
+    cronJob: StoredCronJob,
+    plan: Plan,
+  ): { stop: true; suspended: boolean } | { stop: false; schedule: Schedule } {
     delete plan.status.nextScheduleTime;
     if (cronJob.metadata.deletionTimestamp) {
       plan.conditions = [
@@ -399,7 +493,7 @@ export class CronJobReconciler implements Reconciler {
         ...this.progressing(plan),
         { type: "Degraded", status: "False", reason: "AsExpected", message: "No problems detected" },
       ];
-      return { stop: true };
+      return { stop: true, suspended: false };
     }
     const tz = cronJob.spec.timeZone;
     if (tz !== undefined) {
@@ -407,19 +501,21 @@ export class CronJobReconciler implements Reconciler {
       if (tzErr) {
         this.event(cronJob, "UnknownTimeZone", tzErr.message);
         plan.conditions = this.invalid(plan, "UnknownTimeZone", tzErr.message);
-        return { stop: true };
+        return { stop: true, suspended: false };
       }
     }
-    const parsed = this.parseCached(cronJob.spec.schedule, tz);
+    const parsed = this.parseCached(cronJob);
     if (!parsed.ok) {
+      delete plan.status.resolvedSchedule;
       this.event(cronJob, "UnparseableSchedule", parsed.error.message);
       plan.conditions = this.invalid(
         plan,
         parsed.error.field === "spec.timeZone" ? "UnknownTimeZone" : "InvalidSchedule",
         parsed.error.message,
       );
-      return { stop: true };
+      return { stop: true, suspended: false };
     }
+    plan.status.resolvedSchedule = parsed.resolved;
     if (cronJob.spec.suspend) {
       plan.conditions = [
         {
@@ -431,17 +527,23 @@ export class CronJobReconciler implements Reconciler {
         ...this.progressing(plan),
         this.degraded(plan, undefined),
       ];
-      return { stop: true };
+      return { stop: true, suspended: true };
     }
     return { stop: false, schedule: parsed.schedule };
   }
 
-  /** Parsing costs ~0.3 ms (cron-parser + zone rules); a CronJob's schedule rarely changes. */
-  private parseCached(schedule: string, tz: string | undefined): ReturnType<typeof parseSchedule> {
-    const key = `${tz ?? ""}\u0000${schedule}`;
+  /**
+   * Parsing costs ~0.3 ms (cron-parser + zone rules); a CronJob's schedule rarely changes. A schedule with H
+   * resolves differently per CronJob, so its entry is per CronJob; others are shared.
+   */
+  private parseCached(cronJob: StoredCronJob): ReturnType<typeof parseHashedSchedule> {
+    const { schedule, timeZone: tz } = cronJob.spec;
+    const hashKey = { namespace: cronJob.metadata.namespace ?? "", name: cronJob.metadata.name ?? "" };
+    const owner = schedule.includes("H") ? `${hashKey.namespace}/${hashKey.name}` : "";
+    const key = `${tz ?? ""}\u0000${schedule}\u0000${owner}`;
     let r = this.parsedSchedules.get(key);
     if (!r) {
-      r = parseSchedule(schedule, tz);
+      r = parseHashedSchedule(schedule, hashKey, tz);
       if (this.parsedSchedules.size >= PARSE_CACHE_SIZE)
         this.parsedSchedules.delete(this.parsedSchedules.keys().next().value!);
       this.parsedSchedules.set(key, r);
@@ -506,6 +608,7 @@ export class CronJobReconciler implements Reconciler {
     const slot = rfc3339(tooLate.slot);
     if (plan.status.lastMissedTime === slot) return; // reported once per slot
     plan.status.lastMissedTime = slot;
+    this.countRun(cronJob, "missed_deadline");
     this.event(
       cronJob,
       "MissSchedule",
@@ -542,6 +645,7 @@ export class CronJobReconciler implements Reconciler {
         const key = `${cronJob.metadata.namespace}/${cronJob.metadata.name}`;
         if (this.forbidReported.get(key) !== due.getTime()) {
           this.forbidReported.set(key, due.getTime());
+          this.countRun(cronJob, "skipped_forbid");
           this.event(
             cronJob,
             "JobAlreadyActive",
@@ -551,83 +655,168 @@ export class CronJobReconciler implements Reconciler {
         ctx.log.debug("not starting: concurrencyPolicy Forbid and a Job is active", { slot: rfc3339(due) });
         return false;
       }
-      case "Replace": {
-        // As the built-in controller: a failed delete fails the reconcile, and the work queue retries it
-        // with backoff; the due slot runs once the running Job is gone (if still within the deadline).
-        const key = `${cronJob.metadata.namespace}/${cronJob.metadata.name}`;
-        for (const ref of running) {
-          const job =
-            children.active.find((j) => j.metadata?.uid === ref.uid) ??
-            ({ metadata: { name: ref.name, namespace: ref.namespace, uid: ref.uid } } as Job);
-          const failed = await this.deleteJob(cronJob, job, ctx, "replace");
-          if (failed) {
-            plan.deleteFailed = failed;
-            plan.retry = `replacing the active Job: ${failed}`;
-            return false;
-          }
-          if (ref.uid) this.replaced.set(key, (this.replaced.get(key) ?? new Set()).add(ref.uid));
-          plan.status.active = (plan.status.active ?? []).filter((r) => r !== ref);
-          plan.status.activeCount = plan.status.active.length;
-        }
-        return true;
-      }
+      case "Replace":
+        return this.replaceActive(cronJob, children, plan, ctx);
       default:
         return true;
     }
   }
 
+  /**
+   * Replace: deletes every running Job. As the built-in controller: a failed delete fails the reconcile, and
+   * the work queue retries it with backoff; the run happens once the running Job is gone (a slot only if
+   * still within its deadline).
+   */
+  private async replaceActive(
+    cronJob: StoredCronJob,
+    children: Children,
+    plan: Plan,
+    ctx: ReconcileContext,
+  ): Promise<boolean> {
+    const running = plan.status.active ?? [];
+    const key = `${cronJob.metadata.namespace}/${cronJob.metadata.name}`;
+    for (const ref of running) {
+      const job: Readonly<Job> = children.active.find((j) => j.metadata?.uid === ref.uid) ?? {
+        metadata: { name: ref.name, namespace: ref.namespace, uid: ref.uid },
+      };
+      const failed = await this.deleteJob(cronJob, job, ctx, "replace");
+      if (failed) {
+        plan.deleteFailed = failed;
+        plan.retry = `replacing the active Job: ${failed}`;
+        return false;
+      }
+      if (ref.uid) this.replaced.set(key, (this.replaced.get(key) ?? new Set()).add(ref.uid));
+      plan.status.active = (plan.status.active ?? []).filter((r) => r !== ref);
+      plan.status.activeCount = plan.status.active.length;
+    }
+    return true;
+  }
+
   // --- 11 ------------------------------------------------------------------------------------------
 
   private async createJob(cronJob: StoredCronJob, plan: Plan, slot: Date, ctx: ReconcileContext): Promise<void> {
-    const job = jobForSlot(cronJob, slot);
-    const name = job.metadata!.name!;
-    let created: Job;
-    try {
-      created = await this.client.create(Kinds.Job, job);
+    const outcome = await this.createOrAdopt(cronJob, plan, jobForSlot(cronJob, slot), ctx);
+    if (!outcome) return;
+    if (outcome.created) {
+      const name = outcome.job.metadata?.name;
       this.event(cronJob, "SuccessfulCreate", `Created job ${name}`);
       jobCreationSkew.observe(Math.max(0, (this.clock.now().getTime() - slot.getTime()) / 1000));
+      this.countRun(cronJob, "created");
       ctx.log.info("created Job for scheduled time", { job: name, scheduledTime: rfc3339(slot) });
+    }
+    plan.status.lastScheduleTime = rfc3339(slot);
+  }
+
+  /**
+   * Creates a Job whose name is its lock. The name already taken by a Job of ours (a crash between create
+   * and status write) counts as created earlier (`created: false`); by anyone else's, it is reported and
+   * not retried in a loop. Other failures are reported and retried with backoff. Undefined: no Job.
+   */
+  private async createOrAdopt(
+    cronJob: StoredCronJob,
+    plan: Plan,
+    job: Job,
+    ctx: ReconcileContext,
+  ): Promise<{ job: Job; created: boolean } | undefined> {
+    const name = job.metadata!.name!;
+    let response: Readonly<KubeObject>;
+    let created = false;
+    try {
+      response = await this.client.create<KubeObject>(Kinds.Job, job);
+      created = true;
     } catch (err) {
       if (hasStatusCause(err, "NamespaceTerminating")) {
         // The namespace is going away with this CronJob in it: retry quietly, as the built-in does; it is
         // not a failure to report.
         ctx.log.info("not creating Job: the namespace is being terminated", { job: name });
         plan.retry = `creating Job ${name}: ${(err as Error).message}`;
-        return;
+        return undefined;
       }
       if (!isAlreadyExists(err)) {
         this.event(cronJob, "FailedCreate", `Error creating job ${name}: ${(err as Error).message}`);
         plan.createFailed = `creating Job ${name}: ${(err as Error).message}`;
         plan.retry = plan.createFailed;
-        return;
+        return undefined;
       }
-      // The name is the lock: a Job for this slot exists. Ours (a crash between create and status
-      // write) → treat as created; anyone else's → report, do not retry in a loop.
       const existing = await this.getJobDirect(cronJob, name, ctx);
       if (!existing || cronJobOwnerOf(existing)?.uid !== cronJob.metadata.uid) {
         const msg = `Error creating job ${name}: a Job with that name already exists and is not controlled by this CronJob`;
         // Not thrown: retrying cannot help until the other Job goes away (the Job watch brings us back).
         this.event(cronJob, "FailedCreate", msg);
         plan.createConflict = msg;
-        return;
+        return undefined;
       }
-      created = existing;
+      response = existing;
     }
-    if (classifyJob(created) === "active") {
+    const result = readJob(response);
+    if (classifyJob(result) === "active") {
       const refs = (plan.status.active ?? []).filter((r) => r.name !== name);
-      refs.push(jobRef(created));
+      refs.push(jobRef(result));
       refs.sort((a, b) => (a.name ?? "").localeCompare(b.name ?? ""));
       plan.status.active = refs;
       plan.status.activeCount = refs.length;
     }
-    plan.status.lastScheduleTime = rfc3339(slot);
     plan.created = true;
+    return { job: result, created };
+  }
+
+  // --- 11b -----------------------------------------------------------------------------------------
+
+  /**
+   * Runs a new run-now request once. The Job's name comes from the request, so a repeat after a crash finds
+   * it; status.lastRunNowRequest records it for good (history cleanup keeps the Job until then). Forbid
+   * defers the request while Jobs run (it runs when they finish); Replace deletes them first; Allow runs it
+   * alongside. A manual run has no slot: lastScheduleTime and the schedule are not touched.
+   */
+  private async runNowIfRequested(
+    cronJob: StoredCronJob,
+    children: Children,
+    plan: Plan,
+    ctx: ReconcileContext,
+  ): Promise<void> {
+    const request = runNowRequestOf(cronJob);
+    if (!request || plan.status.lastRunNowRequest === request || cronJob.metadata.deletionTimestamp) return;
+    if (request.length > MAX_RUN_NOW_REQUEST_LENGTH) {
+      this.event(
+        cronJob,
+        "RunNowRefused",
+        `run-now request refused: the annotation's value is ${request.length} characters, at most ${MAX_RUN_NOW_REQUEST_LENGTH} are allowed`,
+      );
+      return;
+    }
+    const running = plan.status.active ?? [];
+    if (running.length > 0 && cronJob.spec.concurrencyPolicy === "Forbid") {
+      const names = running.map((r) => r.name).join(", ");
+      this.event(
+        cronJob,
+        "RunNowDeferred",
+        `run-now request "${request}" waits: concurrencyPolicy is Forbid and ${names} still running`,
+      );
+      return;
+    }
+    if (running.length > 0 && cronJob.spec.concurrencyPolicy === "Replace") {
+      if (!(await this.replaceActive(cronJob, children, plan, ctx))) return;
+    }
+    const requestedBy = runNowRequesterOf(cronJob, request);
+    const outcome = await this.createOrAdopt(cronJob, plan, jobForRunNow(cronJob, request, requestedBy), ctx);
+    if (!outcome) return;
+    plan.status.lastRunNowRequest = request;
+    if (!outcome.created) return;
+    const name = outcome.job.metadata?.name;
+    const who = requestedBy ?? "an unknown user (no admission webhook recorded who)";
+    this.event(cronJob, "RunNow", `Created job ${name} for run-now request "${request}", requested by ${who}`);
+    this.countRun(cronJob, "manual");
+    ctx.log.info("created Job for run-now request", { job: name, request, requestedBy: who });
   }
 
   // --- 12 ------------------------------------------------------------------------------------------
 
   private event(cronJob: StoredCronJob, reason: EventReason, message: string): void {
     recordEvent(this.recorder, cronJob, reason, message);
+  }
+
+  private countRun(cronJob: StoredCronJob, outcome: RunOutcome): void {
+    this.metrics.countRun(cronJob.metadata.namespace ?? "", cronJob.metadata.name ?? "", outcome);
   }
 
   private conditionsFor(cronJob: StoredCronJob, plan: Plan, children: Children): ConditionInput[] {
@@ -681,7 +870,7 @@ export class CronJobReconciler implements Reconciler {
 
   /** False when the write lost an optimistic-concurrency race (409) and should be retried. */
   private async writeStatus(cronJob: StoredCronJob, plan: Plan, now: Date, ctx: ReconcileContext): Promise<boolean> {
-    const status: CronJobStatus = { ...plan.status };
+    const status: CronJobWireStatus = { ...plan.status };
     status.conditions = setConditions(cronJob.status?.conditions, plan.conditions, now, cronJob.metadata.generation);
     const cleaned = stripUndefined(status);
     if (sameStatus(cronJob.status, cleaned)) return true;
@@ -691,7 +880,10 @@ export class CronJobReconciler implements Reconciler {
     const last = this.lastWritten.get(key);
     const wanted = canonical(cleaned);
     if (last && last.basedOn === cronJob.metadata.resourceVersion && last.status === wanted) return true;
-    const body = { ...structuredClone(cronJob), status: cleaned } as unknown as CronJob;
+    // The whole object, as read: the status subresource keeps everything but status from the stored
+    // object, but a body without the rest would drop other field managers' managedFields entries (seen on
+    // kube-apiserver 1.20). Not cloned: the client only serialises it.
+    const body: CronJobWire = { ...cronJob, status: cleaned };
     try {
       await this.client.updateStatus(CronJobKind, body);
       this.lastWritten.set(key, { basedOn: cronJob.metadata.resourceVersion ?? "", status: wanted });
@@ -710,6 +902,28 @@ export class CronJobReconciler implements Reconciler {
 }
 
 // --- helpers ---------------------------------------------------------------------------------------
+
+/** Step 1's parse of a cached CronJob. */
+function parseCronJob(req: Request, raw: Readonly<KubeObject>): LoadedCronJob {
+  // The CRD schema already validated and defaulted it; parsing fills defaults for objects written
+  // before a default existed. A parse failure of the template must not stop the controller from
+  // reporting (the guards below report schedule problems with their own messages).
+  const parsed = CronJobSchema.safeParse(raw);
+  if (parsed.success) return { valid: true, cronJob: parsed.data };
+  const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "<root>"}: ${i.message}`);
+  // The CRD's structural schema guarantees the JSON types of every stored object.
+  const stored = CronJobWireSchema.safeParse(raw);
+  if (!stored.success) throw new Error(`CronJob ${req.namespace}/${req.name} cannot be read: ${issues.join("; ")}`);
+  return { valid: false, cronJob: stored.data, issues };
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === "object" && !Object.isFrozen(o)) {
+    Object.freeze(o);
+    for (const v of Object.values(o)) deepFreeze(v);
+  }
+  return o;
+}
 
 function jobRef(job: Readonly<Job>): ObjectReference {
   const m = job.metadata ?? {};
@@ -762,7 +976,7 @@ function stripUndefined<T extends object>(o: T): T {
   return out;
 }
 
-function sameStatus(a: Readonly<CronJobStatus> | undefined, b: CronJobStatus): boolean {
+function sameStatus(a: Readonly<CronJobWireStatus> | undefined, b: CronJobWireStatus): boolean {
   return canonical(a ?? {}) === canonical(b);
 }
 

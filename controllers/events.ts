@@ -16,6 +16,9 @@ export const EVENT_REASONS = {
   TooManyMissedTimes: "Warning",
   UnknownTimeZone: "Warning",
   UnparseableSchedule: "Warning",
+  RunNow: "Normal",
+  RunNowDeferred: "Normal",
+  RunNowRefused: "Warning",
 } as const satisfies Record<string, EventType>;
 
 export type EventReason = keyof typeof EVENT_REASONS;

@@ -1,32 +1,83 @@
 // What the CronJob controller reads and writes on batch/v1 Jobs.
+import { z } from "zod";
 import type { KubeObject, OwnerReference } from "../runtime/kinds.ts";
 import { controllerOf } from "../runtime/kinds.ts";
-import { API_VERSION, KIND } from "../api/v1/index.ts";
-// The subpath keeps date-fns' barrel (hundreds of modules, ~300 MB of RSS) out of the process.
-import { getTimezoneOffset } from "date-fns-tz/getTimezoneOffset";
+import {
+  API_VERSION,
+  CronJobWireSchema,
+  INSTANTIATE_ANNOTATION,
+  INSTANTIATE_MANUAL,
+  KIND,
+  manualJobName,
+  RUN_NOW_REQUEST_ANNOTATION,
+  RUN_NOW_REQUESTED_BY_ANNOTATION,
+  WireObjectMetaSchema,
+} from "../api/v1/index.ts";
+import { utcOffsetAt } from "../api/v1/schedule/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 
 export const SCHEDULED_AT_ANNOTATION = "batch.tutorial.kubebuilder.io/scheduled-at";
 export const K8S_SCHEDULED_TIMESTAMP_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestamp";
 
-export interface JobCondition {
-  type: string;
-  status: string;
-  lastTransitionTime?: string;
-  reason?: string;
-  message?: string;
+const JobConditionSchema = z.looseObject({
+  type: z.string(),
+  status: z.string(),
+  lastTransitionTime: z.string().optional(),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+});
+export type JobCondition = z.infer<typeof JobConditionSchema>;
+
+/**
+ * A batch/v1 Job as the controller reads it: the fields it uses, with the wire's JSON types (timestamps are
+ * RFC 3339 strings); everything else passes through untouched. Jobs from the cache and the API server are
+ * parsed with it (readJob).
+ */
+export const JobSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: WireObjectMetaSchema.optional(),
+  spec: z.record(z.string(), z.unknown()).optional(),
+  status: z
+    .looseObject({
+      conditions: z.array(JobConditionSchema).optional(),
+      startTime: z.string().optional(),
+      completionTime: z.string().optional(),
+      active: z.number().optional(),
+      succeeded: z.number().optional(),
+      failed: z.number().optional(),
+    })
+    .optional(),
+});
+export type Job = z.infer<typeof JobSchema>;
+
+/**
+ * A Job read from the cache or the API server, as the controller's type. The API server's own Job
+ * validation guarantees the shape, so a refusal is a bug somewhere else: thrown, like any failed read.
+ */
+export function readJob(obj: Readonly<KubeObject>): Job {
+  const r = JobSchema.safeParse(obj);
+  if (r.success) return r.data;
+  const name = `${obj.metadata?.namespace ?? ""}/${obj.metadata?.name ?? ""}`;
+  throw new Error(`Job ${name} is not a batch/v1 Job: ${z.prettifyError(r.error).replaceAll("\n", "; ")}`);
 }
 
-export interface Job extends KubeObject {
-  spec?: Record<string, unknown>;
-  status?: {
-    conditions?: JobCondition[];
-    startTime?: string;
-    completionTime?: string;
-    active?: number;
-    succeeded?: number;
-    failed?: number;
-  };
+/** kubectl apply's copy of the whole object: never read here, often as large as the spec. */
+const LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
+
+/**
+ * What the CronJob controller keeps of a Job in its cache: metadata (name, namespace, uid, resourceVersion,
+ * labels, annotations, ownerReferences, timestamps) and status. The spec (the pod template: most of a
+ * Job's bytes) and kubectl's last-applied annotation go: no step reads them (children are classified and
+ * sorted by status and annotations; Jobs are created from the CronJob's template and deleted by name and
+ * UID). A Job from the cache must therefore never be written back (the controller never updates a Job);
+ * a live GET (getJobDirect) or a create's answer is whole.
+ */
+export function trimJobForCache<T extends KubeObject>(job: T): T {
+  delete job.spec;
+  const annotations = job.metadata?.annotations;
+  if (annotations && LAST_APPLIED_ANNOTATION in annotations) delete annotations[LAST_APPLIED_ANNOTATION];
+  return job;
 }
 
 export type JobClass = "successful" | "failed" | "active";
@@ -74,7 +125,7 @@ export function cronJobOwnerOf(job: Readonly<KubeObject>): OwnerReference | unde
 
 /** RFC 3339 with the zone's offset at that instant, e.g. 2026-03-08T03:30:00-04:00 (the upstream annotation's format). */
 export function rfc3339InZone(t: Date, timeZone: string): string {
-  const offsetMs = getTimezoneOffset(timeZone, t);
+  const offsetMs = utcOffsetAt(timeZone, t);
   const local = new Date(t.getTime() + offsetMs).toISOString().slice(0, 19);
   if (offsetMs === 0) return `${local}Z`;
   const sign = offsetMs < 0 ? "-" : "+";
@@ -85,16 +136,15 @@ export function rfc3339InZone(t: Date, timeZone: string): string {
 }
 
 /** What jobForSlot needs of a CronJob (the stored object, or one under admission). */
-export interface JobSource {
-  metadata: { name?: string; namespace?: string; uid?: string };
-  spec: {
-    timeZone?: string;
-    jobTemplate: {
-      metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
-      spec?: unknown;
-    };
-  };
-}
+export const JobSourceSchema = z.object({
+  metadata: z.looseObject({
+    name: z.string().optional(),
+    namespace: z.string().optional(),
+    uid: z.string().optional(),
+  }),
+  spec: CronJobWireSchema.shape.spec.pick({ timeZone: true, jobTemplate: true }),
+});
+export type JobSource = z.infer<typeof JobSourceSchema>;
 
 /**
  * The Job the controller creates for a slot: the template's labels and annotations, the scheduled-time
@@ -102,18 +152,34 @@ export interface JobSource {
  * this object, so what it accepts is what the controller can create.
  */
 export function jobForSlot(cronJob: JobSource, slot: Date): Job {
-  const tmpl = cronJob.spec.jobTemplate;
   const tz = cronJob.spec.timeZone ?? "UTC";
-  const annotations: Record<string, string> = {
-    ...(tmpl.metadata?.annotations ?? {}),
+  return jobFromTemplate(cronJob, jobNameFor(cronJob.metadata.name ?? "", slot), {
     [SCHEDULED_AT_ANNOTATION]: rfc3339(slot),
     [K8S_SCHEDULED_TIMESTAMP_ANNOTATION]: rfc3339InZone(slot, tz),
-  };
+  });
+}
+
+/**
+ * The Job for a run-now request: the same template, named after the request (so a second attempt finds the
+ * name taken), marked manual as `kubectl create job --from=cronjob/…` marks its Jobs, and without the
+ * scheduled-time annotations: a manual run has no slot and does not move lastScheduleTime.
+ */
+export function jobForRunNow(cronJob: JobSource, request: string, requestedBy: string | undefined): Job {
+  return jobFromTemplate(cronJob, manualJobName(cronJob.metadata.name ?? "", request), {
+    [INSTANTIATE_ANNOTATION]: INSTANTIATE_MANUAL,
+    [RUN_NOW_REQUEST_ANNOTATION]: request,
+    ...(requestedBy ? { [RUN_NOW_REQUESTED_BY_ANNOTATION]: requestedBy } : {}),
+  });
+}
+
+function jobFromTemplate(cronJob: JobSource, name: string, extraAnnotations: Record<string, string>): Job {
+  const tmpl = cronJob.spec.jobTemplate;
+  const annotations: Record<string, string> = { ...(tmpl.metadata?.annotations ?? {}), ...extraAnnotations };
   return {
     apiVersion: "batch/v1",
     kind: "Job",
     metadata: {
-      name: jobNameFor(cronJob.metadata.name ?? "", slot),
+      name,
       namespace: cronJob.metadata.namespace,
       labels: { ...(tmpl.metadata?.labels ?? {}) },
       annotations,
@@ -128,6 +194,6 @@ export function jobForSlot(cronJob: JobSource, slot: Date): Job {
         },
       ],
     },
-    spec: structuredClone(tmpl.spec ?? {}) as Record<string, unknown>,
+    spec: structuredClone(tmpl.spec ?? {}),
   };
 }

@@ -18,6 +18,7 @@ import { definitionsOf, type Definitions } from "./crdgen/openapi.ts";
 import { readVendoredOpenAPI, VENDORED_OPENAPI } from "./crdgen/vendored-openapi.ts";
 import { managerRoleYAML, ROLE_PATH } from "./crdgen/rbac.ts";
 import { webhookConfigurations } from "./crdgen/webhook.ts";
+import { PROMETHEUS_RULE_PATH, prometheusRuleYAML } from "./crdgen/prometheusrule.ts";
 import * as api from "../api/v1/index.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -69,6 +70,7 @@ function main(): number {
   );
   // The manager's ClusterRole, from the controllers' RBAC declarations (controllers/rbac.ts).
   files.set(ROLE_PATH, managerRoleYAML());
+  files.set(PROMETHEUS_RULE_PATH, prometheusRuleYAML(root));
   // The admission webhook configurations, from the webhook declarations (webhooks/cronjob_webhook.ts).
   files.set(join("config", "webhook", "manifests.yaml"), webhookConfigurations().map(renderYAML).join(""));
 

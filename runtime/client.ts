@@ -3,10 +3,10 @@
 // JSON objects (no model classes) so cached objects and wire objects have one shape.
 import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from "node:https";
-import { type KubeConfig } from "@kubernetes/client-node";
 import { Counter, Histogram } from "prom-client";
 import { APIError } from "./errors.ts";
 import { collectionPath, type KubeObject, objectPath, type ResourceKind } from "./kinds.ts";
+import type { RESTConfig } from "./kubeconfig.ts";
 import { getOrCreate, metricsRegistry } from "./metrics/registry.ts";
 
 const requestsTotal = getOrCreate(
@@ -71,6 +71,8 @@ export interface WatchEvent<T> {
 export interface WriteOptions {
   fieldManager?: string;
   dryRun?: boolean;
+  /** Aborts the request (it then rejects with an APIError). */
+  signal?: AbortSignal;
 }
 
 export interface DeleteOptions {
@@ -104,12 +106,13 @@ export const DEFAULT_USER_AGENT = "controller-runtime-node";
 const HEADER_TTL_MS = 60_000;
 
 export class Client {
-  private readonly kc: KubeConfig;
+  private readonly kc: RESTConfig;
   private readonly opts: Required<ClientOptions>;
   private transport: Transport | undefined;
   private transportPending: Promise<Transport> | undefined;
 
-  constructor(kc: KubeConfig, opts: ClientOptions = {}) {
+  /** `kc`: runtime/kubeconfig.ts's loadKubeConfig, or a @kubernetes/client-node KubeConfig (tests, tools). */
+  constructor(kc: RESTConfig, opts: ClientOptions = {}) {
     this.kc = kc;
     this.opts = {
       // Generic defaults: the product names itself (cmd/run.ts passes its own).
@@ -168,6 +171,8 @@ export class Client {
       body?: unknown;
       contentType?: string;
       timeoutMs?: number;
+      /** Aborts the request (e.g. a deadline: AbortSignal.timeout); it then rejects with an APIError. */
+      signal?: AbortSignal;
     } = {},
   ): Promise<T> {
     const res = await this.send(
@@ -176,7 +181,7 @@ export class Client {
       o.query,
       o.body,
       o.contentType,
-      undefined,
+      o.signal,
       o.timeoutMs ?? this.opts.timeoutMs,
     );
     const text = await readBody(res);
@@ -194,7 +199,15 @@ export class Client {
     signal: AbortSignal | undefined,
     timeoutMs: number | undefined,
   ): Promise<IncomingMessage> {
-    const t = await this.getTransport();
+    let t: Transport;
+    try {
+      t = await this.getTransport();
+    } catch (err) {
+      // A kubeconfig that cannot produce credentials (exec plugin, files) fails like the transport does.
+      throw err instanceof APIError
+        ? err
+        : new APIError(0, "Unknown", `${method} ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    }
     const url = new URL(t.base.pathname.replace(/\/$/, "") + path, t.base);
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
@@ -234,8 +247,13 @@ export class Client {
     });
   }
 
-  get<T extends KubeObject>(rk: ResourceKind, namespace: string | undefined, name: string): Promise<T> {
-    return this.request<T>("GET", objectPath(rk, namespace, name));
+  get<T extends KubeObject>(
+    rk: ResourceKind,
+    namespace: string | undefined,
+    name: string,
+    o: { signal?: AbortSignal } = {},
+  ): Promise<T> {
+    return this.request<T>("GET", objectPath(rk, namespace, name), { signal: o.signal });
   }
 
   list<T extends KubeObject>(rk: ResourceKind, o: ListOptions = {}): Promise<ListResult<T>> {
@@ -254,6 +272,7 @@ export class Client {
     return this.request<T>("POST", collectionPath(rk, obj.metadata?.namespace), {
       query: this.writeQuery(o),
       body: obj,
+      signal: o.signal,
     });
   }
 
@@ -262,6 +281,7 @@ export class Client {
     return this.request<T>("PUT", objectPath(rk, obj.metadata?.namespace, requireName(obj)), {
       query: this.writeQuery(o),
       body: obj,
+      signal: o.signal,
     });
   }
 
@@ -362,7 +382,9 @@ function readBody(res: IncomingMessage): Promise<string> {
     const chunks: Buffer[] = [];
     res.on("data", (c: Buffer) => chunks.push(c));
     res.once("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    res.once("error", reject);
+    res.once("error", (err) =>
+      reject(err instanceof APIError ? err : new APIError(0, "Unknown", `reading the response failed: ${err.message}`)),
+    );
     res.once("aborted", () => reject(new APIError(0, "Unknown", "response aborted")));
   });
 }

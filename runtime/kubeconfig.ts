@@ -1,38 +1,333 @@
 // Where the manager's cluster credentials come from, in controller-runtime's order: --kubeconfig,
 // $KUBECONFIG, the in-cluster service account, then ~/.kube/config.
-import { existsSync } from "node:fs";
+//
+// The common cases are read here without @kubernetes/client-node (importing it costs ~80 MB of RSS: its
+// generated API loads with any import): the in-cluster service account (token file + CA) and kubeconfig
+// files whose user has a token, a token file, a client certificate or a username/password. A user with an
+// exec plugin or an auth-provider (OIDC, gcp, azure) needs client-node's authenticators: only then is it
+// imported, on the first request (applyToHTTPSOptions is async).
+import { existsSync, readFileSync } from "node:fs";
+import type { RequestOptions } from "node:https";
+import { createRequire } from "node:module";
+import { isIPv6 } from "node:net";
 import { homedir } from "node:os";
-import { join } from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
+import { delimiter, dirname, isAbsolute, join } from "node:path";
+import type { KubeConfig } from "@kubernetes/client-node";
+import type { parse as parseYAML } from "yaml";
 
-const SA_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+const SA_TOKEN = `${SERVICE_ACCOUNT_DIR}/token`;
 
-export function loadKubeConfig(kubeconfigPath?: string, env: NodeJS.ProcessEnv = process.env): KubeConfig {
-  const kc = new KubeConfig();
-  if (kubeconfigPath) {
-    if (!existsSync(kubeconfigPath)) throw new Error(`--kubeconfig ${kubeconfigPath}: file does not exist`);
-    kc.loadFromFile(kubeconfigPath);
-    return requireCluster(kc, `--kubeconfig ${kubeconfigPath}`);
+/**
+ * What runtime/client.ts needs of a cluster configuration: the server, then (re-read every minute) the
+ * TLS material and the headers of a request. @kubernetes/client-node's KubeConfig has this shape too.
+ */
+export interface RESTConfig {
+  getCurrentCluster(): { readonly server: string } | null;
+  /** Sets ca/cert/key/rejectUnauthorized/servername, `auth` (basic) and headers (Authorization, Impersonate-User). */
+  applyToHTTPSOptions(o: RequestOptions): Promise<void>;
+}
+
+/** A kubeconfig cluster, named as client-node names it (so a fallback can hand it over as it is). */
+export interface KubeconfigCluster {
+  readonly name: string;
+  readonly server: string;
+  readonly caData?: string;
+  readonly caFile?: string;
+  readonly skipTLSVerify: boolean;
+  readonly tlsServerName?: string;
+  readonly proxyUrl?: string;
+}
+
+export interface KubeconfigUser {
+  readonly name: string;
+  readonly token?: string;
+  /** Re-read on every applyToHTTPSOptions (the client calls it every minute): bound tokens rotate. */
+  readonly tokenFile?: string;
+  readonly certData?: string;
+  readonly certFile?: string;
+  readonly keyData?: string;
+  readonly keyFile?: string;
+  readonly username?: string;
+  readonly password?: string;
+  readonly impersonateUser?: string;
+  readonly exec?: unknown;
+  readonly authProvider?: unknown;
+}
+
+export interface KubeconfigContext {
+  readonly name: string;
+  readonly cluster: string;
+  readonly user?: string;
+  readonly namespace?: string;
+}
+
+export interface KubeconfigData {
+  clusters: KubeconfigCluster[];
+  users: KubeconfigUser[];
+  contexts: KubeconfigContext[];
+  currentContext: string | undefined;
+}
+
+/** A loaded configuration: a kubeconfig's current context, or the in-cluster service account. */
+export class LoadedKubeConfig implements RESTConfig {
+  readonly data: KubeconfigData;
+  private clientNode: Promise<KubeConfig> | undefined;
+  private lastToken: string | undefined;
+
+  constructor(data: KubeconfigData) {
+    this.data = data;
   }
-  if (env.KUBECONFIG) {
-    kc.loadFromDefault();
-    return requireCluster(kc, `KUBECONFIG=${env.KUBECONFIG}`);
+
+  getCurrentContext(): string | undefined {
+    return this.data.currentContext;
   }
-  if (env.KUBERNETES_SERVICE_HOST && existsSync(SA_TOKEN)) {
-    kc.loadFromCluster();
+
+  getContextObject(name: string | undefined): KubeconfigContext | null {
+    return this.data.contexts.find((c) => c.name === name) ?? null;
+  }
+
+  getCurrentCluster(): KubeconfigCluster | null {
+    const ctx = this.getContextObject(this.data.currentContext);
+    return ctx ? (this.data.clusters.find((c) => c.name === ctx.cluster) ?? null) : null;
+  }
+
+  getCurrentUser(): KubeconfigUser | null {
+    const ctx = this.getContextObject(this.data.currentContext);
+    return ctx?.user !== undefined ? (this.data.users.find((u) => u.name === ctx.user) ?? null) : null;
+  }
+
+  /** The current context's namespace, if it names one. */
+  getNamespace(): string | undefined {
+    return this.getContextObject(this.data.currentContext)?.namespace;
+  }
+
+  /** Whether the current user needs @kubernetes/client-node's authenticators (exec plugin, auth-provider). */
+  needsClientNode(): boolean {
+    const user = this.getCurrentUser();
+    return !!user && (!!user.exec || !!user.authProvider);
+  }
+
+  async applyToHTTPSOptions(o: RequestOptions): Promise<void> {
+    if (this.needsClientNode()) {
+      this.clientNode ??= this.loadClientNode();
+      const kc = await this.clientNode;
+      await kc.applyToHTTPSOptions(o);
+      return;
+    }
+    const cluster = this.getCurrentCluster();
+    if (cluster) {
+      if (cluster.skipTLSVerify) o.rejectUnauthorized = false;
+      if (cluster.tlsServerName) o.servername = cluster.tlsServerName;
+      const ca = fileOrData(cluster.caFile, cluster.caData);
+      if (ca) o.ca = ca;
+    }
+    const user = this.getCurrentUser();
+    if (!user) return;
+    const cert = fileOrData(user.certFile, user.certData);
+    if (cert) o.cert = cert;
+    const key = fileOrData(user.keyFile, user.keyData);
+    if (key) o.key = key;
+    const headers = (o.headers ??= {}) as Record<string, string>;
+    if (user.impersonateUser != null) headers["Impersonate-User"] = user.impersonateUser;
+    if (user.username) o.auth = `${user.username}:${user.password ?? ""}`;
+    const token = user.token ?? (user.tokenFile ? this.readToken(user.tokenFile) : undefined);
+    if (token) headers.Authorization = `Bearer ${token}`;
+  }
+
+  /** The token file's current content; a failed re-read keeps the last token (client-go's cached source). */
+  private readToken(file: string): string {
+    try {
+      this.lastToken = readFileSync(file, "utf8").trim();
+    } catch (err) {
+      if (this.lastToken === undefined) throw err;
+    }
+    return this.lastToken;
+  }
+
+  /** client-node's KubeConfig for the same entries, for the authenticators only it has. */
+  private async loadClientNode(): Promise<KubeConfig> {
+    const { KubeConfig } = await import("@kubernetes/client-node");
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: this.data.clusters,
+      // client-node reads a token file once, when it loads the file.
+      users: this.data.users.map((u) =>
+        u.token === undefined && u.tokenFile ? { ...u, token: readFileSync(u.tokenFile, "utf8").trim() } : u,
+      ),
+      contexts: this.data.contexts.map((c) => ({ ...c, user: c.user ?? "" })),
+      currentContext: this.data.currentContext ?? "",
+    });
     return kc;
   }
-  const home = join(env.HOME ?? homedir(), ".kube", "config");
-  if (existsSync(home)) {
-    kc.loadFromFile(home);
-    return requireCluster(kc, home);
+}
+
+export function loadKubeConfig(kubeconfigPath?: string, env: NodeJS.ProcessEnv = process.env): LoadedKubeConfig {
+  if (kubeconfigPath) {
+    if (!existsSync(kubeconfigPath)) throw new Error(`--kubeconfig ${kubeconfigPath}: file does not exist`);
+    return requireCluster(kubeconfigFromFiles([kubeconfigPath]), `--kubeconfig ${kubeconfigPath}`);
   }
+  if (env.KUBECONFIG) {
+    const files = env.KUBECONFIG.split(delimiter).filter(Boolean);
+    return requireCluster(kubeconfigFromFiles(files), `KUBECONFIG=${env.KUBECONFIG}`);
+  }
+  if (env.KUBERNETES_SERVICE_HOST && existsSync(SA_TOKEN)) return inClusterConfig(env);
+  const home = join(env.HOME ?? homedir(), ".kube", "config");
+  if (existsSync(home)) return requireCluster(kubeconfigFromFiles([home]), home);
   throw new Error(
     "no Kubernetes configuration: pass --kubeconfig, set KUBECONFIG, run in a pod with a service account, or create ~/.kube/config",
   );
 }
 
-function requireCluster(kc: KubeConfig, source: string): KubeConfig {
+function requireCluster(kc: LoadedKubeConfig, source: string): LoadedKubeConfig {
   if (!kc.getCurrentCluster()) throw new Error(`${source}: the current context has no cluster`);
   return kc;
+}
+
+/**
+ * The in-cluster configuration (client-go's InClusterConfig): https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT,
+ * the service account's CA, and its token, re-read every minute (bound tokens rotate).
+ */
+export function inClusterConfig(env: NodeJS.ProcessEnv = process.env, dir = SERVICE_ACCOUNT_DIR): LoadedKubeConfig {
+  const host = env.KUBERNETES_SERVICE_HOST ?? "";
+  const port = env.KUBERNETES_SERVICE_PORT ?? "";
+  // As client-node's loadFromCluster: the plain-HTTP ports of old apiservers and proxies.
+  const scheme = port === "80" || port === "8080" || port === "8001" ? "http" : "https";
+  const server = `${scheme}://${isIPv6(host) ? `[${host}]` : host}:${port}`;
+  let namespace: string | undefined;
+  try {
+    namespace = readFileSync(join(dir, "namespace"), "utf8").trim() || undefined;
+  } catch {
+    namespace = undefined;
+  }
+  return new LoadedKubeConfig({
+    clusters: [{ name: "inCluster", server, caFile: join(dir, "ca.crt"), skipTLSVerify: false }],
+    users: [{ name: "inClusterUser", tokenFile: join(dir, "token") }],
+    contexts: [
+      { name: "inClusterContext", cluster: "inCluster", user: "inClusterUser", ...(namespace ? { namespace } : {}) },
+    ],
+    currentContext: "inClusterContext",
+  });
+}
+
+/**
+ * One or more kubeconfig files, merged as client-node merges $KUBECONFIG: the first file, then each later
+ * one's entries appended (a name defined twice is an error) and its current-context, if set, taking over.
+ * Relative file references are resolved against the directory of the file naming them.
+ */
+export function kubeconfigFromFiles(files: string[]): LoadedKubeConfig {
+  const data: KubeconfigData = { clusters: [], users: [], contexts: [], currentContext: undefined };
+  for (const [i, file] of files.entries()) {
+    const one = parseKubeconfig(readFileSync(file, "utf8"), dirname(file));
+    if (i === 0) {
+      Object.assign(data, one);
+      continue;
+    }
+    if (one.currentContext) data.currentContext = one.currentContext;
+    appendUnique(data.clusters, one.clusters, "cluster");
+    appendUnique(data.users, one.users, "user");
+    appendUnique(data.contexts, one.contexts, "context");
+  }
+  return new LoadedKubeConfig(data);
+}
+
+function appendUnique<T extends { name: string }>(into: T[], more: T[], what: string): void {
+  for (const e of more) {
+    if (into.some((x) => x.name === e.name)) throw new Error(`Duplicate ${what}: ${e.name}`);
+    into.push(e);
+  }
+}
+
+/**
+ * A kubeconfig's text (YAML or JSON) as entries, with client-node's checks and messages (a cluster needs a
+ * name and a server, a context a name and a cluster, a user a name).
+ */
+export function parseKubeconfig(text: string, baseDir?: string): KubeconfigData {
+  const doc = parseYAMLOrJSON(text);
+  const obj = (doc && typeof doc === "object" ? doc : {}) as Record<string, unknown>;
+  const path = (p: unknown): string | undefined =>
+    typeof p === "string" && p ? (baseDir && !isAbsolute(p) ? join(baseDir, p) : p) : undefined;
+  const clusters = entries(obj.clusters).map((e, i): KubeconfigCluster => {
+    if (!e.name) throw new Error(`clusters[${i}].name is missing`);
+    const c = record(e.cluster);
+    if (!c) throw new Error(`clusters[${i}].cluster is missing`);
+    if (!c.server) throw new Error(`clusters[${i}].cluster.server is missing`);
+    return compact({
+      name: String(e.name),
+      server: String(c.server).replace(/\/$/, ""),
+      caData: str(c["certificate-authority-data"]),
+      caFile: path(c["certificate-authority"]),
+      skipTLSVerify: c["insecure-skip-tls-verify"] === true,
+      tlsServerName: str(c["tls-server-name"]),
+      proxyUrl: str(c["proxy-url"]),
+    });
+  });
+  const users = entries(obj.users).map((e, i): KubeconfigUser => {
+    if (!e.name) throw new Error(`users[${i}].name is missing`);
+    const u = record(e.user) ?? {};
+    return compact({
+      name: String(e.name),
+      token: str(u.token),
+      tokenFile: path(u["token-file"] ?? u.tokenFile),
+      certData: str(u["client-certificate-data"]),
+      certFile: path(u["client-certificate"]),
+      keyData: str(u["client-key-data"]),
+      keyFile: path(u["client-key"]),
+      username: str(u.username),
+      password: str(u.password),
+      impersonateUser: str(u.as),
+      exec: u.exec ?? undefined,
+      authProvider: u["auth-provider"] ?? undefined,
+    });
+  });
+  const contexts = entries(obj.contexts).map((e, i): KubeconfigContext => {
+    if (!e.name) throw new Error(`contexts[${i}].name is missing`);
+    const c = record(e.context);
+    if (!c) throw new Error(`contexts[${i}].context is missing`);
+    if (!c.cluster) throw new Error(`contexts[${i}].context.cluster is missing`);
+    return compact({
+      name: String(e.name),
+      cluster: String(c.cluster),
+      user: str(c.user),
+      namespace: str(c.namespace),
+    });
+  });
+  return { clusters, users, contexts, currentContext: str(obj["current-context"]) };
+}
+
+/** JSON (what most generated kubeconfigs are) is parsed as such; YAML loads the `yaml` package on demand. */
+function parseYAMLOrJSON(text: string): unknown {
+  if (/^\s*\{/.test(text)) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // a YAML flow mapping: the YAML parser below reads it
+    }
+  }
+  const yaml = createRequire(import.meta.url)("yaml") as { parse: typeof parseYAML };
+  return yaml.parse(text);
+}
+
+function entries(v: unknown): Record<string, unknown>[] {
+  return Array.isArray(v) ? v.map((e) => record(e) ?? {}) : [];
+}
+
+function record(v: unknown): Record<string, unknown> | undefined {
+  return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+/** Drops undefined fields, so entries carry only what the kubeconfig says. */
+function compact<T extends object>(o: T): T {
+  for (const k of Object.keys(o) as (keyof T)[]) if (o[k] === undefined) delete o[k];
+  return o;
+}
+
+function fileOrData(file: string | undefined, data: string | undefined): Buffer | undefined {
+  if (file) return readFileSync(file);
+  if (data) return Buffer.from(data, "base64");
+  return undefined;
 }

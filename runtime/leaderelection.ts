@@ -8,19 +8,12 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { performance } from "node:perf_hooks";
-import {
-  CoordinationV1Api,
-  Observable,
-  V1MicroTime,
-  type KubeConfig,
-  type ObservableMiddleware,
-  type RequestContext,
-  type ResponseContext,
-  type V1Lease,
-  type V1LeaseSpec,
-} from "@kubernetes/client-node";
 import { Gauge } from "prom-client";
-import { APIError, isConflict, isNotFound } from "./errors.ts";
+import type { Client } from "./client.ts";
+import { isConflict, isNotFound } from "./errors.ts";
+import { type KubeObject, Kinds } from "./kinds.ts";
+import { discardLogger, type Logger } from "./log.ts";
+import { microTime } from "./metatime.ts";
 import { getOrCreate, metricsRegistry } from "./metrics/registry.ts";
 
 export const DEFAULT_LEASE_DURATION_MS = 15_000;
@@ -29,10 +22,17 @@ export const DEFAULT_RETRY_PERIOD_MS = 2_000;
 /** client-go's JitterFactor: acquire attempts are spread over retryPeriod * [1, 2.2). */
 export const JITTER_FACTOR = 1.2;
 
-export interface LeaderElectionLogger {
-  info(msg: string, meta?: Record<string, unknown>): void;
-  debug(msg: string, meta?: Record<string, unknown>): void;
-  error(msg: string, meta?: Record<string, unknown>): void;
+/** coordination.k8s.io/v1 LeaseSpec as JSON (timestamps are metav1.MicroTime strings). */
+interface LeaseSpec {
+  holderIdentity?: string | null;
+  leaseDurationSeconds?: number;
+  acquireTime?: string | null;
+  renewTime?: string | null;
+  leaseTransitions?: number;
+}
+
+interface Lease extends KubeObject {
+  spec?: LeaseSpec;
 }
 
 export interface LeaderCallbacks {
@@ -53,7 +53,11 @@ export interface LeaderCallbacks {
 }
 
 export interface LeaderElectorOptions {
-  kubeConfig: KubeConfig;
+  /**
+   * The runtime's client (the manager passes its own): lease requests share its connections, fail
+   * with its APIError and are counted in rest_client_requests_total like every other request.
+   */
+  client: Client;
   namespace: string;
   /** Name of the Lease object. */
   name: string;
@@ -65,10 +69,8 @@ export interface LeaderElectorOptions {
   /** On stop(), hand the lease over at once instead of letting it expire (default true). */
   releaseOnCancel?: boolean;
   callbacks: LeaderCallbacks;
-  logger?: LeaderElectionLogger;
+  logger?: Logger;
 }
-
-const noopLogger: LeaderElectionLogger = { info() {}, debug() {}, error() {} };
 
 function masterStatus(): Gauge<"name"> {
   return getOrCreate(
@@ -83,40 +85,14 @@ function masterStatus(): Gauge<"name"> {
   );
 }
 
-type RequestOptions = Parameters<CoordinationV1Api["readNamespacedLease"]>[1];
-
-// Without a signal, a request to an apiserver that stopped answering could hang past renewDeadline and
-// the loss of leadership would go unnoticed. The object-parameter API takes Observable middleware.
-function withSignal(signal: AbortSignal): RequestOptions {
-  const middleware: ObservableMiddleware = {
-    pre: (ctx: RequestContext) => {
-      ctx.setSignal(signal);
-      return new Observable(Promise.resolve(ctx));
-    },
-    post: (ctx: ResponseContext) => new Observable(Promise.resolve(ctx)),
-  };
-  return { middleware: [middleware], middlewareMergeStrategy: "append" };
-}
-
-function toAPIError(e: unknown): unknown {
-  if (e instanceof APIError) return e;
-  if (e && typeof e === "object" && typeof (e as { code?: unknown }).code === "number" && "body" in e) {
-    const { code, body } = e as { code: number; body: unknown };
-    return APIError.fromResponse(code, body);
-  }
-  return e;
-}
-
-function describeError(e: unknown): string {
-  if (e instanceof APIError) return `${e.code} ${e.reason}: ${e.message}`;
-  // undici reports transport failures as "fetch failed" with the useful part (ECONNREFUSED...) in cause.
-  if (e instanceof Error) return `${e.name}: ${e.message}${e.cause instanceof Error ? ` (${e.cause.message})` : ""}`;
-  return String(e);
+/** For debug records, where an error is a detail rather than the subject. */
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 // Like client-go's comparison of the raw record: any change of these fields (a renew by the holder
 // included) restarts the expiry clock; other metadata edits do not.
-function recordKey(spec: V1LeaseSpec | undefined): string {
+function recordKey(spec: LeaseSpec | undefined): string {
   return JSON.stringify([
     spec?.holderIdentity ?? "",
     spec?.leaseDurationSeconds ?? 0,
@@ -153,11 +129,11 @@ export class LeaderElector {
   readonly retryPeriodMs: number;
   private readonly releaseOnCancel: boolean;
   private readonly callbacks: LeaderCallbacks;
-  private readonly log: LeaderElectionLogger;
-  private readonly api: CoordinationV1Api;
+  private readonly log: Logger;
+  private readonly client: Client;
   private readonly gauge: Gauge<"name">;
 
-  private observedLease: V1Lease | undefined;
+  private observedLease: Lease | undefined;
   private observedKey = "";
   /** performance.now() when the observed record last changed. */
   private observedTime = 0;
@@ -182,8 +158,11 @@ export class LeaderElector {
     this.namespace = opts.namespace;
     this.releaseOnCancel = opts.releaseOnCancel ?? true;
     this.callbacks = opts.callbacks;
-    this.log = opts.logger ?? noopLogger;
-    this.api = opts.kubeConfig.makeApiClient(CoordinationV1Api);
+    this.log = (opts.logger ?? discardLogger).withValues({
+      lease: `${opts.namespace}/${opts.name}`,
+      identity: this.identity,
+    });
+    this.client = opts.client;
     this.gauge = masterStatus();
     this.gauge.set({ name: this.name }, 0);
   }
@@ -208,7 +187,7 @@ export class LeaderElector {
     if (signal?.aborted) this.requestStop();
     signal?.addEventListener("abort", onAbort, { once: true });
     this.running = this.loop()
-      .catch((err: unknown) => this.log.error("leader election failed", this.meta({ error: describeError(err) })))
+      .catch((err: unknown) => this.log.error("leader election failed", err))
       .finally(() => signal?.removeEventListener("abort", onAbort));
     return this.running;
   }
@@ -226,10 +205,6 @@ export class LeaderElector {
     this.kick();
   }
 
-  private meta(extra: Record<string, unknown> = {}): Record<string, unknown> {
-    return { lease: `${this.namespace}/${this.name}`, identity: this.identity, ...extra };
-  }
-
   private async loop(): Promise<void> {
     const acquiredAt = await this.acquire();
     if (acquiredAt === undefined) return;
@@ -244,27 +219,27 @@ export class LeaderElector {
       outcome = await this.renewLoop(acquiredAt);
     } catch (err) {
       // A bug, not an API error (those are retried): still end leadership cleanly.
-      this.log.error("renewing the lease failed unexpectedly", this.meta({ error: describeError(err) }));
+      this.log.error("renewing the lease failed unexpectedly", err);
     }
     this.leading = false;
     this.gauge.set({ name: this.name }, 0);
     this.leadingAbort?.abort();
     if (outcome === "stopped" && this.releaseOnCancel) await this.release();
     // No release after a loss: the work may still be winding down, so the lease must run out instead.
-    this.log.info(outcome === "lost" ? "leader election lost" : "stopped leading", this.meta());
+    this.log.info(outcome === "lost" ? "leader election lost" : "stopped leading");
     // Not awaited: a callback that awaits stop() (which awaits run()) must not deadlock.
     void this.safeCall("onStoppedLeading", () => this.callbacks.onStoppedLeading());
   }
 
   /** Resolves with the monotonic time the winning attempt started, or undefined when stopped first. */
   private async acquire(): Promise<number | undefined> {
-    this.log.info("attempting to acquire leader lease", this.meta());
+    this.log.info("attempting to acquire leader lease");
     while (!this.stopRequested) {
       const started = performance.now();
       const ok = await this.tryAcquireOrRenew(AbortSignal.timeout(this.renewDeadlineMs));
       this.maybeReportTransition();
       if (ok) {
-        this.log.info("successfully acquired lease", this.meta());
+        this.log.info("successfully acquired lease");
         return started;
       }
       const jittered = this.retryPeriodMs * (1 + Math.random() * JITTER_FACTOR);
@@ -280,7 +255,7 @@ export class LeaderElector {
     this.leadingAbort = abort;
     this.workloadSettled = false;
     (async () => this.callbacks.onStartedLeading(abort.signal))()
-      .catch((err: unknown) => this.log.error("onStartedLeading failed", this.meta({ error: describeError(err) })))
+      .catch((err: unknown) => this.log.error("onStartedLeading failed", err))
       .finally(() => {
         this.workloadSettled = true;
         this.kick();
@@ -299,7 +274,7 @@ export class LeaderElector {
       for (;;) {
         const remaining = lastRenew + this.renewDeadlineMs - performance.now();
         if (remaining <= 0) {
-          this.log.info("failed to renew lease within the renew deadline", this.meta());
+          this.log.info("failed to renew lease within the renew deadline");
           return "lost";
         }
         const started = performance.now();
@@ -307,13 +282,13 @@ export class LeaderElector {
         this.maybeReportTransition();
         if (ok) {
           lastRenew = started;
-          this.log.debug("successfully renewed lease", this.meta());
+          this.log.debug("successfully renewed lease");
           break;
         }
         const holder = this.observedLease?.spec?.holderIdentity ?? "";
         if (holder && holder !== this.identity) {
           // client-go would keep polling until the deadline, but another holder is authoritative now.
-          this.log.info("lease was taken by another candidate", this.meta({ holder }));
+          this.log.info("lease was taken by another candidate", { holder });
           return "lost";
         }
         await this.sleep(Math.min(this.retryPeriodMs, lastRenew + this.renewDeadlineMs - performance.now()));
@@ -331,7 +306,7 @@ export class LeaderElector {
     return this.observedTime + durationMs > performance.now();
   }
 
-  private setObserved(lease: V1Lease): void {
+  private setObserved(lease: Lease): void {
     const key = recordKey(lease.spec);
     if (key !== this.observedKey) {
       this.observedKey = key;
@@ -341,21 +316,24 @@ export class LeaderElector {
     this.observedLease = lease;
   }
 
-  private leaseWith(base: V1Lease, spec: V1LeaseSpec): V1Lease {
+  private leaseWith(base: Lease, spec: LeaseSpec): Lease {
     return { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: base.metadata, spec };
   }
 
-  /** One round of client-go's tryAcquireOrRenew; false on any failure (logged), never throws. */
+  /**
+   * One round of client-go's tryAcquireOrRenew; false on any failure (logged), never throws. `signal`
+   * bounds every request: without it, a request to an apiserver that stopped answering could hang past
+   * renewDeadline and the loss of leadership would go unnoticed.
+   */
   private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
-    const now = new V1MicroTime();
+    const now = microTime(new Date());
     const durationSeconds = Math.ceil(this.leaseDurationMs / 1000);
-    const options = withSignal(signal);
-    const { name, namespace } = this;
+    const { name, namespace, client } = this;
 
     // Fast path: the leader writes over the version it saw last, saving a GET per renewal.
     const cached = this.observedLease;
     if (cached && this.observedHolderIsMe() && this.observedValid()) {
-      const spec: V1LeaseSpec = {
+      const spec: LeaseSpec = {
         holderIdentity: this.identity,
         leaseDurationSeconds: durationSeconds,
         acquireTime: cached.spec?.acquireTime ?? now,
@@ -363,33 +341,26 @@ export class LeaderElector {
         leaseTransitions: cached.spec?.leaseTransitions ?? 0,
       };
       try {
-        this.setObserved(
-          await this.api.replaceNamespacedLease({ name, namespace, body: this.leaseWith(cached, spec) }, options),
-        );
+        this.setObserved(await client.update(Kinds.Lease, this.leaseWith(cached, spec), { signal }));
         return true;
-      } catch (e) {
-        const err = toAPIError(e);
+      } catch (err) {
         if (signal.aborted) {
-          this.log.error("failed to renew lease", this.meta({ error: describeError(err) }));
+          this.log.error("failed to renew lease", err);
           return false;
         }
-        this.log.debug(
-          "optimistic lease update failed, falling back to a read",
-          this.meta({ error: describeError(err) }),
-        );
+        this.log.debug("optimistic lease update failed, falling back to a read", { error: messageOf(err) });
       }
     }
 
-    let lease: V1Lease;
+    let lease: Lease;
     try {
-      lease = await this.api.readNamespacedLease({ name, namespace }, options);
-    } catch (e) {
-      const err = toAPIError(e);
+      lease = await client.get<Lease>(Kinds.Lease, namespace, name, { signal });
+    } catch (err) {
       if (!isNotFound(err)) {
-        this.log.error("error retrieving lease", this.meta({ error: describeError(err) }));
+        this.log.error("error retrieving lease", err);
         return false;
       }
-      const body: V1Lease = {
+      const body: Lease = {
         apiVersion: "coordination.k8s.io/v1",
         kind: "Lease",
         metadata: { name, namespace },
@@ -402,11 +373,10 @@ export class LeaderElector {
         },
       };
       try {
-        this.setObserved(await this.api.createNamespacedLease({ namespace, body }, options));
+        this.setObserved(await client.create(Kinds.Lease, body, { signal }));
         return true;
-      } catch (e2) {
-        const err2 = toAPIError(e2);
-        this.log.error("error creating lease", this.meta({ error: describeError(err2) }));
+      } catch (err2) {
+        this.log.error("error creating lease", err2);
         return false;
       }
     }
@@ -416,10 +386,10 @@ export class LeaderElector {
     const holder = old.holderIdentity ?? "";
     const mine = holder === this.identity;
     if (holder && !mine && this.observedValid()) {
-      this.log.debug("lease is held by another candidate and has not yet expired", this.meta({ holder }));
+      this.log.debug("lease is held by another candidate and has not yet expired", { holder });
       return false;
     }
-    const spec: V1LeaseSpec = {
+    const spec: LeaseSpec = {
       holderIdentity: this.identity,
       leaseDurationSeconds: durationSeconds,
       acquireTime: mine ? (old.acquireTime ?? now) : now,
@@ -427,16 +397,13 @@ export class LeaderElector {
       leaseTransitions: (old.leaseTransitions ?? 0) + (mine ? 0 : 1),
     };
     try {
-      this.setObserved(
-        await this.api.replaceNamespacedLease({ name, namespace, body: this.leaseWith(lease, spec) }, options),
-      );
+      this.setObserved(await client.update(Kinds.Lease, this.leaseWith(lease, spec), { signal }));
       return true;
-    } catch (e) {
-      const err = toAPIError(e);
+    } catch (err) {
       if (isConflict(err)) {
-        this.log.debug("lease changed concurrently; not acquired this round", this.meta());
+        this.log.debug("lease changed concurrently; not acquired this round");
       } else {
-        this.log.error("failed to update lease", this.meta({ error: describeError(err) }));
+        this.log.error("failed to update lease", err);
       }
       return false;
     }
@@ -446,8 +413,8 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const cached = this.observedLease;
     if (!cached || !this.observedHolderIsMe()) return;
-    const now = new V1MicroTime();
-    const spec: V1LeaseSpec = {
+    const now = microTime(new Date());
+    const spec: LeaseSpec = {
       holderIdentity: "",
       leaseDurationSeconds: 1,
       acquireTime: now,
@@ -455,15 +422,14 @@ export class LeaderElector {
       leaseTransitions: cached.spec?.leaseTransitions ?? 0,
     };
     try {
-      const released = await this.api.replaceNamespacedLease(
-        { name: this.name, namespace: this.namespace, body: this.leaseWith(cached, spec) },
-        withSignal(AbortSignal.timeout(this.renewDeadlineMs)),
-      );
+      const released = await this.client.update(Kinds.Lease, this.leaseWith(cached, spec), {
+        signal: AbortSignal.timeout(this.renewDeadlineMs),
+      });
       this.setObserved(released);
       this.maybeReportTransition();
-      this.log.info("released lease", this.meta());
-    } catch (e) {
-      this.log.error("failed to release lease", this.meta({ error: describeError(toAPIError(e)) }));
+      this.log.info("released lease");
+    } catch (err) {
+      this.log.error("failed to release lease", err);
     }
   }
 
@@ -472,7 +438,7 @@ export class LeaderElector {
     if (holder === this.reportedLeader) return;
     this.reportedLeader = holder;
     if (!holder) return;
-    this.log.info("new leader elected", this.meta({ leader: holder }));
+    this.log.info("new leader elected", { leader: holder });
     const onNewLeader = this.callbacks.onNewLeader;
     if (onNewLeader) void this.safeCall("onNewLeader", () => onNewLeader.call(this.callbacks, holder));
   }
@@ -481,7 +447,7 @@ export class LeaderElector {
     try {
       await fn();
     } catch (err) {
-      this.log.error(`${what} failed`, this.meta({ error: describeError(err) }));
+      this.log.error(`${what} failed`, err);
     }
   }
 

@@ -15,8 +15,12 @@ export interface Logger {
   debug(msg: string, kv?: KeyValues): void;
   info(msg: string, kv?: KeyValues): void;
   warn(msg: string, kv?: KeyValues): void;
-  /** logr's Error(err, msg, kv...) with the message first; an Error as `msg` is also accepted. */
-  error(msg: string | Error, err?: unknown, kv?: KeyValues): void;
+  /**
+   * logr's Error(err, msg, kv...) with the message first. `err` is the error the record is about
+   * (undefined when there is none): its message goes to "error", an Error's stack to "stacktrace", and
+   * anything else (a plain object included) is written as the error, JSON-encoded.
+   */
+  error(msg: string, err: unknown, kv?: KeyValues): void;
   /** Appends a name segment, joined with "." like logr ("controller-runtime" + "manager"). */
   withName(name: string): Logger;
   /** A child logger that adds these key/values to every record (call-site values win on clashes). */
@@ -207,7 +211,7 @@ class SinkLogger implements Logger {
     this.#emit("warn", msg, undefined, kv);
   }
 
-  error(msg: string | Error, err?: unknown, kv?: KeyValues): void {
+  error(msg: string, err: unknown, kv?: KeyValues): void {
     this.#emit("error", msg, err, kv);
   }
 
@@ -219,20 +223,11 @@ class SinkLogger implements Logger {
     return new SinkLogger(this.#sink, this.#name, { ...this.#values, ...kv });
   }
 
-  #emit(level: LogLevel, msg: unknown, err: unknown, kv: KeyValues | undefined): void {
+  #emit(level: LogLevel, msg: string, err: unknown, kv: KeyValues | undefined): void {
     if (!this.enabled(level)) return;
-    // Untyped callers pass an Error as the message (logger.error(err)); keep it as the error too.
-    if (msg instanceof Error && err === undefined) err = msg;
-    // Callers typed against a winston-style error(msg, meta) pass key/values second.
-    if (kv === undefined && isPlainObject(err)) {
-      kv = err as KeyValues;
-      err = undefined;
-    }
-    const text = msg instanceof Error ? msg.message : typeof msg === "string" ? msg : errorText(msg);
-
     const record: LogRecord = { level, ts: new Date().toISOString() };
     if (this.#name) record.logger = this.#name;
-    record.msg = text;
+    record.msg = msg;
     const errs: Error[] = [];
     addFields(record, this.#values, errs);
     addFields(record, kv, errs);
@@ -245,7 +240,7 @@ class SinkLogger implements Logger {
       const stack = stackOf(first);
       if (stack !== undefined) record.stacktrace = stack;
     }
-    this.#sink.winston.log({ level, message: text, [RECORD]: record });
+    this.#sink.winston.log({ level, message: msg, [RECORD]: record });
   }
 }
 
@@ -338,7 +333,7 @@ class DelegatingLogger implements Logger {
     this.resolve().warn(msg, kv);
   }
 
-  error(msg: string | Error, err?: unknown, kv?: KeyValues): void {
+  error(msg: string, err: unknown, kv?: KeyValues): void {
     this.resolve().error(msg, err, kv);
   }
 
@@ -358,10 +353,4 @@ export const log: Logger = new DelegatingLogger([]);
 export function setDefaultLogger(logger: Logger): void {
   // Flatten a delegating logger, or `log` would end up delegating to itself.
   current = logger instanceof DelegatingLogger ? logger.resolve() : logger;
-}
-
-function isPlainObject(v: unknown): boolean {
-  if (v === null || typeof v !== "object" || v instanceof Error) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
 }

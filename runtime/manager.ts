@@ -1,8 +1,8 @@
 // The manager owns everything a controller process runs: the client, the shared cache, controllers,
 // the metrics and probe servers, the leader elector and (optionally) other servers such as webhooks.
-// start() runs until its signal aborts and then shuts down in order: stop taking work, let in-flight
-// reconciles finish within a deadline, release the Lease, stop the caches, close the servers.
-import type { KubeConfig } from "@kubernetes/client-node";
+// start() brings its parts up in phases (servers, event recorder, caches, runnables that run on every
+// replica, then, once elected, the leader-only ones) and, when its signal aborts, the lease is lost or a
+// runnable fails, stops them in the reverse order under one deadline (see runnables.ts).
 import { Cache } from "./cache/cache.ts";
 import { stripManagedFields } from "./cache/informer.ts";
 import { Client } from "./client.ts";
@@ -17,15 +17,18 @@ import {
 import { EventRecorder } from "./events/recorder.ts";
 import type { Recorder } from "./events/types.ts";
 import type { KubeObject, ResourceKind } from "./kinds.ts";
+import type { RESTConfig } from "./kubeconfig.ts";
 import { LeaderElector } from "./leaderelection.ts";
 import { log as defaultLogger, type Logger } from "./log.ts";
 import { authenticatedAuthorizedFilter } from "./metrics/auth.ts";
 import { startMetricsServer, type MetricsServerOptions } from "./metrics/server.ts";
 import { eventLoopCheck, startProbeServer, type Checker, type ProbeServer } from "./probes.ts";
+import { Deadline, Phases, RunnableGroup, Stopper, type Phase, type Runnable } from "./runnables.ts";
 import type { RateLimiter } from "./workqueue/index.ts";
 
 export interface ManagerOptions {
-  kubeConfig: KubeConfig;
+  /** loadKubeConfig's answer, or a @kubernetes/client-node KubeConfig. */
+  kubeConfig: RESTConfig;
   logger?: Logger;
   /** "0" (default) disables; ":8080", "127.0.0.1:0", ... */
   metricsBindAddress?: string;
@@ -62,13 +65,7 @@ export interface ManagerOptions {
   eventSourceComponent?: string;
 }
 
-/** Something the manager runs: until its signal aborts. */
-export interface Runnable {
-  name: string;
-  /** Leader-only runnables (controllers) start once elected; others start at once. */
-  needLeaderElection: boolean;
-  start(signal: AbortSignal): Promise<void>;
-}
+export type { Runnable } from "./runnables.ts";
 
 export class LeaderElectionLostError extends Error {
   constructor(id: string) {
@@ -82,7 +79,10 @@ export class Manager {
   readonly cache: Cache;
   readonly log: Logger;
   private readonly o: ManagerOptions;
-  private readonly runnables: Runnable[] = [];
+  /** Started at once on every replica (webhooks, certificate provisioning). */
+  private readonly everyReplica = new RunnableGroup("every-replica");
+  /** Started once elected (controllers). */
+  private readonly leaderOnly = new RunnableGroup("leader-election");
   private readonly readyz = new Map<string, Checker>();
   private readonly healthz = new Map<string, Checker>();
   private recorder: EventRecorder | undefined;
@@ -109,7 +109,7 @@ export class Manager {
     });
   }
 
-  get kubeConfig(): KubeConfig {
+  get kubeConfig(): RESTConfig {
     return this.o.kubeConfig;
   }
 
@@ -125,7 +125,7 @@ export class Manager {
 
   add(r: Runnable): void {
     if (this.started) throw new Error(`runnable ${r.name} added after the manager started`);
-    this.runnables.push(r);
+    (r.needLeaderElection ? this.leaderOnly : this.everyReplica).add(r);
   }
 
   addHealthzCheck(name: string, check: Checker): void {
@@ -153,29 +153,100 @@ export class Manager {
 
   /**
    * Run until `signal` aborts. Rejects with LeaderElectionLostError if the lease is lost (the process
-   * should exit non-zero, as controller-runtime's does), or with a start-up error.
+   * should exit non-zero, as controller-runtime's does), with the first runnable's failure, or with a
+   * start-up error.
    */
   async start(signal: AbortSignal): Promise<void> {
     if (this.started) throw new Error("manager already started");
     this.started = true;
-    const grace = this.o.gracefulShutdownTimeoutMs ?? 30_000;
-    const runCtl = new AbortController(); // stops leader-only runnables
-    const lost = new AbortController();
-    let runnableError: unknown;
-    const failed = new AbortController(); // a runnable failed: stop everything, as controller-runtime does
-    const stopAll = () => runCtl.abort();
-    signal.addEventListener("abort", stopAll, { once: true });
+    const stopper = new Stopper(signal);
+    const phases = new Phases();
+    try {
+      await this.run(phases, stopper, signal);
+    } finally {
+      await this.shutdown(phases, stopper);
+      stopper.dispose();
+    }
+    if (stopper.leaseLost) throw new LeaderElectionLostError(this.o.leaderElectionID ?? "");
+    if (stopper.failed) throw stopper.failed.error;
+  }
 
+  /** Starts the phases in order, then runs until the stopper says why to stop. */
+  private async run(phases: Phases, stopper: Stopper, signal: AbortSignal): Promise<void> {
+    const onError = (r: Runnable, err: unknown) => this.runnableFailed(stopper, r, err);
+    await phases.start(this.serversPhase());
+    await phases.start(this.recorderPhase());
+    await phases.start({ name: "caches", start: () => this.cache.start(), stop: () => this.cache.stop() });
+    await phases.start(this.groupPhase(this.everyReplica, onError));
+    const syncTimeout = AbortSignal.timeout(this.o.cacheSyncTimeoutMs ?? 120_000);
+    const synced = await this.cache.waitForSync(AbortSignal.any([stopper.signal, syncTimeout]));
+    if (!synced && !stopper.stopping) throw new Error("timed out waiting for caches to sync");
+    if (!stopper.stopping) await phases.start(this.leaderPhase(signal, stopper, onError));
+    await stopper.stopped();
+  }
+
+  private async shutdown(phases: Phases, stopper: Stopper): Promise<void> {
+    const grace = this.o.gracefulShutdownTimeoutMs ?? 30_000;
+    // A lost lease leaves no grace (as controller-runtime): a successor may already be leading, so
+    // nothing still running may keep writing; the process is expected to exit right after.
+    const stopGrace = stopper.leaseLost ? 0 : grace;
+    this.log.info("Stopping and waiting for runnables", { gracePeriodMs: stopGrace });
+    const deadline = new Deadline(stopGrace, () => {
+      if (stopGrace > 0)
+        this.log.error("graceful shutdown timed out waiting for runnables", undefined, { timeoutMs: grace });
+    });
+    await phases.stopAll(deadline);
+    this.client.close();
+    this.log.info("Manager stopped");
+  }
+
+  private runnableFailed(stopper: Stopper, r: Runnable, err: unknown): void {
+    this.log.error("runnable failed", err, { runnable: r.name });
+    const message = `${r.name}: ${err instanceof Error ? err.message : String(err)}`;
+    // A runnable failed: stop everything, as controller-runtime does.
+    stopper.fail(new Error(message, { cause: err }));
+  }
+
+  /** The metrics and probe servers: up first so a slow start can be watched, closed last. */
+  private serversPhase(): Phase {
+    let close = async () => {};
+    return {
+      name: "servers",
+      start: async () => {
+        close = await this.startServers();
+      },
+      stop: () => close(),
+    };
+  }
+
+  /** Starts the metrics and probe servers; resolves with what closes them. */
+  private async startServers(): Promise<() => Promise<void>> {
     const metrics = await startMetricsServer({
       bindAddress: this.o.metricsBindAddress ?? "0",
       logger: this.log.withName("metrics"),
       ...this.o.metricsServer,
       ...(this.o.metricsAuth ? { filter: authenticatedAuthorizedFilter(this.client) } : {}),
     });
-    const probes: ProbeServer = await startProbeServer({
+    const probes = await startProbeServer({
       bindAddress: this.o.healthProbeBindAddress ?? "0",
       logger: this.log.withName("probes"),
+    }).catch(async (err: unknown) => {
+      await metrics.close();
+      throw err;
     });
+    const loop = this.addChecks(probes);
+    this.metricsURL = metrics.url;
+    this.probeURL = probes.url;
+    if (metrics.url) this.log.info("Serving metrics server", { address: metrics.url });
+    if (probes.url) this.log.info("Starting health probe server", { address: probes.url });
+    return async () => {
+      loop.stop();
+      await Promise.all([metrics.close(), probes.close()]);
+    };
+  }
+
+  /** Registers the built-in and added checks; returns the event-loop check, which must be stopped. */
+  private addChecks(probes: ProbeServer): ReturnType<typeof eventLoopCheck> {
     const loop = eventLoopCheck();
     probes.addHealthzCheck("ping", () => undefined);
     probes.addHealthzCheck("eventloop", loop);
@@ -184,104 +255,88 @@ export class Manager {
       if (!this.cache.hasSynced()) throw new Error("caches not synced");
     });
     for (const [n, c] of this.readyz) probes.addReadyzCheck(n, c);
-    this.metricsURL = metrics.url;
-    this.probeURL = probes.url;
-    if (metrics.url) this.log.info("Serving metrics server", { address: metrics.url });
-    if (probes.url) this.log.info("Starting health probe server", { address: probes.url });
-
-    const running: Promise<void>[] = [];
-    const startRunnables = (leaderOnly: boolean) => {
-      for (const r of this.runnables.filter((x) => x.needLeaderElection === leaderOnly)) {
-        running.push(
-          r.start(runCtl.signal).catch((err: unknown) => {
-            this.log.error("runnable failed", err, { runnable: r.name });
-            runnableError ??= new Error(`${r.name}: ${err instanceof Error ? err.message : String(err)}`, {
-              cause: err,
-            });
-            failed.abort();
-          }),
-        );
-      }
-    };
-
-    try {
-      startRunnables(false);
-      this.cache.start();
-      const syncTimeout = AbortSignal.timeout(this.o.cacheSyncTimeoutMs ?? 120_000);
-      const synced = await this.cache.waitForSync(AbortSignal.any([signal, syncTimeout]));
-      if (!synced && !signal.aborted) throw new Error("timed out waiting for caches to sync");
-
-      if (!signal.aborted) {
-        if (this.o.leaderElection) {
-          const id = this.o.leaderElectionID;
-          if (!id) throw new Error("leader election requires a leaderElectionID");
-          this.elector = new LeaderElector({
-            kubeConfig: this.o.kubeConfig,
-            namespace: this.o.leaderElectionNamespace ?? podNamespace() ?? "default",
-            name: id,
-            ...(this.o.leaseDurationMs ? { leaseDurationMs: this.o.leaseDurationMs } : {}),
-            ...(this.o.renewDeadlineMs ? { renewDeadlineMs: this.o.renewDeadlineMs } : {}),
-            ...(this.o.retryPeriodMs ? { retryPeriodMs: this.o.retryPeriodMs } : {}),
-            logger: this.log.withName("leaderelection"),
-            callbacks: {
-              onStartedLeading: () => {
-                this.log.info("successfully acquired lease", { lease: id });
-                this.becomeLeader(startRunnables);
-              },
-              onStoppedLeading: () => {
-                if (!signal.aborted) {
-                  this.log.error("leader election lost", undefined, { lease: id });
-                  lost.abort();
-                }
-              },
-            },
-          });
-          this.log.info("attempting to acquire leader lease", { lease: id });
-          void this.elector.run(signal);
-        } else {
-          this.becomeLeader(startRunnables);
-        }
-      }
-
-      await new Promise<void>((resolve) => {
-        if (signal.aborted || lost.signal.aborted || failed.signal.aborted) return resolve();
-        signal.addEventListener("abort", () => resolve(), { once: true });
-        lost.signal.addEventListener("abort", () => resolve(), { once: true });
-        failed.signal.addEventListener("abort", () => resolve(), { once: true });
-      });
-    } finally {
-      // A lost lease leaves no grace (as controller-runtime): a successor may already be leading, so
-      // nothing still running may keep writing; the process is expected to exit right after.
-      const stopGrace = lost.signal.aborted ? 0 : grace;
-      this.log.info("Stopping and waiting for runnables", { gracePeriodMs: stopGrace });
-      runCtl.abort();
-      const deadline = new Promise<boolean>((r) => setTimeout(() => r(false), stopGrace).unref());
-      const done = await Promise.race([Promise.all(running).then(() => true), deadline]);
-      if (!done && stopGrace > 0)
-        this.log.error("graceful shutdown timed out waiting for runnables", undefined, { timeoutMs: grace });
-      if (this.elector) {
-        this.log.info("Stopping and waiting for leader election runnables");
-        await this.elector.stop();
-      }
-      this.leading = false;
-      await this.cache.stop();
-      // Bounded: with the apiserver unreachable, the recorder would retry for about 85 s per event.
-      await this.recorder?.flush(stopGrace).catch(() => undefined);
-      this.recorder?.shutdown();
-      loop.stop();
-      await Promise.all([metrics.close(), probes.close()]);
-      this.client.close();
-      signal.removeEventListener("abort", stopAll);
-      this.log.info("Manager stopped");
-    }
-    if (lost.signal.aborted) throw new LeaderElectionLostError(this.o.leaderElectionID ?? "");
-    if (runnableError) throw runnableError;
+    return loop;
   }
 
-  private becomeLeader(startRunnables: (leaderOnly: boolean) => void): void {
+  /** Events recorded while stopping are still written: the recorder is flushed after the runnables stop. */
+  private recorderPhase(): Phase {
+    return {
+      name: "event-recorder",
+      start: () => {},
+      stop: async (deadline) => {
+        // Bounded: with the apiserver unreachable, the recorder would retry for about 85 s per event.
+        await this.recorder?.flush(deadline.ms).catch(() => undefined);
+        this.recorder?.shutdown();
+      },
+    };
+  }
+
+  private groupPhase(group: RunnableGroup, onError: (r: Runnable, err: unknown) => void): Phase {
+    return {
+      name: group.name,
+      start: () => group.start(onError),
+      stop: async (deadline) => {
+        group.stop();
+        await deadline.wait(group.done());
+      },
+    };
+  }
+
+  /** Leader-only runnables, started once elected; stopping them releases the lease afterwards. */
+  private leaderPhase(signal: AbortSignal, stopper: Stopper, onError: (r: Runnable, err: unknown) => void): Phase {
+    const group = this.groupPhase(this.leaderOnly, onError);
+    return {
+      name: "leader-election",
+      start: () => (this.o.leaderElection ? this.startElection(signal, stopper, onError) : this.becomeLeader(onError)),
+      stop: async (deadline) => {
+        await group.stop(deadline);
+        if (this.elector) {
+          this.log.info("Stopping and waiting for leader election runnables");
+          await this.elector.stop();
+        }
+        this.leading = false;
+      },
+    };
+  }
+
+  private startElection(signal: AbortSignal, stopper: Stopper, onError: (r: Runnable, err: unknown) => void): void {
+    const id = this.o.leaderElectionID;
+    if (!id) throw new Error("leader election requires a leaderElectionID");
+    this.elector = new LeaderElector({
+      // Its own connections (client-go gives leader election its own client too): renewals must not queue
+      // behind a burst of Job creates on the shared pool, or a busy leader would lose its lease.
+      client: new Client(this.o.kubeConfig, {
+        ...(this.o.userAgent ? { userAgent: `${this.o.userAgent}/leader-election` } : {}),
+        ...(this.o.fieldManager ? { fieldManager: this.o.fieldManager } : {}),
+        maxSockets: 2,
+      }),
+      namespace: this.o.leaderElectionNamespace ?? podNamespace() ?? "default",
+      name: id,
+      ...(this.o.leaseDurationMs ? { leaseDurationMs: this.o.leaseDurationMs } : {}),
+      ...(this.o.renewDeadlineMs ? { renewDeadlineMs: this.o.renewDeadlineMs } : {}),
+      ...(this.o.retryPeriodMs ? { retryPeriodMs: this.o.retryPeriodMs } : {}),
+      logger: this.log.withName("leaderelection"),
+      callbacks: {
+        onStartedLeading: () => {
+          this.log.info("successfully acquired lease", { lease: id });
+          this.becomeLeader(onError);
+        },
+        onStoppedLeading: () => {
+          // Leadership also ends when the manager gives it up on stopping; only an unasked-for end is a loss.
+          if (stopper.stopping) return;
+          this.log.error("leader election lost", undefined, { lease: id });
+          stopper.loseLease();
+        },
+      },
+    });
+    this.log.info("attempting to acquire leader lease", { lease: id });
+    void this.elector.run(signal);
+  }
+
+  private becomeLeader(onError: (r: Runnable, err: unknown) => void): void {
     this.leading = true;
     for (const w of this.electedWaiters.splice(0)) w();
-    startRunnables(true);
+    this.leaderOnly.start(onError);
   }
 }
 

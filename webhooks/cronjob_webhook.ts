@@ -5,17 +5,20 @@
 import { isDeepStrictEqual } from "node:util";
 import {
   API_VERSION,
-  DEFAULT_CONCURRENCY_POLICY,
-  DEFAULT_FAILED_JOBS_HISTORY_LIMIT,
-  DEFAULT_SUCCESSFUL_JOBS_HISTORY_LIMIT,
+  CRONJOB_SPEC_DEFAULTS,
   GROUP,
   KIND,
+  MAX_RUN_NOW_REQUEST_LENGTH,
   parseCronJob,
   PLURAL,
+  RUN_NOW_ANNOTATION,
+  RUN_NOW_REQUESTED_BY_ANNOTATION,
+  runNowRequestedByValue,
+  runNowRequestOf,
   VERSION,
 } from "../api/v1/index.ts";
-import type { JobSource } from "../controllers/job.ts";
-import { parseSchedule, validateTimeZone } from "../api/v1/schedule/index.ts";
+import { JobSourceSchema } from "../controllers/job.ts";
+import { parseHashedSchedule, validateTimeZone } from "../api/v1/schedule/index.ts";
 import { log, type Logger } from "../runtime/log.ts";
 import {
   type AdmissionHandler,
@@ -23,6 +26,7 @@ import {
   type AdmissionResult,
   allowed,
   denied,
+  escapeJSONPointer,
   type FieldError,
   invalid,
   invalidField,
@@ -30,7 +34,7 @@ import {
   patched,
   requiredField,
 } from "../runtime/webhook/index.ts";
-import { DRY_RUN_TIMEOUT_MS, type DryRunClient, dryRunJobTemplate } from "./jobtemplate_dryrun.ts";
+import { DRY_RUN_TIMEOUT_MS, type DryRunClient, dryRunJobTemplate, type DryRunOutcome } from "./jobtemplate_dryrun.ts";
 
 export const MUTATE_PATH = `/mutate-${GROUP.replaceAll(".", "-")}-${VERSION}-${KIND.toLowerCase()}`;
 export const VALIDATE_PATH = `/validate-${GROUP.replaceAll(".", "-")}-${VERSION}-${KIND.toLowerCase()}`;
@@ -43,18 +47,15 @@ export const MIN_SAFE_STARTING_DEADLINE_SECONDS = 10;
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
 
-/** The defaulting webhook: fills concurrencyPolicy, suspend and the history limits where unset. */
+/**
+ * The defaulting webhook: fills the fields of CRONJOB_SPEC_DEFAULTS (concurrencyPolicy, suspend and the
+ * history limits) where unset, in the table's order.
+ */
 export function defaultCronJob(obj: unknown): JSONPatchOperation[] {
   if (!isObj(obj) || !isObj(obj.spec)) return [];
   const spec = obj.spec;
   const ops: JSONPatchOperation[] = [];
-  const defaults: Array<[string, unknown]> = [
-    ["concurrencyPolicy", DEFAULT_CONCURRENCY_POLICY],
-    ["suspend", false],
-    ["successfulJobsHistoryLimit", DEFAULT_SUCCESSFUL_JOBS_HISTORY_LIMIT],
-    ["failedJobsHistoryLimit", DEFAULT_FAILED_JOBS_HISTORY_LIMIT],
-  ];
-  for (const [field, value] of defaults) {
+  for (const [field, value] of Object.entries(CRONJOB_SPEC_DEFAULTS)) {
     // "" counts as unset for the policy, as in the Go defaulter (`if ConcurrencyPolicy == ""`); the CRD's
     // enum would otherwise reject an object kubebuilder's webhook accepts.
     const unset =
@@ -69,8 +70,17 @@ export interface ValidationResult {
   warnings: string[];
 }
 
-/** The validating webhook's checks; every message names the field and the value and says what is allowed. */
-export function validateCronJob(obj: unknown): ValidationResult {
+/** What the admission request says besides the object: the namespace (the object may not carry it). */
+export interface ValidationContext {
+  namespace?: string;
+}
+
+/**
+ * The validating webhook's checks; every message names the field and the value and says what is allowed.
+ * A schedule with H is resolved with the CronJob's namespace/name (metadata.namespace, else the request's)
+ * and validated as resolved, with a warning saying what it runs as.
+ */
+export function validateCronJob(obj: unknown, context: ValidationContext = {}): ValidationResult {
   const errors: FieldError[] = [];
   const warnings: string[] = [];
   if (!isObj(obj)) return { errors: [invalidField("<root>", obj, "must be a CronJob object")], warnings };
@@ -78,6 +88,17 @@ export function validateCronJob(obj: unknown): ValidationResult {
   const name = typeof meta.name === "string" ? meta.name : "";
   if (name.length > MAX_NAME_LENGTH) {
     errors.push(invalidField("metadata.name", name, `must be no more than ${MAX_NAME_LENGTH} characters`));
+  }
+  const annotations = isObj(meta.annotations) ? meta.annotations : {};
+  const runNow = annotations[RUN_NOW_ANNOTATION];
+  if (typeof runNow === "string" && runNow.trim().length > MAX_RUN_NOW_REQUEST_LENGTH) {
+    errors.push(
+      invalidField(
+        `metadata.annotations[${RUN_NOW_ANNOTATION}]`,
+        runNow,
+        `must be no more than ${MAX_RUN_NOW_REQUEST_LENGTH} characters (any new value requests one run)`,
+      ),
+    );
   }
   const spec = isObj(obj.spec) ? obj.spec : undefined;
   if (!spec) return { errors: [...errors, requiredField("spec", "the CronJob needs a spec")], warnings };
@@ -101,9 +122,19 @@ export function validateCronJob(obj: unknown): ValidationResult {
     // Not "Required": the field is there, so the message shows the value that is wrong.
     errors.push(invalidField("spec.schedule", spec.schedule, 'must be a string in cron format, e.g. "0 * * * *"'));
   } else {
-    const parsed = parseSchedule(spec.schedule, tzOK && typeof spec.timeZone === "string" ? spec.timeZone : undefined);
+    const namespace = (typeof meta.namespace === "string" ? meta.namespace : "") || (context.namespace ?? "");
+    const parsed = parseHashedSchedule(
+      spec.schedule,
+      { namespace, name },
+      tzOK && typeof spec.timeZone === "string" ? spec.timeZone : undefined,
+    );
     if (!parsed.ok) errors.push(invalidField(parsed.error.field, parsed.error.value, parsed.error.reason));
-    else if (parsed.schedule.isEvery && (parsed.schedule.everySeconds ?? 60) < 60) {
+    else if (parsed.hashed) {
+      warnings.push(
+        `spec.schedule: ${JSON.stringify(spec.schedule)} runs as ${JSON.stringify(parsed.resolved)} for this CronJob (H is hashed from namespace/name; an extension the built-in CronJob does not accept)`,
+      );
+    }
+    if (parsed.ok && parsed.schedule.isEvery && (parsed.schedule.everySeconds ?? 60) < 60) {
       warnings.push(
         `spec.schedule: "${spec.schedule}" runs more often than once a minute; each run is a Job (and a Pod): consider a longer interval`,
       );
@@ -159,13 +190,29 @@ function nameOf(req: AdmissionRequest): string {
 
 export const mutateCronJob: AdmissionHandler = (req): AdmissionResult => {
   if (req.operation !== "CREATE" && req.operation !== "UPDATE") return allowed();
-  return patched(defaultCronJob(req.object));
+  return patched([...defaultCronJob(req.object), ...stampRunNowRequester(req)]);
 };
+
+/**
+ * Records who made a run-now request: when the request annotation is new or changed, its requester (the
+ * user the API server authenticated) goes into the run-now-requested-by annotation, which the controller
+ * names in its RunNow Event and copies onto the Job. Only the webhook can know the user.
+ */
+export function stampRunNowRequester(req: AdmissionRequest): JSONPatchOperation[] {
+  const asObj = (o: unknown) =>
+    isObj(o) && isObj(o.metadata) ? { metadata: o.metadata as { annotations?: Record<string, string> } } : {};
+  const request = runNowRequestOf(asObj(req.object));
+  if (request === undefined || request === runNowRequestOf(asObj(req.oldObject))) return [];
+  const user = runNowRequestedByValue(req.userInfo?.username || "system:anonymous", request);
+  return [
+    { op: "add", path: `/metadata/annotations/${escapeJSONPointer(RUN_NOW_REQUESTED_BY_ANNOTATION)}`, value: user },
+  ];
+}
 
 export const validateCronJobRequest: AdmissionHandler = (req): AdmissionResult => {
   // Deletes are never blocked; an update of an already-invalid object is validated like a create.
   if (req.operation !== "CREATE" && req.operation !== "UPDATE") return allowed();
-  const { errors, warnings } = validateCronJob(req.object);
+  const { errors, warnings } = validateCronJob(req.object, { namespace: req.namespace });
   if (errors.length === 0) return allowed(warnings);
   return denied(invalid({ group: GROUP, kind: KIND }, nameOf(req), errors), warnings);
 };
@@ -198,13 +245,18 @@ export function validateCronJobWithDryRun(opts: CronJobWebhookOptions & { client
     if (req.operation === "UPDATE" && isDeepStrictEqual(jobTemplateOf(req.object), jobTemplateOf(req.oldObject))) {
       return result;
     }
-    // The static checks passed: spec.jobTemplate has the schema's shape.
-    const obj = req.object as Obj;
-    const cronJob = { metadata: isObj(obj.metadata) ? obj.metadata : {}, spec: obj.spec } as JobSource;
-    const namespace = req.namespace || cronJob.metadata.namespace || "";
-    const outcome = await dryRunJobTemplate(opts.client, cronJob, namespace, {
-      timeoutMs: opts.dryRunTimeoutMs ?? DRY_RUN_TIMEOUT_MS,
-    });
+    // The static checks passed: spec.jobTemplate has the schema's shape, so the Job can be built.
+    const obj = isObj(req.object) ? req.object : {};
+    const source = JobSourceSchema.safeParse({ metadata: isObj(obj.metadata) ? obj.metadata : {}, spec: obj.spec });
+    const namespace = req.namespace || (source.success ? source.data.metadata.namespace : undefined) || "";
+    const outcome: DryRunOutcome = source.success
+      ? await dryRunJobTemplate(opts.client, source.data, namespace, {
+          timeoutMs: opts.dryRunTimeoutMs ?? DRY_RUN_TIMEOUT_MS,
+        })
+      : {
+          kind: "unchecked",
+          reason: `the Job could not be built: ${source.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+        };
     const warnings = result.warnings ?? [];
     switch (outcome.kind) {
       case "valid":

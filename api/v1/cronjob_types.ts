@@ -1,9 +1,16 @@
 // The CronJob API: zod schemas are the single source of truth. The TypeScript types are inferred from
 // them, the controller and webhooks validate with them, and `make manifests` turns them into the CRD.
-import type { V1JobTemplateSpec } from "@kubernetes/client-node";
 import { z } from "zod";
 import { API_VERSION, KIND } from "./groupversion_info.ts";
-import { ConditionSchema, K8S_OPENAPI, ObjectMetaSchema, ObjectReferenceSchema, TimeSchema } from "./meta.ts";
+import { MAX_RUN_NOW_REQUEST_LENGTH } from "./runnow.ts";
+import {
+  ConditionSchema,
+  K8S_OPENAPI,
+  ObjectMetaSchema,
+  ObjectReferenceSchema,
+  TimeSchema,
+  WireObjectMetaSchema,
+} from "./meta.ts";
 
 export const ConcurrencyPolicyValues = ["Allow", "Forbid", "Replace"] as const;
 export const ConcurrencyPolicySchema = z.enum(ConcurrencyPolicyValues).meta({
@@ -15,9 +22,25 @@ export const ConcurrencyPolicySchema = z.enum(ConcurrencyPolicyValues).meta({
 });
 export type ConcurrencyPolicy = z.infer<typeof ConcurrencyPolicySchema>;
 
-export const DEFAULT_CONCURRENCY_POLICY: ConcurrencyPolicy = "Allow";
-export const DEFAULT_SUCCESSFUL_JOBS_HISTORY_LIMIT = 3;
-export const DEFAULT_FAILED_JOBS_HISTORY_LIMIT = 1;
+/**
+ * The spec's defaults, the one place they are written. The schema's `.default()`s take theirs from here
+ * (so do the CRD's `default:`s, and the controller's parse), and the defaulting webhook's patch is this
+ * table. `suspend` alone is not a schema default: as in kubebuilder's CronJob, only the webhook writes it,
+ * and an unset `suspend` means the same to the controller.
+ */
+export const CRONJOB_SPEC_DEFAULTS = {
+  concurrencyPolicy: "Allow",
+  suspend: false,
+  successfulJobsHistoryLimit: 3,
+  failedJobsHistoryLimit: 1,
+} as const satisfies {
+  concurrencyPolicy: ConcurrencyPolicy;
+  suspend: boolean;
+  successfulJobsHistoryLimit: number;
+  failedJobsHistoryLimit: number;
+};
+/** The fields of CRONJOB_SPEC_DEFAULTS the schema (and so the CRD) does not default. */
+export const WEBHOOK_ONLY_DEFAULTS: ReadonlySet<keyof typeof CRONJOB_SPEC_DEFAULTS> = new Set(["suspend"]);
 
 const INT32_MAX = 2 ** 31 - 1;
 
@@ -43,7 +66,8 @@ export const RestartPolicyValues = ["OnFailure", "Never"] as const;
 /**
  * The Job template. Its CRD schema is the full upstream batch/v1 JobTemplateSpec (converted by the
  * generator), tightened by the checks below (the generator overlays them: enums, bounds, required
- * fields); zod checks only what the controller relies on, and the type is client-node's model.
+ * fields); zod checks only what the controller relies on, and the type says just that: the checked
+ * fields, and `unknown` for the rest of the wire JSON.
  */
 export const JobTemplateSpecSchema = z
   .looseObject({
@@ -72,7 +96,7 @@ export const JobTemplateSpecSchema = z
   .meta({
     [K8S_OPENAPI]: "io.k8s.api.batch.v1.JobTemplateSpec",
     description: "Specifies the Job that will be created when executing a CronJob.",
-  }) as unknown as z.ZodType<V1JobTemplateSpec>;
+  });
 
 /**
  * A CronJob's metadata. Only `name` (and `generateName`) may carry checks in a CRD's schema, and the
@@ -115,25 +139,38 @@ export const CronJobSpecSchema = z
           "A missed run older than the deadline is not started; it is reported as a MissSchedule event and " +
           "in status.lastMissedTime.",
       }),
-    concurrencyPolicy: ConcurrencyPolicySchema.default(DEFAULT_CONCURRENCY_POLICY),
+    concurrencyPolicy: ConcurrencyPolicySchema.default(CRONJOB_SPEC_DEFAULTS.concurrencyPolicy),
     suspend: z
       .boolean()
       .optional()
       .meta({
         description:
           "Tells the controller to suspend subsequent executions; it does not apply to already started " +
-          "executions. Defaults to false.",
+          `executions. Defaults to ${CRONJOB_SPEC_DEFAULTS.suspend}.`,
       }),
     jobTemplate: JobTemplateSpecSchema,
-    successfulJobsHistoryLimit: z.int().min(0).max(INT32_MAX).default(DEFAULT_SUCCESSFUL_JOBS_HISTORY_LIMIT).meta({
-      format: "int32",
-      description:
-        "The number of successful finished Jobs to retain. Value must be a non-negative integer. Defaults to 3.",
-    }),
-    failedJobsHistoryLimit: z.int().min(0).max(INT32_MAX).default(DEFAULT_FAILED_JOBS_HISTORY_LIMIT).meta({
-      format: "int32",
-      description: "The number of failed finished Jobs to retain. Value must be a non-negative integer. Defaults to 1.",
-    }),
+    successfulJobsHistoryLimit: z
+      .int()
+      .min(0)
+      .max(INT32_MAX)
+      .default(CRONJOB_SPEC_DEFAULTS.successfulJobsHistoryLimit)
+      .meta({
+        format: "int32",
+        description:
+          "The number of successful finished Jobs to retain. Value must be a non-negative integer. " +
+          `Defaults to ${CRONJOB_SPEC_DEFAULTS.successfulJobsHistoryLimit}.`,
+      }),
+    failedJobsHistoryLimit: z
+      .int()
+      .min(0)
+      .max(INT32_MAX)
+      .default(CRONJOB_SPEC_DEFAULTS.failedJobsHistoryLimit)
+      .meta({
+        format: "int32",
+        description:
+          "The number of failed finished Jobs to retain. Value must be a non-negative integer. " +
+          `Defaults to ${CRONJOB_SPEC_DEFAULTS.failedJobsHistoryLimit}.`,
+      }),
   })
   .meta({ description: "CronJobSpec defines the desired state of CronJob." });
 export type CronJobSpec = z.infer<typeof CronJobSpecSchema>;
@@ -164,6 +201,28 @@ export const CronJobStatusSchema = z
     lastMissedTime: TimeSchema.optional().meta({
       description: "The newest scheduled time that was not started because it was older than startingDeadlineSeconds.",
     }),
+    lastFailedTime: TimeSchema.optional().meta({
+      description: "The time the newest failed Job failed. Like lastSuccessfulTime, it never moves backward.",
+    }),
+    resolvedSchedule: z
+      .string()
+      .max(MAX_SCHEDULE_LENGTH)
+      .optional()
+      .meta({
+        description:
+          "spec.schedule as this CronJob runs it: each H field resolved to the value hashed from its namespace " +
+          "and name (the schedule as written when it has no H; shown by kubectl get -o wide). Empty while the " +
+          "schedule is invalid.",
+      }),
+    lastRunNowRequest: z
+      .string()
+      .max(MAX_RUN_NOW_REQUEST_LENGTH)
+      .optional()
+      .meta({
+        description:
+          "The newest run-now request (the value of the annotation batch.tutorial.kubebuilder.io/run-now) " +
+          "whose Job was created. A request equal to it is never run again.",
+      }),
     conditions: z
       .array(ConditionSchema)
       .optional()
@@ -205,9 +264,69 @@ export const CronJobSchema = z
 export type CronJob = z.infer<typeof CronJobSchema>;
 export type CronJobInput = z.input<typeof CronJobSchema>;
 
+/**
+ * What every stored CronJob is, whatever its values: the JSON types the CRD's structural schema guarantees
+ * (timestamps are strings), without the checks above (bounds, enums, formats) or their defaults. Unknown
+ * fields pass through. A CronJob (the schema's output) is one; the controller reads a stored object the
+ * schema refuses (written with admission bypassed, or before a check existed) as one of these.
+ */
+export const CronJobWireSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: WireObjectMetaSchema,
+  spec: z.looseObject({
+    schedule: z.string(),
+    timeZone: z.string().optional(),
+    startingDeadlineSeconds: z.number().optional(),
+    concurrencyPolicy: z.string().optional(),
+    suspend: z.boolean().optional(),
+    jobTemplate: z.looseObject({
+      metadata: z
+        .looseObject({
+          labels: z.record(z.string(), z.string()).optional(),
+          annotations: z.record(z.string(), z.string()).optional(),
+        })
+        .optional(),
+      spec: z.record(z.string(), z.unknown()).optional(),
+    }),
+    successfulJobsHistoryLimit: z.number().optional(),
+    failedJobsHistoryLimit: z.number().optional(),
+  }),
+  status: z
+    .looseObject({
+      active: z.array(ObjectReferenceSchema).optional(),
+      activeCount: z.number().optional(),
+      lastScheduleTime: z.string().optional(),
+      lastSuccessfulTime: z.string().optional(),
+      nextScheduleTime: z.string().optional(),
+      lastMissedTime: z.string().optional(),
+      lastFailedTime: z.string().optional(),
+      resolvedSchedule: z.string().optional(),
+      lastRunNowRequest: z.string().optional(),
+      conditions: z
+        .array(
+          z.looseObject({
+            type: z.string(),
+            status: z.string(),
+            observedGeneration: z.number().optional(),
+            lastTransitionTime: z.string(),
+            reason: z.string(),
+            message: z.string(),
+          }),
+        )
+        .optional(),
+      observedGeneration: z.number().optional(),
+    })
+    .optional(),
+});
+export type CronJobWire = z.infer<typeof CronJobWireSchema>;
+export type CronJobWireStatus = NonNullable<CronJobWire["status"]>;
+
 /** Printer columns for `kubectl get` (kubebuilder's +kubebuilder:printcolumn markers). */
 export const printerColumns = [
   { name: "Schedule", type: "string", jsonPath: ".spec.schedule" },
+  // -o wide: the schedule with its H fields resolved (the same as Schedule when it has none).
+  { name: "Resolved", type: "string", jsonPath: ".status.resolvedSchedule", priority: 1 },
   { name: "TimeZone", type: "string", jsonPath: ".spec.timeZone" },
   { name: "Suspend", type: "boolean", jsonPath: ".spec.suspend" },
   { name: "Active", type: "integer", jsonPath: ".status.activeCount" },

@@ -8,5 +8,22 @@ export const LIST_KIND = "CronJobList";
 export const PLURAL = "cronjobs";
 export const SINGULAR = "cronjob";
 
+/**
+ * `kubectl get cron`: the kind's own names collide with the built-in CronJob (which kubectl prefers, and which
+ * owns the short name `cj`), so every command would otherwise need the full resource name.
+ */
+export const SHORT_NAMES = ["cron", "crons"] as const;
+/** `kubectl get all` lists them, as it lists built-in CronJobs. */
+export const CATEGORIES = ["all"] as const;
+
 /** The fully-qualified resource name, as used by kubectl and in the CRD's metadata.name. */
 export const RESOURCE = `${PLURAL}.${GROUP}`;
+
+/** How clients address CronJobs (the runtime's ResourceKind shape). */
+export const CronJobResource = {
+  group: GROUP,
+  version: VERSION,
+  kind: KIND,
+  plural: PLURAL,
+  namespaced: true,
+} as const;

@@ -73,3 +73,13 @@ export const ObjectMetaSchema = z.looseObject({
     .optional(),
 });
 export type ObjectMeta = z.infer<typeof ObjectMetaSchema>;
+
+/**
+ * The same metadata with the wire's JSON types only (timestamps are RFC 3339 strings, unchecked): what any
+ * object read from the API server has, whatever its values.
+ */
+export const WireObjectMetaSchema = ObjectMetaSchema.extend({
+  generation: z.number().optional(),
+  creationTimestamp: z.string().optional(),
+  deletionTimestamp: z.string().optional(),
+});

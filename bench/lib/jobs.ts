@@ -154,6 +154,8 @@ export class JobFinisher {
   patched = 0;
   errors = 0;
   lastError = "";
+  /** Per patched Job: how late the patch landed after it was due (ms), to see that the finisher keeps up. */
+  readonly lagsMs: number[] = [];
   private readonly client: Client;
   private readonly delayMs: number;
   private readonly limiter: Limiter;
@@ -172,15 +174,16 @@ export class JobFinisher {
     const ns = job.metadata?.namespace ?? "";
     const name = job.metadata?.name ?? "";
     const created = String(job.metadata?.creationTimestamp ?? new Date().toISOString());
+    const due = Date.now() + this.delayMs;
     const t = setTimeout(() => {
       this.timers.delete(t);
-      const p = this.limiter.run(() => this.finish(ns, name, created)).finally(() => this.inflight.delete(p));
+      const p = this.limiter.run(() => this.finish(ns, name, created, due)).finally(() => this.inflight.delete(p));
       this.inflight.add(p);
     }, this.delayMs);
     this.timers.add(t);
   }
 
-  private async finish(namespace: string, name: string, startTime: string): Promise<void> {
+  private async finish(namespace: string, name: string, startTime: string, due: number): Promise<void> {
     if (this.stopped) return;
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
     try {
@@ -199,6 +202,7 @@ export class JobFinisher {
         "merge",
       );
       this.patched++;
+      this.lagsMs.push(Date.now() - due);
     } catch (err) {
       if (isNotFound(err)) return;
       this.errors++;

@@ -1,5 +1,8 @@
-// The three phases of one N, each on a fresh control plane: calibration (raw Job creates: the floor),
-// ours (the operator as a child process) and built-in (kube-controller-manager's cronjob controller v2).
+// The phases of one N, each on a fresh control plane: calibration (raw Job creates: the floor), ours
+// (the operator as a child process, in a cgroup with the Deployment's limits) and the built-in
+// (kube-controller-manager's cronjob controller v2) in two configurations: its defaults (client-side
+// rate limit 20 qps / burst 30) and tuned (--kube-api-qps=500 --kube-api-burst=1000), the fair anchor.
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { envValue, readManagerDeployment } from "../../hack/manager-deployment.ts";
@@ -8,10 +11,11 @@ import { Kinds, type KubeObject, type ResourceKind } from "../../runtime/kinds.t
 import { PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
 import { freePort } from "../../envtest/ports.ts";
 import { ManagedProcess } from "../../envtest/processes.ts";
-import { analyze, type Analysis } from "./analyze.ts";
+import { analyze, type Analysis, percentiles, rfc3339 } from "./analyze.ts";
+import { Cgroup, type CgroupInfo, type CgroupStats, type CgroupSupport, type Limits, formatLimits } from "./cgroup.ts";
 import { builtinSlotOf, JobFinisher, JobRecorder, ourSlotOf, type SlotOf } from "./jobs.ts";
 import { sleep } from "./pool.ts";
-import { cpuSeconds, findChild, memory } from "./proc.ts";
+import { cpuSeconds, findChild, loadavg, memory } from "./proc.ts";
 import { groupBy, has, type Sample, scrape, sumOf } from "./prom.ts";
 import {
   BuiltinCronJobKind,
@@ -27,14 +31,26 @@ import {
 export const NODE = join(PROJECT_ROOT, "node_modules", ".bin", "node");
 /** The built-in controller's flags on 1.20: v2 is alpha there. */
 export const BUILTIN_FEATURE_GATES = "--feature-gates=CronJobControllerV2=true";
-/** The run ends this long after the last measured slot, so late Jobs of that slot still count. */
+/** The tuned built-in: a client-side rate limit that does not bound it on this control plane. */
+export const BUILTIN_TUNED_ARGS = ["--kube-api-qps=500", "--kube-api-burst=1000"];
+/** The measurement (writes, CPU) ends this long after the last measured slot. */
 export const END_AFTER_LAST_SLOT_MS = 50_000;
+/**
+ * Then, while the last slot still lacks Jobs and they keep coming at a rate that completes it in time,
+ * the Job watch goes on for up to this long, so that a late last slot counts as skew, as the earlier
+ * slots' late Jobs do, and not as missed.
+ */
+export const DRAIN_MAX_MS = 120_000;
 /**
  * A controller that cannot drain its queue (the built-in at N=1000 with its 20 qps client limit) never
  * finishes a "cold start": after this long the measurement starts anyway and the cold start is reported
- * as not reached.
+ * as not reached. 120 s, or 20 ms per CronJob for large N (200 s at N = 10,000).
  */
-export const COLD_START_TIMEOUT_MS = 120_000;
+export function coldStartTimeoutMs(n: number): number {
+  return Math.max(120_000, 20 * n);
+}
+/** Leftover groups of a SIGKILLed run can be recognised by this prefix. */
+export const CGROUP_PREFIX = "cronjob-bench-";
 
 export interface Settings {
   minutes: number;
@@ -45,8 +61,13 @@ export interface Settings {
   inFlight: number;
   /** The finisher marks a Job Complete this long after it appears. */
   finishAfterMs: number;
-  /** Extra kube-controller-manager flags (e.g. --kube-api-qps=...). */
+  /** Extra kube-controller-manager flags for both built-in configurations. */
   builtinArgs: string[];
+  /** The tuned built-in's flags (BUILTIN_TUNED_ARGS by default), before builtinArgs. */
+  builtinTunedArgs: string[];
+  /** ours runs in a cgroup with these limits (when cgroups are available). */
+  operatorLimits: Limits;
+  cgroups: CgroupSupport;
   /** Extra node flags for the operator (e.g. --cpu-prof). */
   operatorNodeArgs: string[];
   /** Logs of the controllers go here. */
@@ -60,12 +81,35 @@ export interface CalibrationResult {
   seconds: number;
   perSecond: number;
   error?: string;
+  loadavgBefore?: string;
+  loadavgAfter?: string;
+}
+
+export type ControllerPhase = "ours" | "builtin" | "builtin-tuned";
+
+export interface CgroupResult {
+  /** Whether the controller ran inside the group. */
+  applied: boolean;
+  /** Why not, when !applied. */
+  reason?: string;
+  /** The limits written ("none" = a group without limits, for the same accounting). */
+  limits?: string;
+  info?: CgroupInfo;
+  /** At the end of the cold start, at the end of the run (before the controller stops). */
+  atReady?: CgroupStats;
+  atEnd?: CgroupStats;
 }
 
 export interface PhaseResult {
-  phase: "ours" | "builtin";
+  phase: ControllerPhase;
+  /** "ours", "built-in (defaults)", "built-in (tuned)". */
+  label?: string;
+  /** Extra flags of this configuration (built-in). */
+  extraArgs?: string[];
   n: number;
   ok: boolean;
+  loadavgBefore?: string;
+  loadavgAfter?: string;
   error?: string;
   logFile?: string;
   logTail?: string;
@@ -80,10 +124,29 @@ export interface PhaseResult {
   firstNProcessedS?: number;
   /** Set when the queue never drained within the cold-start timeout. */
   coldStartNote?: string;
+  coldStartTimeoutS?: number;
+  /** Minute slots that passed during the cold start, and the Jobs created for them by its end. */
+  slotsInColdStart?: Array<{ slot: string; jobs: number }>;
+  /** Cold-start polling of the controller's metrics: scrapes and the slowest one (ms). */
+  coldStartScrapes?: number;
+  coldStartScrapeMaxMs?: number;
   runSeconds?: number;
+  /** Seconds the Job watch went on after the measurement for late Jobs of the last slot. */
+  drainSeconds?: number;
+  /** The controller exited before the end of the run (an OOM kill, a crash), this long after start. */
+  exitedAtS?: number;
+  exitCode?: number | null;
   analysis?: Analysis;
+  /** N × measured slots: the runs the controller was asked to make in the window. */
+  runsAsked?: number;
   /** apiserver writes of the controller during the run (the finisher's jobs/status patches excluded). */
   writes?: number;
+  /** …during the cold start, and after it (the measured slots and 50 s). */
+  writesColdStart?: number;
+  writesSteady?: number;
+  /** writesSteady / runsAsked: the headline. */
+  writesPerRun?: number;
+  /** writes (whole run) / Jobs created. */
   writesPerJob?: number;
   writesByResource?: Record<string, number>;
   failedWritesByResource?: Record<string, number>;
@@ -92,7 +155,20 @@ export interface PhaseResult {
   cpuSeconds?: number;
   cpuColdStartSeconds?: number;
   cpuPerMinuteSteady?: number;
+  /** CPU after the cold start / runsAsked, ms. */
+  cpuMsPerRunSteady?: number;
+  /** The busiest second (1 s samples), cores. */
+  cpuPeakCores?: number;
   peakRssMB?: number;
+  cgroup?: CgroupResult;
+  /** events_dropped_total at the end (ours), by reason. */
+  eventsDropped?: number;
+  eventsDroppedByReason?: Record<string, number>;
+  finisherInFlight?: number;
+  finisherLagP99S?: number;
+  finisherLagMaxS?: number;
+  watchRestarts?: number;
+  watchRelists?: number;
   /** The controller's V8 heap at the end of the run (ours: prom-client's nodejs_heap_size_*), in MB. */
   heapUsedMB?: number;
   heapTotalMB?: number;
@@ -168,6 +244,12 @@ function diff(a: Map<string, number>, b: Map<string, number>): Record<string, nu
 // --- calibration -------------------------------------------------------------------------------------
 
 export async function calibrate(n: number, s: Settings): Promise<CalibrationResult> {
+  const loadavgBefore = loadavg();
+  const r = await calibrateOnce(n, s);
+  return { ...r, loadavgBefore, loadavgAfter: loadavg() };
+}
+
+async function calibrateOnce(n: number, s: Settings): Promise<CalibrationResult> {
   const env = await TestEnv.start({ verbose: false, crdDirectoryPaths: [] });
   const client = new Client(env.kubeConfig, { userAgent: "bench", maxSockets: Math.max(64, s.inFlight) });
   try {
@@ -193,21 +275,26 @@ interface Launched {
   pid: number;
   commandLine: string;
   logFile: string;
-  metrics(): Promise<Sample[]>;
+  metrics(timeoutMs?: number): Promise<Sample[]>;
   /** When the controller's workers started (epoch ms), from its log; undefined if not found. */
   workersStartedAt(): number | undefined;
 }
 
-interface Driver {
-  phase: "ours" | "builtin";
+export interface Driver {
+  phase: ControllerPhase;
   label: string;
   kind: ResourceKind;
   make(namespace: string, name: string): KubeObject;
   slotOf: SlotOf;
-  launch(env: TestEnv, s: Settings, n: number): Promise<Launched>;
+  /** The limits of its cgroup (ours: the Deployment's; the built-in: none, a group for the same accounting). */
+  limits(s: Settings): Limits;
+  /** Extra flags of this configuration, for the report. */
+  extraArgs(s: Settings): string[];
+  /** Starts the controller; through `cg.wrap` when a cgroup is given. */
+  launch(env: TestEnv, s: Settings, n: number, cg: Cgroup | undefined): Promise<Launched>;
 }
 
-function shellQuote(args: string[]): string {
+export function shellQuote(args: string[]): string {
   return args.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(" ");
 }
 
@@ -219,13 +306,44 @@ async function realPid(proc: ManagedProcess, name: string, logFile: string): Pro
   return pid;
 }
 
+/** The node options the Deployment sets (config/manager), so memory and GC behave as in the pod. */
+export function deploymentNodeOptions(): string {
+  return envValue(readManagerDeployment(PROJECT_ROOT)?.container, "NODE_OPTIONS");
+}
+
+/**
+ * V8's heap limit (MB) of a node started with the Deployment's NODE_OPTIONS inside a throwaway group with
+ * `limits`: what the operator's old + young generation may grow to under the limit. Undefined without cgroups.
+ */
+export function v8HeapLimitMB(support: CgroupSupport, limits: Limits, nodeOptions: string): number | undefined {
+  const code = "process.stdout.write(String(require('v8').getHeapStatistics().heap_size_limit))";
+  let cg: Cgroup | undefined;
+  try {
+    if (support.ok) cg = Cgroup.create(support, `${CGROUP_PREFIX}${process.pid}-probe`, limits);
+    const cmd = cg ? cg.wrap(NODE, ["-e", code]) : { bin: NODE, args: ["-e", code] };
+    const out = execFileSync(cmd.bin, cmd.args, {
+      encoding: "utf8",
+      env: { ...process.env, NODE_OPTIONS: nodeOptions },
+      timeout: 30_000,
+    });
+    const v = Number(out.trim());
+    return Number.isFinite(v) ? v / 2 ** 20 : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    cg?.remove();
+  }
+}
+
 export const oursDriver: Driver = {
   phase: "ours",
   label: "ours",
   kind: OurCronJobKind,
   make: ourCronJob,
   slotOf: ourSlotOf,
-  async launch(env, s, n) {
+  limits: (s) => s.operatorLimits,
+  extraArgs: () => [],
+  async launch(env, s, n, cg) {
     const port = await freePort();
     const logFile = join(s.workDir, `ours-N${n}.log`);
     const args = [
@@ -242,9 +360,9 @@ export const oursDriver: Driver = {
       "--max-concurrent-reconciles",
       String(s.workers),
     ];
-    // The node options the Deployment sets (config/manager), so memory and GC behave as in the pod.
-    const nodeOptions = envValue(readManagerDeployment(PROJECT_ROOT)?.container, "NODE_OPTIONS");
-    const proc = new ManagedProcess("cronjob-operator", NODE, args, logFile, {
+    const nodeOptions = deploymentNodeOptions();
+    const cmd = cg ? cg.wrap(NODE, args) : { bin: NODE, args };
+    const proc = new ManagedProcess("cronjob-operator", cmd.bin, cmd.args, logFile, {
       ...process.env,
       ENABLE_WEBHOOKS: "false",
       NODE_OPTIONS: nodeOptions,
@@ -255,7 +373,7 @@ export const oursDriver: Driver = {
       pid,
       logFile,
       commandLine: `ENABLE_WEBHOOKS=false ${nodeOptions ? `NODE_OPTIONS=${shellQuote([nodeOptions])} ` : ""}${shellQuote(["node_modules/.bin/node", ...args]).replaceAll(`${PROJECT_ROOT}/`, "")}`,
-      metrics: () => scrape(`http://127.0.0.1:${port}/metrics`, { timeoutMs: 5000 }),
+      metrics: (timeoutMs = 5000) => scrape(`http://127.0.0.1:${port}/metrics`, { timeoutMs }),
       workersStartedAt: () => {
         for (const line of readLines(logFile)) {
           if (!line.includes("Starting workers")) continue;
@@ -273,62 +391,76 @@ export const oursDriver: Driver = {
   },
 };
 
-export const builtinDriver: Driver = {
-  phase: "builtin",
-  label: "built-in",
-  kind: BuiltinCronJobKind,
-  make: builtinCronJob,
-  slotOf: builtinSlotOf,
-  async launch(env, s, n) {
-    // The flags envtest's TestEnv.start({ controllerManager: { controllers: ["cronjob"], extraArgs } })
-    // uses, started here only once the CronJobs exist so that its cold start can be measured.
-    const port = await freePort();
-    const logFile = join(s.workDir, `builtin-N${n}.log`);
-    const bin = join(env.assets, "kube-controller-manager");
-    const args = [
-      `--kubeconfig=${env.kubeconfigPath}`,
-      `--authentication-kubeconfig=${env.kubeconfigPath}`,
-      `--authorization-kubeconfig=${env.kubeconfigPath}`,
-      `--secure-port=${port}`,
-      "--bind-address=127.0.0.1",
-      "--leader-elect=false",
-      "--controllers=cronjob",
-      `--service-account-private-key-file=${join(env.dir, "sa.key")}`,
-      "--use-service-account-credentials=false",
-      BUILTIN_FEATURE_GATES,
-      ...s.builtinArgs,
-    ];
-    const proc = new ManagedProcess("kube-controller-manager", bin, args, logFile);
-    const pid = await realPid(proc, "kube-controller-manager", logFile);
-    return {
-      proc,
-      pid,
-      logFile,
-      commandLine: shellQuote(["kube-controller-manager", ...args]),
-      // Delegated authn/authz: the admin token (system:masters) may read /metrics.
-      metrics: () => scrape(`https://127.0.0.1:${port}/metrics`, { token: env.token, insecure: true, timeoutMs: 5000 }),
-      workersStartedAt: () => {
-        // klog: "I1122 05:49:59.886331   12345 shared_informer.go:247] Caches are synced for cronjob"
-        for (const line of readLines(logFile)) {
-          const m = /^[IWE](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+).*Caches are synced for cronjob/.exec(line);
-          if (!m) continue;
-          const [mo, d, h, mi, se, frac] = m.slice(1).map((x) => x ?? "0");
-          const year = new Date().getFullYear();
-          return new Date(
-            year,
-            Number(mo) - 1,
-            Number(d),
-            Number(h),
-            Number(mi),
-            Number(se),
-            Number((frac ?? "0").slice(0, 3)),
-          ).getTime();
-        }
-        return undefined;
-      },
-    };
-  },
-};
+function builtinDriver(phase: "builtin" | "builtin-tuned", label: string, extra: (s: Settings) => string[]): Driver {
+  return {
+    phase,
+    label,
+    kind: BuiltinCronJobKind,
+    make: builtinCronJob,
+    slotOf: builtinSlotOf,
+    limits: () => ({}),
+    extraArgs: extra,
+    async launch(env, s, n, cg) {
+      // The flags envtest's TestEnv.start({ controllerManager: { controllers: ["cronjob"], extraArgs } })
+      // uses, started here only once the CronJobs exist so that its cold start can be measured.
+      const port = await freePort();
+      const logFile = join(s.workDir, `${phase}-N${n}.log`);
+      const bin = join(env.assets, "kube-controller-manager");
+      const args = [
+        `--kubeconfig=${env.kubeconfigPath}`,
+        `--authentication-kubeconfig=${env.kubeconfigPath}`,
+        `--authorization-kubeconfig=${env.kubeconfigPath}`,
+        `--secure-port=${port}`,
+        "--bind-address=127.0.0.1",
+        "--leader-elect=false",
+        "--controllers=cronjob",
+        `--service-account-private-key-file=${join(env.dir, "sa.key")}`,
+        "--use-service-account-credentials=false",
+        BUILTIN_FEATURE_GATES,
+        ...extra(s),
+      ];
+      const cmd = cg ? cg.wrap(bin, args) : { bin, args };
+      const proc = new ManagedProcess("kube-controller-manager", cmd.bin, cmd.args, logFile);
+      const pid = await realPid(proc, "kube-controller-manager", logFile);
+      return {
+        proc,
+        pid,
+        logFile,
+        commandLine: shellQuote(["kube-controller-manager", ...args]),
+        // Delegated authn/authz: the admin token (system:masters) may read /metrics.
+        metrics: (timeoutMs = 5000) =>
+          scrape(`https://127.0.0.1:${port}/metrics`, { token: env.token, insecure: true, timeoutMs }),
+        workersStartedAt: () => {
+          // klog: "I1122 05:49:59.886331   12345 shared_informer.go:247] Caches are synced for cronjob"
+          for (const line of readLines(logFile)) {
+            const m = /^[IWE](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+).*Caches are synced for cronjob/.exec(line);
+            if (!m) continue;
+            const [mo, d, h, mi, se, frac] = m.slice(1).map((x) => x ?? "0");
+            const year = new Date().getFullYear();
+            return new Date(
+              year,
+              Number(mo) - 1,
+              Number(d),
+              Number(h),
+              Number(mi),
+              Number(se),
+              Number((frac ?? "0").slice(0, 3)),
+            ).getTime();
+          }
+          return undefined;
+        },
+      };
+    },
+  };
+}
+
+/** kube-controller-manager as it ships: client-side rate limit 20 qps, burst 30. */
+export const builtinDefaultsDriver = builtinDriver("builtin", "built-in (defaults)", (s) => s.builtinArgs);
+/** kube-controller-manager with a client-side rate limit that does not bound it here: the fair anchor. */
+export const builtinTunedDriver = builtinDriver("builtin-tuned", "built-in (tuned)", (s) => [
+  ...s.builtinTunedArgs,
+  ...s.builtinArgs,
+]);
 
 function readLines(file: string): string[] {
   if (!existsSync(file)) return [];
@@ -337,16 +469,48 @@ function readLines(file: string): string[] {
 
 const QUEUE = { name: "cronjob" };
 
+function sumWrites(w: Record<string, number>): number {
+  return Object.values(w).reduce((a, b) => a + b, 0);
+}
+
+function controllerWrites(before: Sample[], after: Sample[]): { writes: Record<string, number>; finisher: number } {
+  const writes = diff(writesOf(before, false), writesOf(after, false));
+  let finisher = 0;
+  for (const k of FINISHER_KEYS) {
+    finisher += writes[k] ?? 0;
+    delete writes[k];
+  }
+  return { writes, finisher };
+}
+
 /** One controller phase: fresh control plane, N CronJobs, the controller, M measured minutes. */
 export async function runControllerPhase(n: number, driver: Driver, s: Settings): Promise<PhaseResult> {
-  const result: PhaseResult = { phase: driver.phase, n, ok: false };
+  const loadavgBefore = loadavg();
+  const result = await runPhase(n, driver, s);
+  return { ...result, loadavgBefore, loadavgAfter: loadavg() };
+}
+
+async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseResult> {
+  const result: PhaseResult = {
+    phase: driver.phase,
+    label: driver.label,
+    extraArgs: driver.extraArgs(s),
+    n,
+    ok: false,
+    runsAsked: n * s.minutes,
+  };
   const log = (msg: string) => s.log(`[N=${n} ${driver.label}] ${msg}`);
   const env = await TestEnv.start({ verbose: false });
   const client = new Client(env.kubeConfig, { userAgent: "bench", maxSockets: 64 });
-  const finisher = new JobFinisher(client, s.finishAfterMs);
+  // 8 status patches in flight keep up with 5,000 Jobs a minute; more for more.
+  const finisherInFlight = Math.min(32, Math.max(8, Math.ceil(n / 625)));
+  result.finisherInFlight = finisherInFlight;
+  const finisher = new JobFinisher(client, s.finishAfterMs, finisherInFlight);
   const recorder = new JobRecorder(client, driver.slotOf, (job) => finisher.schedule(job));
   let launched: Launched | undefined;
+  let cg: Cgroup | undefined;
   let progress: NodeJS.Timeout | undefined;
+  let sampler: NodeJS.Timeout | undefined;
   try {
     await createNamespaces(client, s.namespaces);
     // Start right after a minute boundary, so that neither a slot nor a catch-up run for CronJobs
@@ -371,26 +535,76 @@ export async function runControllerPhase(n: number, driver: Driver, s: Settings)
     const apiBefore = await apiserverMetrics(env);
     const apiCpuBefore = apiserverPid === undefined ? undefined : cpuSeconds(apiserverPid);
 
+    // The controller's cgroup: ours with its limits, the built-in without (the same accounting).
+    const limits = driver.limits(s);
+    if (s.cgroups.ok) {
+      try {
+        cg = Cgroup.create(s.cgroups, `${CGROUP_PREFIX}${process.pid}-${driver.phase}-N${n}`, limits);
+        result.cgroup = { applied: true, limits: formatLimits(limits), info: cg.info };
+      } catch (err) {
+        result.cgroup = { applied: false, reason: `could not create the cgroup: ${errorText(err)}` };
+      }
+    } else {
+      result.cgroup = { applied: false, reason: s.cgroups.reason ?? "cgroups not available" };
+    }
+    if (!result.cgroup.applied) log(`running unbounded: ${result.cgroup.reason}`);
+
     const spawnedAt = Date.now();
-    launched = await driver.launch(env, s, n);
+    launched = await driver.launch(env, s, n, cg);
     const proc = launched;
     result.commandLine = launched.commandLine;
     result.logFile = launched.logFile;
+    if (cg && !cg.contains(launched.pid)) {
+      result.cgroup = { applied: false, reason: `pid ${launched.pid} is not in ${cg.info.cpuDir}` };
+      log(`running unbounded: ${result.cgroup.reason}`);
+    }
+    let exitedAt: number | undefined;
+    void launched.proc.wait().then((code) => {
+      exitedAt = Date.now();
+      result.exitCode = code;
+    });
+    // CPU every second: the busiest second, and the last value should the process go away early.
+    let lastCpu = cpuSeconds(launched.pid) ?? 0;
+    let lastCpuAt = Date.now();
+    let peakCores = 0;
+    let peakRss = 0;
+    const sample = () => {
+      const c = cpuSeconds(proc.pid);
+      const now = Date.now();
+      if (c !== undefined) {
+        if (now - lastCpuAt >= 500) peakCores = Math.max(peakCores, (c - lastCpu) / ((now - lastCpuAt) / 1000));
+        lastCpu = c;
+        lastCpuAt = now;
+      }
+      const m = memory(proc.pid);
+      if (m && Number.isFinite(m.peakRss)) peakRss = Math.max(peakRss, m.peakRss);
+    };
+    sampler = setInterval(sample, 1000);
 
-    // Cold start: every CronJob processed once and nothing left in the queue.
+    // Cold start: every CronJob processed once and nothing left in the queue. The scrape interval
+    // follows the scrape's own cost (per-CronJob metrics make /metrics large at N = 10,000): at most
+    // ~5 % of the controller's time goes into being polled.
+    const timeoutMs = coldStartTimeoutMs(n);
+    result.coldStartTimeoutS = timeoutMs / 1000;
     let readyAt: number | undefined;
     let processed = 0;
     let depth = NaN;
     let scraped = false;
     let lastScrapeError = "";
-    while (Date.now() - spawnedAt < COLD_START_TIMEOUT_MS) {
+    let scrapes = 0;
+    let scrapeMaxMs = 0;
+    while (Date.now() - spawnedAt < timeoutMs) {
       if (!proc.proc.running) throw new Error(`${driver.label} exited during start-up`);
-      const m = await proc.metrics().catch((err: unknown) => {
+      const t0 = performance.now();
+      const m = await proc.metrics(10_000).catch((err: unknown) => {
         lastScrapeError = errorText(err);
         return undefined;
       });
+      const took = performance.now() - t0;
       if (m) {
         scraped = true;
+        scrapes++;
+        scrapeMaxMs = Math.max(scrapeMaxMs, took);
         processed = sumOf(m, "workqueue_work_duration_seconds_count", QUEUE);
         depth = sumOf(m, "workqueue_depth", QUEUE);
         if (processed >= n && result.firstNProcessedS === undefined)
@@ -400,13 +614,15 @@ export async function runControllerPhase(n: number, driver: Driver, s: Settings)
           break;
         }
       }
-      await sleep(250);
+      await sleep(Math.min(5000, Math.max(250, 20 * took)));
     }
+    result.coldStartScrapes = scrapes;
+    result.coldStartScrapeMaxMs = scrapeMaxMs;
     if (readyAt === undefined) {
       if (!scraped) throw new Error(`could not read the controller's metrics: ${lastScrapeError}`);
       readyAt = Date.now();
       result.coldStartNote =
-        `the work queue was never empty within ${COLD_START_TIMEOUT_MS / 1000} s ` +
+        `the work queue was never empty within ${timeoutMs / 1000} s ` +
         `(${processed} items processed, ${depth} queued at the end); measured from there`;
       log(`cold start not reached: ${result.coldStartNote}`);
     } else {
@@ -416,10 +632,19 @@ export async function runControllerPhase(n: number, driver: Driver, s: Settings)
     if (started !== undefined) result.workersStartedS = (started - spawnedAt) / 1000;
     const cpuAtReady = cpuSeconds(launched.pid);
     result.cpuColdStartSeconds = cpuAtReady;
+    const apiReady = await apiserverMetrics(env);
+    if (cg && result.cgroup.applied) result.cgroup.atReady = cg.stats();
+    // A slot that passed during the cold start (slow setup + cold start > ~55 s, e.g. N = 10,000 under a
+    // CPU limit): its Jobs are part of the cold start's work; the report says so.
+    const inColdStart: Array<{ slot: string; jobs: number }> = [];
+    for (let b = Math.floor(spawnedAt / 60_000) * 60_000 + 60_000; b <= readyAt; b += 60_000)
+      inColdStart.push({ slot: rfc3339(b), jobs: recorder.perSlot.get(b) ?? 0 });
+    if (inColdStart.length) result.slotsInColdStart = inColdStart;
 
     const firstSlot = Math.floor(readyAt / 60_000) * 60_000 + 60_000;
     const slots = Array.from({ length: s.minutes }, (_, k) => firstSlot + k * 60_000);
-    const endAt = firstSlot + (s.minutes - 1) * 60_000 + END_AFTER_LAST_SLOT_MS;
+    const lastSlot = firstSlot + (s.minutes - 1) * 60_000;
+    const endAt = lastSlot + END_AFTER_LAST_SLOT_MS;
     log(
       `cold start ${result.coldStartS?.toFixed(1) ?? "n/a"} s; measuring slots ${new Date(firstSlot).toISOString()} … ` +
         `(+${s.minutes - 1} min), until ${new Date(endAt).toISOString()}`,
@@ -434,37 +659,73 @@ export async function runControllerPhase(n: number, driver: Driver, s: Settings)
     progress = undefined;
 
     // Final snapshot, before anything stops.
+    sample();
     const apiAfter = await apiserverMetrics(env);
     const apiCpuAfter = apiserverPid === undefined ? undefined : cpuSeconds(apiserverPid);
-    const cpuEnd = cpuSeconds(launched.pid);
+    const cpuEnd = cpuSeconds(launched.pid) ?? (exitedAt !== undefined ? lastCpu : undefined);
     const mem = memory(launched.pid);
-    const ctrl = await launched.metrics().catch(() => undefined);
+    const ctrl = await launched.metrics(30_000).catch(() => undefined);
     const endedAt = Date.now();
 
+    // Late Jobs of the last slot: keep watching while they come fast enough to complete it in time.
+    const drainFrom = Date.now();
+    let have = recorder.perSlot.get(lastSlot) ?? 0;
+    while (have < n && proc.proc.running && Date.now() - drainFrom < DRAIN_MAX_MS) {
+      await sleep(5000);
+      const now = recorder.perSlot.get(lastSlot) ?? 0;
+      const rate = (now - have) / 5;
+      have = now;
+      if (have >= n || rate <= 0 || ((n - have) / rate) * 1000 > DRAIN_MAX_MS - (Date.now() - drainFrom)) break;
+    }
+    result.drainSeconds = (Date.now() - drainFrom) / 1000;
+    if (result.drainSeconds > 1) log(`watched ${result.drainSeconds.toFixed(0)} s more for late Jobs of the last slot`);
+    if (cg && result.cgroup.applied) result.cgroup.atEnd = cg.stats();
+
+    clearInterval(sampler);
+    sampler = undefined;
     await finisher.stop();
     await recorder.stop();
     await launched.proc.stop();
+    if (cg && result.cgroup.applied && result.cgroup.atEnd) {
+      // An OOM kill while stopping is still one.
+      result.cgroup.atEnd.oomKills = Math.max(result.cgroup.atEnd.oomKills, cg.stats().oomKills);
+    }
 
     result.runSeconds = (endedAt - spawnedAt) / 1000;
-    result.analysis = analyze([...recorder.jobs.values()], keys, slots);
-    const writes = diff(writesOf(apiBefore, false), writesOf(apiAfter, false));
-    result.finisherPatches = 0;
-    for (const k of FINISHER_KEYS) {
-      result.finisherPatches += writes[k] ?? 0;
-      delete writes[k];
+    if (exitedAt !== undefined && exitedAt < endedAt) {
+      result.exitedAtS = (exitedAt - spawnedAt) / 1000;
+      log(`the controller exited ${result.exitedAtS.toFixed(0)} s after start (code ${result.exitCode})`);
     }
+    result.analysis = analyze([...recorder.jobs.values()], keys, slots);
+    const whole = controllerWrites(apiBefore, apiAfter);
+    result.finisherPatches = whole.finisher;
     const failed = diff(writesOf(apiBefore, true), writesOf(apiAfter, true));
     for (const k of FINISHER_KEYS) delete failed[k];
-    result.writesByResource = writes;
+    result.writesByResource = whole.writes;
     result.failedWritesByResource = failed;
-    result.writes = Object.values(writes).reduce((a, b) => a + b, 0);
+    result.writes = sumWrites(whole.writes);
+    result.writesColdStart = sumWrites(controllerWrites(apiBefore, apiReady).writes);
+    result.writesSteady = sumWrites(controllerWrites(apiReady, apiAfter).writes);
+    result.writesPerRun = result.writesSteady / (n * s.minutes);
     result.writesPerJob = result.analysis.jobsTotal ? result.writes / result.analysis.jobsTotal : NaN;
     result.finisherErrors = finisher.errors;
+    if (finisher.lagsMs.length) {
+      const lag = percentiles(finisher.lagsMs.map((x) => x / 1000));
+      result.finisherLagP99S = lag.p99;
+      result.finisherLagMaxS = lag.max;
+    }
+    result.watchRestarts = recorder.watchRestarts;
+    result.watchRelists = recorder.relists;
     if (cpuEnd !== undefined) {
       result.cpuSeconds = cpuEnd;
-      if (cpuAtReady !== undefined) result.cpuPerMinuteSteady = (cpuEnd - cpuAtReady) / ((endedAt - readyAt) / 60_000);
+      if (cpuAtReady !== undefined) {
+        result.cpuPerMinuteSteady = (cpuEnd - cpuAtReady) / ((endedAt - readyAt) / 60_000);
+        result.cpuMsPerRunSteady = ((cpuEnd - cpuAtReady) * 1000) / (n * s.minutes);
+      }
     }
-    if (mem) result.peakRssMB = mem.peakRss / 2 ** 20;
+    result.cpuPeakCores = peakCores;
+    if (mem && Number.isFinite(mem.peakRss)) peakRss = Math.max(peakRss, mem.peakRss);
+    if (peakRss > 0) result.peakRssMB = peakRss / 2 ** 20;
     if (apiCpuBefore !== undefined && apiCpuAfter !== undefined)
       result.apiserverCpuSeconds = apiCpuAfter - apiCpuBefore;
     if (ctrl) {
@@ -480,23 +741,47 @@ export async function runControllerPhase(n: number, driver: Driver, s: Settings)
         result.reconcilesByResult = Object.fromEntries(byResult);
         result.reconcileErrors = sumOf(ctrl, "controller_runtime_reconcile_errors_total");
       }
+      if (has(ctrl, "events_dropped_total")) {
+        const byReason = groupBy(ctrl, "events_dropped_total", (l) => l.reason ?? "?");
+        result.eventsDropped = sumOf(ctrl, "events_dropped_total");
+        result.eventsDroppedByReason = Object.fromEntries([...byReason].filter(([, v]) => v > 0));
+      }
     }
     result.ok = true;
     const a = result.analysis;
     log(
       `done: ${a.jobsTotal} Jobs, skew p99 ${a.skew.p99.toFixed(2)} s, missed ${a.missed}, duplicates ${a.duplicates}, ` +
-        `${result.writesPerJob.toFixed(2)} writes/Job`,
+        `${result.writesPerRun.toFixed(2)} writes/run, ${result.cpuMsPerRunSteady?.toFixed(2) ?? "n/a"} CPU ms/run` +
+        (result.cgroup.atEnd
+          ? `; cgroup: throttled ${result.cgroup.atEnd.nrThrottled}/${result.cgroup.atEnd.nrPeriods} periods, ` +
+            `memory peak ${(result.cgroup.atEnd.memoryMaxUsageBytes / 2 ** 20).toFixed(0)} MB, OOM kills ${result.cgroup.atEnd.oomKills}`
+          : ""),
     );
   } catch (err) {
     result.error = errorText(err);
     log(`FAILED: ${result.error}`);
   } finally {
     if (progress) clearInterval(progress);
+    if (sampler) clearInterval(sampler);
     await finisher.stop().catch(() => undefined);
     await recorder.stop().catch(() => undefined);
     if (launched) {
       await launched.proc.stop().catch(() => undefined);
       if (!result.ok) result.logTail = tail(launched.logFile);
+    }
+    if (cg) {
+      if (!result.ok && result.cgroup?.applied) {
+        // Why it failed may be here (an OOM kill during the cold start).
+        try {
+          result.cgroup.atEnd = cg.stats();
+          const ooms = result.cgroup.atEnd.oomKills;
+          if (ooms > 0)
+            result.error = `${result.error ?? "failed"} (OOM-killed: oom_kill ${ooms} in its memory cgroup)`;
+        } catch {
+          // gone
+        }
+      }
+      cg.remove();
     }
     client.close();
     await env.stop();

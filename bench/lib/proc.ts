@@ -72,3 +72,8 @@ export function memory(pid: number): { peakRss: number; rss: number } | undefine
   const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN) * 1024;
   return { peakRss: kb("VmHWM"), rss: kb("VmRSS") };
 }
+
+/** The 1, 5 and 15 minute load averages (/proc/loadavg), e.g. "2.08 1.50 1.82"; "?" when unreadable. */
+export function loadavg(): string {
+  return (read("/proc/loadavg") ?? "?").trim().split(/\s+/).slice(0, 3).join(" ");
+}

@@ -92,6 +92,8 @@ export function overlayChecks(target: JSONSchema, zodJSON: JSONSchema, path: str
  * from the zod schema; every other metadata field is left to the apiserver.
  */
 export function rootMetadataSchema(zodMeta: JSONSchema | undefined): JSONSchema {
+  // Nothing else, not even a description: the apiserver refuses a root metadata schema that says more than
+  // name and generateName checks (kubectl explain shows ObjectMeta's own documentation there).
   const out: JSONSchema = { type: "object" };
   const props = (zodMeta?.properties ?? {}) as Record<string, JSONSchema>;
   const kept: Record<string, JSONSchema> = {};
@@ -191,7 +193,14 @@ export function cronJobCRD(opts: CrdOptions): Record<string, unknown> {
     },
     spec: {
       group: api.GROUP,
-      names: { kind: api.KIND, listKind: api.LIST_KIND, plural: api.PLURAL, singular: api.SINGULAR },
+      names: {
+        kind: api.KIND,
+        listKind: api.LIST_KIND,
+        plural: api.PLURAL,
+        singular: api.SINGULAR,
+        shortNames: [...api.SHORT_NAMES],
+        categories: [...api.CATEGORIES],
+      },
       scope: "Namespaced",
       versions: [
         {

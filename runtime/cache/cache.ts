@@ -2,7 +2,8 @@
 // controller-runtime's FieldIndexer), reads served from memory.
 import type { Client } from "../client.ts";
 import { type KubeObject, resourceName, type ResourceKind } from "../kinds.ts";
-import { type IndexFunc, Informer, type InformerLogger, type InformerOptions } from "./informer.ts";
+import type { Logger } from "../log.ts";
+import { type IndexFunc, Informer, type InformerOptions } from "./informer.ts";
 import type { LabelSelector } from "./selector.ts";
 
 export interface CacheOptions {
@@ -12,13 +13,14 @@ export interface CacheOptions {
   /** Applied to every object of every kind before it is cached (e.g. stripManagedFields). */
   transform?: <T extends KubeObject>(obj: T) => T;
   informerOptions?: Omit<InformerOptions, "namespace" | "resyncPeriodMs" | "logger">;
-  logger?: InformerLogger;
+  logger?: Logger;
 }
 
 export class Cache {
   private readonly client: Client;
   private readonly o: CacheOptions;
   private readonly informers = new Map<string, Informer<KubeObject>>();
+  private readonly kindTransforms = new Set<string>();
   private started = false;
 
   constructor(client: Client, o: CacheOptions = {}) {
@@ -41,6 +43,20 @@ export class Cache {
       if (this.started) inf.start();
     }
     return inf as unknown as Informer<T>;
+  }
+
+  /**
+   * A transform for one kind, applied after the cache-wide one (controller-runtime's ByObject transform),
+   * e.g. to drop the large parts of a kind that no reader needs. Before the kind's informer starts, once
+   * per kind. Every reader of this kind's cache then sees the trimmed objects: whoever sets it must know
+   * them all, and nothing may write back an object read from it (a trimmed object is not the object).
+   */
+  setTransform<T extends KubeObject>(kind: ResourceKind, fn: (obj: T) => T): void {
+    const name = resourceName(kind);
+    if (this.kindTransforms.has(name)) throw new Error(`${name} already has a cache transform`);
+    const all = this.o.transform;
+    this.informerFor<T>(kind).setTransform(all ? (obj) => fn(all(obj)) : fn);
+    this.kindTransforms.add(name);
   }
 
   /** Register a field index, e.g. Jobs by controller owner. Before start. */

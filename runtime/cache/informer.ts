@@ -7,6 +7,7 @@ import { Counter } from "prom-client";
 import { type Client, watchErrorToAPIError } from "../client.ts";
 import { isGone } from "../errors.ts";
 import { type KubeObject, objectKey, resourceName, type ResourceKind } from "../kinds.ts";
+import { discardLogger, type Logger } from "../log.ts";
 import { getOrCreate, initCounter, metricsRegistry } from "../metrics/registry.ts";
 import { Backoff, sleep } from "./backoff.ts";
 import { type LabelSelector, matchesSelector, parseSelector } from "./selector.ts";
@@ -18,12 +19,6 @@ export interface EventHandler<T> {
   onUpdate?(oldObj: Readonly<T>, newObj: Readonly<T>): void;
   /** The last state the cache knew (a relist may find an object gone without seeing its final state). */
   onDelete?(obj: Readonly<T>): void;
-}
-
-export interface InformerLogger {
-  info(msg: string, kv?: Record<string, unknown>): void;
-  debug(msg: string, kv?: Record<string, unknown>): void;
-  error(msg: string, err?: unknown, kv?: Record<string, unknown>): void;
 }
 
 export interface InformerOptions {
@@ -40,7 +35,7 @@ export interface InformerOptions {
   /** Page size of the initial list / relists. */
   pageSize?: number;
   backoff?: { initialMs: number; maxMs: number };
-  logger?: InformerLogger;
+  logger?: Logger;
   /**
    * Applied to every object before it is stored (controller-runtime's TransformFunc), e.g.
    * stripManagedFields to keep the cache small. It may modify and return its argument.
@@ -110,8 +105,6 @@ export const WATCH_ERROR_REASONS = [
   "ServiceUnavailable",
 ] as const;
 
-const noopLogger: InformerLogger = { info() {}, debug() {}, error() {} };
-
 function deepFreeze<T>(o: T): T {
   if (o && typeof o === "object" && !Object.isFrozen(o)) {
     Object.freeze(o);
@@ -128,7 +121,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   readonly kind: ResourceKind;
   private readonly client: Client;
   private readonly o: InformerOptions;
-  private readonly log: InformerLogger;
+  private readonly log: Logger;
   private readonly resource: string;
   private readonly store = new Map<string, Readonly<T>>();
   private readonly indexers = new Map<string, IndexFunc<T>>();
@@ -142,12 +135,14 @@ export class Informer<T extends KubeObject = KubeObject> {
   private abort = new AbortController();
   private running: Promise<void> | undefined;
   private resyncTimer: NodeJS.Timeout | undefined;
+  private transformFn: ((obj: T) => T) | undefined;
 
   constructor(client: Client, kind: ResourceKind, o: InformerOptions = {}) {
     this.client = client;
     this.kind = kind;
     this.o = o;
-    this.log = o.logger ?? noopLogger;
+    this.transformFn = o.transform;
+    this.log = o.logger ?? discardLogger;
     this.resource = resourceName(kind);
     this.backoff = new Backoff({ initialMs: o.backoff?.initialMs ?? 800, maxMs: o.backoff?.maxMs ?? 30_000 });
     // This resource's series exist from the start, at 0, so "no errors yet" reads as 0, not "no data".
@@ -163,6 +158,15 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (this.indexers.has(name)) throw new Error(`index "${name}" on ${this.resource} already exists`);
     this.indexers.set(name, fn);
     this.indices.set(name, new Map());
+  }
+
+  /**
+   * Replace the transform (InformerOptions.transform) before the informer starts, e.g. to trim one kind
+   * further than the cache-wide transform does.
+   */
+  setTransform(fn: ((obj: T) => T) | undefined): void {
+    if (this.started) throw new Error(`the transform of ${this.resource} must be set before the informer starts`);
+    this.transformFn = fn;
   }
 
   /** Handlers added after sync are told about every object already cached, as adds. */
@@ -299,7 +303,9 @@ export class Informer<T extends KubeObject = KubeObject> {
         continue: cont,
       });
       if (signal.aborted) return;
-      items.push(...page.items);
+      // Each page is completed and transformed as it arrives: a large list then holds only what the cache
+      // keeps (no managedFields, no trimmed-away parts), not every full object until the last page.
+      for (const raw of page.items) items.push(this.transform(this.complete(raw)));
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion ?? rv;
     } while (cont);
@@ -311,17 +317,20 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
-  /** Replace the store with a full list, emitting the deltas against what we had. */
+  /** Lists omit kind/apiVersion on items; restore them so handlers see complete objects. */
+  private complete(raw: T): T {
+    return { apiVersion: raw.apiVersion ?? this.apiVersion(), kind: raw.kind ?? this.kind.kind, ...raw } as T;
+  }
+
+  /** Replace the store with a full list (completed and transformed), emitting the deltas against what we had. */
   private replace(items: T[]): void {
     const seen = new Set<string>();
-    for (const raw of items) {
-      // Lists omit kind/apiVersion on items; restore them so handlers see complete objects.
-      const obj = { apiVersion: raw.apiVersion ?? this.apiVersion(), kind: raw.kind ?? this.kind.kind, ...raw } as T;
+    for (const obj of items) {
       const key = objectKey(obj);
       seen.add(key);
       const old = this.store.get(key);
-      if (!old) this.upsert(key, obj, undefined);
-      else if (rvOf(old) !== rvOf(obj)) this.upsert(key, obj, old);
+      if (!old) this.put(key, obj, undefined);
+      else if (rvOf(old) !== rvOf(obj)) this.put(key, obj, old);
     }
     for (const [key, old] of [...this.store]) {
       if (!seen.has(key)) this.remove(key, old);
@@ -398,7 +407,12 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private upsert(key: string, obj: T, old: Readonly<T> | undefined): void {
-    const frozen = deepFreeze(this.transform(obj)) as Readonly<T>;
+    this.put(key, this.transform(obj), old);
+  }
+
+  /** Stores an object already transformed, and tells the handlers. */
+  private put(key: string, transformed: T, old: Readonly<T> | undefined): void {
+    const frozen = deepFreeze(transformed) as Readonly<T>;
     if (old) this.unindex(key, old);
     this.store.set(key, frozen);
     this.index(key, frozen);
@@ -416,9 +430,9 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private transform(obj: T): T {
-    if (!this.o.transform) return obj;
+    if (!this.transformFn) return obj;
     try {
-      return this.o.transform(obj);
+      return this.transformFn(obj);
     } catch (err) {
       // A broken transform must not lose the object: store it as it came.
       this.log.error("cache transform failed; storing the object unchanged", err, { resource: this.resource });

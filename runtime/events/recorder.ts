@@ -17,10 +17,11 @@
 // 403, 404 namespace gone, 422, ...) are final. Every event not written is counted in
 // events_dropped_total{reason} and logged with its own reason and object.
 import { hostname } from "node:os";
-import type { CoreV1Event, KubeConfig, V1ObjectReference } from "@kubernetes/client-node";
+import type { CoreV1Event, V1ObjectReference } from "@kubernetes/client-node";
 import { Counter } from "prom-client";
 import type { Client } from "../client.ts";
 import { APIError, isAlreadyExists, isNotFound } from "../errors.ts";
+import { discardLogger, type Logger } from "../log.ts";
 import { getOrCreate, metricsRegistry } from "../metrics/registry.ts";
 import type { Clock, TimerClock } from "../workqueue/clock.ts";
 import {
@@ -32,8 +33,8 @@ import {
   type CorrelatorOptions,
 } from "./correlator.ts";
 import { sprintf } from "./format.ts";
-import { ClientEventSink, CoreV1EventSink, toAPIError, type EventSink } from "./sink.ts";
-import { noopLogger, type EventLogger, type EventSubject, type EventType, type Recorder } from "./types.ts";
+import { ClientEventSink, type EventSink } from "./sink.ts";
+import type { EventSubject, EventType, Recorder } from "./types.ts";
 
 export const DEFAULT_MAX_PENDING = 10_000;
 export const DEFAULT_MAX_IN_FLIGHT = 16;
@@ -80,10 +81,9 @@ initDropCounters();
 export interface EventRecorderOptions {
   /** source.component and reportingComponent, e.g. "cronjob-controller". */
   component: string;
-  /** Preferred: write through the runtime's Client (shared keep-alive connections). */
+  /** Write through the runtime's Client (shared keep-alive connections); one of client and sink is required. */
   client?: Client;
-  /** Used to build a CoreV1Api sink unless `sink` or `client` is given. */
-  kubeConfig?: KubeConfig;
+  /** Where Events go instead of `client` (unit tests use an in-memory one). */
   sink?: EventSink;
   /** source.host and reportingInstance; defaults to the machine's hostname (the pod name in a cluster). */
   host?: string;
@@ -92,7 +92,7 @@ export interface EventRecorderOptions {
    * TimerClock (with setTimer) also drives the retry backoff; otherwise real timers do.
    */
   clock?: Clock | TimerClock;
-  logger?: EventLogger;
+  logger?: Logger;
   /** Events waiting to be written (queued or being retried) beyond this are dropped. */
   maxPending?: number;
   /** Writes in flight at once, each for a different involved object. */
@@ -154,10 +154,14 @@ function describe(e: CoreV1Event): Record<string, unknown> {
   };
 }
 
-/** The log fields of a write error; the API's reason is `statusReason`, never `reason` (the Event's). */
+/** The log fields of an API error's status; its reason is `statusReason`, never `reason` (the Event's). */
+function statusMeta(err: unknown): Record<string, unknown> {
+  return err instanceof APIError ? { code: err.code, statusReason: err.reason } : {};
+}
+
+/** A write error as log fields, for records below error level (where it is a detail, not the subject). */
 function errorMeta(err: unknown): Record<string, unknown> {
-  if (err instanceof APIError) return { error: err.message, code: err.code, statusReason: err.reason };
-  return { error: err instanceof Error ? err.message : String(err) };
+  return { error: err instanceof Error ? err.message : String(err), ...statusMeta(err) };
 }
 
 /**
@@ -183,7 +187,7 @@ export class EventRecorder implements Recorder {
   readonly host: string;
   readonly #sink: EventSink;
   readonly #clock: Clock;
-  readonly #log: EventLogger;
+  readonly #log: Logger;
   readonly #correlator: EventCorrelator;
   readonly #maxPending: number;
   readonly #maxInFlight: number;
@@ -203,15 +207,12 @@ export class EventRecorder implements Recorder {
   #closed = false;
 
   constructor(opts: EventRecorderOptions) {
-    if (!opts.sink && !opts.kubeConfig && !opts.client)
-      throw new Error("EventRecorder needs a client, a kubeConfig or a sink");
+    if (!opts.sink && !opts.client) throw new Error("EventRecorder needs a client or a sink");
     this.component = opts.component;
     this.host = opts.host ?? hostname();
-    this.#sink =
-      opts.sink ??
-      (opts.client ? new ClientEventSink(opts.client) : new CoreV1EventSink(opts.kubeConfig as KubeConfig));
+    this.#sink = opts.sink ?? new ClientEventSink(opts.client as Client);
     this.#clock = opts.clock ?? { now: () => Date.now() };
-    this.#log = opts.logger ?? noopLogger;
+    this.#log = opts.logger ?? discardLogger;
     this.#correlator = new EventCorrelator({ ...opts.correlator, clock: this.#clock });
     this.#maxPending = opts.maxPending ?? DEFAULT_MAX_PENDING;
     this.#maxInFlight = Math.max(1, opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
@@ -231,7 +232,7 @@ export class EventRecorder implements Recorder {
     try {
       this.#enqueue(obj, type, reason, message);
     } catch (err) {
-      this.#drop("invalid", "could not record event", { type, reason, message, ...errorMeta(err) }, "error");
+      this.#drop("invalid", "could not record event", { type, reason, message }, "error", err);
     }
   }
 
@@ -367,9 +368,17 @@ export class EventRecorder implements Recorder {
     }
   }
 
-  #drop(why: DropReason, msg: string, meta: Record<string, unknown>, level: "debug" | "error" = "debug"): void {
+  /** Count and log a drop; `err` is the record's error at error level, a detail (errorMeta) at debug. */
+  #drop(
+    why: DropReason,
+    msg: string,
+    meta: Record<string, unknown>,
+    level: "debug" | "error" = "debug",
+    err?: unknown,
+  ): void {
     eventsDropped.inc({ reason: why });
-    this.#log[level](msg, { ...meta, dropped: why });
+    if (level === "error") this.#log.error(msg, err, { ...meta, ...statusMeta(err), dropped: why });
+    else this.#log.debug(msg, { ...meta, ...(err === undefined ? {} : errorMeta(err)), dropped: why });
   }
 
   /** Start writes while there are free slots and lanes with a write waiting. */
@@ -391,7 +400,7 @@ export class EventRecorder implements Recorder {
     try {
       await this.#record(item);
     } catch (err) {
-      this.#drop("invalid", "could not write event", { ...describe(item.result.event), ...errorMeta(err) }, "error");
+      this.#drop("invalid", "could not write event", describe(item.result.event), "error", err);
     } finally {
       this.#inFlight--;
       lane.writing = false;
@@ -420,8 +429,9 @@ export class EventRecorder implements Recorder {
         this.#drop(
           "retries_exhausted",
           "unable to write event (retry limit exceeded)",
-          { ...describe(event), ...errorMeta(err), tries },
+          { ...describe(event), tries },
           "error",
+          err,
         );
         return;
       }
@@ -442,7 +452,7 @@ export class EventRecorder implements Recorder {
       try {
         written = await this.#sink.patch(event, patch);
       } catch (e) {
-        err = toAPIError(e);
+        err = e;
       }
     }
     // The Event may have expired (1 h TTL), been deleted, or its create dropped: write it anew under
@@ -453,7 +463,7 @@ export class EventRecorder implements Recorder {
       try {
         written = await this.#sink.create(event);
       } catch (e) {
-        err = toAPIError(e);
+        err = e;
       }
     }
     if (err === undefined) {
@@ -467,16 +477,11 @@ export class EventRecorder implements Recorder {
     }
     if (isNamespaceTerminating(err)) {
       // Expected while a namespace goes away; client-go logs it at V(5).
-      this.#drop("rejected", "server rejected event (will not retry)", { ...describe(event), ...errorMeta(err) });
+      this.#drop("rejected", "server rejected event (will not retry)", describe(event), "debug", err);
       return { outcome: "dropped" };
     }
     if (!isTransient(err)) {
-      this.#drop(
-        "rejected",
-        "server rejected event (will not retry)",
-        { ...describe(event), ...errorMeta(err) },
-        "error",
-      );
+      this.#drop("rejected", "server rejected event (will not retry)", describe(event), "error", err);
       return { outcome: "dropped" };
     }
     this.#log.info("unable to write event (will retry)", { ...describe(event), ...errorMeta(err) });

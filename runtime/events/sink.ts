@@ -1,9 +1,7 @@
 // Where events are written (client-go's record.EventSink). The recorder depends only on this
 // interface, so unit tests inject an in-memory sink and need no server.
-import { CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
-import type { CoreV1Event, KubeConfig } from "@kubernetes/client-node";
+import type { CoreV1Event } from "@kubernetes/client-node";
 import type { Client } from "../client.ts";
-import { APIError } from "../errors.ts";
 import { type KubeObject, Kinds } from "../kinds.ts";
 import type { EventPatch } from "./correlator.ts";
 
@@ -14,49 +12,10 @@ export interface EventSink {
   patch(event: CoreV1Event, patch: EventPatch): Promise<CoreV1Event>;
 }
 
-/** client-node's ApiException (code + body) becomes a typed APIError; anything else is a transport error. */
-export function toAPIError(err: unknown): unknown {
-  if (err instanceof APIError) return err;
-  if (err && typeof err === "object" && "code" in err && typeof err.code === "number" && err.code >= 100) {
-    return APIError.fromResponse(err.code, "body" in err ? err.body : undefined);
-  }
-  return err;
-}
-
-// A merge patch rather than client-node's default JSON patch: the fields are plain scalars and a
-// merge patch does not need to know whether they are already set.
-const mergePatch = setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
-
-export class CoreV1EventSink implements EventSink {
-  readonly #api: CoreV1Api;
-
-  constructor(kubeConfig: KubeConfig) {
-    this.#api = kubeConfig.makeApiClient(CoreV1Api);
-  }
-
-  async create(event: CoreV1Event): Promise<CoreV1Event> {
-    try {
-      return await this.#api.createNamespacedEvent({ namespace: event.metadata.namespace ?? "default", body: event });
-    } catch (err) {
-      throw toAPIError(err);
-    }
-  }
-
-  async patch(event: CoreV1Event, patch: EventPatch): Promise<CoreV1Event> {
-    try {
-      return await this.#api.patchNamespacedEvent(
-        { name: event.metadata.name ?? "", namespace: event.metadata.namespace ?? "default", body: patch },
-        mergePatch,
-      );
-    } catch (err) {
-      throw toAPIError(err);
-    }
-  }
-}
-
 /**
  * Writes Events through the runtime's Client: one keep-alive connection pool shared with the
- * controllers (client-node opens a new TLS connection per call, which dominated CPU under load).
+ * controllers, its APIError, and rest_client_requests_total. A merge patch: the fields are plain
+ * scalars and a merge patch does not need to know whether they are already set.
  */
 export class ClientEventSink implements EventSink {
   readonly #client: Client;

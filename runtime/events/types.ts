@@ -22,12 +22,3 @@ export interface Recorder {
   /** As event(), with a printf-style message (%s %d %v %q %f %t %%). */
   eventf(obj: EventSubject, type: EventType, reason: string, fmt: string, ...args: unknown[]): void;
 }
-
-/** Structurally satisfied by winston's Logger and by runtime/log.ts's Logger. */
-export interface EventLogger {
-  info(msg: string, meta?: Record<string, unknown>): void;
-  debug(msg: string, meta?: Record<string, unknown>): void;
-  error(msg: string, meta?: Record<string, unknown>): void;
-}
-
-export const noopLogger: EventLogger = { info() {}, debug() {}, error() {} };

@@ -4,7 +4,6 @@
 // are cached briefly so a scrape every few seconds costs no API calls.
 import type { IncomingMessage } from "node:http";
 import { X509Certificate } from "node:crypto";
-import { generate } from "selfsigned";
 import type { Client } from "../client.ts";
 import type { FilterResult, RequestFilter } from "./server.ts";
 
@@ -83,6 +82,7 @@ export async function selfSignedCertificate(
   hosts: string[] = ["localhost", "127.0.0.1"],
   commonName = "controller-runtime-metrics",
 ): Promise<{ cert: string; key: string }> {
+  const { generate } = await loadSelfsigned();
   const pems = await generate([{ name: "commonName", value: commonName }], {
     keyType: "ec",
     algorithm: "sha256",
@@ -100,4 +100,9 @@ export async function selfSignedCertificate(
   });
   new X509Certificate(pems.cert); // fail early on a malformed certificate
   return { cert: pems.cert, key: pems.private };
+}
+
+/** selfsigned (with its ASN.1 stack, ~20 MB of RSS) is loaded only when a certificate is made. */
+function loadSelfsigned(): Promise<typeof import("selfsigned")> {
+  return import("selfsigned");
 }

@@ -28,7 +28,6 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { generate } from "selfsigned";
 import { Backoff } from "../cache/backoff.ts";
 import { Informer } from "../cache/informer.ts";
 import type { Client } from "../client.ts";
@@ -287,6 +286,7 @@ export interface IssueOptions {
 
 /** A new self-signed CA (ECDSA P-256, SHA-256). */
 export async function issueCA(commonName: string, o: IssueOptions): Promise<CAPair> {
+  const { generate } = await loadSelfsigned();
   const pems = await generate([{ name: "commonName", value: commonName }], {
     keyType: "ec",
     curve: "P-256",
@@ -307,6 +307,7 @@ export async function issueServingCertificate(
   dnsNames: readonly string[],
   o: IssueOptions,
 ): Promise<{ certPEM: string; keyPEM: string }> {
+  const { generate } = await loadSelfsigned();
   const pems = await generate([{ name: "commonName", value: dnsNames[0] ?? "webhook" }], {
     keyType: "ec",
     curve: "P-256",
@@ -748,4 +749,9 @@ export class CertProvisioner implements Runnable {
     });
     return true;
   }
+}
+
+/** selfsigned (with its ASN.1 stack, ~20 MB of RSS) is loaded only when a certificate is made. */
+function loadSelfsigned(): Promise<typeof import("selfsigned")> {
+  return import("selfsigned");
 }

@@ -2,7 +2,7 @@
 // written for Go operators work unchanged. The "webhook" label is the registered path, never a
 // client-chosen one: unknown paths are not counted, which keeps the label set bounded.
 import { Counter, Gauge, Histogram } from "prom-client";
-import { getOrCreate, metricsRegistry } from "../metrics/registry.ts";
+import { getOrCreate, initCounter, initGauge, initHistogram, metricsRegistry } from "../metrics/registry.ts";
 
 const registers = [metricsRegistry];
 
@@ -39,3 +39,29 @@ export const requestInFlight = getOrCreate(
       registers,
     }),
 ) as Gauge<"webhook">;
+
+/** Series exist from registration, as controller-runtime's do: "no errors yet" reads 0, not "no data". */
+export function initWebhookSeries(paths: Iterable<string>): void {
+  for (const path of paths) {
+    for (const code of ["200", "500"]) initCounter(requestTotal, { webhook: path, code });
+    initGauge(requestInFlight, { webhook: path });
+    initHistogram(requestLatency, { webhook: path });
+  }
+}
+
+/**
+ * Counts one request to a registered path as in flight until its response closes; the returned function
+ * records its latency and status code (none when nothing was answered).
+ */
+export function observeRequest(
+  path: string,
+  res: { once(event: "close", listener: () => void): unknown },
+): (code: number | undefined) => void {
+  requestInFlight.inc({ webhook: path });
+  const endTimer = requestLatency.startTimer({ webhook: path });
+  res.once("close", () => requestInFlight.dec({ webhook: path }));
+  return (code) => {
+    endTimer();
+    if (code !== undefined) requestTotal.inc({ webhook: path, code: String(code) });
+  };
+}

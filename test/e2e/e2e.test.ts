@@ -2,7 +2,7 @@
 // image built without a Docker engine and loaded into the node, `make deploy`, and CronJobs whose Jobs run
 // real Pods. Every assertion reads the cluster's real state. Needs root (the node); `make test-e2e`.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { request } from "node:https";
 import { join } from "node:path";
@@ -454,6 +454,82 @@ describe(
       const after = await holder();
       assert.ok(after && after !== before, `a new leader holds the lease (before ${before}, after ${after})`);
       await suspend("handover");
+    });
+
+    it("kubectl cron: run now (its Pod runs to Complete), history, next, suspend and resume", async () => {
+      // A schedule that will not fire during the test: every Job seen here is the manual one.
+      await apply(cronJob("manual", { schedule: "0 0 1 1 *", command: "echo manual run" }));
+      const pluginDir = join(cluster.dir, "plugin-bin");
+      const installed = await make(["install-plugin", `PLUGIN_DIR=${pluginDir}`]);
+      assert.equal(installed.code, 0, installed.out);
+      process.env.PATH = `${pluginDir}:${process.env.PATH ?? ""}`;
+      // As a user types it: kubectl finds the plugin on PATH (no flags may come before a plugin's name).
+      const cron = (args: string[]) =>
+        new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+          execFile(
+            "kubectl",
+            ["cron", ...args, "-n", NS],
+            { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath } },
+            (err, stdout, stderr) => {
+              const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+              resolve({ code, stdout, stderr });
+            },
+          );
+        });
+
+      const run = await cron(["run", "manual", "--timeout=90s"]);
+      assert.equal(run.code, 0, run.stderr);
+      const created = /^job\.batch\/(manual-m[0-9a-f]{8}) created$/m.exec(run.stdout);
+      assert.ok(created, run.stdout);
+      const jobName = created[1]!;
+      const job = await eventually(
+        "the manual Job to complete",
+        async () => (await jobsOf("manual")).find((j) => j.metadata.name === jobName && finished(j, "Complete")),
+        90_000,
+      );
+      assert.equal(job.metadata.annotations?.["cronjob.kubernetes.io/instantiate"], "manual");
+      assert.match(await kubectl(["logs", "-n", NS, `job/${jobName}`]), /manual run/);
+      const reasons = await eventually("the RunNow Event", async () => {
+        const e = await kubectl([
+          "get",
+          "events",
+          "-n",
+          NS,
+          "--field-selector",
+          "involvedObject.name=manual",
+          "-o",
+          "json",
+        ]);
+        const items = (JSON.parse(e) as { items: { reason: string; message: string }[] }).items;
+        return items.find((i) => i.reason === "RunNow");
+      });
+      assert.match(reasons.message, new RegExp(`Created job ${jobName} for run-now request ".+", requested by admin`));
+
+      const history = await cron(["history", "manual", "-o", "json"]);
+      assert.equal(history.code, 0, history.stderr);
+      const items = (JSON.parse(history.stdout) as { items: { name: string; trigger: string; result: string }[] })
+        .items;
+      assert.deepEqual(
+        items.map((i) => [i.name, i.trigger, i.result]),
+        [[jobName, "manual", "Complete"]],
+      );
+      const st = await getJSON(["get", CRONJOBS, "manual", "-n", NS]);
+      assert.equal(st.status?.lastScheduleTime, undefined, "a manual run has no slot");
+      assert.ok(st.status?.lastRunNowRequest);
+
+      const next = await cron(["next", "manual", "--count", "2", "-o", "json"]);
+      assert.equal(next.code, 0, next.stderr);
+      const times = (JSON.parse(next.stdout) as { times: { utc: string }[] }).times;
+      assert.equal(times.length, 2);
+      assert.match(times[0]!.utc, /^\d{4}-01-01T00:00:00Z$/);
+
+      assert.equal((await cron(["suspend", "manual"])).code, 0);
+      assert.equal((await getJSON(["get", CRONJOBS, "manual", "-n", NS])).spec!.suspend, true);
+      assert.match((await cron(["suspend", "manual"])).stdout, /already suspended/);
+      assert.equal((await cron(["resume", "manual"])).code, 0);
+      const missing = await cron(["run", "no-such-cronjob"]);
+      assert.equal(missing.code, 1);
+      assert.match(missing.stderr, /not found in namespace "e2e"/);
     });
 
     it("deleting a CronJob garbage-collects its Jobs and their Pods", async () => {

@@ -53,8 +53,23 @@ describe("CronJob CRD on a real apiserver", () => {
     assert.equal(established?.status, "True");
     assert.deepEqual(
       crd.spec.versions[0]?.additionalPrinterColumns?.map((c) => c.name),
-      ["Schedule", "TimeZone", "Suspend", "Active", "Last Schedule", "Next Schedule", "Age"],
+      ["Schedule", "Resolved", "TimeZone", "Suspend", "Active", "Last Schedule", "Next Schedule", "Age"],
     );
+    assert.deepEqual(crd.spec.names.shortNames, ["cron", "crons"]);
+    assert.deepEqual(crd.spec.names.categories, ["all"]);
+  });
+
+  it("is found by its short name and in `kubectl get all`", async () => {
+    const ns = "short-names";
+    await env.kubectl(["create", "namespace", ns]);
+    const obj = { ...minimalCronJob("found"), metadata: { name: "found", namespace: ns } };
+    const applied = await env.kubectl(["apply", "-f", "-"], JSON.stringify(obj));
+    assert.equal(applied.code, 0, applied.stderr);
+    const short = await env.kubectl(["get", "cron", "-n", ns, "-o", "name"]);
+    assert.equal(short.code, 0, short.stderr);
+    assert.equal(short.stdout.trim(), "cronjob.batch.tutorial.kubebuilder.io/found");
+    const all = await env.kubectl(["get", "all", "-n", ns, "-o", "name"]);
+    assert.match(all.stdout, /cronjob\.batch\.tutorial\.kubebuilder\.io\/found/);
   });
 
   it("`make install` applies the CRD with kubectl (server-side, repeatable)", async () => {

@@ -462,8 +462,13 @@ if (process.env[CHILD_ENV] === "1") {
         "the child's pod runs",
       );
       await child.kill();
-      // The reaper polls every 0.5 s; the cleanup itself takes a second or two.
-      await waitFor("the reaper to finish", () => readHostRecord() === undefined, 60_000);
+      // The reaper polls every 0.5 s; the cleanup itself takes a second or two. It removes the host record
+      // as its last act and then exits, and its flock exits after it: finished is both gone.
+      await waitFor(
+        "the reaper to finish",
+        () => readHostRecord() === undefined && procInfo(child.reaperPid) === undefined,
+        60_000,
+      );
       assertRestored(host, child.dir, procs);
     });
 

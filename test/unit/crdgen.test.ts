@@ -213,8 +213,10 @@ describe("OpenAPI v2 → structural CRD schema", () => {
     assert.equal(crd.spec.scope, "Namespaced");
     assert.deepEqual(
       v.additionalPrinterColumns.map((c: { name: string }) => c.name),
-      ["Schedule", "TimeZone", "Suspend", "Active", "Last Schedule", "Next Schedule", "Age"],
+      ["Schedule", "Resolved", "TimeZone", "Suspend", "Active", "Last Schedule", "Next Schedule", "Age"],
     );
+    // The resolved schedule is for -o wide: without H it repeats the Schedule column.
+    assert.equal(v.additionalPrinterColumns[1].priority, 1);
   });
 
   it("fails clearly on a missing or recursive definition", () => {

@@ -4,8 +4,21 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { GROUP, KIND, parseCronJob } from "../../api/v1/index.ts";
-import { parseSchedule, scheduleWindow } from "../../api/v1/schedule/index.ts";
+import {
+  GROUP,
+  KIND,
+  parseCronJob,
+  RUN_NOW_ANNOTATION,
+  RUN_NOW_REQUESTED_BY_ANNOTATION,
+  runNowRequestedByValue,
+  runNowRequesterOf,
+} from "../../api/v1/index.ts";
+import {
+  parseHashedSchedule,
+  parseSchedule,
+  resolveHashedSchedule,
+  scheduleWindow,
+} from "../../api/v1/schedule/index.ts";
 import {
   fieldErrorString,
   type AdmissionRequest,
@@ -177,6 +190,50 @@ describe("CronJob defaulting webhook", () => {
       assert.equal(patchedObj.spec[f], schemaDefaults.value.spec[f], f);
     }
     assert.deepEqual(validateCronJob(patchedObj), { errors: [], warnings: [] });
+  });
+});
+
+describe("run-now requests at admission", () => {
+  const withRequest = (value: string | undefined) =>
+    variant(minimalCronJob("rn"), (o) => {
+      o.metadata.annotations = value === undefined ? {} : { [RUN_NOW_ANNOTATION]: value };
+    });
+  const stampOps = (ops: JSONPatchOperation[]) => ops.filter((op) => op.path.startsWith("/metadata/annotations/"));
+  const path = "/metadata/annotations/batch.tutorial.kubebuilder.io~1run-now-requested-by";
+
+  it("records the authenticated user when the request is new or changed, never otherwise", async () => {
+    const created = decodePatch(await call(mutateCronJob, request("CREATE", withRequest("r1"))));
+    assert.deepEqual(stampOps(created), [{ op: "add", path, value: runNowRequestedByValue("admin", "r1") }]);
+    const changed = decodePatch(await call(mutateCronJob, request("UPDATE", withRequest("r2"), withRequest("r1"))));
+    assert.deepEqual(stampOps(changed), [{ op: "add", path, value: runNowRequestedByValue("admin", "r2") }]);
+    for (const [obj, old] of [
+      [withRequest("r1"), withRequest("r1")],
+      [withRequest(undefined), withRequest("r1")],
+      [withRequest("  "), undefined],
+    ] as const) {
+      const r = await call(mutateCronJob, request(old ? "UPDATE" : "CREATE", obj, old));
+      assert.deepEqual(stampOps(decodePatch(r)), []);
+    }
+  });
+
+  it("the controller reads the stamp only for the request it was made for", () => {
+    const cj = {
+      metadata: { annotations: { [RUN_NOW_REQUESTED_BY_ANNOTATION]: runNowRequestedByValue("bob", "r1") } },
+    };
+    assert.equal(runNowRequesterOf(cj, "r1"), "bob");
+    assert.equal(runNowRequesterOf(cj, "r2"), undefined);
+    assert.equal(
+      runNowRequesterOf({ metadata: { annotations: { [RUN_NOW_REQUESTED_BY_ANNOTATION]: "bob" } } }, "r1"),
+      undefined,
+    );
+  });
+
+  it("refuses a request longer than 253 characters, naming the annotation", () => {
+    const { errors } = validateCronJob(withRequest("x".repeat(254)));
+    assert.equal(errors.length, 1);
+    assert.equal(errors[0]!.field, `metadata.annotations[${RUN_NOW_ANNOTATION}]`);
+    assert.match(fieldErrorString(errors[0]!), /no more than 253/);
+    assert.deepEqual(validateCronJob(withRequest("x".repeat(253))).errors, []);
   });
 });
 
@@ -416,6 +473,93 @@ describe("CronJob validating webhook", () => {
     }
   });
 
+  it("resolves H from namespace/name, validates the result and says what it runs as", async () => {
+    const hashed = (schedule: string, name = "cj", namespace: string | null = "default") =>
+      variant(minimalCronJob(name), (o) => {
+        o.spec.schedule = schedule;
+        if (namespace === null) delete o.metadata.namespace;
+        else o.metadata.namespace = namespace;
+      });
+    const expect = (schedule: string, name = "cj", namespace = "default") => {
+      const r = resolveHashedSchedule(schedule, { namespace, name });
+      assert.ok(r.ok && r.hashed);
+      return r.resolved;
+    };
+    const warning = (schedule: string, resolved: string) =>
+      `spec.schedule: ${JSON.stringify(schedule)} runs as ${JSON.stringify(resolved)} for this CronJob (H is hashed from namespace/name; an extension the built-in CronJob does not accept)`;
+
+    for (const schedule of ["H * * * *", "H/15 H(9-17) * * 1-5", "H(0-29)/10 * * * *", "0 0 H * *"]) {
+      const r = await call(validateCronJobRequest, request("CREATE", hashed(schedule)));
+      assert.equal(r.allowed, true, schedule);
+      assert.deepEqual(r.warnings, [warning(schedule, expect(schedule))]);
+    }
+    // The same schedule on other CronJobs: hashed from each one's own namespace/name.
+    assert.equal(expect("H * * * *", "cj"), "24 * * * *");
+    assert.equal(expect("H * * * *", "backup"), "22 * * * *");
+    assert.equal(expect("H * * * *", "backup", "prod"), "42 * * * *");
+    assert.deepEqual(validateCronJob(hashed("H * * * *", "backup", "prod")).warnings, [
+      warning("H * * * *", "42 * * * *"),
+    ]);
+    // An object without metadata.namespace: the request's namespace is the CronJob's.
+    const noNs = hashed("H * * * *", "backup", null);
+    const viaRequest = await call(validateCronJobRequest, { ...request("CREATE", noNs), namespace: "prod" });
+    assert.deepEqual(viaRequest.warnings, [warning("H * * * *", "42 * * * *")]);
+    // Warnings add up; a plain schedule gets none.
+    const both = validateCronJob(variant(hashed("H * * * *"), (o) => (o.spec.startingDeadlineSeconds = 5)));
+    assert.equal(both.warnings.length, 2);
+    assert.deepEqual(validateCronJob(hashed("24 * * * *")).warnings, []);
+  });
+
+  it("denies H it cannot resolve, naming the field and the item", async () => {
+    const denied = async (obj: Record<string, any>, detail: RegExp | string) => {
+      const r = await call(validateCronJobRequest, request("CREATE", obj));
+      assert.equal(r.allowed, false);
+      const { errors } = validateCronJob(obj);
+      assert.deepEqual(
+        errors.map((e) => [e.field, e.value]),
+        [["spec.schedule", obj.spec.schedule]],
+      );
+      if (typeof detail === "string") assert.equal(errors[0]?.detail, detail);
+      else assert.match(errors[0]?.detail ?? "", detail);
+      assert.match(r.status?.message ?? "", /spec\.schedule: Invalid value: /);
+    };
+    await denied(
+      withSpec((s) => (s.schedule = "H(50-70) * * * *")),
+      "minute H(50-70): range must lie within 0-59",
+    );
+    await denied(
+      withSpec((s) => (s.schedule = "H/0 * * * *")),
+      "minute H/0: step must be at least 1",
+    );
+    await denied(
+      withSpec((s) => (s.schedule = "H(5-2) * * * *")),
+      "minute H(5-2): range is reversed (5 > 2); write it as H(low-high)",
+    );
+    await denied(
+      withSpec((s) => (s.schedule = "0 h * * *")),
+      "hour h: write H in upper case (H)",
+    );
+    await denied(
+      withSpec((s) => (s.schedule = "H,30 * * * *")),
+      /^minute H,30: H cannot be part of a list/,
+    );
+    await denied(
+      withSpec((s) => (s.schedule = "@hourly H")),
+      /^H cannot be used in a descriptor/,
+    );
+    // With only generateName there is no name to hash from yet.
+    const generated = variant(minimalCronJob("x"), (o) => {
+      delete o.metadata.name;
+      o.metadata.generateName = "report-";
+      o.spec.schedule = "H 3 * * *";
+    });
+    await denied(
+      generated,
+      /^H needs a fixed metadata\.name: the value is hashed from the CronJob's namespace and name.*generateName/,
+    );
+    assert.deepEqual(validateCronJob(variant(generated, (o) => (o.spec.schedule = "7 3 * * *"))).errors, []);
+  });
+
   it("keeps warnings on a denial", async () => {
     const r = await call(
       validateCronJobRequest,
@@ -460,7 +604,10 @@ describe("CronJob validating webhook", () => {
       "* * * * mon#2",
       "0 0 L * *",
       "0 0 15W * *",
-      "H * * * *",
+      "h * * * *",
+      "H,30 * * * *",
+      "H(50-70) * * * *",
+      "@every H",
       "5-1 * * * *",
       "*/0 * * * *",
       "1/2/3 * * * *",
@@ -613,7 +760,10 @@ const atom: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: 0, max: 1_000_000 }).map(String) },
   { weight: 1, arbitrary: fc.constantFrom(...MONTHS, ...DAYS, "JAN", "Mon", "+5", "07", "") },
   { weight: 3, arbitrary: fc.constantFrom("*", "?") },
-  { weight: 1, arbitrary: fc.constantFrom("L", "5L", "LW", "15W", "H", "H(0-29)", "1#3", "mon#2", "-1") },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom("L", "5L", "LW", "15W", "H", "H(0-29)", "H/15", "H(0-29)/7", "h", "1#3", "mon#2", "-1"),
+  },
 );
 const item: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: atom },
@@ -632,8 +782,8 @@ const cronText: fc.Arbitrary<string> = fc
 // Plausible schedules: five fields whose values are mostly in range, so many are admitted.
 const plausibleCron: fc.Arbitrary<string> = fc
   .tuple(
-    fc.constantFrom("*", "0", "*/15", "5,35", "59", "0-30/7"),
-    fc.constantFrom("*", "2", "0-23/3", "1,13", "23", "*/5", "9-17"),
+    fc.constantFrom("*", "0", "*/15", "5,35", "59", "0-30/7", "H", "H/15"),
+    fc.constantFrom("*", "2", "0-23/3", "1,13", "23", "*/5", "9-17", "H(9-17)"),
     fc.constantFrom("*", "?", "1", "29", "30", "31", "15-31/2", "*/10", "1,31"),
     fc.constantFrom("*", "2", "feb", "2,4", "dec", "1-12/6", "4,6,9,11", "*/2"),
     fc.constantFrom("*", "?", "0", "mon-fri", "sat,sun", "*/2", "6"),
@@ -805,9 +955,13 @@ describe("CronJob validating webhook (properties)", () => {
 
           assert.equal(typeof s.schedule, "string");
           const tz = typeof s.timeZone === "string" ? s.timeZone : undefined;
-          const parsed = parseSchedule(s.schedule as string, tz);
+          // The controller resolves H with the CronJob's namespace/name before parsing.
+          const parsed = parseHashedSchedule(s.schedule as string, { namespace: "default", name: s.name }, tz);
           assert.ok(parsed.ok, `admitted ${JSON.stringify(s.schedule)} in ${tz} but the controller cannot parse it`);
           const sched = parsed.schedule;
+          if (parsed.hashed) {
+            assert.ok(warnings.some((w) => w.includes(` runs as ${JSON.stringify(parsed.resolved)} for this CronJob`)));
+          }
           if (sched.isEvery && (sched.everySeconds ?? 0) < 60) {
             assert.ok(
               warnings.some((w) => w.startsWith("spec.schedule: ")),
@@ -840,7 +994,8 @@ describe("CronJob validating webhook (properties)", () => {
           s.timeZone = tz;
         });
         const { errors } = validateCronJob(obj);
-        const parsed = sched === "" ? { ok: false } : parseSchedule(sched, tz);
+        const parsed =
+          sched === "" ? { ok: false } : parseHashedSchedule(sched, { namespace: "default", name: "cj" }, tz);
         assert.equal(errors.length === 0, parsed.ok, `${JSON.stringify(sched)} in ${JSON.stringify(tz)}`);
         for (const e of errors) {
           assert.ok(["spec.schedule", "spec.timeZone"].includes(e.field), e.field);

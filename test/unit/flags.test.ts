@@ -50,6 +50,13 @@ describe("manager flags", () => {
     assert.deepEqual(f.validatingWebhookConfigurations, ["v"]);
   });
 
+  it("exports per-CronJob metrics unless --per-cronjob-metrics=false", () => {
+    assert.equal(parseFlags([], {}).perCronJobMetrics, true);
+    assert.equal(parseFlags(["--per-cronjob-metrics=false"], {}).perCronJobMetrics, false);
+    assert.equal(parseFlags(["-per-cronjob-metrics=0"], {}).perCronJobMetrics, false);
+    assert.match(usage(), /--per-cronjob-metrics\b.*\n.*\(default true\)/);
+  });
+
   it("accepts Go-style spellings", () => {
     const f = parseFlags(
       [

@@ -1,6 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { classifyJob, jobNameFor, rfc3339InZone, scheduledTimeOf } from "../../controllers/job.ts";
+import { utcOffsetAt } from "../../api/v1/schedule/index.ts";
+import {
+  classifyJob,
+  jobForSlot,
+  jobNameFor,
+  readJob,
+  rfc3339InZone,
+  scheduledTimeOf,
+  trimJobForCache,
+} from "../../controllers/job.ts";
 
 describe("Job helpers", () => {
   it("formats the upstream scheduled-timestamp annotation in the CronJob's zone", () => {
@@ -32,5 +41,103 @@ describe("Job helpers", () => {
     assert.equal(classifyJob({ status: { conditions: [{ type: "Failed", status: "True" }] } }), "failed");
     assert.equal(classifyJob({ status: { conditions: [{ type: "Complete", status: "False" }] } }), "active");
     assert.equal(classifyJob({}), "active");
+  });
+});
+
+// The upstream annotation carries the zone's offset at the slot's instant (Go's `t.In(loc).Format(time.RFC3339)`).
+// The offset comes from the schedule module, the one the slots are computed with; Intl's own offset names
+// (a different ICU path) are the reference.
+describe("the Job cache keeps what the controller reads", () => {
+  it("drops the spec and kubectl's last-applied copy, keeps metadata and status", () => {
+    const slot = new Date("2026-11-22T05:53:00Z");
+    const job = jobForSlot(
+      {
+        metadata: { name: "nightly", namespace: "ns", uid: "cj-uid" },
+        spec: {
+          jobTemplate: {
+            metadata: { labels: { app: "x" } },
+            spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
+          },
+        },
+      },
+      slot,
+    );
+    job.metadata!.annotations!["kubectl.kubernetes.io/last-applied-configuration"] = JSON.stringify(job);
+    Object.assign(job.metadata!, { uid: "job-uid", resourceVersion: "42", creationTimestamp: "2026-11-22T05:53:01Z" });
+    job.status = {
+      startTime: "2026-11-22T05:53:01Z",
+      completionTime: "2026-11-22T05:54:00Z",
+      succeeded: 1,
+      conditions: [{ type: "Complete", status: "True", lastTransitionTime: "2026-11-22T05:54:00Z" }],
+    };
+    const before = structuredClone(job);
+    const trimmed = readJob(trimJobForCache(structuredClone(job)));
+    assert.equal(trimmed.spec, undefined);
+    const { "kubectl.kubernetes.io/last-applied-configuration": _, ...annotations } = before.metadata!.annotations!;
+    assert.deepEqual(trimmed.metadata, { ...before.metadata, annotations });
+    assert.deepEqual(trimmed.status, before.status);
+    assert.equal(classifyJob(trimmed), "successful");
+    assert.equal(scheduledTimeOf(trimmed)?.toISOString(), slot.toISOString());
+  });
+});
+
+describe("the scheduled-timestamp annotation across DST transitions", () => {
+  const ZONES = ["America/New_York", "Europe/London", "Australia/Lord_Howe", "Asia/Kathmandu"];
+
+  it("shows the wall clock and offset in force at the instant, on both sides of each transition", () => {
+    const cases: Array<[string, string, string]> = [
+      // New York: 02:00 EST → 03:00 EDT, then 02:00 EDT → 01:00 EST.
+      ["America/New_York", "2026-03-08T06:59:59Z", "2026-03-08T01:59:59-05:00"],
+      ["America/New_York", "2026-03-08T07:00:00Z", "2026-03-08T03:00:00-04:00"],
+      ["America/New_York", "2026-11-01T04:00:00Z", "2026-11-01T00:00:00-04:00"],
+      ["America/New_York", "2026-11-01T05:59:59Z", "2026-11-01T01:59:59-04:00"],
+      ["America/New_York", "2026-11-01T06:00:00Z", "2026-11-01T01:00:00-05:00"],
+      // London: GMT (offset 0, written "Z") ↔ BST.
+      ["Europe/London", "2026-03-29T00:59:59Z", "2026-03-29T00:59:59Z"],
+      ["Europe/London", "2026-03-29T01:00:00Z", "2026-03-29T02:00:00+01:00"],
+      ["Europe/London", "2026-10-25T00:59:59Z", "2026-10-25T01:59:59+01:00"],
+      ["Europe/London", "2026-10-25T01:00:00Z", "2026-10-25T01:00:00Z"],
+      // Lord Howe: a 30-minute DST, +11:00 ↔ +10:30.
+      ["Australia/Lord_Howe", "2026-04-04T14:59:59Z", "2026-04-05T01:59:59+11:00"],
+      ["Australia/Lord_Howe", "2026-04-04T15:00:00Z", "2026-04-05T01:30:00+10:30"],
+      ["Australia/Lord_Howe", "2026-10-03T15:29:59Z", "2026-10-04T01:59:59+10:30"],
+      ["Australia/Lord_Howe", "2026-10-03T15:30:00Z", "2026-10-04T02:30:00+11:00"],
+      // Kathmandu: +05:45 all year.
+      ["Asia/Kathmandu", "2026-03-08T07:00:00Z", "2026-03-08T12:45:00+05:45"],
+      ["Asia/Kathmandu", "2026-11-01T06:00:00Z", "2026-11-01T11:45:00+05:45"],
+    ];
+    for (const [zone, instant, want] of cases) {
+      assert.equal(rfc3339InZone(new Date(instant), zone), want, `${zone} at ${instant}`);
+    }
+  });
+
+  it("agrees with Intl's offset and wall clock every 15 minutes of a year, in each zone", () => {
+    for (const timeZone of ZONES) {
+      const offsetName = new Intl.DateTimeFormat("en-US", { timeZone, timeZoneName: "longOffset" });
+      const wall = new Intl.DateTimeFormat("en-CA", {
+        timeZone,
+        hourCycle: "h23",
+        year: "numeric",
+        month: "2-digit",
+        day: "2-digit",
+        hour: "2-digit",
+        minute: "2-digit",
+        second: "2-digit",
+      });
+      for (let t = Date.UTC(2026, 0, 1); t < Date.UTC(2027, 0, 1); t += 15 * 60_000) {
+        const at = new Date(t);
+        // "GMT-04:00", "GMT+05:45"; a zero offset is written "Z", as the implementation always has.
+        const name = offsetName.formatToParts(at).find((p) => p.type === "timeZoneName")!.value;
+        const offset = name === "GMT" || name === "GMT+00:00" ? "Z" : name.slice(3);
+        const p = Object.fromEntries(wall.formatToParts(at).map((x) => [x.type, x.value]));
+        const want = `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}${offset}`;
+        const got = rfc3339InZone(at, timeZone);
+        if (got !== want) assert.fail(`${timeZone} at ${at.toISOString()}: ${got}, want ${want}`);
+        assert.equal(Date.parse(got), t);
+        const ms =
+          offset === "Z" ? 0 : (offset[0] === "-" ? -1 : 1) * (+offset.slice(1, 3) * 60 + +offset.slice(4)) * 60_000;
+        if (utcOffsetAt(timeZone, at) !== ms) assert.fail(`${timeZone} at ${at.toISOString()}: offset`);
+      }
+    }
   });
 });

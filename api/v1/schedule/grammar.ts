@@ -92,7 +92,7 @@ const EVERY_PREFIX = "@every ";
 const DURATION_EXAMPLES = "a Go duration such as 90s, 1h30m or 1.5h";
 
 // Go's strings.Fields splits on unicode.IsSpace, which is not quite JavaScript's \s (U+0085 yes, U+FEFF no).
-const GO_SPACE = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
+export const GO_SPACE = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
 
 type FieldResult = { ok: true; values: number[]; star: boolean; realTime: boolean } | { ok: false; reason: string };
 type ValueResult = { ok: true; value: number } | { ok: false; reason: string };

@@ -189,6 +189,24 @@ export class ZoneRules {
   }
 }
 
+// The zone rules utcOffsetAt uses, by name (the transitions themselves are memoised per zone above).
+const rulesByName = new Map<string, ZoneRules>();
+const MAX_CACHED_ZONES = 1024;
+
+/**
+ * The UTC offset (ms east of UTC, whole seconds) `timeZone` has at the instant `at`: the offset the schedule's
+ * slots are computed with. Throws a RangeError for a zone ICU does not know.
+ */
+export function utcOffsetAt(timeZone: string, at: Date): number {
+  let rules = rulesByName.get(timeZone);
+  if (!rules) {
+    rules = new ZoneRules(timeZone);
+    if (rulesByName.size >= MAX_CACHED_ZONES) rulesByName.clear();
+    rulesByName.set(timeZone, rules);
+  }
+  return rules.offsetAt(at.getTime());
+}
+
 function utcYearStart(year: number): number {
   const d = new Date(0);
   d.setUTCFullYear(year, 0, 1);

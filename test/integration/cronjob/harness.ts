@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { API_VERSION, KIND, type CronJob, type CronJobInput } from "../../../api/v1/index.ts";
 import { FakeClock } from "../../../controllers/clock.ts";
-import { CronJobKind, CronJobReconciler, JOB_OWNER_INDEX } from "../../../controllers/cronjob_controller.ts";
+import { CronJobKind, CronJobReconciler, setupJobCache } from "../../../controllers/cronjob_controller.ts";
 import { cronJobOwnerOf, type Job } from "../../../controllers/job.ts";
 import { Cache } from "../../../runtime/cache/cache.ts";
 import { Client } from "../../../runtime/client.ts";
@@ -29,10 +29,8 @@ export class ReconcileHarness {
     this.namespace = namespace;
     this.client = new Client(env.kubeConfig);
     this.cache = new Cache(this.client, { namespace });
-    this.cache.indexField<Job>(Kinds.Job, JOB_OWNER_INDEX, (j) => {
-      const r = cronJobOwnerOf(j);
-      return r ? [r.uid] : [];
-    });
+    // The Job cache as the manager's (setupWithManager): trimmed to metadata and status, owner-indexed.
+    setupJobCache(this.cache);
     this.cache.informerFor(CronJobKind);
     this.clock = new FakeClock(start);
     this.recorder = new FakeRecorder({ capacity: 10_000 });

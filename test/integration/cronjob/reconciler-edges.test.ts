@@ -16,6 +16,7 @@ import { APIError } from "../../../runtime/errors.ts";
 import { Kinds, type ResourceKind } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import { TestEnv } from "../../../envtest/index.ts";
+import { variant } from "../../fixtures.ts";
 import { condition, ReconcileHarness } from "./harness.ts";
 
 const HOUR = 3600_000;
@@ -398,5 +399,31 @@ describe("CronJob reconciler edges (fake clock, real apiserver)", () => {
     assert.equal(ev.length, 1);
     assert.ok(ev[0]!.length <= MAX_EVENT_MESSAGE + 40, String(ev[0]!.length));
     assert.match(ev[0]!, /more characters/);
+  });
+
+  it("reconciles a stored CronJob the schema refuses as stored: its slots run, an unknown policy is Allow", async () => {
+    const { name, h1 } = await fresh();
+    const r = reconcilerWith({
+      cache: laggingCache(h.cache, {
+        rewrite: (cj) =>
+          variant(cj, (o) => {
+            o.spec.concurrencyPolicy = "Sometimes";
+            delete o.spec.successfulJobsHistoryLimit;
+          }) as CronJob,
+      }),
+    });
+    h.clock.set(new Date(h1 + 1000));
+    await reconcileWith(r, name);
+    h.clock.set(new Date(h1 + HOUR + 1000));
+    await reconcileWith(r, name);
+    assert.deepEqual(
+      (await h.jobs(name)).map((j) => j.metadata!.name),
+      [jobName(name, h1), jobName(name, h1 + HOUR)],
+      "the second slot runs beside the first, still active",
+    );
+    const got = await h.get(name);
+    assert.equal(got.status?.activeCount, 2);
+    assert.equal(condition(got, "Available")?.reason, "JobsActive");
+    assert.equal(condition(got, "Degraded")?.reason, "AsExpected");
   });
 });

@@ -48,6 +48,14 @@ import {
   type InstalledWebhooks,
 } from "../../../envtest/webhook.ts";
 import { minimalCronJob, variant } from "../../fixtures.ts";
+import { resolveHashedSchedule } from "../../../api/v1/schedule/index.ts";
+import {
+  API_VERSION,
+  KIND,
+  RUN_NOW_ANNOTATION,
+  RUN_NOW_REQUESTED_BY_ANNOTATION,
+  runNowRequestedByValue,
+} from "../../../api/v1/index.ts";
 
 const NS = "default";
 const RP_FIELD = "spec.jobTemplate.spec.template.spec.restartPolicy";
@@ -352,6 +360,39 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
     assert.equal((got as unknown as { spec: Record<string, unknown> }).spec.concurrencyPolicy, "Allow");
   });
 
+  it("records who made a run-now request, and only when the request changes", async () => {
+    const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(minimalCronJob("run-now")));
+    assert.equal(res.code, 0, res.stderr);
+    const annotate = (value: string) =>
+      env!.kubectl([
+        "annotate",
+        "--overwrite",
+        "cronjobs.batch.tutorial.kubebuilder.io",
+        "run-now",
+        "-n",
+        NS,
+        `${RUN_NOW_ANNOTATION}=${value}`,
+      ]);
+    const stamp = async () => {
+      const got = (await client.read({
+        apiVersion: API_VERSION,
+        kind: KIND,
+        metadata: { name: "run-now", namespace: NS },
+      })) as unknown as { metadata: { annotations?: Record<string, string> } };
+      return got.metadata.annotations?.[RUN_NOW_REQUESTED_BY_ANNOTATION];
+    };
+    assert.equal((await annotate("r1")).code, 0);
+    assert.equal(await stamp(), runNowRequestedByValue("admin", "r1"));
+    assert.equal((await annotate("r2")).code, 0);
+    assert.equal(await stamp(), runNowRequestedByValue("admin", "r2"));
+    const tooLong = await annotate("x".repeat(254));
+    assert.notEqual(tooLong.code, 0);
+    assert.match(
+      tooLong.stderr,
+      /metadata\.annotations\[batch\.tutorial\.kubebuilder\.io\/run-now\]: .*at most|no more than 253/,
+    );
+  });
+
   it("keeps the fields a user set", async () => {
     const own = variant(minimalCronJob("own-values"), (o) => {
       o.spec.suspend = true;
@@ -388,6 +429,52 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
     const res3 = await env!.kubectl(["apply", "-f", "-"], yamlOf(quiet));
     assert.equal(res3.code, 0, res3.stderr);
     assert.doesNotMatch(res3.stderr, /Warning/);
+  });
+
+  it("resolves H from the CronJob's namespace/name and tells kubectl what it runs as", async () => {
+    const warning = (schedule: string, name: string) => {
+      const r = resolveHashedSchedule(schedule, { namespace: NS, name });
+      assert.ok(r.ok && r.hashed);
+      return `Warning: spec.schedule: ${JSON.stringify(schedule)} runs as ${JSON.stringify(r.resolved)} for this CronJob (H is hashed from namespace/name; an extension the built-in CronJob does not accept)`;
+    };
+    for (const [name, schedule] of [
+      ["hashed-hourly", "H * * * *"],
+      ["hashed-nightly", "H H(0-5) * * *"],
+      ["hashed-quarter", "H/15 * * * *"],
+    ] as const) {
+      const obj = variant(minimalCronJob(name), (o) => (o.spec.schedule = schedule));
+      const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(obj));
+      assert.equal(res.code, 0, res.stderr);
+      assert.ok(res.stderr.split("\n").includes(warning(schedule, name)), res.stderr);
+      // What is stored is what the user wrote; the controller resolves it the same way.
+      const stored = (await client.read({
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        metadata: { name, namespace: NS },
+      })) as any;
+      assert.equal(stored.spec.schedule, schedule);
+    }
+
+    const bad = variant(minimalCronJob("hashed-bad"), (o) => (o.spec.schedule = "H(50-70) * * * *"));
+    const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(bad));
+    assert.notEqual(res.code, 0);
+    assert.match(
+      res.stderr,
+      /The CronJob "hashed-bad" is invalid: spec\.schedule: Invalid value: "H\(50-70\) \* \* \* \*": minute H\(50-70\): range must lie within 0-59/,
+    );
+
+    // generateName: the API server names the object before validating admission (the mutating webhook sees
+    // no name yet), so H is hashed from the generated name, and the warning says what that gives.
+    const generated = variant(minimalCronJob("unused"), (o) => {
+      delete o.metadata.name;
+      o.metadata.generateName = "hashed-gen-";
+      o.spec.schedule = "H * * * *";
+    });
+    const gen = await env!.kubectl(["create", "-f", "-", "-o", "name"], yamlOf(generated));
+    assert.equal(gen.code, 0, gen.stderr);
+    const genName = gen.stdout.trim().split("/")[1] ?? "";
+    assert.match(genName, /^hashed-gen-[a-z0-9]{5}$/);
+    assert.ok(gen.stderr.split("\n").includes(warning("H * * * *", genName)), gen.stderr);
   });
 
   it("validates updates, and never blocks deletes, even of an object that is invalid", async () => {

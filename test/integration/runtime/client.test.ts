@@ -1,10 +1,15 @@
 // The REST client against a real apiserver: typed errors parsed from Status bodies, optimistic
-// concurrency on update and status writes, every patch type, and background deletes.
+// concurrency on update and status writes, every patch type, background deletes, and the configurations
+// runtime/kubeconfig.ts loads (a kubeconfig file, the in-cluster service account).
 import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Client } from "../../../runtime/client.ts";
 import { APIError, isAlreadyExists, isConflict, isForbidden, isInvalid, isNotFound } from "../../../runtime/errors.ts";
 import { type KubeObject, Kinds } from "../../../runtime/kinds.ts";
+import { inClusterConfig, loadKubeConfig } from "../../../runtime/kubeconfig.ts";
 import { TestEnv } from "../../../envtest/index.ts";
 
 interface ConfigMap extends KubeObject {
@@ -114,5 +119,37 @@ describe("REST client on a real apiserver", () => {
     });
     const gone = await client.get(Kinds.Job, NS, "bg").catch((e: unknown) => e);
     assert.ok(isNotFound(gone), String(gone));
+  });
+  it("connects with runtime/kubeconfig.ts's loader: envtest's kubeconfig file and an in-cluster service account", async () => {
+    const fromFile = new Client(loadKubeConfig(env.kubeconfigPath));
+    const sa = mkdtempSync(join(tmpdir(), "client-test-sa-"));
+    try {
+      assert.equal((await fromFile.get(Kinds.Namespace, undefined, NS)).metadata?.name, NS);
+      writeFileSync(join(sa, "token"), env.token);
+      writeFileSync(join(sa, "ca.crt"), readFileSync(env.caFile));
+      writeFileSync(join(sa, "namespace"), NS);
+      const url = new URL(env.server);
+      const kc = inClusterConfig({ KUBERNETES_SERVICE_HOST: url.hostname, KUBERNETES_SERVICE_PORT: url.port }, sa);
+      const inCluster = new Client(kc);
+      try {
+        assert.equal((await inCluster.get(Kinds.Namespace, undefined, NS)).metadata?.name, NS);
+      } finally {
+        inCluster.close();
+      }
+      // A wrong token is refused (the header comes from the file).
+      writeFileSync(join(sa, "token"), "not-a-token");
+      const refused = new Client(
+        inClusterConfig({ KUBERNETES_SERVICE_HOST: url.hostname, KUBERNETES_SERVICE_PORT: url.port }, sa),
+      );
+      try {
+        const err = await refused.get(Kinds.Namespace, undefined, NS).catch((e: unknown) => e);
+        assert.ok(err instanceof APIError && err.code === 401, String(err));
+      } finally {
+        refused.close();
+      }
+    } finally {
+      fromFile.close();
+      rmSync(sa, { recursive: true, force: true });
+    }
   });
 });

@@ -7,20 +7,9 @@ import { CoreV1Api, KubeConfig, type CoreV1Event, type V1ConfigMap } from "@kube
 import { TestEnv } from "../../../envtest/index.ts";
 import { Client } from "../../../runtime/client.ts";
 import { EventRecorder } from "../../../runtime/events/recorder.ts";
-import type { EventLogger } from "../../../runtime/events/types.ts";
+import { APIError } from "../../../runtime/errors.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
-
-class CapturingLogger implements EventLogger {
-  readonly errors: string[] = [];
-  readonly infos: { msg: string; meta: Record<string, unknown> }[] = [];
-  info(msg: string, meta?: Record<string, unknown>): void {
-    this.infos.push({ msg, meta: meta ?? {} });
-  }
-  debug(): void {}
-  error(msg: string, meta?: Record<string, unknown>): void {
-    this.errors.push(`${msg} ${JSON.stringify(meta ?? {})}`);
-  }
-}
+import { CapturingLogger } from "../../capturing-logger.ts";
 
 async function dropped(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
@@ -41,6 +30,8 @@ class SteppedClock {
 
 let env: TestEnv;
 let core: CoreV1Api;
+/** The recorders' client (as the manager's): closed after the suite. */
+let client: Client;
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
 
@@ -60,10 +51,12 @@ describe("EventRecorder (envtest)", { timeout: 300_000 }, () => {
     process.on("unhandledRejection", onUnhandled);
     env = await TestEnv.start({ crdDirectoryPaths: [] });
     core = env.kubeConfig.makeApiClient(CoreV1Api);
+    client = new Client(env.kubeConfig);
     for (const name of ["events-a", "events-b"]) await core.createNamespace({ body: { metadata: { name } } });
   });
 
   after(async () => {
+    client?.close();
     await env?.stop();
     process.off("unhandledRejection", onUnhandled);
     assert.deepEqual(unhandled, [], "no unhandled rejections");
@@ -72,7 +65,7 @@ describe("EventRecorder (envtest)", { timeout: 300_000 }, () => {
   it("dedupes the same reason and message into one Event with count 3", async () => {
     const clock = new SteppedClock();
     const rec = new EventRecorder({
-      kubeConfig: env.kubeConfig,
+      client,
       component: "cronjob-controller",
       host: "test-host",
       clock,
@@ -107,7 +100,7 @@ describe("EventRecorder (envtest)", { timeout: 300_000 }, () => {
   });
 
   it("writes separate Events for different messages", async () => {
-    const rec = new EventRecorder({ kubeConfig: env.kubeConfig, component: "cronjob-controller" });
+    const rec = new EventRecorder({ client, component: "cronjob-controller" });
     const cm = await makeConfigMap("events-a", "distinct");
     rec.event(cm, "Normal", "Synced", "first");
     rec.eventf(cm, "Warning", "Failed", "attempt %d: %s", 2, "boom");
@@ -122,7 +115,7 @@ describe("EventRecorder (envtest)", { timeout: 300_000 }, () => {
   });
 
   it("puts the Event in the object's namespace, or default for cluster-scoped objects", async () => {
-    const rec = new EventRecorder({ kubeConfig: env.kubeConfig, component: "cronjob-controller" });
+    const rec = new EventRecorder({ client, component: "cronjob-controller" });
     const cm = await makeConfigMap("events-b", "elsewhere");
     rec.event(cm, "Normal", "Moved", "in b");
     const ns = await core.readNamespace({ name: "events-b" });
@@ -140,7 +133,7 @@ describe("EventRecorder (envtest)", { timeout: 300_000 }, () => {
   });
 
   it("creates the Event again when it was deleted between occurrences", async () => {
-    const rec = new EventRecorder({ kubeConfig: env.kubeConfig, component: "cronjob-controller" });
+    const rec = new EventRecorder({ client, component: "cronjob-controller" });
     const cm = await makeConfigMap("events-a", "recreated");
     rec.event(cm, "Warning", "Lost", "again");
     await rec.flush();
@@ -168,20 +161,26 @@ describe("EventRecorder (envtest)", { timeout: 300_000 }, () => {
       currentContext: "nobody",
     });
     const logger = new CapturingLogger();
-    const rec = new EventRecorder({ kubeConfig: kc, component: "cronjob-controller", logger, maxTries: 3 });
+    const nobody = new Client(kc);
+    const rec = new EventRecorder({ client: nobody, component: "cronjob-controller", logger, maxTries: 3 });
     const cm = await makeConfigMap("events-a", "forbidden");
     assert.doesNotThrow(() => {
       for (let i = 0; i < 3; i++) rec.event(cm, "Warning", "Denied", `try ${i}`);
     });
     await rec.flush();
     assert.equal((await eventsFor("events-a", "forbidden")).length, 0);
-    assert.equal(logger.errors.length, 3, logger.errors.join("\n"));
-    assert.match(logger.errors[0]!, /forbidden/i);
+    const errors = logger.errors();
+    assert.equal(errors.length, 3, errors.join("\n"));
+    assert.match(errors[0]!, /forbidden/i);
     // The log says which Event was lost: its own reason, not the API's.
-    assert.match(logger.errors[0]!, /"reason":"Denied"/);
-    assert.match(logger.errors[0]!, /"statusReason":"Forbidden"/);
-    assert.match(logger.errors[0]!, /"object":"ConfigMap events-a\/forbidden"/);
+    assert.match(errors[0]!, /"reason":"Denied"/);
+    assert.match(errors[0]!, /"statusReason":"Forbidden"/);
+    assert.match(errors[0]!, /"object":"ConfigMap events-a\/forbidden"/);
+    // The error is the client's own type.
+    const err = logger.lines.find((l) => l.level === "error")?.err;
+    assert.ok(err instanceof APIError && err.code === 403, String(err));
     rec.shutdown();
+    nobody.close();
   });
 
   it("gives up quietly when the server is unreachable", async () => {
@@ -194,8 +193,9 @@ describe("EventRecorder (envtest)", { timeout: 300_000 }, () => {
       currentContext: "dead",
     });
     const logger = new CapturingLogger();
+    const dead = new Client(kc);
     const rec = new EventRecorder({
-      kubeConfig: kc,
+      client: dead,
       component: "cronjob-controller",
       logger,
       maxTries: 3,
@@ -204,15 +204,19 @@ describe("EventRecorder (envtest)", { timeout: 300_000 }, () => {
     assert.doesNotThrow(() => rec.event({ kind: "Pod", metadata: { name: "p", namespace: "x" } }, "Normal", "R", "m"));
     await rec.flush();
     assert.ok(
-      logger.errors.some((l) => l.includes("retry limit exceeded")),
-      logger.errors.join("\n"),
+      logger.errors().some((l) => l.includes("retry limit exceeded")),
+      logger.errors().join("\n"),
     );
+    const err = logger.lines.find((l) => l.msg.includes("retry limit exceeded"))?.err;
+    assert.ok(err instanceof APIError && err.code === 0, String(err));
     rec.shutdown();
+    dead.close();
   });
 
   it("writes the Events recorded while the apiserver restarts (connection refused), through the runtime's Client", async () => {
     // The manager's path: ClientEventSink over runtime/client.ts, whose transport errors are APIError
-    // code 0 ("Unknown"); the default retry policy (1 s doubling to 10 s, 12 tries, about 85 s).
+    // code 0 ("Unknown"); the default retry policy (1 s doubling to 10 s, 12 tries, about 85 s). A
+    // client of its own: the restart must not leave the suite's client with dead connections.
     const client = new Client(env.kubeConfig);
     const logger = new CapturingLogger();
     const rec = new EventRecorder({ client, component: "cronjob-controller", logger });
@@ -240,10 +244,10 @@ describe("EventRecorder (envtest)", { timeout: 300_000 }, () => {
       ["SuccessfulCreate", 1],
       ["Synced", 1],
     ]);
-    assert.deepEqual(logger.errors, [], "nothing dropped");
-    const retries = logger.infos.filter((l) => l.msg.includes("will retry"));
+    assert.deepEqual(logger.errors(), [], "nothing dropped");
+    const retries = logger.lines.filter((l) => l.level === "info" && l.msg.includes("will retry"));
     assert.ok(retries.length > 0, "the outage was seen");
-    assert.ok(retries.some((l) => l.meta.reason === "FailedCreate" && l.meta.statusReason === "Unknown"));
+    assert.ok(retries.some((l) => l.kv.reason === "FailedCreate" && l.kv.statusReason === "Unknown"));
     const after = await dropped();
     for (const [reason, n] of Object.entries(after))
       assert.equal(n, before[reason] ?? 0, `events_dropped_total{${reason}}`);

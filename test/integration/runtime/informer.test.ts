@@ -220,6 +220,36 @@ describe("informer cache on a real apiserver", () => {
     }
   });
 
+  it("a per-kind transform runs after the cache-wide one, on lists and watches, and only before start", async () => {
+    await client.create(Kinds.ConfigMap, cm("inf-b", "trim-me", { big: "x".repeat(1000) }, { keep: "yes" }));
+    const cache = new Cache(client, { namespace: "inf-b", transform: stripManagedFields });
+    cache.setTransform<ConfigMap>(Kinds.ConfigMap, (o) => {
+      delete o.data;
+      return o;
+    });
+    assert.throws(() => cache.setTransform(Kinds.ConfigMap, (o) => o), /already has a cache transform/);
+    // Other kinds keep the cache-wide transform alone.
+    const namespaces = cache.informerFor(Kinds.Namespace);
+    cache.start();
+    try {
+      await cache.waitForSync();
+      const listed = cache.get<ConfigMap>(Kinds.ConfigMap, "inf-b", "trim-me")!;
+      assert.equal(listed.data, undefined, "trimmed on list");
+      assert.equal(listed.metadata!.managedFields, undefined, "and stripped");
+      assert.equal(listed.metadata!.labels!.keep, "yes");
+      assert.ok(namespaces.get(undefined, "inf-b")?.spec, "another kind is whole");
+      await client.create(Kinds.ConfigMap, cm("inf-b", "trim-me-too", { big: "y" }));
+      await eventually("watched add", () => !!cache.get(Kinds.ConfigMap, "inf-b", "trim-me-too"));
+      assert.equal(cache.get<ConfigMap>(Kinds.ConfigMap, "inf-b", "trim-me-too")!.data, undefined, "trimmed on watch");
+      assert.throws(
+        () => cache.informerFor(Kinds.ConfigMap).setTransform((o) => o),
+        /must be set before the informer starts/,
+      );
+    } finally {
+      await cache.stop();
+    }
+  });
+
   it("stores an object unchanged when the transform throws", async () => {
     await client.create(Kinds.ConfigMap, cm("inf-b", "bad-transform", { a: "1" }));
     const inf = new Informer<ConfigMap>(client, Kinds.ConfigMap, {

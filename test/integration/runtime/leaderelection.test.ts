@@ -12,9 +12,11 @@ import { CoordinationV1Api, KubeConfig, V1MicroTime } from "@kubernetes/client-n
 import { PROJECT_ROOT, TestEnv } from "../../../envtest/index.ts";
 import { Informer } from "../../../runtime/cache/informer.ts";
 import { Client } from "../../../runtime/client.ts";
+import { APIError } from "../../../runtime/errors.ts";
 import { type KubeObject, Kinds } from "../../../runtime/kinds.ts";
 import { LeaderElector } from "../../../runtime/leaderelection.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
+import { CapturingLogger } from "../../capturing-logger.ts";
 
 const NODE = join(PROJECT_ROOT, "node_modules", ".bin", "node");
 const FIXTURE = join(import.meta.dirname, "fixtures", "elector.ts");
@@ -142,6 +144,13 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
+/** rest_client_requests_total{code, method, host}: what runtime/client.ts counted so far. */
+async function requests(code: string, method: string, host: string): Promise<number> {
+  const metric = await metricsRegistry.getSingleMetric("rest_client_requests_total")?.get();
+  const v = metric?.values.find((x) => x.labels.code === code && x.labels.method === method && x.labels.host === host);
+  return v?.value ?? 0;
+}
+
 async function gaugeValue(name: string): Promise<number | undefined> {
   const metric = await metricsRegistry.getSingleMetric("leader_election_master_status")?.get();
   return metric?.values.find((v) => v.labels.name === name)?.value;
@@ -209,21 +218,25 @@ function kubeConfigVia(env: TestEnv, port: number): KubeConfig {
 describe("leader election", { timeout: 240_000 }, () => {
   let env: TestEnv;
   let leases: CoordinationV1Api;
+  /** The in-process electors' client (runtime/client.ts, as the manager's). */
+  let apiClient: Client;
 
   before(async () => {
     env = await TestEnv.start({ crdDirectoryPaths: [], verbose: false });
     leases = env.kubeConfig.makeApiClient(CoordinationV1Api);
+    apiClient = new Client(env.kubeConfig);
   });
 
   afterEach(cleanUp);
 
   after(async () => {
     await cleanUp();
+    apiClient?.close();
     await env?.stop();
   });
 
   it("rejects inconsistent timings", () => {
-    const base = { kubeConfig: new KubeConfig(), namespace: "default", name: "x", callbacks: cb() };
+    const base = { client: new Client(new KubeConfig()), namespace: "default", name: "x", callbacks: cb() };
     assert.throws(() => new LeaderElector({ ...base, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }), /greater/);
     assert.throws(() => new LeaderElector({ ...base, renewDeadlineMs: 2400, retryPeriodMs: 2000 }), /greater/);
     assert.throws(() => new LeaderElector({ ...base, retryPeriodMs: 0 }), /positive/);
@@ -274,7 +287,7 @@ describe("leader election", { timeout: 240_000 }, () => {
     const name = "le-inproc";
     const startedA = deferred<AbortSignal>();
     const a = newElector({
-      kubeConfig: env.kubeConfig,
+      client: apiClient,
       namespace: "default",
       name,
       identity: "inproc-a",
@@ -323,7 +336,7 @@ describe("leader election", { timeout: 240_000 }, () => {
     const startedB = deferred();
     const newLeaders: string[] = [];
     const b = newElector({
-      kubeConfig: env.kubeConfig,
+      client: apiClient,
       namespace: "default",
       name,
       identity: "inproc-b",
@@ -350,7 +363,7 @@ describe("leader election", { timeout: 240_000 }, () => {
     const started = deferred<AbortSignal>();
     const stopped = deferred();
     const elector = newElector({
-      kubeConfig: env.kubeConfig,
+      client: apiClient,
       namespace: "default",
       name,
       identity: "victim",
@@ -384,6 +397,110 @@ describe("leader election", { timeout: 240_000 }, () => {
     // A loss is not a release: the intruder's record stays.
     const later = await leases.readNamespacedLease({ name, namespace: "default" });
     assert.equal(later.spec?.holderIdentity, "intruder");
+  });
+
+  it("goes through the runtime's client: every lease request is counted in rest_client_requests_total", async () => {
+    const name = "le-counted";
+    const host = new URL(env.server).host;
+    const logger = new CapturingLogger();
+    const started = deferred();
+    const elector = newElector({
+      client: apiClient,
+      namespace: "default",
+      name,
+      identity: "counted",
+      leaseDurationMs: LEASE_MS,
+      renewDeadlineMs: RENEW_MS,
+      retryPeriodMs: RETRY_MS,
+      logger,
+      callbacks: cb({ onStartedLeading: () => started.resolve() }),
+    });
+    // Nothing else in this process talks to the apiserver through runtime/client.ts meanwhile.
+    const before = {
+      get404: await requests("404", "GET", host),
+      post201: await requests("201", "POST", host),
+      put200: await requests("200", "PUT", host),
+    };
+    const run = elector.run();
+    await withTimeout(started.promise, 10_000, "leads");
+    const renewed = () => logger.at("debug").filter((m) => m === "successfully renewed lease").length;
+    await withTimeout(
+      (async () => {
+        while (renewed() < 3) await new Promise((r) => setTimeout(r, 50));
+      })(),
+      10 * RETRY_MS + SLACK_MS,
+      "three renewals",
+    );
+    await elector.stop();
+    await run;
+
+    // Acquired on a fresh Lease: a GET (404) and a create; then one PUT per renewal, and the release.
+    assert.equal((await requests("404", "GET", host)) - before.get404, 1);
+    assert.equal((await requests("201", "POST", host)) - before.post201, 1);
+    assert.equal((await requests("200", "PUT", host)) - before.put200, renewed() + 1, "renewals and the release");
+    assert.deepEqual(logger.at("error"), []);
+    assert.ok(logger.lines.every((l) => l.kv.lease === `default/${name}` && l.kv.identity === "counted"));
+  });
+
+  it("reports the client's APIError when the apiserver refuses or cannot be reached", async () => {
+    const cluster = env.kubeConfig.getCurrentCluster();
+    assert.ok(cluster);
+    // A user without RBAC bindings (every request answers 403), and a server that refuses connections.
+    const forbidden = new KubeConfig();
+    forbidden.loadFromOptions({
+      clusters: [cluster],
+      users: [{ name: "nobody", token: env.token, impersonateUser: "nobody" }],
+      contexts: [{ name: "nobody", cluster: cluster.name, user: "nobody" }],
+      currentContext: "nobody",
+    });
+    const unreachable = new KubeConfig();
+    unreachable.loadFromOptions({
+      clusters: [{ name: "dead", server: "https://127.0.0.1:1", skipTLSVerify: true }],
+      users: [{ name: "u", token: "x" }],
+      contexts: [{ name: "dead", cluster: "dead", user: "u" }],
+      currentContext: "dead",
+    });
+    for (const [what, kc, code, reason] of [
+      ["forbidden", forbidden, 403, "Forbidden"],
+      ["unreachable", unreachable, 0, "Unknown"],
+    ] as const) {
+      const client = new Client(kc);
+      const logger = new CapturingLogger();
+      const elector = newElector({
+        client,
+        namespace: "default",
+        name: `le-${what}`,
+        identity: what,
+        leaseDurationMs: LEASE_MS,
+        renewDeadlineMs: RENEW_MS,
+        retryPeriodMs: RETRY_MS,
+        logger,
+        callbacks: cb(),
+      });
+      const host = new URL(kc.getCurrentCluster()!.server).host;
+      const counted = await requests(code === 0 ? "<error>" : String(code), "GET", host);
+      const run = elector.run();
+      try {
+        await withTimeout(
+          (async () => {
+            while (!logger.lines.some((l) => l.level === "error")) await new Promise((r) => setTimeout(r, 20));
+          })(),
+          5000,
+          `${what}: an error is logged`,
+        );
+      } finally {
+        await elector.stop();
+        await run;
+        client.close();
+      }
+      assert.equal(elector.isLeader(), false);
+      const line = logger.lines.find((l) => l.level === "error");
+      assert.equal(line?.msg, "error retrieving lease", what);
+      assert.ok(line.err instanceof APIError, `${what}: ${String(line.err)}`);
+      assert.equal(line.err.code, code, what);
+      assert.equal(line.err.reason, reason, what);
+      assert.ok((await requests(code === 0 ? "<error>" : String(code), "GET", host)) > counted, `${what}: counted`);
+    }
   });
 
   for (const mode of ["hangs", "refuses connections"] as const) {
@@ -424,8 +541,9 @@ describe("leader election", { timeout: 240_000 }, () => {
       const started = deferred();
       const stopped = deferred();
       let relinquishedAt = NaN;
+      const viaRelay = new Client(kubeConfigVia(env, relay.port));
       const leader = newElector({
-        kubeConfig: kubeConfigVia(env, relay.port),
+        client: viaRelay,
         namespace: "default",
         name,
         identity,
@@ -441,7 +559,7 @@ describe("leader election", { timeout: 240_000 }, () => {
       });
       const takenOver = deferred<number>();
       const successor = newElector({
-        kubeConfig: env.kubeConfig,
+        client: apiClient,
         namespace: "default",
         name,
         identity: successorIdentity,
@@ -504,6 +622,7 @@ describe("leader election", { timeout: 240_000 }, () => {
         client.close();
         await leader.stop();
         await successor.stop();
+        viaRelay.close();
         await relay.close().catch(() => undefined);
       }
     });

@@ -15,10 +15,10 @@ import { FakeRecorder } from "../../../runtime/events/fake.ts";
 import { sprintf } from "../../../runtime/events/format.ts";
 import { DEFAULT_MAX_IN_FLIGHT, DROP_REASONS, EventRecorder } from "../../../runtime/events/recorder.ts";
 import type { EventSink } from "../../../runtime/events/sink.ts";
-import type { EventLogger, Recorder } from "../../../runtime/events/types.ts";
-import type { Logger } from "../../../runtime/log.ts";
+import type { Recorder } from "../../../runtime/events/types.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
 import type { TimerClock, TimerHandle } from "../../../runtime/workqueue/clock.ts";
+import { CapturingLogger } from "../../capturing-logger.ts";
 
 class TestClock {
   ms: number;
@@ -85,22 +85,6 @@ class MemorySink implements EventSink {
   }
   patches(): Call[] {
     return this.calls.filter((c) => c.op === "patch");
-  }
-}
-
-class CapturingLogger implements EventLogger {
-  readonly lines: { level: string; msg: string; meta?: Record<string, unknown> }[] = [];
-  info(msg: string, meta?: Record<string, unknown>): void {
-    this.lines.push({ level: "info", msg, meta });
-  }
-  debug(msg: string, meta?: Record<string, unknown>): void {
-    this.lines.push({ level: "debug", msg, meta });
-  }
-  error(msg: string, meta?: Record<string, unknown>): void {
-    this.lines.push({ level: "error", msg, meta });
-  }
-  at(level: string): string[] {
-    return this.lines.filter((l) => l.level === level).map((l) => l.msg);
   }
 }
 
@@ -491,7 +475,7 @@ describe("EventRecorder", () => {
     assert.equal(sink.calls.length, 25);
     const spam = logger.lines.filter((l) => l.msg.includes("spam"));
     assert.equal(spam.length, 5);
-    assert.ok(spam.every((l) => l.meta?.reason === "Tick" && l.meta.object === "ConfigMap ns1/cm"));
+    assert.ok(spam.every((l) => l.kv.reason === "Tick" && l.kv.object === "ConfigMap ns1/cm"));
     assert.deepEqual(await droppedSince(before), { spam_filter: 5 });
     // Another object, or another reason of the same object, has its own bucket.
     rec.event(configMap("other", "ns1", "uid-9"), "Warning", "Tick", "distinct 0");
@@ -725,12 +709,6 @@ describe("EventRecorder", () => {
     await rec.flush();
     assert.equal(sink.calls.length, 1);
   });
-
-  it("accepts the project's logger (type-level)", () => {
-    // Compiles only while runtime/log.ts's Logger satisfies EventLogger.
-    const accepts = (l: Logger): EventLogger => l;
-    assert.equal(typeof accepts, "function");
-  });
 });
 
 describe("EventRecorder: outages, drops and parallel writes (issue 12)", () => {
@@ -771,9 +749,9 @@ describe("EventRecorder: outages, drops and parallel writes (issue 12)", () => {
     const retries = logger.lines.filter((l) => l.msg.includes("will retry"));
     assert.equal(retries.length, sink.calls.length - 1);
     for (const l of retries) {
-      assert.equal(l.meta?.reason, "FailedCreate", "the Event's reason, not the API's");
-      assert.equal(l.meta?.statusReason, "Unknown");
-      assert.equal(l.meta?.object, "CronJob ns1/cj");
+      assert.equal(l.kv.reason, "FailedCreate", "the Event's reason, not the API's");
+      assert.equal(l.kv.statusReason, "Unknown");
+      assert.equal(l.kv.object, "CronJob ns1/cj");
     }
     assert.deepEqual(await droppedSince(before), {});
   });
@@ -792,9 +770,10 @@ describe("EventRecorder: outages, drops and parallel writes (issue 12)", () => {
     const [line] = logger.lines.filter((l) => l.level === "error");
     assert.ok(line);
     assert.match(line.msg, /retry limit exceeded/);
-    assert.equal(line.meta?.reason, "FailedCreate");
-    assert.equal(line.meta?.object, "CronJob ns1/cj");
-    assert.equal(line.meta?.dropped, "retries_exhausted");
+    assert.equal(line.kv.reason, "FailedCreate");
+    assert.equal(line.kv.object, "CronJob ns1/cj");
+    assert.equal(line.kv.dropped, "retries_exhausted");
+    assert.ok(line.err instanceof APIError, "the last error is the record's error");
     assert.deepEqual(await droppedSince(before), { retries_exhausted: 1 });
   });
 
@@ -851,10 +830,11 @@ describe("EventRecorder: outages, drops and parallel writes (issue 12)", () => {
       const errors = logger.lines.filter((l) => l.level === "error");
       assert.equal(errors.length, 1, name);
       assert.match(errors[0]!.msg, /rejected/);
-      assert.equal(errors[0]!.meta?.reason, "FailedCreate", `${name}: the Event's reason`);
-      assert.equal(errors[0]!.meta?.statusReason, err.reason, name);
-      assert.equal(errors[0]!.meta?.code, err.code, name);
-      assert.equal(errors[0]!.meta?.object, "CronJob ns1/cj", name);
+      assert.equal(errors[0]!.kv.reason, "FailedCreate", `${name}: the Event's reason`);
+      assert.equal(errors[0]!.kv.statusReason, err.reason, name);
+      assert.equal(errors[0]!.kv.code, err.code, name);
+      assert.equal(errors[0]!.kv.object, "CronJob ns1/cj", name);
+      assert.equal(errors[0]!.err, err, `${name}: the API error is the record's error`);
       assert.deepEqual(await droppedSince(before), { rejected: 1 }, name);
     }
   });

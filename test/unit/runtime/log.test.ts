@@ -57,13 +57,12 @@ describe("logger (JSON)", () => {
     assert.equal(two?.namespace, undefined);
   });
 
-  it("keeps an Error's message and stack, whether passed as err, in the key/values, or as the message", () => {
+  it("keeps an Error's message and stack, whether passed as err or in the key/values", () => {
     const c = capture();
     const e1 = new Error("reconcile failed");
     c.logger.error("Reconciler error", e1, { controller: "cronjob" });
     c.logger.info("retrying", { err: new Error("conflict") });
-    c.logger.error(new Error("as message"));
-    const [a, b, m] = c.records();
+    const [a, b] = c.records();
     assert.equal(a?.level, "error");
     assert.equal(a?.msg, "Reconciler error");
     assert.equal(a?.error, "reconcile failed");
@@ -71,9 +70,23 @@ describe("logger (JSON)", () => {
     assert.match(String(a?.stacktrace), /^Error: reconcile failed\n\s+at /);
     assert.equal(b?.err, "conflict");
     assert.match(String(b?.stacktrace), /Error: conflict/);
-    assert.equal(m?.msg, "as message");
-    assert.equal(m?.error, "as message");
-    assert.match(String(m?.stacktrace), /Error: as message/);
+  });
+
+  it("logs whatever is passed as err as the error: a plain object is JSON-encoded, not merged as key/values", () => {
+    const c = capture();
+    c.logger.error("webhook rejected", { code: 403, reason: "Forbidden" }, { webhook: "/validate" });
+    c.logger.error("no error value", undefined, { lease: "ns/x" });
+    c.logger.error("a string", "boom");
+    const [obj, none, str] = c.records();
+    assert.equal(obj?.msg, "webhook rejected");
+    assert.equal(obj?.error, '{"code":403,"reason":"Forbidden"}');
+    assert.equal(obj?.code, undefined, "not merged into the record");
+    assert.equal(obj?.reason, undefined, "not merged into the record");
+    assert.equal(obj?.webhook, "/validate");
+    assert.equal(obj?.stacktrace, undefined);
+    assert.equal(none?.error, undefined);
+    assert.equal(none?.lease, "ns/x");
+    assert.equal(str?.error, "boom");
   });
 
   it("suppresses debug at info level and emits it at debug level or verbosity 1", () => {

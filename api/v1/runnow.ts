@@ -1,0 +1,78 @@
+// Run now: the API of a manual run request. A request is the value of one annotation on the CronJob, so
+// it works from `kubectl annotate`, `kubectl patch`, GitOps and the kubectl plugin with nothing but `patch`
+// on cronjobs. The Job a request creates is named from the request, which is what makes processing it
+// idempotent: a second attempt (after a crash, a restart, a leader change) finds the name taken.
+import { createHash, randomBytes } from "node:crypto";
+import { GROUP } from "./groupversion_info.ts";
+
+/** Set or change it on a CronJob to request one run now; the value is the request's identity. */
+export const RUN_NOW_ANNOTATION = `${GROUP}/run-now`;
+/** On a manual Job: the request it ran for (the CronJob's run-now value at the time). */
+export const RUN_NOW_REQUEST_ANNOTATION = `${GROUP}/run-now-request`;
+/**
+ * Who asked: `{"user":…,"request":…}`, the user name the API server authenticated for that request, set on
+ * the CronJob by the defaulting webhook whenever the request changes (without the webhook nobody sets it;
+ * naming the request keeps an old stamp from being taken for a new request's), and copied onto the Job.
+ */
+export const RUN_NOW_REQUESTED_BY_ANNOTATION = `${GROUP}/run-now-requested-by`;
+
+export function runNowRequestedByValue(user: string, request: string): string {
+  return JSON.stringify({ user, request });
+}
+
+/** The user recorded for this request, or undefined (no stamp, a stamp for another request, or not ours). */
+export function runNowRequesterOf(
+  obj: { metadata?: { annotations?: Record<string, string> } },
+  request: string,
+): string | undefined {
+  const raw = obj.metadata?.annotations?.[RUN_NOW_REQUESTED_BY_ANNOTATION];
+  if (!raw) return undefined;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    if (
+      v &&
+      typeof v === "object" &&
+      "user" in v &&
+      "request" in v &&
+      v.request === request &&
+      typeof v.user === "string"
+    ) {
+      return v.user;
+    }
+  } catch {
+    // not a stamp of ours
+  }
+  return undefined;
+}
+/** On a manual Job, as `kubectl create job --from=cronjob/NAME` marks the Jobs it creates. */
+export const INSTANTIATE_ANNOTATION = "cronjob.kubernetes.io/instantiate";
+export const INSTANTIATE_MANUAL = "manual";
+
+/** Longer values are refused by the controller with an Event (annotations may hold 256 KiB). */
+export const MAX_RUN_NOW_REQUEST_LENGTH = 253;
+
+/** The request on a CronJob, trimmed; undefined when there is none. */
+export function runNowRequestOf(obj: { metadata?: { annotations?: Record<string, string> } }): string | undefined {
+  const v = obj.metadata?.annotations?.[RUN_NOW_ANNOTATION]?.trim();
+  return v ? v : undefined;
+}
+
+/**
+ * The Job name for a request: `<cronjob>-m<8 hex>`, at most 52 + 10 = 62 characters (a Job name must fit a
+ * label value, 63). Scheduled Jobs are `<cronjob>-<unix seconds>`, all digits, so the two never collide.
+ */
+export function manualJobName(cronJobName: string, request: string): string {
+  const digest = createHash("sha256").update(request).digest("hex").slice(0, 8);
+  return `${cronJobName}-m${digest}`;
+}
+
+/** True for a Job created for a run-now request (ours, or `kubectl create job --from`'s mark). */
+export function isManualJob(job: { metadata?: { annotations?: Record<string, string> } }): boolean {
+  const a = job.metadata?.annotations ?? {};
+  return a[RUN_NOW_REQUEST_ANNOTATION] !== undefined || a[INSTANTIATE_ANNOTATION] === INSTANTIATE_MANUAL;
+}
+
+/** A fresh request value: when, plus randomness so two requests in the same second differ. */
+export function newRunNowRequest(now: Date = new Date()): string {
+  return `${now.toISOString().slice(0, 19)}Z-${randomBytes(3).toString("hex")}`;
+}

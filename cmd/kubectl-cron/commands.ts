@@ -1,0 +1,169 @@
+// The plugin's commands against the cluster. Each returns what to print; main.ts prints it and picks the exit code.
+import {
+  CronJobResource,
+  manualJobName,
+  newRunNowRequest,
+  RESOURCE,
+  RUN_NOW_ANNOTATION,
+  type CronJob,
+} from "../../api/v1/index.ts";
+import type { Client } from "../../runtime/client.ts";
+import { isNotFound } from "../../runtime/errors.ts";
+import { Kinds } from "../../runtime/kinds.ts";
+import type { Job } from "../../controllers/job.ts";
+import type { Args } from "./args.ts";
+import { historyRows, humanDuration } from "./history.ts";
+import { nextFireTimes } from "./next.ts";
+import { table } from "./table.ts";
+
+export const FIELD_MANAGER = "kubectl-cron";
+
+/** The request was made, but its Job did not appear in time: exit code 3. */
+export class WaitTimeout extends Error {}
+
+export interface Output {
+  text: string;
+  json: unknown;
+  /** Said on stderr (progress and hints), also with -o json. */
+  notes?: string[];
+}
+
+export interface Context {
+  client: Client;
+  namespace: string;
+  now: () => Date;
+  sleep: (ms: number) => Promise<void>;
+}
+
+async function getCronJob(ctx: Context, name: string): Promise<CronJob> {
+  try {
+    return await ctx.client.get<CronJob>(CronJobResource, ctx.namespace, name);
+  } catch (e) {
+    if (isNotFound(e)) {
+      throw new Error(
+        `cronjob ${JSON.stringify(name)} not found in namespace ${JSON.stringify(ctx.namespace)} ` +
+          `(list them: kubectl get ${RESOURCE} -n ${ctx.namespace}; another namespace: -n NS)`,
+        { cause: e },
+      );
+    }
+    throw e;
+  }
+}
+
+export async function runNow(ctx: Context, args: Args): Promise<Output> {
+  const cronJob = await getCronJob(ctx, args.name);
+  const request = newRunNowRequest(ctx.now());
+  await ctx.client.patch(
+    CronJobResource,
+    ctx.namespace,
+    args.name,
+    { metadata: { annotations: { [RUN_NOW_ANNOTATION]: request } } },
+    "merge",
+    { fieldManager: FIELD_MANAGER },
+  );
+  const jobName = manualJobName(args.name, request);
+  const notes = [`requested: ${RUN_NOW_ANNOTATION}=${request}`];
+  const active = cronJob.status?.active?.length ?? 0;
+  if (cronJob.spec.concurrencyPolicy === "Forbid" && active > 0) {
+    notes.push(`concurrencyPolicy is Forbid and ${active} Job(s) are running: the run starts when they finish`);
+  }
+  if (!args.wait) return { text: `job.batch/${jobName} requested\n`, json: { request, jobName }, notes };
+  const job = await waitForJob(ctx, jobName, args.timeoutSeconds);
+  if (!job) {
+    throw new WaitTimeout(
+      `the request ${request} was recorded, but no Job ${jobName} appeared within ${args.timeoutSeconds}s. ` +
+        `Is the operator running? See: kubectl describe ${RESOURCE} ${args.name} -n ${ctx.namespace} ` +
+        `(Events, conditions). The request stays; the operator runs it once when it gets to it.`,
+    );
+  }
+  return { text: `job.batch/${jobName} created\n`, json: job, notes };
+}
+
+async function waitForJob(ctx: Context, name: string, timeoutSeconds: number): Promise<Job | undefined> {
+  const deadline = ctx.now().getTime() + timeoutSeconds * 1000;
+  for (;;) {
+    try {
+      return await ctx.client.get<Job>(Kinds.Job, ctx.namespace, name);
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+    if (ctx.now().getTime() >= deadline) return undefined;
+    await ctx.sleep(500);
+  }
+}
+
+export async function setSuspend(ctx: Context, args: Args, suspend: boolean): Promise<Output> {
+  const before = await getCronJob(ctx, args.name);
+  const verb = suspend ? "suspended" : "resumed";
+  if ((before.spec.suspend ?? false) === suspend) {
+    return { text: `${RESOURCE}/${args.name} already ${verb}\n`, json: before };
+  }
+  const after = await ctx.client.patch<CronJob>(
+    CronJobResource,
+    ctx.namespace,
+    args.name,
+    { spec: { suspend } },
+    "merge",
+    { fieldManager: FIELD_MANAGER },
+  );
+  return { text: `${RESOURCE}/${args.name} ${verb}\n`, json: after };
+}
+
+export async function next(ctx: Context, args: Args): Promise<Output> {
+  const cronJob = await getCronJob(ctx, args.name);
+  const anchorText = cronJob.status?.lastScheduleTime ?? cronJob.metadata.creationTimestamp;
+  const result = nextFireTimes({
+    schedule: cronJob.spec.schedule,
+    key: { namespace: cronJob.metadata.namespace ?? ctx.namespace, name: cronJob.metadata.name ?? args.name },
+    ...(cronJob.spec.timeZone !== undefined ? { timeZone: cronJob.spec.timeZone } : {}),
+    ...(anchorText ? { anchor: new Date(anchorText) } : {}),
+    now: ctx.now(),
+    count: args.count,
+  });
+  if (!result.ok) throw new Error(`${RESOURCE}/${args.name} has no next run: ${result.error}`);
+  const suspended = cronJob.spec.suspend === true;
+  const notes = suspended ? [`suspended: these are the times it would run (kubectl cron resume ${args.name})`] : [];
+  const rows = result.times.map((t) => [t.time, t.utc, t.note ?? ""]);
+  // H is resolved per CronJob: say what this one runs as.
+  const header = result.hashed
+    ? `schedule ${JSON.stringify(cronJob.spec.schedule)} runs as ${JSON.stringify(result.resolvedSchedule)} (H is hashed from namespace/name)\n`
+    : "";
+  return {
+    text: header + table([`NEXT (${result.timeZone})`, "UTC", "NOTE"], rows),
+    json: {
+      name: args.name,
+      schedule: cronJob.spec.schedule,
+      resolvedSchedule: result.resolvedSchedule,
+      timeZone: result.timeZone,
+      suspended,
+      times: result.times,
+    },
+    notes,
+  };
+}
+
+export async function history(ctx: Context, args: Args): Promise<Output> {
+  const cronJob = await getCronJob(ctx, args.name);
+  const jobs: Job[] = [];
+  let cont: string | undefined;
+  do {
+    const page = await ctx.client.list<Job>(Kinds.Job, { namespace: ctx.namespace, limit: 500, continue: cont });
+    jobs.push(...page.items);
+    cont = page.metadata.continue || undefined;
+  } while (cont);
+  const rows = historyRows(jobs, cronJob.metadata.uid ?? "", ctx.now());
+  const text = table(
+    ["NAME", "TRIGGER", "SCHEDULED", "RESULT", "STARTED", "DURATION"],
+    rows.map((r) => [
+      r.name,
+      r.trigger,
+      r.scheduledTime ?? "-",
+      r.result,
+      r.startTime ?? "-",
+      r.durationSeconds !== undefined ? humanDuration(r.durationSeconds) : "-",
+    ]),
+  );
+  const notes =
+    rows.length === 0 ? [`no Jobs of ${args.name} in ${ctx.namespace} (history limits keep only the newest)`] : [];
+  return { text, json: { name: args.name, items: rows }, notes };
+}

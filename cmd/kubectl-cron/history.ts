@@ -1,0 +1,56 @@
+// `kubectl cron history`: a CronJob's Jobs, oldest first, with the slot each ran for, its result and duration.
+import { isManualJob } from "../../api/v1/index.ts";
+import { classifyJob, finishedAt, scheduledTimeOf, type Job } from "../../controllers/job.ts";
+
+export interface HistoryRow {
+  name: string;
+  /** "scheduled" or "manual" (a run-now request or `kubectl create job --from`). */
+  trigger: "scheduled" | "manual";
+  /** The slot it ran for (UTC, RFC 3339); undefined for manual runs. */
+  scheduledTime?: string;
+  result: "Running" | "Complete" | "Failed";
+  startTime?: string;
+  completionTime?: string;
+  /** Seconds from start to finish, or to `now` while running. */
+  durationSeconds?: number;
+}
+
+const iso = (d: Date) => `${d.toISOString().slice(0, 19)}Z`;
+
+export function historyRows(jobs: readonly Job[], ownerUID: string, now: Date): HistoryRow[] {
+  const owned = jobs.filter((j) => (j.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === ownerUID));
+  const rows = owned.map((job) => rowOf(job, now));
+  const key = (r: HistoryRow) => r.scheduledTime ?? r.startTime ?? "";
+  return rows.sort((a, b) => key(a).localeCompare(key(b)) || a.name.localeCompare(b.name));
+}
+
+function rowOf(job: Job, now: Date): HistoryRow {
+  const cls = classifyJob(job);
+  const result = cls === "successful" ? "Complete" : cls === "failed" ? "Failed" : "Running";
+  const slot = scheduledTimeOf(job);
+  const started = job.status?.startTime ?? job.metadata?.creationTimestamp;
+  const finished = cls === "active" ? undefined : finishedAt(job);
+  const end = finished ?? (cls === "active" ? now : undefined);
+  const row: HistoryRow = {
+    name: job.metadata?.name ?? "",
+    trigger: isManualJob(job) ? "manual" : "scheduled",
+    result,
+  };
+  if (slot && !isManualJob(job)) row.scheduledTime = iso(slot);
+  if (started) row.startTime = started;
+  if (finished) row.completionTime = iso(finished);
+  if (started && end) row.durationSeconds = Math.max(0, Math.round((end.getTime() - Date.parse(started)) / 1000));
+  return row;
+}
+
+/** kubectl's duration style: 45s, 3m12s, 2h5m, 3d4h. */
+export function humanDuration(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${seconds % 60 ? `${seconds % 60}s` : ""}`;
+  if (seconds < 86400) {
+    const m = Math.floor((seconds % 3600) / 60);
+    return `${Math.floor(seconds / 3600)}h${m ? `${m}m` : ""}`;
+  }
+  const h = Math.floor((seconds % 86400) / 3600);
+  return `${Math.floor(seconds / 86400)}d${h ? `${h}h` : ""}`;
+}

@@ -1,0 +1,254 @@
+// Run now (the run-now annotation), lastFailedTime and H schedules in the reconciler: fake clock, real apiserver.
+// A processed request never runs twice: not on a repeat reconcile, not after a crash between create and
+// status write, not after history cleanup deleted its Job.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import {
+  INSTANTIATE_ANNOTATION,
+  manualJobName,
+  RUN_NOW_ANNOTATION,
+  RUN_NOW_REQUEST_ANNOTATION,
+  RUN_NOW_REQUESTED_BY_ANNOTATION,
+  runNowRequestedByValue,
+} from "../../../api/v1/index.ts";
+import { resolveHashedSchedule } from "../../../api/v1/schedule/index.ts";
+import { CronJobKind, CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
+import { jobForRunNow } from "../../../controllers/job.ts";
+import type { RunOutcome } from "../../../controllers/metrics.ts";
+import { Kinds } from "../../../runtime/kinds.ts";
+import { discardLogger } from "../../../runtime/log.ts";
+import { TestEnv } from "../../../envtest/index.ts";
+import { ReconcileHarness } from "./harness.ts";
+
+const HOUR = 3600_000;
+const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
+const nextHour = (t: number) => Math.floor(t / HOUR) * HOUR + HOUR;
+
+describe("run now, lastFailedTime and H schedules in the reconciler (fake clock, real apiserver)", () => {
+  let env: TestEnv;
+  let h: ReconcileHarness;
+  let n = 0;
+  const counted: string[] = [];
+  let reconciler: CronJobReconciler;
+
+  async function fresh(spec: Parameters<ReconcileHarness["createCronJob"]>[1] = {}) {
+    const name = `rn-${++n}`;
+    const created = await h.createCronJob(name, spec);
+    const c = new Date(created.metadata.creationTimestamp!).getTime();
+    // Half an hour before the first slot: nothing is due on schedule.
+    h.clock.set(new Date(nextHour(c) - HOUR / 2));
+    h.takeEvents();
+    counted.length = 0;
+    return { name, created: c, h1: nextHour(c), cj: created };
+  }
+  async function reconcile(name: string) {
+    const r = await reconciler.reconcile(
+      { namespace: h.namespace, name },
+      { log: discardLogger, reconcileID: "run-now", signal: new AbortController().signal },
+    );
+    await h.settle(name);
+    return r;
+  }
+  async function request(name: string, value: string, requestedBy?: string) {
+    await h.client.patch(
+      CronJobKind,
+      h.namespace,
+      name,
+      {
+        metadata: {
+          annotations: {
+            [RUN_NOW_ANNOTATION]: value,
+            ...(requestedBy ? { [RUN_NOW_REQUESTED_BY_ANNOTATION]: runNowRequestedByValue(requestedBy, value) } : {}),
+          },
+        },
+      },
+      "merge",
+    );
+    await h.settle(name);
+  }
+  const manualJobs = async (name: string) =>
+    (await h.jobs(name)).filter((j) => j.metadata?.annotations?.[RUN_NOW_REQUEST_ANNOTATION] !== undefined);
+
+  before(async () => {
+    env = await TestEnv.start();
+    h = await ReconcileHarness.create(env, "run-now", new Date().toISOString());
+    reconciler = new CronJobReconciler({
+      client: h.client,
+      cache: h.cache,
+      recorder: h.recorder,
+      clock: h.clock,
+      metrics: {
+        countRun: (ns: string, name: string, outcome: RunOutcome) => counted.push(`${ns}/${name} ${outcome}`),
+        forget: () => {},
+      },
+    });
+  });
+  after(async () => {
+    await h?.stop();
+    await env?.stop();
+  });
+
+  it("a new annotation value runs one Job now, marked manual; repeats do nothing; a new value runs again", async () => {
+    const { name } = await fresh();
+    await request(name, "r1", "alice");
+    await reconcile(name);
+    const jobs = await manualJobs(name);
+    assert.deepEqual(
+      jobs.map((j) => j.metadata!.name),
+      [manualJobName(name, "r1")],
+    );
+    const a = jobs[0]!.metadata!.annotations!;
+    assert.equal(a[INSTANTIATE_ANNOTATION], "manual");
+    assert.equal(a[RUN_NOW_REQUEST_ANNOTATION], "r1");
+    assert.equal(a[RUN_NOW_REQUESTED_BY_ANNOTATION], "alice");
+    assert.equal(a["example.com/team"], "data", "the template's annotations are kept");
+    const st = (await h.get(name)).status!;
+    assert.equal(st.lastRunNowRequest, "r1");
+    assert.equal(st.lastScheduleTime, undefined, "a manual run has no slot");
+    assert.deepEqual(
+      st.active?.map((r) => r.name),
+      [manualJobName(name, "r1")],
+    );
+    assert.deepEqual(h.takeEvents(), [
+      `Normal RunNow Created job ${manualJobName(name, "r1")} for run-now request "r1", requested by alice`,
+    ]);
+    assert.deepEqual(counted, [`run-now/${name} manual`]);
+
+    for (let i = 0; i < 3; i++) await reconcile(name);
+    assert.equal((await manualJobs(name)).length, 1);
+    assert.deepEqual(h.takeEvents(), [], "its own Job is not an UnexpectedJob");
+
+    await request(name, "r2");
+    await reconcile(name);
+    assert.deepEqual(
+      (await manualJobs(name)).map((j) => j.metadata!.name).sort(),
+      [manualJobName(name, "r1"), manualJobName(name, "r2")].sort(),
+    );
+    assert.match(h.takeEvents()[0]!, /requested by an unknown user/);
+  });
+
+  it("after a crash between create and status write, the request is recorded, not run again", async () => {
+    const { name, cj } = await fresh();
+    await request(name, "crash");
+    // The Job the crashed process created; its status write never happened.
+    await h.client.create(Kinds.Job, jobForRunNow(cj, "crash", undefined));
+    await h.settle(name);
+    await reconcile(name);
+    assert.equal((await manualJobs(name)).length, 1);
+    assert.equal((await h.get(name)).status?.lastRunNowRequest, "crash");
+    assert.deepEqual(h.takeEvents(), []);
+    assert.deepEqual(counted, []);
+  });
+
+  it("history cleanup keeps an unrecorded request's Job until status holds the request", async () => {
+    const { name, cj, h1 } = await fresh({ successfulJobsHistoryLimit: 0 });
+    await request(name, "cleanup");
+    const jobName = manualJobName(name, "cleanup");
+    await h.client.create(Kinds.Job, jobForRunNow(cj, "cleanup", undefined));
+    await h.finishJob(jobName, "Complete", iso(h1 - HOUR), iso(h1 - HOUR + 60_000));
+    await h.settle(name);
+    await reconcile(name);
+    assert.deepEqual(
+      (await h.jobs(name)).map((j) => j.metadata!.name),
+      [jobName],
+      "not deleted before the request was recorded",
+    );
+    assert.equal((await h.get(name)).status?.lastRunNowRequest, "cleanup");
+    await reconcile(name);
+    assert.deepEqual(await h.jobs(name), [], "deleted once recorded");
+    await reconcile(name);
+    assert.deepEqual(await h.jobs(name), [], "and the request does not run again");
+    assert.equal((await h.get(name)).status?.lastSuccessfulTime, iso(h1 - HOUR + 60_000));
+  });
+
+  it("Forbid: the request waits for the running Job, then runs", async () => {
+    const { name, h1 } = await fresh({ concurrencyPolicy: "Forbid" });
+    h.clock.set(new Date(h1));
+    await reconcile(name); // the scheduled run
+    const scheduled = `${name}-${h1 / 1000}`;
+    h.takeEvents();
+    await request(name, "wait");
+    await reconcile(name);
+    assert.deepEqual(await manualJobs(name), []);
+    assert.deepEqual(h.takeEvents(), [
+      `Normal RunNowDeferred run-now request "wait" waits: concurrencyPolicy is Forbid and ${scheduled} still running`,
+    ]);
+    assert.equal((await h.get(name)).status?.lastRunNowRequest, undefined);
+    await h.finishJob(scheduled, "Complete", iso(h1), iso(h1 + 60_000));
+    await h.settle(name);
+    await reconcile(name);
+    assert.equal((await manualJobs(name)).length, 1);
+  });
+
+  it("Replace: the running Job is deleted first", async () => {
+    const { name, h1 } = await fresh({ concurrencyPolicy: "Replace" });
+    h.clock.set(new Date(h1));
+    await reconcile(name);
+    const scheduled = `${name}-${h1 / 1000}`;
+    await request(name, "replace");
+    await reconcile(name);
+    const names = (await h.jobs(name)).filter((j) => !j.metadata?.deletionTimestamp).map((j) => j.metadata!.name);
+    assert.ok(!names.includes(scheduled), names.join(","));
+    assert.ok(names.includes(manualJobName(name, "replace")), names.join(","));
+  });
+
+  it("suspend stops the schedule, not an explicit request", async () => {
+    const { name } = await fresh({ suspend: true });
+    await request(name, "while-suspended");
+    await reconcile(name);
+    assert.equal((await manualJobs(name)).length, 1);
+    const st = (await h.get(name)).status!;
+    assert.equal(st.nextScheduleTime, undefined);
+    assert.equal(st.lastRunNowRequest, "while-suspended");
+  });
+
+  it("refuses a request longer than 253 characters with a Warning, and runs nothing", async () => {
+    const { name } = await fresh();
+    await request(name, "x".repeat(300));
+    await reconcile(name);
+    assert.deepEqual(await manualJobs(name), []);
+    assert.match(h.takeEvents()[0]!, /^Warning RunNowRefused .*300 characters, at most 253/);
+  });
+
+  it("lastFailedTime: the newest failure, never moving backward; outcomes counted", async () => {
+    const { name, h1 } = await fresh({ failedJobsHistoryLimit: 5 });
+    h.clock.set(new Date(h1));
+    await reconcile(name);
+    const j1 = `${name}-${h1 / 1000}`;
+    await h.finishJob(j1, "Failed", iso(h1), iso(h1 + 120_000));
+    h.clock.set(new Date(h1 + HOUR));
+    await h.settle(name);
+    await reconcile(name);
+    const j2 = `${name}-${(h1 + HOUR) / 1000}`;
+    assert.equal((await h.get(name)).status?.lastFailedTime, iso(h1 + 120_000));
+    await h.finishJob(j2, "Complete", iso(h1 + HOUR), iso(h1 + HOUR + 60_000));
+    await h.settle(name);
+    await reconcile(name);
+    const st = (await h.get(name)).status!;
+    assert.equal(st.lastFailedTime, iso(h1 + 120_000), "a success does not clear it");
+    assert.equal(st.lastSuccessfulTime, iso(h1 + HOUR + 60_000));
+    assert.deepEqual(counted, [
+      `run-now/${name} created`,
+      `run-now/${name} failed`,
+      `run-now/${name} created`,
+      `run-now/${name} succeeded`,
+    ]);
+  });
+
+  it("an H schedule runs at its hashed minute, shown resolved in status", async () => {
+    const { name, created } = await fresh({ schedule: "H * * * *" });
+    const r = resolveHashedSchedule("H * * * *", { namespace: h.namespace, name });
+    assert.ok(r.ok && r.hashed);
+    const resolved = r.resolved;
+    const minute = Number(resolved.split(" ")[0]);
+    await reconcile(name);
+    const st = (await h.get(name)).status!;
+    assert.equal(st.resolvedSchedule, resolved);
+    const next = new Date(st.nextScheduleTime!);
+    assert.equal(next.getUTCMinutes(), minute);
+    assert.ok(next.getTime() > created);
+    const plain = await fresh({ schedule: "*/5 * * * *" });
+    await reconcile(plain.name);
+    assert.equal((await h.get(plain.name)).status?.resolvedSchedule, "*/5 * * * *");
+  });
+});

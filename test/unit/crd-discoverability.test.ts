@@ -1,0 +1,66 @@
+// Finding the kind with kubectl: short names and categories that do not clash with the built-in CronJob, and
+// a description on every field so `kubectl explain` says something useful wherever a user looks.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import * as api from "../../api/v1/index.ts";
+import { cronJobCRD } from "../../hack/crdgen/crd.ts";
+import type { Definitions, JSONSchema } from "../../hack/crdgen/openapi.ts";
+import { readVendoredOpenAPI } from "../../hack/crdgen/vendored-openapi.ts";
+
+const defs = (readVendoredOpenAPI() as { definitions: Definitions }).definitions;
+// kubectl's built-in short names and verbs a user could confuse ours with.
+const BUILTIN_SHORT_NAMES = [
+  "cj",
+  "cm",
+  "cs",
+  "csr",
+  "ds",
+  "ep",
+  "ev",
+  "hpa",
+  "ing",
+  "job",
+  "jobs",
+  "netpol",
+  "no",
+  "ns",
+  "pdb",
+  "po",
+  "pv",
+  "pvc",
+  "rc",
+  "rs",
+  "sa",
+  "sc",
+  "sts",
+  "svc",
+];
+
+describe("the CRD for kubectl", () => {
+  const crd = cronJobCRD({ definitions: defs }) as {
+    spec: { names: Record<string, unknown>; versions: Array<{ schema: { openAPIV3Schema: JSONSchema } }> };
+  };
+
+  it("has short names and categories, none of them the built-in's", () => {
+    assert.deepEqual(crd.spec.names.shortNames, [...api.SHORT_NAMES]);
+    assert.deepEqual(crd.spec.names.categories, ["all"]);
+    for (const s of api.SHORT_NAMES) assert.ok(!BUILTIN_SHORT_NAMES.includes(s), s);
+  });
+
+  it("describes every field kubectl explain can show", () => {
+    const missing: string[] = [];
+    const walk = (node: JSONSchema, path: string) => {
+      // Root metadata may say nothing but name checks (the apiserver's rule); kubectl explains it as ObjectMeta.
+      if (path === ".metadata") return;
+      if (path && !node.description) missing.push(path);
+      for (const [k, v] of Object.entries((node.properties ?? {}) as Record<string, JSONSchema>))
+        walk(v, `${path}.${k}`);
+      const items = node.items as JSONSchema | undefined;
+      // List items are explained by their list's description; their fields still need their own.
+      if (items?.properties)
+        for (const [k, v] of Object.entries(items.properties as Record<string, JSONSchema>)) walk(v, `${path}[].${k}`);
+    };
+    walk(crd.spec.versions[0]!.schema.openAPIV3Schema, "");
+    assert.deepEqual(missing, []);
+  });
+});

@@ -1,0 +1,275 @@
+// The kubectl plugin's pure parts: argument handling and exit codes, next fire times with DST notes, history rows.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { manualJobName, RUN_NOW_REQUEST_ANNOTATION, INSTANTIATE_ANNOTATION } from "../../api/v1/index.ts";
+import { parseSchedule, resolveHashedSchedule } from "../../api/v1/schedule/index.ts";
+import type { Job } from "../../controllers/job.ts";
+import type { CronJob } from "../../api/v1/index.ts";
+import type { Client } from "../../runtime/client.ts";
+import { parseCommandLine, UsageError } from "../../cmd/kubectl-cron/args.ts";
+import { historyRows, humanDuration } from "../../cmd/kubectl-cron/history.ts";
+import { next, type Context } from "../../cmd/kubectl-cron/commands.ts";
+import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
+import { nextFireTimes } from "../../cmd/kubectl-cron/next.ts";
+import { table } from "../../cmd/kubectl-cron/table.ts";
+
+async function runMain(argv: string[], env: NodeJS.ProcessEnv = { KUBECONFIG: "/nonexistent/kubeconfig" }) {
+  let out = "";
+  let err = "";
+  const code = await main(argv, { stdout: (s) => (out += s), stderr: (s) => (err += s), env });
+  return { code, out, err };
+}
+
+describe("kubectl cron: command line", () => {
+  it("parses kubectl-style flags; -n is the namespace, --count the number of times", () => {
+    const a = parseCommandLine(["next", "backup", "-n", "ops", "--count", "7", "-o", "json", "--context", "prod"]);
+    assert.notEqual(a, "help");
+    if (a === "help") return;
+    assert.deepEqual(
+      { command: a.command, name: a.name, ns: a.namespace, count: a.count, output: a.output, context: a.context },
+      { command: "next", name: "backup", ns: "ops", count: 7, output: "json", context: "prod" },
+    );
+    const r = parseCommandLine(["run", "backup", "--no-wait", "--timeout=2m"]);
+    assert.ok(r !== "help" && r.wait === false && r.timeoutSeconds === 120);
+  });
+
+  it("refuses what it does not understand, naming the value", () => {
+    for (const [argv, re] of [
+      [["frobnicate", "x"], /unknown command "frobnicate"/],
+      [["next"], /needs the CronJob's name/],
+      [["next", "x", "--count", "0"], /--count: .* got "0"/],
+      [["next", "x", "--count", "abc"], /--count: .* got "abc"/],
+      [["run", "x", "--timeout", "soon"], /--timeout: .* got "soon"/],
+      [["next", "x", "-o", "yaml"], /--output: .* got "yaml"/],
+      [["next", "x", "y"], /unexpected arguments: y/],
+      [["next", "x", "--bogus"], /bogus/],
+    ] as const) {
+      assert.throws(
+        () => parseCommandLine([...argv]),
+        (e: unknown) => e instanceof UsageError && re.test(e.message),
+      );
+    }
+  });
+
+  it("exit codes: 0 for help, 2 for usage, 1 when the cluster cannot be used", async () => {
+    assert.equal((await runMain(["--help"])).code, EXIT.ok);
+    assert.match((await runMain([])).out, /Usage:/);
+    const usage = await runMain(["next"]);
+    assert.equal(usage.code, EXIT.usage);
+    assert.match(usage.err, /kubectl cron --help/);
+    const noConfig = await runMain(["next", "backup"]);
+    assert.equal(noConfig.code, EXIT.failed);
+    assert.match(noConfig.err, /cannot read the kubeconfig \(KUBECONFIG=\/nonexistent\/kubeconfig\)/);
+  });
+});
+
+describe("kubectl cron next", () => {
+  it("computes exactly the controller's slots", () => {
+    const now = new Date("2026-06-01T10:17:00Z");
+    const r = nextFireTimes({ schedule: "*/20 9-17 * * 1-5", timeZone: "Asia/Kathmandu", now, count: 12 });
+    assert.ok(r.ok);
+    const s = parseSchedule("*/20 9-17 * * 1-5", "Asia/Kathmandu");
+    assert.ok(s.ok);
+    let t = now;
+    for (const ft of r.times) {
+      t = s.schedule.next(t);
+      assert.equal(ft.utc, t.toISOString().replace(".000", ""));
+      assert.match(ft.time, /\+05:45$/);
+    }
+  });
+
+  it("marks a slot moved out of a DST gap and the offset change", () => {
+    const r = nextFireTimes({
+      schedule: "30 2 * * *",
+      timeZone: "Europe/Berlin",
+      now: new Date("2026-03-28T12:00:00Z"),
+      count: 2,
+    });
+    assert.ok(r.ok);
+    assert.equal(r.times[0]?.time, "2026-03-29T03:30:00+02:00");
+    assert.match(r.times[0]?.note ?? "", /offset changed \+01:00 → \+02:00/);
+    assert.match(r.times[0]?.note ?? "", /does not exist on 2026-03-29 .* runs at 03:30/);
+    assert.equal(r.times[1]?.note, undefined);
+  });
+
+  it("marks a repeated hour: once for a fixed hour, twice for an hourly schedule", () => {
+    const fixed = nextFireTimes({
+      schedule: "30 1 * * *",
+      timeZone: "America/New_York",
+      now: new Date("2026-10-31T12:00:00Z"),
+      count: 1,
+    });
+    assert.ok(fixed.ok);
+    assert.match(fixed.times[0]?.note ?? "", /01:30 happens twice today .* runs once, at the first/);
+    const hourly = nextFireTimes({
+      schedule: "30 * * * *",
+      timeZone: "America/New_York",
+      now: new Date("2026-11-01T05:00:00Z"),
+      count: 2,
+    });
+    assert.ok(hourly.ok);
+    assert.deepEqual(
+      hourly.times.map((t) => t.time),
+      ["2026-11-01T01:30:00-04:00", "2026-11-01T01:30:00-05:00"],
+    );
+    assert.match(hourly.times[1]?.note ?? "", /01:30 again/);
+  });
+
+  it("counts @every from the anchor, and reports an invalid schedule with the field", () => {
+    const r = nextFireTimes({
+      schedule: "@every 90m",
+      now: new Date("2026-11-01T04:00:00Z"),
+      anchor: new Date("2026-11-01T00:00:00Z"),
+      count: 2,
+    });
+    assert.ok(r.ok);
+    assert.deepEqual(
+      r.times.map((t) => t.time),
+      ["2026-11-01T04:30:00Z", "2026-11-01T06:00:00Z"],
+    );
+    const bad = nextFireTimes({ schedule: "61 * * * *", now: new Date(), count: 1 });
+    assert.ok(!bad.ok && /spec\.schedule: Invalid value: "61 \* \* \* \*"/.test(bad.error));
+  });
+});
+
+describe("kubectl cron next: hashed schedules", () => {
+  const cronJob = (schedule: string) =>
+    ({
+      apiVersion: "batch.tutorial.kubebuilder.io/v1",
+      kind: "CronJob",
+      metadata: { name: "backup", namespace: "prod", creationTimestamp: "2026-01-01T00:00:00Z" },
+      spec: { schedule, timeZone: "Europe/Berlin", jobTemplate: { spec: { template: { spec: {} } } } },
+    }) as unknown as CronJob;
+  const ctxFor = (obj: CronJob): Context => ({
+    client: { get: async () => obj } as unknown as Client,
+    namespace: "prod",
+    now: () => new Date("2026-06-01T10:17:00Z"),
+    sleep: async () => undefined,
+  });
+  const args = (output: "table" | "json") => {
+    const a = parseCommandLine(["next", "backup", "-n", "prod", "--count", "3", "-o", output]);
+    assert.ok(a !== "help");
+    return a;
+  };
+
+  it("resolves H with the CronJob's namespace/name and computes the controller's slots", () => {
+    const key = { namespace: "prod", name: "backup" };
+    const now = new Date("2026-06-01T10:17:00Z");
+    const r = nextFireTimes({ schedule: "H H(9-17) * * 1-5", timeZone: "Europe/Berlin", key, now, count: 4 });
+    assert.ok(r.ok);
+    const resolved = resolveHashedSchedule("H H(9-17) * * 1-5", key);
+    assert.ok(resolved.ok);
+    assert.equal(r.resolvedSchedule, resolved.resolved);
+    assert.equal(r.hashed, true);
+    const s = parseSchedule(resolved.resolved, "Europe/Berlin");
+    assert.ok(s.ok);
+    let t = now;
+    for (const ft of r.times) {
+      t = s.schedule.next(t);
+      assert.equal(ft.utc, t.toISOString().replace(".000", ""));
+    }
+    // Without H nothing changes; H without a name to hash from is refused with the reason.
+    const plain = nextFireTimes({ schedule: "0 * * * *", key, now, count: 1 });
+    assert.ok(plain.ok && plain.resolvedSchedule === "0 * * * *" && !plain.hashed);
+    const nameless = nextFireTimes({ schedule: "H * * * *", now, count: 1 });
+    assert.ok(!nameless.ok && /H needs a fixed metadata\.name/.test(nameless.error));
+    const bad = nextFireTimes({ schedule: "H/0 * * * *", key, now, count: 1 });
+    assert.ok(!bad.ok && bad.error.endsWith("minute H/0: step must be at least 1"));
+  });
+
+  it("shows the resolved schedule, in the table and in the JSON", async () => {
+    const resolved = resolveHashedSchedule("H/15 * * * *", { namespace: "prod", name: "backup" });
+    assert.ok(resolved.ok);
+    const text = await next(ctxFor(cronJob("H/15 * * * *")), args("table"));
+    assert.ok(
+      text.text.startsWith(
+        `schedule "H/15 * * * *" runs as ${JSON.stringify(resolved.resolved)} (H is hashed from namespace/name)\nNEXT (Europe/Berlin)`,
+      ),
+      text.text,
+    );
+    const json = (await next(ctxFor(cronJob("H/15 * * * *")), args("json"))).json as Record<string, unknown>;
+    assert.equal(json.schedule, "H/15 * * * *");
+    assert.equal(json.resolvedSchedule, resolved.resolved);
+    assert.equal((json.times as unknown[]).length, 3);
+
+    const plain = await next(ctxFor(cronJob("0 * * * *")), args("table"));
+    assert.ok(plain.text.startsWith("NEXT (Europe/Berlin)"));
+    assert.equal(((await next(ctxFor(cronJob("0 * * * *")), args("json"))).json as any).resolvedSchedule, "0 * * * *");
+  });
+});
+
+describe("kubectl cron history", () => {
+  const owner = "uid-1";
+  const job = (
+    name: string,
+    o: { annotations?: Record<string, string>; status?: Job["status"]; uid?: string },
+  ): Job => ({
+    metadata: {
+      name,
+      creationTimestamp: "2026-01-01T00:00:00Z",
+      annotations: o.annotations ?? {},
+      ownerReferences: [
+        {
+          apiVersion: "batch.tutorial.kubebuilder.io/v1",
+          kind: "CronJob",
+          name: "b",
+          uid: o.uid ?? owner,
+          controller: true,
+        },
+      ],
+    },
+    ...(o.status ? { status: o.status } : {}),
+  });
+
+  it("lists only the CronJob's Jobs, oldest slot first, with result, trigger and duration", () => {
+    const jobs = [
+      job("b-1767232800", {
+        annotations: { "batch.tutorial.kubebuilder.io/scheduled-at": "2026-01-01T02:00:00Z" },
+        status: { startTime: "2026-01-01T02:00:01Z" },
+      }),
+      job("b-1767229200", {
+        annotations: { "batch.tutorial.kubebuilder.io/scheduled-at": "2026-01-01T01:00:00Z" },
+        status: {
+          startTime: "2026-01-01T01:00:01Z",
+          completionTime: "2026-01-01T01:03:13Z",
+          conditions: [{ type: "Complete", status: "True" }],
+        },
+      }),
+      job(manualJobName("b", "r1"), {
+        annotations: { [RUN_NOW_REQUEST_ANNOTATION]: "r1" },
+        status: {
+          startTime: "2026-01-01T03:00:00Z",
+          conditions: [{ type: "Failed", status: "True", lastTransitionTime: "2026-01-01T03:00:45Z" }],
+        },
+      }),
+      job("b-from-kubectl", { annotations: { [INSTANTIATE_ANNOTATION]: "manual" } }),
+      job("other", { uid: "someone-else" }),
+    ];
+    const rows = historyRows(jobs, owner, new Date("2026-01-01T02:10:01Z"));
+    assert.deepEqual(
+      rows.map((r) => [r.name, r.trigger, r.result, r.durationSeconds]),
+      [
+        ["b-from-kubectl", "manual", "Running", 7801],
+        ["b-1767229200", "scheduled", "Complete", 192],
+        ["b-1767232800", "scheduled", "Running", 600],
+        [manualJobName("b", "r1"), "manual", "Failed", 45],
+      ],
+    );
+    assert.equal(rows[1]?.scheduledTime, "2026-01-01T01:00:00Z");
+  });
+
+  it("formats durations and tables as kubectl does", () => {
+    assert.deepEqual([45, 192, 7500, 270000].map(humanDuration), ["45s", "3m12s", "2h5m", "3d3h"]);
+    assert.equal(table(["A", "LONGER"], [["xyz", "1"]]), "A     LONGER\nxyz   1\n");
+  });
+});
+
+describe("run-now request names", () => {
+  it("are stable per request, distinct across requests, and fit a label value", () => {
+    const name = "x".repeat(52);
+    assert.equal(manualJobName(name, "a"), manualJobName(name, "a"));
+    assert.notEqual(manualJobName(name, "a"), manualJobName(name, "b"));
+    assert.ok(manualJobName(name, "a").length <= 63);
+    assert.match(manualJobName("b", "a"), /^b-m[0-9a-f]{8}$/);
+  });
+});
