@@ -414,8 +414,8 @@ describe("the manager Deployment (config/manager)", () => {
     assert.equal(dep.spec.template.spec.serviceAccountName, "controller-manager");
     assert.equal(dep.spec.template.spec.terminationGracePeriodSeconds, 10);
     assert.deepEqual(c.resources, {
-      requests: { cpu: "10m", memory: "64Mi" },
-      limits: { cpu: "500m", memory: "256Mi" },
+      requests: { cpu: "10m", memory: "128Mi" },
+      limits: { cpu: "1", memory: "512Mi" },
     });
     assert.deepEqual(
       [c.livenessProbe.httpGet, c.readinessProbe.httpGet],
