@@ -368,10 +368,19 @@ export class CronJobReconciler implements Reconciler {
       }
       active.set(name, jobRef(job));
     }
+    // A finished Job is reported when status listed it as active, as in the built-in, and also when status
+    // never recorded its run at all: creation first (step 12) skips the status write after a create while
+    // other CronJobs wait, and a Job that finishes before the next pass was never in status.active. Both
+    // are facts of the stored status, so a restart does not report a Job again once status is written.
+    const unrecorded = (job: Readonly<Job>) => this.isUnrecordedRun(cronJob, job);
+    const toReport = new Set<string>();
     for (const job of [...children.successful, ...children.failed]) {
-      if (prevUIDs.has(job.metadata?.uid)) reportCompleted(job);
+      if (prevUIDs.has(job.metadata?.uid) || unrecorded(job)) {
+        toReport.add(job.metadata?.uid ?? "");
+        reportCompleted(job);
+      }
     }
-    for (const uid of reported) if (!prevUIDs.has(uid)) reported.delete(uid);
+    for (const uid of reported) if (!prevUIDs.has(uid) && !toReport.has(uid)) reported.delete(uid);
     if (reported.size) this.sawCompleted.set(key, reported);
     else this.sawCompleted.delete(key);
     if (replaced) {
@@ -408,6 +417,21 @@ export class CronJobReconciler implements Reconciler {
     if (request && known.some((j) => j.metadata?.name === manualName)) status.lastRunNowRequest = request;
     if (cronJob.metadata.generation !== undefined) status.observedGeneration = cronJob.metadata.generation;
     return { status, conditions: [] };
+  }
+
+  /**
+   * A Job of ours whose run the stored status has not recorded: its slot is newer than lastScheduleTime (a
+   * manual run: it is the current request's, and status does not hold that request yet). Both are written
+   * in the same status write as status.active and never move back.
+   */
+  private isUnrecordedRun(cronJob: StoredCronJob, job: Readonly<Job>): boolean {
+    if (!this.isOurCreation(cronJob, job)) return false;
+    const request = job.metadata?.annotations?.[RUN_NOW_REQUEST_ANNOTATION];
+    if (request !== undefined)
+      return request === runNowRequestOf(cronJob) && request !== cronJob.status?.lastRunNowRequest;
+    const slot = scheduledTimeOf(job);
+    const last = cronJob.status?.lastScheduleTime;
+    return !!slot && (!last || slot.getTime() > new Date(last).getTime());
   }
 
   /** A Job with our deterministic name and scheduled-at annotation was created by us (maybe before a crash). */

@@ -2,7 +2,7 @@
 // and a table per N, an SVG chart of skew percentiles against N converted to PNG (rsvg-convert, from
 // Debian's librsvg2-bin), and the raw numbers as JSON.
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { format, resolveConfig } from "prettier";
 import { type CalibrationResult, coldStartTimeoutMs, NOT_COUNTED, type PhaseResult } from "./phases.ts";
@@ -580,7 +580,12 @@ function sizingTable(r: Report): string {
   return out.join("\n");
 }
 
-export function renderMarkdown(r: Report, chartFile: string | undefined): string {
+/**
+ * The report with `analysis`: what the profiles show is in the way of a missed target. Measurements are
+ * generated; their reading is written by a person, in `<report>.analysis.md` beside the report, and
+ * included as it is (so `--render` and `--update` keep it).
+ */
+export function renderMarkdown(r: Report, chartFile: string | undefined, analysis?: string): string {
   const s = r.settings;
   const m = r.machine;
   const tunedArgs = s.builtinTunedArgs ?? [];
@@ -615,6 +620,7 @@ export function renderMarkdown(r: Report, chartFile: string | undefined): string
     "",
     targetsTable(r),
     "",
+    ...(analysis?.trim() ? ["### What is in the way", "", analysis.trim(), ""] : []),
     "### Sizing the Deployment",
     "",
     sizingTable(r),
@@ -878,7 +884,9 @@ export async function writeReport(r: Report, outPath: string): Promise<string[]>
   } else {
     process.stderr.write("bench: rsvg-convert not found (apt-get install -y librsvg2-bin); the report links the SVG\n");
   }
-  writeFileSync(outPath, renderMarkdown(r, chart));
+  const analysisFile = `${base}.analysis.md`;
+  const analysis = existsSync(analysisFile) ? readFileSync(analysisFile, "utf8") : undefined;
+  writeFileSync(outPath, renderMarkdown(r, chart, analysis));
   written.push(outPath);
   // The raw numbers, formatted the way `prettier --check .` (make lint) expects.
   const jsonFile = `${base}.json`;

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import {
+  type CronJob,
   INSTANTIATE_ANNOTATION,
   manualJobName,
   RUN_NOW_ANNOTATION,
@@ -235,12 +236,73 @@ describe("run now, lastFailedTime and H schedules in the reconciler (fake clock,
     ]);
   });
 
+  it("a Job that finishes before status ever listed it (creation first) is reported and counted once", async () => {
+    const { name, h1 } = await fresh({ successfulJobsHistoryLimit: 3 });
+    const busy = (id: string) =>
+      reconciler.reconcile(
+        { namespace: h.namespace, name },
+        // Many CronJobs due at once: the status write after the create is left to the next pass.
+        { log: discardLogger, reconcileID: id, signal: new AbortController().signal, queueLength: () => 5 },
+      );
+    h.clock.set(new Date(h1 + 1000));
+    await busy("slot");
+    await h.settle(name);
+    const j1 = `${name}-${h1 / 1000}`;
+    assert.equal((await h.get(name)).status?.lastScheduleTime, undefined, "the status write was deferred");
+    await h.finishJob(j1, "Complete", iso(h1 + 1000), iso(h1 + 5000));
+    await h.settle(name);
+    const before = h.cache.get<CronJob>(CronJobKind, h.namespace, name)!;
+    h.takeEvents();
+    await reconcile(name);
+    const st = (await h.get(name)).status!;
+    assert.equal(st.lastScheduleTime, iso(h1));
+    assert.equal(st.lastSuccessfulTime, iso(h1 + 5000));
+    assert.deepEqual(st.active, []);
+    // With a cache that has not caught up with that status write, and again: no second report.
+    const cacheGet = h.cache.get.bind(h.cache);
+    h.cache.get = ((kind, ns, n) =>
+      kind === CronJobKind && n === name ? before : cacheGet(kind, ns, n)) as typeof h.cache.get;
+    try {
+      await busy("lagging-cache");
+    } finally {
+      h.cache.get = cacheGet;
+    }
+    await h.settle(name);
+    await reconcile(name);
+    assert.deepEqual(h.takeEvents(), [`Normal SawCompletedJob Saw completed job: ${j1}, condition: Complete`]);
+    assert.deepEqual(counted, [`run-now/${name} created`, `run-now/${name} succeeded`]);
+
+    // A manual run the same way; a later request does not report the earlier request's Job again.
+    counted.length = 0;
+    await request(name, "m1");
+    await busy("m1");
+    await h.settle(name);
+    const m1 = manualJobName(name, "m1");
+    await h.finishJob(m1, "Failed", iso(h1 + 60_000), iso(h1 + 70_000));
+    await h.settle(name);
+    h.takeEvents();
+    await reconcile(name);
+    assert.equal((await h.get(name)).status?.lastRunNowRequest, "m1");
+    await request(name, "m2");
+    await reconcile(name);
+    await reconcile(name);
+    const events = h.takeEvents();
+    assert.deepEqual(
+      events.filter((e) => e.includes("SawCompletedJob")),
+      [`Normal SawCompletedJob Saw completed job: ${m1}, condition: Failed`],
+      events.join("\n"),
+    );
+    assert.deepEqual(counted, [`run-now/${name} manual`, `run-now/${name} failed`, `run-now/${name} manual`]);
+  });
+
   it("an H schedule runs at its hashed minute, shown resolved in status", async () => {
     const { name, created } = await fresh({ schedule: "H * * * *" });
     const r = resolveHashedSchedule("H * * * *", { namespace: h.namespace, name });
     assert.ok(r.ok && r.hashed);
     const resolved = r.resolved;
     const minute = Number(resolved.split(" ")[0]);
+    // fresh() puts the clock at half past the creation's hour, before the creation itself after :30.
+    h.clock.set(new Date(created));
     await reconcile(name);
     const st = (await h.get(name)).status!;
     assert.equal(st.resolvedSchedule, resolved);
