@@ -720,10 +720,10 @@ function marker(kind: string, x: number, y: number, color: string): string {
 
 /** Skew percentiles (log scale) against N, one colour per controller, one dash/marker per percentile. */
 export function renderSvg(r: Report): string {
-  const W = 980;
+  const W = 1040;
   const H = 700;
   const L = 80;
-  const R = 270;
+  const R = 330;
   const T = 90;
   const B = 70;
   const pw = W - L - R;
