@@ -32,6 +32,7 @@ import { planRenewal, SecretKeys, serviceDNSNames } from "../../runtime/webhook/
 import { type CommandResult, PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
 import { freePort } from "../../envtest/ports.ts";
 import { ManagedProcess } from "../../envtest/processes.ts";
+import { eventually } from "../eventually.ts";
 
 const NS = "cronjob-operator-system";
 const PREFIX = "cronjob-operator-";
@@ -65,27 +66,6 @@ const groupOf = (o: Obj): string => (String(o.apiVersion).includes("/") ? String
 const describeObj = (o: Obj): string =>
   `${o.kind}/${o.metadata?.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata?.name}`;
 const unb64 = (s: unknown): string => Buffer.from(typeof s === "string" ? s : "", "base64").toString("utf8");
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function eventually<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs = 30_000,
-  detail: () => string = () => "",
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(250);
-  }
-  assert.fail(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}${detail()}`);
-}
 
 /** The first IPv4 address of this host that is not loopback (Endpoints may not point at 127.0.0.0/8). */
 function hostAddress(): string | undefined {

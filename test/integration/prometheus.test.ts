@@ -21,6 +21,7 @@ import { Kinds, type ResourceKind } from "../../runtime/kinds.ts";
 import { PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
 import { freePort } from "../../envtest/ports.ts";
 import { ManagedProcess, removeOnExit } from "../../envtest/processes.ts";
+import { eventually } from "../eventually.ts";
 
 const PROMETHEUS = process.env.PROMETHEUS ?? "prometheus";
 const NS = "prometheus-test";
@@ -50,26 +51,6 @@ const rbac = (kind: string, plural: string): ResourceKind => ({
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function eventually<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs: number,
-  detail: () => string | Promise<string> = () => "",
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(500);
-  }
-  assert.fail(`timed out waiting for ${what}${last ? ` (last error: ${String(last)})` : ""}${await detail()}`);
-}
 
 /** The last lines of a log file, for failure messages. */
 function tail(file: string, n = 25): string {

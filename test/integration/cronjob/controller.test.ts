@@ -12,26 +12,7 @@ import { discardLogger } from "../../../runtime/log.ts";
 import { Manager } from "../../../runtime/manager.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
 import { TestEnv } from "../../../envtest/index.ts";
-
-async function eventually<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs = 20_000,
-  everyMs = 250,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-  assert.fail(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-}
+import { eventually } from "../../eventually.ts";
 
 async function consistently(
   what: string,
