@@ -16,6 +16,7 @@
 import { spawn } from "node:child_process";
 import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { jobSpec as smallJobSpec } from "../bench/lib/workload.ts";
 import { TestEnv } from "../envtest/index.ts";
 import { freePort } from "../envtest/ports.ts";
 import { Client, watchErrorToAPIError } from "../runtime/client.ts";
@@ -50,18 +51,7 @@ const CronJobKind: ResourceKind = {
 const say = (m: string) => process.stderr.write(`footprint: ${m}\n`);
 
 function jobSpec(name: string): Record<string, unknown> {
-  if (args.template === "small") {
-    return {
-      backoffLimit: 0,
-      template: {
-        metadata: { labels: { app: "bench" } },
-        spec: {
-          restartPolicy: "Never",
-          containers: [{ name: "main", image: "busybox:1.36", command: ["sh", "-c", "echo hello"] }],
-        },
-      },
-    };
-  }
+  if (args.template === "small") return smallJobSpec();
   return realisticJobSpec(name);
 }
 

@@ -39,7 +39,8 @@ export function placement(i: number, namespaces: number): { namespace: string; n
   return { namespace: namespaceName(i % namespaces), name: cronJobName(i) };
 }
 
-function jobSpec(): Record<string, unknown> {
+/** The benchmark's Job spec: one small container (also hack/footprint.ts's `--template small`). */
+export function jobSpec(): Record<string, unknown> {
   return {
     backoffLimit: 0,
     template: {
