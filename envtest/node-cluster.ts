@@ -19,10 +19,12 @@
 // the endpoint address; the service proxy, /api/v1/namespaces/NS/services/SVC:PORT/proxy/, too). Such a
 // pod's probes (host defaults to the pod IP) and Endpoints need it to listen on NODE_IP (its pod IP or
 // every address), not only on 127.0.0.1. Pods without hostNetwork live in network namespaces on a bridge
-// that has no address on the host (no masquerading, no iptables rules; pods cannot reach the host or the
-// outside). There is no kube-proxy and no cluster DNS: a pod that must reach the apiserver runs with
-// hostNetwork and KUBERNETES_SERVICE_HOST / KUBERNETES_SERVICE_PORT pointing at 127.0.0.1 and the
-// apiserver's port (see apiServerPort). The apiserver reaches the kubelet (`kubectl logs`, exec) by the
+// whose only host address is POD_GATEWAY_IP (no default route, no masquerading, no forwarding, no iptables
+// rules: pods reach this host there and nothing else). The apiserver, the kubelet's probes and the tests reach
+// pods at their pod IPs over that bridge. There is no kube-proxy and no cluster DNS: a pod that must reach the
+// apiserver gets KUBERNETES_SERVICE_HOST / KUBERNETES_SERVICE_PORT from apiServerForPods() (POD_GATEWAY_IP,
+// forwarded to the apiserver's loopback port; the apiserver advertises it, so its certificate covers it), or
+// runs with hostNetwork and 127.0.0.1. The apiserver reaches the kubelet (`kubectl logs`, exec) by the
 // node's Hostname address, "localhost" (127.0.0.1), where the kubelet listens, not by its InternalIP.
 //
 // Host hygiene (node-host.ts): sysctls, /kubepods cgroups, the bridge, the node's interface, host
@@ -30,7 +32,7 @@
 // process dies first, the reaper (node-reaper.ts) restores them within a second or two; if that dies
 // too, the next start does.
 import { execFile, execFileSync, spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { randomBytes, X509Certificate } from "node:crypto";
 import {
   closeSync,
   copyFileSync,
@@ -50,8 +52,10 @@ import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
 import { generate } from "selfsigned";
 import { stringify } from "yaml";
 import { type CommandResult, PROJECT_ROOT, TestEnv } from "./index.ts";
+import { forwardTCP, type TCPForwarder } from "./tcp-forward.ts";
 import {
   addNodeLink,
+  addPodBridge,
   CNI_BRIDGE,
   CNI_NETWORK,
   cleanupHost,
@@ -62,6 +66,7 @@ import {
   NODE_IP,
   NODE_NAME,
   nodeHostDir,
+  POD_GATEWAY_IP,
   POD_SUBNET,
   processRef,
   readHostRecord,
@@ -219,6 +224,7 @@ export class NodeCluster {
   private readonly logDir: string;
   private readonly marker: Record<string, string>;
   private host?: HostLease;
+  private podForwarder?: TCPForwarder;
   private stopping?: Promise<void>;
 
   private constructor(dir: string, assets: string, opts: NodeClusterOptions) {
@@ -245,6 +251,16 @@ export class NodeCluster {
 
   get apiServerPort(): number {
     return Number(new URL(this.env.server).port);
+  }
+
+  /**
+   * Where a pod (no hostNetwork) reaches the apiserver: POD_GATEWAY_IP, the host's address on the pods'
+   * bridge, forwarded to the apiserver's loopback port. There is no kube-proxy, so the ClusterIP the kubelet
+   * injects leads nowhere: give a pod that talks to the apiserver these as KUBERNETES_SERVICE_HOST and
+   * KUBERNETES_SERVICE_PORT. The apiserver's certificate is valid for this address.
+   */
+  apiServerForPods(): { host: string; port: number } {
+    return { host: POD_GATEWAY_IP, port: this.apiServerPort };
   }
 
   /** The apiserver's CA certificate file (what pods and kubeconfigs trust). */
@@ -327,6 +343,8 @@ export class NodeCluster {
     for (const d of [this.dir, this.nodeDir, this.logDir]) mkdirSync(d, { recursive: true });
     // The node's address (the host record lists its interface already: cleanup removes it).
     addNodeLink((m) => this.log(m));
+    addPodBridge((m) => this.log(m));
+    forgetCertificateWithoutSAN(join(this.dir, "control-plane", "apiserver-certs"), POD_GATEWAY_IP, (m) => this.log(m));
     const pki = await this.writePKI();
     const kubeletToken = randomBytes(24).toString("hex");
 
@@ -348,6 +366,9 @@ export class NodeCluster {
         // The kubelet listens on 127.0.0.1 only: reach it by its Hostname address ("localhost"), not by
         // its InternalIP (NODE_IP).
         "--kubelet-preferred-address-types=Hostname,InternalIP",
+        // Pods reach the apiserver at POD_GATEWAY_IP (forwarded to its loopback port): as its advertised
+        // address, it is in the serving certificate the apiserver generates, which pods verify.
+        `--advertise-address=${POD_GATEWAY_IP}`,
         ...(this.opts.apiServerArgs ?? []),
       ],
       controllerManager: { useServiceAccountCredentials: true },
@@ -356,6 +377,7 @@ export class NodeCluster {
     });
     this.timings.controlPlaneMs = Math.round(performance.now() - tCP);
     copyFileSync(this.env.kubeconfigPath, this.kubeconfigPath);
+    this.podForwarder = await forwardTCP(POD_GATEWAY_IP, this.apiServerPort, "127.0.0.1", this.apiServerPort);
 
     const tRT = performance.now();
     const schedulerReady = this.startScheduler();
@@ -459,7 +481,8 @@ export class NodeCluster {
           name: CNI_NETWORK,
           plugins: [
             {
-              // A bridge with no address on the host: no gateway, no masquerading, no iptables rules.
+              // The bridge addPodBridge made (POD_GATEWAY_IP on the host): not the pods' gateway, no
+              // masquerading, no iptables rules.
               type: "bridge",
               bridge: CNI_BRIDGE,
               isGateway: false,
@@ -694,6 +717,7 @@ export class NodeCluster {
   }
 
   private async doStop(): Promise<void> {
+    await this.podForwarder?.close();
     await this.kubelet?.stop();
     await this.scheduler?.stop();
     await this.containerd?.stop();
@@ -849,4 +873,22 @@ function httpsOK(url: string): Promise<boolean> {
     req.on("timeout", () => req.destroy());
     req.end();
   });
+}
+
+/**
+ * The apiserver reuses the serving certificate it generated in a kept cluster directory; one made before
+ * pods reached it at `ip` lacks that address: remove it, and the apiserver generates a new one.
+ */
+function forgetCertificateWithoutSAN(certDir: string, ip: string, log: (m: string) => void): void {
+  const cert = join(certDir, "apiserver.crt");
+  if (!existsSync(cert)) return;
+  try {
+    const san = new X509Certificate(readFileSync(cert)).subjectAltName ?? "";
+    if (san.split(/,\s*/).includes(`IP Address:${ip}`)) return;
+  } catch {
+    // unreadable: regenerate
+  }
+  rmSync(cert, { force: true });
+  rmSync(join(certDir, "apiserver.key"), { force: true });
+  log(`regenerating the apiserver's certificate (no ${ip} in it)`);
 }

@@ -41,9 +41,19 @@ export const NODE_IP = "10.218.0.1";
 /** The interface that carries NODE_IP, created for the node and deleted by cleanup. */
 export const NODE_LINK = "cjo-node0";
 export const CNI_NETWORK = "cronjob-operator";
-/** The pods' bridge: no address on the host, no masquerading, no iptables rules. */
+/**
+ * The pods' bridge. The host's only address on it is POD_GATEWAY_IP (no default route for pods, no
+ * masquerading, no forwarding, no iptables rules): pods reach the host there and nowhere else, and the host
+ * (the apiserver calling a webhook, the kubelet probing) reaches the pods directly.
+ */
 export const CNI_BRIDGE = "cjo-cni0";
 export const POD_SUBNET = "10.217.0.0/16";
+/**
+ * The host's address on CNI_BRIDGE: where pods reach the apiserver (NodeCluster forwards it to the
+ * apiserver's loopback port; see NodeCluster.apiServerForPods). host-local IPAM never hands it out (it is the
+ * range's default gateway address, which it reserves).
+ */
+export const POD_GATEWAY_IP = "10.217.0.1";
 /** Environment variable (value: the cluster directory) that marks every process the cluster starts. */
 export const MARKER_ENV = "CRONJOB_OPERATOR_NODE_CLUSTER";
 
@@ -427,6 +437,20 @@ export function addNodeLink(log: Log): void {
   ip("addr", "add", `${NODE_IP}/32`, "dev", NODE_LINK);
   ip("link", "set", "dev", NODE_LINK, "up");
   log(`created interface ${NODE_LINK} (${kind}) with ${NODE_IP}/32`);
+}
+
+/**
+ * Create CNI_BRIDGE with POD_GATEWAY_IP before the first pod (the bridge plugin, with isGateway false, adopts
+ * an existing bridge as it is). Cleanup removes the bridge, and the address with it.
+ */
+export function addPodBridge(log: Log): void {
+  const ip = (...args: string[]) => execFileSync("ip", args, { stdio: ["ignore", "ignore", "pipe"] });
+  removeBridge(CNI_BRIDGE, log);
+  ip("link", "add", CNI_BRIDGE, "type", "bridge");
+  ip("link", "set", "dev", CNI_BRIDGE, "addrgenmode", "none");
+  ip("addr", "add", `${POD_GATEWAY_IP}/${POD_SUBNET.split("/")[1]}`, "dev", CNI_BRIDGE);
+  ip("link", "set", "dev", CNI_BRIDGE, "up");
+  log(`created bridge ${CNI_BRIDGE} with ${POD_GATEWAY_IP} for the pods`);
 }
 
 /** Paths of the unix sockets some process has bound (in this network namespace). */

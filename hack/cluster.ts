@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } 
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { cleanupStaleNodeCluster, NodeCluster, requireRoot } from "../envtest/node-cluster.ts";
-import { mountsUnder, processAlive, processRef, type ProcessRef } from "../envtest/node-host.ts";
+import { mountsUnder, POD_GATEWAY_IP, processAlive, processRef, type ProcessRef } from "../envtest/node-host.ts";
 import { handleSignalsYourself } from "../envtest/processes.ts";
 
 const argv = process.argv.slice(2);
@@ -83,7 +83,8 @@ function banner(p: PidFile): void {
       " Images for pods: localhost/busybox:latest, and your own (imagePullPolicy Never), loaded with",
       `   ctr --address ${p.containerdSocket ?? join(dir, "containerd", "containerd.sock")} -n k8s.io \\`,
       "     images import --index-name localhost/NAME:TAG IMAGE.oci.tar",
-      " No kube-proxy, no cluster DNS; pods that need the apiserver use hostNetwork.",
+      ` No kube-proxy, no cluster DNS; pods reach the apiserver at KUBERNETES_SERVICE_HOST=${POD_GATEWAY_IP} and`,
+      " KUBERNETES_SERVICE_PORT=<the kubeconfig's port> (set them in the pod; make deploy OVERLAY=config/local does).",
       ` Stop it with ${p.pid === process.pid ? "Ctrl-C or " : ""}\`make cluster-down\` (restores the machine).`,
       "────────────────────────────────────────────────────────────────────────────",
       "",

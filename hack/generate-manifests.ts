@@ -1,5 +1,5 @@
-// `make manifests`: writes the generated manifests under config/ (controller-gen's job in a Go project)
-// and dist/install.yaml, config/default rendered into one file.
+// `make manifests`: writes the generated manifests under config/ (controller-gen's job in a Go project),
+// dist/install.yaml, config/default rendered into one file, and dist/chart, the Helm chart (hack/helmgen).
 //
 //   node hack/generate-manifests.ts [--openapi FILE | --from-cluster] [--check]
 //
@@ -8,7 +8,7 @@
 // context's /openapi/v2 so the CRD matches your cluster's version. --check writes nothing and exits 1
 // if a committed file is stale.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -19,6 +19,8 @@ import { readVendoredOpenAPI, VENDORED_OPENAPI } from "./crdgen/vendored-openapi
 import { managerRoleYAML, ROLE_PATH } from "./crdgen/rbac.ts";
 import { webhookConfigurations } from "./crdgen/webhook.ts";
 import { PROMETHEUS_RULE_PATH, prometheusRuleYAML } from "./crdgen/prometheusrule.ts";
+import { keepManagerImage } from "./crdgen/installer.ts";
+import { CHART_DIR, chartFiles } from "./helmgen/chart.ts";
 import * as api from "../api/v1/index.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -76,18 +78,21 @@ function main(): number {
 
   let stale = 0;
   for (const [rel, content] of files) stale += syncFile(rel, content, values.check ?? false);
-  // dist/install.yaml, the one-file installer (kubebuilder's build-installer output with the default
-  // image), rendered from the files above as they are on disk now.
+  // dist/install.yaml, the one-file installer (kubebuilder's build-installer output), rendered from the files
+  // above as they are on disk now, with the manager image it has (a `make build-installer IMG=…` result's).
   if (!stale) stale += syncFile(INSTALLER_PATH, installerYAML(), values.check ?? false);
+  // dist/chart, the Helm chart, from config/ as rendered now (hack/helmgen); files it no longer has go.
+  if (!stale) stale += syncChart(values.check ?? false);
   return stale ? 1 : 0;
 }
 
 const INSTALLER_PATH = join("dist", "install.yaml");
 
-/** config/default rendered by kubectl's built-in kustomize; the image stays controller:latest. */
+/** config/default rendered by kubectl's built-in kustomize, with the manager image dist/install.yaml has. */
 function installerYAML(): string {
+  let rendered: string;
   try {
-    return execFileSync("kubectl", ["kustomize", join(root, "config", "default")], {
+    rendered = execFileSync("kubectl", ["kustomize", join(root, "config", "default")], {
       encoding: "utf8",
       maxBuffer: 64 * 1024 * 1024,
       stdio: ["ignore", "pipe", "pipe"],
@@ -96,6 +101,30 @@ function installerYAML(): string {
     const stderr = (err as { stderr?: string }).stderr?.trim();
     throw new Error(`kubectl kustomize config/default failed (needed for ${INSTALLER_PATH}): ${stderr || String(err)}`);
   }
+  const existing = join(root, INSTALLER_PATH);
+  return keepManagerImage(rendered, existsSync(existing) ? readFileSync(existing, "utf8") : undefined);
+}
+
+/** dist/chart's files written (or compared); a file there that is no longer generated is removed (or reported). */
+function syncChart(check: boolean): number {
+  const files = chartFiles(root);
+  let stale = 0;
+  for (const [rel, content] of files) stale += syncFile(rel, content, check);
+  const dir = join(root, CHART_DIR);
+  const existing = existsSync(dir) ? readdirSync(dir, { recursive: true, withFileTypes: true }) : [];
+  for (const f of existing) {
+    if (!f.isFile()) continue;
+    const rel = relative(root, join(f.parentPath, f.name));
+    if (files.has(rel)) continue;
+    if (check) {
+      console.error(`stale: ${rel} is no longer generated (run make manifests)`);
+      stale++;
+    } else {
+      rmSync(join(root, rel));
+      console.log(`removed ${rel}`);
+    }
+  }
+  return stale;
 }
 
 /** Write (or, with check, compare) one generated file; returns 1 when check finds it stale. */

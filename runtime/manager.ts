@@ -47,6 +47,13 @@ export interface ManagerOptions {
   retryPeriodMs?: number;
   /** Deadline for in-flight reconciles and runnables at shutdown (default 30 s). */
   gracefulShutdownTimeoutMs?: number;
+  /**
+   * At shutdown, how long the every-replica runnables (webhook server, ...) and the metrics server keep serving
+   * after /readyz starts failing and the leader-only runnables have stopped and released the lease (default
+   * 0), so that endpoints move to the other replicas before this one stops answering. Within
+   * gracefulShutdownTimeoutMs; skipped when the lease was lost or a runnable failed.
+   */
+  shutdownDelayMs?: number;
   /** Restrict the cache to one namespace. */
   namespace?: string;
   /** Periodic resync of every informer (level-triggered safety net); 0/undefined = off. */
@@ -84,6 +91,7 @@ export class Manager {
   /** Started once elected (controllers). */
   private readonly leaderOnly = new RunnableGroup("leader-election");
   private readonly readyz = new Map<string, Checker>();
+  private shuttingDown = false;
   private readonly healthz = new Map<string, Checker>();
   private recorder: EventRecorder | undefined;
   private elector: LeaderElector | undefined;
@@ -160,6 +168,7 @@ export class Manager {
     if (this.started) throw new Error("manager already started");
     this.started = true;
     const stopper = new Stopper(signal);
+    stopper.signal.addEventListener("abort", () => (this.shuttingDown = true), { once: true });
     const phases = new Phases();
     try {
       await this.run(phases, stopper, signal);
@@ -178,6 +187,8 @@ export class Manager {
     await phases.start(this.recorderPhase());
     await phases.start({ name: "caches", start: () => this.cache.start(), stop: () => this.cache.stop() });
     await phases.start(this.groupPhase(this.everyReplica, onError));
+    // Stopped after the leader phase (phases stop in reverse), before the every-replica runnables.
+    await phases.start(this.shutdownDelayPhase(stopper));
     const syncTimeout = AbortSignal.timeout(this.o.cacheSyncTimeoutMs ?? 120_000);
     const synced = await this.cache.waitForSync(AbortSignal.any([stopper.signal, syncTimeout]));
     if (!synced && !stopper.stopping) throw new Error("timed out waiting for caches to sync");
@@ -251,11 +262,31 @@ export class Manager {
     probes.addHealthzCheck("ping", () => undefined);
     probes.addHealthzCheck("eventloop", loop);
     for (const [n, c] of this.healthz) probes.addHealthzCheck(n, c);
+    // Failing at once on shutdown: the endpoints controller takes this Pod out of the Services' endpoints
+    // while the shutdown delay keeps it serving.
+    probes.addReadyzCheck("shutdown", () => {
+      if (this.shuttingDown) throw new Error("shutting down");
+    });
     probes.addReadyzCheck("informers", () => {
       if (!this.cache.hasSynced()) throw new Error("caches not synced");
     });
     for (const [n, c] of this.readyz) probes.addReadyzCheck(n, c);
     return loop;
+  }
+
+  /** A Pod that is going away keeps answering while it leaves the endpoints (see shutdownDelayMs). */
+  private shutdownDelayPhase(stopper: Stopper): Phase {
+    return {
+      name: "shutdown-delay",
+      start: () => {},
+      stop: async (deadline) => {
+        const ms = this.o.shutdownDelayMs ?? 0;
+        // A lost lease or a failed runnable leaves nothing to drain for: stop now.
+        if (ms <= 0 || stopper.leaseLost || stopper.failed) return;
+        this.log.info("Shutdown delay: still serving while endpoints move to other replicas", { delayMs: ms });
+        await deadline.wait(new Promise((r) => setTimeout(r, ms)));
+      },
+    };
   }
 
   /** Events recorded while stopping are still written: the recorder is flushed after the runnables stop. */

@@ -42,3 +42,15 @@ export function dashboardVariableMetrics(dashboard: Obj): string[] {
   }
   return out;
 }
+
+/**
+ * kube-apiserver's admission-webhook metrics (1.16 and later; the same names and labels through 1.35) that the
+ * admission alert and its runbook query: not the operator's, so they are named here.
+ * test/integration/prometheus-admission.test.ts scrapes them from a real kube-apiserver.
+ */
+export const KUBE_APISERVER_METRICS: Readonly<Record<string, readonly string[]>> = {
+  apiserver_admission_webhook_rejection_count: ["name", "type", "operation", "error_type", "rejection_code"],
+  apiserver_admission_webhook_admission_duration_seconds_bucket: ["name", "type", "operation", "rejected", "le"],
+  apiserver_admission_webhook_admission_duration_seconds_count: ["name", "type", "operation", "rejected"],
+  apiserver_admission_webhook_admission_duration_seconds_sum: ["name", "type", "operation", "rejected"],
+};

@@ -5,6 +5,7 @@
 import { isDeepStrictEqual } from "node:util";
 import {
   API_VERSION,
+  CRONJOB_NAME_LABEL,
   CRONJOB_SPEC_DEFAULTS,
   GROUP,
   KIND,
@@ -148,6 +149,16 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
     errors.push(requiredField(rpField, 'must be "OnFailure" or "Never" (a Job cannot use "Always")'));
   } else if (restartPolicy !== "OnFailure" && restartPolicy !== "Never") {
     errors.push(invalidField(rpField, restartPolicy, 'must be "OnFailure" or "Never" (a Job cannot use "Always")'));
+  }
+
+  // Not an error: a template copied from elsewhere may carry it, and refusing would also block every update
+  // of a CronJob stored before the label existed. The Jobs get the CronJob's name all the same (jobLabels).
+  const templateLabels = dig(spec, ["jobTemplate", "metadata", "labels"]);
+  const nameLabel = isObj(templateLabels) ? templateLabels[CRONJOB_NAME_LABEL] : undefined;
+  if (nameLabel !== undefined && nameLabel !== name) {
+    warnings.push(
+      `spec.jobTemplate.metadata.labels[${CRONJOB_NAME_LABEL}]: ${JSON.stringify(nameLabel)} is ignored: the controller labels every Job with its CronJob's name (${JSON.stringify(name)})`,
+    );
   }
 
   const sds = spec.startingDeadlineSeconds;

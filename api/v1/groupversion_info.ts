@@ -27,3 +27,9 @@ export const CronJobResource = {
   plural: PLURAL,
   namespaced: true,
 } as const;
+
+/**
+ * The label every Job the controller creates carries, valued with its CronJob's name (≤ 52 characters, so
+ * always a valid label value): `kubectl get jobs -l batch.tutorial.kubebuilder.io/cronjob-name=NAME`.
+ */
+export const CRONJOB_NAME_LABEL = `${GROUP}/cronjob-name`;

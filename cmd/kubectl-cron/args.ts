@@ -1,26 +1,44 @@
-// Command-line parsing for kubectl-cron. Flags follow kubectl: -n/--namespace, --context, --kubeconfig,
-// -o/--output; `next` takes its count as --count (-n is the namespace, as in every kubectl command).
+// Command-line parsing for kubectl-cron. Flags follow kubectl: -n/--namespace, -A/--all-namespaces,
+// -l/--selector, --context, --kubeconfig, -o/--output; `next` takes its count as --count (-n is the namespace,
+// as in every kubectl command).
 import { parseArgs } from "node:util";
 
-export const COMMANDS = ["run", "suspend", "resume", "next", "history"] as const;
+export const COMMANDS = ["run", "suspend", "resume", "next", "history", "list", "migrate", "unmigrate"] as const;
 export type Command = (typeof COMMANDS)[number];
+/** Commands acting on one CronJob, named on the command line. */
+export const SINGLE_OBJECT_COMMANDS: ReadonlySet<Command> = new Set(["run", "suspend", "resume", "next", "history"]);
+/** Commands acting on a set: one by name, by -l, the namespace, or -A. */
+export const SET_COMMANDS: ReadonlySet<Command> = new Set(["list", "migrate", "unmigrate"]);
+export const OUTPUTS = ["table", "json", "yaml"] as const;
+export type OutputFormat = (typeof OUTPUTS)[number];
 
 export interface Args {
   command: Command;
+  /** The CronJob's name; optional (and then the whole selection) for list, migrate and unmigrate. */
   name: string;
   namespace?: string;
+  allNamespaces: boolean;
+  selector?: string;
   context?: string;
   kubeconfig?: string;
-  output: "table" | "json";
+  output: OutputFormat;
   count: number;
   wait: boolean;
   timeoutSeconds: number;
+  dryRun: boolean;
+  /** migrate/unmigrate: how long the other controller gets to finish a Job it was creating. */
+  settleSeconds: number;
+  /** unmigrate: delete ours instead of leaving it suspended. */
+  delete: boolean;
 }
 
 /** A mistake in how the plugin was called: exit code 2, with usage. */
 export class UsageError extends Error {}
 
-export const USAGE = `kubectl cron: run, pause and inspect CronJobs of batch.tutorial.kubebuilder.io
+export const DEFAULT_MIGRATE_SETTLE_SECONDS = 15;
+export const DEFAULT_UNMIGRATE_SETTLE_SECONDS = 5;
+
+export const USAGE = `kubectl cron: run, pause, inspect and take over CronJobs of batch.tutorial.kubebuilder.io
 
 Usage:
   kubectl cron run NAME      [--no-wait] [--timeout=60s]   request one run now, wait for its Job
@@ -28,21 +46,36 @@ Usage:
   kubectl cron resume NAME                                schedule again
   kubectl cron next NAME     [--count=5]                  the next fire times in the CronJob's zone
   kubectl cron history NAME                               its Jobs: slot, result, duration
+  kubectl cron list [-A] [-l SELECTOR]                    the CronJobs: schedule, zone, last and next run
+  kubectl cron migrate (NAME | -l SELECTOR | -A) [--dry-run] [--settle=15s]
+                                                          take over built-in CronJobs: create ours, suspend
+                                                          theirs, carry lastScheduleTime across
+  kubectl cron unmigrate (NAME | -l SELECTOR | -A) [--delete] [--dry-run] [--settle=5s]
+                                                          give them back: suspend ours, resume the original
+                                                          (--delete: remove ours, keeping its Jobs)
+  Without NAME, -l or -A, list/migrate/unmigrate take every CronJob of the namespace.
 
-Flags (all commands):
-  -n, --namespace NS      the namespace (default: the context's, else "default")
-      --context NAME      the kubeconfig context to use
-      --kubeconfig FILE   the kubeconfig (default: $KUBECONFIG, else ~/.kube/config)
-  -o, --output json       JSON instead of a table
+Flags:
+  -n, --namespace NS         the namespace (default: the context's, else "default")
+  -A, --all-namespaces       list/migrate/unmigrate: every namespace
+  -l, --selector SELECTOR    list/migrate/unmigrate: CronJobs with these labels (e.g. team=data,tier!=dev)
+      --context NAME         the kubeconfig context to use
+      --kubeconfig FILE      the kubeconfig (default: $KUBECONFIG, else ~/.kube/config)
+  -o, --output json|yaml     JSON or YAML instead of a table
+      --dry-run              migrate/unmigrate: print what would be created and changed; change nothing
   -h, --help
 
-Exit codes: 0 done; 1 the cluster refused or could not be reached (the message says why);
-2 wrong usage; 3 run: the request was made but no Job appeared before --timeout.
+Shell completion: kubectl 1.26+ completes \`kubectl cron <TAB>\` with kubectl_complete-cron on PATH
+(make install-plugin installs both).
+
+Exit codes: 0 done; 1 the cluster refused or could not be reached (the message says why), or migrate/unmigrate
+refused an object (each is reported with the reason); 2 wrong usage; 3 run: the request was made but no Job
+appeared before --timeout.
 `;
 
-function parseTimeout(v: string): number {
+function parseDuration(flag: string, v: string): number {
   const m = /^(\d+)(s|m)?$/.exec(v.trim());
-  if (!m) throw new UsageError(`--timeout: want seconds or minutes like 90s or 2m; got ${JSON.stringify(v)}`);
+  if (!m) throw new UsageError(`${flag}: want seconds or minutes like 90s or 2m; got ${JSON.stringify(v)}`);
   return Number(m[1]) * (m[2] === "m" ? 60 : 1);
 }
 
@@ -54,23 +87,38 @@ function parseCount(v: string): number {
   return n;
 }
 
+export const OPTIONS = {
+  namespace: { type: "string", short: "n" },
+  "all-namespaces": { type: "boolean", short: "A" },
+  selector: { type: "string", short: "l" },
+  context: { type: "string" },
+  kubeconfig: { type: "string" },
+  output: { type: "string", short: "o" },
+  count: { type: "string", short: "c" },
+  "no-wait": { type: "boolean" },
+  timeout: { type: "string" },
+  "dry-run": { type: "boolean" },
+  settle: { type: "string" },
+  delete: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** Which commands a flag means something to (a flag given to another command is a usage error). */
+const FLAG_COMMANDS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
+  "all-namespaces": ["list", "migrate", "unmigrate"],
+  selector: ["list", "migrate", "unmigrate"],
+  count: ["next"],
+  "no-wait": ["run"],
+  timeout: ["run"],
+  "dry-run": ["migrate", "unmigrate"],
+  settle: ["migrate", "unmigrate"],
+  delete: ["unmigrate"],
+};
+
 export function parseCommandLine(argv: readonly string[]): Args | "help" {
   let parsed;
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        namespace: { type: "string", short: "n" },
-        context: { type: "string" },
-        kubeconfig: { type: "string" },
-        output: { type: "string", short: "o" },
-        count: { type: "string", short: "c" },
-        "no-wait": { type: "boolean" },
-        timeout: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
+    parsed = parseArgs({ args: [...argv], allowPositionals: true, options: OPTIONS });
   } catch (e) {
     throw new UsageError(e instanceof Error ? e.message : String(e));
   }
@@ -80,21 +128,44 @@ export function parseCommandLine(argv: readonly string[]): Args | "help" {
   if (!(COMMANDS as readonly string[]).includes(command ?? "")) {
     throw new UsageError(`unknown command ${JSON.stringify(command)}; want one of ${COMMANDS.join(", ")}`);
   }
-  if (!name) throw new UsageError(`${command} needs the CronJob's name: kubectl cron ${command} NAME`);
-  if (rest.length > 0) throw new UsageError(`unexpected arguments: ${rest.join(" ")}`);
-  const output = values.output ?? "table";
-  if (output !== "json" && output !== "table") {
-    throw new UsageError(`--output: want json (or leave it out for a table); got ${JSON.stringify(output)}`);
+  const cmd = command as Command;
+  for (const [flag, commands] of Object.entries(FLAG_COMMANDS)) {
+    if (values[flag as keyof typeof values] !== undefined && !commands.includes(cmd)) {
+      throw new UsageError(`--${flag} does not apply to ${cmd} (only to ${commands.join(", ")})`);
+    }
   }
+  if (SINGLE_OBJECT_COMMANDS.has(cmd) && !name) {
+    throw new UsageError(`${cmd} needs the CronJob's name: kubectl cron ${cmd} NAME`);
+  }
+  if (rest.length > 0) throw new UsageError(`unexpected arguments: ${rest.join(" ")}`);
+  const allNamespaces = values["all-namespaces"] === true;
+  if (name && allNamespaces) throw new UsageError(`a NAME and -A/--all-namespaces do not go together: pick one`);
+  if (name && values.selector !== undefined) throw new UsageError(`a NAME and -l/--selector do not go together`);
+  if (allNamespaces && values.namespace !== undefined) {
+    throw new UsageError(`-n/--namespace and -A/--all-namespaces do not go together`);
+  }
+  if (values.selector !== undefined && values.selector.trim() === "") {
+    throw new UsageError(`--selector: want a label selector such as app=backup; got ""`);
+  }
+  const output = values.output ?? "table";
+  if (!(OUTPUTS as readonly string[]).includes(output)) {
+    throw new UsageError(`--output: want json or yaml (or leave it out for a table); got ${JSON.stringify(output)}`);
+  }
+  const defaultSettle = cmd === "unmigrate" ? DEFAULT_UNMIGRATE_SETTLE_SECONDS : DEFAULT_MIGRATE_SETTLE_SECONDS;
   return {
-    command: command as Command,
-    name,
+    command: cmd,
+    name: name ?? "",
     ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
+    allNamespaces,
+    ...(values.selector !== undefined ? { selector: values.selector } : {}),
     ...(values.context !== undefined ? { context: values.context } : {}),
     ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
-    output,
+    output: output as OutputFormat,
     count: values.count !== undefined ? parseCount(values.count) : 5,
     wait: !values["no-wait"],
-    timeoutSeconds: values.timeout !== undefined ? parseTimeout(values.timeout) : 60,
+    timeoutSeconds: values.timeout !== undefined ? parseDuration("--timeout", values.timeout) : 60,
+    dryRun: values["dry-run"] === true,
+    settleSeconds: values.settle !== undefined ? parseDuration("--settle", values.settle) : defaultSettle,
+    delete: values.delete === true,
   };
 }

@@ -1,5 +1,6 @@
 // The plugin's commands against the cluster. Each returns what to print; main.ts prints it and picks the exit code.
 import {
+  CRONJOB_NAME_LABEL,
   CronJobResource,
   manualJobName,
   newRunNowRequest,
@@ -13,6 +14,7 @@ import { Kinds } from "../../runtime/kinds.ts";
 import type { Job } from "../../controllers/job.ts";
 import type { Args } from "./args.ts";
 import { historyRows, humanDuration } from "./history.ts";
+import { HANDOVER_ANNOTATION, readMigratedFrom } from "./convert.ts";
 import { nextFireTimes } from "./next.ts";
 import { table } from "./table.ts";
 
@@ -33,6 +35,8 @@ export interface Context {
   namespace: string;
   now: () => Date;
   sleep: (ms: number) => Promise<void>;
+  /** Progress said at once on stderr (a long wait). */
+  progress?: (s: string) => void;
 }
 
 async function getCronJob(ctx: Context, name: string): Promise<CronJob> {
@@ -147,7 +151,14 @@ export async function history(ctx: Context, args: Args): Promise<Output> {
   const jobs: Job[] = [];
   let cont: string | undefined;
   do {
-    const page = await ctx.client.list<Job>(Kinds.Job, { namespace: ctx.namespace, limit: 500, continue: cont });
+    // By label, not the whole namespace; the owner UID below still decides (a Job of a deleted CronJob of the
+    // same name carries the same label).
+    const page = await ctx.client.list<Job>(Kinds.Job, {
+      namespace: ctx.namespace,
+      labelSelector: `${CRONJOB_NAME_LABEL}=${args.name}`,
+      limit: 500,
+      continue: cont,
+    });
     jobs.push(...page.items);
     cont = page.metadata.continue || undefined;
   } while (cont);
@@ -166,4 +177,57 @@ export async function history(ctx: Context, args: Args): Promise<Output> {
   const notes =
     rows.length === 0 ? [`no Jobs of ${args.name} in ${ctx.namespace} (history limits keep only the newest)`] : [];
   return { text, json: { name: args.name, items: rows }, notes };
+}
+
+/** `kubectl cron list`: ours in the namespace (or every namespace), with where a migrated one came from. */
+export async function list(ctx: Context, args: Args): Promise<Output> {
+  const items: CronJob[] = [];
+  let cont: string | undefined;
+  do {
+    const page = await ctx.client.list<CronJob>(CronJobResource, {
+      ...(args.allNamespaces ? {} : { namespace: ctx.namespace }),
+      ...(args.selector ? { labelSelector: args.selector } : {}),
+      limit: 500,
+      continue: cont,
+    });
+    items.push(...page.items);
+    cont = page.metadata.continue || undefined;
+  } while (cont);
+  items.sort(
+    (a, b) =>
+      (a.metadata.namespace ?? "").localeCompare(b.metadata.namespace ?? "") ||
+      (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""),
+  );
+  const headers = [
+    ...(args.allNamespaces ? ["NAMESPACE"] : []),
+    "NAME",
+    "SCHEDULE",
+    "TIMEZONE",
+    "SUSPEND",
+    "ACTIVE",
+    "LAST SCHEDULE",
+    "NEXT SCHEDULE",
+    "MIGRATED FROM",
+  ];
+  const rows = items.map((c) => [
+    ...(args.allNamespaces ? [c.metadata.namespace ?? ""] : []),
+    c.metadata.name ?? "",
+    c.spec.schedule,
+    c.spec.timeZone ?? "",
+    String(c.spec.suspend === true),
+    String(c.status?.activeCount ?? c.status?.active?.length ?? 0),
+    c.status?.lastScheduleTime ?? "-",
+    c.status?.nextScheduleTime ?? "-",
+    migratedFromColumn(c),
+  ]);
+  const where = args.allNamespaces ? "any namespace" : `namespace ${ctx.namespace}`;
+  const notes = items.length === 0 ? [`no ${RESOURCE} in ${where}`] : [];
+  return { text: items.length ? table(headers, rows) : "", json: { items }, notes };
+}
+
+function migratedFromColumn(c: CronJob): string {
+  const from = readMigratedFrom(c.metadata.annotations);
+  if (!from) return "-";
+  const state = c.metadata.annotations?.[HANDOVER_ANNOTATION];
+  return `${from.apiVersion}${state ? ` (${state})` : ""}`;
 }

@@ -2,12 +2,19 @@
 import { existsSync } from "node:fs";
 import { delimiter } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
+import { stringify } from "yaml";
+import { CronJobResource, type CronJob } from "../../api/v1/index.ts";
 import { Client } from "../../runtime/client.ts";
 import { APIError } from "../../runtime/errors.ts";
+import { Kinds } from "../../runtime/kinds.ts";
+import { clientAPI } from "./api.ts";
 import { parseCommandLine, UsageError, USAGE, type Args } from "./args.ts";
+import { builtinCronJobKind, discoverBuiltinVersion } from "./builtin.ts";
+import { complete, formatCompletion, type CompletionSources } from "./completion.ts";
 import {
   FIELD_MANAGER,
   history,
+  list,
   next,
   runNow,
   setSuspend,
@@ -15,8 +22,9 @@ import {
   type Context,
   type Output,
 } from "./commands.ts";
+import { REFUSED_EXIT, runMigrate } from "./migrate.ts";
 
-export const EXIT = { ok: 0, failed: 1, usage: 2, timeout: 3 } as const;
+export const EXIT = { ok: 0, failed: 1, usage: 2, timeout: 3, refused: REFUSED_EXIT } as const;
 
 interface IO {
   stdout: (s: string) => void;
@@ -24,7 +32,7 @@ interface IO {
   env: NodeJS.ProcessEnv;
 }
 
-function loadConfig(args: Args, env: NodeJS.ProcessEnv): KubeConfig {
+function loadConfig(args: Pick<Args, "kubeconfig" | "context">, env: NodeJS.ProcessEnv): KubeConfig {
   const kc = new KubeConfig();
   const source = args.kubeconfig ? `--kubeconfig ${args.kubeconfig}` : `KUBECONFIG=${env.KUBECONFIG ?? "(unset)"}`;
   try {
@@ -52,12 +60,26 @@ function loadConfig(args: Args, env: NodeJS.ProcessEnv): KubeConfig {
   return kc;
 }
 
-function namespaceOf(args: Args, kc: KubeConfig): string {
+function namespaceOf(args: Pick<Args, "namespace">, kc: KubeConfig): string {
   return args.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? "default";
 }
 
-async function dispatch(ctx: Context, args: Args): Promise<Output> {
+async function dispatch(ctx: Context, args: Args): Promise<Output & { refused?: boolean }> {
   switch (args.command) {
+    case "list":
+      return list(ctx, args);
+    case "migrate":
+    case "unmigrate":
+      return runMigrate(
+        {
+          client: ctx.client,
+          api: clientAPI(ctx.client, FIELD_MANAGER),
+          namespace: ctx.namespace,
+          sleep: ctx.sleep,
+          progress: ctx.progress ?? (() => undefined),
+        },
+        args,
+      );
     case "run":
       return runNow(ctx, args);
     case "suspend":
@@ -74,7 +96,7 @@ async function dispatch(ctx: Context, args: Args): Promise<Output> {
 function explain(e: unknown, kc: KubeConfig | undefined): string {
   if (e instanceof APIError) {
     if (e.reason === "Forbidden")
-      return `forbidden: ${e.message} (ask for patch/get on ${"cronjobs"} and list on jobs)`;
+      return `forbidden: ${e.message} (ask for get/list/patch on cronjobs of both kinds, create/delete on ${"cronjobs.batch.tutorial.kubebuilder.io"}, patch on their cronjobs/status, list on jobs)`;
     if (e.reason === "Unauthorized") return `unauthorized: your credentials were refused (check the context's user)`;
     if (e.code === 404) return `${e.message} (is the CRD installed? make install)`;
     return e.message;
@@ -87,9 +109,62 @@ function explain(e: unknown, kc: KubeConfig | undefined): string {
   return msg;
 }
 
+function printed(args: Args, out: Output): string {
+  if (args.output === "json") return `${JSON.stringify(out.json, null, 2)}\n`;
+  if (args.output === "yaml") return stringify(out.json);
+  return out.text;
+}
+
+/** `kubectl cron __complete WORDS...` (what kubectl_complete-cron runs): never fails, never prints errors. */
+async function completion(words: readonly string[], io: IO): Promise<number> {
+  const flag = (long: string, short?: string) => {
+    const i = words.findIndex((w, j) => j < words.length - 1 && (w === `--${long}` || (short && w === `-${short}`)));
+    if (i >= 0) return words[i + 1];
+    return words.find((w) => w.startsWith(`--${long}=`))?.slice(long.length + 3);
+  };
+  let kc: KubeConfig | undefined;
+  let client: Client | undefined;
+  const connect = () => {
+    kc ??= loadConfig({ kubeconfig: flag("kubeconfig"), context: flag("context") }, io.env);
+    client ??= new Client(kc, { userAgent: FIELD_MANAGER, timeoutMs: 5_000 });
+    return { kc, client };
+  };
+  const sources: CompletionSources = {
+    async cronJobNames(kind, namespace) {
+      const { kc, client } = connect();
+      const ns = namespace ?? namespaceOf({}, kc);
+      const rk = kind === "ours" ? CronJobResource : builtinCronJobKind(await discoverBuiltinVersion(client));
+      const items = (await client.list<CronJob>(rk, { namespace: ns, limit: 500 })).items;
+      return items.map((c) => c.metadata.name ?? "").sort();
+    },
+    async namespaces() {
+      const items = (await connect().client.list(Kinds.Namespace, { limit: 500 })).items;
+      return items.map((n) => n.metadata?.name ?? "").sort();
+    },
+    contexts() {
+      try {
+        return connect()
+          .kc.getContexts()
+          .map((c) => c.name);
+      } catch {
+        return [];
+      }
+    },
+  };
+  let result;
+  try {
+    result = await complete(words, sources);
+  } catch {
+    result = { candidates: [], directive: 4 };
+  }
+  io.stdout(formatCompletion(result));
+  return EXIT.ok;
+}
+
 export async function main(argv: readonly string[], io: IO): Promise<number> {
   let args: Args | "help";
   let kc: KubeConfig | undefined;
+  if (argv[0] === "__complete") return completion(argv.slice(1), io);
   try {
     args = parseCommandLine(argv);
     if (args === "help") {
@@ -103,10 +178,15 @@ export async function main(argv: readonly string[], io: IO): Promise<number> {
       namespace: namespaceOf(args, kc),
       now: () => new Date(),
       sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+      progress: (s) => io.stderr(`${s}\n`),
     };
     const out = await dispatch(ctx, args);
     for (const n of out.notes ?? []) io.stderr(`${n}\n`);
-    io.stdout(args.output === "json" ? `${JSON.stringify(out.json, null, 2)}\n` : out.text);
+    io.stdout(printed(args, out));
+    if (out.refused) {
+      io.stderr(`error: some CronJobs were refused (see each one's reason above); nothing was changed for them\n`);
+      return EXIT.refused;
+    }
     return EXIT.ok;
   } catch (e) {
     if (e instanceof UsageError) {

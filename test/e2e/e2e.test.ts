@@ -80,12 +80,19 @@ describe(
         child.once("exit", (code) => resolve({ code: code ?? 1, out }));
       });
     }
-    async function managerPod(): Promise<K8sObject> {
-      const pods = (await list("pods", SYSTEM_NS, "control-plane=controller-manager")).filter(
+    async function managerPods(): Promise<K8sObject[]> {
+      return (await list("pods", SYSTEM_NS, "control-plane=controller-manager")).filter(
         (p) => !p.metadata.deletionTimestamp,
       );
-      assert.equal(pods.length, 1, `one manager pod, got ${pods.map((p) => p.metadata.name).join(", ")}`);
-      return pods[0]!;
+    }
+    /** The replica that holds the leader lease (its identity is <pod name>_<uuid>). */
+    async function leaderPod(): Promise<K8sObject> {
+      const holder = String(
+        (await getJSON(["-n", SYSTEM_NS, "get", "lease", "80807133.tutorial.kubebuilder.io"])).spec!.holderIdentity,
+      );
+      const pod = (await managerPods()).find((p) => holder.startsWith(`${p.metadata.name}_`));
+      assert.ok(pod, `no manager pod holds the lease (holder ${holder})`);
+      return pod;
     }
     const ready = (p: K8sObject) =>
       (p.status?.conditions as { type: string; status: string }[] | undefined)?.some(
@@ -198,10 +205,13 @@ describe(
     });
 
     it("runs the manager from its image, Ready, under its own ServiceAccount, with the restricted securityContext", async () => {
-      const pod = await eventually("a Ready manager pod", async () => {
-        const p = await managerPod();
-        return ready(p) ? p : undefined;
+      const pods = await eventually("two Ready manager pods (the default deploy is highly available)", async () => {
+        const ps = await managerPods();
+        return ps.length === 2 && ps.every(ready) ? ps : undefined;
       });
+      assert.notEqual(pods[0]!.status!.podIP, pods[1]!.status!.podIP, "each replica has its own pod IP");
+      const pod = pods[0]!;
+      assert.notEqual(pod.spec!.hostNetwork, true);
       const spec = pod.spec!;
       assert.equal(spec.serviceAccountName, "cronjob-operator-controller-manager");
       assert.equal(spec.containers[0].image, IMG);
@@ -300,12 +310,15 @@ describe(
       assert.notEqual(res.code, 0);
       assert.match(res.stderr, /spec\.schedule: Invalid value: "0 0 30 2 \*": never fires/);
       await assert.rejects(kubectl(["get", CRONJOBS, "never-fires", "-n", NS]), /NotFound|not found/);
-      // The Service really routes to the manager: its Endpoints hold the manager pod's address.
-      const pod = await managerPod();
+      // The Service really routes to the manager: its Endpoints hold both replicas' addresses (every replica
+      // serves the webhooks, not only the leader).
+      const pods = await managerPods();
       const ep = await getJSON(["-n", SYSTEM_NS, "get", "endpoints", "cronjob-operator-webhook-service"]);
-      assert.equal(
-        (ep as { subsets?: { addresses?: { ip: string }[] }[] }).subsets?.[0]?.addresses?.[0]?.ip,
-        pod.status!.podIP,
+      assert.deepEqual(
+        ((ep as { subsets?: { addresses?: { ip: string }[] }[] }).subsets?.[0]?.addresses ?? [])
+          .map((a) => a.ip)
+          .sort(),
+        pods.map((p) => p.status!.podIP).sort(),
       );
     });
 
@@ -414,7 +427,7 @@ describe(
       await kubectl(["delete", CRONJOBS, "replace", "-n", NS, "--wait=false"]);
     });
 
-    it("a leader handover (the manager Pod deleted) creates no duplicate Job and keeps scheduling", async () => {
+    it("a leader handover (the leader's Pod deleted) creates no duplicate Job and keeps scheduling", async () => {
       await apply(
         cronJob("handover", { schedule: "@every 5s", command: "true", extra: { successfulJobsHistoryLimit: 100 } }),
       );
@@ -424,7 +437,7 @@ describe(
           (await getJSON(["-n", SYSTEM_NS, "get", "lease", "80807133.tutorial.kubebuilder.io"])).spec!.holderIdentity,
         );
       const before = await holder();
-      const old = await managerPod();
+      const old = await leaderPod();
       await kubectl(["-n", SYSTEM_NS, "delete", "pod", old.metadata.name, "--wait=false"]);
       const successor = await eventually(
         "a new Ready manager pod",

@@ -27,6 +27,7 @@ import { webhookConfigurations } from "../../hack/crdgen/webhook.ts";
 import { isIgnored, lintDockerfile, parseDockerfile, parseDockerignore } from "../../hack/lint-dockerfile.ts";
 import { Kinds, type ResourceKind } from "../../runtime/kinds.ts";
 import { CertKinds } from "../../runtime/webhook/certprovisioner.ts";
+import { POD_GATEWAY_IP } from "../../envtest/node-host.ts";
 
 const root = resolve(import.meta.dirname, "..", "..");
 const KUBECTL = process.env.KUBECTL ?? "kubectl";
@@ -403,16 +404,19 @@ describe("the manager Deployment (config/manager)", () => {
       "--leader-elect",
       "--health-probe-bind-address=:8081",
       "--metrics-bind-address=:8443",
+      "--shutdown-delay-duration=5s",
     ]);
     const env = Object.fromEntries(c.env.map((e: Obj) => [e.name, e.value ?? e.valueFrom]));
     const flags = parseFlags(c.args.slice(1), env);
     assert.equal(flags.leaderElect, true);
+    assert.equal(flags.shutdownDelayMs, 5_000);
     assert.equal(flags.metricsBindAddress, ":8443");
     assert.equal(flags.enableWebhooks, false, "config/manager alone runs without webhook certificates");
     assert.match(env.NODE_OPTIONS, /--max-semi-space-size=16\b/, "young generation not sized from the pod limit");
     assert.deepEqual(env.POD_NAMESPACE, { fieldRef: { fieldPath: "metadata.namespace" } });
     assert.equal(dep.spec.template.spec.serviceAccountName, "controller-manager");
-    assert.equal(dep.spec.template.spec.terminationGracePeriodSeconds, 10);
+    // The shutdown delay fits in the grace period with room for the graceful stop.
+    assert.ok(dep.spec.template.spec.terminationGracePeriodSeconds * 1000 >= flags.shutdownDelayMs + 10_000);
     assert.deepEqual(c.resources, {
       requests: { cpu: "10m", memory: "128Mi" },
       limits: { cpu: "1", memory: "512Mi" },
@@ -428,6 +432,26 @@ describe("the manager Deployment (config/manager)", () => {
     // The selector matches the template, and the Services select the pods.
     for (const [k, v] of Object.entries(dep.spec.selector.matchLabels))
       assert.equal(dep.spec.template.metadata.labels[k], v);
+  });
+
+  it("is highly available: 2 replicas with leader election, spread over nodes (softly), a PodDisruptionBudget keeps one", () => {
+    const objs = kustomize("manager");
+    const dep = find(objs, "Deployment", "controller-manager");
+    assert.equal(dep.spec.replicas, 2);
+    assert.ok(managerContainer(dep).args.includes("--leader-elect"));
+    const pod = dep.spec.template.spec;
+    // Soft: one node still runs both replicas.
+    assert.equal(pod.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution, undefined);
+    const [pref] = pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution;
+    assert.equal(pref.podAffinityTerm.topologyKey, "kubernetes.io/hostname");
+    assert.deepEqual(pref.podAffinityTerm.labelSelector.matchLabels, dep.spec.selector.matchLabels);
+    const pdb = find(objs, "PodDisruptionBudget", "controller-manager");
+    assert.equal(pdb.apiVersion, "policy/v1");
+    assert.equal(pdb.spec.minAvailable, 1);
+    assert.ok(pdb.spec.minAvailable < dep.spec.replicas, "a PDB as large as the Deployment would block every drain");
+    assert.deepEqual(pdb.spec.selector.matchLabels, dep.spec.selector.matchLabels);
+    // Readiness is probed often enough that a replica leaving is noticed within its shutdown delay.
+    assert.ok(managerContainer(dep).readinessProbe.periodSeconds <= 5);
   });
 
   it("is hardened: non-root 65532, read-only root, no privilege escalation, no capabilities, RuntimeDefault seccomp", () => {
@@ -872,23 +896,26 @@ describe("Dockerfile (hack/lint-dockerfile.ts)", () => {
 });
 
 describe("config/local: config/default on the local cluster with a real node", () => {
-  it("runs the manager with hostNetwork, its servers bound to its pod IP (the node's address), nothing else changed", () => {
+  it("runs the manager with pod networking, reaching the apiserver at the pods' bridge address, nothing else changed", () => {
     const local = kustomize("local");
     const def = kustomize("default");
     const dep = find(local, "Deployment", "cronjob-operator-controller-manager");
     const spec = dep.spec.template.spec;
-    assert.equal(spec.hostNetwork, true);
-    assert.equal(spec.dnsPolicy, "ClusterFirstWithHostNet");
+    // Pod networking (two replicas on one node need their own addresses and ports).
+    assert.equal(spec.hostNetwork, undefined);
     const c = spec.containers[0];
     assert.deepEqual(
-      c.env.find((e: Obj) => e.name === "POD_IP"),
-      { name: "POD_IP", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } },
+      c.env.find((e: Obj) => e.name === "KUBERNETES_SERVICE_HOST"),
+      { name: "KUBERNETES_SERVICE_HOST", value: POD_GATEWAY_IP },
     );
-    assert.deepEqual(c.args.slice(-3), [
-      "--metrics-bind-address=$(POD_IP):8443",
-      "--health-probe-bind-address=$(POD_IP):8081",
-      "--webhook-host=$(POD_IP)",
-    ]);
+    // Only that variable differs from config/default (make deploy adds the port).
+    const defDep = find(def, "Deployment", "cronjob-operator-controller-manager");
+    const defC = defDep.spec.template.spec.containers[0];
+    assert.deepEqual(
+      c.env.filter((e: Obj) => e.name !== "KUBERNETES_SERVICE_HOST"),
+      defC.env,
+    );
+    assert.deepEqual({ ...c, env: [] }, { ...defC, env: [] });
     // Everything but the Deployment is config/default's.
     const rest = (objs: Obj[]) => objs.filter((o) => o.kind !== "Deployment");
     assert.deepEqual(rest(local), rest(def));

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import {
+  CRONJOB_NAME_LABEL,
   GROUP,
   KIND,
   parseCronJob,
@@ -440,6 +441,28 @@ describe("CronJob validating webhook", () => {
         validateCronJob(withSpec((s) => (s.jobTemplate.spec.template.spec.restartPolicy = rp))).errors,
         [],
       );
+    }
+  });
+
+  it("warns that a template's own CronJob name label is replaced on the Jobs, and admits the CronJob", async () => {
+    const foreign = variant(minimalCronJob("nightly"), (o) => {
+      o.spec.jobTemplate.metadata = { labels: { app: "x", [CRONJOB_NAME_LABEL]: "other" } };
+    });
+    const r = await call(validateCronJobRequest, request("CREATE", foreign));
+    assert.equal(r.allowed, true);
+    assert.deepEqual(r.warnings, [
+      `spec.jobTemplate.metadata.labels[${CRONJOB_NAME_LABEL}]: "other" is ignored: the controller labels every Job with its CronJob's name ("nightly")`,
+    ]);
+    // The same value as the controller's, or the key only on the pod template: nothing to say.
+    for (const quiet of [
+      variant(minimalCronJob("nightly"), (o) => {
+        o.spec.jobTemplate.metadata = { labels: { [CRONJOB_NAME_LABEL]: "nightly" } };
+      }),
+      variant(minimalCronJob("nightly"), (o) => {
+        o.spec.jobTemplate.spec.template.metadata = { labels: { [CRONJOB_NAME_LABEL]: "other" } };
+      }),
+    ]) {
+      assert.deepEqual(validateCronJob(quiet).warnings, [], JSON.stringify(quiet.spec.jobTemplate));
     }
   });
 

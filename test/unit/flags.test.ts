@@ -50,6 +50,14 @@ describe("manager flags", () => {
     assert.deepEqual(f.validatingWebhookConfigurations, ["v"]);
   });
 
+  it("waits --shutdown-delay-duration (a Go duration, default none) before it stops serving", () => {
+    assert.equal(parseFlags([], {}).shutdownDelayMs, 0);
+    assert.equal(parseFlags(["--shutdown-delay-duration=5s"], {}).shutdownDelayMs, 5_000);
+    assert.equal(parseFlags(["--shutdown-delay-duration=1m30s"], {}).shutdownDelayMs, 90_000);
+    assert.equal(parseFlags(["--shutdown-delay-duration=250ms"], {}).shutdownDelayMs, 250);
+    assert.equal(parseFlags(["--shutdown-delay-duration=0"], {}).shutdownDelayMs, 0);
+  });
+
   it("exports per-CronJob metrics unless --per-cronjob-metrics=false", () => {
     assert.equal(parseFlags([], {}).perCronJobMetrics, true);
     assert.equal(parseFlags(["--per-cronjob-metrics=false"], {}).perCronJobMetrics, false);
@@ -91,6 +99,9 @@ describe("manager flags", () => {
     [["--log-format=xml"], {}, /(?=.*--log-format)(?=.*"xml")/],
     [["--leader-elect=maybe"], {}, /--leader-elect.*maybe|maybe.*--leader-elect/],
     [["--no-such-flag"], {}, /no-such-flag/],
+    [["--shutdown-delay-duration=5"], {}, /(?=.*--shutdown-delay-duration)(?=.*"5")/],
+    [["--shutdown-delay-duration=-1s"], {}, /(?=.*--shutdown-delay-duration)(?=.*"-1s")/],
+    [["--shutdown-delay-duration=1h"], {}, /(?=.*--shutdown-delay-duration)(?=.*"1h")/],
     [[], { ENABLE_WEBHOOKS: "nope" }, /(?=.*ENABLE_WEBHOOKS)(?=.*"nope")/],
     [["--webhook-cert-provision=cert-manager"], {}, /(?=.*--webhook-cert-provision)(?=.*"cert-manager")/],
     [["--webhook-cert-provision=self"], {}, /--webhook-cert-provision=self needs --webhook-service-name/],

@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { CRONJOB_NAME_LABEL, INSTANTIATE_ANNOTATION } from "../../api/v1/index.ts";
 import { utcOffsetAt } from "../../api/v1/schedule/index.ts";
 import {
   classifyJob,
+  jobForRunNow,
   jobForSlot,
+  type JobSource,
   jobNameFor,
   readJob,
   rfc3339InZone,
@@ -41,6 +44,56 @@ describe("Job helpers", () => {
     assert.equal(classifyJob({ status: { conditions: [{ type: "Failed", status: "True" }] } }), "failed");
     assert.equal(classifyJob({ status: { conditions: [{ type: "Complete", status: "False" }] } }), "active");
     assert.equal(classifyJob({}), "active");
+  });
+});
+
+describe("the CronJob name label on every Job", () => {
+  const slot = new Date("2026-11-22T05:53:00Z");
+  const podSpec = { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] };
+  const source = (jobTemplate: JobSource["spec"]["jobTemplate"]): JobSource => ({
+    metadata: { name: "nightly", namespace: "ns", uid: "cj-uid" },
+    spec: { jobTemplate },
+  });
+
+  it("labels scheduled and run-now Jobs with the CronJob's name, next to the template's labels", () => {
+    const cj = source({ metadata: { labels: { app: "x", tier: "batch" } }, spec: { template: { spec: podSpec } } });
+    const want = { app: "x", tier: "batch", [CRONJOB_NAME_LABEL]: "nightly" };
+    assert.equal(CRONJOB_NAME_LABEL, "batch.tutorial.kubebuilder.io/cronjob-name");
+    assert.deepEqual(jobForSlot(cj, slot).metadata!.labels, want);
+    const manual = jobForRunNow(cj, "2026-11-23T08:49:10Z-9b5dad", "alice");
+    assert.deepEqual(manual.metadata!.labels, want);
+    assert.equal(manual.metadata!.annotations![INSTANTIATE_ANNOTATION], "manual");
+    // The template is not modified: the next Job starts from it again.
+    assert.deepEqual(cj.spec.jobTemplate.metadata!.labels, { app: "x", tier: "batch" });
+  });
+
+  it("wins over a template label of the same key, so a template cannot attribute its Jobs to another CronJob", () => {
+    const cj = source({
+      metadata: { labels: { app: "x", [CRONJOB_NAME_LABEL]: "someone-else" } },
+      spec: { template: { spec: podSpec } },
+    });
+    assert.deepEqual(jobForSlot(cj, slot).metadata!.labels, { app: "x", [CRONJOB_NAME_LABEL]: "nightly" });
+    assert.equal(jobForRunNow(cj, "r", undefined).metadata!.labels![CRONJOB_NAME_LABEL], "nightly");
+  });
+
+  it("a template without labels keeps the pod template's, as the API server defaults a Job without labels", () => {
+    const cj = source({ spec: { template: { metadata: { labels: { app: "from-pod" } }, spec: podSpec } } });
+    const job = jobForSlot(cj, slot);
+    assert.deepEqual(job.metadata!.labels, { app: "from-pod", [CRONJOB_NAME_LABEL]: "nightly" });
+    // The pod template itself is left as it is.
+    assert.deepEqual((job.spec as { template: { metadata: unknown } }).template.metadata, {
+      labels: { app: "from-pod" },
+    });
+    // With labels of its own the template's are the Job's, as the API server does it.
+    const own = source({
+      metadata: { labels: { team: "data" } },
+      spec: { template: { metadata: { labels: { app: "from-pod" } }, spec: podSpec } },
+    });
+    assert.deepEqual(jobForSlot(own, slot).metadata!.labels, { team: "data", [CRONJOB_NAME_LABEL]: "nightly" });
+    // Neither has labels: the label alone.
+    assert.deepEqual(jobForSlot(source({ spec: { template: { spec: podSpec } } }), slot).metadata!.labels, {
+      [CRONJOB_NAME_LABEL]: "nightly",
+    });
   });
 });
 

@@ -1,14 +1,19 @@
 // The kubectl plugin's pure parts: argument handling and exit codes, next fire times with DST notes, history rows.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { manualJobName, RUN_NOW_REQUEST_ANNOTATION, INSTANTIATE_ANNOTATION } from "../../api/v1/index.ts";
+import {
+  CRONJOB_NAME_LABEL,
+  manualJobName,
+  RUN_NOW_REQUEST_ANNOTATION,
+  INSTANTIATE_ANNOTATION,
+} from "../../api/v1/index.ts";
 import { parseSchedule, resolveHashedSchedule } from "../../api/v1/schedule/index.ts";
 import type { Job } from "../../controllers/job.ts";
 import type { CronJob } from "../../api/v1/index.ts";
 import type { Client } from "../../runtime/client.ts";
 import { parseCommandLine, UsageError } from "../../cmd/kubectl-cron/args.ts";
 import { historyRows, humanDuration } from "../../cmd/kubectl-cron/history.ts";
-import { next, type Context } from "../../cmd/kubectl-cron/commands.ts";
+import { history, next, type Context } from "../../cmd/kubectl-cron/commands.ts";
 import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
 import { nextFireTimes } from "../../cmd/kubectl-cron/next.ts";
 import { table } from "../../cmd/kubectl-cron/table.ts";
@@ -31,6 +36,14 @@ describe("kubectl cron: command line", () => {
     );
     const r = parseCommandLine(["run", "backup", "--no-wait", "--timeout=2m"]);
     assert.ok(r !== "help" && r.wait === false && r.timeoutSeconds === 120);
+    const m = parseCommandLine(["migrate", "-A", "-l", "team=data", "--dry-run", "--settle=1m", "-o", "yaml"]);
+    assert.ok(m !== "help");
+    assert.deepEqual(
+      [m.name, m.allNamespaces, m.selector, m.dryRun, m.settleSeconds, m.output],
+      ["", true, "team=data", true, 60, "yaml"],
+    );
+    const u = parseCommandLine(["unmigrate", "backup", "--delete"]);
+    assert.ok(u !== "help" && u.delete && u.settleSeconds === 5 && !u.allNamespaces);
   });
 
   it("refuses what it does not understand, naming the value", () => {
@@ -40,7 +53,12 @@ describe("kubectl cron: command line", () => {
       [["next", "x", "--count", "0"], /--count: .* got "0"/],
       [["next", "x", "--count", "abc"], /--count: .* got "abc"/],
       [["run", "x", "--timeout", "soon"], /--timeout: .* got "soon"/],
-      [["next", "x", "-o", "yaml"], /--output: .* got "yaml"/],
+      [["next", "x", "-o", "wide"], /--output: want json or yaml .* got "wide"/],
+      [["migrate", "x", "-A"], /NAME and -A/],
+      [["list", "-A", "-n", "ops"], /-n\/--namespace and -A/],
+      [["next", "x", "--dry-run"], /--dry-run does not apply to next/],
+      [["run", "x", "--delete"], /--delete does not apply to run/],
+      [["migrate", "--settle", "soon"], /--settle: .* got "soon"/],
       [["next", "x", "y"], /unexpected arguments: y/],
       [["next", "x", "--bogus"], /bogus/],
     ] as const) {
@@ -256,6 +274,39 @@ describe("kubectl cron history", () => {
       ],
     );
     assert.equal(rows[1]?.scheduledTime, "2026-01-01T01:00:00Z");
+  });
+
+  it("asks the API server for the Jobs labelled with the CronJob's name, and still keeps only its own UID's", async () => {
+    const selectors: (string | undefined)[] = [];
+    const cronJob = { metadata: { name: "b", namespace: "prod", uid: owner }, spec: { schedule: "@hourly" } };
+    const labelled = [
+      job("b-1767229200", { annotations: { "batch.tutorial.kubebuilder.io/scheduled-at": "2026-01-01T01:00:00Z" } }),
+      // The same name and label, left by a deleted CronJob "b": not this one's history.
+      job("b-1767225600", { uid: "deleted-b", annotations: {} }),
+    ];
+    const ctx: Context = {
+      client: {
+        get: async () => cronJob,
+        list: async (_rk: unknown, o: { labelSelector?: string }) => {
+          selectors.push(o.labelSelector);
+          return { items: labelled, metadata: {} };
+        },
+      } as unknown as Client,
+      namespace: "prod",
+      now: () => new Date("2026-01-01T02:00:00Z"),
+      sleep: async () => undefined,
+    };
+    const a = parseCommandLine(["history", "b", "-o", "yaml"]);
+    assert.ok(a !== "help");
+    const out = await history(ctx, a);
+    assert.deepEqual(selectors, [`${CRONJOB_NAME_LABEL}=b`]);
+    assert.deepEqual(
+      (out.json as { items: { name: string }[] }).items.map((r) => r.name),
+      ["b-1767229200"],
+    );
+    // -o yaml prints the same document as -o json.
+    const printed = await runMain(["history", "b", "-o", "yaml"]);
+    assert.equal(printed.code, EXIT.failed); // no cluster here; the flag itself is accepted
   });
 
   it("formats durations and tables as kubectl does", () => {

@@ -23,6 +23,8 @@ const ALERTS = [
   "CronJobOperatorDown",
   "CronJobOperatorReconcileErrors",
   "CronJobCreationSkewSLO",
+  "CronJobWebhookFailing",
+  "CronJobWebhookServerErrors",
 ];
 /** Alerts about one CronJob: labelled namespace and cronjob. */
 const PER_CRONJOB = ["CronJobMissedSchedule", "CronJobLastRunFailed", "CronJobNotRunOnTime"];
@@ -134,8 +136,54 @@ describe("alert rules (config/prometheus)", () => {
     assert.ok(service, "config/default has no metrics Service");
     const jobs = new Set(rules().flatMap((r) => [...r.expr.matchAll(/\bjob="([^"]+)"/g)].map((m) => m[1])));
     assert.deepEqual([...jobs], [service.metadata.name]);
-    for (const name of ["CronJobOperatorDown", "CronJobOperatorReconcileErrors", "CronJobCreationSkewSLO"]) {
+    for (const name of [
+      "CronJobOperatorDown",
+      "CronJobOperatorReconcileErrors",
+      "CronJobCreationSkewSLO",
+      "CronJobWebhookServerErrors",
+    ]) {
       assert.match(alert(name).expr, /\bjob="/, `${name} must select the operator's scrape job`);
+    }
+  });
+
+  // The API server labels its admission metrics with the webhook's name (webhooks[].name, which kustomize's
+  // namePrefix leaves alone); a renamed webhook would silently disarm the alert.
+  it("the admission alert selects exactly the webhooks config/default deploys, by name, in any scrape job", () => {
+    const deployed = kustomize("default")
+      .filter((o) => /^(Mutating|Validating)WebhookConfiguration$/.test(o.kind))
+      .flatMap((o) => (o.webhooks as Array<{ name: string; failurePolicy?: string }>).map((w) => w));
+    assert.deepEqual(deployed.map((w) => w.name).sort(), ["mcronjob-v1.kb.io", "vcronjob-v1.kb.io"]);
+    // The alert's premise: a failed call refuses the write.
+    for (const w of deployed) assert.equal(w.failurePolicy, "Fail", w.name);
+    const expr = alert("CronJobWebhookFailing").expr;
+    const selectors = [...expr.matchAll(/apiserver_admission_webhook_rejection_count\{name=~"([^"]+)"\}/g)].map(
+      (m) => m[1],
+    );
+    assert.ok(selectors.length >= 3, expr);
+    for (const re of selectors) {
+      const matches = (n: string) => new RegExp(`^(?:${re})$`).test(n);
+      for (const w of deployed) assert.ok(matches(w.name), `${re} does not select ${w.name}`);
+      for (const other of ["mcronjob-v1xkbxio", "vcronjob-v1.kb.io.evil", "other.kb.io"]) {
+        assert.ok(!matches(other), `${re} selects ${other}`);
+      }
+    }
+    assert.doesNotMatch(expr, /\bjob=/, "the API server's scrape job differs between setups");
+    // A refusal of an invalid CronJob (4xx, no_error) is the webhook's job; everything else is a failure.
+    assert.match(
+      expr,
+      /unless\s+apiserver_admission_webhook_rejection_count\{error_type="no_error", rejection_code=~"4\.\."\}/,
+    );
+  });
+
+  it("every alert links its runbook (docs/runbooks/<alert>.md on the repository of PROJECT)", () => {
+    const repo = /^repo: (\S+)$/m.exec(readFileSync(join(root, "PROJECT"), "utf8"))?.[1];
+    assert.equal(repo, "github.com/cronjob-operator/cronjob-operator");
+    for (const r of rules()) {
+      assert.equal(
+        r.annotations?.runbook_url,
+        `https://${repo}/blob/main/docs/runbooks/${r.alert}.md`,
+        `${r.alert}: runbook_url`,
+      );
     }
   });
 

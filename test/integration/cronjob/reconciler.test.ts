@@ -1,7 +1,7 @@
 // Every numbered rule of the CronJob reconciler, driven with a fake clock against a real apiserver.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import type { CronJob } from "../../../api/v1/index.ts";
+import { CRONJOB_NAME_LABEL, type CronJob } from "../../../api/v1/index.ts";
 import { CronJobKind } from "../../../controllers/cronjob_controller.ts";
 import { K8S_SCHEDULED_TIMESTAMP_ANNOTATION, SCHEDULED_AT_ANNOTATION, type Job } from "../../../controllers/job.ts";
 import { Kinds } from "../../../runtime/kinds.ts";
@@ -59,8 +59,17 @@ describe("CronJob reconciler (fake clock, real apiserver)", () => {
     assert.equal(jobs.length, 1);
     const job = jobs[0]!;
     assert.equal(job.metadata!.name, jobName(name, h1));
-    assert.equal(job.metadata!.labels!.app, name);
+    assert.deepEqual(job.metadata!.labels, { app: name, [CRONJOB_NAME_LABEL]: name });
     assert.equal(job.metadata!.annotations!["example.com/team"], "data");
+    // `kubectl get jobs -l batch.tutorial.kubebuilder.io/cronjob-name=NAME` finds it, and only its CronJob's.
+    const selected = await h.client.list<Job>(Kinds.Job, {
+      namespace: h.namespace,
+      labelSelector: `${CRONJOB_NAME_LABEL}=${name}`,
+    });
+    assert.deepEqual(
+      selected.items.map((j) => j.metadata!.name),
+      [job.metadata!.name],
+    );
     assert.equal(job.metadata!.annotations![SCHEDULED_AT_ANNOTATION], iso(h1));
     assert.match(
       job.metadata!.annotations![K8S_SCHEDULED_TIMESTAMP_ANNOTATION]!,

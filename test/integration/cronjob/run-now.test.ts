@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import {
+  CRONJOB_NAME_LABEL,
   type CronJob,
   INSTANTIATE_ANNOTATION,
   manualJobName,
@@ -103,6 +104,7 @@ describe("run now, lastFailedTime and H schedules in the reconciler (fake clock,
     assert.equal(a[RUN_NOW_REQUEST_ANNOTATION], "r1");
     assert.equal(a[RUN_NOW_REQUESTED_BY_ANNOTATION], "alice");
     assert.equal(a["example.com/team"], "data", "the template's annotations are kept");
+    assert.deepEqual(jobs[0]!.metadata!.labels, { app: name, [CRONJOB_NAME_LABEL]: name });
     const st = (await h.get(name)).status!;
     assert.equal(st.lastRunNowRequest, "r1");
     assert.equal(st.lastScheduleTime, undefined, "a manual run has no slot");

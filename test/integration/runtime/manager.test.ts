@@ -214,7 +214,7 @@ describe("manager process shutdown", () => {
     await env?.stop();
   });
 
-  function startManager(identity: string, slowMs = 0) {
+  function startManager(identity: string, slowMs = 0, shutdownDelayMs = 0) {
     const child = spawn(
       process.execPath,
       [
@@ -223,6 +223,7 @@ describe("manager process shutdown", () => {
         "shutdown-test",
         identity,
         String(slowMs),
+        String(shutdownDelayMs),
       ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
@@ -275,6 +276,38 @@ describe("manager process shutdown", () => {
     next.child.kill("SIGTERM");
     assert.equal(await next.exited, 0, next.stderr());
     client.close();
+  });
+
+  it("with a shutdown delay: on SIGTERM /readyz fails and the lease is released at once, the every-replica servers answer on for the delay", async () => {
+    const m = startManager("draining", 0, 3_000);
+    await eventually("elected", () => m.lines.some((l) => l.event === "ready"), 30_000);
+    const ready = m.lines.find((l) => l.event === "ready")!;
+    const probes = String(ready.probes);
+    const server = String(ready.server);
+    assert.equal((await fetch(`${probes}/readyz`)).status, 200);
+    const leases = env.kubeConfig.makeApiClient(CoordinationV1Api);
+    const holder = async () =>
+      (await leases.readNamespacedLease({ name: "shutdown-test", namespace: "default" })).spec?.holderIdentity;
+    // Elected: it is the only candidate, so the lease names it (<hostname>_<uuid>).
+    assert.ok(await holder(), "the lease has a holder once elected");
+    const t0 = performance.now();
+    m.child.kill("SIGTERM");
+    await eventually("/readyz failing", async () => {
+      const r = await fetch(`${probes}/readyz?verbose`);
+      const body = await r.text();
+      return r.status !== 200 && /shutting down/.test(body);
+    });
+    await eventually("the lease released", async () => !(await holder()));
+    const released = performance.now() - t0;
+    assert.ok(released < 2_500, `lease released ${Math.round(released)} ms after SIGTERM, not after the delay`);
+    // Still serving after the lease is gone, until the delay has passed.
+    assert.equal(await (await fetch(server)).text(), "ok");
+    assert.ok(!m.lines.some((l) => l.event === "server-stopping"), "the server stopped before the delay ended");
+    assert.equal(await m.exited, 0, m.stderr());
+    const total = performance.now() - t0;
+    assert.ok(total >= 3_000, `exited ${Math.round(total)} ms after SIGTERM, before the 3 s delay`);
+    assert.ok(m.lines.some((l) => l.event === "server-stopping"));
+    await assert.rejects(fetch(server), "the server is closed once the manager exits");
   });
 
   it("on a lost lease stops at once: no grace period for a reconcile that ignores its signal", async () => {

@@ -1,0 +1,590 @@
+// dist/chart, the Helm chart, generated from what config/ renders (kubebuilder's helm/v2-alpha idea: the
+// chart is the kustomize output with values in it, so there is one source). config/default is the default
+// (the manager provisions its own webhook certificate), config/default-certmanager the certManager.enable=true
+// variant: the two renders are merged object by object, what only one of them has kept under that value.
+// config/prometheus and config/network-policy give the optional objects. The values' defaults are what
+// config/default renders, so `helm template` with no values gives config/default's objects (test/unit/helm-chart).
+//
+// Every object config/ renders must be classified in OBJECTS below: a new one fails the generator instead of
+// landing in the chart unconditionally.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse, stringify } from "yaml";
+import { FLAGS } from "../../cmd/flags.ts";
+import { kustomize, kustomizeWith, objectKey, type Obj } from "./render.ts";
+import {
+  and,
+  at,
+  block,
+  Emitter,
+  entry,
+  expr,
+  field,
+  lit,
+  merge,
+  openList,
+  openMap,
+  type Item,
+  type TMap,
+  type When,
+} from "./template.ts";
+import { valuesYAML, type Values } from "./values.ts";
+
+export const CHART_DIR = join("dist", "chart");
+export const CHART_NAME = "cronjob-operator";
+const HELPERS = "cronjob-operator";
+const DASHBOARD = join("config", "grafana", "cronjob-operator.json");
+const DASHBOARD_IN_CHART = "dashboards/cronjob-operator.json";
+
+const CM = ".Values.certManager.enable";
+const NOT_CM = `not ${CM}`;
+const WEBHOOK = ".Values.webhook.enable";
+const METRICS = ".Values.metrics.enable";
+
+/** Where each object of config/ goes in the chart, and the values it depends on (besides certManager). */
+const OBJECTS: Record<string, { file: string; when: When }> = {
+  "ServiceAccount/controller-manager": { file: "rbac/service_account.yaml", when: [] },
+  "Role/leader-election-role": { file: "rbac/leader_election_role.yaml", when: [] },
+  "RoleBinding/leader-election-rolebinding": { file: "rbac/leader_election_role_binding.yaml", when: [] },
+  "ClusterRole/manager-role": { file: "rbac/role.yaml", when: [] },
+  "ClusterRoleBinding/manager-rolebinding": { file: "rbac/role_binding.yaml", when: [] },
+  // The manager's own webhook certificate Secret (self-provisioned mode only).
+  "Role/manager-role": { file: "rbac/webhook_cert_role.yaml", when: [WEBHOOK] },
+  "RoleBinding/manager-rolebinding": { file: "rbac/webhook_cert_role_binding.yaml", when: [WEBHOOK] },
+  "ClusterRole/cronjob-admin-role": { file: "rbac/cronjob_admin_role.yaml", when: [] },
+  "ClusterRole/cronjob-editor-role": { file: "rbac/cronjob_editor_role.yaml", when: [] },
+  "ClusterRole/cronjob-viewer-role": { file: "rbac/cronjob_viewer_role.yaml", when: [] },
+  "ClusterRole/metrics-auth-role": { file: "rbac/metrics_auth_role.yaml", when: [METRICS] },
+  "ClusterRoleBinding/metrics-auth-rolebinding": { file: "rbac/metrics_auth_role_binding.yaml", when: [METRICS] },
+  "ClusterRole/metrics-reader": { file: "rbac/metrics_reader_role.yaml", when: [METRICS] },
+  "Deployment/controller-manager": { file: "manager/manager.yaml", when: [] },
+  "PodDisruptionBudget/controller-manager": { file: "manager/pdb.yaml", when: [".Values.podDisruptionBudget.enable"] },
+  "Service/controller-manager-metrics-service": { file: "metrics/metrics_service.yaml", when: [METRICS] },
+  "Service/webhook-service": { file: "webhook/service.yaml", when: [WEBHOOK] },
+  "MutatingWebhookConfiguration/mutating-webhook-configuration": { file: "webhook/mutating.yaml", when: [WEBHOOK] },
+  "ValidatingWebhookConfiguration/validating-webhook-configuration": {
+    file: "webhook/validating.yaml",
+    when: [WEBHOOK],
+  },
+  "Issuer/selfsigned-issuer": { file: "certmanager/issuer.yaml", when: [`or ${WEBHOOK} ${METRICS}`] },
+  "Certificate/serving-cert": { file: "certmanager/certificate-webhook.yaml", when: [WEBHOOK] },
+  "Certificate/metrics-certs": { file: "certmanager/certificate-metrics.yaml", when: [METRICS] },
+  "ServiceMonitor/controller-manager-metrics-monitor": {
+    file: "prometheus/monitor.yaml",
+    when: [".Values.prometheus.enable", METRICS],
+  },
+  "PrometheusRule/alert-rules": { file: "prometheus/prometheus_rule.yaml", when: [".Values.prometheusRule.enable"] },
+  "NetworkPolicy/allow-webhook-traffic": {
+    file: "network-policy/allow-webhook-traffic.yaml",
+    when: [".Values.networkPolicy.enable", WEBHOOK],
+  },
+  "NetworkPolicy/allow-metrics-traffic": {
+    file: "network-policy/allow-metrics-traffic.yaml",
+    when: [".Values.networkPolicy.enable", METRICS],
+  },
+};
+
+/** Manager flags that carry the name of a webhook object or the webhook certificate. */
+const WEBHOOK_FLAG = /^--(webhook-|mutating-webhook-configuration=|validating-webhook-configuration=)/;
+/** Flags with a value of their own; each is passed only when config/ passes it or the value is not the manager's default. */
+const VALUE_FLAGS = [
+  { flag: "leader-elect", path: ["leaderElection", "enable"] },
+  { flag: "log-level", path: ["logging", "level"] },
+  { flag: "log-format", path: ["logging", "format"] },
+  { flag: "per-cronjob-metrics", path: ["perCronJobMetrics"] },
+] as const;
+const SCHEDULING = ["nodeSelector", "tolerations", "affinity", "topologySpreadConstraints"] as const;
+
+type Context = {
+  namespace: string;
+  prefix: string;
+  values: Values;
+  /** Secret name → the feature (webhook or metrics) its certificate serves, from the cert-manager variant. */
+  certSecrets: Map<string, string>;
+  metricsPort: number;
+  webhookPort: number;
+};
+
+/** The chart's files, relative to the repository root. */
+export function chartFiles(root: string): Map<string, string> {
+  const kustomization = parse(readFileSync(join(root, "config", "default", "kustomization.yaml"), "utf8")) as Obj;
+  const namespace = String(kustomization.namespace);
+  const prefix = String(kustomization.namePrefix);
+  const self = kustomize(join(root, "config", "default")).filter((o) => o.kind !== "Namespace");
+  const certManager = kustomize(join(root, "config", "default-certmanager")).filter((o) => o.kind !== "Namespace");
+  const extras = kustomizeWith(root, ["config/prometheus", "config/network-policy"], namespace, prefix);
+
+  const names = new Set<string>();
+  for (const o of [...self, ...certManager, ...extras]) {
+    const name = String(o.metadata?.name ?? "");
+    if (o.kind !== "CustomResourceDefinition" && name.startsWith(prefix)) names.add(name);
+  }
+  const emitter = new Emitter(literalSubstitution(namespace, prefix, names));
+
+  const values = defaultValues();
+  const ctx: Context = {
+    namespace,
+    prefix,
+    values,
+    certSecrets: certSecretFeatures(certManager, prefix),
+    metricsPort: bindPort(managerArgs(self), "metrics-bind-address"),
+    webhookPort: Number(flagDefault("webhook-port")),
+  };
+
+  const out = new Map<string, string>();
+  const put = (file: string, content: string) => {
+    const path = join(CHART_DIR, "templates", file);
+    if (out.has(path)) throw new Error(`two objects map to ${path}`);
+    out.set(path, content);
+  };
+
+  const byKey = (objs: Obj[]) => new Map(objs.map((o) => [objectKey(o), o]));
+  const a = byKey(self);
+  const b = byKey(certManager);
+  const keys = [...a.keys(), ...[...b.keys()].filter((k) => !a.has(k))];
+  for (const key of keys) {
+    const oa = a.get(key);
+    const ob = b.get(key);
+    const obj = (oa ?? ob)!;
+    const { file, when } = placement(obj, prefix);
+    const presence = oa && ob ? [] : oa ? [NOT_CM] : [CM];
+    const tree = oa && ob ? openMap(merge(oa, ob, [NOT_CM], [CM]), key) : openMap(lit(obj), key);
+    transform(obj, tree, ctx);
+    put(file, templateFile(emitter, tree, and(presence, when)));
+  }
+  for (const obj of extras) {
+    const { file, when } = placement(obj, prefix);
+    const tree = openMap(lit(obj), objectKey(obj));
+    if (obj.kind === "ServiceMonitor") serviceMonitor(root, tree, ctx);
+    labels(tree);
+    put(file, templateFile(emitter, tree, when));
+  }
+  put("grafana/dashboard.yaml", dashboardTemplate(prefix));
+  put("_helpers.tpl", helpers(prefix));
+
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string; description: string };
+  out.set(join(CHART_DIR, "Chart.yaml"), chartYAML(pkg));
+  out.set(join(CHART_DIR, "values.yaml"), valuesYAML(values));
+  out.set(join(CHART_DIR, ".helmignore"), HELMIGNORE);
+  out.set(join(CHART_DIR, DASHBOARD_IN_CHART), readFileSync(join(root, DASHBOARD), "utf8"));
+  return out;
+}
+
+function placement(obj: Obj, prefix: string): { file: string; when: When } {
+  if (obj.kind === "CustomResourceDefinition") {
+    return { file: `crd/${obj.metadata.name}.yaml`, when: [".Values.crd.enable"] };
+  }
+  const name = String(obj.metadata?.name ?? "");
+  const key = `${obj.kind}/${name.startsWith(prefix) ? name.slice(prefix.length) : name}`;
+  const p = OBJECTS[key];
+  if (!p) {
+    throw new Error(
+      `config/ renders ${obj.kind} ${name}, which the chart does not know: add it to OBJECTS in hack/helmgen/chart.ts`,
+    );
+  }
+  return p;
+}
+
+function templateFile(emitter: Emitter, tree: TMap, when: When): string {
+  const body = emitter.document(tree);
+  if (!when.length) return body;
+  const cond = when.length === 1 ? when[0] : `and ${when.map((c) => (/\s/.test(c) ? `(${c})` : c)).join(" ")}`;
+  return `{{- if ${cond} }}\n${body}{{- end }}\n`;
+}
+
+/**
+ * Names and the namespace in literal text become template expressions: config/default's prefixed names
+ * follow fullnameOverride (also where they are part of a string: flags, DNS names, alert descriptions), its
+ * namespace is the release's.
+ */
+function literalSubstitution(namespace: string, prefix: string, names: Set<string>): (text: string) => string {
+  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const suffixes = [...names].map((n) => n.slice(prefix.length)).sort((x, y) => y.length - x.length);
+  const nameRe = new RegExp(`(?<![-a-z0-9])${escape(prefix)}(${suffixes.map(escape).join("|")})(?![-a-z0-9])`, "g");
+  const nsRe = new RegExp(`(?<![-a-z0-9])${escape(namespace)}(?![-a-z0-9])`, "g");
+  return (text) =>
+    text
+      .replace(nsRe, "{{ .Release.Namespace }}")
+      .replace(nameRe, (_, suffix: string) => `{{ include "${HELPERS}.fullname" $ }}-${suffix}`);
+}
+
+function transform(obj: Obj, tree: TMap, ctx: Context): void {
+  switch (obj.kind) {
+    case "Deployment":
+      deployment(tree, ctx);
+      break;
+    case "PodDisruptionBudget":
+      podDisruptionBudget(tree, ctx);
+      break;
+    case "CustomResourceDefinition": {
+      const meta = at(tree, ["metadata"], "CustomResourceDefinition");
+      let annotations = entry(meta, "annotations");
+      if (!annotations) meta.entries.push((annotations = { key: "annotations", value: { t: "map", entries: [] } }));
+      const map = openMap(annotations.value, "CustomResourceDefinition.metadata.annotations");
+      annotations.value = map;
+      // Helm leaves the CRD (and with it every CronJob) in place on uninstall.
+      map.entries.push({ key: "helm.sh/resource-policy", value: lit("keep"), when: [".Values.crd.keep"] });
+      break;
+    }
+    case "ClusterRole": {
+      const rules = entry(tree, "rules");
+      if (rules && rules.value.t === "list") {
+        for (const item of rules.value.items) {
+          const r = item.value.t === "lit" ? (item.value.v as Obj) : undefined;
+          if (item.when && r?.resources?.some((x: string) => x.endsWith("webhookconfigurations"))) {
+            item.when = and(item.when, [WEBHOOK]);
+          }
+        }
+      }
+      break;
+    }
+  }
+  labels(tree);
+}
+
+/** kustomize's managed-by label gives way to Helm's standard labels. */
+function labels(tree: TMap): void {
+  const meta = at(tree, ["metadata"], "object");
+  const include = { inline: `include "${HELPERS}.labels" $` };
+  const l = entry(meta, "labels");
+  if (!l) {
+    const i = meta.entries.findIndex((e) => "key" in e && e.key === "name");
+    meta.entries.splice(i + 1, 0, { key: "labels", value: { t: "map", entries: [include] } });
+    return;
+  }
+  const map = openMap(l.value, "metadata.labels");
+  map.entries = map.entries.filter((e) => !("key" in e && e.key === "app.kubernetes.io/managed-by"));
+  map.entries.push(include);
+  l.value = map;
+}
+
+function deployment(tree: TMap, ctx: Context): void {
+  const where = "Deployment";
+  const spec = at(tree, ["spec"], where);
+  const replicas = entry(spec, "replicas");
+  ctx.values.replicaCount = replicas?.value.t === "lit" ? (replicas.value.v as number) : 1;
+  if (replicas) replicas.value = expr("{{ .Values.replicaCount }}");
+  else spec.entries.unshift({ key: "replicas", value: expr("{{ .Values.replicaCount }}") });
+
+  const pod = at(tree, ["spec", "template", "spec"], where);
+  for (const key of SCHEDULING) {
+    const e = entry(pod, key);
+    if (e && e.value.t !== "lit")
+      throw new Error(`${where}: ${key} differs between config/default and config/default-certmanager`);
+    ctx.values[key] = e
+      ? (e.value as { v: unknown }).v
+      : key === "tolerations" || key === "topologySpreadConstraints"
+        ? []
+        : {};
+    const templated = { key, value: block(`.Values.${key}`), when: [`.Values.${key}`] };
+    if (e) pod.entries.splice(pod.entries.indexOf(e), 1, templated);
+    else pod.entries.push(templated);
+  }
+
+  const containers = entry(pod, "containers");
+  if (!containers) throw new Error(`${where}: no containers`);
+  const list = openList(containers.value, `${where}.containers`);
+  containers.value = list;
+  const item = list.items.find((i) => field(i.value, "name") === "manager");
+  if (!item) throw new Error(`${where}: no container named manager`);
+  const c = openMap(item.value, `${where}.containers[manager]`);
+  item.value = c;
+
+  const image = entry(c, "image");
+  const ref = String(image?.value.t === "lit" ? image.value.v : "");
+  const colon = ref.lastIndexOf(":");
+  const tagged = colon > ref.lastIndexOf("/");
+  ctx.values.image = {
+    repository: tagged ? ref.slice(0, colon) : ref,
+    tag: tagged ? ref.slice(colon + 1) : "latest",
+    pullPolicy: "",
+  };
+  if (!image) throw new Error(`${where}: the manager container has no image`);
+  image.value = expr('"{{ .Values.image.repository }}:{{ .Values.image.tag }}"');
+  const pullPolicy = entry(c, "imagePullPolicy");
+  if (pullPolicy) {
+    ctx.values.image.pullPolicy = String((pullPolicy.value as { v: unknown }).v);
+    pullPolicy.value = expr("{{ .Values.image.pullPolicy }}");
+  } else {
+    c.entries.splice(c.entries.indexOf(image) + 1, 0, {
+      key: "imagePullPolicy",
+      value: expr("{{ .Values.image.pullPolicy }}"),
+      when: [".Values.image.pullPolicy"],
+    });
+  }
+
+  managerArgsTemplate(c, ctx);
+
+  const env = entry(c, "env");
+  if (!env) throw new Error(`${where}: the manager container has no env`);
+  const envList = openList(env.value, `${where}.env`);
+  env.value = envList;
+  const enable = envList.items.find((i) => field(i.value, "name") === "ENABLE_WEBHOOKS");
+  if (!enable) throw new Error(`${where}: the manager container has no ENABLE_WEBHOOKS`);
+  const enableMap = openMap(enable.value, `${where}.env[ENABLE_WEBHOOKS]`);
+  enable.value = enableMap;
+  entry(enableMap, "value")!.value = expr(`{{ ${WEBHOOK} | toString | quote }}`);
+  envList.extra = ".Values.env";
+
+  const ports = entry(c, "ports");
+  if (ports) {
+    const l = openList(ports.value, `${where}.ports`);
+    ports.value = l;
+    for (const p of l.items) {
+      const port = field(p.value, "containerPort");
+      if (port === ctx.webhookPort) p.when = and(p.when, [WEBHOOK]);
+      if (port === ctx.metricsPort) p.when = and(p.when, [METRICS]);
+    }
+  }
+
+  const resources = entry(c, "resources");
+  ctx.values.resources = resources?.value.t === "lit" ? resources.value.v : {};
+  const templated = { key: "resources", value: block(".Values.resources"), when: [".Values.resources"] };
+  if (resources) c.entries.splice(c.entries.indexOf(resources), 1, templated);
+  else c.entries.push(templated);
+
+  // The certificate volumes and their mounts go with the feature their certificate serves.
+  const volumeFeature = new Map<string, string>();
+  const volumes = entry(pod, "volumes");
+  if (volumes) {
+    const l = openList(volumes.value, `${where}.volumes`);
+    volumes.value = l;
+    for (const v of l.items) {
+      const secret = field(v.value, "secret") as Obj | undefined;
+      const feature = secret ? ctx.certSecrets.get(secret.secretName) : undefined;
+      if (feature) {
+        volumeFeature.set(String(field(v.value, "name")), feature);
+        v.when = and(v.when, [feature]);
+      }
+    }
+  }
+  const mounts = entry(c, "volumeMounts");
+  if (mounts) {
+    const l = openList(mounts.value, `${where}.volumeMounts`);
+    mounts.value = l;
+    for (const m of l.items) {
+      const feature = volumeFeature.get(String(field(m.value, "name")));
+      if (feature) m.when = and(m.when, [feature]);
+    }
+  }
+}
+
+function managerArgsTemplate(c: TMap, ctx: Context): void {
+  const args = entry(c, "args");
+  if (!args) throw new Error("Deployment: the manager container has no args");
+  const list = openList(args.value, "Deployment.args");
+  args.value = list;
+  const argOf = (i: Item) => (i.value.t === "lit" && typeof i.value.v === "string" ? i.value.v : undefined);
+  for (const item of list.items) {
+    const arg = argOf(item);
+    if (arg === undefined) continue;
+    if (WEBHOOK_FLAG.test(arg)) item.when = and(item.when, [WEBHOOK]);
+    if (arg.startsWith("--metrics-cert-path=")) item.when = and(item.when, [METRICS]);
+    if (arg.startsWith("--metrics-bind-address=")) {
+      item.value = { t: "choice", when: [METRICS], then: lit(arg), else: lit("--metrics-bind-address=0") };
+    }
+  }
+  for (const { flag, path } of VALUE_FLAGS) {
+    const def = flagDefault(flag);
+    const valuePath = `.Values.${path.join(".")}`;
+    const index = list.items.findIndex((i) => {
+      const a = argOf(i);
+      return a === `--${flag}` || a?.startsWith(`--${flag}=`);
+    });
+    const given = index >= 0 ? argOf(list.items[index]!)! : undefined;
+    let item: Item;
+    let value: unknown;
+    if (typeof def === "boolean") {
+      value = given === undefined ? def : given === `--${flag}` || given === `--${flag}=true`;
+      if (given !== undefined) {
+        const on = value ? given : `--${flag}`;
+        const off = value ? `--${flag}=false` : given;
+        item = { value: { t: "choice", when: [valuePath], then: lit(on), else: lit(off) } };
+      } else if (def) {
+        item = { value: lit(`--${flag}=false`), when: [`not ${valuePath}`] };
+      } else {
+        item = { value: lit(`--${flag}`), when: [valuePath] };
+      }
+    } else {
+      value = given === undefined ? def : given.slice(`--${flag}=`.length);
+      const arg = expr(`{{ printf "--${flag}=%s" (toString ${valuePath}) | quote }}`);
+      item =
+        given !== undefined
+          ? { value: arg }
+          : { value: arg, when: [`ne (toString ${valuePath}) ${JSON.stringify(def)}`] };
+    }
+    if (index >= 0) list.items[index] = { ...item, when: and(list.items[index]!.when, item.when) };
+    else list.items.push(item);
+    setPath(ctx.values, path, value);
+  }
+}
+
+function podDisruptionBudget(tree: TMap, ctx: Context): void {
+  // Clusters before 1.21 serve PodDisruptionBudget only as policy/v1beta1, with the same fields for
+  // minAvailable and maxUnavailable (the local cluster of the end-to-end tests is 1.20).
+  const apiVersion = entry(tree, "apiVersion")!;
+  const version = String((apiVersion.value as { v: unknown }).v);
+  if (version === "policy/v1") {
+    apiVersion.value = expr(
+      '{{ if semverCompare ">=1.21-0" .Capabilities.KubeVersion.Version }}policy/v1{{ else }}policy/v1beta1{{ end }}',
+    );
+  }
+  const spec = at(tree, ["spec"], "PodDisruptionBudget");
+  const budget: Record<string, unknown> = { enable: true };
+  spec.entries = spec.entries.filter((e) => {
+    if (!("key" in e) || e.key === "selector") return true;
+    budget[e.key] = (e.value as { v: unknown }).v;
+    return false;
+  });
+  for (const key of ["minAvailable", "maxUnavailable", "unhealthyPodEvictionPolicy"]) {
+    spec.entries.push({
+      key,
+      value: expr(`{{ .Values.podDisruptionBudget.${key} }}`),
+      when: [`hasKey .Values.podDisruptionBudget "${key}"`],
+    });
+  }
+  ctx.values.podDisruptionBudget = budget;
+}
+
+/**
+ * The ServiceMonitor verifies the metrics certificate with cert-manager's CA (config/prometheus' TLS patch);
+ * with the self-signed one the manager makes at start there is no CA to verify against (monitor.yaml as is).
+ */
+function serviceMonitor(root: string, tree: TMap, ctx: Context): void {
+  const base = parse(readFileSync(join(root, "config", "prometheus", "monitor.yaml"), "utf8")) as Obj;
+  const endpoints = entry(at(tree, ["spec"], "ServiceMonitor"), "endpoints")!;
+  const list = openList(endpoints.value, "ServiceMonitor.spec.endpoints");
+  endpoints.value = list;
+  const first = openMap(list.items[0]!.value, "ServiceMonitor.spec.endpoints[0]");
+  list.items[0]!.value = first;
+  const tls = entry(first, "tlsConfig")!;
+  const verified = { ...(tls.value as { v: Obj }).v };
+  verified.serverName = `${ctx.prefix}controller-manager-metrics-service.${ctx.namespace}.svc`;
+  tls.value = { t: "choice", when: [CM], then: lit(verified), else: lit(base.spec.endpoints[0].tlsConfig) };
+}
+
+function dashboardTemplate(prefix: string): string {
+  return `{{- if .Values.grafana.enable }}
+# config/grafana/cronjob-operator.json for Grafana's dashboard sidecar (it loads ConfigMaps labelled grafana_dashboard).
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ include "${HELPERS}.fullname" $ }}-grafana-dashboard
+  namespace: {{ .Release.Namespace }}
+  labels:
+    app.kubernetes.io/name: ${prefix.replace(/-$/, "")}
+    grafana_dashboard: "1"
+    {{- include "${HELPERS}.labels" $ | nindent 4 }}
+data:
+  cronjob-operator.json: |-
+    {{- .Files.Get "${DASHBOARD_IN_CHART}" | nindent 4 }}
+{{- end }}
+`;
+}
+
+function helpers(prefix: string): string {
+  return `{{/*
+The prefix of every object's name: config/default's namePrefix unless fullnameOverride is set.
+*/}}
+{{- define "${HELPERS}.fullname" -}}
+{{- default ${JSON.stringify(prefix.replace(/-$/, ""))} .Values.fullnameOverride | trimSuffix "-" -}}
+{{- end }}
+
+{{/*
+Helm's standard labels, on every object (the selectors keep config/'s labels only, so they never change).
+*/}}
+{{- define "${HELPERS}.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+`;
+}
+
+function chartYAML(pkg: { version: string; description: string }): string {
+  return (
+    "# Generated by make manifests (hack/helmgen) from config/; edit config/ and regenerate.\n" +
+    stringify(
+      {
+        apiVersion: "v2",
+        name: CHART_NAME,
+        description: pkg.description,
+        type: "application",
+        version: pkg.version,
+        appVersion: pkg.version,
+      },
+      { lineWidth: 0 },
+    )
+  );
+}
+
+const HELMIGNORE = `# Patterns to ignore when building the chart package (helm package).
+.DS_Store
+*.swp
+*.bak
+*.tmp
+*.orig
+*~
+`;
+
+function defaultValues(): Values {
+  return {
+    fullnameOverride: "",
+    image: { repository: "", tag: "", pullPolicy: "" },
+    replicaCount: 1,
+    resources: {},
+    leaderElection: { enable: false },
+    logging: { level: "", format: "" },
+    perCronJobMetrics: true,
+    env: [],
+    nodeSelector: {},
+    tolerations: [],
+    affinity: {},
+    topologySpreadConstraints: [],
+    podDisruptionBudget: { enable: false },
+    crd: { enable: true, keep: true },
+    webhook: { enable: true },
+    certManager: { enable: false },
+    metrics: { enable: true },
+    prometheus: { enable: false },
+    prometheusRule: { enable: false },
+    networkPolicy: { enable: false },
+    grafana: { enable: false },
+  };
+}
+
+function certSecretFeatures(objs: Obj[], prefix: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const o of objs) {
+    if (o.kind !== "Certificate") continue;
+    const { when } = placement(o, prefix);
+    const feature = when.find((w) => w === WEBHOOK || w === METRICS);
+    if (feature) out.set(o.spec.secretName, feature);
+  }
+  return out;
+}
+
+function managerArgs(objs: Obj[]): string[] {
+  const dep = objs.find((o) => o.kind === "Deployment");
+  const c = dep?.spec?.template?.spec?.containers?.find((x: Obj) => x.name === "manager");
+  if (!c) throw new Error("config/default renders no Deployment with a manager container");
+  return c.args ?? [];
+}
+
+function bindPort(args: string[], flag: string): number {
+  const arg = args.find((a) => a.startsWith(`--${flag}=`));
+  const addr = arg ? arg.slice(flag.length + 3) : String(flagDefault(flag));
+  return Number(addr.slice(addr.lastIndexOf(":") + 1));
+}
+
+function flagDefault(name: string): string | boolean {
+  const f = FLAGS.find((x) => x.name === name);
+  if (!f) throw new Error(`the manager has no flag --${name} (cmd/flags.ts)`);
+  return f.default;
+}
+
+function setPath(obj: object, path: readonly string[], value: unknown): void {
+  let o = obj as Record<string, unknown>;
+  for (const k of path.slice(0, -1)) o = (o[k] ??= {}) as Record<string, unknown>;
+  o[path.at(-1)!] = value;
+}

@@ -1,0 +1,396 @@
+// High availability, measured as a platform team would before relying on it: the default deploy (two
+// replicas, pod networking) on the local cluster with a real node, CronJob creates and updates applied with
+// kubectl continuously at more than 5 a second, while (a) the leader's container is killed with SIGKILL, (b) the
+// standby's is, (c) `kubectl rollout restart` replaces both. For each: the applies refused or failed, the Jobs
+// of every-minute CronJobs per slot (no duplicate, none missed), and how long after the leader's death the next
+// Job was created. Needs root (the node); `make test-e2e`. The figures are printed (and written to
+// bin/ha-e2e.json) for the README; the test fails on any duplicate or missed slot, on a refused apply during a
+// rollout restart (the shutdown delay's whole point), and on a standby's death blocking scheduling.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { PROJECT_ROOT } from "../../envtest/index.ts";
+import { NodeCluster } from "../../envtest/node-cluster.ts";
+
+const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
+const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
+const SYSTEM_NS = "cronjob-operator-system";
+const DEPLOY = "deploy/cronjob-operator-controller-manager";
+const LEASE = "80807133.tutorial.kubebuilder.io";
+const NS = "ha";
+const SCHEDULED_AT = "batch.tutorial.kubebuilder.io/scheduled-at";
+/** Every-minute CronJobs whose Jobs are counted per slot. */
+const MINUTELY = ["minutely-a", "minutely-b", "minutely-c"];
+/** One apply started every this many ms (5.5 a second), whatever the previous ones are doing. */
+const APPLY_EVERY_MS = 180;
+
+interface Obj {
+  metadata: {
+    name: string;
+    uid?: string;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
+    annotations?: Record<string, string>;
+    ownerReferences?: { uid: string }[];
+  };
+  spec?: Record<string, any>;
+  status?: Record<string, any>;
+}
+
+interface ApplyResult {
+  at: number;
+  ok: boolean;
+  op: "create" | "update";
+  error?: string;
+}
+
+interface Scenario {
+  name: string;
+  /** When the disruption happened (ms since the epoch). */
+  at: number;
+  applies: number;
+  refused: number;
+  errors: string[];
+  /** The leader's death to the next Job created (s), when the leader died. */
+  nextJobAfterS?: number;
+  /** The slot that Job was for, relative to the leader's death (s). */
+  nextJobSlotAfterS?: number;
+  /** The latest any Job of a slot inside the scenario was created after its slot (s). */
+  maxLatenessS: number;
+  leaderBefore: string;
+  leaderAfter: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline)
+      assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    await sleep(500);
+  }
+}
+
+function cronJob(name: string, schedule: string, seq: number): string {
+  return JSON.stringify({
+    apiVersion: "batch.tutorial.kubebuilder.io/v1",
+    kind: "CronJob",
+    metadata: { name, namespace: NS, annotations: { "e2e/seq": String(seq) } },
+    spec: {
+      schedule,
+      successfulJobsHistoryLimit: 100,
+      failedJobsHistoryLimit: 100,
+      // Generous: a slot that falls into a failover still runs (late), and is counted.
+      startingDeadlineSeconds: 120,
+      jobTemplate: {
+        spec: {
+          backoffLimit: 0,
+          template: {
+            spec: {
+              restartPolicy: "Never",
+              terminationGracePeriodSeconds: 1,
+              containers: [
+                { name: "run", image: "localhost/busybox:latest", imagePullPolicy: "Never", command: ["true"] },
+              ],
+            },
+          },
+        },
+      },
+    },
+  });
+}
+
+describe("high availability: two replicas under continuous applies", { timeout: 1_500_000 }, () => {
+  let cluster: NodeCluster;
+  const results: ApplyResult[] = [];
+  const scenarios: Scenario[] = [];
+  let loadStop: (() => Promise<void>) | undefined;
+
+  async function kubectl(args: string[], stdin?: string): Promise<string> {
+    const r = await cluster.kubectl(args, stdin);
+    if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr || r.stdout}`);
+    return r.stdout;
+  }
+  async function getJSON<T = Obj>(args: string[]): Promise<T> {
+    return JSON.parse(await kubectl([...args, "-o", "json"])) as T;
+  }
+  function make(target: string[]): Promise<{ code: number; out: string }> {
+    return new Promise((resolve) => {
+      const child = spawn("make", ["-s", ...target], {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+      child.once("exit", (code) => resolve({ code: code ?? 1, out }));
+    });
+  }
+  const isReady = (p: Obj) =>
+    (p.status?.conditions as { type: string; status: string }[] | undefined)?.some(
+      (c) => c.type === "Ready" && c.status === "True",
+    ) ?? false;
+  async function managerPods(): Promise<Obj[]> {
+    const pods = await getJSON<{ items: Obj[] }>([
+      "-n",
+      SYSTEM_NS,
+      "get",
+      "pods",
+      "-l",
+      "control-plane=controller-manager",
+    ]);
+    return pods.items.filter((p) => !p.metadata.deletionTimestamp);
+  }
+  async function leaseHolder(): Promise<string> {
+    return String((await getJSON(["-n", SYSTEM_NS, "get", "lease", LEASE])).spec!.holderIdentity ?? "");
+  }
+  /** The pod whose name the lease holder's identity (<hostname>_<uuid>) starts with. */
+  async function leaderPod(): Promise<{ pod: Obj; holder: string }> {
+    const holder = await leaseHolder();
+    const pod = (await managerPods()).find((p) => holder.startsWith(`${p.metadata.name}_`));
+    assert.ok(pod, `no manager pod holds the lease (holder ${holder})`);
+    return { pod, holder };
+  }
+  /** Both replicas Ready and both in the webhook Service's endpoints: the state every scenario starts from. */
+  async function settled(): Promise<Obj[]> {
+    return eventually(
+      "two Ready replicas, both webhook endpoints, a lease holder",
+      async () => {
+        const pods = (await managerPods()).filter(isReady);
+        if (pods.length !== 2) return undefined;
+        const ep = await getJSON(["-n", SYSTEM_NS, "get", "endpoints", "cronjob-operator-webhook-service"]);
+        const ips = ((ep as any).subsets?.[0]?.addresses ?? []).map((a: { ip: string }) => a.ip).sort();
+        const podIPs = pods.map((p) => String(p.status!.podIP)).sort();
+        if (JSON.stringify(ips) !== JSON.stringify(podIPs)) return undefined;
+        const holder = await leaseHolder();
+        return pods.some((p) => holder.startsWith(`${p.metadata.name}_`)) ? pods : undefined;
+      },
+      180_000,
+    );
+  }
+  async function killContainer(pod: Obj): Promise<number> {
+    const id = String(pod.status!.containerStatuses[0].containerID).replace(/^containerd:\/\//, "");
+    const r = await cluster.ctr(["tasks", "kill", "--signal", "SIGKILL", id]);
+    assert.equal(r.code, 0, `ctr tasks kill: ${r.stderr}`);
+    return Date.now();
+  }
+  /** Wait until `seconds` before the next minute boundary (so a slot falls inside the disruption). */
+  async function untilBeforeMinute(seconds: number): Promise<void> {
+    const now = Date.now();
+    let target = Math.ceil(now / 60_000) * 60_000 - seconds * 1000;
+    if (target - now < 1000) target += 60_000;
+    await sleep(target - now);
+  }
+  async function minutelyJobs(): Promise<Obj[]> {
+    const jobs = (await getJSON<{ items: Obj[] }>(["-n", NS, "get", "jobs"])).items;
+    return jobs.filter((j) => j.metadata.name.startsWith("minutely-"));
+  }
+
+  /**
+   * Starts one `kubectl apply` every APPLY_EVERY_MS, whatever the earlier ones are doing: a new CronJob and an
+   * update of one whose create has completed, alternately (an update of an object still being created would be
+   * a create racing a create: AlreadyExists from the load itself, not a refusal).
+   */
+  function startLoad(): () => Promise<void> {
+    let stopped = false;
+    const inFlight = new Set<Promise<void>>();
+    const created: string[] = [];
+    let seq = 0;
+    let nextName = 0;
+    const loop = (async () => {
+      let next = Date.now();
+      while (!stopped) {
+        const i = seq++;
+        const update = i % 2 === 1 && created.length > 0;
+        const op: ApplyResult["op"] = update ? "update" : "create";
+        const name = update ? created[created.length - 1]! : `load-${nextName++}`;
+        const at = Date.now();
+        const p = cluster
+          .kubectl(["apply", "--request-timeout=20s", "-f", "-"], cronJob(name, "0 0 1 1 *", i))
+          .then(
+            (r) => {
+              results.push({ at, op, ok: r.code === 0, ...(r.code === 0 ? {} : { error: r.stderr.trim() }) });
+              if (r.code === 0 && op === "create") created.push(name);
+            },
+            (e: unknown) => {
+              results.push({ at, op, ok: false, error: String(e) });
+            },
+          )
+          .finally(() => inFlight.delete(p));
+        inFlight.add(p);
+        next += APPLY_EVERY_MS;
+        await sleep(Math.max(0, next - Date.now()));
+      }
+    })();
+    return async () => {
+      stopped = true;
+      await loop;
+      await Promise.all(inFlight);
+    };
+  }
+
+  function appliesBetween(from: number, to: number): ApplyResult[] {
+    return results.filter((r) => r.at >= from && r.at < to);
+  }
+
+  before(async () => {
+    assert.ok(existsSync(ARCHIVE), `${ARCHIVE} is missing: run \`make image-build\` (make test-e2e does)`);
+    cluster = await NodeCluster.start();
+    await cluster.importImage(ARCHIVE, IMG);
+    const deploy = await make(["deploy", "OVERLAY=config/local", `IMG=${IMG}`]);
+    assert.equal(deploy.code, 0, deploy.out);
+    await kubectl(["-n", SYSTEM_NS, "rollout", "status", DEPLOY, "--timeout=180s"]);
+    await kubectl(["create", "namespace", NS]);
+    await eventually("the default ServiceAccount of the test namespace", () =>
+      kubectl(["get", "serviceaccount", "default", "-n", NS]).then(() => true),
+    );
+    await settled();
+  });
+
+  after(async () => {
+    await loadStop?.();
+    if (!cluster) return;
+    if (process.exitCode) {
+      for (const p of await managerPods().catch(() => [])) {
+        const logs = await cluster.kubectl(["-n", SYSTEM_NS, "logs", p.metadata.name, "--tail=40"]);
+        process.stderr.write(`--- ${p.metadata.name}\n${logs.stdout}`);
+      }
+    }
+    await cluster.stop();
+  });
+
+  it("runs two Ready replicas, on their own pod IPs, both serving the webhook Service; one leads", async () => {
+    const pods = await settled();
+    assert.equal(new Set(pods.map((p) => p.status!.podIP)).size, 2);
+    for (const p of pods) assert.notEqual(p.spec!.hostNetwork, true);
+    const { pod } = await leaderPod();
+    assert.ok(pods.some((p) => p.metadata.name === pod.metadata.name));
+  });
+
+  it("under continuous applies: the leader SIGKILLed, the standby SIGKILLed, a rollout restart", async () => {
+    // Every-minute CronJobs whose slots are counted across all three disruptions.
+    for (const name of MINUTELY) await kubectl(["apply", "-f", "-"], cronJob(name, "* * * * *", 0));
+    const countFrom = Date.now();
+    loadStop = startLoad();
+    await sleep(20_000);
+    const quiet = appliesBetween(countFrom, Date.now());
+    assert.ok(quiet.length >= 100, `the load runs at >= 5/s (${quiet.length} in 20 s)`);
+    assert.deepEqual(
+      quiet.filter((r) => !r.ok).map((r) => r.error),
+      [],
+      "applies fail with no disruption at all",
+    );
+
+    const measure = async (
+      name: string,
+      disrupt: () => Promise<{ at: number; leaderDied: boolean }>,
+    ): Promise<Scenario> => {
+      await settled();
+      const { holder: leaderBefore } = await leaderPod();
+      await untilBeforeMinute(5);
+      const { at, leaderDied } = await disrupt();
+      // Through the slot inside the disruption and the next one, then until both replicas are back.
+      await sleep(Math.max(0, Math.ceil(at / 60_000) * 60_000 + 70_000 - Date.now()));
+      await settled();
+      await sleep(5_000);
+      const window = appliesBetween(at - 5_000, Date.now() - 25_000);
+      const failed = window.filter((r) => !r.ok);
+      const s: Scenario = {
+        name,
+        at,
+        applies: window.length,
+        refused: failed.length,
+        errors: [...new Set(failed.map((r) => (r.error ?? "").replace(/\s+/g, " ").slice(0, 300)))],
+        leaderBefore,
+        leaderAfter: await leaseHolder(),
+        maxLatenessS: 0,
+      };
+      const jobs = (await minutelyJobs()).map((j) => ({
+        created: new Date(j.metadata.creationTimestamp!).getTime(),
+        slot: new Date(j.metadata.annotations![SCHEDULED_AT]!).getTime(),
+      }));
+      for (const j of jobs.filter((j) => j.slot >= at - 5_000 && j.slot <= at + 70_000)) {
+        s.maxLatenessS = Math.max(s.maxLatenessS, Math.round((j.created - j.slot) / 100) / 10);
+      }
+      if (leaderDied) {
+        const created = jobs.filter((j) => j.created >= at - 1000).sort((a, b) => a.created - b.created);
+        assert.ok(created[0], `${name}: no Job created after the leader's death`);
+        // creationTimestamp has whole seconds.
+        s.nextJobAfterS = Math.max(0, Math.round((created[0].created - at) / 100) / 10);
+        s.nextJobSlotAfterS = Math.round((created[0].slot - at) / 100) / 10;
+      }
+      scenarios.push(s);
+      process.stderr.write(`ha: ${JSON.stringify(s)}\n`);
+      return s;
+    };
+
+    const leaderKill = await measure("leader SIGKILL", async () => {
+      const { pod } = await leaderPod();
+      return { at: await killContainer(pod), leaderDied: true };
+    });
+    const standbyKill = await measure("standby SIGKILL", async () => {
+      const { pod } = await leaderPod();
+      const standby = (await managerPods()).find((p) => p.metadata.name !== pod.metadata.name);
+      assert.ok(standby, "a standby replica");
+      return { at: await killContainer(standby), leaderDied: false };
+    });
+    const rollout = await measure("rollout restart", async () => {
+      const at = Date.now();
+      await kubectl(["-n", SYSTEM_NS, "rollout", "restart", DEPLOY]);
+      await kubectl(["-n", SYSTEM_NS, "rollout", "status", DEPLOY, "--timeout=240s"]);
+      return { at, leaderDied: false };
+    });
+    await loadStop();
+    loadStop = undefined;
+    const countTo = Date.now();
+
+    // Exactly once: every slot from the first full minute after the CronJobs existed has one Job each.
+    const jobs = await minutelyJobs();
+    const problems: string[] = [];
+    for (const name of MINUTELY) {
+      const slots = jobs
+        .filter((j) => j.metadata.name.startsWith(`${name}-`))
+        .map((j) => new Date(j.metadata.annotations![SCHEDULED_AT]!).getTime());
+      const first = Math.ceil((countFrom + 1000) / 60_000) * 60_000;
+      for (let t = first; t <= countTo - 30_000; t += 60_000) {
+        const n = slots.filter((s) => s === t).length;
+        if (n !== 1) problems.push(`${name} ${new Date(t).toISOString()}: ${n} Jobs`);
+      }
+    }
+    const duplicates = problems.filter((p) => !p.endsWith(": 0 Jobs")).length;
+    const missed = problems.length - duplicates;
+    const total = appliesBetween(countFrom, countTo);
+    const report = {
+      applyRatePerSecond: Math.round((total.length / ((countTo - countFrom) / 1000)) * 10) / 10,
+      applies: total.length,
+      refused: total.filter((r) => !r.ok).length,
+      duplicates,
+      missed,
+      scenarios,
+    };
+    mkdirSync(join(PROJECT_ROOT, "bin"), { recursive: true });
+    writeFileSync(join(PROJECT_ROOT, "bin", "ha-e2e.json"), JSON.stringify(report, null, 2) + "\n");
+    process.stderr.write(`ha: report ${JSON.stringify(report)}\n`);
+
+    assert.deepEqual(problems, [], "every slot has exactly one Job");
+    assert.ok(report.applyRatePerSecond >= 5, `applies ran at ${report.applyRatePerSecond}/s`);
+    // A rollout is the disruption the shutdown delay is for: nothing may be refused.
+    assert.deepEqual(rollout.errors, [], `a rollout restart refused ${rollout.refused} of ${rollout.applies} applies`);
+    // The standby's death never holds up scheduling, and the lease did not move.
+    assert.equal(standbyKill.leaderAfter, standbyKill.leaderBefore, "killing the standby moved the lease");
+    assert.notEqual(leaderKill.leaderAfter, leaderKill.leaderBefore, "a new leader after the leader's death");
+    assert.ok(leaderKill.nextJobAfterS !== undefined);
+    assert.notEqual(rollout.leaderAfter, rollout.leaderBefore, "the rollout replaced the leader");
+  });
+});

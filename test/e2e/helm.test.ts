@@ -1,0 +1,316 @@
+// End to end with the Helm chart (dist/chart) and a real helm (hack/setup-helm, or $HELM): `helm install` of
+// the operator's image on a cluster with a real node, a CronJob whose Job runs, `helm upgrade` with a changed
+// value rolled out while CronJobs are applied continuously (none may be refused), and `helm uninstall`, which
+// removes everything the release made but the CRD (and so the CronJobs). Needs root (the node); `make test-e2e`.
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { parseAllDocuments } from "yaml";
+import { PROJECT_ROOT } from "../../envtest/index.ts";
+import { NodeCluster } from "../../envtest/node-cluster.ts";
+import { eventually } from "../eventually.ts";
+
+const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
+const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
+const CHART = join(PROJECT_ROOT, "dist", "chart");
+const RELEASE = "cronjob-operator";
+const RELEASE_NS = "cronjob-operator-helm";
+const NS = "helm-e2e";
+const DEPLOYMENT = "cronjob-operator-controller-manager";
+const CRONJOBS = "cronjobs.batch.tutorial.kubebuilder.io";
+const CRD = "customresourcedefinition/cronjobs.batch.tutorial.kubebuilder.io";
+/** The pace of applies during the upgrade the issue asks for, at least. */
+const MIN_APPLIES_PER_SECOND = 5;
+
+type Obj = Record<string, any>;
+type Result = { code: number; stdout: string; stderr: string };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function helmPath(): string {
+  if (process.env.HELM) return process.env.HELM;
+  const out = execFileSync(join(PROJECT_ROOT, "hack", "setup-helm"), { encoding: "utf8" })
+    .trim()
+    .split("\n");
+  return out.at(-1)!;
+}
+
+describe(
+  "end to end: the Helm chart installed, upgraded and uninstalled on a cluster with a real node",
+  { timeout: 1_500_000 },
+  () => {
+    let cluster: NodeCluster;
+    let helmBin: string;
+    let helmHome: string;
+
+    function helm(args: string[]): Promise<Result> {
+      return new Promise((resolve) => {
+        const child = spawn(helmBin, args, {
+          env: {
+            ...process.env,
+            KUBECONFIG: cluster.kubeconfigPath,
+            // helm's own config, cache and data stay out of the user's home.
+            HELM_CONFIG_HOME: join(helmHome, "config"),
+            HELM_CACHE_HOME: join(helmHome, "cache"),
+            HELM_DATA_HOME: join(helmHome, "data"),
+          },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let stdout = "";
+        let stderr = "";
+        child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+        child.once("exit", (code) => resolve({ code: code ?? 1, stdout, stderr }));
+      });
+    }
+    async function mustHelm(args: string[]): Promise<string> {
+      const r = await helm(args);
+      assert.equal(r.code, 0, `helm ${args.join(" ")}:\n${r.stderr || r.stdout}`);
+      return r.stdout;
+    }
+    async function kubectl(args: string[], stdin?: string): Promise<string> {
+      const r = await cluster.kubectl(args, stdin);
+      if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr || r.stdout}`);
+      return r.stdout;
+    }
+    const getJSON = async (args: string[]): Promise<Obj> => JSON.parse(await kubectl([...args, "-o", "json"])) as Obj;
+    async function managerPods(): Promise<Obj[]> {
+      const pods = await getJSON(["get", "pods", "-n", RELEASE_NS, "-l", "control-plane=controller-manager"]);
+      return (pods.items as Obj[]).filter((p) => !p.metadata.deletionTimestamp);
+    }
+    const ready = (p: Obj) =>
+      (p.status?.conditions as Obj[] | undefined)?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+    async function rollout(): Promise<void> {
+      await kubectl(["-n", RELEASE_NS, "rollout", "status", `deploy/${DEPLOYMENT}`, "--timeout=240s"]);
+    }
+    function cronJob(name: string, opts: { annotations?: Record<string, string>; suspend?: boolean } = {}): string {
+      return JSON.stringify({
+        apiVersion: "batch.tutorial.kubebuilder.io/v1",
+        kind: "CronJob",
+        metadata: { name, namespace: NS, annotations: opts.annotations ?? {} },
+        spec: {
+          schedule: "*/1 * * * *",
+          suspend: opts.suspend ?? false,
+          successfulJobsHistoryLimit: 1,
+          jobTemplate: {
+            spec: {
+              backoffLimit: 0,
+              template: {
+                spec: {
+                  restartPolicy: "Never",
+                  terminationGracePeriodSeconds: 1,
+                  containers: [
+                    {
+                      name: "run",
+                      image: "localhost/busybox:latest",
+                      imagePullPolicy: "Never",
+                      command: ["sh", "-c", "echo hello from helm"],
+                    },
+                  ],
+                },
+              },
+            },
+          },
+        },
+      });
+    }
+
+    before(async () => {
+      assert.ok(existsSync(ARCHIVE), `${ARCHIVE} is missing: run \`make image-build\` (make test-e2e does)`);
+      helmBin = helmPath();
+      helmHome = mkdtempSync(join(tmpdir(), "helm-e2e-"));
+      cluster = await NodeCluster.start();
+      await cluster.importImage(ARCHIVE, IMG);
+    });
+
+    after(async () => {
+      if (helmHome) rmSync(helmHome, { recursive: true, force: true });
+      if (!cluster) return;
+      if (process.exitCode) {
+        const logs = await cluster.kubectl(["-n", RELEASE_NS, "logs", `deploy/${DEPLOYMENT}`, "--tail=50"]);
+        if (logs.code === 0) process.stderr.write(logs.stdout);
+      }
+      await cluster.stop();
+    });
+
+    it("helm install: the manager runs from its image, and a CronJob's Job runs", async () => {
+      const colon = IMG.lastIndexOf(":");
+      const api = cluster.apiServerForPods();
+      // No kube-proxy on this node: the manager reaches the API server where the cluster forwards it for pods.
+      await mustHelm([
+        "install",
+        RELEASE,
+        CHART,
+        "--namespace",
+        RELEASE_NS,
+        "--create-namespace",
+        "--set",
+        `image.repository=${IMG.slice(0, colon)}`,
+        "--set-string",
+        `image.tag=${IMG.slice(colon + 1)}`,
+        "--set",
+        "image.pullPolicy=Never",
+        "--set",
+        "env[0].name=KUBERNETES_SERVICE_HOST",
+        "--set-string",
+        `env[0].value=${api.host}`,
+        "--set",
+        "env[1].name=KUBERNETES_SERVICE_PORT",
+        "--set-string",
+        `env[1].value=${api.port}`,
+      ]);
+      await rollout();
+      const pods = await eventually(
+        "two Ready manager pods",
+        async () => {
+          const ps = await managerPods();
+          return ps.length === 2 && ps.every(ready) ? ps : undefined;
+        },
+        180_000,
+      );
+      assert.equal(pods[0]!.spec.containers[0].image, IMG);
+      const release = JSON.parse(await mustHelm(["list", "-n", RELEASE_NS, "-o", "json"])) as Obj[];
+      assert.deepEqual(
+        release.map((r) => [r.name, r.status]),
+        [[RELEASE, "deployed"]],
+      );
+      const dep = await getJSON(["-n", RELEASE_NS, "get", "deploy", DEPLOYMENT]);
+      assert.equal(dep.metadata.labels["app.kubernetes.io/managed-by"], "Helm");
+
+      await kubectl(["create", "namespace", NS]);
+      await eventually("the default ServiceAccount of the test namespace", () =>
+        kubectl(["get", "serviceaccount", "default", "-n", NS]).then(() => true),
+      );
+      // The webhook answers once a manager is ready; the first apply may still race its CA injection.
+      await eventually(
+        "the CronJob to be admitted",
+        async () => {
+          await kubectl(["apply", "-f", "-"], cronJob("every-minute"));
+          return true;
+        },
+        60_000,
+      );
+      const cj = await getJSON(["get", CRONJOBS, "every-minute", "-n", NS]);
+      // Defaulted by the mutating webhook the chart installed.
+      assert.equal(cj.spec.concurrencyPolicy, "Allow");
+      const job = await eventually(
+        "a Job of the CronJob that completed",
+        async () => {
+          const jobs = (await getJSON(["get", "jobs", "-n", NS])).items as Obj[];
+          return jobs.find(
+            (j) =>
+              j.metadata.ownerReferences?.some((o: Obj) => o.uid === cj.metadata.uid) &&
+              (j.status?.conditions as Obj[] | undefined)?.some((c) => c.type === "Complete" && c.status === "True"),
+          );
+        },
+        180_000,
+      );
+      const log = await kubectl(["-n", NS, "logs", `job/${job.metadata.name}`]);
+      assert.match(log, /hello from helm/);
+    });
+
+    it("helm upgrade: a changed value rolls out while CronJobs are applied continuously, none refused", async () => {
+      const before = await getJSON(["-n", RELEASE_NS, "get", "deploy", DEPLOYMENT]);
+      let stop = false;
+      let applies = 0;
+      const failures: string[] = [];
+      // Several kubectl processes at once: one alone does not reach the pace on a busy machine. The CronJobs
+      // are suspended: the webhooks admit them all the same, and the node does not run their Jobs.
+      const worker = async (w: number) => {
+        for (let n = 0; !stop; n++) {
+          const r = await cluster.kubectl(
+            ["apply", "-f", "-"],
+            cronJob(`churn-${w}-${n % 5}`, { annotations: { round: String(n) }, suspend: true }),
+          );
+          applies++;
+          if (r.code !== 0)
+            failures.push(`${new Date().toISOString()} churn-${w}-${n % 5}: ${(r.stderr || r.stdout).trim()}`);
+        }
+      };
+      const t0 = Date.now();
+      const workers = Array.from({ length: 6 }, (_, w) => worker(w));
+      try {
+        await sleep(5_000);
+        await mustHelm([
+          "upgrade",
+          RELEASE,
+          CHART,
+          "--namespace",
+          RELEASE_NS,
+          "--reuse-values",
+          "--set",
+          "logging.level=debug",
+        ]);
+        await rollout();
+        // Until the old replicas are gone, not only until the new ones are ready.
+        await eventually(
+          "only the upgraded manager pods",
+          async () => {
+            const pods = await getJSON(["get", "pods", "-n", RELEASE_NS, "-l", "control-plane=controller-manager"]);
+            const items = pods.items as Obj[];
+            return (
+              items.length === 2 &&
+              items.every((p) => p.spec.containers[0].args.includes("--log-level=debug") && ready(p))
+            );
+          },
+          180_000,
+        );
+        await sleep(5_000);
+      } finally {
+        stop = true;
+        await Promise.all(workers);
+      }
+      const seconds = (Date.now() - t0) / 1000;
+      const after = await getJSON(["-n", RELEASE_NS, "get", "deploy", DEPLOYMENT]);
+      assert.ok(after.metadata.generation > before.metadata.generation, "the upgrade did not change the Deployment");
+      assert.ok(
+        applies / seconds >= MIN_APPLIES_PER_SECOND,
+        `only ${applies} applies in ${seconds.toFixed(0)} s (${(applies / seconds).toFixed(1)}/s): the test did not load the webhooks as asked`,
+      );
+      assert.deepEqual(failures, [], `${failures.length} of ${applies} applies were refused during the upgrade`);
+      const history = JSON.parse(await mustHelm(["history", RELEASE, "-n", RELEASE_NS, "-o", "json"])) as Obj[];
+      assert.equal(history.at(-1)?.status, "deployed");
+      assert.equal(history.length, 2);
+    });
+
+    it("helm uninstall: everything the release made is gone but the CRD, and the CronJobs with it", async () => {
+      const manifest = await mustHelm(["get", "manifest", RELEASE, "-n", RELEASE_NS]);
+      const objects = parseAllDocuments(manifest)
+        .map((d) => d.toJS() as Obj | null)
+        .filter((o): o is Obj => o !== null);
+      assert.ok(objects.length > 10, `the release holds only ${objects.length} objects`);
+      await mustHelm(["uninstall", RELEASE, "-n", RELEASE_NS]);
+      for (const o of objects) {
+        const ref = `${o.kind.toLowerCase()}.${o.apiVersion.includes("/") ? o.apiVersion.split("/")[0] : ""}`.replace(
+          /\.$/,
+          "",
+        );
+        const args = ["get", `${ref}/${o.metadata.name}`, "--ignore-not-found", "-o", "name"];
+        if (o.metadata.namespace) args.push("-n", o.metadata.namespace);
+        if (o.kind === "CustomResourceDefinition") {
+          assert.equal(
+            (await kubectl(args)).trim(),
+            CRD.replace("customresourcedefinition", "customresourcedefinition.apiextensions.k8s.io"),
+          );
+          continue;
+        }
+        await eventually(
+          `${o.kind} ${o.metadata.name} to be deleted`,
+          async () => (await kubectl(args)).trim() === "",
+          120_000,
+        );
+      }
+      assert.deepEqual(JSON.parse(await mustHelm(["list", "-n", RELEASE_NS, "-o", "json"])), []);
+      assert.equal((await managerPods()).length, 0);
+      // The CRD is kept (helm.sh/resource-policy: keep), so the CronJobs are too.
+      const cronjobs = (await getJSON(["get", CRONJOBS, "-n", NS])).items as Obj[];
+      assert.ok(
+        cronjobs.some((c) => c.metadata.name === "every-minute"),
+        "the CronJobs went with the release",
+      );
+    });
+  },
+);

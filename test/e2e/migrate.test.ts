@@ -1,0 +1,252 @@
+// End to end: `kubectl cron migrate` and `unmigrate` on a local cluster with a real node, where the built-in
+// batch/v1beta1 CronJob controller of kube-controller-manager 1.20 and the operator (deployed from its image)
+// both run. Built-in CronJobs firing every minute run a slot or two, are taken over, run a few slots as ours,
+// are given back and run again as the built-in's; across both kinds every slot has exactly one Job.
+// Needs root (the node); `make image-build` first.
+import assert from "node:assert/strict";
+import { execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { PROJECT_ROOT } from "../../envtest/index.ts";
+import { BUSYBOX_IMAGE, NodeCluster } from "../../envtest/node-cluster.ts";
+
+const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
+const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
+const SYSTEM_NS = "cronjob-operator-system";
+const NS = "migrate-e2e";
+const SCHEDULED_AT = "batch.tutorial.kubebuilder.io/scheduled-at";
+const PLUGIN = join(PROJECT_ROOT, "cmd", "kubectl-cron", "kubectl-cron");
+const NAMES = ["every-minute", "forbid"];
+const MINUTE = 60_000;
+
+interface K8sObject {
+  apiVersion?: string;
+  metadata: {
+    name: string;
+    uid?: string;
+    annotations?: Record<string, string>;
+    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string }[];
+  };
+  spec?: Record<string, any>;
+  status?: Record<string, any>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline)
+      assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    await sleep(2000);
+  }
+}
+
+/**
+ * The slot a Job ran for: ours from its annotation, the built-in's from its name (<cronjob>-<Unix minutes>). Not
+ * from owner references: unmigrate --delete orphans ours' Jobs.
+ */
+function slotOf(job: K8sObject): { cronJob: string; kind: "ours" | "builtin"; slot: number } | undefined {
+  const m = /^(.*)-(\d+)$/.exec(job.metadata.name);
+  if (!m) return undefined;
+  const annotated = job.metadata.annotations?.[SCHEDULED_AT];
+  if (annotated) return { cronJob: m[1]!, kind: "ours", slot: Date.parse(annotated) };
+  return { cronJob: m[1]!, kind: "builtin", slot: Number(m[2]) * MINUTE };
+}
+
+describe(
+  "end to end: kubectl cron migrate/unmigrate between the built-in CronJob and ours",
+  { timeout: 1_500_000 },
+  () => {
+    let cluster: NodeCluster;
+
+    async function kubectl(args: string[], stdin?: string): Promise<string> {
+      const r = await cluster.kubectl(args, stdin);
+      if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr || r.stdout}`);
+      return r.stdout;
+    }
+    async function items(kind: string): Promise<K8sObject[]> {
+      return (JSON.parse(await kubectl(["get", kind, "-n", NS, "-o", "json"])) as { items: K8sObject[] }).items;
+    }
+    function make(target: string[]): Promise<{ code: number; out: string }> {
+      return new Promise((resolve) => {
+        const child = spawn("make", ["-s", ...target], {
+          cwd: PROJECT_ROOT,
+          env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
+          stdio: ["ignore", "pipe", "pipe"],
+        });
+        let out = "";
+        child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+        child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+        child.once("exit", (code) => resolve({ code: code ?? 1, out }));
+      });
+    }
+    /** The plugin as a user runs it: the executable, with KUBECONFIG. */
+    function plugin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+      return new Promise((resolve) => {
+        execFile(
+          PLUGIN,
+          args,
+          { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath }, timeout: 120_000 },
+          (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    }
+    async function slots() {
+      return (await items("jobs")).map(slotOf).filter((s) => s !== undefined);
+    }
+
+    before(async () => {
+      assert.ok(existsSync(ARCHIVE), `${ARCHIVE} is missing: run \`make image-build\` (make test-e2e does)`);
+      cluster = await NodeCluster.start();
+      await cluster.importImage(ARCHIVE, IMG);
+      const deploy = await make(["deploy", "OVERLAY=config/local", `IMG=${IMG}`]);
+      assert.equal(deploy.code, 0, deploy.out);
+      await kubectl([
+        "-n",
+        SYSTEM_NS,
+        "rollout",
+        "status",
+        "deploy/cronjob-operator-controller-manager",
+        "--timeout=180s",
+      ]);
+      await kubectl(["create", "namespace", NS]);
+      await eventually(
+        "the default ServiceAccount of the test namespace",
+        () => kubectl(["get", "serviceaccount", "default", "-n", NS]).then(() => true),
+        60_000,
+      );
+    });
+
+    after(async () => {
+      if (!cluster) return;
+      const logs = await cluster.kubectl([
+        "-n",
+        SYSTEM_NS,
+        "logs",
+        "deploy/cronjob-operator-controller-manager",
+        "--tail=30",
+      ]);
+      console.log(`--- operator logs (last 30 lines) ---\n${logs.stdout}${logs.stderr}`);
+      await cluster.stop();
+    });
+
+    it("takes over built-in CronJobs firing every minute and gives them back: every slot has exactly one Job", async () => {
+      for (const name of NAMES) {
+        await kubectl(
+          ["apply", "-f", "-"],
+          JSON.stringify({
+            apiVersion: "batch/v1beta1",
+            kind: "CronJob",
+            metadata: { name, namespace: NS, labels: { e2e: "migrate" } },
+            spec: {
+              schedule: "*/1 * * * *",
+              concurrencyPolicy: name === "forbid" ? "Forbid" : "Allow",
+              // Keep every Job: the test counts them all.
+              successfulJobsHistoryLimit: 100,
+              failedJobsHistoryLimit: 100,
+              jobTemplate: {
+                spec: {
+                  backoffLimit: 0,
+                  template: {
+                    spec: {
+                      restartPolicy: "Never",
+                      terminationGracePeriodSeconds: 1,
+                      containers: [
+                        { name: "run", image: BUSYBOX_IMAGE, imagePullPolicy: "Never", command: ["sh", "-c", "date"] },
+                      ],
+                    },
+                  },
+                },
+              },
+            },
+          }),
+        );
+      }
+      // The built-in controller runs a slot or two first.
+      await eventually(
+        "a Job of each built-in CronJob",
+        async () => {
+          const s = await slots();
+          return NAMES.every((n) => s.some((x) => x.cronJob === n && x.kind === "builtin"));
+        },
+        180_000,
+      );
+
+      const dry = await plugin(["migrate", "-n", NS, "-l", "e2e=migrate", "--dry-run"]);
+      assert.equal(dry.code, 0, dry.stderr);
+      assert.match(dry.stdout, /^# migrate-e2e\/every-minute: would migrate from batch\/v1beta1$/m);
+      assert.equal((await items("cronjobs.batch.tutorial.kubebuilder.io")).length, 0, "--dry-run created nothing");
+
+      const migrated = await plugin(["migrate", "-n", NS, "-l", "e2e=migrate"]);
+      assert.equal(migrated.code, 0, `${migrated.stdout}${migrated.stderr}`);
+      for (const name of NAMES)
+        assert.match(migrated.stdout, new RegExp(`^${NS}/${name}: migrated from batch/v1beta1$`, "m"));
+      const again = await plugin(["migrate", "-n", NS, "-l", "e2e=migrate"]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(again.stdout.match(/already migrated/g)?.length, NAMES.length, again.stdout);
+      const migratedAt = Date.now();
+
+      // A few slots as ours.
+      await eventually(
+        "two Jobs of each of ours",
+        async () => {
+          const s = await slots();
+          return NAMES.every((n) => s.filter((x) => x.cronJob === n && x.kind === "ours").length >= 2);
+        },
+        240_000,
+      );
+      const ours = await slots();
+      assert.ok(
+        ours.every((x) => x.kind === "ours" || x.slot < migratedAt),
+        "no built-in Job for a slot after the migration",
+      );
+
+      const back = await plugin(["unmigrate", "-n", NS, "--delete"]);
+      assert.equal(back.code, 0, `${back.stdout}${back.stderr}`);
+      for (const name of NAMES)
+        assert.match(back.stdout, new RegExp(`^${NS}/${name}: given back to batch/v1beta1$`, "m"));
+      const givenBackAt = Date.now();
+      await eventually(
+        "a Job of each built-in CronJob after the give-back",
+        async () => {
+          const s = await slots();
+          return NAMES.every((n) =>
+            s.some((x) => x.cronJob === n && x.kind === "builtin" && x.slot > givenBackAt - MINUTE),
+          );
+        },
+        180_000,
+      );
+
+      // Stop both kinds, let the built-in controller finish, then count.
+      for (const name of NAMES) {
+        await kubectl(["patch", "cronjobs.batch", name, "-n", NS, "--type=merge", "-p", '{"spec":{"suspend":true}}']);
+      }
+      await sleep(15_000);
+      const all = await slots();
+      for (const name of NAMES) {
+        const mine = all.filter((x) => x.cronJob === name).sort((a, b) => a.slot - b.slot);
+        const bySlot = new Map<number, string[]>();
+        for (const x of mine) bySlot.set(x.slot, [...(bySlot.get(x.slot) ?? []), x.kind]);
+        const dupes = [...bySlot].filter(([, kinds]) => kinds.length > 1);
+        assert.deepEqual(dupes, [], `${name}: slots with more than one Job`);
+        const first = mine[0]!.slot;
+        const last = mine.at(-1)!.slot;
+        const missing: string[] = [];
+        for (let t = first; t <= last; t += MINUTE) if (!bySlot.has(t)) missing.push(new Date(t).toISOString());
+        assert.deepEqual(missing, [], `${name}: slots without a Job`);
+        // Both kinds ran, in order: built-in, ours, built-in.
+        const kinds = mine.map((x) => x.kind).filter((k, i, xs) => i === 0 || xs[i - 1] !== k);
+        assert.deepEqual(kinds, ["builtin", "ours", "builtin"], `${name}: ${mine.map((x) => x.kind).join(",")}`);
+      }
+    });
+  },
+);

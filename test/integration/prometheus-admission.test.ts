@@ -1,0 +1,282 @@
+// The admission alert against the real thing: a real Prometheus scrapes a real kube-apiserver's /metrics (as a
+// cluster's Prometheus scrapes job="apiserver") with the alert rules loaded as they are. Our webhooks (the
+// generated configurations, the real handlers) refusing an invalid CronJob is their job and fires nothing;
+// once the webhook server is gone, the API server's failed call refuses the write and CronJobWebhookFailing
+// fires on it. Also checks that kube-apiserver serves the admission metrics under the names and labels the
+// rules, the runbooks and test/promql.ts's KUBE_APISERVER_METRICS assume.
+//
+// Prometheus comes from Debian's prometheus package (.ci/run installs it); it runs on free loopback ports
+// with its own data directory, scraping and evaluating every second, and is stopped and removed after.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import {
+  ApiException,
+  KubernetesObjectApi,
+  type KubernetesObject,
+  type V1MutatingWebhookConfiguration,
+  type V1ValidatingWebhookConfiguration,
+} from "@kubernetes/client-node";
+import { stringify } from "yaml";
+import { RULES_PATH } from "../../hack/crdgen/prometheusrule.ts";
+import { webhookConfigurations } from "../../hack/crdgen/webhook.ts";
+import { discardLogger } from "../../runtime/log.ts";
+import { startWebhookServer, type AdmissionHandler, type WebhookServer } from "../../runtime/webhook/index.ts";
+import { cronJobWebhookHandlers, MUTATE_PATH, VALIDATE_PATH } from "../../webhooks/cronjob_webhook.ts";
+import { generateWebhookCertificates, type WebhookCertificates } from "../../envtest/certs.ts";
+import { PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
+import { freePort } from "../../envtest/ports.ts";
+import { ManagedProcess, removeOnExit } from "../../envtest/processes.ts";
+import {
+  installWebhooks,
+  uninstallWebhooks,
+  waitForWebhookReady,
+  type InstalledWebhooks,
+} from "../../envtest/webhook.ts";
+import { eventually } from "../eventually.ts";
+import { minimalCronJob, variant } from "../fixtures.ts";
+import { KUBE_APISERVER_METRICS } from "../promql.ts";
+
+const PROMETHEUS = process.env.PROMETHEUS ?? "prometheus";
+const NS = "default";
+const ALERT = "CronJobWebhookFailing";
+const OUR_WEBHOOKS = 'name=~"mcronjob-v1[.]kb[.]io|vcronjob-v1[.]kb[.]io"';
+
+interface PromAlert {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  state: string;
+}
+
+function tail(file: string, n = 25): string {
+  if (!existsSync(file)) return "(no log)";
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .slice(-n)
+    .map((l) => l.slice(0, 500))
+    .join("\n");
+}
+
+describe(
+  "Prometheus fires CronJobWebhookFailing from kube-apiserver's own admission metrics",
+  { timeout: 300_000 },
+  () => {
+    let env: TestEnv | undefined;
+    let certs: WebhookCertificates | undefined;
+    let server: WebhookServer | undefined;
+    let installed: InstalledWebhooks | undefined;
+    let prometheus: ManagedProcess | undefined;
+    let promDir = "";
+    let promLog = "";
+    let promURL = "";
+    let probed = false;
+
+    const validate = cronJobWebhookHandlers().get(VALIDATE_PATH)!;
+    const handlers = new Map<string, AdmissionHandler>([
+      [MUTATE_PATH, cronJobWebhookHandlers().get(MUTATE_PATH)!],
+      [
+        VALIDATE_PATH,
+        (req) => {
+          if (req.dryRun) probed = true;
+          return validate(req);
+        },
+      ],
+    ]);
+
+    async function promAPI<T = unknown>(path: string): Promise<T> {
+      const res = await fetch(`${promURL}${path}`);
+      const body = (await res.json()) as { status: string; data: T; error?: string };
+      if (body.status !== "success") throw new Error(`${path}: ${body.error ?? res.status}`);
+      return body.data;
+    }
+    const query = (q: string) =>
+      promAPI<{ result: Array<{ metric: Record<string, string>; value: [number, string] }> }>(
+        `/api/v1/query?query=${encodeURIComponent(q)}`,
+      ).then((r) => r.result);
+    const ourAlerts = () =>
+      promAPI<{ alerts: PromAlert[] }>("/api/v1/alerts").then((r) =>
+        r.alerts.filter((a) => a.labels.alertname === ALERT),
+      );
+    const detail = async () =>
+      `\ntargets: ${JSON.stringify(await promAPI("/api/v1/targets").catch((e: unknown) => String(e)))}` +
+      `\nprometheus log:\n${tail(promLog, 10)}`;
+
+    before(async () => {
+      env = await TestEnv.start();
+      certs = await generateWebhookCertificates();
+      server = await startWebhookServer({
+        host: "127.0.0.1",
+        port: 0,
+        certDir: certs.dir,
+        logger: discardLogger,
+        handlers,
+      });
+      const configs = webhookConfigurations();
+      installed = await installWebhooks(env, {
+        mutating: configs.filter((c) => c.kind === "MutatingWebhookConfiguration") as V1MutatingWebhookConfiguration[],
+        validating: configs.filter(
+          (c) => c.kind === "ValidatingWebhookConfiguration",
+        ) as V1ValidatingWebhookConfiguration[],
+        port: server.port,
+        caPEM: certs.caPEM,
+      });
+      const probe = variant(minimalCronJob("unused"), (o) => {
+        delete o.metadata.name;
+        o.metadata.generateName = "probe-";
+      });
+      await waitForWebhookReady(env, { probe: probe as KubernetesObject, seen: () => probed });
+      promDir = mkdtempSync(join(tmpdir(), "prometheus-admission-"));
+      removeOnExit(promDir);
+      promLog = join(promDir, "prometheus.log");
+    });
+
+    after(async () => {
+      const steps: Array<() => Promise<unknown> | undefined> = [
+        () => prometheus?.stop(),
+        () => (installed && env ? uninstallWebhooks(env, installed) : undefined),
+        () => server?.close(),
+        () => env?.stop(),
+      ];
+      for (const step of steps) await Promise.resolve(step()).catch((err: unknown) => console.error(err));
+      certs?.cleanup();
+      if (promDir) rmSync(promDir, { recursive: true, force: true });
+    });
+
+    it("a refused invalid CronJob fires nothing; a failed webhook call fires the alert with its runbook", async () => {
+      // Not a skip: without Prometheus this test fails, saying how to get it.
+      const v = spawnSync(PROMETHEUS, ["--version"], { encoding: "utf8" });
+      if (v.error || v.status !== 0) {
+        assert.fail(
+          `cannot run ${PROMETHEUS} (${v.error?.message ?? v.stderr}): apt-get install prometheus ` +
+            "(Debian's package; .ci/run installs it), or set PROMETHEUS to the binary",
+        );
+      }
+
+      // Prometheus scrapes the API server with the admin token, as a cluster's Prometheus does with its own.
+      const tokenFile = join(promDir, "token");
+      writeFileSync(tokenFile, env!.token, { mode: 0o600 });
+      const promPort = await freePort();
+      promURL = `http://127.0.0.1:${promPort}`;
+      const config = {
+        global: { scrape_interval: "1s", scrape_timeout: "1s", evaluation_interval: "1s" },
+        rule_files: [join(PROJECT_ROOT, RULES_PATH)],
+        scrape_configs: [
+          {
+            job_name: "apiserver",
+            scheme: "https",
+            tls_config: { insecure_skip_verify: true },
+            authorization: { type: "Bearer", credentials_file: tokenFile },
+            static_configs: [{ targets: [new URL(env!.server).host] }],
+          },
+        ],
+      };
+      const configFile = join(promDir, "prometheus.yml");
+      writeFileSync(configFile, stringify(config));
+      prometheus = new ManagedProcess(
+        "prometheus",
+        PROMETHEUS,
+        [
+          `--config.file=${configFile}`,
+          `--storage.tsdb.path=${join(promDir, "data")}`,
+          `--web.listen-address=127.0.0.1:${promPort}`,
+        ],
+        promLog,
+      );
+      await eventually(
+        "the API server scraped",
+        async () => {
+          if (!prometheus!.running) throw new Error("prometheus exited");
+          return (await query('up{job="apiserver"} == 1')).length === 1;
+        },
+        60_000,
+        detail,
+      );
+
+      // The webhooks at work: an invalid CronJob refused (422), a valid one admitted.
+      const api = KubernetesObjectApi.makeApiClient(env!.kubeConfig);
+      const invalid = variant(minimalCronJob("never", NS), (o) => (o.spec.schedule = "0 0 30 2 *"));
+      const refused = await api.create(invalid as KubernetesObject).then(
+        () => assert.fail("the validating webhook admitted an invalid schedule"),
+        (e: unknown) => e,
+      );
+      assert.ok(refused instanceof ApiException && refused.code === 422, String(refused));
+      await api.create(minimalCronJob("valid", NS) as KubernetesObject);
+
+      // kube-apiserver counts the refusal under the names and labels the rules select.
+      const rejection = await eventually(
+        "the refusal in apiserver_admission_webhook_rejection_count",
+        async () =>
+          (await query(`apiserver_admission_webhook_rejection_count{${OUR_WEBHOOKS}}`)).find(
+            (s) => s.metric.rejection_code === "422",
+          ),
+        30_000,
+        detail,
+      );
+      assert.deepEqual(rejection.metric, {
+        __name__: "apiserver_admission_webhook_rejection_count",
+        instance: new URL(env!.server).host,
+        job: "apiserver",
+        name: "vcronjob-v1.kb.io",
+        type: "validating",
+        operation: "CREATE",
+        error_type: "no_error",
+        rejection_code: "422",
+      });
+      for (const [metric, labels] of Object.entries(KUBE_APISERVER_METRICS)) {
+        const series = await query(`${metric}{${OUR_WEBHOOKS}}`);
+        assert.ok(series.length > 0, `kube-apiserver serves no ${metric} for our webhooks`);
+        for (const s of series) {
+          const names = Object.keys(s.metric).filter((k) => !["__name__", "job", "instance"].includes(k));
+          assert.deepEqual(names.sort(), [...labels].sort(), `${metric}'s labels: ${JSON.stringify(s.metric)}`);
+        }
+      }
+      const admitted = await query(
+        `apiserver_admission_webhook_admission_duration_seconds_count{name="vcronjob-v1.kb.io", rejected="false"}`,
+      );
+      assert.ok(admitted.length > 0, 'the admitted CronJob is counted with rejected="false"');
+
+      // Some evaluations later: a refusal of an invalid CronJob is no failure.
+      const evaluatedAfter = Date.now() + 5_000;
+      await eventually("rule evaluations", async () => Date.now() > evaluatedAfter, 10_000);
+      assert.deepEqual(await ourAlerts(), [], `${ALERT} fired for a 422`);
+
+      // The webhook server gone (the operator down): the API server cannot call the mutating webhook, refuses
+      // the write, and counts a calling error.
+      await server!.close();
+      server = undefined;
+      const failed = await api.create(minimalCronJob("blocked", NS) as KubernetesObject).then(
+        () => assert.fail("the API server admitted a CronJob without its webhooks (failurePolicy: Fail)"),
+        (e: unknown) => e,
+      );
+      assert.ok(failed instanceof ApiException, String(failed));
+      assert.match(
+        String((failed as ApiException<unknown>).body),
+        /failed calling webhook \\?"mcronjob-v1\.kb\.io\\?"/,
+      );
+
+      const alert = await eventually(
+        `${ALERT} firing`,
+        async () => (await ourAlerts()).find((a) => a.state === "firing"),
+        60_000,
+        detail,
+      );
+      assert.deepEqual(alert.labels, {
+        alertname: ALERT,
+        severity: "critical",
+        name: "mcronjob-v1.kb.io",
+        type: "admit",
+        operation: "CREATE",
+        error_type: "calling_webhook_error",
+        rejection_code: "0",
+      });
+      assert.equal(
+        alert.annotations.runbook_url,
+        `https://github.com/cronjob-operator/cronjob-operator/blob/main/docs/runbooks/${ALERT}.md`,
+      );
+      assert.match(alert.annotations.summary ?? "", /webhook mcronjob-v1\.kb\.io fail/);
+    });
+  },
+);

@@ -1,0 +1,85 @@
+// dist/install.yaml keeps its manager image through `make manifests` (hack/crdgen/installer.ts): a
+// `make build-installer IMG=…` result is not silently turned back into controller:latest by `make manifests`,
+// `make deploy` or `make run`, and what they write is what build-installer writes for that image.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative, resolve } from "node:path";
+import { after, describe, it } from "node:test";
+import { DEFAULT_MANAGER_IMAGE, keepManagerImage, managerImageOf } from "../../hack/crdgen/installer.ts";
+
+const root = resolve(import.meta.dirname, "..", "..");
+const KUBECTL = process.env.KUBECTL ?? "kubectl";
+const IMG = "registry.example.com/team/cronjob-operator:v1.2.3";
+
+function kustomize(dir: string): string {
+  const r = spawnSync(KUBECTL, ["kustomize", dir], { encoding: "utf8", maxBuffer: 64 << 20 });
+  if (r.error) assert.fail(`cannot run ${KUBECTL} (kustomize is built into kubectl ≥ 1.14): ${r.error.message}`);
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout;
+}
+
+describe("dist/install.yaml's manager image (make manifests vs make build-installer IMG=…)", () => {
+  const tmp = mkdtempSync(join(tmpdir(), "installer-"));
+  after(() => rmSync(tmp, { recursive: true, force: true }));
+  const rendered = kustomize(join(root, "config", "default"));
+
+  // What build-installer writes: config/default through an overlay that sets the manager's image, as the
+  // Makefile's KUSTOMIZE_DEFAULT builds it.
+  function buildInstaller(img: string): string {
+    const overlay = mkdtempSync(join(tmp, "overlay-"));
+    writeFileSync(
+      join(overlay, "kustomization.yaml"),
+      [
+        "apiVersion: kustomize.config.k8s.io/v1beta1",
+        "kind: Kustomization",
+        "resources:",
+        `- ${relative(overlay, join(root, "config", "default"))}`,
+        "patches:",
+        "- target: {kind: Deployment, labelSelector: control-plane=controller-manager}",
+        "  patch: |-",
+        `    [{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "${img}"}]`,
+        "",
+      ].join("\n"),
+    );
+    return kustomize(overlay);
+  }
+
+  it("the Makefile's build-installer sets the image the way this test's overlay does", () => {
+    const makefile = readFileSync(join(root, "Makefile"), "utf8");
+    assert.match(
+      makefile,
+      /"op": "replace", "path": "\/spec\/template\/spec\/containers\/0\/image", "value": "\$\(IMG\)"/,
+    );
+    assert.match(makefile, /^build-installer: manifests /m);
+  });
+
+  it("reads the manager image of an installer", () => {
+    assert.equal(managerImageOf(rendered), DEFAULT_MANAGER_IMAGE);
+    assert.equal(managerImageOf(buildInstaller(IMG)), IMG);
+    assert.equal(managerImageOf("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: x\n"), undefined);
+  });
+
+  it("make manifests over a build-installer result writes exactly what build-installer wrote", () => {
+    const built = buildInstaller(IMG);
+    assert.notEqual(built, rendered);
+    assert.equal(keepManagerImage(rendered, built), built);
+    // Only the manager's image line differs from the default render.
+    const diff = rendered.split("\n").filter((l, i) => l !== built.split("\n")[i]);
+    assert.deepEqual(
+      diff.map((l) => l.trim()),
+      [`image: ${DEFAULT_MANAGER_IMAGE}`],
+    );
+  });
+
+  it("with no installer yet, or one with the default image, it is the plain render", () => {
+    assert.equal(keepManagerImage(rendered, undefined), rendered);
+    assert.equal(keepManagerImage(rendered, rendered), rendered);
+  });
+
+  it("refuses an image that is no image reference instead of writing broken YAML", () => {
+    const broken = rendered.replace(`image: ${DEFAULT_MANAGER_IMAGE}`, 'image: "a b: c"');
+    assert.throws(() => keepManagerImage(rendered, broken), /the manager image "a b: c" is not an image reference/);
+  });
+});

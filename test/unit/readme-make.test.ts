@@ -1,0 +1,77 @@
+// What the README says about the make targets and CI is what the Makefile and .ci/run do: which targets run
+// `npm ci` first, what `make manifests` writes, and what CI runs.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, it } from "node:test";
+import { PROMETHEUS_RULE_PATH } from "../../hack/crdgen/prometheusrule.ts";
+import { ROLE_PATH } from "../../hack/crdgen/rbac.ts";
+
+const root = resolve(import.meta.dirname, "..", "..");
+const readme = readFileSync(join(root, "README.md"), "utf8");
+const makefile = readFileSync(join(root, "Makefile"), "utf8");
+
+/** Each target's prerequisites, as written on its rule line. */
+function prerequisites(): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const m of makefile.matchAll(/^([a-z][a-z0-9-]*):([^=\n#]*)/gm)) {
+    out.set(m[1]!, m[2]!.trim().split(/\s+/).filter(Boolean));
+  }
+  return out;
+}
+
+/** Whether `target` runs the npm ci rule ($(NODE_MODULES)) first, directly or through another target. */
+function runsNpmCi(target: string, deps = prerequisites(), seen = new Set<string>()): boolean {
+  if (seen.has(target)) return false;
+  seen.add(target);
+  const pre = deps.get(target);
+  assert.ok(pre, `no target ${target} in the Makefile`);
+  return pre.some((p) => p === "$(NODE_MODULES)" || (deps.has(p) && runsNpmCi(p, deps, seen)));
+}
+
+describe("the README's make and CI claims", () => {
+  it("names the targets that run npm ci first, and those that do not", () => {
+    const line =
+      /- Node: `npm ci` \(([\s\S]*?)\) installs Node 24[\s\S]*?The kubectl- and Docker-only targets \(([^)]*)\) do not run it\./.exec(
+        readme,
+      );
+    assert.ok(line, "the Prerequisites' Node paragraph");
+    const backticked = (text: string) => [...text.matchAll(/`([a-z][a-z0-9-]*)`/g)].map((m) => m[1]!);
+    const runs = backticked(line[1]!.replace("`npm ci`", ""));
+    assert.ok(runs.length >= 5, line[1]);
+    for (const t of runs) assert.ok(runsNpmCi(t), `README: make ${t} runs npm ci, but it does not depend on it`);
+    const not = backticked(line[2]!);
+    assert.deepEqual(not.sort(), ["docker-build", "docker-push", "install", "undeploy", "uninstall"]);
+    for (const t of not) assert.ok(!runsNpmCi(t), `README: make ${t} does not run npm ci, but it does`);
+  });
+
+  it("lists what make manifests writes, the PrometheusRule included", () => {
+    const line = /^make manifests +# regenerate (.*)$/m.exec(readme)?.[1];
+    assert.ok(line, "the Development section's make manifests line");
+    for (const path of [
+      "config/crd/bases",
+      ROLE_PATH,
+      "config/webhook/manifests.yaml",
+      PROMETHEUS_RULE_PATH,
+      "dist/install.yaml",
+    ]) {
+      assert.ok(line.includes(path), `make manifests writes ${path}; the README's line does not say so`);
+    }
+    assert.match(
+      readFileSync(join(root, "hack", "generate-manifests.ts"), "utf8"),
+      /PROMETHEUS_RULE_PATH, prometheusRuleYAML/,
+    );
+  });
+
+  it("says what CI runs, in .ci/run's order", () => {
+    const ci = readFileSync(join(root, ".ci", "run"), "utf8");
+    const ran = [...ci.matchAll(/^make ([a-z-]+)$/gm)].map((m) => m[1]!);
+    const said = /CI \(`\.ci\/run`\) installs[\s\S]*?then\s+runs ([^.]*)\./.exec(readme)?.[1];
+    assert.ok(said, "the README's sentence on what CI runs");
+    const named = [...said.matchAll(/`make ([a-z-]+)`/g)].map((m) => m[1]!);
+    assert.deepEqual(
+      named,
+      ran.filter((t) => t !== "deps"),
+    );
+  });
+});
