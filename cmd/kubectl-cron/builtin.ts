@@ -56,8 +56,9 @@ export async function discoverBuiltinVersion(client: Client): Promise<BuiltinVer
 
 /**
  * The slot a Job of the built-in controller ran for: the annotation the v2 controller writes from 1.28
- * (batch.kubernetes.io/cronjob-scheduled-timestamp, RFC 3339), else the name, which every version of the
- * built-in controller makes `<cronjob>-<scheduled time in Unix minutes>`.
+ * (batch.kubernetes.io/cronjob-scheduled-timestamp, RFC 3339), else the name. The old controller (1.20, and
+ * before CronJobControllerV2) names a Job `<cronjob>-<scheduled time in Unix seconds>`, the v2 controller
+ * `<cronjob>-<Unix minutes>`: seconds have 10 digits from 2001 to 2286, minutes at most 8 until 2160.
  */
 export function builtinJobSlot(job: Readonly<Job>, cronJobName: string): Date | undefined {
   const annotated = job.metadata?.annotations?.[K8S_SCHEDULED_TIMESTAMP_ANNOTATION];
@@ -69,9 +70,9 @@ export function builtinJobSlot(job: Readonly<Job>, cronJobName: string): Date | 
   const prefix = `${cronJobName}-`;
   if (!name.startsWith(prefix)) return undefined;
   const suffix = name.slice(prefix.length);
-  // 8 digits of Unix minutes covers 1973 to 2160; a manual `kubectl create job --from` name has other text.
+  // A manual `kubectl create job --from` name has other text.
   if (!/^\d{1,10}$/.test(suffix)) return undefined;
-  return new Date(Number(suffix) * 60_000);
+  return new Date(Number(suffix) * (suffix.length === 10 ? 1000 : 60_000));
 }
 
 /** A Job's controller is this CronJob (by UID: a Job of a deleted CronJob of the same name is not its own). */

@@ -191,6 +191,7 @@ export async function migrate(
           }
         }
         report.changes.push(`update ${ours} (given back earlier) from ${theirs}, suspended until the handover ends`);
+        if (opts.dryRun) report.object = conversion.cronJob;
       } else {
         // "migrating": an earlier run stopped part-way; its record holds the original's suspend from before.
         record = theirRecord;

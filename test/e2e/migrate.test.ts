@@ -51,15 +51,15 @@ async function eventually<T>(what: string, fn: () => Promise<T | undefined | fal
 }
 
 /**
- * The slot a Job ran for: ours from its annotation, the built-in's from its name (<cronjob>-<Unix minutes>). Not
- * from owner references: unmigrate --delete orphans ours' Jobs.
+ * The slot a Job ran for: ours from its annotation, the built-in's from its name: 1.20's old controller names
+ * them <cronjob>-<Unix seconds> (as ours are named). Not from owner references: unmigrate --delete orphans ours'.
  */
 function slotOf(job: K8sObject): { cronJob: string; kind: "ours" | "builtin"; slot: number } | undefined {
   const m = /^(.*)-(\d+)$/.exec(job.metadata.name);
   if (!m) return undefined;
   const annotated = job.metadata.annotations?.[SCHEDULED_AT];
   if (annotated) return { cronJob: m[1]!, kind: "ours", slot: Date.parse(annotated) };
-  return { cronJob: m[1]!, kind: "builtin", slot: Number(m[2]) * MINUTE };
+  return { cronJob: m[1]!, kind: "builtin", slot: Number(m[2]) * 1000 };
 }
 
 describe(

@@ -20,12 +20,12 @@ const NS = "default";
 const NAME = "every-minute";
 const MINUTE = 60_000;
 
-/** Ours: slot from the annotation; the built-in's: from the name (<cronjob>-<Unix minutes>). */
+/** Ours: slot from the annotation; the built-in's (1.20's old controller): from the name, <cronjob>-<Unix seconds>. */
 function slotOf(job: Job): { kind: "ours" | "builtin"; slot: number } | undefined {
   const m = /^every-minute-(\d+)$/.exec(job.metadata?.name ?? "");
   if (!m) return undefined;
   const annotated = job.metadata?.annotations?.[SCHEDULED_AT_ANNOTATION];
-  return annotated ? { kind: "ours", slot: Date.parse(annotated) } : { kind: "builtin", slot: Number(m[1]) * MINUTE };
+  return annotated ? { kind: "ours", slot: Date.parse(annotated) } : { kind: "builtin", slot: Number(m[1]) * 1000 };
 }
 
 describe("kubectl cron migrate/unmigrate in real time: built-in controller and ours", { timeout: 600_000 }, () => {

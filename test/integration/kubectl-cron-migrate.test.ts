@@ -72,13 +72,13 @@ describe("kubectl cron migrate/unmigrate against kube-apiserver 1.20 (batch/v1be
     return created;
   }
 
-  /** A Job as the built-in (old) controller names it: <cronjob>-<scheduled time in Unix minutes>. */
+  /** A Job as 1.20's built-in (old) controller names it: <cronjob>-<scheduled time in Unix seconds>. */
   async function builtinJob(cj: BuiltinCronJob, slot: number) {
     await h.client.create<Job>(Kinds.Job, {
       apiVersion: "batch/v1",
       kind: "Job",
       metadata: {
-        name: `${cj.metadata.name}-${slot / MINUTE}`,
+        name: `${cj.metadata.name}-${slot / 1000}`,
         namespace: ns,
         ownerReferences: [
           {

@@ -146,6 +146,8 @@ describe("kubectl cron migrate: conversion from the built-in CronJob", () => {
       )?.toISOString(),
       "2025-12-17T00:00:00.000Z",
     );
+    // The old controller (1.20) names its Jobs after the Unix seconds.
+    assert.equal(builtinJobSlot(job("backup-1765929600"), "backup")?.toISOString(), "2025-12-17T00:00:00.000Z");
     assert.equal(builtinJobSlot(job("backup-manual-x7"), "backup"), undefined);
     assert.equal(builtinJobSlot(job("other-29432160"), "backup"), undefined);
   });
