@@ -47,7 +47,7 @@ fmt: $(NODE_MODULES) ## Format the code (prettier) and apply lint fixes.
 	$(NPM_RUN) fmt
 
 .PHONY: lint
-lint: $(NODE_MODULES) ## Lint (eslint + prettier --check) and type-check.
+lint: $(NODE_MODULES) ## Lint (eslint + prettier --check + no unused exports, hack/unused-exports.ts) and type-check.
 	$(NPM_RUN) lint
 	$(NPM_RUN) typecheck
 

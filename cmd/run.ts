@@ -1,13 +1,15 @@
 // Wiring of the manager process; cmd/main.ts parses flags and calls run().
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { selfSignedCertificate } from "../runtime/metrics/auth.ts";
-import { CronJobKind, CronJobReconciler } from "../controllers/cronjob_controller.ts";
+import { CronJobResource } from "../api/v1/index.ts";
+import { CronJobReconciler } from "../controllers/cronjob_controller.ts";
 import { CronJobMetrics, type CronJobRunMetrics, type CronJobView, noCronJobMetrics } from "../controllers/metrics.ts";
 import type { KubeObject } from "../runtime/kinds.ts";
 import { loadKubeConfig } from "../runtime/kubeconfig.ts";
 import { createLogger, setDefaultLogger } from "../runtime/log.ts";
 import { LeaderElectionLostError, Manager, setupSignalHandler } from "../runtime/manager.ts";
+import { podNamespace } from "../runtime/podnamespace.ts";
 import { CertProvisioner } from "../runtime/webhook/certprovisioner.ts";
 import { webhookRunnable } from "../runtime/webhook/runnable.ts";
 import { cronJobWebhookHandlers } from "../webhooks/cronjob_webhook.ts";
@@ -61,16 +63,13 @@ export async function run(flags: Flags): Promise<number> {
   });
   // --per-cronjob-metrics: the cronjob_* series of every CronJob (controllers/metrics.ts), read from the
   // CronJob informer's cache at scrape time and exported by the leader only. A deleted CronJob's run
-  // counters go with it (the reconciler forgets it too, when it finds it gone).
+  // counters go when the reconciler finds it gone (it forgets the CronJob's other state there too).
   let cronJobMetrics: CronJobRunMetrics = noCronJobMetrics;
   if (flags.perCronJobMetrics) {
-    const cronJobs = mgr.cache.informerFor<KubeObject>(CronJobKind);
+    const cronJobs = mgr.cache.informerFor<KubeObject>(CronJobResource);
     const m = new CronJobMetrics({
       list: () => cronJobs.list() as readonly CronJobView[],
       isLeader: () => mgr.isLeader(),
-    });
-    cronJobs.addEventHandler({
-      onDelete: (cj) => m.forget(cj.metadata?.namespace ?? "", cj.metadata?.name ?? ""),
     });
     cronJobMetrics = m;
   }
@@ -142,17 +141,3 @@ export const WEBHOOK_CERT_SECRET_LABELS: Readonly<Record<string, string>> = {
   "app.kubernetes.io/component": "webhook-certificate",
   "app.kubernetes.io/managed-by": "cronjob-operator",
 };
-
-const SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
-
-/** The pod's namespace: POD_NAMESPACE (the Deployment sets it), else the mounted service account's. */
-function podNamespace(): string | undefined {
-  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
-  try {
-    return existsSync(SERVICE_ACCOUNT_NAMESPACE)
-      ? readFileSync(SERVICE_ACCOUNT_NAMESPACE, "utf8").trim() || undefined
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}

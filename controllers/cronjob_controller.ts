@@ -5,28 +5,32 @@
 // README "Behaviour compared with the built-in CronJob".
 import { Histogram } from "prom-client";
 import {
-  type Condition,
+  classifyJob,
+  cronJobOwnerOf,
+  CronJobResource as CronJobKind,
   CronJobSchema,
   type CronJobWire,
   CronJobWireSchema,
   type CronJobWireStatus,
-  GROUP,
-  KIND,
+  finishedAt,
+  type Job,
+  jobForRunNow,
+  jobForSlot,
+  jobNameFor,
   manualJobName,
   MAX_RUN_NOW_REQUEST_LENGTH,
-  PLURAL,
+  readJob,
   RUN_NOW_REQUEST_ANNOTATION,
   runNowRequesterOf,
   runNowRequestOf,
-  VERSION,
+  scheduledTimeOf,
   type ObjectReference,
 } from "../api/v1/index.ts";
-import type { Cache } from "../runtime/cache/cache.ts";
-import type { Client } from "../runtime/client.ts";
+import type { CacheIndexer, CacheReader, ObjectReader, ObjectWriter, StatusWriter } from "../runtime/interfaces.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import { hasStatusCause, isAlreadyExists, isConflict, isNotFound } from "../runtime/errors.ts";
 import type { Recorder } from "../runtime/events/types.ts";
-import { type KubeObject, Kinds, type ResourceKind } from "../runtime/kinds.ts";
+import { type KubeObject, Kinds } from "../runtime/kinds.ts";
 import type { Manager } from "../runtime/manager.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import { getOrCreate, metricsRegistry } from "../runtime/metrics/registry.ts";
@@ -34,18 +38,9 @@ import { type Clock, realClock } from "./clock.ts";
 import { type ConditionInput, setConditions } from "./conditions.ts";
 import { type EventReason, recordEvent } from "./events.ts";
 import { type CronJobRunMetrics, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
-import {
-  classifyJob,
-  cronJobOwnerOf,
-  finishedAt,
-  type Job,
-  jobForRunNow,
-  jobForSlot,
-  jobNameFor,
-  readJob,
-  scheduledTimeOf,
-  trimJobForCache,
-} from "./job.ts";
+import { type CronJobKey, ReconcilerMemory } from "./memory.ts";
+import { newestTimes } from "./status.ts";
+import { trimJobForCache } from "./job.ts";
 import {
   parseHashedSchedule,
   type Schedule,
@@ -54,14 +49,6 @@ import {
   validateTimeZone,
 } from "../api/v1/schedule/index.ts";
 
-export const CronJobKind: ResourceKind = {
-  group: GROUP,
-  version: VERSION,
-  kind: KIND,
-  plural: PLURAL,
-  namespaced: true,
-};
-
 /** Field index: Jobs by the UID of their controlling CronJob. */
 export const JOB_OWNER_INDEX = "jobOwnerUID";
 
@@ -69,18 +56,13 @@ export const JOB_OWNER_INDEX = "jobOwnerUID";
  * The Job cache the reconciler reads, before the cache starts: Jobs trimmed to metadata and status
  * (trimJobForCache) and indexed by the UID of their controlling CronJob.
  */
-export function setupJobCache(cache: Cache): void {
+export function setupJobCache(cache: CacheIndexer): void {
   cache.setTransform(Kinds.Job, trimJobForCache);
   cache.indexField(Kinds.Job, JOB_OWNER_INDEX, (job) => {
     const ref = cronJobOwnerOf(job);
     return ref ? [ref.uid] : [];
   });
 }
-
-export { TOO_MANY_MISSED };
-
-/** Distinct (schedule, zone) pairs kept parsed; insertion-ordered eviction. */
-const PARSE_CACHE_SIZE = 10_000;
 
 /** Requeue slightly after the slot so the reconcile sees it as due. */
 const REQUEUE_SLACK_MS = 100;
@@ -146,8 +128,10 @@ interface Plan {
 }
 
 export interface CronJobReconcilerDeps {
-  client: Client;
-  cache: Cache;
+  /** Live reads (a Job the cache may not have seen yet) and the writes: Jobs, and CronJob status. */
+  client: ObjectReader & ObjectWriter & StatusWriter;
+  /** CronJobs by name and Jobs by JOB_OWNER_INDEX. */
+  cache: CacheReader;
   recorder: Recorder;
   clock?: Clock;
   /** Per-CronJob run counters (cronjob_runs_total); none by default. */
@@ -155,32 +139,13 @@ export interface CronJobReconcilerDeps {
 }
 
 export class CronJobReconciler implements Reconciler {
-  private readonly client: Client;
-  private readonly cache: Cache;
+  private readonly client: CronJobReconcilerDeps["client"];
+  private readonly cache: CacheReader;
   private readonly recorder: Recorder;
   private readonly clock: Clock;
   private readonly metrics: CronJobRunMetrics;
-  /** The slot JobAlreadyActive was last reported for, by CronJob key (the event comes once per slot). */
-  private readonly forbidReported = new Map<string, number>();
-  private readonly parsedSchedules = new Map<string, ReturnType<typeof parseHashedSchedule>>();
-  /**
-   * Step 1's parse by cached object: the cache hands out the same frozen object until the CronJob changes,
-   * and one run reconciles a CronJob several times (the slot, its Job's create, status change and
-   * deletion, our own status write). Deep-frozen like the cache's objects; gone with the object.
-   */
-  private readonly loaded = new WeakMap<object, LoadedCronJob>();
-  /** The last status this reconciler wrote per CronJob, and the resourceVersion it was based on. */
-  private readonly lastWritten = new Map<string, { basedOn: string; status: string }>();
-  /**
-   * Job UIDs already reported by SawCompletedJob, by CronJob key, kept while the cached status still
-   * lists them as active: a cache that has not caught up with our status write must not repeat the event.
-   */
-  private readonly sawCompleted = new Map<string, Set<string>>();
-  /**
-   * UIDs of active Jobs this reconciler deleted for Replace, by CronJob key, kept while status still lists
-   * them: a Job we deleted ourselves did not "go missing".
-   */
-  private readonly replaced = new Map<string, Set<string>>();
+  /** Everything remembered between passes (controllers/memory.ts): one object, one forget. */
+  private readonly memory = new ReconcilerMemory<LoadedCronJob>();
 
   constructor(d: CronJobReconcilerDeps) {
     this.client = d.client;
@@ -292,19 +257,11 @@ export class CronJobReconciler implements Reconciler {
     const raw = this.cache.get(CronJobKind, req.namespace, req.name);
     if (!raw) {
       ctx.log.debug("CronJob not found; ignoring");
-      this.forbidReported.delete(`${req.namespace}/${req.name}`);
-      this.lastWritten.delete(`${req.namespace}/${req.name}`);
-      this.sawCompleted.delete(`${req.namespace}/${req.name}`);
-      this.replaced.delete(`${req.namespace}/${req.name}`);
+      this.memory.forget({ namespace: req.namespace ?? "", name: req.name });
       this.metrics.forget(req.namespace ?? "", req.name);
       return undefined;
     }
-    let loaded = this.loaded.get(raw);
-    if (!loaded) {
-      loaded = deepFreeze(parseCronJob(req, raw));
-      this.loaded.set(raw, loaded);
-    }
-    return loaded;
+    return this.memory.loaded(raw, () => deepFreeze(parseCronJob(req, raw)));
   }
 
   // --- 2, 3 ----------------------------------------------------------------------------------------
@@ -326,8 +283,8 @@ export class CronJobReconciler implements Reconciler {
     const prev = cronJob.status ?? {};
     const prevActive = prev.active ?? [];
     const childByUID = new Map(children.all.map((j) => [j.metadata?.uid ?? "", j]));
-    const key = `${cronJob.metadata.namespace}/${cronJob.metadata.name}`;
-    const reported = this.sawCompleted.get(key) ?? new Set<string>();
+    const remembered = this.memory.recall(keyOf(cronJob));
+    const reported = remembered.sawCompleted ?? new Set<string>();
     const reportCompleted = (job: Readonly<Job>) => {
       const uid = job.metadata?.uid ?? "";
       if (reported.has(uid)) return;
@@ -339,7 +296,7 @@ export class CronJobReconciler implements Reconciler {
         `Saw completed job: ${job.metadata?.name}, condition: ${finishedCondition(job)}`,
       );
     };
-    const replaced = this.replaced.get(key);
+    const replaced = remembered.replaced;
 
     // Active references whose Job is not in the cache. The cache may simply not have seen a just-created
     // Job yet, so ask the API server before declaring it missing; a Job found there counts like a child
@@ -381,36 +338,30 @@ export class CronJobReconciler implements Reconciler {
       }
     }
     for (const uid of reported) if (!prevUIDs.has(uid) && !toReport.has(uid)) reported.delete(uid);
-    if (reported.size) this.sawCompleted.set(key, reported);
-    else this.sawCompleted.delete(key);
+    remembered.sawCompleted = reported.size ? reported : undefined;
     if (replaced) {
       for (const uid of replaced) if (!prevUIDs.has(uid)) replaced.delete(uid);
-      if (!replaced.size) this.replaced.delete(key);
+      if (!replaced.size) remembered.replaced = undefined;
     }
 
-    // lastScheduleTime and lastSuccessfulTime never move backward: they survive history cleanup, are
-    // rebuilt from the Jobs if status was lost, and Jobs finishing out of order cannot lower them.
-    let lastSchedule = prev.lastScheduleTime ? new Date(prev.lastScheduleTime) : undefined;
-    let lastSuccess = prev.lastSuccessfulTime ? new Date(prev.lastSuccessfulTime) : undefined;
-    let lastFailure = prev.lastFailedTime ? new Date(prev.lastFailedTime) : undefined;
-    for (const job of known) {
-      const t = scheduledTimeOf(job);
-      if (t && (!lastSchedule || t > lastSchedule)) lastSchedule = t;
-      const kind = classifyJob(job);
-      if (kind === "active") continue;
-      const done = finishedAt(job);
-      if (!done) continue;
-      if (kind === "successful" && (!lastSuccess || done > lastSuccess)) lastSuccess = done;
-      if (kind === "failed" && (!lastFailure || done > lastFailure)) lastFailure = done;
-    }
+    // lastScheduleTime, lastSuccessfulTime and lastFailedTime never move backward (newestTimes).
+    const parse = (t: string | undefined) => (t ? new Date(t) : undefined);
+    const newest = newestTimes(
+      {
+        lastScheduleTime: parse(prev.lastScheduleTime),
+        lastSuccessfulTime: parse(prev.lastSuccessfulTime),
+        lastFailedTime: parse(prev.lastFailedTime),
+      },
+      known,
+    );
 
     const refs = [...active.values()].sort((a, b) => (a.name ?? "").localeCompare(b.name ?? ""));
     const status: CronJobWireStatus = { ...stripUndefined(prev) };
     status.active = refs;
     status.activeCount = refs.length;
-    if (lastSchedule) status.lastScheduleTime = rfc3339(lastSchedule);
-    if (lastSuccess) status.lastSuccessfulTime = rfc3339(lastSuccess);
-    if (lastFailure) status.lastFailedTime = rfc3339(lastFailure);
+    if (newest.lastScheduleTime) status.lastScheduleTime = rfc3339(newest.lastScheduleTime);
+    if (newest.lastSuccessfulTime) status.lastSuccessfulTime = rfc3339(newest.lastSuccessfulTime);
+    if (newest.lastFailedTime) status.lastFailedTime = rfc3339(newest.lastFailedTime);
     // A run-now request whose Job exists was processed (maybe before a crash, before its status write).
     const request = runNowRequestOf(cronJob);
     const manualName = request ? manualJobName(cronJob.metadata.name ?? "", request) : undefined;
@@ -556,23 +507,11 @@ export class CronJobReconciler implements Reconciler {
     return { stop: false, schedule: parsed.schedule };
   }
 
-  /**
-   * Parsing costs ~0.3 ms (cron-parser + zone rules); a CronJob's schedule rarely changes. A schedule with H
-   * resolves differently per CronJob, so its entry is per CronJob; others are shared.
-   */
+  /** The parsed schedule, from memory's cache (per CronJob for an H schedule, shared otherwise). */
   private parseCached(cronJob: StoredCronJob): ReturnType<typeof parseHashedSchedule> {
     const { schedule, timeZone: tz } = cronJob.spec;
-    const hashKey = { namespace: cronJob.metadata.namespace ?? "", name: cronJob.metadata.name ?? "" };
-    const owner = schedule.includes("H") ? `${hashKey.namespace}/${hashKey.name}` : "";
-    const key = `${tz ?? ""}\u0000${schedule}\u0000${owner}`;
-    let r = this.parsedSchedules.get(key);
-    if (!r) {
-      r = parseHashedSchedule(schedule, hashKey, tz);
-      if (this.parsedSchedules.size >= PARSE_CACHE_SIZE)
-        this.parsedSchedules.delete(this.parsedSchedules.keys().next().value!);
-      this.parsedSchedules.set(key, r);
-    }
-    return r;
+    const key = keyOf(cronJob);
+    return this.memory.parsedSchedule(key, schedule, tz, () => parseHashedSchedule(schedule, key, tz));
   }
 
   private invalid(plan: Plan, reason: "UnknownTimeZone" | "InvalidSchedule", message: string): ConditionInput[] {
@@ -666,9 +605,9 @@ export class CronJobReconciler implements Reconciler {
     if (running.length === 0) return true;
     switch (cronJob.spec.concurrencyPolicy) {
       case "Forbid": {
-        const key = `${cronJob.metadata.namespace}/${cronJob.metadata.name}`;
-        if (this.forbidReported.get(key) !== due.getTime()) {
-          this.forbidReported.set(key, due.getTime());
+        const remembered = this.memory.recall(keyOf(cronJob));
+        if (remembered.forbidReportedSlot !== due.getTime()) {
+          remembered.forbidReportedSlot = due.getTime();
           this.countRun(cronJob, "skipped_forbid");
           this.event(
             cronJob,
@@ -698,7 +637,7 @@ export class CronJobReconciler implements Reconciler {
     ctx: ReconcileContext,
   ): Promise<boolean> {
     const running = plan.status.active ?? [];
-    const key = `${cronJob.metadata.namespace}/${cronJob.metadata.name}`;
+    const remembered = this.memory.recall(keyOf(cronJob));
     for (const ref of running) {
       const job: Readonly<Job> = children.active.find((j) => j.metadata?.uid === ref.uid) ?? {
         metadata: { name: ref.name, namespace: ref.namespace, uid: ref.uid },
@@ -709,7 +648,7 @@ export class CronJobReconciler implements Reconciler {
         plan.retry = `replacing the active Job: ${failed}`;
         return false;
       }
-      if (ref.uid) this.replaced.set(key, (this.replaced.get(key) ?? new Set()).add(ref.uid));
+      if (ref.uid) (remembered.replaced ??= new Set()).add(ref.uid);
       plan.status.active = (plan.status.active ?? []).filter((r) => r !== ref);
       plan.status.activeCount = plan.status.active.length;
     }
@@ -900,8 +839,8 @@ export class CronJobReconciler implements Reconciler {
     if (sameStatus(cronJob.status, cleaned)) return true;
     // Our own write may not have reached the cache yet (the reconcile triggered by the Job we just
     // created sees the CronJob from before it): writing the same status again would only conflict.
-    const key = `${cronJob.metadata.namespace}/${cronJob.metadata.name}`;
-    const last = this.lastWritten.get(key);
+    const remembered = this.memory.recall(keyOf(cronJob));
+    const last = remembered.lastWritten;
     const wanted = canonical(cleaned);
     if (last && last.basedOn === cronJob.metadata.resourceVersion && last.status === wanted) return true;
     // The whole object, as read: the status subresource keeps everything but status from the stored
@@ -910,7 +849,7 @@ export class CronJobReconciler implements Reconciler {
     const body: CronJobWire = { ...cronJob, status: cleaned };
     try {
       await this.client.updateStatus(CronJobKind, body);
-      this.lastWritten.set(key, { basedOn: cronJob.metadata.resourceVersion ?? "", status: wanted });
+      remembered.lastWritten = { basedOn: cronJob.metadata.resourceVersion ?? "", status: wanted };
       return true;
     } catch (err) {
       if (isNotFound(err)) return true; // deleted meanwhile: nothing to record
@@ -988,8 +927,6 @@ function newestFinished(c: Children): Readonly<Job> | undefined {
   return best;
 }
 
-export { rfc3339 };
-
 function truncateToSecond(d: Date): Date {
   return new Date(Math.floor(d.getTime() / 1000) * 1000);
 }
@@ -1014,4 +951,8 @@ function canonical(v: unknown): string {
   );
 }
 
-export type { Condition };
+/** A CronJob's key in the reconciler's memory. */
+function keyOf(cronJob: StoredCronJob): CronJobKey {
+  const { namespace, name, uid } = cronJob.metadata;
+  return { namespace: namespace ?? "", name: name ?? "", ...(uid ? { uid } : {}) };
+}

@@ -214,7 +214,7 @@ export class CronJobMetrics implements CronJobRunMetrics {
       Gauge<string> | Counter<string>
     >;
     for (const m of this.metrics) {
-      const name = (m as unknown as { name: string }).name;
+      const name = metricName(m);
       // A new instance replaces an earlier one's metrics (a second manager in one process, tests).
       if (this.registry.getSingleMetric(name)) this.registry.removeSingleMetric(name);
       this.registry.registerMetric(m);
@@ -235,7 +235,7 @@ export class CronJobMetrics implements CronJobRunMetrics {
   /** Removes these metrics from the registry. */
   unregister(): void {
     for (const m of this.metrics) {
-      const name = (m as unknown as { name: string }).name;
+      const name = metricName(m);
       if (this.registry.getSingleMetric(name) === m) this.registry.removeSingleMetric(name);
     }
   }
@@ -269,4 +269,10 @@ function unixSeconds(t: string | null | undefined): number | undefined {
 function bounded(s: string): string {
   if (s.length <= MAX_LABEL_VALUE_LENGTH) return s;
   return Array.from(s).slice(0, MAX_LABEL_VALUE_LENGTH).join("");
+}
+
+/** A metric's name: prom-client keeps it on the instance but does not declare it in its types. */
+function metricName(m: object): string {
+  if ("name" in m && typeof m.name === "string") return m.name;
+  throw new Error("a prom-client metric without a name");
 }

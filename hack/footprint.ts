@@ -16,12 +16,13 @@
 import { spawn } from "node:child_process";
 import { createWriteStream, readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { jobSpec as smallJobSpec } from "../bench/lib/workload.ts";
+import { CronJobResource as CronJobKind } from "../api/v1/index.ts";
 import { TestEnv } from "../envtest/index.ts";
+import { smallJobSpec } from "../envtest/small-job.ts";
 import { freePort } from "../envtest/ports.ts";
 import { Client, watchErrorToAPIError } from "../runtime/client.ts";
 import { isAlreadyExists } from "../runtime/errors.ts";
-import { Kinds, type KubeObject, type ResourceKind } from "../runtime/kinds.ts";
+import { Kinds, type KubeObject } from "../runtime/kinds.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -39,14 +40,6 @@ const { values: args } = parseArgs({
 const N = Number(args.n);
 const MINUTES = Number(args.minutes);
 const NAMESPACES = Number(args.namespaces);
-
-const CronJobKind: ResourceKind = {
-  group: "batch.tutorial.kubebuilder.io",
-  version: "v1",
-  kind: "CronJob",
-  plural: "cronjobs",
-  namespaced: true,
-};
 
 const say = (m: string) => process.stderr.write(`footprint: ${m}\n`);
 

@@ -41,7 +41,7 @@ import {
   workdirOf,
 } from "./image/dockerfile.ts";
 import { BASE_PATH, planImage } from "./image/plan.ts";
-import { envValue, MANAGER_MANIFEST, readManagerDeployment } from "./manager-deployment.ts";
+import { envValue, MANAGER_MANIFEST, readManagerDeployment } from "../envtest/manager-deployment.ts";
 
 export type { Dockerfile, Instruction, Stage } from "./image/dockerfile.ts";
 export { isIgnored, parseDockerfile, parseDockerignore } from "./image/dockerfile.ts";

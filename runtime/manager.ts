@@ -19,6 +19,7 @@ import type { Recorder } from "./events/types.ts";
 import type { KubeObject, ResourceKind } from "./kinds.ts";
 import type { RESTConfig } from "./kubeconfig.ts";
 import { LeaderElector } from "./leaderelection.ts";
+import { podNamespace } from "./podnamespace.ts";
 import { log as defaultLogger, type Logger } from "./log.ts";
 import { authenticatedAuthorizedFilter } from "./metrics/auth.ts";
 import { startMetricsServer, type MetricsServerOptions } from "./metrics/server.ts";
@@ -369,10 +370,6 @@ export class Manager {
     for (const w of this.electedWaiters.splice(0)) w();
     this.leaderOnly.start(onError);
   }
-}
-
-function podNamespace(): string | undefined {
-  return process.env.POD_NAMESPACE || undefined;
 }
 
 export class ControllerBuilder {

@@ -8,7 +8,9 @@ import {
   CRONJOB_NAME_LABEL,
   CRONJOB_SPEC_DEFAULTS,
   GROUP,
+  JobSourceSchema,
   KIND,
+  MAX_CRONJOB_NAME_LENGTH,
   MAX_RUN_NOW_REQUEST_LENGTH,
   parseCronJob,
   PLURAL,
@@ -18,7 +20,6 @@ import {
   runNowRequestOf,
   VERSION,
 } from "../api/v1/index.ts";
-import { JobSourceSchema } from "../controllers/job.ts";
 import { parseHashedSchedule, validateTimeZone } from "../api/v1/schedule/index.ts";
 import { log, type Logger } from "../runtime/log.ts";
 import {
@@ -40,8 +41,6 @@ import { DRY_RUN_TIMEOUT_MS, type DryRunClient, dryRunJobTemplate, type DryRunOu
 export const MUTATE_PATH = `/mutate-${GROUP.replaceAll(".", "-")}-${VERSION}-${KIND.toLowerCase()}`;
 export const VALIDATE_PATH = `/validate-${GROUP.replaceAll(".", "-")}-${VERSION}-${KIND.toLowerCase()}`;
 
-/** Job names are `<cronjob>-<unix seconds>` (11 more characters) and must fit in 63. */
-export const MAX_NAME_LENGTH = 52;
 /** A starting deadline this short may never be met: the controller wakes about once per slot. */
 export const MIN_SAFE_STARTING_DEADLINE_SECONDS = 10;
 
@@ -87,8 +86,8 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
   if (!isObj(obj)) return { errors: [invalidField("<root>", obj, "must be a CronJob object")], warnings };
   const meta = isObj(obj.metadata) ? obj.metadata : {};
   const name = typeof meta.name === "string" ? meta.name : "";
-  if (name.length > MAX_NAME_LENGTH) {
-    errors.push(invalidField("metadata.name", name, `must be no more than ${MAX_NAME_LENGTH} characters`));
+  if (name.length > MAX_CRONJOB_NAME_LENGTH) {
+    errors.push(invalidField("metadata.name", name, `must be no more than ${MAX_CRONJOB_NAME_LENGTH} characters`));
   }
   const annotations = isObj(meta.annotations) ? meta.annotations : {};
   const runNow = annotations[RUN_NOW_ANNOTATION];
@@ -175,9 +174,7 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
     const seen = new Set(errors.map((e) => e.field));
     for (const e of schema.errors) {
       if (seen.has(e.field) || e.field.startsWith("metadata")) continue;
-      errors.push(
-        e.value === undefined ? requiredField(e.field, e.message) : invalidField(e.field, e.value, e.message),
-      );
+      errors.push(e);
       seen.add(e.field);
     }
   }

@@ -3,7 +3,7 @@
 // its 422 causes mapped back to the CronJob's spec.jobTemplate paths. Re-implementing Job and Pod
 // validation by hand would drift from the cluster's; the dry-run also runs the admission chain Jobs
 // really go through.
-import { jobForSlot, jobNameFor, type JobSource } from "../controllers/job.ts";
+import { jobForSlot, jobNameFor, type JobSource } from "../api/v1/index.ts";
 import type { Client } from "../runtime/client.ts";
 import { APIError, type StatusCause } from "../runtime/errors.ts";
 import { collectionPath, Kinds } from "../runtime/kinds.ts";

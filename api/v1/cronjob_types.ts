@@ -2,6 +2,7 @@
 // them, the controller and webhooks validate with them, and `make manifests` turns them into the CRD.
 import { z } from "zod";
 import { API_VERSION, KIND } from "./groupversion_info.ts";
+import { type FieldError, fieldErrorString, invalidField, requiredField } from "../../runtime/webhook/admission.ts";
 import { MAX_RUN_NOW_REQUEST_LENGTH } from "./runnow.ts";
 import {
   ConditionSchema,
@@ -335,14 +336,6 @@ export const printerColumns = [
   { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
 ] as const;
 
-export interface FieldError {
-  /** Dotted path of the offending field, e.g. "spec.successfulJobsHistoryLimit". */
-  field: string;
-  /** The offending value, when there is one. */
-  value?: unknown;
-  message: string;
-}
-
 /** Parse an object as a CronJob: defaults applied, or a field-named error list. Never throws. */
 export function parseCronJob(obj: unknown): { ok: true; value: CronJob } | { ok: false; errors: FieldError[] } {
   const r = CronJobSchema.safeParse(obj);
@@ -357,18 +350,10 @@ function toFieldError(issue: z.core.$ZodIssue, root: unknown): FieldError {
   for (const p of issue.path) {
     value = value !== null && typeof value === "object" ? (value as Record<PropertyKey, unknown>)[p] : undefined;
   }
-  const out: FieldError = { field, message: issue.message };
-  if (value !== undefined) out.value = value;
-  return out;
+  return value === undefined ? requiredField(field, issue.message) : invalidField(field, value, issue.message);
 }
 
 /** Render field errors the way apimachinery does: `spec.x: Invalid value: 5: must be ...`. */
-export function formatFieldErrors(errors: FieldError[]): string {
-  return errors
-    .map((e) =>
-      e.value === undefined
-        ? `${e.field}: Required value: ${e.message}`
-        : `${e.field}: Invalid value: ${JSON.stringify(e.value)}: ${e.message}`,
-    )
-    .join(", ");
+export function formatFieldErrors(errors: readonly FieldError[]): string {
+  return errors.map(fieldErrorString).join(", ");
 }

@@ -2,3 +2,4 @@ export * from "./groupversion_info.ts";
 export * from "./meta.ts";
 export * from "./cronjob_types.ts";
 export * from "./runnow.ts";
+export * from "./job.ts";

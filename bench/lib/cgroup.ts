@@ -12,7 +12,7 @@
 // says so in the report and runs the controller unbounded.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { readManagerDeployment } from "../../hack/manager-deployment.ts";
+import { readManagerDeployment } from "../../envtest/manager-deployment.ts";
 
 /** CPU in cores, memory in bytes; a missing key means no limit. */
 export interface Limits {

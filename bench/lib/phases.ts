@@ -5,9 +5,10 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { envValue, readManagerDeployment } from "../../hack/manager-deployment.ts";
+import { envValue, readManagerDeployment } from "../../envtest/manager-deployment.ts";
 import { Client } from "../../runtime/client.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../runtime/kinds.ts";
+import { CronJobResource } from "../../api/v1/index.ts";
 import { PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
 import { freePort } from "../../envtest/ports.ts";
 import { ManagedProcess } from "../../envtest/processes.ts";
@@ -22,7 +23,6 @@ import {
   builtinCronJob,
   createMany,
   createNamespaces,
-  OurCronJobKind,
   ourCronJob,
   placement,
   rawJob,
@@ -338,7 +338,7 @@ export function v8HeapLimitMB(support: CgroupSupport, limits: Limits, nodeOption
 export const oursDriver: Driver = {
   phase: "ours",
   label: "ours",
-  kind: OurCronJobKind,
+  kind: CronJobResource,
   make: ourCronJob,
   slotOf: ourSlotOf,
   limits: (s) => s.operatorLimits,

@@ -1,7 +1,8 @@
 // The workload: N CronJobs `* * * * *` spread over a few namespaces, each with the same small Job
 // template, in our kind (batch.tutorial.kubebuilder.io/v1) or the built-in one (batch/v1beta1 on
 // Kubernetes 1.20), plus the raw Jobs of the calibration phase.
-import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from "../../api/v1/groupversion_info.ts";
+import { API_VERSION, KIND } from "../../api/v1/groupversion_info.ts";
+import { smallJobSpec } from "../../envtest/small-job.ts";
 import type { Client } from "../../runtime/client.ts";
 import { isAlreadyExists } from "../../runtime/errors.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../runtime/kinds.ts";
@@ -11,13 +12,6 @@ export const SCHEDULE = "* * * * *";
 /** Keep one finished Job per CronJob: with a Job a minute, history cleanup deletes one every minute. */
 export const HISTORY_LIMIT = 1;
 
-export const OurCronJobKind: ResourceKind = {
-  group: GROUP,
-  version: VERSION,
-  kind: KIND,
-  plural: PLURAL,
-  namespaced: true,
-};
 export const BuiltinCronJobKind: ResourceKind = {
   group: "batch",
   version: "v1beta1",
@@ -39,27 +33,13 @@ export function placement(i: number, namespaces: number): { namespace: string; n
   return { namespace: namespaceName(i % namespaces), name: cronJobName(i) };
 }
 
-/** The benchmark's Job spec: one small container (also hack/footprint.ts's `--template small`). */
-export function jobSpec(): Record<string, unknown> {
-  return {
-    backoffLimit: 0,
-    template: {
-      metadata: { labels: { app: "bench" } },
-      spec: {
-        restartPolicy: "Never",
-        containers: [{ name: "main", image: "busybox:1.36", command: ["sh", "-c", "echo hello"] }],
-      },
-    },
-  };
-}
-
 function cronJobSpec(name: string): Record<string, unknown> {
   return {
     schedule: SCHEDULE,
     concurrencyPolicy: "Allow",
     successfulJobsHistoryLimit: HISTORY_LIMIT,
     failedJobsHistoryLimit: HISTORY_LIMIT,
-    jobTemplate: { metadata: { labels: { app: "bench", cronjob: name } }, spec: jobSpec() },
+    jobTemplate: { metadata: { labels: { app: "bench", cronjob: name } }, spec: smallJobSpec() },
   };
 }
 
@@ -76,7 +56,7 @@ export function rawJob(namespace: string, name: string): KubeObject {
     apiVersion: "batch/v1",
     kind: "Job",
     metadata: { name, namespace, labels: { app: "bench" } },
-    spec: jobSpec(),
+    spec: smallJobSpec(),
   };
 }
 

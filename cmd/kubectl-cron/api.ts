@@ -3,7 +3,7 @@
 import type { Client } from "../../runtime/client.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../runtime/kinds.ts";
-import type { Job } from "../../controllers/job.ts";
+import type { Job } from "../../api/v1/index.ts";
 
 export interface HandoverAPI {
   /** The object, or undefined when it does not exist. */

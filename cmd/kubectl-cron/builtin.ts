@@ -3,7 +3,7 @@
 import type { Client } from "../../runtime/client.ts";
 import { APIError, isNotFound } from "../../runtime/errors.ts";
 import type { ResourceKind } from "../../runtime/kinds.ts";
-import { K8S_SCHEDULED_TIMESTAMP_ANNOTATION, type Job } from "../../controllers/job.ts";
+import { K8S_SCHEDULED_TIMESTAMP_ANNOTATION, type Job } from "../../api/v1/index.ts";
 
 export const BUILTIN_VERSIONS = ["v1", "v1beta1"] as const;
 export type BuiltinVersion = (typeof BUILTIN_VERSIONS)[number];

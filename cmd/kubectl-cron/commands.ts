@@ -11,7 +11,7 @@ import {
 import type { Client } from "../../runtime/client.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import { Kinds } from "../../runtime/kinds.ts";
-import type { Job } from "../../controllers/job.ts";
+import type { Job } from "../../api/v1/index.ts";
 import type { Args } from "./args.ts";
 import { historyRows, humanDuration } from "./history.ts";
 import { HANDOVER_ANNOTATION, readMigratedFrom } from "./convert.ts";

@@ -10,10 +10,9 @@
 // A slot that passed during the handover is then the newest missed slot, which our controller runs once.
 // unmigrate is the mirror image: suspend ours, settle, carry our last slot into the original's status,
 // restore the original's spec.suspend, then delete ours (--delete, its Jobs kept) or mark it given back.
-import { CronJobResource, RESOURCE, type CronJob } from "../../api/v1/index.ts";
+import { CronJobResource, RESOURCE, scheduledTimeOf, type CronJob, type Job } from "../../api/v1/index.ts";
 import { APIError, isAlreadyExists } from "../../runtime/errors.ts";
 import { rfc3339 } from "../../runtime/metatime.ts";
-import { scheduledTimeOf, type Job } from "../../controllers/job.ts";
 import type { HandoverAPI } from "./api.ts";
 import {
   builtinCronJobKind,

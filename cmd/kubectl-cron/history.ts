@@ -1,6 +1,5 @@
 // `kubectl cron history`: a CronJob's Jobs, oldest first, with the slot each ran for, its result and duration.
-import { isManualJob } from "../../api/v1/index.ts";
-import { classifyJob, finishedAt, scheduledTimeOf, type Job } from "../../controllers/job.ts";
+import { classifyJob, finishedAt, isManualJob, scheduledTimeOf, type Job } from "../../api/v1/index.ts";
 
 export interface HistoryRow {
   name: string;

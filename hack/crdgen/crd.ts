@@ -155,13 +155,17 @@ export function openAPIV3Schema(schema: z.ZodType, opts: CrdOptions): JSONSchema
     },
   }) as JSONSchema;
   delete raw.$schema;
-  return normalise(raw);
+  return normaliseObject(raw);
 }
 
 /** Sort keys recursively so the output is byte-for-byte stable. */
-function normalise(s: unknown): JSONSchema {
-  if (Array.isArray(s)) return s.map(normalise) as unknown as JSONSchema;
-  if (s === null || typeof s !== "object") return s as JSONSchema;
+function normalise(s: unknown): unknown {
+  if (Array.isArray(s)) return s.map(normalise);
+  if (s === null || typeof s !== "object") return s;
+  return normaliseObject(s);
+}
+
+function normaliseObject(s: object): JSONSchema {
   const out: JSONSchema = {};
   for (const [k, v] of Object.entries(s)) {
     if (k === "properties") {

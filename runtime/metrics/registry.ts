@@ -32,11 +32,15 @@ export function initGauge<L extends string>(g: Gauge<L>, labels: LabelValues<L>)
 /** Makes the histogram series `labels` exist with empty buckets, unless it already exists. */
 export function initHistogram<L extends string>(h: Histogram<L>, labels: LabelValues<L>): void {
   // prom-client's zero() overwrites: look for the series first (its values are kept in hashMap).
-  const series = (h as unknown as { hashMap?: Record<string, { labels?: LabelValues<L> }> }).hashMap;
-  if (series === undefined) return; // an unknown prom-client layout: leave the series to appear on first use
+  const series = "hashMap" in h ? h.hashMap : undefined;
+  if (!isRecord(series)) return; // an unknown prom-client layout: leave the series to appear on first use
   const want = Object.entries(labels) as Array<[L, string | number]>;
-  const same = (have: LabelValues<L> = {}) =>
-    Object.keys(have).length === want.length && want.every(([k, v]) => String(have[k]) === String(v));
-  const exists = Object.values(series).some((s) => same(s.labels));
+  const same = (have: unknown) =>
+    isRecord(have) && Object.keys(have).length === want.length && want.every(([k, v]) => String(have[k]) === String(v));
+  const exists = Object.values(series).some((s) => isRecord(s) && same(s.labels ?? {}));
   if (!exists) h.zero(labels);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

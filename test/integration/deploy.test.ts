@@ -21,10 +21,9 @@ import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { parseAllDocuments } from "yaml";
-import { API_VERSION, GROUP, KIND, RESOURCE, type CronJob } from "../../api/v1/index.ts";
+import { API_VERSION, CronJobResource, GROUP, KIND, RESOURCE, type CronJob } from "../../api/v1/index.ts";
 import { FLAGS, parseFlags } from "../../cmd/flags.ts";
-import { CronJobKind } from "../../controllers/cronjob_controller.ts";
-import { cronJobOwnerOf, type Job, SCHEDULED_AT_ANNOTATION } from "../../controllers/job.ts";
+import { cronJobOwnerOf, type Job, SCHEDULED_AT_ANNOTATION } from "../../api/v1/index.ts";
 import { Client } from "../../runtime/client.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { Kinds, type KubeObject } from "../../runtime/kinds.ts";
@@ -269,7 +268,7 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
     }
 
     // The webhooks are live and fail closed: until the manager runs, a CronJob is refused.
-    const err = await client.create<CronJob>(CronJobKind, cronJob("refused", "default", "@every 1h")).then(
+    const err = await client.create<CronJob>(CronJobResource, cronJob("refused", "default", "@every 1h")).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -498,7 +497,7 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
       const cj = await eventually(
         "the CronJob admitted by the operator's webhooks",
         async () =>
-          client.create<CronJob>(CronJobKind, { ...cronJob("every-5s", WORK_NS, "@every 5s"), spec } as CronJob),
+          client.create<CronJob>(CronJobResource, { ...cronJob("every-5s", WORK_NS, "@every 5s"), spec } as CronJob),
         30_000,
         logTail,
       );
@@ -544,7 +543,7 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
       const st = await eventually(
         "status.lastSuccessfulTime",
         async () => {
-          const s = (await client.get<CronJob>(CronJobKind, WORK_NS, "every-5s")).status;
+          const s = (await client.get<CronJob>(CronJobResource, WORK_NS, "every-5s")).status;
           return s?.lastSuccessfulTime && s.lastScheduleTime ? s : undefined;
         },
         20_000,

@@ -22,7 +22,7 @@ import { after, before, describe, it } from "node:test";
 import { buildImage, readImageConfig } from "../../hack/build-image.ts";
 import { parseDockerfile } from "../../hack/image/dockerfile.ts";
 import { imageConfig } from "../../hack/image/plan.ts";
-import { envValue, readManagerDeployment } from "../../hack/manager-deployment.ts";
+import { envValue, readManagerDeployment } from "../../envtest/manager-deployment.ts";
 
 const ROOT = resolve(import.meta.dirname, "..", "..");
 const IMG = "localhost/cronjob-operator:image-test";

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { CronJobReconciler } from "../../controllers/cronjob_controller.ts";
-import { SCHEDULED_AT_ANNOTATION, type Job } from "../../controllers/job.ts";
+import { SCHEDULED_AT_ANNOTATION, type Job } from "../../api/v1/index.ts";
 import { Client } from "../../runtime/client.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import { createLogger } from "../../runtime/log.ts";

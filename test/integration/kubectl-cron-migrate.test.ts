@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { CronJobResource, type CronJob } from "../../api/v1/index.ts";
-import { cronJobOwnerOf, type Job } from "../../controllers/job.ts";
+import { cronJobOwnerOf, type Job } from "../../api/v1/index.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import { TestEnv } from "../../envtest/index.ts";
 import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";

@@ -13,8 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { parse, stringify } from "yaml";
-import { API_VERSION, KIND, type CronJob } from "../../api/v1/index.ts";
-import { CronJobKind } from "../../controllers/cronjob_controller.ts";
+import { API_VERSION, CronJobResource, KIND, type CronJob } from "../../api/v1/index.ts";
 import { RULES_PATH } from "../../hack/crdgen/prometheusrule.ts";
 import { Client } from "../../runtime/client.ts";
 import { Kinds, type ResourceKind } from "../../runtime/kinds.ts";
@@ -125,7 +124,7 @@ describe("Prometheus scrapes the operator and fires CronJobMissedSchedule", { ti
     writeFileSync(tokenFile, String(tr.status.token), { mode: 0o600 });
 
     // The CronJob, created while no operator runs: a slot every 30 s, at most 5 s late.
-    const cj = await client.create<CronJob>(CronJobKind, {
+    const cj = await client.create<CronJob>(CronJobResource, {
       apiVersion: API_VERSION,
       kind: KIND,
       metadata: { name: "missed", namespace: NS },
@@ -216,7 +215,7 @@ describe("Prometheus scrapes the operator and fires CronJobMissedSchedule", { ti
       "status.lastMissedTime",
       async () => {
         if (!operator!.running) throw new Error("the operator exited");
-        const s = (await client.get<CronJob>(CronJobKind, NS, "missed")).status;
+        const s = (await client.get<CronJob>(CronJobResource, NS, "missed")).status;
         return s?.lastMissedTime ? s : undefined;
       },
       60_000,

@@ -10,7 +10,7 @@ import {
   RestartPolicyValues,
   type CronJob,
 } from "../../api/v1/index.ts";
-import { MAX_NAME_LENGTH, validateCronJob } from "../../webhooks/cronjob_webhook.ts";
+import { validateCronJob } from "../../webhooks/cronjob_webhook.ts";
 import { minimalCronJob, variant } from "../fixtures.ts";
 
 describe("CronJob schema ↔ TypeScript types", () => {
@@ -126,7 +126,7 @@ describe("CronJob schema ↔ TypeScript types", () => {
       if (r.ok) return;
       const e = r.errors.find((x) => x.field === field);
       assert.ok(e, `no error for ${field} in ${JSON.stringify(r.errors)}`);
-      assert.match(e.message, message);
+      assert.match(e.detail ?? "", message);
       assert.ok(formatFieldErrors(r.errors).includes(`${field}: `));
     });
   }
@@ -143,10 +143,6 @@ describe("CronJob schema ↔ TypeScript types", () => {
 // objects for the checks both make; otherwise a CronJob admitted with webhooks off could never be
 // updated with them on, or the reverse.
 describe("the schema's limits agree with the validating webhook", () => {
-  it("uses the same name limit", () => {
-    assert.equal(MAX_NAME_LENGTH, MAX_CRONJOB_NAME_LENGTH);
-  });
-
   const RP = "spec.jobTemplate.spec.template.spec.restartPolicy";
   const cases: Array<[string, (o: Record<string, any>) => void, string | undefined]> = [
     ["a 52-character name", (o) => (o.metadata.name = "n".repeat(MAX_CRONJOB_NAME_LENGTH)), undefined],

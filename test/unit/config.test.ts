@@ -13,7 +13,6 @@ import { after, before, describe, it } from "node:test";
 import { parse, parseAllDocuments } from "yaml";
 import * as api from "../../api/v1/index.ts";
 import { parseFlags } from "../../cmd/flags.ts";
-import { CronJobKind } from "../../controllers/cronjob_controller.ts";
 import {
   CRONJOB_CONTROLLER_RBAC,
   MANAGER_RBAC,
@@ -146,10 +145,13 @@ const DYNAMIC_CALLS: Array<{ pattern: RegExp; kinds: ResourceKind[]; verbs: stri
  * Returns "group|resource|verb" strings with the places they were found.
  */
 function apiCallsIn(dirs: string[]): Map<string, string[]> {
-  const kinds = new Map<string, ResourceKind>([["CronJobKind", CronJobKind]]);
+  const kinds = new Map<string, ResourceKind>([
+    ["CronJobKind", api.CronJobResource],
+    ["CronJobResource", api.CronJobResource],
+  ]);
   for (const [k, v] of Object.entries(Kinds)) kinds.set(`Kinds.${k}`, v);
   for (const [k, v] of Object.entries(CertKinds)) kinds.set(`CertKinds.${k}`, v);
-  const KIND = String.raw`(CronJobKind|Kinds\.\w+|CertKinds\.\w+)`;
+  const KIND = String.raw`(CronJobKind|CronJobResource|Kinds\.\w+|CertKinds\.\w+)`;
   const GENERIC = String.raw`(?:<[^>()]*>)?`;
   const clientCall = new RegExp(
     String.raw`\bclient\.(get|list|watch|create|update|updateStatus|patch|delete)\s*${GENERIC}\(\s*${KIND}\b`,

@@ -134,7 +134,7 @@ describe("per-CronJob metrics (controllers/metrics.ts)", () => {
     assert.ok(lines.includes('cronjob_runs_total{namespace="team-a",cronjob="nightly",outcome="missed_deadline"} 1'));
     assert.ok(lines.includes('cronjob_runs_total{namespace="team-a",cronjob="nightly",outcome="failed"} 0'));
 
-    // The reconciler (or the informer's delete handler) forgets a deleted CronJob.
+    // The reconciler forgets a CronJob it finds deleted.
     cache.splice(0, 1);
     metrics.forget("team-a", "nightly");
     metrics.forget("team-a", "nightly"); // twice is harmless

@@ -7,7 +7,10 @@ import fc from "fast-check";
 import {
   CRONJOB_NAME_LABEL,
   GROUP,
+  jobForSlot,
+  type JobSource,
   KIND,
+  MAX_CRONJOB_NAME_LENGTH,
   parseCronJob,
   RUN_NOW_ANNOTATION,
   RUN_NOW_REQUESTED_BY_ANNOTATION,
@@ -30,7 +33,6 @@ import {
 import {
   cronJobWebhookHandlers,
   defaultCronJob,
-  MAX_NAME_LENGTH,
   MUTATE_PATH,
   mutateCronJob,
   VALIDATE_PATH,
@@ -39,7 +41,6 @@ import {
   webhookMarkers,
 } from "../../webhooks/cronjob_webhook.ts";
 import { minimalCronJob, variant } from "../fixtures.ts";
-import { jobForSlot, type JobSource } from "../../controllers/job.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { discardLogger } from "../../runtime/log.ts";
 import {
@@ -258,7 +259,7 @@ describe("CronJob validating webhook", () => {
         detail: "must be no more than 52 characters",
       },
     ]);
-    assert.equal(MAX_NAME_LENGTH, 52);
+    assert.equal(MAX_CRONJOB_NAME_LENGTH, 52);
     assert.deepEqual(validateCronJob(minimalCronJob("a".repeat(52))).errors, []);
     assert.equal(validateCronJob(minimalCronJob("a".repeat(53))).errors[0]?.field, "metadata.name");
   });

@@ -11,8 +11,8 @@ import {
   readJob,
   rfc3339InZone,
   scheduledTimeOf,
-  trimJobForCache,
-} from "../../controllers/job.ts";
+} from "../../api/v1/index.ts";
+import { trimJobForCache } from "../../controllers/job.ts";
 
 describe("Job helpers", () => {
   it("formats the upstream scheduled-timestamp annotation in the CronJob's zone", () => {

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parse, parseAllDocuments } from "yaml";
 import { CronJobResource, GROUP, RUN_NOW_ANNOTATION, type CronJob } from "../../api/v1/index.ts";
-import { SCHEDULED_AT_ANNOTATION, type Job } from "../../controllers/job.ts";
+import { SCHEDULED_AT_ANNOTATION, type Job } from "../../api/v1/index.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../runtime/kinds.ts";
 import type { HandoverAPI } from "../../cmd/kubectl-cron/api.ts";

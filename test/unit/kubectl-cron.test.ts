@@ -8,7 +8,7 @@ import {
   INSTANTIATE_ANNOTATION,
 } from "../../api/v1/index.ts";
 import { parseSchedule, resolveHashedSchedule } from "../../api/v1/schedule/index.ts";
-import type { Job } from "../../controllers/job.ts";
+import type { Job } from "../../api/v1/index.ts";
 import type { CronJob } from "../../api/v1/index.ts";
 import type { Client } from "../../runtime/client.ts";
 import { parseCommandLine, UsageError } from "../../cmd/kubectl-cron/args.ts";

@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test";
 import { envOf, parseDockerfile } from "../../hack/image/dockerfile.ts";
 import { BASE_PATH, imageConfig, NODE_ON_PATH, planImage } from "../../hack/image/plan.ts";
 import { buildLayout, lintDockerfile, NONROOT } from "../../hack/lint-dockerfile.ts";
-import { envValue, readManagerDeployment } from "../../hack/manager-deployment.ts";
+import { envValue, readManagerDeployment } from "../../envtest/manager-deployment.ts";
 
 const root = resolve(import.meta.dirname, "..", "..");
 const original = readFileSync(join(root, "Dockerfile"), "utf8");

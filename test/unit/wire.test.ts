@@ -9,7 +9,7 @@ import {
   CronJobWireSchema,
   parseCronJob,
 } from "../../api/v1/index.ts";
-import { type Job, JobSchema, jobForSlot, JobSourceSchema, readJob } from "../../controllers/job.ts";
+import { type Job, JobSchema, jobForSlot, JobSourceSchema, readJob } from "../../api/v1/index.ts";
 import { minimalCronJob, variant } from "../fixtures.ts";
 
 const keys = (o: object) => Object.keys(o).sort();

@@ -1,37 +1,48 @@
-// Drives the CronJob reconciler directly against a real apiserver, with a fake clock: the cache is
-// the real informer cache, the recorder a FakeRecorder, and `settle()` waits until the cache has
-// caught up with the apiserver so each reconcile sees what the previous one wrote.
+// Drives the CronJob reconciler directly, with a fake clock and a FakeRecorder, against one of two
+// backends: a real apiserver (the informer cache; `settle()` waits until it has caught up, so each
+// reconcile sees what the previous one wrote), or the in-memory FakeClient (runtime/fake/client.ts),
+// whose cache is always caught up. The behaviour table (reconciler-cases.ts) runs on both.
 import assert from "node:assert/strict";
 import { API_VERSION, KIND, type CronJob, type CronJobInput } from "../../../api/v1/index.ts";
 import { FakeClock } from "../../../controllers/clock.ts";
-import { CronJobKind, CronJobReconciler, setupJobCache } from "../../../controllers/cronjob_controller.ts";
-import { cronJobOwnerOf, type Job } from "../../../controllers/job.ts";
+import { CronJobReconciler, setupJobCache } from "../../../controllers/cronjob_controller.ts";
+import { cronJobOwnerOf, CronJobResource as CronJobKind, type Job } from "../../../api/v1/index.ts";
 import { Cache } from "../../../runtime/cache/cache.ts";
 import { Client } from "../../../runtime/client.ts";
 import type { Result } from "../../../runtime/controller.ts";
+import { FakeClient } from "../../../runtime/fake/client.ts";
+import type { CacheReader, ObjectClient } from "../../../runtime/interfaces.ts";
 import { FakeRecorder } from "../../../runtime/events/fake.ts";
 import { Kinds } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
-import type { TestEnv } from "../../../envtest/index.ts";
+import { TestEnv } from "../../../envtest/index.ts";
 
-export class ReconcileHarness {
-  readonly env: TestEnv;
-  readonly client: Client;
-  readonly cache: Cache;
+/** Where the objects live: the apiserver (with its informer cache), or the fake. */
+type Backend =
+  | { kind: "apiserver"; env: TestEnv; client: Client; cache: Cache }
+  | { kind: "fake"; client: FakeClient; cache: CacheReader };
+
+export class ReconcileHarness<C extends ObjectClient = Client> {
+  readonly env: TestEnv | undefined;
+  readonly client: C;
+  /** Replaceable per method: a test makes it stale by wrapping `get`. */
+  readonly cache: CacheReader;
+  /** The fake, when the backend is one (to inject errors); undefined against a real apiserver. */
+  readonly fake: FakeClient | undefined;
+  private readonly backend: Backend;
   readonly clock: FakeClock;
   readonly recorder: FakeRecorder;
   readonly reconciler: CronJobReconciler;
   readonly namespace: string;
   reconciles = 0;
 
-  private constructor(env: TestEnv, namespace: string, start: string) {
-    this.env = env;
+  private constructor(backend: Backend, namespace: string, start: string) {
+    this.backend = backend;
+    this.env = backend.kind === "apiserver" ? backend.env : undefined;
+    this.fake = backend.kind === "fake" ? backend.client : undefined;
     this.namespace = namespace;
-    this.client = new Client(env.kubeConfig);
-    this.cache = new Cache(this.client, { namespace });
-    // The Job cache as the manager's (setupWithManager): trimmed to metadata and status, owner-indexed.
-    setupJobCache(this.cache);
-    this.cache.informerFor(CronJobKind);
+    this.client = backend.client as unknown as C;
+    this.cache = backend.cache;
     this.clock = new FakeClock(start);
     this.recorder = new FakeRecorder({ capacity: 10_000 });
     this.reconciler = new CronJobReconciler({
@@ -42,19 +53,42 @@ export class ReconcileHarness {
     });
   }
 
-  static async create(env: TestEnv, namespace: string, start: string): Promise<ReconcileHarness> {
-    const h = new ReconcileHarness(env, namespace, start);
-    await h.client
+  /** Against envtest's apiserver. */
+  static async create(env: TestEnv, namespace: string, start: string): Promise<ReconcileHarness<Client>> {
+    const client = new Client(env.kubeConfig);
+    const cache = new Cache(client, { namespace });
+    // The Job cache as the manager's (setupWithManager): trimmed to metadata and status, owner-indexed.
+    setupJobCache(cache);
+    cache.informerFor(CronJobKind);
+    const h = new ReconcileHarness<Client>({ kind: "apiserver", env, client, cache }, namespace, start);
+    await client
       .create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } })
       .catch(() => undefined);
-    h.cache.start();
-    await h.cache.waitForSync();
+    cache.start();
+    await cache.waitForSync();
+    return h;
+  }
+
+  /**
+   * Against the in-memory fake (no garbage collector, as in envtest); `client` shares one store between
+   * harnesses, set up with setupJobCache.
+   */
+  static async fake(namespace: string, start: string, client?: FakeClient): Promise<ReconcileHarness<FakeClient>> {
+    if (!client) {
+      client = new FakeClient();
+      setupJobCache(client);
+    }
+    const h = new ReconcileHarness<FakeClient>({ kind: "fake", client, cache: client.cache }, namespace, start);
+    await client
+      .create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } })
+      .catch(() => undefined);
     return h;
   }
 
   async stop(): Promise<void> {
-    await this.cache.stop();
-    this.client.close();
+    if (this.backend.kind === "fake") return;
+    await this.backend.cache.stop();
+    this.backend.client.close();
   }
 
   cronJob(name: string, spec: Partial<CronJobInput["spec"]>): CronJobInput {
@@ -95,6 +129,7 @@ export class ReconcileHarness {
 
   /** Wait until the cache holds exactly what the apiserver holds for this CronJob and all Jobs. */
   async settle(name: string): Promise<void> {
+    if (this.backend.kind === "fake") return; // the fake's cache is its store
     const want = new Map<string, string>();
     const cj = await this.client.get<CronJob>(CronJobKind, this.namespace, name).catch(() => undefined);
     const jobs = (await this.client.list<Job>(Kinds.Job, { namespace: this.namespace })).items;
@@ -153,6 +188,50 @@ export class ReconcileHarness {
   takeEvents(): string[] {
     return this.recorder.take();
   }
+}
+
+/**
+ * Where a behaviour table runs. One driver per test file: setup before the table, a harness per namespace
+ * (a case may open a second one), teardown after.
+ */
+export interface ReconcilerDriver {
+  /** Shown in the suite's name. */
+  readonly name: string;
+  setup(): Promise<void>;
+  harness(namespace: string, now: string): Promise<ReconcileHarness<ObjectClient>>;
+  teardown(): Promise<void>;
+}
+
+/** Against envtest's kube-apiserver and etcd: one control plane for the table. */
+export function apiserverDriver(): ReconcilerDriver {
+  let env: TestEnv | undefined;
+  return {
+    name: "real apiserver",
+    async setup() {
+      env = await TestEnv.start();
+    },
+    async harness(namespace, now) {
+      if (!env) throw new Error("apiserverDriver: harness() before setup()");
+      return ReconcileHarness.create(env, namespace, now);
+    },
+    async teardown() {
+      await env?.stop();
+    },
+  };
+}
+
+/** Against the in-memory FakeClient: one store for the table, as one apiserver. */
+export function fakeDriver(): ReconcilerDriver {
+  const client = new FakeClient();
+  setupJobCache(client);
+  return {
+    name: "in-memory fake",
+    async setup() {},
+    async harness(namespace, now) {
+      return ReconcileHarness.fake(namespace, now, client);
+    },
+    async teardown() {},
+  };
 }
 
 export function condition(

@@ -6,10 +6,10 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { CronJob } from "../../../api/v1/index.ts";
 import { MAX_CONDITION_MESSAGE } from "../../../controllers/conditions.ts";
-import { CronJobKind, CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
+import { CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
 import { MAX_EVENT_MESSAGE } from "../../../controllers/events.ts";
-import { SCHEDULED_AT_ANNOTATION, type Job } from "../../../controllers/job.ts";
-import type { Cache } from "../../../runtime/cache/cache.ts";
+import { CronJobResource as CronJobKind, SCHEDULED_AT_ANNOTATION, type Job } from "../../../api/v1/index.ts";
+import type { CacheReader } from "../../../runtime/interfaces.ts";
 import type { Client } from "../../../runtime/client.ts";
 import type { Result } from "../../../runtime/controller.ts";
 import { APIError } from "../../../runtime/errors.ts";
@@ -42,7 +42,10 @@ function faultyClient(client: Client, fail: { deletes: number; error: () => Erro
 }
 
 /** The cache with some Jobs not yet seen, and optionally a CronJob rewritten on the way out. */
-function laggingCache(cache: Cache, o: { hiddenJobs?: Set<string>; rewrite?: (cj: CronJob) => CronJob }): Cache {
+function laggingCache(
+  cache: CacheReader,
+  o: { hiddenJobs?: Set<string>; rewrite?: (cj: CronJob) => CronJob },
+): CacheReader {
   const visible = (j: Job) => !o.hiddenJobs?.has(j.metadata?.name ?? "");
   return new Proxy(cache, {
     get(target, prop, receiver) {
@@ -73,7 +76,7 @@ describe("CronJob reconciler edges (fake clock, real apiserver)", () => {
     h.takeEvents();
     return { name, created: c, h1: nextHour(c), cj: created };
   }
-  function reconcilerWith(o: { client?: Client; cache?: Cache }): CronJobReconciler {
+  function reconcilerWith(o: { client?: Client; cache?: CacheReader }): CronJobReconciler {
     return new CronJobReconciler({
       client: o.client ?? h.client,
       cache: o.cache ?? h.cache,
@@ -356,6 +359,28 @@ describe("CronJob reconciler edges (fake clock, real apiserver)", () => {
     h.clock.set(new Date(later + 2000));
     await h.reconcile(name);
     assert.equal((await h.get(name)).status?.lastSuccessfulTime, iso(later));
+  });
+
+  it("lastFailedTime never moves backward when failed Jobs finish out of order, and is listed in any order", async () => {
+    const { name, h1 } = await fresh({ failedJobsHistoryLimit: 10 });
+    const slots = [h1, h1 + HOUR, h1 + 2 * HOUR];
+    for (const slot of slots) {
+      h.clock.set(new Date(slot + 1000));
+      await h.reconcile(name);
+    }
+    // The newest slot's Job fails first and last of all in time; the older ones report earlier failures later.
+    const latest = h1 + 2 * HOUR + 900_000;
+    await h.finishJob(jobName(name, slots[2]!), "Failed", iso(slots[2]! + 1000), iso(latest));
+    await h.settle(name);
+    h.clock.set(new Date(latest + 1000));
+    await h.reconcile(name);
+    assert.equal((await h.get(name)).status?.lastFailedTime, iso(latest));
+    await h.finishJob(jobName(name, slots[0]!), "Failed", iso(slots[0]! + 1000), iso(latest - 600_000));
+    await h.finishJob(jobName(name, slots[1]!), "Failed", iso(slots[1]! + 1000), iso(latest - 300_000));
+    await h.settle(name);
+    h.clock.set(new Date(latest + 2000));
+    await h.reconcile(name);
+    assert.equal((await h.get(name)).status?.lastFailedTime, iso(latest));
   });
 
   it("a foreign Job that takes a remembered active Job's name (another UID) is not taken for ours", async () => {

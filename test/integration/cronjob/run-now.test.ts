@@ -14,8 +14,8 @@ import {
   runNowRequestedByValue,
 } from "../../../api/v1/index.ts";
 import { resolveHashedSchedule } from "../../../api/v1/schedule/index.ts";
-import { CronJobKind, CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
-import { jobForRunNow } from "../../../controllers/job.ts";
+import { CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
+import { CronJobResource as CronJobKind, jobForRunNow } from "../../../api/v1/index.ts";
 import type { RunOutcome } from "../../../controllers/metrics.ts";
 import { Kinds } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
@@ -295,6 +295,53 @@ describe("run now, lastFailedTime and H schedules in the reconciler (fake clock,
       events.join("\n"),
     );
     assert.deepEqual(counted, [`run-now/${name} manual`, `run-now/${name} failed`, `run-now/${name} manual`]);
+  });
+
+  it("CronJobs with the same H schedule, reconciled by one reconciler, each run at their own hashed minute", async () => {
+    // Two names whose "H * * * *" resolve to different minutes: a parse cache shared across owners would put
+    // the second on the first's minute (and nothing else would fail).
+    const minuteOf = (name: string) => {
+      const r = resolveHashedSchedule("H H * * *", { namespace: h.namespace, name });
+      assert.ok(r.ok && r.hashed);
+      return r.resolved;
+    };
+    const names = ["hashed-a"];
+    for (let i = 0; names.length < 2; i++)
+      if (minuteOf(`hashed-${i}`) !== minuteOf(names[0]!)) names.push(`hashed-${i}`);
+    const created: number[] = [];
+    for (const name of names) {
+      const cj = await h.createCronJob(name, { schedule: "H H * * *" });
+      created.push(new Date(cj.metadata.creationTimestamp!).getTime());
+    }
+    h.clock.set(new Date(Math.max(...created) + 1000));
+    // Interleaved, and the first one again after the second: the order must not matter.
+    for (const name of [...names, names[0]!]) await reconcile(name);
+    const seen = new Set<string>();
+    for (const name of names) {
+      const st = (await h.get(name)).status!;
+      const [minute, hour] = minuteOf(name).split(" ").map(Number);
+      assert.equal(st.resolvedSchedule, minuteOf(name), name);
+      const next = new Date(st.nextScheduleTime!);
+      assert.deepEqual([next.getUTCMinutes(), next.getUTCHours()], [minute, hour], `${name} runs at its own time`);
+      seen.add(st.nextScheduleTime!);
+    }
+    assert.equal(seen.size, 2, "both CronJobs were given the same next run");
+  });
+
+  it("CronJobs with the same schedule in different time zones, reconciled by one reconciler, keep their zones", async () => {
+    const zones = ["UTC", "Asia/Tokyo", "America/Los_Angeles"];
+    const created: number[] = [];
+    for (const [i, tz] of zones.entries()) {
+      const cj = await h.createCronJob(`zoned-${i}`, { schedule: "0 9 * * *", timeZone: tz });
+      created.push(new Date(cj.metadata.creationTimestamp!).getTime());
+    }
+    h.clock.set(new Date(Math.max(...created) + 1000));
+    for (const i of [0, 1, 2, 0, 1]) await reconcile(`zoned-${i}`);
+    for (const [i, tz] of zones.entries()) {
+      const next = new Date((await h.get(`zoned-${i}`)).status!.nextScheduleTime!);
+      const local = new Intl.DateTimeFormat("en-GB", { timeZone: tz, hour: "2-digit", minute: "2-digit" }).format(next);
+      assert.equal(local, "09:00", `zoned-${i} (${tz}) runs at 09:00 in its zone, got ${next.toISOString()}`);
+    }
   });
 
   it("an H schedule runs at its hashed minute, shown resolved in status", async () => {

@@ -1,0 +1,207 @@
+// The batch/v1 Jobs of a CronJob: the Job for a slot or a run-now request (what the controller creates and
+// the admission webhook dry-runs), their names and annotations, and how a Job is read back (its class,
+// its slot, its owner). The controller, the webhooks and `kubectl cron` share these facts.
+import { z } from "zod";
+import type { KubeObject, OwnerReference } from "../../runtime/kinds.ts";
+import { controllerOf } from "../../runtime/kinds.ts";
+import { rfc3339 } from "../../runtime/metatime.ts";
+import { CronJobWireSchema } from "./cronjob_types.ts";
+import { API_VERSION, CRONJOB_NAME_LABEL, KIND } from "./groupversion_info.ts";
+import { WireObjectMetaSchema } from "./meta.ts";
+import {
+  INSTANTIATE_ANNOTATION,
+  INSTANTIATE_MANUAL,
+  manualJobName,
+  RUN_NOW_REQUEST_ANNOTATION,
+  RUN_NOW_REQUESTED_BY_ANNOTATION,
+} from "./runnow.ts";
+import { utcOffsetAt } from "./schedule/index.ts";
+
+export const SCHEDULED_AT_ANNOTATION = "batch.tutorial.kubebuilder.io/scheduled-at";
+export const K8S_SCHEDULED_TIMESTAMP_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestamp";
+
+const JobConditionSchema = z.looseObject({
+  type: z.string(),
+  status: z.string(),
+  lastTransitionTime: z.string().optional(),
+  reason: z.string().optional(),
+  message: z.string().optional(),
+});
+
+/**
+ * A batch/v1 Job as the controller reads it: the fields it uses, with the wire's JSON types (timestamps are
+ * RFC 3339 strings); everything else passes through untouched. Jobs from the cache and the API server are
+ * parsed with it (readJob).
+ */
+export const JobSchema = z.looseObject({
+  apiVersion: z.string().optional(),
+  kind: z.string().optional(),
+  metadata: WireObjectMetaSchema.optional(),
+  spec: z.record(z.string(), z.unknown()).optional(),
+  status: z
+    .looseObject({
+      conditions: z.array(JobConditionSchema).optional(),
+      startTime: z.string().optional(),
+      completionTime: z.string().optional(),
+      active: z.number().optional(),
+      succeeded: z.number().optional(),
+      failed: z.number().optional(),
+    })
+    .optional(),
+});
+export type Job = z.infer<typeof JobSchema>;
+
+/**
+ * A Job read from the cache or the API server, as the controller's type. The API server's own Job
+ * validation guarantees the shape, so a refusal is a bug somewhere else: thrown, like any failed read.
+ */
+export function readJob(obj: Readonly<KubeObject>): Job {
+  const r = JobSchema.safeParse(obj);
+  if (r.success) return r.data;
+  const name = `${obj.metadata?.namespace ?? ""}/${obj.metadata?.name ?? ""}`;
+  throw new Error(`Job ${name} is not a batch/v1 Job: ${z.prettifyError(r.error).replaceAll("\n", "; ")}`);
+}
+
+type JobClass = "successful" | "failed" | "active";
+
+/** Complete=True → successful, Failed=True → failed, anything else is still running. */
+export function classifyJob(job: Readonly<Job>): JobClass {
+  const conds = job.status?.conditions ?? [];
+  if (conds.some((c) => c.type === "Complete" && c.status === "True")) return "successful";
+  if (conds.some((c) => c.type === "Failed" && c.status === "True")) return "failed";
+  return "active";
+}
+
+/** The time the Job finished: completionTime, else when its final condition turned true. */
+export function finishedAt(job: Readonly<Job>): Date | undefined {
+  if (job.status?.completionTime) return new Date(job.status.completionTime);
+  const c = job.status?.conditions?.find((x) => (x.type === "Complete" || x.type === "Failed") && x.status === "True");
+  return c?.lastTransitionTime ? new Date(c.lastTransitionTime) : undefined;
+}
+
+/** The slot a Job was created for, from our annotation or the upstream controller's. */
+export function scheduledTimeOf(job: Readonly<Job>): Date | undefined {
+  const a = job.metadata?.annotations ?? {};
+  for (const key of [SCHEDULED_AT_ANNOTATION, K8S_SCHEDULED_TIMESTAMP_ANNOTATION]) {
+    const v = a[key];
+    if (v) {
+      const d = new Date(v);
+      if (!Number.isNaN(d.getTime())) return d;
+    }
+  }
+  return undefined;
+}
+
+/** Deterministic Job name for a slot: the idempotency lock against duplicate runs. */
+export function jobNameFor(cronJobName: string, slot: Date): string {
+  return `${cronJobName}-${Math.floor(slot.getTime() / 1000)}`;
+}
+
+/** The controller owner reference if it is a CronJob of our API group (any version). */
+export function cronJobOwnerOf(job: Readonly<KubeObject>): OwnerReference | undefined {
+  const ref = controllerOf(job as KubeObject);
+  if (!ref || ref.kind !== KIND) return undefined;
+  const group = ref.apiVersion.split("/")[0];
+  return group === API_VERSION.split("/")[0] ? ref : undefined;
+}
+
+/** RFC 3339 with the zone's offset at that instant, e.g. 2026-03-08T03:30:00-04:00 (the upstream annotation's format). */
+export function rfc3339InZone(t: Date, timeZone: string): string {
+  const offsetMs = utcOffsetAt(timeZone, t);
+  const local = new Date(t.getTime() + offsetMs).toISOString().slice(0, 19);
+  if (offsetMs === 0) return `${local}Z`;
+  const sign = offsetMs < 0 ? "-" : "+";
+  const abs = Math.abs(offsetMs) / 60_000;
+  const hh = String(Math.floor(abs / 60)).padStart(2, "0");
+  const mm = String(abs % 60).padStart(2, "0");
+  return `${local}${sign}${hh}:${mm}`;
+}
+
+/** What jobForSlot needs of a CronJob (the stored object, or one under admission). */
+export const JobSourceSchema = z.object({
+  metadata: z.looseObject({
+    name: z.string().optional(),
+    namespace: z.string().optional(),
+    uid: z.string().optional(),
+  }),
+  spec: CronJobWireSchema.shape.spec.pick({ timeZone: true, jobTemplate: true }),
+});
+export type JobSource = z.infer<typeof JobSourceSchema>;
+
+/**
+ * The Job the controller creates for a slot: the template's labels (jobLabels) and annotations, the
+ * scheduled-time annotations, a controller owner reference, the template's spec. The admission webhook dry-runs exactly
+ * this object, so what it accepts is what the controller can create.
+ */
+export function jobForSlot(cronJob: JobSource, slot: Date): Job {
+  const tz = cronJob.spec.timeZone ?? "UTC";
+  return jobFromTemplate(cronJob, jobNameFor(cronJob.metadata.name ?? "", slot), {
+    [SCHEDULED_AT_ANNOTATION]: rfc3339(slot),
+    [K8S_SCHEDULED_TIMESTAMP_ANNOTATION]: rfc3339InZone(slot, tz),
+  });
+}
+
+/**
+ * The Job for a run-now request: the same template, named after the request (so a second attempt finds the
+ * name taken), marked manual as `kubectl create job --from=cronjob/…` marks its Jobs, and without the
+ * scheduled-time annotations: a manual run has no slot and does not move lastScheduleTime.
+ */
+export function jobForRunNow(cronJob: JobSource, request: string, requestedBy: string | undefined): Job {
+  return jobFromTemplate(cronJob, manualJobName(cronJob.metadata.name ?? "", request), {
+    [INSTANTIATE_ANNOTATION]: INSTANTIATE_MANUAL,
+    [RUN_NOW_REQUEST_ANNOTATION]: request,
+    ...(requestedBy ? { [RUN_NOW_REQUESTED_BY_ANNOTATION]: requestedBy } : {}),
+  });
+}
+
+/**
+ * The Job's labels: the template's, and CRONJOB_NAME_LABEL with the CronJob's name, which wins over a
+ * template label of the same key (it says which CronJob a Job belongs to, and `kubectl cron history` selects
+ * by it, so a template must not be able to point it at another CronJob; the validating webhook warns).
+ * A template without labels gets the pod template's first, as the API server would have defaulted them for
+ * a Job without labels: our label must not take away the labels such Jobs always had.
+ */
+function jobLabels(cronJob: JobSource): Record<string, string> {
+  const tmpl = cronJob.spec.jobTemplate;
+  const own = tmpl.metadata?.labels ?? {};
+  const base = Object.keys(own).length > 0 ? own : podTemplateLabels(tmpl.spec);
+  return { ...base, [CRONJOB_NAME_LABEL]: cronJob.metadata.name ?? "" };
+}
+
+/** spec.template.metadata.labels of a Job spec read as wire JSON (the CRD schema makes them strings). */
+function podTemplateLabels(spec: Record<string, unknown> | undefined): Record<string, string> {
+  const template = spec?.template;
+  const metadata = isRecord(template) ? template.metadata : undefined;
+  const labels = isRecord(metadata) ? metadata.labels : undefined;
+  return isRecord(labels) ? (labels as Record<string, string>) : {};
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function jobFromTemplate(cronJob: JobSource, name: string, extraAnnotations: Record<string, string>): Job {
+  const tmpl = cronJob.spec.jobTemplate;
+  const annotations: Record<string, string> = { ...(tmpl.metadata?.annotations ?? {}), ...extraAnnotations };
+  return {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: {
+      name,
+      namespace: cronJob.metadata.namespace,
+      labels: jobLabels(cronJob),
+      annotations,
+      ownerReferences: [
+        {
+          apiVersion: API_VERSION,
+          kind: KIND,
+          name: cronJob.metadata.name ?? "",
+          uid: cronJob.metadata.uid ?? "",
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: structuredClone(tmpl.spec ?? {}),
+  };
+}

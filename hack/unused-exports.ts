@@ -1,0 +1,166 @@
+// Exports of the product code that nothing imports: dead API surface that makes a module look used by
+// more than it is. Run by `npm run lint` (make lint); fails listing each one. An export counts as used
+// when another file of the repository (product, tests, tools, benchmark) imports it by name, through a
+// namespace import's property, a destructured dynamic import, or a re-export that is itself used.
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import ts from "typescript";
+
+export interface UnusedExport {
+  file: string;
+  line: number;
+  name: string;
+}
+
+/** The directories whose exports must be used; everything else only counts as a user. */
+export const PRODUCT_DIRS = ["api", "cmd", "controllers", "runtime", "webhooks"];
+
+/**
+ * The exports of the files `isProduct` selects that no other file of `fileNames` uses. Files are
+ * type-checked as one program, so imports are resolved exactly as tsc resolves them.
+ */
+export function unusedExports(
+  fileNames: readonly string[],
+  isProduct: (file: string) => boolean,
+  options: ts.CompilerOptions,
+): UnusedExport[] {
+  const program = ts.createProgram({ rootNames: fileNames, options });
+  const checker = program.getTypeChecker();
+  const used = new Set<ts.Symbol>();
+
+  const markChain = (symbol: ts.Symbol | undefined): void => {
+    for (let s = symbol; s && !used.has(s);) {
+      used.add(s);
+      if (!(s.flags & ts.SymbolFlags.Alias)) break;
+      const next = checker.getImmediateAliasedSymbol(s);
+      if (next === s) break;
+      s = next;
+    }
+  };
+  const moduleOf = (specifier: ts.Expression): ts.Symbol | undefined => checker.getSymbolAtLocation(specifier);
+  const markName = (module: ts.Symbol | undefined, name: string): void => {
+    if (!module) return;
+    markChain(checker.getExportsOfModule(module).find((s) => s.escapedName === name));
+  };
+  const markAll = (module: ts.Symbol | undefined): void => {
+    if (module) for (const s of checker.getExportsOfModule(module)) markChain(s);
+  };
+
+  for (const sf of program.getSourceFiles()) {
+    if (sf.isDeclarationFile) continue;
+    const namespaces = new Map<ts.Symbol, ts.Symbol>();
+    const visit = (node: ts.Node): void => {
+      if (ts.isImportDeclaration(node)) {
+        const module = moduleOf(node.moduleSpecifier);
+        const clause = node.importClause;
+        if (clause?.name) markName(module, "default");
+        const bindings = clause?.namedBindings;
+        if (bindings && ts.isNamedImports(bindings)) {
+          for (const el of bindings.elements) markName(module, (el.propertyName ?? el.name).text);
+        } else if (bindings && ts.isNamespaceImport(bindings)) {
+          const local = checker.getSymbolAtLocation(bindings.name);
+          if (local && module) namespaces.set(local, module);
+        }
+      } else if (ts.isExportDeclaration(node) && node.moduleSpecifier) {
+        // `export * from` and `export { x } from`: followed through when the re-export is used (markChain).
+      } else if (ts.isExportSpecifier(node) && !node.parent.parent.moduleSpecifier) {
+        // `export { local }`: the local binding is used by whoever uses this export, not by the export itself.
+      } else if (ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.expression)) {
+        const ns = checker.getSymbolAtLocation(node.expression);
+        const module = ns && namespaces.get(ns);
+        if (module) markName(module, node.name.text);
+      } else if (ts.isIdentifier(node) && !ts.isPropertyAccessExpression(node.parent)) {
+        // A namespace used whole (passed on, iterated): every export of its module counts as used.
+        const s = checker.getSymbolAtLocation(node);
+        const module = s && namespaces.get(s);
+        if (module && !ts.isNamespaceImport(node.parent)) markAll(module);
+      } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+        const [arg] = node.arguments;
+        const module = arg && ts.isStringLiteral(arg) ? moduleOf(arg) : undefined;
+        const decl = ts.isAwaitExpression(node.parent) ? node.parent.parent : undefined;
+        if (decl && ts.isVariableDeclaration(decl) && ts.isObjectBindingPattern(decl.name)) {
+          for (const el of decl.name.elements) {
+            const name = el.propertyName ?? el.name;
+            if (ts.isIdentifier(name)) markName(module, name.text);
+          }
+        } else {
+          markAll(module);
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+
+  const out: UnusedExport[] = [];
+  for (const sf of program.getSourceFiles()) {
+    if (sf.isDeclarationFile || !isProduct(sf.fileName)) continue;
+    const module = checker.getSymbolAtLocation(sf);
+    if (!module) continue;
+    for (const s of checker.getExportsOfModule(module)) {
+      // Exports re-exported from another module are judged where they are declared.
+      const decl = s.declarations?.[0];
+      if (!decl || decl.getSourceFile() !== sf || used.has(s)) continue;
+      const { line } = sf.getLineAndCharacterOfPosition(decl.getStart());
+      out.push({ file: sf.fileName, line: line + 1, name: ts.symbolName(s) });
+    }
+  }
+  return out.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
+}
+
+function tsFilesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    if (name === "node_modules" || name === "results" || name === "work") return [];
+    return statSync(p).isDirectory() ? tsFilesUnder(p) : p.endsWith(".ts") ? [p] : [];
+  });
+}
+
+/**
+ * The exports that were unused when this check came in, "<file> <name>" a line: tolerated until removed,
+ * so the check fails on new ones now. An entry that is no longer unused fails too, so the list only shrinks.
+ */
+const BASELINE = "hack/unused-exports.baseline";
+
+function main(argv: readonly string[]): number {
+  const root = resolve(import.meta.dirname, "..");
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(root, "tsconfig.json"),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+      },
+    },
+  );
+  if (!config) throw new Error("cannot read tsconfig.json");
+  // The benchmark has its own tsconfig but uses product code too.
+  const files = [...config.fileNames, ...tsFilesUnder(join(root, "bench"))];
+  const product = PRODUCT_DIRS.map((d) => join(root, d) + "/");
+  const unused = unusedExports(files, (f) => product.some((p) => f.startsWith(p)), config.options);
+  const key = (u: UnusedExport) => `${relative(root, u.file)} ${u.name}`;
+  const baselinePath = join(root, BASELINE);
+  if (argv.includes("--update-baseline")) {
+    writeFileSync(baselinePath, [...new Set(unused.map(key))].sort().join("\n") + "\n");
+    return 0;
+  }
+  const baseline = new Set(
+    existsSync(baselinePath)
+      ? readFileSync(baselinePath, "utf8")
+          .split("\n")
+          .filter((l) => l.trim() !== "")
+      : [],
+  );
+  const found = new Set(unused.map(key));
+  const fresh = unused.filter((u) => !baseline.has(key(u)));
+  const stale = [...baseline].filter((k) => !found.has(k));
+  for (const u of fresh) {
+    process.stderr.write(`${relative(root, u.file)}:${u.line}: ${u.name} is exported but imported nowhere\n`);
+  }
+  for (const k of stale) process.stderr.write(`${BASELINE}: "${k}" is no longer an unused export: delete the line\n`);
+  if (fresh.length > 0) process.stderr.write(`${fresh.length} unused export(s): remove the export (or the code)\n`);
+  return fresh.length > 0 || stale.length > 0 ? 1 : 0;
+}
+
+if (import.meta.main) process.exitCode = main(process.argv.slice(2));

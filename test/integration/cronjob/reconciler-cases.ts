@@ -1,0 +1,583 @@
+// The behaviour table of the CronJob reconciler: every numbered rule, driven with a fake clock. One table,
+// two drivers: reconciler.test.ts runs it against envtest's apiserver (integration), and
+// test/unit/cronjob-reconciler-table.test.ts against the in-memory FakeClient (unit, seconds). What only
+// a real apiserver proves (the schema, real conflicts, dry-run, the cache lagging behind writes,
+// restarts) stays in the other integration tests, not here.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { CRONJOB_NAME_LABEL, type CronJob } from "../../../api/v1/index.ts";
+import { CronJobResource as CronJobKind } from "../../../api/v1/index.ts";
+import { K8S_SCHEDULED_TIMESTAMP_ANNOTATION, SCHEDULED_AT_ANNOTATION, type Job } from "../../../api/v1/index.ts";
+import { APIError } from "../../../runtime/errors.ts";
+import type { ObjectClient } from "../../../runtime/interfaces.ts";
+import { Kinds } from "../../../runtime/kinds.ts";
+import { discardLogger } from "../../../runtime/log.ts";
+import { condition, type ReconcileHarness, type ReconcilerDriver } from "./harness.ts";
+
+const HOUR = 3600_000;
+const MIN = 60_000;
+const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
+/** The first full hour strictly after t. */
+const nextHour = (t: number) => Math.floor(t / HOUR) * HOUR + HOUR;
+const jobName = (cj: string, slot: number) => `${cj}-${slot / 1000}`;
+
+export function reconcilerCases(driver: ReconcilerDriver): void {
+  describe(`CronJob reconciler (fake clock, ${driver.name})`, () => {
+    let h: ReconcileHarness<ObjectClient>;
+    let n = 0;
+    /** A fresh CronJob; returns its name and the first hourly slot after its creation. */
+    async function fresh(spec: Parameters<ReconcileHarness["createCronJob"]>[1] = {}) {
+      const name = `cj-${++n}`;
+      const created = await h.createCronJob(name, spec);
+      const c = new Date(created.metadata.creationTimestamp!).getTime();
+      h.takeEvents();
+      return { name, created: c, h1: nextHour(c), cj: created };
+    }
+
+    before(async () => {
+      await driver.setup();
+      h = await driver.harness("reconcile", new Date().toISOString());
+    });
+    after(async () => {
+      await h?.stop();
+      await driver.teardown();
+    });
+
+    it("does nothing before the first slot and requeues for it", async () => {
+      const { name, h1, created } = await fresh();
+      h.clock.set(new Date(created + 1000));
+      const r = await h.reconcile(name);
+      assert.equal((await h.jobs(name)).length, 0);
+      assert.equal(r.requeueAfterMs, h1 - Math.floor((created + 1000) / 1000) * 1000 + 100);
+      const cj = await h.get(name);
+      assert.equal(cj.status?.nextScheduleTime, iso(h1));
+      assert.equal(condition(cj, "Available")?.reason, "Scheduled");
+      assert.equal(condition(cj, "Progressing")?.status, "False");
+      assert.equal(condition(cj, "Degraded")?.reason, "AsExpected");
+    });
+
+    it("creates the Job for a due slot with the template, annotations and owner, then never twice", async () => {
+      const { name, h1, cj } = await fresh({ timeZone: "America/New_York" });
+      h.clock.set(new Date(h1 + 5000));
+      const r = await h.reconcile(name);
+      const jobs = await h.jobs(name);
+      assert.equal(jobs.length, 1);
+      const job = jobs[0]!;
+      assert.equal(job.metadata!.name, jobName(name, h1));
+      assert.deepEqual(job.metadata!.labels, { app: name, [CRONJOB_NAME_LABEL]: name });
+      assert.equal(job.metadata!.annotations!["example.com/team"], "data");
+      // `kubectl get jobs -l batch.tutorial.kubebuilder.io/cronjob-name=NAME` finds it, and only its CronJob's.
+      const selected = await h.client.list<Job>(Kinds.Job, {
+        namespace: h.namespace,
+        labelSelector: `${CRONJOB_NAME_LABEL}=${name}`,
+      });
+      assert.deepEqual(
+        selected.items.map((j) => j.metadata!.name),
+        [job.metadata!.name],
+      );
+      assert.equal(job.metadata!.annotations![SCHEDULED_AT_ANNOTATION], iso(h1));
+      assert.match(
+        job.metadata!.annotations![K8S_SCHEDULED_TIMESTAMP_ANNOTATION]!,
+        /^\d{4}-\d\d-\d\dT\d\d:00:00-0[45]:00$/,
+      );
+      assert.deepEqual(job.metadata!.ownerReferences, [
+        {
+          apiVersion: "batch.tutorial.kubebuilder.io/v1",
+          kind: "CronJob",
+          name,
+          uid: cj.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]);
+      assert.equal(
+        (job.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image,
+        "busybox",
+      );
+      assert.deepEqual(h.takeEvents(), [`Normal SuccessfulCreate Created job ${job.metadata!.name}`]);
+
+      const st = (await h.get(name)).status!;
+      assert.equal(st.lastScheduleTime, iso(h1));
+      assert.equal(st.nextScheduleTime, iso(h1 + HOUR));
+      assert.deepEqual(
+        st.active!.map((a) => a.name),
+        [job.metadata!.name],
+      );
+      assert.equal(st.activeCount, 1);
+      assert.equal(r.requeueAfterMs, HOUR - 5000 + 100);
+      const got = await h.get(name);
+      assert.equal(condition(got, "Available")?.reason, "JobsActive");
+      assert.equal(condition(got, "Progressing")?.status, "True");
+      assert.equal(got.status?.observedGeneration, got.metadata.generation);
+
+      // Idempotent: same time, same state → no Job, no status write.
+      const rv = got.metadata.resourceVersion;
+      await h.reconcile(name);
+      h.clock.advance(30 * MIN);
+      await h.reconcile(name);
+      assert.equal((await h.jobs(name)).length, 1);
+      assert.equal((await h.get(name)).metadata.resourceVersion, rv);
+      assert.deepEqual(h.takeEvents(), []);
+    });
+
+    it("after a crash between create and status write, adopts its own Job instead of creating another", async () => {
+      const { name, h1, cj } = await fresh();
+      await h.client.create(Kinds.Job, {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: {
+          name: jobName(name, h1),
+          namespace: h.namespace,
+          annotations: { [SCHEDULED_AT_ANNOTATION]: iso(h1) },
+          ownerReferences: [
+            {
+              apiVersion: "batch.tutorial.kubebuilder.io/v1",
+              kind: "CronJob",
+              name,
+              uid: cj.metadata.uid!,
+              controller: true,
+            },
+          ],
+        },
+        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
+      } as Job);
+      await h.settle(name);
+      h.clock.set(new Date(h1 + 2000));
+      await h.reconcile(name);
+      assert.equal((await h.jobs(name)).length, 1);
+      const st = (await h.get(name)).status!;
+      assert.equal(st.lastScheduleTime, iso(h1));
+      assert.deepEqual(
+        st.active!.map((a) => a.name),
+        [jobName(name, h1)],
+      );
+      assert.deepEqual(h.takeEvents(), [], "no UnexpectedJob for our own Job");
+    });
+
+    it("reports a foreign Job holding the slot's name, without throwing or looping", async () => {
+      const { name, h1 } = await fresh();
+      await h.client.create(Kinds.Job, {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: { name: jobName(name, h1), namespace: h.namespace },
+        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
+      } as Job);
+      h.clock.set(new Date(h1 + 1000));
+      const r = await h.reconcile(name);
+      assert.ok(r.requeueAfterMs! > 0);
+      const ev = h.takeEvents();
+      assert.equal(ev.length, 1);
+      assert.match(
+        ev[0]!,
+        /^Warning FailedCreate Error creating job .* already exists and is not controlled by this CronJob/,
+      );
+      const got = await h.get(name);
+      assert.equal(condition(got, "Degraded")?.reason, "JobCreationFailed");
+      assert.equal(condition(got, "Degraded")?.status, "True");
+      assert.equal(got.status?.lastScheduleTime, undefined, "the slot did not run");
+    });
+
+    it("classifies finished Jobs, reports SawCompletedJob, records lastSuccessfulTime, and clears Degraded", async () => {
+      const { name, h1 } = await fresh();
+      h.clock.set(new Date(h1 + 1000));
+      await h.reconcile(name);
+      h.takeEvents();
+      await h.finishJob(jobName(name, h1), "Failed", iso(h1 + 1000), iso(h1 + 60_000));
+      await h.settle(name);
+      h.clock.set(new Date(h1 + 2 * MIN));
+      await h.reconcile(name);
+      let got = await h.get(name);
+      assert.deepEqual(got.status?.active, []);
+      assert.equal(condition(got, "Degraded")?.reason, "LastJobFailed");
+      assert.equal(condition(got, "Progressing")?.reason, "NoJobsActive");
+      assert.deepEqual(h.takeEvents(), [
+        `Normal SawCompletedJob Saw completed job: ${jobName(name, h1)}, condition: Failed`,
+      ]);
+      const degradedSince = condition(got, "Degraded")!.lastTransitionTime;
+
+      h.clock.set(new Date(h1 + HOUR + 1000));
+      await h.reconcile(name);
+      await h.finishJob(jobName(name, h1 + HOUR), "Complete", iso(h1 + HOUR + 1000), iso(h1 + HOUR + 30_000));
+      await h.settle(name);
+      h.clock.set(new Date(h1 + HOUR + 2 * MIN));
+      await h.reconcile(name);
+      got = await h.get(name);
+      assert.equal(got.status?.lastSuccessfulTime, iso(h1 + HOUR + 30_000));
+      assert.equal(condition(got, "Degraded")?.status, "False");
+      assert.equal(condition(got, "Degraded")?.reason, "AsExpected");
+      assert.notEqual(condition(got, "Degraded")!.lastTransitionTime, degradedSince);
+    });
+
+    it("reports SawCompletedJob once even when the cache has not caught up with the status write", async () => {
+      const { name, h1 } = await fresh();
+      h.clock.set(new Date(h1 + 1000));
+      await h.reconcile(name);
+      await h.finishJob(jobName(name, h1), "Complete", iso(h1 + 1000), iso(h1 + 30_000));
+      await h.settle(name);
+      // The CronJob as the cache holds it now: status still lists the finished Job as active.
+      const stale = h.cache.get<CronJob>(CronJobKind, h.namespace, name)!;
+      assert.equal(stale.status?.active?.length, 1);
+      h.takeEvents();
+      h.clock.set(new Date(h1 + 2 * MIN));
+      await h.reconcile(name);
+      assert.deepEqual((await h.get(name)).status?.active, []);
+      // A lagging cache hands the next reconcile the old object again.
+      const cacheGet = h.cache.get.bind(h.cache);
+      h.cache.get = ((kind, ns, n) =>
+        kind === CronJobKind && n === name ? stale : cacheGet(kind, ns, n)) as typeof h.cache.get;
+      h.clock.set(new Date(h1 + 3 * MIN));
+      try {
+        await h.reconciler.reconcile(
+          { namespace: h.namespace, name },
+          { log: discardLogger, reconcileID: "lagging-cache", signal: new AbortController().signal },
+        );
+      } finally {
+        h.cache.get = cacheGet;
+      }
+      await h.settle(name);
+      assert.deepEqual(h.takeEvents(), [
+        `Normal SawCompletedJob Saw completed job: ${jobName(name, h1)}, condition: Complete`,
+      ]);
+    });
+
+    it("drops an active reference whose Job is gone (MissingJob) and adopts an unexpected child once (UnexpectedJob)", async () => {
+      const { name, h1, cj } = await fresh();
+      h.clock.set(new Date(h1 + 1000));
+      await h.reconcile(name);
+      await h.client.delete(Kinds.Job, h.namespace, jobName(name, h1), { propagationPolicy: "Background" });
+      await h.client.create(Kinds.Job, {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: {
+          name: `${name}-manual`,
+          namespace: h.namespace,
+          ownerReferences: [
+            {
+              apiVersion: "batch.tutorial.kubebuilder.io/v1",
+              kind: "CronJob",
+              name,
+              uid: cj.metadata.uid!,
+              controller: true,
+            },
+          ],
+        },
+        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
+      } as Job);
+      await h.settle(name);
+      h.takeEvents();
+      h.clock.set(new Date(h1 + 2000));
+      await h.reconcile(name);
+      assert.deepEqual(h.takeEvents().sort(), [
+        `Normal MissingJob Active job went missing: ${jobName(name, h1)}`,
+        `Warning UnexpectedJob Saw a job that the controller did not create or forgot: ${name}-manual`,
+      ]);
+      assert.deepEqual(
+        (await h.get(name)).status?.active?.map((a) => a.name),
+        [`${name}-manual`],
+      );
+      await h.reconcile(name);
+      assert.deepEqual(h.takeEvents(), [], "reported once");
+    });
+
+    it("keeps lastScheduleTime across history cleanup (no re-run) and rebuilds it when status is lost", async () => {
+      const { name, h1 } = await fresh({ successfulJobsHistoryLimit: 0 });
+      h.clock.set(new Date(h1 + 1000));
+      await h.reconcile(name);
+      await h.finishJob(jobName(name, h1), "Complete", iso(h1 + 1000), iso(h1 + 10_000));
+      await h.settle(name);
+      h.clock.set(new Date(h1 + 20 * MIN));
+      await h.reconcile(name);
+      assert.equal((await h.jobs(name)).length, 0, "cleanup deleted the successful Job (limit 0)");
+      let got = await h.get(name);
+      assert.equal(got.status?.lastScheduleTime, iso(h1));
+      assert.equal(got.status?.lastSuccessfulTime, iso(h1 + 10_000), "lastSuccessfulTime also with limit 0");
+      h.clock.set(new Date(h1 + 40 * MIN));
+      await h.reconcile(name);
+      assert.equal((await h.jobs(name)).length, 0, "the old slot is not run again");
+
+      // Status lost (e.g. restored from a backup without status): rebuilt from the children.
+      h.clock.set(new Date(h1 + HOUR + 1000));
+      await h.reconcile(name);
+      got = await h.get(name);
+      await h.client.updateStatus(CronJobKind, { ...got, status: {} } as CronJob);
+      await h.settle(name);
+      h.clock.set(new Date(h1 + HOUR + 5 * MIN));
+      await h.reconcile(name);
+      got = await h.get(name);
+      assert.equal(got.status?.lastScheduleTime, iso(h1 + HOUR));
+      assert.equal((await h.jobs(name)).length, 1, "no duplicate after status loss");
+    });
+
+    it("cleans up history by start time (missing start = newest, ties by name) with default limits 3 and 1", async () => {
+      const { name, cj } = await fresh();
+      const owner = [
+        {
+          apiVersion: "batch.tutorial.kubebuilder.io/v1",
+          kind: "CronJob",
+          name,
+          uid: cj.metadata.uid!,
+          controller: true,
+        },
+      ];
+      const base = new Date(cj.metadata.creationTimestamp!).getTime() - 10 * HOUR;
+      const mk = async (suffix: string, outcome: "Complete" | "Failed", start: number | undefined) => {
+        const jn = `${name}-${suffix}`;
+        await h.client.create(Kinds.Job, {
+          apiVersion: "batch/v1",
+          kind: "Job",
+          metadata: { name: jn, namespace: h.namespace, ownerReferences: owner },
+          spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
+        } as Job);
+        const job = await h.client.get<Job>(Kinds.Job, h.namespace, jn);
+        job.status = {
+          ...(start !== undefined ? { startTime: iso(start) } : {}),
+          conditions: [{ type: outcome, status: "True", lastTransitionTime: iso(base + HOUR) }],
+          ...(outcome === "Complete" ? { completionTime: iso(base + HOUR), succeeded: 1 } : {}),
+        };
+        await h.client.updateStatus(Kinds.Job, job);
+      };
+      await mk("s1", "Complete", base + 1 * MIN);
+      await mk("s2", "Complete", base + 2 * MIN);
+      await mk("s3b", "Complete", base + 3 * MIN);
+      await mk("s3a", "Complete", base + 3 * MIN);
+      await mk("s0", "Complete", undefined);
+      await mk("f1", "Failed", base + 1 * MIN);
+      await mk("f2", "Failed", base + 2 * MIN);
+      await h.settle(name);
+      h.clock.set(new Date(new Date(cj.metadata.creationTimestamp!).getTime() + 1000));
+      await h.reconcile(name);
+      assert.deepEqual(
+        (await h.jobs(name)).map((j) => j.metadata!.name).sort(),
+        [`${name}-f2`, `${name}-s0`, `${name}-s3a`, `${name}-s3b`].sort(),
+      );
+      assert.deepEqual(
+        h
+          .takeEvents()
+          .filter((e) => e.includes("SuccessfulDelete"))
+          .sort(),
+        [
+          `Normal SuccessfulDelete Deleted job ${name}-f1`,
+          `Normal SuccessfulDelete Deleted job ${name}-s1`,
+          `Normal SuccessfulDelete Deleted job ${name}-s2`,
+        ],
+      );
+    });
+
+    it("cleans history even when every create fails, then reports FailedCreate and retries (throws)", async () => {
+      // backoffLimit -1 passes the CRD schema but not the Job API: creates fail (webhooks off).
+      const { name, h1, cj } = await fresh({
+        failedJobsHistoryLimit: 0,
+        jobTemplate: {
+          spec: {
+            backoffLimit: -1,
+            template: { spec: { restartPolicy: "OnFailure", containers: [{ name: "c", image: "busybox" }] } },
+          },
+        },
+      });
+      // The Job API's validation refuses it; the fake validates nothing, so it is told to refuse the same.
+      const refused = jobName(name, h1);
+      h.fake?.injectError(
+        { verb: "create", kind: Kinds.Job, name: refused },
+        () =>
+          new APIError(
+            422,
+            "Invalid",
+            `Job.batch "${refused}" is invalid: spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0`,
+          ),
+      );
+      const owner = [
+        {
+          apiVersion: "batch.tutorial.kubebuilder.io/v1",
+          kind: "CronJob",
+          name,
+          uid: cj.metadata.uid!,
+          controller: true,
+        },
+      ];
+      await h.client.create(Kinds.Job, {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: { name: `${name}-old`, namespace: h.namespace, ownerReferences: owner },
+        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
+      } as Job);
+      await h.finishJob(`${name}-old`, "Failed", iso(h1 - HOUR), iso(h1 - HOUR + 1000));
+      await h.settle(name);
+      h.clock.set(new Date(h1 + 1000));
+      await assert.rejects(h.reconcile(name), /creating Job/);
+      await h.settle(name);
+      assert.deepEqual(await h.jobs(name), [], "history cleaned although the create failed");
+      const ev = h.takeEvents();
+      assert.ok(ev.includes(`Normal SuccessfulDelete Deleted job ${name}-old`), ev.join("\n"));
+      assert.ok(
+        ev.some((e) => e.startsWith(`Warning FailedCreate Error creating job ${jobName(name, h1)}`)),
+        ev.join("\n"),
+      );
+      const got = await h.get(name);
+      assert.equal(condition(got, "Degraded")?.reason, "JobCreationFailed");
+    });
+
+    it("suspend: no Jobs, no nextScheduleTime, Available=False/Suspended, no event; unsuspend runs the latest slot", async () => {
+      const { name, h1 } = await fresh({ suspend: true });
+      h.clock.set(new Date(h1 + 2 * HOUR + 1000));
+      const r = await h.reconcile(name);
+      assert.deepEqual(r, {});
+      const got = await h.get(name);
+      assert.equal((await h.jobs(name)).length, 0);
+      assert.equal(got.status?.nextScheduleTime, undefined);
+      assert.equal(condition(got, "Available")?.reason, "Suspended");
+      assert.deepEqual(h.takeEvents(), []);
+      got.spec.suspend = false;
+      await h.client.update(CronJobKind, got);
+      await h.settle(name);
+      await h.reconcile(name);
+      assert.deepEqual(
+        (await h.jobs(name)).map((j) => j.metadata!.name),
+        [jobName(name, h1 + 2 * HOUR)],
+      );
+    });
+
+    it("webhooks off: an invalid time zone or schedule sets conditions and an event, and does not requeue; fixing it clears them", async () => {
+      const tz = await fresh({ timeZone: "Mars/Olympus" });
+      h.clock.set(new Date(tz.h1 + 1000));
+      assert.deepEqual(await h.reconcile(tz.name), {});
+      let got = await h.get(tz.name);
+      assert.equal(condition(got, "Available")?.reason, "UnknownTimeZone");
+      assert.equal(condition(got, "Degraded")?.reason, "UnknownTimeZone");
+      assert.equal(got.status?.nextScheduleTime, undefined);
+      assert.match(h.takeEvents().join("\n"), /^Warning UnknownTimeZone .*Mars\/Olympus/);
+
+      const bad = await fresh({ schedule: "61 * * * *" });
+      h.clock.set(new Date(bad.h1 + 1000));
+      assert.deepEqual(await h.reconcile(bad.name), {});
+      got = await h.get(bad.name);
+      assert.equal(condition(got, "Available")?.reason, "InvalidSchedule");
+      assert.equal(condition(got, "Degraded")?.status, "True");
+      assert.match(
+        h.takeEvents().join("\n"),
+        /^Warning UnparseableSchedule spec\.schedule: Invalid value: "61 \* \* \* \*"/,
+      );
+      assert.equal((await h.jobs(bad.name)).length, 0);
+
+      got.spec.schedule = "0 * * * *";
+      await h.client.update(CronJobKind, got);
+      await h.settle(bad.name);
+      const r = await h.reconcile(bad.name);
+      assert.ok(r.requeueAfterMs! > 0);
+      got = await h.get(bad.name);
+      assert.equal(condition(got, "Degraded")?.reason, "AsExpected");
+      assert.equal(condition(got, "Available")?.status, "True");
+    });
+
+    it("being deleted: no scheduling, nextScheduleTime empty", async () => {
+      const { name, h1 } = await fresh();
+      const got = await h.get(name);
+      got.metadata.finalizers = ["example.com/hold"];
+      await h.client.update(CronJobKind, got);
+      await h.client.delete(CronJobKind, h.namespace, name);
+      await h.settle(name);
+      h.clock.set(new Date(h1 + 1000));
+      assert.deepEqual(await h.reconcile(name), {});
+      const after = await h.get(name);
+      assert.equal((await h.jobs(name)).length, 0);
+      assert.equal(after.status?.nextScheduleTime, undefined);
+      assert.equal(condition(after, "Available")?.reason, "Deleting");
+      after.metadata.finalizers = [];
+      await h.client.update(CronJobKind, after);
+    });
+
+    it("Forbid: reports JobAlreadyActive once per slot, keeps the slot due, runs it when the active Job finishes", async () => {
+      const { name, h1 } = await fresh({ concurrencyPolicy: "Forbid" });
+      h.clock.set(new Date(h1 + 1000));
+      await h.reconcile(name);
+      h.takeEvents();
+      h.clock.set(new Date(h1 + HOUR + 1000));
+      await h.reconcile(name);
+      await h.reconcile(name);
+      assert.equal((await h.jobs(name)).length, 1);
+      const ev = h.takeEvents();
+      assert.equal(ev.filter((e) => e.startsWith("Normal JobAlreadyActive")).length, 1, ev.join("\n"));
+      await h.finishJob(jobName(name, h1), "Complete", iso(h1 + 1000), iso(h1 + HOUR + 5000));
+      await h.settle(name);
+      h.clock.set(new Date(h1 + HOUR + 10_000));
+      await h.reconcile(name);
+      assert.deepEqual(
+        (await h.jobs(name)).map((j) => j.metadata!.name),
+        [jobName(name, h1), jobName(name, h1 + HOUR)],
+      );
+    });
+
+    it("Replace: deletes the active Job and creates the new one", async () => {
+      const { name, h1 } = await fresh({ concurrencyPolicy: "Replace" });
+      h.clock.set(new Date(h1 + 1000));
+      await h.reconcile(name);
+      h.takeEvents();
+      h.clock.set(new Date(h1 + HOUR + 1000));
+      await h.reconcile(name);
+      assert.deepEqual(
+        (await h.jobs(name)).map((j) => j.metadata!.name),
+        [jobName(name, h1 + HOUR)],
+      );
+      assert.deepEqual(h.takeEvents(), [
+        `Normal SuccessfulDelete Deleted job ${jobName(name, h1)}`,
+        `Normal SuccessfulCreate Created job ${jobName(name, h1 + HOUR)}`,
+      ]);
+      assert.deepEqual(
+        (await h.get(name)).status?.active?.map((a) => a.name),
+        [jobName(name, h1 + HOUR)],
+      );
+    });
+
+    it("Allow: runs concurrently", async () => {
+      const { name, h1 } = await fresh();
+      h.clock.set(new Date(h1 + 1000));
+      await h.reconcile(name);
+      h.clock.set(new Date(h1 + HOUR + 1000));
+      await h.reconcile(name);
+      assert.equal((await h.get(name)).status?.active?.length, 2);
+    });
+
+    it("skips a slot past startingDeadlineSeconds, reports MissSchedule once and sets lastMissedTime", async () => {
+      const { name, h1 } = await fresh({ startingDeadlineSeconds: 60 });
+      h.clock.set(new Date(h1 + 5 * MIN));
+      await h.reconcile(name);
+      await h.reconcile(name);
+      assert.equal((await h.jobs(name)).length, 0);
+      const got = await h.get(name);
+      assert.equal(got.status?.lastMissedTime, iso(h1));
+      const ev = h.takeEvents();
+      assert.equal(ev.length, 1, ev.join("\n"));
+      assert.match(ev[0]!, /^Warning MissSchedule Missed scheduled time to start a job: /);
+      // Within the deadline the next slot runs.
+      h.clock.set(new Date(h1 + HOUR + 30_000));
+      await h.reconcile(name);
+      assert.deepEqual(
+        (await h.jobs(name)).map((j) => j.metadata!.name),
+        [jobName(name, h1 + HOUR)],
+      );
+    });
+
+    it("more than 100 missed slots: TooManyMissedTimes, and the newest still runs", async () => {
+      const { name, created } = await fresh({ schedule: "* * * * *" });
+      const now = Math.floor(created / MIN) * MIN + 3 * HOUR + 7000;
+      h.clock.set(new Date(now));
+      await h.reconcile(name);
+      const slot = Math.floor(now / MIN) * MIN;
+      assert.deepEqual(
+        (await h.jobs(name)).map((j) => j.metadata!.name),
+        [jobName(name, slot)],
+      );
+      const ev = h.takeEvents();
+      assert.ok(
+        ev.some((e) => e.startsWith("Warning TooManyMissedTimes")),
+        ev.join("\n"),
+      );
+    });
+
+    it("never requeues with a non-positive delay", async () => {
+      const { name, h1 } = await fresh();
+      h.clock.set(new Date(h1 + HOUR - 1)); // just before the next slot: the delay is still > 0
+      const r = await h.reconcile(name);
+      assert.ok(r.requeueAfterMs! >= 100);
+    });
+  });
+}

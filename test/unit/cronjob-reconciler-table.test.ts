@@ -1,0 +1,6 @@
+// The reconciler's behaviour tables (test/integration/cronjob/*-cases.ts) against the in-memory FakeClient:
+// the same cases the integration suite runs against envtest, in a fraction of the time.
+import { fakeDriver } from "../integration/cronjob/harness.ts";
+import { reconcilerCases } from "../integration/cronjob/reconciler-cases.ts";
+
+reconcilerCases(fakeDriver());

@@ -1,0 +1,67 @@
+// Who may import whom. The admission webhooks and `kubectl cron` build on the API package (api/v1) and the
+// runtime, never on the controller: what they share with it is an API fact and lives in api/v1. The
+// development tools (hack/) and the benchmark (bench/) share code through envtest/, not each other.
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, it } from "node:test";
+
+const root = resolve(import.meta.dirname, "..", "..");
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    if (name === "node_modules" || name === "results") return [];
+    return statSync(p).isDirectory() ? tsFiles(p) : p.endsWith(".ts") ? [p] : [];
+  });
+}
+
+/** The relative module specifiers a file imports or re-exports (static and dynamic), resolved from the root. */
+function importsOf(file: string, text: string): string[] {
+  const specifiers = [
+    ...text.matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s+["']([^"']+)["']/gms),
+    ...text.matchAll(/^\s*import\s+["']([^"']+)["']/gm),
+    ...text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g),
+  ].map((m) => m[1]!);
+  return specifiers.filter((s) => s.startsWith(".")).map((s) => relative(root, resolve(dirname(file), s)));
+}
+
+function offenders(fromDirs: string[], forbidden: string[]): string[] {
+  const out: string[] = [];
+  for (const file of fromDirs.flatMap((d) => tsFiles(join(root, d)))) {
+    for (const target of importsOf(file, readFileSync(file, "utf8"))) {
+      if (forbidden.some((f) => target === f || target.startsWith(`${f}/`))) {
+        out.push(`${relative(root, file)} imports ${target}`);
+      }
+    }
+  }
+  return out;
+}
+
+describe("import boundaries", () => {
+  it("finds imports the way the checks below need (multi-line, type-only, re-exports, dynamic)", () => {
+    const f = join(root, "webhooks", "x.ts");
+    const text = [
+      'import {\n  a,\n  b,\n} from "../controllers/job.ts";',
+      'import type { C } from "../api/v1/index.ts";',
+      'export { d } from "./local.ts";',
+      'const m = await import("../controllers/metrics.ts");',
+      'import "node:fs";',
+    ].join("\n");
+    assert.deepEqual(importsOf(f, text).sort(), [
+      "api/v1/index.ts",
+      "controllers/job.ts",
+      "controllers/metrics.ts",
+      "webhooks/local.ts",
+    ]);
+  });
+
+  it("the webhooks and kubectl cron import nothing from controllers/", () => {
+    assert.deepEqual(offenders(["webhooks", "cmd/kubectl-cron"], ["controllers"]), []);
+  });
+
+  it("hack/ and bench/ do not import each other", () => {
+    assert.deepEqual(offenders(["hack"], ["bench"]), []);
+    assert.deepEqual(offenders(["bench"], ["hack"]), []);
+  });
+});

@@ -1,0 +1,69 @@
+// hack/unused-exports.ts, the lint's check for exports nothing imports, on a tiny project.
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import ts from "typescript";
+import { unusedExports } from "../../hack/unused-exports.ts";
+
+describe("unused exports check", () => {
+  const dir = mkdtempSync(join(tmpdir(), "unused-exports-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const files: Record<string, string> = {
+    "product/a.ts": [
+      "export const named = 1;",
+      "export const viaNamespace = 2;",
+      "export const viaDynamic = 3;",
+      "export const viaBarrel = 4;",
+      "export const onlyInside = 5;",
+      "export const dead = 6;",
+      "export type Shape = { x: number };",
+      "export type DeadType = string;",
+      "const local = onlyInside;",
+      "export { local as renamed };",
+    ].join("\n"),
+    "product/index.ts": 'export * from "./a.ts";\nexport { dead as alsoDead } from "./a.ts";\n',
+    "product/whole.ts": "export const one = 1;\nexport const two = 2;\n",
+    "user.ts": [
+      'import { named, type Shape } from "./product/a.ts";',
+      'import * as a from "./product/a.ts";',
+      'import { viaBarrel } from "./product/index.ts";',
+      'import * as whole from "./product/whole.ts";',
+      'const { viaDynamic } = await import("./product/a.ts");',
+      "const s: Shape = { x: named + a.viaNamespace + viaDynamic + viaBarrel };",
+      "console.log(s, Object.keys(whole));",
+    ].join("\n"),
+  };
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, ".."), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  const options: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2023,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    allowImportingTsExtensions: true,
+    noEmit: true,
+    strict: true,
+    types: [],
+  };
+
+  it("lists exactly the exports no other file uses, by file and line", () => {
+    const found = unusedExports(
+      Object.keys(files).map((f) => join(dir, f)),
+      (f) => f.startsWith(join(dir, "product") + "/"),
+      options,
+    );
+    assert.deepEqual(
+      found.map((u) => `${u.file.slice(dir.length + 1)}:${u.line} ${u.name}`),
+      [
+        "product/a.ts:5 onlyInside",
+        "product/a.ts:6 dead",
+        "product/a.ts:8 DeadType",
+        "product/a.ts:10 renamed",
+        "product/index.ts:2 alsoDead",
+      ],
+    );
+  });
+});
