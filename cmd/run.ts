@@ -136,7 +136,7 @@ export async function run(flags: Flags): Promise<number> {
 }
 
 /** Labels of the Secret the manager keeps its webhook CA and serving certificate in. */
-export const WEBHOOK_CERT_SECRET_LABELS: Readonly<Record<string, string>> = {
+const WEBHOOK_CERT_SECRET_LABELS: Readonly<Record<string, string>> = {
   "app.kubernetes.io/name": "cronjob-operator",
   "app.kubernetes.io/component": "webhook-certificate",
   "app.kubernetes.io/managed-by": "cronjob-operator",

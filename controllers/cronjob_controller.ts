@@ -34,7 +34,7 @@ import { type KubeObject, Kinds } from "../runtime/kinds.ts";
 import type { Manager } from "../runtime/manager.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import { getOrCreate, metricsRegistry } from "../runtime/metrics/registry.ts";
-import { type Clock, realClock } from "./clock.ts";
+import { type Clock, realClock } from "../runtime/clock.ts";
 import { type ConditionInput, setConditions } from "./conditions.ts";
 import { type EventReason, recordEvent } from "./events.ts";
 import { type CronJobRunMetrics, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
@@ -261,7 +261,7 @@ export class CronJobReconciler implements Reconciler {
       this.metrics.forget(req.namespace ?? "", req.name);
       return undefined;
     }
-    return this.memory.loaded(raw, () => deepFreeze(parseCronJob(req, raw)));
+    return this.memory.loaded(raw, () => deepFreeze(loadedFrom(req, raw)));
   }
 
   // --- 2, 3 ----------------------------------------------------------------------------------------
@@ -867,7 +867,7 @@ export class CronJobReconciler implements Reconciler {
 // --- helpers ---------------------------------------------------------------------------------------
 
 /** Step 1's parse of a cached CronJob. */
-function parseCronJob(req: Request, raw: Readonly<KubeObject>): LoadedCronJob {
+function loadedFrom(req: Request, raw: Readonly<KubeObject>): LoadedCronJob {
   // The CRD schema already validated and defaulted it; parsing fills defaults for objects written
   // before a default existed. A parse failure of the template must not stop the controller from
   // reporting (the guards below report schedule problems with their own messages).

@@ -118,7 +118,8 @@ function tsFilesUnder(dir: string): string[] {
 
 /**
  * The exports that were unused when this check came in, "<file> <name>" a line: tolerated until removed,
- * so the check fails on new ones now. An entry that is no longer unused fails too, so the list only shrinks.
+ * so the check fails on new ones. An entry that is no longer unused fails too (--prune-baseline deletes
+ * such lines), so the list only shrinks.
  */
 const BASELINE = "hack/unused-exports.baseline";
 
@@ -141,10 +142,6 @@ function main(argv: readonly string[]): number {
   const unused = unusedExports(files, (f) => product.some((p) => f.startsWith(p)), config.options);
   const key = (u: UnusedExport) => `${relative(root, u.file)} ${u.name}`;
   const baselinePath = join(root, BASELINE);
-  if (argv.includes("--update-baseline")) {
-    writeFileSync(baselinePath, [...new Set(unused.map(key))].sort().join("\n") + "\n");
-    return 0;
-  }
   const baseline = new Set(
     existsSync(baselinePath)
       ? readFileSync(baselinePath, "utf8")
@@ -158,9 +155,19 @@ function main(argv: readonly string[]): number {
   for (const u of fresh) {
     process.stderr.write(`${relative(root, u.file)}:${u.line}: ${u.name} is exported but imported nowhere\n`);
   }
-  for (const k of stale) process.stderr.write(`${BASELINE}: "${k}" is no longer an unused export: delete the line\n`);
+  if (argv.includes("--prune-baseline")) {
+    // Only ever shrinks: a new unused export is fixed in the code, never added here.
+    const kept = [...baseline].filter((k) => found.has(k));
+    writeFileSync(baselinePath, kept.length > 0 ? kept.join("\n") + "\n" : "");
+  } else {
+    for (const k of stale) {
+      process.stderr.write(
+        `${BASELINE}: "${k}" is no longer an unused export: delete the line (node hack/unused-exports.ts --prune-baseline)\n`,
+      );
+    }
+  }
   if (fresh.length > 0) process.stderr.write(`${fresh.length} unused export(s): remove the export (or the code)\n`);
-  return fresh.length > 0 || stale.length > 0 ? 1 : 0;
+  return fresh.length > 0 || (stale.length > 0 && !argv.includes("--prune-baseline")) ? 1 : 0;
 }
 
 if (import.meta.main) process.exitCode = main(process.argv.slice(2));

@@ -42,7 +42,7 @@ export const MUTATE_PATH = `/mutate-${GROUP.replaceAll(".", "-")}-${VERSION}-${K
 export const VALIDATE_PATH = `/validate-${GROUP.replaceAll(".", "-")}-${VERSION}-${KIND.toLowerCase()}`;
 
 /** A starting deadline this short may never be met: the controller wakes about once per slot. */
-export const MIN_SAFE_STARTING_DEADLINE_SECONDS = 10;
+const MIN_SAFE_STARTING_DEADLINE_SECONDS = 10;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -65,13 +65,13 @@ export function defaultCronJob(obj: unknown): JSONPatchOperation[] {
   return ops;
 }
 
-export interface ValidationResult {
+interface ValidationResult {
   errors: FieldError[];
   warnings: string[];
 }
 
 /** What the admission request says besides the object: the namespace (the object may not carry it). */
-export interface ValidationContext {
+interface ValidationContext {
   namespace?: string;
 }
 
@@ -206,7 +206,7 @@ export const mutateCronJob: AdmissionHandler = (req): AdmissionResult => {
  * user the API server authenticated) goes into the run-now-requested-by annotation, which the controller
  * names in its RunNow Event and copies onto the Job. Only the webhook can know the user.
  */
-export function stampRunNowRequester(req: AdmissionRequest): JSONPatchOperation[] {
+function stampRunNowRequester(req: AdmissionRequest): JSONPatchOperation[] {
   const asObj = (o: unknown) =>
     isObj(o) && isObj(o.metadata) ? { metadata: o.metadata as { annotations?: Record<string, string> } } : {};
   const request = runNowRequestOf(asObj(req.object));
@@ -225,7 +225,7 @@ export const validateCronJobRequest: AdmissionHandler = (req): AdmissionResult =
   return denied(invalid({ group: GROUP, kind: KIND }, nameOf(req), errors), warnings);
 };
 
-export interface CronJobWebhookOptions {
+interface CronJobWebhookOptions {
   /**
    * The client for the dry-run create of the Job template (the manager's). Without one, validation is
    * the static checks alone.
@@ -245,7 +245,7 @@ export interface CronJobWebhookOptions {
  * dry-run cannot be made (timeout, connection error, 5xx, 403) the request is admitted with a warning:
  * the static checks passed, and an unreachable check must not block every apply.
  */
-export function validateCronJobWithDryRun(opts: CronJobWebhookOptions & { client: DryRunClient }): AdmissionHandler {
+function validateCronJobWithDryRun(opts: CronJobWebhookOptions & { client: DryRunClient }): AdmissionHandler {
   const logger = opts.logger ?? log.withName("webhook").withName("cronjob");
   return async (req): Promise<AdmissionResult> => {
     const result = await validateCronJobRequest(req);

@@ -33,7 +33,7 @@ export type DryRunOutcome =
   /** No verdict on the template: why, for the admission warning and the log. */
   | { kind: "unchecked"; reason: string };
 
-export interface DryRunOptions {
+interface DryRunOptions {
   timeoutMs?: number;
   /** The slot whose Job is dry-run (default now); only its name and annotations depend on it. */
   slot?: Date;
@@ -102,7 +102,7 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export interface MappingContext {
+interface MappingContext {
   /** The CronJob's name. */
   name: string;
   /** The dry-run Job's name. */

@@ -13,15 +13,15 @@ import {
   WireObjectMetaSchema,
 } from "./meta.ts";
 
-export const ConcurrencyPolicyValues = ["Allow", "Forbid", "Replace"] as const;
-export const ConcurrencyPolicySchema = z.enum(ConcurrencyPolicyValues).meta({
+const ConcurrencyPolicyValues = ["Allow", "Forbid", "Replace"] as const;
+const ConcurrencyPolicySchema = z.enum(ConcurrencyPolicyValues).meta({
   description:
     "Specifies how to treat concurrent executions of a Job. Valid values are: " +
     '"Allow" (default): allows CronJobs to run concurrently; ' +
     '"Forbid": forbids concurrent runs, skipping the next run if the previous run has not finished yet; ' +
     '"Replace": cancels the currently running Job and replaces it with a new one.',
 });
-export type ConcurrencyPolicy = z.infer<typeof ConcurrencyPolicySchema>;
+type ConcurrencyPolicy = z.infer<typeof ConcurrencyPolicySchema>;
 
 /**
  * The spec's defaults, the one place they are written. The schema's `.default()`s take theirs from here
@@ -70,7 +70,7 @@ export const RestartPolicyValues = ["OnFailure", "Never"] as const;
  * fields); zod checks only what the controller relies on, and the type says just that: the checked
  * fields, and `unknown` for the rest of the wire JSON.
  */
-export const JobTemplateSpecSchema = z
+const JobTemplateSpecSchema = z
   .looseObject({
     metadata: z
       .looseObject({
@@ -103,7 +103,7 @@ export const JobTemplateSpecSchema = z
  * A CronJob's metadata. Only `name` (and `generateName`) may carry checks in a CRD's schema, and the
  * generator keeps only those.
  */
-export const CronJobMetaSchema = ObjectMetaSchema.extend({
+const CronJobMetaSchema = ObjectMetaSchema.extend({
   name: z.string().max(MAX_CRONJOB_NAME_LENGTH).optional(),
 });
 
@@ -174,9 +174,6 @@ export const CronJobSpecSchema = z
       }),
   })
   .meta({ description: "CronJobSpec defines the desired state of CronJob." });
-export type CronJobSpec = z.infer<typeof CronJobSpecSchema>;
-/** A spec as a user may write it: defaulted fields may be absent. */
-export type CronJobSpecInput = z.input<typeof CronJobSpecSchema>;
 
 export const CronJobStatusSchema = z
   .object({
@@ -241,7 +238,6 @@ export const CronJobStatusSchema = z
       .meta({ format: "int64", description: "The metadata.generation this status was computed from." }),
   })
   .meta({ description: "CronJobStatus defines the observed state of CronJob." });
-export type CronJobStatus = z.infer<typeof CronJobStatusSchema>;
 
 export const CronJobSchema = z
   .object({

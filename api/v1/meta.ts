@@ -22,7 +22,7 @@ export const ObjectReferenceSchema = z
   .meta({ [K8S_OPENAPI]: "io.k8s.api.core.v1.ObjectReference" });
 export type ObjectReference = z.infer<typeof ObjectReferenceSchema>;
 
-export const ConditionStatusSchema = z.enum(["True", "False", "Unknown"]);
+const ConditionStatusSchema = z.enum(["True", "False", "Unknown"]);
 
 export const ConditionSchema = z
   .object({
@@ -72,7 +72,6 @@ export const ObjectMetaSchema = z.looseObject({
     )
     .optional(),
 });
-export type ObjectMeta = z.infer<typeof ObjectMetaSchema>;
 
 /**
  * The same metadata with the wire's JSON types only (timestamps are RFC 3339 strings, unchecked): what any

@@ -7,10 +7,8 @@ export const COMMANDS = ["run", "suspend", "resume", "next", "history", "list", 
 export type Command = (typeof COMMANDS)[number];
 /** Commands acting on one CronJob, named on the command line. */
 export const SINGLE_OBJECT_COMMANDS: ReadonlySet<Command> = new Set(["run", "suspend", "resume", "next", "history"]);
-/** Commands acting on a set: one by name, by -l, the namespace, or -A. */
-export const SET_COMMANDS: ReadonlySet<Command> = new Set(["list", "migrate", "unmigrate"]);
-export const OUTPUTS = ["table", "json", "yaml"] as const;
-export type OutputFormat = (typeof OUTPUTS)[number];
+const OUTPUTS = ["table", "json", "yaml"] as const;
+type OutputFormat = (typeof OUTPUTS)[number];
 
 export interface Args {
   command: Command;
@@ -35,8 +33,8 @@ export interface Args {
 /** A mistake in how the plugin was called: exit code 2, with usage. */
 export class UsageError extends Error {}
 
-export const DEFAULT_MIGRATE_SETTLE_SECONDS = 15;
-export const DEFAULT_UNMIGRATE_SETTLE_SECONDS = 5;
+const DEFAULT_MIGRATE_SETTLE_SECONDS = 15;
+const DEFAULT_UNMIGRATE_SETTLE_SECONDS = 5;
 
 export const USAGE = `kubectl cron: run, pause, inspect and take over CronJobs of batch.tutorial.kubebuilder.io
 

@@ -5,7 +5,7 @@ import { APIError, isNotFound } from "../../runtime/errors.ts";
 import type { ResourceKind } from "../../runtime/kinds.ts";
 import { K8S_SCHEDULED_TIMESTAMP_ANNOTATION, type Job } from "../../api/v1/index.ts";
 
-export const BUILTIN_VERSIONS = ["v1", "v1beta1"] as const;
+const BUILTIN_VERSIONS = ["v1", "v1beta1"] as const;
 export type BuiltinVersion = (typeof BUILTIN_VERSIONS)[number];
 
 export function builtinCronJobKind(version: BuiltinVersion): ResourceKind {

@@ -4,7 +4,7 @@
 import { COMMANDS, OPTIONS, SINGLE_OBJECT_COMMANDS, type Command } from "./args.ts";
 
 /** Cobra's ShellCompDirective values. */
-export const DIRECTIVE = { default: 0, noFileComp: 4 } as const;
+const DIRECTIVE = { default: 0, noFileComp: 4 } as const;
 
 export interface CompletionSources {
   /** Names of CronJobs in a namespace (undefined: the context's): ours, or the built-in kind's for migrate. */
@@ -13,7 +13,7 @@ export interface CompletionSources {
   contexts(): string[];
 }
 
-export interface Completion {
+interface Completion {
   candidates: string[];
   directive: number;
 }

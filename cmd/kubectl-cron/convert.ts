@@ -1,7 +1,15 @@
 // Built-in CronJob (batch/v1 or batch/v1beta1) → a CronJob of this kind, or the reason it cannot be carried over.
 // Pure: the same checks the validating webhook makes (validateCronJob), so a schedule this kind refuses is
 // reported here, per object, before anything is written.
-import { API_VERSION, GROUP, KIND, MAX_CRONJOB_NAME_LENGTH, type CronJob } from "../../api/v1/index.ts";
+import { z } from "zod";
+import {
+  API_VERSION,
+  type CronJobWire,
+  CronJobWireSchema,
+  GROUP,
+  KIND,
+  MAX_CRONJOB_NAME_LENGTH,
+} from "../../api/v1/index.ts";
 import { fieldErrorString } from "../../runtime/webhook/index.ts";
 import { validateCronJob } from "../../webhooks/cronjob_webhook.ts";
 import type { BuiltinCronJob } from "./builtin.ts";
@@ -21,14 +29,15 @@ export interface MigratedFrom {
   suspend: boolean;
 }
 
-export type Conversion = { ok: true; cronJob: CronJob; warnings: string[] } | { ok: false; reason: string };
+/** The CronJob to create, as sent (the API server applies the defaults). */
+type Conversion = { ok: true; cronJob: CronJobWire; warnings: string[] } | { ok: false; reason: string };
 
 /**
  * Metadata of the original that belongs to the built-in kind or to a tool, not to the user: kubectl's copy of
  * the applied object (it describes the other kind), keys of the built-in's own domains, and this group's keys
  * (a run-now request copied onto ours would run once at creation; handover state is written by migrate itself).
  */
-export function isCarriedKey(key: string): boolean {
+function isCarriedKey(key: string): boolean {
   if (key === "kubectl.kubernetes.io/last-applied-configuration") return false;
   const prefix = key.includes("/") ? key.slice(0, key.indexOf("/")) : "";
   return !["batch.kubernetes.io", "cronjob.kubernetes.io", GROUP].includes(prefix);
@@ -144,5 +153,8 @@ export function convertBuiltin(original: BuiltinCronJob, apiVersion: string): Co
   };
   const { errors, warnings } = validateCronJob(obj, { namespace });
   if (errors.length > 0) return { ok: false, reason: errors.map(fieldErrorString).join("; ") };
-  return { ok: true, cronJob: obj as unknown as CronJob, warnings };
+  // The webhook's checks include the schema's, so the wire types hold; the parse only types the object.
+  const parsed = CronJobWireSchema.safeParse(obj);
+  if (!parsed.success) return { ok: false, reason: z.prettifyError(parsed.error).replaceAll("\n", "; ") };
+  return { ok: true, cronJob: parsed.data, warnings };
 }

@@ -10,7 +10,14 @@
 // A slot that passed during the handover is then the newest missed slot, which our controller runs once.
 // unmigrate is the mirror image: suspend ours, settle, carry our last slot into the original's status,
 // restore the original's spec.suspend, then delete ours (--delete, its Jobs kept) or mark it given back.
-import { CronJobResource, RESOURCE, scheduledTimeOf, type CronJob, type Job } from "../../api/v1/index.ts";
+import {
+  CronJobResource,
+  RESOURCE,
+  scheduledTimeOf,
+  type CronJob,
+  type CronJobWire,
+  type Job,
+} from "../../api/v1/index.ts";
 import { APIError, isAlreadyExists } from "../../runtime/errors.ts";
 import { rfc3339 } from "../../runtime/metatime.ts";
 import type { HandoverAPI } from "./api.ts";
@@ -31,7 +38,7 @@ import {
   type MigratedFrom,
 } from "./convert.ts";
 
-export type Outcome =
+type Outcome =
   | "migrated"
   | "already migrated"
   | "would migrate"
@@ -50,7 +57,7 @@ export interface ObjectReport {
   changes: string[];
   warnings: string[];
   /** --dry-run of migrate: the CronJob it would create. */
-  object?: CronJob;
+  object?: CronJobWire;
 }
 
 export interface HandoverOptions {
@@ -123,10 +130,10 @@ export async function migrate(
       changes: [],
       warnings: [...conversion.warnings],
     };
-    let existing = await api.get<CronJob>(CronJobResource, namespace, name);
+    let existing: CronJobWire | undefined = await api.get<CronJob>(CronJobResource, namespace, name);
     if (!existing) {
       try {
-        const created = await api.create<CronJob>(CronJobResource, conversion.cronJob, { dryRun: opts.dryRun });
+        const created = await api.create(CronJobResource, conversion.cronJob, { dryRun: opts.dryRun });
         existing = opts.dryRun ? undefined : created;
         report.changes.push(`create ${ours}, suspended until the handover ends`);
         if (opts.dryRun) report.object = conversion.cronJob;
@@ -260,14 +267,14 @@ export async function migrate(
 }
 
 /** The original's newest slot: its status, or the newest of its Jobs (a Job created just before the suspension). */
-export function lastSlotOfBuiltin(original: BuiltinCronJob, jobs: readonly Job[], name: string): Date | undefined {
+function lastSlotOfBuiltin(original: BuiltinCronJob, jobs: readonly Job[], name: string): Date | undefined {
   let last = parseTime(original.status?.lastScheduleTime);
   for (const job of jobs) if (isControlledBy(job, original.metadata.uid)) last = newer(builtinJobSlot(job, name), last);
   return last;
 }
 
 /** Ours' newest slot: its status, or the newest of its Jobs. */
-export function lastSlotOfOurs(cronJob: CronJob, jobs: readonly Job[]): Date | undefined {
+function lastSlotOfOurs(cronJob: CronJob, jobs: readonly Job[]): Date | undefined {
   let last = parseTime(cronJob.status?.lastScheduleTime);
   for (const job of jobs) if (isControlledBy(job, cronJob.metadata.uid)) last = newer(scheduledTimeOf(job), last);
   return last;

@@ -1,7 +1,7 @@
 // `kubectl cron history`: a CronJob's Jobs, oldest first, with the slot each ran for, its result and duration.
 import { classifyJob, finishedAt, isManualJob, scheduledTimeOf, type Job } from "../../api/v1/index.ts";
 
-export interface HistoryRow {
+interface HistoryRow {
   name: string;
   /** "scheduled" or "manual" (a run-now request or `kubectl create job --from`). */
   trigger: "scheduled" | "manual";

@@ -12,7 +12,7 @@ import type { Client } from "../../runtime/client.ts";
 /** Some objects were refused (each is reported with its reason); the others were handled: exit code 4. */
 export const REFUSED_EXIT = 4;
 
-export interface MigrateContext {
+interface MigrateContext {
   client: Client;
   api: HandoverAPI;
   namespace: string;
@@ -20,14 +20,14 @@ export interface MigrateContext {
   progress: (s: string) => void;
 }
 
-export interface MigrateOutput {
+interface MigrateOutput {
   text: string;
   json: unknown;
   refused: boolean;
 }
 
 /** The objects a set command acts on: NAME in the namespace, or a list (-l; the namespace, or -A). */
-export async function select<T extends { metadata: { name?: string } }>(
+async function select<T extends { metadata: { name?: string } }>(
   api: HandoverAPI,
   rk: Parameters<HandoverAPI["list"]>[0],
   args: Args,

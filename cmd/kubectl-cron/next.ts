@@ -9,7 +9,7 @@ import {
   type HashKey,
 } from "../../api/v1/schedule/index.ts";
 
-export interface FireTime {
+interface FireTime {
   /** RFC 3339 in the CronJob's zone, e.g. 2026-03-29T03:30:00+02:00. */
   time: string;
   /** The same instant in UTC. */
@@ -20,7 +20,7 @@ export interface FireTime {
   note?: string;
 }
 
-export interface NextInput {
+interface NextInput {
   schedule: string;
   timeZone?: string;
   /** The CronJob's namespace and name, which H is hashed from (a schedule with H is refused without them). */
@@ -31,7 +31,7 @@ export interface NextInput {
   count: number;
 }
 
-export type NextResult =
+type NextResult =
   | {
       ok: true;
       /** The schedule the times come from: spec.schedule with H resolved (unchanged without H). */
@@ -44,7 +44,7 @@ export type NextResult =
 
 const MINUTE = 60_000;
 
-export function formatOffset(offsetMs: number): string {
+function formatOffset(offsetMs: number): string {
   const sign = offsetMs < 0 ? "-" : "+";
   const abs = Math.abs(offsetMs) / MINUTE;
   return `${sign}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;

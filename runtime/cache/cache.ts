@@ -42,7 +42,8 @@ export class Cache {
       this.informers.set(name, inf);
       if (this.started) inf.start();
     }
-    return inf as unknown as Informer<T>;
+    if (!holds<T>(inf)) throw new Error(`informer for ${name} is not an Informer`);
+    return inf;
   }
 
   /**
@@ -96,4 +97,12 @@ export class Cache {
   byIndex<T extends KubeObject>(kind: ResourceKind, index: string, value: string): Readonly<T>[] {
     return this.informerFor<T>(kind).byIndex(index, value);
   }
+}
+
+/**
+ * The caller's T names the type of the kind's objects; the informer was made for that kind, so its store
+ * holds exactly those. What is checked is that it is an informer; the element type is the kind's contract.
+ */
+function holds<T extends KubeObject>(inf: Informer<KubeObject>): inf is Informer<KubeObject> & Informer<T> {
+  return inf instanceof Informer;
 }

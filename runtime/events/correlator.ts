@@ -10,7 +10,7 @@
 // on its own bucket per Event instead: repeats can never starve a distinct event.
 import { rfc3339 } from "../metatime.ts";
 import type { CoreV1Event } from "@kubernetes/client-node";
-import type { Clock } from "../workqueue/clock.ts";
+import type { Clock } from "../clock.ts";
 
 export const DEFAULT_LRU_CACHE_SIZE = 4096;
 export const DEFAULT_SPAM_BURST = 25;
@@ -170,7 +170,7 @@ export function metaTime(ms: number): Date {
   return new Date(Math.floor(ms / 1000) * 1000);
 }
 
-const systemClock: Clock = { now: () => Date.now() };
+const systemClock: Clock = { now: () => new Date() };
 
 let lastNanos = 0n;
 
@@ -231,7 +231,7 @@ export class EventCorrelator {
    * waiting in its queue costs no write and so no budget. As in client-go, the dedupe cache is updated
    * before the spam filter runs, so occurrences dropped as spam are still counted by the next write.
    */
-  correlate(newEvent: CoreV1Event, now: number = this.#clock.now()): CorrelationResult {
+  correlate(newEvent: CoreV1Event, now: number = this.#clock.now().getTime()): CorrelationResult {
     const { event: aggregated, key: k } = this.#aggregate(structuredClone(newEvent), now);
     const { event, patch } = this.#observe(aggregated, k, now);
     return { event, patch, key: k };
@@ -242,7 +242,7 @@ export class EventCorrelator {
    * of its source + object + reason (client-go's 25, then 1 per 5 min); an update draws on the bucket
    * of its own Event, so neither a flood of repeats nor one noisy reason can starve a distinct event.
    */
-  allow(result: CorrelationResult, now: number = this.#clock.now()): boolean {
+  allow(result: CorrelationResult, now: number = this.#clock.now().getTime()): boolean {
     if (result.patch) return this.#take(this.#updates, result.key, this.#updateQPS, this.#updateBurst, now);
     return this.#take(this.#spam, spamKey(result.event), this.#spamQPS, this.#spamBurst, now);
   }

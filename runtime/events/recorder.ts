@@ -23,7 +23,7 @@ import type { Client } from "../client.ts";
 import { APIError, isAlreadyExists, isNotFound } from "../errors.ts";
 import { discardLogger, type Logger } from "../log.ts";
 import { getOrCreate, metricsRegistry } from "../metrics/registry.ts";
-import type { Clock, TimerClock } from "../workqueue/clock.ts";
+import type { Clock, TimerClock } from "../clock.ts";
 import {
   EventCorrelator,
   eventName,
@@ -211,7 +211,7 @@ export class EventRecorder implements Recorder {
     this.component = opts.component;
     this.host = opts.host ?? hostname();
     this.#sink = opts.sink ?? new ClientEventSink(opts.client as Client);
-    this.#clock = opts.clock ?? { now: () => Date.now() };
+    this.#clock = opts.clock ?? { now: () => new Date() };
     this.#log = opts.logger ?? discardLogger;
     this.#correlator = new EventCorrelator({ ...opts.correlator, clock: this.#clock });
     this.#maxPending = opts.maxPending ?? DEFAULT_MAX_PENDING;
@@ -313,7 +313,7 @@ export class EventRecorder implements Recorder {
       });
       return;
     }
-    const now = this.#clock.now();
+    const now = this.#clock.now().getTime();
     const at = metaTime(now);
     const event: CoreV1Event = {
       apiVersion: "v1",

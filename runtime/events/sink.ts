@@ -25,7 +25,8 @@ export class ClientEventSink implements EventSink {
   }
 
   async create(event: CoreV1Event): Promise<CoreV1Event> {
-    return withDates(await this.#client.create(Kinds.Event, event as unknown as KubeObject));
+    const body: KubeObject = { ...event, metadata: { ...event.metadata } };
+    return withDates(await this.#client.create(Kinds.Event, body));
   }
 
   async patch(event: CoreV1Event, patch: EventPatch): Promise<CoreV1Event> {
@@ -43,8 +44,14 @@ export class ClientEventSink implements EventSink {
 
 /** Wire JSON carries timestamps as strings; the correlator keeps client-node's Date-typed shape. */
 function withDates(o: KubeObject): CoreV1Event {
-  const e = o as unknown as CoreV1Event & { firstTimestamp?: unknown; lastTimestamp?: unknown };
-  if (typeof e.firstTimestamp === "string") e.firstTimestamp = new Date(e.firstTimestamp);
-  if (typeof e.lastTimestamp === "string") e.lastTimestamp = new Date(e.lastTimestamp);
-  return e;
+  const { firstTimestamp, lastTimestamp } = o;
+  if (typeof firstTimestamp === "string") o.firstTimestamp = new Date(firstTimestamp);
+  if (typeof lastTimestamp === "string") o.lastTimestamp = new Date(lastTimestamp);
+  if (!isEvent(o)) throw new Error(`the API server answered an Event write with a ${o.kind ?? "kindless object"}`);
+  return o;
+}
+
+/** What the recorder reads back from an Event the API server returned (it always has these). */
+function isEvent(o: KubeObject): o is KubeObject & CoreV1Event {
+  return typeof o.metadata === "object" && typeof o.involvedObject === "object" && o.involvedObject !== null;
 }

@@ -2,10 +2,11 @@
 // (ObjectReader, ObjectWriter, StatusWriter) and the cache seams (CacheReader, CacheIndexer) of
 // runtime/interfaces.ts. It keeps the apiserver semantics reconcilers rely on: resourceVersions and
 // Conflict on a stale write, AlreadyExists, NotFound, the status subresource, delete preconditions,
-// finalizers, garbage collection of dependents (or none, as envtest, which runs no GC), and errors
-// injected per verb, kind and name (runtime/errors.ts's APIError, so isConflict & co. work).
-// What it does not model, and tests that need it run against envtest: schemas and defaulting,
-// admission, dry-run validation, watches and a cache lagging behind writes, restarts.
+// finalizers, a terminating namespace refusing new content, garbage collection of dependents (or none,
+// as envtest, which runs no GC), and errors injected per verb, kind and name (runtime/errors.ts's
+// APIError, so isConflict & co. work). What it does not model, and tests that need it run against
+// envtest: schemas and defaulting, admission webhooks, dry-run validation, a namespace that must exist,
+// watches and a cache lagging behind writes, restarts.
 import { randomUUID } from "node:crypto";
 import type { DeleteOptions, ListOptions, ListResult, WriteOptions } from "../client.ts";
 import { APIError } from "../errors.ts";
@@ -122,6 +123,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Cac
     if (meta.resourceVersion) {
       throw invalid(rk, name, "metadata.resourceVersion: Invalid value: must be unset for create");
     }
+    if (rk.namespaced && this.terminating(meta.namespace)) throw namespaceTerminating(rk, name, meta.namespace!);
     const bucket = this.bucket(rk);
     const key = keyOf(rk, meta.namespace, name);
     if (bucket.has(key)) throw alreadyExists(rk, name);
@@ -165,6 +167,16 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Cac
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${cur.metadata?.resourceVersion}`,
       );
     }
+    if (resourceName(rk) === "namespaces") {
+      // The "kubernetes" finalizer holds every namespace until the namespace controller has emptied it;
+      // none runs here (nor in envtest), so it stays Terminating and refuses new content.
+      if (this.terminating(name)) return;
+      const next = structuredClone(cur) as Stored & { metadata: Record<string, unknown> };
+      next.metadata.deletionTimestamp = rfc3339(this.now());
+      next.status = { ...(next.status as object | undefined), phase: "Terminating" };
+      this.commit(rk, key, next);
+      return;
+    }
     if ((cur.metadata as { finalizers?: string[] }).finalizers?.length) {
       // A finalizer holds the object: it is only marked, and goes when the last finalizer is removed.
       if ((cur.metadata as { deletionTimestamp?: string }).deletionTimestamp) return;
@@ -191,7 +203,8 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Cac
   setTransform<T extends KubeObject>(kind: ResourceKind, fn: (obj: T) => T): void {
     const name = resourceName(kind);
     if (this.transforms.has(name)) throw new Error(`${name} already has a cache transform`);
-    this.transforms.set(name, fn as unknown as (obj: KubeObject) => KubeObject);
+    // The transform is registered for `kind`, and only objects of that kind are passed to it.
+    this.transforms.set(name, (o: KubeObject) => fn(o as T));
   }
 
   indexField<T extends KubeObject>(kind: ResourceKind, name: string, fn: IndexFunc<T>): void {
@@ -280,8 +293,8 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Cac
       if (status === undefined) delete next.status;
       else next.status = structuredClone(status);
     } else {
-      next = structuredClone(obj) as unknown as typeof next;
-      next.metadata = { ...(next.metadata as Record<string, unknown>) };
+      const copy: Record<string, unknown> = { ...structuredClone(obj) };
+      next = { ...copy, metadata: { ...(copy.metadata as Record<string, unknown> | undefined) } };
       // What the server owns: identity, creation, deletion; and status where it is a subresource.
       for (const f of ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"]) {
         const v = (cur.metadata as Record<string, unknown>)[f];
@@ -393,6 +406,11 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Cac
     return v;
   }
 
+  private terminating(namespace: string | undefined): boolean {
+    const ns = this.store.get("namespaces")?.get(namespace ?? "");
+    return (ns?.status as { phase?: string } | undefined)?.phase === "Terminating";
+  }
+
   private hasStatusSubresource(rk: ResourceKind): boolean {
     return !this.noStatus.has(resourceName(rk));
   }
@@ -404,20 +422,29 @@ function qualified(rk: ResourceKind): string {
   return resourceName(rk);
 }
 
-export function notFound(rk: ResourceKind, name: string): APIError {
+function notFound(rk: ResourceKind, name: string): APIError {
   return new APIError(404, "NotFound", `${qualified(rk)} "${name}" not found`, {
     details: { name, group: rk.group, kind: rk.plural },
   });
 }
 
-export function alreadyExists(rk: ResourceKind, name: string): APIError {
+function alreadyExists(rk: ResourceKind, name: string): APIError {
   return new APIError(409, "AlreadyExists", `${qualified(rk)} "${name}" already exists`, {
     details: { name, group: rk.group, kind: rk.plural },
   });
 }
 
-export function conflict(rk: ResourceKind, name: string, why: string): APIError {
+function conflict(rk: ResourceKind, name: string, why: string): APIError {
   return new APIError(409, "Conflict", `Operation cannot be fulfilled on ${qualified(rk)} "${name}": ${why}`, {
+    details: { name, group: rk.group, kind: rk.plural },
+  });
+}
+
+/** The NamespaceLifecycle admission plugin's answer. */
+function namespaceTerminating(rk: ResourceKind, name: string, namespace: string): APIError {
+  const message = `unable to create new content in namespace ${namespace} because it is being terminated`;
+  return new APIError(403, "Forbidden", `${qualified(rk)} "${name}" is forbidden: ${message}`, {
+    causes: [{ reason: "NamespaceTerminating", message, field: "metadata.namespace" }],
     details: { name, group: rk.group, kind: rk.plural },
   });
 }

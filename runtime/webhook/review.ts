@@ -56,13 +56,26 @@ export function decodeReview(body: Buffer): AdmissionRequest {
   }
   const req = checkEnvelope(v).request;
   if (!isObject(req)) throw new HTTPError(400, "the AdmissionReview has no request");
-  if (typeof req.uid !== "string" || req.uid === "") throw new HTTPError(400, "the AdmissionReview request has no uid");
-  return req as unknown as AdmissionRequest;
+  if (!hasUid(req)) throw new HTTPError(400, "the AdmissionReview request has no uid");
+  return req;
+}
+
+/**
+ * The one field the server itself needs (to answer); the rest of the request is the handler's to
+ * interpret, and handlers read it as untrusted input.
+ */
+function hasUid(req: Record<string, unknown>): req is Record<string, unknown> & AdmissionRequest {
+  return typeof req.uid === "string" && req.uid !== "";
+}
+
+/** A decision: the one field every answer has (the optional ones are checked by checkResult). */
+function hasDecision(result: Record<string, unknown>): result is Record<string, unknown> & AdmissionResult {
+  return typeof result.allowed === "boolean";
 }
 
 /** A handler may return anything at runtime; this throws unless it is a well-formed decision. */
 export function checkResult(result: unknown): AdmissionResult {
-  if (!isObject(result) || typeof result.allowed !== "boolean") {
+  if (!isObject(result) || !hasDecision(result)) {
     throw new Error(`the webhook handler returned no decision (want an object with a boolean "allowed")`);
   }
   if (
@@ -74,7 +87,7 @@ export function checkResult(result: unknown): AdmissionResult {
   if (result.patch !== undefined && typeof result.patch !== "string") {
     throw new Error("the webhook handler returned a patch that is not a base64 string");
   }
-  return result as unknown as AdmissionResult;
+  return result;
 }
 
 /** The response to `request`: its uid, a patch type when there is a patch, no empty warning list. */

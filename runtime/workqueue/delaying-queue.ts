@@ -1,7 +1,7 @@
 // client-go's delaying queue: keys wait in a min-heap by ready time behind one timer armed for the
 // earliest, so thousands of pending delays cost one timer. A key waits at most once; a new delay
 // can only move it earlier.
-import type { TimerHandle } from "./clock.ts";
+import type { TimerHandle } from "../clock.ts";
 import { MinHeap } from "./heap.ts";
 import { Queue } from "./queue.ts";
 
@@ -36,7 +36,7 @@ export class DelayingQueue<K extends string = string> extends Queue<K> {
       this.add(key);
       return;
     }
-    const readyAt = this.clock.now() + delayMs;
+    const readyAt = this.clock.now().getTime() + delayMs;
     const entry = this.#waiting.get(key);
     if (entry === undefined) {
       const created: Waiting<K> = { key, readyAt, seq: this.#seq++, index: -1 };
@@ -76,7 +76,7 @@ export class DelayingQueue<K extends string = string> extends Queue<K> {
     }
     if (this.#timer !== undefined && this.#timerFor <= next.readyAt) return;
     this.#cancelTimer();
-    const delay = Math.min(MAX_TIMER_MS, Math.max(0, next.readyAt - this.clock.now()));
+    const delay = Math.min(MAX_TIMER_MS, Math.max(0, next.readyAt - this.clock.now().getTime()));
     this.#timer = this.clock.setTimer(() => this.#fire(), delay);
     this.#timerFor = next.readyAt;
     if (!this.#getterWaiting) this.#timer.unref();
@@ -85,7 +85,7 @@ export class DelayingQueue<K extends string = string> extends Queue<K> {
   #fire(): void {
     this.#timer = undefined;
     this.#timerFor = Infinity;
-    const now = this.clock.now();
+    const now = this.clock.now().getTime();
     for (let next = this.#heap.peek(); next !== undefined && next.readyAt <= now; next = this.#heap.peek()) {
       this.#heap.pop();
       this.#waiting.delete(next.key);

@@ -1,5 +1,3 @@
-export { realClock, type Clock, type TimerClock, type TimerHandle } from "./clock.ts";
-export { FakeClock } from "./fake-clock.ts";
 export { MinHeap, type HeapItem } from "./heap.ts";
 export { Queue, type GetResult, type QueueOptions } from "./queue.ts";
 export { DelayingQueue } from "./delaying-queue.ts";

@@ -3,7 +3,7 @@
 // A named queue's series all exist from its creation, at 0, as with controller-runtime's provider.
 import { Counter, Gauge, Histogram } from "prom-client";
 import { getOrCreate, initCounter, initGauge, initHistogram, metricsRegistry } from "../metrics/registry.ts";
-import type { Clock } from "./clock.ts";
+import type { Clock } from "../clock.ts";
 
 type Label = "controller" | "name";
 const labelNames: Label[] = ["controller", "name"];
@@ -156,11 +156,11 @@ export class PrometheusQueueMetrics<K extends string> implements QueueMetrics<K>
   add(key: K): void {
     this.#adds.inc();
     this.#depth.inc();
-    if (!this.#addTimes.has(key)) this.#addTimes.set(key, this.#clock.now());
+    if (!this.#addTimes.has(key)) this.#addTimes.set(key, this.#clock.now().getTime());
   }
 
   get(key: K): void {
-    const now = this.#clock.now();
+    const now = this.#clock.now().getTime();
     this.#depth.dec();
     this.#processingStarts.set(key, now);
     const added = this.#addTimes.get(key);
@@ -173,7 +173,7 @@ export class PrometheusQueueMetrics<K extends string> implements QueueMetrics<K>
   done(key: K): void {
     const started = this.#processingStarts.get(key);
     if (started === undefined) return;
-    this.#workDuration.observe((this.#clock.now() - started) / 1000);
+    this.#workDuration.observe((this.#clock.now().getTime() - started) / 1000);
     this.#processingStarts.delete(key);
   }
 
@@ -189,14 +189,14 @@ export class PrometheusQueueMetrics<K extends string> implements QueueMetrics<K>
   }
 
   collectUnfinished(): void {
-    const now = this.#clock.now();
+    const now = this.#clock.now().getTime();
     let total = 0;
     for (const started of this.#processingStarts.values()) total += now - started;
     this.#unfinished.set(total / 1000);
   }
 
   collectLongest(): void {
-    const now = this.#clock.now();
+    const now = this.#clock.now().getTime();
     let longest = 0;
     for (const started of this.#processingStarts.values()) longest = Math.max(longest, now - started);
     this.#longest.set(longest / 1000);

@@ -1,6 +1,6 @@
 // client-go's workqueue.Type: a de-duplicating FIFO that never hands one key to two workers at once.
 // A key re-added while it is being processed is parked in `dirty` and queued again on done().
-import { realClock, type TimerClock } from "./clock.ts";
+import { realClock, type TimerClock } from "../clock.ts";
 import { noopMetrics, PrometheusQueueMetrics, type QueueMetrics } from "./metrics.ts";
 
 export type GetResult<K extends string> = { key: K; shutdown: false } | { key: undefined; shutdown: true };

@@ -1,5 +1,5 @@
 // client-go's rate limiters: how long a key should wait before it is retried. All delays are in ms.
-import { realClock, type Clock } from "./clock.ts";
+import { realClock, type Clock } from "../clock.ts";
 
 export interface RateLimiter<K extends string = string> {
   /** Delay before `key` should be retried; records the attempt. */
@@ -54,11 +54,11 @@ export class BucketRateLimiter<K extends string = string> implements RateLimiter
     if (!(this.#qps > 0) || !(this.#burst >= 1)) throw new RangeError("BucketRateLimiter needs qps > 0 and burst >= 1");
     this.#clock = opts.clock ?? realClock;
     this.#tokens = this.#burst;
-    this.#last = this.#clock.now();
+    this.#last = this.#clock.now().getTime();
   }
 
   when(_key: K): number {
-    const now = this.#clock.now();
+    const now = this.#clock.now().getTime();
     // A clock stepping backwards refills nothing rather than draining the bucket.
     const elapsed = Math.max(0, now - this.#last);
     const tokens = Math.min(this.#burst, this.#tokens + (elapsed * this.#qps) / 1000) - 1;

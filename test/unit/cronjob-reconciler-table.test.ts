@@ -2,5 +2,9 @@
 // the same cases the integration suite runs against envtest, in a fraction of the time.
 import { fakeDriver } from "../integration/cronjob/harness.ts";
 import { reconcilerCases } from "../integration/cronjob/reconciler-cases.ts";
+import { reconcilerEdgeCases } from "../integration/cronjob/reconciler-edges-cases.ts";
+import { runNowCases } from "../integration/cronjob/run-now-cases.ts";
 
 reconcilerCases(fakeDriver());
+reconcilerEdgeCases(fakeDriver());
+runNowCases(fakeDriver());

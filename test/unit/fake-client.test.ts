@@ -1,7 +1,7 @@
 // The in-memory fake behaves as the apiserver does where reconcilers rely on it.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { APIError, isAlreadyExists, isConflict, isNotFound } from "../../runtime/errors.ts";
+import { APIError, hasStatusCause, isAlreadyExists, isConflict, isNotFound } from "../../runtime/errors.ts";
 import { FakeClient } from "../../runtime/fake/client.ts";
 import { type KubeObject, Kinds, type ResourceKind } from "../../runtime/kinds.ts";
 
@@ -116,6 +116,20 @@ describe("FakeClient", () => {
     assert.equal(marked.metadata!.deletionTimestamp, "2030-01-01T00:00:00Z");
     await f.update(Widget, { ...marked, metadata: { ...marked.metadata, finalizers: [] } });
     await assert.rejects(f.get(Widget, "ns", "a"), isNotFound);
+  });
+
+  it("keeps a deleted namespace Terminating, refusing new content with the NamespaceTerminating cause", async () => {
+    const f = new FakeClient();
+    await f.create(Kinds.Namespace, { metadata: { name: "ns" } });
+    await f.create(Widget, widget("a"));
+    await f.delete(Kinds.Namespace, undefined, "ns");
+    const ns = await f.get<KubeObject & { status?: { phase?: string } }>(Kinds.Namespace, undefined, "ns");
+    assert.equal(ns.status?.phase, "Terminating");
+    await assert.rejects(
+      f.create(Widget, widget("b")),
+      (e) => hasStatusCause(e, "NamespaceTerminating") && /because it is being terminated/.test(String(e)),
+    );
+    await f.create(Widget, { ...widget("c"), metadata: { name: "c", namespace: "other" } });
   });
 
   it("garbage-collects dependents only when asked to, and not for Orphan", async () => {

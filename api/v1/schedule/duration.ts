@@ -15,7 +15,7 @@ const UNIT_NANOS: Readonly<Record<string, bigint>> = {
   h: 3_600_000_000_000n,
 };
 
-export type DurationResult = { ok: true; nanoseconds: bigint } | { ok: false; reason: string };
+type DurationResult = { ok: true; nanoseconds: bigint } | { ok: false; reason: string };
 
 function isDigit(c: string | undefined): boolean {
   return c !== undefined && c >= "0" && c <= "9";

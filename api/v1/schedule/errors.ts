@@ -1,4 +1,4 @@
-export type ScheduleField = "spec.schedule" | "spec.timeZone";
+type ScheduleField = "spec.schedule" | "spec.timeZone";
 
 /**
  * A rejected schedule or time zone, shaped like an apimachinery field.Invalid error so the controller can put
@@ -21,7 +21,7 @@ export class ScheduleError extends Error {
 }
 
 /** Longest user value quoted in a message, and longest reason. */
-export const MAX_QUOTED_VALUE = 256;
+const MAX_QUOTED_VALUE = 256;
 const MAX_REASON = 512;
 
 function cut(s: string, max: number): string {

@@ -22,11 +22,11 @@ export interface CronFields {
   readonly hourFollowsRealTime: boolean;
 }
 
-export type ParsedSpec =
+type ParsedSpec =
   | { readonly kind: "cron"; readonly fields: CronFields; readonly description: string }
   | { readonly kind: "every"; readonly seconds: number; readonly description: string };
 
-export type SpecResult = { ok: true; spec: ParsedSpec } | { ok: false; reason: string };
+type SpecResult = { ok: true; spec: ParsedSpec } | { ok: false; reason: string };
 
 interface FieldSpec {
   readonly name: string;

@@ -25,9 +25,9 @@ export interface HashKey {
   readonly name: string;
 }
 
-export type ResolveHashedResult = { ok: true; resolved: string; hashed: boolean } | { ok: false; error: ScheduleError };
+type ResolveHashedResult = { ok: true; resolved: string; hashed: boolean } | { ok: false; error: ScheduleError };
 
-export type ParseHashedScheduleResult =
+type ParseHashedScheduleResult =
   { ok: true; schedule: Schedule; resolved: string; hashed: boolean } | { ok: false; error: ScheduleError };
 
 interface HashField {

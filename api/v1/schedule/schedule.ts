@@ -29,7 +29,7 @@ export interface Schedule {
   mostRecent(notAfter: Date, anchor?: Date): Date | undefined;
 }
 
-export type ParseScheduleResult = { ok: true; schedule: Schedule } | { ok: false; error: ScheduleError };
+type ParseScheduleResult = { ok: true; schedule: Schedule } | { ok: false; error: ScheduleError };
 
 function millis(d: Date, what: string): number {
   const ms = d instanceof Date ? d.getTime() : NaN;

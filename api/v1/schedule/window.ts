@@ -5,7 +5,7 @@ export const TOO_MANY_MISSED = 100;
 /** Counting stops here: one more is all it takes to know the window holds too many. */
 export const MISSED_COUNT_CAP = TOO_MANY_MISSED + 1;
 
-export interface ScheduleWindowInput {
+interface ScheduleWindowInput {
   readonly schedule: Schedule;
   /** Exclusive lower bound: max(lastScheduleTime ?? creationTimestamp, now - startingDeadlineSeconds). */
   readonly earliest: Date;
@@ -16,7 +16,7 @@ export interface ScheduleWindowInput {
   readonly cap?: number;
 }
 
-export interface ScheduleWindow {
+interface ScheduleWindow {
   /** The most recent slot in (earliest, now]. */
   readonly missed?: Date;
   /** The first slot strictly after now. */

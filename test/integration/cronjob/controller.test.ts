@@ -1,9 +1,11 @@
 // The CronJob controller running inside a manager: the kubebuilder tutorial's controller test (real
 // clock), a fake-clock run through the watch → queue → reconcile path, and a no-hot-loop check.
+// Integration only (not in the behaviour tables the fake also runs): what it proves is the watches, the
+// queue and a cache that lags behind writes, which only a real apiserver has.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { API_VERSION, KIND, type CronJob } from "../../../api/v1/index.ts";
-import { FakeClock } from "../../../controllers/clock.ts";
+import { FakeClock } from "../../../runtime/fake-clock.ts";
 import { CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
 import { cronJobOwnerOf, CronJobResource as CronJobKind, type Job } from "../../../api/v1/index.ts";
 import { Client } from "../../../runtime/client.ts";

@@ -1,10 +1,11 @@
 // Drives the CronJob reconciler directly, with a fake clock and a FakeRecorder, against one of two
 // backends: a real apiserver (the informer cache; `settle()` waits until it has caught up, so each
 // reconcile sees what the previous one wrote), or the in-memory FakeClient (runtime/fake/client.ts),
-// whose cache is always caught up. The behaviour table (reconciler-cases.ts) runs on both.
+// whose cache is always caught up. The behaviour tables (*-cases.ts) run on both: apiserverDriver() in
+// the integration suite, fakeDriver() in the unit suite.
 import assert from "node:assert/strict";
 import { API_VERSION, KIND, type CronJob, type CronJobInput } from "../../../api/v1/index.ts";
-import { FakeClock } from "../../../controllers/clock.ts";
+import { FakeClock } from "../../../runtime/fake-clock.ts";
 import { CronJobReconciler, setupJobCache } from "../../../controllers/cronjob_controller.ts";
 import { cronJobOwnerOf, CronJobResource as CronJobKind, type Job } from "../../../api/v1/index.ts";
 import { Cache } from "../../../runtime/cache/cache.ts";

@@ -3,6 +3,7 @@
 // `kubectl apply` (as the built-in CronJob is) with the spec.jobTemplate path and the value; an update
 // that breaks the template is refused too; and when the dry-run cannot be made the CronJob is admitted
 // with a warning, promptly, instead of every apply hanging on the webhook's timeout.
+// Integration only: dry-run and the Job validation are the apiserver's (the fake validates nothing).
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";

@@ -2,6 +2,7 @@
 // `make manifests` generates: kubectl users see the apimachinery-shaped denials and the warnings,
 // objects come back defaulted, deletes are never blocked, a rotated serving certificate is picked up
 // without a restart, and the manager entrypoint serves the webhooks unless ENABLE_WEBHOOKS=false.
+// Integration only: admission, the CRD schema and the serving path are the apiserver's (the fake has none).
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";

@@ -23,8 +23,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** Starts at the real time (the server compares nothing, but readers expect plausible dates) and only moves when told. */
 class SteppedClock {
   ms = Date.now();
-  now(): number {
-    return this.ms;
+  now(): Date {
+    return new Date(this.ms);
   }
 }
 

@@ -17,7 +17,7 @@ import { DEFAULT_MAX_IN_FLIGHT, DROP_REASONS, EventRecorder } from "../../../run
 import type { EventSink } from "../../../runtime/events/sink.ts";
 import type { Recorder } from "../../../runtime/events/types.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
-import type { TimerClock, TimerHandle } from "../../../runtime/workqueue/clock.ts";
+import type { TimerClock, TimerHandle } from "../../../runtime/clock.ts";
 import { CapturingLogger } from "../../capturing-logger.ts";
 
 class TestClock {
@@ -25,8 +25,8 @@ class TestClock {
   constructor(ms = Date.UTC(2024, 0, 1, 12, 0, 0)) {
     this.ms = ms;
   }
-  now(): number {
-    return this.ms;
+  now(): Date {
+    return new Date(this.ms);
   }
   advance(ms: number): void {
     this.ms += ms;

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { FakeClock } from "../../../runtime/fake-clock.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
 import {
   BucketRateLimiter,
   DefaultControllerRateLimiter,
   DelayingQueue,
-  FakeClock,
   ItemExponentialFailureRateLimiter,
   MaxOfRateLimiter,
   MinHeap,
@@ -291,7 +291,7 @@ describe("rate limiters", bounded, () => {
     const now = 0;
     const limiters: Array<[string, () => RateLimiter<string>]> = [
       ["ItemExponentialFailureRateLimiter", () => new ItemExponentialFailureRateLimiter()],
-      ["DefaultControllerRateLimiter", () => DefaultControllerRateLimiter({ clock: { now: () => now } })],
+      ["DefaultControllerRateLimiter", () => DefaultControllerRateLimiter({ clock: { now: () => new Date(now) } })],
       [
         "MaxOfRateLimiter",
         () =>
@@ -316,7 +316,7 @@ describe("rate limiters", bounded, () => {
 
   it("BucketRateLimiter allows a burst of 100, then spaces by 100 ms and refills at 10 qps", () => {
     let now = 0;
-    const rl = new BucketRateLimiter({ clock: { now: () => now } });
+    const rl = new BucketRateLimiter({ clock: { now: () => new Date(now) } });
     for (let i = 0; i < 100; i++) assert.equal(rl.when("x"), 0, `burst token ${i}`);
     assert.deepEqual([rl.when("x"), rl.when("x"), rl.when("x")], [100, 200, 300]);
     now += 100;
@@ -328,7 +328,7 @@ describe("rate limiters", bounded, () => {
 
   it("MaxOfRateLimiter and DefaultControllerRateLimiter take the longest delay", () => {
     const now = 0;
-    const rl = DefaultControllerRateLimiter({ clock: { now: () => now } });
+    const rl = DefaultControllerRateLimiter({ clock: { now: () => new Date(now) } });
     for (let i = 0; i < 100; i++) assert.equal(rl.when(`k${i}`), 5);
     assert.equal(rl.when("k100"), 100, "the bucket is empty, so it dominates first failures");
     assert.equal(rl.numRequeues("k1"), 1);

@@ -1,5 +1,5 @@
-// A manually stepped clock for tests: time only moves in advance(), which fires due timers in
-// time order with now() set to each timer's due time, as a real clock would observe it.
+// A manually stepped clock for tests: time only moves in set() and advance(); advance() fires due timers
+// in time order with now() set to each timer's due time, as a real clock would observe it.
 import type { TimerClock, TimerHandle } from "./clock.ts";
 
 /**
@@ -7,7 +7,7 @@ import type { TimerClock, TimerHandle } from "./clock.ts";
  * moving (a bug under test) would otherwise spin forever, synchronously, where no test timeout can
  * interrupt it.
  */
-export const MAX_TIMERS_PER_ADVANCE = 100_000;
+const MAX_TIMERS_PER_ADVANCE = 100_000;
 
 interface FakeTimer {
   at: number;
@@ -21,12 +21,18 @@ export class FakeClock implements TimerClock {
   #seq = 0;
   readonly #timers = new Set<FakeTimer>();
 
-  constructor(startMs = 0) {
-    this.#now = startMs;
+  /** Starts at `start` (a Date, an RFC 3339 string or milliseconds since the epoch). */
+  constructor(start: Date | string | number = 0) {
+    this.#now = new Date(start).getTime();
   }
 
-  now(): number {
-    return this.#now;
+  now(): Date {
+    return new Date(this.#now);
+  }
+
+  /** Jumps to `t` without firing timers (a wall clock set by hand). */
+  set(t: Date | string): void {
+    this.#now = new Date(t).getTime();
   }
 
   setTimer(fn: () => void, delayMs: number): TimerHandle {

@@ -1,8 +1,8 @@
-// Time is injected so queues and rate limiters can be driven deterministically in tests.
+// Time is injected so the reconciler, queues, rate limiters and the event recorder can be driven
+// deterministically in tests (the kubebuilder tutorial's Clock). One interface for all of them.
 
 export interface Clock {
-  /** Milliseconds; only differences are meaningful. */
-  now(): number;
+  now(): Date;
 }
 
 export interface TimerHandle {
@@ -20,7 +20,7 @@ export interface TimerClock extends Clock {
 // Date.now rather than performance.now so node:test mock timers (which fake Date and setTimeout
 // together) also drive queues built on the real clock.
 export const realClock: TimerClock = {
-  now: () => Date.now(),
+  now: () => new Date(),
   setTimer(fn, delayMs) {
     const t = setTimeout(fn, delayMs);
     return {

@@ -1,0 +1,479 @@
+// The reconciler at its edges, each found by independent tests or by seeded bugs: deadline boundaries,
+// exact requeue delays, Replace under API failures, Jobs the cache has not seen, a terminating
+// namespace, out-of-order completions, a foreign Job taking a remembered name, huge user values.
+// Fake clock; faults are injected into the client, never into the server. One table, two drivers:
+// reconciler-edges.test.ts runs it against envtest, test/unit/cronjob-reconciler-table.test.ts against the
+// in-memory FakeClient.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { CronJob } from "../../../api/v1/index.ts";
+import { MAX_CONDITION_MESSAGE } from "../../../controllers/conditions.ts";
+import { CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
+import { MAX_EVENT_MESSAGE } from "../../../controllers/events.ts";
+import { CronJobResource as CronJobKind, SCHEDULED_AT_ANNOTATION, type Job } from "../../../api/v1/index.ts";
+import type { CacheReader, ObjectClient } from "../../../runtime/interfaces.ts";
+import type { Result } from "../../../runtime/controller.ts";
+import { APIError } from "../../../runtime/errors.ts";
+import { Kinds, type ResourceKind } from "../../../runtime/kinds.ts";
+import { discardLogger } from "../../../runtime/log.ts";
+import { variant } from "../../fixtures.ts";
+import { condition, type ReconcileHarness, type ReconcilerDriver } from "./harness.ts";
+
+const HOUR = 3600_000;
+const MIN = 60_000;
+const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
+const nextHour = (t: number) => Math.floor(t / HOUR) * HOUR + HOUR;
+const jobName = (cj: string, slot: number) => `${cj}-${slot / 1000}`;
+
+/** The client with some calls failing, as an API server in trouble would answer them. */
+function faultyClient<C extends ObjectClient>(client: C, fail: { deletes: number; error: () => Error }): C {
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      if (prop === "delete" && fail.deletes > 0) {
+        return async () => {
+          fail.deletes--;
+          throw fail.error();
+        };
+      }
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+/** The cache with some Jobs not yet seen, and optionally a CronJob rewritten on the way out. */
+function laggingCache(
+  cache: CacheReader,
+  o: { hiddenJobs?: Set<string>; rewrite?: (cj: CronJob) => CronJob },
+): CacheReader {
+  const visible = (j: Job) => !o.hiddenJobs?.has(j.metadata?.name ?? "");
+  return new Proxy(cache, {
+    get(target, prop, receiver) {
+      if (prop === "byIndex") {
+        return (kind: ResourceKind, index: string, value: string) =>
+          target.byIndex<Job>(kind, index, value).filter(visible);
+      }
+      if (prop === "get" && o.rewrite) {
+        return (kind: ResourceKind, ns: string | undefined, name: string) => {
+          const got = target.get<CronJob>(kind, ns, name);
+          return got && kind === CronJobKind ? o.rewrite!(structuredClone(got) as CronJob) : got;
+        };
+      }
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+export function reconcilerEdgeCases(driver: ReconcilerDriver): void {
+  describe(`CronJob reconciler edges (fake clock, ${driver.name})`, () => {
+    let h: ReconcileHarness<ObjectClient>;
+    let n = 0;
+    async function fresh(spec: Parameters<ReconcileHarness["createCronJob"]>[1] = {}) {
+      const name = `edge-${++n}`;
+      const created = await h.createCronJob(name, spec);
+      const c = new Date(created.metadata.creationTimestamp!).getTime();
+      h.takeEvents();
+      return { name, created: c, h1: nextHour(c), cj: created };
+    }
+    function reconcilerWith(o: { client?: ObjectClient; cache?: CacheReader }): CronJobReconciler {
+      return new CronJobReconciler({
+        client: o.client ?? h.client,
+        cache: o.cache ?? h.cache,
+        recorder: h.recorder,
+        clock: h.clock,
+      });
+    }
+    async function reconcileWith(r: CronJobReconciler, name: string): Promise<Result> {
+      try {
+        return await r.reconcile(
+          { namespace: h.namespace, name },
+          { log: discardLogger, reconcileID: "edge", signal: new AbortController().signal },
+        );
+      } finally {
+        await h.settle(name);
+      }
+    }
+
+    before(async () => {
+      await driver.setup();
+      h = await driver.harness("edges", new Date().toISOString());
+    });
+    after(async () => {
+      await h?.stop();
+      await driver.teardown();
+    });
+
+    describe("startingDeadlineSeconds boundary (a slot exactly that late still starts, as upstream)", () => {
+      for (const [late, runs] of [
+        [29_000, true],
+        [30_000, true],
+        [30_500, false],
+        [31_000, false],
+      ] as const) {
+        it(`a slot ${late / 1000}s late with a 30s deadline ${runs ? "runs" : "is missed and reported"}`, async () => {
+          const { name, h1 } = await fresh({ startingDeadlineSeconds: 30 });
+          h.clock.set(new Date(h1 + late));
+          await h.reconcile(name);
+          const jobs = (await h.jobs(name)).map((j) => j.metadata!.name);
+          const st = (await h.get(name)).status!;
+          const ev = h.takeEvents();
+          if (runs) {
+            assert.deepEqual(jobs, [jobName(name, h1)]);
+            assert.equal(st.lastScheduleTime, iso(h1));
+            assert.equal(st.lastMissedTime, undefined);
+            assert.deepEqual(ev, [`Normal SuccessfulCreate Created job ${jobName(name, h1)}`]);
+          } else {
+            assert.deepEqual(jobs, []);
+            assert.equal(st.lastMissedTime, iso(h1));
+            assert.equal(ev.length, 1, ev.join("\n"));
+            assert.match(ev[0]!, new RegExp(`^Warning MissSchedule Missed scheduled time to start a job: ${iso(h1)} `));
+          }
+        });
+      }
+    });
+
+    it("requeues for the next slot from the exact clock, milliseconds included", async () => {
+      const { name, h1 } = await fresh();
+      const before = h1 - 1500 + 250; // 1.25 s before the slot
+      h.clock.set(new Date(before));
+      assert.equal((await h.reconcile(name)).requeueAfterMs, h1 - before + 100);
+      const at = h1 + 5250;
+      h.clock.set(new Date(at));
+      const r = await h.reconcile(name);
+      assert.equal((await h.jobs(name)).length, 1);
+      assert.equal(r.requeueAfterMs, h1 + HOUR - at + 100);
+    });
+
+    it("counts only slots inside the deadline window toward TooManyMissedTimes", async () => {
+      const { name, created } = await fresh({ schedule: "* * * * *", startingDeadlineSeconds: 300 });
+      const now = Math.floor(created / MIN) * MIN + 3 * HOUR + 7000;
+      h.clock.set(new Date(now));
+      await h.reconcile(name);
+      assert.deepEqual(
+        (await h.jobs(name)).map((j) => j.metadata!.name),
+        [jobName(name, Math.floor(now / MIN) * MIN)],
+      );
+      const ev = h.takeEvents();
+      assert.ok(!ev.some((e) => e.includes("TooManyMissedTimes")), ev.join("\n"));
+    });
+
+    it("still reports TooManyMissedTimes when more than 100 slots fall inside the deadline", async () => {
+      const { name, created } = await fresh({ schedule: "* * * * *", startingDeadlineSeconds: 7200 });
+      h.clock.set(new Date(Math.floor(created / MIN) * MIN + 3 * HOUR + 7000));
+      await h.reconcile(name);
+      assert.ok(h.takeEvents().some((e) => e.startsWith("Warning TooManyMissedTimes")));
+    });
+
+    describe("Replace never loses a run", () => {
+      for (const [what, error] of [
+        ["a 500", () => new APIError(500, "InternalError", "etcdserver: request timed out")],
+        ["a 400", () => new APIError(400, "BadRequest", "bad request")],
+        [
+          "a connection error",
+          () => Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:6443"), { code: "ECONNREFUSED" }),
+        ],
+      ] as const) {
+        it(`a failed delete (${what}) fails the reconcile for a retry, and the due slot then runs exactly once`, async () => {
+          const { name, h1 } = await fresh({ concurrencyPolicy: "Replace" });
+          h.clock.set(new Date(h1 + 1000));
+          await h.reconcile(name);
+          h.takeEvents();
+
+          const fail = { deletes: 2, error };
+          const r = reconcilerWith({ client: faultyClient(h.client, fail) });
+          h.clock.set(new Date(h1 + HOUR + 1000));
+          await assert.rejects(reconcileWith(r, name), /replacing the active Job/);
+          assert.deepEqual(
+            (await h.jobs(name)).map((j) => j.metadata!.name),
+            [jobName(name, h1)],
+            "the running Job stays and nothing new is created",
+          );
+          const ev = h.takeEvents();
+          assert.equal(ev.length, 1, ev.join("\n"));
+          assert.match(ev[0]!, new RegExp(`^Warning FailedDelete Deleted job ${jobName(name, h1)} failed: `));
+          const degraded = condition(await h.get(name), "Degraded");
+          assert.equal(degraded?.status, "True");
+          assert.equal(degraded?.reason, "JobDeletionFailed");
+
+          h.clock.set(new Date(h1 + HOUR + 3000));
+          await assert.rejects(reconcileWith(r, name));
+          h.takeEvents();
+
+          // The API recovers: the retry deletes the old Job and runs the due slot, once.
+          h.clock.set(new Date(h1 + HOUR + 7000));
+          await reconcileWith(r, name);
+          await reconcileWith(r, name);
+          assert.deepEqual(
+            (await h.jobs(name)).map((j) => j.metadata!.name),
+            [jobName(name, h1 + HOUR)],
+          );
+          assert.deepEqual(h.takeEvents(), [
+            `Normal SuccessfulDelete Deleted job ${jobName(name, h1)}`,
+            `Normal SuccessfulCreate Created job ${jobName(name, h1 + HOUR)}`,
+          ]);
+          const st = await h.get(name);
+          assert.equal(condition(st, "Degraded")?.reason, "AsExpected");
+          assert.deepEqual(
+            st.status?.active?.map((a) => a.name),
+            [jobName(name, h1 + HOUR)],
+          );
+        });
+      }
+
+      it("a retry after the starting deadline does not start the slot, and reports it missed", async () => {
+        const { name, h1 } = await fresh({ concurrencyPolicy: "Replace", startingDeadlineSeconds: 60 });
+        h.clock.set(new Date(h1 + 1000));
+        await h.reconcile(name);
+        h.takeEvents();
+        const fail = { deletes: 1, error: () => new APIError(503, "ServiceUnavailable", "unavailable") };
+        const r = reconcilerWith({ client: faultyClient(h.client, fail) });
+        h.clock.set(new Date(h1 + HOUR + 1000));
+        await assert.rejects(reconcileWith(r, name));
+        h.takeEvents();
+        h.clock.set(new Date(h1 + HOUR + 90_000));
+        await reconcileWith(r, name);
+        assert.deepEqual(
+          (await h.jobs(name)).map((j) => j.metadata!.name),
+          [jobName(name, h1)],
+        );
+        const ev = h.takeEvents();
+        assert.ok(
+          ev.some((e) => e.startsWith("Warning MissSchedule")),
+          ev.join("\n"),
+        );
+        assert.equal((await h.get(name)).status?.lastMissedTime, iso(h1 + HOUR));
+      });
+
+      it("a delete whose UID precondition fails (the name is another Job's now) counts as done: no FailedDelete, the slot runs", async () => {
+        const { name, h1 } = await fresh({ concurrencyPolicy: "Replace" });
+        h.clock.set(new Date(h1 + 1000));
+        await h.reconcile(name);
+        h.takeEvents();
+        // What kube-apiserver answers when the UID precondition does not match: 409 Conflict.
+        const fail = {
+          deletes: 1,
+          error: () =>
+            new APIError(
+              409,
+              "Conflict",
+              `Operation cannot be fulfilled on jobs.batch "${jobName(name, h1)}": Precondition failed: UID in precondition: x, UID in object meta: y`,
+            ),
+        };
+        const r = reconcilerWith({ client: faultyClient(h.client, fail) });
+        h.clock.set(new Date(h1 + HOUR + 1000));
+        await reconcileWith(r, name);
+        const ev = h.takeEvents();
+        assert.ok(!ev.some((e) => e.includes("FailedDelete")), ev.join("\n"));
+        assert.ok(ev.includes(`Normal SuccessfulCreate Created job ${jobName(name, h1 + HOUR)}`), ev.join("\n"));
+        assert.notEqual(condition(await h.get(name), "Degraded")?.reason, "JobDeletionFailed");
+      });
+
+      it("the Job it replaced is not reported as missing", async () => {
+        const { name, h1 } = await fresh({ concurrencyPolicy: "Replace" });
+        h.clock.set(new Date(h1 + 1000));
+        await h.reconcile(name);
+        h.clock.set(new Date(h1 + HOUR + 1000));
+        // Many CronJobs due at once: the status write after the create is deferred to the next pass.
+        await h.reconciler.reconcile(
+          { namespace: h.namespace, name },
+          { log: discardLogger, reconcileID: "busy", signal: new AbortController().signal, queueLength: () => 5 },
+        );
+        await h.settle(name);
+        h.takeEvents();
+        await h.reconcile(name);
+        const ev = h.takeEvents();
+        assert.ok(!ev.some((e) => e.includes("MissingJob")), ev.join("\n"));
+        assert.deepEqual(
+          (await h.get(name)).status?.active?.map((a) => a.name),
+          [jobName(name, h1 + HOUR)],
+        );
+      });
+    });
+
+    it("a Job listed in status.active for the due slot, not yet in the cache, counts as run (Replace does not kill it)", async () => {
+      const { name, h1, cj } = await fresh({ concurrencyPolicy: "Replace" });
+      const job = await h.client.create<Job>(Kinds.Job, {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: {
+          name: jobName(name, h1),
+          namespace: h.namespace,
+          annotations: { [SCHEDULED_AT_ANNOTATION]: iso(h1) },
+          ownerReferences: [
+            {
+              apiVersion: "batch.tutorial.kubebuilder.io/v1",
+              kind: "CronJob",
+              name,
+              uid: cj.metadata.uid!,
+              controller: true,
+              blockOwnerDeletion: true,
+            },
+          ],
+        },
+        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
+      } as Job);
+      // Status knows the Job (written by an earlier pass or another replica) but not lastScheduleTime.
+      const cur = await h.get(name);
+      cur.status = {
+        active: [
+          {
+            apiVersion: "batch/v1",
+            kind: "Job",
+            name: job.metadata!.name!,
+            namespace: h.namespace,
+            uid: job.metadata!.uid!,
+          },
+        ],
+      };
+      await h.client.updateStatus(CronJobKind, cur);
+      await h.settle(name);
+      const r = reconcilerWith({ cache: laggingCache(h.cache, { hiddenJobs: new Set([job.metadata!.name!]) }) });
+      h.clock.set(new Date(h1 + 2000));
+      await reconcileWith(r, name);
+      assert.deepEqual(h.takeEvents(), []);
+      const jobs = await h.jobs(name);
+      assert.equal(jobs.length, 1);
+      assert.equal(jobs[0]!.metadata!.uid, job.metadata!.uid, "the same Job, not a new one with its name");
+      assert.equal((await h.get(name)).status?.lastScheduleTime, iso(h1));
+    });
+
+    it("a create refused because the namespace is terminating is retried quietly: no FailedCreate, not Degraded", async () => {
+      const ns = "edges-terminating";
+      const t = await driver.harness(ns, new Date().toISOString());
+      try {
+        const created = await t.createCronJob("doomed", {});
+        const h1 = nextHour(new Date(created.metadata.creationTimestamp!).getTime());
+        t.takeEvents();
+        // No namespace controller runs in this control plane: the namespace stays Terminating.
+        await t.client.delete(Kinds.Namespace, undefined, ns);
+        for (let i = 0; ; i++) {
+          const got = await t.client.get<{ status?: { phase?: string } } & Job>(Kinds.Namespace, undefined, ns);
+          if (got.status?.phase === "Terminating") break;
+          assert.ok(i < 100, "namespace never became Terminating");
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        t.clock.set(new Date(h1 + 1000));
+        await assert.rejects(t.reconcile("doomed"), /being terminated/);
+        assert.deepEqual(t.takeEvents(), []);
+        const got = await t.get("doomed");
+        assert.notEqual(condition(got, "Degraded")?.reason, "JobCreationFailed");
+        assert.equal(condition(got, "Degraded")?.status, "False");
+        assert.deepEqual(await t.jobs("doomed"), []);
+      } finally {
+        await t.stop();
+      }
+    });
+
+    it("lastSuccessfulTime never moves backward when Jobs finish out of order", async () => {
+      const { name, h1 } = await fresh();
+      h.clock.set(new Date(h1 + 1000));
+      await h.reconcile(name);
+      h.clock.set(new Date(h1 + HOUR + 1000));
+      await h.reconcile(name);
+      const later = h1 + HOUR + 600_000;
+      await h.finishJob(jobName(name, h1 + HOUR), "Complete", iso(h1 + HOUR + 1000), iso(later));
+      await h.settle(name);
+      h.clock.set(new Date(later + 1000));
+      await h.reconcile(name);
+      assert.equal((await h.get(name)).status?.lastSuccessfulTime, iso(later));
+      // The older run reports an earlier completion afterwards.
+      await h.finishJob(jobName(name, h1), "Complete", iso(h1 + 1000), iso(later - 300_000));
+      await h.settle(name);
+      h.clock.set(new Date(later + 2000));
+      await h.reconcile(name);
+      assert.equal((await h.get(name)).status?.lastSuccessfulTime, iso(later));
+    });
+
+    it("lastFailedTime never moves backward when failed Jobs finish out of order, and is listed in any order", async () => {
+      const { name, h1 } = await fresh({ failedJobsHistoryLimit: 10 });
+      const slots = [h1, h1 + HOUR, h1 + 2 * HOUR];
+      for (const slot of slots) {
+        h.clock.set(new Date(slot + 1000));
+        await h.reconcile(name);
+      }
+      // The newest slot's Job fails first and last of all in time; the older ones report earlier failures later.
+      const latest = h1 + 2 * HOUR + 900_000;
+      await h.finishJob(jobName(name, slots[2]!), "Failed", iso(slots[2]! + 1000), iso(latest));
+      await h.settle(name);
+      h.clock.set(new Date(latest + 1000));
+      await h.reconcile(name);
+      assert.equal((await h.get(name)).status?.lastFailedTime, iso(latest));
+      await h.finishJob(jobName(name, slots[0]!), "Failed", iso(slots[0]! + 1000), iso(latest - 600_000));
+      await h.finishJob(jobName(name, slots[1]!), "Failed", iso(slots[1]! + 1000), iso(latest - 300_000));
+      await h.settle(name);
+      h.clock.set(new Date(latest + 2000));
+      await h.reconcile(name);
+      assert.equal((await h.get(name)).status?.lastFailedTime, iso(latest));
+    });
+
+    it("a foreign Job that takes a remembered active Job's name (another UID) is not taken for ours", async () => {
+      const { name, h1 } = await fresh({ concurrencyPolicy: "Replace" });
+      h.clock.set(new Date(h1 + 1000));
+      await h.reconcile(name);
+      const ours = jobName(name, h1);
+      await h.client.delete(Kinds.Job, h.namespace, ours, { propagationPolicy: "Background" });
+      const foreign = await h.client.create<Job>(Kinds.Job, {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: { name: ours, namespace: h.namespace },
+        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
+      } as Job);
+      await h.settle(name);
+      h.takeEvents();
+      h.clock.set(new Date(h1 + 2000));
+      await h.reconcile(name);
+      assert.deepEqual(h.takeEvents(), [`Normal MissingJob Active job went missing: ${ours}`]);
+      assert.deepEqual((await h.get(name)).status?.active ?? [], []);
+      // Replace at the next slot must not delete a Job that is not ours.
+      h.clock.set(new Date(h1 + HOUR + 1000));
+      await h.reconcile(name);
+      const still = await h.client.get<Job>(Kinds.Job, h.namespace, ours);
+      assert.equal(still.metadata!.uid, foreign.metadata!.uid);
+      assert.ok(!h.takeEvents().some((e) => e.includes("SuccessfulDelete")));
+    });
+
+    it("bounds every user value it quotes: a 200 KB schedule stored with admission bypassed", async () => {
+      const { name } = await fresh();
+      const huge = "0 * * * * " + "x".repeat(200_000);
+      const r = reconcilerWith({
+        cache: laggingCache(h.cache, { rewrite: (cj) => ({ ...cj, spec: { ...cj.spec, schedule: huge } }) }),
+      });
+      await reconcileWith(r, name);
+      const got = await h.get(name);
+      assert.equal(condition(got, "Degraded")?.reason, "InvalidSchedule");
+      for (const c of got.status?.conditions ?? []) assert.ok(c.message.length <= MAX_CONDITION_MESSAGE, c.type);
+      assert.ok(JSON.stringify(got.status).length < 16_384, "status stays small");
+      const ev = h.takeEvents();
+      assert.equal(ev.length, 1);
+      assert.ok(ev[0]!.length <= MAX_EVENT_MESSAGE + 40, String(ev[0]!.length));
+      assert.match(ev[0]!, /more characters/);
+    });
+
+    it("reconciles a stored CronJob the schema refuses as stored: its slots run, an unknown policy is Allow", async () => {
+      const { name, h1 } = await fresh();
+      const r = reconcilerWith({
+        cache: laggingCache(h.cache, {
+          rewrite: (cj) =>
+            variant(cj, (o) => {
+              o.spec.concurrencyPolicy = "Sometimes";
+              delete o.spec.successfulJobsHistoryLimit;
+            }) as CronJob,
+        }),
+      });
+      h.clock.set(new Date(h1 + 1000));
+      await reconcileWith(r, name);
+      h.clock.set(new Date(h1 + HOUR + 1000));
+      await reconcileWith(r, name);
+      assert.deepEqual(
+        (await h.jobs(name)).map((j) => j.metadata!.name),
+        [jobName(name, h1), jobName(name, h1 + HOUR)],
+        "the second slot runs beside the first, still active",
+      );
+      const got = await h.get(name);
+      assert.equal(got.status?.activeCount, 2);
+      assert.equal(condition(got, "Available")?.reason, "JobsActive");
+      assert.equal(condition(got, "Degraded")?.reason, "AsExpected");
+    });
+  });
+}
