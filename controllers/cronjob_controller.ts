@@ -40,13 +40,13 @@ import { type EventReason, recordEvent } from "./events.ts";
 import { type CronJobRunMetrics, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
 import { type CronJobKey, ReconcilerMemory } from "./memory.ts";
 import { newestTimes } from "./status.ts";
+import { guards, missedDeadline, progressingCondition } from "./steps.ts";
 import { trimJobForCache } from "./job.ts";
 import {
   parseHashedSchedule,
   type Schedule,
   scheduleWindow,
   TOO_MANY_MISSED,
-  validateTimeZone,
 } from "../api/v1/schedule/index.ts";
 
 /** Field index: Jobs by the UID of their controlling CronJob. */
@@ -205,8 +205,13 @@ export class CronJobReconciler implements Reconciler {
     await this.cleanupHistory(cronJob, children, ctx);
 
     // 6. Guards: deleting, bad time zone, bad schedule, suspended.
-    const guard = this.checkGuards(cronJob, plan);
+    const guard = guards(cronJob, this.parseCached(cronJob), plan.status.active?.length ?? 0);
+    delete plan.status.nextScheduleTime;
+    if (guard.resolvedSchedule === null) delete plan.status.resolvedSchedule;
+    else if (guard.resolvedSchedule !== undefined) plan.status.resolvedSchedule = guard.resolvedSchedule;
     if (guard.stop) {
+      if (guard.event) this.event(cronJob, guard.event.reason, guard.event.message);
+      plan.conditions = guard.conditions;
       // A run-now request is an explicit ask: it runs while the schedule is suspended (not while deleting
       // or invalid), as `kubectl create job --from` does for the built-in kind.
       if (guard.suspended) await this.runNowIfRequested(cronJob, children, plan, ctx);
@@ -220,7 +225,12 @@ export class CronJobReconciler implements Reconciler {
     const window = this.computeSchedule(cronJob, schedule, plan, now, clockNow);
 
     // 8. A slot that passed its starting deadline unstarted is made visible.
-    if (window.tooLate) this.reportMissedDeadline(cronJob, plan, window.tooLate);
+    const missed = window.tooLate && missedDeadline(plan.status.lastMissedTime, window.tooLate);
+    if (missed) {
+      plan.status.lastMissedTime = missed.lastMissedTime;
+      this.countRun(cronJob, "missed_deadline");
+      this.event(cronJob, missed.event.reason, missed.event.message);
+    }
 
     // 9–11. Run the due slot, if any and not already run.
     const due = window.due;
@@ -455,71 +465,13 @@ export class CronJobReconciler implements Reconciler {
     }
   }
 
-  // --- 6 -------------------------------------------------------------------------------------------
-
-  private checkGuards(
-    cronJob: StoredCronJob,
-    plan: Plan,
-  ): { stop: true; suspended: boolean } | { stop: false; schedule: Schedule } {
-    delete plan.status.nextScheduleTime;
-    if (cronJob.metadata.deletionTimestamp) {
-      plan.conditions = [
-        { type: "Available", status: "False", reason: "Deleting", message: "The CronJob is being deleted." },
-        ...this.progressing(plan),
-        { type: "Degraded", status: "False", reason: "AsExpected", message: "No problems detected" },
-      ];
-      return { stop: true, suspended: false };
-    }
-    const tz = cronJob.spec.timeZone;
-    if (tz !== undefined) {
-      const tzErr = validateTimeZone(tz);
-      if (tzErr) {
-        this.event(cronJob, "UnknownTimeZone", tzErr.message);
-        plan.conditions = this.invalid(plan, "UnknownTimeZone", tzErr.message);
-        return { stop: true, suspended: false };
-      }
-    }
-    const parsed = this.parseCached(cronJob);
-    if (!parsed.ok) {
-      delete plan.status.resolvedSchedule;
-      this.event(cronJob, "UnparseableSchedule", parsed.error.message);
-      plan.conditions = this.invalid(
-        plan,
-        parsed.error.field === "spec.timeZone" ? "UnknownTimeZone" : "InvalidSchedule",
-        parsed.error.message,
-      );
-      return { stop: true, suspended: false };
-    }
-    plan.status.resolvedSchedule = parsed.resolved;
-    if (cronJob.spec.suspend) {
-      plan.conditions = [
-        {
-          type: "Available",
-          status: "False",
-          reason: "Suspended",
-          message: "spec.suspend is true: no new Jobs are started.",
-        },
-        ...this.progressing(plan),
-        this.degraded(plan, undefined),
-      ];
-      return { stop: true, suspended: true };
-    }
-    return { stop: false, schedule: parsed.schedule };
-  }
+  // --- 6 (the decision: steps.ts guards) ----------------------------------------------------------
 
   /** The parsed schedule, from memory's cache (per CronJob for an H schedule, shared otherwise). */
   private parseCached(cronJob: StoredCronJob): ReturnType<typeof parseHashedSchedule> {
     const { schedule, timeZone: tz } = cronJob.spec;
     const key = keyOf(cronJob);
     return this.memory.parsedSchedule(key, schedule, tz, () => parseHashedSchedule(schedule, key, tz));
-  }
-
-  private invalid(plan: Plan, reason: "UnknownTimeZone" | "InvalidSchedule", message: string): ConditionInput[] {
-    return [
-      { type: "Available", status: "False", reason, message },
-      ...this.progressing(plan),
-      { type: "Degraded", status: "True", reason, message },
-    ];
   }
 
   // --- 7 -------------------------------------------------------------------------------------------
@@ -565,19 +517,7 @@ export class CronJobReconciler implements Reconciler {
     return decision;
   }
 
-  // --- 8 -------------------------------------------------------------------------------------------
-
-  private reportMissedDeadline(cronJob: StoredCronJob, plan: Plan, tooLate: { slot: Date; deadline: number }): void {
-    const slot = rfc3339(tooLate.slot);
-    if (plan.status.lastMissedTime === slot) return; // reported once per slot
-    plan.status.lastMissedTime = slot;
-    this.countRun(cronJob, "missed_deadline");
-    this.event(
-      cronJob,
-      "MissSchedule",
-      `Missed scheduled time to start a job: ${slot} (startingDeadlineSeconds ${tooLate.deadline} passed at ${rfc3339(new Date(tooLate.slot.getTime() + tooLate.deadline * 1000))})`,
-    );
-  }
+  // --- 8: steps.ts missedDeadline ------------------------------------------------------------------
 
   // --- 9 -------------------------------------------------------------------------------------------
 
@@ -798,17 +738,8 @@ export class CronJobReconciler implements Reconciler {
             reason: "Scheduled",
             message: `Next run at ${plan.status.nextScheduleTime}`,
           },
-      ...this.progressing(plan),
+      progressingCondition(plan.status.active?.length ?? 0),
       this.degraded(plan, children),
-    ];
-  }
-
-  private progressing(plan: Plan): ConditionInput[] {
-    const n = plan.status.active?.length ?? 0;
-    return [
-      n > 0
-        ? { type: "Progressing", status: "True", reason: "JobsActive", message: `${n} Job(s) running` }
-        : { type: "Progressing", status: "False", reason: "NoJobsActive", message: "No Jobs running" },
     ];
   }
 

@@ -1,0 +1,87 @@
+// The reconcile steps that are plain functions (controllers/steps.ts): what each decides from plain data.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { parseHashedSchedule } from "../../api/v1/schedule/index.ts";
+import { guards, missedDeadline, progressingCondition } from "../../controllers/steps.ts";
+
+const key = { namespace: "ns", name: "cj" };
+const parsed = (schedule: string, tz?: string) => parseHashedSchedule(schedule, key, tz);
+const cj = (o: { deleting?: boolean; timeZone?: string; suspend?: boolean } = {}) => ({
+  metadata: o.deleting ? { deletionTimestamp: "2026-11-23T10:00:00Z" } : {},
+  spec: { ...(o.timeZone !== undefined ? { timeZone: o.timeZone } : {}), ...(o.suspend ? { suspend: true } : {}) },
+});
+const reasons = (d: ReturnType<typeof guards>) =>
+  d.stop ? d.conditions.map((c) => `${c.type}=${c.status}/${c.reason}`) : [];
+
+describe("step 6: guards", () => {
+  it("a valid, running CronJob goes on with its schedule, resolved", () => {
+    const d = guards(cj(), parsed("H 3 * * *"), 0);
+    assert.equal(d.stop, false);
+    assert.ok(!d.stop && /^\d+ 3 \* \* \*$/.test(d.resolvedSchedule));
+  });
+
+  it("a CronJob being deleted stops, not degraded, its resolvedSchedule unchanged, no Event", () => {
+    const d = guards(cj({ deleting: true, suspend: true }), parsed("not a schedule"), 2);
+    assert.deepEqual(reasons(d), [
+      "Available=False/Deleting",
+      "Progressing=True/JobsActive",
+      "Degraded=False/AsExpected",
+    ]);
+    assert.ok(d.stop && d.event === undefined && d.resolvedSchedule === undefined && !d.suspended);
+  });
+
+  it("an unknown time zone stops with an UnknownTimeZone Event and Degraded", () => {
+    const d = guards(cj({ timeZone: "Mars/Olympus" }), parsed("0 * * * *", "Mars/Olympus"), 0);
+    assert.deepEqual(reasons(d), [
+      "Available=False/UnknownTimeZone",
+      "Progressing=False/NoJobsActive",
+      "Degraded=True/UnknownTimeZone",
+    ]);
+    assert.ok(d.stop && d.event?.reason === "UnknownTimeZone" && /Mars\/Olympus/.test(d.event.message));
+  });
+
+  it("an unparseable schedule stops with UnparseableSchedule, Degraded, and its resolvedSchedule removed", () => {
+    const d = guards(cj(), parsed("0 0 30 2 *"), 0);
+    assert.deepEqual(reasons(d), [
+      "Available=False/InvalidSchedule",
+      "Progressing=False/NoJobsActive",
+      "Degraded=True/InvalidSchedule",
+    ]);
+    assert.ok(d.stop && d.event?.reason === "UnparseableSchedule" && d.resolvedSchedule === null);
+  });
+
+  it("a suspended CronJob stops (run-now still allowed), with its resolved schedule kept", () => {
+    const d = guards(cj({ suspend: true }), parsed("*/5 * * * *"), 1);
+    assert.deepEqual(reasons(d), [
+      "Available=False/Suspended",
+      "Progressing=True/JobsActive",
+      "Degraded=False/AsExpected",
+    ]);
+    assert.ok(d.stop && d.suspended && d.resolvedSchedule === "*/5 * * * *" && d.event === undefined);
+  });
+
+  it("Progressing counts the running Jobs", () => {
+    assert.equal(progressingCondition(3).message, "3 Job(s) running");
+    assert.equal(progressingCondition(0).status, "False");
+  });
+});
+
+describe("step 8: missedDeadline", () => {
+  const tooLate = { slot: new Date("2026-11-23T10:00:00Z"), deadline: 30 };
+
+  it("records the slot and says when its deadline passed", () => {
+    assert.deepEqual(missedDeadline(undefined, tooLate), {
+      lastMissedTime: "2026-11-23T10:00:00Z",
+      event: {
+        reason: "MissSchedule",
+        message:
+          "Missed scheduled time to start a job: 2026-11-23T10:00:00Z (startingDeadlineSeconds 30 passed at 2026-11-23T10:00:30Z)",
+      },
+    });
+  });
+
+  it("reports a slot once: status already holding it decides nothing", () => {
+    assert.equal(missedDeadline("2026-11-23T10:00:00Z", tooLate), undefined);
+    assert.ok(missedDeadline("2026-11-23T09:00:00Z", tooLate));
+  });
+});
