@@ -42,12 +42,7 @@ import { type CronJobKey, ReconcilerMemory } from "./memory.ts";
 import { newestTimes } from "./status.ts";
 import { guards, missedDeadline, progressingCondition } from "./steps.ts";
 import { trimJobForCache } from "./job.ts";
-import {
-  parseHashedSchedule,
-  type Schedule,
-  scheduleWindow,
-  TOO_MANY_MISSED,
-} from "../api/v1/schedule/index.ts";
+import { parseHashedSchedule, type Schedule, scheduleWindow, TOO_MANY_MISSED } from "../api/v1/schedule/index.ts";
 
 /** Field index: Jobs by the UID of their controlling CronJob. */
 export const JOB_OWNER_INDEX = "jobOwnerUID";
