@@ -12,7 +12,6 @@ import {
   type CronJobWire,
   CronJobWireSchema,
   type CronJobWireStatus,
-  finishedAt,
   type Job,
   jobForRunNow,
   jobForSlot,
@@ -40,7 +39,7 @@ import { type EventReason, recordEvent } from "./events.ts";
 import { type CronJobRunMetrics, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
 import { type CronJobKey, ReconcilerMemory } from "./memory.ts";
 import { newestTimes } from "./status.ts";
-import { guards, missedDeadline, progressingCondition } from "./steps.ts";
+import { guards, missedDeadline, scheduledConditions } from "./steps.ts";
 import { trimJobForCache } from "./job.ts";
 import { parseHashedSchedule, type Schedule, scheduleWindow, TOO_MANY_MISSED } from "../api/v1/schedule/index.ts";
 
@@ -242,7 +241,10 @@ export class CronJobReconciler implements Reconciler {
     // here. The Job's watch event queues this CronJob again behind the others, and that pass writes
     // the status, rebuilt from the children (the Job's scheduled-at annotation), so nothing is lost.
     plan.status.nextScheduleTime = rfc3339(window.next);
-    plan.conditions = this.conditionsFor(cronJob, plan, children);
+    plan.conditions = scheduledConditions(plan.status.active?.length ?? 0, plan.status.nextScheduleTime, plan, [
+      ...children.successful,
+      ...children.failed,
+    ]);
     const requeue = { requeueAfterMs: Math.max(window.next.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS };
     if (plan.created && (ctx.queueLength?.() ?? 0) > 0) return requeue;
     const written = await this.writeStatus(cronJob, plan, now, ctx);
@@ -717,46 +719,6 @@ export class CronJobReconciler implements Reconciler {
     this.metrics.countRun(cronJob.metadata.namespace ?? "", cronJob.metadata.name ?? "", outcome);
   }
 
-  private conditionsFor(cronJob: StoredCronJob, plan: Plan, children: Children): ConditionInput[] {
-    const active = plan.status.active?.length ?? 0;
-    return [
-      active > 0
-        ? {
-            type: "Available",
-            status: "True",
-            reason: "JobsActive",
-            message: `${active} active Job(s); next run at ${plan.status.nextScheduleTime}`,
-          }
-        : {
-            type: "Available",
-            status: "True",
-            reason: "Scheduled",
-            message: `Next run at ${plan.status.nextScheduleTime}`,
-          },
-      progressingCondition(plan.status.active?.length ?? 0),
-      this.degraded(plan, children),
-    ];
-  }
-
-  private degraded(plan: Plan, children: Children | undefined): ConditionInput {
-    if (plan.createFailed)
-      return { type: "Degraded", status: "True", reason: "JobCreationFailed", message: plan.createFailed };
-    if (plan.createConflict)
-      return { type: "Degraded", status: "True", reason: "JobCreationFailed", message: plan.createConflict };
-    if (plan.deleteFailed)
-      return { type: "Degraded", status: "True", reason: "JobDeletionFailed", message: plan.deleteFailed };
-    const newest = children ? newestFinished(children) : undefined;
-    if (newest && classifyJob(newest) === "failed") {
-      return {
-        type: "Degraded",
-        status: "True",
-        reason: "LastJobFailed",
-        message: `The newest finished Job ${newest.metadata?.name} failed`,
-      };
-    }
-    return { type: "Degraded", status: "False", reason: "AsExpected", message: "No problems detected" };
-  }
-
   /** False when the write lost an optimistic-concurrency race (409) and should be retried. */
   private async writeStatus(cronJob: StoredCronJob, plan: Plan, now: Date, ctx: ReconcileContext): Promise<boolean> {
     const status: CronJobWireStatus = { ...plan.status };
@@ -838,19 +800,6 @@ function byStartTime(a: Readonly<Job>, b: Readonly<Job>): number {
   const tb = b.status?.startTime ? new Date(b.status.startTime).getTime() : Infinity;
   if (ta !== tb) return ta < tb ? -1 : 1;
   return (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "");
-}
-
-function newestFinished(c: Children): Readonly<Job> | undefined {
-  let best: Readonly<Job> | undefined;
-  let bestT = -Infinity;
-  for (const j of [...c.successful, ...c.failed]) {
-    const t = (scheduledTimeOf(j) ?? finishedAt(j))?.getTime() ?? -Infinity;
-    if (t > bestT || (t === bestT && (j.metadata?.name ?? "") > (best?.metadata?.name ?? ""))) {
-      best = j;
-      bestT = t;
-    }
-  }
-  return best;
 }
 
 function truncateToSecond(d: Date): Date {

@@ -2,7 +2,15 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseHashedSchedule } from "../../api/v1/schedule/index.ts";
-import { guards, missedDeadline, progressingCondition } from "../../controllers/steps.ts";
+import { type Job, SCHEDULED_AT_ANNOTATION } from "../../api/v1/index.ts";
+import {
+  degradedCondition,
+  guards,
+  missedDeadline,
+  newestFinished,
+  progressingCondition,
+  scheduledConditions,
+} from "../../controllers/steps.ts";
 
 const key = { namespace: "ns", name: "cj" };
 const parsed = (schedule: string, tz?: string) => parseHashedSchedule(schedule, key, tz);
@@ -83,5 +91,47 @@ describe("step 8: missedDeadline", () => {
   it("reports a slot once: status already holding it decides nothing", () => {
     assert.equal(missedDeadline("2026-11-23T10:00:00Z", tooLate), undefined);
     assert.ok(missedDeadline("2026-11-23T09:00:00Z", tooLate));
+  });
+});
+
+function finished(name: string, slot: string, outcome: "Complete" | "Failed"): Job {
+  return {
+    metadata: { name, annotations: { [SCHEDULED_AT_ANNOTATION]: slot } },
+    status: { conditions: [{ type: outcome, status: "True", lastTransitionTime: slot }] },
+  };
+}
+
+describe("step 12: conditions", () => {
+  const older = finished("cj-1", "2026-11-23T09:00:00Z", "Failed");
+  const newer = finished("cj-2", "2026-11-23T10:00:00Z", "Complete");
+
+  it("the newest finished Job is the newest slot's, in any listing order", () => {
+    assert.equal(newestFinished([older, newer])?.metadata?.name, "cj-2");
+    assert.equal(newestFinished([newer, older])?.metadata?.name, "cj-2");
+    const tie = finished("cj-3", "2026-11-23T10:00:00Z", "Failed");
+    assert.equal(newestFinished([tie, newer])?.metadata?.name, newestFinished([newer, tie])?.metadata?.name);
+    assert.equal(newestFinished([]), undefined);
+  });
+
+  it("Degraded: this pass's failed writes first, then whether the newest finished Job failed", () => {
+    assert.equal(degradedCondition({}, [older, newer]).reason, "AsExpected");
+    assert.equal(
+      degradedCondition({}, [newer, older, finished("cj-4", "2026-11-23T11:00:00Z", "Failed")]).reason,
+      "LastJobFailed",
+    );
+    assert.equal(degradedCondition({ deleteFailed: "x" }, []).reason, "JobDeletionFailed");
+    assert.deepEqual(degradedCondition({ createFailed: "refused", deleteFailed: "x" }, []), {
+      type: "Degraded",
+      status: "True",
+      reason: "JobCreationFailed",
+      message: "refused",
+    });
+  });
+
+  it("Available says the next run, and how many Jobs run", () => {
+    const [available, progressing] = scheduledConditions(2, "2026-11-23T11:00:00Z", {}, []);
+    assert.equal(available!.message, "2 active Job(s); next run at 2026-11-23T11:00:00Z");
+    assert.equal(progressing!.reason, "JobsActive");
+    assert.equal(scheduledConditions(0, "2026-11-23T11:00:00Z", {}, [])[0]!.reason, "Scheduled");
   });
 });
