@@ -44,7 +44,7 @@ import { trimJobForCache } from "./job.ts";
 import { parseHashedSchedule, type Schedule, scheduleWindow, TOO_MANY_MISSED } from "../api/v1/schedule/index.ts";
 
 /** Field index: Jobs by the UID of their controlling CronJob. */
-export const JOB_OWNER_INDEX = "jobOwnerUID";
+const JOB_OWNER_INDEX = "jobOwnerUID";
 
 /**
  * The Job cache the reconciler reads, before the cache starts: Jobs trimmed to metadata and status
@@ -121,7 +121,7 @@ interface Plan {
   created?: boolean;
 }
 
-export interface CronJobReconcilerDeps {
+interface CronJobReconcilerDeps {
   /** Live reads (a Job the cache may not have seen yet) and the writes: Jobs, and CronJob status. */
   client: ObjectReader & ObjectWriter & StatusWriter;
   /** CronJobs by name and Jobs by JOB_OWNER_INDEX. */

@@ -33,7 +33,7 @@ export interface Remembered {
 type Parsed = ReturnType<typeof parseHashedSchedule>;
 
 /** Distinct (zone, schedule[, H owner]) entries kept parsed; insertion-ordered eviction. */
-export const PARSE_CACHE_SIZE = 10_000;
+const PARSE_CACHE_SIZE = 10_000;
 
 export class ReconcilerMemory<Loaded = unknown> {
   readonly #byCronJob = new Map<string, Remembered & { uid?: string }>();

@@ -65,7 +65,7 @@ export interface CronJobView {
   } | null;
 }
 
-export interface CronJobMetricsOptions {
+interface CronJobMetricsOptions {
   /** The CronJobs to report, read at every scrape: the CronJob informer's cache (a fake in tests). */
   list: () => readonly Readonly<CronJobView>[];
   /** Default: the process registry that /metrics serves. */

@@ -2,7 +2,7 @@
 // more than it is. Run by `npm run lint` (make lint); fails listing each one. An export counts as used
 // when another file of the repository (product, tests, tools, benchmark) imports it by name, through a
 // namespace import's property, a destructured dynamic import, or a re-export that is itself used.
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import ts from "typescript";
 
@@ -116,14 +116,7 @@ function tsFilesUnder(dir: string): string[] {
   });
 }
 
-/**
- * The exports that were unused when this check came in, "<file> <name>" a line: tolerated until removed,
- * so the check fails on new ones. An entry that is no longer unused fails too (--prune-baseline deletes
- * such lines), so the list only shrinks.
- */
-const BASELINE = "hack/unused-exports.baseline";
-
-function main(argv: readonly string[]): number {
+function main(): number {
   const root = resolve(import.meta.dirname, "..");
   const config = ts.getParsedCommandLineOfConfigFile(
     join(root, "tsconfig.json"),
@@ -140,34 +133,11 @@ function main(argv: readonly string[]): number {
   const files = [...config.fileNames, ...tsFilesUnder(join(root, "bench"))];
   const product = PRODUCT_DIRS.map((d) => join(root, d) + "/");
   const unused = unusedExports(files, (f) => product.some((p) => f.startsWith(p)), config.options);
-  const key = (u: UnusedExport) => `${relative(root, u.file)} ${u.name}`;
-  const baselinePath = join(root, BASELINE);
-  const baseline = new Set(
-    existsSync(baselinePath)
-      ? readFileSync(baselinePath, "utf8")
-          .split("\n")
-          .filter((l) => l.trim() !== "")
-      : [],
-  );
-  const found = new Set(unused.map(key));
-  const fresh = unused.filter((u) => !baseline.has(key(u)));
-  const stale = [...baseline].filter((k) => !found.has(k));
-  for (const u of fresh) {
+  for (const u of unused) {
     process.stderr.write(`${relative(root, u.file)}:${u.line}: ${u.name} is exported but imported nowhere\n`);
   }
-  if (argv.includes("--prune-baseline")) {
-    // Only ever shrinks: a new unused export is fixed in the code, never added here.
-    const kept = [...baseline].filter((k) => found.has(k));
-    writeFileSync(baselinePath, kept.length > 0 ? kept.join("\n") + "\n" : "");
-  } else {
-    for (const k of stale) {
-      process.stderr.write(
-        `${BASELINE}: "${k}" is no longer an unused export: delete the line (node hack/unused-exports.ts --prune-baseline)\n`,
-      );
-    }
-  }
-  if (fresh.length > 0) process.stderr.write(`${fresh.length} unused export(s): remove the export (or the code)\n`);
-  return fresh.length > 0 || (stale.length > 0 && !argv.includes("--prune-baseline")) ? 1 : 0;
+  if (unused.length > 0) process.stderr.write(`${unused.length} unused export(s): remove the export (or the code)\n`);
+  return unused.length > 0 ? 1 : 0;
 }
 
-if (import.meta.main) process.exitCode = main(process.argv.slice(2));
+if (import.meta.main) process.exitCode = main();

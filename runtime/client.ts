@@ -31,7 +31,7 @@ const requestLatency = getOrCreate(
     }),
 );
 
-export type PatchType = "merge" | "json" | "strategic" | "apply";
+type PatchType = "merge" | "json" | "strategic" | "apply";
 const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   merge: "application/merge-patch+json",
   json: "application/json-patch+json",
@@ -53,7 +53,7 @@ export interface ListResult<T> {
   metadata: { resourceVersion?: string; continue?: string };
 }
 
-export interface WatchOptions {
+interface WatchOptions {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
@@ -63,7 +63,7 @@ export interface WatchOptions {
   signal?: AbortSignal;
 }
 
-export interface WatchEvent<T> {
+interface WatchEvent<T> {
   type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
   object: T;
 }
@@ -82,7 +82,7 @@ export interface DeleteOptions {
   gracePeriodSeconds?: number;
 }
 
-export interface ClientOptions {
+interface ClientOptions {
   userAgent?: string;
   /** Default field manager for writes. */
   fieldManager?: string;
@@ -100,7 +100,7 @@ interface Transport {
 }
 
 /** The user agent and field manager of a client whose user names neither. */
-export const DEFAULT_USER_AGENT = "controller-runtime-node";
+const DEFAULT_USER_AGENT = "controller-runtime-node";
 
 /** Header re-read interval: exec/OIDC/in-cluster tokens rotate; kubeconfig applies the fresh one. */
 const HEADER_TTL_MS = 60_000;

@@ -46,7 +46,7 @@ export interface Predicate<T extends KubeObject = KubeObject> {
 
 export type MapFunc<T extends KubeObject = KubeObject> = (obj: Readonly<T>) => Request[];
 
-export interface ControllerOptions {
+interface ControllerOptions {
   maxConcurrentReconciles?: number;
   rateLimiter?: RateLimiter<string>;
   logger: Logger;
@@ -118,9 +118,9 @@ const activeWorkers = getOrCreate(
 );
 
 /** The `result` label values of controller_runtime_reconcile_total. */
-export const RECONCILE_RESULTS = ["error", "requeue", "requeue_after", "success"] as const;
+const RECONCILE_RESULTS = ["error", "requeue", "requeue_after", "success"] as const;
 
-export function requestKey(r: Request): string {
+function requestKey(r: Request): string {
   return r.namespace ? `${r.namespace}/${r.name}` : r.name;
 }
 

@@ -1,6 +1,6 @@
 // Typed Kubernetes API errors, parsed from the apiserver's Status body (apimachinery's StatusReason).
 
-export type StatusReason =
+type StatusReason =
   | "NotFound"
   | "AlreadyExists"
   | "Conflict"

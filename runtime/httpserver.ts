@@ -7,7 +7,7 @@ import net, { type AddressInfo } from "node:net";
 import type { Logger } from "./log.ts";
 
 /** host "" means every interface (Go's ":8080"). */
-export interface BindAddress {
+interface BindAddress {
   readonly host: string;
   readonly port: number;
 }
@@ -54,7 +54,7 @@ export interface TLSOptions {
   key: string | Buffer;
 }
 
-export type RequestHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>;
+type RequestHandler = (req: http.IncomingMessage, res: http.ServerResponse) => void | Promise<void>;
 
 export interface ServerHandle {
   /** Where the server listens; undefined when disabled with "0". */
@@ -71,7 +71,7 @@ export const disabledServer: ServerHandle = Object.freeze({
   close: () => Promise.resolve(),
 });
 
-export interface ServeOptions {
+interface ServeOptions {
   address: BindAddress;
   handler: RequestHandler;
   logger: Logger;

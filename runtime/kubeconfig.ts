@@ -29,7 +29,7 @@ export interface RESTConfig {
 }
 
 /** A kubeconfig cluster, named as client-node names it (so a fallback can hand it over as it is). */
-export interface KubeconfigCluster {
+interface KubeconfigCluster {
   readonly name: string;
   readonly server: string;
   readonly caData?: string;
@@ -39,7 +39,7 @@ export interface KubeconfigCluster {
   readonly proxyUrl?: string;
 }
 
-export interface KubeconfigUser {
+interface KubeconfigUser {
   readonly name: string;
   readonly token?: string;
   /** Re-read on every applyToHTTPSOptions (the client calls it every minute): bound tokens rotate. */
@@ -55,14 +55,14 @@ export interface KubeconfigUser {
   readonly authProvider?: unknown;
 }
 
-export interface KubeconfigContext {
+interface KubeconfigContext {
   readonly name: string;
   readonly cluster: string;
   readonly user?: string;
   readonly namespace?: string;
 }
 
-export interface KubeconfigData {
+interface KubeconfigData {
   clusters: KubeconfigCluster[];
   users: KubeconfigUser[];
   contexts: KubeconfigContext[];
@@ -215,7 +215,7 @@ export function inClusterConfig(env: NodeJS.ProcessEnv = process.env, dir = SERV
  * one's entries appended (a name defined twice is an error) and its current-context, if set, taking over.
  * Relative file references are resolved against the directory of the file naming them.
  */
-export function kubeconfigFromFiles(files: string[]): LoadedKubeConfig {
+function kubeconfigFromFiles(files: string[]): LoadedKubeConfig {
   const data: KubeconfigData = { clusters: [], users: [], contexts: [], currentContext: undefined };
   for (const [i, file] of files.entries()) {
     const one = parseKubeconfig(readFileSync(file, "utf8"), dirname(file));

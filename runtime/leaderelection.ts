@@ -16,11 +16,11 @@ import { discardLogger, type Logger } from "./log.ts";
 import { microTime } from "./metatime.ts";
 import { getOrCreate, metricsRegistry } from "./metrics/registry.ts";
 
-export const DEFAULT_LEASE_DURATION_MS = 15_000;
-export const DEFAULT_RENEW_DEADLINE_MS = 10_000;
-export const DEFAULT_RETRY_PERIOD_MS = 2_000;
+const DEFAULT_LEASE_DURATION_MS = 15_000;
+const DEFAULT_RENEW_DEADLINE_MS = 10_000;
+const DEFAULT_RETRY_PERIOD_MS = 2_000;
 /** client-go's JitterFactor: acquire attempts are spread over retryPeriod * [1, 2.2). */
-export const JITTER_FACTOR = 1.2;
+const JITTER_FACTOR = 1.2;
 
 /** coordination.k8s.io/v1 LeaseSpec as JSON (timestamps are metav1.MicroTime strings). */
 interface LeaseSpec {
@@ -35,7 +35,7 @@ interface Lease extends KubeObject {
   spec?: LeaseSpec;
 }
 
-export interface LeaderCallbacks {
+interface LeaderCallbacks {
   /**
    * Called once the lease is acquired. `signal` aborts when leadership ends (lost, or stop requested).
    * If a promise is returned, a graceful stop keeps renewing the lease until it settles and only then
@@ -52,7 +52,7 @@ export interface LeaderCallbacks {
   onNewLeader?(identity: string): void | Promise<void>;
 }
 
-export interface LeaderElectorOptions {
+interface LeaderElectorOptions {
   /**
    * The runtime's client (the manager passes its own): lease requests share its connections, fail
    * with its APIError and are counted in rest_client_requests_total like every other request.

@@ -35,7 +35,7 @@ export interface LoggerOptions {
   stream?: Writable;
 }
 
-export const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
+const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error"];
 
 // winston's convention: lower is more severe, a record is written when its number <= the threshold's.
 const SEVERITY: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };

@@ -27,7 +27,7 @@ import { eventLoopCheck, startProbeServer, type Checker, type ProbeServer } from
 import { Deadline, Phases, RunnableGroup, Stopper, type Phase, type Runnable } from "./runnables.ts";
 import type { RateLimiter } from "./workqueue/index.ts";
 
-export interface ManagerOptions {
+interface ManagerOptions {
   /** loadKubeConfig's answer, or a @kubernetes/client-node KubeConfig. */
   kubeConfig: RESTConfig;
   logger?: Logger;
@@ -372,7 +372,7 @@ export class Manager {
   }
 }
 
-export class ControllerBuilder {
+class ControllerBuilder {
   private readonly mgr: Manager;
   private name: string | undefined;
   private forKind: ResourceKind | undefined;

@@ -13,17 +13,15 @@ import {
   type ServerHandle,
 } from "./httpserver.ts";
 
-export { parseBindAddress } from "./httpserver.ts";
-
 /** Passes by returning; fails by throwing or rejecting, with the error's message as the reason. */
 export type Checker = () => void | Promise<void>;
 
 /** healthz.Ping: always healthy; proves the process can serve HTTP. */
 export const ping: Checker = () => {};
 
-export type ProbeEndpoint = "healthz" | "readyz";
+type ProbeEndpoint = "healthz" | "readyz";
 
-export interface HealthChecksOptions {
+interface HealthChecksOptions {
   logger?: Logger;
   /** A check still pending after this long fails, so a hung dependency cannot hang the probe. */
   checkTimeoutMs?: number;
@@ -48,7 +46,7 @@ function reasonOf(err: unknown): string {
 }
 
 /** The named checks behind /healthz and /readyz, and the request handler that evaluates them. */
-export class HealthChecks {
+class HealthChecks {
   readonly #checks: Record<ProbeEndpoint, Map<string, Checker>> = { healthz: new Map(), readyz: new Map() };
   readonly #logger: Logger;
   readonly #timeoutMs: number;
@@ -162,7 +160,7 @@ export class HealthChecks {
   }
 }
 
-export interface ProbeServerOptions extends HealthChecksOptions {
+interface ProbeServerOptions extends HealthChecksOptions {
   /** "0" disables, ":8081" every interface, "127.0.0.1:8081" one; port 0 picks a free port. */
   bindAddress: string;
   /** Pre-populated checks; a fresh set otherwise. */
@@ -208,7 +206,7 @@ export async function startProbeServer(opts: ProbeServerOptions): Promise<ProbeS
   };
 }
 
-export interface EventLoopCheckOptions {
+interface EventLoopCheckOptions {
   /** Heartbeat period; defaults to min(1s, maxLagMs / 2). */
   intervalMs?: number;
   /** How long a detected stall keeps failing the check: about one kubelet probe period by default. */
@@ -217,7 +215,7 @@ export interface EventLoopCheckOptions {
   now?: () => number;
 }
 
-export interface EventLoopChecker extends Checker {
+interface EventLoopChecker extends Checker {
   /** Stops the heartbeat timer. */
   stop(): void;
 }

@@ -1,6 +1,6 @@
 // Jittered exponential backoff (client-go's wait.Backoff / reflector backoff manager).
 
-export interface BackoffOptions {
+interface BackoffOptions {
   initialMs: number;
   maxMs: number;
   factor?: number;

@@ -6,7 +6,7 @@ import type { Logger } from "../log.ts";
 import { type IndexFunc, Informer, type InformerOptions } from "./informer.ts";
 import type { LabelSelector } from "./selector.ts";
 
-export interface CacheOptions {
+interface CacheOptions {
   /** Watch only this namespace (default: all namespaces). */
   namespace?: string;
   resyncPeriodMs?: number;

@@ -14,7 +14,7 @@ import { type LabelSelector, matchesSelector, parseSelector } from "./selector.t
 
 export type IndexFunc<T> = (obj: Readonly<T>) => string[];
 
-export interface EventHandler<T> {
+interface EventHandler<T> {
   onAdd?(obj: Readonly<T>): void;
   onUpdate?(oldObj: Readonly<T>, newObj: Readonly<T>): void;
   /** The last state the cache knew (a relist may find an object gone without seeing its final state). */
@@ -85,14 +85,14 @@ const watchErrorsTotal = getOrCreate(
 );
 
 /** The `reason` values of informer_lists_total. */
-export const LIST_REASONS = ["initial", "gone", "retry"] as const;
+const LIST_REASONS = ["initial", "gone", "retry"] as const;
 /**
  * The `reason` values of informer_watch_errors_total that exist (at 0) from the start: the informer's
  * own (Gone: 410/Expired, relist; Stalled: the inactivity watchdog; Error: not an API error), the
  * transport's (Unknown: connection refused/reset, Timeout) and the apiserver answers worth alerting
  * on. Any other Status reason still counts, as a series of its own that appears when it first occurs.
  */
-export const WATCH_ERROR_REASONS = [
+const WATCH_ERROR_REASONS = [
   "Gone",
   "Stalled",
   "Error",

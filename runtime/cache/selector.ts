@@ -1,6 +1,6 @@
 // Label selectors in their string form ("app=web,tier!=db,env in (a,b),!legacy,track").
 
-export interface Requirement {
+interface Requirement {
   key: string;
   op: "=" | "!=" | "in" | "notin" | "exists" | "!";
   values: string[];

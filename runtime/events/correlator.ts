@@ -12,19 +12,19 @@ import { rfc3339 } from "../metatime.ts";
 import type { CoreV1Event } from "@kubernetes/client-node";
 import type { Clock } from "../clock.ts";
 
-export const DEFAULT_LRU_CACHE_SIZE = 4096;
-export const DEFAULT_SPAM_BURST = 25;
+const DEFAULT_LRU_CACHE_SIZE = 4096;
+const DEFAULT_SPAM_BURST = 25;
 /** One token per five minutes, client-go's defaultSpamQPS. */
-export const DEFAULT_SPAM_QPS = 1 / 300;
+const DEFAULT_SPAM_QPS = 1 / 300;
 /**
  * Updates (count++ patches) of one Event: the same burst, refilled every 10 s. Generous enough that a
  * periodic event (an every-minute CronJob's aggregated SuccessfulCreate) is never held back, tight
  * enough that a controller stuck in a hot loop patches one Event at most every 10 s.
  */
-export const DEFAULT_UPDATE_BURST = 25;
-export const DEFAULT_UPDATE_QPS = 1 / 10;
-export const DEFAULT_AGGREGATE_MAX_EVENTS = 10;
-export const DEFAULT_AGGREGATE_INTERVAL_MS = 600_000;
+const DEFAULT_UPDATE_BURST = 25;
+const DEFAULT_UPDATE_QPS = 1 / 10;
+const DEFAULT_AGGREGATE_MAX_EVENTS = 10;
+const DEFAULT_AGGREGATE_INTERVAL_MS = 600_000;
 export const AGGREGATE_MESSAGE_PREFIX = "(combined from similar events): ";
 
 export interface CorrelatorOptions {
@@ -156,11 +156,9 @@ export function objectKey(e: CoreV1Event): string {
  * The spam-filter key of new Events: source, involved object and reason (client-go: without the reason,
  * its SpamKeyFunc hook allows adding it), so one noisy reason cannot use up the budget of the others.
  */
-export function spamKey(e: CoreV1Event): string {
+function spamKey(e: CoreV1Event): string {
   return key([...objectParts(e), e.reason]);
 }
-
-export { rfc3339 };
 
 /**
  * A Date at metav1.Time precision. client-node would send milliseconds (toISOString) and the server

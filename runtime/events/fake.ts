@@ -3,7 +3,7 @@
 import { sprintf } from "./format.ts";
 import type { EventSubject, EventType, Recorder } from "./types.ts";
 
-export interface FakeRecorderOptions {
+interface FakeRecorderOptions {
   /** Append " involvedObject{kind=...,apiVersion=...}" like client-go's IncludeObject. */
   includeObject?: boolean;
   /** Keep at most this many (oldest dropped first); client-go's buffered channel size. Default unbounded. */

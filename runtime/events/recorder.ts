@@ -36,11 +36,11 @@ import { sprintf } from "./format.ts";
 import { ClientEventSink, type EventSink } from "./sink.ts";
 import type { EventSubject, EventType, Recorder } from "./types.ts";
 
-export const DEFAULT_MAX_PENDING = 10_000;
+const DEFAULT_MAX_PENDING = 10_000;
 export const DEFAULT_MAX_IN_FLIGHT = 16;
-export const DEFAULT_MAX_TRIES = 12;
-export const DEFAULT_BACKOFF_INITIAL_MS = 1_000;
-export const DEFAULT_BACKOFF_MAX_MS = 10_000;
+const DEFAULT_MAX_TRIES = 12;
+const DEFAULT_BACKOFF_INITIAL_MS = 1_000;
+const DEFAULT_BACKOFF_MAX_MS = 10_000;
 
 /** Why an event was not written: the values of events_dropped_total's `reason` label. */
 export const DROP_REASONS = [
@@ -57,7 +57,7 @@ export const DROP_REASONS = [
   /** Could not be built: unsupported type, an object without a name, an internal error. */
   "invalid",
 ] as const;
-export type DropReason = (typeof DROP_REASONS)[number];
+type DropReason = (typeof DROP_REASONS)[number];
 
 const eventsDropped = getOrCreate(
   "events_dropped_total",
@@ -78,7 +78,7 @@ function initDropCounters(): void {
 }
 initDropCounters();
 
-export interface EventRecorderOptions {
+interface EventRecorderOptions {
   /** source.component and reportingComponent, e.g. "cronjob-controller". */
   component: string;
   /** Write through the runtime's Client (shared keep-alive connections); one of client and sink is required. */
@@ -169,7 +169,7 @@ function errorMeta(err: unknown): Record<string, unknown> {
  * API answer (connection refused or reset, DNS, TLS; the Client reports those as APIError code 0),
  * a timeout, 429 and 5xx. Every other API answer (4xx) is final.
  */
-export function isTransient(err: unknown): boolean {
+function isTransient(err: unknown): boolean {
   if (!(err instanceof APIError)) return true;
   return err.code < 400 || err.code === 408 || err.code === 429 || err.code >= 500;
 }

@@ -3,11 +3,9 @@
 import type { V1ObjectReference } from "@kubernetes/client-node";
 
 export type EventType = "Normal" | "Warning";
-export const EventTypeNormal: EventType = "Normal";
-export const EventTypeWarning: EventType = "Warning";
 
 /** Any Kubernetes object; typed client-node objects (V1ConfigMap, ...) fit as they are. */
-export interface KubeObject {
+interface KubeObject {
   apiVersion?: string;
   kind?: string;
   metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };

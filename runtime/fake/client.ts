@@ -16,10 +16,10 @@ import type { CacheIndexer, CacheReader, ObjectReader, ObjectWriter, StatusWrite
 import { type KubeObject, objectPath, resourceName, type ResourceKind } from "../kinds.ts";
 import { rfc3339 } from "../metatime.ts";
 
-export type Verb = "get" | "list" | "create" | "update" | "updateStatus" | "delete";
+type Verb = "get" | "list" | "create" | "update" | "updateStatus" | "delete";
 
 /** Which calls an injected error answers; unset fields match anything. */
-export interface ErrorMatch {
+interface ErrorMatch {
   verb: Verb;
   kind?: ResourceKind;
   namespace?: string;
@@ -28,14 +28,14 @@ export interface ErrorMatch {
   times?: number;
 }
 
-export interface FakeAction {
+interface FakeAction {
   verb: Verb;
   resource: string;
   namespace: string | undefined;
   name: string | undefined;
 }
 
-export interface FakeClientOptions {
+interface FakeClientOptions {
   /** creationTimestamp / deletionTimestamp source (a test's fake clock); default the real time. */
   now?: () => Date;
   /**

@@ -17,7 +17,7 @@ import {
 import { registerProcessMetrics } from "./process.ts";
 import { metricsRegistry } from "./registry.ts";
 
-export { parseBindAddress, type BindAddress, type TLSOptions } from "../httpserver.ts";
+export { parseBindAddress } from "../httpserver.ts";
 
 export interface FilterResult {
   allowed: boolean;
@@ -40,9 +40,9 @@ export interface MetricsServerOptions {
   processMetrics?: boolean;
 }
 
-export type MetricsServer = ServerHandle;
+type MetricsServer = ServerHandle;
 
-export const METRICS_PATH = "/metrics";
+const METRICS_PATH = "/metrics";
 
 export async function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
   const logger = opts.logger ?? log.withName("controller-runtime.metrics");

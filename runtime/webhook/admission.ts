@@ -7,25 +7,25 @@ export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
 
 export type Operation = "CREATE" | "UPDATE" | "DELETE" | "CONNECT";
 
-export interface GroupVersionKind {
+interface GroupVersionKind {
   group: string;
   version: string;
   kind: string;
 }
 
-export interface GroupVersionResource {
+interface GroupVersionResource {
   group: string;
   version: string;
   resource: string;
 }
 
-export interface GroupKind {
+interface GroupKind {
   /** "" for the core group. */
   group: string;
   kind: string;
 }
 
-export interface UserInfo {
+interface UserInfo {
   username?: string;
   uid?: string;
   groups?: string[];
@@ -55,7 +55,7 @@ export interface AdmissionRequest {
   options?: unknown;
 }
 
-export interface StatusCause {
+interface StatusCause {
   /**
    * metav1.CauseType (field errors use their FieldErrorType). Go's StatusCause.Type is serialized as
    * "reason", so that is its name on the wire and in what clients read back.
@@ -65,7 +65,7 @@ export interface StatusCause {
   field?: string;
 }
 
-export interface StatusDetails {
+interface StatusDetails {
   name?: string;
   group?: string;
   kind?: string;
@@ -75,7 +75,7 @@ export interface StatusDetails {
 }
 
 /** metav1.Status as carried in AdmissionResponse.status. */
-export interface Status {
+interface Status {
   status?: "Success" | "Failure";
   code?: number;
   reason?: string;
@@ -238,7 +238,7 @@ function formatValue(value: unknown): string {
 }
 
 /** field.Error.ErrorBody: the message of a StatusCause, without the field. */
-export function fieldErrorBody(e: FieldError): string {
+function fieldErrorBody(e: FieldError): string {
   const type = e.type ?? "FieldValueInvalid";
   let s = TYPE_TEXT[type];
   if (!VALUELESS.has(type)) s += `: ${formatValue(e.value)}`;

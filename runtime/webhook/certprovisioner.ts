@@ -70,7 +70,7 @@ export const DEFAULT_CA_VALIDITY_MS = 10 * YEAR_MS;
 export const DEFAULT_CERT_VALIDITY_MS = YEAR_MS;
 /** Renew when less than this share of the validity is left. */
 export const RENEW_BEFORE_FRACTION = 1 / 3;
-export const DEFAULT_RESYNC_INTERVAL_MS = 5 * 60_000;
+const DEFAULT_RESYNC_INTERVAL_MS = 5 * 60_000;
 /** notBefore is set this far in the past, so a replica whose clock lags accepts a new certificate. */
 const BACKDATE_MS = 3_600_000;
 /** How many times a pass re-reads an object that changed under it before giving up until the next pass. */
@@ -125,7 +125,7 @@ export interface CAPair {
 }
 
 /** Everything the Secret holds, decoded. */
-export interface CertMaterial {
+interface CertMaterial {
   ca: CAPair;
   certPEM: string;
   keyPEM: string;
@@ -133,7 +133,7 @@ export interface CertMaterial {
   previousCACertPEM?: string;
 }
 
-export type RenewalPlan =
+type RenewalPlan =
   | { action: "keep"; material: CertMaterial; renewAt: number }
   | { action: "renew-cert"; reason: string; ca: CAPair; previousCACertPEM?: string }
   | { action: "renew-ca"; reason: string; previousCACertPEM?: string };
@@ -279,7 +279,7 @@ export function caBundleOf(material: CertMaterial, now: number): string {
   return pems.map((p) => `${p.trim()}\n`).join("");
 }
 
-export interface IssueOptions {
+interface IssueOptions {
   notBefore: number;
   notAfter: number;
 }
@@ -376,7 +376,7 @@ function writeAtomically(path: string, content: string, mode: number): void {
   }
 }
 
-export interface SyncResult {
+interface SyncResult {
   /** What happened to the Secret in this pass. */
   secret: "unchanged" | "created" | "renewed-cert" | "renewed-ca";
   /** Configurations whose caBundle this pass set ("Kind/name"). */

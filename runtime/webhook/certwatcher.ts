@@ -51,7 +51,7 @@ export function loadKeyPair(certPath: string, keyPath: string): KeyPair {
   return { cert, key, serialNumber: x509.serialNumber, validTo: x509.validTo };
 }
 
-export interface CertWatcherOptions {
+interface CertWatcherOptions {
   certDir: string;
   /** Default "tls.crt". */
   certName?: string;

@@ -162,7 +162,7 @@ async function answer(
 }
 
 /** Resolves with the body, or undefined when it grew past `limit` (reading stops there). */
-export function readBody(req: Incoming, limit: number): Promise<Buffer | undefined> {
+function readBody(req: Incoming, limit: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

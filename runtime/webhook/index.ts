@@ -1,10 +1,7 @@
 export {
-  ADMISSION_API_VERSION,
   allowed,
   denied,
-  errored,
   escapeJSONPointer,
-  fieldErrorBody,
   fieldErrorString,
   invalid,
   invalidField,
@@ -13,29 +10,15 @@ export {
   tooLongField,
   type AdmissionHandler,
   type AdmissionRequest,
-  type AdmissionResponse,
   type AdmissionResult,
   type AdmissionReview,
   type FieldError,
   type FieldErrorType,
-  type GroupKind,
-  type GroupVersionKind,
-  type GroupVersionResource,
   type JSONPatchOperation,
   type Operation,
-  type Status,
-  type StatusCause,
-  type StatusDetails,
-  type UserInfo,
 } from "./admission.ts";
-export {
-  DEFAULT_CERT_DIR,
-  DEFAULT_MAX_BODY_BYTES,
-  startWebhookServer,
-  type WebhookServer,
-  type WebhookServerOptions,
-} from "./server.ts";
-export { webhookRunnable, type WebhookRunnableOptions } from "./runnable.ts";
+export { startWebhookServer, type WebhookServer, type WebhookServerOptions } from "./server.ts";
+export { webhookRunnable } from "./runnable.ts";
 export {
   caBundleOf,
   caRenewalTime,
@@ -44,7 +27,6 @@ export {
   CertProvisioner,
   DEFAULT_CA_VALIDITY_MS,
   DEFAULT_CERT_VALIDITY_MS,
-  DEFAULT_RESYNC_INTERVAL_MS,
   issueCA,
   issueServingCertificate,
   planRenewal,
@@ -52,10 +34,6 @@ export {
   SecretKeys,
   serviceDNSNames,
   type CAPair,
-  type CertMaterial,
   type CertProvisionerOptions,
-  type IssueOptions,
   type PlanOptions,
-  type RenewalPlan,
-  type SyncResult,
 } from "./certprovisioner.ts";

@@ -6,7 +6,7 @@ import { getOrCreate, initCounter, initGauge, initHistogram, metricsRegistry } f
 
 const registers = [metricsRegistry];
 
-export const requestLatency = getOrCreate(
+const requestLatency = getOrCreate(
   "controller_runtime_webhook_latency_seconds",
   () =>
     // prom-client's default buckets are Prometheus' DefBuckets, which controller-runtime uses.
@@ -18,7 +18,7 @@ export const requestLatency = getOrCreate(
     }),
 ) as Histogram<"webhook">;
 
-export const requestTotal = getOrCreate(
+const requestTotal = getOrCreate(
   "controller_runtime_webhook_requests_total",
   () =>
     new Counter({
@@ -29,7 +29,7 @@ export const requestTotal = getOrCreate(
     }),
 ) as Counter<"webhook" | "code">;
 
-export const requestInFlight = getOrCreate(
+const requestInFlight = getOrCreate(
   "controller_runtime_webhook_requests_in_flight",
   () =>
     new Gauge({

@@ -5,7 +5,7 @@ import type { Runnable } from "../manager.ts";
 import type { Checker } from "../probes.ts";
 import { startWebhookServer, type WebhookServer, type WebhookServerOptions } from "./server.ts";
 
-export interface WebhookRunnableOptions extends WebhookServerOptions {
+interface WebhookRunnableOptions extends WebhookServerOptions {
   logger?: Logger;
   /**
    * Resolves once the certificate files exist (e.g. CertProvisioner.waitReady): the server starts only

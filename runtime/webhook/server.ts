@@ -10,9 +10,9 @@ import { initWebhookSeries, observeRequest } from "./metrics.ts";
 import { checkPaths, newRouter, type Route } from "./router.ts";
 import { InFlight, TLSServer } from "./tlsserver.ts";
 
-export const DEFAULT_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs";
+const DEFAULT_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs";
 /** The apiserver refuses to send more than 3 MiB of request body to a webhook. */
-export const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
+const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
 
 export interface WebhookServerOptions {
   /** Default 9443; 0 picks a free port. */

@@ -41,7 +41,7 @@ export class InFlight {
   }
 }
 
-export interface TLSServerOptions {
+interface TLSServerOptions {
   keyPair: { cert: Buffer; key: Buffer };
   enableHTTP2: boolean;
   onRequest: (req: Incoming, res: Outgoing) => void;

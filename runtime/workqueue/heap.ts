@@ -1,7 +1,7 @@
 // A binary min-heap whose items remember their slot, so a waiting entry can be moved earlier in
 // O(log n) instead of being searched for (client-go's waitForPriorityQueue does the same).
 
-export interface HeapItem {
+interface HeapItem {
   /** Slot in the heap, maintained by the heap; -1 once removed. */
   index: number;
 }

@@ -1,5 +1,5 @@
-export { MinHeap, type HeapItem } from "./heap.ts";
-export { Queue, type GetResult, type QueueOptions } from "./queue.ts";
+export { MinHeap } from "./heap.ts";
+export { Queue, type GetResult } from "./queue.ts";
 export { DelayingQueue } from "./delaying-queue.ts";
 export {
   BucketRateLimiter,
@@ -8,5 +8,4 @@ export {
   MaxOfRateLimiter,
   type RateLimiter,
 } from "./rate-limiters.ts";
-export { RateLimitingQueue, type RateLimitingQueueOptions } from "./rate-limiting-queue.ts";
-export { noopMetrics, PrometheusQueueMetrics, type QueueMetrics } from "./metrics.ts";
+export { RateLimitingQueue } from "./rate-limiting-queue.ts";

@@ -3,7 +3,7 @@ import { DelayingQueue } from "./delaying-queue.ts";
 import type { QueueOptions } from "./queue.ts";
 import { DefaultControllerRateLimiter, type RateLimiter } from "./rate-limiters.ts";
 
-export interface RateLimitingQueueOptions<K extends string> extends QueueOptions {
+interface RateLimitingQueueOptions<K extends string> extends QueueOptions {
   /** Defaults to DefaultControllerRateLimiter on the queue's clock. */
   rateLimiter?: RateLimiter<K>;
 }
