@@ -11,6 +11,8 @@ import {
   CronJobSchema,
   type CronJobWire,
   CronJobWireSchema,
+  DEFAULT_MAX_CATCH_UP_RUNS,
+  resumeRequestOf,
   type CronJobWireStatus,
   type Job,
   jobForRunNow,
@@ -39,9 +41,19 @@ import { type EventReason, recordEvent } from "./events.ts";
 import { type CronJobRunMetrics, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
 import { type CronJobKey, ReconcilerMemory } from "./memory.ts";
 import { newestTimes } from "./status.ts";
-import { guards, missedDeadline, scheduledConditions } from "./steps.ts";
+import {
+  failureStop,
+  guards,
+  missedByPolicy,
+  missedDeadline,
+  scheduleDecision,
+  scheduledConditions,
+  slotAlreadyRan,
+  statusAfterGuards,
+  type WriteProblems,
+} from "./steps.ts";
 import { trimJobForCache } from "./job.ts";
-import { parseHashedSchedule, type Schedule, scheduleWindow, TOO_MANY_MISSED } from "../api/v1/schedule/index.ts";
+import { parseHashedSchedule } from "../api/v1/schedule/index.ts";
 
 /** Field index: Jobs by the UID of their controlling CronJob. */
 const JOB_OWNER_INDEX = "jobOwnerUID";
@@ -88,16 +100,6 @@ type LoadedCronJob =
    */
   | { valid: false; cronJob: StoredCronJob; issues: string[] };
 
-/** What step 7 decides. */
-interface ScheduleDecision {
-  /** The slot to run now, if any. */
-  due?: Date;
-  /** The next slot after now (the requeue time). */
-  next: Date;
-  /** The newest slot, when startingDeadlineSeconds put it out of reach unstarted. */
-  tooLate?: { slot: Date; deadline: number };
-}
-
 interface Children {
   all: Readonly<Job>[];
   active: Readonly<Job>[];
@@ -105,21 +107,48 @@ interface Children {
   failed: Readonly<Job>[];
 }
 
-/** What one reconcile works out, written back in step 12. */
-interface Plan {
-  status: CronJobWireStatus;
-  conditions: ConditionInput[];
+/**
+ * What a step that writes Jobs (10, 11, 11b) did: the status it leaves for the next step, and what went
+ * wrong. Each such step takes the status the previous one left, so their order is the order of the data.
+ */
+interface JobWrites {
+  status: Readonly<CronJobWireStatus>;
+  /** This pass created (or adopted) a Job. */
+  created: boolean;
+  /** Reported in Degraded (step 12). */
+  problems: WriteProblems;
   /** Thrown after the status write, so the work queue retries this CronJob with backoff. */
   retry?: string;
-  /** A create failed (Degraded=True/JobCreationFailed). */
-  createFailed?: string;
-  /** Replace could not delete the running Job (Degraded=True/JobDeletionFailed); the due slot waits. */
-  deleteFailed?: string;
-  /** A foreign Job holds this slot's name: reported, not retried in a loop. */
-  createConflict?: string;
-  /** This pass created a Job. */
-  created?: boolean;
 }
+
+/** Nothing written: the status as it was. */
+const noWrites = (status: Readonly<CronJobWireStatus>): JobWrites => ({ status, created: false, problems: {} });
+
+/** Two steps' writes, `b` after `a`: b's status, and b's problems over a's. */
+function thenWrites(a: JobWrites, b: JobWrites): JobWrites {
+  const retry = b.retry ?? a.retry;
+  return {
+    status: b.status,
+    created: a.created || b.created,
+    problems: { ...a.problems, ...b.problems },
+    ...(retry !== undefined ? { retry } : {}),
+  };
+}
+
+/** A failed create's writes: the status unchanged. */
+function failedWrites(
+  status: Readonly<CronJobWireStatus>,
+  failed: { problems: WriteProblems; retry?: string },
+): JobWrites {
+  return {
+    ...noWrites(status),
+    problems: failed.problems,
+    ...(failed.retry !== undefined ? { retry: failed.retry } : {}),
+  };
+}
+
+/** A create's answer (createOrAdopt): the Job (made now, or by us before), or what went wrong. */
+type CreateOutcome = { ok: true; job: Job; created: boolean } | { ok: false; problems: WriteProblems; retry?: string };
 
 interface CronJobReconcilerDeps {
   /** Live reads (a Job the cache may not have seen yet) and the writes: Jobs, and CronJob status. */
@@ -193,62 +222,92 @@ export class CronJobReconciler implements Reconciler {
     const children = this.listChildren(cronJob);
 
     // 4. Status from the children and from what status already remembers.
-    const plan = await this.statusFromChildren(cronJob, children, ctx);
+    const fromChildren = await this.statusFromChildren(cronJob, children, ctx);
+
+    // 4b. Stop after repeated failures (spec.stopAfterConsecutiveFailures), or resume.
+    const stop = failureStop({
+      stopAfter: cronJob.spec.stopAfterConsecutiveFailures,
+      generation: cronJob.metadata.generation,
+      status: fromChildren.status,
+      finished: fromChildren.finished,
+      resumeRequest: resumeRequestOf(cronJob),
+      now,
+    });
+    if (stop.event) this.event(cronJob, stop.event.reason, stop.event.message);
+    const observed = stop.status;
 
     // 5. History cleanup comes before scheduling, so a create that keeps failing cannot block it.
     await this.cleanupHistory(cronJob, children, ctx);
 
     // 6. Guards: deleting, bad time zone, bad schedule, suspended.
-    const guard = guards(cronJob, this.parseCached(cronJob), plan.status.active?.length ?? 0);
-    delete plan.status.nextScheduleTime;
-    if (guard.resolvedSchedule === null) delete plan.status.resolvedSchedule;
-    else if (guard.resolvedSchedule !== undefined) plan.status.resolvedSchedule = guard.resolvedSchedule;
+    const guard = guards({ ...cronJob, status: observed }, this.parseCached(cronJob), observed.active?.length ?? 0);
+    const guarded = statusAfterGuards(observed, guard);
     if (guard.stop) {
       if (guard.event) this.event(cronJob, guard.event.reason, guard.event.message);
-      plan.conditions = guard.conditions;
       // A run-now request is an explicit ask: it runs while the schedule is suspended (not while deleting
       // or invalid), as `kubectl create job --from` does for the built-in kind.
-      if (guard.suspended) await this.runNowIfRequested(cronJob, children, plan, ctx);
-      const written = await this.writeStatus(cronJob, plan, now, ctx);
-      if (plan.retry) throw new Error(plan.retry);
+      const writes = guard.suspended
+        ? await this.runNowIfRequested(cronJob, children, guarded, ctx)
+        : noWrites(guarded);
+      const written = await this.writeStatus(cronJob, writes.status, guard.conditions, now, ctx);
+      if (writes.retry) throw new Error(writes.retry);
       return written ? {} : { requeue: true };
     }
-    const schedule = guard.schedule;
 
     // 7. Which slot is due, and when is the next one.
-    const window = this.computeSchedule(cronJob, schedule, plan, now, clockNow);
+    const window = scheduleDecision({
+      schedule: guard.schedule,
+      lastScheduleTime: guarded.lastScheduleTime,
+      creationTimestamp: cronJob.metadata.creationTimestamp,
+      startingDeadlineSeconds: cronJob.spec.startingDeadlineSeconds,
+      missedRunPolicy: cronJob.spec.missedRunPolicy,
+      concurrencyPolicy: cronJob.spec.concurrencyPolicy,
+      announced: cronJob.status?.nextScheduleTime,
+      now,
+      clockNow,
+    });
+    if (window.tooManyMissed) this.event(cronJob, window.tooManyMissed.reason, window.tooManyMissed.message);
 
-    // 8. A slot that passed its starting deadline unstarted is made visible.
-    const missed = window.tooLate && missedDeadline(plan.status.lastMissedTime, window.tooLate);
+    // 8. A slot that passed its starting deadline unstarted, or that the missed-run policy does not run, is
+    // made visible.
+    const missed = window.tooLate && missedDeadline(guarded.lastMissedTime, window.tooLate);
     if (missed) {
-      plan.status.lastMissedTime = missed.lastMissedTime;
       this.countRun(cronJob, "missed_deadline");
       this.event(cronJob, missed.event.reason, missed.event.message);
     }
-
-    // 9–11. Run the due slot, if any and not already run.
-    const due = window.due;
-    if (due && !this.alreadyRan(cronJob, children, plan, due)) {
-      const proceed = await this.applyConcurrencyPolicy(cronJob, children, plan, due, ctx);
-      if (proceed) await this.createJob(cronJob, plan, due, ctx);
+    const notRun = window.notRun && missedByPolicy(guarded.lastMissedTime, window.notRun);
+    if (notRun) {
+      this.countRun(cronJob, "missed_policy");
+      this.event(cronJob, notRun.event.reason, notRun.event.message);
     }
+    const lastMissedTime = [guarded.lastMissedTime, missed?.lastMissedTime, notRun?.lastMissedTime]
+      .filter((t) => t !== undefined)
+      .sort((a, b) => new Date(a).getTime() - new Date(b).getTime())
+      .pop();
+    const scheduled = lastMissedTime ? { ...guarded, lastMissedTime } : guarded;
+
+    // 9–11. Run the due slots (one, unless missedRunPolicy RunAll catches up), oldest first, not already run.
+    const catchUp = await this.runDueSlots(cronJob, children, scheduled, window.due, ctx);
+    const slotWrites = catchUp.writes;
 
     // 11b. A run-now request (the run-now annotation changed): one Job, under the concurrency policy.
-    await this.runNowIfRequested(cronJob, children, plan, ctx);
+    const writes = thenWrites(slotWrites, await this.runNowIfRequested(cronJob, children, slotWrites.status, ctx));
 
     // 12. One status write, only if something changed. Creation first: when other CronJobs are waiting
     // (many slots fall on the same second), a Job just created is not followed by its status write
     // here. The Job's watch event queues this CronJob again behind the others, and that pass writes
     // the status, rebuilt from the children (the Job's scheduled-at annotation), so nothing is lost.
-    plan.status.nextScheduleTime = rfc3339(window.next);
-    plan.conditions = scheduledConditions(plan.status.active?.length ?? 0, plan.status.nextScheduleTime, plan, [
+    const status = { ...writes.status, nextScheduleTime: rfc3339(window.next) };
+    const conditions = scheduledConditions(status.active?.length ?? 0, status.nextScheduleTime, writes.problems, [
       ...children.successful,
       ...children.failed,
     ]);
-    const requeue = { requeueAfterMs: Math.max(window.next.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS };
-    if (plan.created && (ctx.queueLength?.() ?? 0) > 0) return requeue;
-    const written = await this.writeStatus(cronJob, plan, now, ctx);
-    if (plan.retry) throw new Error(plan.retry);
+    // Slots left over by RunAll's per-pass cap follow at once (the others' Jobs came first).
+    const wake = catchUp.more ? clockNow : window.next;
+    const requeue = { requeueAfterMs: Math.max(wake.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS };
+    if (writes.created && (ctx.queueLength?.() ?? 0) > 0) return requeue;
+    const written = await this.writeStatus(cronJob, status, conditions, now, ctx);
+    if (writes.retry) throw new Error(writes.retry);
     // A conflict means the object changed under us: read it again soon (the Job, if one was created,
     // is found by its deterministic name, so the retry cannot duplicate it).
     if (!written) return { requeue: true };
@@ -286,13 +345,21 @@ export class CronJobReconciler implements Reconciler {
 
   // --- 4 -------------------------------------------------------------------------------------------
 
-  private async statusFromChildren(cronJob: StoredCronJob, children: Children, ctx: ReconcileContext): Promise<Plan> {
+  private async statusFromChildren(
+    cronJob: StoredCronJob,
+    children: Children,
+    ctx: ReconcileContext,
+  ): Promise<{ status: CronJobWireStatus; finished: Readonly<Job>[] }> {
     const prev = cronJob.status ?? {};
     const prevActive = prev.active ?? [];
     const childByUID = new Map(children.all.map((j) => [j.metadata?.uid ?? "", j]));
     const remembered = this.memory.recall(keyOf(cronJob));
     const reported = remembered.sawCompleted ?? new Set<string>();
+    // The runs whose end the stored status has not recorded: what step 4b counts (from stored state only, so a
+    // repeated pass counts the same), and what is reported (once per process: memory).
+    const finished: Readonly<Job>[] = [];
     const reportCompleted = (job: Readonly<Job>) => {
+      finished.push(job);
       const uid = job.metadata?.uid ?? "";
       if (reported.has(uid)) return;
       reported.add(uid);
@@ -374,7 +441,7 @@ export class CronJobReconciler implements Reconciler {
     const manualName = request ? manualJobName(cronJob.metadata.name ?? "", request) : undefined;
     if (request && known.some((j) => j.metadata?.name === manualName)) status.lastRunNowRequest = request;
     if (cronJob.metadata.generation !== undefined) status.observedGeneration = cronJob.metadata.generation;
-    return { status, conditions: [] };
+    return { status, finished };
   }
 
   /**
@@ -471,75 +538,59 @@ export class CronJobReconciler implements Reconciler {
     return this.memory.parsedSchedule(key, schedule, tz, () => parseHashedSchedule(schedule, key, tz));
   }
 
-  // --- 7 -------------------------------------------------------------------------------------------
+  // --- 7: steps.ts scheduleDecision, 8: steps.ts missedDeadline, 9: steps.ts slotAlreadyRan ----------
+
+  // --- 10, 11 --------------------------------------------------------------------------------------
 
   /**
-   * The due slot is the newest one after the last run (else creation) that is not later than
-   * startingDeadlineSeconds: a slot exactly that late still starts, as in the built-in controller
-   * (`scheduledTime + deadline` before now is too late). Only slots that could still run count toward
-   * "too many missed".
+   * Runs the due slots, oldest first: each one not already run (9) goes through the concurrency policy (10),
+   * then gets its Job (11). At most spec.maxCatchUpRuns Jobs per pass (`more`: slots are left); stops at the
+   * first slot that cannot run now (Forbid, a failed write), so no later slot overtakes it.
    */
-  private computeSchedule(
+  private async runDueSlots(
     cronJob: StoredCronJob,
-    schedule: Schedule,
-    plan: Plan,
-    now: Date,
-    clockNow: Date,
-  ): ScheduleDecision {
-    const base = plan.status.lastScheduleTime
-      ? new Date(plan.status.lastScheduleTime)
-      : new Date(cronJob.metadata.creationTimestamp ?? now);
-    const deadline = cronJob.spec.startingDeadlineSeconds;
-    // The first instant a slot may have and still start (from the untruncated clock: a slot half a
-    // second past its deadline is too late).
-    const cutoff = deadline === undefined ? undefined : clockNow.getTime() - deadline * 1000;
-    // scheduleWindow's lower bound is exclusive; one millisecond before the cut-off keeps it inclusive.
-    const earliest = cutoff !== undefined && cutoff - 1 > base.getTime() ? new Date(cutoff - 1) : base;
-    const w = scheduleWindow({ schedule, earliest, now, anchor: base });
-    if (w.missedCount > TOO_MANY_MISSED) {
-      // The built-in controller and the tutorial stop scheduling here; we report and run the newest.
-      this.event(
-        cronJob,
-        "TooManyMissedTimes",
-        `too many missed start times: more than ${TOO_MANY_MISSED} since ${rfc3339(earliest)}; starting only the most recent one`,
-      );
+    children: Children,
+    status: Readonly<CronJobWireStatus>,
+    due: readonly Date[],
+    ctx: ReconcileContext,
+  ): Promise<{ writes: JobWrites; more: boolean }> {
+    const cap = cronJob.spec.maxCatchUpRuns ?? DEFAULT_MAX_CATCH_UP_RUNS;
+    let writes = noWrites(status);
+    let started = 0;
+    for (const slot of due) {
+      if (slotAlreadyRan(cronJob.metadata.name ?? "", children.all, writes.status, slot)) continue;
+      if (started >= cap) return { writes, more: true };
+      const run = await this.runSlot(cronJob, children, writes.status, slot, ctx);
+      writes = thenWrites(writes, run);
+      if (!run.created) break;
+      started++;
     }
-    const decision: ScheduleDecision = { next: w.next };
-    if (w.missed) decision.due = w.missed;
-    else if (cutoff !== undefined) {
-      const newest = schedule.mostRecent(now, base);
-      if (newest && newest > base && newest.getTime() < cutoff)
-        decision.tooLate = { slot: newest, deadline: deadline! };
-    }
-    return decision;
+    return { writes, more: false };
   }
 
-  // --- 8: steps.ts missedDeadline ------------------------------------------------------------------
-
-  // --- 9 -------------------------------------------------------------------------------------------
-
-  /**
-   * The slot ran if status says so, or a Job of ours holds its name: in the cache, or listed in
-   * status.active and confirmed by the API server in step 4 (a Job the cache has not seen yet).
-   */
-  private alreadyRan(cronJob: StoredCronJob, children: Children, plan: Plan, due: Date): boolean {
-    const last = plan.status.lastScheduleTime;
-    if (last && new Date(last) >= due) return true;
-    const name = jobNameFor(cronJob.metadata.name ?? "", due);
-    return children.all.some((j) => j.metadata?.name === name) || !!plan.status.active?.some((r) => r.name === name);
+  /** Runs the due slot under the concurrency policy (10), then creates its Job (11). */
+  private async runSlot(
+    cronJob: StoredCronJob,
+    children: Children,
+    status: Readonly<CronJobWireStatus>,
+    due: Date,
+    ctx: ReconcileContext,
+  ): Promise<JobWrites> {
+    const allowed = await this.applyConcurrencyPolicy(cronJob, children, status, due, ctx);
+    if (!allowed.proceed) return allowed.writes;
+    return this.createJob(cronJob, allowed.writes.status, due, ctx);
   }
 
-  // --- 10 ------------------------------------------------------------------------------------------
-
+  /** `proceed`: the slot may run, with the status Replace left (its running Jobs gone from status.active). */
   private async applyConcurrencyPolicy(
     cronJob: StoredCronJob,
     children: Children,
-    plan: Plan,
+    status: Readonly<CronJobWireStatus>,
     due: Date,
     ctx: ReconcileContext,
-  ): Promise<boolean> {
-    const running = plan.status.active ?? [];
-    if (running.length === 0) return true;
+  ): Promise<{ proceed: boolean; writes: JobWrites }> {
+    const running = status.active ?? [];
+    if (running.length === 0) return { proceed: true, writes: noWrites(status) };
     switch (cronJob.spec.concurrencyPolicy) {
       case "Forbid": {
         const remembered = this.memory.recall(keyOf(cronJob));
@@ -553,12 +604,14 @@ export class CronJobReconciler implements Reconciler {
           );
         }
         ctx.log.debug("not starting: concurrencyPolicy Forbid and a Job is active", { slot: rfc3339(due) });
-        return false;
+        return { proceed: false, writes: noWrites(status) };
       }
-      case "Replace":
-        return this.replaceActive(cronJob, children, plan, ctx);
+      case "Replace": {
+        const writes = await this.replaceActive(cronJob, children, status, ctx);
+        return { proceed: writes.retry === undefined, writes };
+      }
       default:
-        return true;
+        return { proceed: true, writes: noWrites(status) };
     }
   }
 
@@ -570,33 +623,37 @@ export class CronJobReconciler implements Reconciler {
   private async replaceActive(
     cronJob: StoredCronJob,
     children: Children,
-    plan: Plan,
+    status: Readonly<CronJobWireStatus>,
     ctx: ReconcileContext,
-  ): Promise<boolean> {
-    const running = plan.status.active ?? [];
+  ): Promise<JobWrites> {
     const remembered = this.memory.recall(keyOf(cronJob));
-    for (const ref of running) {
+    let active = status.active ?? [];
+    for (const ref of status.active ?? []) {
       const job: Readonly<Job> = children.active.find((j) => j.metadata?.uid === ref.uid) ?? {
         metadata: { name: ref.name, namespace: ref.namespace, uid: ref.uid },
       };
       const failed = await this.deleteJob(cronJob, job, ctx, "replace");
       if (failed) {
-        plan.deleteFailed = failed;
-        plan.retry = `replacing the active Job: ${failed}`;
-        return false;
+        return {
+          ...noWrites(withActive(status, active)),
+          problems: { deleteFailed: failed },
+          retry: `replacing the active Job: ${failed}`,
+        };
       }
       if (ref.uid) (remembered.replaced ??= new Set()).add(ref.uid);
-      plan.status.active = (plan.status.active ?? []).filter((r) => r !== ref);
-      plan.status.activeCount = plan.status.active.length;
+      active = active.filter((r) => r !== ref);
     }
-    return true;
+    return noWrites(withActive(status, active));
   }
 
-  // --- 11 ------------------------------------------------------------------------------------------
-
-  private async createJob(cronJob: StoredCronJob, plan: Plan, slot: Date, ctx: ReconcileContext): Promise<void> {
-    const outcome = await this.createOrAdopt(cronJob, plan, jobForSlot(cronJob, slot), ctx);
-    if (!outcome) return;
+  private async createJob(
+    cronJob: StoredCronJob,
+    status: Readonly<CronJobWireStatus>,
+    slot: Date,
+    ctx: ReconcileContext,
+  ): Promise<JobWrites> {
+    const outcome = await this.createOrAdopt(cronJob, jobForSlot(cronJob, slot), ctx);
+    if (!outcome.ok) return failedWrites(status, outcome);
     if (outcome.created) {
       const name = outcome.job.metadata?.name;
       this.event(cronJob, "SuccessfulCreate", `Created job ${name}`);
@@ -604,60 +661,40 @@ export class CronJobReconciler implements Reconciler {
       this.countRun(cronJob, "created");
       ctx.log.info("created Job for scheduled time", { job: name, scheduledTime: rfc3339(slot) });
     }
-    plan.status.lastScheduleTime = rfc3339(slot);
+    return { ...noWrites({ ...withJob(status, outcome.job), lastScheduleTime: rfc3339(slot) }), created: true };
   }
 
   /**
    * Creates a Job whose name is its lock. The name already taken by a Job of ours (a crash between create
    * and status write) counts as created earlier (`created: false`); by anyone else's, it is reported and
-   * not retried in a loop. Other failures are reported and retried with backoff. Undefined: no Job.
+   * not retried in a loop. Other failures are reported and retried with backoff.
    */
-  private async createOrAdopt(
-    cronJob: StoredCronJob,
-    plan: Plan,
-    job: Job,
-    ctx: ReconcileContext,
-  ): Promise<{ job: Job; created: boolean } | undefined> {
+  private async createOrAdopt(cronJob: StoredCronJob, job: Job, ctx: ReconcileContext): Promise<CreateOutcome> {
     const name = job.metadata!.name!;
-    let response: Readonly<KubeObject>;
-    let created = false;
     try {
-      response = await this.client.create<KubeObject>(Kinds.Job, job);
-      created = true;
+      return { ok: true, job: readJob(await this.client.create<KubeObject>(Kinds.Job, job)), created: true };
     } catch (err) {
+      const message = (err as Error).message;
       if (hasStatusCause(err, "NamespaceTerminating")) {
         // The namespace is going away with this CronJob in it: retry quietly, as the built-in does; it is
         // not a failure to report.
         ctx.log.info("not creating Job: the namespace is being terminated", { job: name });
-        plan.retry = `creating Job ${name}: ${(err as Error).message}`;
-        return undefined;
+        return { ok: false, problems: {}, retry: `creating Job ${name}: ${message}` };
       }
       if (!isAlreadyExists(err)) {
-        this.event(cronJob, "FailedCreate", `Error creating job ${name}: ${(err as Error).message}`);
-        plan.createFailed = `creating Job ${name}: ${(err as Error).message}`;
-        plan.retry = plan.createFailed;
-        return undefined;
+        this.event(cronJob, "FailedCreate", `Error creating job ${name}: ${message}`);
+        const failed = `creating Job ${name}: ${message}`;
+        return { ok: false, problems: { createFailed: failed }, retry: failed };
       }
-      const existing = await this.getJobDirect(cronJob, name, ctx);
-      if (!existing || cronJobOwnerOf(existing)?.uid !== cronJob.metadata.uid) {
-        const msg = `Error creating job ${name}: a Job with that name already exists and is not controlled by this CronJob`;
-        // Not thrown: retrying cannot help until the other Job goes away (the Job watch brings us back).
-        this.event(cronJob, "FailedCreate", msg);
-        plan.createConflict = msg;
-        return undefined;
-      }
-      response = existing;
     }
-    const result = readJob(response);
-    if (classifyJob(result) === "active") {
-      const refs = (plan.status.active ?? []).filter((r) => r.name !== name);
-      refs.push(jobRef(result));
-      refs.sort((a, b) => (a.name ?? "").localeCompare(b.name ?? ""));
-      plan.status.active = refs;
-      plan.status.activeCount = refs.length;
+    const existing = await this.getJobDirect(cronJob, name, ctx);
+    if (!existing || cronJobOwnerOf(existing)?.uid !== cronJob.metadata.uid) {
+      const msg = `Error creating job ${name}: a Job with that name already exists and is not controlled by this CronJob`;
+      // Not retried: retrying cannot help until the other Job goes away (the Job watch brings us back).
+      this.event(cronJob, "FailedCreate", msg);
+      return { ok: false, problems: { createConflict: msg } };
     }
-    plan.created = true;
-    return { job: result, created };
+    return { ok: true, job: existing, created: false };
   }
 
   // --- 11b -----------------------------------------------------------------------------------------
@@ -671,20 +708,21 @@ export class CronJobReconciler implements Reconciler {
   private async runNowIfRequested(
     cronJob: StoredCronJob,
     children: Children,
-    plan: Plan,
+    status: Readonly<CronJobWireStatus>,
     ctx: ReconcileContext,
-  ): Promise<void> {
+  ): Promise<JobWrites> {
     const request = runNowRequestOf(cronJob);
-    if (!request || plan.status.lastRunNowRequest === request || cronJob.metadata.deletionTimestamp) return;
+    const none = noWrites(status);
+    if (!request || status.lastRunNowRequest === request || cronJob.metadata.deletionTimestamp) return none;
     if (request.length > MAX_RUN_NOW_REQUEST_LENGTH) {
       this.event(
         cronJob,
         "RunNowRefused",
         `run-now request refused: the annotation's value is ${request.length} characters, at most ${MAX_RUN_NOW_REQUEST_LENGTH} are allowed`,
       );
-      return;
+      return none;
     }
-    const running = plan.status.active ?? [];
+    const running = status.active ?? [];
     if (running.length > 0 && cronJob.spec.concurrencyPolicy === "Forbid") {
       const names = running.map((r) => r.name).join(", ");
       this.event(
@@ -692,21 +730,27 @@ export class CronJobReconciler implements Reconciler {
         "RunNowDeferred",
         `run-now request "${request}" waits: concurrencyPolicy is Forbid and ${names} still running`,
       );
-      return;
+      return none;
     }
-    if (running.length > 0 && cronJob.spec.concurrencyPolicy === "Replace") {
-      if (!(await this.replaceActive(cronJob, children, plan, ctx))) return;
-    }
+    const replaced =
+      running.length > 0 && cronJob.spec.concurrencyPolicy === "Replace"
+        ? await this.replaceActive(cronJob, children, status, ctx)
+        : none;
+    if (replaced.retry !== undefined) return replaced;
     const requestedBy = runNowRequesterOf(cronJob, request);
-    const outcome = await this.createOrAdopt(cronJob, plan, jobForRunNow(cronJob, request, requestedBy), ctx);
-    if (!outcome) return;
-    plan.status.lastRunNowRequest = request;
-    if (!outcome.created) return;
+    const outcome = await this.createOrAdopt(cronJob, jobForRunNow(cronJob, request, requestedBy), ctx);
+    if (!outcome.ok) return failedWrites(replaced.status, outcome);
+    const writes: JobWrites = {
+      ...noWrites({ ...withJob(replaced.status, outcome.job), lastRunNowRequest: request }),
+      created: true,
+    };
+    if (!outcome.created) return writes;
     const name = outcome.job.metadata?.name;
     const who = requestedBy ?? "an unknown user (no admission webhook recorded who)";
     this.event(cronJob, "RunNow", `Created job ${name} for run-now request "${request}", requested by ${who}`);
     this.countRun(cronJob, "manual");
     ctx.log.info("created Job for run-now request", { job: name, request, requestedBy: who });
+    return writes;
   }
 
   // --- 12 ------------------------------------------------------------------------------------------
@@ -720,9 +764,17 @@ export class CronJobReconciler implements Reconciler {
   }
 
   /** False when the write lost an optimistic-concurrency race (409) and should be retried. */
-  private async writeStatus(cronJob: StoredCronJob, plan: Plan, now: Date, ctx: ReconcileContext): Promise<boolean> {
-    const status: CronJobWireStatus = { ...plan.status };
-    status.conditions = setConditions(cronJob.status?.conditions, plan.conditions, now, cronJob.metadata.generation);
+  private async writeStatus(
+    cronJob: StoredCronJob,
+    computed: Readonly<CronJobWireStatus>,
+    conditions: ConditionInput[],
+    now: Date,
+    ctx: ReconcileContext,
+  ): Promise<boolean> {
+    const status: CronJobWireStatus = {
+      ...computed,
+      conditions: setConditions(cronJob.status?.conditions, conditions, now, cronJob.metadata.generation),
+    };
     const cleaned = stripUndefined(status);
     if (sameStatus(cronJob.status, cleaned)) return true;
     // Our own write may not have reached the cache yet (the reconcile triggered by the Job we just
@@ -787,6 +839,21 @@ function jobRef(job: Readonly<Job>): ObjectReference {
     namespace: m.namespace || undefined,
     uid: m.uid || undefined,
   });
+}
+
+/** The status with these active Jobs. */
+function withActive(status: Readonly<CronJobWireStatus>, active: ObjectReference[]): CronJobWireStatus {
+  return { ...status, active, activeCount: active.length };
+}
+
+/** The status with this Job in status.active if it runs (sorted by name, as step 4 writes it). */
+function withJob(status: Readonly<CronJobWireStatus>, job: Readonly<Job>): CronJobWireStatus {
+  if (classifyJob(job) !== "active") return { ...status };
+  const name = job.metadata?.name;
+  const refs = (status.active ?? []).filter((r) => r.name !== name);
+  refs.push(jobRef(job));
+  refs.sort((a, b) => (a.name ?? "").localeCompare(b.name ?? ""));
+  return withActive(status, refs);
 }
 
 function finishedCondition(job: Readonly<Job>): string {

@@ -19,6 +19,8 @@ export const EVENT_REASONS = {
   RunNow: "Normal",
   RunNowDeferred: "Normal",
   RunNowRefused: "Warning",
+  StoppedAfterFailures: "Warning",
+  Resumed: "Normal",
 } as const satisfies Record<string, EventType>;
 
 export type EventReason = keyof typeof EVENT_REASONS;

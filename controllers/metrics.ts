@@ -30,7 +30,17 @@ export const RUN_OUTCOMES = [
   /** A Job was started by hand (kubectl cron run). */
   "manual",
 ] as const;
-export type RunOutcome = (typeof RUN_OUTCOMES)[number];
+/**
+ * Outcomes only a CronJob that uses the feature can have: their series exist (from 0) for those CronJobs alone,
+ * so a CronJob without the feature keeps exactly its series.
+ */
+const FEATURE_OUTCOMES = {
+  /** A missed slot the missedRunPolicy does not run (Skip; RunAll beyond its newest 100, or with Replace). */
+  missed_policy: (cj: Readonly<CronJobView>) =>
+    cj.spec?.missedRunPolicy === "Skip" || cj.spec?.missedRunPolicy === "RunAll",
+} as const;
+export type RunOutcome = (typeof RUN_OUTCOMES)[number] | keyof typeof FEATURE_OUTCOMES;
+const ALL_OUTCOMES: readonly RunOutcome[] = [...RUN_OUTCOMES, ...(Object.keys(FEATURE_OUTCOMES) as RunOutcome[])];
 
 /** Label values taken from the spec (schedule, time zone, policy) are cut to this many characters. */
 export const MAX_LABEL_VALUE_LENGTH = 128;
@@ -52,7 +62,14 @@ export const noCronJobMetrics: CronJobRunMetrics = {
 /** The fields of a cached CronJob these metrics read; anything may be missing (or null) in a stored object. */
 export interface CronJobView {
   metadata?: { namespace?: string; name?: string };
-  spec?: { schedule?: string; timeZone?: string | null; concurrencyPolicy?: string; suspend?: boolean | null };
+  spec?: {
+    schedule?: string;
+    timeZone?: string | null;
+    concurrencyPolicy?: string;
+    suspend?: boolean | null;
+    missedRunPolicy?: string | null;
+    stopAfterConsecutiveFailures?: number | null;
+  };
   status?: {
     nextScheduleTime?: string | null;
     lastScheduleTime?: string | null;
@@ -62,6 +79,8 @@ export interface CronJobView {
     lastMissedTime?: string | null;
     active?: readonly unknown[] | null;
     activeCount?: number | null;
+    consecutiveFailures?: number | null;
+    stopped?: unknown;
   } | null;
 }
 
@@ -170,6 +189,28 @@ export class CronJobMetrics implements CronJobRunMetrics {
         fill(this, (cj) => (cj.spec?.suspend === true ? 1 : 0));
       },
     });
+    const consecutiveFailures = new Gauge<IDLabel>({
+      name: "cronjob_consecutive_failures",
+      help: "Runs of the CronJob in a row that failed (status.consecutiveFailures); only while spec.stopAfterConsecutiveFailures is set.",
+      labelNames: ID_LABELS,
+      registers: [],
+      collect() {
+        fill(this, (cj) =>
+          typeof cj.status?.consecutiveFailures === "number" ? cj.status.consecutiveFailures : undefined,
+        );
+      },
+    });
+    const stopped = new Gauge<IDLabel>({
+      name: "cronjob_stopped",
+      help: "1 if the controller stopped scheduling the CronJob after repeated failures (status.stopped), else 0; only while spec.stopAfterConsecutiveFailures is set (or it is stopped).",
+      labelNames: ID_LABELS,
+      registers: [],
+      collect() {
+        fill(this, (cj) =>
+          cj.status?.stopped ? 1 : typeof cj.spec?.stopAfterConsecutiveFailures === "number" ? 0 : undefined,
+        );
+      },
+    });
     const info = new Gauge<InfoLabel>({
       name: "cronjob_info",
       help: `Always 1: the CronJob's schedule, time zone ("" = UTC) and concurrency policy as labels (values cut at ${MAX_LABEL_VALUE_LENGTH} characters).`,
@@ -197,12 +238,14 @@ export class CronJobMetrics implements CronJobRunMetrics {
         if (!id) continue;
         cached.add(key(id.namespace, id.cronjob));
         this.ensureCounted(id.namespace, id.cronjob);
+        for (const [outcome, uses] of Object.entries(FEATURE_OUTCOMES))
+          if (uses(cj)) this.runs.inc({ ...id, outcome }, 0);
       }
       for (const [k, id] of this.counted) if (!cached.has(k)) this.forget(id.namespace, id.cronjob);
     };
     this.runs = new Counter<IDLabel | "outcome">({
       name: "cronjob_runs_total",
-      help: "Runs of the CronJob by outcome: created, succeeded, failed, missed_deadline, skipped_forbid, manual.",
+      help: "Runs of the CronJob by outcome: created, succeeded, failed, missed_deadline, missed_policy, skipped_forbid, manual.",
       labelNames: [...ID_LABELS, "outcome"],
       registers: [],
       collect() {
@@ -210,7 +253,7 @@ export class CronJobMetrics implements CronJobRunMetrics {
       },
     });
 
-    this.metrics = [...timestampGauges, activeJobs, suspended, info, this.runs] as Array<
+    this.metrics = [...timestampGauges, activeJobs, suspended, consecutiveFailures, stopped, info, this.runs] as Array<
       Gauge<string> | Counter<string>
     >;
     for (const m of this.metrics) {
@@ -222,14 +265,14 @@ export class CronJobMetrics implements CronJobRunMetrics {
   }
 
   countRun(namespace: string, name: string, outcome: RunOutcome): void {
-    if (!namespace || !name || !RUN_OUTCOMES.includes(outcome)) return;
+    if (!namespace || !name || !ALL_OUTCOMES.includes(outcome)) return;
     this.ensureCounted(namespace, name);
     this.runs.inc({ namespace, cronjob: name, outcome });
   }
 
   forget(namespace: string, name: string): void {
     if (!this.counted.delete(key(namespace, name))) return;
-    for (const outcome of RUN_OUTCOMES) this.runs.remove({ namespace, cronjob: name, outcome });
+    for (const outcome of ALL_OUTCOMES) this.runs.remove({ namespace, cronjob: name, outcome });
   }
 
   /** Removes these metrics from the registry. */

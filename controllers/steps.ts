@@ -1,7 +1,23 @@
 // Reconcile steps as functions over plain data: each takes what it needs and returns what it decided (status
 // changes, conditions, an Event); the reconciler (cronjob_controller.ts) applies the decision. No I/O, no clock.
-import { classifyJob, type CronJobWire, finishedAt, type Job, scheduledTimeOf } from "../api/v1/index.ts";
-import { type parseHashedSchedule, type Schedule, validateTimeZone } from "../api/v1/schedule/index.ts";
+import {
+  classifyJob,
+  MAX_CATCH_UP_SLOTS,
+  type MissedRunPolicy,
+  type CronJobWire,
+  type CronJobWireStatus,
+  finishedAt,
+  type Job,
+  jobNameFor,
+  scheduledTimeOf,
+} from "../api/v1/index.ts";
+import {
+  type parseHashedSchedule,
+  type Schedule,
+  scheduleWindow,
+  TOO_MANY_MISSED,
+  validateTimeZone,
+} from "../api/v1/schedule/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { ConditionInput } from "./conditions.ts";
 import type { EventReason } from "./events.ts";
@@ -48,6 +64,8 @@ export function guards(
   cronJob: {
     metadata: Pick<CronJobWire["metadata"], "deletionTimestamp">;
     spec: Pick<CronJobWire["spec"], "timeZone" | "suspend">;
+    /** status.stopped as step 4b left it. */
+    status?: Pick<CronJobWireStatus, "stopped">;
   },
   parsed: ReturnType<typeof parseHashedSchedule>,
   activeCount: number,
@@ -108,7 +126,208 @@ export function guards(
       resolvedSchedule: parsed.resolved,
     };
   }
+  const stopped = cronJob.status?.stopped;
+  if (stopped) {
+    const message =
+      `Stopped after ${stopped.failures} failed runs in a row (spec.stopAfterConsecutiveFailures) at ${stopped.time}: ` +
+      "no new Jobs are started; resume with `kubectl cron resume NAME` or by changing the spec.";
+    return {
+      stop: true,
+      // Like a suspended CronJob: an explicit run-now request still runs.
+      suspended: true,
+      conditions: [
+        { type: "Available", status: "False", reason: "StoppedAfterFailures", message },
+        progressing,
+        { type: "Degraded", status: "True", reason: "StoppedAfterFailures", message },
+      ],
+      resolvedSchedule: parsed.resolved,
+    };
+  }
   return { stop: false, schedule: parsed.schedule, resolvedSchedule: parsed.resolved };
+}
+
+/** Step 4b's decision: the status fields of the failure stop, and an Event when it stops or resumes. */
+interface FailureStopDecision {
+  status: CronJobWireStatus;
+  event?: EventDecision;
+}
+
+/**
+ * Step 4b, stop after repeated failures: counts the runs whose end this pass reports (`finished`, in the order
+ * they finished: a failure adds one, a success sets 0), stops at spec.stopAfterConsecutiveFailures, and resumes on
+ * a new resume request or a spec change since the stop. Every input is stored state, so a pass repeated after a
+ * crash decides the same. Without the spec field nothing is counted and the fields go.
+ */
+export function failureStop(o: {
+  stopAfter: number | undefined;
+  generation: number | undefined;
+  status: Readonly<CronJobWireStatus>;
+  finished: readonly Readonly<Job>[];
+  resumeRequest: string | undefined;
+  now: Date;
+}): FailureStopDecision {
+  const { consecutiveFailures: _count, stopped: _stopped, ...rest } = o.status;
+  const generation = o.generation ?? 0;
+  const status: CronJobWireStatus = { ...rest };
+  let event: EventDecision | undefined;
+  let stopped = o.status.stopped;
+  let count = o.status.consecutiveFailures ?? 0;
+  // A request is consumed whether or not the CronJob is stopped, so an old annotation cannot resume a later stop.
+  const newRequest = o.resumeRequest !== undefined && o.resumeRequest !== o.status.lastResumeRequest;
+  if (newRequest) status.lastResumeRequest = o.resumeRequest;
+  if (o.stopAfter === undefined) return { status };
+  if (stopped && (newRequest || stopped.generation !== generation)) {
+    event = {
+      reason: "Resumed",
+      message: newRequest
+        ? `Scheduling resumed by the resume request "${o.resumeRequest}" after ${stopped.failures} failed runs in a row`
+        : `Scheduling resumed: the spec changed (generation ${generation}) after ${stopped.failures} failed runs in a row`,
+    };
+    stopped = undefined;
+    count = 0;
+  }
+  const byEnd = [...o.finished].sort(
+    (a, b) =>
+      (finishedAt(a)?.getTime() ?? 0) - (finishedAt(b)?.getTime() ?? 0) ||
+      (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""),
+  );
+  for (const job of byEnd) count = classifyJob(job) === "failed" ? count + 1 : 0;
+  status.consecutiveFailures = count;
+  if (!stopped && count >= o.stopAfter) {
+    stopped = { time: rfc3339(o.now), failures: count, generation };
+    event = {
+      reason: "StoppedAfterFailures",
+      message: `Stopped scheduling after ${count} failed runs in a row (spec.stopAfterConsecutiveFailures ${o.stopAfter}); running Jobs are not touched. Resume with kubectl cron resume, or change the spec.`,
+    };
+  }
+  if (stopped) status.stopped = stopped;
+  return { status, ...(event ? { event } : {}) };
+}
+
+/** Step 6's status: the resolved schedule as the guards decided, and no nextScheduleTime until step 12. */
+export function statusAfterGuards(status: Readonly<CronJobWireStatus>, guard: GuardDecision): CronJobWireStatus {
+  const { nextScheduleTime: _next, resolvedSchedule, ...rest } = status;
+  if (guard.resolvedSchedule === null) return rest;
+  const resolved = guard.resolvedSchedule ?? resolvedSchedule;
+  return resolved === undefined ? rest : { ...rest, resolvedSchedule: resolved };
+}
+
+/** What step 7 decides. */
+interface ScheduleDecision {
+  /** The slots to run now, oldest first (at most one unless missedRunPolicy is RunAll). */
+  due: Date[];
+  /** The next slot after now (the requeue time). */
+  next: Date;
+  /** The newest slot, when startingDeadlineSeconds put it out of reach unstarted. */
+  tooLate?: { slot: Date; deadline: number };
+  /** The newest slot the missed-run policy does not run (Skip; RunAll beyond its newest 100, or Replace). */
+  notRun?: { slot: Date; policy: MissedRunPolicy; count: number };
+  /** More slots were missed than TOO_MANY_MISSED: reported, and only the newest run. */
+  tooManyMissed?: EventDecision;
+}
+
+/**
+ * Step 7: which slots run now, and when the next one is.
+ *
+ * RunLatest (the default, the built-in's rule): the due slot is the newest one after the last run (else
+ * creation) that is not later than startingDeadlineSeconds: a slot exactly that late still starts, as in the
+ * built-in controller (`scheduledTime + deadline` before now is too late). Only slots that could still run count
+ * toward "too many missed". `now` is truncated to the second, `clockNow` is not (a slot half a second past its
+ * deadline is too late).
+ *
+ * Skip: the same slot, only if it is the one the stored status announced as nextScheduleTime (reached late
+ * under load, it still runs; a slot that passed while the operator was down, the CronJob suspended or stopped, or
+ * a Forbid run active was never announced).
+ *
+ * RunAll: every slot in that window, oldest first, at most the newest MAX_CATCH_UP_SLOTS; with Replace only
+ * the newest (each would replace the one before).
+ */
+export function scheduleDecision(o: {
+  schedule: Schedule;
+  lastScheduleTime: string | undefined;
+  creationTimestamp: string | undefined;
+  startingDeadlineSeconds: number | undefined;
+  missedRunPolicy?: string | undefined;
+  concurrencyPolicy?: string | undefined;
+  /** The stored status.nextScheduleTime (Skip runs only the announced slot). */
+  announced?: string | undefined;
+  now: Date;
+  clockNow: Date;
+}): ScheduleDecision {
+  const { schedule, now, clockNow, startingDeadlineSeconds: deadline } = o;
+  const policy: MissedRunPolicy =
+    o.missedRunPolicy === "Skip" || o.missedRunPolicy === "RunAll" ? o.missedRunPolicy : "RunLatest";
+  const base = new Date(o.lastScheduleTime || o.creationTimestamp || now);
+  // The first instant a slot may have and still start.
+  const cutoff = deadline === undefined ? undefined : clockNow.getTime() - deadline * 1000;
+  // scheduleWindow's lower bound is exclusive; one millisecond before the cut-off keeps it inclusive.
+  const earliest = cutoff !== undefined && cutoff - 1 > base.getTime() ? new Date(cutoff - 1) : base;
+  const w = scheduleWindow({ schedule, earliest, now, anchor: base });
+  const decision: ScheduleDecision = { due: [], next: w.next };
+  const tooMany = w.missedCount > TOO_MANY_MISSED;
+  if (tooMany && policy === "RunLatest") {
+    // The built-in controller and the tutorial stop scheduling here; we report and run the newest.
+    decision.tooManyMissed = {
+      reason: "TooManyMissedTimes",
+      message: `too many missed start times: more than ${TOO_MANY_MISSED} since ${rfc3339(earliest)}; starting only the most recent one`,
+    };
+  }
+  if (w.missed) {
+    if (policy === "RunLatest") decision.due = [w.missed];
+    else if (policy === "Skip") {
+      if (o.announced && new Date(o.announced).getTime() === w.missed.getTime()) decision.due = [w.missed];
+      else decision.notRun = { slot: w.missed, policy, count: Math.min(w.missedCount, TOO_MANY_MISSED) };
+    } else if (o.concurrencyPolicy === "Replace") {
+      decision.due = [w.missed];
+      const older = schedule.mostRecent(new Date(w.missed.getTime() - 1), base);
+      if (older && older > earliest) decision.notRun = { slot: older, policy, count: w.missedCount - 1 };
+    } else {
+      const slots = newestSlots(schedule, earliest, now, base, MAX_CATCH_UP_SLOTS + 1);
+      if (slots.length > MAX_CATCH_UP_SLOTS) {
+        const dropped = slots.pop()!;
+        decision.notRun = { slot: dropped, policy, count: w.missedCount - MAX_CATCH_UP_SLOTS };
+        decision.tooManyMissed = {
+          reason: "TooManyMissedTimes",
+          message: `too many missed start times: more than ${MAX_CATCH_UP_SLOTS} since ${rfc3339(earliest)}; running the newest ${MAX_CATCH_UP_SLOTS}, oldest first (missedRunPolicy RunAll)`,
+        };
+      }
+      decision.due = slots.reverse();
+    }
+  }
+  if (cutoff !== undefined) {
+    // The newest slot before the cut-off that never ran: reported when nothing is due (RunLatest, Skip), and
+    // with RunAll whatever runs (older slots it would have run expired).
+    const newest = schedule.mostRecent(policy === "RunAll" ? new Date(cutoff - 1) : now, base);
+    if ((policy === "RunAll" || !w.missed) && newest && newest > base && newest.getTime() < cutoff)
+      decision.tooLate = { slot: newest, deadline: deadline! };
+  }
+  return decision;
+}
+
+/** The slots in (after, notAfter], newest first, at most `max`. */
+function newestSlots(schedule: Schedule, after: Date, notAfter: Date, anchor: Date, max: number): Date[] {
+  const out: Date[] = [];
+  for (let t = schedule.mostRecent(notAfter, anchor); t && t > after && out.length < max;) {
+    out.push(t);
+    t = schedule.mostRecent(new Date(t.getTime() - 1), anchor);
+  }
+  return out;
+}
+
+/**
+ * Step 9: the slot ran if status says so, or a Job of ours holds its name: in the cache (`children`), or listed
+ * in status.active (confirmed by the API server in step 4: a Job the cache has not seen yet).
+ */
+export function slotAlreadyRan(
+  cronJobName: string,
+  children: readonly Readonly<Job>[],
+  status: Readonly<CronJobWireStatus>,
+  due: Date,
+): boolean {
+  const last = status.lastScheduleTime;
+  if (last && new Date(last) >= due) return true;
+  const name = jobNameFor(cronJobName, due);
+  return children.some((j) => j.metadata?.name === name) || !!status.active?.some((r) => r.name === name);
 }
 
 /** Step 8's decision: the slot to record as status.lastMissedTime, with its Event; none if reported already. */
@@ -137,8 +356,30 @@ export function missedDeadline(
   };
 }
 
-/** What went wrong in this pass's writes (step 10–11), for Degraded. */
-interface WriteProblems {
+/**
+ * Step 8 for a slot the missed-run policy does not run: reported once (status.lastMissedTime), like a missed
+ * deadline.
+ */
+export function missedByPolicy(
+  lastMissedTime: string | undefined,
+  notRun: { slot: Date; policy: MissedRunPolicy; count: number },
+): MissedDeadlineDecision | undefined {
+  const slot = rfc3339(notRun.slot);
+  if (lastMissedTime && new Date(lastMissedTime).getTime() >= notRun.slot.getTime()) return undefined;
+  const why =
+    notRun.policy === "Skip"
+      ? "missedRunPolicy Skip runs only the time status.nextScheduleTime announced (the operator was down, or the CronJob suspended, stopped or blocked by a Forbid run)"
+      : notRun.count > 1
+        ? `missedRunPolicy RunAll: ${notRun.count} older missed times are not run`
+        : "missedRunPolicy RunAll with concurrencyPolicy Replace runs only the newest missed time";
+  return {
+    lastMissedTime: slot,
+    event: { reason: "MissSchedule", message: `Missed scheduled time to start a job: ${slot} (${why})` },
+  };
+}
+
+/** What went wrong in this pass's writes (steps 10–11b), for Degraded. */
+export interface WriteProblems {
   createFailed?: string;
   createConflict?: string;
   deleteFailed?: string;

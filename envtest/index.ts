@@ -120,9 +120,9 @@ export class TestEnv {
   static async start(opts: TestEnvOptions = {}): Promise<TestEnv> {
     const env = new TestEnv(opts);
     try {
-      await env.startEtcd();
-      await env.startAPIServer();
-      if (opts.controllerManager) await env.startControllerManager();
+      await retryOnPortClash(() => env.startEtcd());
+      await retryOnPortClash(() => env.startAPIServer());
+      if (opts.controllerManager) await retryOnPortClash(() => env.startControllerManager());
       await env.installCRDs(opts.crdDirectoryPaths ?? [join(PROJECT_ROOT, "config", "crd", "bases")]);
       return env;
     } catch (err) {
@@ -482,4 +482,22 @@ function httpOK(url: string, o: { token?: string; ca?: Buffer; insecure?: boolea
     req.on("timeout", () => req.destroy());
     req.end();
   });
+}
+
+/**
+ * Runs a component's start-up again (with new ports) when it failed because its port was taken: freePort()
+ * returns a port that was free a moment ago, and with test files running in parallel another process (or an
+ * outgoing connection's ephemeral port) can take it before the component binds it.
+ */
+async function retryOnPortClash(start: () => Promise<void>, attempts = 3): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (i >= attempts || !/address already in use/.test(String(err))) throw err;
+      process.stderr.write(
+        `envtest: a port was taken during start-up; trying again with new ports (${i}/${attempts})\n`,
+      );
+    }
+  }
 }

@@ -19,6 +19,8 @@ import {
   runNowRequestedByValue,
   runNowRequestOf,
   VERSION,
+  DEFAULT_MAX_CATCH_UP_RUNS,
+  RESUME_ANNOTATION,
 } from "../api/v1/index.ts";
 import { parseHashedSchedule, validateTimeZone } from "../api/v1/schedule/index.ts";
 import { log, type Logger } from "../runtime/log.ts";
@@ -62,6 +64,10 @@ export function defaultCronJob(obj: unknown): JSONPatchOperation[] {
       spec[field] === undefined || spec[field] === null || (field === "concurrencyPolicy" && spec[field] === "");
     if (unset) ops.push({ op: "add", path: `/spec/${field}`, value });
   }
+  // Only where the policy that uses it is chosen: a CronJob without it is left as it was.
+  if (spec.missedRunPolicy === "RunAll" && (spec.maxCatchUpRuns === undefined || spec.maxCatchUpRuns === null)) {
+    ops.push({ op: "add", path: "/spec/maxCatchUpRuns", value: DEFAULT_MAX_CATCH_UP_RUNS });
+  }
   return ops;
 }
 
@@ -97,6 +103,16 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
         `metadata.annotations[${RUN_NOW_ANNOTATION}]`,
         runNow,
         `must be no more than ${MAX_RUN_NOW_REQUEST_LENGTH} characters (any new value requests one run)`,
+      ),
+    );
+  }
+  const resume = annotations[RESUME_ANNOTATION];
+  if (typeof resume === "string" && resume.trim().length > MAX_RUN_NOW_REQUEST_LENGTH) {
+    errors.push(
+      invalidField(
+        `metadata.annotations[${RESUME_ANNOTATION}]`,
+        resume,
+        `must be no more than ${MAX_RUN_NOW_REQUEST_LENGTH} characters (any new value resumes a CronJob stopped after failures)`,
       ),
     );
   }
@@ -165,6 +181,21 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
   if (typeof sds === "number" && Number.isSafeInteger(sds) && sds >= 0 && sds < MIN_SAFE_STARTING_DEADLINE_SECONDS) {
     warnings.push(
       `spec.startingDeadlineSeconds: ${sds} is less than ${MIN_SAFE_STARTING_DEADLINE_SECONDS}: the controller may never start a Job, since it only starts runs that are at most this late and wakes about once per slot`,
+    );
+  }
+
+  if (spec.maxCatchUpRuns !== undefined && spec.maxCatchUpRuns !== null && spec.missedRunPolicy !== "RunAll") {
+    errors.push(
+      invalidField(
+        "spec.maxCatchUpRuns",
+        spec.maxCatchUpRuns,
+        `is only used with spec.missedRunPolicy "RunAll" (the policy is ${JSON.stringify(spec.missedRunPolicy ?? "RunLatest")}): remove it or set the policy`,
+      ),
+    );
+  }
+  if (spec.missedRunPolicy === "RunAll" && spec.concurrencyPolicy === "Replace") {
+    warnings.push(
+      'spec.missedRunPolicy: "RunAll" with concurrencyPolicy "Replace" runs only the newest missed time (each run would replace the one before); the older ones are reported missed',
     );
   }
 

@@ -23,6 +23,28 @@ const ConcurrencyPolicySchema = z.enum(ConcurrencyPolicyValues).meta({
 });
 type ConcurrencyPolicy = z.infer<typeof ConcurrencyPolicySchema>;
 
+const MissedRunPolicyValues = ["RunLatest", "Skip", "RunAll"] as const;
+const MissedRunPolicySchema = z.enum(MissedRunPolicyValues).meta({
+  description:
+    "What happens to scheduled times that were missed (the operator or the cluster down, the CronJob suspended " +
+    "or stopped, a Forbid run still active). Valid values are: " +
+    '"RunLatest" (unset means this): the newest missed time within startingDeadlineSeconds runs, as the ' +
+    "built-in CronJob does; " +
+    '"Skip": a missed time never runs, the next run is the next scheduled time (resuming never starts a Job at ' +
+    "once); only the time status.nextScheduleTime announced runs, however late the controller reaches it; " +
+    '"RunAll": every missed time within startingDeadlineSeconds (at most the newest 100) runs, oldest first, each ' +
+    "once, under the concurrency policy (with Replace only the newest). Times not run are reported " +
+    "(MissSchedule, status.lastMissedTime).",
+});
+export type MissedRunPolicy = z.infer<typeof MissedRunPolicySchema>;
+
+/** With missedRunPolicy RunAll: how many missed times one reconcile may start, unless set. */
+export const DEFAULT_MAX_CATCH_UP_RUNS = 10;
+/** The most missed times RunAll runs (the newest ones); the built-in's "too many missed" limit. */
+export const MAX_CATCH_UP_SLOTS = 100;
+/** Bound of spec.stopAfterConsecutiveFailures. */
+const MAX_STOP_AFTER_FAILURES = 1000;
+
 /**
  * The spec's defaults, the one place they are written. The schema's `.default()`s take theirs from here
  * (so do the CRD's `default:`s, and the controller's parse), and the defaulting webhook's patch is this
@@ -149,6 +171,31 @@ export const CronJobSpecSchema = z
           "Tells the controller to suspend subsequent executions; it does not apply to already started " +
           `executions. Defaults to ${CRONJOB_SPEC_DEFAULTS.suspend}.`,
       }),
+    missedRunPolicy: MissedRunPolicySchema.optional(),
+    maxCatchUpRuns: z
+      .int()
+      .min(1)
+      .max(MAX_CATCH_UP_SLOTS)
+      .optional()
+      .meta({
+        format: "int32",
+        description:
+          "With missedRunPolicy RunAll: how many missed scheduled times one reconcile may start (the rest follow " +
+          `at once, in the next passes). 1 to ${MAX_CATCH_UP_SLOTS}; the defaulting webhook sets ` +
+          `${DEFAULT_MAX_CATCH_UP_RUNS} when the policy is RunAll. Not allowed with another policy.`,
+      }),
+    stopAfterConsecutiveFailures: z
+      .int()
+      .min(1)
+      .max(MAX_STOP_AFTER_FAILURES)
+      .optional()
+      .meta({
+        format: "int32",
+        description:
+          "Stop scheduling after this many runs in a row failed (status.consecutiveFailures; a successful run " +
+          "resets it). The stop is in status.stopped and the Available condition; running Jobs are not touched. " +
+          "`kubectl cron resume`, or any change to the spec, starts it again. Unset: never stop.",
+      }),
     jobTemplate: JobTemplateSpecSchema,
     successfulJobsHistoryLimit: z
       .int()
@@ -236,6 +283,36 @@ export const CronJobStatusSchema = z
       .min(0)
       .optional()
       .meta({ format: "int64", description: "The metadata.generation this status was computed from." }),
+    consecutiveFailures: z
+      .int()
+      .min(0)
+      .max(INT32_MAX)
+      .optional()
+      .meta({
+        format: "int32",
+        description:
+          "Runs in a row that failed, counted while spec.stopAfterConsecutiveFailures is set; a successful run " +
+          "and a resume set it to 0.",
+      }),
+    stopped: z
+      .object({
+        time: TimeSchema.meta({ description: "When the controller stopped scheduling." }),
+        failures: z.int().min(0).max(INT32_MAX).meta({ format: "int32", description: "The failed runs in a row." }),
+        generation: z
+          .int()
+          .min(0)
+          .meta({ format: "int64", description: "The metadata.generation at the stop: a spec change resumes." }),
+      })
+      .optional()
+      .meta({
+        description:
+          "Set while scheduling is stopped after spec.stopAfterConsecutiveFailures failed runs in a row; removed " +
+          "by a resume (the resume annotation, or a change to the spec).",
+      }),
+    lastResumeRequest: z.string().max(MAX_RUN_NOW_REQUEST_LENGTH).optional().meta({
+      description:
+        "The newest resume request (the annotation batch.tutorial.kubebuilder.io/resume) the controller handled.",
+    }),
   })
   .meta({ description: "CronJobStatus defines the observed state of CronJob." });
 
@@ -277,6 +354,9 @@ export const CronJobWireSchema = z.looseObject({
     startingDeadlineSeconds: z.number().optional(),
     concurrencyPolicy: z.string().optional(),
     suspend: z.boolean().optional(),
+    missedRunPolicy: z.string().optional(),
+    maxCatchUpRuns: z.number().optional(),
+    stopAfterConsecutiveFailures: z.number().optional(),
     jobTemplate: z.looseObject({
       metadata: z
         .looseObject({
@@ -313,6 +393,9 @@ export const CronJobWireSchema = z.looseObject({
         )
         .optional(),
       observedGeneration: z.number().optional(),
+      consecutiveFailures: z.number().optional(),
+      stopped: z.looseObject({ time: z.string(), failures: z.number(), generation: z.number() }).optional(),
+      lastResumeRequest: z.string().optional(),
     })
     .optional(),
 });

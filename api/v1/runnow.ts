@@ -44,6 +44,18 @@ export function runNowRequesterOf(
   }
   return undefined;
 }
+/**
+ * Set or change it on a CronJob stopped after failed runs (status.stopped) to resume it; the value is the
+ * request's identity (status.lastResumeRequest holds the newest handled), like run-now's.
+ */
+export const RESUME_ANNOTATION = `${GROUP}/resume`;
+
+/** The resume request on a CronJob, trimmed; undefined when there is none. */
+export function resumeRequestOf(obj: { metadata?: { annotations?: Record<string, string> } }): string | undefined {
+  const v = obj.metadata?.annotations?.[RESUME_ANNOTATION]?.trim();
+  return v ? v : undefined;
+}
+
 /** On a manual Job, as `kubectl create job --from=cronjob/NAME` marks the Jobs it creates. */
 export const INSTANTIATE_ANNOTATION = "cronjob.kubernetes.io/instantiate";
 export const INSTANTIATE_MANUAL = "manual";

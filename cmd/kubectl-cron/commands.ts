@@ -5,6 +5,7 @@ import {
   manualJobName,
   newRunNowRequest,
   RESOURCE,
+  RESUME_ANNOTATION,
   RUN_NOW_ANNOTATION,
   type CronJob,
 } from "../../api/v1/index.ts";
@@ -96,21 +97,30 @@ async function waitForJob(ctx: Context, name: string, timeoutSeconds: number): P
   }
 }
 
+/**
+ * suspend sets spec.suspend; resume clears it and, for a CronJob stopped after failed runs (status.stopped),
+ * asks the operator to resume it with a new resume request (the operator resets the count; server-side, so it
+ * holds across restarts).
+ */
 export async function setSuspend(ctx: Context, args: Args, suspend: boolean): Promise<Output> {
   const before = await getCronJob(ctx, args.name);
   const verb = suspend ? "suspended" : "resumed";
-  if ((before.spec.suspend ?? false) === suspend) {
+  const stopped = !suspend ? before.status?.stopped : undefined;
+  if ((before.spec.suspend ?? false) === suspend && !stopped) {
     return { text: `${RESOURCE}/${args.name} already ${verb}\n`, json: before };
   }
-  const after = await ctx.client.patch<CronJob>(
-    CronJobResource,
-    ctx.namespace,
-    args.name,
-    { spec: { suspend } },
-    "merge",
-    { fieldManager: FIELD_MANAGER },
-  );
-  return { text: `${RESOURCE}/${args.name} ${verb}\n`, json: after };
+  const patch: Record<string, unknown> = {};
+  if ((before.spec.suspend ?? false) !== suspend) patch.spec = { suspend };
+  if (stopped) patch.metadata = { annotations: { [RESUME_ANNOTATION]: ctx.now().toISOString() } };
+  const after = await ctx.client.patch<CronJob>(CronJobResource, ctx.namespace, args.name, patch, "merge", {
+    fieldManager: FIELD_MANAGER,
+  });
+  const notes = stopped
+    ? [
+        `it was stopped after ${stopped.failures} failed runs in a row (since ${stopped.time}); the operator resumes it and counts from 0`,
+      ]
+    : [];
+  return { text: `${RESOURCE}/${args.name} ${verb}\n`, json: after, notes };
 }
 
 export async function next(ctx: Context, args: Args): Promise<Output> {
@@ -204,6 +214,7 @@ export async function list(ctx: Context, args: Args): Promise<Output> {
     "SCHEDULE",
     "TIMEZONE",
     "SUSPEND",
+    "STOPPED",
     "ACTIVE",
     "LAST SCHEDULE",
     "NEXT SCHEDULE",
@@ -215,6 +226,7 @@ export async function list(ctx: Context, args: Args): Promise<Output> {
     c.spec.schedule,
     c.spec.timeZone ?? "",
     String(c.spec.suspend === true),
+    c.status?.stopped ? `after ${c.status.stopped.failures} failures` : "-",
     String(c.status?.activeCount ?? c.status?.active?.length ?? 0),
     c.status?.lastScheduleTime ?? "-",
     c.status?.nextScheduleTime ?? "-",

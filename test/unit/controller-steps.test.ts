@@ -5,11 +5,16 @@ import { parseHashedSchedule } from "../../api/v1/schedule/index.ts";
 import { type Job, SCHEDULED_AT_ANNOTATION } from "../../api/v1/index.ts";
 import {
   degradedCondition,
+  failureStop,
   guards,
+  missedByPolicy,
   missedDeadline,
   newestFinished,
   progressingCondition,
+  scheduleDecision,
   scheduledConditions,
+  slotAlreadyRan,
+  statusAfterGuards,
 } from "../../controllers/steps.ts";
 
 const key = { namespace: "ns", name: "cj" };
@@ -71,6 +76,268 @@ describe("step 6: guards", () => {
   it("Progressing counts the running Jobs", () => {
     assert.equal(progressingCondition(3).message, "3 Job(s) running");
     assert.equal(progressingCondition(0).status, "False");
+  });
+});
+
+describe("step 6: the status the guards leave", () => {
+  const status = { resolvedSchedule: "0 * * * *", nextScheduleTime: "2026-11-23T11:00:00Z", lastScheduleTime: "x" };
+
+  it("drops nextScheduleTime (step 12 sets it again) and keeps the rest, the input untouched", () => {
+    const d = guards(cj({ deleting: true }), parsed("0 * * * *"), 0);
+    assert.deepEqual(statusAfterGuards(status, d), { resolvedSchedule: "0 * * * *", lastScheduleTime: "x" });
+    assert.equal(status.nextScheduleTime, "2026-11-23T11:00:00Z");
+  });
+
+  it("writes the resolved schedule, or removes it for an unparseable schedule", () => {
+    const ok = guards(cj(), parsed("H 3 * * *"), 0);
+    assert.ok(!ok.stop);
+    assert.equal(statusAfterGuards(status, ok).resolvedSchedule, ok.resolvedSchedule);
+    assert.ok(!("resolvedSchedule" in statusAfterGuards(status, guards(cj(), parsed("0 0 30 2 *"), 0))));
+  });
+});
+
+describe("step 7: scheduleDecision", () => {
+  const hourly = parsed("0 * * * *");
+  assert.ok(hourly.ok);
+  const at = (t: string) => new Date(t);
+  const iso = (ds: Date[]) => ds.map((d) => d.toISOString().replace(".000Z", "Z"));
+  const decide = (o: {
+    last?: string;
+    created?: string;
+    deadline?: number;
+    now: string;
+    clockNow?: string;
+    policy?: "RunLatest" | "Skip" | "RunAll";
+    concurrency?: string;
+    announced?: string;
+  }) =>
+    scheduleDecision({
+      schedule: hourly.schedule,
+      lastScheduleTime: o.last,
+      creationTimestamp: o.created ?? "2026-11-23T00:30:00Z",
+      startingDeadlineSeconds: o.deadline,
+      missedRunPolicy: o.policy,
+      concurrencyPolicy: o.concurrency,
+      announced: o.announced,
+      now: at(o.now),
+      clockNow: at(o.clockNow ?? o.now),
+    });
+
+  it("the newest slot after the last run is due; the next slot is the requeue time", () => {
+    const d = decide({ last: "2026-11-23T08:00:00Z", now: "2026-11-23T10:20:00Z" });
+    assert.deepEqual(d, { due: [at("2026-11-23T10:00:00Z")], next: at("2026-11-23T11:00:00Z") });
+  });
+
+  it("without a last run, slots count from creation; none yet means nothing due", () => {
+    assert.deepEqual(decide({ now: "2026-11-23T00:50:00Z" }), { due: [], next: at("2026-11-23T01:00:00Z") });
+    assert.deepEqual(iso(decide({ now: "2026-11-23T01:00:00Z" }).due), ["2026-11-23T01:00:00Z"]);
+  });
+
+  it("a slot exactly startingDeadlineSeconds late still runs; a millisecond later it is too late", () => {
+    const onTime = decide({ last: "2026-11-23T09:00:00Z", deadline: 60, now: "2026-11-23T10:01:00Z" });
+    assert.deepEqual(iso(onTime.due), ["2026-11-23T10:00:00Z"]);
+    const late = decide({
+      last: "2026-11-23T09:00:00Z",
+      deadline: 60,
+      now: "2026-11-23T10:01:00Z",
+      clockNow: "2026-11-23T10:01:00.001Z",
+    });
+    assert.deepEqual(late.due, []);
+    assert.deepEqual(late.tooLate, { slot: at("2026-11-23T10:00:00Z"), deadline: 60 });
+  });
+
+  it("more than 100 missed slots are reported, and only the newest is due", () => {
+    const d = decide({ last: "2026-11-01T00:00:00Z", now: "2026-11-23T10:20:00Z" });
+    assert.deepEqual(iso(d.due), ["2026-11-23T10:00:00Z"]);
+    assert.equal(d.tooManyMissed?.reason, "TooManyMissedTimes");
+    assert.equal(decide({ last: "2026-11-23T08:00:00Z", now: "2026-11-23T10:20:00Z" }).tooManyMissed, undefined);
+  });
+
+  describe("missedRunPolicy Skip", () => {
+    it("runs the slot status announced, however late it is reached", () => {
+      const d = decide({
+        policy: "Skip",
+        last: "2026-11-23T09:00:00Z",
+        announced: "2026-11-23T10:00:00Z",
+        now: "2026-11-23T10:40:00Z",
+      });
+      assert.deepEqual(iso(d.due), ["2026-11-23T10:00:00Z"]);
+      assert.equal(d.notRun, undefined);
+    });
+
+    it("does not run a slot that was never announced (down, suspended, stopped, Forbid), and reports it", () => {
+      // Unsuspended at 10:20: while suspended, status had no nextScheduleTime.
+      const d = decide({ policy: "Skip", last: "2026-11-23T07:00:00Z", now: "2026-11-23T10:20:00Z" });
+      assert.deepEqual(d.due, []);
+      assert.deepEqual(d.notRun, { slot: at("2026-11-23T10:00:00Z"), policy: "Skip", count: 3 });
+      assert.deepEqual(d.next, at("2026-11-23T11:00:00Z"));
+      // Down across 09:00 and 10:00: 09:00 was announced, but it is not the newest any more.
+      const down = decide({
+        policy: "Skip",
+        last: "2026-11-23T08:00:00Z",
+        announced: "2026-11-23T09:00:00Z",
+        now: "2026-11-23T10:20:00Z",
+      });
+      assert.deepEqual(down.due, []);
+      assert.equal(down.notRun?.slot.toISOString(), "2026-11-23T10:00:00.000Z");
+    });
+
+    it("never reports TooManyMissedTimes (nothing old is started)", () => {
+      assert.equal(
+        decide({ policy: "Skip", last: "2026-11-01T00:00:00Z", now: "2026-11-23T10:20:00Z" }).tooManyMissed,
+        undefined,
+      );
+    });
+  });
+
+  describe("missedRunPolicy RunAll", () => {
+    it("runs every missed slot, oldest first", () => {
+      const d = decide({ policy: "RunAll", last: "2026-11-23T06:00:00Z", now: "2026-11-23T10:20:00Z" });
+      assert.deepEqual(iso(d.due), [
+        "2026-11-23T07:00:00Z",
+        "2026-11-23T08:00:00Z",
+        "2026-11-23T09:00:00Z",
+        "2026-11-23T10:00:00Z",
+      ]);
+      assert.equal(d.notRun, undefined);
+    });
+
+    it("only inside startingDeadlineSeconds; the newest expired slot is reported", () => {
+      const d = decide({
+        policy: "RunAll",
+        last: "2026-11-23T06:00:00Z",
+        deadline: 2 * 3600,
+        now: "2026-11-23T10:20:00Z",
+      });
+      assert.deepEqual(iso(d.due), ["2026-11-23T09:00:00Z", "2026-11-23T10:00:00Z"]);
+      assert.deepEqual(d.tooLate, { slot: at("2026-11-23T08:00:00Z"), deadline: 7200 });
+    });
+
+    it("at most the newest 100; the older ones are reported, with TooManyMissedTimes", () => {
+      const d = decide({ policy: "RunAll", last: "2026-11-01T00:00:00Z", now: "2026-11-23T10:20:00Z" });
+      assert.equal(d.due.length, 100);
+      assert.equal(d.due[99]!.toISOString(), "2026-11-23T10:00:00.000Z");
+      assert.equal(d.due[0]!.toISOString(), "2026-11-19T07:00:00.000Z");
+      assert.equal(d.notRun?.slot.toISOString(), "2026-11-19T06:00:00.000Z");
+      assert.equal(d.tooManyMissed?.reason, "TooManyMissedTimes");
+    });
+
+    it("with Replace, only the newest (each would replace the one before); the older ones are reported", () => {
+      const d = decide({
+        policy: "RunAll",
+        concurrency: "Replace",
+        last: "2026-11-23T06:00:00Z",
+        now: "2026-11-23T10:20:00Z",
+      });
+      assert.deepEqual(iso(d.due), ["2026-11-23T10:00:00Z"]);
+      assert.deepEqual(d.notRun, { slot: at("2026-11-23T09:00:00Z"), policy: "RunAll", count: 3 });
+    });
+  });
+});
+
+describe("step 8: missedByPolicy", () => {
+  const notRun = { slot: new Date("2026-11-23T10:00:00Z"), policy: "Skip" as const, count: 1 };
+  it("reports the slot once, never older than what status holds", () => {
+    const d = missedByPolicy(undefined, notRun);
+    assert.equal(d?.lastMissedTime, "2026-11-23T10:00:00Z");
+    assert.match(d!.event.message, /missedRunPolicy Skip/);
+    assert.equal(missedByPolicy("2026-11-23T10:00:00Z", notRun), undefined);
+    assert.equal(missedByPolicy("2026-11-23T11:00:00Z", notRun), undefined);
+  });
+});
+
+describe("step 4b: failureStop", () => {
+  const failed = (name: string, at: string): Job => ({
+    metadata: { name },
+    status: { conditions: [{ type: "Failed", status: "True", lastTransitionTime: at }] },
+  });
+  const ok = (name: string, at: string): Job => ({
+    metadata: { name },
+    status: { completionTime: at, conditions: [{ type: "Complete", status: "True", lastTransitionTime: at }] },
+  });
+  const now = new Date("2026-11-23T12:00:00Z");
+  const run = (o: Partial<Parameters<typeof failureStop>[0]>) =>
+    failureStop({ stopAfter: 3, generation: 1, status: {}, finished: [], resumeRequest: undefined, now, ...o });
+
+  it("counts failed runs in the order they ended; a success sets 0", () => {
+    const d = run({ finished: [failed("b", "2026-11-23T11:00:00Z"), ok("a", "2026-11-23T10:00:00Z")] });
+    assert.equal(d.status.consecutiveFailures, 1);
+    assert.equal(
+      run({ finished: [ok("b", "2026-11-23T11:00:00Z"), failed("a", "2026-11-23T10:00:00Z")] }).status
+        .consecutiveFailures,
+      0,
+    );
+  });
+
+  it("stops at the limit, with the count, the time and the generation, and says so once", () => {
+    const d = run({ status: { consecutiveFailures: 2 }, finished: [failed("c", "2026-11-23T11:00:00Z")] });
+    assert.deepEqual(d.status.stopped, { time: "2026-11-23T12:00:00Z", failures: 3, generation: 1 });
+    assert.equal(d.event?.reason, "StoppedAfterFailures");
+    const again = run({ status: d.status });
+    assert.deepEqual(again.status.stopped, d.status.stopped);
+    assert.equal(again.event, undefined);
+  });
+
+  it("resumes on a new resume request, or a spec change since the stop; the count starts at 0", () => {
+    const stopped = { consecutiveFailures: 3, stopped: { time: "2026-11-23T11:00:00Z", failures: 3, generation: 1 } };
+    const byRequest = run({ status: stopped, resumeRequest: "r1" });
+    assert.equal(byRequest.status.stopped, undefined);
+    assert.equal(byRequest.status.consecutiveFailures, 0);
+    assert.equal(byRequest.status.lastResumeRequest, "r1");
+    assert.equal(byRequest.event?.reason, "Resumed");
+    assert.equal(
+      run({ status: { ...stopped, lastResumeRequest: "r1" }, resumeRequest: "r1" }).status.stopped?.failures,
+      3,
+    );
+    const bySpec = run({ status: stopped, generation: 2 });
+    assert.equal(bySpec.status.stopped, undefined);
+    assert.equal(bySpec.event?.reason, "Resumed");
+  });
+
+  it("an old resume request cannot resume a later stop: it is consumed while running", () => {
+    const d = run({ status: { consecutiveFailures: 1 }, resumeRequest: "r1" });
+    assert.equal(d.status.lastResumeRequest, "r1");
+    assert.equal(d.event, undefined);
+  });
+
+  it("without the spec field nothing is counted and the fields go", () => {
+    const d = run({
+      stopAfter: undefined,
+      status: { consecutiveFailures: 2 },
+      finished: [failed("x", "2026-11-23T11:00:00Z")],
+    });
+    assert.deepEqual(d.status, {});
+  });
+
+  it("a stopped CronJob's guards stop it like a suspended one (run-now still allowed)", () => {
+    const g = guards(
+      { ...cj(), status: { stopped: { time: "t", failures: 3, generation: 1 } } },
+      parsed("0 * * * *"),
+      0,
+    );
+    assert.ok(g.stop && g.suspended);
+    assert.deepEqual(reasons(g), [
+      "Available=False/StoppedAfterFailures",
+      "Progressing=False/NoJobsActive",
+      "Degraded=True/StoppedAfterFailures",
+    ]);
+  });
+});
+
+describe("step 9: slotAlreadyRan", () => {
+  const due = new Date("2026-11-23T10:00:00Z");
+  const jobName = "cj-1795428000"; // jobNameFor("cj", due): seconds since the epoch
+
+  it("status recording the slot (or a newer one) says it ran", () => {
+    assert.equal(slotAlreadyRan("cj", [], { lastScheduleTime: "2026-11-23T10:00:00Z" }, due), true);
+    assert.equal(slotAlreadyRan("cj", [], { lastScheduleTime: "2026-11-23T11:00:00Z" }, due), true);
+    assert.equal(slotAlreadyRan("cj", [], { lastScheduleTime: "2026-11-23T09:00:00Z" }, due), false);
+  });
+
+  it("a Job holding the slot's name, in the cache or only in status.active, says it ran", () => {
+    assert.equal(slotAlreadyRan("cj", [{ metadata: { name: jobName } }], {}, due), true);
+    assert.equal(slotAlreadyRan("cj", [], { active: [{ name: jobName }] }, due), true);
+    assert.equal(slotAlreadyRan("cj", [{ metadata: { name: "cj-1" } }], { active: [{ name: "other" }] }, due), false);
   });
 });
 

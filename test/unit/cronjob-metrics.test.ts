@@ -19,6 +19,8 @@ const GAUGES = [
   "cronjob_last_missed_time_seconds",
   "cronjob_active_jobs",
   "cronjob_suspended",
+  "cronjob_consecutive_failures",
+  "cronjob_stopped",
   "cronjob_info",
 ];
 
@@ -189,9 +191,38 @@ describe("per-CronJob metrics (controllers/metrics.ts)", () => {
     const again = new CronJobMetrics({ list: () => [full], registry });
     assert.deepEqual(names(), [...GAUGES, "cronjob_runs_total"].sort());
     metrics.unregister(); // no longer registered: leaves the second instance's metrics alone
-    assert.equal(names().length, 9);
+    assert.equal(names().length, GAUGES.length + 1);
     again.unregister();
     assert.deepEqual(names(), []);
+  });
+
+  it("the stop-after-failures and missed-run-policy series exist only for CronJobs that use them", async () => {
+    const uses: CronJobView = {
+      metadata: { namespace: "ns", name: "uses" },
+      spec: { schedule: "@hourly", missedRunPolicy: "Skip", stopAfterConsecutiveFailures: 3 },
+      status: { consecutiveFailures: 2 },
+    };
+    const stopped: CronJobView = {
+      metadata: { namespace: "ns", name: "stopped" },
+      spec: { schedule: "@hourly", stopAfterConsecutiveFailures: 1 },
+      status: { consecutiveFailures: 1, stopped: { time: "2026-11-23T10:00:00Z", failures: 1, generation: 1 } },
+    };
+    const plain: CronJobView = { metadata: { namespace: "ns", name: "plain" }, spec: { schedule: "@hourly" } };
+    const { scrape } = setup([uses, stopped, plain]);
+    const lines = await scrape();
+    for (const want of [
+      'cronjob_consecutive_failures{namespace="ns",cronjob="uses"} 2',
+      'cronjob_stopped{namespace="ns",cronjob="uses"} 0',
+      'cronjob_stopped{namespace="ns",cronjob="stopped"} 1',
+      'cronjob_runs_total{namespace="ns",cronjob="uses",outcome="missed_policy"} 0',
+    ]) {
+      assert.ok(lines.includes(want), `missing ${want} in:\n${lines.join("\n")}`);
+    }
+    assert.deepEqual(
+      lines.filter((l) => /cronjob="plain"/.test(l) && /consecutive|stopped|missed_policy/.test(l)),
+      [],
+    );
+    assert.ok(!lines.some((l) => /cronjob="stopped".*missed_policy/.test(l)));
   });
 
   it("--per-cronjob-metrics=false: the no-op counts nothing", () => {

@@ -3,8 +3,10 @@
 import { fakeDriver } from "../integration/cronjob/harness.ts";
 import { reconcilerCases } from "../integration/cronjob/reconciler-cases.ts";
 import { reconcilerEdgeCases } from "../integration/cronjob/reconciler-edges-cases.ts";
+import { policyCases } from "../integration/cronjob/policy-cases.ts";
 import { runNowCases } from "../integration/cronjob/run-now-cases.ts";
 
 reconcilerCases(fakeDriver());
 reconcilerEdgeCases(fakeDriver());
 runNowCases(fakeDriver());
+policyCases(fakeDriver());

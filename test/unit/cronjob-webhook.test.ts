@@ -12,6 +12,7 @@ import {
   KIND,
   MAX_CRONJOB_NAME_LENGTH,
   parseCronJob,
+  RESUME_ANNOTATION,
   RUN_NOW_ANNOTATION,
   RUN_NOW_REQUESTED_BY_ANNOTATION,
   runNowRequestedByValue,
@@ -1348,5 +1349,59 @@ describe("CronJob validating webhook with the Job template dry-run", () => {
       assert.match(r.warnings?.[1] ?? "", /^spec\.jobTemplate: could not be checked against the API server \(/);
       assert.match(r.warnings?.[1] ?? "", reason);
     }
+  });
+});
+
+describe("missed-run policy and stop after failures at admission", () => {
+  it("defaults maxCatchUpRuns to 10 only with missedRunPolicy RunAll; a CronJob without the fields gets no new default", () => {
+    const runAll = variant(minimalCronJob("a"), (o) => (o.spec.missedRunPolicy = "RunAll"));
+    assert.ok(defaultCronJob(runAll).some((op) => op.path === "/spec/maxCatchUpRuns" && op.value === 10));
+    const set = variant(runAll, (o) => (o.spec.maxCatchUpRuns = 3));
+    assert.ok(!defaultCronJob(set).some((op) => op.path === "/spec/maxCatchUpRuns"));
+    for (const policy of [undefined, "RunLatest", "Skip"]) {
+      const o = variant(minimalCronJob("a"), (x) => (x.spec.missedRunPolicy = policy));
+      assert.ok(!defaultCronJob(o).some((op) => op.path === "/spec/maxCatchUpRuns"), String(policy));
+    }
+  });
+
+  it("refuses an unknown policy and out-of-range values, naming the field and the value", () => {
+    const cases: Array<[(s: Record<string, unknown>) => void, string, RegExp]> = [
+      [(s) => (s.missedRunPolicy = "Sometimes"), "spec.missedRunPolicy", /Sometimes/],
+      [(s) => ((s.missedRunPolicy = "RunAll"), (s.maxCatchUpRuns = 0)), "spec.maxCatchUpRuns", /0/],
+      [(s) => ((s.missedRunPolicy = "RunAll"), (s.maxCatchUpRuns = 101)), "spec.maxCatchUpRuns", /101/],
+      [(s) => (s.stopAfterConsecutiveFailures = 0), "spec.stopAfterConsecutiveFailures", /0/],
+      [(s) => (s.stopAfterConsecutiveFailures = 1001), "spec.stopAfterConsecutiveFailures", /1001/],
+      [(s) => (s.stopAfterConsecutiveFailures = 2.5), "spec.stopAfterConsecutiveFailures", /2\.5/],
+    ];
+    for (const [change, field, value] of cases) {
+      const { errors } = validateCronJob(withSpec(change));
+      assert.equal(errors.length, 1, `${field}: ${JSON.stringify(errors)}`);
+      assert.equal(errors[0]!.field, field);
+      assert.match(fieldErrorString(errors[0]!), value);
+    }
+  });
+
+  it("refuses maxCatchUpRuns without RunAll, saying which policy is set", () => {
+    const { errors } = validateCronJob(withSpec((s) => ((s.missedRunPolicy = "Skip"), (s.maxCatchUpRuns = 5))));
+    assert.equal(errors.length, 1);
+    assert.equal(errors[0]!.field, "spec.maxCatchUpRuns");
+    assert.match(fieldErrorString(errors[0]!), /only used with spec.missedRunPolicy "RunAll" \(the policy is "Skip"\)/);
+  });
+
+  it("admits every policy, and RunAll with Replace with a warning", () => {
+    for (const p of ["RunLatest", "Skip", "RunAll"]) {
+      assert.deepEqual(validateCronJob(withSpec((s) => (s.missedRunPolicy = p))).errors, [], p);
+    }
+    const r = validateCronJob(withSpec((s) => ((s.missedRunPolicy = "RunAll"), (s.concurrencyPolicy = "Replace"))));
+    assert.deepEqual(r.errors, []);
+    assert.match(r.warnings.join("\n"), /runs only the newest missed time/);
+    assert.deepEqual(validateCronJob(withSpec((s) => (s.stopAfterConsecutiveFailures = 3))).errors, []);
+  });
+
+  it("refuses a resume request longer than 253 characters, naming the annotation", () => {
+    const o = variant(minimalCronJob("a"), (x) => (x.metadata.annotations = { [RESUME_ANNOTATION]: "x".repeat(254) }));
+    const { errors } = validateCronJob(o);
+    assert.equal(errors.length, 1);
+    assert.equal(errors[0]!.field, `metadata.annotations[${RESUME_ANNOTATION}]`);
   });
 });

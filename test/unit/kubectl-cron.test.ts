@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  RESUME_ANNOTATION,
   CRONJOB_NAME_LABEL,
   manualJobName,
   RUN_NOW_REQUEST_ANNOTATION,
@@ -13,7 +14,7 @@ import type { CronJob } from "../../api/v1/index.ts";
 import type { Client } from "../../runtime/client.ts";
 import { parseCommandLine, UsageError } from "../../cmd/kubectl-cron/args.ts";
 import { historyRows, humanDuration } from "../../cmd/kubectl-cron/history.ts";
-import { history, next, type Context } from "../../cmd/kubectl-cron/commands.ts";
+import { history, list, next, setSuspend, type Context } from "../../cmd/kubectl-cron/commands.ts";
 import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
 import { nextFireTimes } from "../../cmd/kubectl-cron/next.ts";
 import { table } from "../../cmd/kubectl-cron/table.ts";
@@ -322,5 +323,64 @@ describe("run-now request names", () => {
     assert.notEqual(manualJobName(name, "a"), manualJobName(name, "b"));
     assert.ok(manualJobName(name, "a").length <= 63);
     assert.match(manualJobName("b", "a"), /^b-m[0-9a-f]{8}$/);
+  });
+});
+
+describe("kubectl cron resume and list: a CronJob stopped after failures", () => {
+  const stopped = { time: "2026-01-01T03:02:00Z", failures: 3, generation: 4 };
+  const cronJob = (o: { suspend?: boolean; stopped?: typeof stopped }) =>
+    ({
+      metadata: { name: "b", namespace: "prod" },
+      spec: { schedule: "@hourly", suspend: o.suspend ?? false, stopAfterConsecutiveFailures: 3 },
+      status: o.stopped ? { stopped: o.stopped } : {},
+    }) as unknown as CronJob;
+  function ctxFor(obj: CronJob, patches: unknown[]): Context {
+    return {
+      client: {
+        get: async () => obj,
+        patch: async (_rk: unknown, _ns: string, _name: string, body: unknown) => {
+          patches.push(body);
+          return obj;
+        },
+        list: async () => ({ items: [obj], metadata: {} }),
+      } as unknown as Client,
+      namespace: "prod",
+      now: () => new Date("2026-01-01T04:00:00Z"),
+      sleep: async () => undefined,
+    };
+  }
+  const args = (...argv: string[]) => {
+    const a = parseCommandLine(argv);
+    assert.ok(a !== "help");
+    return a;
+  };
+
+  it("resume asks the operator to resume it (a new resume annotation), and says after how many failures", async () => {
+    const patches: unknown[] = [];
+    const out = await setSuspend(ctxFor(cronJob({ stopped }), patches), args("resume", "b"), false);
+    assert.deepEqual(patches, [{ metadata: { annotations: { [RESUME_ANNOTATION]: "2026-01-01T04:00:00.000Z" } } }]);
+    assert.equal(out.text, "cronjobs.batch.tutorial.kubebuilder.io/b resumed\n");
+    assert.match(out.notes?.join("\n") ?? "", /stopped after 3 failed runs in a row/);
+  });
+
+  it("resume of a suspended and stopped one does both in one patch; of a running one, nothing", async () => {
+    const patches: unknown[] = [];
+    await setSuspend(ctxFor(cronJob({ suspend: true, stopped }), patches), args("resume", "b"), false);
+    assert.deepEqual(patches, [
+      { spec: { suspend: false }, metadata: { annotations: { [RESUME_ANNOTATION]: "2026-01-01T04:00:00.000Z" } } },
+    ]);
+    const none: unknown[] = [];
+    const out = await setSuspend(ctxFor(cronJob({}), none), args("resume", "b"), false);
+    assert.deepEqual(none, []);
+    assert.match(out.text, /already resumed/);
+  });
+
+  it("list shows the stop in the STOPPED column", async () => {
+    const out = await list(ctxFor(cronJob({ stopped }), []), args("list"));
+    const [header, row] = out.text.split("\n");
+    assert.match(header!, /SUSPEND +STOPPED +ACTIVE/);
+    assert.match(row!, /false +after 3 failures +0/);
+    const running = await list(ctxFor(cronJob({}), []), args("list"));
+    assert.match(running.text.split("\n")[1]!, /false +- +0/);
   });
 });

@@ -42,7 +42,11 @@ function readmeNames(): string[] {
   for (const m of section.matchAll(/`([a-z][a-z0-9_]+)(?:\{[^}`]*\})?`/g)) {
     const name = m[1]!;
     // Full metric names only: label values (`queue_full`) and prefixes (`workqueue_*`) are not.
-    if (/_(total|seconds|bytes|status|depth|workers|reconciles|in_flight|jobs|suspended|info)$/.test(name))
+    if (
+      /_(total|seconds|bytes|status|depth|workers|reconciles|in_flight|jobs|suspended|stopped|failures|info)$/.test(
+        name,
+      )
+    )
       names.add(name);
   }
   return [...names].filter((n) => !n.startsWith("process_") && !n.startsWith("nodejs_")).sort();

@@ -19,6 +19,7 @@ const KUBECTL = process.env.KUBECTL ?? "kubectl";
 const ALERTS = [
   "CronJobMissedSchedule",
   "CronJobLastRunFailed",
+  "CronJobStoppedAfterFailures",
   "CronJobNotRunOnTime",
   "CronJobOperatorDown",
   "CronJobOperatorReconcileErrors",
@@ -27,7 +28,12 @@ const ALERTS = [
   "CronJobWebhookServerErrors",
 ];
 /** Alerts about one CronJob: labelled namespace and cronjob. */
-const PER_CRONJOB = ["CronJobMissedSchedule", "CronJobLastRunFailed", "CronJobNotRunOnTime"];
+const PER_CRONJOB = [
+  "CronJobMissedSchedule",
+  "CronJobLastRunFailed",
+  "CronJobStoppedAfterFailures",
+  "CronJobNotRunOnTime",
+];
 
 type Obj = Record<string, any>;
 interface Rule {

@@ -1,0 +1,331 @@
+// The scheduling policies of issue 22 in the reconciler, with a fake clock: what happens to missed slots
+// (spec.missedRunPolicy Skip and RunAll, with maxCatchUpRuns), and stopping after repeated failures
+// (spec.stopAfterConsecutiveFailures, resumed by the resume annotation or a spec change). Restarts and leader
+// changes are a new reconciler (nothing remembered) on the same objects. One table, two drivers: policy.test.ts
+// runs it against envtest, test/unit/cronjob-reconciler-table.test.ts against the in-memory FakeClient.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import {
+  type CronJob,
+  CronJobResource as CronJobKind,
+  manualJobName,
+  RESUME_ANNOTATION,
+  RUN_NOW_ANNOTATION,
+  SCHEDULED_AT_ANNOTATION,
+} from "../../../api/v1/index.ts";
+import { CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
+import type { Result } from "../../../runtime/controller.ts";
+import type { ObjectClient } from "../../../runtime/interfaces.ts";
+import { discardLogger } from "../../../runtime/log.ts";
+import { condition, type ReconcileHarness, type ReconcilerDriver } from "./harness.ts";
+
+const HOUR = 3600_000;
+const MIN = 60_000;
+const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
+const nextHour = (t: number) => Math.floor(t / HOUR) * HOUR + HOUR;
+const jobName = (cj: string, slot: number) => `${cj}-${slot / 1000}`;
+
+export function policyCases(driver: ReconcilerDriver): void {
+  describe(`missed-run policies and stop after failures in the reconciler (fake clock, ${driver.name})`, () => {
+    let h: ReconcileHarness<ObjectClient>;
+    let n = 0;
+
+    /** A CronJob on `0 * * * *`, the clock half an hour before its first slot, after one reconcile. */
+    async function fresh(spec: Parameters<ReconcileHarness["createCronJob"]>[1] = {}) {
+      const name = `pol-${++n}`;
+      const created = await h.createCronJob(name, spec);
+      const h1 = nextHour(new Date(created.metadata.creationTimestamp!).getTime());
+      h.clock.set(new Date(h1 - HOUR / 2));
+      await h.reconcile(name);
+      h.takeEvents();
+      return { name, h1 };
+    }
+    /** A reconcile by another reconciler: a restart, or another replica after a leader change. */
+    async function reconcileAfterRestart(name: string): Promise<Result> {
+      const other = new CronJobReconciler({ client: h.client, cache: h.cache, recorder: h.recorder, clock: h.clock });
+      const r = await other.reconcile(
+        { namespace: h.namespace, name },
+        { log: discardLogger, reconcileID: "restarted", signal: new AbortController().signal },
+      );
+      await h.settle(name);
+      return r;
+    }
+    async function slots(name: string): Promise<string[]> {
+      return (await h.jobs(name))
+        .map((j) => j.metadata?.annotations?.[SCHEDULED_AT_ANNOTATION])
+        .filter((s): s is string => s !== undefined)
+        .sort();
+    }
+    async function patch(name: string, change: (cj: CronJob) => void) {
+      const cj = await h.get(name);
+      change(cj);
+      await h.client.update(CronJobKind, cj);
+      await h.settle(name);
+    }
+    async function finish(name: string, slot: number, outcome: "Complete" | "Failed") {
+      await h.finishJob(jobName(name, slot), outcome, iso(slot), iso(slot + MIN));
+      await h.settle(name);
+    }
+
+    before(async () => {
+      await driver.setup();
+      h = await driver.harness("policies", new Date().toISOString());
+    });
+    after(async () => {
+      await h?.stop();
+      await driver.teardown();
+    });
+
+    describe("missedRunPolicy Skip", () => {
+      it("unsuspending after a slot passed starts nothing; the next slot runs; the skipped one is reported once", async () => {
+        const { name, h1 } = await fresh({ missedRunPolicy: "Skip", suspend: true });
+        h.clock.set(new Date(h1 + 20 * MIN));
+        await h.reconcile(name);
+        await patch(name, (cj) => (cj.spec.suspend = false));
+        await h.reconcile(name);
+        await h.reconcile(name);
+        assert.deepEqual(await slots(name), [], "unsuspending starts no Job");
+        const st = (await h.get(name)).status!;
+        assert.equal(st.lastMissedTime, iso(h1));
+        assert.equal(st.nextScheduleTime, iso(h1 + HOUR));
+        assert.deepEqual(
+          h.takeEvents().filter((e) => e.includes("MissSchedule")),
+          [
+            `Warning MissSchedule Missed scheduled time to start a job: ${iso(h1)} (missedRunPolicy Skip runs only the time status.nextScheduleTime announced (the operator was down, or the CronJob suspended, stopped or blocked by a Forbid run))`,
+          ],
+        );
+        h.clock.set(new Date(h1 + HOUR + 100));
+        await h.reconcile(name);
+        assert.deepEqual(await slots(name), [iso(h1 + HOUR)]);
+      });
+
+      it("the slot status announced runs however late it is reached (a busy controller skips nothing)", async () => {
+        const { name, h1 } = await fresh({ missedRunPolicy: "Skip" });
+        assert.equal((await h.get(name)).status?.nextScheduleTime, iso(h1));
+        h.clock.set(new Date(h1 + 40 * MIN));
+        await h.reconcile(name);
+        assert.deepEqual(await slots(name), [iso(h1)]);
+      });
+
+      it("slots that passed while no controller ran do not run, also after a restart", async () => {
+        const { name, h1 } = await fresh({ missedRunPolicy: "Skip" });
+        h.clock.set(new Date(h1 + 2 * HOUR + 5 * MIN));
+        await reconcileAfterRestart(name);
+        await reconcileAfterRestart(name);
+        assert.deepEqual(await slots(name), []);
+        assert.equal((await h.get(name)).status?.lastMissedTime, iso(h1 + 2 * HOUR));
+        h.clock.set(new Date(h1 + 3 * HOUR));
+        await reconcileAfterRestart(name);
+        assert.deepEqual(await slots(name), [iso(h1 + 3 * HOUR)]);
+      });
+
+      it("with Forbid, a slot blocked by a running Job does not run when it finishes", async () => {
+        const { name, h1 } = await fresh({ missedRunPolicy: "Skip", concurrencyPolicy: "Forbid" });
+        h.clock.set(new Date(h1));
+        await h.reconcile(name);
+        await h.startJob(jobName(name, h1), iso(h1));
+        h.clock.set(new Date(h1 + HOUR));
+        await h.reconcile(name); // blocked: JobAlreadyActive
+        await finish(name, h1, "Complete");
+        h.clock.set(new Date(h1 + HOUR + 10 * MIN));
+        await h.reconcile(name);
+        assert.deepEqual(await slots(name), [iso(h1)]);
+        assert.equal((await h.get(name)).status?.lastMissedTime, iso(h1 + HOUR));
+      });
+    });
+
+    describe("missedRunPolicy RunAll", () => {
+      it("after an outage, every missed slot runs once, oldest first; repeats start nothing", async () => {
+        const { name, h1 } = await fresh({ missedRunPolicy: "RunAll", maxCatchUpRuns: 10 });
+        h.clock.set(new Date(h1 + 3 * HOUR + 5 * MIN));
+        await h.reconcile(name);
+        const want = [0, 1, 2, 3].map((i) => iso(h1 + i * HOUR));
+        assert.deepEqual(await slots(name), want);
+        assert.equal((await h.get(name)).status?.lastScheduleTime, want[3]);
+        assert.deepEqual(
+          h.takeEvents().filter((e) => e.includes("SuccessfulCreate")),
+          [0, 1, 2, 3].map((i) => `Normal SuccessfulCreate Created job ${jobName(name, h1 + i * HOUR)}`),
+        );
+        await h.reconcile(name);
+        await reconcileAfterRestart(name);
+        assert.deepEqual(await slots(name), want);
+      });
+
+      it("maxCatchUpRuns per pass: the rest follow at once, across a restart and a leader change, none twice", async () => {
+        const { name, h1 } = await fresh({ missedRunPolicy: "RunAll", maxCatchUpRuns: 2 });
+        h.clock.set(new Date(h1 + 4 * HOUR + 5 * MIN));
+        const r1 = await h.reconcile(name);
+        assert.deepEqual(await slots(name), [iso(h1), iso(h1 + HOUR)]);
+        assert.ok((r1.requeueAfterMs ?? Infinity) <= 1000, `requeued at once: ${JSON.stringify(r1)}`);
+        await reconcileAfterRestart(name);
+        assert.deepEqual(
+          await slots(name),
+          [0, 1, 2, 3].map((i) => iso(h1 + i * HOUR)),
+        );
+        const r3 = await reconcileAfterRestart(name);
+        assert.deepEqual(
+          await slots(name),
+          [0, 1, 2, 3, 4].map((i) => iso(h1 + i * HOUR)),
+        );
+        assert.equal(r3.requeueAfterMs, h1 + 5 * HOUR - h.clock.now().getTime() + 100, "then the next slot");
+      });
+
+      it("a status write lost after the creates (a crash): the Jobs are found, none is created again", async () => {
+        const { name, h1 } = await fresh({ missedRunPolicy: "RunAll" });
+        const before = (await h.get(name)).status;
+        h.clock.set(new Date(h1 + 2 * HOUR + MIN));
+        await h.reconcile(name);
+        // Put status back as it was before the pass, as if the process died before its status write.
+        const cj = await h.get(name);
+        cj.status = before;
+        await h.client.updateStatus(CronJobKind, cj);
+        await h.settle(name);
+        await reconcileAfterRestart(name);
+        assert.deepEqual(
+          await slots(name),
+          [0, 1, 2].map((i) => iso(h1 + i * HOUR)),
+        );
+        assert.equal((await h.get(name)).status?.lastScheduleTime, iso(h1 + 2 * HOUR));
+      });
+
+      it("with Forbid, the missed slots run one after the other, each when the one before finished", async () => {
+        const { name, h1 } = await fresh({ missedRunPolicy: "RunAll", concurrencyPolicy: "Forbid" });
+        h.clock.set(new Date(h1 + 2 * HOUR + 5 * MIN));
+        await h.reconcile(name);
+        assert.deepEqual(await slots(name), [iso(h1)]);
+        await h.startJob(jobName(name, h1), iso(h1 + 2 * HOUR));
+        await h.reconcile(name);
+        assert.deepEqual(await slots(name), [iso(h1)], "waits while it runs");
+        await finish(name, h1, "Complete");
+        await reconcileAfterRestart(name);
+        assert.deepEqual(await slots(name), [iso(h1), iso(h1 + HOUR)]);
+        await finish(name, h1 + HOUR, "Complete");
+        await h.reconcile(name);
+        assert.deepEqual(
+          await slots(name),
+          [0, 1, 2].map((i) => iso(h1 + i * HOUR)),
+        );
+      });
+
+      it("only slots within startingDeadlineSeconds; the newest expired one is reported", async () => {
+        const { name, h1 } = await fresh({ missedRunPolicy: "RunAll", startingDeadlineSeconds: 2 * 3600 + 600 });
+        h.clock.set(new Date(h1 + 4 * HOUR + 5 * MIN));
+        await h.reconcile(name);
+        assert.deepEqual(
+          await slots(name),
+          [2, 3, 4].map((i) => iso(h1 + i * HOUR)),
+        );
+        assert.equal((await h.get(name)).status?.lastMissedTime, iso(h1 + HOUR));
+      });
+
+      it("with Replace, only the newest runs; the older ones are reported", async () => {
+        const { name, h1 } = await fresh({ missedRunPolicy: "RunAll", concurrencyPolicy: "Replace" });
+        h.clock.set(new Date(h1 + 2 * HOUR + 5 * MIN));
+        await h.reconcile(name);
+        assert.deepEqual(await slots(name), [iso(h1 + 2 * HOUR)]);
+        assert.equal((await h.get(name)).status?.lastMissedTime, iso(h1 + HOUR));
+      });
+    });
+
+    describe("stopAfterConsecutiveFailures", () => {
+      async function failSlot(name: string, slot: number) {
+        h.clock.set(new Date(slot));
+        await h.reconcile(name);
+        await finish(name, slot, "Failed");
+        h.clock.set(new Date(slot + 2 * MIN));
+        await h.reconcile(name);
+      }
+
+      it("stops after N failures in a row: condition, Event, no more slots; run-now still works", async () => {
+        const { name, h1 } = await fresh({ stopAfterConsecutiveFailures: 2, failedJobsHistoryLimit: 5 });
+        await failSlot(name, h1);
+        assert.equal((await h.get(name)).status?.consecutiveFailures, 1);
+        assert.equal((await h.get(name)).status?.stopped, undefined);
+        await failSlot(name, h1 + HOUR);
+        const st = (await h.get(name)).status!;
+        assert.deepEqual(st.stopped, { time: iso(h1 + HOUR + 2 * MIN), failures: 2, generation: 1 });
+        assert.equal(st.nextScheduleTime, undefined);
+        assert.equal(condition(await h.get(name), "Available")?.reason, "StoppedAfterFailures");
+        assert.equal(condition(await h.get(name), "Degraded")?.reason, "StoppedAfterFailures");
+        assert.ok(h.takeEvents().some((e) => e.startsWith("Warning StoppedAfterFailures Stopped scheduling after 2")));
+        h.clock.set(new Date(h1 + 3 * HOUR + MIN));
+        await reconcileAfterRestart(name);
+        assert.deepEqual(
+          await slots(name),
+          [iso(h1), iso(h1 + HOUR)],
+          "no slot runs while stopped, after a restart too",
+        );
+        assert.ok((await h.get(name)).status?.stopped, "the stop survives a restart");
+        await patch(name, (cj) => (cj.metadata.annotations = { [RUN_NOW_ANNOTATION]: "try-fix" }));
+        await h.reconcile(name);
+        assert.ok((await h.jobs(name)).some((j) => j.metadata?.name === manualJobName(name, "try-fix")));
+      });
+
+      it("the resume annotation resumes it once and counts from 0; an old annotation does not resume a later stop", async () => {
+        const { name, h1 } = await fresh({ stopAfterConsecutiveFailures: 1, failedJobsHistoryLimit: 5 });
+        await failSlot(name, h1);
+        assert.ok((await h.get(name)).status?.stopped);
+        await patch(name, (cj) => (cj.metadata.annotations = { [RESUME_ANNOTATION]: "r1" }));
+        await h.reconcile(name);
+        let st = (await h.get(name)).status!;
+        assert.equal(st.stopped, undefined);
+        assert.equal(st.consecutiveFailures, 0);
+        assert.equal(st.lastResumeRequest, "r1");
+        assert.ok(
+          h.takeEvents().some((e) => e.startsWith('Normal Resumed Scheduling resumed by the resume request "r1"')),
+        );
+        assert.equal(st.nextScheduleTime, iso(h1 + HOUR));
+        await failSlot(name, h1 + HOUR);
+        st = (await h.get(name)).status!;
+        assert.equal(st.stopped?.failures, 1, "stopped again: the old request does not resume it");
+      });
+
+      it("a spec change resumes it", async () => {
+        const { name, h1 } = await fresh({ stopAfterConsecutiveFailures: 1, failedJobsHistoryLimit: 5 });
+        await failSlot(name, h1);
+        await patch(name, (cj) => (cj.spec.stopAfterConsecutiveFailures = 3));
+        await h.reconcile(name);
+        const st = (await h.get(name)).status!;
+        assert.equal(st.stopped, undefined);
+        assert.equal(st.consecutiveFailures, 0);
+        h.clock.set(new Date(h1 + HOUR));
+        await h.reconcile(name);
+        assert.deepEqual(await slots(name), [iso(h1), iso(h1 + HOUR)]);
+      });
+
+      it("a success sets the count to 0; running Jobs are not touched by a stop", async () => {
+        const { name, h1 } = await fresh({ stopAfterConsecutiveFailures: 2, concurrencyPolicy: "Allow" });
+        await failSlot(name, h1);
+        h.clock.set(new Date(h1 + HOUR));
+        await h.reconcile(name);
+        await finish(name, h1 + HOUR, "Complete");
+        await h.reconcile(name);
+        assert.equal((await h.get(name)).status?.consecutiveFailures, 0);
+        // Two failures while a third Job runs: stopped, the running Job stays.
+        h.clock.set(new Date(h1 + 2 * HOUR));
+        await h.reconcile(name);
+        h.clock.set(new Date(h1 + 3 * HOUR));
+        await h.reconcile(name);
+        h.clock.set(new Date(h1 + 4 * HOUR));
+        await h.reconcile(name);
+        await finish(name, h1 + 2 * HOUR, "Failed");
+        await finish(name, h1 + 3 * HOUR, "Failed");
+        await h.reconcile(name);
+        const st = (await h.get(name)).status!;
+        assert.equal(st.stopped?.failures, 2);
+        assert.deepEqual(
+          st.active?.map((r) => r.name),
+          [jobName(name, h1 + 4 * HOUR)],
+        );
+      });
+
+      it("without the field nothing is counted: a CronJob that does not use it keeps its status", async () => {
+        const { name, h1 } = await fresh({});
+        await failSlot(name, h1);
+        const st = (await h.get(name)).status!;
+        assert.equal(st.consecutiveFailures, undefined);
+        assert.equal(st.stopped, undefined);
+      });
+    });
+  });
+}
