@@ -11,7 +11,12 @@ import {
   CronJobSchema,
   type CronJobWire,
   CronJobWireSchema,
+  BACKFILL_REQUEST_ANNOTATION,
+  backfillRequestOf,
   DEFAULT_MAX_CATCH_UP_RUNS,
+  jobForBackfill,
+  MAX_BACKFILL_SLOTS,
+  slotsInRange,
   resumeRequestOf,
   type CronJobWireStatus,
   type Job,
@@ -42,6 +47,7 @@ import { type CronJobRunMetrics, noCronJobMetrics, type RunOutcome } from "./met
 import { type CronJobKey, ReconcilerMemory } from "./memory.ts";
 import { newestTimes } from "./status.ts";
 import {
+  backfillDecision,
   failureStop,
   guards,
   missedByPolicy,
@@ -246,9 +252,13 @@ export class CronJobReconciler implements Reconciler {
       if (guard.event) this.event(cronJob, guard.event.reason, guard.event.message);
       // A run-now request is an explicit ask: it runs while the schedule is suspended (not while deleting
       // or invalid), as `kubectl create job --from` does for the built-in kind.
-      const writes = guard.suspended
+      // A backfill is as explicit: it runs too (suspended or stopped), and is recorded in the other cases.
+      const runNow = guard.suspended
         ? await this.runNowIfRequested(cronJob, children, guarded, ctx)
         : noWrites(guarded);
+      const writes = guard.suspended
+        ? thenWrites(runNow, await this.runBackfill(cronJob, children, runNow.status, now, ctx))
+        : runNow;
       const written = await this.writeStatus(cronJob, writes.status, guard.conditions, now, ctx);
       if (writes.retry) throw new Error(writes.retry);
       return written ? {} : { requeue: true };
@@ -291,7 +301,10 @@ export class CronJobReconciler implements Reconciler {
     const slotWrites = catchUp.writes;
 
     // 11b. A run-now request (the run-now annotation changed): one Job, under the concurrency policy.
-    const writes = thenWrites(slotWrites, await this.runNowIfRequested(cronJob, children, slotWrites.status, ctx));
+    const runNow = thenWrites(slotWrites, await this.runNowIfRequested(cronJob, children, slotWrites.status, ctx));
+
+    // 11c. A backfill request: the slots of a past range, oldest first, under the concurrency policy.
+    const writes = thenWrites(runNow, await this.runBackfill(cronJob, children, runNow.status, now, ctx));
 
     // 12. One status write, only if something changed. Creation first: when other CronJobs are waiting
     // (many slots fall on the same second), a Job just created is not followed by its status write
@@ -451,10 +464,20 @@ export class CronJobReconciler implements Reconciler {
    */
   private isUnrecordedRun(cronJob: StoredCronJob, job: Readonly<Job>): boolean {
     if (!this.isOurCreation(cronJob, job)) return false;
+    // A Job of the current backfill request past its recorded progress (or before status knew the request):
+    // created before a crash lost the status write.
+    const slot = scheduledTimeOf(job);
+    const backfillId = job.metadata?.annotations?.[BACKFILL_REQUEST_ANNOTATION];
+    const current = backfillRequestOf(cronJob);
+    if (backfillId !== undefined && current?.ok && current.request.id === backfillId) {
+      const bf = cronJob.status?.backfill;
+      if (!bf || bf.id !== backfillId) return true;
+      if (bf.phase === "Running" && slot && (!bf.lastSlot || slot.getTime() > new Date(bf.lastSlot).getTime()))
+        return true;
+    }
     const request = job.metadata?.annotations?.[RUN_NOW_REQUEST_ANNOTATION];
     if (request !== undefined)
       return request === runNowRequestOf(cronJob) && request !== cronJob.status?.lastRunNowRequest;
-    const slot = scheduledTimeOf(job);
     const last = cronJob.status?.lastScheduleTime;
     return !!slot && (!last || slot.getTime() > new Date(last).getTime());
   }
@@ -488,13 +511,10 @@ export class CronJobReconciler implements Reconciler {
     ];
     for (const [jobs, limit] of limits) {
       if (limit === undefined || jobs.length <= limit) continue;
-      // The Job of a run-now request is its only record until status holds the request: deleting it first
-      // would let a crash before the status write run the request again.
-      const unrecorded = (j: Readonly<Job>) => {
-        const r = j.metadata?.annotations?.[RUN_NOW_REQUEST_ANNOTATION];
-        return r !== undefined && r === runNowRequestOf(cronJob) && r !== cronJob.status?.lastRunNowRequest;
-      };
-      const oldestFirst = [...jobs].filter((j) => !unrecorded(j)).sort(byStartTime);
+      // A Job whose run the stored status has not recorded (a run-now request, a slot newer than
+      // lastScheduleTime, a backfill slot past its progress) is that run's only record: deleting it before the
+      // status write would let a crash run it again. It goes in a later pass.
+      const oldestFirst = [...jobs].filter((j) => !this.isUnrecordedRun(cronJob, j)).sort(byStartTime);
       // Best effort: a failure is reported, and the next reconcile tries again.
       const excess = Math.max(0, jobs.length - limit);
       for (const job of oldestFirst.slice(0, excess)) await this.deleteJob(cronJob, job, ctx, "history");
@@ -751,6 +771,86 @@ export class CronJobReconciler implements Reconciler {
     this.countRun(cronJob, "manual");
     ctx.log.info("created Job for run-now request", { job: name, request, requestedBy: who });
     return writes;
+  }
+
+  // --- 11c ----------------------------------------------------------------------------------------
+
+  /**
+   * Works through a backfill request (steps.ts backfillDecision starts, refuses or cancels it): the next slots
+   * after status.backfill.lastSlot, oldest first. A slot whose Job exists (scheduled, run by an earlier request,
+   * or created by this one before a crash) is not run again. At most `parallelism` of the request's Jobs run at
+   * a time (Allow); with Forbid or Replace one Job at a time overall, and a backfill never replaces a run.
+   */
+  private async runBackfill(
+    cronJob: StoredCronJob,
+    children: Children,
+    status: Readonly<CronJobWireStatus>,
+    now: Date,
+    ctx: ReconcileContext,
+  ): Promise<JobWrites> {
+    const request = backfillRequestOf(cronJob);
+    if ((!request && !status.backfill) || cronJob.metadata.deletionTimestamp) return noWrites(status);
+    const parsed = this.parseCached(cronJob);
+    if (!parsed.ok) return noWrites(status);
+    const anchor = new Date(cronJob.metadata.creationTimestamp ?? now);
+    const decision = backfillDecision({ request, stored: status.backfill, schedule: parsed.schedule, anchor, now });
+    if (decision.event) this.event(cronJob, decision.event.reason, decision.event.message);
+    let bf = decision.backfill;
+    const withBackfill = (st: Readonly<CronJobWireStatus>): CronJobWireStatus => {
+      const { backfill: _old, ...rest } = st;
+      return bf ? { ...rest, backfill: bf } : rest;
+    };
+    if (!bf || bf.phase !== "Running" || !request?.ok) return noWrites(withBackfill(status));
+    const r = request.request;
+    const ofRequest = (j: Readonly<Job>) => j.metadata?.annotations?.[BACKFILL_REQUEST_ANNOTATION] === r.id;
+    const exclusive = cronJob.spec.concurrencyPolicy === "Forbid" || cronJob.spec.concurrencyPolicy === "Replace";
+    let writes = noWrites(status);
+    let room = exclusive
+      ? (status.active?.length ?? 0) === 0
+        ? 1
+        : 0
+      : r.parallelism - children.active.filter(ofRequest).length;
+    const after = bf.lastSlot ? new Date(bf.lastSlot) : undefined;
+    const pending = slotsInRange(parsed.schedule, r.from, r.to, {
+      ...(after ? { after } : {}),
+      max: MAX_BACKFILL_SLOTS,
+      anchor,
+    });
+    let handled = 0;
+    for (const slot of pending) {
+      const existing = children.all.find((j) => j.metadata?.name === jobNameFor(cronJob.metadata.name ?? "", slot));
+      if (existing) {
+        // This request's own Job (created before a crash lost the status write), or the slot ran already.
+        bf = ofRequest(existing) ? { ...bf, created: bf.created + 1 } : { ...bf, skipped: bf.skipped + 1 };
+      } else {
+        if (room <= 0) break;
+        const outcome = await this.createOrAdopt(cronJob, jobForBackfill(cronJob, slot, r.id), ctx);
+        if (!outcome.ok) {
+          if (!outcome.problems.createConflict) return failedWrites(withBackfill(writes.status), outcome);
+          bf = { ...bf, skipped: bf.skipped + 1 }; // a foreign Job holds the slot's name: reported, not run
+        } else {
+          const ours = outcome.created || ofRequest(outcome.job);
+          bf = ours ? { ...bf, created: bf.created + 1 } : { ...bf, skipped: bf.skipped + 1 };
+          writes = thenWrites(writes, { ...noWrites(withJob(writes.status, outcome.job)), created: true });
+          if (outcome.created) {
+            room--;
+            this.countRun(cronJob, "created");
+            this.event(cronJob, "SuccessfulCreate", `Created job ${outcome.job.metadata?.name} (backfill "${r.id}")`);
+          }
+        }
+      }
+      bf = { ...bf, lastSlot: rfc3339(slot) };
+      handled++;
+    }
+    if (handled === pending.length) {
+      bf = { ...bf, phase: "Complete" };
+      this.event(
+        cronJob,
+        "BackfillComplete",
+        `Backfill "${r.id}" complete: ${bf.created} slots run, ${bf.skipped} already had their Job`,
+      );
+    }
+    return { ...writes, status: withBackfill(writes.status) };
   }
 
   // --- 12 ------------------------------------------------------------------------------------------

@@ -21,6 +21,10 @@ export const EVENT_REASONS = {
   RunNowRefused: "Warning",
   StoppedAfterFailures: "Warning",
   Resumed: "Normal",
+  BackfillStarted: "Normal",
+  BackfillComplete: "Normal",
+  BackfillCancelled: "Normal",
+  BackfillRefused: "Warning",
 } as const satisfies Record<string, EventType>;
 
 export type EventReason = keyof typeof EVENT_REASONS;

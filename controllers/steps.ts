@@ -1,8 +1,12 @@
 // Reconcile steps as functions over plain data: each takes what it needs and returns what it decided (status
 // changes, conditions, an Event); the reconciler (cronjob_controller.ts) applies the decision. No I/O, no clock.
 import {
+  BACKFILL_ANNOTATION,
+  type backfillRequestOf,
   classifyJob,
+  MAX_BACKFILL_SLOTS,
   MAX_CATCH_UP_SLOTS,
+  slotsInRange,
   type MissedRunPolicy,
   type CronJobWire,
   type CronJobWireStatus,
@@ -376,6 +380,90 @@ export function missedByPolicy(
     lastMissedTime: slot,
     event: { reason: "MissSchedule", message: `Missed scheduled time to start a job: ${slot} (${why})` },
   };
+}
+
+type BackfillStatus = NonNullable<CronJobWireStatus["backfill"]>;
+
+/** Step 11c's decision on the request: the status.backfill to work with, and an Event when it changes phase. */
+interface BackfillDecision {
+  backfill: BackfillStatus | undefined;
+  event?: EventDecision;
+}
+
+/** How far a refused range is counted, to say how many slots it would have made. */
+const BACKFILL_COUNT_LIMIT = 100_000;
+
+/**
+ * Step 11c, the backfill request: a new request (a new id) starts — or is refused, with the reason (a range
+ * in the future, more than MAX_BACKFILL_SLOTS slots, with the count) — replacing the one before; a running one
+ * whose annotation went away (or changed) is cancelled. Otherwise the stored progress, unchanged.
+ */
+export function backfillDecision(o: {
+  request: ReturnType<typeof backfillRequestOf>;
+  stored: Readonly<BackfillStatus> | undefined;
+  schedule: Schedule;
+  anchor: Date;
+  now: Date;
+}): BackfillDecision {
+  const { request, stored } = o;
+  const cancel = (): BackfillDecision =>
+    stored?.phase === "Running"
+      ? {
+          backfill: { ...stored, phase: "Cancelled" },
+          event: {
+            reason: "BackfillCancelled",
+            message: `Backfill "${stored.id}" cancelled after ${stored.created} of ${stored.total} slots (the request was removed or replaced); Jobs already started keep running`,
+          },
+        }
+      : { backfill: stored };
+  if (!request) return cancel();
+  if (!request.ok) {
+    // Without an id there is nothing to record a refusal under: say it once per stored state.
+    if (stored?.phase === "Refused" && stored.message === request.reason) return { backfill: stored };
+    const refused: BackfillStatus = {
+      id: stored?.id ?? "",
+      from: stored?.from ?? rfc3339(o.now),
+      to: stored?.to ?? rfc3339(o.now),
+      phase: "Refused",
+      total: 0,
+      created: 0,
+      skipped: 0,
+      message: `${BACKFILL_ANNOTATION}: ${request.reason}`,
+    };
+    return { backfill: refused, event: { reason: "BackfillRefused", message: refused.message! } };
+  }
+  const r = request.request;
+  if (stored?.id === r.id) return { backfill: stored };
+  const base: BackfillStatus = {
+    id: r.id,
+    from: rfc3339(r.from),
+    to: rfc3339(r.to),
+    phase: "Running",
+    total: 0,
+    created: 0,
+    skipped: 0,
+  };
+  const refuse = (message: string): BackfillDecision => ({
+    backfill: { ...base, phase: "Refused", message },
+    event: { reason: "BackfillRefused", message: `Backfill "${r.id}" refused: ${message}` },
+  });
+  if (r.to.getTime() > o.now.getTime())
+    return refuse(`to (${base.to}) is in the future; a backfill runs past slots only`);
+  const slots = slotsInRange(o.schedule, r.from, r.to, { max: BACKFILL_COUNT_LIMIT + 1, anchor: o.anchor });
+  if (slots.length > MAX_BACKFILL_SLOTS) {
+    const count = slots.length > BACKFILL_COUNT_LIMIT ? `more than ${BACKFILL_COUNT_LIMIT}` : String(slots.length);
+    return refuse(`the range holds ${count} slots; at most ${MAX_BACKFILL_SLOTS} may be backfilled in one request`);
+  }
+  const started: BackfillDecision = {
+    backfill: { ...base, total: slots.length },
+    event: {
+      reason: "BackfillStarted",
+      message: `Backfill "${r.id}": ${slots.length} slots from ${base.from} to ${base.to}, at most ${r.parallelism} at a time`,
+    },
+  };
+  // A request replacing a running one says so.
+  if (stored?.phase === "Running") started.event!.message += ` (replaces "${stored.id}", cancelled)`;
+  return started;
 }
 
 /** What went wrong in this pass's writes (steps 10–11b), for Degraded. */

@@ -21,6 +21,10 @@ import {
   VERSION,
   DEFAULT_MAX_CATCH_UP_RUNS,
   RESUME_ANNOTATION,
+  BACKFILL_ANNOTATION,
+  backfillRequestOf,
+  MAX_BACKFILL_SLOTS,
+  slotsInRange,
 } from "../api/v1/index.ts";
 import { parseHashedSchedule, validateTimeZone } from "../api/v1/schedule/index.ts";
 import { log, type Logger } from "../runtime/log.ts";
@@ -79,6 +83,10 @@ interface ValidationResult {
 /** What the admission request says besides the object: the namespace (the object may not carry it). */
 interface ValidationContext {
   namespace?: string;
+  /** The stored object's backfill annotation (UPDATE): an unchanged request is not checked again. */
+  oldBackfill?: string;
+  /** The admission time: a backfill range must be in the past. */
+  now?: Date;
 }
 
 /**
@@ -184,6 +192,43 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
     );
   }
 
+  const bfRaw = annotations[BACKFILL_ANNOTATION];
+  if (typeof bfRaw === "string" && bfRaw !== context.oldBackfill) {
+    const field = `metadata.annotations[${BACKFILL_ANNOTATION}]`;
+    const bf = backfillRequestOf({ metadata: { annotations: { [BACKFILL_ANNOTATION]: bfRaw } } });
+    if (bf && !bf.ok) errors.push(invalidField(field, bfRaw, bf.reason));
+    else if (bf?.ok && typeof spec.schedule === "string") {
+      const now = context.now ?? new Date();
+      const namespace = (typeof meta.namespace === "string" ? meta.namespace : "") || (context.namespace ?? "");
+      const parsed = parseHashedSchedule(
+        spec.schedule,
+        { namespace, name },
+        typeof spec.timeZone === "string" ? spec.timeZone : undefined,
+      );
+      const created = typeof meta.creationTimestamp === "string" ? new Date(meta.creationTimestamp) : now;
+      if (bf.request.to.getTime() > now.getTime()) {
+        errors.push(
+          invalidField(
+            field,
+            bfRaw,
+            `to is in the future (now is ${now.toISOString()}): a backfill runs past slots only`,
+          ),
+        );
+      } else if (parsed.ok) {
+        const slots = slotsInRange(parsed.schedule, bf.request.from, bf.request.to, { max: 100_001, anchor: created });
+        if (slots.length > MAX_BACKFILL_SLOTS) {
+          const count = slots.length > 100_000 ? "more than 100000" : String(slots.length);
+          errors.push(
+            invalidField(
+              field,
+              bfRaw,
+              `the range holds ${count} slots of the schedule; at most ${MAX_BACKFILL_SLOTS} may be backfilled in one request: split it`,
+            ),
+          );
+        }
+      }
+    }
+  }
   if (spec.maxCatchUpRuns !== undefined && spec.maxCatchUpRuns !== null && spec.missedRunPolicy !== "RunAll") {
     errors.push(
       invalidField(
@@ -251,7 +296,12 @@ function stampRunNowRequester(req: AdmissionRequest): JSONPatchOperation[] {
 export const validateCronJobRequest: AdmissionHandler = (req): AdmissionResult => {
   // Deletes are never blocked; an update of an already-invalid object is validated like a create.
   if (req.operation !== "CREATE" && req.operation !== "UPDATE") return allowed();
-  const { errors, warnings } = validateCronJob(req.object, { namespace: req.namespace });
+  const old = isObj(req.oldObject) && isObj(req.oldObject.metadata) ? req.oldObject.metadata : {};
+  const oldBackfill = isObj(old.annotations) ? old.annotations[BACKFILL_ANNOTATION] : undefined;
+  const { errors, warnings } = validateCronJob(req.object, {
+    namespace: req.namespace,
+    ...(typeof oldBackfill === "string" ? { oldBackfill } : {}),
+  });
   if (errors.length === 0) return allowed(warnings);
   return denied(invalid({ group: GROUP, kind: KIND }, nameOf(req), errors), warnings);
 };

@@ -309,6 +309,27 @@ export const CronJobStatusSchema = z
           "Set while scheduling is stopped after spec.stopAfterConsecutiveFailures failed runs in a row; removed " +
           "by a resume (the resume annotation, or a change to the spec).",
       }),
+    backfill: z
+      .object({
+        id: z.string().meta({ description: "The request's id (the backfill annotation's id)." }),
+        from: TimeSchema.meta({ description: "The range's first instant." }),
+        to: TimeSchema.meta({ description: "The range's last instant." }),
+        phase: z.enum(["Running", "Complete", "Cancelled", "Refused"]).meta({
+          description:
+            "Running (slots are being started), Complete (every slot has its Job), Cancelled (the annotation was " +
+            "removed or replaced), Refused (the request is invalid: see message).",
+        }),
+        total: z.int().min(0).meta({ format: "int32", description: "The slots in the range." }),
+        created: z.int().min(0).meta({ format: "int32", description: "Slots whose Job this request created." }),
+        skipped: z
+          .int()
+          .min(0)
+          .meta({ format: "int32", description: "Slots that already had their Job (not run again)." }),
+        lastSlot: TimeSchema.optional().meta({ description: "The newest slot handled: the next starts after it." }),
+        message: z.string().optional().meta({ description: "Why the request was refused." }),
+      })
+      .optional()
+      .meta({ description: "The newest backfill request (kubectl cron backfill) and its progress." }),
     lastResumeRequest: z.string().max(MAX_RUN_NOW_REQUEST_LENGTH).optional().meta({
       description:
         "The newest resume request (the annotation batch.tutorial.kubebuilder.io/resume) the controller handled.",
@@ -396,6 +417,19 @@ export const CronJobWireSchema = z.looseObject({
       consecutiveFailures: z.number().optional(),
       stopped: z.looseObject({ time: z.string(), failures: z.number(), generation: z.number() }).optional(),
       lastResumeRequest: z.string().optional(),
+      backfill: z
+        .looseObject({
+          id: z.string(),
+          from: z.string(),
+          to: z.string(),
+          phase: z.string(),
+          total: z.number(),
+          created: z.number(),
+          skipped: z.number(),
+          lastSlot: z.string().optional(),
+          message: z.string().optional(),
+        })
+        .optional(),
     })
     .optional(),
 });

@@ -3,3 +3,4 @@ export * from "./meta.ts";
 export * from "./cronjob_types.ts";
 export * from "./runnow.ts";
 export * from "./job.ts";
+export * from "./backfill.ts";

@@ -3,10 +3,27 @@
 // as in every kubectl command).
 import { parseArgs } from "node:util";
 
-export const COMMANDS = ["run", "suspend", "resume", "next", "history", "list", "migrate", "unmigrate"] as const;
+export const COMMANDS = [
+  "run",
+  "suspend",
+  "resume",
+  "next",
+  "history",
+  "list",
+  "backfill",
+  "migrate",
+  "unmigrate",
+] as const;
 export type Command = (typeof COMMANDS)[number];
 /** Commands acting on one CronJob, named on the command line. */
-export const SINGLE_OBJECT_COMMANDS: ReadonlySet<Command> = new Set(["run", "suspend", "resume", "next", "history"]);
+export const SINGLE_OBJECT_COMMANDS: ReadonlySet<Command> = new Set([
+  "run",
+  "suspend",
+  "resume",
+  "next",
+  "history",
+  "backfill",
+]);
 const OUTPUTS = ["table", "json", "yaml"] as const;
 type OutputFormat = (typeof OUTPUTS)[number];
 
@@ -28,6 +45,11 @@ export interface Args {
   settleSeconds: number;
   /** unmigrate: delete ours instead of leaving it suspended. */
   delete: boolean;
+  /** backfill: the range (RFC 3339), how many of its Jobs at a time, or cancel the running request. */
+  from?: Date;
+  to?: Date;
+  parallelism: number;
+  cancel: boolean;
 }
 
 /** A mistake in how the plugin was called: exit code 2, with usage. */
@@ -45,6 +67,10 @@ Usage:
   kubectl cron next NAME     [--count=5]                  the next fire times in the CronJob's zone
   kubectl cron history NAME                               its Jobs: slot, result, duration
   kubectl cron list [-A] [-l SELECTOR]                    the CronJobs: schedule, zone, last and next run
+  kubectl cron backfill NAME --from=T1 --to=T2 [--parallelism=1] [--dry-run]
+                                                          run every slot in [T1, T2] (RFC 3339) once, oldest
+                                                          first; slots that have their Job are skipped
+  kubectl cron backfill NAME [--cancel]                   the backfill's progress (or cancel it)
   kubectl cron migrate (NAME | -l SELECTOR | -A) [--dry-run] [--settle=15s]
                                                           take over built-in CronJobs: create ours, suspend
                                                           theirs, carry lastScheduleTime across
@@ -60,7 +86,7 @@ Flags:
       --context NAME         the kubeconfig context to use
       --kubeconfig FILE      the kubeconfig (default: $KUBECONFIG, else ~/.kube/config)
   -o, --output json|yaml     JSON or YAML instead of a table
-      --dry-run              migrate/unmigrate: print what would be created and changed; change nothing
+      --dry-run              migrate/unmigrate/backfill: print what would be created and changed; change nothing
   -h, --help
 
 Shell completion: kubectl 1.26+ completes \`kubectl cron <TAB>\` with kubectl_complete-cron on PATH
@@ -98,6 +124,10 @@ export const OPTIONS = {
   "dry-run": { type: "boolean" },
   settle: { type: "string" },
   delete: { type: "boolean" },
+  from: { type: "string" },
+  to: { type: "string" },
+  parallelism: { type: "string" },
+  cancel: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -108,7 +138,11 @@ const FLAG_COMMANDS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> =
   count: ["next"],
   "no-wait": ["run"],
   timeout: ["run"],
-  "dry-run": ["migrate", "unmigrate"],
+  "dry-run": ["migrate", "unmigrate", "backfill"],
+  from: ["backfill"],
+  to: ["backfill"],
+  parallelism: ["backfill"],
+  cancel: ["backfill"],
   settle: ["migrate", "unmigrate"],
   delete: ["unmigrate"],
 };
@@ -150,6 +184,15 @@ export function parseCommandLine(argv: readonly string[]): Args | "help" {
     throw new UsageError(`--output: want json or yaml (or leave it out for a table); got ${JSON.stringify(output)}`);
   }
   const defaultSettle = cmd === "unmigrate" ? DEFAULT_UNMIGRATE_SETTLE_SECONDS : DEFAULT_MIGRATE_SETTLE_SECONDS;
+  const from = values.from !== undefined ? parseTime("--from", values.from) : undefined;
+  const to = values.to !== undefined ? parseTime("--to", values.to) : undefined;
+  if (cmd === "backfill") {
+    if ((from === undefined) !== (to === undefined))
+      throw new UsageError("backfill: give both --from and --to (or neither, to see the progress)");
+    if (values.cancel && from) throw new UsageError("backfill: --cancel does not go with --from/--to");
+    if (from && to && from > to) throw new UsageError(`backfill: --from (${values.from}) is after --to (${values.to})`);
+    if (values["dry-run"] && !from) throw new UsageError("backfill: --dry-run needs --from and --to");
+  }
   return {
     command: cmd,
     name: name ?? "",
@@ -165,5 +208,26 @@ export function parseCommandLine(argv: readonly string[]): Args | "help" {
     dryRun: values["dry-run"] === true,
     settleSeconds: values.settle !== undefined ? parseDuration("--settle", values.settle) : defaultSettle,
     delete: values.delete === true,
+    ...(from ? { from } : {}),
+    ...(to ? { to } : {}),
+    parallelism: values.parallelism !== undefined ? parseParallelism(values.parallelism) : 1,
+    cancel: values.cancel === true,
   };
+}
+
+function parseTime(flag: string, v: string): Date {
+  const d = new Date(v);
+  if (
+    !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(v.trim()) ||
+    Number.isNaN(d.getTime())
+  )
+    throw new UsageError(`${flag}: want an RFC 3339 time such as 2026-11-20T00:00:00Z; got ${JSON.stringify(v)}`);
+  return d;
+}
+
+function parseParallelism(v: string): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || n < 1 || n > 100)
+    throw new UsageError(`--parallelism: want a whole number from 1 to 100; got ${JSON.stringify(v)}`);
+  return n;
 }

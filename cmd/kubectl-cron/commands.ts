@@ -8,7 +8,13 @@ import {
   RESUME_ANNOTATION,
   RUN_NOW_ANNOTATION,
   type CronJob,
+  BACKFILL_ANNOTATION,
+  backfillAnnotationValue,
+  jobNameFor,
+  MAX_BACKFILL_SLOTS,
+  slotsInRange,
 } from "../../api/v1/index.ts";
+import { parseHashedSchedule } from "../../api/v1/schedule/index.ts";
 import type { Client } from "../../runtime/client.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import { Kinds } from "../../runtime/kinds.ts";
@@ -242,4 +248,103 @@ function migratedFromColumn(c: CronJob): string {
   if (!from) return "-";
   const state = c.metadata.annotations?.[HANDOVER_ANNOTATION];
   return `${from.apiVersion}${state ? ` (${state})` : ""}`;
+}
+
+/**
+ * `kubectl cron backfill NAME --from T1 --to T2`: asks the operator (the backfill annotation, like run-now) to
+ * run every slot of the schedule in that range, oldest first; --dry-run lists them, with the ones that already
+ * have their Job; without a range it shows the progress; --cancel removes the request.
+ */
+export async function backfill(ctx: Context, args: Args): Promise<Output> {
+  const cronJob = await getCronJob(ctx, args.name);
+  const ref = `${RESOURCE}/${args.name}`;
+  if (args.cancel) {
+    if (cronJob.metadata.annotations?.[BACKFILL_ANNOTATION] === undefined)
+      return { text: `${ref}: no backfill requested\n`, json: cronJob.status?.backfill ?? {} };
+    const after = await ctx.client.patch<CronJob>(
+      CronJobResource,
+      ctx.namespace,
+      args.name,
+      { metadata: { annotations: { [BACKFILL_ANNOTATION]: null } } },
+      "merge",
+      { fieldManager: FIELD_MANAGER },
+    );
+    return { text: `${ref}: backfill cancel requested (Jobs already started keep running)\n`, json: after };
+  }
+  if (!args.from || !args.to) {
+    const bf = cronJob.status?.backfill;
+    if (!bf) return { text: "", json: {}, notes: [`no backfill of ${args.name} yet`] };
+    const rows = [
+      [
+        bf.id,
+        bf.from,
+        bf.to,
+        bf.phase,
+        `${bf.created + bf.skipped}/${bf.total}`,
+        String(bf.created),
+        String(bf.skipped),
+        bf.lastSlot ?? "-",
+      ],
+    ];
+    return {
+      text: table(["ID", "FROM", "TO", "PHASE", "DONE", "RUN", "SKIPPED", "LAST SLOT"], rows),
+      json: bf,
+      notes: bf.message ? [bf.message] : [],
+    };
+  }
+  const key = { namespace: cronJob.metadata.namespace ?? ctx.namespace, name: args.name };
+  const parsed = parseHashedSchedule(cronJob.spec.schedule, key, cronJob.spec.timeZone);
+  if (!parsed.ok) throw new Error(`${ref} cannot be backfilled: ${parsed.error.message}`);
+  if (args.to.getTime() > ctx.now().getTime())
+    throw new Error(`--to ${args.to.toISOString()} is in the future: a backfill runs past slots only`);
+  const anchor = new Date(cronJob.metadata.creationTimestamp ?? ctx.now());
+  const slots = slotsInRange(parsed.schedule, args.from, args.to, { max: MAX_BACKFILL_SLOTS + 1, anchor });
+  if (slots.length > MAX_BACKFILL_SLOTS) {
+    const all = slotsInRange(parsed.schedule, args.from, args.to, { max: 100_001, anchor }).length;
+    throw new Error(
+      `the range holds ${all > 100_000 ? "more than 100000" : all} slots; at most ${MAX_BACKFILL_SLOTS} may be backfilled in one request: split the range`,
+    );
+  }
+  if (args.dryRun) {
+    const existing = new Set<string>();
+    let cont: string | undefined;
+    do {
+      const page = await ctx.client.list<Job>(Kinds.Job, {
+        namespace: ctx.namespace,
+        labelSelector: `${CRONJOB_NAME_LABEL}=${args.name}`,
+        limit: 500,
+        continue: cont,
+      });
+      for (const j of page.items) existing.add(j.metadata?.name ?? "");
+      cont = page.metadata.continue || undefined;
+    } while (cont);
+    const rows = slots.map((s) => {
+      const job = jobNameFor(args.name, s);
+      return [s.toISOString().replace(".000Z", "Z"), job, existing.has(job) ? "skip: its Job exists" : "run"];
+    });
+    const toRun = rows.filter((r) => r[2] === "run").length;
+    return {
+      text: table(["SLOT (UTC)", "JOB", "ACTION"], rows),
+      json: { slots: rows.map(([slot, job, action]) => ({ slot, job, action })) },
+      notes: [`dry run: ${toRun} of ${slots.length} slots would run; nothing was changed`],
+    };
+  }
+  const id = newRunNowRequest(ctx.now());
+  const value = backfillAnnotationValue({ id, from: args.from, to: args.to, parallelism: args.parallelism });
+  await ctx.client.patch(
+    CronJobResource,
+    ctx.namespace,
+    args.name,
+    { metadata: { annotations: { [BACKFILL_ANNOTATION]: value } } },
+    "merge",
+    { fieldManager: FIELD_MANAGER },
+  );
+  const notes = [`progress: kubectl cron backfill ${args.name}; cancel: kubectl cron backfill ${args.name} --cancel`];
+  if (cronJob.status?.backfill?.phase === "Running")
+    notes.push(`it replaces the running backfill "${cronJob.status.backfill.id}"`);
+  return {
+    text: `${ref}: backfill "${id}" requested: ${slots.length} slots from ${args.from.toISOString()} to ${args.to.toISOString()}, at most ${args.parallelism} at a time\n`,
+    json: { id, slots: slots.length },
+    notes,
+  };
 }

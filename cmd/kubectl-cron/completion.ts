@@ -25,6 +25,7 @@ const COMMAND_HELP: Record<Command, string> = {
   next: "the next fire times",
   history: "its Jobs: slot, result, duration",
   list: "the CronJobs of the namespace (-A: all)",
+  backfill: "run every slot of a past range (or show its progress)",
   migrate: "take over built-in CronJobs",
   unmigrate: "give migrated CronJobs back to the built-in kind",
 };
@@ -42,6 +43,10 @@ const FLAG_HELP: Record<keyof typeof OPTIONS, string> = {
   "dry-run": "print what would change; change nothing",
   settle: "how long the other controller gets to finish",
   delete: "delete ours instead of leaving it suspended",
+  from: "the range's first instant (RFC 3339)",
+  to: "the range's last instant (RFC 3339)",
+  parallelism: "how many of its Jobs at a time",
+  cancel: "cancel the running backfill",
   help: "usage",
 };
 
@@ -52,6 +57,7 @@ const FLAGS_OF: Record<Command, readonly (keyof typeof OPTIONS)[]> = {
   next: ["count"],
   history: [],
   list: ["all-namespaces", "selector"],
+  backfill: ["from", "to", "parallelism", "dry-run", "cancel"],
   migrate: ["all-namespaces", "selector", "dry-run", "settle"],
   unmigrate: ["all-namespaces", "selector", "dry-run", "settle", "delete"],
 };

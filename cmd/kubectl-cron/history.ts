@@ -1,10 +1,17 @@
 // `kubectl cron history`: a CronJob's Jobs, oldest first, with the slot each ran for, its result and duration.
-import { classifyJob, finishedAt, isManualJob, scheduledTimeOf, type Job } from "../../api/v1/index.ts";
+import {
+  BACKFILL_REQUEST_ANNOTATION,
+  classifyJob,
+  finishedAt,
+  isManualJob,
+  scheduledTimeOf,
+  type Job,
+} from "../../api/v1/index.ts";
 
 interface HistoryRow {
   name: string;
-  /** "scheduled" or "manual" (a run-now request or `kubectl create job --from`). */
-  trigger: "scheduled" | "manual";
+  /** "scheduled", "manual" (a run-now request or `kubectl create job --from`) or "backfill" (kubectl cron backfill). */
+  trigger: "scheduled" | "manual" | "backfill";
   /** The slot it ran for (UTC, RFC 3339); undefined for manual runs. */
   scheduledTime?: string;
   result: "Running" | "Complete" | "Failed";
@@ -32,7 +39,11 @@ function rowOf(job: Job, now: Date): HistoryRow {
   const end = finished ?? (cls === "active" ? now : undefined);
   const row: HistoryRow = {
     name: job.metadata?.name ?? "",
-    trigger: isManualJob(job) ? "manual" : "scheduled",
+    trigger: isManualJob(job)
+      ? "manual"
+      : job.metadata?.annotations?.[BACKFILL_REQUEST_ANNOTATION] !== undefined
+        ? "backfill"
+        : "scheduled",
     result,
   };
   if (slot && !isManualJob(job)) row.scheduledTime = iso(slot);

@@ -18,6 +18,7 @@ import {
   next,
   runNow,
   setSuspend,
+  backfill,
   WaitTimeout,
   type Context,
   type Output,
@@ -90,6 +91,8 @@ async function dispatch(ctx: Context, args: Args): Promise<Output & { refused?: 
       return next(ctx, args);
     case "history":
       return history(ctx, args);
+    case "backfill":
+      return backfill(ctx, args);
   }
 }
 

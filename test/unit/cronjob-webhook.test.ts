@@ -12,6 +12,7 @@ import {
   KIND,
   MAX_CRONJOB_NAME_LENGTH,
   parseCronJob,
+  BACKFILL_ANNOTATION,
   RESUME_ANNOTATION,
   RUN_NOW_ANNOTATION,
   RUN_NOW_REQUESTED_BY_ANNOTATION,
@@ -1403,5 +1404,50 @@ describe("missed-run policy and stop after failures at admission", () => {
     const { errors } = validateCronJob(o);
     assert.equal(errors.length, 1);
     assert.equal(errors[0]!.field, `metadata.annotations[${RESUME_ANNOTATION}]`);
+  });
+});
+
+describe("backfill requests at admission", () => {
+  const now = new Date("2026-11-23T12:00:00Z");
+  const withBackfill = (value: string, schedule = "0 * * * *") =>
+    variant(minimalCronJob("a"), (o) => {
+      o.metadata.annotations = { [BACKFILL_ANNOTATION]: value };
+      o.spec.schedule = schedule;
+    });
+  const req = (from: string, to: string, extra: object = {}) => JSON.stringify({ id: "b1", from, to, ...extra });
+  const field = `metadata.annotations[${BACKFILL_ANNOTATION}]`;
+
+  it("admits a range of past slots", () => {
+    assert.deepEqual(
+      validateCronJob(withBackfill(req("2026-11-20T00:00:00Z", "2026-11-21T00:00:00Z")), { now }).errors,
+      [],
+    );
+  });
+
+  it("refuses a malformed request, a reversed or future range, and more than 1000 slots with the count", () => {
+    const cases: Array<[string, RegExp]> = [
+      ["tomorrow", /must be JSON/],
+      [req("yesterday", "2026-11-21T00:00:00Z"), /from must be an RFC 3339 time/],
+      [req("2026-11-21T00:00:00Z", "2026-11-20T00:00:00Z"), /is after to/],
+      [req("2026-11-20T00:00:00Z", "2026-11-24T00:00:00Z"), /is in the future/],
+      [
+        req("2026-11-20T00:00:00Z", "2026-11-21T00:00:00Z", { parallelism: 0 }),
+        /parallelism must be an integer from 1 to 100/,
+      ],
+      [req("2026-09-01T00:00:00Z", "2026-11-21T00:00:00Z"), /holds 1945 slots of the schedule; at most 1000/],
+    ];
+    for (const [value, message] of cases) {
+      const { errors } = validateCronJob(withBackfill(value), { now });
+      assert.equal(errors.length, 1, value);
+      assert.equal(errors[0]!.field, field);
+      assert.match(fieldErrorString(errors[0]!), message);
+    }
+  });
+
+  it("does not check an unchanged request again (its range may hold more slots after a schedule change)", () => {
+    const value = req("2026-11-20T00:00:00Z", "2026-11-21T00:00:00Z");
+    const o = withBackfill(value, "* * * * *");
+    assert.equal(validateCronJob(o, { now }).errors.length, 1);
+    assert.deepEqual(validateCronJob(o, { now, oldBackfill: value }).errors, []);
   });
 });

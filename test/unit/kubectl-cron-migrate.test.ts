@@ -578,7 +578,19 @@ describe("kubectl cron: shell completion (kubectl_complete-cron)", () => {
   const values = async (...words: string[]) => (await complete(words, sources)).candidates.map((c) => c.split("\t")[0]);
 
   it("completes commands, flags of the command, flag values and CronJob names of the namespace", async () => {
-    assert.deepEqual(await values(""), ["run", "suspend", "resume", "next", "history", "list", "migrate", "unmigrate"]);
+    assert.deepEqual(await values(""), [
+      "run",
+      "suspend",
+      "resume",
+      "next",
+      "history",
+      "list",
+      "backfill",
+      "migrate",
+      "unmigrate",
+    ]);
+    assert.deepEqual(await values("backfill", "b"), ["backup", "billing"]);
+    assert.deepEqual(await values("backfill", "backup", "--c"), ["--cancel", "--context"]);
     assert.deepEqual(await values("r"), ["run", "resume"]);
     assert.deepEqual(await values("run", "b"), ["backup", "billing"]);
     assert.deepEqual(await values("migrate", "-n", "prod", ""), ["legacy-a", "legacy-b"]);

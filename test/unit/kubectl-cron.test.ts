@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  BACKFILL_ANNOTATION,
   RESUME_ANNOTATION,
   CRONJOB_NAME_LABEL,
   manualJobName,
@@ -14,7 +15,7 @@ import type { CronJob } from "../../api/v1/index.ts";
 import type { Client } from "../../runtime/client.ts";
 import { parseCommandLine, UsageError } from "../../cmd/kubectl-cron/args.ts";
 import { historyRows, humanDuration } from "../../cmd/kubectl-cron/history.ts";
-import { history, list, next, setSuspend, type Context } from "../../cmd/kubectl-cron/commands.ts";
+import { backfill, history, list, next, setSuspend, type Context } from "../../cmd/kubectl-cron/commands.ts";
 import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
 import { nextFireTimes } from "../../cmd/kubectl-cron/next.ts";
 import { table } from "../../cmd/kubectl-cron/table.ts";
@@ -382,5 +383,85 @@ describe("kubectl cron resume and list: a CronJob stopped after failures", () =>
     assert.match(row!, /false +after 3 failures +0/);
     const running = await list(ctxFor(cronJob({}), []), args("list"));
     assert.match(running.text.split("\n")[1]!, /false +- +0/);
+  });
+});
+
+describe("kubectl cron backfill", () => {
+  const cronJob = {
+    metadata: { name: "b", namespace: "prod", uid: "u", creationTimestamp: "2026-01-01T00:00:00Z" },
+    spec: { schedule: "0 * * * *" },
+    status: {},
+  } as unknown as CronJob;
+  const existing = { metadata: { name: "b-1767229200" } }; // the 01:00 slot ran
+  function ctxFor(patches: unknown[]): Context {
+    return {
+      client: {
+        get: async () => cronJob,
+        patch: async (_rk: unknown, _ns: string, _name: string, body: unknown) => (patches.push(body), cronJob),
+        list: async () => ({ items: [existing], metadata: {} }),
+      } as unknown as Client,
+      namespace: "prod",
+      now: () => new Date("2026-01-02T00:00:00Z"),
+      sleep: async () => undefined,
+    };
+  }
+  const args = (...argv: string[]) => {
+    const a = parseCommandLine(["backfill", "b", ...argv]);
+    assert.ok(a !== "help");
+    return a;
+  };
+
+  it("--dry-run lists the slots, marks those whose Job exists, and changes nothing", async () => {
+    const patches: unknown[] = [];
+    const out = await backfill(
+      ctxFor(patches),
+      args("--from=2026-01-01T00:30:00Z", "--to=2026-01-01T03:00:00Z", "--dry-run"),
+    );
+    assert.deepEqual(patches, []);
+    assert.deepEqual(
+      (out.json as { slots: { slot: string; action: string }[] }).slots.map((s) => `${s.slot} ${s.action}`),
+      ["2026-01-01T01:00:00Z skip: its Job exists", "2026-01-01T02:00:00Z run", "2026-01-01T03:00:00Z run"],
+    );
+    assert.match(out.notes!.join(), /2 of 3 slots would run/);
+  });
+
+  it("writes the request annotation; refuses a future range and more than 1000 slots, saying how many", async () => {
+    const patches: unknown[] = [];
+    const out = await backfill(
+      ctxFor(patches),
+      args("--from=2026-01-01T00:30:00Z", "--to=2026-01-01T03:00:00Z", "--parallelism=2"),
+    );
+    const value = (patches[0] as { metadata: { annotations: Record<string, string> } }).metadata.annotations[
+      BACKFILL_ANNOTATION
+    ]!;
+    assert.deepEqual(
+      { ...JSON.parse(value), id: "x" },
+      { id: "x", from: "2026-01-01T00:30:00.000Z", to: "2026-01-01T03:00:00.000Z", parallelism: 2 },
+    );
+    assert.match(out.text, /requested: 3 slots/);
+    await assert.rejects(
+      backfill(ctxFor([]), args("--from=2026-01-01T00:30:00Z", "--to=2026-01-03T00:00:00Z")),
+      /in the future/,
+    );
+    await assert.rejects(
+      backfill(ctxFor([]), args("--from=2025-01-01T00:00:00Z", "--to=2026-01-01T00:00:00Z")),
+      /holds 8761 slots; at most 1000/,
+    );
+  });
+
+  it("refuses a half range, a reversed one and --cancel with a range, as usage errors", () => {
+    assert.throws(() => parseCommandLine(["backfill", "b", "--from=2026-01-01T00:00:00Z"]), UsageError);
+    assert.throws(
+      () => parseCommandLine(["backfill", "b", "--from=2026-01-02T00:00:00Z", "--to=2026-01-01T00:00:00Z"]),
+      /after --to/,
+    );
+    assert.throws(
+      () => parseCommandLine(["backfill", "b", "--from=yesterday", "--to=2026-01-01T00:00:00Z"]),
+      /RFC 3339/,
+    );
+    assert.throws(
+      () => parseCommandLine(["backfill", "b", "--cancel", "--from=2026-01-01T00:00:00Z", "--to=2026-01-01T01:00:00Z"]),
+      UsageError,
+    );
   });
 });

@@ -9,6 +9,9 @@ import {
   type CronJob,
   CronJobResource as CronJobKind,
   manualJobName,
+  BACKFILL_ANNOTATION,
+  BACKFILL_REQUEST_ANNOTATION,
+  backfillAnnotationValue,
   RESUME_ANNOTATION,
   RUN_NOW_ANNOTATION,
   SCHEDULED_AT_ANNOTATION,
@@ -325,6 +328,190 @@ export function policyCases(driver: ReconcilerDriver): void {
         const st = (await h.get(name)).status!;
         assert.equal(st.consecutiveFailures, undefined);
         assert.equal(st.stopped, undefined);
+      });
+    });
+
+    describe("backfill", () => {
+      async function request(name: string, from: number, to: number, parallelism = 1, id = "bf-1") {
+        await patch(name, (cj) => {
+          cj.metadata.annotations = {
+            ...cj.metadata.annotations,
+            [BACKFILL_ANNOTATION]: backfillAnnotationValue({ id, from: new Date(from), to: new Date(to), parallelism }),
+          };
+        });
+      }
+      const backfillJobs = async (name: string) =>
+        (await h.jobs(name))
+          .filter((j) => j.metadata?.annotations?.[BACKFILL_REQUEST_ANNOTATION] !== undefined)
+          .map((j) => j.metadata!.annotations![SCHEDULED_AT_ANNOTATION]!)
+          .sort();
+
+      /** A CronJob that ran its slots for 6 hours (h1 … h1+5h, Jobs finished), now at h1+6h+30m. */
+      async function withHistory(spec: Parameters<ReconcileHarness["createCronJob"]>[1] = {}) {
+        const { name, h1 } = await fresh({ successfulJobsHistoryLimit: 20, ...spec });
+        h.clock.set(new Date(h1 + 5 * HOUR + 30 * MIN));
+        // The schedule ran only the newest (h1+5h): h1 … h1+4h are the "broken days" to backfill.
+        await h.reconcile(name);
+        await finish(name, h1 + 5 * HOUR, "Complete");
+        h.clock.set(new Date(h1 + 5 * HOUR + 40 * MIN));
+        await h.reconcile(name);
+        h.takeEvents();
+        return { name, h1 };
+      }
+
+      it("runs every slot of the range once, oldest first, parallelism at a time; a slot with its Job is skipped", async () => {
+        const { name, h1 } = await withHistory();
+        await request(name, h1 - 1, h1 + 5 * HOUR, 2);
+        await h.reconcile(name);
+        assert.deepEqual(await backfillJobs(name), [iso(h1), iso(h1 + HOUR)]);
+        let bf = (await h.get(name)).status!.backfill!;
+        assert.deepEqual(
+          { phase: bf.phase, total: bf.total, created: bf.created, skipped: bf.skipped, lastSlot: bf.lastSlot },
+          { phase: "Running", total: 6, created: 2, skipped: 0, lastSlot: iso(h1 + HOUR) },
+        );
+        await h.reconcile(name);
+        assert.equal((await backfillJobs(name)).length, 2, "two run: the third waits");
+        await finish(name, h1, "Complete");
+        await reconcileAfterRestart(name);
+        assert.deepEqual(await backfillJobs(name), [iso(h1), iso(h1 + HOUR), iso(h1 + 2 * HOUR)]);
+        await finish(name, h1 + HOUR, "Complete");
+        await finish(name, h1 + 2 * HOUR, "Complete");
+        await h.reconcile(name);
+        await finish(name, h1 + 3 * HOUR, "Complete");
+        await h.reconcile(name);
+        assert.deepEqual(
+          await backfillJobs(name),
+          [0, 1, 2, 3, 4].map((i) => iso(h1 + i * HOUR)),
+        );
+        bf = (await h.get(name)).status!.backfill!;
+        assert.deepEqual(
+          { phase: bf.phase, created: bf.created, skipped: bf.skipped },
+          { phase: "Complete", created: 5, skipped: 1 },
+          "h1+5h had its scheduled Job",
+        );
+        const events = h.takeEvents();
+        assert.ok(events.some((e) => e.startsWith('Normal BackfillStarted Backfill "bf-1": 6 slots')));
+        assert.ok(
+          events.includes('Normal BackfillComplete Backfill "bf-1" complete: 5 slots run, 1 already had their Job'),
+        );
+        assert.equal((await h.get(name)).status?.lastScheduleTime, iso(h1 + 5 * HOUR), "lastScheduleTime unchanged");
+        for (let i = 0; i < 3; i++) await reconcileAfterRestart(name);
+        assert.equal((await backfillJobs(name)).length, 5, "a finished request runs nothing again");
+      });
+
+      it("a status write lost after a create (a crash): the Job is found and counted, never created twice", async () => {
+        const { name, h1 } = await withHistory({ successfulJobsHistoryLimit: 0 });
+        await request(name, h1, h1 + 2 * HOUR, 3);
+        const before = (await h.get(name)).status;
+        await h.reconcile(name);
+        assert.equal((await backfillJobs(name)).length, 3);
+        for (const i of [0, 1, 2]) await finish(name, h1 + i * HOUR, "Complete");
+        const cj = await h.get(name);
+        cj.status = before;
+        await h.client.updateStatus(CronJobKind, cj);
+        await h.settle(name);
+        await reconcileAfterRestart(name);
+        await reconcileAfterRestart(name);
+        const bf = (await h.get(name)).status!.backfill!;
+        assert.deepEqual({ phase: bf.phase, created: bf.created }, { phase: "Complete", created: 3 });
+        await reconcileAfterRestart(name);
+        assert.equal((await backfillJobs(name)).length, 0, "history limit 0: deleted once recorded");
+        assert.deepEqual(
+          h.takeEvents().filter((e) => e.startsWith("Normal SuccessfulCreate")).length,
+          3,
+          "three creates in all",
+        );
+      });
+
+      it("a crash after history cleanup, before the status write, never runs a slot twice (history limit 0)", async () => {
+        const { name, h1 } = await withHistory({ successfulJobsHistoryLimit: 0 });
+        const crashing = new CronJobReconciler({
+          client: new Proxy(h.client, {
+            get(target, prop, receiver) {
+              if (prop === "updateStatus") return async () => Promise.reject(new Error("the process died"));
+              const v = Reflect.get(target, prop, receiver) as unknown;
+              return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+            },
+          }),
+          cache: h.cache,
+          recorder: h.recorder,
+          clock: h.clock,
+        });
+        const crash = async () => {
+          await crashing
+            .reconcile(
+              { namespace: h.namespace, name },
+              { log: discardLogger, reconcileID: "crash", signal: new AbortController().signal },
+            )
+            .then(
+              () => assert.fail("the status write should have failed"),
+              () => undefined,
+            );
+          await h.settle(name);
+        };
+        await request(name, h1, h1 + HOUR, 2);
+        await crash(); // both created, status never written
+        await finish(name, h1, "Complete");
+        await finish(name, h1 + HOUR, "Complete");
+        await crash(); // history cleanup (limit 0) must not delete them: status has not recorded them
+        await reconcileAfterRestart(name);
+        await reconcileAfterRestart(name);
+        const creates = h.takeEvents().filter((e) => e.startsWith("Normal SuccessfulCreate"));
+        assert.equal(creates.length, 2, creates.join("\n"));
+        assert.deepEqual((await h.get(name)).status?.backfill?.phase, "Complete");
+      });
+
+      it("with Forbid, one Job at a time, also not alongside a scheduled run", async () => {
+        const { name, h1 } = await withHistory({ concurrencyPolicy: "Forbid" });
+        await request(name, h1, h1 + HOUR, 5);
+        await h.reconcile(name);
+        await h.reconcile(name);
+        assert.deepEqual(await backfillJobs(name), [iso(h1)]);
+        await finish(name, h1, "Complete");
+        await h.reconcile(name);
+        assert.deepEqual(await backfillJobs(name), [iso(h1), iso(h1 + HOUR)]);
+      });
+
+      it("removing the annotation cancels it: no more Jobs, the started ones keep running", async () => {
+        const { name, h1 } = await withHistory();
+        await request(name, h1, h1 + 3 * HOUR);
+        await h.reconcile(name);
+        await patch(name, (cj) => delete cj.metadata.annotations![BACKFILL_ANNOTATION]);
+        await h.reconcile(name);
+        await finish(name, h1, "Complete");
+        await h.reconcile(name);
+        assert.deepEqual(await backfillJobs(name), [iso(h1)]);
+        assert.equal((await h.get(name)).status?.backfill?.phase, "Cancelled");
+        assert.ok(
+          h.takeEvents().some((e) => e.startsWith('Normal BackfillCancelled Backfill "bf-1" cancelled after 1 of 4')),
+        );
+      });
+
+      it("a range over 1000 slots, a range in the future and a malformed request are refused, saying why", async () => {
+        const { name, h1 } = await withHistory();
+        await request(name, h1 - 1001 * HOUR, h1);
+        await h.reconcile(name);
+        let bf = (await h.get(name)).status!.backfill!;
+        assert.equal(bf.phase, "Refused");
+        assert.match(bf.message!, /the range holds 1002 slots; at most 1000/);
+        await request(name, h1, h1 + 10 * HOUR, 1, "bf-2");
+        await h.reconcile(name);
+        bf = (await h.get(name)).status!.backfill!;
+        assert.deepEqual([bf.id, bf.phase], ["bf-2", "Refused"]);
+        assert.match(bf.message!, /is in the future/);
+        await patch(name, (cj) => (cj.metadata.annotations![BACKFILL_ANNOTATION] = "yesterday please"));
+        await h.reconcile(name);
+        assert.match((await h.get(name)).status!.backfill!.message!, /must be JSON/);
+        assert.deepEqual(await backfillJobs(name), []);
+        assert.equal(h.takeEvents().filter((e) => e.startsWith("Warning BackfillRefused")).length, 3);
+      });
+
+      it("runs while the CronJob is suspended (an explicit request, like run-now)", async () => {
+        const { name, h1 } = await withHistory();
+        await patch(name, (cj) => (cj.spec.suspend = true));
+        await request(name, h1, h1 + HOUR, 2);
+        await h.reconcile(name);
+        assert.deepEqual(await backfillJobs(name), [iso(h1), iso(h1 + HOUR)]);
       });
     });
   });
