@@ -131,6 +131,21 @@ describe("CronJob CRD on a real apiserver", () => {
       (o) => (o.spec.failedJobsHistoryLimit = -1),
       /spec\.failedJobsHistoryLimit: Invalid value: -1/,
     ],
+    [
+      "an unknown missedRunPolicy",
+      (o) => (o.spec.missedRunPolicy = "Sometimes"),
+      /spec\.missedRunPolicy: Unsupported value: "Sometimes": supported values: "RunLatest", "Skip", "RunAll"/,
+    ],
+    [
+      "a maxCatchUpRuns over 100",
+      (o) => ((o.spec.missedRunPolicy = "RunAll"), (o.spec.maxCatchUpRuns = 101)),
+      /spec\.maxCatchUpRuns: Invalid value: 101/,
+    ],
+    [
+      "a stopAfterConsecutiveFailures of 0",
+      (o) => (o.spec.stopAfterConsecutiveFailures = 0),
+      /spec\.stopAfterConsecutiveFailures: Invalid value: 0/,
+    ],
     ["a missing schedule", (o) => delete o.spec.schedule, /spec\.schedule: Required value/],
     ["a missing jobTemplate", (o) => delete o.spec.jobTemplate, /spec\.jobTemplate: Required value/],
     [

@@ -1444,6 +1444,15 @@ describe("backfill requests at admission", () => {
     }
   });
 
+  it("the admission handler passes the stored request: an update that keeps it is not refused for it", async () => {
+    // A past range (the handler checks against the real time).
+    const value = req("2025-11-20T00:00:00Z", "2025-11-21T00:00:00Z");
+    const everyMinute = withBackfill(value, "* * * * *");
+    const stored = withBackfill(value);
+    assert.equal((await call(validateCronJobRequest, request("UPDATE", everyMinute, stored))).allowed, true);
+    assert.equal((await call(validateCronJobRequest, request("CREATE", everyMinute))).allowed, false);
+  });
+
   it("does not check an unchanged request again (its range may hold more slots after a schedule change)", () => {
     const value = req("2026-11-20T00:00:00Z", "2026-11-21T00:00:00Z");
     const o = withBackfill(value, "* * * * *");
