@@ -2,13 +2,15 @@
 // image built without a Docker engine and loaded into the node, `make deploy`, and CronJobs whose Jobs run
 // real Pods. Every assertion reads the cluster's real state. Needs root (the node); `make test-e2e`.
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { request } from "node:https";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { NodeCluster } from "../../envtest/node-cluster.ts";
+import { eventually } from "../eventually.ts";
+import { type K8sObject, clusterTools, conditionTrue, ready, sleep } from "./cluster-tools.ts";
 
 const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
 const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
@@ -16,88 +18,18 @@ const SYSTEM_NS = "cronjob-operator-system";
 const NS = "e2e";
 const CRONJOBS = "cronjobs.batch.tutorial.kubebuilder.io";
 const SCHEDULED_AT = "batch.tutorial.kubebuilder.io/scheduled-at";
-
-interface K8sObject {
-  metadata: {
-    name: string;
-    namespace?: string;
-    uid?: string;
-    annotations?: Record<string, string>;
-    labels?: Record<string, string>;
-    deletionTimestamp?: string;
-    ownerReferences?: { uid: string }[];
-  };
-  spec?: Record<string, any>;
-  status?: Record<string, any>;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-    await sleep(1000);
-  }
-}
+/** How often eventually() polls: each poll is a kubectl process or two. */
+const POLL_MS = 1000;
 
 describe(
   "end to end: the operator deployed from its image on a cluster with a real node",
   { timeout: 1_500_000 },
   () => {
     let cluster: NodeCluster;
-
-    async function kubectl(args: string[], stdin?: string): Promise<string> {
-      const r = await cluster.kubectl(args, stdin);
-      if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr || r.stdout}`);
-      return r.stdout;
-    }
-    async function getJSON<T = K8sObject>(args: string[]): Promise<T> {
-      return JSON.parse(await kubectl([...args, "-o", "json"])) as T;
-    }
-    async function list(kind: string, ns: string, selector?: string): Promise<K8sObject[]> {
-      return (await getJSON<{ items: K8sObject[] }>(["get", kind, "-n", ns, ...(selector ? ["-l", selector] : [])]))
-        .items;
-    }
-    function make(target: string[]): Promise<{ code: number; out: string }> {
-      return new Promise((resolve) => {
-        const child = spawn("make", ["-s", ...target], {
-          cwd: PROJECT_ROOT,
-          env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        let out = "";
-        child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-        child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-        child.once("exit", (code) => resolve({ code: code ?? 1, out }));
-      });
-    }
-    async function managerPods(): Promise<K8sObject[]> {
-      return (await list("pods", SYSTEM_NS, "control-plane=controller-manager")).filter(
-        (p) => !p.metadata.deletionTimestamp,
-      );
-    }
-    /** The replica that holds the leader lease (its identity is <pod name>_<uuid>). */
-    async function leaderPod(): Promise<K8sObject> {
-      const holder = String(
-        (await getJSON(["-n", SYSTEM_NS, "get", "lease", "80807133.tutorial.kubebuilder.io"])).spec!.holderIdentity,
-      );
-      const pod = (await managerPods()).find((p) => holder.startsWith(`${p.metadata.name}_`));
-      assert.ok(pod, `no manager pod holds the lease (holder ${holder})`);
-      return pod;
-    }
-    const ready = (p: K8sObject) =>
-      (p.status?.conditions as { type: string; status: string }[] | undefined)?.some(
-        (c) => c.type === "Ready" && c.status === "True",
-      ) ?? false;
+    const { kubectl, getJSON, list, make, managerPods, leaseHolder, leaderPod } = clusterTools(
+      () => cluster,
+      SYSTEM_NS,
+    );
 
     function cronJob(
       name: string,
@@ -142,16 +74,14 @@ describe(
           return true;
         },
         30_000,
+        undefined,
+        POLL_MS,
       );
     }
     async function jobsOf(name: string): Promise<K8sObject[]> {
       const cj = await getJSON(["get", CRONJOBS, name, "-n", NS]);
       return (await list("jobs", NS)).filter((j) => j.metadata.ownerReferences?.some((o) => o.uid === cj.metadata.uid));
     }
-    const finished = (j: K8sObject, type: "Complete" | "Failed") =>
-      (j.status?.conditions as { type: string; status: string }[] | undefined)?.some(
-        (c) => c.type === type && c.status === "True",
-      ) ?? false;
     /** The CronJob's only Job, once its Pod really runs. */
     function firstJobRunning(name: string): Promise<K8sObject> {
       return eventually(
@@ -163,6 +93,8 @@ describe(
           return pods[0]?.status?.phase === "Running" ? jobs[0] : undefined;
         },
         90_000,
+        undefined,
+        POLL_MS,
       );
     }
     async function suspend(name: string): Promise<void> {
@@ -184,8 +116,12 @@ describe(
         "--timeout=180s",
       ]);
       await kubectl(["create", "namespace", NS]);
-      await eventually("the default ServiceAccount of the test namespace", () =>
-        kubectl(["get", "serviceaccount", "default", "-n", NS]).then(() => true),
+      await eventually(
+        "the default ServiceAccount of the test namespace",
+        () => kubectl(["get", "serviceaccount", "default", "-n", NS]).then(() => true),
+        60_000,
+        undefined,
+        POLL_MS,
       );
     });
 
@@ -205,10 +141,16 @@ describe(
     });
 
     it("runs the manager from its image, Ready, under its own ServiceAccount, with the restricted securityContext", async () => {
-      const pods = await eventually("two Ready manager pods (the default deploy is highly available)", async () => {
-        const ps = await managerPods();
-        return ps.length === 2 && ps.every(ready) ? ps : undefined;
-      });
+      const pods = await eventually(
+        "two Ready manager pods (the default deploy is highly available)",
+        async () => {
+          const ps = await managerPods();
+          return ps.length === 2 && ps.every(ready) ? ps : undefined;
+        },
+        60_000,
+        undefined,
+        POLL_MS,
+      );
       assert.notEqual(pods[0]!.status!.podIP, pods[1]!.status!.podIP, "each replica has its own pod IP");
       const pod = pods[0]!;
       assert.notEqual(pod.spec!.hostNetwork, true);
@@ -244,13 +186,20 @@ describe(
         "--clusterrole=cronjob-operator-metrics-reader",
         `--serviceaccount=${NS}:scraper`,
       ]);
-      const token = await eventually("the scraper's token", async () => {
-        const sa = await getJSON(["-n", NS, "get", "serviceaccount", "scraper"]);
-        const secret = (sa as { secrets?: { name: string }[] }).secrets?.[0]?.name;
-        if (!secret) return undefined;
-        const s = await getJSON<{ data: { token: string } }>(["-n", NS, "get", "secret", secret]);
-        return Buffer.from(s.data.token, "base64").toString("utf8");
-      });
+      const token = await eventually(
+        "the scraper's token",
+        async () => {
+          const sa = await getJSON(["-n", NS, "get", "serviceaccount", "scraper"]);
+          const secret = (sa as { secrets?: { name: string }[] }).secrets?.[0]?.name;
+          if (!secret) return undefined;
+          const s = await getJSON<{ data: { token: string } }>(["-n", NS, "get", "secret", secret]);
+          const token = Buffer.from(s.data.token, "base64").toString("utf8");
+          return token !== "" && token;
+        },
+        60_000,
+        undefined,
+        POLL_MS,
+      );
       const endpoints = await getJSON([
         "-n",
         SYSTEM_NS,
@@ -286,6 +235,8 @@ describe(
           return r.status === 200 ? r : undefined;
         },
         30_000,
+        undefined,
+        POLL_MS,
       );
       assert.match(ok.body, /^controller_runtime_reconcile_total\{controller="cronjob",result="success"\} \d+/m);
       assert.match(ok.body, /^workqueue_depth\{/m);
@@ -306,6 +257,8 @@ describe(
           return /never fires/.test(r.stderr) ? r : undefined;
         },
         60_000,
+        undefined,
+        POLL_MS,
       );
       assert.notEqual(res.code, 0);
       assert.match(res.stderr, /spec\.schedule: Invalid value: "0 0 30 2 \*": never fires/);
@@ -328,16 +281,24 @@ describe(
       assert.equal(defaulted.spec!.successfulJobsHistoryLimit, 3, "the mutating webhook defaulted it");
       const done = await eventually(
         "a completed Job",
-        async () => (await jobsOf("hello")).find((j) => finished(j, "Complete")),
+        async () => (await jobsOf("hello")).find((j) => conditionTrue(j, "Complete")),
         90_000,
+        undefined,
+        POLL_MS,
       );
       const pods = await list("pods", NS, `job-name=${done.metadata.name}`);
       assert.equal(pods[0]?.status?.phase, "Succeeded");
       assert.match(await kubectl(["logs", "-n", NS, `job/${done.metadata.name}`]), /hello from e2e/);
-      const cj = await eventually("status.lastSuccessfulTime", async () => {
-        const c = await getJSON(["get", CRONJOBS, "hello", "-n", NS]);
-        return c.status?.lastSuccessfulTime ? c : undefined;
-      });
+      const cj = await eventually(
+        "status.lastSuccessfulTime",
+        async () => {
+          const c = await getJSON(["get", CRONJOBS, "hello", "-n", NS]);
+          return c.status?.lastSuccessfulTime ? c : undefined;
+        },
+        60_000,
+        undefined,
+        POLL_MS,
+      );
       assert.ok(new Date(cj.status!.lastSuccessfulTime).getTime() >= new Date(done.status!.startTime).getTime());
       const events = await kubectl([
         "get",
@@ -351,33 +312,51 @@ describe(
       ]);
       assert.match(events, /SuccessfulCreate/);
       assert.match(
-        await eventually("SawCompletedJob", async () => {
-          const e = await kubectl([
-            "get",
-            "events",
-            "-n",
-            NS,
-            "--field-selector",
-            "involvedObject.name=hello",
-            "-o",
-            "jsonpath={.items[*].reason}",
-          ]);
-          return /SawCompletedJob/.test(e) ? e : undefined;
-        }),
+        await eventually(
+          "SawCompletedJob",
+          async () => {
+            const e = await kubectl([
+              "get",
+              "events",
+              "-n",
+              NS,
+              "--field-selector",
+              "involvedObject.name=hello",
+              "-o",
+              "jsonpath={.items[*].reason}",
+            ]);
+            return /SawCompletedJob/.test(e) ? e : undefined;
+          },
+          60_000,
+          undefined,
+          POLL_MS,
+        ),
         /SawCompletedJob/,
       );
     });
 
     it("sets Degraded=LastJobFailed when the Job's Pod fails", async () => {
       await apply(cronJob("fails", { schedule: "@every 10s", command: "echo failing; exit 3" }));
-      await eventually("a failed Job", async () => (await jobsOf("fails")).find((j) => finished(j, "Failed")), 90_000);
-      const cj = await eventually("Degraded=LastJobFailed", async () => {
-        const c = await getJSON(["get", CRONJOBS, "fails", "-n", NS]);
-        const d = (c.status?.conditions as { type: string; status: string; reason: string }[] | undefined)?.find(
-          (x) => x.type === "Degraded",
-        );
-        return d?.status === "True" && d.reason === "LastJobFailed" ? c : undefined;
-      });
+      await eventually(
+        "a failed Job",
+        async () => (await jobsOf("fails")).find((j) => conditionTrue(j, "Failed")),
+        90_000,
+        undefined,
+        POLL_MS,
+      );
+      const cj = await eventually(
+        "Degraded=LastJobFailed",
+        async () => {
+          const c = await getJSON(["get", CRONJOBS, "fails", "-n", NS]);
+          const d = (c.status?.conditions as { type: string; status: string; reason: string }[] | undefined)?.find(
+            (x) => x.type === "Degraded",
+          );
+          return d?.status === "True" && d.reason === "LastJobFailed" ? c : undefined;
+        },
+        60_000,
+        undefined,
+        POLL_MS,
+      );
       assert.ok(cj);
       await suspend("fails");
     });
@@ -408,8 +387,15 @@ describe(
     it("Replace: the running Job and its Pod are deleted, and the new slot's Job runs", async () => {
       await apply(cronJob("replace", { schedule: "@every 10s", command: "sleep 300", concurrencyPolicy: "Replace" }));
       const first = await firstJobRunning("replace");
-      const second = await eventually("the next slot's Job", async () =>
-        (await jobsOf("replace")).find((j) => j.metadata.name !== first.metadata.name && !j.metadata.deletionTimestamp),
+      const second = await eventually(
+        "the next slot's Job",
+        async () =>
+          (await jobsOf("replace")).find(
+            (j) => j.metadata.name !== first.metadata.name && !j.metadata.deletionTimestamp,
+          ),
+        60_000,
+        undefined,
+        POLL_MS,
       );
       await eventually(
         "the replaced Job and its Pod gone",
@@ -419,6 +405,8 @@ describe(
           return !jobs.some((j) => j.metadata.name === first.metadata.name) && pods.length === 0;
         },
         60_000,
+        undefined,
+        POLL_MS,
       );
       const cj = await getJSON(["get", CRONJOBS, "replace", "-n", NS]);
       const active = (cj.status?.active as { name: string }[] | undefined)?.map((a) => a.name) ?? [];
@@ -431,23 +419,24 @@ describe(
       await apply(
         cronJob("handover", { schedule: "@every 5s", command: "true", extra: { successfulJobsHistoryLimit: 100 } }),
       );
-      await eventually("two runs before the handover", async () => (await jobsOf("handover")).length >= 2, 60_000);
-      const holder = async () =>
-        String(
-          (await getJSON(["-n", SYSTEM_NS, "get", "lease", "80807133.tutorial.kubebuilder.io"])).spec!.holderIdentity,
-        );
-      const before = await holder();
-      const old = await leaderPod();
+      await eventually(
+        "two runs before the handover",
+        async () => (await jobsOf("handover")).length >= 2,
+        60_000,
+        undefined,
+        POLL_MS,
+      );
+      const { pod: old, holder: before } = await leaderPod();
       await kubectl(["-n", SYSTEM_NS, "delete", "pod", old.metadata.name, "--wait=false"]);
       const successor = await eventually(
         "a new Ready manager pod",
         async () => {
-          const pods = (await list("pods", SYSTEM_NS, "control-plane=controller-manager")).filter(
-            (p) => p.metadata.name !== old.metadata.name && !p.metadata.deletionTimestamp,
-          );
-          return pods.find(ready);
+          const pods = await managerPods();
+          return pods.find((p) => p.metadata.name !== old.metadata.name && ready(p));
         },
         120_000,
+        undefined,
+        POLL_MS,
       );
       const leaderSince = Date.now();
       await eventually(
@@ -459,12 +448,14 @@ describe(
             : undefined;
         },
         60_000,
+        undefined,
+        POLL_MS,
       );
       const jobs = await jobsOf("handover");
       const slots = jobs.map((j) => j.metadata.annotations![SCHEDULED_AT]!);
       assert.equal(new Set(slots).size, slots.length, `one Job per scheduled time: ${slots.sort().join(", ")}`);
       assert.ok(successor);
-      const after = await holder();
+      const after = await leaseHolder();
       assert.ok(after && after !== before, `a new leader holds the lease (before ${before}, after ${after})`);
       await suspend("handover");
     });
@@ -497,25 +488,33 @@ describe(
       const jobName = created[1]!;
       const job = await eventually(
         "the manual Job to complete",
-        async () => (await jobsOf("manual")).find((j) => j.metadata.name === jobName && finished(j, "Complete")),
+        async () => (await jobsOf("manual")).find((j) => j.metadata.name === jobName && conditionTrue(j, "Complete")),
         90_000,
+        undefined,
+        POLL_MS,
       );
       assert.equal(job.metadata.annotations?.["cronjob.kubernetes.io/instantiate"], "manual");
       assert.match(await kubectl(["logs", "-n", NS, `job/${jobName}`]), /manual run/);
-      const reasons = await eventually("the RunNow Event", async () => {
-        const e = await kubectl([
-          "get",
-          "events",
-          "-n",
-          NS,
-          "--field-selector",
-          "involvedObject.name=manual",
-          "-o",
-          "json",
-        ]);
-        const items = (JSON.parse(e) as { items: { reason: string; message: string }[] }).items;
-        return items.find((i) => i.reason === "RunNow");
-      });
+      const reasons = await eventually(
+        "the RunNow Event",
+        async () => {
+          const e = await kubectl([
+            "get",
+            "events",
+            "-n",
+            NS,
+            "--field-selector",
+            "involvedObject.name=manual",
+            "-o",
+            "json",
+          ]);
+          const items = (JSON.parse(e) as { items: { reason: string; message: string }[] }).items;
+          return items.find((i) => i.reason === "RunNow");
+        },
+        60_000,
+        undefined,
+        POLL_MS,
+      );
       assert.match(reasons.message, new RegExp(`Created job ${jobName} for run-now request ".+", requested by admin`));
 
       const history = await cron(["history", "manual", "-o", "json"]);
@@ -558,6 +557,8 @@ describe(
           return left.length === 0 && pods.length === 0;
         },
         90_000,
+        undefined,
+        POLL_MS,
       );
     });
 
@@ -572,6 +573,8 @@ describe(
           return r.code !== 0 && /NotFound|not found/.test(r.stderr);
         },
         120_000,
+        undefined,
+        POLL_MS,
       );
       assert.equal((await cluster.kubectl(["get", "crd", CRONJOBS])).code, 1);
       const leftovers = await kubectl([

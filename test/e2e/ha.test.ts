@@ -7,37 +7,26 @@
 // bin/ha-e2e.json) for the README; the test fails on any duplicate or missed slot, on a refused apply during a
 // rollout restart (the shutdown delay's whole point), and on a standby's death blocking scheduling.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { NodeCluster } from "../../envtest/node-cluster.ts";
+import { eventually } from "../eventually.ts";
+import { type K8sObject, clusterTools, ready, sleep } from "./cluster-tools.ts";
 
 const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
 const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
 const SYSTEM_NS = "cronjob-operator-system";
 const DEPLOY = "deploy/cronjob-operator-controller-manager";
-const LEASE = "80807133.tutorial.kubebuilder.io";
 const NS = "ha";
 const SCHEDULED_AT = "batch.tutorial.kubebuilder.io/scheduled-at";
 /** Every-minute CronJobs whose Jobs are counted per slot. */
 const MINUTELY = ["minutely-a", "minutely-b", "minutely-c"];
 /** One apply started every this many ms (5.5 a second), whatever the previous ones are doing. */
 const APPLY_EVERY_MS = 180;
-
-interface Obj {
-  metadata: {
-    name: string;
-    uid?: string;
-    creationTimestamp?: string;
-    deletionTimestamp?: string;
-    annotations?: Record<string, string>;
-    ownerReferences?: { uid: string }[];
-  };
-  spec?: Record<string, any>;
-  status?: Record<string, any>;
-}
+/** How often eventually() polls: faster than a failover, slow enough to leave the node to the apply load. */
+const POLL_MS = 500;
 
 interface ApplyResult {
   at: number;
@@ -61,24 +50,6 @@ interface Scenario {
   maxLatenessS: number;
   leaderBefore: string;
   leaderAfter: string;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-    await sleep(500);
-  }
 }
 
 function cronJob(name: string, schedule: string, seq: number): string {
@@ -115,59 +86,14 @@ describe("high availability: two replicas under continuous applies", { timeout: 
   const results: ApplyResult[] = [];
   const scenarios: Scenario[] = [];
   let loadStop: (() => Promise<void>) | undefined;
+  const { kubectl, getJSON, list, make, managerPods, leaseHolder, leaderPod } = clusterTools(() => cluster, SYSTEM_NS);
 
-  async function kubectl(args: string[], stdin?: string): Promise<string> {
-    const r = await cluster.kubectl(args, stdin);
-    if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr || r.stdout}`);
-    return r.stdout;
-  }
-  async function getJSON<T = Obj>(args: string[]): Promise<T> {
-    return JSON.parse(await kubectl([...args, "-o", "json"])) as T;
-  }
-  function make(target: string[]): Promise<{ code: number; out: string }> {
-    return new Promise((resolve) => {
-      const child = spawn("make", ["-s", ...target], {
-        cwd: PROJECT_ROOT,
-        env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let out = "";
-      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-      child.once("exit", (code) => resolve({ code: code ?? 1, out }));
-    });
-  }
-  const isReady = (p: Obj) =>
-    (p.status?.conditions as { type: string; status: string }[] | undefined)?.some(
-      (c) => c.type === "Ready" && c.status === "True",
-    ) ?? false;
-  async function managerPods(): Promise<Obj[]> {
-    const pods = await getJSON<{ items: Obj[] }>([
-      "-n",
-      SYSTEM_NS,
-      "get",
-      "pods",
-      "-l",
-      "control-plane=controller-manager",
-    ]);
-    return pods.items.filter((p) => !p.metadata.deletionTimestamp);
-  }
-  async function leaseHolder(): Promise<string> {
-    return String((await getJSON(["-n", SYSTEM_NS, "get", "lease", LEASE])).spec!.holderIdentity ?? "");
-  }
-  /** The pod whose name the lease holder's identity (<hostname>_<uuid>) starts with. */
-  async function leaderPod(): Promise<{ pod: Obj; holder: string }> {
-    const holder = await leaseHolder();
-    const pod = (await managerPods()).find((p) => holder.startsWith(`${p.metadata.name}_`));
-    assert.ok(pod, `no manager pod holds the lease (holder ${holder})`);
-    return { pod, holder };
-  }
   /** Both replicas Ready and both in the webhook Service's endpoints: the state every scenario starts from. */
-  async function settled(): Promise<Obj[]> {
+  async function settled(): Promise<K8sObject[]> {
     return eventually(
       "two Ready replicas, both webhook endpoints, a lease holder",
       async () => {
-        const pods = (await managerPods()).filter(isReady);
+        const pods = (await managerPods()).filter(ready);
         if (pods.length !== 2) return undefined;
         const ep = await getJSON(["-n", SYSTEM_NS, "get", "endpoints", "cronjob-operator-webhook-service"]);
         const ips = ((ep as any).subsets?.[0]?.addresses ?? []).map((a: { ip: string }) => a.ip).sort();
@@ -177,9 +103,11 @@ describe("high availability: two replicas under continuous applies", { timeout: 
         return pods.some((p) => holder.startsWith(`${p.metadata.name}_`)) ? pods : undefined;
       },
       180_000,
+      undefined,
+      POLL_MS,
     );
   }
-  async function killContainer(pod: Obj): Promise<number> {
+  async function killContainer(pod: K8sObject): Promise<number> {
     const id = String(pod.status!.containerStatuses[0].containerID).replace(/^containerd:\/\//, "");
     const r = await cluster.ctr(["tasks", "kill", "--signal", "SIGKILL", id]);
     assert.equal(r.code, 0, `ctr tasks kill: ${r.stderr}`);
@@ -192,8 +120,8 @@ describe("high availability: two replicas under continuous applies", { timeout: 
     if (target - now < 1000) target += 60_000;
     await sleep(target - now);
   }
-  async function minutelyJobs(): Promise<Obj[]> {
-    const jobs = (await getJSON<{ items: Obj[] }>(["-n", NS, "get", "jobs"])).items;
+  async function minutelyJobs(): Promise<K8sObject[]> {
+    const jobs = await list("jobs", NS);
     return jobs.filter((j) => j.metadata.name.startsWith("minutely-"));
   }
 
@@ -252,8 +180,12 @@ describe("high availability: two replicas under continuous applies", { timeout: 
     assert.equal(deploy.code, 0, deploy.out);
     await kubectl(["-n", SYSTEM_NS, "rollout", "status", DEPLOY, "--timeout=180s"]);
     await kubectl(["create", "namespace", NS]);
-    await eventually("the default ServiceAccount of the test namespace", () =>
-      kubectl(["get", "serviceaccount", "default", "-n", NS]).then(() => true),
+    await eventually(
+      "the default ServiceAccount of the test namespace",
+      () => kubectl(["get", "serviceaccount", "default", "-n", NS]).then(() => true),
+      60_000,
+      undefined,
+      POLL_MS,
     );
     await settled();
   });

@@ -12,6 +12,7 @@ import { parseAllDocuments } from "yaml";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { NodeCluster } from "../../envtest/node-cluster.ts";
 import { eventually } from "../eventually.ts";
+import { clusterTools, conditionTrue, ready, sleep } from "./cluster-tools.ts";
 
 const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
 const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
@@ -25,10 +26,9 @@ const CRD = "customresourcedefinition.apiextensions.k8s.io/cronjobs.batch.tutori
 /** The pace of applies during the upgrade the issue asks for, at least. */
 const MIN_APPLIES_PER_SECOND = 5;
 
+/** What helm prints as JSON, and the release's manifests. */
 type Obj = Record<string, any>;
 type Result = { code: number; stdout: string; stderr: string };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function helmPath(): string {
   if (process.env.HELM) return process.env.HELM;
@@ -45,6 +45,7 @@ describe(
     let cluster: NodeCluster;
     let helmBin: string;
     let helmHome: string;
+    const { kubectl, getJSON, list, managerPods } = clusterTools(() => cluster, RELEASE_NS);
 
     function helm(args: string[]): Promise<Result> {
       return new Promise((resolve) => {
@@ -71,18 +72,6 @@ describe(
       assert.equal(r.code, 0, `helm ${args.join(" ")}:\n${r.stderr || r.stdout}`);
       return r.stdout;
     }
-    async function kubectl(args: string[], stdin?: string): Promise<string> {
-      const r = await cluster.kubectl(args, stdin);
-      if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr || r.stdout}`);
-      return r.stdout;
-    }
-    const getJSON = async (args: string[]): Promise<Obj> => JSON.parse(await kubectl([...args, "-o", "json"])) as Obj;
-    async function managerPods(): Promise<Obj[]> {
-      const pods = await getJSON(["get", "pods", "-n", RELEASE_NS, "-l", "control-plane=controller-manager"]);
-      return (pods.items as Obj[]).filter((p) => !p.metadata.deletionTimestamp);
-    }
-    const ready = (p: Obj) =>
-      (p.status?.conditions as Obj[] | undefined)?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
     async function rollout(): Promise<void> {
       await kubectl(["-n", RELEASE_NS, "rollout", "status", `deploy/${DEPLOYMENT}`, "--timeout=240s"]);
     }
@@ -171,14 +160,14 @@ describe(
         },
         180_000,
       );
-      assert.equal(pods[0]!.spec.containers[0].image, IMG);
+      assert.equal(pods[0]!.spec!.containers[0].image, IMG);
       const release = JSON.parse(await mustHelm(["list", "-n", RELEASE_NS, "-o", "json"])) as Obj[];
       assert.deepEqual(
         release.map((r) => [r.name, r.status]),
         [[RELEASE, "deployed"]],
       );
       const dep = await getJSON(["-n", RELEASE_NS, "get", "deploy", DEPLOYMENT]);
-      assert.equal(dep.metadata.labels["app.kubernetes.io/managed-by"], "Helm");
+      assert.equal(dep.metadata.labels?.["app.kubernetes.io/managed-by"], "Helm");
 
       await kubectl(["create", "namespace", NS]);
       await eventually("the default ServiceAccount of the test namespace", () =>
@@ -195,15 +184,13 @@ describe(
       );
       const cj = await getJSON(["get", CRONJOBS, "every-minute", "-n", NS]);
       // Defaulted by the mutating webhook the chart installed.
-      assert.equal(cj.spec.concurrencyPolicy, "Allow");
+      assert.equal(cj.spec!.concurrencyPolicy, "Allow");
       const job = await eventually(
         "a Job of the CronJob that completed",
         async () => {
-          const jobs = (await getJSON(["get", "jobs", "-n", NS])).items as Obj[];
+          const jobs = await list("jobs", NS);
           return jobs.find(
-            (j) =>
-              j.metadata.ownerReferences?.some((o: Obj) => o.uid === cj.metadata.uid) &&
-              (j.status?.conditions as Obj[] | undefined)?.some((c) => c.type === "Complete" && c.status === "True"),
+            (j) => j.metadata.ownerReferences?.some((o) => o.uid === cj.metadata.uid) && conditionTrue(j, "Complete"),
           );
         },
         180_000,
@@ -249,11 +236,11 @@ describe(
         await eventually(
           "only the upgraded manager pods",
           async () => {
-            const pods = await getJSON(["get", "pods", "-n", RELEASE_NS, "-l", "control-plane=controller-manager"]);
-            const items = pods.items as Obj[];
+            // Terminating ones too: the old replicas count until they are gone.
+            const items = await list("pods", RELEASE_NS, "control-plane=controller-manager");
             return (
               items.length === 2 &&
-              items.every((p) => p.spec.containers[0].args.includes("--log-level=debug") && ready(p))
+              items.every((p) => p.spec!.containers[0].args.includes("--log-level=debug") && ready(p))
             );
           },
           180_000,
@@ -266,7 +253,7 @@ describe(
       const seconds = (Date.now() - t0) / 1000;
       t.diagnostic(`${applies} applies in ${seconds.toFixed(0)} s, ${failures.length} refused`);
       const after = await getJSON(["-n", RELEASE_NS, "get", "deploy", DEPLOYMENT]);
-      assert.ok(after.metadata.generation > before.metadata.generation, "the upgrade did not change the Deployment");
+      assert.ok(after.metadata.generation! > before.metadata.generation!, "the upgrade did not change the Deployment");
       assert.ok(
         applies / seconds >= MIN_APPLIES_PER_SECOND,
         `only ${applies} applies in ${seconds.toFixed(0)} s (${(applies / seconds).toFixed(1)}/s): the test did not load the webhooks as asked`,
@@ -304,7 +291,7 @@ describe(
       assert.deepEqual(JSON.parse(await mustHelm(["list", "-n", RELEASE_NS, "-o", "json"])), []);
       assert.equal((await managerPods()).length, 0);
       // The CRD is kept (helm.sh/resource-policy: keep), so the CronJobs are too.
-      const cronjobs = (await getJSON(["get", CRONJOBS, "-n", NS])).items as Obj[];
+      const cronjobs = await list(CRONJOBS, NS);
       assert.ok(
         cronjobs.some((c) => c.metadata.name === "every-minute"),
         "the CronJobs went with the release",

@@ -4,12 +4,14 @@
 // are given back and run again as the built-in's; across both kinds every slot has exactly one Job.
 // Needs root (the node); `make image-build` first.
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { BUSYBOX_IMAGE, NodeCluster } from "../../envtest/node-cluster.ts";
+import { eventually } from "../eventually.ts";
+import { type K8sObject, clusterTools, sleep } from "./cluster-tools.ts";
 
 const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
 const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
@@ -19,36 +21,8 @@ const SCHEDULED_AT = "batch.tutorial.kubebuilder.io/scheduled-at";
 const PLUGIN = join(PROJECT_ROOT, "cmd", "kubectl-cron", "kubectl-cron");
 const NAMES = ["every-minute", "forbid"];
 const MINUTE = 60_000;
-
-interface K8sObject {
-  apiVersion?: string;
-  metadata: {
-    name: string;
-    uid?: string;
-    annotations?: Record<string, string>;
-    ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string }[];
-  };
-  spec?: Record<string, any>;
-  status?: Record<string, any>;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function eventually<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-    await sleep(2000);
-  }
-}
+/** How often eventually() polls: the slots it waits for are a minute apart. */
+const POLL_MS = 2000;
 
 /**
  * The slot a Job ran for: ours from its annotation, the built-in's from its name: 1.20's old controller names
@@ -68,27 +42,8 @@ describe(
   () => {
     let cluster: NodeCluster;
 
-    async function kubectl(args: string[], stdin?: string): Promise<string> {
-      const r = await cluster.kubectl(args, stdin);
-      if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr || r.stdout}`);
-      return r.stdout;
-    }
-    async function items(kind: string): Promise<K8sObject[]> {
-      return (JSON.parse(await kubectl(["get", kind, "-n", NS, "-o", "json"])) as { items: K8sObject[] }).items;
-    }
-    function make(target: string[]): Promise<{ code: number; out: string }> {
-      return new Promise((resolve) => {
-        const child = spawn("make", ["-s", ...target], {
-          cwd: PROJECT_ROOT,
-          env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        let out = "";
-        child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-        child.stderr.on("data", (d: Buffer) => (out += d.toString()));
-        child.once("exit", (code) => resolve({ code: code ?? 1, out }));
-      });
-    }
+    const { kubectl, list, make } = clusterTools(() => cluster, SYSTEM_NS);
+
     /** The plugin as a user runs it: the executable, with KUBECONFIG. */
     function plugin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
       return new Promise((resolve) => {
@@ -101,7 +56,7 @@ describe(
       });
     }
     async function slots() {
-      return (await items("jobs")).map(slotOf).filter((s) => s !== undefined);
+      return (await list("jobs", NS)).map(slotOf).filter((s) => s !== undefined);
     }
 
     before(async () => {
@@ -123,6 +78,8 @@ describe(
         "the default ServiceAccount of the test namespace",
         () => kubectl(["get", "serviceaccount", "default", "-n", NS]).then(() => true),
         60_000,
+        undefined,
+        POLL_MS,
       );
     });
 
@@ -179,12 +136,14 @@ describe(
           return NAMES.every((n) => s.some((x) => x.cronJob === n && x.kind === "builtin"));
         },
         180_000,
+        undefined,
+        POLL_MS,
       );
 
       const dry = await plugin(["migrate", "-n", NS, "-l", "e2e=migrate", "--dry-run"]);
       assert.equal(dry.code, 0, dry.stderr);
       assert.match(dry.stdout, /^# migrate-e2e\/every-minute: would migrate from batch\/v1beta1$/m);
-      assert.equal((await items("cronjobs.batch.tutorial.kubebuilder.io")).length, 0, "--dry-run created nothing");
+      assert.equal((await list("cronjobs.batch.tutorial.kubebuilder.io", NS)).length, 0, "--dry-run created nothing");
 
       const migrated = await plugin(["migrate", "-n", NS, "-l", "e2e=migrate"]);
       assert.equal(migrated.code, 0, `${migrated.stdout}${migrated.stderr}`);
@@ -203,6 +162,8 @@ describe(
           return NAMES.every((n) => s.filter((x) => x.cronJob === n && x.kind === "ours").length >= 2);
         },
         240_000,
+        undefined,
+        POLL_MS,
       );
       const ours = await slots();
       assert.ok(
@@ -224,6 +185,8 @@ describe(
           );
         },
         180_000,
+        undefined,
+        POLL_MS,
       );
 
       // Stop both kinds, let the built-in controller finish, then count.

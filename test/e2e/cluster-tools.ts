@@ -1,0 +1,98 @@
+// What every end-to-end test does to its NodeCluster: kubectl that fails loudly, JSON reads, `make` against the
+// cluster, and the manager's pods and leader. Each test keeps only the helpers its own scenario needs.
+import { spawn } from "node:child_process";
+import { parseFlags } from "../../cmd/flags.ts";
+import { PROJECT_ROOT } from "../../envtest/index.ts";
+import type { NodeCluster } from "../../envtest/node-cluster.ts";
+
+/** The fields of a Kubernetes object the tests read; the rest stays loosely typed. */
+export interface K8sObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    generation?: number;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
+    annotations?: Record<string, string>;
+    labels?: Record<string, string>;
+    ownerReferences?: { apiVersion?: string; kind?: string; name?: string; uid: string }[];
+  };
+  spec?: Record<string, any>;
+  status?: Record<string, any>;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Whether the object's status has condition `type` with status "True". */
+export const conditionTrue = (o: K8sObject, type: string) =>
+  (o.status?.conditions as { type: string; status: string }[] | undefined)?.some(
+    (c) => c.type === type && c.status === "True",
+  ) ?? false;
+
+export const ready = (pod: K8sObject) => conditionTrue(pod, "Ready");
+
+/** The Lease the manager's replicas elect a leader with: the flag's default, which the manifests keep. */
+const LEASE = parseFlags([], {}).leaderElectionID;
+
+/**
+ * The helpers bound to a cluster and to the namespace the manager is deployed in. `cluster` is a getter
+ * because tests start theirs in before(), after the helpers are made; calling one before that fails saying so.
+ */
+export function clusterTools(cluster: () => NodeCluster | undefined, managerNamespace: string) {
+  const started = (): NodeCluster => {
+    const c = cluster();
+    if (!c) throw new Error("cluster tools used before the cluster started");
+    return c;
+  };
+
+  /** kubectl's stdout; a non-zero exit throws with its stderr. */
+  async function kubectl(args: string[], stdin?: string): Promise<string> {
+    const r = await started().kubectl(args, stdin);
+    if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr || r.stdout}`);
+    return r.stdout;
+  }
+  async function getJSON<T = K8sObject>(args: string[]): Promise<T> {
+    return JSON.parse(await kubectl([...args, "-o", "json"])) as T;
+  }
+  async function list(kind: string, namespace: string, selector?: string): Promise<K8sObject[]> {
+    const args = ["get", kind, "-n", namespace, ...(selector ? ["-l", selector] : [])];
+    return (await getJSON<{ items: K8sObject[] }>(args)).items;
+  }
+  /** `make -s <target>` in the project with the cluster's KUBECONFIG; never throws, the caller asserts. */
+  function make(target: string[]): Promise<{ code: number; out: string }> {
+    const kubeconfig = started().kubeconfigPath;
+    return new Promise((resolve) => {
+      const child = spawn("make", ["-s", ...target], {
+        cwd: PROJECT_ROOT,
+        env: { ...process.env, KUBECONFIG: kubeconfig },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+      child.once("exit", (code) => resolve({ code: code ?? 1, out }));
+    });
+  }
+  /** The manager's pods that are not being deleted. */
+  async function managerPods(): Promise<K8sObject[]> {
+    return (await list("pods", managerNamespace, "control-plane=controller-manager")).filter(
+      (p) => !p.metadata.deletionTimestamp,
+    );
+  }
+  /** The leader Lease's holder identity (<pod name>_<uuid>), "" when none holds it. */
+  async function leaseHolder(): Promise<string> {
+    return String((await getJSON(["-n", managerNamespace, "get", "lease", LEASE])).spec!.holderIdentity ?? "");
+  }
+  /** The manager pod that holds the leader Lease; throws if none does. */
+  async function leaderPod(): Promise<{ pod: K8sObject; holder: string }> {
+    const holder = await leaseHolder();
+    const pod = (await managerPods()).find((p) => holder.startsWith(`${p.metadata.name}_`));
+    if (!pod) throw new Error(`no manager pod holds the lease (holder ${holder})`);
+    return { pod, holder };
+  }
+
+  return { kubectl, getJSON, list, make, managerPods, leaseHolder, leaderPod };
+}

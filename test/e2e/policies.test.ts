@@ -1,0 +1,311 @@
+// End to end, the scheduling policies of issue 22 with Pods that really run on the local node: stop after
+// repeated failures (and resume: `kubectl cron resume`, then a spec fix), and `kubectl cron backfill` of a past
+// range (dry run, each slot once, across a leader's death, a repeated request skipping every slot). Needs root
+// (the node); `make test-e2e`.
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { PROJECT_ROOT } from "../../envtest/index.ts";
+import { NodeCluster } from "../../envtest/node-cluster.ts";
+import { eventually } from "../eventually.ts";
+import { type K8sObject, clusterTools } from "./cluster-tools.ts";
+
+const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
+const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
+const PLUGIN = join(PROJECT_ROOT, "cmd", "kubectl-cron", "kubectl-cron");
+const SYSTEM_NS = "cronjob-operator-system";
+const NS = "policies";
+const CRONJOBS = "cronjobs.batch.tutorial.kubebuilder.io";
+const SCHEDULED_AT = "batch.tutorial.kubebuilder.io/scheduled-at";
+const POLL_MS = 1000;
+
+describe("end to end: stop after failures and backfill, with Pods on a real node", { timeout: 1_500_000 }, () => {
+  let cluster: NodeCluster | undefined;
+  const { kubectl, getJSON, list, make, leaderPod } = clusterTools(() => cluster, SYSTEM_NS);
+
+  function cronJob(name: string, o: { schedule: string; command: string; spec?: Record<string, unknown> }) {
+    return JSON.stringify({
+      apiVersion: "batch.tutorial.kubebuilder.io/v1",
+      kind: "CronJob",
+      metadata: { name, namespace: NS },
+      spec: {
+        schedule: o.schedule,
+        ...o.spec,
+        jobTemplate: {
+          spec: {
+            backoffLimit: 0,
+            template: {
+              spec: {
+                restartPolicy: "Never",
+                terminationGracePeriodSeconds: 1,
+                containers: [
+                  {
+                    name: "run",
+                    image: "localhost/busybox:latest",
+                    imagePullPolicy: "Never",
+                    command: ["sh", "-c", o.command],
+                  },
+                ],
+              },
+            },
+          },
+        },
+      },
+    });
+  }
+  function plugin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      execFile(
+        PLUGIN,
+        [...args, "-n", NS],
+        { env: { ...process.env, KUBECONFIG: cluster!.kubeconfigPath }, timeout: 120_000 },
+        (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  }
+  async function apply(json: string): Promise<void> {
+    await eventually(
+      "the CronJob to be admitted",
+      () => kubectl(["apply", "-f", "-"], json).then(() => true),
+      30_000,
+      undefined,
+      POLL_MS,
+    );
+  }
+  const get = (name: string) => getJSON(["get", CRONJOBS, name, "-n", NS]);
+  async function jobsOf(name: string): Promise<K8sObject[]> {
+    const uid = (await get(name)).metadata.uid;
+    return (await list("jobs", NS)).filter((j) => j.metadata.ownerReferences?.some((o) => o.uid === uid));
+  }
+  const finished = (j: K8sObject, type: "Complete" | "Failed") =>
+    (j.status?.conditions as { type: string; status: string }[] | undefined)?.some(
+      (c) => c.type === type && c.status === "True",
+    ) ?? false;
+  async function events(name: string): Promise<string[]> {
+    const evs = await getJSON<{ items: K8sObject[] }>([
+      "get",
+      "events",
+      "-n",
+      NS,
+      "--field-selector",
+      `involvedObject.name=${name}`,
+    ]);
+    return evs.items.map(
+      (e) => `${(e as unknown as { reason: string }).reason}: ${(e as unknown as { message: string }).message}`,
+    );
+  }
+
+  before(async () => {
+    assert.ok(existsSync(ARCHIVE), `${ARCHIVE} is missing: run \`make image-build\` (make test-e2e does)`);
+    cluster = await NodeCluster.start();
+    await cluster.importImage(ARCHIVE, IMG);
+    const deploy = await make(["deploy", "OVERLAY=config/local", `IMG=${IMG}`]);
+    assert.equal(deploy.code, 0, deploy.out);
+    await kubectl([
+      "-n",
+      SYSTEM_NS,
+      "rollout",
+      "status",
+      "deploy/cronjob-operator-controller-manager",
+      "--timeout=180s",
+    ]);
+    await kubectl(["create", "namespace", NS]);
+    await eventually(
+      "the default ServiceAccount of the test namespace",
+      () => kubectl(["get", "serviceaccount", "default", "-n", NS]).then(() => true),
+      60_000,
+      undefined,
+      POLL_MS,
+    );
+  });
+
+  after(async () => {
+    if (!cluster) return;
+    if (process.exitCode) {
+      const logs = await cluster.kubectl([
+        "-n",
+        SYSTEM_NS,
+        "logs",
+        "deploy/cronjob-operator-controller-manager",
+        "--tail=60",
+      ]);
+      if (logs.code === 0) process.stderr.write(logs.stdout);
+    }
+    await cluster.stop();
+  });
+
+  it("stops after 2 failed runs in a row, says so, starts nothing more; resume and a fixed spec start it again", async () => {
+    await apply(
+      cronJob("flaky", {
+        schedule: "@every 15s",
+        command: "echo failing; exit 1",
+        spec: { stopAfterConsecutiveFailures: 2, failedJobsHistoryLimit: 5 },
+      }),
+    );
+    const stopped = await eventually(
+      "the CronJob stopped after 2 failures",
+      async () => {
+        const cj = await get("flaky");
+        return cj.status?.stopped ? cj : undefined;
+      },
+      150_000,
+      undefined,
+      POLL_MS,
+    );
+    assert.equal(stopped.status!.stopped.failures, 2);
+    assert.equal(stopped.status!.consecutiveFailures, 2);
+    const available = (stopped.status!.conditions as { type: string; reason: string }[]).find(
+      (c) => c.type === "Available",
+    );
+    assert.equal(available?.reason, "StoppedAfterFailures");
+    const failedPods = (await jobsOf("flaky")).filter((j) => finished(j, "Failed"));
+    assert.equal(failedPods.length, 2, "two Jobs whose Pods really failed");
+    assert.ok(
+      (await events("flaky")).some((e) => e.startsWith("StoppedAfterFailures: Stopped scheduling after 2 failed runs")),
+    );
+    // Nothing new for well over a period.
+    const before = (await jobsOf("flaky")).length;
+    await new Promise((r) => setTimeout(r, 35_000));
+    assert.equal((await jobsOf("flaky")).length, before, "no Job while stopped");
+    const listed = await plugin(["list"]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(listed.stdout, /flaky .*after 2 failures/);
+
+    // kubectl cron resume: the operator clears the stop and counts from 0.
+    const resumed = await plugin(["resume", "flaky"]);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    await eventually(
+      "the stop cleared by the resume request",
+      async () => {
+        const cj = await get("flaky");
+        return !cj.status?.stopped && cj.status?.lastResumeRequest ? true : undefined;
+      },
+      60_000,
+      undefined,
+      POLL_MS,
+    );
+    // A fixed command (a spec change) runs, succeeds, and keeps the count at 0.
+    await kubectl([
+      "patch",
+      CRONJOBS,
+      "flaky",
+      "-n",
+      NS,
+      "--type=json",
+      "-p",
+      JSON.stringify([
+        {
+          op: "replace",
+          path: "/spec/jobTemplate/spec/template/spec/containers/0/command",
+          value: ["sh", "-c", "echo fixed"],
+        },
+      ]),
+    ]);
+    const ok = await eventually(
+      "a successful run after the fix",
+      async () => {
+        const cj = await get("flaky");
+        return cj.status?.lastSuccessfulTime && !cj.status?.stopped ? cj : undefined;
+      },
+      120_000,
+      undefined,
+      POLL_MS,
+    );
+    assert.equal(ok.status!.consecutiveFailures, 0);
+    await kubectl(["delete", CRONJOBS, "flaky", "-n", NS]);
+  });
+
+  it("backfills a past range: dry run, each slot's Pod runs once (the leader killed midway), a repeat skips them all", async () => {
+    // Suspended: only the backfill runs Jobs. Slots every minute; the range is the 5 minutes before now.
+    await apply(
+      cronJob("report", {
+        schedule: "* * * * *",
+        command: "echo report; sleep 4",
+        spec: { suspend: true, successfulJobsHistoryLimit: 20 },
+      }),
+    );
+    const now = Date.now();
+    const to = new Date(Math.floor(now / 60_000) * 60_000 - 1000); // just before the current minute
+    const from = new Date(to.getTime() - 5 * 60_000 + 1000);
+    const range = [`--from=${from.toISOString()}`, `--to=${to.toISOString()}`];
+    const slots = Array.from({ length: 5 }, (_, i) => new Date(from.getTime() + i * 60_000)); // from is on a minute
+    const want = slots.map((s) => s.toISOString().replace(".000Z", "Z"));
+
+    const dry = await plugin(["backfill", "report", ...range, "--dry-run"]);
+    assert.equal(dry.code, 0, dry.stderr);
+    for (const s of want) assert.match(dry.stdout, new RegExp(`${s} +report-\\d+ +run`));
+    assert.equal((await jobsOf("report")).length, 0, "a dry run changes nothing");
+
+    const req = await plugin(["backfill", "report", ...range, "--parallelism=1"]);
+    assert.equal(req.code, 0, req.stderr);
+    assert.match(req.stdout, /requested: 5 slots/);
+    // Kill the leader once two slots have their Jobs: the other replica takes over from status.backfill.
+    await eventually(
+      "two backfill Jobs",
+      async () => ((await jobsOf("report")).length >= 2 ? true : undefined),
+      90_000,
+      undefined,
+      POLL_MS,
+    );
+    const { pod } = await leaderPod();
+    await kubectl(["-n", SYSTEM_NS, "delete", "pod", pod.metadata.name, "--grace-period=0", "--force", "--wait=false"]);
+
+    const done = await eventually(
+      "the backfill complete and every Job finished",
+      async () => {
+        const cj = await get("report");
+        const jobs = await jobsOf("report");
+        return cj.status?.backfill?.phase === "Complete" &&
+          jobs.length === 5 &&
+          jobs.every((j) => finished(j, "Complete"))
+          ? { cj, jobs }
+          : undefined;
+      },
+      240_000,
+      undefined,
+      POLL_MS,
+    );
+    assert.deepEqual(
+      done.jobs.map((j) => j.metadata.annotations?.[SCHEDULED_AT]).sort(),
+      want,
+      "each slot exactly once",
+    );
+    assert.deepEqual(
+      {
+        created: done.cj.status!.backfill.created,
+        skipped: done.cj.status!.backfill.skipped,
+        total: done.cj.status!.backfill.total,
+      },
+      { created: 5, skipped: 0, total: 5 },
+    );
+    const history = await plugin(["history", "report"]);
+    assert.equal(history.code, 0, history.stderr);
+    assert.equal(
+      history.stdout.split("\n").filter((l) => / backfill +\S+ +Complete /.test(l)).length,
+      5,
+      history.stdout,
+    );
+    const logs = await kubectl(["logs", "-n", NS, `job/${done.jobs[0]!.metadata.name}`]);
+    assert.match(logs, /report/, "its Pod really ran");
+
+    // The same range again: every slot has its Job, none runs twice.
+    const again = await plugin(["backfill", "report", ...range]);
+    assert.equal(again.code, 0, again.stderr);
+    const repeat = await eventually(
+      "the repeated backfill complete",
+      async () => {
+        const cj = await get("report");
+        return cj.status?.backfill?.phase === "Complete" && cj.status.backfill.id !== done.cj.status!.backfill.id
+          ? cj
+          : undefined;
+      },
+      90_000,
+      undefined,
+      POLL_MS,
+    );
+    assert.deepEqual([repeat.status!.backfill.created, repeat.status!.backfill.skipped], [0, 5]);
+    assert.equal((await jobsOf("report")).length, 5);
+  });
+});
