@@ -273,6 +273,7 @@ export class CronJobReconciler implements Reconciler {
       missedRunPolicy: cronJob.spec.missedRunPolicy,
       concurrencyPolicy: cronJob.spec.concurrencyPolicy,
       announced: cronJob.status?.nextScheduleTime,
+      neverReconciled: cronJob.status?.observedGeneration === undefined && !cronJob.status?.conditions?.length,
       now,
       clockNow,
     });

@@ -253,8 +253,12 @@ export function scheduleDecision(o: {
   startingDeadlineSeconds: number | undefined;
   missedRunPolicy?: string | undefined;
   concurrencyPolicy?: string | undefined;
-  /** The stored status.nextScheduleTime (Skip runs only the announced slot). */
+  /**
+   * The stored status.nextScheduleTime (Skip runs only the announced slot). A CronJob no pass has seen yet
+   * (`neverReconciled`) is owed the first slot after its creation.
+   */
   announced?: string | undefined;
+  neverReconciled?: boolean;
   now: Date;
   clockNow: Date;
 }): ScheduleDecision {
@@ -279,7 +283,12 @@ export function scheduleDecision(o: {
   if (w.missed) {
     if (policy === "RunLatest") decision.due = [w.missed];
     else if (policy === "Skip") {
-      if (o.announced && new Date(o.announced).getTime() === w.missed.getTime()) decision.due = [w.missed];
+      const announced = o.announced
+        ? new Date(o.announced)
+        : o.neverReconciled && !o.lastScheduleTime
+          ? schedule.next(base, base)
+          : undefined;
+      if (announced && announced.getTime() === w.missed.getTime()) decision.due = [w.missed];
       else decision.notRun = { slot: w.missed, policy, count: Math.min(w.missedCount, TOO_MANY_MISSED) };
     } else if (o.concurrencyPolicy === "Replace") {
       decision.due = [w.missed];

@@ -182,6 +182,33 @@ describe("step 7: scheduleDecision", () => {
       assert.equal(down.notRun?.slot.toISOString(), "2026-11-23T10:00:00.000Z");
     });
 
+    it("a CronJob no pass has seen yet is owed the first slot after its creation, not a later one", () => {
+      const first = decide({ policy: "Skip", now: "2026-11-23T01:00:20Z" });
+      assert.deepEqual(first.due, [], "no status, but not marked as never reconciled: not announced");
+      const owed = scheduleDecision({
+        schedule: hourly.schedule,
+        lastScheduleTime: undefined,
+        creationTimestamp: "2026-11-23T00:30:00Z",
+        startingDeadlineSeconds: undefined,
+        missedRunPolicy: "Skip",
+        neverReconciled: true,
+        now: at("2026-11-23T01:00:20Z"),
+        clockNow: at("2026-11-23T01:00:20Z"),
+      });
+      assert.deepEqual(iso(owed.due), ["2026-11-23T01:00:00Z"]);
+      const late = scheduleDecision({
+        schedule: hourly.schedule,
+        lastScheduleTime: undefined,
+        creationTimestamp: "2026-11-23T00:30:00Z",
+        startingDeadlineSeconds: undefined,
+        missedRunPolicy: "Skip",
+        neverReconciled: true,
+        now: at("2026-11-23T02:10:00Z"),
+        clockNow: at("2026-11-23T02:10:00Z"),
+      });
+      assert.deepEqual(late.due, [], "two slots passed before any pass: the newest was never owed");
+    });
+
     it("never reports TooManyMissedTimes (nothing old is started)", () => {
       assert.equal(
         decide({ policy: "Skip", last: "2026-11-01T00:00:00Z", now: "2026-11-23T10:20:00Z" }).tooManyMissed,

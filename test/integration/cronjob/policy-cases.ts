@@ -102,6 +102,15 @@ export function policyCases(driver: ReconcilerDriver): void {
         assert.deepEqual(await slots(name), [iso(h1 + HOUR)]);
       });
 
+      it("a CronJob no pass saw before its first slot still gets that slot (a busy controller at creation)", async () => {
+        const name = `pol-${++n}`;
+        const created = await h.createCronJob(name, { missedRunPolicy: "Skip" });
+        const h1 = nextHour(new Date(created.metadata.creationTimestamp!).getTime());
+        h.clock.set(new Date(h1 + 20_000));
+        await h.reconcile(name);
+        assert.deepEqual(await slots(name), [iso(h1)]);
+      });
+
       it("the slot status announced runs however late it is reached (a busy controller skips nothing)", async () => {
         const { name, h1 } = await fresh({ missedRunPolicy: "Skip" });
         assert.equal((await h.get(name)).status?.nextScheduleTime, iso(h1));
