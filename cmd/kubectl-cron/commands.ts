@@ -214,13 +214,15 @@ export async function list(ctx: Context, args: Args): Promise<Output> {
       (a.metadata.namespace ?? "").localeCompare(b.metadata.namespace ?? "") ||
       (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""),
   );
+  // Only when a listed CronJob can stop after failures: the table is unchanged for everyone else.
+  const stopColumn = items.some((c) => c.spec.stopAfterConsecutiveFailures !== undefined || c.status?.stopped);
   const headers = [
     ...(args.allNamespaces ? ["NAMESPACE"] : []),
     "NAME",
     "SCHEDULE",
     "TIMEZONE",
     "SUSPEND",
-    "STOPPED",
+    ...(stopColumn ? ["STOPPED"] : []),
     "ACTIVE",
     "LAST SCHEDULE",
     "NEXT SCHEDULE",
@@ -232,7 +234,7 @@ export async function list(ctx: Context, args: Args): Promise<Output> {
     c.spec.schedule,
     c.spec.timeZone ?? "",
     String(c.spec.suspend === true),
-    c.status?.stopped ? `after ${c.status.stopped.failures} failures` : "-",
+    ...(stopColumn ? [c.status?.stopped ? `after ${c.status.stopped.failures} failures` : "-"] : []),
     String(c.status?.activeCount ?? c.status?.active?.length ?? 0),
     c.status?.lastScheduleTime ?? "-",
     c.status?.nextScheduleTime ?? "-",

@@ -383,6 +383,9 @@ describe("kubectl cron resume and list: a CronJob stopped after failures", () =>
     assert.match(row!, /false +after 3 failures +0/);
     const running = await list(ctxFor(cronJob({}), []), args("list"));
     assert.match(running.text.split("\n")[1]!, /false +- +0/);
+    const plain = { ...cronJob({}), spec: { schedule: "@hourly" } } as unknown as CronJob;
+    const without = await list(ctxFor(plain, []), args("list"));
+    assert.match(without.text.split("\n")[0]!, /SUSPEND +ACTIVE/, "no STOPPED column when no CronJob uses the feature");
   });
 });
 
