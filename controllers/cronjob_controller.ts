@@ -16,6 +16,7 @@ import {
   DEFAULT_MAX_CATCH_UP_RUNS,
   jobForBackfill,
   MAX_BACKFILL_SLOTS,
+  MAX_CATCH_UP_SLOTS,
   slotsInRange,
   resumeRequestOf,
   type CronJobWireStatus,
@@ -575,7 +576,13 @@ export class CronJobReconciler implements Reconciler {
     due: readonly Date[],
     ctx: ReconcileContext,
   ): Promise<{ writes: JobWrites; more: boolean }> {
-    const cap = cronJob.spec.maxCatchUpRuns ?? DEFAULT_MAX_CATCH_UP_RUNS;
+    // The CRD bounds it to 1–100; a stored value outside (never expected) must not stop every pass at 0 Jobs
+    // with "more to come", which would requeue at once forever.
+    const stored = cronJob.spec.maxCatchUpRuns;
+    const cap =
+      typeof stored === "number" && Number.isInteger(stored) && stored >= 1
+        ? Math.min(stored, MAX_CATCH_UP_SLOTS)
+        : DEFAULT_MAX_CATCH_UP_RUNS;
     let writes = noWrites(status);
     let started = 0;
     for (const slot of due) {

@@ -29,6 +29,12 @@ interface BackfillRequest {
   parallelism: number;
 }
 
+/** A user value in a message: JSON, cut at 64 characters (the annotation may hold 256 KiB). */
+function quoted(v: unknown): string {
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 64 ? `${s.slice(0, 64)}… (${s.length - 64} more characters)` : s;
+}
+
 /** The annotation's value for a request. */
 export function backfillAnnotationValue(r: BackfillRequest): string {
   return JSON.stringify({ id: r.id, from: r.from.toISOString(), to: r.to.toISOString(), parallelism: r.parallelism });
@@ -62,9 +68,9 @@ export function backfillRequestOf(obj: {
   const time = (k: "from" | "to"): Date | string => {
     const t = o[k];
     if (typeof t !== "string" || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(t))
-      return `${k} must be an RFC 3339 time such as 2026-11-20T00:00:00Z, not ${JSON.stringify(t ?? null)}`;
+      return `${k} must be an RFC 3339 time such as 2026-11-20T00:00:00Z, not ${quoted(t ?? null)}`;
     const d = new Date(t);
-    return Number.isNaN(d.getTime()) ? `${k} is not a valid time: ${JSON.stringify(t)}` : d;
+    return Number.isNaN(d.getTime()) ? `${k} is not a valid time: ${quoted(t)}` : d;
   };
   const from = time("from");
   if (typeof from === "string") return { ok: false, reason: from };
@@ -75,7 +81,7 @@ export function backfillRequestOf(obj: {
   if (typeof p !== "number" || !Number.isInteger(p) || p < 1 || p > MAX_BACKFILL_PARALLELISM)
     return {
       ok: false,
-      reason: `parallelism must be an integer from 1 to ${MAX_BACKFILL_PARALLELISM}, not ${JSON.stringify(p)}`,
+      reason: `parallelism must be an integer from 1 to ${MAX_BACKFILL_PARALLELISM}, not ${quoted(p)}`,
     };
   return { ok: true, request: { id: o.id, from, to, parallelism: p } };
 }

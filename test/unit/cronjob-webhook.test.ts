@@ -1453,6 +1453,13 @@ describe("backfill requests at admission", () => {
     assert.equal((await call(validateCronJobRequest, request("CREATE", everyMinute))).allowed, false);
   });
 
+  it("quotes at most 64 characters of a value in its message (the annotation may hold 256 KiB)", () => {
+    const { errors } = validateCronJob(withBackfill(req("x".repeat(100_000), "2026-11-21T00:00:00Z")), { now });
+    assert.equal(errors.length, 1);
+    assert.ok(errors[0]!.detail!.length < 300, errors[0]!.detail);
+    assert.match(errors[0]!.detail!, /more characters/);
+  });
+
   it("does not check an unchanged request again (its range may hold more slots after a schedule change)", () => {
     const value = req("2026-11-20T00:00:00Z", "2026-11-21T00:00:00Z");
     const o = withBackfill(value, "* * * * *");
