@@ -31,6 +31,22 @@ export interface HandoverAPI {
   listJobs(namespace: string): Promise<Job[]>;
 }
 
+/** Every object the selection holds, read in pages of 500 (a large namespace is never one huge response). */
+export async function listAll<T extends KubeObject>(
+  client: Pick<Client, "list">,
+  rk: ResourceKind,
+  o: { namespace?: string; labelSelector?: string },
+): Promise<T[]> {
+  const items: T[] = [];
+  let cont: string | undefined;
+  do {
+    const page = await client.list<T>(rk, { ...o, limit: 500, continue: cont });
+    items.push(...page.items);
+    cont = page.metadata.continue || undefined;
+  } while (cont);
+  return items;
+}
+
 export function clientAPI(client: Client, fieldManager: string): HandoverAPI {
   return {
     async get<T extends KubeObject>(rk: ResourceKind, namespace: string, name: string) {
@@ -41,16 +57,7 @@ export function clientAPI(client: Client, fieldManager: string): HandoverAPI {
         throw e;
       }
     },
-    async list<T extends KubeObject>(rk: ResourceKind, o: { namespace?: string; labelSelector?: string }) {
-      const items: T[] = [];
-      let cont: string | undefined;
-      do {
-        const page = await client.list<T>(rk, { ...o, limit: 500, continue: cont });
-        items.push(...page.items);
-        cont = page.metadata.continue || undefined;
-      } while (cont);
-      return items;
-    },
+    list: (rk, o) => listAll(client, rk, o),
     create: (rk, obj, o = {}) => client.create(rk, obj, { fieldManager, dryRun: o.dryRun === true }),
     mergePatch: (rk, namespace, name, patch, o = {}) =>
       client.patch(rk, namespace, name, patch, "merge", {

@@ -20,6 +20,7 @@ import { isNotFound } from "../../runtime/errors.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import type { Job } from "../../api/v1/index.ts";
 import type { Args } from "./args.ts";
+import { listAll } from "./api.ts";
 import { historyRows, humanDuration } from "./history.ts";
 import { HANDOVER_ANNOTATION, readMigratedFrom } from "./convert.ts";
 import { nextFireTimes } from "./next.ts";
@@ -164,20 +165,12 @@ export async function next(ctx: Context, args: Args): Promise<Output> {
 
 export async function history(ctx: Context, args: Args): Promise<Output> {
   const cronJob = await getCronJob(ctx, args.name);
-  const jobs: Job[] = [];
-  let cont: string | undefined;
-  do {
-    // By label, not the whole namespace; the owner UID below still decides (a Job of a deleted CronJob of the
-    // same name carries the same label).
-    const page = await ctx.client.list<Job>(Kinds.Job, {
-      namespace: ctx.namespace,
-      labelSelector: `${CRONJOB_NAME_LABEL}=${args.name}`,
-      limit: 500,
-      continue: cont,
-    });
-    jobs.push(...page.items);
-    cont = page.metadata.continue || undefined;
-  } while (cont);
+  // By label, not the whole namespace; the owner UID below still decides (a Job of a deleted CronJob of the
+  // same name carries the same label).
+  const jobs = await listAll<Job>(ctx.client, Kinds.Job, {
+    namespace: ctx.namespace,
+    labelSelector: `${CRONJOB_NAME_LABEL}=${args.name}`,
+  });
   const rows = historyRows(jobs, cronJob.metadata.uid ?? "", ctx.now());
   const text = table(
     ["NAME", "TRIGGER", "SCHEDULED", "RESULT", "STARTED", "DURATION"],
@@ -197,18 +190,10 @@ export async function history(ctx: Context, args: Args): Promise<Output> {
 
 /** `kubectl cron list`: ours in the namespace (or every namespace), with where a migrated one came from. */
 export async function list(ctx: Context, args: Args): Promise<Output> {
-  const items: CronJob[] = [];
-  let cont: string | undefined;
-  do {
-    const page = await ctx.client.list<CronJob>(CronJobResource, {
-      ...(args.allNamespaces ? {} : { namespace: ctx.namespace }),
-      ...(args.selector ? { labelSelector: args.selector } : {}),
-      limit: 500,
-      continue: cont,
-    });
-    items.push(...page.items);
-    cont = page.metadata.continue || undefined;
-  } while (cont);
+  const items = await listAll<CronJob>(ctx.client, CronJobResource, {
+    ...(args.allNamespaces ? {} : { namespace: ctx.namespace }),
+    ...(args.selector ? { labelSelector: args.selector } : {}),
+  });
   items.sort(
     (a, b) =>
       (a.metadata.namespace ?? "").localeCompare(b.metadata.namespace ?? "") ||
@@ -308,18 +293,11 @@ export async function backfill(ctx: Context, args: Args): Promise<Output> {
     );
   }
   if (args.dryRun) {
-    const existing = new Set<string>();
-    let cont: string | undefined;
-    do {
-      const page = await ctx.client.list<Job>(Kinds.Job, {
-        namespace: ctx.namespace,
-        labelSelector: `${CRONJOB_NAME_LABEL}=${args.name}`,
-        limit: 500,
-        continue: cont,
-      });
-      for (const j of page.items) existing.add(j.metadata?.name ?? "");
-      cont = page.metadata.continue || undefined;
-    } while (cont);
+    const jobs = await listAll<Job>(ctx.client, Kinds.Job, {
+      namespace: ctx.namespace,
+      labelSelector: `${CRONJOB_NAME_LABEL}=${args.name}`,
+    });
+    const existing = new Set(jobs.map((j) => j.metadata?.name ?? ""));
     const rows = slots.map((s) => {
       const job = jobNameFor(args.name, s);
       return [s.toISOString().replace(".000Z", "Z"), job, existing.has(job) ? "skip: its Job exists" : "run"];
