@@ -240,6 +240,40 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
       ]);
     });
 
+    it("a status write computed from a stale read is refused (409), never merged over a newer status", async () => {
+      const { name, h1 } = await fresh();
+      h.clock.set(new Date(h1 + 1000));
+      await h.reconcile(name);
+      await h.settle(name);
+      const stale = h.cache.get<CronJob>(CronJobKind, h.namespace, name)!;
+      // Someone else writes status meanwhile (another replica's last pass, a user's tool).
+      const cur = await h.get(name);
+      await h.client.updateStatus(CronJobKind, { ...cur, status: { ...cur.status, lastMissedTime: iso(h1 - HOUR) } });
+      const newer = (await h.get(name)).status;
+      // The next pass still reads the old object, and has a status change of its own (the next slot's run).
+      const cacheGet = h.cache.get.bind(h.cache);
+      h.cache.get = ((kind, ns, n) =>
+        kind === CronJobKind && n === name ? stale : cacheGet(kind, ns, n)) as typeof h.cache.get;
+      h.clock.set(new Date(h1 + HOUR + 1000));
+      let result;
+      try {
+        result = await h.reconciler.reconcile(
+          { namespace: h.namespace, name },
+          { log: discardLogger, reconcileID: "stale-read", signal: new AbortController().signal },
+        );
+      } finally {
+        h.cache.get = cacheGet;
+      }
+      assert.equal(result.requeue, true, "the conflict asks for a retry with the newer object");
+      assert.deepEqual((await h.get(name)).status, newer, "the stored status is the other writer's, untouched");
+      // The retry, from the current object, records the run and keeps the other writer's field.
+      await h.settle(name);
+      await h.reconcile(name);
+      const got = (await h.get(name)).status!;
+      assert.equal(got.lastScheduleTime, iso(h1 + HOUR));
+      assert.equal(got.lastMissedTime, iso(h1 - HOUR));
+    });
+
     it("drops an active reference whose Job is gone (MissingJob) and adopts an unexpected child once (UnexpectedJob)", async () => {
       const { name, h1, cj } = await fresh();
       h.clock.set(new Date(h1 + 1000));
