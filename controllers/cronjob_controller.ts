@@ -244,8 +244,12 @@ export class CronJobReconciler implements Reconciler {
     if (stop.event) this.event(cronJob, stop.event.reason, stop.event.message);
     const observed = stop.status;
 
-    // 5. History cleanup comes before scheduling, so a create that keeps failing cannot block it.
-    await this.cleanupHistory(cronJob, children, ctx);
+    // 5. History cleanup comes before scheduling, so a create that keeps failing cannot block it. While a
+    // burst of Job creates is on (many slots on the same second), it waits for a pass after the burst: its
+    // deletes and their Events would queue in the apiserver with the creates. Nothing is lost meanwhile:
+    // cleanup is computed from the children each pass.
+    const holdBack = ctx.burst?.active() ?? false;
+    if (!holdBack) await this.cleanupHistory(cronJob, children, ctx);
 
     // 6. Guards: deleting, bad time zone, bad schedule, suspended.
     const guard = guards({ ...cronJob, status: observed }, this.parseCached(cronJob), observed.active?.length ?? 0);
@@ -261,6 +265,10 @@ export class CronJobReconciler implements Reconciler {
       const writes = guard.suspended
         ? thenWrites(runNow, await this.runBackfill(cronJob, children, runNow.status, now, ctx))
         : runNow;
+      if (holdBack || ctx.burst?.active()) {
+        if (writes.retry) throw new Error(writes.retry);
+        return { requeueWhenQuiet: true };
+      }
       const written = await this.writeStatus(cronJob, writes.status, guard.conditions, now, ctx);
       if (writes.retry) throw new Error(writes.retry);
       return written ? {} : { requeue: true };
@@ -309,10 +317,12 @@ export class CronJobReconciler implements Reconciler {
     // 11c. A backfill request: the slots of a past range, oldest first, under the concurrency policy.
     const writes = thenWrites(runNow, await this.runBackfill(cronJob, children, runNow.status, now, ctx));
 
-    // 12. One status write, only if something changed. Creation first: when other CronJobs are waiting
-    // (many slots fall on the same second), a Job just created is not followed by its status write
-    // here. The Job's watch event queues this CronJob again behind the others, and that pass writes
-    // the status, rebuilt from the children (the Job's scheduled-at annotation), so nothing is lost.
+    // 12. One status write, only if something changed. Creation first: while a burst of Job creates is on
+    // (this pass's own create starts or extends one), the status write waits for a pass after the burst
+    // (requeueWhenQuiet); without the manager's burst window, a Job just created is not followed by its
+    // status write while other CronJobs wait in the queue: the Job's watch event queues this CronJob again
+    // behind them. Either later pass rebuilds the status from the children (the Job's scheduled-at
+    // annotation), so nothing is lost, even if the process dies meanwhile.
     const status = { ...writes.status, nextScheduleTime: rfc3339(window.next) };
     const conditions = scheduledConditions(status.active?.length ?? 0, status.nextScheduleTime, writes.problems, [
       ...children.successful,
@@ -321,6 +331,10 @@ export class CronJobReconciler implements Reconciler {
     // Slots left over by RunAll's per-pass cap follow at once (the others' Jobs came first).
     const wake = catchUp.more ? clockNow : window.next;
     const requeue = { requeueAfterMs: Math.max(wake.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS };
+    if (holdBack || ctx.burst?.active()) {
+      if (writes.retry) throw new Error(writes.retry);
+      return { ...requeue, requeueWhenQuiet: true };
+    }
     if (writes.created && (ctx.queueLength?.() ?? 0) > 0) return requeue;
     const written = await this.writeStatus(cronJob, status, conditions, now, ctx);
     if (writes.retry) throw new Error(writes.retry);
@@ -700,6 +714,8 @@ export class CronJobReconciler implements Reconciler {
    */
   private async createOrAdopt(cronJob: StoredCronJob, job: Job, ctx: ReconcileContext): Promise<CreateOutcome> {
     const name = job.metadata!.name!;
+    // An urgent write: writes that can wait hold back until the burst of creates is over.
+    ctx.burst?.note();
     try {
       return { ok: true, job: readJob(await this.client.create<KubeObject>(Kinds.Job, job)), created: true };
     } catch (err) {

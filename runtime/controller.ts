@@ -3,6 +3,7 @@
 // error → rate-limited retry; requeueAfter → forget + addAfter; requeue → rate-limited; else forget.
 import { randomUUID } from "node:crypto";
 import { Counter, Gauge, Histogram } from "prom-client";
+import type { BurstWindow } from "./burst.ts";
 import type { Informer } from "./cache/informer.ts";
 import { controllerOf, type KubeObject, type ResourceKind } from "./kinds.ts";
 import type { Logger } from "./log.ts";
@@ -19,6 +20,11 @@ export interface Result {
   requeueAfterMs?: number;
   /** Reconcile again soon, rate-limited. */
   requeue?: boolean;
+  /**
+   * Reconcile again once the burst of urgent writes is over (ctx.burst went quiet): the pass held back
+   * writes that can wait. Independent of requeueAfterMs (both may be asked).
+   */
+  requeueWhenQuiet?: boolean;
 }
 
 export interface ReconcileContext {
@@ -31,6 +37,12 @@ export interface ReconcileContext {
    * under load (and defer bookkeeping to a later pass). Absent when reconcile is called directly.
    */
   queueLength?: () => number;
+  /**
+   * The manager's burst of urgent writes (runtime/burst.ts): a reconcile notes each urgent write it makes,
+   * and while the burst is active leaves writes that can wait to a pass after it (result.requeueWhenQuiet).
+   * Absent when reconcile is called directly.
+   */
+  burst?: { active(): boolean; note(): void };
 }
 
 export interface Reconciler {
@@ -48,6 +60,8 @@ export type MapFunc<T extends KubeObject = KubeObject> = (obj: Readonly<T>) => R
 
 interface ControllerOptions {
   maxConcurrentReconciles?: number;
+  /** Shared with the manager's other writers (the event recorder): see ReconcileContext.burst. */
+  burst?: BurstWindow;
   rateLimiter?: RateLimiter<string>;
   logger: Logger;
 }
@@ -135,10 +149,14 @@ export class Controller {
   private readonly reconciler: Reconciler;
   private readonly workers: number;
   private readonly log: Logger;
+  private readonly burst: BurstWindow | undefined;
+  /** Keys waiting for the burst to end (requeueWhenQuiet); added to the queue together when it does. */
+  private readonly parked = new Set<string>();
   private started = false;
 
   constructor(name: string, reconciler: Reconciler, o: ControllerOptions) {
     this.name = name;
+    this.burst = o.burst;
     this.reconciler = reconciler;
     this.workers = Math.max(1, o.maxConcurrentReconciles ?? 1);
     this.log = o.logger.withValues({ controller: name });
@@ -232,7 +250,13 @@ export class Controller {
     const started = performance.now();
     let result: Result | void;
     try {
-      result = await this.reconciler.reconcile(req, { log, reconcileID, signal, queueLength: () => this.queue.len() });
+      result = await this.reconciler.reconcile(req, {
+        log,
+        reconcileID,
+        signal,
+        queueLength: () => this.queue.len(),
+        ...(this.burst ? { burst: this.burst } : {}),
+      });
     } catch (err) {
       // Never let a reconcile take the process down; back off and retry.
       if (!(err instanceof Error)) reconcilePanics.inc({ controller: this.name });
@@ -244,6 +268,7 @@ export class Controller {
     } finally {
       reconcileTime.observe({ controller: this.name }, (performance.now() - started) / 1000);
     }
+    if (result?.requeueWhenQuiet) this.park(key);
     if (result?.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
       this.queue.forget(key);
       this.queue.addAfter(key, result.requeueAfterMs);
@@ -255,6 +280,21 @@ export class Controller {
       this.queue.forget(key);
       reconcileTotal.inc({ controller: this.name, result: "success" });
     }
+  }
+
+  /** Hold `key` until the burst is over; one wake-up adds every parked key. */
+  private park(key: string): void {
+    if (!this.burst) {
+      this.queue.add(key);
+      return;
+    }
+    const first = this.parked.size === 0;
+    this.parked.add(key);
+    if (!first) return;
+    void this.burst.whenQuiet().then(() => {
+      for (const k of this.parked) this.queue.add(k);
+      this.parked.clear();
+    });
   }
 }
 

@@ -3,6 +3,7 @@
 // start() brings its parts up in phases (servers, event recorder, caches, runnables that run on every
 // replica, then, once elected, the leader-only ones) and, when its signal aborts, the lease is lost or a
 // runnable fails, stops them in the reverse order under one deadline (see runnables.ts).
+import { BurstWindow } from "./burst.ts";
 import { Cache } from "./cache/cache.ts";
 import { stripManagedFields } from "./cache/informer.ts";
 import { Client } from "./client.ts";
@@ -122,10 +123,17 @@ export class Manager {
     return this.o.kubeConfig;
   }
 
-  /** The event recorder (shared; events are written in the background). */
+  /**
+   * The burst of urgent writes every controller of this manager notes and its other writers wait for (the
+   * event recorder, reconcile passes that only keep books): see runtime/burst.ts.
+   */
+  readonly burst = new BurstWindow();
+
+  /** The event recorder (shared; events are written in the background, and wait while a burst is on). */
   getEventRecorder(): Recorder {
     this.recorder ??= new EventRecorder({
       client: this.client,
+      holdWhile: this.burst,
       component: this.o.eventSourceComponent ?? "controller-manager",
       logger: this.log.withName("events"),
     });
@@ -420,6 +428,7 @@ class ControllerBuilder {
     const ctl = new Controller(name, reconciler, {
       logger: this.mgr.log.withName(name),
       maxConcurrentReconciles: this.maxConcurrentReconciles,
+      burst: this.mgr.burst,
       ...(this.rateLimiter ? { rateLimiter: this.rateLimiter } : {}),
     });
     ctl.watch(this.mgr.cache.informerFor<KubeObject>(forKind), enqueueForObject, this.forPredicates);

@@ -23,6 +23,7 @@ import type { Client } from "../client.ts";
 import { APIError, isAlreadyExists, isNotFound } from "../errors.ts";
 import { discardLogger, type Logger } from "../log.ts";
 import { getOrCreate, metricsRegistry } from "../metrics/registry.ts";
+import type { BurstGate } from "../burst.ts";
 import type { Clock, TimerClock } from "../clock.ts";
 import {
   EventCorrelator,
@@ -95,6 +96,11 @@ interface EventRecorderOptions {
   logger?: Logger;
   /** Events waiting to be written (queued or being retried) beyond this are dropped. */
   maxPending?: number;
+  /**
+   * While this is active (a burst of urgent writes, runtime/burst.ts), queued Events wait instead of
+   * competing with it — until half of maxPending are waiting, so holding never drops one.
+   */
+  holdWhile?: BurstGate;
   /** Writes in flight at once, each for a different involved object. */
   maxInFlight?: number;
   /** Attempts per event for transient failures (client-go: 12). */
@@ -190,6 +196,8 @@ export class EventRecorder implements Recorder {
   readonly #log: Logger;
   readonly #correlator: EventCorrelator;
   readonly #maxPending: number;
+  readonly #hold: BurstGate | undefined;
+  #holding = false;
   readonly #maxInFlight: number;
   readonly #maxTries: number;
   readonly #initialBackoffMs: number;
@@ -215,6 +223,7 @@ export class EventRecorder implements Recorder {
     this.#log = opts.logger ?? discardLogger;
     this.#correlator = new EventCorrelator({ ...opts.correlator, clock: this.#clock });
     this.#maxPending = opts.maxPending ?? DEFAULT_MAX_PENDING;
+    this.#hold = opts.holdWhile;
     this.#maxInFlight = Math.max(1, opts.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT);
     this.#maxTries = Math.max(1, opts.maxTries ?? DEFAULT_MAX_TRIES);
     this.#initialBackoffMs = opts.backoff?.initialMs ?? DEFAULT_BACKOFF_INITIAL_MS;
@@ -381,8 +390,9 @@ export class EventRecorder implements Recorder {
     else this.#log.debug(msg, { ...meta, ...(err === undefined ? {} : errorMeta(err)), dropped: why });
   }
 
-  /** Start writes while there are free slots and lanes with a write waiting. */
+  /** Start writes while there are free slots and lanes with a write waiting (and no burst holds them). */
   #pump(): void {
+    if (this.#held()) return;
     while (this.#inFlight < this.#maxInFlight && this.#ready.size > 0) {
       const lane = this.#ready.values().next().value as Lane;
       this.#ready.delete(lane);
@@ -409,6 +419,20 @@ export class EventRecorder implements Recorder {
       this.#pump();
       this.#settle();
     }
+  }
+
+  /** Whether a burst holds the queue now; if so, pumps again once it is over. */
+  #held(): boolean {
+    const hold = this.#hold;
+    if (!hold || this.#closed || this.#queued >= this.#maxPending / 2 || !hold.active()) return false;
+    if (!this.#holding) {
+      this.#holding = true;
+      void hold.whenQuiet().then(() => {
+        this.#holding = false;
+        this.#pump();
+      });
+    }
+    return true;
   }
 
   #idle(): boolean {

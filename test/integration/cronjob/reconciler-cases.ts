@@ -8,6 +8,7 @@ import { after, before, describe, it } from "node:test";
 import { CRONJOB_NAME_LABEL, type CronJob } from "../../../api/v1/index.ts";
 import { CronJobResource as CronJobKind } from "../../../api/v1/index.ts";
 import { K8S_SCHEDULED_TIMESTAMP_ANNOTATION, SCHEDULED_AT_ANNOTATION, type Job } from "../../../api/v1/index.ts";
+import { CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
 import { APIError } from "../../../runtime/errors.ts";
 import type { ObjectClient } from "../../../runtime/interfaces.ts";
 import { Kinds } from "../../../runtime/kinds.ts";
@@ -340,6 +341,64 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
       got = await h.get(name);
       assert.equal(got.status?.lastScheduleTime, iso(h1 + HOUR));
       assert.equal((await h.jobs(name)).length, 1, "no duplicate after status loss");
+    });
+
+    it("during a burst of creates a pass only creates; cleanup and status follow after it, also after a crash", async () => {
+      const { name, h1 } = await fresh({ successfulJobsHistoryLimit: 0 });
+      h.clock.set(new Date(h1 + 1000));
+      await h.reconcile(name);
+      await h.finishJob(jobName(name, h1), "Complete", iso(h1 + 1000), iso(h1 + 10_000));
+      await h.settle(name);
+      const before = (await h.get(name)).status;
+      h.takeEvents();
+      // The next slot, while other CronJobs' creates keep the burst on (the manager's BurstWindow).
+      h.clock.set(new Date(h1 + HOUR + 1000));
+      const noted: string[] = [];
+      const result = await h.reconciler.reconcile(
+        { namespace: h.namespace, name },
+        {
+          log: discardLogger,
+          reconcileID: "burst",
+          signal: new AbortController().signal,
+          burst: { active: () => true, note: () => void noted.push("create") },
+        },
+      );
+      await h.settle(name);
+      assert.deepEqual(noted, ["create"], "the create is noted as urgent");
+      assert.equal(result.requeueWhenQuiet, true, "a pass after the burst owes the rest");
+      assert.ok((result.requeueAfterMs ?? 0) > 0, "and the next slot's wake-up stays");
+      assert.deepEqual(
+        (await h.jobs(name)).map((j) => j.metadata!.name),
+        [jobName(name, h1), jobName(name, h1 + HOUR)],
+        "the new Job is created; the finished one is not deleted yet (limit 0)",
+      );
+      assert.deepEqual((await h.get(name)).status, before, "no status write during the burst");
+      // The process dies here; the next process's first pass (no burst) does what was held back, once.
+      const reconcileAfterRestart = async (n: string) => {
+        const other = new CronJobReconciler({ client: h.client, cache: h.cache, recorder: h.recorder, clock: h.clock });
+        await other.reconcile(
+          { namespace: h.namespace, name: n },
+          { log: discardLogger, reconcileID: "restarted", signal: new AbortController().signal },
+        );
+        await h.settle(n);
+      };
+      await reconcileAfterRestart(name);
+      const got = (await h.get(name)).status!;
+      assert.equal(got.lastScheduleTime, iso(h1 + HOUR));
+      assert.deepEqual(
+        got.active?.map((r) => r.name),
+        [jobName(name, h1 + HOUR)],
+      );
+      assert.deepEqual(
+        (await h.jobs(name)).map((j) => j.metadata!.name),
+        [jobName(name, h1 + HOUR)],
+        "history cleaned up after the burst",
+      );
+      const events = h.takeEvents();
+      assert.equal(events.filter((e) => e.includes("SuccessfulCreate")).length, 1);
+      assert.equal(events.filter((e) => e.includes("SuccessfulDelete")).length, 1);
+      await reconcileAfterRestart(name);
+      assert.equal((await h.jobs(name)).length, 1, "no slot runs twice");
     });
 
     it("cleans up history by start time (missing start = newest, ties by name) with default limits 3 and 1", async () => {

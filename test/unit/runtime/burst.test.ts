@@ -1,0 +1,176 @@
+// The burst window that puts urgent writes (Job creates) first: when it holds, when it lets go, and the
+// two writers that wait for it (the event recorder, and controller passes parked with requeueWhenQuiet).
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { CoreV1Event } from "@kubernetes/client-node";
+import { BurstWindow } from "../../../runtime/burst.ts";
+import { Controller, type Request, type Result } from "../../../runtime/controller.ts";
+import { EventRecorder } from "../../../runtime/events/recorder.ts";
+import type { EventSink } from "../../../runtime/events/sink.ts";
+import { discardLogger } from "../../../runtime/log.ts";
+
+class ManualClock {
+  ms = Date.UTC(2026, 10, 23, 12, 0, 0);
+  now(): Date {
+    return new Date(this.ms);
+  }
+}
+
+const bounded = { timeout: 20_000 };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("BurstWindow", bounded, () => {
+  it("is active from an urgent write until quietMs passed without one", () => {
+    const clock = new ManualClock();
+    const w = new BurstWindow({ quietMs: 500, maxHoldMs: 30_000, clock });
+    assert.equal(w.active(), false, "no urgent write yet");
+    w.note();
+    assert.equal(w.active(), true);
+    clock.ms += 499;
+    assert.equal(w.active(), true);
+    w.note(); // the burst goes on
+    clock.ms += 499;
+    assert.equal(w.active(), true);
+    clock.ms += 1;
+    assert.equal(w.active(), false, "500 ms without an urgent write end it");
+  });
+
+  it("holds at most maxHoldMs, then lets writes flow until a quiet gap starts a new burst", () => {
+    const clock = new ManualClock();
+    const w = new BurstWindow({ quietMs: 500, maxHoldMs: 2_000, clock });
+    for (let t = 0; t < 1_900; t += 100) {
+      w.note();
+      clock.ms += 100;
+    }
+    assert.equal(w.active(), true, "1.9 s into the burst");
+    for (let t = 0; t < 1_000; t += 100) {
+      w.note();
+      clock.ms += 100;
+      assert.equal(w.active(), false, "past maxHoldMs a burst that goes on holds nothing");
+    }
+    clock.ms += 600; // a quiet gap
+    w.note();
+    assert.equal(w.active(), true, "a new burst holds again");
+  });
+
+  it("whenQuiet resolves at once when quiet, and once the burst is over otherwise", async () => {
+    const w = new BurstWindow({ quietMs: 100, maxHoldMs: 10_000 });
+    await w.whenQuiet();
+    w.note();
+    const started = Date.now();
+    let resolved = false;
+    const quiet = w.whenQuiet().then(() => (resolved = true));
+    const keepBusy = setInterval(() => w.note(), 20);
+    await sleep(300);
+    assert.equal(resolved, false, "still bursting");
+    clearInterval(keepBusy);
+    await quiet;
+    assert.ok(Date.now() - started >= 300 + 50, "not before the quiet gap");
+  });
+
+  it("whenQuiet resolves after maxHoldMs even if the burst never stops", async () => {
+    const w = new BurstWindow({ quietMs: 100, maxHoldMs: 300 });
+    w.note();
+    const keepBusy = setInterval(() => w.note(), 20);
+    const started = Date.now();
+    try {
+      await w.whenQuiet();
+    } finally {
+      clearInterval(keepBusy);
+    }
+    const waited = Date.now() - started;
+    assert.ok(waited >= 250 && waited < 2_000, `waited ${waited} ms`);
+  });
+});
+
+class CountingSink implements EventSink {
+  readonly created: string[] = [];
+  async create(event: CoreV1Event): Promise<CoreV1Event> {
+    this.created.push(event.reason ?? "");
+    return { ...event, metadata: { ...event.metadata, resourceVersion: "1" } };
+  }
+  async patch(event: CoreV1Event): Promise<CoreV1Event> {
+    return event;
+  }
+}
+
+function configMap(name: string) {
+  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "ns1", uid: `uid-${name}` } };
+}
+
+describe("the event recorder during a burst", bounded, () => {
+  it("writes nothing while the burst is on, everything once it is over", async () => {
+    const w = new BurstWindow({ quietMs: 150, maxHoldMs: 10_000 });
+    const sink = new CountingSink();
+    const rec = new EventRecorder({ component: "c", host: "h", sink, holdWhile: w });
+    w.note();
+    const keepBusy = setInterval(() => w.note(), 20);
+    for (let i = 0; i < 20; i++) rec.event(configMap(`cm-${i}`), "Normal", "SuccessfulCreate", `created ${i}`);
+    await sleep(300);
+    assert.equal(sink.created.length, 0, "held while the burst is on");
+    clearInterval(keepBusy);
+    await rec.flush();
+    assert.equal(sink.created.length, 20, "all written after it, none dropped");
+  });
+
+  it("stops holding once half of maxPending wait, so holding never drops an Event", async () => {
+    const w = new BurstWindow({ quietMs: 10_000, maxHoldMs: 60_000 });
+    const sink = new CountingSink();
+    const rec = new EventRecorder({ component: "c", host: "h", sink, holdWhile: w, maxPending: 10 });
+    w.note();
+    for (let i = 0; i < 12; i++) rec.event(configMap(`cm-${i}`), "Normal", "SuccessfulCreate", `created ${i}`);
+    await sleep(100);
+    assert.ok(sink.created.length >= 7, `written while the burst goes on: ${sink.created.length}`);
+    assert.ok(rec.pending < 10, "never at maxPending");
+  });
+
+  it("without a burst, writes at once", async () => {
+    const w = new BurstWindow({ quietMs: 150 });
+    const sink = new CountingSink();
+    const rec = new EventRecorder({ component: "c", host: "h", sink, holdWhile: w });
+    rec.event(configMap("a"), "Normal", "SuccessfulCreate", "created");
+    await sleep(20);
+    assert.deepEqual(sink.created, ["SuccessfulCreate"]);
+  });
+});
+
+describe("a controller's parked keys (requeueWhenQuiet)", bounded, () => {
+  it("come back once, together, when the burst is over", async () => {
+    const w = new BurstWindow({ quietMs: 150, maxHoldMs: 10_000 });
+    const seen: Array<{ name: string; active: boolean }> = [];
+    const reconciler = {
+      reconcile: async (req: Request, ctx: { burst?: { active(): boolean } }): Promise<Result> => {
+        const active = ctx.burst?.active() ?? false;
+        seen.push({ name: req.name, active });
+        return active ? { requeueWhenQuiet: true } : {};
+      },
+    };
+    const ctl = new Controller("burst-park", reconciler, {
+      logger: discardLogger,
+      burst: w,
+      maxConcurrentReconciles: 2,
+    });
+    const stop = new AbortController();
+    const run = ctl.start(stop.signal, 1000);
+    w.note();
+    const keepBusy = setInterval(() => w.note(), 20);
+    for (const name of ["a", "b", "c"]) ctl.enqueue({ name });
+    await sleep(300);
+    assert.deepEqual(seen.map((s) => s.name).sort(), ["a", "b", "c"], "each passed once during the burst, then waited");
+    clearInterval(keepBusy);
+    const deadline = Date.now() + 3000;
+    while (seen.length < 6 && Date.now() < deadline) await sleep(20);
+    assert.deepEqual(
+      seen
+        .slice(3)
+        .map((s) => `${s.name}:${s.active}`)
+        .sort(),
+      ["a:false", "b:false", "c:false"],
+      "each came back once after the burst",
+    );
+    await sleep(300);
+    assert.equal(seen.length, 6, "and not again");
+    stop.abort();
+    await run;
+  });
+});
