@@ -179,7 +179,7 @@ export function policyCases(driver: ReconcilerDriver): void {
           await slots(name),
           [0, 1, 2, 3, 4].map((i) => iso(h1 + i * HOUR)),
         );
-        assert.equal(r3.requeueAfterMs, h1 + 5 * HOUR - h.clock.now().getTime() + 100, "then the next slot");
+        assert.equal(r3.requeueAfterMs, h1 + 5 * HOUR - h.clock.now().getTime() + 10, "then the next slot");
       });
 
       it("a status write lost after the creates (a crash): the Jobs are found, none is created again", async () => {
