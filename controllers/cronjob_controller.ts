@@ -39,7 +39,6 @@ import { hasStatusCause, isAlreadyExists, isConflict, isNotFound } from "../runt
 import type { Recorder } from "../runtime/events/types.ts";
 import { type KubeObject, Kinds } from "../runtime/kinds.ts";
 import type { Manager } from "../runtime/manager.ts";
-import { createMergePatch } from "../runtime/mergepatch.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import { getOrCreate, metricsRegistry } from "../runtime/metrics/registry.ts";
 import { type Clock, realClock } from "../runtime/clock.ts";
@@ -911,22 +910,15 @@ export class CronJobReconciler implements Reconciler {
     const last = remembered.lastWritten;
     const wanted = canonical(cleaned);
     if (last && last.basedOn === cronJob.metadata.resourceVersion && last.status === wanted) return true;
-    // Only what changed travels (a merge patch of status, not the whole object with its jobTemplate): the
-    // apiserver decodes, and the network carries, a few hundred bytes instead of the object. The
-    // resourceVersion in the patch keeps the write as conditional as a PUT: a stale read conflicts (409)
-    // instead of patching fields someone else moved since.
-    const patch = {
-      metadata: { resourceVersion: cronJob.metadata.resourceVersion },
-      status: createMergePatch(cronJob.status ?? {}, cleaned) ?? {},
-    };
+    // The whole object, as read: the status subresource keeps everything but status from the stored
+    // object, but a body without the rest would drop other field managers' managedFields entries (seen on
+    // kube-apiserver 1.20). Not cloned: the client only serialises it. Not a merge patch of status: for a
+    // custom resource kube-apiserver applies one by encoding the stored object to JSON, merging and decoding
+    // it again before the same validation, which cost it ~15 % more CPU per run than this PUT (bench, issue
+    // 23), for a smaller request only.
+    const body: CronJobWire = { ...cronJob, status: cleaned };
     try {
-      await this.client.patchStatus(
-        CronJobKind,
-        cronJob.metadata.namespace,
-        cronJob.metadata.name ?? "",
-        patch,
-        "merge",
-      );
+      await this.client.updateStatus(CronJobKind, body);
       remembered.lastWritten = { basedOn: cronJob.metadata.resourceVersion ?? "", status: wanted };
       return true;
     } catch (err) {

@@ -26,7 +26,7 @@ export interface RBACMarker {
  * Exactly the verbs the code calls, each with where it is called (test/unit/config.test.ts checks the
  * client calls in controllers/, webhooks/ and runtime/events/ against this list, both ways). Verbs the
  * code does not call are not granted: no `get` on cronjobs (the reconciler reads CronJobs from the
- * informer cache only), no `get`/`update` on cronjobs/status (status is written with a merge patch), no
+ * informer cache only), no `get`/`patch` on cronjobs/status (status is written with PUT), no
  * events.k8s.io (the recorder writes core/v1 Events).
  */
 export const CRONJOB_CONTROLLER_RBAC: readonly RBACMarker[] = [
@@ -34,9 +34,9 @@ export const CRONJOB_CONTROLLER_RBAC: readonly RBACMarker[] = [
   // reconciler reads CronJobs from its cache (loadCronJob: cache.get), never from the API server.
   // +kubebuilder:rbac:groups=batch.tutorial.kubebuilder.io,resources=cronjobs,verbs=list;watch
   { groups: [GROUP], resources: [PLURAL], verbs: ["list", "watch"] },
-  // patch: CronJobReconciler.writeStatus (client.patchStatus: PATCH .../cronjobs/<name>/status, a merge patch).
-  // +kubebuilder:rbac:groups=batch.tutorial.kubebuilder.io,resources=cronjobs/status,verbs=patch
-  { groups: [GROUP], resources: [`${PLURAL}/status`], verbs: ["patch"] },
+  // update: CronJobReconciler.writeStatus (client.updateStatus: PUT .../cronjobs/<name>/status).
+  // +kubebuilder:rbac:groups=batch.tutorial.kubebuilder.io,resources=cronjobs/status,verbs=update
+  { groups: [GROUP], resources: [`${PLURAL}/status`], verbs: ["update"] },
   // No call: the Jobs' ownerReferences set blockOwnerDeletion (jobForSlot), which the
   // OwnerReferencesPermissionEnforcement admission plugin (on in OpenShift, for one) allows only to who
   // may update the owner's finalizers. test/integration/deploy.test.ts runs with that plugin on.

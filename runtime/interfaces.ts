@@ -29,18 +29,6 @@ export interface ObjectWriter {
 /** Writes to the status subresource: only status changes (client.StatusWriter). */
 export interface StatusWriter {
   updateStatus<T extends KubeObject>(rk: ResourceKind, obj: T, o?: WriteOptions): Promise<T>;
-  /**
-   * A merge patch of the status subresource: only the fields that changed travel. A metadata.resourceVersion
-   * in the patch makes it conditional like updateStatus (Conflict if stale).
-   */
-  patchStatus<T extends KubeObject>(
-    rk: ResourceKind,
-    namespace: string | undefined,
-    name: string,
-    patch: unknown,
-    type: "merge",
-    o?: WriteOptions,
-  ): Promise<T>;
 }
 
 export type ObjectClient = ObjectReader & ObjectWriter & StatusWriter;

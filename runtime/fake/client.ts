@@ -14,10 +14,9 @@ import type { IndexFunc } from "../cache/informer.ts";
 import { type LabelSelector, matchesSelector, parseSelector } from "../cache/selector.ts";
 import type { CacheIndexer, CacheReader, ObjectReader, ObjectWriter, StatusWriter } from "../interfaces.ts";
 import { type KubeObject, objectPath, resourceName, type ResourceKind } from "../kinds.ts";
-import { applyMergePatch } from "../mergepatch.ts";
 import { rfc3339 } from "../metatime.ts";
 
-type Verb = "get" | "list" | "create" | "update" | "updateStatus" | "patchStatus" | "delete";
+type Verb = "get" | "list" | "create" | "update" | "updateStatus" | "delete";
 
 /** Which calls an injected error answers; unset fields match anything. */
 interface ErrorMatch {
@@ -199,36 +198,6 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Cac
     return this.write("updateStatus", rk, obj, o);
   }
 
-  /**
-   * A merge patch of the status subresource (the only patch a reconciler here sends). As on the apiserver, a
-   * metadata.resourceVersion (or uid) in the patch is a precondition (Conflict if stale), and everything
-   * but status is ignored.
-   */
-  async patchStatus<T extends KubeObject>(
-    rk: ResourceKind,
-    namespace: string | undefined,
-    name: string,
-    patch: unknown,
-    type: "merge" | "json" | "strategic" | "apply",
-    o: WriteOptions = {},
-  ): Promise<T> {
-    this.enter("patchStatus", rk, namespace, name);
-    if (type !== "merge") throw new Error(`the fake client applies merge patches only, not ${type}`);
-    const cur = this.bucket(rk).get(keyOf(rk, namespace, name));
-    if (!cur) throw notFound(rk, name);
-    const p = (patch ?? {}) as { metadata?: { resourceVersion?: string; uid?: string }; status?: unknown };
-    const obj: KubeObject = {
-      ...cur,
-      metadata: {
-        ...cur.metadata,
-        resourceVersion: p.metadata?.resourceVersion ?? cur.metadata?.resourceVersion,
-        uid: p.metadata?.uid ?? cur.metadata?.uid,
-      },
-      status: p.status === undefined ? cur.status : applyMergePatch(cur.status, p.status),
-    };
-    return this.write("updateStatus", rk, obj as T, o, { entered: true });
-  }
-
   // --- CacheReader, CacheIndexer -------------------------------------------------------------------
 
   setTransform<T extends KubeObject>(kind: ResourceKind, fn: (obj: T) => T): void {
@@ -292,11 +261,10 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Cac
     rk: ResourceKind,
     obj: T,
     o: WriteOptions,
-    how: { entered?: boolean } = {},
   ): Promise<T> {
     const meta = obj.metadata ?? {};
     const name = meta.name;
-    if (!how.entered) this.enter(verb, rk, meta.namespace, name);
+    this.enter(verb, rk, meta.namespace, name);
     if (!name) throw new Error(`${obj.kind ?? "object"} has no metadata.name`);
     const key = keyOf(rk, meta.namespace, name);
     const cur = this.bucket(rk).get(key);
