@@ -63,6 +63,7 @@ Environment only:
   BUILTIN_ARGS        extra kube-controller-manager flags for both built-in configurations, space-separated
   BUILTIN_TUNED_ARGS  the tuned built-in's flags (default "${BUILTIN_TUNED_ARGS.join(" ")}")
   OPERATOR_NODE_ARGS  extra node flags for the operator, space-separated (e.g. "--cpu-prof --cpu-prof-dir=bench/work/prof")
+  OPERATOR_DIST       ours runs <OPERATOR_DIST>/cmd/main.js instead of dist/cmd/main.js (another commit's build)
 `;
 
 function positiveInt(name: string, v: string): number {
@@ -216,6 +217,7 @@ async function main(): Promise<number> {
     env.BUILTIN_TUNED_ARGS?.trim() ? `BUILTIN_TUNED_ARGS='${builtinTunedArgs.join(" ")}'` : "",
     limitsSpec !== "deployment" ? `OPERATOR_LIMITS=${limitsSpec}` : "",
     operatorNodeArgs.length ? `OPERATOR_NODE_ARGS='${operatorNodeArgs.join(" ")}'` : "",
+    env.OPERATOR_DIST ? `OPERATOR_DIST=${env.OPERATOR_DIST}` : "",
     phases.size !== PHASES.length ? `PHASES=${[...phases].join(",")}` : "",
     cmdArgs.includes("--update") ? "UPDATE=1" : "",
   ]

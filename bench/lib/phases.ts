@@ -3,7 +3,7 @@
 // (kube-controller-manager's cronjob controller v2) in two configurations: its defaults (client-side
 // rate limit 20 qps / burst 30) and tuned (--kube-api-qps=500 --kube-api-burst=1000), the fair anchor.
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { envValue, readManagerDeployment } from "../../envtest/manager-deployment.ts";
 import { Client } from "../../runtime/client.ts";
@@ -16,7 +16,7 @@ import { analyze, type Analysis, percentiles, rfc3339 } from "./analyze.ts";
 import { Cgroup, type CgroupInfo, type CgroupStats, type CgroupSupport, type Limits, formatLimits } from "./cgroup.ts";
 import { builtinSlotOf, JobFinisher, JobRecorder, ourSlotOf, type SlotOf } from "./jobs.ts";
 import { sleep } from "./pool.ts";
-import { cpuSeconds, findChild, loadavg, memory } from "./proc.ts";
+import { cpuSeconds, findChild, ioBytes, loadavg, memory } from "./proc.ts";
 import { groupBy, has, type Sample, scrape, sumOf } from "./prom.ts";
 import {
   BuiltinCronJobKind,
@@ -80,6 +80,9 @@ export interface CalibrationResult {
   inFlight: number;
   seconds: number;
   perSecond: number;
+  /** What a bare Job create costs kube-apiserver and etcd (CPU ms per create, the creates alone). */
+  apiserverCpuMsPerCreate?: number;
+  etcdCpuMsPerCreate?: number;
   error?: string;
   loadavgBefore?: string;
   loadavgAfter?: string;
@@ -173,6 +176,18 @@ export interface PhaseResult {
   heapUsedMB?: number;
   heapTotalMB?: number;
   apiserverCpuSeconds?: number;
+  /** kube-apiserver's and etcd's CPU after the controller's cold start, per run asked (ms). */
+  apiserverCpuMsPerRun?: number;
+  etcdCpuMsPerRun?: number;
+  /** kube-apiserver's and etcd's CPU during the controller's cold start (s). */
+  apiserverCpuColdStartSeconds?: number;
+  etcdCpuColdStartSeconds?: number;
+  /**
+   * Bytes the controller sent to / read from its sockets after the cold start, per run asked: /proc/<pid>/io
+   * wchar / rchar less what it wrote to its log (the log file's growth).
+   */
+  bytesSentPerRun?: number;
+  bytesReceivedPerRun?: number;
   controllerRequests?: Record<string, number>;
   queueRetries?: number;
   reconcileErrors?: number;
@@ -255,11 +270,27 @@ async function calibrateOnce(n: number, s: Settings): Promise<CalibrationResult>
   try {
     await createNamespaces(client, s.namespaces);
     await client.list(Kinds.Job, { limit: 1 }); // connection and TLS warm-up
+    const apiserverPid =
+      env.apiServer?.pid === undefined ? undefined : await findChild(env.apiServer.pid, "kube-apiserver");
+    const etcdPid = env.etcd?.pid === undefined ? undefined : await findChild(env.etcd.pid, "etcd");
+    const before = serverCpu(apiserverPid, etcdPid);
     const seconds = await createMany(client, Kinds.Job, n, s.inFlight, (i) => {
       const p = placement(i, s.namespaces);
       return rawJob(p.namespace, `calib-${p.name}`);
     });
-    return { n, inFlight: s.inFlight, seconds, perSecond: n / seconds };
+    const after = serverCpu(apiserverPid, etcdPid);
+    const msPerCreate = (a: number | undefined, b: number | undefined) =>
+      a === undefined || b === undefined ? undefined : ((b - a) * 1000) / n;
+    const api = msPerCreate(before.apiserver, after.apiserver);
+    const etcd = msPerCreate(before.etcd, after.etcd);
+    return {
+      n,
+      inFlight: s.inFlight,
+      seconds,
+      perSecond: n / seconds,
+      ...(api === undefined ? {} : { apiserverCpuMsPerCreate: api }),
+      ...(etcd === undefined ? {} : { etcdCpuMsPerCreate: etcd }),
+    };
   } catch (err) {
     return { n, inFlight: s.inFlight, seconds: NaN, perSecond: NaN, error: errorText(err) };
   } finally {
@@ -348,8 +379,9 @@ export const oursDriver: Driver = {
     const logFile = join(s.workDir, `ours-N${n}.log`);
     const args = [
       ...s.operatorNodeArgs,
-      // The compiled entrypoint, as the image runs it (make bench builds it first).
-      join(PROJECT_ROOT, "dist", "cmd", "main.js"),
+      // The compiled entrypoint, as the image runs it (make bench builds it first). OPERATOR_DIST points at
+      // another build's dist/ (another commit's, to measure one change at a time).
+      join(process.env.OPERATOR_DIST ?? join(PROJECT_ROOT, "dist"), "cmd", "main.js"),
       "--kubeconfig",
       env.kubeconfigPath,
       "--metrics-bind-address",
@@ -462,6 +494,27 @@ export const builtinTunedDriver = builtinDriver("builtin-tuned", "built-in (tune
   ...s.builtinArgs,
 ]);
 
+/** kube-apiserver's and etcd's CPU seconds now (undefined for a process not found or gone). */
+function serverCpu(apiserverPid: number | undefined, etcdPid: number | undefined) {
+  return {
+    apiserver: apiserverPid === undefined ? undefined : cpuSeconds(apiserverPid),
+    etcd: etcdPid === undefined ? undefined : cpuSeconds(etcdPid),
+  };
+}
+
+/** The controller's socket and log bytes so far: /proc/<pid>/io and the size of the log it writes. */
+function controllerIO(launched: Launched): { read: number; written: number; log: number } | undefined {
+  const io = ioBytes(launched.pid);
+  if (!io) return undefined;
+  let log = 0;
+  try {
+    log = statSync(launched.logFile).size;
+  } catch {
+    return undefined;
+  }
+  return { ...io, log };
+}
+
 function readLines(file: string): string[] {
   if (!existsSync(file)) return [];
   return readFileSync(file, "utf8").split("\n");
@@ -532,8 +585,10 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
 
     const apiserverPid =
       env.apiServer?.pid === undefined ? undefined : await findChild(env.apiServer.pid, "kube-apiserver");
+    const etcdPid = env.etcd?.pid === undefined ? undefined : await findChild(env.etcd.pid, "etcd");
     const apiBefore = await apiserverMetrics(env);
     const apiCpuBefore = apiserverPid === undefined ? undefined : cpuSeconds(apiserverPid);
+    const etcdCpuBefore = etcdPid === undefined ? undefined : cpuSeconds(etcdPid);
 
     // The controller's cgroup: ours with its limits, the built-in without (the same accounting).
     const limits = driver.limits(s);
@@ -632,6 +687,12 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     if (started !== undefined) result.workersStartedS = (started - spawnedAt) / 1000;
     const cpuAtReady = cpuSeconds(launched.pid);
     result.cpuColdStartSeconds = cpuAtReady;
+    const serversAtReady = serverCpu(apiserverPid, etcdPid);
+    const ioAtReady = controllerIO(launched);
+    if (apiCpuBefore !== undefined && serversAtReady.apiserver !== undefined)
+      result.apiserverCpuColdStartSeconds = serversAtReady.apiserver - apiCpuBefore;
+    if (etcdCpuBefore !== undefined && serversAtReady.etcd !== undefined)
+      result.etcdCpuColdStartSeconds = serversAtReady.etcd - etcdCpuBefore;
     const apiReady = await apiserverMetrics(env);
     if (cg && result.cgroup.applied) result.cgroup.atReady = cg.stats();
     // A slot that passed during the cold start (slow setup + cold start > ~55 s, e.g. N = 10,000 under a
@@ -662,6 +723,8 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     sample();
     const apiAfter = await apiserverMetrics(env);
     const apiCpuAfter = apiserverPid === undefined ? undefined : cpuSeconds(apiserverPid);
+    const serversAtEnd = serverCpu(apiserverPid, etcdPid);
+    const ioAtEnd = controllerIO(launched);
     const cpuEnd = cpuSeconds(launched.pid) ?? (exitedAt !== undefined ? lastCpu : undefined);
     const mem = memory(launched.pid);
     const ctrl = await launched.metrics(30_000).catch(() => undefined);
@@ -728,6 +791,15 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     if (peakRss > 0) result.peakRssMB = peakRss / 2 ** 20;
     if (apiCpuBefore !== undefined && apiCpuAfter !== undefined)
       result.apiserverCpuSeconds = apiCpuAfter - apiCpuBefore;
+    const runs = n * s.minutes;
+    if (serversAtReady.apiserver !== undefined && serversAtEnd.apiserver !== undefined)
+      result.apiserverCpuMsPerRun = ((serversAtEnd.apiserver - serversAtReady.apiserver) * 1000) / runs;
+    if (serversAtReady.etcd !== undefined && serversAtEnd.etcd !== undefined)
+      result.etcdCpuMsPerRun = ((serversAtEnd.etcd - serversAtReady.etcd) * 1000) / runs;
+    if (ioAtReady && ioAtEnd) {
+      result.bytesSentPerRun = (ioAtEnd.written - ioAtReady.written - (ioAtEnd.log - ioAtReady.log)) / runs;
+      result.bytesReceivedPerRun = (ioAtEnd.read - ioAtReady.read) / runs;
+    }
     if (ctrl) {
       const reqs = groupBy(ctrl, "rest_client_requests_total", (l) => `${l.method ?? "?"} ${l.code ?? "?"}`);
       result.controllerRequests = Object.fromEntries([...reqs].sort(([a], [b]) => a.localeCompare(b)));

@@ -77,3 +77,17 @@ export function memory(pid: number): { peakRss: number; rss: number } | undefine
 export function loadavg(): string {
   return (read("/proc/loadavg") ?? "?").trim().split(/\s+/).slice(0, 3).join(" ");
 }
+
+/**
+ * Bytes a process passed to read-like and write-like system calls (/proc/<pid>/io rchar, wchar): its socket
+ * traffic (TLS records included), its own log writes and a little pipe/eventfd noise. Undefined once it is
+ * gone or when /proc/<pid>/io cannot be read.
+ */
+export function ioBytes(pid: number): { read: number; written: number } | undefined {
+  const text = read(`/proc/${pid}/io`);
+  if (!text) return undefined;
+  const field = (name: string) => Number(text.match(new RegExp(`^${name}: (\\d+)$`, "m"))?.[1] ?? NaN);
+  const r = field("rchar");
+  const w = field("wchar");
+  return Number.isFinite(r) && Number.isFinite(w) ? { read: r, written: w } : undefined;
+}
