@@ -3,6 +3,7 @@
 //   8 missed deadline → 9 due? → 10 concurrency → 11 create → 12 status write → 13 requeue
 // Semantics are the Kubernetes batch/v1 CronJob controller (v2) without its known failures; see
 // README "Behaviour compared with the built-in CronJob".
+import { createHash } from "node:crypto";
 import { Histogram } from "prom-client";
 import {
   classifyJob,
@@ -908,7 +909,7 @@ export class CronJobReconciler implements Reconciler {
     // created sees the CronJob from before it): writing the same status again would only conflict.
     const remembered = this.memory.recall(keyOf(cronJob));
     const last = remembered.lastWritten;
-    const wanted = canonical(cleaned);
+    const wanted = digest(canonical(cleaned));
     if (last && last.basedOn === cronJob.metadata.resourceVersion && last.status === wanted) return true;
     // The whole object, as read: the status subresource keeps everything but status from the stored
     // object, but a body without the rest would drop other field managers' managedFields entries (seen on
@@ -948,6 +949,11 @@ function loadedFrom(req: Request, raw: Readonly<KubeObject>): LoadedCronJob {
   const stored = CronJobWireSchema.safeParse(raw);
   if (!stored.success) throw new Error(`CronJob ${req.namespace}/${req.name} cannot be read: ${issues.join("; ")}`);
   return { valid: false, cronJob: stored.data, issues };
+}
+
+/** A status remembered by its digest: the canonical JSON itself was ~600 bytes per CronJob kept for good. */
+function digest(canonicalStatus: string): string {
+  return createHash("sha256").update(canonicalStatus).digest("base64");
 }
 
 function deepFreeze<T>(o: T): T {

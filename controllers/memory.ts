@@ -19,7 +19,7 @@ export interface CronJobKey {
 export interface Remembered {
   /** The slot JobAlreadyActive was reported for (the Event comes once per slot). */
   forbidReportedSlot?: number;
-  /** The status last written, canonical, and the resourceVersion it was based on. */
+  /** The status last written (the SHA-256 of its canonical JSON) and the resourceVersion it was based on. */
   lastWritten?: { basedOn: string; status: string };
   /**
    * Job UIDs already reported by SawCompletedJob, kept while the cached status still lists them as active or

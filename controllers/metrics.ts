@@ -1,18 +1,20 @@
 // Per-CronJob metrics ("see every CronJob"): kube-state-metrics' kube_cronjob_* family, exported by the
 // controller itself.
 //
-// The gauges are computed at scrape time from the CronJobs in the informer cache (a prom-client collect()
-// that resets the gauge and sets one series per cached CronJob): a deleted CronJob's series disappear by
-// construction and nothing is kept per CronJob between scrapes. The run counter is the one thing kept in
-// memory; the reconciler counts through countRun() and drops a deleted CronJob's series with forget() (also
-// called by the CronJob informer's delete handler, see cmd/run.ts).
+// Every series is computed at scrape time (runtime/metrics/collector.ts), the gauges from the CronJobs in
+// the informer cache: a deleted CronJob's series disappear by construction and no series is kept between
+// scrapes (prom-client's own metrics keep each one, ~80 MB of the heap at 20,000 CronJobs). The run counts
+// are the one thing kept, a small array per CronJob that has run; the reconciler counts through countRun()
+// and drops a deleted CronJob's counts with forget() (also called by the CronJob informer's delete handler,
+// see cmd/run.ts).
 //
 // Cardinality: per CronJob at most 8 gauge series (a timestamp absent from status has no series) and 6
 // counter series (one per outcome). --per-cronjob-metrics=false registers none of these metrics.
 //
 // Only the leader exports them (isLeader): every replica caches the same CronJobs, and two replicas
 // exporting the same series would double every dashboard line and alert.
-import { Counter, Gauge, type Registry } from "prom-client";
+import type { Registry } from "prom-client";
+import { type Sample, ScrapeTimeMetric } from "../runtime/metrics/collector.ts";
 import { metricsRegistry } from "../runtime/metrics/registry.ts";
 
 /** The `outcome` values of cronjob_runs_total. */
@@ -93,39 +95,44 @@ interface CronJobMetricsOptions {
   isLeader?: () => boolean;
 }
 
-type IDLabel = "namespace" | "cronjob";
-const ID_LABELS: IDLabel[] = ["namespace", "cronjob"];
-type InfoLabel = IDLabel | "schedule" | "time_zone" | "concurrency_policy";
+type IDLabels = { namespace: string; cronjob: string };
+
+/** A CronJob's run counts, by ALL_OUTCOMES index; a feature outcome's entry is absent until counted. */
+interface RunCounts {
+  id: IDLabels;
+  counts: Array<number | undefined>;
+}
 
 export class CronJobMetrics implements CronJobRunMetrics {
   private readonly list: () => readonly Readonly<CronJobView>[];
   private readonly registry: Registry;
   private readonly isLeader: () => boolean;
-  private readonly runs: Counter<IDLabel | "outcome">;
-  private readonly metrics: Array<Gauge<string> | Counter<string>>;
-  /** CronJobs whose counter series exist, by namespace/name. */
-  private readonly counted = new Map<string, { namespace: string; cronjob: string }>();
+  private readonly metrics: ScrapeTimeMetric[];
+  /** Run counts of the CronJobs that have run, by namespace/name; every other cached CronJob's are all 0. */
+  private readonly runs = new Map<string, RunCounts>();
 
   constructor(o: CronJobMetricsOptions) {
     this.list = o.list;
     this.registry = o.registry ?? metricsRegistry;
     this.isLeader = o.isLeader ?? (() => true);
 
-    // Sets one series per cached CronJob (none for a value it does not have); all of them go at every scrape.
-    const fill = <L extends string>(
-      g: Gauge<L>,
+    // One series per cached CronJob (none for a value it does not have), computed at the scrape.
+    const gauge = (
+      name: string,
+      help: string,
       value: (cj: Readonly<CronJobView>) => number | undefined,
-      extra: (cj: Readonly<CronJobView>) => Partial<Record<L, string>> = () => ({}),
-    ): void => {
-      g.reset();
-      if (!this.isLeader()) return;
-      for (const cj of this.list()) {
-        const id = idLabels(cj);
-        if (!id) continue;
-        const v = value(cj);
-        if (v !== undefined) g.set({ ...id, ...extra(cj) } as Partial<Record<L, string>>, v);
-      }
-    };
+      extra?: (cj: Readonly<CronJobView>) => Record<string, string>,
+    ): ScrapeTimeMetric =>
+      new ScrapeTimeMetric({
+        name,
+        help,
+        type: "gauge",
+        collect: () =>
+          this.eachCached((cj, id) => {
+            const v = value(cj);
+            return v === undefined ? [] : [{ labels: extra ? { ...id, ...extra(cj) } : id, value: v }];
+          }),
+      });
 
     // The status timestamps, one gauge each: [name, help, field of status].
     const timestamps: Array<[string, string, keyof NonNullable<CronJobView["status"]>]> = [
@@ -155,139 +162,102 @@ export class CronJobMetrics implements CronJobRunMetrics {
         "lastMissedTime",
       ],
     ];
-    const timestampGauges = timestamps.map(
-      ([name, help, field]) =>
-        new Gauge<IDLabel>({
-          name,
-          help,
-          labelNames: ID_LABELS,
-          registers: [],
-          collect() {
-            fill(this, (cj) => unixSeconds(cj.status?.[field] as string | null | undefined));
-          },
+    this.metrics = [
+      ...timestamps.map(([name, help, field]) =>
+        gauge(name, help, (cj) => unixSeconds(cj.status?.[field] as string | null | undefined)),
+      ),
+      gauge("cronjob_active_jobs", "Jobs of the CronJob running now (status.active).", (cj) => {
+        const st = cj.status;
+        if (Array.isArray(st?.active)) return st.active.length;
+        return typeof st?.activeCount === "number" ? st.activeCount : undefined;
+      }),
+      gauge("cronjob_suspended", "1 if the CronJob is suspended (spec.suspend), else 0.", (cj) =>
+        cj.spec?.suspend === true ? 1 : 0,
+      ),
+      gauge(
+        "cronjob_consecutive_failures",
+        "Runs of the CronJob in a row that failed (status.consecutiveFailures); only while spec.stopAfterConsecutiveFailures is set.",
+        (cj) => (typeof cj.status?.consecutiveFailures === "number" ? cj.status.consecutiveFailures : undefined),
+      ),
+      gauge(
+        "cronjob_stopped",
+        "1 if the controller stopped scheduling the CronJob after repeated failures (status.stopped), else 0; only while spec.stopAfterConsecutiveFailures is set (or it is stopped).",
+        (cj) => (cj.status?.stopped ? 1 : typeof cj.spec?.stopAfterConsecutiveFailures === "number" ? 0 : undefined),
+      ),
+      gauge(
+        "cronjob_info",
+        `Always 1: the CronJob's schedule, time zone ("" = UTC) and concurrency policy as labels (values cut at ${MAX_LABEL_VALUE_LENGTH} characters).`,
+        () => 1,
+        (cj) => ({
+          schedule: bounded(cj.spec?.schedule ?? ""),
+          time_zone: bounded(cj.spec?.timeZone ?? ""),
+          concurrency_policy: bounded(cj.spec?.concurrencyPolicy ?? "Allow"),
         }),
-    );
-    const activeJobs = new Gauge<IDLabel>({
-      name: "cronjob_active_jobs",
-      help: "Jobs of the CronJob running now (status.active).",
-      labelNames: ID_LABELS,
-      registers: [],
-      collect() {
-        fill(this, (cj) => {
-          const st = cj.status;
-          if (Array.isArray(st?.active)) return st.active.length;
-          return typeof st?.activeCount === "number" ? st.activeCount : undefined;
-        });
-      },
-    });
-    const suspended = new Gauge<IDLabel>({
-      name: "cronjob_suspended",
-      help: "1 if the CronJob is suspended (spec.suspend), else 0.",
-      labelNames: ID_LABELS,
-      registers: [],
-      collect() {
-        fill(this, (cj) => (cj.spec?.suspend === true ? 1 : 0));
-      },
-    });
-    const consecutiveFailures = new Gauge<IDLabel>({
-      name: "cronjob_consecutive_failures",
-      help: "Runs of the CronJob in a row that failed (status.consecutiveFailures); only while spec.stopAfterConsecutiveFailures is set.",
-      labelNames: ID_LABELS,
-      registers: [],
-      collect() {
-        fill(this, (cj) =>
-          typeof cj.status?.consecutiveFailures === "number" ? cj.status.consecutiveFailures : undefined,
-        );
-      },
-    });
-    const stopped = new Gauge<IDLabel>({
-      name: "cronjob_stopped",
-      help: "1 if the controller stopped scheduling the CronJob after repeated failures (status.stopped), else 0; only while spec.stopAfterConsecutiveFailures is set (or it is stopped).",
-      labelNames: ID_LABELS,
-      registers: [],
-      collect() {
-        fill(this, (cj) =>
-          cj.status?.stopped ? 1 : typeof cj.spec?.stopAfterConsecutiveFailures === "number" ? 0 : undefined,
-        );
-      },
-    });
-    const info = new Gauge<InfoLabel>({
-      name: "cronjob_info",
-      help: `Always 1: the CronJob's schedule, time zone ("" = UTC) and concurrency policy as labels (values cut at ${MAX_LABEL_VALUE_LENGTH} characters).`,
-      labelNames: [...ID_LABELS, "schedule", "time_zone", "concurrency_policy"],
-      registers: [],
-      collect() {
-        fill(
-          this,
-          () => 1,
-          (cj) => ({
-            schedule: bounded(cj.spec?.schedule ?? ""),
-            time_zone: bounded(cj.spec?.timeZone ?? ""),
-            concurrency_policy: bounded(cj.spec?.concurrencyPolicy ?? "Allow"),
-          }),
-        );
-      },
-    });
-    // Every outcome of every cached CronJob exists from the first scrape, at 0, so rate() and increase()
-    // see the first run; series of CronJobs no longer cached are dropped (as forget does).
-    const syncCounted = (): void => {
-      if (!this.isLeader()) return;
-      const cached = new Set<string>();
-      for (const cj of this.list()) {
-        const id = idLabels(cj);
-        if (!id) continue;
-        cached.add(key(id.namespace, id.cronjob));
-        this.ensureCounted(id.namespace, id.cronjob);
-        for (const [outcome, uses] of Object.entries(FEATURE_OUTCOMES))
-          if (uses(cj)) this.runs.inc({ ...id, outcome }, 0);
-      }
-      for (const [k, id] of this.counted) if (!cached.has(k)) this.forget(id.namespace, id.cronjob);
-    };
-    this.runs = new Counter<IDLabel | "outcome">({
-      name: "cronjob_runs_total",
-      help: "Runs of the CronJob by outcome: created, succeeded, failed, missed_deadline, missed_policy, skipped_forbid, manual.",
-      labelNames: [...ID_LABELS, "outcome"],
-      registers: [],
-      collect() {
-        syncCounted();
-      },
-    });
-
-    this.metrics = [...timestampGauges, activeJobs, suspended, consecutiveFailures, stopped, info, this.runs] as Array<
-      Gauge<string> | Counter<string>
-    >;
-    for (const m of this.metrics) {
-      const name = metricName(m);
-      // A new instance replaces an earlier one's metrics (a second manager in one process, tests).
-      if (this.registry.getSingleMetric(name)) this.registry.removeSingleMetric(name);
-      this.registry.registerMetric(m);
-    }
+      ),
+      new ScrapeTimeMetric({
+        name: "cronjob_runs_total",
+        help: "Runs of the CronJob by outcome: created, succeeded, failed, missed_deadline, missed_policy, skipped_forbid, manual.",
+        type: "counter",
+        collect: () => this.runSeries(),
+      }),
+    ];
+    for (const m of this.metrics) m.register(this.registry);
   }
 
   countRun(namespace: string, name: string, outcome: RunOutcome): void {
-    if (!namespace || !name || !ALL_OUTCOMES.includes(outcome)) return;
-    this.ensureCounted(namespace, name);
-    this.runs.inc({ namespace, cronjob: name, outcome });
+    const i = ALL_OUTCOMES.indexOf(outcome);
+    if (!namespace || !name || i < 0) return;
+    const k = key(namespace, name);
+    let r = this.runs.get(k);
+    if (!r) {
+      r = { id: { namespace, cronjob: name }, counts: [] };
+      this.runs.set(k, r);
+    }
+    r.counts[i] = (r.counts[i] ?? 0) + 1;
   }
 
   forget(namespace: string, name: string): void {
-    if (!this.counted.delete(key(namespace, name))) return;
-    for (const outcome of ALL_OUTCOMES) this.runs.remove({ namespace, cronjob: name, outcome });
+    this.runs.delete(key(namespace, name));
   }
 
   /** Removes these metrics from the registry. */
   unregister(): void {
-    for (const m of this.metrics) {
-      const name = metricName(m);
-      if (this.registry.getSingleMetric(name) === m) this.registry.removeSingleMetric(name);
-    }
+    for (const m of this.metrics) m.unregister(this.registry);
   }
 
-  private ensureCounted(namespace: string, cronjob: string): void {
-    const k = key(namespace, cronjob);
-    if (this.counted.has(k)) return;
-    this.counted.set(k, { namespace, cronjob });
-    for (const outcome of RUN_OUTCOMES) this.runs.inc({ namespace, cronjob, outcome }, 0);
+  /** The samples `f` makes of each cached CronJob (none while not the leader). */
+  private eachCached(f: (cj: Readonly<CronJobView>, id: IDLabels) => Sample[]): Sample[] {
+    if (!this.isLeader()) return [];
+    const out: Sample[] = [];
+    for (const cj of this.list()) {
+      const id = idLabels(cj);
+      if (id) for (const s of f(cj, id)) out.push(s);
+    }
+    return out;
+  }
+
+  /**
+   * Every outcome of every cached CronJob from the first scrape, at 0, so rate() and increase() see the first
+   * run; a feature outcome for the CronJobs that use the feature (or counted one). Counts of CronJobs no longer
+   * cached are dropped here (as forget does): one that left the cache without a forget leaves nothing behind.
+   */
+  private runSeries(): Sample[] {
+    if (!this.isLeader()) return [];
+    const cached = new Set<string>();
+    const samples = this.eachCached((cj, id) => {
+      const k = key(id.namespace, id.cronjob);
+      cached.add(k);
+      const counts = this.runs.get(k)?.counts;
+      const out: Sample[] = [];
+      ALL_OUTCOMES.forEach((outcome, i) => {
+        const v = counts?.[i];
+        const feature = (FEATURE_OUTCOMES as Record<string, (cj: Readonly<CronJobView>) => boolean>)[outcome];
+        if (v !== undefined || !feature || feature(cj)) out.push({ labels: { ...id, outcome }, value: v ?? 0 });
+      });
+      return out;
+    });
+    for (const k of this.runs.keys()) if (!cached.has(k)) this.runs.delete(k);
+    return samples;
   }
 }
 
@@ -312,10 +282,4 @@ function unixSeconds(t: string | null | undefined): number | undefined {
 function bounded(s: string): string {
   if (s.length <= MAX_LABEL_VALUE_LENGTH) return s;
   return Array.from(s).slice(0, MAX_LABEL_VALUE_LENGTH).join("");
-}
-
-/** A metric's name: prom-client keeps it on the instance but does not declare it in its types. */
-function metricName(m: object): string {
-  if ("name" in m && typeof m.name === "string") return m.name;
-  throw new Error("a prom-client metric without a name");
 }
