@@ -1,11 +1,8 @@
 // A small REST client for the Kubernetes API: typed errors, optimistic concurrency, every patch type,
-// status subresource writes and streaming watches, over one HTTP/2 connection (runtime/h2.ts; client-go's
-// default) or, where the server or DISABLE_HTTP2 says so, a keep-alive HTTP/1.1 agent. It speaks plain JSON
-// objects (no model classes) so cached objects and wire objects have one shape.
-import { Agent as HttpAgent, request as httpRequest } from "node:http";
+// status subresource writes and streaming watches, over one keep-alive HTTPS agent. It speaks plain
+// JSON objects (no model classes) so cached objects and wire objects have one shape.
+import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from "node:https";
-import type { Readable } from "node:stream";
-import { H2Pool, NotSentError, type StreamedResponse } from "./h2.ts";
 import { Counter, Histogram } from "prom-client";
 import { APIError } from "./errors.ts";
 import { collectionPath, type KubeObject, objectPath, type ResourceKind } from "./kinds.ts";
@@ -91,20 +88,13 @@ interface ClientOptions {
   fieldManager?: string;
   /** Per-request timeout for non-watch requests (default 30 s). */
   timeoutMs?: number;
-  /** Upper bound of concurrent HTTP/1.1 connections (default 64). */
+  /** Upper bound of concurrent connections (default 64). */
   maxSockets?: number;
-  /**
-   * HTTP/2 when the server offers it over TLS (default true; false, or DISABLE_HTTP2 set in the environment
-   * as client-go reads it, keeps to HTTP/1.1).
-   */
-  http2?: boolean;
 }
 
 interface Transport {
   base: URL;
   agent: HttpsAgent | HttpAgent;
-  /** The HTTP/2 connection; absent for http:// servers, with HTTP/2 off, or once the server chose HTTP/1.1. */
-  h2?: H2Pool;
   headers: Record<string, string>;
   fetchedAt: number;
 }
@@ -120,8 +110,6 @@ export class Client {
   private readonly opts: Required<ClientOptions>;
   private transport: Transport | undefined;
   private transportPending: Promise<Transport> | undefined;
-  /** The server answered TLS with http/1.1: no more HTTP/2 attempts. */
-  private http1Only = false;
 
   /** `kc`: runtime/kubeconfig.ts's loadKubeConfig, or a @kubernetes/client-node KubeConfig (tests, tools). */
   constructor(kc: RESTConfig, opts: ClientOptions = {}) {
@@ -132,7 +120,6 @@ export class Client {
       fieldManager: opts.fieldManager ?? DEFAULT_USER_AGENT,
       timeoutMs: opts.timeoutMs ?? 30_000,
       maxSockets: opts.maxSockets ?? 64,
-      http2: opts.http2 ?? !process.env.DISABLE_HTTP2,
     };
   }
 
@@ -171,25 +158,7 @@ export class Client {
               ...(o.servername ? { servername: o.servername } : {}),
             });
     }
-    let h2 = this.transport?.h2;
-    if (!h2 && base.protocol === "https:" && this.opts.http2 && !this.http1Only) {
-      // Credentials of the TLS connection (client certificates) as the agent has them, read when it opens.
-      h2 = new H2Pool(
-        base,
-        () => ({
-          ca: o.ca,
-          cert: o.cert,
-          key: o.key,
-          ...(o.rejectUnauthorized !== undefined ? { rejectUnauthorized: o.rejectUnauthorized } : {}),
-          ...(o.servername ? { servername: o.servername } : {}),
-        }),
-        () => {
-          this.http1Only = true;
-          if (this.transport) this.transport.h2 = undefined;
-        },
-      );
-    }
-    this.transport = { base, agent, ...(h2 && !this.http1Only ? { h2 } : {}), headers, fetchedAt: Date.now() };
+    this.transport = { base, agent, headers, fetchedAt: Date.now() };
     return this.transport;
   }
 
@@ -215,8 +184,8 @@ export class Client {
       o.signal,
       o.timeoutMs ?? this.opts.timeoutMs,
     );
-    const text = await readBody(res.body);
-    const code = res.statusCode;
+    const text = await readBody(res);
+    const code = res.statusCode ?? 0;
     if (code < 200 || code >= 300) throw APIError.fromResponse(code, text, `${method} ${path}`);
     return (text ? JSON.parse(text) : undefined) as T;
   }
@@ -229,7 +198,7 @@ export class Client {
     contentType: string | undefined,
     signal: AbortSignal | undefined,
     timeoutMs: number | undefined,
-  ): Promise<StreamedResponse> {
+  ): Promise<IncomingMessage> {
     let t: Transport;
     try {
       t = await this.getTransport();
@@ -253,37 +222,7 @@ export class Client {
     }
     const started = performance.now();
     const host = url.host;
-    const timeoutError = () => new APIError(0, "Timeout", `${method} ${path}: no response within ${timeoutMs} ms`);
-    // HTTP/2 when the server speaks it; a request a closing connection never sent goes once more on a new one.
-    for (let attempt = 1; t.h2; attempt++) {
-      const h2 = t.h2;
-      const session = await h2.session().catch((err: unknown) => {
-        requestsTotal.inc({ code: "<error>", method, host });
-        throw new APIError(0, "Unknown", `${method} ${path}: ${err instanceof Error ? err.message : String(err)}`);
-      });
-      if (!session) break; // the server chose HTTP/1.1
-      try {
-        const res = await h2.request(session, {
-          method,
-          path: url.pathname + url.search,
-          headers,
-          payload,
-          signal,
-          timeoutMs,
-          onTimeout: timeoutError,
-        });
-        requestsTotal.inc({ code: String(res.statusCode), method, host });
-        requestLatency.observe({ verb: method, host }, (performance.now() - started) / 1000);
-        return res;
-      } catch (err) {
-        if (err instanceof NotSentError && attempt < 2) continue;
-        requestsTotal.inc({ code: "<error>", method, host });
-        throw err instanceof APIError
-          ? err
-          : new APIError(0, "Unknown", `${method} ${path}: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-    return new Promise<StreamedResponse>((resolve, reject) => {
+    return new Promise<IncomingMessage>((resolve, reject) => {
       const req = (url.protocol === "http:" ? httpRequest : httpsRequest)(url, {
         method,
         headers,
@@ -291,12 +230,14 @@ export class Client {
         signal,
       });
       if (timeoutMs !== undefined) {
-        req.setTimeout(timeoutMs, () => req.destroy(timeoutError()));
+        req.setTimeout(timeoutMs, () =>
+          req.destroy(new APIError(0, "Timeout", `${method} ${path}: no response within ${timeoutMs} ms`)),
+        );
       }
       req.once("response", (res) => {
         requestsTotal.inc({ code: String(res.statusCode ?? 0), method, host });
         requestLatency.observe({ verb: method, host }, (performance.now() - started) / 1000);
-        resolve({ statusCode: res.statusCode ?? 0, body: res });
+        resolve(res);
       });
       req.once("error", (err) => {
         requestsTotal.inc({ code: "<error>", method, host });
@@ -413,10 +354,10 @@ export class Client {
       o.signal,
       undefined,
     );
-    const code = res.statusCode;
+    const code = res.statusCode ?? 0;
     if (code < 200 || code >= 300)
-      throw APIError.fromResponse(code, await readBody(res.body), `watch ${collectionPath(rk, o.namespace)}`);
-    return watchEvents<T>(res.body, o.signal);
+      throw APIError.fromResponse(code, await readBody(res), `watch ${collectionPath(rk, o.namespace)}`);
+    return watchEvents<T>(res, o.signal);
   }
 
   private writeQuery(o: WriteOptions): Record<string, string | undefined> {
@@ -426,7 +367,6 @@ export class Client {
   /** Close idle connections (shutdown). */
   close(): void {
     this.transport?.agent.destroy();
-    this.transport?.h2?.close();
     this.transport = undefined;
   }
 }
@@ -437,7 +377,7 @@ function requireName(obj: KubeObject): string {
   return name;
 }
 
-function readBody(res: Readable): Promise<string> {
+function readBody(res: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     res.on("data", (c: Buffer) => chunks.push(c));
@@ -449,7 +389,7 @@ function readBody(res: Readable): Promise<string> {
   });
 }
 
-async function* watchEvents<T>(res: Readable, signal: AbortSignal | undefined): AsyncGenerator<WatchEvent<T>> {
+async function* watchEvents<T>(res: IncomingMessage, signal: AbortSignal | undefined): AsyncGenerator<WatchEvent<T>> {
   res.setEncoding("utf8");
   let buf = "";
   try {
