@@ -225,26 +225,25 @@ export class CronJobMetrics implements CronJobRunMetrics {
     for (const m of this.metrics) m.unregister(this.registry);
   }
 
-  /** The samples `f` makes of each cached CronJob (none while not the leader). */
-  private eachCached(f: (cj: Readonly<CronJobView>, id: IDLabels) => Sample[]): Sample[] {
-    if (!this.isLeader()) return [];
-    const out: Sample[] = [];
+  /** The samples `f` makes of each cached CronJob (none while not the leader), as the scrape renders them. */
+  private *eachCached(f: (cj: Readonly<CronJobView>, id: IDLabels) => Iterable<Sample>): Generator<Sample> {
+    if (!this.isLeader()) return;
     for (const cj of this.list()) {
       const id = idLabels(cj);
-      if (id) for (const s of f(cj, id)) out.push(s);
+      if (id) yield* f(cj, id);
     }
-    return out;
   }
 
   /**
    * Every outcome of every cached CronJob from the first scrape, at 0, so rate() and increase() see the first
    * run; a feature outcome for the CronJobs that use the feature (or counted one). Counts of CronJobs no longer
-   * cached are dropped here (as forget does): one that left the cache without a forget leaves nothing behind.
+   * cached are dropped once the scrape has seen them all (as forget does): one that left the cache without a
+   * forget leaves nothing behind.
    */
-  private runSeries(): Sample[] {
-    if (!this.isLeader()) return [];
+  private *runSeries(): Generator<Sample> {
+    if (!this.isLeader()) return;
     const cached = new Set<string>();
-    const samples = this.eachCached((cj, id) => {
+    yield* this.eachCached((cj, id) => {
       const k = key(id.namespace, id.cronjob);
       cached.add(k);
       const counts = this.runs.get(k)?.counts;
@@ -257,7 +256,6 @@ export class CronJobMetrics implements CronJobRunMetrics {
       return out;
     });
     for (const k of this.runs.keys()) if (!cached.has(k)) this.runs.delete(k);
-    return samples;
   }
 }
 

@@ -2,6 +2,7 @@
 // format on --metrics-bind-address, "0" to disable. TLS and an authn/authz filter (the
 // WithAuthenticationAndAuthorization of kubebuilder's secure metrics) plug in through options.
 import type { IncomingMessage } from "node:http";
+import type { Writable } from "node:stream";
 import type { Registry } from "prom-client";
 import { log, type Logger } from "../log.ts";
 import {
@@ -14,6 +15,7 @@ import {
   type ServerHandle,
   type TLSOptions,
 } from "../httpserver.ts";
+import { writeMetrics } from "./collector.ts";
 import { registerProcessMetrics } from "./process.ts";
 import { metricsRegistry } from "./registry.ts";
 
@@ -76,9 +78,17 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Me
           return sendText(res, code, `${verdict.reason ?? (code === 401 ? "Unauthorized" : "Forbidden")}\n`);
         }
       }
-      const body = await registry.metrics();
       res.writeHead(200, { "content-type": registry.contentType });
-      res.end(req.method === "HEAD" ? undefined : body);
+      if (req.method === "HEAD") return void res.end();
+      // Written as rendered, with the socket's backpressure: a scrape of tens of thousands of series is
+      // never in memory whole (runtime/metrics/collector.ts).
+      try {
+        await writeMetrics(registry, (chunk) => (res.write(chunk) ? undefined : drained(res)));
+        res.end();
+      } catch (err) {
+        logger.debug("metrics response not completed", { error: err instanceof Error ? err.message : String(err) });
+        res.destroy();
+      }
     },
   });
   logger.info("Serving metrics server", {
@@ -87,4 +97,20 @@ export async function startMetricsServer(opts: MetricsServerOptions): Promise<Me
     secure: opts.tls !== undefined,
   });
   return server;
+}
+
+/** Resolves when `res` can take more, rejects if the scraper goes away first. */
+function drained(res: Writable): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onDrain = () => {
+      res.off("close", onClose);
+      resolve();
+    };
+    const onClose = () => {
+      res.off("drain", onDrain);
+      reject(new Error("the scraper closed the connection"));
+    };
+    res.once("drain", onDrain);
+    res.once("close", onClose);
+  });
 }
