@@ -15,7 +15,9 @@ import { ManagedProcess } from "../../envtest/processes.ts";
 import { analyze, type Analysis, percentiles, rfc3339 } from "./analyze.ts";
 import { Cgroup, type CgroupInfo, type CgroupStats, type CgroupSupport, type Limits, formatLimits } from "./cgroup.ts";
 import { builtinSlotOf, JobFinisher, JobRecorder, ourSlotOf, type SlotOf } from "./jobs.ts";
-import { sleep } from "./pool.ts";
+import { forEachLimit, sleep } from "./pool.ts";
+import { encodeProtobuf, protobufMismatch } from "./protobuf.ts";
+import { ProtobufPoster } from "./protobuf-poster.ts";
 import { cpuSeconds, findChild, ioBytes, loadavg, memory } from "./proc.ts";
 import { groupBy, has, type Sample, scrape, sumOf } from "./prom.ts";
 import {
@@ -23,6 +25,7 @@ import {
   builtinCronJob,
   createMany,
   createNamespaces,
+  benchEvent,
   ourCronJob,
   placement,
   rawJob,
@@ -83,9 +86,23 @@ export interface CalibrationResult {
   /** What a bare Job create costs kube-apiserver and etcd (CPU ms per create, the creates alone). */
   apiserverCpuMsPerCreate?: number;
   etcdCpuMsPerCreate?: number;
+  /** What each kind of write of a run costs, and the protobuf lever (measureWriteCosts). */
+  writeCosts?: WriteCost[];
+  writeCostsError?: string;
   error?: string;
   loadavgBefore?: string;
   loadavgAfter?: string;
+}
+
+/** One batch of N writes of one kind in the calibration: CPU per write (ms) and the request body's size. */
+export interface WriteCost {
+  write: "POST jobs" | "POST events" | "PUT cronjobs/status" | "PATCH jobs/status" | "DELETE jobs";
+  encoding: "json" | "protobuf";
+  count: number;
+  seconds: number;
+  apiserverCpuMs?: number;
+  etcdCpuMs?: number;
+  bodyBytes?: number;
 }
 
 export type ControllerPhase = "ours" | "builtin" | "builtin-tuned";
@@ -152,6 +169,8 @@ export interface PhaseResult {
   /** writes (whole run) / Jobs created. */
   writesPerJob?: number;
   writesByResource?: Record<string, number>;
+  /** The same after the cold start (the writes per run are these over runsAsked). */
+  writesSteadyByResource?: Record<string, number>;
   failedWritesByResource?: Record<string, number>;
   finisherPatches?: number;
   finisherErrors?: number;
@@ -274,15 +293,23 @@ async function calibrateOnce(n: number, s: Settings): Promise<CalibrationResult>
       env.apiServer?.pid === undefined ? undefined : await findChild(env.apiServer.pid, "kube-apiserver");
     const etcdPid = env.etcd?.pid === undefined ? undefined : await findChild(env.etcd.pid, "etcd");
     const before = serverCpu(apiserverPid, etcdPid);
-    const seconds = await createMany(client, Kinds.Job, n, s.inFlight, (i) => {
+    const floorJob = (i: number) => {
       const p = placement(i, s.namespaces);
       return rawJob(p.namespace, `calib-${p.name}`);
-    });
+    };
+    const seconds = await createMany(client, Kinds.Job, n, s.inFlight, floorJob);
     const after = serverCpu(apiserverPid, etcdPid);
     const msPerCreate = (a: number | undefined, b: number | undefined) =>
       a === undefined || b === undefined ? undefined : ((b - a) * 1000) / n;
     const api = msPerCreate(before.apiserver, after.apiserver);
     const etcd = msPerCreate(before.etcd, after.etcd);
+    let writeCosts: WriteCost[] | undefined;
+    let writeCostsError: string | undefined;
+    try {
+      writeCosts = await measureWriteCosts(client, env, n, s, () => serverCpu(apiserverPid, etcdPid), floorJob);
+    } catch (err) {
+      writeCostsError = errorText(err);
+    }
     return {
       n,
       inFlight: s.inFlight,
@@ -290,6 +317,8 @@ async function calibrateOnce(n: number, s: Settings): Promise<CalibrationResult>
       perSecond: n / seconds,
       ...(api === undefined ? {} : { apiserverCpuMsPerCreate: api }),
       ...(etcd === undefined ? {} : { etcdCpuMsPerCreate: etcd }),
+      ...(writeCosts ? { writeCosts } : {}),
+      ...(writeCostsError ? { writeCostsError } : {}),
     };
   } catch (err) {
     return { n, inFlight: s.inFlight, seconds: NaN, perSecond: NaN, error: errorText(err) };
@@ -297,6 +326,198 @@ async function calibrateOnce(n: number, s: Settings): Promise<CalibrationResult>
     client.close();
     await env.stop();
   }
+}
+
+/**
+ * What each write of a run costs kube-apiserver and etcd, one kind of write at a time, and what protobuf
+ * instead of JSON would save on the built-in kinds, on the floor's control plane after the floor:
+ * - N creates of the same Job and N Events like ours' SuccessfulCreate, each half in JSON and half in
+ *   protobuf (`application/vnd.kubernetes.protobuf` request and response, as kube-controller-manager
+ *   sends), in the order JSON, protobuf, protobuf, JSON (N/2 each), so that a store growing batch by batch
+ *   weighs on both encodings alike; three objects of each protobuf batch are read back and compared;
+ * - then the CRD is installed and N of our CronJobs created (not measured), and N status writes of them
+ *   (a PUT of the whole object with a run's status, as ours writes it);
+ * - then N completions of the floor's Jobs (the finisher's status patch: the Job controller's write in a
+ *   cluster, the same for both controllers) and N deletes of them (propagationPolicy Background, as
+ *   history cleanup sends).
+ * Every batch starts once kube-apiserver is idle again (installing a CRD, for one, keeps it busy for seconds).
+ */
+async function measureWriteCosts(
+  client: Client,
+  env: TestEnv,
+  n: number,
+  s: Settings,
+  cpu: () => { apiserver?: number; etcd?: number },
+  floorJob: (i: number) => KubeObject,
+): Promise<WriteCost[]> {
+  const pb = await ProtobufPoster.open(env.kubeConfig, Math.max(64, s.inFlight));
+  const half = Math.max(1, Math.floor(n / 2));
+  const total = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  const at = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  const event = (i: number): KubeObject => {
+    const p = placement(i, s.namespaces);
+    return benchEvent(p.namespace, `calib-${p.name}`, at, i);
+  };
+  const job = (batch: number, i: number): KubeObject => {
+    const p = placement(i, s.namespaces);
+    return rawJob(p.namespace, `calib-${batch}-${p.name}`);
+  };
+  /** N writes (send(i) for i < count), 48 in flight, from an idle kube-apiserver: CPU ms per write. */
+  const batch = async (count: number, send: (i: number) => Promise<unknown>) => {
+    await settle(cpu);
+    const before = cpu();
+    const started = performance.now();
+    await forEachLimit(count, s.inFlight, async (i) => {
+      await send(i);
+    });
+    const seconds = (performance.now() - started) / 1000;
+    const after = cpu();
+    const per = (x?: number, y?: number) => (x === undefined || y === undefined ? undefined : ((y - x) * 1000) / count);
+    return { count, seconds, api: per(before.apiserver, after.apiserver), etcd: per(before.etcd, after.etcd) };
+  };
+  type Measured = Awaited<ReturnType<typeof batch>>;
+  const cost = (
+    write: WriteCost["write"],
+    encoding: WriteCost["encoding"],
+    parts: Measured[],
+    sample: KubeObject | undefined,
+  ): WriteCost => {
+    const count = total(parts.map((p) => p.count));
+    const weighted = (k: "api" | "etcd") =>
+      parts.every((p) => p[k] !== undefined) ? total(parts.map((p) => p[k]! * p.count)) / count : undefined;
+    const api = weighted("api");
+    const etcd = weighted("etcd");
+    const bodyBytes =
+      sample === undefined
+        ? undefined
+        : encoding === "json"
+          ? Buffer.byteLength(JSON.stringify(sample))
+          : encodeProtobuf(sample).length;
+    return {
+      write,
+      encoding,
+      count,
+      seconds: total(parts.map((p) => p.seconds)),
+      ...(api === undefined ? {} : { apiserverCpuMs: api }),
+      ...(etcd === undefined ? {} : { etcdCpuMs: etcd }),
+      ...(bodyBytes === undefined ? {} : { bodyBytes }),
+    };
+  };
+  /** Read back a few protobuf-created objects (as JSON) and compare them with what was sent. */
+  const verify = async (rk: ResourceKind, make: (i: number) => KubeObject) => {
+    for (const i of [0, Math.floor(half / 2), half - 1]) {
+      const sent = make(i);
+      const stored = await client.get(rk, sent.metadata?.namespace, sent.metadata?.name ?? "");
+      const d = protobufMismatch(sent, stored);
+      if (d) throw new Error(`protobuf ${sent.kind} ${sent.metadata?.name}: stored ${d} differs from what was sent`);
+    }
+  };
+  try {
+    const out: WriteCost[] = [];
+    // Jobs: JSON, protobuf, protobuf, JSON.
+    const j1 = await batch(half, (i) => client.create(Kinds.Job, job(1, i)));
+    const p1 = await batch(half, (i) => pb.create(Kinds.Job, job(2, i)));
+    const p2 = await batch(half, (i) => pb.create(Kinds.Job, job(3, i)));
+    const j2 = await batch(half, (i) => client.create(Kinds.Job, job(4, i)));
+    await verify(Kinds.Job, (i) => job(2, i));
+    out.push(cost("POST jobs", "json", [j1, j2], job(1, 0)), cost("POST jobs", "protobuf", [p1, p2], job(2, 0)));
+    // Events: JSON, protobuf, protobuf, JSON.
+    const e1 = await batch(half, (i) => client.create(Kinds.Event, event(i)));
+    const q1 = await batch(half, (i) => pb.create(Kinds.Event, event(half + i)));
+    const q2 = await batch(half, (i) => pb.create(Kinds.Event, event(2 * half + i)));
+    const e2 = await batch(half, (i) => client.create(Kinds.Event, event(3 * half + i)));
+    await verify(Kinds.Event, (i) => event(half + i));
+    out.push(cost("POST events", "json", [e1, e2], event(0)), cost("POST events", "protobuf", [q1, q2], event(half)));
+    // Our CronJob's status write.
+    await env.installCRDs([join(PROJECT_ROOT, "config", "crd", "bases")]);
+    const cronJobs = new Array<KubeObject>(n);
+    await forEachLimit(n, s.inFlight, async (i) => {
+      const p = placement(i, s.namespaces);
+      cronJobs[i] = await client.create(CronJobResource, ourCronJob(p.namespace, `calib-${p.name}`));
+    });
+    const st = await batch(n, (i) => client.updateStatus(CronJobResource, withRunStatus(cronJobs[i]!, at)));
+    out.push(cost("PUT cronjobs/status", "json", [st], withRunStatus(cronJobs[0]!, at)));
+    // The finisher's completion of a Job (the Job controller's write; the same for both controllers).
+    const done = await batch(n, (i) => {
+      const o = floorJob(i);
+      return client.patchStatus(
+        Kinds.Job,
+        o.metadata?.namespace,
+        o.metadata?.name ?? "",
+        {
+          status: {
+            startTime: at,
+            completionTime: at,
+            succeeded: 1,
+            conditions: [{ type: "Complete", status: "True", lastProbeTime: at, lastTransitionTime: at }],
+          },
+        },
+        "merge",
+      );
+    });
+    out.push(cost("PATCH jobs/status", "json", [done], undefined));
+    // History cleanup's delete.
+    const del = await batch(n, (i) => {
+      const o = floorJob(i);
+      return client.delete(Kinds.Job, o.metadata?.namespace, o.metadata?.name ?? "", {
+        propagationPolicy: "Background",
+      });
+    });
+    out.push(cost("DELETE jobs", "json", [del], undefined));
+    return out;
+  } finally {
+    pb.close();
+  }
+}
+
+/** Waits (at most 30 s) until kube-apiserver used under 5 % of a core for a second. */
+async function settle(cpu: () => { apiserver?: number }): Promise<void> {
+  const until = Date.now() + 30_000;
+  while (Date.now() < until) {
+    const a = cpu().apiserver;
+    if (a === undefined) return;
+    await sleep(1000);
+    const b = cpu().apiserver;
+    if (b === undefined || b - a < 0.05) return;
+  }
+}
+
+/** The status ours writes after it created a run's Job: the Job active, the slot, the next slot, conditions. */
+function withRunStatus(cronJob: KubeObject, at: string): KubeObject {
+  const ns = cronJob.metadata?.namespace ?? "";
+  const name = cronJob.metadata?.name ?? "";
+  const next = new Date(Date.parse(at) + 60_000).toISOString().replace(/\.\d+Z$/, "Z");
+  const condition = (type: string, status: string, reason: string, message: string) => ({
+    type,
+    status,
+    reason,
+    message,
+    lastTransitionTime: at,
+    observedGeneration: 1,
+  });
+  return {
+    ...cronJob,
+    status: {
+      active: [
+        {
+          apiVersion: "batch/v1",
+          kind: "Job",
+          name: `${name}-29391840`,
+          namespace: ns,
+          uid: "0b6d2c1e-8d4f-4a51-9f0e-5a7c3e9b1d22",
+          resourceVersion: "123457",
+        },
+      ],
+      activeCount: 1,
+      lastScheduleTime: at,
+      nextScheduleTime: next,
+      conditions: [
+        condition("Available", "True", "Scheduled", `next run at ${next}`),
+        condition("Degraded", "False", "AsExpected", "the last run was created as scheduled"),
+      ],
+      observedGeneration: 1,
+    },
+  } as KubeObject;
 }
 
 // --- the controllers ---------------------------------------------------------------------------------
@@ -768,7 +989,9 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     result.failedWritesByResource = failed;
     result.writes = sumWrites(whole.writes);
     result.writesColdStart = sumWrites(controllerWrites(apiBefore, apiReady).writes);
-    result.writesSteady = sumWrites(controllerWrites(apiReady, apiAfter).writes);
+    const steady = controllerWrites(apiReady, apiAfter).writes;
+    result.writesSteady = sumWrites(steady);
+    result.writesSteadyByResource = steady;
     result.writesPerRun = result.writesSteady / (n * s.minutes);
     result.writesPerJob = result.analysis.jobsTotal ? result.writes / result.analysis.jobsTotal : NaN;
     result.finisherErrors = finisher.errors;

@@ -84,3 +84,29 @@ export async function createMany(
   });
   return (performance.now() - started) / 1000;
 }
+
+/** An Event like the SuccessfulCreate ours writes for a run (runtime/events/recorder.ts's fields). */
+export function benchEvent(namespace: string, cronJob: string, at: string, seq: number): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: { name: `${cronJob}.18${seq.toString(16).padStart(14, "0")}`, namespace },
+    involvedObject: {
+      kind: KIND,
+      namespace,
+      name: cronJob,
+      uid: "5d1b3c8e-7f7a-4d0e-9a53-0c3f3f1b2a10",
+      apiVersion: API_VERSION,
+      resourceVersion: "123456",
+    },
+    reason: "SuccessfulCreate",
+    message: `Created job ${cronJob}-29391840`,
+    type: "Normal",
+    source: { component: "cronjob-controller", host: "cronjob-operator-controller-manager-7d9c6b5f4-x2k8p" },
+    reportingComponent: "cronjob-controller",
+    reportingInstance: "cronjob-operator-controller-manager-7d9c6b5f4-x2k8p",
+    firstTimestamp: at,
+    lastTimestamp: at,
+    count: 1,
+  } as KubeObject;
+}
