@@ -52,12 +52,14 @@ import {
   backfillDecision,
   failureStop,
   guards,
+  historyBehind,
   missedByPolicy,
   missedDeadline,
   scheduleDecision,
   scheduledConditions,
   slotAlreadyRan,
   statusAfterGuards,
+  statusBehind,
   type WriteProblems,
 } from "./steps.ts";
 import { trimJobForCache } from "./job.ts";
@@ -250,9 +252,15 @@ export class CronJobReconciler implements Reconciler {
     // 5. History cleanup comes before scheduling, so a create that keeps failing cannot block it. While a
     // burst of Job creates is on (many slots on the same second), it waits for a pass after the burst: its
     // deletes and their Events would queue in the apiserver with the creates. Nothing is lost meanwhile:
-    // cleanup is computed from the children each pass.
-    const holdBack = ctx.burst?.active() ?? false;
-    if (!holdBack) await this.cleanupHistory(cronJob, children, ctx);
+    // cleanup is computed from the children each pass. It waits one pass at most (historyBehind), and so
+    // does the status write (statusBehind, step 12): under load that never lets up there is no "after".
+    const historyLate = historyBehind(
+      { successful: children.successful.length, failed: children.failed.length },
+      { successful: cronJob.spec.successfulJobsHistoryLimit, failed: cronJob.spec.failedJobsHistoryLimit },
+    );
+    const booksLate = statusBehind(cronJob.status, observed);
+    const holdBack = (ctx.burst?.active() ?? false) && !booksLate;
+    if (!holdBack || historyLate) await this.cleanupHistory(cronJob, children, ctx);
 
     // 6. Guards: deleting, bad time zone, bad schedule, suspended.
     const guard = guards({ ...cronJob, status: observed }, this.parseCached(cronJob), observed.active?.length ?? 0);
@@ -268,7 +276,7 @@ export class CronJobReconciler implements Reconciler {
       const writes = guard.suspended
         ? thenWrites(runNow, await this.runBackfill(cronJob, children, runNow.status, now, ctx))
         : runNow;
-      if (holdBack || ctx.burst?.active()) {
+      if (!booksLate && (holdBack || ctx.burst?.active())) {
         if (writes.retry) throw new Error(writes.retry);
         return { requeueWhenQuiet: true };
       }
@@ -334,11 +342,11 @@ export class CronJobReconciler implements Reconciler {
     // Slots left over by RunAll's per-pass cap follow at once (the others' Jobs came first).
     const wake = catchUp.more ? clockNow : window.next;
     const requeue = { requeueAfterMs: Math.max(wake.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS };
-    if (holdBack || ctx.burst?.active()) {
+    if (!booksLate && (holdBack || ctx.burst?.active())) {
       if (writes.retry) throw new Error(writes.retry);
       return { ...requeue, requeueWhenQuiet: true };
     }
-    if (writes.created && (ctx.queueLength?.() ?? 0) > 0) return requeue;
+    if (!booksLate && writes.created && (ctx.queueLength?.() ?? 0) > 0) return requeue;
     const written = await this.writeStatus(cronJob, status, conditions, now, ctx);
     if (writes.retry) throw new Error(writes.retry);
     // A conflict means the object changed under us: read it again soon (the Job, if one was created,

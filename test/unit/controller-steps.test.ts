@@ -7,6 +7,7 @@ import {
   degradedCondition,
   failureStop,
   guards,
+  historyBehind,
   missedByPolicy,
   missedDeadline,
   newestFinished,
@@ -15,6 +16,7 @@ import {
   scheduledConditions,
   slotAlreadyRan,
   statusAfterGuards,
+  statusBehind,
 } from "../../controllers/steps.ts";
 
 const key = { namespace: "ns", name: "cj" };
@@ -427,5 +429,36 @@ describe("step 12: conditions", () => {
     assert.equal(available!.message, "2 active Job(s); next run at 2026-11-23T11:00:00Z");
     assert.equal(progressing!.reason, "JobsActive");
     assert.equal(scheduledConditions(0, "2026-11-23T11:00:00Z", {}, [])[0]!.reason, "Scheduled");
+  });
+});
+
+describe("steps 5 and 12: the books wait one pass at most", () => {
+  it("status is behind when the children hold a run newer than the stored lastScheduleTime", () => {
+    const at = (t?: string) => (t === undefined ? {} : { lastScheduleTime: t });
+    assert.equal(statusBehind(at("2026-11-24T10:00:00Z"), at("2026-11-24T10:00:00Z")), false, "up to date");
+    assert.equal(statusBehind(at("2026-11-24T10:00:00Z"), at("2026-11-24T10:01:00Z")), true, "a run not recorded");
+    assert.equal(statusBehind(undefined, at("2026-11-24T10:01:00Z")), true, "no status yet, a run exists");
+    assert.equal(statusBehind(at(), at("2026-11-24T10:01:00Z")), true);
+    assert.equal(statusBehind(undefined, at()), false, "no run at all: nothing to record");
+    // The same instant written differently is not a difference; a stored time ahead of the children is not either.
+    assert.equal(statusBehind(at("2026-11-24T11:00:00+01:00"), at("2026-11-24T10:00:00Z")), false);
+    assert.equal(statusBehind(at("2026-11-24T10:05:00Z"), at("2026-11-24T10:01:00Z")), false);
+  });
+
+  it("history is behind when a limit is exceeded by more than one run", () => {
+    assert.equal(
+      historyBehind({ successful: 2, failed: 0 }, { successful: 1, failed: 1 }),
+      false,
+      "one over: may wait",
+    );
+    assert.equal(historyBehind({ successful: 3, failed: 0 }, { successful: 1, failed: 1 }), true);
+    assert.equal(
+      historyBehind({ successful: 0, failed: 3 }, { successful: 3, failed: 1 }),
+      true,
+      "failed counts alike",
+    );
+    assert.equal(historyBehind({ successful: 2, failed: 0 }, { successful: 0 }), true, "limit 0");
+    assert.equal(historyBehind({ successful: 1, failed: 0 }, { successful: 0 }), false);
+    assert.equal(historyBehind({ successful: 50, failed: 50 }, {}), false, "no limit: no cleanup at all");
   });
 });

@@ -401,6 +401,49 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
       assert.equal((await h.jobs(name)).length, 1, "no slot runs twice");
     });
 
+    it("under a burst that never ends the books fall one run behind at most; each slot runs once", async () => {
+      // More every-minute CronJobs than the apiserver can take: every pass has a slot to create, other
+      // CronJobs always wait and the burst never ends. Cleanup and the status write may wait one pass, not more.
+      const { name, h1 } = await fresh({ successfulJobsHistoryLimit: 1 });
+      const slots = 6;
+      for (let k = 0; k < slots; k++) {
+        const slot = h1 + k * HOUR;
+        h.clock.set(new Date(slot + 1000));
+        await h.reconciler.reconcile(
+          { namespace: h.namespace, name },
+          {
+            log: discardLogger,
+            reconcileID: `overload-${k}`,
+            signal: new AbortController().signal,
+            burst: { active: () => true, note: () => {} },
+            queueLength: () => 5,
+          },
+        );
+        await h.settle(name);
+        await h.finishJob(jobName(name, slot), "Complete", iso(slot + 1000), iso(slot + 10_000));
+        await h.settle(name);
+        const status = (await h.get(name)).status;
+        if (k > 0) {
+          assert.ok(
+            Date.parse(status?.lastScheduleTime ?? "") >= slot - HOUR,
+            `after slot ${k}: status.lastScheduleTime ${status?.lastScheduleTime} is more than one run behind`,
+          );
+        }
+        const kept = (await h.jobs(name)).map((j) => j.metadata!.name);
+        assert.ok(
+          kept.length <= 3,
+          `after slot ${k}: ${kept.length} Jobs kept with a history limit of 1: ${kept.join(", ")}`,
+        );
+        assert.ok(kept.includes(jobName(name, slot)), `after slot ${k}: its Job was created`);
+      }
+      const events = h.takeEvents();
+      assert.equal(events.filter((e) => e.includes("SuccessfulCreate")).length, slots, "each slot once");
+      assert.ok(
+        events.some((e) => e.includes("SuccessfulDelete")),
+        "history cleanup ran",
+      );
+    });
+
     it("cleans up history by start time (missing start = newest, ties by name) with default limits 3 and 1", async () => {
       const { name, cj } = await fresh();
       const owner = [
