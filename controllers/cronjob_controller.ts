@@ -258,7 +258,7 @@ export class CronJobReconciler implements Reconciler {
       { successful: children.successful.length, failed: children.failed.length },
       { successful: cronJob.spec.successfulJobsHistoryLimit, failed: cronJob.spec.failedJobsHistoryLimit },
     );
-    const booksLate = statusBehind(cronJob.status, observed);
+    const booksLate = statusBehind(cronJob.status, observed, [...children.successful, ...children.failed], now);
     const holdBack = (ctx.burst?.active() ?? false) && !booksLate;
     if (!holdBack || historyLate) await this.cleanupHistory(cronJob, children, ctx);
 

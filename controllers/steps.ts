@@ -555,13 +555,28 @@ export function scheduledConditions(
 export function statusBehind(
   stored: Readonly<CronJobWireStatus> | undefined,
   observed: Readonly<CronJobWireStatus>,
+  finished: readonly Readonly<Job>[] = [],
+  now?: Date,
 ): boolean {
   // The children hold a run the stored status does not: an earlier pass already left its write to later.
   const o = observed.lastScheduleTime ? Date.parse(observed.lastScheduleTime) : NaN;
-  if (Number.isNaN(o)) return false;
   const s = stored?.lastScheduleTime ? Date.parse(stored.lastScheduleTime) : NaN;
-  return Number.isNaN(s) || o > s;
+  if (!Number.isNaN(o) && (Number.isNaN(s) || o > s)) return true;
+  // A run the stored status still lists as active ended (or its Job is gone) longer ago than a burst may
+  // hold the books: a CronJob with no slot due has no create of its own to count passes by.
+  if (now === undefined) return false;
+  const stillActive = new Set((observed.active ?? []).map((r) => r.name));
+  for (const ref of stored?.active ?? []) {
+    if (!ref.name || stillActive.has(ref.name)) continue;
+    const job = finished.find((j) => j.metadata?.name === ref.name);
+    const ended = job ? finishedAt(job) : undefined;
+    if (!ended || now.getTime() - ended.getTime() >= BOOKS_MAX_LATE_MS) return true;
+  }
+  return false;
 }
+
+/** How long a finished run may stay listed as active while bursts hold the status write (the burst's own cap). */
+const BOOKS_MAX_LATE_MS = 30_000;
 
 /** More than one run over a history limit: cleanup already waited a pass, and goes now. */
 export function historyBehind(

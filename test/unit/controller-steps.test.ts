@@ -445,6 +445,32 @@ describe("steps 5 and 12: the books wait one pass at most", () => {
     assert.equal(statusBehind(at("2026-11-24T10:05:00Z"), at("2026-11-24T10:01:00Z")), false);
   });
 
+  it("status is behind when a run it lists as active ended 30 s ago or more, or its Job is gone", () => {
+    const ref = (name: string) => ({ apiVersion: "batch/v1", kind: "Job", name, namespace: "ns" });
+    const done = (name: string, at: string) =>
+      ({
+        metadata: { name },
+        status: { completionTime: at, conditions: [{ type: "Complete", status: "True", lastTransitionTime: at }] },
+      }) as Job;
+    const stored = { lastScheduleTime: "2026-11-24T10:00:00Z", active: [ref("cj-1")] };
+    const observed = { lastScheduleTime: "2026-11-24T10:00:00Z", active: [] };
+    const finished = [done("cj-1", "2026-11-24T10:00:10Z")];
+    const at = (t: string) => new Date(t);
+    assert.equal(
+      statusBehind(stored, observed, finished, at("2026-11-24T10:00:20Z")),
+      false,
+      "ended 10 s ago: may wait",
+    );
+    assert.equal(statusBehind(stored, observed, finished, at("2026-11-24T10:00:40Z")), true, "ended 30 s ago");
+    assert.equal(statusBehind(stored, observed, [], at("2026-11-24T10:00:20Z")), true, "its Job is gone");
+    assert.equal(
+      statusBehind(stored, { ...observed, active: [ref("cj-1")] }, [], at("2026-11-24T11:00:00Z")),
+      false,
+      "still running",
+    );
+    assert.equal(statusBehind(stored, observed, finished), false, "without a clock only the runs count");
+  });
+
   it("history is behind when a limit is exceeded by more than one run", () => {
     assert.equal(
       historyBehind({ successful: 2, failed: 0 }, { successful: 1, failed: 1 }),

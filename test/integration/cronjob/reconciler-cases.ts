@@ -347,7 +347,9 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
       const { name, h1 } = await fresh({ successfulJobsHistoryLimit: 0 });
       h.clock.set(new Date(h1 + 1000));
       await h.reconcile(name);
-      await h.finishJob(jobName(name, h1), "Complete", iso(h1 + 1000), iso(h1 + 10_000));
+      // It ends 6 s before the next slot, unrecorded yet: a burst may hold that for up to 30 s (a run that
+      // ended longer ago is written at once: "…a run that ended leaves status.active within 30 s").
+      await h.finishJob(jobName(name, h1), "Complete", iso(h1 + 1000), iso(h1 + HOUR - 5000));
       await h.settle(name);
       const before = (await h.get(name)).status;
       h.takeEvents();
@@ -442,6 +444,44 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
         events.some((e) => e.includes("SuccessfulDelete")),
         "history cleanup ran",
       );
+    });
+
+    it("under a burst that never ends a run that ended leaves status.active within 30 s", async () => {
+      // A CronJob with no slot due has no create of its own: its completion may wait for a burst, not forever.
+      const { name, h1 } = await fresh();
+      h.clock.set(new Date(h1 + 1000));
+      await h.reconcile(name);
+      assert.deepEqual(
+        (await h.get(name)).status?.active?.map((r) => r.name),
+        [jobName(name, h1)],
+      );
+      await h.finishJob(jobName(name, h1), "Complete", iso(h1 + 1000), iso(h1 + 10_000));
+      await h.settle(name);
+      const busy = async (at: number) => {
+        h.clock.set(new Date(at));
+        const result = await h.reconciler.reconcile(
+          { namespace: h.namespace, name },
+          {
+            log: discardLogger,
+            reconcileID: `busy-${at}`,
+            signal: new AbortController().signal,
+            burst: { active: () => true, note: () => {} },
+            queueLength: () => 5,
+          },
+        );
+        await h.settle(name);
+        return result;
+      };
+      const early = await busy(h1 + 20_000);
+      assert.equal(early.requeueWhenQuiet, true, "10 s after it ended the write may wait for the burst");
+      assert.deepEqual(
+        (await h.get(name)).status?.active?.map((r) => r.name),
+        [jobName(name, h1)],
+      );
+      await busy(h1 + 41_000);
+      const status = (await h.get(name)).status;
+      assert.deepEqual(status?.active ?? [], [], "31 s after it ended the run is written as finished");
+      assert.equal(status?.lastSuccessfulTime, iso(h1 + 10_000));
     });
 
     it("cleans up history by start time (missing start = newest, ties by name) with default limits 3 and 1", async () => {
