@@ -403,6 +403,23 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
       assert.equal((await h.jobs(name)).length, 1, "no slot runs twice");
     });
 
+    /** A pass at `at` under load that never lets up: the burst stays on and other CronJobs always wait. */
+    async function reconcileOverloaded(name: string, at: number) {
+      h.clock.set(new Date(at));
+      const result = await h.reconciler.reconcile(
+        { namespace: h.namespace, name },
+        {
+          log: discardLogger,
+          reconcileID: `overloaded-${at}`,
+          signal: new AbortController().signal,
+          burst: { active: () => true, note: () => {} },
+          queueLength: () => 5,
+        },
+      );
+      await h.settle(name);
+      return result;
+    }
+
     it("under a burst that never ends the books fall one run behind at most; each slot runs once", async () => {
       // More every-minute CronJobs than the apiserver can take: every pass has a slot to create, other
       // CronJobs always wait and the burst never ends. Cleanup and the status write may wait one pass, not more.
@@ -410,18 +427,7 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
       const slots = 6;
       for (let k = 0; k < slots; k++) {
         const slot = h1 + k * HOUR;
-        h.clock.set(new Date(slot + 1000));
-        await h.reconciler.reconcile(
-          { namespace: h.namespace, name },
-          {
-            log: discardLogger,
-            reconcileID: `overload-${k}`,
-            signal: new AbortController().signal,
-            burst: { active: () => true, note: () => {} },
-            queueLength: () => 5,
-          },
-        );
-        await h.settle(name);
+        await reconcileOverloaded(name, slot + 1000);
         await h.finishJob(jobName(name, slot), "Complete", iso(slot + 1000), iso(slot + 10_000));
         await h.settle(name);
         const status = (await h.get(name)).status;
@@ -457,28 +463,13 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
       );
       await h.finishJob(jobName(name, h1), "Complete", iso(h1 + 1000), iso(h1 + 10_000));
       await h.settle(name);
-      const busy = async (at: number) => {
-        h.clock.set(new Date(at));
-        const result = await h.reconciler.reconcile(
-          { namespace: h.namespace, name },
-          {
-            log: discardLogger,
-            reconcileID: `busy-${at}`,
-            signal: new AbortController().signal,
-            burst: { active: () => true, note: () => {} },
-            queueLength: () => 5,
-          },
-        );
-        await h.settle(name);
-        return result;
-      };
-      const early = await busy(h1 + 20_000);
+      const early = await reconcileOverloaded(name, h1 + 20_000);
       assert.equal(early.requeueWhenQuiet, true, "10 s after it ended the write may wait for the burst");
       assert.deepEqual(
         (await h.get(name)).status?.active?.map((r) => r.name),
         [jobName(name, h1)],
       );
-      await busy(h1 + 41_000);
+      await reconcileOverloaded(name, h1 + 41_000);
       const status = (await h.get(name)).status;
       assert.deepEqual(status?.active ?? [], [], "31 s after it ended the run is written as finished");
       assert.equal(status?.lastSuccessfulTime, iso(h1 + 10_000));
