@@ -1,9 +1,11 @@
 // What every end-to-end test does to its NodeCluster: kubectl that fails loudly, JSON reads, `make` against the
 // cluster, and the manager's pods and leader. Each test keeps only the helpers its own scenario needs.
 import { spawn } from "node:child_process";
+import { afterEach } from "node:test";
 import { parseFlags } from "../../cmd/flags.ts";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import type { NodeCluster } from "../../envtest/node-cluster.ts";
+import { eventually } from "../eventually.ts";
 
 /** The fields of a Kubernetes object the tests read; the rest stays loosely typed. */
 export interface K8sObject {
@@ -33,6 +35,23 @@ export const conditionTrue = (o: K8sObject, type: string) =>
   ) ?? false;
 
 export const ready = (pod: K8sObject) => conditionTrue(pod, "Ready");
+
+/**
+ * Whether a test of the calling suite (nested suites included) has failed so far, for after() hooks that print
+ * the manager's logs only then. node:test sets process.exitCode only once the whole run is over, so it is
+ * still unset when a suite's after() runs. Call it in the describe() body.
+ */
+export function suiteFailed(): () => boolean {
+  let failed = false;
+  afterEach((t) => {
+    // TestContext.passed (Node >= 20.12) is missing from the @types/node this project pins.
+    if ((t as { passed?: boolean }).passed !== true) failed = true;
+  });
+  return () => failed;
+}
+
+/** One Event of an object, as `kubectl get events` shows it: "Reason: message". */
+const eventLine = (e: { reason?: string; message?: string }) => `${e.reason ?? ""}: ${e.message ?? ""}`;
 
 /** The Lease the manager's replicas elect a leader with: the flag's default, which the manifests keep. */
 const LEASE = parseFlags([], {}).leaderElectionID;
@@ -76,6 +95,30 @@ export function clusterTools(cluster: () => NodeCluster | undefined, managerName
       child.once("exit", (code) => resolve({ code: code ?? 1, out }));
     });
   }
+  /** The Events about the object `name` in `namespace`, each as "Reason: message", oldest first. */
+  async function eventsOf(namespace: string, name: string): Promise<string[]> {
+    const args = ["get", "events", "-n", namespace, "--field-selector", `involvedObject.name=${name}`];
+    const items = (await getJSON<{ items: { reason?: string; message?: string }[] }>(args)).items;
+    return items.map(eventLine);
+  }
+  /**
+   * Waits for an Event about `name` whose "Reason: message" matches. Events are written apart from (and may
+   * land after) the status write of the same reconcile, as client-go's recorder does: never assert on them
+   * once, right after seeing the status.
+   */
+  async function waitForEvent(namespace: string, name: string, match: RegExp, timeoutMs = 60_000): Promise<string> {
+    let seen: string[] = [];
+    return eventually(
+      `an Event about ${namespace}/${name} matching ${match}`,
+      async () => {
+        seen = await eventsOf(namespace, name);
+        return seen.find((e) => match.test(e));
+      },
+      timeoutMs,
+      () => `; its Events: ${JSON.stringify(seen)}`,
+      1000,
+    );
+  }
   /** The manager's pods that are not being deleted. */
   async function managerPods(): Promise<K8sObject[]> {
     return (await list("pods", managerNamespace, "control-plane=controller-manager")).filter(
@@ -94,5 +137,5 @@ export function clusterTools(cluster: () => NodeCluster | undefined, managerName
     return { pod, holder };
   }
 
-  return { kubectl, getJSON, list, make, managerPods, leaseHolder, leaderPod };
+  return { kubectl, getJSON, list, make, eventsOf, waitForEvent, managerPods, leaseHolder, leaderPod };
 }

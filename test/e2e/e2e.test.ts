@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { NodeCluster } from "../../envtest/node-cluster.ts";
 import { eventually } from "../eventually.ts";
-import { type K8sObject, clusterTools, conditionTrue, ready, sleep } from "./cluster-tools.ts";
+import { type K8sObject, clusterTools, conditionTrue, ready, sleep, suiteFailed } from "./cluster-tools.ts";
 
 const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
 const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
@@ -26,10 +26,11 @@ describe(
   { timeout: 1_500_000 },
   () => {
     let cluster: NodeCluster;
-    const { kubectl, getJSON, list, make, managerPods, leaseHolder, leaderPod } = clusterTools(
+    const { kubectl, getJSON, list, make, waitForEvent, managerPods, leaseHolder, leaderPod } = clusterTools(
       () => cluster,
       SYSTEM_NS,
     );
+    const failed = suiteFailed();
 
     function cronJob(
       name: string,
@@ -135,7 +136,7 @@ describe(
           "deploy/cronjob-operator-controller-manager",
           "--tail=50",
         ]);
-        if (logs.code === 0 && process.exitCode) process.stderr.write(logs.stdout);
+        if (logs.code === 0 && failed()) process.stderr.write(logs.stdout);
       }
       await cluster.stop();
     });
@@ -300,39 +301,8 @@ describe(
         POLL_MS,
       );
       assert.ok(new Date(cj.status!.lastSuccessfulTime).getTime() >= new Date(done.status!.startTime).getTime());
-      const events = await kubectl([
-        "get",
-        "events",
-        "-n",
-        NS,
-        "--field-selector",
-        "involvedObject.name=hello",
-        "-o",
-        "jsonpath={.items[*].reason}",
-      ]);
-      assert.match(events, /SuccessfulCreate/);
-      assert.match(
-        await eventually(
-          "SawCompletedJob",
-          async () => {
-            const e = await kubectl([
-              "get",
-              "events",
-              "-n",
-              NS,
-              "--field-selector",
-              "involvedObject.name=hello",
-              "-o",
-              "jsonpath={.items[*].reason}",
-            ]);
-            return /SawCompletedJob/.test(e) ? e : undefined;
-          },
-          60_000,
-          undefined,
-          POLL_MS,
-        ),
-        /SawCompletedJob/,
-      );
+      await waitForEvent(NS, "hello", /^SuccessfulCreate: /);
+      await waitForEvent(NS, "hello", /^SawCompletedJob: /);
     });
 
     it("sets Degraded=LastJobFailed when the Job's Pod fails", async () => {
@@ -370,17 +340,7 @@ describe(
         jobs.map((j) => j.metadata.name),
         [first.metadata.name],
       );
-      const reasons = await kubectl([
-        "get",
-        "events",
-        "-n",
-        NS,
-        "--field-selector",
-        "involvedObject.name=forbid",
-        "-o",
-        "jsonpath={.items[*].reason}",
-      ]);
-      assert.match(reasons, /JobAlreadyActive/);
+      await waitForEvent(NS, "forbid", /^JobAlreadyActive: /);
       await kubectl(["delete", CRONJOBS, "forbid", "-n", NS, "--wait=false"]);
     });
 
@@ -495,27 +455,11 @@ describe(
       );
       assert.equal(job.metadata.annotations?.["cronjob.kubernetes.io/instantiate"], "manual");
       assert.match(await kubectl(["logs", "-n", NS, `job/${jobName}`]), /manual run/);
-      const reasons = await eventually(
-        "the RunNow Event",
-        async () => {
-          const e = await kubectl([
-            "get",
-            "events",
-            "-n",
-            NS,
-            "--field-selector",
-            "involvedObject.name=manual",
-            "-o",
-            "json",
-          ]);
-          const items = (JSON.parse(e) as { items: { reason: string; message: string }[] }).items;
-          return items.find((i) => i.reason === "RunNow");
-        },
-        60_000,
-        undefined,
-        POLL_MS,
+      await waitForEvent(
+        NS,
+        "manual",
+        new RegExp(`^RunNow: Created job ${jobName} for run-now request ".+", requested by admin`),
       );
-      assert.match(reasons.message, new RegExp(`Created job ${jobName} for run-now request ".+", requested by admin`));
 
       const history = await cron(["history", "manual", "-o", "json"]);
       assert.equal(history.code, 0, history.stderr);

@@ -13,7 +13,7 @@ import { after, before, describe, it } from "node:test";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { NodeCluster } from "../../envtest/node-cluster.ts";
 import { eventually } from "../eventually.ts";
-import { type K8sObject, clusterTools, ready, sleep } from "./cluster-tools.ts";
+import { type K8sObject, clusterTools, ready, sleep, suiteFailed } from "./cluster-tools.ts";
 
 const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
 const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
@@ -87,6 +87,7 @@ describe("high availability: two replicas under continuous applies", { timeout: 
   const scenarios: Scenario[] = [];
   let loadStop: (() => Promise<void>) | undefined;
   const { kubectl, getJSON, list, make, managerPods, leaseHolder, leaderPod } = clusterTools(() => cluster, SYSTEM_NS);
+  const failed = suiteFailed();
 
   /** Both replicas Ready and both in the webhook Service's endpoints: the state every scenario starts from. */
   async function settled(): Promise<K8sObject[]> {
@@ -193,7 +194,7 @@ describe("high availability: two replicas under continuous applies", { timeout: 
   after(async () => {
     await loadStop?.();
     if (!cluster) return;
-    if (process.exitCode) {
+    if (failed()) {
       for (const p of await managerPods().catch(() => [])) {
         const logs = await cluster.kubectl(["-n", SYSTEM_NS, "logs", p.metadata.name, "--tail=40"]);
         process.stderr.write(`--- ${p.metadata.name}\n${logs.stdout}`);

@@ -12,7 +12,7 @@ import { parseAllDocuments } from "yaml";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { NodeCluster } from "../../envtest/node-cluster.ts";
 import { eventually } from "../eventually.ts";
-import { clusterTools, conditionTrue, ready, sleep } from "./cluster-tools.ts";
+import { clusterTools, conditionTrue, ready, sleep, suiteFailed } from "./cluster-tools.ts";
 
 const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
 const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
@@ -46,6 +46,7 @@ describe(
     let helmBin: string;
     let helmHome: string;
     const { kubectl, getJSON, list, managerPods } = clusterTools(() => cluster, RELEASE_NS);
+    const failed = suiteFailed();
 
     function helm(args: string[]): Promise<Result> {
       return new Promise((resolve) => {
@@ -118,7 +119,7 @@ describe(
     after(async () => {
       if (helmHome) rmSync(helmHome, { recursive: true, force: true });
       if (!cluster) return;
-      if (process.exitCode) {
+      if (failed()) {
         const logs = await cluster.kubectl(["-n", RELEASE_NS, "logs", `deploy/${DEPLOYMENT}`, "--tail=50"]);
         if (logs.code === 0) process.stderr.write(logs.stdout);
       }

@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { NodeCluster } from "../../envtest/node-cluster.ts";
 import { eventually } from "../eventually.ts";
-import { type K8sObject, clusterTools } from "./cluster-tools.ts";
+import { type K8sObject, clusterTools, suiteFailed } from "./cluster-tools.ts";
 
 const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
 const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
@@ -23,7 +23,8 @@ const POLL_MS = 1000;
 
 describe("end to end: stop after failures and backfill, with Pods on a real node", { timeout: 1_500_000 }, () => {
   let cluster: NodeCluster | undefined;
-  const { kubectl, getJSON, list, make, leaderPod } = clusterTools(() => cluster, SYSTEM_NS);
+  const { kubectl, getJSON, list, make, waitForEvent, leaderPod } = clusterTools(() => cluster, SYSTEM_NS);
+  const failed = suiteFailed();
 
   function cronJob(name: string, o: { schedule: string; command: string; spec?: Record<string, unknown> }) {
     return JSON.stringify({
@@ -83,20 +84,6 @@ describe("end to end: stop after failures and backfill, with Pods on a real node
     (j.status?.conditions as { type: string; status: string }[] | undefined)?.some(
       (c) => c.type === type && c.status === "True",
     ) ?? false;
-  async function events(name: string): Promise<string[]> {
-    const evs = await getJSON<{ items: K8sObject[] }>([
-      "get",
-      "events",
-      "-n",
-      NS,
-      "--field-selector",
-      `involvedObject.name=${name}`,
-    ]);
-    return evs.items.map(
-      (e) => `${(e as unknown as { reason: string }).reason}: ${(e as unknown as { message: string }).message}`,
-    );
-  }
-
   before(async () => {
     assert.ok(existsSync(ARCHIVE), `${ARCHIVE} is missing: run \`make image-build\` (make test-e2e does)`);
     cluster = await NodeCluster.start();
@@ -123,7 +110,7 @@ describe("end to end: stop after failures and backfill, with Pods on a real node
 
   after(async () => {
     if (!cluster) return;
-    if (process.exitCode) {
+    if (failed()) {
       const logs = await cluster.kubectl([
         "-n",
         SYSTEM_NS,
@@ -162,9 +149,7 @@ describe("end to end: stop after failures and backfill, with Pods on a real node
     assert.equal(available?.reason, "StoppedAfterFailures");
     const failedPods = (await jobsOf("flaky")).filter((j) => finished(j, "Failed"));
     assert.equal(failedPods.length, 2, "two Jobs whose Pods really failed");
-    assert.ok(
-      (await events("flaky")).some((e) => e.startsWith("StoppedAfterFailures: Stopped scheduling after 2 failed runs")),
-    );
+    await waitForEvent(NS, "flaky", /^StoppedAfterFailures: Stopped scheduling after 2 failed runs/);
     // Nothing new for well over a period.
     const before = (await jobsOf("flaky")).length;
     await new Promise((r) => setTimeout(r, 35_000));
