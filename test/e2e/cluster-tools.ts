@@ -137,5 +137,5 @@ export function clusterTools(cluster: () => NodeCluster | undefined, managerName
     return { pod, holder };
   }
 
-  return { kubectl, getJSON, list, make, eventsOf, waitForEvent, managerPods, leaseHolder, leaderPod };
+  return { kubectl, getJSON, list, make, waitForEvent, managerPods, leaseHolder, leaderPod };
 }
