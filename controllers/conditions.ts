@@ -1,6 +1,6 @@
 // metav1.Condition bookkeeping (apimachinery's meta.SetStatusCondition): lastTransitionTime moves only
 // when a condition's status changes.
-import type { Condition } from "../api/v1/index.ts";
+import { classifyJob, type Condition, finishedAt, type Job, scheduledTimeOf } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import { bounded } from "./events.ts";
 
@@ -29,4 +29,83 @@ export function setConditions(
     if (observedGeneration !== undefined) out.observedGeneration = observedGeneration;
     return out;
   });
+}
+
+/** Progressing, from how many Jobs run. */
+export function progressingCondition(activeCount: number): ConditionInput {
+  return activeCount > 0
+    ? { type: "Progressing", status: "True", reason: "JobsActive", message: `${activeCount} Job(s) running` }
+    : { type: "Progressing", status: "False", reason: "NoJobsActive", message: "No Jobs running" };
+}
+
+export const NOT_DEGRADED: ConditionInput = {
+  type: "Degraded",
+  status: "False",
+  reason: "AsExpected",
+  message: "No problems detected",
+};
+
+/** What went wrong in this pass's writes (steps 10–11b), for Degraded. */
+export interface WriteProblems {
+  createFailed?: string;
+  createConflict?: string;
+  deleteFailed?: string;
+}
+
+/**
+ * The newest finished Job: by slot (its scheduled time), else by finish time; the name breaks a tie, so the
+ * answer does not depend on the order the Jobs are listed in.
+ */
+export function newestFinished(finished: readonly Readonly<Job>[]): Readonly<Job> | undefined {
+  let best: Readonly<Job> | undefined;
+  let bestT = -Infinity;
+  for (const j of finished) {
+    const t = (scheduledTimeOf(j) ?? finishedAt(j))?.getTime() ?? -Infinity;
+    if (t > bestT || (t === bestT && (j.metadata?.name ?? "") > (best?.metadata?.name ?? ""))) {
+      best = j;
+      bestT = t;
+    }
+  }
+  return best;
+}
+
+/** Degraded: a failed write of this pass first, then whether the newest finished Job failed. */
+export function degradedCondition(problems: WriteProblems, finished: readonly Readonly<Job>[]): ConditionInput {
+  if (problems.createFailed)
+    return { type: "Degraded", status: "True", reason: "JobCreationFailed", message: problems.createFailed };
+  if (problems.createConflict)
+    return { type: "Degraded", status: "True", reason: "JobCreationFailed", message: problems.createConflict };
+  if (problems.deleteFailed)
+    return { type: "Degraded", status: "True", reason: "JobDeletionFailed", message: problems.deleteFailed };
+  const newest = newestFinished(finished);
+  if (newest && classifyJob(newest) === "failed") {
+    return {
+      type: "Degraded",
+      status: "True",
+      reason: "LastJobFailed",
+      message: `The newest finished Job ${newest.metadata?.name} failed`,
+    };
+  }
+  return NOT_DEGRADED;
+}
+
+/** Step 12's conditions of a CronJob that schedules: Available (with the next run), Progressing, Degraded. */
+export function scheduledConditions(
+  activeCount: number,
+  nextScheduleTime: string | undefined,
+  problems: WriteProblems,
+  finished: readonly Readonly<Job>[],
+): ConditionInput[] {
+  return [
+    activeCount > 0
+      ? {
+          type: "Available",
+          status: "True",
+          reason: "JobsActive",
+          message: `${activeCount} active Job(s); next run at ${nextScheduleTime}`,
+        }
+      : { type: "Available", status: "True", reason: "Scheduled", message: `Next run at ${nextScheduleTime}` },
+    progressingCondition(activeCount),
+    degradedCondition(problems, finished),
+  ];
 }

@@ -27,7 +27,13 @@ export const EVENT_REASONS = {
   BackfillRefused: "Warning",
 } as const satisfies Record<string, EventType>;
 
-export type EventReason = keyof typeof EVENT_REASONS;
+type EventReason = keyof typeof EVENT_REASONS;
+
+/** An Event a step decided on, recorded by the commit step. */
+export interface EventDecision {
+  reason: EventReason;
+  message: string;
+}
 
 /** Longest Event message written; longer ones are cut with a marker. */
 export const MAX_EVENT_MESSAGE = 1024;

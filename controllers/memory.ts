@@ -17,8 +17,12 @@ export interface CronJobKey {
 
 /** The facts remembered per CronJob. A new fact is a new field here: forget() drops the whole record. */
 export interface Remembered {
-  /** The slot JobAlreadyActive was reported for (the Event comes once per slot). */
-  forbidReportedSlot?: number;
+  /**
+   * Events that describe a state rather than an action (JobAlreadyActive for a slot, RunNowDeferred and
+   * RunNowRefused for a request, TooManyMissedTimes for a window, a guard's reason), by topic: the state last
+   * reported. Such an Event comes once per state, not on every pass while the state holds.
+   */
+  reported?: Map<string, string>;
   /** The status last written (the SHA-256 of its canonical JSON) and the resourceVersion it was based on. */
   lastWritten?: { basedOn: string; status: string };
   /**

@@ -13,9 +13,9 @@
 //
 // Only the leader exports them (isLeader): every replica caches the same CronJobs, and two replicas
 // exporting the same series would double every dashboard line and alert.
-import type { Registry } from "prom-client";
+import { Histogram, type Registry } from "prom-client";
 import { type Sample, ScrapeTimeMetric } from "../runtime/metrics/collector.ts";
-import { metricsRegistry } from "../runtime/metrics/registry.ts";
+import { getOrCreate, metricsRegistry } from "../runtime/metrics/registry.ts";
 
 /** The `outcome` values of cronjob_runs_total. */
 export const RUN_OUTCOMES = [
@@ -49,8 +49,11 @@ export const MAX_LABEL_VALUE_LENGTH = 128;
 
 /** What the reconciler calls. */
 export interface CronJobRunMetrics {
-  /** One more run of namespace/name with this outcome. */
-  countRun(namespace: string, name: string, outcome: RunOutcome): void;
+  /**
+   * One more run of namespace/name with this outcome. `uid`: the CronJob's; a CronJob re-created under the same
+   * name (another UID) counts from zero, even when no forget() came between.
+   */
+  countRun(namespace: string, name: string, outcome: RunOutcome, uid?: string): void;
   /** The CronJob is gone: drop all its series. */
   forget(namespace: string, name: string): void;
 }
@@ -63,7 +66,7 @@ export const noCronJobMetrics: CronJobRunMetrics = {
 
 /** The fields of a cached CronJob these metrics read; anything may be missing (or null) in a stored object. */
 export interface CronJobView {
-  metadata?: { namespace?: string; name?: string };
+  metadata?: { namespace?: string; name?: string; uid?: string };
   spec?: {
     schedule?: string;
     timeZone?: string | null;
@@ -100,6 +103,8 @@ type IDLabels = { namespace: string; cronjob: string };
 /** A CronJob's run counts, by ALL_OUTCOMES index; a feature outcome's entry is absent until counted. */
 interface RunCounts {
   id: IDLabels;
+  /** The CronJob's UID, when the counter knew it. */
+  uid?: string;
   counts: Array<number | undefined>;
 }
 
@@ -204,13 +209,13 @@ export class CronJobMetrics implements CronJobRunMetrics {
     for (const m of this.metrics) m.register(this.registry);
   }
 
-  countRun(namespace: string, name: string, outcome: RunOutcome): void {
+  countRun(namespace: string, name: string, outcome: RunOutcome, uid?: string): void {
     const i = ALL_OUTCOMES.indexOf(outcome);
     if (!namespace || !name || i < 0) return;
     const k = key(namespace, name);
     let r = this.runs.get(k);
-    if (!r) {
-      r = { id: { namespace, cronjob: name }, counts: [] };
+    if (!r || (uid !== undefined && r.uid !== undefined && r.uid !== uid)) {
+      r = { id: { namespace, cronjob: name }, counts: [], ...(uid !== undefined ? { uid } : {}) };
       this.runs.set(k, r);
     }
     r.counts[i] = (r.counts[i] ?? 0) + 1;
@@ -246,7 +251,10 @@ export class CronJobMetrics implements CronJobRunMetrics {
     yield* this.eachCached((cj, id) => {
       const k = key(id.namespace, id.cronjob);
       cached.add(k);
-      const counts = this.runs.get(k)?.counts;
+      const runs = this.runs.get(k);
+      // Counts of another CronJob that had this name (deleted and re-created between two scrapes) are not its.
+      const counts = runs && (runs.uid === undefined || runs.uid === cj.metadata?.uid) ? runs.counts : undefined;
+      if (runs && !counts) this.runs.delete(k);
       const out: Sample[] = [];
       ALL_OUTCOMES.forEach((outcome, i) => {
         const v = counts?.[i];
@@ -281,3 +289,15 @@ function bounded(s: string): string {
   if (s.length <= MAX_LABEL_VALUE_LENGTH) return s;
   return Array.from(s).slice(0, MAX_LABEL_VALUE_LENGTH).join("");
 }
+
+/** Time between a slot and its Job's create: the schedule's own lateness (backfill and run-now have no slot due). */
+export const jobCreationSkew = getOrCreate(
+  "cronjob_controller_job_creation_skew_duration_seconds",
+  () =>
+    new Histogram({
+      name: "cronjob_controller_job_creation_skew_duration_seconds",
+      help: "Time between when a Job was scheduled to run and when it was created",
+      buckets: [0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+      registers: [metricsRegistry],
+    }),
+);

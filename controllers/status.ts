@@ -4,7 +4,7 @@ import type { Job } from "../api/v1/index.ts";
 import { classifyJob, finishedAt, scheduledTimeOf } from "../api/v1/index.ts";
 
 export interface NewestTimes {
-  /** The newest slot run (a Job's scheduled time). */
+  /** The newest slot the schedule ran (a scheduled Job's scheduled time). */
   lastScheduleTime?: Date;
   /** The newest finish of a successful Job. */
   lastSuccessfulTime?: Date;
@@ -19,10 +19,15 @@ const newer = (a: Date | undefined, b: Date | undefined): Date | undefined => (a
  * `prev`: the times survive history cleanup (the Jobs that set them may be gone), a lost status is rebuilt from
  * the Jobs, and the order the Jobs are listed or finish in cannot lower them.
  */
-export function newestTimes(prev: Readonly<NewestTimes>, jobs: readonly Readonly<Job>[]): NewestTimes {
+export function newestTimes(
+  prev: Readonly<NewestTimes>,
+  jobs: readonly Readonly<Job>[],
+  /** The Jobs whose slot lastScheduleTime holds (the schedule's own: not a backfill's or a run-now's). */
+  isScheduled: (job: Readonly<Job>) => boolean = () => true,
+): NewestTimes {
   let { lastScheduleTime, lastSuccessfulTime, lastFailedTime } = prev;
   for (const job of jobs) {
-    lastScheduleTime = newer(scheduledTimeOf(job), lastScheduleTime);
+    if (isScheduled(job)) lastScheduleTime = newer(scheduledTimeOf(job), lastScheduleTime);
     const kind = classifyJob(job);
     if (kind === "active") continue;
     const done = finishedAt(job);

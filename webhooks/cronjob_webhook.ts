@@ -24,9 +24,8 @@ import {
   BACKFILL_ANNOTATION,
   backfillRequestOf,
   MAX_BACKFILL_SLOTS,
-  slotsInRange,
 } from "../api/v1/index.ts";
-import { parseHashedSchedule, validateTimeZone } from "../api/v1/schedule/index.ts";
+import { parseHashedSchedule, slotsInRange, validateTimeZone } from "../api/v1/schedule/index.ts";
 import { log, type Logger } from "../runtime/log.ts";
 import {
   type AdmissionHandler,

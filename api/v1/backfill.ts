@@ -5,7 +5,6 @@
 // slot-derived name as a scheduled run), so a slot that already has its Job is skipped and none runs twice.
 import { GROUP } from "./groupversion_info.ts";
 import { MAX_RUN_NOW_REQUEST_LENGTH } from "./runnow.ts";
-import type { Schedule } from "./schedule/index.ts";
 import { type Job, type JobSource, jobForSlot } from "./job.ts";
 
 /** Set it on a CronJob to request a backfill; remove it (or set another id) to cancel the running one. */
@@ -84,25 +83,6 @@ export function backfillRequestOf(obj: {
       reason: `parallelism must be an integer from 1 to ${MAX_BACKFILL_PARALLELISM}, not ${quoted(p)}`,
     };
   return { ok: true, request: { id: o.id, from, to, parallelism: p } };
-}
-
-/**
- * The slots of `schedule` in [from, to], oldest first, after `after` when given (exclusive), at most `max` (one
- * more than a bound tells the caller it is exceeded). `anchor`: what an @every schedule counts from.
- */
-export function slotsInRange(
-  schedule: Schedule,
-  from: Date,
-  to: Date,
-  o: { after?: Date; max: number; anchor?: Date },
-): Date[] {
-  const out: Date[] = [];
-  const start = o.after && o.after.getTime() >= from.getTime() ? o.after : new Date(from.getTime() - 1);
-  for (let t = schedule.next(start, o.anchor); t.getTime() <= to.getTime() && out.length < o.max;) {
-    out.push(t);
-    t = schedule.next(t, o.anchor);
-  }
-  return out;
 }
 
 /** The Job for a slot of a backfill: the slot's own Job (its name is the slot's), marked with the request. */

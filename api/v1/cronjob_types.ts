@@ -2,7 +2,7 @@
 // them, the controller and webhooks validate with them, and `make manifests` turns them into the CRD.
 import { z } from "zod";
 import { API_VERSION, KIND } from "./groupversion_info.ts";
-import { type FieldError, fieldErrorString, invalidField, requiredField } from "../../runtime/webhook/admission.ts";
+import { type FieldError, fieldErrorString, invalidField, requiredField } from "../../runtime/field.ts";
 import { MAX_RUN_NOW_REQUEST_LENGTH } from "./runnow.ts";
 import {
   ConditionSchema,
@@ -311,9 +311,15 @@ export const CronJobStatusSchema = z
       }),
     backfill: z
       .object({
-        id: z.string().meta({ description: "The request's id (the backfill annotation's id)." }),
-        from: TimeSchema.meta({ description: "The range's first instant." }),
-        to: TimeSchema.meta({ description: "The range's last instant." }),
+        id: z.string().optional().meta({
+          description: "The request's id (the backfill annotation's id; absent when its value did not parse).",
+        }),
+        from: TimeSchema.optional().meta({
+          description: "The range's first instant (absent when the annotation's value did not parse).",
+        }),
+        to: TimeSchema.optional().meta({
+          description: "The range's last instant (absent when the annotation's value did not parse).",
+        }),
         phase: z.enum(["Running", "Complete", "Cancelled", "Refused"]).meta({
           description:
             "Running (slots are being started), Complete (every slot has its Job), Cancelled (the annotation was " +
@@ -419,9 +425,9 @@ export const CronJobWireSchema = z.looseObject({
       lastResumeRequest: z.string().optional(),
       backfill: z
         .looseObject({
-          id: z.string(),
-          from: z.string(),
-          to: z.string(),
+          id: z.string().optional(),
+          from: z.string().optional(),
+          to: z.string().optional(),
           phase: z.string(),
           total: z.number(),
           created: z.number(),

@@ -12,9 +12,8 @@ import {
   backfillAnnotationValue,
   jobNameFor,
   MAX_BACKFILL_SLOTS,
-  slotsInRange,
 } from "../../api/v1/index.ts";
-import { parseHashedSchedule } from "../../api/v1/schedule/index.ts";
+import { parseHashedSchedule, slotsInRange } from "../../api/v1/schedule/index.ts";
 import type { Client } from "../../runtime/client.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import { Kinds } from "../../runtime/kinds.ts";
@@ -263,9 +262,9 @@ export async function backfill(ctx: Context, args: Args): Promise<Output> {
     if (!bf) return { text: "", json: {}, notes: [`no backfill of ${args.name} yet`] };
     const rows = [
       [
-        bf.id,
-        bf.from,
-        bf.to,
+        bf.id ?? "-",
+        bf.from ?? "-",
+        bf.to ?? "-",
         bf.phase,
         `${bf.created + bf.skipped}/${bf.total}`,
         String(bf.created),

@@ -11,6 +11,7 @@ import { discardLogger, type Logger } from "../log.ts";
 import { getOrCreate, initCounter, metricsRegistry } from "../metrics/registry.ts";
 import { Backoff, sleep } from "./backoff.ts";
 import { type LabelSelector, matchesSelector, parseSelector } from "./selector.ts";
+import { deepFreeze } from "../objects.ts";
 
 export type IndexFunc<T> = (obj: Readonly<T>) => string[];
 
@@ -107,14 +108,6 @@ const WATCH_ERROR_REASONS = [
   "InternalError",
   "ServiceUnavailable",
 ] as const;
-
-function deepFreeze<T>(o: T): T {
-  if (o && typeof o === "object" && !Object.isFrozen(o)) {
-    Object.freeze(o);
-    for (const v of Object.values(o)) deepFreeze(v);
-  }
-  return o;
-}
 
 function rvOf(o: KubeObject): string {
   return o.metadata?.resourceVersion ?? "";

@@ -101,8 +101,8 @@ interface EventRecorderOptions {
   /**
    * While this is active (a burst of urgent writes, runtime/burst.ts), queued Events wait instead of
    * competing with it — until a tenth of maxPending are waiting. Held Events are written together when the
-   * burst ends, when the writes it deferred (completions, deletes) make Events of their own: holding up to
-   * half of the queue dropped 300 Events at 10,000 CronJobs (bench, issue 23), a tenth leaves that room.
+   * burst ends, when the writes it deferred (completions, deletes) make Events of their own, and the queue must
+   * have room for those: a tenth leaves it (holding half dropped Events; bench/results has the measurement).
    */
   holdWhile?: BurstGate;
   /** Writes in flight at once, each for a different involved object. */

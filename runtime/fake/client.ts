@@ -15,6 +15,7 @@ import { type LabelSelector, matchesSelector, parseSelector } from "../cache/sel
 import type { CacheIndexer, CacheReader, ObjectReader, ObjectWriter, StatusWriter } from "../interfaces.ts";
 import { type KubeObject, objectPath, resourceName, type ResourceKind } from "../kinds.ts";
 import { rfc3339 } from "../metatime.ts";
+import { canonical, deepFreeze } from "../objects.ts";
 
 type Verb = "get" | "list" | "create" | "update" | "updateStatus" | "delete";
 
@@ -491,22 +492,4 @@ function parseFieldSelector(s: string): Array<[string, string]> {
 
 function fieldOf(obj: Readonly<KubeObject>, path: string): string | undefined {
   return path === "metadata.name" ? obj.metadata?.name : obj.metadata?.namespace;
-}
-
-function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, val: unknown) =>
-    val && typeof val === "object" && !Array.isArray(val)
-      ? Object.fromEntries(
-          Object.entries(val as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)),
-        )
-      : val,
-  );
-}
-
-function deepFreeze<T>(o: T): T {
-  if (o && typeof o === "object" && !Object.isFrozen(o)) {
-    Object.freeze(o);
-    for (const v of Object.values(o)) deepFreeze(v);
-  }
-  return o;
 }

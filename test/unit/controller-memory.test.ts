@@ -11,7 +11,7 @@ const key: CronJobKey = { namespace: "team-a", name: "backup", uid: "uid-1" };
 /** Every fact, set: adding a field to Remembered fails to compile here until the test sets it too. */
 function everything(): Required<Remembered> {
   return {
-    forbidReportedSlot: 1_700_000_000_000,
+    reported: new Map([["forbid", "2026-11-24T10:00:00Z"]]),
     lastWritten: { basedOn: "42", status: "{}" },
     sawCompleted: new Set(["job-uid"]),
     replaced: new Set(["other-uid"]),
@@ -44,8 +44,8 @@ describe("ReconcilerMemory", () => {
     Object.assign(m.recall(key), everything());
     assert.deepEqual(m.recall({ ...key, uid: "uid-2" }), { uid: "uid-2" });
     // Without a UID (not known yet) the record is the name's.
-    Object.assign(m.recall({ ...key, uid: "uid-2" }), { forbidReportedSlot: 7 });
-    assert.equal(m.recall({ namespace: key.namespace, name: key.name }).forbidReportedSlot, 7);
+    Object.assign(m.recall({ ...key, uid: "uid-2" }), { lastWritten: { basedOn: "7", status: "" } });
+    assert.equal(m.recall({ namespace: key.namespace, name: key.name }).lastWritten?.basedOn, "7");
   });
 
   it("an H schedule is parsed per CronJob, any other schedule once per zone", () => {

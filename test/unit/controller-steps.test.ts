@@ -5,19 +5,14 @@ import { parseHashedSchedule } from "../../api/v1/schedule/index.ts";
 import { type Job, SCHEDULED_AT_ANNOTATION } from "../../api/v1/index.ts";
 import {
   degradedCondition,
-  failureStop,
-  guards,
-  historyBehind,
-  missedByPolicy,
-  missedDeadline,
   newestFinished,
   progressingCondition,
-  scheduleDecision,
   scheduledConditions,
-  slotAlreadyRan,
-  statusAfterGuards,
-  statusBehind,
-} from "../../controllers/steps.ts";
+} from "../../controllers/conditions.ts";
+import { failureStop } from "../../controllers/failures.ts";
+import { historyBehind, statusBehind } from "../../controllers/flow.ts";
+import { guards, statusAfterGuards } from "../../controllers/guards.ts";
+import { missedByPolicy, missedDeadline, scheduleDecision, slotAlreadyRan } from "../../controllers/schedule.ts";
 
 const key = { namespace: "ns", name: "cj" };
 const parsed = (schedule: string, tz?: string) => parseHashedSchedule(schedule, key, tz);
@@ -171,7 +166,7 @@ describe("step 7: scheduleDecision", () => {
       // Unsuspended at 10:20: while suspended, status had no nextScheduleTime.
       const d = decide({ policy: "Skip", last: "2026-11-23T07:00:00Z", now: "2026-11-23T10:20:00Z" });
       assert.deepEqual(d.due, []);
-      assert.deepEqual(d.notRun, { slot: at("2026-11-23T10:00:00Z"), policy: "Skip", count: 3 });
+      assert.deepEqual(d.notRun, { slot: at("2026-11-23T10:00:00Z"), why: "skip" });
       assert.deepEqual(d.next, at("2026-11-23T11:00:00Z"));
       // Down across 09:00 and 10:00: 09:00 was announced, but it is not the newest any more.
       const down = decide({
@@ -248,6 +243,11 @@ describe("step 7: scheduleDecision", () => {
       assert.equal(d.due[99]!.toISOString(), "2026-11-23T10:00:00.000Z");
       assert.equal(d.due[0]!.toISOString(), "2026-11-19T07:00:00.000Z");
       assert.equal(d.notRun?.slot.toISOString(), "2026-11-19T06:00:00.000Z");
+      assert.equal(d.notRun?.why, "cap");
+      // Counted exactly, not from a window capped at 101: 2026-11-01T01:00 … 2026-11-19T06:00 hourly.
+      assert.deepEqual(d.notRun?.notRun?.(), { count: 18 * 24 + 6, exact: true });
+      assert.match(missedByPolicy(undefined, d.notRun!)!.event.message, /: 438 older missed times are not run/);
+      assert.doesNotMatch(missedByPolicy(undefined, d.notRun!)!.event.message, /Replace/);
       assert.equal(d.tooManyMissed?.reason, "TooManyMissedTimes");
     });
 
@@ -259,13 +259,15 @@ describe("step 7: scheduleDecision", () => {
         now: "2026-11-23T10:20:00Z",
       });
       assert.deepEqual(iso(d.due), ["2026-11-23T10:00:00Z"]);
-      assert.deepEqual(d.notRun, { slot: at("2026-11-23T09:00:00Z"), policy: "RunAll", count: 3 });
+      assert.equal(d.notRun?.slot.toISOString(), "2026-11-23T09:00:00.000Z");
+      assert.equal(d.notRun?.why, "replace");
+      assert.deepEqual(d.notRun?.notRun?.(), { count: 3, exact: true });
     });
   });
 });
 
 describe("step 8: missedByPolicy", () => {
-  const notRun = { slot: new Date("2026-11-23T10:00:00Z"), policy: "Skip" as const, count: 1 };
+  const notRun = { slot: new Date("2026-11-23T10:00:00Z"), why: "skip" as const };
   it("reports the slot once, never older than what status holds", () => {
     const d = missedByPolicy(undefined, notRun);
     assert.equal(d?.lastMissedTime, "2026-11-23T10:00:00Z");

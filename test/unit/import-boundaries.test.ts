@@ -60,6 +60,14 @@ describe("import boundaries", () => {
     assert.deepEqual(offenders(["webhooks", "cmd/kubectl-cron"], ["controllers"]), []);
   });
 
+  it("the API package imports nothing from the webhook server or the controllers (field errors are runtime/field.ts)", () => {
+    assert.deepEqual(offenders(["api"], ["runtime/webhook", "controllers", "webhooks"]), []);
+  });
+
+  it("the runtime knows nothing of CronJobs: it imports neither the API package nor the controllers", () => {
+    assert.deepEqual(offenders(["runtime"], ["api", "controllers", "webhooks"]), []);
+  });
+
   it("hack/ and bench/ do not import each other", () => {
     assert.deepEqual(offenders(["hack"], ["bench"]), []);
     assert.deepEqual(offenders(["bench"], ["hack"]), []);

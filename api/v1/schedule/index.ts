@@ -3,4 +3,12 @@ export { parseScheduleSpec, type CronFields } from "./grammar.ts";
 export { parseSchedule, type Schedule } from "./schedule.ts";
 export { HASH_FIELDS, parseHashedSchedule, resolveHashedSchedule, scheduleHashes, type HashKey } from "./hashed.ts";
 export { utcOffsetAt, validateTimeZone, ZoneRules } from "./timezone.ts";
-export { MISSED_COUNT_CAP, scheduleWindow, TOO_MANY_MISSED } from "./window.ts";
+export {
+  countSlots,
+  MISSED_COUNT_CAP,
+  newestSlots,
+  scheduleWindow,
+  SLOT_COUNT_LIMIT,
+  slotsInRange,
+  TOO_MANY_MISSED,
+} from "./window.ts";

@@ -36,21 +36,7 @@ export function scheduleWindow(input: ScheduleWindowInput): ScheduleWindow {
   const newest = schedule.mostRecent(now, anchor);
   if (newest === undefined || newest.getTime() <= earliest.getTime()) return { next, missedCount: 0 };
 
-  let missedCount = 0;
-  if (schedule.everySeconds !== undefined && anchor !== undefined) {
-    missedCount = Math.min(
-      cap,
-      everyIndex(now, anchor, schedule.everySeconds) - everyIndex(earliest, anchor, schedule.everySeconds),
-    );
-  } else {
-    for (
-      let t = schedule.next(earliest, anchor);
-      t.getTime() <= now.getTime() && missedCount < cap;
-      t = schedule.next(t, anchor)
-    ) {
-      missedCount++;
-    }
-  }
+  const missedCount = countSlots(schedule, earliest, now, anchor, cap).count;
   return { missed: newest, next, missedCount };
 }
 
@@ -58,4 +44,60 @@ export function scheduleWindow(input: ScheduleWindowInput): ScheduleWindow {
 function everyIndex(t: Date, anchor: Date, seconds: number): number {
   const base = Math.floor(anchor.getTime() / 1000) * 1000;
   return Math.max(0, Math.floor((t.getTime() - base) / (seconds * 1000)));
+}
+
+/**
+ * The slots of `schedule` in [from, to], oldest first, after `after` when given (exclusive), at most `max` (one
+ * more than a bound tells the caller it is exceeded). `anchor`: what an @every schedule counts from.
+ */
+export function slotsInRange(
+  schedule: Schedule,
+  from: Date,
+  to: Date,
+  o: { after?: Date; max: number; anchor?: Date },
+): Date[] {
+  const out: Date[] = [];
+  const start = o.after && o.after.getTime() >= from.getTime() ? o.after : new Date(from.getTime() - 1);
+  for (let t = schedule.next(start, o.anchor); t.getTime() <= to.getTime() && out.length < o.max;) {
+    out.push(t);
+    t = schedule.next(t, o.anchor);
+  }
+  return out;
+}
+
+/** The slots in (after, notAfter], newest first, at most `max`. */
+export function newestSlots(schedule: Schedule, after: Date, notAfter: Date, anchor: Date, max: number): Date[] {
+  const out: Date[] = [];
+  for (let t = schedule.mostRecent(notAfter, anchor); t && t > after && out.length < max;) {
+    out.push(t);
+    t = schedule.mostRecent(new Date(t.getTime() - 1), anchor);
+  }
+  return out;
+}
+
+/** How far countSlots counts: beyond it, a count is "more than" this. */
+export const SLOT_COUNT_LIMIT = 100_000;
+
+/**
+ * The number of slots in (after, notAfter], exact up to `limit` (`exact: false` past it). A count a message
+ * quotes comes from here, never from a window capped for another purpose.
+ */
+export function countSlots(
+  schedule: Schedule,
+  after: Date,
+  notAfter: Date,
+  anchor: Date | undefined,
+  limit: number = SLOT_COUNT_LIMIT,
+): { count: number; exact: boolean } {
+  if (notAfter.getTime() <= after.getTime()) return { count: 0, exact: true };
+  if (schedule.everySeconds !== undefined && anchor !== undefined) {
+    const n = everyIndex(notAfter, anchor, schedule.everySeconds) - everyIndex(after, anchor, schedule.everySeconds);
+    return n > limit ? { count: limit, exact: false } : { count: n, exact: true };
+  }
+  let count = 0;
+  for (let t = schedule.next(after, anchor); t.getTime() <= notAfter.getTime(); t = schedule.next(t, anchor)) {
+    if (count === limit) return { count, exact: false };
+    count++;
+  }
+  return { count, exact: true };
 }

@@ -14,7 +14,7 @@ import type { Result } from "../../../runtime/controller.ts";
 import { FakeClient } from "../../../runtime/fake/client.ts";
 import type { CacheReader, ObjectClient } from "../../../runtime/interfaces.ts";
 import { FakeRecorder } from "../../../runtime/events/fake.ts";
-import { Kinds } from "../../../runtime/kinds.ts";
+import { type KubeObject, Kinds, type ResourceKind, resourceName } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import { TestEnv } from "../../../envtest/index.ts";
 
@@ -149,18 +149,55 @@ export class ReconcileHarness<C extends ObjectClient = Client> {
     }
   }
 
-  /** One reconcile at the fake clock's time, then wait for the cache to catch up. */
-  async reconcile(name: string): Promise<Result> {
+  /**
+   * One reconcile at the fake clock's time, then wait for the cache to catch up. `unseenJobs`: Jobs that pass's
+   * cache does not show yet (withJobsUnseen).
+   */
+  async reconcile(name: string, o: { unseenJobs?: readonly string[] } = {}): Promise<Result> {
     this.reconciles++;
-    const result = await this.reconciler.reconcile(
-      { namespace: this.namespace, name },
-      { log: discardLogger, reconcileID: `test-${this.reconciles}`, signal: new AbortController().signal },
-    );
+    const pass = () =>
+      this.reconciler.reconcile(
+        { namespace: this.namespace, name },
+        { log: discardLogger, reconcileID: `test-${this.reconciles}`, signal: new AbortController().signal },
+      );
+    const result = o.unseenJobs ? await this.withJobsUnseen(o.unseenJobs, pass) : await pass();
     await this.settle(name);
     return result;
   }
 
-  /** Play the Job controller: set a Job's status through the status subresource. */
+  /**
+   * A Job informer that lags behind the apiserver: while `f` runs, the cache does not show these Jobs (by name,
+   * in a list, or through an index), as before their creation reached it. The apiserver has them (live reads
+   * find them). Not around settle(), which waits for the cache to show every Job.
+   */
+  async withJobsUnseen<T>(jobNames: readonly string[], f: () => Promise<T>): Promise<T> {
+    const cache = this.cache;
+    const { get, list, byIndex } = cache;
+    const hidden = new Set(jobNames);
+    const isJob = (kind: ResourceKind) => resourceName(kind) === resourceName(Kinds.Job);
+    const seen = (o: Readonly<KubeObject>) => !hidden.has(o.metadata?.name ?? "");
+    cache.get = ((kind, ns, n) =>
+      isJob(kind) && hidden.has(n) ? undefined : get.call(cache, kind, ns, n)) as typeof cache.get;
+    cache.list = ((kind, o) => {
+      const all = list.call(cache, kind, o);
+      return isJob(kind) ? all.filter(seen) : all;
+    }) as typeof cache.list;
+    cache.byIndex = ((kind, index, value) => {
+      const all = byIndex.call(cache, kind, index, value);
+      return isJob(kind) ? all.filter(seen) : all;
+    }) as typeof cache.byIndex;
+    try {
+      return await f();
+    } finally {
+      Object.assign(cache, { get, list, byIndex });
+    }
+  }
+
+  /**
+   * Play the Job controller: set a Job's status through the status subresource, as a Kubernetes 1.31+ Job
+   * controller ends a Job: SuccessCriteriaMet=True with Complete=True, FailureTarget=True with Failed=True, and
+   * the startTime it already had (`startTime` only for a Job that never started).
+   */
   async finishJob(
     jobName: string,
     outcome: "Complete" | "Failed",
@@ -168,10 +205,14 @@ export class ReconcileHarness<C extends ObjectClient = Client> {
     finishTime: string,
   ): Promise<void> {
     const job = await this.client.get<Job>(Kinds.Job, this.namespace, jobName);
+    const interim = outcome === "Complete" ? "SuccessCriteriaMet" : "FailureTarget";
     job.status = {
-      startTime,
+      startTime: job.status?.startTime ?? startTime,
       ...(outcome === "Complete" ? { completionTime: finishTime, succeeded: 1 } : { failed: 1 }),
-      conditions: [{ type: outcome, status: "True", lastTransitionTime: finishTime }],
+      conditions: [
+        { type: interim, status: "True", lastTransitionTime: finishTime },
+        { type: outcome, status: "True", lastTransitionTime: finishTime },
+      ],
     };
     await this.client.updateStatus(Kinds.Job, job);
   }

@@ -144,6 +144,34 @@ export function policyCases(driver: ReconcilerDriver): void {
         assert.deepEqual(await slots(name), [iso(h1)]);
         assert.equal((await h.get(name)).status?.lastMissedTime, iso(h1 + HOUR));
       });
+
+      it("an outage over 4 slots, the first of them announced: none runs, the next slot does, the newest is reported once", async () => {
+        const { name, h1 } = await fresh({ missedRunPolicy: "Skip" });
+        assert.equal((await h.get(name)).status?.nextScheduleTime, iso(h1), "announced before the outage");
+        // Down from h1 - 30m to h1 + 3h + 5m: h1, h1+1h, h1+2h and h1+3h passed with no controller.
+        h.clock.set(new Date(h1 + 3 * HOUR + 5 * MIN));
+        await reconcileAfterRestart(name);
+        await reconcileAfterRestart(name);
+        h.clock.set(new Date(h1 + 3 * HOUR + 20 * MIN));
+        await reconcileAfterRestart(name);
+        await h.reconcile(name);
+        assert.deepEqual(await slots(name), [], "no slot of the outage runs, the announced one neither");
+        const st = (await h.get(name)).status!;
+        assert.equal(st.lastMissedTime, iso(h1 + 3 * HOUR));
+        assert.equal(st.lastScheduleTime, undefined);
+        assert.equal(st.nextScheduleTime, iso(h1 + 4 * HOUR));
+        const missed = h.takeEvents().filter((e) => e.includes("MissSchedule"));
+        assert.equal(missed.length, 1, missed.join("\n"));
+        assert.ok(missed[0]!.includes(iso(h1 + 3 * HOUR)), missed[0]);
+        h.clock.set(new Date(h1 + 4 * HOUR + 100));
+        await reconcileAfterRestart(name);
+        await h.reconcile(name);
+        assert.deepEqual(await slots(name), [iso(h1 + 4 * HOUR)]);
+        assert.deepEqual(
+          h.takeEvents().filter((e) => e.includes("MissSchedule")),
+          [],
+        );
+      });
     });
 
     describe("missedRunPolicy RunAll", () => {
@@ -236,6 +264,48 @@ export function policyCases(driver: ReconcilerDriver): void {
         await h.reconcile(name);
         assert.deepEqual(await slots(name), [iso(h1 + 2 * HOUR)]);
         assert.equal((await h.get(name)).status?.lastMissedTime, iso(h1 + HOUR));
+      });
+
+      it("500 missed slots with Allow: the newest 100 run, maxCatchUpRuns per pass; the Event counts the 400 not run", async () => {
+        const { name, h1 } = await fresh({ missedRunPolicy: "RunAll", maxCatchUpRuns: 25 });
+        // Down for 500 slots: h1 … h1+499h.
+        h.clock.set(new Date(h1 + 499 * HOUR + 5 * MIN));
+        await h.reconcile(name);
+        assert.deepEqual(
+          await slots(name),
+          Array.from({ length: 25 }, (_, i) => iso(h1 + (400 + i) * HOUR)),
+          "the oldest of the newest 100 first, 25 in a pass",
+        );
+        let passes = 1;
+        while (passes < 10) {
+          passes++;
+          const r = await reconcileAfterRestart(name);
+          if ((r.requeueAfterMs ?? Infinity) > 1000) break; // then the next slot
+        }
+        assert.equal(passes, 4, "100 Jobs in passes of 25");
+        await h.reconcile(name);
+        assert.deepEqual(
+          await slots(name),
+          Array.from({ length: 100 }, (_, i) => iso(h1 + (400 + i) * HOUR)),
+        );
+        assert.equal((await h.get(name)).status?.lastMissedTime, iso(h1 + 399 * HOUR));
+        const missed = h.takeEvents().filter((e) => e.includes("MissSchedule"));
+        assert.equal(missed.length, 1, missed.join("\n"));
+        assert.match(missed[0]!, /\b400\b/, `the exact count of missed times not run: ${missed[0]}`);
+        assert.doesNotMatch(missed[0]!, /Replace/, `concurrencyPolicy is Allow: ${missed[0]}`);
+      });
+
+      it("500 missed slots with Replace: only the newest runs; the Event counts the 499 not run", async () => {
+        const { name, h1 } = await fresh({ missedRunPolicy: "RunAll", concurrencyPolicy: "Replace" });
+        h.clock.set(new Date(h1 + 499 * HOUR + 5 * MIN));
+        await h.reconcile(name);
+        await reconcileAfterRestart(name);
+        assert.deepEqual(await slots(name), [iso(h1 + 499 * HOUR)]);
+        assert.equal((await h.get(name)).status?.lastMissedTime, iso(h1 + 498 * HOUR));
+        const missed = h.takeEvents().filter((e) => e.includes("MissSchedule"));
+        assert.equal(missed.length, 1, missed.join("\n"));
+        assert.match(missed[0]!, /\b499\b/, `the exact count of missed times not run: ${missed[0]}`);
+        assert.match(missed[0]!, /Replace/, missed[0]);
       });
     });
 
@@ -354,6 +424,20 @@ export function policyCases(driver: ReconcilerDriver): void {
           .filter((j) => j.metadata?.annotations?.[BACKFILL_REQUEST_ANNOTATION] !== undefined)
           .map((j) => j.metadata!.annotations![SCHEDULED_AT_ANNOTATION]!)
           .sort();
+      /** The slots of the scheduled runs (Jobs not of a backfill). */
+      const scheduledSlots = async (name: string) =>
+        (await h.jobs(name))
+          .filter((j) => j.metadata?.annotations?.[BACKFILL_REQUEST_ANNOTATION] === undefined)
+          .map((j) => j.metadata!.annotations![SCHEDULED_AT_ANNOTATION]!)
+          .sort();
+      const jobNames = async (name: string) => (await h.jobs(name)).map((j) => j.metadata!.name!);
+      const running = async (name: string) =>
+        (await h.jobs(name))
+          .filter((j) => j.metadata?.annotations?.[BACKFILL_REQUEST_ANNOTATION] !== undefined)
+          .filter(
+            (j) => !j.status?.conditions?.some((c) => ["Complete", "Failed"].includes(c.type) && c.status === "True"),
+          )
+          .map((j) => j.metadata!.name!);
 
       /** A CronJob that ran its slots for 6 hours (h1 … h1+5h, Jobs finished), now at h1+6h+30m. */
       async function withHistory(spec: Parameters<ReconcileHarness["createCronJob"]>[1] = {}) {
@@ -521,6 +605,220 @@ export function policyCases(driver: ReconcilerDriver): void {
         await request(name, h1, h1 + HOUR, 2);
         await h.reconcile(name);
         assert.deepEqual(await backfillJobs(name), [iso(h1), iso(h1 + HOUR)]);
+      });
+
+      it("on a CronJob that has not run yet, a backfill of a slot before its creation starts no scheduled run", async () => {
+        const { name, h1 } = await fresh(); // no Job yet; the clock at h1 - 30m
+        const before = h1 - 3 * HOUR; // hours before the CronJob existed
+        await request(name, before, before);
+        await h.reconcile(name);
+        await h.reconcile(name);
+        await reconcileAfterRestart(name);
+        assert.deepEqual(
+          await jobNames(name),
+          [jobName(name, before)],
+          "the backfill's Job only: no scheduled run of a slot from before the CronJob existed",
+        );
+        assert.deepEqual(await backfillJobs(name), [iso(before)]);
+        const st = (await h.get(name)).status!;
+        assert.equal(st.backfill?.phase, "Complete");
+        assert.equal(st.lastScheduleTime, undefined, "a backfill's Job is not a scheduled run");
+        assert.equal(st.nextScheduleTime, iso(h1));
+        h.clock.set(new Date(h1 + 100));
+        await h.reconcile(name);
+        assert.deepEqual(await scheduledSlots(name), [iso(h1)], "the first slot after creation runs");
+        assert.equal((await h.get(name)).status?.lastScheduleTime, iso(h1));
+      });
+
+      it("on a CronJob that has not run yet, with RunAll: a backfill before its creation starts no catch-up of older slots", async () => {
+        const { name, h1 } = await fresh({ missedRunPolicy: "RunAll" });
+        const before = h1 - 3 * HOUR;
+        await request(name, before, before);
+        await h.reconcile(name);
+        await h.reconcile(name);
+        await reconcileAfterRestart(name);
+        assert.deepEqual(
+          await jobNames(name),
+          [jobName(name, before)],
+          "the backfill's Job only: no scheduled run of a slot from before the CronJob existed",
+        );
+        assert.equal(
+          (await h.get(name)).status?.lastScheduleTime,
+          undefined,
+          "a backfill's Job is not a scheduled run",
+        );
+        h.clock.set(new Date(h1 + 100));
+        await h.reconcile(name);
+        assert.deepEqual(await scheduledSlots(name), [iso(h1)], "the first slot after creation runs, alone");
+      });
+
+      it("a backfill of a slot newer than lastScheduleTime (while suspended) does not move it; unsuspended, the newest missed slot runs", async () => {
+        const { name, h1 } = await fresh();
+        h.clock.set(new Date(h1));
+        await h.reconcile(name);
+        await finish(name, h1, "Complete");
+        await patch(name, (cj) => (cj.spec.suspend = true));
+        h.clock.set(new Date(h1 + 10 * MIN));
+        await h.reconcile(name);
+        // Suspended over h1+1h and h1+2h; h1+1h is backfilled meanwhile (a suspended CronJob backfills).
+        h.clock.set(new Date(h1 + 2 * HOUR + 30 * MIN));
+        await request(name, h1 + HOUR, h1 + HOUR);
+        await h.reconcile(name);
+        await h.reconcile(name);
+        assert.deepEqual(await backfillJobs(name), [iso(h1 + HOUR)]);
+        assert.equal(
+          (await h.get(name)).status?.lastScheduleTime,
+          iso(h1),
+          "a backfill's Job does not move lastScheduleTime",
+        );
+        // RunLatest owes the newest slot missed since h1: h1+2h (not the backfilled h1+1h).
+        await patch(name, (cj) => (cj.spec.suspend = false));
+        h.clock.set(new Date(h1 + 2 * HOUR + 40 * MIN));
+        await h.reconcile(name);
+        await h.reconcile(name);
+        assert.deepEqual(await scheduledSlots(name), [iso(h1), iso(h1 + 2 * HOUR)]);
+        assert.deepEqual(await backfillJobs(name), [iso(h1 + HOUR)]);
+        assert.equal((await h.get(name)).status?.lastScheduleTime, iso(h1 + 2 * HOUR));
+      });
+
+      it("after an outage, a backfill of an older missed slot: it runs, and the schedule runs its own (the newest missed)", async () => {
+        const { name, h1 } = await fresh();
+        h.clock.set(new Date(h1));
+        await h.reconcile(name);
+        await finish(name, h1, "Complete");
+        // Down from h1 + 1m until h1 + 3h + 30m (h1+1h, h1+2h and h1+3h missed); h1+2h is backfilled.
+        h.clock.set(new Date(h1 + 3 * HOUR + 30 * MIN));
+        await request(name, h1 + 2 * HOUR, h1 + 2 * HOUR);
+        await reconcileAfterRestart(name);
+        await reconcileAfterRestart(name);
+        await h.reconcile(name);
+        assert.deepEqual(
+          await scheduledSlots(name),
+          [iso(h1), iso(h1 + 3 * HOUR)],
+          "RunLatest: the newest missed runs",
+        );
+        assert.deepEqual(await backfillJobs(name), [iso(h1 + 2 * HOUR)]);
+        assert.equal((await h.get(name)).status?.lastScheduleTime, iso(h1 + 3 * HOUR));
+      });
+
+      it("after an outage, a backfill of the newest missed slot: that slot runs once, no older one, the next slot on time", async () => {
+        const { name, h1 } = await fresh();
+        h.clock.set(new Date(h1));
+        await h.reconcile(name);
+        await finish(name, h1, "Complete");
+        // h1+3h is both the slot RunLatest owes after the outage and the backfilled one: one Job for it.
+        h.clock.set(new Date(h1 + 3 * HOUR + 30 * MIN));
+        await request(name, h1 + 3 * HOUR, h1 + 3 * HOUR);
+        await reconcileAfterRestart(name);
+        await reconcileAfterRestart(name);
+        await h.reconcile(name);
+        assert.deepEqual(await jobNames(name), [jobName(name, h1), jobName(name, h1 + 3 * HOUR)]);
+        const bf = (await h.get(name)).status!.backfill!;
+        assert.deepEqual([bf.phase, bf.created + bf.skipped], ["Complete", 1]);
+        h.clock.set(new Date(h1 + 4 * HOUR + 100));
+        await h.reconcile(name);
+        await h.reconcile(name);
+        assert.deepEqual(
+          await jobNames(name),
+          [0, 3, 4].map((i) => jobName(name, h1 + i * HOUR)),
+        );
+        assert.equal((await h.get(name)).status?.lastScheduleTime, iso(h1 + 4 * HOUR));
+      });
+
+      it("RunAll after an outage: a backfill of the newest missed slot does not make the catch-up skip the older ones", async () => {
+        const { name, h1 } = await fresh({ missedRunPolicy: "RunAll", maxCatchUpRuns: 1 });
+        h.clock.set(new Date(h1));
+        await h.reconcile(name);
+        await finish(name, h1, "Complete");
+        // h1+1h, h1+2h and h1+3h missed; one catch-up run per pass; h1+3h is backfilled.
+        h.clock.set(new Date(h1 + 3 * HOUR + 30 * MIN));
+        await request(name, h1 + 3 * HOUR, h1 + 3 * HOUR);
+        for (let i = 0; i < 5; i++) await reconcileAfterRestart(name);
+        assert.deepEqual(
+          await slots(name),
+          [0, 1, 2, 3].map((i) => iso(h1 + i * HOUR)),
+          "every missed slot once",
+        );
+        for (const i of [1, 2]) assert.ok((await scheduledSlots(name)).includes(iso(h1 + i * HOUR)), `h1+${i}h`);
+        h.clock.set(new Date(h1 + 4 * HOUR + 100));
+        await h.reconcile(name);
+        assert.deepEqual(
+          await slots(name),
+          [0, 1, 2, 3, 4].map((i) => iso(h1 + i * HOUR)),
+        );
+      });
+
+      it("parallelism 1 holds while the Job cache has not seen the request's running Job yet", async () => {
+        const { name, h1 } = await withHistory();
+        await request(name, h1, h1 + 2 * HOUR, 1);
+        await h.reconcile(name);
+        assert.deepEqual(await backfillJobs(name), [iso(h1)]);
+        // The next pass's Job cache lags: it does not show that Job yet (status.active and the apiserver do).
+        await h.reconcile(name, { unseenJobs: [jobName(name, h1)] });
+        assert.deepEqual(await backfillJobs(name), [iso(h1)], "no second Job while the first runs");
+        await h.reconcile(name);
+        assert.deepEqual(await backfillJobs(name), [iso(h1)]);
+        await finish(name, h1, "Complete");
+        await h.reconcile(name);
+        assert.deepEqual(await backfillJobs(name), [iso(h1), iso(h1 + HOUR)]);
+      });
+
+      it("parallelism 2 holds while the Job cache has not seen the newest of the request's Jobs: never 3 running", async () => {
+        const { name, h1 } = await withHistory();
+        await request(name, h1, h1 + 4 * HOUR, 2);
+        await h.reconcile(name);
+        assert.deepEqual(await backfillJobs(name), [iso(h1), iso(h1 + HOUR)]);
+        await finish(name, h1, "Complete");
+        await h.reconcile(name);
+        assert.deepEqual(await running(name), [jobName(name, h1 + HOUR), jobName(name, h1 + 2 * HOUR)]);
+        await h.reconcile(name, { unseenJobs: [jobName(name, h1 + 2 * HOUR)] });
+        assert.deepEqual(
+          await running(name),
+          [jobName(name, h1 + HOUR), jobName(name, h1 + 2 * HOUR)],
+          "at most 2 of the request's Jobs run",
+        );
+        await h.reconcile(name);
+        assert.deepEqual(
+          await backfillJobs(name),
+          [0, 1, 2].map((i) => iso(h1 + i * HOUR)),
+        );
+      });
+
+      it("without the webhook, a value that does not parse is refused: status does not keep the previous request's id, from, to", async () => {
+        const { name, h1 } = await withHistory();
+        await request(name, h1, h1, 1, "bf-done");
+        await h.reconcile(name);
+        await finish(name, h1, "Complete");
+        await h.reconcile(name);
+        const done = (await h.get(name)).status!.backfill!;
+        assert.deepEqual([done.id, done.phase], ["bf-done", "Complete"]);
+        await patch(name, (cj) => (cj.metadata.annotations![BACKFILL_ANNOTATION] = "not json"));
+        h.clock.set(new Date(h1 + 5 * HOUR + 45 * MIN));
+        await h.reconcile(name);
+        const bf = (await h.get(name)).status!.backfill!;
+        assert.equal(bf.phase, "Refused");
+        assert.ok(bf.message?.includes(BACKFILL_ANNOTATION), `the message names the annotation: ${bf.message}`);
+        assert.notEqual(bf.id, done.id, "the refused value is not the previous request");
+        assert.notEqual(bf.from, done.from, "the refused value is not the previous request");
+        assert.notEqual(bf.to, done.to, "the refused value is not the previous request");
+        assert.deepEqual(await backfillJobs(name), [iso(h1)]);
+      });
+
+      it("without the webhook, BackfillRefused for a value that does not parse is emitted once, not on every pass", async () => {
+        const { name, h1 } = await withHistory();
+        await request(name, h1, h1, 1, "bf-done");
+        await h.reconcile(name);
+        await finish(name, h1, "Complete");
+        await h.reconcile(name);
+        await patch(name, (cj) => (cj.metadata.annotations![BACKFILL_ANNOTATION] = "not json"));
+        h.takeEvents();
+        for (let i = 0; i < 5; i++) {
+          h.clock.set(new Date(h.clock.now().getTime() + MIN));
+          await h.reconcile(name);
+        }
+        const refused = h.takeEvents().filter((e) => e.startsWith("Warning BackfillRefused"));
+        assert.equal(refused.length, 1, refused.join("\n"));
+        assert.ok(refused[0]!.includes(BACKFILL_ANNOTATION), refused[0]);
       });
     });
   });

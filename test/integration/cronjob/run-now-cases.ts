@@ -209,6 +209,88 @@ export function runNowCases(driver: ReconcilerDriver): void {
       assert.match(h.takeEvents()[0]!, /^Warning RunNowRefused .*300 characters, at most 253/);
     });
 
+    it("a run-now Job never moves lastScheduleTime, before the first slot or after it; the schedule keeps its slots", async () => {
+      const { name, h1 } = await fresh({ successfulJobsHistoryLimit: 5 });
+      await request(name, "before-first");
+      await reconcile(name);
+      const first = manualJobName(name, "before-first");
+      await h.finishJob(first, "Complete", iso(h1 - HOUR / 2), iso(h1 - HOUR / 2 + 60_000));
+      await h.settle(name);
+      await reconcile(name);
+      await reconcile(name);
+      let st = (await h.get(name)).status!;
+      assert.equal(st.lastScheduleTime, undefined, "a manual run has no slot");
+      assert.equal(st.nextScheduleTime, iso(h1));
+      h.clock.set(new Date(h1 + 1000));
+      await reconcile(name);
+      const slot1 = `${name}-${h1 / 1000}`;
+      assert.ok(
+        (await h.jobs(name)).some((j) => j.metadata?.name === slot1),
+        "the first slot runs",
+      );
+      assert.equal((await h.get(name)).status?.lastScheduleTime, iso(h1));
+      h.clock.set(new Date(h1 + HOUR / 2));
+      await request(name, "after-first");
+      await reconcile(name);
+      await h.finishJob(manualJobName(name, "after-first"), "Failed", iso(h1 + HOUR / 2), iso(h1 + HOUR / 2 + 60_000));
+      await h.settle(name);
+      await reconcile(name);
+      await reconcile(name);
+      st = (await h.get(name)).status!;
+      assert.equal(st.lastRunNowRequest, "after-first");
+      assert.equal(st.lastScheduleTime, iso(h1), "a manual run has no slot");
+      assert.equal(st.nextScheduleTime, iso(h1 + HOUR));
+      h.clock.set(new Date(h1 + HOUR + 1000));
+      await reconcile(name);
+      assert.ok((await h.jobs(name)).some((j) => j.metadata?.name === `${name}-${(h1 + HOUR) / 1000}`));
+      assert.equal((await h.get(name)).status?.lastScheduleTime, iso(h1 + HOUR));
+    });
+
+    it("a refused request is reported once, not on every pass", async () => {
+      const { name } = await fresh();
+      await request(name, "x".repeat(300));
+      for (let i = 0; i < 5; i++) {
+        h.clock.set(new Date(h.clock.now().getTime() + 60_000));
+        await reconcile(name);
+      }
+      assert.deepEqual(await manualJobs(name), []);
+      const refused = h.takeEvents().filter((e) => e.startsWith("Warning RunNowRefused"));
+      assert.equal(refused.length, 1, refused.join("\n"));
+    });
+
+    it("Forbid: a waiting request is reported once per request, not on every pass", async () => {
+      const { name, h1 } = await fresh({ concurrencyPolicy: "Forbid" });
+      h.clock.set(new Date(h1));
+      await reconcile(name); // the scheduled run
+      const scheduled = `${name}-${h1 / 1000}`;
+      h.takeEvents();
+      const deferred = () => h.takeEvents().filter((e) => e.includes("RunNowDeferred"));
+      await request(name, "wait-1");
+      for (let i = 0; i < 5; i++) {
+        h.clock.set(new Date(h.clock.now().getTime() + 60_000));
+        await reconcile(name);
+      }
+      let events = deferred();
+      assert.equal(events.length, 1, events.join("\n"));
+      assert.ok(events[0]!.includes('"wait-1"'), events[0]);
+      await request(name, "wait-2");
+      for (let i = 0; i < 3; i++) {
+        h.clock.set(new Date(h.clock.now().getTime() + 60_000));
+        await reconcile(name);
+      }
+      events = deferred();
+      assert.equal(events.length, 1, `a new request is reported once: ${events.join("\n")}`);
+      assert.ok(events[0]!.includes('"wait-2"'), events[0]);
+      assert.deepEqual(await manualJobs(name), []);
+      await h.finishJob(scheduled, "Complete", iso(h1), iso(h1 + 60_000));
+      await h.settle(name);
+      await reconcile(name);
+      assert.deepEqual(
+        (await manualJobs(name)).map((j) => j.metadata!.name),
+        [manualJobName(name, "wait-2")],
+      );
+    });
+
     it("lastFailedTime: the newest failure, never moving backward; outcomes counted", async () => {
       const { name, h1 } = await fresh({ failedJobsHistoryLimit: 5 });
       h.clock.set(new Date(h1));

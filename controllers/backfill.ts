@@ -1,0 +1,87 @@
+// The backfill request's decision (step 11c): start, refuse or cancel a request, from the annotation and the
+// stored progress. Pure; the run path (runs.ts) creates the slots' Jobs.
+import {
+  BACKFILL_ANNOTATION,
+  type backfillRequestOf,
+  type CronJobWireStatus,
+  MAX_BACKFILL_SLOTS,
+} from "../api/v1/index.ts";
+import { type Schedule, SLOT_COUNT_LIMIT, slotsInRange } from "../api/v1/schedule/index.ts";
+import { rfc3339 } from "../runtime/metatime.ts";
+import type { EventDecision } from "./events.ts";
+
+type BackfillStatus = NonNullable<CronJobWireStatus["backfill"]>;
+
+/** Step 11c's decision on the request: the status.backfill to work with, and an Event when it changes phase. */
+interface BackfillDecision {
+  backfill: BackfillStatus | undefined;
+  event?: EventDecision;
+}
+
+/**
+ * Step 11c, the backfill request: a new request (a new id) starts — or is refused, with the reason (a range
+ * in the future, more than MAX_BACKFILL_SLOTS slots, with the count) — replacing the one before; a running one
+ * whose annotation went away (or changed) is cancelled. Otherwise the stored progress, unchanged.
+ */
+export function backfillDecision(o: {
+  request: ReturnType<typeof backfillRequestOf>;
+  stored: Readonly<BackfillStatus> | undefined;
+  schedule: Schedule;
+  anchor: Date;
+  now: Date;
+}): BackfillDecision {
+  const { request, stored } = o;
+  const cancel = (): BackfillDecision =>
+    stored?.phase === "Running"
+      ? {
+          backfill: { ...stored, phase: "Cancelled" },
+          event: {
+            reason: "BackfillCancelled",
+            message: `Backfill "${stored.id}" cancelled after ${stored.created} of ${stored.total} slots (the request was removed or replaced); Jobs already started keep running`,
+          },
+        }
+      : { backfill: stored };
+  if (!request) return cancel();
+  if (!request.ok) {
+    // A value that does not parse has no id or range: the refusal is recorded under none (never under the previous
+    // request's), and reported once — the stored refusal says it was.
+    const message = `${BACKFILL_ANNOTATION}: ${request.reason}`;
+    if (stored?.phase === "Refused" && stored.id === undefined && stored.message === message)
+      return { backfill: stored };
+    const refused: BackfillStatus = { phase: "Refused", total: 0, created: 0, skipped: 0, message };
+    const cancelled = stored?.phase === "Running" ? ` (replaces "${stored.id}", cancelled)` : "";
+    return { backfill: refused, event: { reason: "BackfillRefused", message: message + cancelled } };
+  }
+  const r = request.request;
+  if (stored?.id === r.id) return { backfill: stored };
+  const base: BackfillStatus = {
+    id: r.id,
+    from: rfc3339(r.from),
+    to: rfc3339(r.to),
+    phase: "Running",
+    total: 0,
+    created: 0,
+    skipped: 0,
+  };
+  const refuse = (message: string): BackfillDecision => ({
+    backfill: { ...base, phase: "Refused", message },
+    event: { reason: "BackfillRefused", message: `Backfill "${r.id}" refused: ${message}` },
+  });
+  if (r.to.getTime() > o.now.getTime())
+    return refuse(`to (${base.to}) is in the future; a backfill runs past slots only`);
+  const slots = slotsInRange(o.schedule, r.from, r.to, { max: SLOT_COUNT_LIMIT + 1, anchor: o.anchor });
+  if (slots.length > MAX_BACKFILL_SLOTS) {
+    const count = slots.length > SLOT_COUNT_LIMIT ? `more than ${SLOT_COUNT_LIMIT}` : String(slots.length);
+    return refuse(`the range holds ${count} slots; at most ${MAX_BACKFILL_SLOTS} may be backfilled in one request`);
+  }
+  const started: BackfillDecision = {
+    backfill: { ...base, total: slots.length },
+    event: {
+      reason: "BackfillStarted",
+      message: `Backfill "${r.id}": ${slots.length} slots from ${base.from} to ${base.to}, at most ${r.parallelism} at a time`,
+    },
+  };
+  // A request replacing a running one says so.
+  if (stored?.phase === "Running") started.event!.message += ` (replaces "${stored.id}", cancelled)`;
+  return started;
+}

@@ -1,0 +1,198 @@
+// Steps 7–9, the schedule's decision: which slots are due, when the next one is, and which missed slots are
+// reported (a deadline passed, or the missed-run policy does not run them). Pure: slot math comes from
+// api/v1/schedule.
+import {
+  type CronJobWireStatus,
+  type Job,
+  jobNameFor,
+  MAX_CATCH_UP_SLOTS,
+  type MissedRunPolicy,
+} from "../api/v1/index.ts";
+import { countSlots, newestSlots, type Schedule, scheduleWindow, TOO_MANY_MISSED } from "../api/v1/schedule/index.ts";
+import { rfc3339 } from "../runtime/metatime.ts";
+import type { EventDecision } from "./events.ts";
+
+/** What step 7 decides. */
+interface ScheduleDecision {
+  /** The slots to run now, oldest first (at most one unless missedRunPolicy is RunAll). */
+  due: Date[];
+  /** The next slot after now (the requeue time). */
+  next: Date;
+  /** The newest slot, when startingDeadlineSeconds put it out of reach unstarted. */
+  tooLate?: { slot: Date; deadline: number };
+  /**
+   * The newest slot the missed-run policy does not run, and why: Skip; RunAll beyond its newest 100 (`cap`); RunAll
+   * with Replace, which runs only the newest (`replace`). `notRun()`: how many it does not run, counted exactly
+   * (up to SLOT_COUNT_LIMIT) only when reported.
+   */
+  notRun?: { slot: Date; why: "skip" | "cap" | "replace"; notRun?: () => { count: number; exact: boolean } };
+  /** More slots were missed than TOO_MANY_MISSED: reported, and only the newest run. */
+  tooManyMissed?: EventDecision;
+}
+
+/**
+ * Step 7: which slots run now, and when the next one is.
+ *
+ * RunLatest (the default, the built-in's rule): the due slot is the newest one after the last run (else
+ * creation) that is not later than startingDeadlineSeconds: a slot exactly that late still starts, as in the
+ * built-in controller (`scheduledTime + deadline` before now is too late). Only slots that could still run count
+ * toward "too many missed". `now` is truncated to the second, `clockNow` is not (a slot half a second past its
+ * deadline is too late).
+ *
+ * Skip: the same slot, only if it is the one the stored status announced as nextScheduleTime (reached late
+ * under load, it still runs; a slot that passed while the operator was down, the CronJob suspended or stopped, or
+ * a Forbid run active was never announced).
+ *
+ * RunAll: every slot in that window, oldest first, at most the newest MAX_CATCH_UP_SLOTS; with Replace only
+ * the newest (each would replace the one before).
+ */
+export function scheduleDecision(o: {
+  schedule: Schedule;
+  lastScheduleTime: string | undefined;
+  creationTimestamp: string | undefined;
+  startingDeadlineSeconds: number | undefined;
+  missedRunPolicy?: string | undefined;
+  concurrencyPolicy?: string | undefined;
+  /**
+   * The stored status.nextScheduleTime (Skip runs only the announced slot). A CronJob no pass has seen yet
+   * (`neverReconciled`) is owed the first slot after its creation.
+   */
+  announced?: string | undefined;
+  neverReconciled?: boolean;
+  now: Date;
+  clockNow: Date;
+}): ScheduleDecision {
+  const { schedule, now, clockNow, startingDeadlineSeconds: deadline } = o;
+  const policy: MissedRunPolicy =
+    o.missedRunPolicy === "Skip" || o.missedRunPolicy === "RunAll" ? o.missedRunPolicy : "RunLatest";
+  const base = new Date(o.lastScheduleTime || o.creationTimestamp || now);
+  // The first instant a slot may have and still start.
+  const cutoff = deadline === undefined ? undefined : clockNow.getTime() - deadline * 1000;
+  // scheduleWindow's lower bound is exclusive; one millisecond before the cut-off keeps it inclusive.
+  const earliest = cutoff !== undefined && cutoff - 1 > base.getTime() ? new Date(cutoff - 1) : base;
+  const w = scheduleWindow({ schedule, earliest, now, anchor: base });
+  const decision: ScheduleDecision = { due: [], next: w.next };
+  const tooMany = w.missedCount > TOO_MANY_MISSED;
+  if (tooMany && policy === "RunLatest") {
+    // The built-in controller and the tutorial stop scheduling here; we report and run the newest.
+    decision.tooManyMissed = {
+      reason: "TooManyMissedTimes",
+      message: `too many missed start times: more than ${TOO_MANY_MISSED} since ${rfc3339(earliest)}; starting only the most recent one`,
+    };
+  }
+  if (w.missed) {
+    if (policy === "RunLatest") decision.due = [w.missed];
+    else if (policy === "Skip") {
+      const announced = announcedSlot(o, schedule, base);
+      if (announced && announced.getTime() === w.missed.getTime()) decision.due = [w.missed];
+      else decision.notRun = { slot: w.missed, why: "skip" };
+    } else if (o.concurrencyPolicy === "Replace") {
+      decision.due = [w.missed];
+      const older = schedule.mostRecent(new Date(w.missed.getTime() - 1), base);
+      if (older && older > earliest)
+        decision.notRun = { slot: older, why: "replace", notRun: () => countSlots(schedule, earliest, older, base) };
+    } else {
+      const slots = newestSlots(schedule, earliest, now, base, MAX_CATCH_UP_SLOTS + 1);
+      if (slots.length > MAX_CATCH_UP_SLOTS) {
+        const dropped = slots.pop()!;
+        decision.notRun = { slot: dropped, why: "cap", notRun: () => countSlots(schedule, earliest, dropped, base) };
+        decision.tooManyMissed = {
+          reason: "TooManyMissedTimes",
+          message: `too many missed start times: more than ${MAX_CATCH_UP_SLOTS} since ${rfc3339(earliest)}; running the newest ${MAX_CATCH_UP_SLOTS}, oldest first (missedRunPolicy RunAll)`,
+        };
+      }
+      decision.due = slots.reverse();
+    }
+  }
+  if (cutoff !== undefined) {
+    // The newest slot before the cut-off that never ran: reported when nothing is due (RunLatest, Skip), and
+    // with RunAll whatever runs (older slots it would have run expired).
+    const newest = schedule.mostRecent(policy === "RunAll" ? new Date(cutoff - 1) : now, base);
+    if ((policy === "RunAll" || !w.missed) && newest && newest > base && newest.getTime() < cutoff) {
+      // With Skip, a slot no status announced (it passed while the operator was down, the CronJob suspended,
+      // stopped or blocked by Forbid) is one the policy does not run, whatever its deadline: the policy's.
+      if (policy === "Skip" && announcedSlot(o, schedule, base)?.getTime() !== newest.getTime())
+        decision.notRun = { slot: newest, why: "skip" };
+      else decision.tooLate = { slot: newest, deadline: deadline! };
+    }
+  }
+  return decision;
+}
+
+/** The slot Skip runs: the stored status.nextScheduleTime, or for a CronJob no pass has seen yet its first slot. */
+function announcedSlot(
+  o: { announced?: string | undefined; neverReconciled?: boolean; lastScheduleTime: string | undefined },
+  schedule: Schedule,
+  base: Date,
+): Date | undefined {
+  if (o.announced) return new Date(o.announced);
+  return o.neverReconciled && !o.lastScheduleTime ? schedule.next(base, base) : undefined;
+}
+
+/**
+ * Step 9: the slot ran if status says so, or a Job of ours holds its name: in the cache (`children`), or listed
+ * in status.active (confirmed by the API server in step 4: a Job the cache has not seen yet).
+ */
+export function slotAlreadyRan(
+  cronJobName: string,
+  children: readonly Readonly<Job>[],
+  status: Readonly<CronJobWireStatus>,
+  due: Date,
+): boolean {
+  const last = status.lastScheduleTime;
+  if (last && new Date(last) >= due) return true;
+  const name = jobNameFor(cronJobName, due);
+  return children.some((j) => j.metadata?.name === name) || !!status.active?.some((r) => r.name === name);
+}
+
+/** Step 8's decision: the slot to record as status.lastMissedTime, with its Event; none if reported already. */
+interface MissedDeadlineDecision {
+  lastMissedTime: string;
+  event: EventDecision;
+}
+
+/**
+ * Step 8: a slot that passed its starting deadline unstarted is made visible, once per slot (status remembers
+ * it, so a restart does not report it again).
+ */
+export function missedDeadline(
+  lastMissedTime: string | undefined,
+  tooLate: { slot: Date; deadline: number },
+): MissedDeadlineDecision | undefined {
+  const slot = rfc3339(tooLate.slot);
+  // Reported once: a slot at or before the recorded one was reported already, by this rule or as not run by the
+  // missed-run policy (a slot the policy chose not to run is the policy's, also once it is past its deadline).
+  if (lastMissedTime && Date.parse(lastMissedTime) >= tooLate.slot.getTime()) return undefined;
+  const passed = rfc3339(new Date(tooLate.slot.getTime() + tooLate.deadline * 1000));
+  return {
+    lastMissedTime: slot,
+    event: {
+      reason: "MissSchedule",
+      message: `Missed scheduled time to start a job: ${slot} (startingDeadlineSeconds ${tooLate.deadline} passed at ${passed})`,
+    },
+  };
+}
+
+/**
+ * Step 8 for a slot the missed-run policy does not run: reported once (status.lastMissedTime), like a missed
+ * deadline.
+ */
+export function missedByPolicy(
+  lastMissedTime: string | undefined,
+  notRun: NonNullable<ScheduleDecision["notRun"]>,
+): MissedDeadlineDecision | undefined {
+  const slot = rfc3339(notRun.slot);
+  if (lastMissedTime && new Date(lastMissedTime).getTime() >= notRun.slot.getTime()) return undefined;
+  const counted = notRun.notRun?.();
+  const older = counted ? `${counted.exact ? "" : "more than "}${counted.count} older missed times are not run` : "";
+  const why =
+    notRun.why === "skip"
+      ? "missedRunPolicy Skip runs only the time status.nextScheduleTime announced (the operator was down, or the CronJob suspended, stopped or blocked by a Forbid run)"
+      : notRun.why === "replace"
+        ? `missedRunPolicy RunAll with concurrencyPolicy Replace runs only the newest missed time: ${older}`
+        : `missedRunPolicy RunAll runs at most the newest ${MAX_CATCH_UP_SLOTS} missed times: ${older}`;
+  return {
+    lastMissedTime: slot,
+    event: { reason: "MissSchedule", message: `Missed scheduled time to start a job: ${slot} (${why})` },
+  };
+}
