@@ -10,7 +10,6 @@ import {
   BACKFILL_REQUEST_ANNOTATION,
   backfillRequestOf,
   classifyJob,
-  cronJobOwnerOf,
   CronJobResource as CronJobKind,
   CronJobSchema,
   type CronJobWire,
@@ -30,40 +29,28 @@ import {
 import { parseHashedSchedule, type Schedule, slotsInRange } from "../api/v1/schedule/index.ts";
 import { type Clock, realClock } from "../runtime/clock.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
-import { hasStatusCause, isAlreadyExists, isConflict, isNotFound } from "../runtime/errors.ts";
 import type { Recorder } from "../runtime/events/types.ts";
-import type { CacheIndexer, CacheReader, ObjectReader, ObjectWriter, StatusWriter } from "../runtime/interfaces.ts";
+import type { CacheReader, ObjectReader, ObjectWriter, StatusWriter } from "../runtime/interfaces.ts";
 import { type KubeObject, Kinds } from "../runtime/kinds.ts";
 import type { Manager } from "../runtime/manager.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
-import { canonical, deepFreeze, digest, stripUndefined } from "../runtime/objects.ts";
+import { deepFreeze, digest } from "../runtime/objects.ts";
 import { backfillDecision } from "./backfill.ts";
-import { type ConditionInput, scheduledConditions, setConditions, type WriteProblems } from "./conditions.ts";
+import { type ConditionInput, scheduledConditions, type WriteProblems } from "./conditions.ts";
 import { type EventDecision, recordEvent } from "./events.ts";
 import { failureStop } from "./failures.ts";
-import { historyBehind, statusBehind } from "./flow.ts";
+import { historyBehind, historyToDelete, statusBehind } from "./flow.ts";
 import { guards, statusAfterGuards } from "./guards.ts";
-import { trimJobForCache } from "./job.ts";
+import { JOB_OWNER_INDEX, setupJobCache } from "./job.ts";
+import { ChildJobs } from "./jobs.ts";
+import { writeStatus } from "./statuswriter.ts";
 import { type CronJobKey, ReconcilerMemory } from "./memory.ts";
 import { type CronJobRunMetrics, jobCreationSkew, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
-import { isUnrecordedRun, jobRef, observeChildren } from "./observe.ts";
+import { jobRef, observeChildren } from "./observe.ts";
 import { admit, jobFor, rowOf, type RunRequest, type StateEvent } from "./runs.ts";
 import { missedByPolicy, missedDeadline, scheduleDecision, slotAlreadyRan } from "./schedule.ts";
 
-/** Field index: Jobs by the UID of their controlling CronJob. */
-const JOB_OWNER_INDEX = "jobOwnerUID";
-
-/**
- * The Job cache the reconciler reads, before the cache starts: Jobs trimmed to metadata and status
- * (trimJobForCache) and indexed by the UID of their controlling CronJob.
- */
-export function setupJobCache(cache: CacheIndexer): void {
-  cache.setTransform(Kinds.Job, trimJobForCache);
-  cache.indexField(Kinds.Job, JOB_OWNER_INDEX, (job) => {
-    const ref = cronJobOwnerOf(job);
-    return ref ? [ref.uid] : [];
-  });
-}
+export { setupJobCache };
 
 /**
  * Requeue slightly after the slot so the reconcile sees it as due. Every Job starts this much late, so it is
@@ -137,6 +124,7 @@ interface CronJobReconcilerDeps {
 
 export class CronJobReconciler implements Reconciler {
   private readonly client: CronJobReconcilerDeps["client"];
+  private readonly jobs: ChildJobs;
   private readonly cache: CacheReader;
   private readonly recorder: Recorder;
   private readonly clock: Clock;
@@ -146,6 +134,7 @@ export class CronJobReconciler implements Reconciler {
 
   constructor(d: CronJobReconcilerDeps) {
     this.client = d.client;
+    this.jobs = new ChildJobs(d.client);
     this.cache = d.cache;
     this.recorder = d.recorder;
     this.clock = d.clock ?? realClock;
@@ -312,19 +301,9 @@ export class CronJobReconciler implements Reconciler {
     const live = new Map<string, Readonly<Job> | undefined>();
     for (const ref of cronJob.status?.active ?? []) {
       if (!ref.name || (ref.uid && uids.has(ref.uid))) continue;
-      live.set(ref.name, await this.getJobDirect(cronJob, ref.name, ctx));
+      live.set(ref.name, await this.jobs.get(cronJob, ref.name, ctx));
     }
     return live;
-  }
-
-  private async getJobDirect(cronJob: StoredCronJob, name: string, ctx: ReconcileContext): Promise<Job | undefined> {
-    try {
-      return readJob(await this.client.get(Kinds.Job, cronJob.metadata.namespace, name));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      ctx.log.error("reading a Job failed", err, { job: name });
-      throw err;
-    }
   }
 
   /** The parsed schedule, from memory's cache (per CronJob for an H schedule, shared otherwise). */
@@ -465,7 +444,7 @@ export class CronJobReconciler implements Reconciler {
 
     const job = jobFor(cronJob, request);
     const name = job.metadata!.name!;
-    const outcome = await this.createOrAdopt(cronJob, job, ctx);
+    const outcome = await this.jobs.createOrAdopt(cronJob, job, ctx);
     if (!outcome.ok) {
       if (outcome.event) pass.events.push(outcome.event);
       pass.problems = { ...pass.problems, ...outcome.problems };
@@ -495,82 +474,18 @@ export class CronJobReconciler implements Reconciler {
   private async replaceActive(pass: Pass, running: readonly Readonly<Job>[], ctx: ReconcileContext): Promise<boolean> {
     const remembered = this.memory.recall(keyOf(pass.cronJob));
     for (const job of running) {
-      const failed = await this.deleteJob(pass.cronJob, job, ctx, "replace");
-      if (failed) {
-        pass.events.push({ reason: "FailedDelete", message: failed });
-        pass.problems = { ...pass.problems, deleteFailed: failed };
-        pass.retry = `replacing the active Job: ${failed}`;
+      const deleted = await this.jobs.delete(pass.cronJob, job, ctx, "replace");
+      pass.events.push(deleted.event);
+      if (deleted.failed) {
+        pass.problems = { ...pass.problems, deleteFailed: deleted.failed };
+        pass.retry = `replacing the active Job: ${deleted.failed}`;
         return false;
       }
-      pass.events.push({ reason: "SuccessfulDelete", message: `Deleted job ${job.metadata?.name}` });
       const uid = job.metadata?.uid;
       if (uid) (remembered.replaced ??= new Set()).add(uid);
       pass.active.delete(job.metadata?.name ?? "");
     }
     return true;
-  }
-
-  /**
-   * Creates a Job whose name is its lock. The name already taken by a Job of ours (a crash between create and
-   * status write) counts as created earlier (`created: false`); by anyone else's, it is reported and not retried
-   * in a loop. Other failures are reported and retried with backoff.
-   */
-  private async createOrAdopt(
-    cronJob: StoredCronJob,
-    job: Job,
-    ctx: ReconcileContext,
-  ): Promise<
-    | { ok: true; job: Job; created: boolean }
-    | { ok: false; problems: WriteProblems; event?: EventDecision; retry?: string }
-  > {
-    const name = job.metadata!.name!;
-    // An urgent write: writes that can wait hold back until the burst of creates is over.
-    ctx.burst?.note();
-    try {
-      return { ok: true, job: readJob(await this.client.create<KubeObject>(Kinds.Job, job)), created: true };
-    } catch (err) {
-      const message = (err as Error).message;
-      if (hasStatusCause(err, "NamespaceTerminating")) {
-        // The namespace is going away with this CronJob in it: retry quietly, as the built-in does; it is not a
-        // failure to report.
-        ctx.log.info("not creating Job: the namespace is being terminated", { job: name });
-        return { ok: false, problems: {}, retry: `creating Job ${name}: ${message}` };
-      }
-      if (!isAlreadyExists(err)) {
-        const failed = `creating Job ${name}: ${message}`;
-        const event: EventDecision = { reason: "FailedCreate", message: `Error creating job ${name}: ${message}` };
-        return { ok: false, problems: { createFailed: failed }, event, retry: failed };
-      }
-    }
-    const existing = await this.getJobDirect(cronJob, name, ctx);
-    if (!existing || cronJobOwnerOf(existing)?.uid !== cronJob.metadata.uid) {
-      const msg = `Error creating job ${name}: a Job with that name already exists and is not controlled by this CronJob`;
-      // Not retried: retrying cannot help until the other Job goes away (the Job watch brings us back).
-      return { ok: false, problems: { createConflict: msg }, event: { reason: "FailedCreate", message: msg } };
-    }
-    return { ok: true, job: existing, created: false };
-  }
-
-  /** Deletes one Job (only the one with this UID); a failure is returned as a message. */
-  private async deleteJob(
-    cronJob: StoredCronJob,
-    job: Readonly<Job>,
-    ctx: ReconcileContext,
-    why: "history" | "replace",
-  ): Promise<string | undefined> {
-    const name = job.metadata?.name ?? "";
-    try {
-      await this.client.delete(Kinds.Job, job.metadata?.namespace ?? cronJob.metadata.namespace, name, {
-        propagationPolicy: "Background",
-        ...(job.metadata?.uid ? { preconditions: { uid: job.metadata.uid } } : {}),
-      });
-      ctx.log.debug("deleted Job", { job: name, why });
-      return undefined;
-    } catch (err) {
-      if (isNotFound(err) || isConflict(err)) return undefined; // already gone (or replaced: not ours to delete)
-      ctx.log.error("deleting Job failed", err, { job: name, why });
-      return `Deleted job ${name} failed: ${(err as Error).message}`;
-    }
   }
 
   // --- 12: the commit --------------------------------------------------------------------------------
@@ -616,7 +531,8 @@ export class CronJobReconciler implements Reconciler {
     }
     const refs = [...pass.active.values()].map(jobRef).sort((a, b) => (a.name ?? "").localeCompare(b.name ?? ""));
     const status = { ...pass.status, active: refs, activeCount: refs.length };
-    const written = await this.writeStatus(cronJob, status, o.conditions, now, ctx);
+    const remembered = this.memory.recall(keyOf(cronJob));
+    const written = await writeStatus(this.client, cronJob, status, o.conditions, { now, remembered, ctx });
     if (pass.retry !== undefined) throw new Error(pass.retry);
     // A conflict means the object changed under us: read it again soon (a Job created meanwhile is found by its
     // deterministic name, so the retry cannot duplicate it).
@@ -638,70 +554,9 @@ export class CronJobReconciler implements Reconciler {
   }
 
   /** Deletes the oldest finished Jobs beyond each history limit (best effort: a later pass tries again). */
-  private async cleanupHistory(
-    cronJob: StoredCronJob,
-    finished: Outcome["finished"],
-    ctx: ReconcileContext,
-  ): Promise<void> {
-    const limits: Array<[Readonly<Job>[], number | undefined]> = [
-      [finished.successful, cronJob.spec.successfulJobsHistoryLimit],
-      [finished.failed, cronJob.spec.failedJobsHistoryLimit],
-    ];
-    for (const [jobs, limit] of limits) {
-      if (limit === undefined || jobs.length <= limit) continue;
-      // A Job whose run the stored status has not recorded is that run's only record: deleting it before the
-      // status write would let a crash run it again. It goes in a later pass.
-      const oldestFirst = jobs.filter((j) => !isUnrecordedRun(cronJob, j)).sort(byStartTime);
-      for (const job of oldestFirst.slice(0, jobs.length - limit)) {
-        const failed = await this.deleteJob(cronJob, job, ctx, "history");
-        this.event(
-          cronJob,
-          failed
-            ? { reason: "FailedDelete", message: failed }
-            : { reason: "SuccessfulDelete", message: `Deleted job ${job.metadata?.name}` },
-        );
-      }
-    }
-  }
-
-  /** False when the write lost an optimistic-concurrency race (409) and should be retried. */
-  private async writeStatus(
-    cronJob: StoredCronJob,
-    computed: Readonly<CronJobWireStatus>,
-    conditions: ConditionInput[],
-    now: Date,
-    ctx: ReconcileContext,
-  ): Promise<boolean> {
-    const status: CronJobWireStatus = {
-      ...computed,
-      conditions: setConditions(cronJob.status?.conditions, conditions, now, cronJob.metadata.generation),
-    };
-    const cleaned = stripUndefined(status);
-    if (canonical(cronJob.status ?? {}) === canonical(cleaned)) return true;
-    // Our own write may not have reached the cache yet (the reconcile triggered by the Job we just created sees
-    // the CronJob from before it): writing the same status again would only conflict.
-    const remembered = this.memory.recall(keyOf(cronJob));
-    const last = remembered.lastWritten;
-    const wanted = digest(canonical(cleaned));
-    if (last && last.basedOn === cronJob.metadata.resourceVersion && last.status === wanted) return true;
-    // The whole object, as read: the status subresource keeps everything but status from the stored object, but a
-    // body without the rest would drop other field managers' managedFields entries (seen on kube-apiserver 1.20).
-    // Not a merge patch of status: for a custom resource kube-apiserver applies one by encoding the stored object,
-    // merging and decoding it again before the same validation, which costs it more CPU than this PUT.
-    const body: CronJobWire = { ...cronJob, status: cleaned };
-    try {
-      await this.client.updateStatus(CronJobKind, body);
-      remembered.lastWritten = { basedOn: cronJob.metadata.resourceVersion ?? "", status: wanted };
-      return true;
-    } catch (err) {
-      if (isNotFound(err)) return true; // deleted meanwhile: nothing to record
-      if (isConflict(err)) {
-        ctx.log.debug("status update conflicted; retrying with the newer object", {
-          resourceVersion: cronJob.metadata.resourceVersion,
-        });
-        return false;
-      }
-      throw err;
+  private async cleanupHistory(cronJob: StoredCronJob, finished: Outcome["finished"], ctx: ReconcileContext) {
+    for (const job of historyToDelete(cronJob, finished)) {
+      this.event(cronJob, (await this.jobs.delete(cronJob, job, ctx, "history")).event);
     }
   }
 }
@@ -742,14 +597,6 @@ function loadedFrom(req: Request, raw: Readonly<KubeObject>): LoadedCronJob {
   const stored = CronJobWireSchema.safeParse(raw);
   if (!stored.success) throw new Error(`CronJob ${req.namespace}/${req.name} cannot be read: ${issues.join("; ")}`);
   return { valid: false, cronJob: stored.data, issues };
-}
-
-/** Oldest first by status.startTime; a missing start time sorts as newest; ties by name. */
-function byStartTime(a: Readonly<Job>, b: Readonly<Job>): number {
-  const ta = a.status?.startTime ? new Date(a.status.startTime).getTime() : Infinity;
-  const tb = b.status?.startTime ? new Date(b.status.startTime).getTime() : Infinity;
-  if (ta !== tb) return ta < tb ? -1 : 1;
-  return (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "");
 }
 
 /** A CronJob's key in the reconciler's memory. */

@@ -1,6 +1,8 @@
-// Flow control: how far the books (the status write, history cleanup) may fall behind the Job creates while a
-// burst of creates is on. Pure, from stored state, so a restart keeps the bound.
-import { type CronJobWireStatus, finishedAt, type Job } from "../api/v1/index.ts";
+// The books: which finished Jobs history cleanup deletes, and how far the books (the status write, history
+// cleanup) may fall behind the Job creates while a burst of creates is on. Pure, from stored state, so a restart
+// keeps the bound.
+import { type CronJobWire, type CronJobWireStatus, finishedAt, type Job } from "../api/v1/index.ts";
+import { isUnrecordedRun } from "./observe.ts";
 
 /**
  * Creation first, but the books never fall more than one run behind. A pass during a burst of Job creates,
@@ -45,4 +47,33 @@ export function historyBehind(
 ): boolean {
   const over = (count: number, limit: number | undefined) => limit !== undefined && count > limit + 1;
   return over(finished.successful, limits.successful) || over(finished.failed, limits.failed);
+}
+
+/**
+ * History cleanup: the oldest finished Jobs (by start time) beyond each history limit. A Job whose run the stored
+ * status has not recorded is that run's only record: deleting it before the status write would let a crash run it
+ * again, so it waits for a later pass.
+ */
+export function historyToDelete(
+  cronJob: Pick<CronJobWire, "metadata" | "status" | "spec">,
+  finished: { successful: readonly Readonly<Job>[]; failed: readonly Readonly<Job>[] },
+): Readonly<Job>[] {
+  const out: Readonly<Job>[] = [];
+  for (const [jobs, limit] of [
+    [finished.successful, cronJob.spec.successfulJobsHistoryLimit],
+    [finished.failed, cronJob.spec.failedJobsHistoryLimit],
+  ] as const) {
+    if (limit === undefined || jobs.length <= limit) continue;
+    const oldestFirst = jobs.filter((j) => !isUnrecordedRun(cronJob, j)).sort(byStartTime);
+    out.push(...oldestFirst.slice(0, jobs.length - limit));
+  }
+  return out;
+}
+
+/** Oldest first by status.startTime; a missing start time sorts as newest; ties by name. */
+function byStartTime(a: Readonly<Job>, b: Readonly<Job>): number {
+  const ta = a.status?.startTime ? new Date(a.status.startTime).getTime() : Infinity;
+  const tb = b.status?.startTime ? new Date(b.status.startTime).getTime() : Infinity;
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  return (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "");
 }

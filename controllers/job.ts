@@ -1,5 +1,22 @@
-// What the CronJob controller keeps of the Jobs it watches.
-import type { KubeObject } from "../runtime/kinds.ts";
+// What the CronJob controller keeps of the Jobs it watches, and how it finds a CronJob's Jobs.
+import { cronJobOwnerOf } from "../api/v1/index.ts";
+import type { CacheIndexer } from "../runtime/interfaces.ts";
+import { type KubeObject, Kinds } from "../runtime/kinds.ts";
+
+/** Field index: Jobs by the UID of their controlling CronJob. */
+export const JOB_OWNER_INDEX = "jobOwnerUID";
+
+/**
+ * The Job cache the reconciler reads, before the cache starts: Jobs trimmed to metadata and status
+ * (trimJobForCache) and indexed by the UID of their controlling CronJob.
+ */
+export function setupJobCache(cache: CacheIndexer): void {
+  cache.setTransform(Kinds.Job, trimJobForCache);
+  cache.indexField(Kinds.Job, JOB_OWNER_INDEX, (job) => {
+    const ref = cronJobOwnerOf(job);
+    return ref ? [ref.uid] : [];
+  });
+}
 
 /** kubectl apply's copy of the whole object: never read here, often as large as the spec. */
 const LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
@@ -10,7 +27,7 @@ const LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuratio
  * Job's bytes) and kubectl's last-applied annotation go: no step reads them (children are classified and
  * sorted by status and annotations; Jobs are created from the CronJob's template and deleted by name and
  * UID). A Job from the cache must therefore never be written back (the controller never updates a Job);
- * a live GET (getJobDirect) or a create's answer is whole.
+ * a live GET (jobs.ts) or a create's answer is whole.
  */
 export function trimJobForCache<T extends KubeObject>(job: T): T {
   // Copies without the keys, not `delete`: V8 turns an object that loses a property into a hash table

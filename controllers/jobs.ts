@@ -1,0 +1,97 @@
+// The reconciler's writes and live reads of its child Jobs: a create whose name is the run's lock (adopting our
+// own Job of that name), a delete of exactly one Job (by UID), and a live read for a Job the cache has not seen.
+// What a failure means for the pass (a problem for Degraded, an Event, a retry) is returned, never recorded here.
+import { cronJobOwnerOf, type Job, readJob } from "../api/v1/index.ts";
+import type { ReconcileContext } from "../runtime/controller.ts";
+import { hasStatusCause, isAlreadyExists, isConflict, isNotFound } from "../runtime/errors.ts";
+import type { ObjectReader, ObjectWriter } from "../runtime/interfaces.ts";
+import { type KubeObject, Kinds } from "../runtime/kinds.ts";
+import type { WriteProblems } from "./conditions.ts";
+import type { EventDecision } from "./events.ts";
+
+/** The owning CronJob, as these writes need it. */
+interface Owner {
+  metadata: { namespace?: string; uid?: string };
+}
+
+type CreateOutcome =
+  | { ok: true; job: Job; created: boolean }
+  | { ok: false; problems: WriteProblems; event?: EventDecision; retry?: string };
+
+export class ChildJobs {
+  readonly #client: ObjectReader & ObjectWriter;
+
+  constructor(client: ObjectReader & ObjectWriter) {
+    this.#client = client;
+  }
+
+  /** The Job as the API server has it now; undefined when it is gone. */
+  async get(owner: Owner, name: string, ctx: ReconcileContext): Promise<Job | undefined> {
+    try {
+      return readJob(await this.#client.get(Kinds.Job, owner.metadata.namespace, name));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      ctx.log.error("reading a Job failed", err, { job: name });
+      throw err;
+    }
+  }
+
+  /**
+   * Creates a Job whose name is its lock. The name already taken by a Job of ours (a crash between create and
+   * status write) counts as created earlier (`created: false`); by anyone else's, it is reported and not retried
+   * in a loop. Other failures are reported and retried with backoff.
+   */
+  async createOrAdopt(owner: Owner, job: Job, ctx: ReconcileContext): Promise<CreateOutcome> {
+    const name = job.metadata!.name!;
+    // An urgent write: writes that can wait hold back until the burst of creates is over.
+    ctx.burst?.note();
+    try {
+      return { ok: true, job: readJob(await this.#client.create<KubeObject>(Kinds.Job, job)), created: true };
+    } catch (err) {
+      const message = (err as Error).message;
+      if (hasStatusCause(err, "NamespaceTerminating")) {
+        // The namespace is going away with this CronJob in it: retry quietly, as the built-in does; it is not a
+        // failure to report.
+        ctx.log.info("not creating Job: the namespace is being terminated", { job: name });
+        return { ok: false, problems: {}, retry: `creating Job ${name}: ${message}` };
+      }
+      if (!isAlreadyExists(err)) {
+        const failed = `creating Job ${name}: ${message}`;
+        const event: EventDecision = { reason: "FailedCreate", message: `Error creating job ${name}: ${message}` };
+        return { ok: false, problems: { createFailed: failed }, event, retry: failed };
+      }
+    }
+    const existing = await this.get(owner, name, ctx);
+    if (!existing || cronJobOwnerOf(existing)?.uid !== owner.metadata.uid) {
+      const msg = `Error creating job ${name}: a Job with that name already exists and is not controlled by this CronJob`;
+      // Not retried: retrying cannot help until the other Job goes away (the Job watch brings us back).
+      return { ok: false, problems: { createConflict: msg }, event: { reason: "FailedCreate", message: msg } };
+    }
+    return { ok: true, job: existing, created: false };
+  }
+
+  /** Deletes one Job (only the one with this UID), with its Event; a failure's message is returned too. */
+  async delete(
+    owner: Owner,
+    job: Readonly<Job>,
+    ctx: ReconcileContext,
+    why: "history" | "replace",
+  ): Promise<{ event: EventDecision; failed?: string }> {
+    const name = job.metadata?.name ?? "";
+    try {
+      await this.#client.delete(Kinds.Job, job.metadata?.namespace ?? owner.metadata.namespace, name, {
+        propagationPolicy: "Background",
+        ...(job.metadata?.uid ? { preconditions: { uid: job.metadata.uid } } : {}),
+      });
+      ctx.log.debug("deleted Job", { job: name, why });
+    } catch (err) {
+      // Already gone, or replaced (another UID): not ours to delete, and nothing failed.
+      if (!isNotFound(err) && !isConflict(err)) {
+        ctx.log.error("deleting Job failed", err, { job: name, why });
+        const failed = `Deleted job ${name} failed: ${(err as Error).message}`;
+        return { event: { reason: "FailedDelete", message: failed }, failed };
+      }
+    }
+    return { event: { reason: "SuccessfulDelete", message: `Deleted job ${name}` } };
+  }
+}
