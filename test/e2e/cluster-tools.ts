@@ -1,9 +1,13 @@
 // What every end-to-end test does to its NodeCluster: kubectl that fails loudly, JSON reads, `make` against the
-// cluster, and the manager's pods and leader. Each test keeps only the helpers its own scenario needs.
+// cluster, the operator deployed from its image, and the manager's pods, logs and leader. Each test keeps only
+// the helpers its own scenario needs.
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach } from "node:test";
 import { parseFlags } from "../../cmd/flags.ts";
-import { PROJECT_ROOT } from "../../envtest/index.ts";
+import { type CommandResult, PROJECT_ROOT } from "../../envtest/index.ts";
 import type { NodeCluster } from "../../envtest/node-cluster.ts";
 import { eventually } from "../eventually.ts";
 
@@ -27,6 +31,13 @@ export interface K8sObject {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The operator's image: the name it is loaded into the node under, and deployed with. */
+export const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
+/** The image as `make image-build` writes it: an OCI archive. */
+const IMAGE_ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
+/** The manager's Deployment, as `make deploy` names it. */
+const MANAGER_DEPLOYMENT = "deploy/cronjob-operator-controller-manager";
 
 /** Whether the object's status has condition `type` with status "True". */
 export const conditionTrue = (o: K8sObject, type: string) =>
@@ -119,6 +130,31 @@ export function clusterTools(cluster: () => NodeCluster | undefined, managerName
       1000,
     );
   }
+  /**
+   * The operator deployed as a user deploys it, for a suite's before(): the image archive (`make image-build`)
+   * loaded into the node, `make deploy` of the config/local overlay (it must exit 0), the Deployment's rollout
+   * waited for; then the suite's own `namespace`, once its default ServiceAccount exists (its Pods need it),
+   * polled every `pollMs`. Throws on the first step that fails.
+   */
+  async function deployOperator(o: { namespace: string; pollMs: number }): Promise<void> {
+    assert.ok(existsSync(IMAGE_ARCHIVE), `${IMAGE_ARCHIVE} is missing: run \`make image-build\` (make test-e2e does)`);
+    await started().importImage(IMAGE_ARCHIVE, IMG);
+    const deploy = await make(["deploy", "OVERLAY=config/local", `IMG=${IMG}`]);
+    assert.equal(deploy.code, 0, deploy.out);
+    await kubectl(["-n", managerNamespace, "rollout", "status", MANAGER_DEPLOYMENT, "--timeout=180s"]);
+    await kubectl(["create", "namespace", o.namespace]);
+    await eventually(
+      "the default ServiceAccount of the test namespace",
+      () => kubectl(["get", "serviceaccount", "default", "-n", o.namespace]).then(() => true),
+      60_000,
+      undefined,
+      o.pollMs,
+    );
+  }
+  /** The last `tail` lines of the manager's log (of one of its pods), as kubectl answers; never throws on a non-zero exit. */
+  function managerLogs(tail: number): Promise<CommandResult> {
+    return started().kubectl(["-n", managerNamespace, "logs", MANAGER_DEPLOYMENT, `--tail=${tail}`]);
+  }
   /** The manager's pods that are not being deleted. */
   async function managerPods(): Promise<K8sObject[]> {
     return (await list("pods", managerNamespace, "control-plane=controller-manager")).filter(
@@ -137,5 +173,16 @@ export function clusterTools(cluster: () => NodeCluster | undefined, managerName
     return { pod, holder };
   }
 
-  return { kubectl, getJSON, list, make, waitForEvent, managerPods, leaseHolder, leaderPod };
+  return {
+    kubectl,
+    getJSON,
+    list,
+    make,
+    deployOperator,
+    managerLogs,
+    waitForEvent,
+    managerPods,
+    leaseHolder,
+    leaderPod,
+  };
 }

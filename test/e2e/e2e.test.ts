@@ -3,17 +3,13 @@
 // real Pods. Every assertion reads the cluster's real state. Needs root (the node); `make test-e2e`.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
 import { request } from "node:https";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { NodeCluster } from "../../envtest/node-cluster.ts";
 import { eventually } from "../eventually.ts";
-import { type K8sObject, clusterTools, conditionTrue, ready, sleep, suiteFailed } from "./cluster-tools.ts";
+import { IMG, type K8sObject, clusterTools, conditionTrue, ready, sleep, suiteFailed } from "./cluster-tools.ts";
 
-const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
-const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
 const SYSTEM_NS = "cronjob-operator-system";
 const NS = "e2e";
 const CRONJOBS = "cronjobs.batch.tutorial.kubebuilder.io";
@@ -26,10 +22,18 @@ describe(
   { timeout: 1_500_000 },
   () => {
     let cluster: NodeCluster;
-    const { kubectl, getJSON, list, make, waitForEvent, managerPods, leaseHolder, leaderPod } = clusterTools(
-      () => cluster,
-      SYSTEM_NS,
-    );
+    const {
+      kubectl,
+      getJSON,
+      list,
+      make,
+      deployOperator,
+      managerLogs,
+      waitForEvent,
+      managerPods,
+      leaseHolder,
+      leaderPod,
+    } = clusterTools(() => cluster, SYSTEM_NS);
     const failed = suiteFailed();
 
     function cronJob(
@@ -103,39 +107,14 @@ describe(
     }
 
     before(async () => {
-      assert.ok(existsSync(ARCHIVE), `${ARCHIVE} is missing: run \`make image-build\` (make test-e2e does)`);
       cluster = await NodeCluster.start();
-      await cluster.importImage(ARCHIVE, IMG);
-      const deploy = await make(["deploy", "OVERLAY=config/local", `IMG=${IMG}`]);
-      assert.equal(deploy.code, 0, deploy.out);
-      await kubectl([
-        "-n",
-        SYSTEM_NS,
-        "rollout",
-        "status",
-        "deploy/cronjob-operator-controller-manager",
-        "--timeout=180s",
-      ]);
-      await kubectl(["create", "namespace", NS]);
-      await eventually(
-        "the default ServiceAccount of the test namespace",
-        () => kubectl(["get", "serviceaccount", "default", "-n", NS]).then(() => true),
-        60_000,
-        undefined,
-        POLL_MS,
-      );
+      await deployOperator({ namespace: NS, pollMs: POLL_MS });
     });
 
     after(async () => {
       if (!cluster) return;
       if (process.env.E2E_KEEP_LOGS !== "0") {
-        const logs = await cluster.kubectl([
-          "-n",
-          SYSTEM_NS,
-          "logs",
-          "deploy/cronjob-operator-controller-manager",
-          "--tail=50",
-        ]);
+        const logs = await managerLogs(50);
         if (logs.code === 0 && failed()) process.stderr.write(logs.stdout);
       }
       await cluster.stop();

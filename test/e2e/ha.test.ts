@@ -7,7 +7,7 @@
 // bin/ha-e2e.json) for the README; the test fails on any duplicate or missed slot, on a refused apply during a
 // rollout restart (the shutdown delay's whole point), and on a standby's death blocking scheduling.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
@@ -15,8 +15,6 @@ import { NodeCluster } from "../../envtest/node-cluster.ts";
 import { eventually } from "../eventually.ts";
 import { type K8sObject, clusterTools, ready, sleep, suiteFailed } from "./cluster-tools.ts";
 
-const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
-const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
 const SYSTEM_NS = "cronjob-operator-system";
 const DEPLOY = "deploy/cronjob-operator-controller-manager";
 const NS = "ha";
@@ -86,7 +84,10 @@ describe("high availability: two replicas under continuous applies", { timeout: 
   const results: ApplyResult[] = [];
   const scenarios: Scenario[] = [];
   let loadStop: (() => Promise<void>) | undefined;
-  const { kubectl, getJSON, list, make, managerPods, leaseHolder, leaderPod } = clusterTools(() => cluster, SYSTEM_NS);
+  const { kubectl, getJSON, list, deployOperator, managerPods, leaseHolder, leaderPod } = clusterTools(
+    () => cluster,
+    SYSTEM_NS,
+  );
   const failed = suiteFailed();
 
   /** Both replicas Ready and both in the webhook Service's endpoints: the state every scenario starts from. */
@@ -174,20 +175,8 @@ describe("high availability: two replicas under continuous applies", { timeout: 
   }
 
   before(async () => {
-    assert.ok(existsSync(ARCHIVE), `${ARCHIVE} is missing: run \`make image-build\` (make test-e2e does)`);
     cluster = await NodeCluster.start();
-    await cluster.importImage(ARCHIVE, IMG);
-    const deploy = await make(["deploy", "OVERLAY=config/local", `IMG=${IMG}`]);
-    assert.equal(deploy.code, 0, deploy.out);
-    await kubectl(["-n", SYSTEM_NS, "rollout", "status", DEPLOY, "--timeout=180s"]);
-    await kubectl(["create", "namespace", NS]);
-    await eventually(
-      "the default ServiceAccount of the test namespace",
-      () => kubectl(["get", "serviceaccount", "default", "-n", NS]).then(() => true),
-      60_000,
-      undefined,
-      POLL_MS,
-    );
+    await deployOperator({ namespace: NS, pollMs: POLL_MS });
     await settled();
   });
 

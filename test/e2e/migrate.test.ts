@@ -5,7 +5,6 @@
 // Needs root (the node); `make image-build` first.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
@@ -13,8 +12,6 @@ import { BUSYBOX_IMAGE, NodeCluster } from "../../envtest/node-cluster.ts";
 import { eventually } from "../eventually.ts";
 import { type K8sObject, clusterTools, sleep } from "./cluster-tools.ts";
 
-const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
-const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
 const SYSTEM_NS = "cronjob-operator-system";
 const NS = "migrate-e2e";
 const SCHEDULED_AT = "batch.tutorial.kubebuilder.io/scheduled-at";
@@ -42,7 +39,7 @@ describe(
   () => {
     let cluster: NodeCluster;
 
-    const { kubectl, list, make } = clusterTools(() => cluster, SYSTEM_NS);
+    const { kubectl, list, deployOperator, managerLogs } = clusterTools(() => cluster, SYSTEM_NS);
 
     /** The plugin as a user runs it: the executable, with KUBECONFIG. */
     function plugin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -60,38 +57,13 @@ describe(
     }
 
     before(async () => {
-      assert.ok(existsSync(ARCHIVE), `${ARCHIVE} is missing: run \`make image-build\` (make test-e2e does)`);
       cluster = await NodeCluster.start();
-      await cluster.importImage(ARCHIVE, IMG);
-      const deploy = await make(["deploy", "OVERLAY=config/local", `IMG=${IMG}`]);
-      assert.equal(deploy.code, 0, deploy.out);
-      await kubectl([
-        "-n",
-        SYSTEM_NS,
-        "rollout",
-        "status",
-        "deploy/cronjob-operator-controller-manager",
-        "--timeout=180s",
-      ]);
-      await kubectl(["create", "namespace", NS]);
-      await eventually(
-        "the default ServiceAccount of the test namespace",
-        () => kubectl(["get", "serviceaccount", "default", "-n", NS]).then(() => true),
-        60_000,
-        undefined,
-        POLL_MS,
-      );
+      await deployOperator({ namespace: NS, pollMs: POLL_MS });
     });
 
     after(async () => {
       if (!cluster) return;
-      const logs = await cluster.kubectl([
-        "-n",
-        SYSTEM_NS,
-        "logs",
-        "deploy/cronjob-operator-controller-manager",
-        "--tail=30",
-      ]);
+      const logs = await managerLogs(30);
       console.log(`--- operator logs (last 30 lines) ---\n${logs.stdout}${logs.stderr}`);
       await cluster.stop();
     });

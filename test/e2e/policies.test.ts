@@ -4,7 +4,6 @@
 // (the node); `make test-e2e`.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
@@ -12,8 +11,6 @@ import { NodeCluster } from "../../envtest/node-cluster.ts";
 import { eventually } from "../eventually.ts";
 import { type K8sObject, clusterTools, suiteFailed } from "./cluster-tools.ts";
 
-const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
-const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
 const PLUGIN = join(PROJECT_ROOT, "cmd", "kubectl-cron", "kubectl-cron");
 const SYSTEM_NS = "cronjob-operator-system";
 const NS = "policies";
@@ -23,7 +20,10 @@ const POLL_MS = 1000;
 
 describe("end to end: stop after failures and backfill, with Pods on a real node", { timeout: 1_500_000 }, () => {
   let cluster: NodeCluster | undefined;
-  const { kubectl, getJSON, list, make, waitForEvent, leaderPod } = clusterTools(() => cluster, SYSTEM_NS);
+  const { kubectl, getJSON, list, deployOperator, managerLogs, waitForEvent, leaderPod } = clusterTools(
+    () => cluster,
+    SYSTEM_NS,
+  );
   const failed = suiteFailed();
 
   function cronJob(name: string, o: { schedule: string; command: string; spec?: Record<string, unknown> }) {
@@ -85,39 +85,14 @@ describe("end to end: stop after failures and backfill, with Pods on a real node
       (c) => c.type === type && c.status === "True",
     ) ?? false;
   before(async () => {
-    assert.ok(existsSync(ARCHIVE), `${ARCHIVE} is missing: run \`make image-build\` (make test-e2e does)`);
     cluster = await NodeCluster.start();
-    await cluster.importImage(ARCHIVE, IMG);
-    const deploy = await make(["deploy", "OVERLAY=config/local", `IMG=${IMG}`]);
-    assert.equal(deploy.code, 0, deploy.out);
-    await kubectl([
-      "-n",
-      SYSTEM_NS,
-      "rollout",
-      "status",
-      "deploy/cronjob-operator-controller-manager",
-      "--timeout=180s",
-    ]);
-    await kubectl(["create", "namespace", NS]);
-    await eventually(
-      "the default ServiceAccount of the test namespace",
-      () => kubectl(["get", "serviceaccount", "default", "-n", NS]).then(() => true),
-      60_000,
-      undefined,
-      POLL_MS,
-    );
+    await deployOperator({ namespace: NS, pollMs: POLL_MS });
   });
 
   after(async () => {
     if (!cluster) return;
     if (failed()) {
-      const logs = await cluster.kubectl([
-        "-n",
-        SYSTEM_NS,
-        "logs",
-        "deploy/cronjob-operator-controller-manager",
-        "--tail=60",
-      ]);
+      const logs = await managerLogs(60);
       if (logs.code === 0) process.stderr.write(logs.stdout);
     }
     await cluster.stop();

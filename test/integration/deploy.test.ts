@@ -32,6 +32,7 @@ import { type CommandResult, PROJECT_ROOT, TestEnv } from "../../envtest/index.t
 import { freePort } from "../../envtest/ports.ts";
 import { ManagedProcess } from "../../envtest/processes.ts";
 import { eventually } from "../eventually.ts";
+import { jobStatus } from "../fixtures.ts";
 
 const NS = "cronjob-operator-system";
 const PREFIX = "cronjob-operator-";
@@ -509,14 +510,7 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
           .sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
       // Play the Job controller: the Job ran and completed.
       const complete = async (j: Job) => {
-        const now = new Date();
-        const iso = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, "Z");
-        j.status = {
-          startTime: iso(new Date(j.metadata!.creationTimestamp!)),
-          completionTime: iso(now),
-          succeeded: 1,
-          conditions: [{ type: "Complete", status: "True", lastTransitionTime: iso(now) }],
-        };
+        j.status = jobStatus({ state: "complete", start: j.metadata!.creationTimestamp!, end: new Date() });
         await client.updateStatus(Kinds.Job, j);
       };
 

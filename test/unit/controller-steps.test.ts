@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseHashedSchedule } from "../../api/v1/schedule/index.ts";
-import { type Job, SCHEDULED_AT_ANNOTATION } from "../../api/v1/index.ts";
+import type { Job } from "../../api/v1/index.ts";
 import {
   degradedCondition,
   newestFinished,
@@ -13,6 +13,7 @@ import { failureStop } from "../../controllers/failures.ts";
 import { historyBehind, statusBehind } from "../../controllers/flow.ts";
 import { guards, statusAfterGuards } from "../../controllers/guards.ts";
 import { missedByPolicy, missedDeadline, scheduleDecision, slotAlreadyRan } from "../../controllers/schedule.ts";
+import { batchJob } from "../fixtures.ts";
 
 const key = { namespace: "ns", name: "cj" };
 const parsed = (schedule: string, tz?: string) => parseHashedSchedule(schedule, key, tz);
@@ -278,14 +279,8 @@ describe("step 8: missedByPolicy", () => {
 });
 
 describe("step 4b: failureStop", () => {
-  const failed = (name: string, at: string): Job => ({
-    metadata: { name },
-    status: { conditions: [{ type: "Failed", status: "True", lastTransitionTime: at }] },
-  });
-  const ok = (name: string, at: string): Job => ({
-    metadata: { name },
-    status: { completionTime: at, conditions: [{ type: "Complete", status: "True", lastTransitionTime: at }] },
-  });
+  const failed = (name: string, at: string) => batchJob({ name, state: "failed", end: at });
+  const ok = (name: string, at: string) => batchJob({ name, state: "complete", end: at });
   const now = new Date("2026-11-23T12:00:00Z");
   const run = (o: Partial<Parameters<typeof failureStop>[0]>) =>
     failureStop({ stopAfter: 3, generation: 1, status: {}, finished: [], resumeRequest: undefined, now, ...o });
@@ -392,21 +387,19 @@ describe("step 8: missedDeadline", () => {
   });
 });
 
-function finished(name: string, slot: string, outcome: "Complete" | "Failed"): Job {
-  return {
-    metadata: { name, annotations: { [SCHEDULED_AT_ANNOTATION]: slot } },
-    status: { conditions: [{ type: outcome, status: "True", lastTransitionTime: slot }] },
-  };
+/** A Job of `slot` that ended at its slot. */
+function finished(name: string, slot: string, state: "complete" | "failed"): Job {
+  return batchJob({ name, slot, state, end: slot });
 }
 
 describe("step 12: conditions", () => {
-  const older = finished("cj-1", "2026-11-23T09:00:00Z", "Failed");
-  const newer = finished("cj-2", "2026-11-23T10:00:00Z", "Complete");
+  const older = finished("cj-1", "2026-11-23T09:00:00Z", "failed");
+  const newer = finished("cj-2", "2026-11-23T10:00:00Z", "complete");
 
   it("the newest finished Job is the newest slot's, in any listing order", () => {
     assert.equal(newestFinished([older, newer])?.metadata?.name, "cj-2");
     assert.equal(newestFinished([newer, older])?.metadata?.name, "cj-2");
-    const tie = finished("cj-3", "2026-11-23T10:00:00Z", "Failed");
+    const tie = finished("cj-3", "2026-11-23T10:00:00Z", "failed");
     assert.equal(newestFinished([tie, newer])?.metadata?.name, newestFinished([newer, tie])?.metadata?.name);
     assert.equal(newestFinished([]), undefined);
   });
@@ -414,7 +407,7 @@ describe("step 12: conditions", () => {
   it("Degraded: this pass's failed writes first, then whether the newest finished Job failed", () => {
     assert.equal(degradedCondition({}, [older, newer]).reason, "AsExpected");
     assert.equal(
-      degradedCondition({}, [newer, older, finished("cj-4", "2026-11-23T11:00:00Z", "Failed")]).reason,
+      degradedCondition({}, [newer, older, finished("cj-4", "2026-11-23T11:00:00Z", "failed")]).reason,
       "LastJobFailed",
     );
     assert.equal(degradedCondition({ deleteFailed: "x" }, []).reason, "JobDeletionFailed");
@@ -449,11 +442,7 @@ describe("steps 5 and 12: the books wait one pass at most", () => {
 
   it("status is behind when a run it lists as active ended 30 s ago or more, or its Job is gone", () => {
     const ref = (name: string) => ({ apiVersion: "batch/v1", kind: "Job", name, namespace: "ns" });
-    const done = (name: string, at: string) =>
-      ({
-        metadata: { name },
-        status: { completionTime: at, conditions: [{ type: "Complete", status: "True", lastTransitionTime: at }] },
-      }) as Job;
+    const done = (name: string, at: string) => batchJob({ name, state: "complete", end: at });
     const stored = { lastScheduleTime: "2026-11-24T10:00:00Z", active: [ref("cj-1")] };
     const observed = { lastScheduleTime: "2026-11-24T10:00:00Z", active: [] };
     const finished = [done("cj-1", "2026-11-24T10:00:10Z")];

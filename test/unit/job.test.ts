@@ -13,6 +13,7 @@ import {
   scheduledTimeOf,
 } from "../../api/v1/index.ts";
 import { trimJobForCache } from "../../controllers/job.ts";
+import { batchJob, jobStatus } from "../fixtures.ts";
 
 describe("Job helpers", () => {
   it("formats the upstream scheduled-timestamp annotation in the CronJob's zone", () => {
@@ -44,6 +45,26 @@ describe("Job helpers", () => {
     assert.equal(classifyJob({ status: { conditions: [{ type: "Failed", status: "True" }] } }), "failed");
     assert.equal(classifyJob({ status: { conditions: [{ type: "Complete", status: "False" }] } }), "active");
     assert.equal(classifyJob({}), "active");
+  });
+});
+
+describe("the tests' Job fixture (batchJob)", () => {
+  it("writes a slot's annotations and the owner reference as jobForSlot does", () => {
+    const slot = new Date("2026-07-15T06:30:00Z");
+    const cj: JobSource = {
+      metadata: { name: "nightly", namespace: "ns", uid: "cj-uid" },
+      spec: { timeZone: "America/New_York", jobTemplate: { spec: {} } },
+    };
+    const real = jobForSlot(cj, slot);
+    const fixture = batchJob({
+      name: jobNameFor("nightly", slot),
+      owner: { name: "nightly", uid: "cj-uid" },
+      slot,
+      timeZone: "America/New_York",
+    });
+    assert.deepEqual(fixture.metadata!.annotations, real.metadata!.annotations);
+    assert.deepEqual(fixture.metadata!.ownerReferences, real.metadata!.ownerReferences);
+    assert.equal(fixture.metadata!.name, real.metadata!.name);
   });
 });
 
@@ -117,12 +138,7 @@ describe("the Job cache keeps what the controller reads", () => {
     );
     job.metadata!.annotations!["kubectl.kubernetes.io/last-applied-configuration"] = JSON.stringify(job);
     Object.assign(job.metadata!, { uid: "job-uid", resourceVersion: "42", creationTimestamp: "2026-11-22T05:53:01Z" });
-    job.status = {
-      startTime: "2026-11-22T05:53:01Z",
-      completionTime: "2026-11-22T05:54:00Z",
-      succeeded: 1,
-      conditions: [{ type: "Complete", status: "True", lastTransitionTime: "2026-11-22T05:54:00Z" }],
-    };
+    job.status = jobStatus({ state: "complete", start: "2026-11-22T05:53:01Z", end: "2026-11-22T05:54:00Z" });
     const before = structuredClone(job);
     const trimmed = readJob(trimJobForCache(structuredClone(job)));
     assert.equal(trimmed.spec, undefined);

@@ -19,6 +19,7 @@ import { backfill, history, list, next, setSuspend, type Context } from "../../c
 import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
 import { nextFireTimes } from "../../cmd/kubectl-cron/next.ts";
 import { table } from "../../cmd/kubectl-cron/table.ts";
+import { batchJob, type JobFixture } from "../fixtures.ts";
 
 async function runMain(argv: string[], env: NodeJS.ProcessEnv = { KUBECONFIG: "/nonexistent/kubeconfig" }) {
   let out = "";
@@ -220,50 +221,32 @@ describe("kubectl cron next: hashed schedules", () => {
 
 describe("kubectl cron history", () => {
   const owner = "uid-1";
-  const job = (
-    name: string,
-    o: { annotations?: Record<string, string>; status?: Job["status"]; uid?: string },
-  ): Job => ({
-    metadata: {
-      name,
-      creationTimestamp: "2026-01-01T00:00:00Z",
-      annotations: o.annotations ?? {},
-      ownerReferences: [
-        {
-          apiVersion: "batch.tutorial.kubebuilder.io/v1",
-          kind: "CronJob",
-          name: "b",
-          uid: o.uid ?? owner,
-          controller: true,
-        },
-      ],
-    },
-    ...(o.status ? { status: o.status } : {}),
-  });
+  /** A Job created at midnight, of the CronJob "b" whose uid is `ownerUID` (this one's by default). */
+  const job = ({ ownerUID = owner, ...o }: JobFixture & { ownerUID?: string }): Job => {
+    const j = batchJob({ owner: { name: "b", uid: ownerUID }, ...o });
+    j.metadata!.creationTimestamp = "2026-01-01T00:00:00Z";
+    return j;
+  };
 
   it("lists only the CronJob's Jobs, oldest slot first, with result, trigger and duration", () => {
     const jobs = [
-      job("b-1767232800", {
-        annotations: { "batch.tutorial.kubebuilder.io/scheduled-at": "2026-01-01T02:00:00Z" },
-        status: { startTime: "2026-01-01T02:00:01Z" },
+      job({ name: "b-1767232800", slot: "2026-01-01T02:00:00Z", state: "active", start: "2026-01-01T02:00:01Z" }),
+      job({
+        name: "b-1767229200",
+        slot: "2026-01-01T01:00:00Z",
+        state: "complete",
+        start: "2026-01-01T01:00:01Z",
+        end: "2026-01-01T01:03:13Z",
       }),
-      job("b-1767229200", {
-        annotations: { "batch.tutorial.kubebuilder.io/scheduled-at": "2026-01-01T01:00:00Z" },
-        status: {
-          startTime: "2026-01-01T01:00:01Z",
-          completionTime: "2026-01-01T01:03:13Z",
-          conditions: [{ type: "Complete", status: "True" }],
-        },
-      }),
-      job(manualJobName("b", "r1"), {
+      job({
+        name: manualJobName("b", "r1"),
         annotations: { [RUN_NOW_REQUEST_ANNOTATION]: "r1" },
-        status: {
-          startTime: "2026-01-01T03:00:00Z",
-          conditions: [{ type: "Failed", status: "True", lastTransitionTime: "2026-01-01T03:00:45Z" }],
-        },
+        state: "failed",
+        start: "2026-01-01T03:00:00Z",
+        end: "2026-01-01T03:00:45Z",
       }),
-      job("b-from-kubectl", { annotations: { [INSTANTIATE_ANNOTATION]: "manual" } }),
-      job("other", { uid: "someone-else" }),
+      job({ name: "b-from-kubectl", annotations: { [INSTANTIATE_ANNOTATION]: "manual" } }),
+      job({ name: "other", ownerUID: "someone-else" }),
     ];
     const rows = historyRows(jobs, owner, new Date("2026-01-01T02:10:01Z"));
     assert.deepEqual(
@@ -282,9 +265,9 @@ describe("kubectl cron history", () => {
     const selectors: (string | undefined)[] = [];
     const cronJob = { metadata: { name: "b", namespace: "prod", uid: owner }, spec: { schedule: "@hourly" } };
     const labelled = [
-      job("b-1767229200", { annotations: { "batch.tutorial.kubebuilder.io/scheduled-at": "2026-01-01T01:00:00Z" } }),
+      job({ name: "b-1767229200", slot: "2026-01-01T01:00:00Z" }),
       // The same name and label, left by a deleted CronJob "b": not this one's history.
-      job("b-1767225600", { uid: "deleted-b", annotations: {} }),
+      job({ name: "b-1767225600", ownerUID: "deleted-b" }),
     ];
     const ctx: Context = {
       client: {

@@ -28,6 +28,7 @@ import { FakeClock } from "../../runtime/fake-clock.ts";
 import type { ObjectClient } from "../../runtime/interfaces.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import { discardLogger } from "../../runtime/log.ts";
+import { jobStatus } from "../fixtures.ts";
 
 const HOUR = 3600_000;
 const HORIZON = 48 * HOUR;
@@ -141,12 +142,7 @@ async function simulate(c: Case): Promise<{ created: Map<string, number>; slots:
     for (const j of (await client.list<Job>(Kinds.Job, { namespace: NS })).items) {
       if (j.status?.conditions?.length) continue;
       const t = clock.now().toISOString();
-      j.status = {
-        startTime: t,
-        completionTime: t,
-        succeeded: 1,
-        conditions: [{ type: "Complete", status: "True", lastTransitionTime: t }],
-      };
+      j.status = jobStatus({ state: "complete", start: t, end: t });
       await client.updateStatus(Kinds.Job, j);
       any = true;
     }

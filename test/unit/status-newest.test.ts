@@ -5,8 +5,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { type Job, SCHEDULED_AT_ANNOTATION } from "../../api/v1/index.ts";
+import type { Job } from "../../api/v1/index.ts";
 import { newestTimes, type NewestTimes } from "../../controllers/status.ts";
+import { batchJob } from "../fixtures.ts";
 
 const T0 = Date.UTC(2026, 0, 1);
 const time = fc.integer({ min: 0, max: 30 * 86_400 }).map((s) => new Date(T0 + s * 1000));
@@ -27,20 +28,14 @@ const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
   viaCompletionTime: fc.boolean(),
 });
 
-const iso = (d: Date) => d.toISOString().replace(/\.000Z$/, "Z");
+const STATE = { Complete: "complete", Failed: "failed", active: "active" } as const;
 
 function job(spec: JobSpec, i: number): Job {
   const done = new Date(spec.slot.getTime() + spec.tookS * 1000);
-  const finished = spec.outcome !== "active";
-  return {
-    metadata: { name: `j-${i}`, uid: `uid-${i}`, annotations: { [SCHEDULED_AT_ANNOTATION]: iso(spec.slot) } },
-    status: finished
-      ? {
-          conditions: [{ type: spec.outcome, status: "True", lastTransitionTime: iso(done) }],
-          ...(spec.viaCompletionTime && spec.outcome === "Complete" ? { completionTime: iso(done) } : {}),
-        }
-      : { active: 1 },
-  };
+  const j = batchJob({ name: `j-${i}`, uid: `uid-${i}`, slot: spec.slot, state: STATE[spec.outcome], end: done });
+  // Without completionTime only the final condition's lastTransitionTime says when it ended.
+  if (!spec.viaCompletionTime) delete j.status!.completionTime;
+  return j;
 }
 
 const finishOf = (s: JobSpec) => new Date(s.slot.getTime() + s.tookS * 1000);

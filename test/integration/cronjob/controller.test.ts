@@ -15,6 +15,7 @@ import { Manager } from "../../../runtime/manager.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
 import { TestEnv } from "../../../envtest/index.ts";
 import { eventually } from "../../eventually.ts";
+import { batchJob, createJob } from "../../fixtures.ts";
 
 async function consistently(
   what: string,
@@ -78,24 +79,8 @@ describe("CronJob controller (ported from the kubebuilder tutorial; real clock)"
     // Ensure there are no active Jobs yet.
     await consistently("no active Jobs", async () => ((await get()).status?.active?.length ?? 0) === 0, 10_000);
 
-    const owner = [
-      {
-        apiVersion: API_VERSION,
-        kind: KIND,
-        name: "test-cronjob",
-        uid: cronJob.metadata.uid!,
-        controller: true,
-        blockOwnerDeletion: true,
-      },
-    ];
-    const job = (name: string) =>
-      ({
-        apiVersion: "batch/v1",
-        kind: "Job",
-        metadata: { name, namespace: ns, ownerReferences: owner },
-        spec: template.spec,
-      }) as unknown as Job;
-    await client.create(Kinds.Job, job("test-job"));
+    const owner = { name: "test-cronjob", uid: cronJob.metadata.uid! };
+    await createJob(client, batchJob({ name: "test-job", namespace: ns, owner, spec: template.spec }));
     const c = await eventually("test-job in status.active", async () => {
       const cj = await get();
       return cj.status?.active?.some((a) => a.name === "test-job") ? cj : undefined;
@@ -106,22 +91,17 @@ describe("CronJob controller (ported from the kubebuilder tutorial; real clock)"
 
     // History: of two failed and two successful Jobs, the older of each is deleted.
     const now = Date.now();
-    const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
-    const finished: Array<[string, "Complete" | "Failed", number]> = [
-      ["failed-old", "Failed", now - 60_000],
-      ["failed-new", "Failed", now + 1000],
-      ["ok-old", "Complete", now - 60_000],
-      ["ok-new", "Complete", now + 1000],
+    const finished: Array<[string, "complete" | "failed", number]> = [
+      ["failed-old", "failed", now - 60_000],
+      ["failed-new", "failed", now + 1000],
+      ["ok-old", "complete", now - 60_000],
+      ["ok-new", "complete", now + 1000],
     ];
-    for (const [name, outcome, start] of finished) {
-      await client.create(Kinds.Job, job(name));
-      const j = await client.get<Job>(Kinds.Job, ns, name);
-      j.status = {
-        startTime: iso(start),
-        conditions: [{ type: outcome, status: "True", lastTransitionTime: iso(start + 500) }],
-        ...(outcome === "Complete" ? { completionTime: iso(start + 500), succeeded: 1 } : { failed: 1 }),
-      };
-      await client.updateStatus(Kinds.Job, j);
+    for (const [name, state, start] of finished) {
+      await createJob(
+        client,
+        batchJob({ name, namespace: ns, owner, spec: template.spec, state, start, end: start + 500 }),
+      );
     }
     await eventually("older finished Jobs deleted", async () => {
       const names = (await client.list<Job>(Kinds.Job, { namespace: ns })).items.map((j) => j.metadata!.name);

@@ -17,6 +17,7 @@ import { FakeRecorder } from "../../../runtime/events/fake.ts";
 import { type KubeObject, Kinds, type ResourceKind, resourceName } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import { TestEnv } from "../../../envtest/index.ts";
+import { createJob, jobStatus } from "../../fixtures.ts";
 
 /** Where the objects live: the apiserver (with its informer cache), or the fake. */
 type Backend =
@@ -195,8 +196,8 @@ export class ReconcileHarness<C extends ObjectClient = Client> {
 
   /**
    * Play the Job controller: set a Job's status through the status subresource, as a Kubernetes 1.31+ Job
-   * controller ends a Job: SuccessCriteriaMet=True with Complete=True, FailureTarget=True with Failed=True, and
-   * the startTime it already had (`startTime` only for a Job that never started).
+   * controller ends a Job (fixtures' jobStatus): SuccessCriteriaMet=True with Complete=True, FailureTarget=True
+   * with Failed=True, and the startTime it already had (`startTime` only for a Job that never started).
    */
   async finishJob(
     jobName: string,
@@ -205,22 +206,23 @@ export class ReconcileHarness<C extends ObjectClient = Client> {
     finishTime: string,
   ): Promise<void> {
     const job = await this.client.get<Job>(Kinds.Job, this.namespace, jobName);
-    const interim = outcome === "Complete" ? "SuccessCriteriaMet" : "FailureTarget";
-    job.status = {
-      startTime: job.status?.startTime ?? startTime,
-      ...(outcome === "Complete" ? { completionTime: finishTime, succeeded: 1 } : { failed: 1 }),
-      conditions: [
-        { type: interim, status: "True", lastTransitionTime: finishTime },
-        { type: outcome, status: "True", lastTransitionTime: finishTime },
-      ],
-    };
+    job.status = jobStatus({
+      state: outcome === "Complete" ? "complete" : "failed",
+      start: job.status?.startTime ?? startTime,
+      end: finishTime,
+    });
     await this.client.updateStatus(Kinds.Job, job);
   }
 
   async startJob(jobName: string, startTime: string): Promise<void> {
     const job = await this.client.get<Job>(Kinds.Job, this.namespace, jobName);
-    job.status = { startTime, active: 1 };
+    job.status = jobStatus({ state: "active", start: startTime });
     await this.client.updateStatus(Kinds.Job, job);
+  }
+
+  /** Create a Job (fixtures' batchJob) in this namespace, its status written as the Job controller would. */
+  async createJob(job: Job): Promise<Job> {
+    return createJob(this.client, job, this.namespace);
   }
 
   events(): string[] {

@@ -13,6 +13,7 @@ import { APIError } from "../../../runtime/errors.ts";
 import type { ObjectClient } from "../../../runtime/interfaces.ts";
 import { Kinds } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
+import { batchJob } from "../../fixtures.ts";
 import { condition, type ReconcileHarness, type ReconcilerDriver } from "./harness.ts";
 
 const HOUR = 3600_000;
@@ -123,25 +124,7 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
 
     it("after a crash between create and status write, adopts its own Job instead of creating another", async () => {
       const { name, h1, cj } = await fresh();
-      await h.client.create(Kinds.Job, {
-        apiVersion: "batch/v1",
-        kind: "Job",
-        metadata: {
-          name: jobName(name, h1),
-          namespace: h.namespace,
-          annotations: { [SCHEDULED_AT_ANNOTATION]: iso(h1) },
-          ownerReferences: [
-            {
-              apiVersion: "batch.tutorial.kubebuilder.io/v1",
-              kind: "CronJob",
-              name,
-              uid: cj.metadata.uid!,
-              controller: true,
-            },
-          ],
-        },
-        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
-      } as Job);
+      await h.createJob(batchJob({ name: jobName(name, h1), owner: { name, uid: cj.metadata.uid! }, slot: h1 }));
       await h.settle(name);
       h.clock.set(new Date(h1 + 2000));
       await h.reconcile(name);
@@ -157,12 +140,7 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
 
     it("reports a foreign Job holding the slot's name, without throwing or looping", async () => {
       const { name, h1 } = await fresh();
-      await h.client.create(Kinds.Job, {
-        apiVersion: "batch/v1",
-        kind: "Job",
-        metadata: { name: jobName(name, h1), namespace: h.namespace },
-        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
-      } as Job);
+      await h.createJob(batchJob({ name: jobName(name, h1) })); // no owner
       h.clock.set(new Date(h1 + 1000));
       const r = await h.reconcile(name);
       assert.ok(r.requeueAfterMs! > 0);
@@ -280,24 +258,7 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
       h.clock.set(new Date(h1 + 1000));
       await h.reconcile(name);
       await h.client.delete(Kinds.Job, h.namespace, jobName(name, h1), { propagationPolicy: "Background" });
-      await h.client.create(Kinds.Job, {
-        apiVersion: "batch/v1",
-        kind: "Job",
-        metadata: {
-          name: `${name}-manual`,
-          namespace: h.namespace,
-          ownerReferences: [
-            {
-              apiVersion: "batch.tutorial.kubebuilder.io/v1",
-              kind: "CronJob",
-              name,
-              uid: cj.metadata.uid!,
-              controller: true,
-            },
-          ],
-        },
-        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
-      } as Job);
+      await h.createJob(batchJob({ name: `${name}-manual`, owner: { name, uid: cj.metadata.uid! } }));
       await h.settle(name);
       h.takeEvents();
       h.clock.set(new Date(h1 + 2000));
@@ -477,39 +438,18 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
 
     it("cleans up history by start time (missing start = newest, ties by name) with default limits 3 and 1", async () => {
       const { name, cj } = await fresh();
-      const owner = [
-        {
-          apiVersion: "batch.tutorial.kubebuilder.io/v1",
-          kind: "CronJob",
-          name,
-          uid: cj.metadata.uid!,
-          controller: true,
-        },
-      ];
+      const owner = { name, uid: cj.metadata.uid! };
       const base = new Date(cj.metadata.creationTimestamp!).getTime() - 10 * HOUR;
-      const mk = async (suffix: string, outcome: "Complete" | "Failed", start: number | undefined) => {
-        const jn = `${name}-${suffix}`;
-        await h.client.create(Kinds.Job, {
-          apiVersion: "batch/v1",
-          kind: "Job",
-          metadata: { name: jn, namespace: h.namespace, ownerReferences: owner },
-          spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
-        } as Job);
-        const job = await h.client.get<Job>(Kinds.Job, h.namespace, jn);
-        job.status = {
-          ...(start !== undefined ? { startTime: iso(start) } : {}),
-          conditions: [{ type: outcome, status: "True", lastTransitionTime: iso(base + HOUR) }],
-          ...(outcome === "Complete" ? { completionTime: iso(base + HOUR), succeeded: 1 } : {}),
-        };
-        await h.client.updateStatus(Kinds.Job, job);
+      const mk = async (suffix: string, state: "complete" | "failed", start: number | undefined) => {
+        await h.createJob(batchJob({ name: `${name}-${suffix}`, owner, state, start, end: base + HOUR }));
       };
-      await mk("s1", "Complete", base + 1 * MIN);
-      await mk("s2", "Complete", base + 2 * MIN);
-      await mk("s3b", "Complete", base + 3 * MIN);
-      await mk("s3a", "Complete", base + 3 * MIN);
-      await mk("s0", "Complete", undefined);
-      await mk("f1", "Failed", base + 1 * MIN);
-      await mk("f2", "Failed", base + 2 * MIN);
+      await mk("s1", "complete", base + 1 * MIN);
+      await mk("s2", "complete", base + 2 * MIN);
+      await mk("s3b", "complete", base + 3 * MIN);
+      await mk("s3a", "complete", base + 3 * MIN);
+      await mk("s0", "complete", undefined); // never started: no startTime
+      await mk("f1", "failed", base + 1 * MIN);
+      await mk("f2", "failed", base + 2 * MIN);
       await h.settle(name);
       h.clock.set(new Date(new Date(cj.metadata.creationTimestamp!).getTime() + 1000));
       await h.reconcile(name);
@@ -552,22 +492,15 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
             `Job.batch "${refused}" is invalid: spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0`,
           ),
       );
-      const owner = [
-        {
-          apiVersion: "batch.tutorial.kubebuilder.io/v1",
-          kind: "CronJob",
-          name,
-          uid: cj.metadata.uid!,
-          controller: true,
-        },
-      ];
-      await h.client.create(Kinds.Job, {
-        apiVersion: "batch/v1",
-        kind: "Job",
-        metadata: { name: `${name}-old`, namespace: h.namespace, ownerReferences: owner },
-        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
-      } as Job);
-      await h.finishJob(`${name}-old`, "Failed", iso(h1 - HOUR), iso(h1 - HOUR + 1000));
+      await h.createJob(
+        batchJob({
+          name: `${name}-old`,
+          owner: { name, uid: cj.metadata.uid! },
+          state: "failed",
+          start: h1 - HOUR,
+          end: h1 - HOUR + 1000,
+        }),
+      );
       await h.settle(name);
       h.clock.set(new Date(h1 + 1000));
       await assert.rejects(h.reconcile(name), /creating Job/);

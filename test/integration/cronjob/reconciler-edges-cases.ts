@@ -10,13 +10,13 @@ import type { CronJob } from "../../../api/v1/index.ts";
 import { MAX_CONDITION_MESSAGE } from "../../../controllers/conditions.ts";
 import { CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
 import { MAX_EVENT_MESSAGE } from "../../../controllers/events.ts";
-import { CronJobResource as CronJobKind, SCHEDULED_AT_ANNOTATION, type Job } from "../../../api/v1/index.ts";
+import { CronJobResource as CronJobKind, type Job } from "../../../api/v1/index.ts";
 import type { CacheReader, ObjectClient } from "../../../runtime/interfaces.ts";
 import type { Result } from "../../../runtime/controller.ts";
 import { APIError } from "../../../runtime/errors.ts";
 import { Kinds, type ResourceKind } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
-import { variant } from "../../fixtures.ts";
+import { batchJob, variant } from "../../fixtures.ts";
 import { condition, type ReconcileHarness, type ReconcilerDriver } from "./harness.ts";
 
 const HOUR = 3600_000;
@@ -293,26 +293,9 @@ export function reconcilerEdgeCases(driver: ReconcilerDriver): void {
 
     it("a Job listed in status.active for the due slot, not yet in the cache, counts as run (Replace does not kill it)", async () => {
       const { name, h1, cj } = await fresh({ concurrencyPolicy: "Replace" });
-      const job = await h.client.create<Job>(Kinds.Job, {
-        apiVersion: "batch/v1",
-        kind: "Job",
-        metadata: {
-          name: jobName(name, h1),
-          namespace: h.namespace,
-          annotations: { [SCHEDULED_AT_ANNOTATION]: iso(h1) },
-          ownerReferences: [
-            {
-              apiVersion: "batch.tutorial.kubebuilder.io/v1",
-              kind: "CronJob",
-              name,
-              uid: cj.metadata.uid!,
-              controller: true,
-              blockOwnerDeletion: true,
-            },
-          ],
-        },
-        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
-      } as Job);
+      const job = await h.createJob(
+        batchJob({ name: jobName(name, h1), owner: { name, uid: cj.metadata.uid! }, slot: h1 }),
+      );
       // Status knows the Job (written by an earlier pass or another replica) but not lastScheduleTime.
       const cur = await h.get(name);
       cur.status = {
@@ -413,12 +396,7 @@ export function reconcilerEdgeCases(driver: ReconcilerDriver): void {
       await h.reconcile(name);
       const ours = jobName(name, h1);
       await h.client.delete(Kinds.Job, h.namespace, ours, { propagationPolicy: "Background" });
-      const foreign = await h.client.create<Job>(Kinds.Job, {
-        apiVersion: "batch/v1",
-        kind: "Job",
-        metadata: { name: ours, namespace: h.namespace },
-        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
-      } as Job);
+      const foreign = await h.createJob(batchJob({ name: ours })); // no owner
       await h.settle(name);
       h.takeEvents();
       h.clock.set(new Date(h1 + 2000));

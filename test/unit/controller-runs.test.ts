@@ -1,0 +1,136 @@
+// The run path's pure parts: the one admission rule (controllers/runs.ts), and each trigger's books as step 4
+// reads them (controllers/observe.ts): which Jobs move lastScheduleTime, and which runs are unrecorded.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  BACKFILL_ANNOTATION,
+  BACKFILL_REQUEST_ANNOTATION,
+  type Job,
+  jobNameFor,
+  manualJobName,
+  RUN_NOW_ANNOTATION,
+  RUN_NOW_REQUEST_ANNOTATION,
+  SCHEDULED_AT_ANNOTATION,
+} from "../../api/v1/index.ts";
+import { isUnrecordedRun, observeChildren } from "../../controllers/observe.ts";
+import { admit, type RunRequest } from "../../controllers/runs.ts";
+
+const CJ = "cj";
+const slot = (iso: string) => new Date(iso);
+const running = (name: string, annotations: Record<string, string> = {}): Job => ({
+  metadata: { name, uid: `uid-${name}`, annotations },
+  status: { active: 1, startTime: "2026-11-24T10:00:00Z" },
+});
+const backfillJob = (id: string, at: string): Job =>
+  running(jobNameFor(CJ, slot(at)), { [SCHEDULED_AT_ANNOTATION]: at, [BACKFILL_REQUEST_ANNOTATION]: id });
+
+describe("admit: the one admission rule", () => {
+  const scheduled: RunRequest = { trigger: "schedule", slot: slot("2026-11-24T11:00:00Z") };
+  const runNow: RunRequest = { trigger: "runNow", request: "r1", requestedBy: "alice" };
+  const backfill = (parallelism: number): RunRequest => ({
+    trigger: "backfill",
+    slot: slot("2026-11-24T05:00:00Z"),
+    id: "bf",
+    parallelism,
+  });
+  const other = running("cj-1");
+
+  it("runs anything when nothing runs, whatever the policy", () => {
+    const requests: RunRequest[] = [scheduled, runNow, backfill(1)];
+    for (const policy of ["Allow", "Forbid", "Replace", undefined])
+      for (const request of requests) assert.deepEqual(admit(policy, request, []), { run: true, replace: [] });
+  });
+
+  it("Allow runs beside a running Job; Forbid holds every trigger, with the trigger's own state Event", () => {
+    assert.equal(admit("Allow", scheduled, [other]).run, true);
+    const held = admit("Forbid", scheduled, [other]);
+    assert.equal(held.run, false);
+    assert.equal(!held.run && held.held?.reason, "JobAlreadyActive");
+    assert.equal(!held.run && held.held?.count, "skipped_forbid");
+    assert.deepEqual(!held.run && held.held?.once, { topic: "JobAlreadyActive", key: "2026-11-24T11:00:00Z" });
+    const deferred = admit("Forbid", runNow, [other]);
+    assert.equal(!deferred.run && deferred.held?.reason, "RunNowDeferred");
+    assert.deepEqual(admit("Forbid", backfill(5), [other]), { run: false });
+  });
+
+  it("Replace deletes the running Jobs for a slot or a run-now request, never for a backfill (it waits)", () => {
+    assert.deepEqual(admit("Replace", scheduled, [other]), { run: true, replace: [other] });
+    assert.deepEqual(admit("Replace", runNow, [other]), { run: true, replace: [other] });
+    assert.deepEqual(admit("Replace", backfill(5), [other]), { run: false });
+  });
+
+  it("a backfill's parallelism counts only its own running Jobs, whoever else runs", () => {
+    const mine = [backfillJob("bf", "2026-11-24T03:00:00Z"), backfillJob("bf", "2026-11-24T04:00:00Z")];
+    const theirs = [backfillJob("older", "2026-11-24T01:00:00Z"), other];
+    assert.equal(admit("Allow", backfill(2), [...mine, ...theirs]).run, false);
+    assert.equal(admit("Allow", backfill(3), [...mine, ...theirs]).run, true);
+    assert.equal(admit("Allow", backfill(1), theirs).run, true);
+  });
+});
+
+describe("each trigger's books", () => {
+  const base = {
+    metadata: {
+      name: CJ,
+      uid: "cj-uid",
+      annotations: {
+        [RUN_NOW_ANNOTATION]: "r2",
+        [BACKFILL_ANNOTATION]: JSON.stringify({
+          id: "bf",
+          from: "2026-11-24T00:00:00Z",
+          to: "2026-11-24T06:00:00Z",
+        }),
+      },
+    },
+    status: {
+      lastScheduleTime: "2026-11-24T10:00:00Z",
+      lastRunNowRequest: "r1",
+      backfill: {
+        id: "bf",
+        from: "2026-11-24T00:00:00Z",
+        to: "2026-11-24T06:00:00Z",
+        phase: "Running",
+        total: 7,
+        created: 3,
+        skipped: 0,
+        lastSlot: "2026-11-24T02:00:00Z",
+      },
+    },
+  };
+  const scheduledJob = (at: string) => running(jobNameFor(CJ, slot(at)), { [SCHEDULED_AT_ANNOTATION]: at });
+  const manual = (request: string) => running(manualJobName(CJ, request), { [RUN_NOW_REQUEST_ANNOTATION]: request });
+
+  it("lastScheduleTime is moved by the schedule's Jobs only, never by a backfill's or a run-now's", () => {
+    const cronJob = { metadata: base.metadata, status: {} };
+    const seen = observeChildren({
+      cronJob,
+      cached: [backfillJob("bf", "2026-11-23T05:00:00Z"), manual("r2")],
+      live: new Map(),
+      reported: new Set(),
+      replaced: new Set(),
+    });
+    assert.equal(seen.status.lastScheduleTime, undefined);
+    assert.equal(seen.status.lastRunNowRequest, "r2", "run-now's own book");
+    const withSlot = observeChildren({
+      cronJob,
+      cached: [backfillJob("bf", "2026-11-24T05:00:00Z"), scheduledJob("2026-11-24T04:00:00Z")],
+      live: new Map(),
+      reported: new Set(),
+      replaced: new Set(),
+    });
+    assert.equal(withSlot.status.lastScheduleTime, "2026-11-24T04:00:00Z");
+  });
+
+  it("a run is unrecorded by its own trigger's books only", () => {
+    // The schedule: a slot newer than lastScheduleTime.
+    assert.equal(isUnrecordedRun(base, scheduledJob("2026-11-24T11:00:00Z")), true);
+    assert.equal(isUnrecordedRun(base, scheduledJob("2026-11-24T10:00:00Z")), false);
+    // A backfill Job newer than lastScheduleTime is not the schedule's to record: its request's progress decides.
+    assert.equal(isUnrecordedRun(base, backfillJob("bf", "2026-11-24T03:00:00Z")), true, "past lastSlot");
+    assert.equal(isUnrecordedRun(base, backfillJob("bf", "2026-11-24T02:00:00Z")), false, "at lastSlot");
+    assert.equal(isUnrecordedRun(base, backfillJob("old", "2026-11-24T23:00:00Z")), false, "another request's");
+    // Run-now: the current request before lastRunNowRequest holds it.
+    assert.equal(isUnrecordedRun(base, manual("r2")), true);
+    assert.equal(isUnrecordedRun(base, manual("r1")), false);
+  });
+});
