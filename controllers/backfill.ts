@@ -6,7 +6,7 @@ import {
   type CronJobWireStatus,
   MAX_BACKFILL_SLOTS,
 } from "../api/v1/index.ts";
-import { type Schedule, SLOT_COUNT_LIMIT, slotsInRange } from "../api/v1/schedule/index.ts";
+import { countSlotsInRange, countText, type Schedule } from "../api/v1/schedule/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { EventDecision } from "./events.ts";
 
@@ -69,16 +69,17 @@ export function backfillDecision(o: {
   });
   if (r.to.getTime() > o.now.getTime())
     return refuse(`to (${base.to}) is in the future; a backfill runs past slots only`);
-  const slots = slotsInRange(o.schedule, r.from, r.to, { max: SLOT_COUNT_LIMIT + 1, anchor: o.anchor });
-  if (slots.length > MAX_BACKFILL_SLOTS) {
-    const count = slots.length > SLOT_COUNT_LIMIT ? `more than ${SLOT_COUNT_LIMIT}` : String(slots.length);
-    return refuse(`the range holds ${count} slots; at most ${MAX_BACKFILL_SLOTS} may be backfilled in one request`);
+  const slots = countSlotsInRange(o.schedule, r.from, r.to, o.anchor);
+  if (!slots.exact || slots.count > MAX_BACKFILL_SLOTS) {
+    return refuse(
+      `the range holds ${countText(slots)} slots; at most ${MAX_BACKFILL_SLOTS} may be backfilled in one request`,
+    );
   }
   const started: BackfillDecision = {
-    backfill: { ...base, total: slots.length },
+    backfill: { ...base, total: slots.count },
     event: {
       reason: "BackfillStarted",
-      message: `Backfill "${r.id}": ${slots.length} slots from ${base.from} to ${base.to}, at most ${r.parallelism} at a time`,
+      message: `Backfill "${r.id}": ${slots.count} slots from ${base.from} to ${base.to}, at most ${r.parallelism} at a time`,
     },
   };
   // A request replacing a running one says so.

@@ -25,7 +25,7 @@ import {
   backfillRequestOf,
   MAX_BACKFILL_SLOTS,
 } from "../api/v1/index.ts";
-import { parseHashedSchedule, slotsInRange, validateTimeZone } from "../api/v1/schedule/index.ts";
+import { countSlotsInRange, countText, parseHashedSchedule, validateTimeZone } from "../api/v1/schedule/index.ts";
 import { log, type Logger } from "../runtime/log.ts";
 import {
   type AdmissionHandler,
@@ -214,9 +214,9 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
           ),
         );
       } else if (parsed.ok) {
-        const slots = slotsInRange(parsed.schedule, bf.request.from, bf.request.to, { max: 100_001, anchor: created });
-        if (slots.length > MAX_BACKFILL_SLOTS) {
-          const count = slots.length > 100_000 ? "more than 100000" : String(slots.length);
+        const slots = countSlotsInRange(parsed.schedule, bf.request.from, bf.request.to, created);
+        if (!slots.exact || slots.count > MAX_BACKFILL_SLOTS) {
+          const count = countText(slots);
           errors.push(
             invalidField(
               field,

@@ -13,7 +13,7 @@ import {
   jobNameFor,
   MAX_BACKFILL_SLOTS,
 } from "../../api/v1/index.ts";
-import { parseHashedSchedule, slotsInRange } from "../../api/v1/schedule/index.ts";
+import { countSlotsInRange, countText, parseHashedSchedule, slotsInRange } from "../../api/v1/schedule/index.ts";
 import type { Client } from "../../runtime/client.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import { Kinds } from "../../runtime/kinds.ts";
@@ -286,9 +286,9 @@ export async function backfill(ctx: Context, args: Args): Promise<Output> {
   const anchor = new Date(cronJob.metadata.creationTimestamp ?? ctx.now());
   const slots = slotsInRange(parsed.schedule, args.from, args.to, { max: MAX_BACKFILL_SLOTS + 1, anchor });
   if (slots.length > MAX_BACKFILL_SLOTS) {
-    const all = slotsInRange(parsed.schedule, args.from, args.to, { max: 100_001, anchor }).length;
+    const all = countText(countSlotsInRange(parsed.schedule, args.from, args.to, anchor));
     throw new Error(
-      `the range holds ${all > 100_000 ? "more than 100000" : all} slots; at most ${MAX_BACKFILL_SLOTS} may be backfilled in one request: split the range`,
+      `the range holds ${all} slots; at most ${MAX_BACKFILL_SLOTS} may be backfilled in one request: split the range`,
     );
   }
   if (args.dryRun) {

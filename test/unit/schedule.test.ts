@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  countSlots,
+  countSlotsInRange,
+  countText,
   MISSED_COUNT_CAP,
   parseSchedule,
   ScheduleError,
@@ -453,5 +456,37 @@ describe("scheduleWindow", () => {
   it("counts up to a custom cap", () => {
     const now = d("2026-01-01T18:11:00Z");
     assert.equal(scheduleWindow({ schedule: hourly, earliest: last, now, cap: 4 }).missedCount, 4);
+  });
+});
+
+describe("countSlots: counts a message may quote", () => {
+  const hourly = parseSchedule("0 * * * *");
+  const every = parseSchedule("@every 90m");
+  if (!hourly.ok || !every.ok) throw new Error("test schedules must parse");
+
+  it("counts exactly, beyond any window cap (500 hours: 500, not 101)", () => {
+    const after = d("2026-01-01T00:00:00Z");
+    const c = countSlots(hourly.schedule, after, new Date(after.getTime() + 500 * 3600_000), after);
+    assert.deepEqual(c, { count: 500, exact: true });
+    assert.ok(c.count > MISSED_COUNT_CAP);
+  });
+
+  it("stops at its limit and says so", () => {
+    const after = d("2026-01-01T00:00:00Z");
+    const c = countSlots(hourly.schedule, after, d("2027-01-01T00:00:00Z"), after, 1000);
+    assert.deepEqual(c, { count: 1000, exact: false });
+    assert.equal(countText(c), "more than 1000");
+    assert.equal(countText({ count: 7, exact: true }), "7");
+  });
+
+  it("counts an @every schedule from its anchor without walking it, and a range inclusively", () => {
+    const anchor = d("2026-01-01T00:00:00Z");
+    assert.deepEqual(countSlots(every.schedule, anchor, d("2026-01-01T06:00:00Z"), anchor), { count: 4, exact: true });
+    // [01:00, 03:00] holds 01:00, 02:00 and 03:00.
+    assert.deepEqual(countSlotsInRange(hourly.schedule, d("2026-01-01T01:00:00Z"), d("2026-01-01T03:00:00Z"), anchor), {
+      count: 3,
+      exact: true,
+    });
+    assert.deepEqual(countSlots(hourly.schedule, anchor, anchor, anchor), { count: 0, exact: true });
   });
 });

@@ -5,10 +5,11 @@ export { HASH_FIELDS, parseHashedSchedule, resolveHashedSchedule, scheduleHashes
 export { utcOffsetAt, validateTimeZone, ZoneRules } from "./timezone.ts";
 export {
   countSlots,
+  countSlotsInRange,
+  countText,
   MISSED_COUNT_CAP,
   newestSlots,
   scheduleWindow,
-  SLOT_COUNT_LIMIT,
   slotsInRange,
   TOO_MANY_MISSED,
 } from "./window.ts";

@@ -76,7 +76,7 @@ export function newestSlots(schedule: Schedule, after: Date, notAfter: Date, anc
 }
 
 /** How far countSlots counts: beyond it, a count is "more than" this. */
-export const SLOT_COUNT_LIMIT = 100_000;
+const SLOT_COUNT_LIMIT = 100_000;
 
 /**
  * The number of slots in (after, notAfter], exact up to `limit` (`exact: false` past it). A count a message
@@ -100,4 +100,19 @@ export function countSlots(
     count++;
   }
   return { count, exact: true };
+}
+
+/** The number of slots in [from, to], as countSlots counts them. */
+export function countSlotsInRange(
+  schedule: Schedule,
+  from: Date,
+  to: Date,
+  anchor: Date | undefined,
+): { count: number; exact: boolean } {
+  return countSlots(schedule, new Date(from.getTime() - 1), to, anchor);
+}
+
+/** A count as a message says it: "1234", or "more than 100000" when counting stopped at its limit. */
+export function countText(c: { count: number; exact: boolean }): string {
+  return c.exact ? String(c.count) : `more than ${c.count}`;
 }
