@@ -46,7 +46,7 @@ import { ChildJobs } from "./jobs.ts";
 import { writeStatus } from "./statuswriter.ts";
 import { type CronJobKey, ReconcilerMemory } from "./memory.ts";
 import { type CronJobRunMetrics, jobCreationSkew, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
-import { jobRef, observeChildren } from "./observe.ts";
+import { isUnrecordedRun, jobRef, observeChildren } from "./observe.ts";
 import { admit, jobFor, rowOf, type RunRequest, type StateEvent } from "./runs.ts";
 import { missedByPolicy, missedDeadline, scheduleDecision, slotAlreadyRan } from "./schedule.ts";
 
@@ -434,7 +434,8 @@ export class CronJobReconciler implements Reconciler {
   private async run(pass: Pass, request: RunRequest, ctx: ReconcileContext): Promise<RunResult> {
     const { cronJob } = pass;
     const row = rowOf(request);
-    const admission = admit(cronJob.spec.concurrencyPolicy, request, [...pass.active.values()]);
+    const recorded = (job: Readonly<Job>) => !isUnrecordedRun(cronJob, job);
+    const admission = admit(cronJob.spec.concurrencyPolicy, request, [...pass.active.values()], recorded);
     if (!admission.run) {
       if (admission.held) pass.events.push(admission.held);
       ctx.log.debug("run held back by the concurrency policy or the request's limit", { trigger: request.trigger });

@@ -124,6 +124,11 @@ export function admit(
   concurrencyPolicy: string | undefined,
   r: RunRequest,
   active: readonly Readonly<Job>[],
+  /**
+   * Whether the stored status records a Job's run. A Job is deleted only once it does: until then the Job (its
+   * name) is the run's only record, and a pass reading a status from before it would run the slot again.
+   */
+  recorded: (job: Readonly<Job>) => boolean = () => true,
 ): Admission {
   const row = rowOf(r);
   if (active.length > 0) {
@@ -132,7 +137,10 @@ export function admit(
       const held = row.held?.(r, running);
       return held ? { run: false, held } : { run: false };
     }
-    if (concurrencyPolicy === "Replace") return { run: true, replace: active };
+    // Replace waits for the books: a run this pass (or a pass whose status write is not stored yet) started is
+    // replaced by a later pass.
+    if (concurrencyPolicy === "Replace")
+      return active.every(recorded) ? { run: true, replace: active } : { run: false };
   }
   const room = row.room?.(r, active);
   if (room !== undefined && room <= 0) return { run: false };

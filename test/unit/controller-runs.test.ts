@@ -59,6 +59,13 @@ describe("admit: the one admission rule", () => {
     assert.deepEqual(admit("Replace", backfill(5), [other]), { run: false });
   });
 
+  it("Replace waits while the stored status has not recorded a running Job's run (its name is the run's only record)", () => {
+    const unrecorded = running("cj-2");
+    const recorded = (j: Job) => j !== unrecorded;
+    assert.deepEqual(admit("Replace", runNow, [other, unrecorded], recorded), { run: false });
+    assert.deepEqual(admit("Replace", runNow, [other], recorded), { run: true, replace: [other] });
+  });
+
   it("a backfill's parallelism counts only its own running Jobs, whoever else runs", () => {
     const mine = [backfillJob("bf", "2026-11-24T03:00:00Z"), backfillJob("bf", "2026-11-24T04:00:00Z")];
     const theirs = [backfillJob("older", "2026-11-24T01:00:00Z"), other];

@@ -3,8 +3,10 @@
 // against the in-memory FakeClient.
 // A processed request never runs twice: not on a repeat reconcile, not after a crash between create and
 // status write, not after history cleanup deleted its Job.
+// Most cases are rows of data (rows.ts: times are offsets from the CronJob's first slot h1; no pass has seen
+// the CronJob, the clock at h1 - 30m); those whose story the rows cannot tell are hand-written after them.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import {
   CRONJOB_NAME_LABEL,
   type CronJob,
@@ -16,43 +18,185 @@ import {
   runNowRequestedByValue,
 } from "../../../api/v1/index.ts";
 import { resolveHashedSchedule } from "../../../api/v1/schedule/index.ts";
-import { CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
-import { CronJobResource as CronJobKind, jobForRunNow } from "../../../api/v1/index.ts";
-import type { RunOutcome } from "../../../controllers/metrics.ts";
+import { CronJobResource as CronJobKind } from "../../../api/v1/index.ts";
 import type { ObjectClient } from "../../../runtime/interfaces.ts";
-import { Kinds } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import type { ReconcileHarness, ReconcilerDriver } from "./harness.ts";
+import { HOUR, MIN, minutely, type Row, rowTable, runRows } from "./rows.ts";
 
-const HOUR = 3600_000;
 const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
-const nextHour = (t: number) => Math.floor(t / HOUR) * HOUR + HOUR;
+
+const runNow = (request: string) => ({ annotate: { [RUN_NOW_ANNOTATION]: request } });
+
+const rows: Row[] = [
+  {
+    title: "after a crash between create and status write, the request is recorded, not run again",
+    steps: [
+      runNow("crash"),
+      // The Job the crashed process created; its status write never happened.
+      { createRunNowJob: "crash" },
+      "pass",
+      { expect: { runNowJobs: 1, status: { lastRunNowRequest: "crash" }, events: { are: [] }, counted: [] } },
+    ],
+  },
+  {
+    title: "history cleanup keeps an unrecorded request's Job until status holds the request",
+    spec: { successfulJobsHistoryLimit: 0 },
+    steps: [
+      runNow("cleanup"),
+      { createRunNowJob: "cleanup" },
+      { finish: { runNow: "cleanup" }, as: "Complete", start: -HOUR },
+      "pass",
+      { expect: { jobNames: [{ runNow: "cleanup" }] }, why: "not deleted before the request was recorded" },
+      { expect: { status: { lastRunNowRequest: "cleanup" } } },
+      "pass",
+      { expect: { jobNames: [] }, why: "deleted once recorded" },
+      "pass",
+      { expect: { jobNames: [] }, why: "and the request does not run again" },
+      { expect: { status: { lastSuccessfulTime: -HOUR + MIN } } },
+    ],
+  },
+  {
+    title: "Forbid: the request waits for the running Job, then runs",
+    spec: { concurrencyPolicy: "Forbid" },
+    steps: [
+      { at: 0, reconcile: "pass" }, // the scheduled run
+      "forget events",
+      runNow("wait"),
+      "pass",
+      {
+        expect: {
+          runNowJobs: [],
+          events: {
+            are: [
+              (c) =>
+                `Normal RunNowDeferred run-now request "wait" waits: concurrencyPolicy is Forbid and ${c.job(0)} still running`,
+            ],
+          },
+          status: { lastRunNowRequest: null },
+        },
+      },
+      { finish: 0, as: "Complete" },
+      "pass",
+      { expect: { runNowJobs: 1 } },
+    ],
+  },
+  {
+    title: "suspend stops the schedule, not an explicit request",
+    spec: { suspend: true },
+    steps: [
+      runNow("while-suspended"),
+      "pass",
+      { expect: { runNowJobs: 1, status: { nextScheduleTime: null, lastRunNowRequest: "while-suspended" } } },
+    ],
+  },
+  {
+    title: "refuses a request longer than 253 characters with a Warning, and runs nothing",
+    steps: [
+      runNow("x".repeat(300)),
+      "pass",
+      { expect: { runNowJobs: [], events: { firstHas: [/^Warning RunNowRefused .*300 characters, at most 253/] } } },
+    ],
+  },
+  {
+    title:
+      "a run-now Job never moves lastScheduleTime, before the first slot or after it; the schedule keeps its slots",
+    spec: { successfulJobsHistoryLimit: 5 },
+    steps: [
+      runNow("before-first"),
+      "pass",
+      { finish: { runNow: "before-first" }, as: "Complete", start: -HOUR / 2 },
+      "pass",
+      "pass",
+      { expect: { status: { lastScheduleTime: null } }, why: "a manual run has no slot" },
+      { expect: { status: { nextScheduleTime: 0 } } },
+      { at: 1000, reconcile: "pass" },
+      { expect: { exist: [0] }, why: "the first slot runs" },
+      { expect: { status: { lastScheduleTime: 0 } } },
+      { at: HOUR / 2 },
+      runNow("after-first"),
+      "pass",
+      { finish: { runNow: "after-first" }, as: "Failed", start: HOUR / 2 },
+      "pass",
+      "pass",
+      { expect: { status: { lastRunNowRequest: "after-first", nextScheduleTime: HOUR } } },
+      { expect: { status: { lastScheduleTime: 0 } }, why: "a manual run has no slot" },
+      { at: HOUR + 1000, reconcile: "pass" },
+      { expect: { exist: [HOUR], status: { lastScheduleTime: HOUR } } },
+    ],
+  },
+  {
+    title: "a refused request is reported once, not on every pass",
+    steps: [
+      runNow("x".repeat(300)),
+      ...minutely(-HOUR / 2, 5),
+      { expect: { runNowJobs: [], events: { startingWith: "Warning RunNowRefused", count: 1 } } },
+    ],
+  },
+  {
+    title: "Forbid: a waiting request is reported once per request, not on every pass",
+    spec: { concurrencyPolicy: "Forbid" },
+    steps: [
+      { at: 0, reconcile: "pass" }, // the scheduled run
+      "forget events",
+      runNow("wait-1"),
+      ...minutely(0, 5),
+      { expect: { events: { containing: "RunNowDeferred", count: 1, firstHas: ['"wait-1"'] } } },
+      runNow("wait-2"),
+      ...minutely(5 * MIN, 3),
+      {
+        expect: { events: { containing: "RunNowDeferred", count: 1, firstHas: ['"wait-2"'] } },
+        why: "a new request is reported once",
+      },
+      { expect: { runNowJobs: [] } },
+      { finish: 0, as: "Complete" },
+      "pass",
+      { expect: { runNowJobs: ["wait-2"] } },
+    ],
+  },
+  {
+    title: "lastFailedTime: the newest failure, never moving backward; outcomes counted",
+    spec: { failedJobsHistoryLimit: 5 },
+    steps: [
+      { at: 0, reconcile: "pass" },
+      { finish: 0, as: "Failed", end: 2 * MIN },
+      { at: HOUR, reconcile: "pass" },
+      { expect: { status: { lastFailedTime: 2 * MIN } } },
+      { finish: HOUR, as: "Complete" },
+      "pass",
+      { expect: { status: { lastFailedTime: 2 * MIN } }, why: "a success does not clear it" },
+      {
+        expect: {
+          status: { lastSuccessfulTime: HOUR + MIN },
+          counted: ["created", "failed", "created", "succeeded"],
+        },
+      },
+    ],
+  },
+];
 
 export function runNowCases(driver: ReconcilerDriver): void {
   describe(`run now, lastFailedTime and H schedules in the reconciler (fake clock, ${driver.name})`, () => {
+    const table = rowTable(driver, { namespace: "run-now", prefix: "rn", firstPass: false, countRuns: true });
     let h: ReconcileHarness<ObjectClient>;
-    let n = 0;
-    const counted: string[] = [];
-    let reconciler: CronJobReconciler;
+    before(() => {
+      h = table.h;
+    });
+    const counted = table.counted;
 
+    runRows(table, rows);
+
+    // The hand-written cases' words for what the rows say as steps.
     async function fresh(spec: Parameters<ReconcileHarness["createCronJob"]>[1] = {}) {
-      const name = `rn-${++n}`;
-      const created = await h.createCronJob(name, spec);
-      const c = new Date(created.metadata.creationTimestamp!).getTime();
-      // Half an hour before the first slot: nothing is due on schedule.
-      h.clock.set(new Date(nextHour(c) - HOUR / 2));
-      h.takeEvents();
-      counted.length = 0;
-      return { name, created: c, h1: nextHour(c), cj: created };
+      const c = await table.fresh(spec);
+      return {
+        name: c.name,
+        created: new Date(c.created.metadata.creationTimestamp!).getTime(),
+        h1: c.h1,
+        cj: c.created,
+      };
     }
-    async function reconcile(name: string) {
-      const r = await reconciler.reconcile(
-        { namespace: h.namespace, name },
-        { log: discardLogger, reconcileID: "run-now", signal: new AbortController().signal },
-      );
-      await h.settle(name);
-      return r;
-    }
+    const reconcile = (name: string) => table.reconcile(name);
     async function request(name: string, value: string, requestedBy?: string) {
       // Read, change, write: what `kubectl annotate` does with a merge patch, on both drivers.
       const cj = await h.get(name);
@@ -66,25 +210,6 @@ export function runNowCases(driver: ReconcilerDriver): void {
     }
     const manualJobs = async (name: string) =>
       (await h.jobs(name)).filter((j) => j.metadata?.annotations?.[RUN_NOW_REQUEST_ANNOTATION] !== undefined);
-
-    before(async () => {
-      await driver.setup();
-      h = await driver.harness("run-now", new Date().toISOString());
-      reconciler = new CronJobReconciler({
-        client: h.client,
-        cache: h.cache,
-        recorder: h.recorder,
-        clock: h.clock,
-        metrics: {
-          countRun: (ns: string, name: string, outcome: RunOutcome) => counted.push(`${ns}/${name} ${outcome}`),
-          forget: () => {},
-        },
-      });
-    });
-    after(async () => {
-      await h?.stop();
-      await driver.teardown();
-    });
 
     it("a new annotation value runs one Job now, marked manual; repeats do nothing; a new value runs again", async () => {
       const { name } = await fresh();
@@ -126,59 +251,6 @@ export function runNowCases(driver: ReconcilerDriver): void {
       assert.match(h.takeEvents()[0]!, /requested by an unknown user/);
     });
 
-    it("after a crash between create and status write, the request is recorded, not run again", async () => {
-      const { name, cj } = await fresh();
-      await request(name, "crash");
-      // The Job the crashed process created; its status write never happened.
-      await h.client.create(Kinds.Job, jobForRunNow(cj, "crash", undefined));
-      await h.settle(name);
-      await reconcile(name);
-      assert.equal((await manualJobs(name)).length, 1);
-      assert.equal((await h.get(name)).status?.lastRunNowRequest, "crash");
-      assert.deepEqual(h.takeEvents(), []);
-      assert.deepEqual(counted, []);
-    });
-
-    it("history cleanup keeps an unrecorded request's Job until status holds the request", async () => {
-      const { name, cj, h1 } = await fresh({ successfulJobsHistoryLimit: 0 });
-      await request(name, "cleanup");
-      const jobName = manualJobName(name, "cleanup");
-      await h.client.create(Kinds.Job, jobForRunNow(cj, "cleanup", undefined));
-      await h.finishJob(jobName, "Complete", iso(h1 - HOUR), iso(h1 - HOUR + 60_000));
-      await h.settle(name);
-      await reconcile(name);
-      assert.deepEqual(
-        (await h.jobs(name)).map((j) => j.metadata!.name),
-        [jobName],
-        "not deleted before the request was recorded",
-      );
-      assert.equal((await h.get(name)).status?.lastRunNowRequest, "cleanup");
-      await reconcile(name);
-      assert.deepEqual(await h.jobs(name), [], "deleted once recorded");
-      await reconcile(name);
-      assert.deepEqual(await h.jobs(name), [], "and the request does not run again");
-      assert.equal((await h.get(name)).status?.lastSuccessfulTime, iso(h1 - HOUR + 60_000));
-    });
-
-    it("Forbid: the request waits for the running Job, then runs", async () => {
-      const { name, h1 } = await fresh({ concurrencyPolicy: "Forbid" });
-      h.clock.set(new Date(h1));
-      await reconcile(name); // the scheduled run
-      const scheduled = `${name}-${h1 / 1000}`;
-      h.takeEvents();
-      await request(name, "wait");
-      await reconcile(name);
-      assert.deepEqual(await manualJobs(name), []);
-      assert.deepEqual(h.takeEvents(), [
-        `Normal RunNowDeferred run-now request "wait" waits: concurrencyPolicy is Forbid and ${scheduled} still running`,
-      ]);
-      assert.equal((await h.get(name)).status?.lastRunNowRequest, undefined);
-      await h.finishJob(scheduled, "Complete", iso(h1), iso(h1 + 60_000));
-      await h.settle(name);
-      await reconcile(name);
-      assert.equal((await manualJobs(name)).length, 1);
-    });
-
     it("Replace: the running Job is deleted first", async () => {
       const { name, h1 } = await fresh({ concurrencyPolicy: "Replace" });
       h.clock.set(new Date(h1));
@@ -191,135 +263,10 @@ export function runNowCases(driver: ReconcilerDriver): void {
       assert.ok(names.includes(manualJobName(name, "replace")), names.join(","));
     });
 
-    it("suspend stops the schedule, not an explicit request", async () => {
-      const { name } = await fresh({ suspend: true });
-      await request(name, "while-suspended");
-      await reconcile(name);
-      assert.equal((await manualJobs(name)).length, 1);
-      const st = (await h.get(name)).status!;
-      assert.equal(st.nextScheduleTime, undefined);
-      assert.equal(st.lastRunNowRequest, "while-suspended");
-    });
-
-    it("refuses a request longer than 253 characters with a Warning, and runs nothing", async () => {
-      const { name } = await fresh();
-      await request(name, "x".repeat(300));
-      await reconcile(name);
-      assert.deepEqual(await manualJobs(name), []);
-      assert.match(h.takeEvents()[0]!, /^Warning RunNowRefused .*300 characters, at most 253/);
-    });
-
-    it("a run-now Job never moves lastScheduleTime, before the first slot or after it; the schedule keeps its slots", async () => {
-      const { name, h1 } = await fresh({ successfulJobsHistoryLimit: 5 });
-      await request(name, "before-first");
-      await reconcile(name);
-      const first = manualJobName(name, "before-first");
-      await h.finishJob(first, "Complete", iso(h1 - HOUR / 2), iso(h1 - HOUR / 2 + 60_000));
-      await h.settle(name);
-      await reconcile(name);
-      await reconcile(name);
-      let st = (await h.get(name)).status!;
-      assert.equal(st.lastScheduleTime, undefined, "a manual run has no slot");
-      assert.equal(st.nextScheduleTime, iso(h1));
-      h.clock.set(new Date(h1 + 1000));
-      await reconcile(name);
-      const slot1 = `${name}-${h1 / 1000}`;
-      assert.ok(
-        (await h.jobs(name)).some((j) => j.metadata?.name === slot1),
-        "the first slot runs",
-      );
-      assert.equal((await h.get(name)).status?.lastScheduleTime, iso(h1));
-      h.clock.set(new Date(h1 + HOUR / 2));
-      await request(name, "after-first");
-      await reconcile(name);
-      await h.finishJob(manualJobName(name, "after-first"), "Failed", iso(h1 + HOUR / 2), iso(h1 + HOUR / 2 + 60_000));
-      await h.settle(name);
-      await reconcile(name);
-      await reconcile(name);
-      st = (await h.get(name)).status!;
-      assert.equal(st.lastRunNowRequest, "after-first");
-      assert.equal(st.lastScheduleTime, iso(h1), "a manual run has no slot");
-      assert.equal(st.nextScheduleTime, iso(h1 + HOUR));
-      h.clock.set(new Date(h1 + HOUR + 1000));
-      await reconcile(name);
-      assert.ok((await h.jobs(name)).some((j) => j.metadata?.name === `${name}-${(h1 + HOUR) / 1000}`));
-      assert.equal((await h.get(name)).status?.lastScheduleTime, iso(h1 + HOUR));
-    });
-
-    it("a refused request is reported once, not on every pass", async () => {
-      const { name } = await fresh();
-      await request(name, "x".repeat(300));
-      for (let i = 0; i < 5; i++) {
-        h.clock.set(new Date(h.clock.now().getTime() + 60_000));
-        await reconcile(name);
-      }
-      assert.deepEqual(await manualJobs(name), []);
-      const refused = h.takeEvents().filter((e) => e.startsWith("Warning RunNowRefused"));
-      assert.equal(refused.length, 1, refused.join("\n"));
-    });
-
-    it("Forbid: a waiting request is reported once per request, not on every pass", async () => {
-      const { name, h1 } = await fresh({ concurrencyPolicy: "Forbid" });
-      h.clock.set(new Date(h1));
-      await reconcile(name); // the scheduled run
-      const scheduled = `${name}-${h1 / 1000}`;
-      h.takeEvents();
-      const deferred = () => h.takeEvents().filter((e) => e.includes("RunNowDeferred"));
-      await request(name, "wait-1");
-      for (let i = 0; i < 5; i++) {
-        h.clock.set(new Date(h.clock.now().getTime() + 60_000));
-        await reconcile(name);
-      }
-      let events = deferred();
-      assert.equal(events.length, 1, events.join("\n"));
-      assert.ok(events[0]!.includes('"wait-1"'), events[0]);
-      await request(name, "wait-2");
-      for (let i = 0; i < 3; i++) {
-        h.clock.set(new Date(h.clock.now().getTime() + 60_000));
-        await reconcile(name);
-      }
-      events = deferred();
-      assert.equal(events.length, 1, `a new request is reported once: ${events.join("\n")}`);
-      assert.ok(events[0]!.includes('"wait-2"'), events[0]);
-      assert.deepEqual(await manualJobs(name), []);
-      await h.finishJob(scheduled, "Complete", iso(h1), iso(h1 + 60_000));
-      await h.settle(name);
-      await reconcile(name);
-      assert.deepEqual(
-        (await manualJobs(name)).map((j) => j.metadata!.name),
-        [manualJobName(name, "wait-2")],
-      );
-    });
-
-    it("lastFailedTime: the newest failure, never moving backward; outcomes counted", async () => {
-      const { name, h1 } = await fresh({ failedJobsHistoryLimit: 5 });
-      h.clock.set(new Date(h1));
-      await reconcile(name);
-      const j1 = `${name}-${h1 / 1000}`;
-      await h.finishJob(j1, "Failed", iso(h1), iso(h1 + 120_000));
-      h.clock.set(new Date(h1 + HOUR));
-      await h.settle(name);
-      await reconcile(name);
-      const j2 = `${name}-${(h1 + HOUR) / 1000}`;
-      assert.equal((await h.get(name)).status?.lastFailedTime, iso(h1 + 120_000));
-      await h.finishJob(j2, "Complete", iso(h1 + HOUR), iso(h1 + HOUR + 60_000));
-      await h.settle(name);
-      await reconcile(name);
-      const st = (await h.get(name)).status!;
-      assert.equal(st.lastFailedTime, iso(h1 + 120_000), "a success does not clear it");
-      assert.equal(st.lastSuccessfulTime, iso(h1 + HOUR + 60_000));
-      assert.deepEqual(counted, [
-        `run-now/${name} created`,
-        `run-now/${name} failed`,
-        `run-now/${name} created`,
-        `run-now/${name} succeeded`,
-      ]);
-    });
-
     it("a Job that finishes before status ever listed it (creation first) is reported and counted once", async () => {
       const { name, h1 } = await fresh({ successfulJobsHistoryLimit: 3 });
       const busy = (id: string) =>
-        reconciler.reconcile(
+        table.reconciler.reconcile(
           { namespace: h.namespace, name },
           // Many CronJobs due at once: the status write after the create is left to the next pass.
           { log: discardLogger, reconcileID: id, signal: new AbortController().signal, queueLength: () => 5 },
