@@ -248,16 +248,10 @@ export class CronJobReconciler implements Reconciler {
       more = await this.runDueSlots(pass, window.due, ctx);
 
       pass.status.nextScheduleTime = rfc3339(window.next);
-      outcome.conditions = scheduledConditions(pass.active.size, pass.status.nextScheduleTime, pass.problems, [
-        ...finished.successful,
-        ...finished.failed,
-      ]);
       // Slots left over by RunAll's per-pass cap follow at once (the others' Jobs came first). Woken from the
       // untruncated time: waking up to a second late would add that to every Job's start.
       const wake = more ? clockNow : window.next;
       outcome.requeueAfterMs = Math.max(wake.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS;
-    } else {
-      outcome.conditions = guard.conditions;
     }
 
     // 10–11. The explicit requests run while scheduling is suspended or stopped too (as `kubectl create job
@@ -266,6 +260,13 @@ export class CronJobReconciler implements Reconciler {
       await this.runNowIfRequested(pass, ctx);
       if (parsed.ok) await this.runBackfill(pass, parsed.schedule, now, ctx);
     }
+    // The conditions after every trigger ran: a failed create of any of them is Degraded.
+    outcome.conditions = guard.stop
+      ? guard.conditions
+      : scheduledConditions(pass.active.size, pass.status.nextScheduleTime, pass.problems, [
+          ...finished.successful,
+          ...finished.failed,
+        ]);
 
     // 12. Commit: Events, counts, history cleanup, one status write, the requeue.
     return this.commit(outcome, now, ctx);

@@ -139,9 +139,9 @@ const caseArb: fc.Arbitrary<Case> = fc
     day: fc.constantFrom(...DAYS),
     offset: fc.integer({ min: 0, max: 36 * 3600 }),
     policy: fc.constantFrom("RunLatest" as const, "Skip" as const, "RunAll" as const),
-    maxCatchUpRuns: fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined }),
+    maxCatchUpRuns: fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined, freq: 2 }),
     concurrencyPolicy: fc.constantFrom("Allow" as const, "Forbid" as const, "Replace" as const),
-    startingDeadlineSeconds: fc.option(fc.constantFrom(30, 600, 3600, 4 * 3600), { nil: undefined, freq: 3 }),
+    startingDeadlineSeconds: fc.option(fc.constantFrom(30, 600, 3600, 4 * 3600), { nil: undefined, freq: 2 }),
     historyLimit: fc.constantFrom(0, 1, 3),
     actions: fc.array(
       fc.tuple(fc.integer({ min: 1, max: LAST_ACTION / SEC }), actionArb).map(([at, a]): Timed => ({ ...a, at })),

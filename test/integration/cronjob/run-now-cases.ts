@@ -23,6 +23,7 @@ import type { ObjectClient } from "../../../runtime/interfaces.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import type { ReconcileHarness, ReconcilerDriver } from "./harness.ts";
 import { HOUR, MIN, minutely, type Row, rowTable, runRows } from "./rows.ts";
+import { batchJob } from "../../fixtures.ts";
 
 const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
 
@@ -261,6 +262,30 @@ export function runNowCases(driver: ReconcilerDriver): void {
       const names = (await h.jobs(name)).filter((j) => !j.metadata?.deletionTimestamp).map((j) => j.metadata!.name);
       assert.ok(!names.includes(scheduled), names.join(","));
       assert.ok(names.includes(manualJobName(name, "replace")), names.join(","));
+    });
+
+    it("a run-now create that fails is Degraded (JobCreationFailed), on a schedule as while suspended", async () => {
+      for (const suspend of [false, true]) {
+        const { name, h1 } = await fresh({ suspend });
+        h.clock.set(new Date(h1 - 10 * MIN));
+        // A foreign Job (no owner) holds the request's name: the create cannot succeed.
+        await h.createJob(batchJob({ name: manualJobName(name, "taken") }));
+        await request(name, "taken");
+        await reconcile(name);
+        const got = await h.get(name);
+        const degraded = got.status?.conditions?.find((c) => c.type === "Degraded");
+        if (suspend) {
+          // A suspended CronJob's conditions are the guard's; the failure is still reported.
+          assert.equal(degraded?.reason, "AsExpected");
+        } else {
+          assert.equal(degraded?.status, "True", `suspend ${suspend}: ${JSON.stringify(degraded)}`);
+          assert.equal(degraded?.reason, "JobCreationFailed");
+        }
+        assert.ok(
+          h.takeEvents().some((e) => e.startsWith("Warning FailedCreate") && e.includes(manualJobName(name, "taken"))),
+        );
+        assert.equal(got.status?.lastRunNowRequest, undefined, "the request did not run");
+      }
     });
 
     it("a Job that finishes before status ever listed it (creation first) is reported and counted once", async () => {
