@@ -43,7 +43,7 @@ export const CRONJOB_CONTROLLER_RBAC: readonly RBACMarker[] = [
   // +kubebuilder:rbac:groups=batch.tutorial.kubebuilder.io,resources=cronjobs/finalizers,verbs=update
   { groups: [GROUP], resources: [`${PLURAL}/finalizers`], verbs: ["update"] },
   // list, watch: the Job informer (.owns(Kinds.Job)), children read through its owner index.
-  // get: CronJobReconciler.getJobDirect (a live GET of an active Job the cache does not show yet).
+  // get: ChildJobs.get (controllers/jobs.ts: a live GET of an active Job the cache does not show yet).
   // create: CronJobReconciler creating a run (client.create(Kinds.Job)), and the validating webhook's
   //   dry-run create of the Job template (webhooks/jobtemplate_dryrun.ts, POST ...?dryRun=All).
   // delete: CronJobReconciler.deleteJob (history cleanup, concurrencyPolicy Replace).

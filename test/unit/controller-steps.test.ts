@@ -1,4 +1,5 @@
-// The reconcile steps that are plain functions (controllers/steps.ts): what each decides from plain data.
+// The reconcile steps that are plain functions (controllers/conditions.ts, failures.ts, flow.ts, guards.ts,
+// schedule.ts): what each decides from plain data.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseHashedSchedule } from "../../api/v1/schedule/index.ts";
