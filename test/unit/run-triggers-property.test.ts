@@ -7,7 +7,8 @@
 //      (a backfill Job's slot is one of its request's: on the schedule, in its range).
 //   2. After every reconcile, at most `parallelism` of a backfill request's Jobs are running (with Forbid or Replace
 //      one Job at a time overall: a running backfill Job is the only running Job).
-//   3. No slot's Job is created twice over the whole run (by name, and by scheduled-at), across restarts and lag.
+//   3. No slot's Job is created twice over the whole run (by name, and by scheduled-at), across restarts and lag;
+//      the one exception is a new backfill request asking again for a slot whose Job history cleanup deleted.
 //   4. The scheduled trigger runs exactly the slots its missed-run policy owes (concurrencyPolicy Allow or Replace,
 //      with or without startingDeadlineSeconds): every slot nothing blocked; of the slots a block (an outage, a
 //      suspension, or both back to back) covered, at its end: RunLatest the newest, Skip the only one (none once a
