@@ -2,7 +2,7 @@
 // cleanup) may fall behind the Job creates while a burst of creates is on. Pure, from stored state, so a restart
 // keeps the bound.
 import { type CronJobWire, type CronJobWireStatus, finishedAt, type Job } from "../api/v1/index.ts";
-import { isUnrecordedRun } from "./observe.ts";
+import { mayDelete } from "./observe.ts";
 
 /**
  * Creation first, but the books never fall more than one run behind. A pass during a burst of Job creates,
@@ -50,9 +50,9 @@ export function historyBehind(
 }
 
 /**
- * History cleanup: the oldest finished Jobs (by start time) beyond each history limit. A Job whose run the stored
- * status has not recorded is that run's only record: deleting it before the status write would let a crash run it
- * again, so it waits for a later pass.
+ * History cleanup: the oldest finished Jobs (by start time) beyond each history limit. A Job some book still needs
+ * (mayDelete: a run the stored status has not recorded, a backfill slot the schedule has not passed) waits for a
+ * later pass: deleting it would let a crash, or the schedule, run its slot again.
  */
 export function historyToDelete(
   cronJob: Pick<CronJobWire, "metadata" | "status" | "spec">,
@@ -64,7 +64,7 @@ export function historyToDelete(
     [finished.failed, cronJob.spec.failedJobsHistoryLimit],
   ] as const) {
     if (limit === undefined || jobs.length <= limit) continue;
-    const oldestFirst = jobs.filter((j) => !isUnrecordedRun(cronJob, j)).sort(byStartTime);
+    const oldestFirst = jobs.filter((j) => mayDelete(cronJob, j)).sort(byStartTime);
     out.push(...oldestFirst.slice(0, jobs.length - limit));
   }
   return out;

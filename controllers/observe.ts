@@ -72,6 +72,21 @@ export function isUnrecordedRun(cronJob: CronJobView, job: Readonly<Job>): boole
   }
 }
 
+/**
+ * Whether the Job may be deleted (history cleanup, Replace): only once no book needs it. A run the stored status
+ * has not recorded needs it (isUnrecordedRun); so does a backfill Job of a slot the schedule has not passed yet
+ * (newer than lastScheduleTime, or than the creation when the schedule never ran): lastScheduleTime is the
+ * schedule's alone, so for the schedule that Job is the only sign its slot ran, and without it the schedule would
+ * start the slot again.
+ */
+export function mayDelete(cronJob: CronJobView, job: Readonly<Job>): boolean {
+  if (isUnrecordedRun(cronJob, job)) return false;
+  if (!isOurCreation(cronJob, job) || triggerOf(job) !== "backfill") return true;
+  const slot = scheduledTimeOf(job);
+  const base = cronJob.status?.lastScheduleTime ?? cronJob.metadata.creationTimestamp;
+  return !slot || (base !== undefined && slot.getTime() <= Date.parse(base));
+}
+
 /** An active Job as status.active lists it. */
 export function jobRef(job: Readonly<Job>): ObjectReference {
   const m = job.metadata ?? {};

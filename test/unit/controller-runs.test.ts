@@ -12,7 +12,7 @@ import {
   RUN_NOW_REQUEST_ANNOTATION,
   SCHEDULED_AT_ANNOTATION,
 } from "../../api/v1/index.ts";
-import { isUnrecordedRun, observeChildren } from "../../controllers/observe.ts";
+import { isUnrecordedRun, mayDelete, observeChildren } from "../../controllers/observe.ts";
 import { admit, type RunRequest } from "../../controllers/runs.ts";
 
 const CJ = "cj";
@@ -139,5 +139,19 @@ describe("each trigger's books", () => {
     // Run-now: the current request before lastRunNowRequest holds it.
     assert.equal(isUnrecordedRun(base, manual("r2")), true);
     assert.equal(isUnrecordedRun(base, manual("r1")), false);
+  });
+
+  it("a backfill Job of a slot the schedule has not passed is kept: for the schedule it is the only sign the slot ran", () => {
+    // A suspended CronJob backfilled its newest slot, which then finished: unsuspended, the schedule would run that
+    // slot (lastScheduleTime is the schedule's alone) if history cleanup had deleted the Job.
+    const done = { ...backfillJob("old", "2026-11-24T11:00:00Z"), status: { succeeded: 1 } };
+    const cronJob = { metadata: { ...base.metadata, creationTimestamp: "2026-11-20T00:00:00Z" }, status: base.status };
+    assert.equal(isUnrecordedRun(cronJob, done), false, "recorded by its request's books");
+    assert.equal(mayDelete(cronJob, done), false, "newer than lastScheduleTime 10:00");
+    assert.equal(mayDelete(cronJob, { ...done, ...backfillJob("old", "2026-11-24T09:00:00Z") }), true);
+    // Before the CronJob existed the schedule never runs a slot: such a Job may go.
+    const fresh = { metadata: { ...base.metadata, creationTimestamp: "2026-11-24T12:00:00Z" }, status: {} };
+    assert.equal(mayDelete(fresh, backfillJob("old", "2026-11-24T11:00:00Z")), true);
+    assert.equal(mayDelete(fresh, backfillJob("old", "2026-11-24T13:00:00Z")), false);
   });
 });

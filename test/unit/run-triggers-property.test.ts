@@ -17,10 +17,10 @@
 //      slot a backfill ran counts as run, and nothing else moves.
 //   5. Each run-now request creates at most one Job (manualJobName), and exactly one once a pass has seen it (with
 //      Forbid, which defers it while Jobs run: the newest request, once every Job finished).
-// The cache lag: in some passes the Jobs created in the pass before are not in the cache yet, and/or the CronJob is
-// served as it was before the previous pass's status write (an informer is a prefix of the writes: it never goes
-// back to an older version once it served a newer one, and it catches up within one pass). A restarted process
-// starts with a cache that has caught up.
+// The cache lag: in some passes the Jobs created in the pass before are not in the cache yet (nor anything that
+// happened to Jobs after them), and/or the CronJob is served as it was before the previous pass's status write (an
+// informer is a prefix of its kind's watch stream: it never goes back to an older state once it served a newer one;
+// here it catches up within one pass). A restarted process starts with a cache that has caught up.
 // PROPERTY_RUNS sets the number of cases (default 300); PROPERTY_SEED fixes fast-check's seed.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -285,12 +285,15 @@ function finished(job: Readonly<Job>): boolean {
 }
 
 /**
- * The reconciler's cache: the fake's (always caught up), made to lag in the passes the case says. Jobs created in
- * the previous pass may be missing; the CronJob may be served as it was before the previous pass's status write.
- * Never older than what it already served; a new one (a restarted process) has caught up.
+ * The reconciler's cache: the fake's (always caught up), made to lag in the passes the case says, as an informer
+ * does: each kind's cache is a prefix of that kind's watch stream, never goes back to an older state once it served
+ * a newer one, and here catches up within one pass. Lagging Jobs: the Job queries are answered as they were just
+ * before the previous pass's first Job create (without the Jobs that pass created, and without anything that
+ * happened to Jobs after them). Lagging CronJob: it is served as it was before the previous pass's status write.
+ * A new one (a restarted process) has caught up.
  */
 class LaggingCache implements CacheReader {
-  /** This pass's lag (Case.lag). */
+  /** This pass's lag (Case.lag): bit 1 the Jobs, bit 2 the CronJob. */
   mode = 0;
   pass = 0;
   /** Whether this pass was served anything stale. */
@@ -298,16 +301,26 @@ class LaggingCache implements CacheReader {
   /** The run-now request on the CronJob this pass was served. */
   servedRunNow: string | undefined;
   private servedRV: number;
-  private readonly shown = new Set<string>();
   private readonly startPass: number;
   private readonly inner: CacheReader;
   private readonly sim: { now(): number; creates: Created[]; lastStatusWrite?: StatusWrite };
+  /** The Job queries asked so far, to answer each as it was at a snapshot. */
+  private readonly queries = new Map<string, () => Readonly<KubeObject>[]>();
+  /** The Job queries' answers just before the first Job create of a pass. */
+  private snapshot: { pass: number; at: number; answers: Map<string, Readonly<KubeObject>[]> } | undefined;
 
   constructor(inner: CacheReader, sim: LaggingCache["sim"], pass: number) {
     this.inner = inner;
     this.sim = sim;
     this.startPass = pass;
     this.servedRV = Number(this.inner.get(CronJobResource, NS, NAME)?.metadata?.resourceVersion ?? 0);
+  }
+
+  /** Before every Job create of this process: the first one of a pass keeps what the cache holds now. */
+  beforeJobCreate(): void {
+    if (this.snapshot?.pass === this.pass) return;
+    const answers = new Map([...this.queries].map(([key, query]) => [key, query()]));
+    this.snapshot = { pass: this.pass, at: this.sim.now(), answers };
   }
 
   get<T extends KubeObject>(kind: ResourceKind, namespace: string | undefined, name: string): Readonly<T> | undefined {
@@ -333,30 +346,34 @@ class LaggingCache implements CacheReader {
       }
       return served;
     }
-    const obj = this.inner.get<T>(kind, namespace, name);
-    return obj && this.visible(kind, obj) ? obj : undefined;
+    if (kind.kind !== Kinds.Job.kind) return this.inner.get<T>(kind, namespace, name);
+    return this.jobs<T>(`get ${namespace}/${name}`, () => {
+      const obj = this.inner.get<T>(kind, namespace, name);
+      return obj ? [obj] : [];
+    })[0];
   }
 
   list<T extends KubeObject>(kind: ResourceKind, o?: Parameters<CacheReader["list"]>[1]): Readonly<T>[] {
-    return this.inner.list<T>(kind, o).filter((obj) => this.visible(kind, obj));
+    if (kind.kind !== Kinds.Job.kind) return this.inner.list<T>(kind, o);
+    return this.jobs<T>(`list ${JSON.stringify(o ?? {})}`, () => this.inner.list<T>(kind, o));
   }
 
   byIndex<T extends KubeObject>(kind: ResourceKind, index: string, value: string): Readonly<T>[] {
-    return this.inner.byIndex<T>(kind, index, value).filter((obj) => this.visible(kind, obj));
+    if (kind.kind !== Kinds.Job.kind) return this.inner.byIndex<T>(kind, index, value);
+    return this.jobs<T>(`byIndex ${index}=${value}`, () => this.inner.byIndex<T>(kind, index, value));
   }
 
-  private visible(kind: ResourceKind, obj: Readonly<KubeObject>): boolean {
-    if (kind.kind !== Kinds.Job.kind) return true;
-    const uid = obj.metadata?.uid ?? "";
-    if (this.mode & 1 && !this.shown.has(uid)) {
-      const c = this.sim.creates.find((x) => x.uid === uid);
-      if (c && c.pass === this.pass - 1 && c.pass >= this.startPass && this.sim.now() - c.at < LAG_MS) {
-        this.lagged = true;
-        return false;
-      }
-    }
-    this.shown.add(uid);
-    return true;
+  /** A Job query's answer: live, or in a lagging pass as it was before the previous pass's first Job create. */
+  private jobs<T extends KubeObject>(key: string, query: () => Readonly<T>[]): Readonly<T>[] {
+    this.queries.set(key, query);
+    const live = query();
+    const s = this.snapshot;
+    const old = s?.answers.get(key);
+    if (!(this.mode & 1) || !s || !old || s.pass !== this.pass - 1 || this.sim.now() - s.at >= LAG_MS) return live;
+    const version = (objs: readonly Readonly<KubeObject>[]) =>
+      objs.map((j) => `${j.metadata?.uid}@${j.metadata?.resourceVersion}`).join(",");
+    if (version(old) !== version(live)) this.lagged = true;
+    return old as Readonly<T>[];
   }
 }
 
@@ -432,6 +449,7 @@ async function simulate(c: Case): Promise<Outcome> {
     get(target, prop, receiver) {
       if (prop === "create") {
         return async (kind: ResourceKind, obj: KubeObject) => {
+          if (kind.kind === Kinds.Job.kind) cache.beforeJobCreate();
           const made = await target.create(kind, obj);
           writes++;
           if (kind.kind === Kinds.Job.kind) {
