@@ -117,7 +117,8 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
     weight: 3,
     arbitrary: fc.record({
       kind: fc.constant("backfill" as const),
-      back: fc.integer({ min: 0, max: 30 * 3600 }),
+      // Often the last hours (the range then reaches slots a block just missed), else up to a day and more back.
+      back: fc.oneof(fc.integer({ min: 0, max: 2 * 3600 }), fc.integer({ min: 0, max: 30 * 3600 })),
       span: fc.integer({ min: 0, max: 6 * 3600 }),
       parallelism: fc.integer({ min: 1, max: 3 }),
       future: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
