@@ -46,7 +46,7 @@ import { ChildJobs } from "./jobs.ts";
 import { writeStatus } from "./statuswriter.ts";
 import { type CronJobKey, ReconcilerMemory } from "./memory.ts";
 import { type CronJobRunMetrics, jobCreationSkew, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
-import { jobRef, mayDelete, observeChildren } from "./observe.ts";
+import { jobRef, mayReplace, observeChildren } from "./observe.ts";
 import { admit, jobFor, rowOf, type RunRequest, type StateEvent } from "./runs.ts";
 import { missedByPolicy, missedDeadline, scheduleDecision, slotAlreadyRan } from "./schedule.ts";
 
@@ -435,7 +435,8 @@ export class CronJobReconciler implements Reconciler {
   private async run(pass: Pass, request: RunRequest, ctx: ReconcileContext): Promise<RunResult> {
     const { cronJob } = pass;
     const row = rowOf(request);
-    const recorded = (job: Readonly<Job>) => mayDelete(cronJob, job);
+    const slot = request.trigger === "schedule" ? request.slot : undefined;
+    const recorded = (job: Readonly<Job>) => mayReplace(cronJob, job, slot);
     const admission = admit(cronJob.spec.concurrencyPolicy, request, [...pass.active.values()], recorded);
     if (!admission.run) {
       if (admission.held) pass.events.push(admission.held);

@@ -87,6 +87,17 @@ export function mayDelete(cronJob: CronJobView, job: Readonly<Job>): boolean {
   return !slot || (base !== undefined && slot.getTime() <= Date.parse(base));
 }
 
+/**
+ * Whether Replace may delete the running Job to start a run. As mayDelete, except that a scheduled run of slot
+ * `slot` may replace a backfill Job of an older slot: with Replace the schedule only ever runs its newest slot, so it
+ * never comes back to the older one, even if the process dies between the delete and the create.
+ */
+export function mayReplace(cronJob: CronJobView, job: Readonly<Job>, slot: Date | undefined): boolean {
+  if (mayDelete(cronJob, job)) return true;
+  const at = scheduledTimeOf(job);
+  return !!slot && !!at && triggerOf(job) === "backfill" && !isUnrecordedRun(cronJob, job) && at < slot;
+}
+
 /** An active Job as status.active lists it. */
 export function jobRef(job: Readonly<Job>): ObjectReference {
   const m = job.metadata ?? {};

@@ -12,7 +12,7 @@ import {
   RUN_NOW_REQUEST_ANNOTATION,
   SCHEDULED_AT_ANNOTATION,
 } from "../../api/v1/index.ts";
-import { isUnrecordedRun, mayDelete, observeChildren } from "../../controllers/observe.ts";
+import { isUnrecordedRun, mayDelete, mayReplace, observeChildren } from "../../controllers/observe.ts";
 import { admit, type RunRequest } from "../../controllers/runs.ts";
 
 const CJ = "cj";
@@ -153,5 +153,14 @@ describe("each trigger's books", () => {
     const fresh = { metadata: { ...base.metadata, creationTimestamp: "2026-11-24T12:00:00Z" }, status: {} };
     assert.equal(mayDelete(fresh, backfillJob("old", "2026-11-24T11:00:00Z")), true);
     assert.equal(mayDelete(fresh, backfillJob("old", "2026-11-24T13:00:00Z")), false);
+  });
+
+  it("a scheduled run may replace a backfill Job of an older slot (Replace runs only the newest slot: never back)", () => {
+    const cronJob = { metadata: { ...base.metadata, creationTimestamp: "2026-11-20T00:00:00Z" }, status: base.status };
+    const backfilled = backfillJob("old", "2026-11-24T11:00:00Z");
+    assert.equal(mayDelete(cronJob, backfilled), false, "the schedule has not passed 11:00");
+    assert.equal(mayReplace(cronJob, backfilled, slot("2026-11-24T12:00:00Z")), true, "the 12:00 slot passes it");
+    assert.equal(mayReplace(cronJob, backfilled, slot("2026-11-24T11:00:00Z")), false);
+    assert.equal(mayReplace(cronJob, backfilled, undefined), false, "a run-now request waits");
   });
 });

@@ -16,7 +16,8 @@
 //      deadline only those still within it. Backfill and run-now Jobs do not change which slots the schedule runs: a
 //      slot a backfill ran counts as run, and nothing else moves.
 //   5. Each run-now request creates at most one Job (manualJobName), and exactly one once a pass has seen it (with
-//      Forbid, which defers it while Jobs run: the newest request, once every Job finished).
+//      Forbid, which defers it while Jobs run, and Replace, which waits while a running Job is still some book's only
+//      record: the newest request, once every Job finished).
 // The cache lag: in some passes the Jobs created in the pass before are not in the cache yet (nor anything that
 // happened to Jobs after them), and/or the CronJob is served as it was before the previous pass's status write (an
 // informer is a prefix of its kind's watch stream: it never goes back to an older state once it served a newer one;
@@ -765,11 +766,13 @@ function check(c: Case, o: Outcome): string[] {
     }
   }
 
-  // 5. Run-now: at most one Job per request; exactly one once a pass saw it (Forbid: the newest, drained).
+  // 5. Run-now: at most one Job per request; exactly one once a pass saw it (Forbid, and Replace, which waits while a
+  // running Job is still some book's only record: the newest, drained; a newer request replaces a waiting one).
   for (const r of o.runNows) {
     const name = manualJobName(NAME, r.value);
     const made = o.creates.filter((x) => x.name === name);
-    const owed = c.concurrencyPolicy === "Forbid" ? o.drainedRunNow === r.value : o.seenRunNow.has(r.value);
+    const waits = c.concurrencyPolicy === "Forbid" || c.concurrencyPolicy === "Replace";
+    const owed = waits ? o.drainedRunNow === r.value : o.seenRunNow.has(r.value);
     if (made.length > 1 || (owed && made.length !== 1)) {
       failures.push(
         `[5] run-now request "${r.value}" (at ${rel(r.at)}${owed ? ", seen by a pass" : ""}) created ${made.length} Jobs`,

@@ -3,8 +3,12 @@
 // test/unit/cronjob-reconciler-table.test.ts against the in-memory FakeClient (unit, seconds). What only
 // a real apiserver proves (the schema, real conflicts, dry-run, the cache lagging behind writes,
 // restarts) stays in the other integration tests, not here.
+// The cases whose story is a plain sequence of passes are rows of data (rows.ts: times are offsets from the
+// CronJob's first slot h1; no pass has seen the CronJob, the clock at h1 - 30m); those that look at a Job's
+// make-up, need stored objects the rows cannot make, faults, a lagging cache, bursts, several CronJobs, or time
+// counted from the creation instant are hand-written beside them.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import { CRONJOB_NAME_LABEL, type CronJob } from "../../../api/v1/index.ts";
 import { CronJobResource as CronJobKind } from "../../../api/v1/index.ts";
 import { K8S_SCHEDULED_TIMESTAMP_ANNOTATION, SCHEDULED_AT_ANNOTATION, type Job } from "../../../api/v1/index.ts";
@@ -15,35 +19,117 @@ import { Kinds } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import { batchJob } from "../../fixtures.ts";
 import { condition, type ReconcileHarness, type ReconcilerDriver } from "./harness.ts";
+import { HOUR, MIN, type Row, rowTable, runRows } from "./rows.ts";
 
-const HOUR = 3600_000;
-const MIN = 60_000;
 const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
-/** The first full hour strictly after t. */
-const nextHour = (t: number) => Math.floor(t / HOUR) * HOUR + HOUR;
 const jobName = (cj: string, slot: number) => `${cj}-${slot / 1000}`;
+
+const suspendRows: Row[] = [
+  {
+    title: "suspend: no Jobs, no nextScheduleTime, Available=False/Suspended, no event; unsuspend runs the latest slot",
+    spec: { suspend: true },
+    steps: [
+      { at: 2 * HOUR + 1000, reconcile: "pass", requeue: "none" },
+      {
+        expect: {
+          jobCount: 0,
+          status: { nextScheduleTime: null },
+          conditions: { Available: "Suspended" },
+          events: { are: [] },
+        },
+      },
+      { patch: { suspend: false } },
+      "pass",
+      { expect: { jobNames: [2 * HOUR] } },
+    ],
+  },
+];
+
+const concurrencyRows: Row[] = [
+  {
+    title: "Forbid: reports JobAlreadyActive once per slot, keeps the slot due, runs it when the active Job finishes",
+    spec: { concurrencyPolicy: "Forbid" },
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      "forget events",
+      { at: HOUR + 1000, reconcile: "pass" },
+      "pass",
+      { expect: { jobCount: 1, events: { startingWith: "Normal JobAlreadyActive", count: 1 } } },
+      { finish: 0, as: "Complete", start: 1000, end: HOUR + 5000 },
+      { at: HOUR + 10_000, reconcile: "pass" },
+      { expect: { jobNames: [0, HOUR] } },
+    ],
+  },
+  {
+    title: "Replace: deletes the active Job and creates the new one",
+    spec: { concurrencyPolicy: "Replace" },
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      "forget events",
+      { at: HOUR + 1000, reconcile: "pass" },
+      {
+        expect: {
+          jobNames: [HOUR],
+          events: {
+            are: [
+              (c) => `Normal SuccessfulDelete Deleted job ${c.job(0)}`,
+              (c) => `Normal SuccessfulCreate Created job ${c.job(HOUR)}`,
+            ],
+          },
+          status: { active: [HOUR] },
+        },
+      },
+    ],
+  },
+  {
+    title: "Allow: runs concurrently",
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      { at: HOUR + 1000, reconcile: "pass" },
+      { expect: { status: { active: 2 } } },
+    ],
+  },
+  {
+    title: "skips a slot past startingDeadlineSeconds, reports MissSchedule once and sets lastMissedTime",
+    spec: { startingDeadlineSeconds: 60 },
+    steps: [
+      { at: 5 * MIN, reconcile: "pass" },
+      "pass",
+      {
+        expect: {
+          jobCount: 0,
+          status: { lastMissedTime: 0 },
+          events: { count: 1, firstHas: [/^Warning MissSchedule Missed scheduled time to start a job: /] },
+        },
+      },
+      // Within the deadline the next slot runs.
+      { at: HOUR + 30_000, reconcile: "pass" },
+      { expect: { jobNames: [HOUR] } },
+    ],
+  },
+];
+
+const requeueRows: Row[] = [
+  {
+    title: "never requeues with a non-positive delay",
+    // Just before the next slot: the delay is still > 0.
+    steps: [{ at: HOUR - 1, reconcile: "pass", requeue: { atLeastMs: 10 } }],
+  },
+];
 
 export function reconcilerCases(driver: ReconcilerDriver): void {
   describe(`CronJob reconciler (fake clock, ${driver.name})`, () => {
+    const table = rowTable(driver, { namespace: "reconcile", prefix: "cj", firstPass: false });
     let h: ReconcileHarness<ObjectClient>;
-    let n = 0;
+    before(() => {
+      h = table.h;
+    });
     /** A fresh CronJob; returns its name and the first hourly slot after its creation. */
     async function fresh(spec: Parameters<ReconcileHarness["createCronJob"]>[1] = {}) {
-      const name = `cj-${++n}`;
-      const created = await h.createCronJob(name, spec);
-      const c = new Date(created.metadata.creationTimestamp!).getTime();
-      h.takeEvents();
-      return { name, created: c, h1: nextHour(c), cj: created };
+      const c = await table.fresh(spec);
+      const created = new Date(c.created.metadata.creationTimestamp!).getTime();
+      return { name: c.name, created, h1: c.h1, cj: c.created };
     }
-
-    before(async () => {
-      await driver.setup();
-      h = await driver.harness("reconcile", new Date().toISOString());
-    });
-    after(async () => {
-      await h?.stop();
-      await driver.teardown();
-    });
 
     it("does nothing before the first slot and requeues for it", async () => {
       const { name, h1, created } = await fresh();
@@ -516,25 +602,7 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
       assert.equal(condition(got, "Degraded")?.reason, "JobCreationFailed");
     });
 
-    it("suspend: no Jobs, no nextScheduleTime, Available=False/Suspended, no event; unsuspend runs the latest slot", async () => {
-      const { name, h1 } = await fresh({ suspend: true });
-      h.clock.set(new Date(h1 + 2 * HOUR + 1000));
-      const r = await h.reconcile(name);
-      assert.deepEqual(r, {});
-      const got = await h.get(name);
-      assert.equal((await h.jobs(name)).length, 0);
-      assert.equal(got.status?.nextScheduleTime, undefined);
-      assert.equal(condition(got, "Available")?.reason, "Suspended");
-      assert.deepEqual(h.takeEvents(), []);
-      got.spec.suspend = false;
-      await h.client.update(CronJobKind, got);
-      await h.settle(name);
-      await h.reconcile(name);
-      assert.deepEqual(
-        (await h.jobs(name)).map((j) => j.metadata!.name),
-        [jobName(name, h1 + 2 * HOUR)],
-      );
-    });
+    runRows(table, suspendRows);
 
     it("webhooks off: an invalid time zone or schedule sets conditions and an event, and does not requeue; fixing it clears them", async () => {
       const tz = await fresh({ timeZone: "Mars/Olympus" });
@@ -585,76 +653,7 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
       await h.client.update(CronJobKind, after);
     });
 
-    it("Forbid: reports JobAlreadyActive once per slot, keeps the slot due, runs it when the active Job finishes", async () => {
-      const { name, h1 } = await fresh({ concurrencyPolicy: "Forbid" });
-      h.clock.set(new Date(h1 + 1000));
-      await h.reconcile(name);
-      h.takeEvents();
-      h.clock.set(new Date(h1 + HOUR + 1000));
-      await h.reconcile(name);
-      await h.reconcile(name);
-      assert.equal((await h.jobs(name)).length, 1);
-      const ev = h.takeEvents();
-      assert.equal(ev.filter((e) => e.startsWith("Normal JobAlreadyActive")).length, 1, ev.join("\n"));
-      await h.finishJob(jobName(name, h1), "Complete", iso(h1 + 1000), iso(h1 + HOUR + 5000));
-      await h.settle(name);
-      h.clock.set(new Date(h1 + HOUR + 10_000));
-      await h.reconcile(name);
-      assert.deepEqual(
-        (await h.jobs(name)).map((j) => j.metadata!.name),
-        [jobName(name, h1), jobName(name, h1 + HOUR)],
-      );
-    });
-
-    it("Replace: deletes the active Job and creates the new one", async () => {
-      const { name, h1 } = await fresh({ concurrencyPolicy: "Replace" });
-      h.clock.set(new Date(h1 + 1000));
-      await h.reconcile(name);
-      h.takeEvents();
-      h.clock.set(new Date(h1 + HOUR + 1000));
-      await h.reconcile(name);
-      assert.deepEqual(
-        (await h.jobs(name)).map((j) => j.metadata!.name),
-        [jobName(name, h1 + HOUR)],
-      );
-      assert.deepEqual(h.takeEvents(), [
-        `Normal SuccessfulDelete Deleted job ${jobName(name, h1)}`,
-        `Normal SuccessfulCreate Created job ${jobName(name, h1 + HOUR)}`,
-      ]);
-      assert.deepEqual(
-        (await h.get(name)).status?.active?.map((a) => a.name),
-        [jobName(name, h1 + HOUR)],
-      );
-    });
-
-    it("Allow: runs concurrently", async () => {
-      const { name, h1 } = await fresh();
-      h.clock.set(new Date(h1 + 1000));
-      await h.reconcile(name);
-      h.clock.set(new Date(h1 + HOUR + 1000));
-      await h.reconcile(name);
-      assert.equal((await h.get(name)).status?.active?.length, 2);
-    });
-
-    it("skips a slot past startingDeadlineSeconds, reports MissSchedule once and sets lastMissedTime", async () => {
-      const { name, h1 } = await fresh({ startingDeadlineSeconds: 60 });
-      h.clock.set(new Date(h1 + 5 * MIN));
-      await h.reconcile(name);
-      await h.reconcile(name);
-      assert.equal((await h.jobs(name)).length, 0);
-      const got = await h.get(name);
-      assert.equal(got.status?.lastMissedTime, iso(h1));
-      const ev = h.takeEvents();
-      assert.equal(ev.length, 1, ev.join("\n"));
-      assert.match(ev[0]!, /^Warning MissSchedule Missed scheduled time to start a job: /);
-      // Within the deadline the next slot runs.
-      h.clock.set(new Date(h1 + HOUR + 30_000));
-      await h.reconcile(name);
-      assert.deepEqual(
-        (await h.jobs(name)).map((j) => j.metadata!.name),
-        [jobName(name, h1 + HOUR)],
-      );
-    });
+    runRows(table, concurrencyRows);
 
     it("more than 100 missed slots: TooManyMissedTimes, and the newest still runs", async () => {
       const { name, created } = await fresh({ schedule: "* * * * *" });
@@ -673,11 +672,6 @@ export function reconcilerCases(driver: ReconcilerDriver): void {
       );
     });
 
-    it("never requeues with a non-positive delay", async () => {
-      const { name, h1 } = await fresh();
-      h.clock.set(new Date(h1 + HOUR - 1)); // just before the next slot: the delay is still > 0
-      const r = await h.reconcile(name);
-      assert.ok(r.requeueAfterMs! >= 10);
-    });
+    runRows(table, requeueRows);
   });
 }

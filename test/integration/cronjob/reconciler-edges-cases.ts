@@ -4,8 +4,11 @@
 // Fake clock; faults are injected into the client, never into the server. One table, two drivers:
 // reconciler-edges.test.ts runs it against envtest, test/unit/cronjob-reconciler-table.test.ts against the
 // in-memory FakeClient.
+// The cases whose story is a plain sequence of passes are rows of data (rows.ts: times are offsets from the
+// CronJob's first slot h1; no pass has seen the CronJob, the clock at h1 - 30m); those that need faults, a
+// lagging cache, odd stored objects or their own namespace are hand-written beside them.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import type { CronJob } from "../../../api/v1/index.ts";
 import { MAX_CONDITION_MESSAGE } from "../../../controllers/conditions.ts";
 import { CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
@@ -18,9 +21,8 @@ import { Kinds, type ResourceKind } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import { batchJob, variant } from "../../fixtures.ts";
 import { condition, type ReconcileHarness, type ReconcilerDriver } from "./harness.ts";
+import { HOUR, MIN, type Row, rowTable, runRows } from "./rows.ts";
 
-const HOUR = 3600_000;
-const MIN = 60_000;
 const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
 const nextHour = (t: number) => Math.floor(t / HOUR) * HOUR + HOUR;
 const jobName = (cj: string, slot: number) => `${cj}-${slot / 1000}`;
@@ -65,16 +67,102 @@ function laggingCache(
   });
 }
 
+const deadlineRows: Row[] = (
+  [
+    [29_000, true],
+    [30_000, true],
+    [30_500, false],
+    [31_000, false],
+  ] as const
+).map(([late, runs]): Row => ({
+  title: `a slot ${late / 1000}s late with a 30s deadline ${runs ? "runs" : "is missed and reported"}`,
+  spec: { startingDeadlineSeconds: 30 },
+  steps: [
+    { at: late, reconcile: "pass" },
+    runs
+      ? {
+          expect: {
+            jobNames: [0],
+            status: { lastScheduleTime: 0, lastMissedTime: null },
+            events: { are: [(c) => `Normal SuccessfulCreate Created job ${c.job(0)}`] },
+          },
+        }
+      : {
+          expect: {
+            jobNames: [],
+            status: { lastMissedTime: 0 },
+            events: {
+              count: 1,
+              firstHas: [
+                (c) => new RegExp(`^Warning MissSchedule Missed scheduled time to start a job: ${c.time(0)} `),
+              ],
+            },
+          },
+        },
+  ],
+}));
+
+const requeueRows: Row[] = [
+  {
+    title: "requeues for the next slot from the exact clock, milliseconds included",
+    steps: [
+      // 1.25 s before the slot.
+      { at: -1500 + 250, reconcile: "pass", requeue: 0 },
+      { at: 5250, reconcile: "pass", requeue: HOUR },
+      { expect: { jobCount: 1 } },
+    ],
+  },
+];
+
+const outOfOrderRows: Row[] = [
+  {
+    title: "lastSuccessfulTime never moves backward when Jobs finish out of order",
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      { at: HOUR + 1000, reconcile: "pass" },
+      { finish: HOUR, as: "Complete", start: HOUR + 1000, end: HOUR + 600_000 },
+      { at: HOUR + 600_000 + 1000, reconcile: "pass" },
+      { expect: { status: { lastSuccessfulTime: HOUR + 600_000 } } },
+      // The older run reports an earlier completion afterwards.
+      { finish: 0, as: "Complete", start: 1000, end: HOUR + 600_000 - 300_000 },
+      { at: HOUR + 600_000 + 2000, reconcile: "pass" },
+      { expect: { status: { lastSuccessfulTime: HOUR + 600_000 } } },
+    ],
+  },
+  {
+    title: "lastFailedTime never moves backward when failed Jobs finish out of order, and is listed in any order",
+    spec: { failedJobsHistoryLimit: 10 },
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      { at: HOUR + 1000, reconcile: "pass" },
+      { at: 2 * HOUR + 1000, reconcile: "pass" },
+      // The newest slot's Job fails first and last of all in time; the older ones report earlier failures later.
+      { finish: 2 * HOUR, as: "Failed", start: 2 * HOUR + 1000, end: 2 * HOUR + 900_000 },
+      { at: 2 * HOUR + 900_000 + 1000, reconcile: "pass" },
+      { expect: { status: { lastFailedTime: 2 * HOUR + 900_000 } } },
+      { finish: 0, as: "Failed", start: 1000, end: 2 * HOUR + 900_000 - 600_000 },
+      { finish: HOUR, as: "Failed", start: HOUR + 1000, end: 2 * HOUR + 900_000 - 300_000 },
+      { at: 2 * HOUR + 900_000 + 2000, reconcile: "pass" },
+      { expect: { status: { lastFailedTime: 2 * HOUR + 900_000 } } },
+    ],
+  },
+];
+
 export function reconcilerEdgeCases(driver: ReconcilerDriver): void {
   describe(`CronJob reconciler edges (fake clock, ${driver.name})`, () => {
+    const table = rowTable(driver, { namespace: "edges", prefix: "edge", firstPass: false });
     let h: ReconcileHarness<ObjectClient>;
-    let n = 0;
+    before(() => {
+      h = table.h;
+    });
     async function fresh(spec: Parameters<ReconcileHarness["createCronJob"]>[1] = {}) {
-      const name = `edge-${++n}`;
-      const created = await h.createCronJob(name, spec);
-      const c = new Date(created.metadata.creationTimestamp!).getTime();
-      h.takeEvents();
-      return { name, created: c, h1: nextHour(c), cj: created };
+      const c = await table.fresh(spec);
+      return {
+        name: c.name,
+        created: new Date(c.created.metadata.creationTimestamp!).getTime(),
+        h1: c.h1,
+        cj: c.created,
+      };
     }
     function reconcilerWith(o: { client?: ObjectClient; cache?: CacheReader }): CronJobReconciler {
       return new CronJobReconciler({
@@ -95,55 +183,11 @@ export function reconcilerEdgeCases(driver: ReconcilerDriver): void {
       }
     }
 
-    before(async () => {
-      await driver.setup();
-      h = await driver.harness("edges", new Date().toISOString());
-    });
-    after(async () => {
-      await h?.stop();
-      await driver.teardown();
-    });
-
     describe("startingDeadlineSeconds boundary (a slot exactly that late still starts, as upstream)", () => {
-      for (const [late, runs] of [
-        [29_000, true],
-        [30_000, true],
-        [30_500, false],
-        [31_000, false],
-      ] as const) {
-        it(`a slot ${late / 1000}s late with a 30s deadline ${runs ? "runs" : "is missed and reported"}`, async () => {
-          const { name, h1 } = await fresh({ startingDeadlineSeconds: 30 });
-          h.clock.set(new Date(h1 + late));
-          await h.reconcile(name);
-          const jobs = (await h.jobs(name)).map((j) => j.metadata!.name);
-          const st = (await h.get(name)).status!;
-          const ev = h.takeEvents();
-          if (runs) {
-            assert.deepEqual(jobs, [jobName(name, h1)]);
-            assert.equal(st.lastScheduleTime, iso(h1));
-            assert.equal(st.lastMissedTime, undefined);
-            assert.deepEqual(ev, [`Normal SuccessfulCreate Created job ${jobName(name, h1)}`]);
-          } else {
-            assert.deepEqual(jobs, []);
-            assert.equal(st.lastMissedTime, iso(h1));
-            assert.equal(ev.length, 1, ev.join("\n"));
-            assert.match(ev[0]!, new RegExp(`^Warning MissSchedule Missed scheduled time to start a job: ${iso(h1)} `));
-          }
-        });
-      }
+      runRows(table, deadlineRows);
     });
 
-    it("requeues for the next slot from the exact clock, milliseconds included", async () => {
-      const { name, h1 } = await fresh();
-      const before = h1 - 1500 + 250; // 1.25 s before the slot
-      h.clock.set(new Date(before));
-      assert.equal((await h.reconcile(name)).requeueAfterMs, h1 - before + 10);
-      const at = h1 + 5250;
-      h.clock.set(new Date(at));
-      const r = await h.reconcile(name);
-      assert.equal((await h.jobs(name)).length, 1);
-      assert.equal(r.requeueAfterMs, h1 + HOUR - at + 10);
-    });
+    runRows(table, requeueRows);
 
     it("counts only slots inside the deadline window toward TooManyMissedTimes", async () => {
       const { name, created } = await fresh({ schedule: "* * * * *", startingDeadlineSeconds: 300 });
@@ -348,47 +392,7 @@ export function reconcilerEdgeCases(driver: ReconcilerDriver): void {
       }
     });
 
-    it("lastSuccessfulTime never moves backward when Jobs finish out of order", async () => {
-      const { name, h1 } = await fresh();
-      h.clock.set(new Date(h1 + 1000));
-      await h.reconcile(name);
-      h.clock.set(new Date(h1 + HOUR + 1000));
-      await h.reconcile(name);
-      const later = h1 + HOUR + 600_000;
-      await h.finishJob(jobName(name, h1 + HOUR), "Complete", iso(h1 + HOUR + 1000), iso(later));
-      await h.settle(name);
-      h.clock.set(new Date(later + 1000));
-      await h.reconcile(name);
-      assert.equal((await h.get(name)).status?.lastSuccessfulTime, iso(later));
-      // The older run reports an earlier completion afterwards.
-      await h.finishJob(jobName(name, h1), "Complete", iso(h1 + 1000), iso(later - 300_000));
-      await h.settle(name);
-      h.clock.set(new Date(later + 2000));
-      await h.reconcile(name);
-      assert.equal((await h.get(name)).status?.lastSuccessfulTime, iso(later));
-    });
-
-    it("lastFailedTime never moves backward when failed Jobs finish out of order, and is listed in any order", async () => {
-      const { name, h1 } = await fresh({ failedJobsHistoryLimit: 10 });
-      const slots = [h1, h1 + HOUR, h1 + 2 * HOUR];
-      for (const slot of slots) {
-        h.clock.set(new Date(slot + 1000));
-        await h.reconcile(name);
-      }
-      // The newest slot's Job fails first and last of all in time; the older ones report earlier failures later.
-      const latest = h1 + 2 * HOUR + 900_000;
-      await h.finishJob(jobName(name, slots[2]!), "Failed", iso(slots[2]! + 1000), iso(latest));
-      await h.settle(name);
-      h.clock.set(new Date(latest + 1000));
-      await h.reconcile(name);
-      assert.equal((await h.get(name)).status?.lastFailedTime, iso(latest));
-      await h.finishJob(jobName(name, slots[0]!), "Failed", iso(slots[0]! + 1000), iso(latest - 600_000));
-      await h.finishJob(jobName(name, slots[1]!), "Failed", iso(slots[1]! + 1000), iso(latest - 300_000));
-      await h.settle(name);
-      h.clock.set(new Date(latest + 2000));
-      await h.reconcile(name);
-      assert.equal((await h.get(name)).status?.lastFailedTime, iso(latest));
-    });
+    runRows(table, outOfOrderRows);
 
     it("a foreign Job that takes a remembered active Job's name (another UID) is not taken for ours", async () => {
       const { name, h1 } = await fresh({ concurrencyPolicy: "Replace" });

@@ -63,10 +63,15 @@ export type Step =
   | { at: Offset }
   /**
    * A reconcile, the clock first set to `at`; with what it must return: requeued at once (at most 1 s), later
-   * (more), or for an instant (10 ms after it, the reconciler's slack). `unseen`: Jobs that pass's cache does
-   * not show yet.
+   * (more), for an instant (10 ms after it, the reconciler's slack), not at all ("none": an empty result), or
+   * after at least `atLeastMs`. `unseen`: Jobs that pass's cache does not show yet.
    */
-  | { reconcile: "pass" | "restart"; at?: Offset; unseen?: JobRef[]; requeue?: "now" | "later" | Offset }
+  | {
+      reconcile: "pass" | "restart";
+      at?: Offset;
+      unseen?: JobRef[];
+      requeue?: "now" | "later" | "none" | Offset | { atLeastMs: number };
+    }
   /** The Job controller starts a Job. */
   | { startJob: JobRef; since: Offset }
   /** The Job controller ends a Job: started at `start` (a slot's own by default), ended a minute later by default. */
@@ -91,6 +96,8 @@ export interface Expect {
   backfillJobs?: Offset[] | number;
   /** The names of all its Jobs, by name. */
   jobNames?: JobRef[];
+  /** How many Jobs it has, of any kind. */
+  jobCount?: number;
   /** Its run-now Jobs by request, by name; a number: how many. */
   runNowJobs?: string[] | number;
   /** A Job of each of these names exists. */
@@ -116,8 +123,8 @@ export interface StatusExpect {
   lastRunNowRequest?: string | null;
   /** "set": present; {failures}: that count only; with time and generation: exactly that. */
   stopped?: null | "set" | { failures: number } | { time: Offset; failures: number; generation: number };
-  /** The names of status.active. */
-  active?: JobRef[];
+  /** The names of status.active; a number: how many. */
+  active?: JobRef[] | number;
   /** The fields given of status.backfill; the message matches the pattern. */
   backfill?: {
     id?: string;
@@ -138,7 +145,7 @@ export interface EventsExpect {
   are?: Text[];
   count?: number;
   /** The first of them contains each text, matches each pattern; matches none of `firstLacks`. */
-  firstHas?: (Text | RegExp)[];
+  firstHas?: (Text | RegExp | ((c: Names) => RegExp))[];
   firstLacks?: RegExp[];
   /** One of them starts with each of these. */
   someStartWith?: Text[];
@@ -319,7 +326,13 @@ class RowTable {
       if (s.at !== undefined) h.clock.set(new Date(c.h1 + s.at));
       const unseen = s.unseen?.map((r) => c.job(r));
       const r = s.reconcile === "pass" ? await this.reconcile(c.name, unseen) : await this.restart(c.name, unseen);
-      if (s.requeue === "now")
+      if (s.requeue === "none") assert.deepEqual(r, {}, "not requeued");
+      else if (typeof s.requeue === "object")
+        assert.ok(
+          (r.requeueAfterMs ?? -Infinity) >= s.requeue.atLeastMs,
+          `requeued after ${s.requeue.atLeastMs} ms at least: ${JSON.stringify(r)}`,
+        );
+      else if (s.requeue === "now")
         assert.ok((r.requeueAfterMs ?? Infinity) <= 1000, `requeued at once: ${JSON.stringify(r)}`);
       else if (s.requeue === "later")
         assert.ok((r.requeueAfterMs ?? Infinity) > 1000, `requeued later: ${JSON.stringify(r)}`);
@@ -356,6 +369,7 @@ class RowTable {
       e.scheduledJobs ||
       e.backfillJobs !== undefined ||
       e.jobNames ||
+      e.jobCount !== undefined ||
       e.runNowJobs !== undefined ||
       e.exist
     ) {
@@ -379,6 +393,7 @@ class RowTable {
           e.jobNames.map(c.job),
           why,
         );
+      if (e.jobCount !== undefined) assert.equal(jobs.length, e.jobCount, why);
       const runNow = jobs.filter((j) => j.metadata?.annotations?.[RUN_NOW_REQUEST_ANNOTATION] !== undefined);
       if (typeof e.runNowJobs === "number") assert.equal(runNow.length, e.runNowJobs, why);
       else if (e.runNowJobs)
@@ -412,9 +427,11 @@ class RowTable {
       if (ev.firstHas || ev.firstLacks) {
         const first = got[0];
         assert.ok(first !== undefined, why ?? `no such Event among ${JSON.stringify(taken)}`);
-        for (const m of ev.firstHas ?? [])
-          if (m instanceof RegExp) assert.match(first, m, why);
-          else assert.ok(first.includes(text(m)), why ?? first);
+        for (const m of ev.firstHas ?? []) {
+          const want = typeof m === "function" ? m(c) : m;
+          if (want instanceof RegExp) assert.match(first, want, why);
+          else assert.ok(first.includes(want), why ?? first);
+        }
         for (const m of ev.firstLacks ?? []) assert.doesNotMatch(first, m, why);
       }
       for (const t of ev.someStartWith ?? [])
@@ -449,7 +466,8 @@ class RowTable {
     else if (stopped && "time" in stopped)
       assert.deepEqual(st?.stopped, { ...stopped, time: c.time(stopped.time) }, why ?? "stopped");
     else if (stopped) assert.equal(st?.stopped?.failures, stopped.failures, why ?? "stopped.failures");
-    if (e.active)
+    if (typeof e.active === "number") assert.equal(st?.active?.length, e.active, why ?? "active");
+    else if (e.active)
       assert.deepEqual(
         st?.active?.map((r) => r.name),
         e.active.map(c.job),
