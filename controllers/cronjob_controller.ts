@@ -435,8 +435,8 @@ export class CronJobReconciler implements Reconciler {
   private async run(pass: Pass, request: RunRequest, ctx: ReconcileContext): Promise<RunResult> {
     const { cronJob } = pass;
     const row = rowOf(request);
-    const slot = request.trigger === "schedule" ? request.slot : undefined;
-    const recorded = (job: Readonly<Job>) => mayReplace(cronJob, job, slot);
+    const due = row.dueAt?.(request);
+    const recorded = (job: Readonly<Job>) => mayReplace(cronJob, job, due);
     const admission = admit(cronJob.spec.concurrencyPolicy, request, [...pass.active.values()], recorded);
     if (!admission.run) {
       if (admission.held) pass.events.push(admission.held);
@@ -463,9 +463,7 @@ export class CronJobReconciler implements Reconciler {
     const made = row.created(request, name);
     pass.events.push(made.event);
     pass.counts.push(made.count);
-    if (request.trigger === "schedule") {
-      jobCreationSkew.observe(Math.max(0, (this.clock.now().getTime() - request.slot.getTime()) / 1000));
-    }
+    if (due) jobCreationSkew.observe(Math.max(0, (this.clock.now().getTime() - due.getTime()) / 1000));
     ctx.log.info(made.log, { job: name, trigger: request.trigger });
     return "created";
   }

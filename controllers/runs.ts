@@ -50,8 +50,13 @@ interface TriggerRow<R extends RunRequest> {
   room?(r: R, active: readonly Readonly<Job>[]): number;
   /** What is reported while the concurrency policy holds the request back (`running`: the active Jobs' names). */
   held?(r: R, running: string[]): StateEvent;
-  /** The trigger's books after its Job was created or adopted (`ours`: this request's Job, not another's). */
+  /** The trigger's books after its Job was created or adopted. */
   record(status: Readonly<CronJobWireStatus>, r: R): CronJobWireStatus;
+  /**
+   * The slot the run was due at, for a trigger that runs slots as they come (the schedule): the creation skew is
+   * measured from it, and with Replace it may pass a backfill Job of an older slot (observe.ts mayReplace).
+   */
+  dueAt?(r: R): Date;
   /** The Event, count and log line of a Job this pass created. */
   created(r: R, jobName: string): { event: EventDecision; count: RunOutcome; log: string };
 }
@@ -69,6 +74,7 @@ const TRIGGERS: Rows = {
     }),
     // lastScheduleTime is the schedule's alone: the base the next missed slots are counted from.
     record: (status, r) => ({ ...status, lastScheduleTime: rfc3339(r.slot) }),
+    dueAt: (r) => r.slot,
     created: (r, name) => ({
       event: { reason: "SuccessfulCreate", message: `Created job ${name}` },
       count: "created",
