@@ -462,6 +462,9 @@ export class CronJobReconciler implements Reconciler {
     if (!outcome.created) return "adopted";
     const made = row.created(request, name);
     pass.events.push(made.event);
+    if (outcome.warnings) {
+      pass.events.push({ reason: "JobWarning", message: `Job ${name}: ${outcome.warnings.join("; ")}` });
+    }
     pass.counts.push(made.count);
     if (due) jobCreationSkew.observe(Math.max(0, (this.clock.now().getTime() - due.getTime()) / 1000));
     ctx.log.info(made.log, { job: name, trigger: request.trigger });

@@ -6,6 +6,7 @@ import type { EventSubject, EventType, Recorder } from "../runtime/events/types.
 export const EVENT_REASONS = {
   SuccessfulCreate: "Normal",
   FailedCreate: "Warning",
+  JobWarning: "Warning",
   SuccessfulDelete: "Normal",
   FailedDelete: "Warning",
   SawCompletedJob: "Normal",

@@ -6,6 +6,7 @@ import type { ReconcileContext } from "../runtime/controller.ts";
 import { hasStatusCause, isAlreadyExists, isConflict, isNotFound } from "../runtime/errors.ts";
 import type { ObjectReader, ObjectWriter } from "../runtime/interfaces.ts";
 import { type KubeObject, Kinds } from "../runtime/kinds.ts";
+import { droppedFields } from "../runtime/objects.ts";
 import type { WriteProblems } from "./conditions.ts";
 import type { EventDecision } from "./events.ts";
 
@@ -15,7 +16,13 @@ interface Owner {
 }
 
 type CreateOutcome =
-  | { ok: true; job: Job; created: boolean }
+  | {
+      ok: true;
+      job: Job;
+      created: boolean;
+      /** What the API server said about the create: its warnings, and fields of the Job it dropped. */
+      warnings?: string[];
+    }
   | { ok: false; problems: WriteProblems; event?: EventDecision; retry?: string };
 
 export class ChildJobs {
@@ -45,8 +52,17 @@ export class ChildJobs {
     const name = job.metadata!.name!;
     // An urgent write: writes that can wait hold back until the burst of creates is over.
     ctx.burst?.note();
+    const warnings: string[] = [];
     try {
-      return { ok: true, job: readJob(await this.#client.create<KubeObject>(Kinds.Job, job)), created: true };
+      const stored = await this.#client.create<KubeObject>(Kinds.Job, job, { onWarning: (w) => warnings.push(w) });
+      // A cluster older than the CRD's Job template drops the fields it does not know (with a warning on
+      // 1.25+ only): the webhook refuses such a template, but one stored before (or with the webhook off)
+      // would run without them, silently.
+      const storedSpec = (stored as { spec?: unknown }).spec;
+      for (const f of storedSpec === undefined ? [] : droppedFields(job.spec, storedSpec, "spec")) {
+        warnings.push(`${f}: this cluster's Job API has no such field; the Job was created without it`);
+      }
+      return { ok: true, job: readJob(stored), created: true, ...(warnings.length ? { warnings } : {}) };
     } catch (err) {
       const message = (err as Error).message;
       if (hasStatusCause(err, "NamespaceTerminating")) {

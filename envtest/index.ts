@@ -8,9 +8,10 @@ import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ApiextensionsV1Api, KubeConfig } from "@kubernetes/client-node";
+import { ApiextensionsV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { ManagedProcess, removeOnExit } from "./processes.ts";
 import { freePort } from "./ports.ts";
+import { binaryVersion, insecurePortArgs, type KubeVersion } from "./versions.ts";
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -137,6 +138,36 @@ export class TestEnv {
 
   private bin(name: string): string {
     return join(this.assets, name);
+  }
+
+  /** The control plane's Kubernetes version (kube-apiserver's). */
+  get version(): KubeVersion {
+    return binaryVersion(this.bin("kube-apiserver"));
+  }
+
+  /** kubectl from the assets, else the one on the PATH (assets of another version may come without it). */
+  private get kubectlBin(): string {
+    return existsSync(this.bin("kubectl")) ? this.bin("kubectl") : "kubectl";
+  }
+
+  /**
+   * A token for a ServiceAccount from the TokenRequest API (GA since 1.20; what `kubectl create token`
+   * asks for): since 1.24 no token Secret is created, so a test never waits for one.
+   */
+  async serviceAccountToken(namespace: string, name: string, expirationSeconds = 3600): Promise<string> {
+    const api = this.kubeConfig.makeApiClient(CoreV1Api);
+    const tr = await api.createNamespacedServiceAccountToken({
+      namespace,
+      name,
+      body: {
+        apiVersion: "authentication.k8s.io/v1",
+        kind: "TokenRequest",
+        spec: { audiences: [], expirationSeconds },
+      },
+    });
+    const token = tr.status?.token;
+    if (!token) throw new Error(`TokenRequest for ${namespace}/${name} returned no token`);
+    return token;
   }
 
   private async startEtcd(): Promise<void> {
@@ -307,8 +338,7 @@ export class TestEnv {
         `--secure-port=${port}`,
         "--bind-address=127.0.0.1",
         "--leader-elect=false",
-        // 1.20 also serves insecurely on 0.0.0.0:10252 by default: two test environments would clash.
-        "--port=0",
+        ...insecurePortArgs(binaryVersion(this.bin("kube-controller-manager"))),
         `--controllers=${(cm.controllers ?? ["*"]).join(",")}`,
         `--service-account-private-key-file=${join(this.dir, "sa.key")}`,
         // The ca.crt of service-account token secrets: what pods verify the apiserver with.
@@ -360,7 +390,7 @@ export class TestEnv {
   kubectl(args: string[], input?: string): Promise<CommandResult> {
     return new Promise((resolveP) => {
       const child = execFile(
-        this.bin("kubectl"),
+        this.kubectlBin,
         // Its discovery and HTTP caches in this environment's directory, not ~/.kube/cache.
         [`--kubeconfig=${this.kubeconfigPath}`, `--cache-dir=${join(this.dir, "kubectl-cache")}`, ...args],
         { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, KUBECONFIG: this.kubeconfigPath } },

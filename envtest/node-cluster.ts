@@ -75,6 +75,13 @@ import {
 } from "./node-host.ts";
 import { freePort } from "./ports.ts";
 import { ManagedProcess } from "./processes.ts";
+import {
+  binaryVersion,
+  containerRuntimeArgs,
+  insecurePortArgs,
+  kubeletConfigFields,
+  podsNeedTokenSecret,
+} from "./versions.ts";
 
 export { NODE_IP, NODE_LINK, NODE_NAME } from "./node-host.ts";
 
@@ -460,8 +467,7 @@ export class NodeCluster {
       `--authentication-kubeconfig=${kc}`,
       `--authorization-kubeconfig=${kc}`,
       "--leader-elect=false",
-      // 1.20 also serves plain HTTP on 0.0.0.0:10251 by default.
-      "--port=0",
+      ...insecurePortArgs(binaryVersion(this.bin("kube-scheduler"))),
       "--bind-address=127.0.0.1",
       `--secure-port=${port}`,
     ]);
@@ -641,6 +647,7 @@ export class NodeCluster {
         // Ready (and other status changes) reach the apiserver within 2 s instead of 10.
         nodeStatusUpdateFrequency: "2s",
         serializeImagePulls: false,
+        ...kubeletConfigFields(binaryVersion(this.bin("kubelet")), !isCgroupV2()),
       }),
     );
     this.kubelet = this.managed("kubelet", this.bin("kubelet"), [
@@ -648,7 +655,7 @@ export class NodeCluster {
       `--kubeconfig=${kubeconfig}`,
       `--root-dir=${kubeletDir}`,
       `--cert-dir=${join(kubeletDir, "pki")}`,
-      "--container-runtime=remote",
+      ...containerRuntimeArgs(binaryVersion(this.bin("kubelet"))),
       `--container-runtime-endpoint=unix://${this.containerdSocket}`,
       "--runtime-request-timeout=2m",
       `--hostname-override=${NODE_NAME}`,
@@ -685,16 +692,24 @@ export class NodeCluster {
     );
   }
 
-  /** With ServiceAccount admission on, a namespace's pods are refused until its token exists. */
+  /**
+   * With ServiceAccount admission on, a namespace's pods are refused until its default ServiceAccount
+   * exists, and before 1.21 also until its token Secret does (versions.ts: podsNeedTokenSecret).
+   */
   private async waitDefaultServiceAccount(timeoutMs: number): Promise<void> {
     const api = this.env.kubeConfig.makeApiClient(CoreV1Api);
+    const needSecret = podsNeedTokenSecret(this.env.version);
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const sa = await api
         .readNamespacedServiceAccount({ name: "default", namespace: "default" })
         .catch(() => undefined);
-      if ((sa?.secrets?.length ?? 0) > 0) return;
-      if (Date.now() > deadline) throw new Error(`service account default/default has no token after ${timeoutMs} ms`);
+      if (sa && (!needSecret || (sa.secrets?.length ?? 0) > 0)) return;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `service account default/default ${sa ? "has no token Secret" : "does not exist"} after ${timeoutMs} ms`,
+        );
+      }
       await sleep(200);
     }
   }
@@ -891,4 +906,9 @@ function forgetCertificateWithoutSAN(certDir: string, ip: string, log: (m: strin
   rmSync(cert, { force: true });
   rmSync(join(certDir, "apiserver.key"), { force: true });
   log(`regenerating the apiserver's certificate (no ${ip} in it)`);
+}
+
+/** Whether /sys/fs/cgroup is the unified (v2) hierarchy: it then holds cgroup.controllers. */
+function isCgroupV2(): boolean {
+  return existsSync("/sys/fs/cgroup/cgroup.controllers");
 }

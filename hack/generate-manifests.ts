@@ -13,7 +13,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
-import { cronJobCRD } from "./crdgen/crd.ts";
+import { cronJobCRD, MAX_DESCRIPTION_LENGTH } from "./crdgen/crd.ts";
 import { definitionsOf, type Definitions } from "./crdgen/openapi.ts";
 import { readVendoredOpenAPI, VENDORED_OPENAPI } from "./crdgen/vendored-openapi.ts";
 import { managerRoleYAML, ROLE_PATH } from "./crdgen/rbac.ts";
@@ -24,10 +24,6 @@ import { CHART_DIR, chartFiles } from "./helmgen/chart.ts";
 import * as api from "../api/v1/index.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-
-// Long upstream descriptions are cut at a sentence boundary so the CRD stays well below etcd's request
-// size limit; `kubectl explain` on the core types gives the full text.
-const MAX_DESCRIPTION = 600;
 
 function loadDefinitions(args: { openapi?: string; "from-cluster"?: boolean }): { defs: Definitions; source: string } {
   if (args["from-cluster"]) {
@@ -68,7 +64,7 @@ function main(): number {
       "bases",
       `${api.RESOURCE}.yaml`.replace(`${api.PLURAL}.${api.GROUP}`, `${api.GROUP}_${api.PLURAL}`),
     ),
-    renderYAML(cronJobCRD({ definitions: defs, maxDescriptionLength: MAX_DESCRIPTION })),
+    renderYAML(cronJobCRD({ definitions: defs, maxDescriptionLength: MAX_DESCRIPTION_LENGTH })),
   );
   // The manager's ClusterRole, from the controllers' RBAC declarations (controllers/rbac.ts).
   files.set(ROLE_PATH, managerRoleYAML());

@@ -8,6 +8,7 @@ import { APIError } from "./errors.ts";
 import { collectionPath, type KubeObject, objectPath, type ResourceKind } from "./kinds.ts";
 import type { RESTConfig } from "./kubeconfig.ts";
 import { getOrCreate, metricsRegistry } from "./metrics/registry.ts";
+import { headerValues, parseWarningHeaders } from "./warnings.ts";
 
 const requestsTotal = getOrCreate(
   "rest_client_requests_total",
@@ -68,9 +69,19 @@ interface WatchEvent<T> {
   object: T;
 }
 
+/** Called with each API warning of a request (runtime/warnings.ts). */
+type WarningHandler = (warning: string) => void;
+
 export interface WriteOptions {
   fieldManager?: string;
   dryRun?: boolean;
+  /**
+   * How the API server treats fields its schema does not have (1.25+; older servers ignore it): Strict
+   * refuses the write (400), Warn (the server's default) drops them with a warning, Ignore drops them.
+   */
+  fieldValidation?: "Strict" | "Warn" | "Ignore";
+  /** This request's API warnings (the client's own handler sees them too). */
+  onWarning?: WarningHandler;
   /** Aborts the request (it then rejects with an APIError). */
   signal?: AbortSignal;
 }
@@ -90,6 +101,8 @@ interface ClientOptions {
   timeoutMs?: number;
   /** Upper bound of concurrent connections (default 64). */
   maxSockets?: number;
+  /** Every API warning the server sends, with the request it came with (default: none; the manager logs them). */
+  onWarning?: (warning: string, request: string) => void;
 }
 
 interface Transport {
@@ -107,7 +120,8 @@ const HEADER_TTL_MS = 60_000;
 
 export class Client {
   private readonly kc: RESTConfig;
-  private readonly opts: Required<ClientOptions>;
+  private readonly opts: Required<Omit<ClientOptions, "onWarning">>;
+  private readonly onWarning: ClientOptions["onWarning"];
   private transport: Transport | undefined;
   private transportPending: Promise<Transport> | undefined;
 
@@ -121,6 +135,7 @@ export class Client {
       timeoutMs: opts.timeoutMs ?? 30_000,
       maxSockets: opts.maxSockets ?? 64,
     };
+    this.onWarning = opts.onWarning;
   }
 
   get fieldManager(): string {
@@ -173,6 +188,8 @@ export class Client {
       timeoutMs?: number;
       /** Aborts the request (e.g. a deadline: AbortSignal.timeout); it then rejects with an APIError. */
       signal?: AbortSignal;
+      /** This request's API warnings, also those of a refused request. */
+      onWarning?: WarningHandler;
     } = {},
   ): Promise<T> {
     const res = await this.send(
@@ -184,6 +201,10 @@ export class Client {
       o.signal,
       o.timeoutMs ?? this.opts.timeoutMs,
     );
+    for (const w of parseWarningHeaders(headerValues(res.rawHeaders, "warning"))) {
+      this.onWarning?.(w, `${method} ${path}`);
+      o.onWarning?.(w);
+    }
     const text = await readBody(res);
     const code = res.statusCode ?? 0;
     if (code < 200 || code >= 300) throw APIError.fromResponse(code, text, `${method} ${path}`);
@@ -273,6 +294,7 @@ export class Client {
       query: this.writeQuery(o),
       body: obj,
       signal: o.signal,
+      onWarning: o.onWarning,
     });
   }
 
@@ -282,6 +304,7 @@ export class Client {
       query: this.writeQuery(o),
       body: obj,
       signal: o.signal,
+      onWarning: o.onWarning,
     });
   }
 
@@ -290,6 +313,7 @@ export class Client {
     return this.request<T>("PUT", objectPath(rk, obj.metadata?.namespace, requireName(obj), "status"), {
       query: this.writeQuery(o),
       body: obj,
+      onWarning: o.onWarning,
     });
   }
 
@@ -306,6 +330,7 @@ export class Client {
       query,
       body: patch,
       contentType: PATCH_CONTENT_TYPES[type],
+      onWarning: o.onWarning,
     });
   }
 
@@ -361,7 +386,11 @@ export class Client {
   }
 
   private writeQuery(o: WriteOptions): Record<string, string | undefined> {
-    return { fieldManager: o.fieldManager ?? this.opts.fieldManager, dryRun: o.dryRun ? "All" : undefined };
+    return {
+      fieldManager: o.fieldManager ?? this.opts.fieldManager,
+      dryRun: o.dryRun ? "All" : undefined,
+      fieldValidation: o.fieldValidation,
+    };
   }
 
   /** Close idle connections (shutdown). */

@@ -110,6 +110,7 @@ export class Manager {
     this.client = new Client(o.kubeConfig, {
       ...(o.userAgent ? { userAgent: o.userAgent } : {}),
       ...(o.fieldManager ? { fieldManager: o.fieldManager } : {}),
+      onWarning: apiWarningLogger(this.log.withName("KubeAPIWarningLogger")),
     });
     this.cache = new Cache(this.client, {
       ...(o.namespace ? { namespace: o.namespace } : {}),
@@ -454,4 +455,26 @@ export function setupSignalHandler(): AbortSignal {
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
   return ac.signal;
+}
+
+/** Most distinct API warnings logged; later ones are counted in the log line that says so, once. */
+const MAX_LOGGED_WARNINGS = 1_000;
+
+/**
+ * controller-runtime's KubeAPIWarningLogger: every API warning the manager's client receives is logged,
+ * each distinct text once (a deprecated field warned on every write must not flood the log).
+ */
+export function apiWarningLogger(log: Logger): (warning: string, request: string) => void {
+  const seen = new Set<string>();
+  let full = false;
+  return (warning, request) => {
+    if (seen.has(warning)) return;
+    if (seen.size >= MAX_LOGGED_WARNINGS) {
+      if (!full) log.info("more distinct API warnings than are logged; the rest are not", { max: MAX_LOGGED_WARNINGS });
+      full = true;
+      return;
+    }
+    seen.add(warning);
+    log.info(warning, { request });
+  };
 }

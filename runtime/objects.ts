@@ -32,3 +32,37 @@ export function stripUndefined<T extends object>(o: T): T {
   for (const [k, v] of Object.entries(o)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
   return out;
 }
+
+/** Whether `v` is a value an API server may leave out of what it returns (Go's omitempty zero values). */
+function isEmptyValue(v: unknown): boolean {
+  if (v === null || v === undefined || v === "" || v === 0 || v === false) return true;
+  if (Array.isArray(v)) return v.every(isEmptyValue);
+  if (typeof v === "object") return Object.values(v as object).every(isEmptyValue);
+  return false;
+}
+
+function childPath(path: string, key: string): string {
+  // field.Path's form: a map key that is no identifier in brackets, unquoted.
+  return /^[A-Za-z_$][\w$-]*$/.test(key) ? `${path}.${key}` : `${path}[${key}]`;
+}
+
+/**
+ * The paths of fields that `sent` sets and the API server's answer (`stored`) does not have: fields the
+ * server's schema lacks (an older Kubernetes, a feature gate that is off), which it drops with at most a
+ * warning. Values the server normalises (a quantity, a default) still count as present; zero values are
+ * not compared, since Go's omitempty leaves them out of any answer.
+ */
+export function droppedFields(sent: unknown, stored: unknown, path: string): string[] {
+  if (isEmptyValue(sent)) return [];
+  if (stored === undefined || stored === null) return [path];
+  if (Array.isArray(sent)) {
+    // An element-wise comparison only means something when the server kept every element.
+    if (!Array.isArray(stored) || stored.length !== sent.length) return [];
+    return sent.flatMap((v, i) => droppedFields(v, stored[i], `${path}[${i}]`));
+  }
+  if (typeof sent !== "object" || typeof stored !== "object" || Array.isArray(stored)) return [];
+  const got = stored as Record<string, unknown>;
+  return Object.entries(sent as Record<string, unknown>).flatMap(([k, v]) =>
+    droppedFields(v, got[k], childPath(path, k)),
+  );
+}

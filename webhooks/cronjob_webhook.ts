@@ -345,10 +345,12 @@ function validateCronJobWithDryRun(opts: CronJobWebhookOptions & { client: DryRu
           kind: "unchecked",
           reason: `the Job could not be built: ${source.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
         };
-    const warnings = result.warnings ?? [];
+    // The API server's own warnings about the Job (a deprecated field, a value it will not honour) reach
+    // the user beside ours.
+    const warnings = [...(result.warnings ?? []), ...(outcome.warnings ?? [])];
     switch (outcome.kind) {
       case "valid":
-        return result;
+        return allowed(warnings);
       case "invalid":
         return denied(invalid({ group: GROUP, kind: KIND }, nameOf(req), outcome.errors), warnings);
       case "unchecked":

@@ -7,6 +7,7 @@ import { jobForSlot, jobNameFor, type JobSource } from "../api/v1/index.ts";
 import type { Client } from "../runtime/client.ts";
 import { APIError, type StatusCause } from "../runtime/errors.ts";
 import { collectionPath, Kinds } from "../runtime/kinds.ts";
+import { droppedFields } from "../runtime/objects.ts";
 import type { FieldError, FieldErrorType } from "../runtime/webhook/index.ts";
 
 /**
@@ -25,13 +26,23 @@ export const PLACEHOLDER_UID = "00000000-0000-0000-0000-000000000000";
 /** What the dry-run needs of the client (tests pass a fake). */
 export type DryRunClient = Pick<Client, "request">;
 
-export type DryRunOutcome =
-  /** The API server accepted the Job (or only found that a Job with the slot's name exists). */
-  | { kind: "valid" }
-  /** The API server refused the Job: errors at the CronJob's paths. */
+export type DryRunOutcome = (
+  | /** The API server accepted the Job (or only found that a Job with the slot's name exists). */
+    { kind: "valid" }
+    /** The API server refused the Job, or would drop fields of it: errors at the CronJob's paths. */
   | { kind: "invalid"; errors: FieldError[] }
   /** No verdict on the template: why, for the admission warning and the log. */
-  | { kind: "unchecked"; reason: string };
+  | { kind: "unchecked"; reason: string }
+) & {
+  /** The API server's warnings about the Job, for the admission response. */
+  warnings?: string[];
+};
+
+/**
+ * Why a field the API server does not know is refused: the CRD's Job template follows a recent Kubernetes,
+ * and a cluster running an older one would create every Job without the field, silently.
+ */
+export const UNKNOWN_JOB_FIELD = "this cluster's Job API has no such field: its Jobs would be created without it";
 
 interface DryRunOptions {
   timeoutMs?: number;
@@ -51,6 +62,7 @@ export async function dryRunJobTemplate(
   const jobName = jobNameFor(cronJob.metadata.name ?? "", slot);
   const what = `dry-run create of Job "${jobName}" in namespace "${namespace}"`;
   let timer: NodeJS.Timeout | undefined;
+  const warnings: string[] = [];
   try {
     const job = jobForSlot(
       { ...cronJob, metadata: { ...cronJob.metadata, namespace, uid: cronJob.metadata.uid || PLACEHOLDER_UID } },
@@ -61,39 +73,82 @@ export async function dryRunJobTemplate(
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new DeadlineError(`no answer to the ${what} within ${timeoutMs} ms`)), timeoutMs);
     });
-    await Promise.race([
-      client.request("POST", collectionPath(Kinds.Job, namespace), { query: { dryRun: "All" }, body: job, timeoutMs }),
+    // Strict: a server that validates fields (1.25+) refuses those its Job schema lacks (400); an older one
+    // ignores the parameter, and the comparison below finds what it dropped.
+    const stored = await Promise.race([
+      client.request<{ spec?: unknown }>("POST", collectionPath(Kinds.Job, namespace), {
+        query: { dryRun: "All", fieldValidation: "Strict" },
+        body: job,
+        timeoutMs,
+        onWarning: (w) => warnings.push(`spec.jobTemplate: the API server warns about the Job: ${w}`),
+      }),
       deadline,
     ]);
-    return { kind: "valid" };
-  } catch (err) {
-    if (err instanceof DeadlineError) return { kind: "unchecked", reason: err.message };
-    if (!(err instanceof APIError)) return { kind: "unchecked", reason: `${what} failed: ${messageOf(err)}` };
-    // Existence is checked after validation: the Job is valid, only its name is taken.
-    if (err.reason === "AlreadyExists") return { kind: "valid" };
-    if (err.code === 0) return { kind: "unchecked", reason: `${what} failed: ${err.message}` };
-    if (err.code !== 422)
-      return { kind: "unchecked", reason: `${what} failed: ${err.code} ${err.reason}: ${err.message}` };
-    const mapped = jobErrorsToCronJob(err.causes, {
-      name: cronJob.metadata.name ?? "",
-      jobName,
-      templateHasLabels: Object.keys(cronJob.spec.jobTemplate.metadata?.labels ?? {}).length > 0,
-    });
-    if (mapped.errors.length > 0) return { kind: "invalid", errors: mapped.errors };
-    if (mapped.outside.length > 0) {
-      return {
-        kind: "unchecked",
-        reason: `the API server refused the Job for fields the controller sets: ${mapped.outside.join(", ")}`,
-      };
+    // An answer without the Job (nothing to compare) says nothing about dropped fields.
+    const dropped = stored?.spec === undefined ? [] : droppedFields(job.spec, stored.spec, "spec");
+    if (dropped.length > 0) {
+      return { kind: "invalid", errors: unknownFieldErrors(dropped, cronJob, jobName), ...withWarnings(warnings) };
     }
-    // 422 without causes (e.g. an admission plugin's refusal): the Job as a whole.
-    return {
-      kind: "invalid",
-      errors: [{ field: "spec.jobTemplate", type: "FieldValueForbidden", detail: err.message }],
-    };
+    return { kind: "valid", ...withWarnings(warnings) };
+  } catch (err) {
+    const outcome = refusal(err, what, cronJob, jobName);
+    return { ...outcome, ...withWarnings(warnings) };
   } finally {
     clearTimeout(timer);
   }
+}
+
+function withWarnings(warnings: string[]): { warnings?: string[] } {
+  return warnings.length > 0 ? { warnings } : {};
+}
+
+/** The fields a strict decoding error names (1.25+: `strict decoding error: unknown field "spec.x", …`). */
+export function strictDecodingFields(message: string): string[] {
+  if (!message.includes("strict decoding error")) return [];
+  return [...message.matchAll(/unknown field "([^"]+)"/g)].map((m) => m[1] as string);
+}
+
+function unknownFieldErrors(fields: readonly string[], cronJob: JobSource, jobName: string): FieldError[] {
+  const causes: StatusCause[] = fields.map((field) => ({
+    field,
+    reason: "FieldValueForbidden",
+    message: `Forbidden: ${UNKNOWN_JOB_FIELD}`,
+  }));
+  return jobErrorsToCronJob(causes, {
+    name: cronJob.metadata.name ?? "",
+    jobName,
+    templateHasLabels: Object.keys(cronJob.spec.jobTemplate.metadata?.labels ?? {}).length > 0,
+  }).errors;
+}
+
+/** What a failed dry-run means for the template. */
+function refusal(err: unknown, what: string, cronJob: JobSource, jobName: string): DryRunOutcome {
+  if (err instanceof DeadlineError) return { kind: "unchecked", reason: err.message };
+  if (!(err instanceof APIError)) return { kind: "unchecked", reason: `${what} failed: ${messageOf(err)}` };
+  // Existence is checked after validation: the Job is valid, only its name is taken.
+  if (err.reason === "AlreadyExists") return { kind: "valid" };
+  if (err.code === 0) return { kind: "unchecked", reason: `${what} failed: ${err.message}` };
+  const unknown = err.code === 400 ? strictDecodingFields(err.message) : [];
+  if (unknown.length > 0) return { kind: "invalid", errors: unknownFieldErrors(unknown, cronJob, jobName) };
+  if (err.code !== 422)
+    return { kind: "unchecked", reason: `${what} failed: ${err.code} ${err.reason}: ${err.message}` };
+  const mapped = jobErrorsToCronJob(err.causes, {
+    name: cronJob.metadata.name ?? "",
+    jobName,
+    templateHasLabels: Object.keys(cronJob.spec.jobTemplate.metadata?.labels ?? {}).length > 0,
+  });
+  if (mapped.errors.length > 0) return { kind: "invalid", errors: mapped.errors };
+  if (mapped.outside.length > 0) {
+    return {
+      kind: "unchecked",
+      reason: `the API server refused the Job for fields the controller sets: ${mapped.outside.join(", ")}`,
+    };
+  }
+  // 422 without causes (e.g. an admission plugin's refusal): the Job as a whole.
+  return {
+    kind: "invalid",
+    errors: [{ field: "spec.jobTemplate", type: "FieldValueForbidden", detail: err.message }],
+  };
 }
 
 class DeadlineError extends Error {}

@@ -92,9 +92,9 @@ Flags:
 Shell completion: kubectl 1.26+ completes \`kubectl cron <TAB>\` with kubectl_complete-cron on PATH
 (make install-plugin installs both).
 
-Exit codes: 0 done; 1 the cluster refused or could not be reached (the message says why), or migrate/unmigrate
-refused an object (each is reported with the reason); 2 wrong usage; 3 run: the request was made but no Job
-appeared before --timeout.
+Exit codes: 0 done; 1 the cluster refused or could not be reached (the message says why); 2 wrong usage; 3 run:
+the request was made but no Job appeared before --timeout; 4 migrate/unmigrate refused some objects (each is
+reported with the reason; the others were done).
 `;
 
 function parseDuration(flag: string, v: string): number {

@@ -3,7 +3,12 @@
 import type { Client } from "../../runtime/client.ts";
 import { APIError, isNotFound } from "../../runtime/errors.ts";
 import type { ResourceKind } from "../../runtime/kinds.ts";
-import { K8S_SCHEDULED_TIMESTAMP_ANNOTATION, type Job } from "../../api/v1/index.ts";
+import {
+  INSTANTIATE_ANNOTATION,
+  INSTANTIATE_MANUAL,
+  K8S_SCHEDULED_TIMESTAMP_ANNOTATION,
+  type Job,
+} from "../../api/v1/index.ts";
 
 const BUILTIN_VERSIONS = ["v1", "v1beta1"] as const;
 export type BuiltinVersion = (typeof BUILTIN_VERSIONS)[number];
@@ -59,8 +64,12 @@ export async function discoverBuiltinVersion(client: Client): Promise<BuiltinVer
  * (batch.kubernetes.io/cronjob-scheduled-timestamp, RFC 3339), else the name. The old controller (1.20, and
  * before CronJobControllerV2) names a Job `<cronjob>-<scheduled time in Unix seconds>`, the v2 controller
  * `<cronjob>-<Unix minutes>`: seconds have 10 digits from 2001 to 2286, minutes at most 8 until 2160.
+ * A manual run (`kubectl create job --from=cronjob/…`, annotated cronjob.kubernetes.io/instantiate: manual)
+ * ran for no slot, whatever it is called: `<cronjob>-2026112410`, named after the hour it was made in, would
+ * read as a slot in 2034, and no slot would run until then.
  */
 export function builtinJobSlot(job: Readonly<Job>, cronJobName: string): Date | undefined {
+  if (job.metadata?.annotations?.[INSTANTIATE_ANNOTATION] === INSTANTIATE_MANUAL) return undefined;
   const annotated = job.metadata?.annotations?.[K8S_SCHEDULED_TIMESTAMP_ANNOTATION];
   if (annotated) {
     const d = new Date(annotated);

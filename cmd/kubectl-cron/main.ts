@@ -175,7 +175,13 @@ export async function main(argv: readonly string[], io: IO): Promise<number> {
       return EXIT.ok;
     }
     kc = loadConfig(args, io.env);
-    const client = new Client(kc, { userAgent: FIELD_MANAGER, fieldManager: FIELD_MANAGER, timeoutMs: 15_000 });
+    const client = new Client(kc, {
+      userAgent: FIELD_MANAGER,
+      fieldManager: FIELD_MANAGER,
+      timeoutMs: 15_000,
+      // As kubectl prints them: the API server's warnings (and the webhook's) reach the user.
+      onWarning: (w) => io.stderr(`Warning: ${w}\n`),
+    });
     const ctx: Context = {
       client,
       namespace: namespaceOf(args, kc),

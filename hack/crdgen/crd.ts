@@ -15,6 +15,12 @@ import {
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
+/**
+ * Long upstream descriptions are cut at a sentence boundary so the CRD stays well below etcd's request
+ * size limit; `kubectl explain` on the core types gives the full text.
+ */
+export const MAX_DESCRIPTION_LENGTH = 600;
+
 /** The value checks of a schema node (JSONSchemaProps keywords that refuse values), as opposed to its shape. */
 const CHECK_KEYS = [
   "enum",
@@ -108,6 +114,8 @@ export function rootMetadataSchema(zodMeta: JSONSchema | undefined): JSONSchema 
 export interface CrdOptions extends ConvertOptions {
   /** OpenAPI v2 definitions that hold the upstream types named by `k8sOpenAPI` metadata. */
   definitions: Definitions;
+  /** Keep the Pod template's field descriptions (UNDOCUMENTED_TEMPLATE; default false). */
+  templateDescriptions?: boolean;
 }
 
 /** The OpenAPI v3 schema of a zod schema, structural and with upstream types inlined. */
@@ -181,11 +189,47 @@ function normaliseObject(s: object): JSONSchema {
   return sortKeys(out);
 }
 
+/**
+ * The embedded Pod template, whose field documentation is left out of the CRD. With it, the CRD is
+ * 320 KB of JSON, and a client-side `kubectl apply -f` (the way kubebuilder projects tell users to
+ * install) fails: kubectl keeps the whole object in its last-applied-configuration annotation, and
+ * annotations may hold 262,144 bytes. The Pod's fields are documented where kubectl explain shows them
+ * anyway (`kubectl explain pod.spec`), so only theirs go, like controller-gen's crd:maxDescLen=0 does for
+ * a whole CRD; the CronJob's own fields and the Job's keep their descriptions.
+ */
+export const UNDOCUMENTED_TEMPLATE = ["spec", "jobTemplate", "spec", "template"] as const;
+
+const TEMPLATE_NOTE =
+  " Its fields are those of a Pod (metadata and spec): see `kubectl explain pod.spec` for their documentation.";
+
+/** Drops every description below `path` (the node at `path` keeps its own, with `note` appended). */
+export function dropDescriptionsBelow(schema: JSONSchema, path: readonly string[], note: string): void {
+  let node: JSONSchema | undefined = schema;
+  for (const key of path) node = (node?.properties as Record<string, JSONSchema> | undefined)?.[key];
+  if (!node) throw new Error(`no schema at ${path.join(".")}`);
+  const strip = (s: unknown): void => {
+    if (Array.isArray(s)) s.forEach(strip);
+    if (s === null || typeof s !== "object") return;
+    const o = s as JSONSchema;
+    delete o.description;
+    for (const [k, v] of Object.entries(o)) {
+      // Under `properties` the keys are field names (a field may be called "description").
+      if (k === "properties") for (const p of Object.values(v as object)) strip(p);
+      else if (k !== "default" && k !== "enum") strip(v);
+    }
+  };
+  const own = node.description;
+  strip(node);
+  node.description = `${typeof own === "string" ? own : ""}${note}`.trim();
+}
+
 /** The CronJob CRD (apiextensions.k8s.io/v1). */
 export function cronJobCRD(opts: CrdOptions): Record<string, unknown> {
   const schema = openAPIV3Schema(api.CronJobSchema, opts);
   const props = schema.properties as Record<string, JSONSchema>;
   props.metadata = rootMetadataSchema(props.metadata);
+  if (opts.descriptions !== false && !opts.templateDescriptions)
+    dropDescriptionsBelow(schema, UNDOCUMENTED_TEMPLATE, TEMPLATE_NOTE);
   const violations = structuralViolations(schema);
   if (violations.length > 0) throw new Error(`generated schema is not structural:\n  ${violations.join("\n  ")}`);
   return {

@@ -13,6 +13,9 @@ function webhook(m: { name: string; path: string; operations: readonly string[] 
         apiVersions: [webhookMarkers.version],
         operations: [...m.operations],
         resources: [webhookMarkers.resource],
+        // The apiserver's default, written out: rules is an atomic list, so a defaulted field the file
+        // lacks would make every client-side `kubectl apply` of it a change ("configured").
+        scope: "*",
       },
     ],
     sideEffects: "None",

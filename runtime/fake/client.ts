@@ -3,10 +3,11 @@
 // runtime/interfaces.ts. It keeps the apiserver semantics reconcilers rely on: resourceVersions and
 // Conflict on a stale write, AlreadyExists, NotFound, the status subresource, delete preconditions,
 // finalizers, a terminating namespace refusing new content, garbage collection of dependents (or none,
-// as envtest, which runs no GC), and errors injected per verb, kind and name (runtime/errors.ts's
-// APIError, so isConflict & co. work). What it does not model, and tests that need it run against
-// envtest: schemas and defaulting, admission webhooks, dry-run validation, a namespace that must exist,
-// watches and a cache lagging behind writes, restarts.
+// as envtest, which runs no GC), the Job status transitions a Kubernetes 1.33+ apiserver refuses
+// (jobstatus.ts), errors injected per verb, kind and name (runtime/errors.ts's APIError, so isConflict & co.
+// work), and injected API warnings. What it does not model, and tests that need it run against envtest:
+// schemas and defaulting, admission webhooks, dry-run validation, a namespace that must exist, watches and
+// a cache lagging behind writes, restarts.
 import { randomUUID } from "node:crypto";
 import type { DeleteOptions, ListOptions, ListResult, WriteOptions } from "../client.ts";
 import { APIError } from "../errors.ts";
@@ -16,6 +17,7 @@ import type { CacheIndexer, CacheReader, ObjectReader, ObjectWriter, StatusWrite
 import { type KubeObject, objectPath, resourceName, type ResourceKind } from "../kinds.ts";
 import { rfc3339 } from "../metatime.ts";
 import { canonical, deepFreeze } from "../objects.ts";
+import { invalidJob, jobStatusErrors } from "./jobstatus.ts";
 
 type Verb = "get" | "list" | "create" | "update" | "updateStatus" | "delete";
 
@@ -27,6 +29,11 @@ interface ErrorMatch {
   name?: string;
   /** Answer this many matching calls, then stop (default: every one). */
   times?: number;
+}
+
+/** Which writes an injected warning comes with (the verbs that take WriteOptions). */
+interface WarningMatch extends ErrorMatch {
+  verb: "create" | "update" | "updateStatus";
 }
 
 interface FakeAction {
@@ -71,6 +78,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Cac
   private readonly transformed = new WeakMap<object, Readonly<KubeObject>>();
   private readonly indexes = new Map<string, Map<string, IndexFunc<KubeObject>>>();
   private readonly injected: Array<{ match: ErrorMatch; error: () => Error; left: number }> = [];
+  private readonly warnings: Array<{ match: WarningMatch; warnings: readonly string[]; left: number }> = [];
   private revision = 0;
 
   constructor(o: FakeClientOptions = {}) {
@@ -91,6 +99,38 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Cac
   /** Forget every injected error. */
   clearErrors(): void {
     this.injected.length = 0;
+  }
+
+  /**
+   * Answer matching writes with these API warnings, as an apiserver sends them in `Warning: 299 - "..."`
+   * headers: each is passed to the call's WriteOptions.onWarning, in order, whether the call then succeeds
+   * or fails (an apiserver sends them with an error too).
+   */
+  injectWarnings(match: WarningMatch, warnings: readonly string[]): void {
+    this.warnings.push({ match, warnings: [...warnings], left: match.times ?? Infinity });
+  }
+
+  /**
+   * Put an object into the store as it is, status included, past every check of a write (not an API call,
+   * so not in `actions`): for a state a current apiserver no longer lets anyone write but an older one left
+   * behind, such as a finished Job without startTime. Fills in what create would (uid, creationTimestamp,
+   * generation) where unset.
+   */
+  seed<T extends KubeObject>(rk: ResourceKind, obj: T): T {
+    const meta = obj.metadata ?? {};
+    if (!meta.name) throw new Error(`seed: ${obj.kind ?? "object"} has no metadata.name`);
+    objectPath(rk, meta.namespace, meta.name);
+    const key = keyOf(rk, meta.namespace, meta.name);
+    if (this.bucket(rk).has(key)) throw alreadyExists(rk, meta.name);
+    const next = structuredClone(obj) as Record<string, unknown> & KubeObject;
+    next.metadata = {
+      uid: randomUUID(),
+      creationTimestamp: rfc3339(this.now()),
+      generation: 1,
+      ...structuredClone(meta),
+      resourceVersion: "",
+    };
+    return structuredClone(this.commit(rk, key, next)) as T;
   }
 
   // --- ObjectReader --------------------------------------------------------------------------------
@@ -118,7 +158,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Cac
     const meta = obj.metadata ?? {};
     let name = meta.name;
     if (!name && meta.generateName) name = meta.generateName + randomSuffix();
-    this.enter("create", rk, meta.namespace, name);
+    this.enter("create", rk, meta.namespace, name, o);
     if (!name) throw invalid(rk, "", "metadata.name: Required value: name or generateName is required");
     objectPath(rk, meta.namespace, name); // a namespaced kind without a namespace: the real client's error
     if (meta.resourceVersion) {
@@ -265,7 +305,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Cac
   ): Promise<T> {
     const meta = obj.metadata ?? {};
     const name = meta.name;
-    this.enter(verb, rk, meta.namespace, name);
+    this.enter(verb, rk, meta.namespace, name, o);
     if (!name) throw new Error(`${obj.kind ?? "object"} has no metadata.name`);
     const key = keyOf(rk, meta.namespace, name);
     const cur = this.bucket(rk).get(key);
@@ -312,6 +352,11 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Cac
       }
     }
     next.metadata.resourceVersion = cur.metadata?.resourceVersion;
+    // A Job's status as a 1.33+ apiserver validates it (with dry-run too; an unchanged one passes).
+    if (resourceName(rk) === "jobs.batch" && (verb === "updateStatus" || !subresource)) {
+      const causes = jobStatusErrors(cur, next);
+      if (causes.length > 0) throw invalidJob(name, causes);
+    }
     // An update that changes nothing is not a write: the resourceVersion stays (as the apiserver does).
     if (canonical(next) === canonical(cur)) return structuredClone(cur) as T;
     if (o.dryRun) return structuredClone(next) as T;
@@ -325,15 +370,27 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Cac
     return structuredClone(this.commit(rk, key, next)) as T;
   }
 
-  private enter(verb: Verb, rk: ResourceKind, namespace: string | undefined, name: string | undefined): void {
+  private enter(
+    verb: Verb,
+    rk: ResourceKind,
+    namespace: string | undefined,
+    name: string | undefined,
+    o?: WriteOptions,
+  ): void {
     const resource = resourceName(rk);
     this.actions.push({ verb, resource, namespace, name });
+    const matches = (m: ErrorMatch) =>
+      m.verb === verb &&
+      (!m.kind || resourceName(m.kind) === resource) &&
+      (m.namespace === undefined || m.namespace === namespace) &&
+      (m.name === undefined || m.name === name);
+    for (const w of this.warnings) {
+      if (w.left <= 0 || !matches(w.match)) continue;
+      w.left--;
+      for (const warning of w.warnings) o?.onWarning?.(warning);
+    }
     for (const inj of this.injected) {
-      const m = inj.match;
-      if (inj.left <= 0 || m.verb !== verb) continue;
-      if (m.kind && resourceName(m.kind) !== resource) continue;
-      if (m.namespace !== undefined && m.namespace !== namespace) continue;
-      if (m.name !== undefined && m.name !== name) continue;
+      if (inj.left <= 0 || !matches(inj.match)) continue;
       inj.left--;
       throw inj.error();
     }

@@ -166,20 +166,8 @@ describe(
         "--clusterrole=cronjob-operator-metrics-reader",
         `--serviceaccount=${NS}:scraper`,
       ]);
-      const token = await eventually(
-        "the scraper's token",
-        async () => {
-          const sa = await getJSON(["-n", NS, "get", "serviceaccount", "scraper"]);
-          const secret = (sa as { secrets?: { name: string }[] }).secrets?.[0]?.name;
-          if (!secret) return undefined;
-          const s = await getJSON<{ data: { token: string } }>(["-n", NS, "get", "secret", secret]);
-          const token = Buffer.from(s.data.token, "base64").toString("utf8");
-          return token !== "" && token;
-        },
-        60_000,
-        undefined,
-        POLL_MS,
-      );
+      // TokenRequest (kubectl create token): since 1.24 no token Secret is created for a ServiceAccount.
+      const token = await cluster.env.serviceAccountToken(NS, "scraper", 600);
       const endpoints = await getJSON([
         "-n",
         SYSTEM_NS,

@@ -1,6 +1,6 @@
 // End to end: `kubectl cron migrate` and `unmigrate` on a local cluster with a real node, where the built-in
-// batch/v1beta1 CronJob controller of kube-controller-manager 1.20 and the operator (deployed from its image)
-// both run. Built-in CronJobs firing every minute run a slot or two, are taken over, run a few slots as ours,
+// CronJob controller of kube-controller-manager (batch/v1beta1 on 1.20, batch/v1 from 1.21) and the operator
+// (deployed from its image) both run. Built-in CronJobs firing every minute run a slot or two, are taken over, run a few slots as ours,
 // are given back and run again as the built-in's; across both kinds every slot has exactly one Job.
 // Needs root (the node); `make image-build` first.
 import assert from "node:assert/strict";
@@ -11,6 +11,7 @@ import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { BUSYBOX_IMAGE, NodeCluster } from "../../envtest/node-cluster.ts";
 import { eventually } from "../eventually.ts";
 import { type K8sObject, clusterTools, sleep } from "./cluster-tools.ts";
+import { builtinCronJobVersion, serverVersion } from "../versions.ts";
 
 const SYSTEM_NS = "cronjob-operator-system";
 const NS = "migrate-e2e";
@@ -23,14 +24,16 @@ const POLL_MS = 2000;
 
 /**
  * The slot a Job ran for: ours from its annotation, the built-in's from its name: 1.20's old controller names
- * them <cronjob>-<Unix seconds> (as ours are named). Not from owner references: unmigrate --delete orphans ours'.
+ * them <cronjob>-<Unix seconds> (10 digits, as ours are named), the v2 controller (the default from 1.21, the
+ * only one from 1.23) <cronjob>-<Unix minutes> (8 digits until 2160). Not from owner references: unmigrate
+ * --delete orphans ours'.
  */
 function slotOf(job: K8sObject): { cronJob: string; kind: "ours" | "builtin"; slot: number } | undefined {
   const m = /^(.*)-(\d+)$/.exec(job.metadata.name);
   if (!m) return undefined;
   const annotated = job.metadata.annotations?.[SCHEDULED_AT];
   if (annotated) return { cronJob: m[1]!, kind: "ours", slot: Date.parse(annotated) };
-  return { cronJob: m[1]!, kind: "builtin", slot: Number(m[2]) * 1000 };
+  return { cronJob: m[1]!, kind: "builtin", slot: Number(m[2]) * (m[2]!.length >= 10 ? 1000 : MINUTE) };
 }
 
 describe(
@@ -38,6 +41,8 @@ describe(
   { timeout: 1_500_000 },
   () => {
     let cluster: NodeCluster;
+    /** The built-in CronJob's version the cluster prefers (what the plugin migrates from and gives back to). */
+    let builtin: "v1" | "v1beta1";
 
     const { kubectl, list, deployOperator, managerLogs } = clusterTools(() => cluster, SYSTEM_NS);
 
@@ -58,6 +63,7 @@ describe(
 
     before(async () => {
       cluster = await NodeCluster.start();
+      builtin = builtinCronJobVersion(await serverVersion(cluster.kubeConfig));
       await deployOperator({ namespace: NS, pollMs: POLL_MS });
     });
 
@@ -73,7 +79,7 @@ describe(
         await kubectl(
           ["apply", "-f", "-"],
           JSON.stringify({
-            apiVersion: "batch/v1beta1",
+            apiVersion: `batch/${builtin}`,
             kind: "CronJob",
             metadata: { name, namespace: NS, labels: { e2e: "migrate" } },
             spec: {
@@ -114,13 +120,13 @@ describe(
 
       const dry = await plugin(["migrate", "-n", NS, "-l", "e2e=migrate", "--dry-run"]);
       assert.equal(dry.code, 0, dry.stderr);
-      assert.match(dry.stdout, /^# migrate-e2e\/every-minute: would migrate from batch\/v1beta1$/m);
+      assert.match(dry.stdout, new RegExp(`^# ${NS}/every-minute: would migrate from batch/${builtin}$`, "m"));
       assert.equal((await list("cronjobs.batch.tutorial.kubebuilder.io", NS)).length, 0, "--dry-run created nothing");
 
       const migrated = await plugin(["migrate", "-n", NS, "-l", "e2e=migrate"]);
       assert.equal(migrated.code, 0, `${migrated.stdout}${migrated.stderr}`);
       for (const name of NAMES)
-        assert.match(migrated.stdout, new RegExp(`^${NS}/${name}: migrated from batch/v1beta1$`, "m"));
+        assert.match(migrated.stdout, new RegExp(`^${NS}/${name}: migrated from batch/${builtin}$`, "m"));
       const again = await plugin(["migrate", "-n", NS, "-l", "e2e=migrate"]);
       assert.equal(again.code, 0, again.stderr);
       assert.equal(again.stdout.match(/already migrated/g)?.length, NAMES.length, again.stdout);
@@ -146,7 +152,7 @@ describe(
       const back = await plugin(["unmigrate", "-n", NS, "--delete"]);
       assert.equal(back.code, 0, `${back.stdout}${back.stderr}`);
       for (const name of NAMES)
-        assert.match(back.stdout, new RegExp(`^${NS}/${name}: given back to batch/v1beta1$`, "m"));
+        assert.match(back.stdout, new RegExp(`^${NS}/${name}: given back to batch/${builtin}$`, "m"));
       const givenBackAt = Date.now();
       await eventually(
         "a Job of each built-in CronJob after the give-back",

@@ -152,9 +152,7 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
       // The namespace controller and the garbage collector let undeploy finish; the built-in job and
       // cronjob controllers must not run: this test plays the Job controller itself. No endpoints
       // controller either: the test writes the webhook Service's Endpoints itself.
-      // --port=0: kube-controller-manager 1.20 also serves insecurely on 0.0.0.0:10252 by default,
-      // which collides with any other control plane's controller manager running at the same time.
-      controllerManager: { controllers: ["namespace", "garbagecollector"], extraArgs: ["--port=0"] },
+      controllerManager: { controllers: ["namespace", "garbagecollector"] },
       apiServerArgs: [
         "--enable-aggregator-routing=true",
         "--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
@@ -163,14 +161,12 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
     client = new Client(env.kubeConfig, { userAgent: "deploy-test" });
     const k = await kubectl(["kustomize", join(PROJECT_ROOT, "config", "default")]);
     assert.equal(k.code, 0, k.stderr);
-    // Kubernetes 1.20 serves PodDisruptionBudget as policy/v1beta1 only; make deploy uses it there (so must
-    // the comparisons below).
+    // Before 1.21 PodDisruptionBudget is served as policy/v1beta1 only; make deploy uses it there (so must
+    // the comparisons below). 1.21+ serve policy/v1 (and 1.25+ only that).
     const served = await kubectl(["api-versions"]);
-    assert.ok(
-      !served.stdout.split("\n").includes("policy/v1"),
-      "this control plane serves policy/v1: drop the fallback",
-    );
-    manifests = k.stdout.replace(/^apiVersion: policy\/v1$/gm, "apiVersion: policy/v1beta1");
+    manifests = served.stdout.split("\n").includes("policy/v1")
+      ? k.stdout
+      : k.stdout.replace(/^apiVersion: policy\/v1$/gm, "apiVersion: policy/v1beta1");
     objs = parseObjects(manifests);
     assert.ok(
       objs.some((o) => o.kind === "PodDisruptionBudget"),
@@ -282,10 +278,7 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
     // A token for the deployed ServiceAccount (TokenRequest API) and a kubeconfig that uses only it.
     let token: string;
     try {
-      const tr = await client.request<Obj>("POST", `/api/v1/namespaces/${NS}/serviceaccounts/${SA}/token`, {
-        body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 3600 } },
-      });
-      token = tr.status.token as string;
+      token = await env.serviceAccountToken(NS, SA);
     } catch (e) {
       assert.fail(
         `TokenRequest for ${NS}/${SA} failed (the apiserver needs --service-account-issuer and ` +

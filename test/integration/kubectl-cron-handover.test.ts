@@ -1,7 +1,8 @@
-// The handover in real time, without a node: kube-controller-manager 1.20 runs the built-in (batch/v1beta1)
-// CronJob controller, our manager runs in-process, and `kubectl cron migrate` / `unmigrate` hand a CronJob
-// firing every minute from one to the other and back. Across both kinds every slot has exactly one Job (the
-// Jobs run no Pods here; test/e2e/migrate.test.ts is the same on a real node). About five minutes.
+// The handover in real time, without a node: kube-controller-manager runs the built-in CronJob controller
+// (batch/v1beta1 on 1.20, batch/v1 from 1.21), our manager runs in-process, and `kubectl cron migrate` /
+// `unmigrate` hand a CronJob firing every minute from one to the other and back. Across both kinds every
+// slot has exactly one Job (the Jobs run no Pods here; test/e2e/migrate.test.ts is the same on a real node).
+// About five minutes.
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
@@ -15,17 +16,23 @@ import { TestEnv } from "../../envtest/index.ts";
 import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
 import { builtinCronJobKind } from "../../cmd/kubectl-cron/builtin.ts";
 import { eventually } from "../eventually.ts";
+import { builtinCronJobVersion, serverVersion } from "../versions.ts";
 
 const NS = "default";
 const NAME = "every-minute";
 const MINUTE = 60_000;
 
-/** Ours: slot from the annotation; the built-in's (1.20's old controller): from the name, <cronjob>-<Unix seconds>. */
+/**
+ * Ours: slot from the annotation. The built-in's from the name: 1.20's old controller names a Job
+ * <cronjob>-<Unix seconds> (10 digits), the v2 controller (the default from 1.21, the only one from 1.23)
+ * <cronjob>-<Unix minutes> (8 digits until 2160).
+ */
 function slotOf(job: Job): { kind: "ours" | "builtin"; slot: number } | undefined {
   const m = /^every-minute-(\d+)$/.exec(job.metadata?.name ?? "");
   if (!m) return undefined;
   const annotated = job.metadata?.annotations?.[SCHEDULED_AT_ANNOTATION];
-  return annotated ? { kind: "ours", slot: Date.parse(annotated) } : { kind: "builtin", slot: Number(m[1]) * 1000 };
+  if (annotated) return { kind: "ours", slot: Date.parse(annotated) };
+  return { kind: "builtin", slot: Number(m[1]) * (m[1]!.length >= 10 ? 1000 : MINUTE) };
 }
 
 describe("kubectl cron migrate/unmigrate in real time: built-in controller and ours", { timeout: 600_000 }, () => {
@@ -77,8 +84,9 @@ describe("kubectl cron migrate/unmigrate in real time: built-in controller and o
   const detail = () => `\noperator log:\n${logs.slice(-30).join("\n")}`;
 
   it("every slot has exactly one Job, across the migration and the give-back", async () => {
-    await client.create(builtinCronJobKind("v1beta1"), {
-      apiVersion: "batch/v1beta1",
+    const version = builtinCronJobVersion(await serverVersion(env.kubeConfig));
+    await client.create(builtinCronJobKind(version), {
+      apiVersion: `batch/${version}`,
       kind: "CronJob",
       metadata: { name: NAME, namespace: NS },
       spec: {
@@ -114,7 +122,7 @@ describe("kubectl cron migrate/unmigrate in real time: built-in controller and o
       detail,
       1000,
     );
-    await client.patch(builtinCronJobKind("v1beta1"), NS, NAME, { spec: { suspend: true } }, "merge");
+    await client.patch(builtinCronJobKind(version), NS, NAME, { spec: { suspend: true } }, "merge");
     await new Promise((r) => setTimeout(r, 12_000));
 
     const all = (await slots()).sort((a, b) => a.slot - b.slot);

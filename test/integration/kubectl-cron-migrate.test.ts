@@ -1,5 +1,6 @@
-// kubectl cron migrate / unmigrate against a real kube-apiserver 1.20 (which serves the built-in CronJob as
-// batch/v1beta1 only), through the plugin's own entry point; the garbage collector runs for --delete's orphaning.
+// kubectl cron migrate / unmigrate against a real kube-apiserver, through the plugin's own entry point; the
+// garbage collector runs for --delete's orphaning. The built-in CronJob is the version the server prefers:
+// batch/v1beta1 on 1.20 (the only one it serves), batch/v1 from 1.21 (batch/v1beta1 is gone from 1.25).
 // The handover's anchor is checked with the real reconciler (fake clock): after a migration ours runs the slot
 // after the original's last run, never that run again; after the give-back the original's status says so.
 import assert from "node:assert/strict";
@@ -13,19 +14,26 @@ import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
 import { builtinCronJobKind, discoverBuiltinVersion, type BuiltinCronJob } from "../../cmd/kubectl-cron/builtin.ts";
 import { HANDOVER_ANNOTATION, readMigratedFrom } from "../../cmd/kubectl-cron/convert.ts";
 import { ReconcileHarness } from "./cronjob/harness.ts";
+import { builtinCronJobVersion, serverVersion } from "../versions.ts";
 
-const V1BETA1 = builtinCronJobKind("v1beta1");
 const MINUTE = 60_000;
 const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
 
-describe("kubectl cron migrate/unmigrate against kube-apiserver 1.20 (batch/v1beta1)", { timeout: 240_000 }, () => {
+describe("kubectl cron migrate/unmigrate against kube-apiserver (built-in CronJob)", { timeout: 240_000 }, () => {
   let env: TestEnv;
   let h: ReconcileHarness;
   const ns = "migrate";
+  /** The built-in CronJob's version this server prefers, its kind, and "batch/<version>" as a RegExp source. */
+  let version: ReturnType<typeof builtinCronJobVersion>;
+  let builtinKind: ReturnType<typeof builtinCronJobKind>;
+  let apiRe: string;
 
   before(async () => {
     env = await TestEnv.start({ controllerManager: { controllers: ["garbagecollector"] } });
     h = await ReconcileHarness.create(env, ns, new Date().toISOString());
+    version = builtinCronJobVersion(await serverVersion(env.kubeConfig));
+    builtinKind = builtinCronJobKind(version);
+    apiRe = `batch\\/${version}`;
   });
   after(async () => {
     await h?.stop();
@@ -49,8 +57,8 @@ describe("kubectl cron migrate/unmigrate against kube-apiserver 1.20 (batch/v1be
     lastScheduleTime?: string,
     labels: Record<string, string> = { migrate: "yes" },
   ) {
-    const created = await h.client.create<BuiltinCronJob>(V1BETA1, {
-      apiVersion: "batch/v1beta1",
+    const created = await h.client.create<BuiltinCronJob>(builtinKind, {
+      apiVersion: `batch/${version}`,
       kind: "CronJob",
       metadata: { name, namespace: ns, labels, annotations: { "example.com/team": "data" } },
       spec: {
@@ -67,7 +75,7 @@ describe("kubectl cron migrate/unmigrate against kube-apiserver 1.20 (batch/v1be
       },
     });
     if (lastScheduleTime) {
-      await h.client.patch(V1BETA1, ns, name, { status: { lastScheduleTime } }, "merge", { subresource: "status" });
+      await h.client.patch(builtinKind, ns, name, { status: { lastScheduleTime } }, "merge", { subresource: "status" });
     }
     return created;
   }
@@ -82,7 +90,7 @@ describe("kubectl cron migrate/unmigrate against kube-apiserver 1.20 (batch/v1be
         namespace: ns,
         ownerReferences: [
           {
-            apiVersion: "batch/v1beta1",
+            apiVersion: `batch/${version}`,
             kind: "CronJob",
             name: cj.metadata.name!,
             uid: cj.metadata.uid!,
@@ -94,8 +102,8 @@ describe("kubectl cron migrate/unmigrate against kube-apiserver 1.20 (batch/v1be
     });
   }
 
-  it("discovers batch/v1beta1 as the built-in CronJob's version", async () => {
-    assert.equal(await discoverBuiltinVersion(h.client), "v1beta1");
+  it("discovers the built-in CronJob's preferred version (batch/v1beta1 on 1.20, batch/v1 from 1.21)", async () => {
+    assert.equal(await discoverBuiltinVersion(h.client), version);
   });
 
   it("hands over from the original's newest run, once; ours runs the next slot; the give-back carries it back", async () => {
@@ -106,7 +114,7 @@ describe("kubectl cron migrate/unmigrate against kube-apiserver 1.20 (batch/v1be
 
     const r = await cron("migrate", "report", "--settle=0s");
     assert.equal(r.code, EXIT.ok, r.err);
-    assert.match(r.out, /^migrate\/report: migrated from batch\/v1beta1\n/);
+    assert.match(r.out, new RegExp(`^migrate\\/report: migrated from ${apiRe}\\n`));
     const ours = await h.client.get<CronJob>(CronJobResource, ns, "report");
     assert.equal(ours.status?.lastScheduleTime, iso(last));
     assert.equal(ours.spec.suspend, false);
@@ -117,7 +125,7 @@ describe("kubectl cron migrate/unmigrate against kube-apiserver 1.20 (batch/v1be
     assert.equal(ours.metadata.annotations?.["example.com/team"], "data");
     assert.equal(ours.metadata.annotations?.[HANDOVER_ANNOTATION], undefined);
     assert.equal(readMigratedFrom(ours.metadata.annotations)?.uid, original.metadata.uid);
-    assert.equal((await h.client.get<BuiltinCronJob>(V1BETA1, ns, "report")).spec.suspend, true);
+    assert.equal((await h.client.get<BuiltinCronJob>(builtinKind, ns, "report")).spec.suspend, true);
 
     // Twice: nothing changes.
     const again = await cron("migrate", "report", "--settle=0s");
@@ -137,8 +145,8 @@ describe("kubectl cron migrate/unmigrate against kube-apiserver 1.20 (batch/v1be
     // Give back: the original resumes from ours' newest slot, ours stays suspended and marked.
     const back = await cron("unmigrate", "report", "--settle=0s");
     assert.equal(back.code, EXIT.ok, back.err);
-    assert.match(back.out, /^migrate\/report: given back to batch\/v1beta1\n/);
-    const resumed = await h.client.get<BuiltinCronJob>(V1BETA1, ns, "report");
+    assert.match(back.out, new RegExp(`^migrate\\/report: given back to ${apiRe}\\n`));
+    const resumed = await h.client.get<BuiltinCronJob>(builtinKind, ns, "report");
     assert.equal(resumed.spec.suspend, false);
     assert.equal(resumed.status?.lastScheduleTime, iso(last + MINUTE));
     const kept = await h.client.get<CronJob>(CronJobResource, ns, "report");
@@ -148,15 +156,15 @@ describe("kubectl cron migrate/unmigrate against kube-apiserver 1.20 (batch/v1be
     assert.match(twice.out, /already given back/);
 
     // Taken over again (its spec replaced from the original's, which dropped a field), then given back again.
-    await h.client.patch(V1BETA1, ns, "report", { spec: { startingDeadlineSeconds: null } }, "merge");
+    await h.client.patch(builtinKind, ns, "report", { spec: { startingDeadlineSeconds: null } }, "merge");
     const retake = await cron("migrate", "report", "--settle=0s");
     assert.equal(retake.code, EXIT.ok, retake.err);
-    assert.match(retake.out, /^migrate\/report: migrated from batch\/v1beta1\n {2}update /);
+    assert.match(retake.out, new RegExp(`^migrate\\/report: migrated from ${apiRe}\\n {2}update `));
     const retaken = await h.client.get<CronJob>(CronJobResource, ns, "report");
     assert.equal(retaken.spec.startingDeadlineSeconds, undefined);
     assert.equal(retaken.spec.suspend, false);
     assert.equal(retaken.metadata.annotations?.[HANDOVER_ANNOTATION], undefined);
-    assert.equal((await h.client.get<BuiltinCronJob>(V1BETA1, ns, "report")).spec.suspend, true);
+    assert.equal((await h.client.get<BuiltinCronJob>(builtinKind, ns, "report")).spec.suspend, true);
 
     // --delete removes ours; its Job is orphaned by the garbage collector, not deleted.
     const del = await cron("unmigrate", "report", "--delete", "--settle=0s");
@@ -185,7 +193,7 @@ describe("kubectl cron migrate/unmigrate against kube-apiserver 1.20 (batch/v1be
     );
     assert.match(dry.out, /^# migrate\/dry-feb30: refused: spec\.schedule: Invalid value: "0 0 30 2 \*": never fires/m);
     assert.equal(await h.client.get(CronJobResource, ns, "dry-a").catch(() => undefined), undefined);
-    assert.equal((await h.client.get<BuiltinCronJob>(V1BETA1, ns, "dry-a")).spec.suspend, false);
+    assert.equal((await h.client.get<BuiltinCronJob>(builtinKind, ns, "dry-a")).spec.suspend, false);
 
     const real = await cron("migrate", "-l", "batch=dry", "--settle=0s", "-o", "json");
     assert.equal(real.code, EXIT.refused);
@@ -194,7 +202,7 @@ describe("kubectl cron migrate/unmigrate against kube-apiserver 1.20 (batch/v1be
     );
     assert.equal(outcomes["dry-a"], "migrated");
     assert.equal(outcomes["dry-feb30"], "refused");
-    assert.equal((await h.client.get<BuiltinCronJob>(V1BETA1, ns, "dry-feb30")).spec.suspend, false);
+    assert.equal((await h.client.get<BuiltinCronJob>(builtinKind, ns, "dry-feb30")).spec.suspend, false);
   });
 
   it("refuses to take over when a CronJob of this kind with that name already exists", async () => {
@@ -202,14 +210,14 @@ describe("kubectl cron migrate/unmigrate against kube-apiserver 1.20 (batch/v1be
     await h.client.create(CronJobResource, h.cronJob("taken", {}) as CronJob);
     const r = await cron("migrate", "taken", "--settle=0s");
     assert.equal(r.code, EXIT.refused);
-    assert.match(r.out, /already exists and was not migrated from this batch\/v1beta1 CronJob/);
-    assert.equal((await h.client.get<BuiltinCronJob>(V1BETA1, ns, "taken")).spec.suspend, false);
+    assert.match(r.out, new RegExp(`already exists and was not migrated from this ${apiRe} CronJob`));
+    assert.equal((await h.client.get<BuiltinCronJob>(builtinKind, ns, "taken")).spec.suspend, false);
   });
 
   it("list shows where a migrated CronJob came from; -o yaml prints the same objects", async () => {
     const r = await cron("list");
     assert.equal(r.code, EXIT.ok, r.err);
-    assert.match(r.out, /^dry-a\s+\*\/1 \* \* \* \*\s+false\s+0\s+.*batch\/v1beta1$/m);
+    assert.match(r.out, new RegExp(`^dry-a\\s+\\*\\/1 \\* \\* \\* \\*\\s+false\\s+0\\s+.*${apiRe}$`, "m"));
     const y = await cron("list", "-o", "yaml");
     assert.match(y.out, /^items:\n/);
   });

@@ -39,6 +39,7 @@ import {
 import { eventually } from "../eventually.ts";
 import { minimalCronJob, variant } from "../fixtures.ts";
 import { KUBE_APISERVER_METRICS } from "../promql.ts";
+import { callingWebhookRejectionCode, serverVersion } from "../versions.ts";
 
 const PROMETHEUS = process.env.PROMETHEUS ?? "prometheus";
 const NS = "default";
@@ -270,7 +271,8 @@ describe(
         type: "admit",
         operation: "CREATE",
         error_type: "calling_webhook_error",
-        rejection_code: "0",
+        // A refused connection: 0 on 1.20–1.22, 400 on 1.23–1.33, 503 from 1.34 (see callingWebhookRejectionCode).
+        rejection_code: callingWebhookRejectionCode(await serverVersion(env!.kubeConfig)),
       });
       assert.equal(
         alert.annotations.runbook_url,

@@ -117,11 +117,8 @@ describe("Prometheus scrapes the operator and fires CronJobMissedSchedule", { ti
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: reader.metadata.name },
       subjects: [{ kind: "ServiceAccount", name: SCRAPER, namespace: SCRAPER_NS }],
     });
-    const tr = await client.request<Obj>("POST", `/api/v1/namespaces/${SCRAPER_NS}/serviceaccounts/${SCRAPER}/token`, {
-      body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 3600 } },
-    });
     const tokenFile = join(promDir, "token");
-    writeFileSync(tokenFile, String(tr.status.token), { mode: 0o600 });
+    writeFileSync(tokenFile, await env.serviceAccountToken(SCRAPER_NS, SCRAPER), { mode: 0o600 });
 
     // The CronJob, created while no operator runs: a slot every 30 s, at most 5 s late.
     const cj = await client.create<CronJob>(CronJobResource, {

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import * as api from "../../api/v1/index.ts";
-import { cronJobCRD } from "../../hack/crdgen/crd.ts";
+import { cronJobCRD, UNDOCUMENTED_TEMPLATE } from "../../hack/crdgen/crd.ts";
 import type { Definitions, JSONSchema } from "../../hack/crdgen/openapi.ts";
 import { readVendoredOpenAPI } from "../../hack/crdgen/vendored-openapi.ts";
 
@@ -47,11 +47,17 @@ describe("the CRD for kubectl", () => {
     for (const s of api.SHORT_NAMES) assert.ok(!BUILTIN_SHORT_NAMES.includes(s), s);
   });
 
-  it("describes every field kubectl explain can show", () => {
+  it("describes every field kubectl explain can show, but for the Pod template's (kubectl explain pod.spec)", () => {
     const missing: string[] = [];
+    const template = `.${UNDOCUMENTED_TEMPLATE.join(".")}`;
     const walk = (node: JSONSchema, path: string) => {
       // Root metadata may say nothing but name checks (the apiserver's rule); kubectl explains it as ObjectMeta.
       if (path === ".metadata") return;
+      if (path === template) {
+        assert.match(String(node.description), /Describes the pod .* see `kubectl explain pod\.spec`/);
+        assert.doesNotMatch(JSON.stringify(node.properties), /"description"/, "no description below the template");
+        return;
+      }
       if (path && !node.description) missing.push(path);
       for (const [k, v] of Object.entries((node.properties ?? {}) as Record<string, JSONSchema>))
         walk(v, `${path}.${k}`);
@@ -62,5 +68,11 @@ describe("the CRD for kubectl", () => {
     };
     walk(crd.spec.versions[0]!.schema.openAPIV3Schema, "");
     assert.deepEqual(missing, []);
+  });
+
+  it("keeps the Pod template's descriptions only when asked (the reason they go: test/integration/install-file.test.ts)", () => {
+    const full = cronJobCRD({ definitions: defs, templateDescriptions: true });
+    assert.ok(JSON.stringify(full).length > JSON.stringify(crd).length * 2);
+    assert.ok(JSON.stringify(crd).length < 262_144 / 2, `${JSON.stringify(crd).length} bytes of JSON`);
   });
 });

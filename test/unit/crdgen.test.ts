@@ -22,7 +22,8 @@ const at = (s: JSONSchema, ...path: string[]): S =>
   path.reduce((cur: S, p) => (p === "[]" ? cur.items : cur.properties[p]) as S, s as S);
 
 describe("OpenAPI v2 → structural CRD schema", () => {
-  const crd = cronJobCRD({ definitions: defs }) as any;
+  // The conversion with every description (the shipped CRD then drops the Pod template's: crd-discoverability).
+  const crd = cronJobCRD({ definitions: defs, templateDescriptions: true }) as any;
   const schema = crd.spec.versions[0].schema.openAPIV3Schema as JSONSchema;
   const podSpec = at(schema, "spec", "jobTemplate", "spec", "template", "spec");
 

@@ -52,6 +52,8 @@ import {
   jobErrorsToCronJob,
   parseErrorBody,
   PLACEHOLDER_UID,
+  strictDecodingFields,
+  UNKNOWN_JOB_FIELD,
   unquoteGo,
 } from "../../webhooks/jobtemplate_dryrun.ts";
 
@@ -1238,7 +1240,8 @@ describe("CronJob validating webhook with the Job template dry-run", () => {
     const sent = client.calls[0]!;
     assert.equal(sent.method, "POST");
     assert.equal(sent.path, "/apis/batch/v1/namespaces/team-a/jobs");
-    assert.deepEqual(sent.query, { dryRun: "All" });
+    // Strict: a 1.25+ server refuses fields its Job schema lacks instead of dropping them.
+    assert.deepEqual(sent.query, { dryRun: "All", fieldValidation: "Strict" });
     assert.equal(sent.timeoutMs, DRY_RUN_TIMEOUT_MS);
     assert.equal(sent.body.metadata.name, `cj-${sec}`);
     assert.equal(sent.body.metadata.ownerReferences[0].uid, PLACEHOLDER_UID);
@@ -1465,5 +1468,108 @@ describe("backfill requests at admission", () => {
     const o = withBackfill(value, "* * * * *");
     assert.equal(validateCronJob(o, { now }).errors.length, 1);
     assert.deepEqual(validateCronJob(o, { now, oldBackfill: value }).errors, []);
+  });
+});
+
+// Version skew: the CRD's Job template is a recent Kubernetes', the cluster may be older. What such a cluster
+// does with a field it lacks: 1.25+ with fieldValidation=Strict answers 400 "strict decoding error"; any
+// version without it stores the Job without the field (with a 299 warning from 1.25 on).
+describe("Job template dry-run: fields the cluster's Job API does not have", () => {
+  const STOP_SIGNAL = "spec.jobTemplate.spec.template.spec.containers[0].lifecycle.stopSignal";
+  const withStopSignal = () =>
+    variant(
+      minimalCronJob("cj"),
+      (o) => (o.spec.jobTemplate.spec.template.spec.containers[0].lifecycle = { stopSignal: "SIGUSR1" }),
+    );
+
+  /** A client answering like a kube-apiserver: a body (or an error) and 299 warnings. */
+  function server(answer: (body: any) => unknown, warnings: string[] = []): DryRunClient {
+    return {
+      request: (<T>(_m: string, _p: string, o: Record<string, any> = {}): Promise<T> => {
+        for (const w of warnings) o.onWarning?.(w);
+        const a = answer(o.body);
+        return a instanceof Error ? Promise.reject(a) : Promise.resolve(a as T);
+      }) as DryRunClient["request"],
+    };
+  }
+  /** What an older server stores: the Job without the containers' lifecycle fields it does not know. */
+  const dropsStopSignal = (body: any) => {
+    const stored = structuredClone(body);
+    for (const c of stored.spec.template.spec.containers) if (c.lifecycle) c.lifecycle = {};
+    return stored;
+  };
+
+  it("refuses a field a server without strict validation drops (compares the Job it would store)", async () => {
+    const outcome = await dryRunJobTemplate(server(dropsStopSignal), withStopSignal() as JobSource, "default");
+    assert.deepEqual(outcome, {
+      kind: "invalid",
+      errors: [{ field: STOP_SIGNAL, type: "FieldValueForbidden", detail: UNKNOWN_JOB_FIELD }],
+    });
+  });
+
+  it("refuses the fields a strict decoding error names (1.25+)", async () => {
+    const strict = APIError.fromResponse(400, {
+      kind: "Status",
+      code: 400,
+      reason: "BadRequest",
+      message:
+        'Job in version "v1" cannot be handled as a Job: strict decoding error: unknown field "spec.template.spec.containers[0].lifecycle.stopSignal", unknown field "spec.managedByX"',
+    });
+    const outcome = await dryRunJobTemplate(
+      server(() => strict),
+      withStopSignal() as JobSource,
+      "default",
+    );
+    assert.deepEqual(outcome, {
+      kind: "invalid",
+      errors: [
+        { field: STOP_SIGNAL, type: "FieldValueForbidden", detail: UNKNOWN_JOB_FIELD },
+        { field: "spec.jobTemplate.spec.managedByX", type: "FieldValueForbidden", detail: UNKNOWN_JOB_FIELD },
+      ],
+    });
+    assert.deepEqual(strictDecodingFields("some other bad request"), []);
+  });
+
+  it("does not take normalised values, defaults or empty values for dropped fields", async () => {
+    const cj = variant(minimalCronJob("cj"), (o) => {
+      const c = o.spec.jobTemplate.spec.template.spec.containers[0];
+      c.resources = { limits: { cpu: "1000m" } };
+      c.args = [];
+      c.stdin = false;
+      o.spec.jobTemplate.spec.template.spec.nodeSelector = { "kubernetes.io/os": "linux" };
+    });
+    const normalises = (body: any) => {
+      const stored = structuredClone(body);
+      const c = stored.spec.template.spec.containers[0];
+      c.resources.limits.cpu = "1"; // a quantity in its canonical form
+      delete c.args; // omitempty
+      delete c.stdin;
+      c.terminationMessagePath = "/dev/termination-log"; // a default
+      return stored;
+    };
+    assert.deepEqual(await dryRunJobTemplate(server(normalises), cj as JobSource, "default"), { kind: "valid" });
+  });
+
+  it("passes the API server's warnings on to the admission response, and refuses with them too", async () => {
+    const warning = 'spec.template.spec.containers[0].ports[0]: duplicate port definition with ID "80/TCP"';
+    const ok = cronJobWebhookHandlers({ client: server((b) => b, [warning]) }).get(VALIDATE_PATH)!;
+    const r = await call(ok, request("CREATE", minimalCronJob("cj")));
+    assert.equal(r.allowed, true);
+    assert.deepEqual(r.warnings, [`spec.jobTemplate: the API server warns about the Job: ${warning}`]);
+
+    const dropped = 'unknown field "spec.template.spec.containers[0].lifecycle.stopSignal"';
+    const old = cronJobWebhookHandlers({ client: server(dropsStopSignal, [dropped]) }).get(VALIDATE_PATH)!;
+    const denied = await call(old, request("CREATE", withStopSignal()));
+    assert.equal(denied.allowed, false);
+    assert.equal(denied.status?.code, 422);
+    assert.deepEqual(
+      denied.status?.details?.causes?.map((c) => c.field),
+      [STOP_SIGNAL],
+    );
+    assert.match(
+      denied.status?.message ?? "",
+      /lifecycle\.stopSignal: Forbidden: this cluster's Job API has no such field/,
+    );
+    assert.deepEqual(denied.warnings, [`spec.jobTemplate: the API server warns about the Job: ${dropped}`]);
   });
 });

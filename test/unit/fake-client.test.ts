@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { APIError, hasStatusCause, isAlreadyExists, isConflict, isNotFound } from "../../runtime/errors.ts";
+import type { WriteOptions } from "../../runtime/client.ts";
 import { FakeClient } from "../../runtime/fake/client.ts";
 import { type KubeObject, Kinds, type ResourceKind } from "../../runtime/kinds.ts";
 
@@ -162,6 +163,34 @@ describe("FakeClient", () => {
       f.actions.filter((a) => a.verb === "create").map((a) => `${a.resource}/${a.name}`),
       ["widgets.example.com/j", "jobs.batch/j", "jobs.batch/j"],
     );
+  });
+
+  it("passes injected warnings to a matching write's onWarning, in order, even when the write fails", async () => {
+    const f = new FakeClient();
+    const seen: string[] = [];
+    // WriteOptions.onWarning, as the real client calls it for each `Warning: 299 - "..."` header.
+    const onWarning = (w: string) => seen.push(w);
+    const o: WriteOptions = { onWarning };
+    f.injectWarnings({ verb: "create", kind: Widget, name: "a" }, ["first", "second"]);
+    f.injectWarnings({ verb: "updateStatus", times: 1 }, ["status once"]);
+    await f.create(Widget, widget("b"), o);
+    assert.deepEqual(seen, [], "another name");
+    const a = await f.create(Widget, widget("a"), o);
+    assert.deepEqual(seen.splice(0), ["first", "second"]);
+    await assert.rejects(f.create(Widget, widget("a"), o), isAlreadyExists);
+    assert.deepEqual(seen.splice(0), ["first", "second"], "with an error response too");
+    await f.create(Widget, widget("a"), { dryRun: true, onWarning }).catch(() => {});
+    assert.deepEqual(seen.splice(0), ["first", "second"], "with a dry run too");
+    await f.update(Widget, { ...a, spec: { n: 2 } }, o);
+    assert.deepEqual(seen, [], "update is another verb");
+    const cur = await f.get(Widget, "ns", "a");
+    const s1 = await f.updateStatus(Widget, { ...cur, status: { x: 1 } }, o);
+    await f.updateStatus(Widget, { ...s1, status: { x: 2 } }, o);
+    assert.deepEqual(seen.splice(0), ["status once"], "times: 1");
+    // A write without onWarning still consumes the match, and nothing throws.
+    f.injectWarnings({ verb: "update", kind: Widget }, ["ignored"]);
+    await f.update(Widget, { ...(await f.get(Widget, "ns", "a")), spec: { n: 3 } });
+    assert.deepEqual(seen, []);
   });
 
   it("serves the cache side from the same store: transformed, indexed, one frozen object per version", async () => {

@@ -82,6 +82,16 @@ describe("kubectl cron: command line", () => {
     assert.equal(noConfig.code, EXIT.failed);
     assert.match(noConfig.err, /cannot read the kubeconfig \(KUBECONFIG=\/nonexistent\/kubeconfig\)/);
   });
+
+  it("--help lists each exit code with the number main returns for it", async () => {
+    const help = (await runMain(["--help"])).out.replaceAll("\n", " ");
+    const codes = /Exit codes: (.*)$/.exec(help)?.[1] ?? "";
+    assert.match(codes, new RegExp(`\\b${EXIT.failed} the cluster refused or could not be reached`));
+    assert.match(codes, new RegExp(`\\b${EXIT.usage} wrong usage`));
+    assert.match(codes, new RegExp(`\\b${EXIT.timeout} run: the request was made but no Job appeared`));
+    assert.match(codes, new RegExp(`\\b${EXIT.refused} migrate/unmigrate refused some objects`));
+    assert.doesNotMatch(codes, new RegExp(`\\b${EXIT.failed} [^;]*migrate/unmigrate refused`));
+  });
 });
 
 describe("kubectl cron next", () => {
@@ -449,5 +459,48 @@ describe("kubectl cron backfill", () => {
       () => parseCommandLine(["backfill", "b", "--cancel", "--from=2026-01-01T00:00:00Z", "--to=2026-01-01T01:00:00Z"]),
       UsageError,
     );
+  });
+});
+
+describe("kubectl cron: API warnings", () => {
+  it("prints the API server's warnings as kubectl does (Warning: ...) on stderr", async () => {
+    const { createServer } = await import("node:http");
+    const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const cj = {
+      apiVersion: "batch.tutorial.kubebuilder.io/v1",
+      kind: "CronJob",
+      metadata: { name: "x", namespace: "default" },
+      spec: { schedule: "0 * * * *", jobTemplate: { spec: { template: { spec: { containers: [] } } } } },
+    };
+    const server = createServer((_req, res) => {
+      res.setHeader("Warning", '299 - "batch.tutorial.kubebuilder.io/v1 CronJob is deprecated; use v2"');
+      res.setHeader("Content-Type", "application/json");
+      res.end(JSON.stringify(cj));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const dir = mkdtempSync(join(tmpdir(), "kubectl-cron-warn-"));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const kubeconfig = join(dir, "config");
+      writeFileSync(
+        kubeconfig,
+        JSON.stringify({
+          apiVersion: "v1",
+          kind: "Config",
+          clusters: [{ name: "c", cluster: { server: `http://127.0.0.1:${port}`, "insecure-skip-tls-verify": true } }],
+          users: [{ name: "u", user: {} }],
+          contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
+          "current-context": "c",
+        }),
+      );
+      const r = await runMain(["next", "x", "--count=1", `--kubeconfig=${kubeconfig}`]);
+      assert.equal(r.code, 0, r.err);
+      assert.match(r.err, /^Warning: batch\.tutorial\.kubebuilder\.io\/v1 CronJob is deprecated; use v2$/m);
+    } finally {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

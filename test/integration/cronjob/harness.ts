@@ -241,6 +241,8 @@ export class ReconcileHarness<C extends ObjectClient = Client> {
 export interface ReconcilerDriver {
   /** Shown in the suite's name. */
   readonly name: string;
+  /** A case for a state a current apiserver refuses to hold is registered for the fake only. */
+  readonly backend: "apiserver" | "fake";
   setup(): Promise<void>;
   harness(namespace: string, now: string): Promise<ReconcileHarness<ObjectClient>>;
   teardown(): Promise<void>;
@@ -251,6 +253,7 @@ export function apiserverDriver(): ReconcilerDriver {
   let env: TestEnv | undefined;
   return {
     name: "real apiserver",
+    backend: "apiserver",
     async setup() {
       env = await TestEnv.start();
     },
@@ -270,6 +273,7 @@ export function fakeDriver(): ReconcilerDriver {
   setupJobCache(client);
   return {
     name: "in-memory fake",
+    backend: "fake",
     async setup() {},
     async harness(namespace, now) {
       return ReconcileHarness.fake(namespace, now, client);
