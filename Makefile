@@ -209,7 +209,7 @@ deploy: manifests ## Deploy the manager (image $(IMG)) to the current cluster: c
 	missing="$$(sed -n 's/^apiVersion: *//p' "$$overlay/manifests.yaml" | sort -u | grep -vxF -e "$$served" || true)"; \
 	if [ -n "$$missing" ]; then \
 	  echo "make deploy: the cluster does not serve $$(echo $$missing), which $(OVERLAY) needs; nothing was applied." >&2; \
-	  case "$$missing" in *cert-manager.io/*) echo "Install cert-manager first (README: Deploying), or deploy config/default, which needs no cert-manager." >&2;; esac; \
+	  case "$$missing" in *cert-manager.io/*) echo "Install cert-manager first (docs/operating.md, Deploying), or deploy config/default, which needs no cert-manager." >&2;; esac; \
 	  exit 1; \
 	fi; \
 	$(KUBECTL) apply --server-side --force-conflicts -f "$$overlay/manifests.yaml"

@@ -5,7 +5,7 @@
 // Steps 9–11 are the three triggers; each run goes through one path (run(): admit, create or adopt, record;
 // the trigger's own part is a row of runs.ts). Step 12 is the only place that writes status and consults the
 // burst window and the books rules. Semantics are the Kubernetes batch/v1 CronJob controller (v2) without its
-// known failures; see README "Behaviour compared with the built-in CronJob" and docs/architecture.md.
+// known failures; see docs/using-cronjobs.md "Behaviour compared with the built-in CronJob" and docs/architecture.md.
 import {
   BACKFILL_REQUEST_ANNOTATION,
   backfillRequestOf,
@@ -435,7 +435,7 @@ export class CronJobReconciler implements Reconciler {
   private async run(pass: Pass, request: RunRequest, ctx: ReconcileContext): Promise<RunResult> {
     const { cronJob } = pass;
     const row = rowOf(request);
-    const due = row.dueAt?.(request);
+    const due = row.dueAt?.();
     const recorded = (job: Readonly<Job>) => mayReplace(cronJob, job, due);
     const admission = admit(cronJob.spec.concurrencyPolicy, request, [...pass.active.values()], recorded);
     if (!admission.run) {
@@ -457,10 +457,10 @@ export class CronJobReconciler implements Reconciler {
 
     pass.jobs.set(name, outcome.job);
     if (classifyJob(outcome.job) === "active") pass.active.set(name, outcome.job);
-    pass.status = row.record(pass.status, request);
+    pass.status = row.record(pass.status);
     pass.created = true;
     if (!outcome.created) return "adopted";
-    const made = row.created(request, name);
+    const made = row.created(name);
     pass.events.push(made.event);
     if (outcome.warnings) {
       pass.events.push({ reason: "JobWarning", message: `Job ${name}: ${outcome.warnings.join("; ")}` });

@@ -1,4 +1,4 @@
-// The Events the CronJob controller records: one typed list (the README's list is tested against it).
+// The Events the CronJob controller records: one typed list (docs/using-cronjobs.md's list is tested against it).
 // Messages quote user values (schedules, API errors); they are bounded so a huge value can never turn
 // into a huge Event or a status the API server refuses (events.k8s.io caps a note at 1 kB).
 import type { EventSubject, EventType, Recorder } from "../runtime/events/types.ts";

@@ -113,9 +113,38 @@ const TRIGGERS: Rows = {
   },
 };
 
-/** The row of a request's trigger. */
-export function rowOf<R extends RunRequest>(r: R): TriggerRow<R> {
-  return TRIGGERS[r.trigger] as unknown as TriggerRow<R>;
+/** A trigger's row applied to one request: what the run path asks of it. */
+interface BoundRow {
+  onReplace: "replace" | "wait";
+  room?(active: readonly Readonly<Job>[]): number;
+  held?(running: string[]): StateEvent;
+  record(status: Readonly<CronJobWireStatus>): CronJobWireStatus;
+  dueAt?(): Date;
+  created(jobName: string): { event: EventDecision; count: RunOutcome; log: string };
+}
+
+function bind<R extends RunRequest>(row: TriggerRow<R>, r: R): BoundRow {
+  const { room, held, dueAt } = row;
+  return {
+    onReplace: row.onReplace,
+    ...(room ? { room: (active: readonly Readonly<Job>[]) => room(r, active) } : {}),
+    ...(held ? { held: (running: string[]) => held(r, running) } : {}),
+    record: (status) => row.record(status, r),
+    ...(dueAt ? { dueAt: () => dueAt(r) } : {}),
+    created: (jobName) => row.created(r, jobName),
+  };
+}
+
+/** The row of a request's trigger, applied to it. */
+export function rowOf(r: RunRequest): BoundRow {
+  switch (r.trigger) {
+    case "schedule":
+      return bind(TRIGGERS.schedule, r);
+    case "runNow":
+      return bind(TRIGGERS.runNow, r);
+    case "backfill":
+      return bind(TRIGGERS.backfill, r);
+  }
 }
 
 /** Admission's answer: run (after deleting `replace`, Replace's running Jobs), or wait. */
@@ -140,7 +169,7 @@ export function admit(
   if (active.length > 0) {
     const running = active.map((j) => j.metadata?.name ?? "");
     if (concurrencyPolicy === "Forbid" || (concurrencyPolicy === "Replace" && row.onReplace === "wait")) {
-      const held = row.held?.(r, running);
+      const held = row.held?.(running);
       return held ? { run: false, held } : { run: false };
     }
     // Replace waits for the books: a run this pass (or a pass whose status write is not stored yet) started is
@@ -148,7 +177,7 @@ export function admit(
     if (concurrencyPolicy === "Replace")
       return active.every(recorded) ? { run: true, replace: active } : { run: false };
   }
-  const room = row.room?.(r, active);
+  const room = row.room?.(active);
   if (room !== undefined && room <= 0) return { run: false };
   return { run: true, replace: [] };
 }

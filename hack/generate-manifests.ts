@@ -1,5 +1,6 @@
 // `make manifests`: writes the generated manifests under config/ (controller-gen's job in a Go project),
-// dist/install.yaml, config/default rendered into one file, and dist/chart, the Helm chart (hack/helmgen).
+// dist/install.yaml, config/default rendered into one file, dist/chart, the Helm chart (hack/helmgen), and
+// docs/reference/api.md, the API reference (crd-ref-docs' job; hack/apidocs).
 //
 //   node hack/generate-manifests.ts [--openapi FILE | --from-cluster] [--check]
 //
@@ -21,6 +22,7 @@ import { webhookConfigurations } from "./crdgen/webhook.ts";
 import { PROMETHEUS_RULE_PATH, prometheusRuleYAML } from "./crdgen/prometheusrule.ts";
 import { keepManagerImage } from "./crdgen/installer.ts";
 import { CHART_DIR, chartFiles } from "./helmgen/chart.ts";
+import { API_REFERENCE_PATH, apiReference, referenceSources } from "./apidocs/reference.ts";
 import * as api from "../api/v1/index.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -57,6 +59,7 @@ function main(): number {
   });
   const { defs } = loadDefinitions(values);
   const files = new Map<string, string>();
+  const crd = cronJobCRD({ definitions: defs, maxDescriptionLength: MAX_DESCRIPTION_LENGTH });
   files.set(
     join(
       "config",
@@ -64,13 +67,15 @@ function main(): number {
       "bases",
       `${api.RESOURCE}.yaml`.replace(`${api.PLURAL}.${api.GROUP}`, `${api.GROUP}_${api.PLURAL}`),
     ),
-    renderYAML(cronJobCRD({ definitions: defs, maxDescriptionLength: MAX_DESCRIPTION_LENGTH })),
+    renderYAML(crd),
   );
   // The manager's ClusterRole, from the controllers' RBAC declarations (controllers/rbac.ts).
   files.set(ROLE_PATH, managerRoleYAML());
   files.set(PROMETHEUS_RULE_PATH, prometheusRuleYAML(root));
   // The admission webhook configurations, from the webhook declarations (webhooks/cronjob_webhook.ts).
   files.set(join("config", "webhook", "manifests.yaml"), webhookConfigurations().map(renderYAML).join(""));
+  // The API reference, from the CRD above and the zod schemas it comes from (hack/apidocs/reference.ts).
+  files.set(API_REFERENCE_PATH, apiReference(referenceSources(crd, defs)));
 
   let stale = 0;
   for (const [rel, content] of files) stale += syncFile(rel, content, values.check ?? false);

@@ -108,7 +108,7 @@ interface ClientOptions {
 interface Transport {
   base: URL;
   agent: HttpsAgent | HttpAgent;
-  headers: Record<string, string>;
+  headers: Record<string, string | string[]>;
   fetchedAt: number;
 }
 
@@ -154,8 +154,10 @@ export class Client {
     if (!cluster) throw new Error("kubeconfig has no current cluster");
     const o: RequestOptions = {};
     await this.kc.applyToHTTPSOptions(o);
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(o.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = String(v);
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(o.headers ?? {})) {
+      if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.map(String) : String(v);
+    }
     if (o.auth) headers.authorization = `Basic ${Buffer.from(o.auth).toString("base64")}`;
     const base = new URL(cluster.server);
     let agent = this.transport?.agent;
@@ -232,7 +234,7 @@ export class Client {
     const url = new URL(t.base.pathname.replace(/\/$/, "") + path, t.base);
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const payload = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
-    const headers: Record<string, string> = {
+    const headers: Record<string, string | string[]> = {
       ...t.headers,
       accept: "application/json",
       "user-agent": this.opts.userAgent,

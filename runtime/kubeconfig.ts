@@ -51,6 +51,9 @@ interface KubeconfigUser {
   readonly username?: string;
   readonly password?: string;
   readonly impersonateUser?: string;
+  readonly impersonateUid?: string;
+  readonly impersonateGroups?: readonly string[];
+  readonly impersonateExtra?: Readonly<Record<string, readonly string[]>>;
   readonly exec?: unknown;
   readonly authProvider?: unknown;
 }
@@ -81,6 +84,17 @@ export class LoadedKubeConfig implements RESTConfig {
 
   getCurrentContext(): string | undefined {
     return this.data.currentContext;
+  }
+
+  getContexts(): readonly KubeconfigContext[] {
+    return this.data.contexts;
+  }
+
+  /** Makes `name` the current context (kubectl's --context); an unknown name is an error. */
+  setCurrentContext(name: string): void {
+    if (!this.getContextObject(name)) throw new Error(`no context ${JSON.stringify(name)} in the kubeconfig`);
+    this.data.currentContext = name;
+    this.clientNode = undefined;
   }
 
   getContextObject(name: string | undefined): KubeconfigContext | null {
@@ -128,8 +142,14 @@ export class LoadedKubeConfig implements RESTConfig {
     if (cert) o.cert = cert;
     const key = fileOrData(user.keyFile, user.keyData);
     if (key) o.key = key;
-    const headers = (o.headers ??= {}) as Record<string, string>;
+    const headers = (o.headers ??= {}) as Record<string, string | string[]>;
     if (user.impersonateUser != null) headers["Impersonate-User"] = user.impersonateUser;
+    if (user.impersonateUid != null) headers["Impersonate-Uid"] = user.impersonateUid;
+    // One header line per group and per extra value, as client-go sends them.
+    if (user.impersonateGroups?.length) headers["Impersonate-Group"] = [...user.impersonateGroups];
+    for (const [k, v] of Object.entries(user.impersonateExtra ?? {})) {
+      headers[`Impersonate-Extra-${encodeURIComponent(k)}`] = [...v];
+    }
     if (user.username) o.auth = `${user.username}:${user.password ?? ""}`;
     const token = user.token ?? (user.tokenFile ? this.readToken(user.tokenFile) : undefined);
     if (token) headers.Authorization = `Bearer ${token}`;
@@ -162,27 +182,56 @@ export class LoadedKubeConfig implements RESTConfig {
   }
 }
 
-export function loadKubeConfig(kubeconfigPath?: string, env: NodeJS.ProcessEnv = process.env): LoadedKubeConfig {
+/**
+ * The configuration, from the first of --kubeconfig, $KUBECONFIG (files merged), the in-cluster service
+ * account, ~/.kube/config. `context` (kubectl's --context) replaces the file's current context. The manager
+ * and the kubectl plugin both load through here (one loader; see docs/architecture.md, "One kubeconfig loader", for why not
+ * client-node's).
+ */
+export function loadKubeConfig(
+  kubeconfigPath?: string,
+  env: NodeJS.ProcessEnv = process.env,
+  context?: string,
+): LoadedKubeConfig {
   if (kubeconfigPath) {
     if (!existsSync(kubeconfigPath)) throw new Error(`--kubeconfig ${kubeconfigPath}: file does not exist`);
-    return requireCluster(kubeconfigFromFiles([kubeconfigPath]), `--kubeconfig ${kubeconfigPath}`);
+    return select(kubeconfigFromFiles([kubeconfigPath]), `--kubeconfig ${kubeconfigPath}`, context);
   }
   if (env.KUBECONFIG) {
     const files = env.KUBECONFIG.split(delimiter).filter(Boolean);
-    return requireCluster(kubeconfigFromFiles(files), `KUBECONFIG=${env.KUBECONFIG}`);
+    const present = files.filter((f) => existsSync(f));
+    // As kubectl: files that do not exist are skipped; none at all is an error.
+    if (present.length === 0) throw new Error(`KUBECONFIG=${env.KUBECONFIG}: no such file`);
+    return select(kubeconfigFromFiles(present), `KUBECONFIG=${env.KUBECONFIG}`, context);
   }
-  if (env.KUBERNETES_SERVICE_HOST && existsSync(SA_TOKEN)) return inClusterConfig(env);
+  if (env.KUBERNETES_SERVICE_HOST && existsSync(SA_TOKEN)) return select(inClusterConfig(env), "in-cluster", context);
   const home = join(env.HOME ?? homedir(), ".kube", "config");
-  if (existsSync(home)) return requireCluster(kubeconfigFromFiles([home]), home);
+  if (existsSync(home)) return select(kubeconfigFromFiles([home]), home, context);
   throw new Error(
     "no Kubernetes configuration: pass --kubeconfig, set KUBECONFIG, run in a pod with a service account, or create ~/.kube/config",
   );
 }
 
-function requireCluster(kc: LoadedKubeConfig, source: string): LoadedKubeConfig {
-  if (!kc.getCurrentCluster()) throw new Error(`${source}: the current context has no cluster`);
+function select(kc: LoadedKubeConfig, source: string, context: string | undefined): LoadedKubeConfig {
+  if (context !== undefined) {
+    if (!kc.getContextObject(context)) {
+      throw new ContextNotFoundError(`--context: no context ${JSON.stringify(context)} in ${source}`);
+    }
+    kc.setCurrentContext(context);
+  }
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error(`${source}: the current context has no cluster`);
+  // Going around a proxy the kubeconfig names would be worse than not connecting: say so instead.
+  if (cluster.proxyUrl) {
+    throw new Error(
+      `${source}: cluster "${cluster.name}" has proxy-url ${JSON.stringify(cluster.proxyUrl)}, which this client does not support (it connects to the server directly); use a kubeconfig without it`,
+    );
+  }
   return kc;
 }
+
+/** --context names a context the configuration does not have. */
+export class ContextNotFoundError extends Error {}
 
 /**
  * The in-cluster configuration (client-go's InClusterConfig): https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT,
@@ -276,6 +325,9 @@ export function parseKubeconfig(text: string, baseDir?: string): KubeconfigData 
       username: str(u.username),
       password: str(u.password),
       impersonateUser: str(u.as),
+      impersonateUid: str(u["as-uid"]),
+      impersonateGroups: strings(u["as-groups"]),
+      impersonateExtra: extras(u["as-user-extra"]),
       exec: u.exec ?? undefined,
       authProvider: u["auth-provider"] ?? undefined,
     });
@@ -318,6 +370,18 @@ function record(v: unknown): Record<string, unknown> | undefined {
 
 function str(v: unknown): string | undefined {
   return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+function strings(v: unknown): string[] | undefined {
+  return Array.isArray(v) && v.length > 0 ? v.map(String) : undefined;
+}
+
+function extras(v: unknown): Record<string, string[]> | undefined {
+  const r = record(v);
+  if (!r) return undefined;
+  const out: Record<string, string[]> = {};
+  for (const [k, vs] of Object.entries(r)) out[k] = Array.isArray(vs) ? vs.map(String) : [String(vs)];
+  return out;
 }
 
 /** Drops undefined fields, so entries carry only what the kubeconfig says. */

@@ -128,7 +128,7 @@ export async function migrate(
       name,
       outcome: opts.dryRun ? "would migrate" : "migrated",
       changes: [],
-      warnings: [...conversion.warnings],
+      warnings: [...conversion.warnings, ...deadlineWarning(original.spec.startingDeadlineSeconds, opts)],
     };
     let existing: CronJobWire | undefined = await api.get<CronJob>(CronJobResource, namespace, name);
     if (!existing) {
@@ -280,6 +280,21 @@ function lastSlotOfOurs(cronJob: CronJob, jobs: readonly Job[]): Date | undefine
   return last;
 }
 
+/** The seconds a handover takes beyond --settle (the writes before and after it). */
+const HANDOVER_MARGIN_SECONDS = 10;
+
+/**
+ * A slot due during the handover is run by the receiving side once it takes over, within the deadline; a
+ * deadline shorter than the handover can leave such a slot to neither (ours reports it as MissSchedule).
+ */
+function deadlineWarning(deadline: number | null | undefined, opts: HandoverOptions): string[] {
+  if (deadline == null || deadline >= opts.settleSeconds + HANDOVER_MARGIN_SECONDS) return [];
+  return [
+    `startingDeadlineSeconds ${deadline} is shorter than the handover (--settle ${opts.settleSeconds}s and a few ` +
+      `seconds of writes): a slot due during it may run on neither side; run it when no slot is due, or with a shorter --settle`,
+  ];
+}
+
 function order(reports: ObjectReport[], keys: string[]): ObjectReport[] {
   const index = new Map(keys.map((k, i) => [k, i]));
   return reports.sort(
@@ -323,7 +338,7 @@ export async function unmigrate(
       name,
       outcome: opts.dryRun ? "would give back" : "given back",
       changes: [],
-      warnings: [],
+      warnings: deadlineWarning(cronJob.spec.startingDeadlineSeconds, opts),
     };
     const state = handoverOf(cronJob);
     if (state === "returned") {

@@ -1,12 +1,10 @@
 // kubectl-cron: the project's kubectl plugin (`kubectl cron ...`). See USAGE in args.ts.
-import { existsSync } from "node:fs";
-import { delimiter } from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import { CronJobResource, type CronJob } from "../../api/v1/index.ts";
 import { Client } from "../../runtime/client.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { Kinds } from "../../runtime/kinds.ts";
+import { ContextNotFoundError, type LoadedKubeConfig, loadKubeConfig } from "../../runtime/kubeconfig.ts";
 import { clientAPI } from "./api.ts";
 import { parseCommandLine, UsageError, USAGE, type Args } from "./args.ts";
 import { builtinCronJobKind, discoverBuiltinVersion } from "./builtin.ts";
@@ -33,36 +31,21 @@ interface IO {
   env: NodeJS.ProcessEnv;
 }
 
-function loadConfig(args: Pick<Args, "kubeconfig" | "context">, env: NodeJS.ProcessEnv): KubeConfig {
-  const kc = new KubeConfig();
-  const source = args.kubeconfig ? `--kubeconfig ${args.kubeconfig}` : `KUBECONFIG=${env.KUBECONFIG ?? "(unset)"}`;
+/** The kubeconfig, loaded as the manager loads it (runtime/kubeconfig.ts), with kubectl's --kubeconfig and --context. */
+function loadConfig(args: Pick<Args, "kubeconfig" | "context">, env: NodeJS.ProcessEnv): LoadedKubeConfig {
   try {
-    const paths = (env.KUBECONFIG ?? "").split(delimiter).filter(Boolean);
-    if (!args.kubeconfig && paths.length > 0 && !paths.some((p) => existsSync(p))) {
-      throw new Error(`no such file: ${paths.join(", ")}`);
-    }
-    if (args.kubeconfig) kc.loadFromFile(args.kubeconfig);
-    else kc.loadFromDefault({}, false);
+    return loadKubeConfig(args.kubeconfig, env, args.context);
   } catch (e) {
+    if (e instanceof ContextNotFoundError) throw new UsageError(e.message);
+    const source = args.kubeconfig ? `--kubeconfig ${args.kubeconfig}` : `KUBECONFIG=${env.KUBECONFIG ?? "(unset)"}`;
     throw new Error(`cannot read the kubeconfig (${source}): ${e instanceof Error ? e.message : String(e)}`, {
       cause: e,
     });
   }
-  if (args.context) {
-    if (!kc.getContextObject(args.context))
-      throw new UsageError(`--context: no context ${JSON.stringify(args.context)} in the kubeconfig`);
-    kc.setCurrentContext(args.context);
-  }
-  if (!kc.getCurrentCluster()) {
-    throw new UsageError(
-      `no cluster configured (KUBECONFIG=${env.KUBECONFIG ?? "unset"}): pass --kubeconfig or --context, or set KUBECONFIG`,
-    );
-  }
-  return kc;
 }
 
-function namespaceOf(args: Pick<Args, "namespace">, kc: KubeConfig): string {
-  return args.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? "default";
+function namespaceOf(args: Pick<Args, "namespace">, kc: LoadedKubeConfig): string {
+  return args.namespace ?? kc.getNamespace() ?? "default";
 }
 
 async function dispatch(ctx: Context, args: Args): Promise<Output & { refused?: boolean }> {
@@ -96,7 +79,7 @@ async function dispatch(ctx: Context, args: Args): Promise<Output & { refused?: 
   }
 }
 
-function explain(e: unknown, kc: KubeConfig | undefined): string {
+function explain(e: unknown, kc: LoadedKubeConfig | undefined): string {
   if (e instanceof APIError) {
     if (e.reason === "Forbidden")
       return `forbidden: ${e.message} (ask for get/list/patch on cronjobs of both kinds, create/delete on ${"cronjobs.batch.tutorial.kubebuilder.io"}, patch on their cronjobs/status, list on jobs)`;
@@ -125,7 +108,7 @@ async function completion(words: readonly string[], io: IO): Promise<number> {
     if (i >= 0) return words[i + 1];
     return words.find((w) => w.startsWith(`--${long}=`))?.slice(long.length + 3);
   };
-  let kc: KubeConfig | undefined;
+  let kc: LoadedKubeConfig | undefined;
   let client: Client | undefined;
   const connect = () => {
     kc ??= loadConfig({ kubeconfig: flag("kubeconfig"), context: flag("context") }, io.env);
@@ -166,7 +149,7 @@ async function completion(words: readonly string[], io: IO): Promise<number> {
 
 export async function main(argv: readonly string[], io: IO): Promise<number> {
   let args: Args | "help";
-  let kc: KubeConfig | undefined;
+  let kc: LoadedKubeConfig | undefined;
   if (argv[0] === "__complete") return completion(argv.slice(1), io);
   try {
     args = parseCommandLine(argv);

@@ -4,7 +4,7 @@
 // standby's is, (c) `kubectl rollout restart` replaces both. For each: the applies refused or failed, the Jobs
 // of every-minute CronJobs per slot (no duplicate, none missed), and how long after the leader's death the next
 // Job was created. Needs root (the node); `make test-e2e`. The figures are printed (and written to
-// bin/ha-e2e.json) for the README; the test fails on any duplicate or missed slot, on a refused apply during a
+// bin/ha-e2e.json) for docs/operating.md; the test fails on any duplicate or missed slot, on a refused apply during a
 // rollout restart (the shutdown delay's whole point), and on a standby's death blocking scheduling.
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";

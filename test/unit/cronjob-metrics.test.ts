@@ -69,7 +69,7 @@ describe("per-CronJob metrics (controllers/metrics.ts)", () => {
     ]) {
       assert.ok(lines.includes(want), `missing ${want} in:\n${lines.join("\n")}`);
     }
-    // At most 8 gauge series and 6 counter series per CronJob (the README's cardinality).
+    // At most 8 gauge series and 6 counter series per CronJob (the cardinality in docs/operating.md).
     assert.equal(lines.filter((l) => l.includes(id)).length, 8 + 6);
     assert.equal(RUN_OUTCOMES.length, 6);
   });

@@ -127,6 +127,33 @@ describe("kubeconfig files without client-node", () => {
     assert.equal(o.headers["Impersonate-User"], "bob");
   });
 
+  it("impersonation with uid, groups and extras (one header line each); a proxy-url is refused, not bypassed", async () => {
+    const user = {
+      token: "t",
+      as: "bob",
+      "as-uid": "1234",
+      "as-groups": ["devs", "ops"],
+      "as-user-extra": { "reason/why": ["audit", "debug"] },
+    };
+    const config = (cluster: object) =>
+      JSON.stringify({
+        clusters: [{ name: "c", cluster: { server: "https://imp.example", ...cluster } }],
+        users: [{ name: "u", user }],
+        contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+        "current-context": "x",
+      });
+    const o = await options(loadKubeConfig(write("imp/config", config({}))));
+    assert.equal(o.headers["Impersonate-User"], "bob");
+    assert.equal(o.headers["Impersonate-Uid"], "1234");
+    assert.deepEqual(o.headers["Impersonate-Group"], ["devs", "ops"]);
+    assert.deepEqual(o.headers["Impersonate-Extra-reason%2Fwhy"], ["audit", "debug"]);
+    const proxied = write("imp/proxied", config({ "proxy-url": "http://proxy.example:3128" }));
+    assert.throws(
+      () => loadKubeConfig(proxied),
+      /cluster "c" has proxy-url "http:\/\/proxy\.example:3128", which this client does not support/,
+    );
+  });
+
   it("a token file is re-read on every call (rotation) and a failed re-read keeps the last token", async () => {
     const tokenFile = write("tf/token", "first\n");
     const kc = loadKubeConfig(

@@ -333,6 +333,20 @@ describe("kubectl cron migrate on batch/v1 (recorded Kubernetes 1.32 objects)", 
     assert.equal((await ours(server)).spec.concurrencyPolicy, "Forbid");
   });
 
+  it("warns when startingDeadlineSeconds is shorter than the handover (a slot due meanwhile may run nowhere)", async () => {
+    const { server } = await cluster();
+    const cj = await original(server);
+    await server.store.update(V1, { ...cj, spec: { ...cj.spec, startingDeadlineSeconds: 20 } });
+    const res = await cron(server, "migrate", NAME, "--settle=15s", "--dry-run");
+    assert.equal(res.code, EXIT.ok, res.err);
+    assert.match(
+      res.out,
+      /^(# )? {2}warning: startingDeadlineSeconds 20 is shorter than the handover \(--settle 15s /m,
+    );
+    const roomy = await cron(server, "migrate", NAME, "--settle=5s", "--dry-run");
+    assert.doesNotMatch(roomy.out, /warning: startingDeadlineSeconds/);
+  });
+
   it("refuses, naming the field and the value, what this kind does not take; changes nothing for it; exit 4", async () => {
     const variant = (r: ReturnType<typeof recorded>, name: string, change: (spec: BuiltinCronJob["spec"]) => void) => {
       const cj = structuredClone(r.cronJob) as BuiltinCronJob;
@@ -521,7 +535,7 @@ describe("kubectl cron migrate on batch/v1 (recorded Kubernetes 1.32 objects)", 
     assert.equal((await cron(server, "migrate", NAME, "--settle=0s")).code, EXIT.ok);
     // Ours ran 10:00: the give-back has a newer last run to write into the original's status.
     await (await ReconcileHarness.fake(NS, "2026-11-24T10:00:05Z", server.store)).reconcile(NAME);
-    // The aggregated edit role: everything the give-back needs but the status subresource (README).
+    // The aggregated edit role: everything the give-back needs but the status subresource (docs/upgrading-and-migrating.md).
     server.deny = (q) =>
       q.method === "PATCH" && q.path === "/apis/batch/v1/namespaces/prod/cronjobs/report/status"
         ? new APIError(

@@ -504,3 +504,119 @@ describe("kubectl cron: API warnings", () => {
     }
   });
 });
+
+// The plugin loads its kubeconfig as the manager does (runtime/kubeconfig.ts): the forms kubectl accepts,
+// through the plugin's own main(), against a server that records what it was asked.
+describe("kubectl cron: the kubeconfig", () => {
+  const cronJob = (ns: string) => ({
+    apiVersion: "batch.tutorial.kubebuilder.io/v1",
+    kind: "CronJob",
+    metadata: { name: "x", namespace: ns },
+    spec: { schedule: "0 * * * *", jobTemplate: { spec: { template: { spec: { containers: [] } } } } },
+  });
+
+  async function withServer(
+    fn: (server: string, dir: string, seen: Array<{ path: string; auth: string; groups?: string[] }>) => Promise<void>,
+  ): Promise<void> {
+    const { createServer } = await import("node:http");
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const seen: Array<{ path: string; auth: string; groups?: string[] }> = [];
+    const srv = createServer((req, res) => {
+      const groups = req.headersDistinct["impersonate-group"];
+      seen.push({ path: req.url ?? "", auth: String(req.headers.authorization ?? ""), ...(groups ? { groups } : {}) });
+      const ns = /namespaces\/([^/]+)\//.exec(req.url ?? "")?.[1] ?? "default";
+      res.setHeader("Content-Type", "application/json");
+      res.end(JSON.stringify(cronJob(ns)));
+    });
+    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+    const dir = mkdtempSync(join(tmpdir(), "kubectl-cron-kc-"));
+    try {
+      await fn(`http://127.0.0.1:${(srv.address() as { port: number }).port}`, dir, seen);
+    } finally {
+      srv.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  const config = (server: string, user: object, contexts = [{ name: "c", context: { cluster: "c", user: "u" } }]) =>
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [{ name: "c", cluster: { server, "insecure-skip-tls-verify": true } }],
+      users: [{ name: "u", user }],
+      contexts,
+      "current-context": contexts[0]!.name,
+    });
+
+  it("reads $KUBECONFIG from its environment, skipping a listed file that does not exist", async () => {
+    const { writeFileSync } = await import("node:fs");
+    const { join, delimiter } = await import("node:path");
+    await withServer(async (server, dir, seen) => {
+      const file = join(dir, "config");
+      writeFileSync(file, config(server, { token: "t0ken" }));
+      const r = await runMain(["next", "x", "--count=1"], { KUBECONFIG: [join(dir, "missing"), file].join(delimiter) });
+      assert.equal(r.code, 0, r.err);
+      assert.deepEqual(seen, [
+        { path: "/apis/batch.tutorial.kubebuilder.io/v1/namespaces/default/cronjobs/x", auth: "Bearer t0ken" },
+      ]);
+    });
+  });
+
+  it("--context picks another context and its namespace; an unknown one is a usage error", async () => {
+    const { writeFileSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    await withServer(async (server, dir, seen) => {
+      const file = join(dir, "config");
+      writeFileSync(
+        file,
+        config(server, { token: "t" }, [
+          { name: "c", context: { cluster: "c", user: "u" } },
+          { name: "team", context: { cluster: "c", user: "u", namespace: "team-a" } } as never,
+        ]),
+      );
+      const r = await runMain(["next", "x", "--count=1", "--context", "team"], { KUBECONFIG: file });
+      assert.equal(r.code, 0, r.err);
+      assert.match(seen[0]!.path, /\/namespaces\/team-a\/cronjobs\/x$/);
+      const bad = await runMain(["next", "x", "--context", "nope"], { KUBECONFIG: file });
+      assert.equal(bad.code, EXIT.usage);
+      assert.match(bad.err, /--context: no context "nope" in KUBECONFIG=/);
+    });
+  });
+
+  it("impersonated groups go as one header line each", async () => {
+    const { writeFileSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    await withServer(async (server, dir, seen) => {
+      const file = join(dir, "config");
+      writeFileSync(file, config(server, { token: "t", as: "bob", "as-groups": ["devs", "ops, with a comma"] }));
+      const r = await runMain(["next", "x", "--count=1", `--kubeconfig=${file}`]);
+      assert.equal(r.code, 0, r.err);
+      assert.deepEqual(seen[0]!.groups, ["devs", "ops, with a comma"]);
+    });
+  });
+
+  it("an exec credential plugin user (client-node's authenticator, loaded only for it)", async () => {
+    const { writeFileSync, chmodSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    await withServer(async (server, dir, seen) => {
+      const plugin = join(dir, "credential-plugin");
+      writeFileSync(
+        plugin,
+        `#!/bin/sh\necho '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-exec"}}'\n`,
+      );
+      chmodSync(plugin, 0o755);
+      const file = join(dir, "config");
+      writeFileSync(
+        file,
+        config(server, {
+          exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, interactiveMode: "Never" },
+        }),
+      );
+      const r = await runMain(["next", "x", "--count=1", `--kubeconfig=${file}`]);
+      assert.equal(r.code, 0, r.err);
+      assert.equal(seen[0]!.auth, "Bearer from-exec");
+    });
+  });
+});

@@ -729,7 +729,7 @@ function check(c: Case, o: Outcome): string[] {
     if (x.slot !== undefined) bySlot.set(x.slot, [...(bySlot.get(x.slot) ?? []), x]);
   }
   // A new backfill request that asks again for a slot whose Job is gone (deleted by history cleanup: a create of a
-  // name that exists fails) runs it again, as the README says: an explicit request, not a repeat. Anything else
+  // name that exists fails) runs it again, as docs/missed-runs-and-backfill.md says: an explicit request, not a repeat. Anything else
   // twice — a scheduled slot, a run-now request, the same backfill request — is a duplicate.
   const asked = (xs: Created[], i: number) => {
     const id = xs[i]!.backfill;

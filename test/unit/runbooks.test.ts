@@ -1,7 +1,7 @@
 // docs/runbooks: every alert of config/prometheus links a runbook in this repository (its runbook_url, on the
 // repository PROJECT names), and each runbook says what the alert means, how to check and what to do. The
 // commands in them must exist: `kubectl cron` subcommands of the plugin, PromQL that promtool parses and that
-// queries only metrics the operator (README: Metrics) or kube-apiserver serves.
+// queries only metrics the operator (docs/operating.md: Metrics) or kube-apiserver serves.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -43,11 +43,13 @@ function sections(md: string): Map<string, string> {
   return out;
 }
 
-/** The metric names the README's Metrics section lists (metric-names.test.ts holds it to the code). */
+/** The metric names the Metrics section of docs/operating.md lists (metric-names.test.ts holds it to the code). */
 function operatorMetrics(): Set<string> {
-  const readme = readFileSync(join(root, "README.md"), "utf8");
-  const start = readme.indexOf("## Metrics");
-  const section = readme.slice(start, readme.indexOf("\n## ", start + 1));
+  const doc = readFileSync(join(root, "docs", "operating.md"), "utf8");
+  const start = doc.indexOf("\n## Metrics\n");
+  assert.ok(start >= 0, "docs/operating.md has a ## Metrics section");
+  const end = doc.indexOf("\n## ", start + 1);
+  const section = doc.slice(start, end < 0 ? undefined : end);
   const names = new Set<string>(["up", "process_cpu_seconds_total", "process_start_time_seconds"]);
   for (const m of section.matchAll(/`([a-z][a-z0-9_]+)(?:\{[^}`]*\})?`/g)) {
     for (const suffix of ["", "_bucket", "_sum", "_count"]) names.add(m[1]! + suffix);

@@ -1,9 +1,20 @@
 // Time zone validation (Kubernetes' rules) and UTC-offset lookups with the exact instants of offset changes,
 // which the slot mapping in slots.ts needs to place DST gaps and repeated hours.
+//
+// The offset of a zone at one instant comes from date-fns-tz (toZonedTime). What it does not do stays here:
+// Kubernetes' zone-name rules, and finding the exact instants at which a zone's offset changes (ZoneRules
+// below scans each year and bisects to the second, then memoises, so the hot path reads a cached list).
+// Not used from date-fns-tz, and why: getTimezoneOffset(zone, date) is the offset for a *wall time* (given an
+// instant near a transition it answers the offset on the other side), and fromZonedTime moves a wall time in a
+// DST gap backwards and picks either occurrence of a repeated one (by the zone's and the process's offsets),
+// where our policy (slots.ts) shifts forwards and takes the first. date-fns-tz carries wall times in a Date's
+// local fields, i.e. in the process's own zone; #offsetOf checks for the one case where that loses them.
 
+import { toZonedTime } from "date-fns-tz";
 import { ScheduleError } from "./errors.ts";
 
 const SECOND = 1000;
+const HOUR = 3_600_000;
 const DAY = 86_400_000;
 
 // Kubernetes' validTimeZoneCharacters, applied to each "/"-separated part.
@@ -64,30 +75,26 @@ const MAX_CACHED_YEARS_PER_ZONE = 1024;
 
 const floorSecond = (ms: number) => Math.floor(ms / SECOND) * SECOND;
 
+// A day after 0001-01-01T00:00:00Z: from here on every zone's wall clock is in year 1 or later, which is all
+// date-fns-tz reads (it drops the era, so 1 BC would read as 1 AD).
+const FROM_YEAR_ONE = -62_135_596_800_000 + DAY;
+// toZonedTime sets the date, then the time, in the process's zone. A process-zone gap (at most a day in
+// tzdata: Samoa and Kwajalein skipped one) that swallowed either step leaves the Date at most two days after
+// that gap began, so the process's offset then differs from this long before.
+const PROCESS_GAP_LOOKBACK = 2 * DAY + HOUR;
+
 export class ZoneRules {
   readonly name: string;
   /** True for UTC, where wall time is the instant and every lookup is skipped. */
   readonly isUTC: boolean;
-  readonly #format: Intl.DateTimeFormat | undefined;
   readonly #years: Map<number, YearData>;
+  /** For the instants date-fns-tz cannot read (see #offsetOf); made on first use. */
+  #eraFormat: Intl.DateTimeFormat | undefined;
 
   constructor(name: string) {
     this.name = name;
     const resolved = new Intl.DateTimeFormat("en-US", { timeZone: name }).resolvedOptions().timeZone;
     this.isUTC = resolved === "UTC";
-    this.#format = this.isUTC
-      ? undefined
-      : new Intl.DateTimeFormat("en-US", {
-          timeZone: name,
-          hourCycle: "h23",
-          era: "short",
-          year: "numeric",
-          month: "numeric",
-          day: "numeric",
-          hour: "numeric",
-          minute: "numeric",
-          second: "numeric",
-        });
     let years = yearCache.get(resolved);
     if (!years) {
       years = new Map();
@@ -150,20 +157,20 @@ export class ZoneRules {
     const end = utcYearStart(year + 1);
     const transitions: Transition[] = [];
     let a = start - SECOND;
-    let oa = this.#intlOffset(a);
+    let oa = this.#offsetOf(a);
     const startOffset = oa;
     for (let probe = start; ; probe = Math.min(probe + DAY, end - SECOND)) {
-      const ob = this.#intlOffset(probe);
+      const ob = this.#offsetOf(probe);
       while (oa !== ob) {
         // Bisect on whole seconds for the first instant whose offset differs from oa.
         let lo = a;
         let hi = probe;
         while (hi - lo > SECOND) {
           const mid = lo + Math.floor((hi - lo) / (2 * SECOND)) * SECOND;
-          if (this.#intlOffset(mid) === oa) lo = mid;
+          if (this.#offsetOf(mid) === oa) lo = mid;
           else hi = mid;
         }
-        const after = this.#intlOffset(hi);
+        const after = this.#offsetOf(hi);
         transitions.push({ at: hi, before: oa, after });
         a = hi;
         oa = after;
@@ -174,12 +181,40 @@ export class ZoneRules {
     return { startOffset, transitions };
   }
 
-  #intlOffset(ms: number): number {
-    const format = this.#format;
-    if (!format) return 0;
+  /** The offset (ms east of UTC, whole seconds: LMT offsets such as -0:44:30 are kept) at the second of `ms`. */
+  #offsetOf(ms: number): number {
+    if (this.isUTC) return 0;
     const at = floorSecond(ms);
+    if (at >= FROM_YEAR_ONE) {
+      // toZonedTime returns a Date whose *local* fields show the zone's wall clock. They are exact unless that
+      // wall time does not exist in the process's own zone (its DST gap), which shows as the process's offset
+      // changing shortly before the Date; then, and beyond Date's range, Intl is read here instead.
+      const zoned = toZonedTime(at, this.name);
+      const wall = localFieldsAsUTC(zoned);
+      const earlier = new Date(zoned.getTime() - PROCESS_GAP_LOOKBACK);
+      if (localFieldsAsUTC(earlier) - earlier.getTime() === wall - zoned.getTime()) {
+        const offset = wall - at;
+        if (Number.isFinite(offset)) return offset;
+      }
+    }
+    return this.#eraAwareOffset(at);
+  }
+
+  // Intl's wall clock with its era, independent of the process's zone: for the instants date-fns-tz cannot read.
+  #eraAwareOffset(at: number): number {
+    this.#eraFormat ??= new Intl.DateTimeFormat("en-US", {
+      timeZone: this.name,
+      hourCycle: "h23",
+      era: "short",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+      second: "numeric",
+    });
     const f: Record<string, string> = {};
-    for (const part of format.formatToParts(at)) f[part.type] = part.value;
+    for (const part of this.#eraFormat.formatToParts(at)) f[part.type] = part.value;
     const yearOfEra = Number(f["year"]);
     const year = f["era"] === "BC" || f["era"] === "B" ? 1 - yearOfEra : yearOfEra;
     const wall = new Date(0);
@@ -205,6 +240,17 @@ export function utcOffsetAt(timeZone: string, at: Date): number {
     rulesByName.set(timeZone, rules);
   }
   return rules.offsetAt(at.getTime());
+}
+
+/**
+ * A Date's local fields (the process's zone) read as UTC. Exact to the millisecond, where getTimezoneOffset()
+ * drops the seconds of an offset such as Monrovia's -0:44:30 before 1972.
+ */
+function localFieldsAsUTC(d: Date): number {
+  const u = new Date(0);
+  u.setUTCFullYear(d.getFullYear(), d.getMonth(), d.getDate());
+  u.setUTCHours(d.getHours(), d.getMinutes(), d.getSeconds(), d.getMilliseconds());
+  return u.getTime();
 }
 
 function utcYearStart(year: number): number {

@@ -1,0 +1,568 @@
+// The API reference, docs/reference/api.md (crd-ref-docs' job in a Go project): every field of the CronJob kind
+// with its type, default, validation and description. It is rendered from the CRD as `make manifests` generates
+// it (cronJobCRD: the zod schemas of api/v1 through z.toJSONSchema) and from the zod JSON Schema itself (field
+// order, the upstream types' names, the checks the CronJob adds to the Job template), so it says what the CRD
+// says; `make verify-manifests` fails when the committed page is stale. The output is what prettier writes
+// (aligned tables), so `prettier --check` leaves it alone.
+import { join } from "node:path";
+import { z } from "zod";
+import * as api from "../../api/v1/index.ts";
+import { convertDefinition, type Definitions, type JSONSchema } from "../crdgen/openapi.ts";
+
+/** Where `make manifests` writes the reference. */
+export const API_REFERENCE_PATH = join("docs", "reference", "api.md");
+
+const K8S_API = "https://kubernetes.io/docs/reference/kubernetes-api";
+
+interface UpstreamType {
+  /** The name the reference uses (the Go type's). */
+  name: string;
+  /** Its API group/version, for the reader. */
+  groupVersion: string;
+  url: string;
+  /**
+   * "full": documented here with every field (a small type of the status); "shallow": one section with its
+   * direct fields, each linked to the upstream documentation, and the checks the CronJob adds; "link": a link.
+   */
+  expand: "full" | "shallow" | "link";
+  /** For "shallow": the upstream types of its fields. */
+  fields?: Record<string, UpstreamType>;
+}
+
+const OBJECT_META: UpstreamType = {
+  name: "ObjectMeta",
+  groupVersion: "meta/v1",
+  url: `${K8S_API}/common-definitions/object-meta/#ObjectMeta`,
+  expand: "link",
+};
+
+const JOB_SPEC: UpstreamType = {
+  name: "JobSpec",
+  groupVersion: "batch/v1",
+  url: `${K8S_API}/workload-resources/job-v1/#JobSpec`,
+  expand: "link",
+};
+
+/** The upstream types the zod schemas name (their `k8sOpenAPI` metadata), by OpenAPI definition. */
+const UPSTREAM_TYPES: Record<string, UpstreamType> = {
+  "io.k8s.api.batch.v1.JobTemplateSpec": {
+    name: "JobTemplateSpec",
+    groupVersion: "batch/v1",
+    url: `${K8S_API}/workload-resources/job-v1/`,
+    expand: "shallow",
+    fields: { metadata: OBJECT_META, spec: JOB_SPEC },
+  },
+  "io.k8s.api.core.v1.ObjectReference": {
+    name: "ObjectReference",
+    groupVersion: "core/v1",
+    url: `${K8S_API}/common-definitions/object-reference/#ObjectReference`,
+    expand: "full",
+  },
+  "io.k8s.apimachinery.pkg.apis.meta.v1.Condition": {
+    name: "Condition",
+    groupVersion: "meta/v1",
+    url: "https://pkg.go.dev/k8s.io/apimachinery/pkg/apis/meta/v1#Condition",
+    expand: "full",
+  },
+};
+
+/** An annotation or label the API defines: its key comes from api/v1, the rest is written here. */
+export interface MetadataKey {
+  /** The api/v1 export that holds the key. */
+  constant: string;
+  key: string;
+  /** The objects that carry it. */
+  on: string;
+  setBy: string;
+  format: string;
+  meaning: string;
+}
+
+/** A default the defaulting webhook writes and the CRD's schema does not (the webhook is the only one to apply it). */
+export interface WebhookDefault {
+  /** The field's JSON path, e.g. `.spec.suspend`. */
+  path: string;
+  value: unknown;
+  /** Only when this holds (markdown). */
+  when?: string;
+}
+
+/** Everything the reference is rendered from. */
+export interface ReferenceSources {
+  /** The CustomResourceDefinition, as cronJobCRD builds it. */
+  crd: Record<string, unknown>;
+  /** The zod JSON Schema of the CronJob (z.toJSONSchema of api.CronJobSchema, input side, as the CRD's). */
+  zodSchema: JSONSchema;
+  /** The upstream schemas of the types documented "shallow", by definition name, without the zod checks. */
+  upstream: Record<string, JSONSchema>;
+  webhookDefaults: readonly WebhookDefault[];
+  annotations: readonly MetadataKey[];
+  labels: readonly MetadataKey[];
+}
+
+type MetadataDoc = Omit<MetadataKey, "constant" | "key">;
+
+const RUN_NOW_MAX = api.MAX_RUN_NOW_REQUEST_LENGTH;
+
+/** What each annotation and label of api/v1 means; an export without an entry here fails the generator. */
+const METADATA_DOCS: Record<string, MetadataDoc> = {
+  RUN_NOW_ANNOTATION: {
+    on: "CronJob",
+    setBy: "the user (`kubectl annotate`, `kubectl cron run`)",
+    format: `any string (trimmed), at most ${RUN_NOW_MAX} characters; a new value is a new request, e.g. \`2026-11-23T08:49:10Z-9b5dad\``,
+    meaning:
+      "Requests one run now from `spec.jobTemplate`. The Job is named `<cronjob>-m<8 hex digits of sha256(value)>`, " +
+      "so a request runs once; `status.lastRunNowRequest` records the newest one handled.",
+  },
+  RUN_NOW_REQUEST_ANNOTATION: {
+    on: "Job (run-now)",
+    setBy: "the controller",
+    format: "the run-now annotation's value",
+    meaning: "The run-now request the Job was created for.",
+  },
+  RUN_NOW_REQUESTED_BY_ANNOTATION: {
+    on: "CronJob; copied onto the run-now Job",
+    setBy: "the defaulting webhook, whenever the run-now request changes",
+    format: 'JSON: `{"user":"<user name>","request":"<run-now value>"}`',
+    meaning:
+      "The user the API server authenticated for the request; a stamp for another request value is ignored. " +
+      "Without the webhook nobody sets it.",
+  },
+  RESUME_ANNOTATION: {
+    on: "CronJob",
+    setBy: "the user (`kubectl cron resume`)",
+    format: `any string (trimmed), at most ${RUN_NOW_MAX} characters; a new value is a new request`,
+    meaning:
+      "Resumes a CronJob stopped after `spec.stopAfterConsecutiveFailures` failed runs (`status.stopped`); " +
+      "`status.lastResumeRequest` records the newest one handled.",
+  },
+  INSTANTIATE_ANNOTATION: {
+    on: "Job (run-now)",
+    setBy: "the controller",
+    format: `\`${api.INSTANTIATE_MANUAL}\``,
+    meaning:
+      "Marks a manual run, as `kubectl create job --from=cronjob/NAME` marks the Jobs it creates. A Job with it " +
+      "(or with the run-now request annotation) is a manual run.",
+  },
+  BACKFILL_ANNOTATION: {
+    on: "CronJob",
+    setBy: "the user (`kubectl cron backfill`)",
+    format:
+      'JSON: `{"id":"<string>","from":"<RFC 3339>","to":"<RFC 3339>","parallelism":<1-100>}`; ' +
+      `\`id\` non-empty, at most ${RUN_NOW_MAX} characters; \`from\` not after \`to\`, in the past; ` +
+      `\`parallelism\` optional (1); at most ${api.MAX_BACKFILL_SLOTS} slots of the schedule in the range`,
+    meaning:
+      "Requests one run of every slot of the schedule in `[from, to]` (a slot that already has its Job is skipped); " +
+      "progress in `status.backfill`. Removing it, or a new `id`, cancels the running request.",
+  },
+  BACKFILL_REQUEST_ANNOTATION: {
+    on: "Job (backfill)",
+    setBy: "the controller",
+    format: "the backfill request's `id`",
+    meaning: "The backfill request the Job was created for (its name is the slot's, as a scheduled run's).",
+  },
+  SCHEDULED_AT_ANNOTATION: {
+    on: "Job (scheduled, backfill)",
+    setBy: "the controller",
+    format: "RFC 3339, UTC, e.g. `2026-03-08T07:30:00Z`",
+    meaning: "The slot (scheduled time) the Job was created for. A run-now Job has none.",
+  },
+  K8S_SCHEDULED_TIMESTAMP_ANNOTATION: {
+    on: "Job (scheduled, backfill)",
+    setBy: "the controller",
+    format: "RFC 3339 with the offset of `spec.timeZone` at that time, e.g. `2026-03-08T03:30:00-04:00`",
+    meaning: "The same slot, as the built-in CronJob controller writes it (Kubernetes 1.28 and later).",
+  },
+  CRONJOB_NAME_LABEL: {
+    on: "Job (every Job the controller creates)",
+    setBy: "the controller (a template label of the same key is replaced)",
+    format: `the CronJob's name (at most ${api.MAX_CRONJOB_NAME_LENGTH} characters)`,
+    meaning: `The CronJob the Job belongs to: \`kubectl get jobs -l ${api.CRONJOB_NAME_LABEL}=NAME\`. Not put on the Pods.`,
+  },
+};
+
+/** The annotations (`*_ANNOTATION`) and labels (`*_LABEL`) api/v1 exports, each with its documentation. */
+function metadataKeys(suffix: "_ANNOTATION" | "_LABEL"): MetadataKey[] {
+  const out: MetadataKey[] = [];
+  for (const [constant, key] of Object.entries(api as Record<string, unknown>)) {
+    if (!constant.endsWith(suffix) || typeof key !== "string") continue;
+    const doc = METADATA_DOCS[constant];
+    if (!doc) throw new Error(`api/v1 exports ${constant} (${key}): document it in hack/apidocs/reference.ts`);
+    out.push({ constant, key, ...doc });
+  }
+  return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/**
+ * The reference's sources: `crd` as cronJobCRD built it (from `definitions`), and what api/v1 declares besides
+ * (the zod JSON Schema, the webhook's defaults, the annotations and labels).
+ */
+export function referenceSources(crd: Record<string, unknown>, definitions: Definitions): ReferenceSources {
+  const zodSchema = z.toJSONSchema(api.CronJobSchema, {
+    io: "input",
+    target: "openapi-3.0",
+    reused: "inline",
+    unrepresentable: "throw",
+  }) as JSONSchema;
+  const upstream: Record<string, JSONSchema> = {};
+  for (const [def, t] of Object.entries(UPSTREAM_TYPES)) {
+    if (t.expand === "shallow") upstream[def] = convertDefinition(definitions, def, { descriptions: false });
+  }
+  const annotations = metadataKeys("_ANNOTATION");
+  const labels = metadataKeys("_LABEL");
+  const documented = new Set([...annotations, ...labels].map((k) => k.constant));
+  for (const constant of Object.keys(METADATA_DOCS)) {
+    if (!documented.has(constant)) throw new Error(`hack/apidocs/reference.ts documents ${constant}: api/v1 has none`);
+  }
+  return {
+    crd,
+    zodSchema,
+    upstream,
+    webhookDefaults: [
+      ...[...api.WEBHOOK_ONLY_DEFAULTS].map((k) => ({ path: `.spec.${k}`, value: api.CRONJOB_SPEC_DEFAULTS[k] })),
+      { path: ".spec.maxCatchUpRuns", value: api.DEFAULT_MAX_CATCH_UP_RUNS, when: "with missedRunPolicy `RunAll`" },
+    ],
+    annotations,
+    labels,
+  };
+}
+
+// ---- rendering ----
+
+interface CrdShape {
+  spec: {
+    group: string;
+    scope: string;
+    names: {
+      kind: string;
+      listKind: string;
+      plural: string;
+      singular: string;
+      shortNames?: string[];
+      categories?: string[];
+    };
+    versions: {
+      name: string;
+      served: boolean;
+      storage: boolean;
+      subresources?: Record<string, unknown>;
+      additionalPrinterColumns?: {
+        name: string;
+        type: string;
+        jsonPath: string;
+        priority?: number;
+        format?: string;
+        description?: string;
+      }[];
+      schema: { openAPIV3Schema: JSONSchema };
+    }[];
+  };
+}
+
+/** A documented object type: a section of the reference. */
+interface Section {
+  name: string;
+  /** The JSON paths it appears at (`.spec`, `.status.active[]`), the first one's schema documented. */
+  paths: string[];
+  /** The sections whose fields have this type, one for each path (none for the root). */
+  parents: string[];
+  crd: JSONSchema;
+  zod: JSONSchema | undefined;
+  upstream?: { def: string; type: UpstreamType };
+}
+
+const props = (s: JSONSchema | undefined): Record<string, JSONSchema> =>
+  (s?.properties ?? {}) as Record<string, JSONSchema>;
+const required = (s: JSONSchema | undefined): string[] => (s?.required ?? []) as string[];
+const str = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v));
+const code = (v: unknown): string => `\`${str(v).replaceAll("|", "\\|")}\``;
+const pascal = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
+/** GitHub's heading anchor for a type name. */
+const anchor = (name: string): string => `#${name.toLowerCase().replace(/[^a-z0-9 _-]/g, "")}`;
+const link = (t: UpstreamType): string => `[${t.name}](${t.url})`;
+
+/** A description as one table cell: one line, single spaces, pipes escaped. */
+function cellText(s: string): string {
+  return s.replace(/\s+/g, " ").trim().replaceAll("|", "\\|");
+}
+
+/** The properties in the zod schema's order (the declaration order), then any the CRD adds, by name. */
+function fieldOrder(crd: JSONSchema, zod: JSONSchema | undefined): string[] {
+  const own = Object.keys(props(crd));
+  const declared = Object.keys(props(zod)).filter((k) => own.includes(k));
+  return [...declared, ...own.filter((k) => !declared.includes(k)).sort()];
+}
+
+const upstreamOf = (zod: JSONSchema | undefined): { def: string; type: UpstreamType } | undefined => {
+  const def = zod?.[api.K8S_OPENAPI];
+  if (typeof def !== "string") return undefined;
+  const type = UPSTREAM_TYPES[def];
+  if (!type) throw new Error(`the zod schema names ${def}: say in hack/apidocs/reference.ts how to document it`);
+  return { def, type };
+};
+
+/** The checks of a schema node, in a fixed order (markdown). */
+function checks(s: JSONSchema): string[] {
+  const out: string[] = [];
+  if (Array.isArray(s.enum)) out.push(`enum: ${s.enum.map(code).join(", ")}`);
+  if (s.format !== undefined) out.push(`format: ${code(s.format)}`);
+  if (s.minimum !== undefined)
+    out.push(`${s.exclusiveMinimum === true ? "exclusive minimum" : "minimum"}: ${str(s.minimum)}`);
+  if (s.maximum !== undefined)
+    out.push(`${s.exclusiveMaximum === true ? "exclusive maximum" : "maximum"}: ${str(s.maximum)}`);
+  if (s.multipleOf !== undefined) out.push(`multiple of: ${str(s.multipleOf)}`);
+  if (s.minLength !== undefined) out.push(`minLength: ${str(s.minLength)}`);
+  if (s.maxLength !== undefined) out.push(`maxLength: ${str(s.maxLength)}`);
+  if (s.pattern !== undefined) out.push(`pattern: ${code(s.pattern)}`);
+  if (s.minItems !== undefined) out.push(`minItems: ${str(s.minItems)}`);
+  if (s.maxItems !== undefined) out.push(`maxItems: ${str(s.maxItems)}`);
+  if (s.uniqueItems === true) out.push("unique items");
+  if (s.minProperties !== undefined) out.push(`minProperties: ${str(s.minProperties)}`);
+  if (s.maxProperties !== undefined) out.push(`maxProperties: ${str(s.maxProperties)}`);
+  if (s.nullable === true) out.push("nullable");
+  if (s["x-kubernetes-list-type"] !== undefined) {
+    const keys = s["x-kubernetes-list-map-keys"];
+    const by = Array.isArray(keys) ? ` (keys: ${keys.map(code).join(", ")})` : "";
+    out.push(`list type: ${code(s["x-kubernetes-list-type"])}${by}`);
+  }
+  if (s["x-kubernetes-map-type"] !== undefined) out.push(`map type: ${code(s["x-kubernetes-map-type"])}`);
+  if (s["x-kubernetes-preserve-unknown-fields"] === true) out.push("unknown fields kept");
+  return out;
+}
+
+/** The scalar (or map) type of a schema node that has no section of its own. */
+function plainType(s: JSONSchema): string {
+  if (s["x-kubernetes-int-or-string"] === true) return "integer or string";
+  if (s.type === "array") {
+    const items = (s.items ?? {}) as JSONSchema;
+    return `${plainType(items)} array`;
+  }
+  if (s.type === "object" && s.additionalProperties && typeof s.additionalProperties === "object") {
+    return `map[string]${plainType(s.additionalProperties as JSONSchema)}`;
+  }
+  return typeof s.type === "string" ? s.type : "any";
+}
+
+interface Row {
+  field: string;
+  type: string;
+  default: string;
+  validation: string;
+  description: string;
+}
+
+interface Walk {
+  sections: Section[];
+  byName: Map<string, Section>;
+}
+
+/** The row of property `key` of section `sec`; queues the sections of the types it uses. */
+function fieldRow(src: ReferenceSources, walk: Walk, sec: Section, key: string): Row {
+  const node = props(sec.crd)[key]!;
+  const zodNode = props(sec.zod)[key];
+  const path = `${sec.paths[0]}.${key}`;
+  const isArray = node.type === "array";
+  const target = (isArray ? node.items : node) as JSONSchema;
+  const zodTarget = (isArray ? zodNode?.items : zodNode) as JSONSchema | undefined;
+  const suffix = isArray ? " array" : "";
+  const extra: string[] = [];
+
+  let type: string;
+  const fromParent = sec.upstream?.type.fields?.[key];
+  const upstream = upstreamOf(zodTarget);
+  if (fromParent || key === "metadata") {
+    // An ObjectMeta, or a field of a "shallow" upstream type: documented upstream. Checks the CRD puts on its
+    // fields (metadata.name's length) are listed here.
+    type = link(fromParent ?? OBJECT_META) + suffix;
+    if (key === "metadata" && !fromParent) {
+      for (const [k, v] of Object.entries(props(target))) {
+        const c = checks(v);
+        if (c.length) extra.push(`${code(k)}: ${c.join(", ")}`);
+      }
+    }
+  } else if (upstream && upstream.type.expand === "link") {
+    type = link(upstream.type) + suffix;
+  } else if (upstream || Object.keys(props(target)).length > 0) {
+    const name = upstream ? upstream.type.name : `${sec.name}${pascal(key)}`;
+    const itemPath = isArray ? `${path}[]` : path;
+    const existing = walk.byName.get(name);
+    if (existing) {
+      if (!upstream) throw new Error(`two types would be called ${name} (${existing.paths[0]}, ${itemPath})`);
+      existing.paths.push(itemPath);
+      existing.parents.push(sec.name);
+    } else {
+      const s: Section = { name, paths: [itemPath], parents: [sec.name], crd: target, zod: zodTarget, upstream };
+      walk.sections.push(s);
+      walk.byName.set(name, s);
+    }
+    type = `[${name}](${anchor(name)})${suffix}`;
+  } else {
+    type = plainType(node);
+  }
+
+  const validation = [required(sec.crd).includes(key) ? "required" : "optional", ...checks(node)];
+  if (isArray && !Object.keys(props(target)).length && !upstream) {
+    const c = checks(target);
+    if (c.length) validation.push(`items: ${c.join(", ")}`);
+  }
+  validation.push(...extra);
+
+  let def = "";
+  if (node.default !== undefined) def = code(node.default);
+  const hook = src.webhookDefaults.find((d) => d.path === path);
+  if (hook) {
+    if (def) throw new Error(`${path}: defaulted by both the CRD and the webhook`);
+    def = `${code(hook.value)} (webhook${hook.when ? `, ${hook.when}` : ""})`;
+  }
+  return {
+    field: code(key),
+    type,
+    default: def,
+    validation: validation.join("; "),
+    description:
+      typeof node.description === "string"
+        ? cellText(node.description)
+        : key === "metadata"
+          ? "Standard object metadata."
+          : "",
+  };
+}
+
+/** Display width of a cell as prettier measures it (the generator writes ASCII; other text counts per code point). */
+const width = (s: string): number => [...s].length;
+
+/** A markdown table as prettier prints it: columns padded to their widest cell. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(3, width(h), ...rows.map((r) => width(r[i] ?? ""))));
+  const line = (cells: string[]): string =>
+    `| ${cells.map((c, i) => c + " ".repeat(widths[i]! - width(c))).join(" | ")} |`;
+  return [line(header), `| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`, ...rows.map(line)].join("\n");
+}
+
+/**
+ * The checks the zod schema puts on a "shallow" upstream type, each with whether the upstream schema has it:
+ * field by field in declaration order, a field's `required` before its own checks, a field before its fields.
+ */
+function addedChecks(zod: JSONSchema, upstream: JSONSchema | undefined): string[][] {
+  const rows: string[][] = [];
+  const visit = (z: JSONSchema, u: JSONSchema | undefined, path: string, isRequired: boolean, upRequired: boolean) => {
+    if (isRequired) rows.push([code(path), "required", upRequired ? "yes" : "no"]);
+    const theirs = new Set(u ? checks(u) : []);
+    for (const c of checks(z)) rows.push([code(path), c, theirs.has(c) ? "yes" : "no"]);
+    for (const [k, v] of Object.entries(props(z))) {
+      const p = path ? `${path}.${k}` : k;
+      visit(v, props(u)[k], p, required(z).includes(k), required(u).includes(k));
+    }
+    if (z.items && typeof z.items === "object") {
+      visit(z.items as JSONSchema, u?.items as JSONSchema | undefined, `${path}[]`, false, false);
+    }
+  };
+  visit(zod, upstream, "", false, false);
+  return rows;
+}
+
+function sectionText(src: ReferenceSources, walk: Walk, sec: Section): string {
+  const out: string[] = [`### ${sec.name}`];
+  const desc = typeof sec.crd.description === "string" ? cellText(sec.crd.description) : "";
+  if (desc) out.push(desc);
+  const about: string[] = [];
+  if (sec.parents.length) {
+    const where = sec.parents.map((p, i) => `[${p}](${anchor(p)}) as ${code(sec.paths[i])}`);
+    about.push(`Appears in: ${where.join(", ")}.`);
+  }
+  const up = sec.upstream?.type;
+  if (up) {
+    about.push(
+      up.expand === "shallow"
+        ? `The upstream ${up.groupVersion} ${up.name}, not expanded here: see the [Kubernetes API reference](${up.url}). ` +
+            "The CRD's schema is the upstream one (from the Kubernetes OpenAPI definitions `make manifests` reads), " +
+            "with the checks below added from the zod schema."
+        : `The upstream ${up.groupVersion} [${up.name}](${up.url}), as the CRD's schema has it.`,
+    );
+  }
+  if (about.length) out.push(about.join(" "));
+  const rows = fieldOrder(sec.crd, sec.zod).map((k) => fieldRow(src, walk, sec, k));
+  out.push(
+    table(
+      ["field", "type", "default", "validation", "description"],
+      rows.map((r) => [r.field, r.type, r.default, r.validation, r.description]),
+    ),
+  );
+  if (up?.expand === "shallow" && sec.zod) {
+    out.push(
+      `Checks the zod schema declares on the ${up.name} (fields under \`${sec.paths[0]}\`; the CRD enforces them, ` +
+        '"upstream" says whether the upstream schema already has the same check):',
+    );
+    out.push(table(["field", "check", "upstream"], addedChecks(sec.zod, src.upstream[sec.upstream!.def])));
+  }
+  return out.join("\n\n");
+}
+
+function metadataTable(keys: readonly MetadataKey[]): string {
+  return table(
+    ["key", "on", "set by", "format", "meaning"],
+    keys.map((k) => [code(k.key), cellText(k.on), cellText(k.setBy), cellText(k.format), cellText(k.meaning)]),
+  );
+}
+
+/** The reference page, docs/reference/api.md. Pure: the same sources give the same text. */
+export function apiReference(src: ReferenceSources): string {
+  const crd = (src.crd as unknown as CrdShape).spec;
+  const version = crd.versions.find((v) => v.storage) ?? crd.versions[0]!;
+  const schema = version.schema.openAPIV3Schema;
+  const { kind, listKind, plural, singular, shortNames = [], categories = [] } = crd.names;
+  const gv = `${crd.group}/${version.name}`;
+
+  const root: Section = { name: kind, paths: [""], parents: [], crd: schema, zod: src.zodSchema };
+  const walk: Walk = { sections: [root], byName: new Map([[kind, root]]) };
+  // Breadth first: a section's rows queue the sections of its types, so the order is spec, status, their types...
+  const rendered: string[] = [];
+  for (let i = 0; i < walk.sections.length; i++) rendered.push(sectionText(src, walk, walk.sections[i]!));
+
+  const columns = version.additionalPrinterColumns ?? [];
+  const list = (xs: readonly string[]): string => (xs.length ? xs.map(code).join(", ") : "none");
+  const subresources = Object.keys(version.subresources ?? {});
+  const parts = [
+    `# API reference: ${kind} (${gv})`,
+    "<!-- Generated by `make manifests` (hack/apidocs/reference.ts) from the zod schemas in api/v1: do not edit. -->",
+    `The ${kind} kind of the \`${gv}\` API: one ${kind} runs the Jobs of its \`spec.jobTemplate\` on the schedule ` +
+      "of its `spec.schedule`, and reports them in its status.",
+    [
+      `- Group: ${code(crd.group)}; version: ${code(version.name)} (served: ${version.served}, storage: ${version.storage})`,
+      `- Kind: ${code(kind)}; list kind: ${code(listKind)}`,
+      `- Resource: ${code(plural)} (singular ${code(singular)}), ${crd.scope === "Namespaced" ? "namespaced" : "cluster-scoped"}`,
+      `- Short names: ${list(shortNames)}; categories: ${list(categories)}`,
+      `- Subresources: ${list(subresources)}`,
+    ].join("\n"),
+    "## How to read it",
+    "Each object type has a table, in the order of its fields' declaration in the zod schema:",
+    [
+      "- **type**: the JSON type (`integer`, `string`, ...), a link to the object type's own table, or a link to the " +
+        "Kubernetes API reference for an upstream type that is not expanded here;",
+      "- **default**: the value the API server fills in from the CRD's schema; `(webhook)` marks a default only the " +
+        "defaulting webhook writes (without the webhook the field stays unset, which means the same to the controller);",
+      "- **validation**: whether the field is required, and what the CRD's schema checks: bounds, lengths, enum values, " +
+        "pattern, format (`int32`, `int64`, `date-time`: an RFC 3339 time) and list semantics;",
+      "- **description**: as `kubectl explain` prints it.",
+    ].join("\n"),
+    "This page is generated from the zod schemas in `api/v1` through the CRD " +
+      `(\`config/crd/bases/${crd.group}_${plural}.yaml\`), by \`make manifests\`; \`make verify-manifests\` fails when it is ` +
+      "stale, so it says what the CRD says. The validating webhook checks more than a schema can (that the schedule " +
+      "parses and fires, that the time zone exists, a dry run of the Job): see [How a CronJob is validated](../using-cronjobs.md#how-a-cronjob-is-validated).",
+    "## Types",
+    ...rendered,
+    "## Printer columns",
+    "What `kubectl get` prints; `-o wide` adds the columns of priority 1.",
+    table(
+      ["column", "type", "JSONPath", "priority"],
+      columns.map((c) => [cellText(c.name), code(c.type), code(c.jsonPath), str(c.priority ?? 0)]),
+    ),
+    "## Annotations",
+    "The annotations the API defines (api/v1's `*_ANNOTATION` keys), on the CronJob and on the Jobs the controller creates.",
+    metadataTable(src.annotations),
+    "## Labels",
+    "The labels the API defines (api/v1's `*_LABEL` keys).",
+    metadataTable(src.labels),
+  ];
+  return `${parts.join("\n\n")}\n`;
+}

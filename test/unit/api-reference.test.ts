@@ -1,0 +1,231 @@
+// docs/reference/api.md is rendered from the CRD and the zod schemas (hack/apidocs/reference.ts): every field of
+// the CRD's schema is in it with its type, default, checks and description, the committed page is the
+// generator's output, and prettier leaves it as it is.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, it } from "node:test";
+import * as prettier from "prettier";
+import * as api from "../../api/v1/index.ts";
+import { API_REFERENCE_PATH, apiReference, referenceSources } from "../../hack/apidocs/reference.ts";
+import { cronJobCRD, MAX_DESCRIPTION_LENGTH } from "../../hack/crdgen/crd.ts";
+import { definitionsOf, type JSONSchema } from "../../hack/crdgen/openapi.ts";
+import { readVendoredOpenAPI, VENDORED_OPENAPI } from "../../hack/crdgen/vendored-openapi.ts";
+
+const root = resolve(import.meta.dirname, "..", "..");
+const defs = definitionsOf(readVendoredOpenAPI(), VENDORED_OPENAPI);
+// What `make manifests` renders (it reads the vendored definitions unless told otherwise).
+const crd = cronJobCRD({ definitions: defs, maxDescriptionLength: MAX_DESCRIPTION_LENGTH });
+const sources = referenceSources(crd, defs);
+const md = apiReference(sources);
+const schema = (crd as any).spec.versions[0].schema.openAPIV3Schema as JSONSchema;
+
+type Row = { field: string; type: string; default: string; validation: string; description: string };
+interface Section {
+  name: string;
+  paths: string[];
+  text: string;
+  rows: Map<string, Row>;
+}
+
+/** The cells of a markdown table line (pipes escaped with a backslash are text). */
+const cells = (line: string): string[] =>
+  line
+    .slice(1, -1)
+    .split(/(?<!\\)\|/)
+    .map((c) => c.trim());
+
+/** The type sections of the page: heading, the JSON paths they appear at (the root's is ""), the field table. */
+function sections(text: string): Map<string, Section> {
+  const types = text.slice(text.indexOf("\n## Types\n"), text.indexOf("\n## Printer columns\n"));
+  const out = new Map<string, Section>();
+  for (const chunk of types.split(/^### /m).slice(1)) {
+    const name = chunk.slice(0, chunk.indexOf("\n"));
+    const appears = /^Appears in: (.*)$/m.exec(chunk)?.[1];
+    const paths = appears ? [...appears.matchAll(/ as `([^`]+)`/g)].map((m) => m[1]!) : [""];
+    const table = chunk.slice(chunk.indexOf("\n| field "));
+    const lines = table.trim().split("\n\n")[0]!.split("\n");
+    assert.deepEqual(cells(lines[0]!), ["field", "type", "default", "validation", "description"], name);
+    const rows = new Map<string, Row>();
+    for (const line of lines.slice(2)) {
+      const [field, type, def, validation, description] = cells(line);
+      rows.set(field!.replaceAll("`", ""), {
+        field: field!,
+        type: type!,
+        default: def!,
+        validation,
+        description,
+      } as Row);
+    }
+    out.set(name, { name, paths, text: chunk, rows });
+  }
+  return out;
+}
+
+const bySection = sections(md);
+const sectionAt = (path: string): Section => {
+  const s = [...bySection.values()].find((x) => x.paths.includes(path));
+  assert.ok(s, `no section documents ${path || "the CronJob"}`);
+  return s;
+};
+const rowAt = (path: string): Row => {
+  const i = path.lastIndexOf(".");
+  const row = sectionAt(path.slice(0, i)).rows.get(path.slice(i + 1));
+  assert.ok(row, `no row for ${path}`);
+  return row;
+};
+const text = (s: string): string => s.replace(/\s+/g, " ").trim().replaceAll("|", "\\|");
+const props = (s: JSONSchema): Record<string, JSONSchema> => (s.properties ?? {}) as Record<string, JSONSchema>;
+const shown = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v));
+
+/** Every property the reference documents: the whole schema but the upstream ObjectMeta and Job spec. */
+function fields(): { path: string; node: JSONSchema; parent: JSONSchema }[] {
+  const out: { path: string; node: JSONSchema; parent: JSONSchema }[] = [];
+  const visit = (s: JSONSchema, path: string): void => {
+    for (const [k, v] of Object.entries(props(s))) {
+      const p = `${path}.${k}`;
+      out.push({ path: p, node: v, parent: s });
+      if (k === "metadata" || p === ".spec.jobTemplate.spec") continue;
+      if (v.type === "array") visit(v.items as JSONSchema, `${p}[]`);
+      else visit(v, p);
+    }
+  };
+  visit(schema, "");
+  return out;
+}
+
+describe("the API reference (docs/reference/api.md)", () => {
+  it("documents every property of the CRD's schema with its type, required-ness, checks and description", () => {
+    const all = fields();
+    assert.ok(all.length >= 50, `only ${all.length} fields walked`);
+    // No more rows than fields either: each field once, in the section of its object type.
+    assert.equal(
+      [...bySection.values()].reduce((n, s) => n + s.rows.size, 0),
+      all.length,
+    );
+    for (const { path, node, parent } of all) {
+      const row = rowAt(path);
+      const item = (node.type === "array" ? node.items : node) as JSONSchema;
+      if (Object.keys(props(item)).length > 0) {
+        // An object type: a link, to its own section or to the upstream documentation.
+        assert.match(row.type, /^\[\w+\]\((#[a-z]+|https:\/\/[^)]+)\)( array)?$/, path);
+        if (node.type === "array") assert.match(row.type, / array$/, path);
+      } else {
+        assert.ok(row.type.startsWith(String(item.type)), `${path}: type ${row.type}, the CRD says ${item.type}`);
+      }
+      const isRequired = ((parent.required ?? []) as string[]).includes(path.slice(path.lastIndexOf(".") + 1));
+      assert.ok(row.validation.startsWith(isRequired ? "required" : "optional"), `${path}: ${row.validation}`);
+      for (const k of ["minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems"]) {
+        if (node[k] !== undefined) assert.ok(row.validation.includes(`${k}: ${node[k]}`), `${path}: ${k}`);
+      }
+      for (const v of (node.enum ?? []) as unknown[]) assert.ok(row.validation.includes(`\`${shown(v)}\``), path);
+      if (node.pattern) assert.ok(row.validation.includes(`pattern: \`${node.pattern}\``), `${path}: pattern`);
+      if (node.format) assert.ok(row.validation.includes(`format: \`${node.format}\``), `${path}: format`);
+      if (typeof node.description === "string") assert.equal(row.description, text(node.description), path);
+    }
+    // The root metadata is ObjectMeta, with the one check the CRD puts on it.
+    assert.match(rowAt(".metadata").validation, /`name`: maxLength: 52/);
+    assert.equal(api.MAX_CRONJOB_NAME_LENGTH, 52);
+  });
+
+  it("links every type it names to a section of its own, or to the Kubernetes API reference", () => {
+    const anchors = new Set([...bySection.keys()].map((n) => `#${n.toLowerCase()}`));
+    for (const m of md.matchAll(/\]\((#[^)]*)\)/g)) assert.ok(anchors.has(m[1]!), `dangling link ${m[1]}`);
+    assert.match(
+      rowAt(".spec.jobTemplate.spec").type,
+      /\(https:\/\/kubernetes\.io\/docs\/reference\/kubernetes-api\/workload-resources\/job-v1\/#JobSpec\)/,
+    );
+    assert.match(sectionAt(".spec.jobTemplate").text, /workload-resources\/job-v1\//);
+    // Stable order: the root, then breadth first in the fields' declaration order.
+    assert.deepEqual([...bySection.keys()].slice(0, 4), ["CronJob", "CronJobSpec", "CronJobStatus", "JobTemplateSpec"]);
+    assert.deepEqual([...sectionAt(".spec").rows.keys()].slice(0, 2), ["schedule", "timeZone"]);
+  });
+
+  it("gives the CRD's defaults, and the webhook's of CRONJOB_SPEC_DEFAULTS", () => {
+    let defaulted = 0;
+    for (const { path, node } of fields()) {
+      const row = rowAt(path);
+      if (node.default !== undefined) {
+        assert.equal(row.default, `\`${shown(node.default)}\``, path);
+        defaulted++;
+      } else {
+        assert.ok(row.default === "" || row.default.includes("(webhook"), `${path}: ${row.default}`);
+      }
+    }
+    assert.ok(defaulted >= 3);
+    for (const [k, v] of Object.entries(api.CRONJOB_SPEC_DEFAULTS)) {
+      const cell = rowAt(`.spec.${k}`).default;
+      assert.ok(cell.startsWith(`\`${shown(v)}\``), `spec.${k}: ${cell}`);
+      const webhookOnly = api.WEBHOOK_ONLY_DEFAULTS.has(k as keyof typeof api.CRONJOB_SPEC_DEFAULTS);
+      assert.equal(cell.includes("(webhook"), webhookOnly, `spec.${k}: ${cell}`);
+    }
+    assert.match(rowAt(".spec.maxCatchUpRuns").default, new RegExp(`^\`${api.DEFAULT_MAX_CATCH_UP_RUNS}\` \\(webhook`));
+  });
+
+  it("says which checks the CronJob adds to the upstream Job template, each one in the CRD", () => {
+    const section = sectionAt(".spec.jobTemplate").text;
+    const checks = section.slice(section.indexOf("| field ", section.indexOf("Checks the zod schema")));
+    assert.match(checks, /\| `spec\.template\.spec\.restartPolicy` +\| enum: `OnFailure`, `Never` +\| no +\|/);
+    assert.match(checks, /\| `spec\.template\.spec\.restartPolicy` +\| required +\| no +\|/);
+    assert.match(checks, /\| `spec\.template\.spec\.containers` +\| minItems: 1 +\| no +\|/);
+    assert.match(checks, /\| `spec` +\| required +\| no +\|/);
+    const podSpec = props(props(props(props(props(schema).spec!).jobTemplate!).spec!).template!).spec!;
+    assert.deepEqual(props(podSpec).restartPolicy!.enum, [...api.RestartPolicyValues]);
+    assert.ok(((podSpec.required ?? []) as string[]).includes("restartPolicy"));
+    assert.equal(props(podSpec).containers!.minItems, 1);
+  });
+
+  it("lists the annotations and labels of api/v1, the printer columns, short names and categories", () => {
+    const exported = Object.entries(api).filter(([k]) => /_(ANNOTATION|LABEL)$/.test(k));
+    assert.ok(exported.length >= 10);
+    for (const [k, key] of exported) assert.match(md, new RegExp(`^\\| \`${key}\` +\\|`, "m"), k);
+    for (const c of api.printerColumns) assert.ok(md.includes(`\`${c.jsonPath}\``), c.name);
+    assert.match(md, /Short names: `cron`, `crons`; categories: `all`/);
+    assert.match(md, /^# API reference: CronJob \(batch\.tutorial\.kubebuilder\.io\/v1\)$/m);
+    // What the backfill annotation's row says of its value, as backfillRequestOf checks it.
+    const request = (extra: object) => ({
+      metadata: {
+        annotations: {
+          [api.BACKFILL_ANNOTATION]: JSON.stringify({
+            id: "a",
+            from: "2026-01-01T00:00:00Z",
+            to: "2026-01-02T00:00:00Z",
+            ...extra,
+          }),
+        },
+      },
+    });
+    assert.match(md, /"parallelism":<1-100>\}`.*`parallelism` optional \(1\)/);
+    const parsed = api.backfillRequestOf(request({}));
+    assert.ok(parsed?.ok && parsed.request.parallelism === 1);
+    assert.equal(api.backfillRequestOf(request({ parallelism: 100 }))?.ok, true);
+    assert.equal(api.backfillRequestOf(request({ parallelism: 101 }))?.ok, false);
+  });
+
+  it("changes with the schema it is given (nothing is written twice)", () => {
+    const copy = structuredClone(sources);
+    const s = (copy.crd as any).spec.versions[0].schema.openAPIV3Schema;
+    s.properties.spec.properties.schedule.description = "A changed description.";
+    s.properties.spec.properties.successfulJobsHistoryLimit.default = 7;
+    s.properties.status.properties.backfill.properties.total.maximum = 1000;
+    const changed = sections(apiReference(copy));
+    const spec = [...changed.values()].find((x) => x.paths.includes(".spec"))!;
+    assert.equal(spec.rows.get("schedule")!.description, "A changed description.");
+    assert.equal(spec.rows.get("successfulJobsHistoryLimit")!.default, "`7`");
+    const backfill = [...changed.values()].find((x) => x.paths.includes(".status.backfill"))!;
+    assert.match(backfill.rows.get("total")!.validation, /maximum: 1000/);
+    // The zod side: the checks added to the Job template.
+    const zodCopy = structuredClone(sources);
+    const zt = (zodCopy.zodSchema as any).properties.spec.properties.jobTemplate;
+    zt.properties.spec.properties.template.properties.spec.properties.restartPolicy.enum = ["Never"];
+    assert.match(apiReference(zodCopy), /\| `spec\.template\.spec\.restartPolicy` +\| enum: `Never` +\|/);
+    assert.equal(apiReference(sources), md, "deterministic");
+  });
+
+  it("is committed as generated, and prettier leaves it as it is", async () => {
+    const file = join(root, API_REFERENCE_PATH);
+    assert.equal(readFileSync(file, "utf8"), md, `${API_REFERENCE_PATH} is stale: run make manifests`);
+    const options = (await prettier.resolveConfig(file)) ?? {};
+    assert.equal(await prettier.format(md, { ...options, filepath: file }), md);
+  });
+});
