@@ -9,7 +9,9 @@
 //
 // and on every replica writes tls.crt/tls.key into the webhook server's certificate directory (the server
 // watches it and reloads) and sets the CA bundle (ca.crt, then ca-previous.crt while it is valid) as the
-// clientConfig.caBundle of every webhook of the named Mutating/ValidatingWebhookConfigurations.
+// clientConfig.caBundle of every webhook of the named Mutating/ValidatingWebhookConfigurations, and as the
+// spec.conversion.webhook.clientConfig.caBundle of the named CustomResourceDefinitions whose conversion
+// strategy is Webhook (a CRD with strategy None is left alone).
 //
 // Renewal (RENEW_BEFORE_FRACTION = 1/3, cert-manager's default): the serving certificate when less than a
 // third of its validity is left (about 4 months of 1 year); the CA, and with it the serving certificate,
@@ -22,9 +24,11 @@
 // it read (Conflict: re-read and re-check). Every write is idempotent and every state in between is one the
 // next pass repairs, so a crash at any point is harmless.
 //
-// Passes run at start, on every change of the Secret or of a webhook configuration (watches, so a
-// re-applied configuration with an empty caBundle gets it back within a second), at the next renewal time,
-// and every resyncIntervalMs (5 min) in case a watch missed something.
+// Passes run at start, on every change of the Secret, of a webhook configuration or of a CRD (watches, so a
+// re-applied configuration or CRD with an empty caBundle gets it back within a second), at the next renewal
+// time, and every resyncIntervalMs (5 min) in case a watch missed something. Every pass sets the caBundles
+// before it writes a new serving certificate, and after changing one waits trustPropagationDelayMs before
+// serving a certificate the old bundle may not trust.
 import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -33,7 +37,7 @@ import { Informer } from "../cache/informer.ts";
 import type { Client } from "../client.ts";
 import { isAlreadyExists, isConflict, isNotFound } from "../errors.ts";
 import type { KubeObject, ResourceKind } from "../kinds.ts";
-import { log, type Logger } from "../log.ts";
+import { log, type KeyValues, type Logger } from "../log.ts";
 import type { Runnable } from "../manager.ts";
 import type { Checker } from "../probes.ts";
 
@@ -52,6 +56,13 @@ export const CertKinds = {
     version: "v1",
     kind: "ValidatingWebhookConfiguration",
     plural: "validatingwebhookconfigurations",
+    namespaced: false,
+  },
+  CustomResourceDefinition: {
+    group: "apiextensions.k8s.io",
+    version: "v1",
+    kind: "CustomResourceDefinition",
+    plural: "customresourcedefinitions",
     namespaced: false,
   },
 } as const satisfies Record<string, ResourceKind>;
@@ -96,6 +107,12 @@ export interface CertProvisionerOptions {
   /** Configurations whose every webhook gets the CA bundle as clientConfig.caBundle. Never created. */
   mutatingWebhookConfigurations?: readonly string[];
   validatingWebhookConfigurations?: readonly string[];
+  /**
+   * CustomResourceDefinitions (by name, e.g. "cronjobs.batch.tutorial.kubebuilder.io") whose conversion
+   * webhook gets the CA bundle as spec.conversion.webhook.clientConfig.caBundle, while their conversion
+   * strategy is Webhook; one with strategy None is left alone. Never created.
+   */
+  customResourceDefinitions?: readonly string[];
   /** The webhook server's certificate directory and file names (default tls.crt, tls.key). */
   certDir: string;
   certName?: string;
@@ -330,8 +347,45 @@ interface Secret extends KubeObject {
   data?: Record<string, string>;
 }
 
+interface ClientConfig {
+  caBundle?: string;
+  [k: string]: unknown;
+}
+
 interface WebhookConfiguration extends KubeObject {
-  webhooks?: Array<{ name?: string; clientConfig?: { caBundle?: string; [k: string]: unknown }; [k: string]: unknown }>;
+  webhooks?: Array<{ name?: string; clientConfig?: ClientConfig; [k: string]: unknown }>;
+}
+
+interface CustomResourceDefinition extends KubeObject {
+  spec?: {
+    conversion?: {
+      /** "None" when unset. */
+      strategy?: string;
+      webhook?: { clientConfig?: ClientConfig; [k: string]: unknown };
+      [k: string]: unknown;
+    };
+    [k: string]: unknown;
+  };
+}
+
+/** One object whose caBundle a pass sets; every kind follows the same read-check-write discipline. */
+interface InjectionTarget<T extends KubeObject> {
+  /** "Kind/name", in logs and results. */
+  id: string;
+  /** The key `id` is logged under. */
+  logKey: string;
+  /** What the object is, as log messages start ("Webhook configuration"). */
+  what: string;
+  /** Where the bundle goes, as log messages end ("the webhook configuration"). */
+  into: string;
+  read(): Promise<T>;
+  /**
+   * The object with the caBundle set and what that changed (for the log); "current" when it already has
+   * it; or why the object is not to be touched.
+   */
+  edit(obj: T): { updated: T; changed: KeyValues } | "current" | { skip: string };
+  /** An update at the resourceVersion read. */
+  write(obj: T): Promise<unknown>;
 }
 
 function decode(secret: Secret | undefined): Record<string, string> | undefined {
@@ -379,10 +433,12 @@ function writeAtomically(path: string, content: string, mode: number): void {
 interface SyncResult {
   /** What happened to the Secret in this pass. */
   secret: "unchanged" | "created" | "renewed-cert" | "renewed-ca";
-  /** Configurations whose caBundle this pass set ("Kind/name"). */
+  /** Configurations and CRDs whose caBundle this pass set ("Kind/name"). */
   injected: string[];
-  /** Named configurations that do not exist (yet). */
+  /** Named configurations and CRDs that do not exist (yet). */
   missing: string[];
+  /** Named CRDs left alone because their conversion strategy is not Webhook. */
+  skipped: string[];
   /** Whether this pass wrote new certificate files. */
   filesWritten: boolean;
   /** When the material in use becomes due for renewal (ms since the epoch). */
@@ -408,6 +464,7 @@ export class CertProvisioner implements Runnable {
   private kicked = false;
   private wake: (() => void) | undefined;
   private missingLogged = new Set<string>();
+  private skippedLogged = new Set<string>();
 
   constructor(o: CertProvisionerOptions) {
     for (const [flag, v] of [
@@ -444,6 +501,10 @@ export class CertProvisioner implements Runnable {
         name,
       })),
     ];
+  }
+
+  private get crds(): Array<{ kind: ResourceKind; name: string }> {
+    return (this.o.customResourceDefinitions ?? []).map((name) => ({ kind: CertKinds.CustomResourceDefinition, name }));
   }
 
   get certDir(): string {
@@ -493,7 +554,7 @@ export class CertProvisioner implements Runnable {
       inf.start();
       return inf;
     });
-    if (this.configurations.length === 0) {
+    if (this.configurations.length === 0 && this.crds.length === 0) {
       this.log.info("No webhook configurations to inject the CA into; the caBundle is left to the user", {
         secret: `${this.o.secretNamespace}/${this.o.secretName}`,
       });
@@ -562,18 +623,19 @@ export class CertProvisioner implements Runnable {
     return [
       { kind: CertKinds.Secret, namespace: this.o.secretNamespace, name: this.o.secretName },
       ...this.configurations,
+      ...this.crds,
     ];
   }
 
   /**
    * One pass: make the Secret hold a valid CA and serving certificate, set the CA bundle in every named
-   * webhook configuration, and write the serving pair to the certificate directory. Throws (after doing
-   * what it could) when any step failed.
+   * webhook configuration and CRD, and write the serving pair to the certificate directory. Throws (after
+   * doing what it could) when any step failed.
    */
   async sync(): Promise<SyncResult> {
     const { material, secret, renewAt } = await this.ensureSecret();
     const bundle = caBundleOf(material, this.now());
-    const { injected, missing, errors } = await this.injectCABundle(bundle);
+    const { injected, missing, skipped, errors } = await this.injectCABundle(bundle);
     const filesWritten = await this.writeFiles(material, injected.length > 0);
     if (!this.ready) {
       this.ready = true;
@@ -581,7 +643,7 @@ export class CertProvisioner implements Runnable {
     }
     if (errors.length === 1) throw errors[0];
     if (errors.length > 1) throw new AggregateError(errors, errors.map(messageOf).join("; "));
-    return { secret, injected, missing, filesWritten, renewAt };
+    return { secret, injected, missing, skipped, filesWritten, renewAt };
   }
 
   private async ensureSecret(): Promise<{ material: CertMaterial; secret: SyncResult["secret"]; renewAt: number }> {
@@ -679,55 +741,126 @@ export class CertProvisioner implements Runnable {
     };
   }
 
-  private async injectCABundle(bundle: string): Promise<{ injected: string[]; missing: string[]; errors: Error[] }> {
+  private async injectCABundle(
+    bundle: string,
+  ): Promise<{ injected: string[]; missing: string[]; skipped: string[]; errors: Error[] }> {
     const caBundle = Buffer.from(bundle).toString("base64");
-    const injected: string[] = [];
-    const missing: string[] = [];
-    const errors: Error[] = [];
+    const result = {
+      injected: [] as string[],
+      missing: [] as string[],
+      skipped: [] as string[],
+      errors: [] as Error[],
+    };
     for (const { kind, name } of this.configurations) {
-      const id = `${kind.kind}/${name}`;
-      try {
-        for (let attempt = 1; ; attempt++) {
-          let cfg: WebhookConfiguration;
-          try {
-            cfg = await this.o.client.get<WebhookConfiguration>(kind, undefined, name);
-          } catch (err) {
-            if (!isNotFound(err)) throw err;
-            missing.push(id);
-            if (!this.missingLogged.has(id)) {
-              this.log.info("Webhook configuration not found; its CA bundle is set once it exists", {
-                configuration: id,
-              });
-              this.missingLogged.add(id);
-            }
-            break;
-          }
-          this.missingLogged.delete(id);
+      await this.inject(result, {
+        id: `${kind.kind}/${name}`,
+        logKey: "configuration",
+        what: "Webhook configuration",
+        into: "the webhook configuration",
+        read: () => this.o.client.get<WebhookConfiguration>(kind, undefined, name),
+        edit: (cfg) => {
           const webhooks = cfg.webhooks ?? [];
-          if (webhooks.every((w) => w.clientConfig?.caBundle === caBundle)) break;
-          if (attempt > MAX_ATTEMPTS) throw new Error(`${id} changed under every one of ${MAX_ATTEMPTS} attempts`);
           const stale = webhooks.filter((w) => w.clientConfig?.caBundle !== caBundle).map((w) => w.name);
-          try {
-            await this.o.client.update<WebhookConfiguration>(kind, {
+          if (stale.length === 0) return "current";
+          return {
+            updated: {
               ...cfg,
               webhooks: webhooks.map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle } })),
-            });
-          } catch (err) {
-            if (isConflict(err) || isNotFound(err)) continue;
-            throw err;
-          }
-          injected.push(id);
-          this.log.info("Injected the CA bundle into the webhook configuration", {
-            configuration: id,
-            webhooks: stale,
-          });
-          break;
-        }
-      } catch (err) {
-        errors.push(new Error(`cannot set the CA bundle of ${id}: ${messageOf(err)}`, { cause: err }));
-      }
+            },
+            changed: { webhooks: stale },
+          };
+        },
+        write: (cfg) => this.o.client.update<WebhookConfiguration>(kind, cfg),
+      });
     }
-    return { injected, missing, errors };
+    for (const { kind, name } of this.crds) {
+      await this.inject(result, {
+        id: `${kind.kind}/${name}`,
+        logKey: "customResourceDefinition",
+        what: "CustomResourceDefinition",
+        into: "the CustomResourceDefinition's conversion webhook",
+        read: () => this.o.client.get<CustomResourceDefinition>(kind, undefined, name),
+        edit: (crd) => {
+          const conversion = crd.spec?.conversion;
+          const strategy = conversion?.strategy ?? "None";
+          if (!conversion || strategy !== "Webhook") {
+            return { skip: `its conversion strategy is ${strategy}, not Webhook` };
+          }
+          const webhook = conversion.webhook ?? {};
+          if (webhook.clientConfig?.caBundle === caBundle) return "current";
+          return {
+            updated: {
+              ...crd,
+              spec: {
+                ...crd.spec,
+                conversion: {
+                  ...conversion,
+                  webhook: { ...webhook, clientConfig: { ...webhook.clientConfig, caBundle } },
+                },
+              },
+            },
+            changed: {},
+          };
+        },
+        write: (crd) => this.o.client.update<CustomResourceDefinition>(kind, crd),
+      });
+    }
+    return result;
+  }
+
+  /**
+   * Sets one object's caBundle: reads it, and unless it is missing, already current or not to be touched,
+   * replaces it at the resourceVersion read (a Conflict or NotFound re-reads, up to MAX_ATTEMPTS times).
+   * A missing or skipped object is logged once until that changes.
+   */
+  private async inject<T extends KubeObject>(
+    result: { injected: string[]; missing: string[]; skipped: string[]; errors: Error[] },
+    t: InjectionTarget<T>,
+  ): Promise<void> {
+    const { id } = t;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        let obj: T;
+        try {
+          obj = await t.read();
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+          result.missing.push(id);
+          if (!this.missingLogged.has(id)) {
+            this.log.info(`${t.what} not found; its CA bundle is set once it exists`, { [t.logKey]: id });
+            this.missingLogged.add(id);
+          }
+          return;
+        }
+        this.missingLogged.delete(id);
+        const edit = t.edit(obj);
+        if (edit === "current") {
+          this.skippedLogged.delete(id);
+          return;
+        }
+        if ("skip" in edit) {
+          result.skipped.push(id);
+          if (!this.skippedLogged.has(id)) {
+            this.log.info(`${t.what} left alone: ${edit.skip}`, { [t.logKey]: id });
+            this.skippedLogged.add(id);
+          }
+          return;
+        }
+        this.skippedLogged.delete(id);
+        if (attempt > MAX_ATTEMPTS) throw new Error(`${id} changed under every one of ${MAX_ATTEMPTS} attempts`);
+        try {
+          await t.write(edit.updated);
+        } catch (err) {
+          if (isConflict(err) || isNotFound(err)) continue;
+          throw err;
+        }
+        result.injected.push(id);
+        this.log.info(`Injected the CA bundle into ${t.into}`, { [t.logKey]: id, ...edit.changed });
+        return;
+      }
+    } catch (err) {
+      result.errors.push(new Error(`cannot set the CA bundle of ${id}: ${messageOf(err)}`, { cause: err }));
+    }
   }
 
   private async writeFiles(material: CertMaterial, bundleChanged: boolean): Promise<boolean> {

@@ -1,11 +1,19 @@
-// One admission request over HTTP (controller-runtime's admission http.go): a POST with a JSON body of at
-// most maxBodyBytes, decoded, handed to the handler, and answered with an AdmissionReview. Whatever goes
-// wrong is answered with the status the apiserver expects rather than thrown at the server.
+// One webhook request over HTTP (controller-runtime's admission http.go): a POST with a JSON body of at
+// most maxBodyBytes, decoded, handed to the handler, and answered with a review of the same kind (an
+// AdmissionReview, or a ConversionReview for a conversion webhook). Whatever goes wrong is answered with
+// the status the apiserver expects rather than thrown at the server.
 import type http from "node:http";
 import http2 from "node:http2";
 import type { Readable } from "node:stream";
 import type { Logger } from "../log.ts";
 import { errored, type AdmissionHandler, type AdmissionRequest, type AdmissionResponse } from "./admission.ts";
+import {
+  conversionFailureResponse,
+  decodeConversionReview,
+  encodeConversionReview,
+  type ConversionHandler,
+  type ConversionRequest,
+} from "./conversion.ts";
 import {
   checkResult,
   decodeReview,
@@ -31,7 +39,7 @@ export interface Outgoing {
   once(event: "close", listener: () => void): unknown;
 }
 
-export interface AdmissionHTTPOptions {
+export interface ReviewHTTPOptions {
   maxBodyBytes: number;
   logger: Logger;
 }
@@ -50,47 +58,70 @@ export function send(res: Outgoing, code: number, body: string, headers: http.Ou
   }
 }
 
-function sendReview(
-  res: Outgoing,
-  code: number,
-  response: AdmissionResponse,
-  headers: http.OutgoingHttpHeaders,
-  logger: Logger,
-) {
-  send(res, code, encodeReview(response), { "content-type": "application/json", ...headers }, logger);
+function sendJSON(res: Outgoing, code: number, body: string, headers: http.OutgoingHttpHeaders, logger: Logger) {
+  send(res, code, body, { "content-type": "application/json", ...headers }, logger);
+}
+
+/** One kind of review: how its request is decoded and answered, and how a refusal reads. */
+interface ReviewCodec<R> {
+  /** The request in a body; throws HTTPError(400) naming what is wrong with it. */
+  decode(body: Buffer): R;
+  uid(request: R): string;
+  /** Hands the request to the handler and writes a 200 answer with `send`; a failing handler is an answer too. */
+  answer(request: R, reqLog: Logger, send: (body: string) => void): Promise<void>;
+  /** The body of an answer to a request that never reached the handler. */
+  failure(code: number, message: string): string;
 }
 
 /**
- * Serves one request for the registered `path`. Resolves with the status code answered, or undefined
- * when the client left before there was anything to answer (so there is no code to count).
+ * Serves one admission request for the registered `path`. Resolves with the status code answered, or
+ * undefined when the client left before there was anything to answer (so there is no code to count).
  */
 export function serveAdmission(
   path: string,
   handler: AdmissionHandler,
   req: Incoming,
   res: Outgoing,
-  o: AdmissionHTTPOptions,
+  o: ReviewHTTPOptions,
 ): Promise<number | undefined> {
-  return serve(path, handler, req, res, o).catch((err: unknown) => {
+  return serveReview(path, admissionCodec(handler), req, res, o);
+}
+
+/** serveAdmission for a conversion webhook: ConversionReview in and out. */
+export function serveConversion(
+  path: string,
+  handler: ConversionHandler,
+  req: Incoming,
+  res: Outgoing,
+  o: ReviewHTTPOptions,
+): Promise<number | undefined> {
+  return serveReview(path, conversionCodec(handler), req, res, o);
+}
+
+function serveReview<R>(
+  path: string,
+  codec: ReviewCodec<R>,
+  req: Incoming,
+  res: Outgoing,
+  o: ReviewHTTPOptions,
+): Promise<number | undefined> {
+  return serve(path, codec, req, res, o).catch((err: unknown) => {
     o.logger.error("webhook request failed", err, { webhook: path });
-    if (!res.headersSent) {
-      const status = { code: 500, message: messageOf(err) };
-      sendReview(res, 500, { uid: "", allowed: false, status }, {}, o.logger);
-    }
+    if (!res.headersSent) sendJSON(res, 500, codec.failure(500, messageOf(err)), {}, o.logger);
     return 500;
   });
 }
 
-async function serve(
+async function serve<R>(
   path: string,
-  handler: AdmissionHandler,
+  codec: ReviewCodec<R>,
   req: Incoming,
   res: Outgoing,
-  o: AdmissionHTTPOptions,
+  o: ReviewHTTPOptions,
 ): Promise<number | undefined> {
   const fail = (err: HTTPError, headers: http.OutgoingHttpHeaders = {}) => {
     o.logger.error("bad webhook request", undefined, { webhook: path, code: err.code, reason: err.message });
-    sendReview(res, err.code, failureResponse(err.code, err.message), headers, o.logger);
+    sendJSON(res, err.code, codec.failure(err.code, err.message), headers, o.logger);
     return err.code;
   };
   const tooLarge = () => {
@@ -115,24 +146,33 @@ async function serve(
     return undefined;
   }
   if (body === undefined) return tooLarge();
-  let request: AdmissionRequest;
+  let request: R;
   try {
-    request = decodeReview(body);
+    request = codec.decode(body);
   } catch (err) {
     if (err instanceof HTTPError) return fail(err);
     throw err;
   }
-  await answer(handler, request, res, o.logger.withValues({ webhook: path, UID: request.uid }), o.logger);
+  const reqLog = o.logger.withValues({ webhook: path, UID: codec.uid(request) });
+  await codec.answer(request, reqLog, (answer) => sendJSON(res, 200, answer, {}, o.logger));
   return 200;
 }
 
-/** Calls the handler and answers 200 with its decision; a failing handler is a denial with code 500. */
-async function answer(
+function admissionCodec(handler: AdmissionHandler): ReviewCodec<AdmissionRequest> {
+  return {
+    decode: decodeReview,
+    uid: (request) => request.uid,
+    answer: (request, reqLog, send) => answerAdmission(handler, request, reqLog, send),
+    failure: (code, message) => encodeReview(failureResponse(code, message)),
+  };
+}
+
+/** Calls the handler and answers with its decision; a failing handler is a denial with code 500. */
+async function answerAdmission(
   handler: AdmissionHandler,
   request: AdmissionRequest,
-  res: Outgoing,
   reqLog: Logger,
-  log: Logger,
+  send: (body: string) => void,
 ) {
   if (reqLog.enabled("debug")) {
     reqLog.debug("received request", {
@@ -150,7 +190,7 @@ async function answer(
     reqLog.error("webhook handler failed", err);
     response = responseFor(request, errored(500, err));
   }
-  sendReview(res, 200, response, {}, log);
+  send(encodeReview(response));
   if (reqLog.enabled("debug")) {
     reqLog.debug("wrote response", {
       allowed: response.allowed,
@@ -159,6 +199,27 @@ async function answer(
       message: response.status?.message,
     });
   }
+}
+
+function conversionCodec(handler: ConversionHandler): ReviewCodec<ConversionRequest> {
+  return {
+    decode: decodeConversionReview,
+    uid: (request) => request.uid,
+    answer: async (request, reqLog, send) => {
+      if (reqLog.enabled("debug")) {
+        reqLog.debug("received request", {
+          desiredAPIVersion: request.desiredAPIVersion,
+          objects: request.objects.length,
+        });
+      }
+      const response = await handler.review(request, reqLog);
+      send(encodeConversionReview(response));
+      if (reqLog.enabled("debug")) {
+        reqLog.debug("wrote response", { status: response.result.status, message: response.result.message });
+      }
+    },
+    failure: (code, message) => encodeConversionReview(conversionFailureResponse(code, message)),
+  };
 }
 
 /** Resolves with the body, or undefined when it grew past `limit` (reading stops there). */

@@ -17,7 +17,8 @@ export {
   type JSONPatchOperation,
   type Operation,
 } from "./admission.ts";
-export { startWebhookServer, type WebhookServer, type WebhookServerOptions } from "./server.ts";
+export { conversionHandler, type ConversionRequest, type ConversionReview, type Converter } from "./conversion.ts";
+export { startWebhookServer, type WebhookHandler, type WebhookServer, type WebhookServerOptions } from "./server.ts";
 export { webhookRunnable } from "./runnable.ts";
 export {
   caBundleOf,

@@ -1,6 +1,6 @@
 // AdmissionReview in and out (the decoding half of controller-runtime's admission http.go): only the
 // envelope is checked here, since the handler owns the meaning of the request, and only a well-formed
-// answer leaves.
+// answer leaves. The envelope checks are shared with the ConversionReview (conversion.ts).
 import {
   ADMISSION_API_VERSION,
   type AdmissionRequest,
@@ -9,7 +9,7 @@ import {
   type AdmissionReview,
 } from "./admission.ts";
 
-/** A request the server answers itself, with this HTTP status and an AdmissionReview saying why. */
+/** A request the server answers itself, with this HTTP status and a review (of the kind asked for) saying why. */
 export class HTTPError extends Error {
   readonly code: number;
   constructor(code: number, message: string) {
@@ -22,7 +22,7 @@ function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
+export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
@@ -30,41 +30,57 @@ export function isJSONContentType(value: string | undefined): boolean {
   return (value ?? "").split(";")[0]?.trim().toLowerCase() === "application/json";
 }
 
-function checkEnvelope(v: unknown): Record<string, unknown> {
-  if (!isObject(v)) throw new HTTPError(400, "the request body is not a JSON object");
-  if (v.kind !== "AdmissionReview") {
-    throw new HTTPError(400, `expected kind "AdmissionReview", got ${JSON.stringify(v.kind ?? null)}`);
-  }
-  if (v.apiVersion !== ADMISSION_API_VERSION) {
-    throw new HTTPError(
-      400,
-      `unsupported AdmissionReview apiVersion ${JSON.stringify(v.apiVersion ?? null)}: this server accepts ` +
-        `${ADMISSION_API_VERSION} only (set admissionReviewVersions: ["v1"] in the webhook configuration)`,
-    );
-  }
-  return v;
+/** What a review body must be: its kind and apiVersion, and where to set the version the apiserver sends. */
+export interface ReviewEnvelope {
+  kind: string;
+  apiVersion: string;
+  /** How to make the apiserver send `apiVersion`, appended to the refusal of another one. */
+  versionHint: string;
 }
 
-/** The request of an AdmissionReview body; throws HTTPError(400) naming what is wrong with it. */
-export function decodeReview(body: Buffer): AdmissionRequest {
+/**
+ * The request of a review body, with a non-empty uid (the one field the server itself needs, to answer);
+ * throws HTTPError(400) naming what is wrong with it. The rest of the request is the handler's to
+ * interpret, and handlers read it as untrusted input.
+ */
+export function decodeEnvelope(body: Buffer, e: ReviewEnvelope): Record<string, unknown> & { uid: string } {
   if (body.length === 0) throw new HTTPError(400, "request body is empty");
   let v: unknown;
   try {
     v = JSON.parse(body.toString("utf8"));
   } catch (err) {
-    throw new HTTPError(400, `cannot decode the AdmissionReview: ${messageOf(err)}`);
+    throw new HTTPError(400, `cannot decode the ${e.kind}: ${messageOf(err)}`);
   }
-  const req = checkEnvelope(v).request;
-  if (!isObject(req)) throw new HTTPError(400, "the AdmissionReview has no request");
-  if (!hasUid(req)) throw new HTTPError(400, "the AdmissionReview request has no uid");
+  if (!isObject(v)) throw new HTTPError(400, "the request body is not a JSON object");
+  if (v.kind !== e.kind) {
+    throw new HTTPError(400, `expected kind ${JSON.stringify(e.kind)}, got ${JSON.stringify(v.kind ?? null)}`);
+  }
+  if (v.apiVersion !== e.apiVersion) {
+    throw new HTTPError(
+      400,
+      `unsupported ${e.kind} apiVersion ${JSON.stringify(v.apiVersion ?? null)}: this server accepts ` +
+        `${e.apiVersion} only (${e.versionHint})`,
+    );
+  }
+  const req = v.request;
+  if (!isObject(req)) throw new HTTPError(400, `the ${e.kind} has no request`);
+  if (!hasUid(req)) throw new HTTPError(400, `the ${e.kind} request has no uid`);
   return req;
 }
 
-/**
- * The one field the server itself needs (to answer); the rest of the request is the handler's to
- * interpret, and handlers read it as untrusted input.
- */
-function hasUid(req: Record<string, unknown>): req is Record<string, unknown> & AdmissionRequest {
+const ADMISSION_ENVELOPE: ReviewEnvelope = {
+  kind: "AdmissionReview",
+  apiVersion: ADMISSION_API_VERSION,
+  versionHint: 'set admissionReviewVersions: ["v1"] in the webhook configuration',
+};
+
+/** The request of an AdmissionReview body; throws HTTPError(400) naming what is wrong with it. */
+export function decodeReview(body: Buffer): AdmissionRequest {
+  // Only the uid is checked: the handler owns the meaning of the rest.
+  return decodeEnvelope(body, ADMISSION_ENVELOPE) as Record<string, unknown> & AdmissionRequest;
+}
+
+function hasUid(req: Record<string, unknown>): req is Record<string, unknown> & { uid: string } {
   return typeof req.uid === "string" && req.uid !== "";
 }
 

@@ -1,11 +1,13 @@
-// The admission webhook server (controller-runtime's webhook.DefaultServer): HTTPS on :9443 with the
-// serving certificate from a directory that cert-manager or a mounted Secret keeps up to date, one
-// AdmissionHandler per path, and admission.k8s.io/v1 AdmissionReview in and out.
+// The webhook server (controller-runtime's webhook.DefaultServer): HTTPS on :9443 with the serving
+// certificate from a directory that cert-manager or a mounted Secret keeps up to date, and one handler per
+// path: an AdmissionHandler (admission.k8s.io/v1 AdmissionReview in and out) or a ConversionHandler
+// (apiextensions.k8s.io/v1 ConversionReview, for a CRD's conversion webhook).
 import { log, type Logger } from "../log.ts";
 import type { Checker } from "../probes.ts";
 import type { AdmissionHandler } from "./admission.ts";
 import { CertWatcher } from "./certwatcher.ts";
-import { serveAdmission, type AdmissionHTTPOptions } from "./http.ts";
+import type { ConversionHandler } from "./conversion.ts";
+import { serveAdmission, serveConversion, type ReviewHTTPOptions } from "./http.ts";
 import { initWebhookSeries, observeRequest } from "./metrics.ts";
 import { checkPaths, newRouter, type Route } from "./router.ts";
 import { InFlight, TLSServer } from "./tlsserver.ts";
@@ -13,6 +15,9 @@ import { InFlight, TLSServer } from "./tlsserver.ts";
 const DEFAULT_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs";
 /** The apiserver refuses to send more than 3 MiB of request body to a webhook. */
 const DEFAULT_MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+/** What a path serves: admission (a function) or CRD conversion (conversionHandler()). */
+export type WebhookHandler = AdmissionHandler | ConversionHandler;
 
 export interface WebhookServerOptions {
   /** Default 9443; 0 picks a free port. */
@@ -27,13 +32,15 @@ export interface WebhookServerOptions {
    * Rapid Reset (CVE-2023-44487) and the apiserver talks HTTP/1.1 just as well.
    */
   enableHTTP2?: boolean;
+  /** The largest request body accepted, for every path (default 3 MiB). */
   maxBodyBytes?: number;
   logger?: Logger;
   /**
-   * Handlers by exact request path. The map is consulted on every request, so paths added after start
-   * are served (controller-runtime's Register after Start).
+   * Handlers by exact request path, admission and conversion alike (conventionally "/convert" for a
+   * conversion webhook). The map is consulted on every request, so paths added after start are served
+   * (controller-runtime's Register after Start).
    */
-  handlers: ReadonlyMap<string, AdmissionHandler>;
+  handlers: ReadonlyMap<string, WebhookHandler>;
   /** How often the certificate files are re-read in case a change was not reported by fs.watch. */
   certPollIntervalMs?: number;
   /** How long close() lets in-flight requests finish before cutting their connections. */
@@ -57,8 +64,8 @@ export interface WebhookServer {
 
 /**
  * Starts serving. The parts: a CertWatcher keeps the key pair current, the router sends each registered
- * path to the admission HTTP handler (instrumented with controller-runtime's metrics), and a TLSServer
- * owns the listener and its graceful close.
+ * path to the admission or conversion HTTP handler (instrumented with controller-runtime's metrics), and a
+ * TLSServer owns the listener and its graceful close.
  */
 export async function startWebhookServer(opts: WebhookServerOptions): Promise<WebhookServer> {
   const logger = opts.logger ?? log.withName("controller-runtime").withName("webhook");
@@ -73,7 +80,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     logger,
   });
   const inFlight = new InFlight();
-  const route = admissionRoute(inFlight, { maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, logger });
+  const route = reviewRoute(inFlight, { maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, logger });
   const enableHTTP2 = opts.enableHTTP2 ?? false;
   const server = new TLSServer({
     keyPair: certs.current,
@@ -110,11 +117,18 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   };
 }
 
-/** Each request to a registered path: counted for close() and the metrics, then served as admission. */
-function admissionRoute(inFlight: InFlight, o: AdmissionHTTPOptions): Route<AdmissionHandler> {
+/**
+ * Each request to a registered path: counted for close() and the metrics, then served as admission or
+ * conversion, whichever the path's handler does.
+ */
+function reviewRoute(inFlight: InFlight, o: ReviewHTTPOptions): Route<WebhookHandler> {
   return (path, handler, req, res) => {
     inFlight.track(res);
     const observed = observeRequest(path, res);
-    serveAdmission(path, handler, req, res, o).then(observed, () => undefined);
+    const served =
+      typeof handler === "function"
+        ? serveAdmission(path, handler, req, res, o)
+        : serveConversion(path, handler, req, res, o);
+    served.then(observed, () => undefined);
   };
 }

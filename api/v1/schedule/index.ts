@@ -10,6 +10,19 @@ export {
   MISSED_COUNT_CAP,
   newestSlots,
   scheduleWindow,
+  SLOT_COUNT_LIMIT,
   slotsInRange,
   TOO_MANY_MISSED,
 } from "./window.ts";
+export { MAX_SCHEDULES, parseScheduleList } from "./list.ts";
+export {
+  ScheduleSet,
+  type ScheduleSetMember,
+  type SetAnchor,
+  type SourcedSlot,
+  unionCountSlots,
+  unionCountSlotsInRange,
+  unionNewestSlots,
+  unionScheduleWindow,
+  unionSlotsInRange,
+} from "./union.ts";

@@ -75,8 +75,8 @@ export function newestSlots(schedule: Schedule, after: Date, notAfter: Date, anc
   return out;
 }
 
-/** How far countSlots counts: beyond it, a count is "more than" this. */
-const SLOT_COUNT_LIMIT = 100_000;
+/** How far countSlots (and unionCountSlots) counts: beyond it, a count is "more than" this. */
+export const SLOT_COUNT_LIMIT = 100_000;
 
 /**
  * The number of slots in (after, notAfter], exact up to `limit` (`exact: false` past it). A count a message

@@ -1,20 +1,26 @@
 // The webhook certificate provisioner's decisions (runtime/webhook/certprovisioner.ts) without an apiserver:
 // what a Secret's content calls for (keep, a new serving certificate, a new CA) at a given time, the
 // renewal times, the certificates it issues, the CA bundle across a CA renewal, and the webhook server
-// waiting for the provisioned files before it starts. test/integration/runtime/certprovisioner.test.ts runs
-// it against a real kube-apiserver.
+// waiting for the provisioned files before it starts, and the CA bundle set in CustomResourceDefinitions'
+// conversion webhooks (an in-memory fake client). test/integration/runtime/certprovisioner.test.ts runs it
+// against a real kube-apiserver.
 import assert from "node:assert/strict";
 import { createPrivateKey, generateKeyPairSync, X509Certificate } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tls from "node:tls";
 import { after, before, describe, it } from "node:test";
-import { Client } from "../../../runtime/client.ts";
+import { CapturingLogger } from "../../capturing-logger.ts";
+import { Client, type WriteOptions } from "../../../runtime/client.ts";
+import { APIError } from "../../../runtime/errors.ts";
+import { FakeClient } from "../../../runtime/fake/client.ts";
+import type { KubeObject, ResourceKind } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import {
   caBundleOf,
   caRenewalTime,
+  CertKinds,
   certRenewalTime,
   CertProvisioner,
   DEFAULT_CA_VALIDITY_MS,
@@ -27,6 +33,7 @@ import {
   serviceDNSNames,
   webhookRunnable,
   type CAPair,
+  type CertProvisionerOptions,
   type PlanOptions,
 } from "../../../runtime/webhook/index.ts";
 
@@ -309,6 +316,279 @@ describe("webhook server with a provisioned certificate (webhookRunnable certifi
     ac.abort();
     await running; // no certificate, no server, no error
     assert.equal(runnable.server(), undefined);
+  });
+});
+
+describe("certificate provisioner: CA bundle of CustomResourceDefinitions (fake client)", () => {
+  const CRD = CertKinds.CustomResourceDefinition;
+  const VWC = CertKinds.ValidatingWebhookConfiguration;
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "crd-ca-"));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  const webhookConversion = () => ({
+    strategy: "Webhook",
+    webhook: {
+      conversionReviewVersions: ["v1"],
+      clientConfig: { service: { namespace: "system", name: "webhook-service", path: "/convert", port: 443 } },
+    },
+  });
+
+  function crd(name: string, conversion?: Record<string, unknown>): KubeObject {
+    return {
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name },
+      spec: {
+        group: name.slice(name.indexOf(".") + 1),
+        names: { kind: "Widget", plural: name.slice(0, name.indexOf(".")) },
+        scope: "Namespaced",
+        versions: [{ name: "v1", served: true, storage: true }],
+        ...(conversion ? { conversion } : {}),
+      },
+    };
+  }
+
+  let n = 0;
+  function provisioner(client: FakeClient, o: Partial<CertProvisionerOptions> = {}): CertProvisioner {
+    return new CertProvisioner({
+      // The provisioner's reads and writes are the fake's (its informers, started by start(), are not used).
+      client: client as unknown as Client,
+      secretNamespace: "system",
+      secretName: "webhook-server-cert",
+      serviceName: "webhook-service",
+      serviceNamespace: "system",
+      certDir: join(dir, String(++n)),
+      trustPropagationDelayMs: 0,
+      logger: discardLogger,
+      ...o,
+    });
+  }
+
+  async function caBundleOfCRD(client: FakeClient, name: string): Promise<string | undefined> {
+    const got = await client.get<
+      KubeObject & { spec: { conversion?: { webhook?: { clientConfig?: { caBundle?: string } } } } }
+    >(CRD, undefined, name);
+    const b64 = got.spec.conversion?.webhook?.clientConfig?.caBundle;
+    return b64 === undefined ? undefined : Buffer.from(b64, "base64").toString("utf8");
+  }
+
+  async function secretCA(client: FakeClient): Promise<string> {
+    const s = await client.get<KubeObject & { data: Record<string, string> }>(
+      CertKinds.Secret,
+      "system",
+      "webhook-server-cert",
+    );
+    return Buffer.from(s.data[SecretKeys.caCert]!, "base64").toString("utf8");
+  }
+
+  it("sets the bundle in a CRD whose conversion strategy is Webhook, beside the webhook configurations, and keeps it", async () => {
+    const client = new FakeClient();
+    await client.create(CRD, crd("widgets.example.com", webhookConversion()));
+    await client.create(VWC, {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: "vwc" },
+      webhooks: [
+        { name: "v.example.com", clientConfig: { service: { name: "webhook-service", namespace: "system" } } },
+      ],
+    });
+    const p = provisioner(client, {
+      validatingWebhookConfigurations: ["vwc"],
+      customResourceDefinitions: ["widgets.example.com"],
+    });
+    const first = await p.sync();
+    assert.deepEqual(first.injected, [
+      "ValidatingWebhookConfiguration/vwc",
+      "CustomResourceDefinition/widgets.example.com",
+    ]);
+    assert.deepEqual(first.skipped, []);
+    assert.equal(await caBundleOfCRD(client, "widgets.example.com"), `${(await secretCA(client)).trim()}\n`);
+    // Only the caBundle changed: the rest of the conversion webhook is as it was.
+    const got = await client.get<KubeObject & { spec: { conversion: ReturnType<typeof webhookConversion> } }>(
+      CRD,
+      undefined,
+      "widgets.example.com",
+    );
+    const { caBundle: _set, ...clientConfig } = got.spec.conversion.webhook.clientConfig as Record<string, unknown>;
+    assert.deepEqual(
+      { ...got.spec.conversion, webhook: { ...got.spec.conversion.webhook, clientConfig } },
+      webhookConversion(),
+    );
+    assert.deepEqual(
+      { ...got.spec, conversion: undefined },
+      { ...crd("widgets.example.com").spec!, conversion: undefined },
+    );
+
+    // A pass with nothing to do reads and writes nothing else.
+    const writes = () =>
+      client.actions.filter(
+        (a) => a.verb === "update" && a.resource === "customresourcedefinitions.apiextensions.k8s.io",
+      );
+    assert.equal(writes().length, 1);
+    const second = await p.sync();
+    assert.deepEqual(second.injected, []);
+    assert.equal(writes().length, 1);
+
+    // A re-applied CRD without the bundle gets it back.
+    const cur = await client.get<KubeObject>(CRD, undefined, "widgets.example.com");
+    await client.update(CRD, { ...cur, spec: { ...(cur.spec as object), conversion: webhookConversion() } });
+    assert.equal(await caBundleOfCRD(client, "widgets.example.com"), undefined);
+    assert.deepEqual((await p.sync()).injected, ["CustomResourceDefinition/widgets.example.com"]);
+    assert.notEqual(await caBundleOfCRD(client, "widgets.example.com"), undefined);
+  });
+
+  it("leaves a CRD with strategy None (or no conversion at all) alone, logging it once, until it turns to Webhook", async () => {
+    const client = new FakeClient();
+    await client.create(CRD, crd("nones.example.com", { strategy: "None" }));
+    await client.create(CRD, crd("unsets.example.com"));
+    const before = [
+      await client.get(CRD, undefined, "nones.example.com"),
+      await client.get(CRD, undefined, "unsets.example.com"),
+    ];
+    const logger = new CapturingLogger();
+    const p = provisioner(client, { customResourceDefinitions: ["nones.example.com", "unsets.example.com"], logger });
+    for (let i = 0; i < 3; i++) {
+      const r = await p.sync();
+      assert.deepEqual(r.skipped, [
+        "CustomResourceDefinition/nones.example.com",
+        "CustomResourceDefinition/unsets.example.com",
+      ]);
+      assert.deepEqual(r.injected, []);
+    }
+    assert.deepEqual(
+      [await client.get(CRD, undefined, "nones.example.com"), await client.get(CRD, undefined, "unsets.example.com")],
+      before,
+      "a CRD without a conversion webhook was written",
+    );
+    const leftAlone = () =>
+      logger.lines
+        .filter((l) => l.msg.startsWith("CustomResourceDefinition left alone"))
+        .map((l) => [l.msg, l.kv.customResourceDefinition]);
+    assert.deepEqual(leftAlone(), [
+      [
+        "CustomResourceDefinition left alone: its conversion strategy is None, not Webhook",
+        "CustomResourceDefinition/nones.example.com",
+      ],
+      [
+        "CustomResourceDefinition left alone: its conversion strategy is None, not Webhook",
+        "CustomResourceDefinition/unsets.example.com",
+      ],
+    ]);
+
+    const cur = await client.get<KubeObject>(CRD, undefined, "nones.example.com");
+    await client.update(CRD, { ...cur, spec: { ...(cur.spec as object), conversion: webhookConversion() } });
+    const r = await p.sync();
+    assert.deepEqual(r.injected, ["CustomResourceDefinition/nones.example.com"]);
+    assert.deepEqual(r.skipped, ["CustomResourceDefinition/unsets.example.com"]);
+    assert.equal(leftAlone().length, 2, "logged again");
+  });
+
+  it("waits for a CRD that does not exist yet, logging that once, and re-reads after a Conflict", async () => {
+    const client = new FakeClient();
+    const logger = new CapturingLogger();
+    const p = provisioner(client, { customResourceDefinitions: ["widgets.example.com"], logger });
+    assert.deepEqual((await p.sync()).missing, ["CustomResourceDefinition/widgets.example.com"]);
+    assert.deepEqual((await p.sync()).missing, ["CustomResourceDefinition/widgets.example.com"]);
+    assert.deepEqual(
+      logger.lines.filter((l) => l.msg.includes("not found")).map((l) => l.msg),
+      ["CustomResourceDefinition not found; its CA bundle is set once it exists"],
+    );
+
+    await client.create(CRD, crd("widgets.example.com", webhookConversion()));
+    client.injectError(
+      { verb: "update", kind: CRD, times: 1 },
+      () => new APIError(409, "Conflict", "the object has been modified"),
+    );
+    const r = await p.sync();
+    assert.deepEqual(r.missing, []);
+    assert.deepEqual(r.injected, ["CustomResourceDefinition/widgets.example.com"]);
+    assert.equal(
+      client.actions.filter(
+        (a) => a.verb === "update" && a.resource === "customresourcedefinitions.apiextensions.k8s.io",
+      ).length,
+      2,
+    );
+    assert.equal(await caBundleOfCRD(client, "widgets.example.com"), `${(await secretCA(client)).trim()}\n`);
+  });
+
+  it("names the CRD it cannot write (e.g. without RBAC), still serving and injecting the rest", async () => {
+    const client = new FakeClient();
+    await client.create(CRD, crd("widgets.example.com", webhookConversion()));
+    await client.create(VWC, {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: "vwc" },
+      webhooks: [{ name: "v.example.com", clientConfig: {} }],
+    });
+    client.injectError(
+      { verb: "update", kind: CRD },
+      () =>
+        new APIError(
+          403,
+          "Forbidden",
+          'customresourcedefinitions.apiextensions.k8s.io "widgets.example.com" is forbidden',
+        ),
+    );
+    const p = provisioner(client, {
+      validatingWebhookConfigurations: ["vwc"],
+      customResourceDefinitions: ["widgets.example.com"],
+    });
+    await assert.rejects(
+      p.sync(),
+      /cannot set the CA bundle of CustomResourceDefinition\/widgets\.example\.com: .*forbidden/,
+    );
+    assert.doesNotThrow(() => p.checker(), "the certificate files were written");
+    client.clearErrors();
+    const r = await p.sync();
+    assert.deepEqual(
+      r.injected,
+      ["CustomResourceDefinition/widgets.example.com"],
+      "the configuration had its bundle already",
+    );
+  });
+
+  it("sets a new CA's bundle in the CRD before it serves a certificate the old bundle does not cover", async () => {
+    const client = new FakeClient();
+    await client.create(CRD, crd("widgets.example.com", webhookConversion()));
+    let now = Date.now();
+    const delay = 300;
+    const p = provisioner(client, {
+      customResourceDefinitions: ["widgets.example.com"],
+      trustPropagationDelayMs: delay,
+      now: () => now,
+    });
+    await p.sync();
+    const oldCert = readFileSync(p.certPath, "utf8");
+    const oldCA = await secretCA(client);
+
+    // What the certificate directory held when the CRD got its new bundle.
+    const seen: Array<{ at: number; cert: string }> = [];
+    const update = client.update.bind(client);
+    client.update = (<T extends KubeObject>(rk: ResourceKind, obj: T, o?: WriteOptions) => {
+      if (rk.kind === CRD.kind) seen.push({ at: Date.now(), cert: readFileSync(p.certPath, "utf8") });
+      return update(rk, obj, o);
+    }) as FakeClient["update"];
+
+    // Eight years on, the CA (10 years) is due for renewal: a new CA, a new serving certificate.
+    now += 8 * YEAR;
+    const r = await p.sync();
+    assert.equal(r.secret, "renewed-ca");
+    assert.deepEqual(r.injected, ["CustomResourceDefinition/widgets.example.com"]);
+    assert.equal(r.filesWritten, true);
+    const newCA = await secretCA(client);
+    assert.notEqual(newCA, oldCA);
+    // The bundle trusts the new CA and, while it is valid, the old one.
+    assert.equal(await caBundleOfCRD(client, "widgets.example.com"), `${newCA.trim()}\n${oldCA.trim()}\n`);
+    // The CRD was written while the old certificate was still being served, and the new one came after the delay.
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0]!.cert, oldCert);
+    const newCert = readFileSync(p.certPath, "utf8");
+    assert.notEqual(newCert, oldCert);
+    assert.ok(new X509Certificate(newCert).checkIssued(new X509Certificate(newCA)));
+    assert.ok(statSync(p.certPath).mtimeMs - seen[0]!.at >= delay - 20, "the new certificate was served too early");
   });
 });
 

@@ -1,0 +1,3 @@
+export * from "./groupversion_info.ts";
+export * from "./cronjob_types.ts";
+export * from "./conversion.ts";
