@@ -9,7 +9,9 @@ export type FieldErrorType =
   | "FieldValueNotSupported"
   | "FieldValueForbidden"
   | "FieldValueTooLong"
+  | "FieldValueTooShort"
   | "FieldValueTooMany"
+  | "FieldValueTooFew"
   | "InternalError";
 
 const TYPE_TEXT: Record<FieldErrorType, string> = {
@@ -20,7 +22,10 @@ const TYPE_TEXT: Record<FieldErrorType, string> = {
   FieldValueNotSupported: "Unsupported value",
   FieldValueForbidden: "Forbidden",
   FieldValueTooLong: "Too long",
+  // Newer apimachinery's (declarative validation, Kubernetes 1.34+): an API server's errors may carry them.
+  FieldValueTooShort: "Too short",
   FieldValueTooMany: "Too many",
+  FieldValueTooFew: "Too few",
   InternalError: "Internal error",
 };
 
@@ -29,6 +34,7 @@ const VALUELESS = new Set<FieldErrorType>([
   "FieldValueRequired",
   "FieldValueForbidden",
   "FieldValueTooLong",
+  "FieldValueTooShort",
   "InternalError",
 ]);
 

@@ -230,7 +230,9 @@ const ERROR_TYPES: ReadonlyArray<{ type: FieldErrorType; text: string; valued: b
   { type: "FieldValueNotSupported", text: "Unsupported value", valued: true },
   { type: "FieldValueForbidden", text: "Forbidden", valued: false },
   { type: "FieldValueTooLong", text: "Too long", valued: false },
+  { type: "FieldValueTooShort", text: "Too short", valued: false },
   { type: "FieldValueTooMany", text: "Too many", valued: true },
+  { type: "FieldValueTooFew", text: "Too few", valued: true },
   { type: "InternalError", text: "Internal error", valued: false },
 ];
 

@@ -1199,6 +1199,16 @@ describe("Job template dry-run: API server errors mapped to the CronJob", () => 
       value: 5,
       detail: "must have at most 4 items",
     });
+    // Newer apimachinery's types (1.34+): kept as theirs, not turned into Forbidden.
+    assert.deepEqual(parseErrorBody("FieldValueTooFew", "Too few: 0: must have at least 1 item"), {
+      type: "FieldValueTooFew",
+      value: 0,
+      detail: "must have at least 1 item",
+    });
+    assert.deepEqual(parseErrorBody("FieldValueTooShort", "Too short: must be at least 3 bytes"), {
+      type: "FieldValueTooShort",
+      detail: "must be at least 3 bytes",
+    });
     assert.deepEqual(parseErrorBody("FieldValueForbidden", "Forbidden: may not be set: really"), {
       type: "FieldValueForbidden",
       detail: "may not be set: really",

@@ -618,6 +618,11 @@ async function simulate(c: Case): Promise<Outcome> {
     const t = new Date(now()).toISOString().replace(/\.\d+Z$/, "Z");
     const conditions = [...(job.status?.conditions ?? [])];
     const target = e.outcome === "Complete" ? "SuccessCriteriaMet" : "FailureTarget";
+    // A Job's outcome is decided once: when its pending events disagree (seed 90634786 gives one Job a
+    // FailureTarget, then a Complete), the first decision stands, as with a real Job controller; a 1.31+
+    // apiserver refuses Complete beside FailureTarget.
+    const other = target === "SuccessCriteriaMet" ? "FailureTarget" : "SuccessCriteriaMet";
+    if (conditions.some((x) => x.type === other && x.status === "True")) return;
     if (!conditions.some((x) => x.type === target)) {
       const reason = e.outcome === "Complete" ? "CompletionsReached" : "BackoffLimitExceeded";
       conditions.push({ type: target, status: "True", reason, lastTransitionTime: t });
