@@ -97,7 +97,7 @@ interface ClientOptions {
   userAgent?: string;
   /** Default field manager for writes. */
   fieldManager?: string;
-  /** Per-request timeout for non-watch requests (default 30 s). */
+  /** Per-request timeout for non-watch requests (default 30 s; 0: none, as Node's socket timeout reads it). */
   timeoutMs?: number;
   /** Upper bound of concurrent connections (default 64). */
   maxSockets?: number;

@@ -36,6 +36,8 @@ export interface Args {
   selector?: string;
   context?: string;
   kubeconfig?: string;
+  /** How long one request to the API server may go unanswered (--request-timeout); 0: as long as the server takes. */
+  requestTimeoutMs: number;
   output: OutputFormat;
   count: number;
   wait: boolean;
@@ -85,6 +87,8 @@ Flags:
   -l, --selector SELECTOR    list/migrate/unmigrate: CronJobs with these labels (e.g. team=data,tier!=dev)
       --context NAME         the kubeconfig context to use
       --kubeconfig FILE      the kubeconfig (default: $KUBECONFIG, else ~/.kube/config)
+      --request-timeout D    how long one request may go unanswered, as kubectl's (1s, 2m, 3h; 0: no limit;
+                             default 60s, the API server's own limit: a write waits for the admission webhooks)
   -o, --output json|yaml     JSON or YAML instead of a table
       --dry-run              migrate/unmigrate/backfill: print what would be created and changed; change nothing
   -h, --help
@@ -103,6 +107,34 @@ function parseDuration(flag: string, v: string): number {
   return Number(m[1]) * (m[2] === "m" ? 60 : 1);
 }
 
+/**
+ * The API server ends a request it has not answered in 60 s (kube-apiserver --request-timeout); a write
+ * goes through admission webhooks first (up to 10 s each by default, longer when one is unreachable), so a
+ * shorter client limit would report a failure for a write the server may still make.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+
+/** kubectl's --request-timeout: a bare whole number of seconds, or Go durations in h, m, s, ms; 0 means none. */
+function parseRequestTimeout(v: string): number {
+  const t = v.trim();
+  if (/^\d+$/.test(t)) return Number(t) * 1000;
+  const unit: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
+  let ms = 0;
+  let rest = t;
+  while (rest !== "") {
+    const m = /^(\d+(?:\.\d+)?)(ms|h|m|s)/.exec(rest);
+    if (!m) {
+      throw new UsageError(
+        `--request-timeout: want a duration such as 30s, 2m or 1h (0 for no limit); got ${JSON.stringify(v)}`,
+      );
+    }
+    ms += Number(m[1]) * unit[m[2]!]!;
+    rest = rest.slice(m[0].length);
+  }
+  if (t === "") throw new UsageError(`--request-timeout: want a duration such as 30s; got ""`);
+  return Math.round(ms);
+}
+
 function parseCount(v: string): number {
   const n = Number(v);
   if (!/^\d+$/.test(v.trim()) || n < 1 || n > 1000) {
@@ -117,6 +149,7 @@ export const OPTIONS = {
   selector: { type: "string", short: "l" },
   context: { type: "string" },
   kubeconfig: { type: "string" },
+  "request-timeout": { type: "string" },
   output: { type: "string", short: "o" },
   count: { type: "string", short: "c" },
   "no-wait": { type: "boolean" },
@@ -201,6 +234,10 @@ export function parseCommandLine(argv: readonly string[]): Args | "help" {
     ...(values.selector !== undefined ? { selector: values.selector } : {}),
     ...(values.context !== undefined ? { context: values.context } : {}),
     ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
+    requestTimeoutMs:
+      values["request-timeout"] !== undefined
+        ? parseRequestTimeout(values["request-timeout"])
+        : DEFAULT_REQUEST_TIMEOUT_MS,
     output: output as OutputFormat,
     count: values.count !== undefined ? parseCount(values.count) : 5,
     wait: !values["no-wait"],

@@ -36,6 +36,7 @@ const FLAG_HELP: Record<keyof typeof OPTIONS, string> = {
   selector: "a label selector",
   context: "the kubeconfig context",
   kubeconfig: "the kubeconfig file",
+  "request-timeout": "how long one request may go unanswered (0: no limit)",
   output: "json or yaml",
   count: "how many fire times",
   "no-wait": "do not wait for the Job",
@@ -61,7 +62,7 @@ const FLAGS_OF: Record<Command, readonly (keyof typeof OPTIONS)[]> = {
   migrate: ["all-namespaces", "selector", "dry-run", "settle"],
   unmigrate: ["all-namespaces", "selector", "dry-run", "settle", "delete"],
 };
-const COMMON_FLAGS = ["namespace", "context", "kubeconfig", "output", "help"] as const;
+const COMMON_FLAGS = ["namespace", "context", "kubeconfig", "request-timeout", "output", "help"] as const;
 
 const takesValue = (flag: keyof typeof OPTIONS) => OPTIONS[flag].type === "string";
 

@@ -161,7 +161,8 @@ export async function main(argv: readonly string[], io: IO): Promise<number> {
     const client = new Client(kc, {
       userAgent: FIELD_MANAGER,
       fieldManager: FIELD_MANAGER,
-      timeoutMs: 15_000,
+      // 0: no client-side limit (kubectl's meaning); the API server still ends the request at its own.
+      timeoutMs: args.requestTimeoutMs,
       // As kubectl prints them: the API server's warnings (and the webhook's) reach the user.
       onWarning: (w) => io.stderr(`Warning: ${w}\n`),
     });

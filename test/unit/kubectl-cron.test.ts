@@ -49,6 +49,27 @@ describe("kubectl cron: command line", () => {
     assert.ok(u !== "help" && u.delete && u.settleSeconds === 5 && !u.allNamespaces);
   });
 
+  it("--request-timeout reads kubectl's forms; the default is the API server's own 60 s", () => {
+    const timeout = (...flag: string[]) => {
+      const a = parseCommandLine(["next", "x", ...flag]);
+      return a === "help" ? undefined : a.requestTimeoutMs;
+    };
+    assert.equal(timeout(), 60_000);
+    assert.equal(timeout("--request-timeout=0"), 0, "0: no client-side limit");
+    assert.equal(timeout("--request-timeout=90"), 90_000, "a bare number is seconds");
+    assert.equal(timeout("--request-timeout=1m30s"), 90_000);
+    assert.equal(timeout("--request-timeout", "250ms"), 250);
+    assert.equal(timeout("--request-timeout=1h"), 3_600_000);
+    for (const bad of ["soon", "", "5x", "-1s", "1m soon"]) {
+      assert.throws(
+        () => parseCommandLine(["next", "x", `--request-timeout=${bad}`]),
+        (e: unknown) =>
+          e instanceof UsageError && e.message.includes(`--request-timeout`) && e.message.includes(JSON.stringify(bad)),
+        bad,
+      );
+    }
+  });
+
   it("refuses what it does not understand, naming the value", () => {
     for (const [argv, re] of [
       [["frobnicate", "x"], /unknown command "frobnicate"/],
@@ -499,6 +520,57 @@ describe("kubectl cron: API warnings", () => {
       assert.equal(r.code, 0, r.err);
       assert.match(r.err, /^Warning: batch\.tutorial\.kubebuilder\.io\/v1 CronJob is deprecated; use v2$/m);
     } finally {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("kubectl cron: --request-timeout", () => {
+  it("ends a request the server leaves unanswered after the given time, and waits without a limit for 0", async () => {
+    const { createServer } = await import("node:http");
+    const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const cj = {
+      apiVersion: "batch.tutorial.kubebuilder.io/v1",
+      kind: "CronJob",
+      metadata: { name: "x", namespace: "default" },
+      spec: { schedule: "0 * * * *", jobTemplate: { spec: { template: { spec: { containers: [] } } } } },
+    };
+    // As an API server waiting on a slow admission webhook: the answer comes after 400 ms.
+    const server = createServer((_req, res) => {
+      setTimeout(() => {
+        res.setHeader("Content-Type", "application/json");
+        res.end(JSON.stringify(cj));
+      }, 400);
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const dir = mkdtempSync(join(tmpdir(), "kubectl-cron-timeout-"));
+    try {
+      const kubeconfig = join(dir, "config");
+      writeFileSync(
+        kubeconfig,
+        JSON.stringify({
+          apiVersion: "v1",
+          kind: "Config",
+          clusters: [
+            { name: "c", cluster: { server: `http://127.0.0.1:${(server.address() as { port: number }).port}` } },
+          ],
+          users: [{ name: "u", user: {} }],
+          contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
+          "current-context": "c",
+        }),
+      );
+      const short = await runMain(["next", "x", "--count=1", `--kubeconfig=${kubeconfig}`, "--request-timeout=100ms"]);
+      assert.equal(short.code, 1, short.err);
+      assert.match(short.err, /no response within 100 ms/);
+      for (const flag of ["--request-timeout=0", "--request-timeout=5s"]) {
+        const r = await runMain(["next", "x", "--count=1", `--kubeconfig=${kubeconfig}`, flag]);
+        assert.equal(r.code, 0, `${flag}: ${r.err}`);
+      }
+    } finally {
+      server.closeAllConnections();
       server.close();
       rmSync(dir, { recursive: true, force: true });
     }
