@@ -112,7 +112,7 @@ function parseDuration(flag: string, v: string): number {
  * goes through admission webhooks first (up to 10 s each by default, longer when one is unreachable), so a
  * shorter client limit would report a failure for a write the server may still make.
  */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
 /** kubectl's --request-timeout: a bare whole number of seconds, or Go durations in h, m, s, ms; 0 means none. */
 function parseRequestTimeout(v: string): number {
