@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { selfSignedCertificate } from "../runtime/metrics/auth.ts";
-import { CronJobResource } from "../api/v1/index.ts";
+import { CronJobResource, RESOURCE } from "../api/v1/index.ts";
 import { CronJobReconciler } from "../controllers/cronjob_controller.ts";
 import { CronJobMetrics, type CronJobRunMetrics, type CronJobView, noCronJobMetrics } from "../controllers/metrics.ts";
 import type { KubeObject } from "../runtime/kinds.ts";
@@ -11,8 +11,9 @@ import { createLogger, setDefaultLogger } from "../runtime/log.ts";
 import { LeaderElectionLostError, Manager, setupSignalHandler } from "../runtime/manager.ts";
 import { podNamespace } from "../runtime/podnamespace.ts";
 import { CertProvisioner } from "../runtime/webhook/certprovisioner.ts";
+import type { WebhookHandler } from "../runtime/webhook/index.ts";
 import { webhookRunnable } from "../runtime/webhook/runnable.ts";
-import { cronJobWebhookHandlers } from "../webhooks/cronjob_webhook.ts";
+import { CONVERT_PATH, cronJobConversion, cronJobWebhookHandlers } from "../webhooks/cronjob_webhook.ts";
 import type { Flags } from "./flags.ts";
 
 /** The product's name: user agent, field manager, certificate names (the runtime defaults to generic ones). */
@@ -101,6 +102,8 @@ export async function run(flags: Flags): Promise<number> {
         serviceNamespace: namespace,
         mutatingWebhookConfigurations: flags.mutatingWebhookConfigurations,
         validatingWebhookConfigurations: flags.validatingWebhookConfigurations,
+        // The CRD's conversion webhook (v1 ↔ v2) is served here too; a CRD without one is left alone.
+        customResourceDefinitions: [RESOURCE],
         certDir: flags.webhookCertPath,
         certName: flags.webhookCertName,
         keyName: flags.webhookCertKey,
@@ -117,7 +120,10 @@ export async function run(flags: Flags): Promise<number> {
       keyName: flags.webhookCertKey,
       enableHTTP2: flags.enableHTTP2,
       // The manager's client dry-runs each new or changed Job template (RBAC: create on batch jobs).
-      handlers: cronJobWebhookHandlers({ client: mgr.client, logger: log.withName("webhook").withName("cronjob") }),
+      handlers: new Map<string, WebhookHandler>([
+        ...cronJobWebhookHandlers({ client: mgr.client, logger: log.withName("webhook").withName("cronjob") }),
+        [CONVERT_PATH, cronJobConversion],
+      ]),
       logger: log.withName("webhook"),
       ...(provisioner ? { certificateReady: (signal: AbortSignal) => provisioner.waitReady(signal) } : {}),
     });

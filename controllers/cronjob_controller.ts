@@ -21,12 +21,13 @@ import {
   MAX_BACKFILL_SLOTS,
   MAX_CATCH_UP_SLOTS,
   MAX_RUN_NOW_REQUEST_LENGTH,
+  MORE_SCHEDULES_ANNOTATION,
   readJob,
   resumeRequestOf,
   runNowRequesterOf,
   runNowRequestOf,
 } from "../api/v1/index.ts";
-import { parseHashedSchedule, type Schedule, slotsInRange } from "../api/v1/schedule/index.ts";
+import { type Schedule, slotsInRange } from "../api/v1/schedule/index.ts";
 import { type Clock, realClock } from "../runtime/clock.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import type { Recorder } from "../runtime/events/types.ts";
@@ -49,6 +50,7 @@ import { type CronJobRunMetrics, jobCreationSkew, noCronJobMetrics, type RunOutc
 import { jobRef, mayReplace, observeChildren } from "./observe.ts";
 import { admit, jobFor, rowOf, type RunRequest, type StateEvent } from "./runs.ts";
 import { missedByPolicy, missedDeadline, scheduleDecision, slotAlreadyRan } from "./schedule.ts";
+import { everyAnchor, type ParsedSchedules, parseSchedules, slotSources } from "./schedules.ts";
 
 export { setupJobCache };
 
@@ -81,6 +83,8 @@ type LoadedCronJob =
  */
 interface Pass {
   readonly cronJob: StoredCronJob;
+  /** Its schedules (step 6): what a slot's Job names as its sources. */
+  readonly schedules: ParsedSchedules;
   status: CronJobWireStatus;
   /** Every Job of this CronJob known this pass, by name. */
   readonly jobs: Map<string, Readonly<Job>>;
@@ -209,7 +213,7 @@ export class CronJobReconciler implements Reconciler {
     // 6. Guards: deleting, bad time zone, bad schedule, suspended, stopped.
     const parsed = this.parseCached(cronJob);
     const guard = guards({ ...cronJob, status: stop.status }, parsed, stop.status.active?.length ?? 0);
-    const pass = newPass(cronJob, statusAfterGuards(stop.status, guard), seen.jobs, [
+    const pass = newPass(cronJob, parsed, statusAfterGuards(stop.status, guard), seen.jobs, [
       ...seen.events,
       ...(stop.event ? [stop.event] : []),
       ...(guard.stop && guard.event ? [guardEvent(guard.event)] : []),
@@ -223,7 +227,8 @@ export class CronJobReconciler implements Reconciler {
 
     let more = false;
     if (!guard.stop) {
-      // 7. Which slots are due, and when the next one is.
+      // 7. Which slots are due, and when the next one is: the union of the CronJob's schedules.
+      const anchor = everyAnchor(parsed, cronJob.metadata.creationTimestamp);
       const window = scheduleDecision({
         schedule: guard.schedule,
         lastScheduleTime: pass.status.lastScheduleTime,
@@ -233,6 +238,7 @@ export class CronJobReconciler implements Reconciler {
         concurrencyPolicy: cronJob.spec.concurrencyPolicy,
         announced: cronJob.status?.nextScheduleTime,
         neverReconciled: cronJob.status?.observedGeneration === undefined && !cronJob.status?.conditions?.length,
+        ...(anchor ? { everyAnchor: anchor } : {}),
         now,
         clockNow,
       });
@@ -245,7 +251,7 @@ export class CronJobReconciler implements Reconciler {
       this.reportMissed(pass, window);
 
       // 9. The due slots (one, unless missedRunPolicy RunAll catches up), oldest first, not already run.
-      more = await this.runDueSlots(pass, window.due, ctx);
+      more = await this.runDueSlots(pass, window.due, anchor, ctx);
 
       pass.status.nextScheduleTime = rfc3339(window.next);
       // Slots left over by RunAll's per-pass cap follow at once (the others' Jobs came first). Woken from the
@@ -307,11 +313,15 @@ export class CronJobReconciler implements Reconciler {
     return live;
   }
 
-  /** The parsed schedule, from memory's cache (per CronJob for an H schedule, shared otherwise). */
-  private parseCached(cronJob: StoredCronJob): ReturnType<typeof parseHashedSchedule> {
+  /**
+   * The parsed schedules, from memory's cache (per CronJob for an H schedule, shared otherwise), keyed by all they
+   * are parsed from: spec.schedule, spec.timeZone and the other schedules' annotation.
+   */
+  private parseCached(cronJob: StoredCronJob): ParsedSchedules {
     const { schedule, timeZone: tz } = cronJob.spec;
     const key = keyOf(cronJob);
-    return this.memory.parsedSchedule(key, schedule, tz, () => parseHashedSchedule(schedule, key, tz));
+    const more = cronJob.metadata.annotations?.[MORE_SCHEDULES_ANNOTATION];
+    return this.memory.parsedSchedule(key, schedule, tz, () => parseSchedules(cronJob, key), more);
   }
 
   // --- 8 -------------------------------------------------------------------------------------------
@@ -339,7 +349,12 @@ export class CronJobReconciler implements Reconciler {
    * Step 9: the due slots, oldest first, each not already run. At most spec.maxCatchUpRuns per pass (true: slots
    * are left); stops at the first slot that cannot run now (Forbid, a failed write), so no later one overtakes it.
    */
-  private async runDueSlots(pass: Pass, due: readonly Date[], ctx: ReconcileContext): Promise<boolean> {
+  private async runDueSlots(
+    pass: Pass,
+    due: readonly Date[],
+    anchor: Date | undefined,
+    ctx: ReconcileContext,
+  ): Promise<boolean> {
     // The CRD bounds it to 1–100; a stored value outside (never expected) must not stop every pass at 0 Jobs
     // with "more to come", which would requeue at once forever.
     const stored = pass.cronJob.spec.maxCatchUpRuns;
@@ -351,7 +366,8 @@ export class CronJobReconciler implements Reconciler {
     for (const slot of due) {
       if (slotAlreadyRan(pass.cronJob.metadata.name ?? "", [...pass.jobs.values()], pass.status, slot)) continue;
       if (started >= cap) return true;
-      const result = await this.run(pass, { trigger: "schedule", slot }, ctx);
+      const sources = slotSources(pass.schedules, slot, anchor);
+      const result = await this.run(pass, { trigger: "schedule", slot, ...(sources ? { sources } : {}) }, ctx);
       if (result !== "created" && result !== "adopted") break;
       started++;
     }
@@ -409,7 +425,9 @@ export class CronJobReconciler implements Reconciler {
         // This request's own Job (created before a crash lost the status write), or the slot ran already.
         ours = triggerRequestId(existing) === id;
       } else {
-        const result = await this.run(pass, { trigger: "backfill", slot, id, parallelism }, ctx);
+        const sources = slotSources(pass.schedules, slot, anchor);
+        const slotRun = { trigger: "backfill", slot, id, parallelism, ...(sources ? { sources } : {}) } as const;
+        const result = await this.run(pass, slotRun, ctx);
         if (result === "held" || result === "failed") break;
         // A foreign Job holding the slot's name (conflict) is reported, not run; an adopted Job may be another's.
         const job = pass.jobs.get(jobNameFor(cronJob.metadata.name ?? "", slot));
@@ -569,6 +587,7 @@ export class CronJobReconciler implements Reconciler {
 
 function newPass(
   cronJob: StoredCronJob,
+  schedules: ParsedSchedules,
   status: CronJobWireStatus,
   jobs: readonly Readonly<Job>[],
   events: Array<EventDecision | StateEvent>,
@@ -576,7 +595,7 @@ function newPass(
   const byName = new Map(jobs.map((j) => [j.metadata?.name ?? "", j]));
   const listed = new Set((status.active ?? []).map((r) => r.name));
   const active = new Map([...byName].filter(([name, j]) => listed.has(name) && classifyJob(j) === "active"));
-  return { cronJob, status, jobs: byName, active, events, counts: [], problems: {}, created: false };
+  return { cronJob, schedules, status, jobs: byName, active, events, counts: [], problems: {}, created: false };
 }
 
 /** A guard's Event describes the CronJob's state: once per reason and message. */

@@ -1,7 +1,7 @@
 // Step 6, the guards: what keeps a CronJob from scheduling this pass (deleting, an unknown zone, an unparseable
 // schedule, suspended, stopped after failures), with the conditions that say why. Pure.
 import type { CronJobWire, CronJobWireStatus } from "../api/v1/index.ts";
-import { type parseHashedSchedule, type Schedule, validateTimeZone } from "../api/v1/schedule/index.ts";
+import { type Schedule, validateTimeZone } from "../api/v1/schedule/index.ts";
 import { type ConditionInput, NOT_DEGRADED, progressingCondition } from "./conditions.ts";
 import type { EventDecision } from "./events.ts";
 
@@ -21,8 +21,15 @@ type GuardDecision =
   | { stop: false; schedule: Schedule; resolvedSchedule: string };
 
 /**
+ * The CronJob's schedules as the guards read them: parsed (parseHashedSchedule's result for one schedule, the
+ * union's for several, schedules.ts), or the error naming the field and value.
+ */
+type GuardedSchedule =
+  { ok: true; schedule: Schedule; resolved: string } | { ok: false; error: { field: string; message: string } };
+
+/**
  * Step 6, the guards: deleting, an unknown time zone, an unparseable schedule, suspended. `parsed` is the
- * CronJob's schedule parsed in its zone (the reconciler's cache); `activeCount` how many of its Jobs run.
+ * CronJob's schedules parsed in their zones (the reconciler's cache); `activeCount` how many of its Jobs run.
  */
 export function guards(
   cronJob: {
@@ -31,7 +38,7 @@ export function guards(
     /** status.stopped as step 4b left it. */
     status?: Pick<CronJobWireStatus, "stopped">;
   },
-  parsed: ReturnType<typeof parseHashedSchedule>,
+  parsed: GuardedSchedule,
   activeCount: number,
 ): GuardDecision {
   const progressing = progressingCondition(activeCount);
@@ -66,7 +73,7 @@ export function guards(
       stop: true,
       suspended: false,
       conditions: invalid(
-        parsed.error.field === "spec.timeZone" ? "UnknownTimeZone" : "InvalidSchedule",
+        isZoneField(parsed.error.field) ? "UnknownTimeZone" : "InvalidSchedule",
         parsed.error.message,
       ),
       resolvedSchedule: null,
@@ -108,6 +115,11 @@ export function guards(
     };
   }
   return { stop: false, schedule: parsed.schedule, resolvedSchedule: parsed.resolved };
+}
+
+/** spec.timeZone, or the time zone of one of the other schedules (the more-schedules annotation's entries). */
+function isZoneField(field: string): boolean {
+  return field === "spec.timeZone" || field.endsWith("].timeZone");
 }
 
 /** Step 6's status: the resolved schedule as the guards decided, and no nextScheduleTime until step 12. */

@@ -5,7 +5,6 @@
 // repeating while the cache lags behind the reconciler's own writes, so a restart or a leader change, which
 // starts with nothing, at most repeats an Event or a write (docs/architecture.md lists each fact). The parse
 // caches are pure: parsed again on a miss.
-import type { parseHashedSchedule } from "../api/v1/schedule/index.ts";
 
 /** A CronJob's identity for memory: namespace/name, plus its UID (a CronJob re-created under the same name is a
  * new CronJob and starts with nothing remembered). */
@@ -34,8 +33,6 @@ export interface Remembered {
   replaced?: Set<string>;
 }
 
-type Parsed = ReturnType<typeof parseHashedSchedule>;
-
 /** Distinct (zone, schedule[, H owner]) entries kept parsed; insertion-ordered eviction. */
 const PARSE_CACHE_SIZE = 10_000;
 
@@ -46,8 +43,8 @@ export class ReconcilerMemory<Loaded = unknown> {
    * one run reconciles a CronJob several times. Gone with the object (a WeakMap: nothing to forget).
    */
   readonly #loaded = new WeakMap<object, Loaded>();
-  /** Parsed (zone, schedule) pairs; an H schedule's entry is its CronJob's own (H is hashed per CronJob). */
-  readonly #schedules = new Map<string, Parsed>();
+  /** Parsed (zone, schedule[, more schedules]) entries; an H schedule's entry is its CronJob's own (H is hashed per CronJob). */
+  readonly #schedules = new Map<string, unknown>();
 
   /** The record of a CronJob, created empty; a different UID under the same name starts a new one. */
   recall(key: CronJobKey): Remembered {
@@ -72,12 +69,22 @@ export class ReconcilerMemory<Loaded = unknown> {
   /**
    * The parsed schedule, cached. Parsing costs ~0.3 ms (cron-parser and zone rules) and a schedule rarely
    * changes. Keyed by zone and schedule, and for a schedule with H by the CronJob too: the same H schedule
-   * resolves to another time for each CronJob.
+   * resolves to another time for each CronJob. `moreSchedules`: the CronJob's other schedules as stored (the
+   * more-schedules annotation's value), which the parse depends on too.
    */
-  parsedSchedule(key: CronJobKey, schedule: string, timeZone: string | undefined, parse: () => Parsed): Parsed {
-    const owner = schedule.includes("H") ? keyString(key) : "";
-    const k = `${timeZone ?? ""}\u0000${schedule}\u0000${owner}`;
-    let r = this.#schedules.get(k);
+  parsedSchedule<P>(
+    key: CronJobKey,
+    schedule: string,
+    timeZone: string | undefined,
+    parse: () => P,
+    moreSchedules?: string,
+  ): P {
+    const hashed = schedule.includes("H") || !!moreSchedules?.includes("H");
+    const owner = hashed ? keyString(key) : "";
+    // Without other schedules the key is what it always was; with them, their text is part of it.
+    const more = moreSchedules === undefined ? "" : `${moreSchedules}\u0000`;
+    const k = `${timeZone ?? ""}\u0000${schedule}\u0000${more}${owner}`;
+    let r = this.#schedules.get(k) as P | undefined;
     if (!r) {
       r = parse();
       if (this.#schedules.size >= PARSE_CACHE_SIZE) this.#schedules.delete(this.#schedules.keys().next().value!);

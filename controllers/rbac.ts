@@ -7,7 +7,7 @@
 //
 // The leader-election Role (leases, events in the manager's namespace) is static, in
 // config/rbac/leader_election_role.yaml; the metrics-auth ClusterRole is in config/rbac/metrics_auth_role.yaml.
-import { GROUP, PLURAL } from "../api/v1/index.ts";
+import { GROUP, PLURAL, RESOURCE } from "../api/v1/index.ts";
 
 /**
  * One +kubebuilder:rbac marker: `groups` uses "" (or "core") for the core API group; with `namespace` the rule
@@ -94,6 +94,15 @@ export const WEBHOOK_CERT_RBAC: readonly RBACMarker[] = [
     groups: ["admissionregistration.k8s.io"],
     resources: ["validatingwebhookconfigurations"],
     resourceNames: [VALIDATING_WEBHOOK_CONFIGURATION],
+    verbs: ["get", "list", "watch", "update"],
+  },
+  // get, update: CertProvisioner.injectCABundle into the CRD's conversion webhook (v1 ↔ v2); list, watch: the
+  //   watch on it, so a re-applied CRD gets its caBundle back at once.
+  // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;update,resourceNames=cronjobs.batch.tutorial.kubebuilder.io
+  {
+    groups: ["apiextensions.k8s.io"],
+    resources: ["customresourcedefinitions"],
+    resourceNames: [RESOURCE],
     verbs: ["get", "list", "watch", "update"],
   },
 ];

@@ -10,27 +10,32 @@ import {
   jobForRunNow,
   jobForSlot,
   type JobSource,
+  type ScheduleSource,
+  withScheduleSources,
 } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { EventDecision } from "./events.ts";
 import type { RunOutcome } from "./metrics.ts";
 import type { Trigger } from "./observe.ts";
 
-/** One run to start: the Job (its name is the run's lock) and what asked for it. */
+/**
+ * One run to start: the Job (its name is the run's lock) and what asked for it. A slot of a CronJob with several
+ * schedules carries the ones it came from (`sources`), which its Job names.
+ */
 export type RunRequest =
-  | { trigger: "schedule"; slot: Date }
+  | { trigger: "schedule"; slot: Date; sources?: readonly ScheduleSource[] }
   | { trigger: "runNow"; request: string; requestedBy: string | undefined }
-  | { trigger: "backfill"; slot: Date; id: string; parallelism: number };
+  | { trigger: "backfill"; slot: Date; id: string; parallelism: number; sources?: readonly ScheduleSource[] };
 
 /** The Job a request creates. */
 export function jobFor(cronJob: JobSource, r: RunRequest): Job {
   switch (r.trigger) {
     case "schedule":
-      return jobForSlot(cronJob, r.slot);
+      return withScheduleSources(jobForSlot(cronJob, r.slot), r.slot, r.sources);
     case "runNow":
       return jobForRunNow(cronJob, r.request, r.requestedBy);
     case "backfill":
-      return jobForBackfill(cronJob, r.slot, r.id);
+      return withScheduleSources(jobForBackfill(cronJob, r.slot, r.id), r.slot, r.sources);
   }
 }
 

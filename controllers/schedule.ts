@@ -59,6 +59,11 @@ export function scheduleDecision(o: {
    */
   announced?: string | undefined;
   neverReconciled?: boolean;
+  /**
+   * What `@every` counts from; lastScheduleTime ?? creationTimestamp when unset. A CronJob with several schedules
+   * passes its creation time, so one member's run does not re-phase an `@every` member (schedules.ts everyAnchor).
+   */
+  everyAnchor?: Date;
   now: Date;
   clockNow: Date;
 }): ScheduleDecision {
@@ -66,11 +71,12 @@ export function scheduleDecision(o: {
   const policy: MissedRunPolicy =
     o.missedRunPolicy === "Skip" || o.missedRunPolicy === "RunAll" ? o.missedRunPolicy : "RunLatest";
   const base = new Date(o.lastScheduleTime || o.creationTimestamp || now);
+  const anchor = o.everyAnchor ?? base;
   // The first instant a slot may have and still start.
   const cutoff = deadline === undefined ? undefined : clockNow.getTime() - deadline * 1000;
   // scheduleWindow's lower bound is exclusive; one millisecond before the cut-off keeps it inclusive.
   const earliest = cutoff !== undefined && cutoff - 1 > base.getTime() ? new Date(cutoff - 1) : base;
-  const w = scheduleWindow({ schedule, earliest, now, anchor: base });
+  const w = scheduleWindow({ schedule, earliest, now, anchor });
   const decision: ScheduleDecision = { due: [], next: w.next };
   const tooMany = w.missedCount > TOO_MANY_MISSED;
   if (tooMany && policy === "RunLatest") {
@@ -83,19 +89,19 @@ export function scheduleDecision(o: {
   if (w.missed) {
     if (policy === "RunLatest") decision.due = [w.missed];
     else if (policy === "Skip") {
-      const announced = announcedSlot(o, schedule, base);
+      const announced = announcedSlot(o, schedule, base, anchor);
       if (announced && announced.getTime() === w.missed.getTime()) decision.due = [w.missed];
       else decision.notRun = { slot: w.missed, why: "skip" };
     } else if (o.concurrencyPolicy === "Replace") {
       decision.due = [w.missed];
-      const older = schedule.mostRecent(new Date(w.missed.getTime() - 1), base);
+      const older = schedule.mostRecent(new Date(w.missed.getTime() - 1), anchor);
       if (older && older > earliest)
-        decision.notRun = { slot: older, why: "replace", notRun: () => countSlots(schedule, earliest, older, base) };
+        decision.notRun = { slot: older, why: "replace", notRun: () => countSlots(schedule, earliest, older, anchor) };
     } else {
-      const slots = newestSlots(schedule, earliest, now, base, MAX_CATCH_UP_SLOTS + 1);
+      const slots = newestSlots(schedule, earliest, now, anchor, MAX_CATCH_UP_SLOTS + 1);
       if (slots.length > MAX_CATCH_UP_SLOTS) {
         const dropped = slots.pop()!;
-        decision.notRun = { slot: dropped, why: "cap", notRun: () => countSlots(schedule, earliest, dropped, base) };
+        decision.notRun = { slot: dropped, why: "cap", notRun: () => countSlots(schedule, earliest, dropped, anchor) };
         decision.tooManyMissed = {
           reason: "TooManyMissedTimes",
           message: `too many missed start times: more than ${MAX_CATCH_UP_SLOTS} since ${rfc3339(earliest)}; running the newest ${MAX_CATCH_UP_SLOTS}, oldest first (missedRunPolicy RunAll)`,
@@ -107,11 +113,11 @@ export function scheduleDecision(o: {
   if (cutoff !== undefined) {
     // The newest slot before the cut-off that never ran: reported when nothing is due (RunLatest, Skip), and
     // with RunAll whatever runs (older slots it would have run expired).
-    const newest = schedule.mostRecent(policy === "RunAll" ? new Date(cutoff - 1) : now, base);
+    const newest = schedule.mostRecent(policy === "RunAll" ? new Date(cutoff - 1) : now, anchor);
     if ((policy === "RunAll" || !w.missed) && newest && newest > base && newest.getTime() < cutoff) {
       // With Skip, a slot no status announced (it passed while the operator was down, the CronJob suspended,
       // stopped or blocked by Forbid) is one the policy does not run, whatever its deadline: the policy's.
-      if (policy === "Skip" && announcedSlot(o, schedule, base)?.getTime() !== newest.getTime())
+      if (policy === "Skip" && announcedSlot(o, schedule, base, anchor)?.getTime() !== newest.getTime())
         decision.notRun = { slot: newest, why: "skip" };
       else decision.tooLate = { slot: newest, deadline: deadline! };
     }
@@ -124,9 +130,10 @@ function announcedSlot(
   o: { announced?: string | undefined; neverReconciled?: boolean; lastScheduleTime: string | undefined },
   schedule: Schedule,
   base: Date,
+  anchor: Date,
 ): Date | undefined {
   if (o.announced) return new Date(o.announced);
-  return o.neverReconciled && !o.lastScheduleTime ? schedule.next(base, base) : undefined;
+  return o.neverReconciled && !o.lastScheduleTime ? schedule.next(base, anchor) : undefined;
 }
 
 /**

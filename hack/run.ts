@@ -24,7 +24,8 @@ import { generateWebhookCertificates } from "../envtest/certs.ts";
 import { PROJECT_ROOT, TestEnv } from "../envtest/index.ts";
 import { NodeCluster, nodeAssetsDir } from "../envtest/node-cluster.ts";
 import { handleSignalsYourself } from "../envtest/processes.ts";
-import { installWebhooks } from "../envtest/webhook.ts";
+import { installConversionWebhook, installWebhooks } from "../envtest/webhook.ts";
+import { RESOURCE } from "../api/v1/index.ts";
 import { Client } from "../runtime/client.ts";
 import { loadKubeConfig } from "../runtime/kubeconfig.ts";
 
@@ -252,6 +253,14 @@ async function main(): Promise<void> {
       {},
     );
     process.on("SIGTERM", () => operator.kill("SIGTERM"));
+    // API v2, through the operator's conversion webhook as config/default wires it (waits for it to answer).
+    await installConversionWebhook(env, {
+      crdName: RESOURCE,
+      patchPath: join(PROJECT_ROOT, "config", "crd", "patches", "webhook_in_cronjobs.yaml"),
+      port: webhookPort,
+      caPEM: certs.caPEM,
+      timeoutMs: 60_000,
+    }).catch((err: unknown) => say(`API v2 not served: ${err instanceof Error ? err.message : String(err)}`));
     // The webhooks must answer before the sample can be admitted.
     let applied = false;
     for (let i = 0; i < 60 && !applied && !stopping && operator.exitCode === null; i++) {

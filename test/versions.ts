@@ -44,6 +44,19 @@ export function crdMaxLengthError(v: ServerVersion, field: string, max: number):
 }
 
 /**
+ * The refusal of a list longer than a CRD schema's `maxItems`, as crdMaxLengthError's source maps it:
+ * - 1.20–1.23: field.Invalid with kube-openapi's text (tooManyItemsMessage):
+ *   `<field>: Invalid value: <n>: <field> in body should have at most <max> items`
+ * - 1.24 on: field.TooMany: `<field>: Too many: <n>: must have at most <max> items`
+ */
+export function crdMaxItemsError(v: ServerVersion, field: string, actual: number, max: number): RegExp {
+  const f = escape(field);
+  if (!atLeast(v, 24))
+    return new RegExp(`${f}: Invalid value: ${actual}: ${f} in body should have at most ${max} items`);
+  return new RegExp(`${f}: Too many: ${actual}: must have at most ${max} items`);
+}
+
+/**
  * The detail of a label value longer than 63 (ValidateLabels → IsValidLabelValue → MaxLenError):
  * apimachinery pkg/util/validation/validation.go says "characters" through 1.34; from 1.35 the check lives
  * in pkg/api/validate/content, whose MaxLenError says "bytes".

@@ -24,14 +24,26 @@ import {
   BACKFILL_ANNOTATION,
   backfillRequestOf,
   MAX_BACKFILL_SLOTS,
+  MORE_SCHEDULES_ANNOTATION,
+  parseCronJobSchedules,
+  parseWithSchema,
 } from "../api/v1/index.ts";
-import { countSlotsInRange, countText, parseHashedSchedule, validateTimeZone } from "../api/v1/schedule/index.ts";
+import {
+  countSlotsInRange,
+  countText,
+  parseScheduleList,
+  type ScheduleSet,
+  unionCountSlots,
+} from "../api/v1/schedule/index.ts";
+import { API_VERSION as V2_API_VERSION, convertCronJob, CronJobV2Schema, VERSION as V2 } from "../api/v2/index.ts";
 import { log, type Logger } from "../runtime/log.ts";
 import {
   type AdmissionHandler,
   type AdmissionRequest,
   type AdmissionResult,
   allowed,
+  conversionHandler,
+  type ConversionHandler,
   denied,
   escapeJSONPointer,
   type FieldError,
@@ -126,43 +138,24 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
   const spec = isObj(obj.spec) ? obj.spec : undefined;
   if (!spec) return { errors: [...errors, requiredField("spec", "the CronJob needs a spec")], warnings };
 
-  let tzOK = true;
-  if (spec.timeZone !== undefined) {
-    if (typeof spec.timeZone !== "string") {
-      errors.push(invalidField("spec.timeZone", spec.timeZone, "must be an IANA time zone name such as Europe/Berlin"));
-      tzOK = false;
-    } else {
-      const tzErr = validateTimeZone(spec.timeZone);
-      if (tzErr) {
-        errors.push(invalidField(tzErr.field, tzErr.value, tzErr.reason));
-        tzOK = false;
-      }
-    }
-  }
-  if (spec.schedule === undefined || spec.schedule === null || spec.schedule === "") {
-    errors.push(requiredField("spec.schedule", 'a schedule in cron format, e.g. "0 * * * *" or "@hourly"'));
-  } else if (typeof spec.schedule !== "string") {
-    // Not "Required": the field is there, so the message shows the value that is wrong.
-    errors.push(invalidField("spec.schedule", spec.schedule, 'must be a string in cron format, e.g. "0 * * * *"'));
-  } else {
-    const namespace = (typeof meta.namespace === "string" ? meta.namespace : "") || (context.namespace ?? "");
-    const parsed = parseHashedSchedule(
-      spec.schedule,
-      { namespace, name },
-      tzOK && typeof spec.timeZone === "string" ? spec.timeZone : undefined,
+  // The schedules: v2's spec.schedules, or v1's spec.schedule and spec.timeZone with the schedules a v2 writer
+  // put after the first (api/v1/schedules.ts); each error at the field the request's own version has.
+  const isV2 = obj.apiVersion === V2_API_VERSION;
+  const namespace = (typeof meta.namespace === "string" ? meta.namespace : "") || (context.namespace ?? "");
+  const key = { namespace, name };
+  if (isV2 && annotations[MORE_SCHEDULES_ANNOTATION] !== undefined) {
+    errors.push(
+      invalidField(
+        `metadata.annotations[${MORE_SCHEDULES_ANNOTATION}]`,
+        annotations[MORE_SCHEDULES_ANNOTATION],
+        "is where v1 keeps a v2 object's schedules after the first; in v2 they are spec.schedules: remove it",
+      ),
     );
-    if (!parsed.ok) errors.push(invalidField(parsed.error.field, parsed.error.value, parsed.error.reason));
-    else if (parsed.hashed) {
-      warnings.push(
-        `spec.schedule: ${JSON.stringify(spec.schedule)} runs as ${JSON.stringify(parsed.resolved)} for this CronJob (H is hashed from namespace/name; an extension the built-in CronJob does not accept)`,
-      );
-    }
-    if (parsed.ok && parsed.schedule.isEvery && (parsed.schedule.everySeconds ?? 60) < 60) {
-      warnings.push(
-        `spec.schedule: "${spec.schedule}" runs more often than once a minute; each run is a Job (and a Pod): consider a longer interval`,
-      );
-    }
   }
+  const schedules = isV2 ? parseScheduleList(spec.schedules, key) : parseCronJobSchedules(obj, key);
+  warnings.push(...schedules.warnings);
+  if (!schedules.ok) errors.push(...schedules.errors);
+  const scheduleSet = schedules.ok ? schedules.set : undefined;
 
   const podSpec = dig(spec, ["jobTemplate", "spec", "template", "spec"]);
   const restartPolicy = isObj(podSpec) ? podSpec.restartPolicy : undefined;
@@ -196,14 +189,8 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
     const field = `metadata.annotations[${BACKFILL_ANNOTATION}]`;
     const bf = backfillRequestOf({ metadata: { annotations: { [BACKFILL_ANNOTATION]: bfRaw } } });
     if (bf && !bf.ok) errors.push(invalidField(field, bfRaw, bf.reason));
-    else if (bf?.ok && typeof spec.schedule === "string") {
+    else if (bf?.ok) {
       const now = context.now ?? new Date();
-      const namespace = (typeof meta.namespace === "string" ? meta.namespace : "") || (context.namespace ?? "");
-      const parsed = parseHashedSchedule(
-        spec.schedule,
-        { namespace, name },
-        typeof spec.timeZone === "string" ? spec.timeZone : undefined,
-      );
       const created = typeof meta.creationTimestamp === "string" ? new Date(meta.creationTimestamp) : now;
       if (bf.request.to.getTime() > now.getTime()) {
         errors.push(
@@ -213,8 +200,8 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
             `to is in the future (now is ${now.toISOString()}): a backfill runs past slots only`,
           ),
         );
-      } else if (parsed.ok) {
-        const slots = countSlotsInRange(parsed.schedule, bf.request.from, bf.request.to, created);
+      } else if (scheduleSet) {
+        const slots = backfillSlotCount(scheduleSet, bf.request.from, bf.request.to, created);
         if (!slots.exact || slots.count > MAX_BACKFILL_SLOTS) {
           const count = countText(slots);
           errors.push(
@@ -244,7 +231,9 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
   }
 
   // Everything else the schema says (types, enums, minimums), with the same field paths.
-  const schema = parseCronJob({ ...obj, apiVersion: API_VERSION, kind: KIND });
+  const schema = isV2
+    ? parseWithSchema(CronJobV2Schema, { ...obj, kind: KIND })
+    : parseCronJob({ ...obj, apiVersion: API_VERSION, kind: KIND });
   if (!schema.ok) {
     const seen = new Set(errors.map((e) => e.field));
     for (const e of schema.errors) {
@@ -254,6 +243,18 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
     }
   }
   return { errors, warnings };
+}
+
+/**
+ * The slots a backfill range holds: with one schedule exactly as the controller counts them (up to its
+ * limit); with several, counted only to just past MAX_BACKFILL_SLOTS, since up to 16 schedules that fire
+ * together cost up to 16 times as much per slot and the answer here is only "too many or not". `@every`
+ * members count from the creation time, as the controller anchors each on its own grid.
+ */
+function backfillSlotCount(set: ScheduleSet, from: Date, to: Date, created: Date): { count: number; exact: boolean } {
+  const [only, ...others] = set.members;
+  if (only && others.length === 0) return countSlotsInRange(only.schedule, from, to, created);
+  return unionCountSlots(set, new Date(from.getTime() - 1), to, created, MAX_BACKFILL_SLOTS + 1);
 }
 
 function dig(o: unknown, path: string[]): unknown {
@@ -333,8 +334,9 @@ function validateCronJobWithDryRun(opts: CronJobWebhookOptions & { client: DryRu
     if (req.operation === "UPDATE" && isDeepStrictEqual(jobTemplateOf(req.object), jobTemplateOf(req.oldObject))) {
       return result;
     }
-    // The static checks passed: spec.jobTemplate has the schema's shape, so the Job can be built.
-    const obj = isObj(req.object) ? req.object : {};
+    // The static checks passed: spec.jobTemplate has the schema's shape, so the Job can be built, from the
+    // object as v1 (the hub) has it, since the controller builds it from that.
+    const obj = isObj(req.object) ? convertCronJob(req.object, API_VERSION) : {};
     const source = JobSourceSchema.safeParse({ metadata: isObj(obj.metadata) ? obj.metadata : {}, spec: obj.spec });
     const namespace = req.namespace || (source.success ? source.data.metadata.namespace : undefined) || "";
     const outcome: DryRunOutcome = source.success
@@ -384,11 +386,26 @@ export function cronJobWebhookHandlers(opts: CronJobWebhookOptions = {}): Map<st
   ]);
 }
 
-/** What `make manifests` renders into config/webhook/manifests.yaml (kubebuilder's webhook markers). */
+/** Where the API server sends ConversionReviews for the CRD (config/crd/patches/webhook_in_cronjobs.yaml). */
+export const CONVERT_PATH = "/convert";
+
+/**
+ * The v1 ↔ v2 conversion webhook (api/v2/conversion.ts; v1 the hub). Lossless and total: it never fails
+ * an object, since one it failed could then not be read in the other version.
+ */
+export const cronJobConversion: ConversionHandler = conversionHandler((obj, desiredAPIVersion) =>
+  convertCronJob(obj as Record<string, unknown>, desiredAPIVersion),
+);
+
+/**
+ * What `make manifests` renders into config/webhook/manifests.yaml (kubebuilder's webhook markers). One
+ * webhook of each kind serves both versions: a request is sent in its own version (listed in the rules, so
+ * the API server does not convert it), and each error names the field that version has.
+ */
 export const webhookMarkers = {
   mutating: { name: "mcronjob-v1.kb.io", path: MUTATE_PATH, operations: ["CREATE", "UPDATE"] },
   validating: { name: "vcronjob-v1.kb.io", path: VALIDATE_PATH, operations: ["CREATE", "UPDATE"] },
   group: GROUP,
-  version: VERSION,
+  versions: [VERSION, V2],
   resource: PLURAL,
 } as const;

@@ -457,7 +457,15 @@ export const printerColumns = [
 
 /** Parse an object as a CronJob: defaults applied, or a field-named error list. Never throws. */
 export function parseCronJob(obj: unknown): { ok: true; value: CronJob } | { ok: false; errors: FieldError[] } {
-  const r = CronJobSchema.safeParse(obj);
+  return parseWithSchema(CronJobSchema, obj);
+}
+
+/** Parse an object with one version's schema: its output, or the issues as field errors at its paths. */
+export function parseWithSchema<S extends z.ZodType>(
+  schema: S,
+  obj: unknown,
+): { ok: true; value: z.output<S> } | { ok: false; errors: FieldError[] } {
+  const r = schema.safeParse(obj);
   if (r.success) return { ok: true, value: r.data };
   return { ok: false, errors: r.error.issues.map((i) => toFieldError(i, obj)) };
 }

@@ -4,3 +4,4 @@ export * from "./cronjob_types.ts";
 export * from "./runnow.ts";
 export * from "./job.ts";
 export * from "./backfill.ts";
+export * from "./schedules.ts";

@@ -6,7 +6,7 @@ import type { KubeObject, OwnerReference } from "../../runtime/kinds.ts";
 import { controllerOf } from "../../runtime/kinds.ts";
 import { rfc3339 } from "../../runtime/metatime.ts";
 import { CronJobWireSchema } from "./cronjob_types.ts";
-import { API_VERSION, CRONJOB_NAME_LABEL, KIND } from "./groupversion_info.ts";
+import { API_VERSION, CRONJOB_NAME_LABEL, GROUP, KIND } from "./groupversion_info.ts";
 import { WireObjectMetaSchema } from "./meta.ts";
 import {
   INSTANTIATE_ANNOTATION,
@@ -19,6 +19,12 @@ import { utcOffsetAt } from "./schedule/index.ts";
 
 export const SCHEDULED_AT_ANNOTATION = "batch.tutorial.kubebuilder.io/scheduled-at";
 export const K8S_SCHEDULED_TIMESTAMP_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestamp";
+/**
+ * On a Job of a CronJob with more than one schedule: the schedules its slot came from, as JSON
+ * `[{"index":0,"schedule":"0 9 * * 1-5","timeZone":"Europe/Berlin"}, …]` (index: the position in spec.schedules;
+ * schedule and timeZone as written there, timeZone left out when unset). A one-schedule CronJob's Jobs have none.
+ */
+export const SCHEDULE_SOURCES_ANNOTATION = `${GROUP}/schedule-sources`;
 
 const JobConditionSchema = z.looseObject({
   type: z.string(),
@@ -139,6 +145,66 @@ export function jobForSlot(cronJob: JobSource, slot: Date): Job {
     [SCHEDULED_AT_ANNOTATION]: rfc3339(slot),
     [K8S_SCHEDULED_TIMESTAMP_ANNOTATION]: rfc3339InZone(slot, tz),
   });
+}
+
+/** A schedule a slot came from: its position in the CronJob's list, and the schedule and zone as written there. */
+export interface ScheduleSource {
+  index: number;
+  schedule: string;
+  timeZone?: string;
+}
+
+/** SCHEDULE_SOURCES_ANNOTATION's value. */
+export function scheduleSourcesValue(sources: readonly ScheduleSource[]): string {
+  return JSON.stringify(
+    sources.map((s) => ({
+      index: s.index,
+      schedule: s.schedule,
+      ...(s.timeZone !== undefined ? { timeZone: s.timeZone } : {}),
+    })),
+  );
+}
+
+/** The sources a Job's annotation names; undefined without one, or when it is not what scheduleSourcesValue writes. */
+export function scheduleSourcesOf(job: Readonly<Job>): ScheduleSource[] | undefined {
+  const text = job.metadata?.annotations?.[SCHEDULE_SOURCES_ANNOTATION];
+  if (text === undefined) return undefined;
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const isSource = (e: unknown): e is ScheduleSource =>
+    isRecord(e) &&
+    Number.isSafeInteger(e.index) &&
+    typeof e.schedule === "string" &&
+    (e.timeZone === undefined || typeof e.timeZone === "string");
+  return Array.isArray(v) && v.length > 0 && v.every(isSource) ? v.map((s) => ({ ...s })) : undefined;
+}
+
+/** A source as a person reads it: `0 9 * * 1-5 (Europe/Berlin)`, the zone left out when unset. */
+export function scheduleSourceText(s: ScheduleSource): string {
+  return s.timeZone === undefined ? s.schedule : `${s.schedule} (${s.timeZone})`;
+}
+
+/**
+ * A slot's Job (jobForSlot's, or a backfill's) of a CronJob with several schedules: marked with the schedules the
+ * slot came from, and its upstream timestamp in the first one's zone (each source may have its own; the first is
+ * the one spec.schedules lists first). No sources: the Job as it is, as for a one-schedule CronJob.
+ */
+export function withScheduleSources(job: Job, slot: Date, sources: readonly ScheduleSource[] | undefined): Job {
+  if (!sources?.length) return job;
+  const zone = sources[0]!.timeZone ?? "UTC";
+  job.metadata = {
+    ...job.metadata,
+    annotations: {
+      ...job.metadata?.annotations,
+      [K8S_SCHEDULED_TIMESTAMP_ANNOTATION]: rfc3339InZone(slot, zone),
+      [SCHEDULE_SOURCES_ANNOTATION]: scheduleSourcesValue(sources),
+    },
+  };
+  return job;
 }
 
 /**

@@ -7,21 +7,19 @@
 // The conversion never fails: the API server calls it on every read of the other version, and a stored object
 // it cannot convert could then not be read, listed or deleted in that version. What it cannot interpret (an
 // annotation a user wrote by hand) it carries over as it is.
-import { API_VERSION as V1, GROUP } from "../v1/index.ts";
+import {
+  API_VERSION as V1,
+  MORE_SCHEDULES_ANNOTATION,
+  moreSchedulesValue,
+  parseMoreSchedules,
+  type ScheduleEntry,
+} from "../v1/index.ts";
 import { API_VERSION as V2 } from "./groupversion_info.ts";
 
-/**
- * On a v1 object: the v2 schedules after the first (JSON, `[{"schedule":…,"timeZone":…}, …]`). Owned by the
- * conversion; the v2 webhook refuses it in a v2 object's own annotations.
- */
-export const MORE_SCHEDULES_ANNOTATION = `${GROUP}/more-schedules`;
+/** The annotation v1 keeps a v2 object's schedules after the first in (api/v1/schedules.ts), re-exported. */
+export { MORE_SCHEDULES_ANNOTATION };
 
 type Obj = Record<string, unknown>;
-
-interface Schedule {
-  schedule: unknown;
-  timeZone?: unknown;
-}
 
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -37,8 +35,8 @@ function v1ToV2(obj: Obj): Obj {
   const spec = isObj(obj.spec) ? obj.spec : {};
   const { schedule, timeZone, ...rest } = spec;
   const annotations = annotationsOf(obj);
-  const more = parseMore(annotations[MORE_SCHEDULES_ANNOTATION]);
-  const first: Schedule = { schedule, ...(timeZone !== undefined ? { timeZone } : {}) };
+  const more = parseMoreSchedules(annotations[MORE_SCHEDULES_ANNOTATION]);
+  const first: ScheduleEntry = { schedule, ...(timeZone !== undefined ? { timeZone } : {}) };
   const out: Obj = { ...obj, apiVersion: V2, spec: { schedules: [first, ...(more ?? [])], ...rest } };
   // Taken back into spec.schedules: the annotation is v1's book, not part of the v2 object. One that does not
   // parse stays, so nothing is lost.
@@ -62,32 +60,9 @@ function v2ToV1(obj: Obj): Obj {
       ...rest,
     },
   };
-  if (more.length > 0) out.metadata = withAnnotation(obj, JSON.stringify(more.map(entry)));
+  if (more.length > 0) out.metadata = withAnnotation(obj, moreSchedulesValue(more));
   if (!isObj(obj.spec)) delete out.spec;
   return out;
-}
-
-/** An entry as v1's annotation holds it: its fields in a fixed order, so a round trip is byte for byte. */
-function entry(v: unknown): Schedule {
-  const e = isObj(v) ? v : {};
-  return { schedule: e.schedule, ...(e.timeZone !== undefined ? { timeZone: e.timeZone } : {}) };
-}
-
-/** The annotation's schedules, or undefined when there is none or it is not a list of entries. */
-function parseMore(text: string | undefined): Schedule[] | undefined {
-  if (text === undefined) return undefined;
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(v) || v.length === 0 || !v.every((e) => isObj(e) && typeof e.schedule === "string")) {
-    return undefined;
-  }
-  // Only an annotation this conversion could have written is taken back: else a round trip would change it.
-  if (JSON.stringify(v.map(entry)) !== text) return undefined;
-  return v.map(entry);
 }
 
 function annotationsOf(obj: Obj): Record<string, string> {

@@ -6,7 +6,7 @@
 // fields): a string also takes the descriptors (@daily, `@every 1h30m`) and hashed `H` fields, which a
 // structure of five fields cannot, and it is what users already write in v1 and in the built-in CronJob.
 import { z } from "zod";
-import { CronJobSchema, CronJobSpecSchema } from "../v1/index.ts";
+import { CronJobSchema, CronJobSpecSchema, printerColumns as v1PrinterColumns } from "../v1/index.ts";
 import { MAX_SCHEDULES } from "../v1/schedule/index.ts";
 import { API_VERSION } from "./groupversion_info.ts";
 
@@ -47,3 +47,13 @@ export const CronJobV2Schema = z
     spec: CronJobSpecV2Schema,
   })
   .meta({ description: "CronJob is the Schema for the cronjobs API." });
+
+/**
+ * kubectl get's columns for v2: v1's, with the schedules as the controller runs them (status.resolvedSchedule:
+ * every schedule, H resolved) in place of spec.schedule and spec.timeZone, which v2 does not have. A printer
+ * column takes one value of its JSON path, so `.spec.schedules[*]` would show the first schedule alone.
+ */
+export const printerColumns = [
+  { name: "Schedules", type: "string", jsonPath: ".status.resolvedSchedule" },
+  ...v1PrinterColumns.filter((c) => !["Schedule", "Resolved", "TimeZone"].includes(c.name)),
+] as const;

@@ -2,5 +2,5 @@
 // resource are v1's: one resource served in two versions, v1 the hub and the storage version.
 import { GROUP } from "../v1/index.ts";
 
-const VERSION = "v2";
+export const VERSION = "v2";
 export const API_VERSION = `${GROUP}/${VERSION}`;

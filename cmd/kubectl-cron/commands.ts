@@ -12,8 +12,20 @@ import {
   backfillAnnotationValue,
   jobNameFor,
   MAX_BACKFILL_SLOTS,
+  parseCronJobSchedules,
+  scheduleEntriesOf,
+  scheduleSourceText,
 } from "../../api/v1/index.ts";
-import { countSlotsInRange, countText, parseHashedSchedule, slotsInRange } from "../../api/v1/schedule/index.ts";
+import {
+  countSlotsInRange,
+  countText,
+  type HashKey,
+  parseHashedSchedule,
+  type Schedule,
+  slotsInRange,
+  UnionSchedule,
+} from "../../api/v1/schedule/index.ts";
+import { fieldErrorString } from "../../runtime/field.ts";
 import type { Client } from "../../runtime/client.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import { Kinds } from "../../runtime/kinds.ts";
@@ -22,7 +34,7 @@ import type { Args } from "./args.ts";
 import { listAll } from "./api.ts";
 import { historyRows, humanDuration } from "./history.ts";
 import { HANDOVER_ANNOTATION, readMigratedFrom } from "./convert.ts";
-import { nextFireTimes } from "./next.ts";
+import { nextFireTimes, nextUnionFireTimes } from "./next.ts";
 import { table } from "./table.ts";
 
 export const FIELD_MANAGER = "kubectl-cron";
@@ -129,8 +141,15 @@ export async function setSuspend(ctx: Context, args: Args, suspend: boolean): Pr
   return { text: `${RESOURCE}/${args.name} ${verb}\n`, json: after, notes };
 }
 
+/** Whether a CronJob has more than one schedule (spec.schedule and the more-schedules annotation's). */
+function hasSeveralSchedules(cronJob: CronJob): boolean {
+  const entries = scheduleEntriesOf(cronJob);
+  return !entries.ok || entries.entries.length > 1;
+}
+
 export async function next(ctx: Context, args: Args): Promise<Output> {
   const cronJob = await getCronJob(ctx, args.name);
+  if (hasSeveralSchedules(cronJob)) return nextOfSeveral(ctx, args, cronJob);
   const anchorText = cronJob.status?.lastScheduleTime ?? cronJob.metadata.creationTimestamp;
   const result = nextFireTimes({
     schedule: cronJob.spec.schedule,
@@ -162,6 +181,38 @@ export async function next(ctx: Context, args: Args): Promise<Output> {
   };
 }
 
+/**
+ * `next` for a CronJob with several schedules: the union's slots, each in the zone of the (first) schedule it came
+ * from, with the schedules it came from. `@every` schedules count from the creation time, as the controller runs
+ * them.
+ */
+function nextOfSeveral(ctx: Context, args: Args, cronJob: CronJob): Output {
+  const created = cronJob.metadata.creationTimestamp;
+  const result = nextUnionFireTimes({
+    cronJob,
+    key: { namespace: cronJob.metadata.namespace ?? ctx.namespace, name: cronJob.metadata.name ?? args.name },
+    ...(created ? { anchor: new Date(created) } : {}),
+    now: ctx.now(),
+    count: args.count,
+  });
+  if (!result.ok) throw new Error(`${RESOURCE}/${args.name} has no next run: ${result.error}`);
+  const suspended = cronJob.spec.suspend === true;
+  const notes = suspended ? [`suspended: these are the times it would run (kubectl cron resume ${args.name})`] : [];
+  const hashed = result.schedules.filter((s) => s.resolvedSchedule !== s.schedule);
+  const header = hashed
+    .map(
+      (s) =>
+        `schedule ${JSON.stringify(s.schedule)} runs as ${JSON.stringify(s.resolvedSchedule)} (H is hashed from namespace/name)\n`,
+    )
+    .join("");
+  const rows = result.times.map((t) => [t.time, t.utc, t.sources.map(scheduleSourceText).join("; "), t.note ?? ""]);
+  return {
+    text: header + table(["NEXT", "UTC", "SCHEDULE", "NOTE"], rows),
+    json: { name: args.name, schedules: result.schedules, suspended, times: result.times },
+    notes,
+  };
+}
+
 export async function history(ctx: Context, args: Args): Promise<Output> {
   const cronJob = await getCronJob(ctx, args.name);
   // By label, not the whole namespace; the owner UID below still decides (a Job of a deleted CronJob of the
@@ -171,12 +222,15 @@ export async function history(ctx: Context, args: Args): Promise<Output> {
     labelSelector: `${CRONJOB_NAME_LABEL}=${args.name}`,
   });
   const rows = historyRows(jobs, cronJob.metadata.uid ?? "", ctx.now());
+  // Only when a listed Job names its schedules (a CronJob with several): the table is unchanged for everyone else.
+  const scheduleColumn = rows.some((r) => r.schedules !== undefined);
   const text = table(
-    ["NAME", "TRIGGER", "SCHEDULED", "RESULT", "STARTED", "DURATION"],
+    ["NAME", "TRIGGER", "SCHEDULED", ...(scheduleColumn ? ["SCHEDULE"] : []), "RESULT", "STARTED", "DURATION"],
     rows.map((r) => [
       r.name,
       r.trigger,
       r.scheduledTime ?? "-",
+      ...(scheduleColumn ? [r.schedules ?? "-"] : []),
       r.result,
       r.startTime ?? "-",
       r.durationSeconds !== undefined ? humanDuration(r.durationSeconds) : "-",
@@ -236,6 +290,37 @@ function migratedFromColumn(c: CronJob): string {
   return `${from.apiVersion}${state ? ` (${state})` : ""}`;
 }
 
+type BackfillSchedule =
+  | {
+      ok: true;
+      /** The union of the CronJob's schedules, as the controller backfills it. */
+      schedule: Schedule;
+      /** For several schedules: the ones a slot came from, as a person reads them. */
+      sourcesAt?: (slot: Date, anchor: Date) => string;
+    }
+  | { ok: false; error: string };
+
+/** The schedules a backfill walks: spec.schedule alone as before, or with the more-schedules annotation's, the union. */
+function backfillSchedule(cronJob: CronJob, key: HashKey): BackfillSchedule {
+  if (!hasSeveralSchedules(cronJob)) {
+    const parsed = parseHashedSchedule(cronJob.spec.schedule, key, cronJob.spec.timeZone);
+    return parsed.ok ? { ok: true, schedule: parsed.schedule } : { ok: false, error: parsed.error.message };
+  }
+  const list = parseCronJobSchedules(cronJob, key);
+  if (!list.ok) return { ok: false, error: list.errors.map(fieldErrorString).join("; ") };
+  const union = new UnionSchedule(list.set);
+  const text = (index: number) => {
+    const entry = list.entries[index];
+    const tz = typeof entry?.timeZone === "string" ? entry.timeZone : undefined;
+    return scheduleSourceText({ index, schedule: String(entry?.schedule), ...(tz ? { timeZone: tz } : {}) });
+  };
+  return {
+    ok: true,
+    schedule: union,
+    sourcesAt: (slot, anchor) => union.sourcesAt(slot, anchor).map(text).join("; "),
+  };
+}
+
 /**
  * `kubectl cron backfill NAME --from T1 --to T2`: asks the operator (the backfill annotation, like run-now) to
  * run every slot of the schedule in that range, oldest first; --dry-run lists them, with the ones that already
@@ -279,8 +364,8 @@ export async function backfill(ctx: Context, args: Args): Promise<Output> {
     };
   }
   const key = { namespace: cronJob.metadata.namespace ?? ctx.namespace, name: args.name };
-  const parsed = parseHashedSchedule(cronJob.spec.schedule, key, cronJob.spec.timeZone);
-  if (!parsed.ok) throw new Error(`${ref} cannot be backfilled: ${parsed.error.message}`);
+  const parsed = backfillSchedule(cronJob, key);
+  if (!parsed.ok) throw new Error(`${ref} cannot be backfilled: ${parsed.error}`);
   if (args.to.getTime() > ctx.now().getTime())
     throw new Error(`--to ${args.to.toISOString()} is in the future: a backfill runs past slots only`);
   const anchor = new Date(cronJob.metadata.creationTimestamp ?? ctx.now());
@@ -297,14 +382,23 @@ export async function backfill(ctx: Context, args: Args): Promise<Output> {
       labelSelector: `${CRONJOB_NAME_LABEL}=${args.name}`,
     });
     const existing = new Set(jobs.map((j) => j.metadata?.name ?? ""));
-    const rows = slots.map((s) => {
+    const sourcesOf = (slot: Date) => (parsed.sourcesAt ? parsed.sourcesAt(slot, anchor) : undefined);
+    const planned = slots.map((s) => {
       const job = jobNameFor(args.name, s);
-      return [s.toISOString().replace(".000Z", "Z"), job, existing.has(job) ? "skip: its Job exists" : "run"];
+      const sources = sourcesOf(s);
+      return {
+        slot: s.toISOString().replace(".000Z", "Z"),
+        job,
+        action: existing.has(job) ? "skip: its Job exists" : "run",
+        ...(sources ? { schedule: sources } : {}),
+      };
     });
-    const toRun = rows.filter((r) => r[2] === "run").length;
+    const toRun = planned.filter((p) => p.action === "run").length;
+    const several = parsed.sourcesAt !== undefined;
+    const rows = planned.map((p) => [p.slot, p.job, ...(several ? [p.schedule ?? ""] : []), p.action]);
     return {
-      text: table(["SLOT (UTC)", "JOB", "ACTION"], rows),
-      json: { slots: rows.map(([slot, job, action]) => ({ slot, job, action })) },
+      text: table(["SLOT (UTC)", "JOB", ...(several ? ["SCHEDULE"] : []), "ACTION"], rows),
+      json: { slots: planned },
       notes: [`dry run: ${toRun} of ${slots.length} slots would run; nothing was changed`],
     };
   }

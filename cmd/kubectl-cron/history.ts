@@ -5,6 +5,8 @@ import {
   finishedAt,
   isManualJob,
   scheduledTimeOf,
+  scheduleSourcesOf,
+  scheduleSourceText,
   type Job,
 } from "../../api/v1/index.ts";
 
@@ -19,6 +21,11 @@ interface HistoryRow {
   completionTime?: string;
   /** Seconds from start to finish, or to `now` while running. */
   durationSeconds?: number;
+  /**
+   * The schedules its slot came from (SCHEDULE_SOURCES_ANNOTATION, on the Jobs of a CronJob with several
+   * schedules), as `0 9 * * 1-5 (Europe/Berlin)`, several joined by "; ".
+   */
+  schedules?: string;
 }
 
 const iso = (d: Date) => `${d.toISOString().slice(0, 19)}Z`;
@@ -49,6 +56,8 @@ function rowOf(job: Job, now: Date): HistoryRow {
   if (slot && !isManualJob(job)) row.scheduledTime = iso(slot);
   if (started) row.startTime = started;
   if (finished) row.completionTime = iso(finished);
+  const sources = scheduleSourcesOf(job);
+  if (sources) row.schedules = sources.map(scheduleSourceText).join("; ");
   if (started && end) row.durationSeconds = Math.max(0, Math.round((end.getTime() - Date.parse(started)) / 1000));
   return row;
 }

@@ -1,13 +1,17 @@
 // `kubectl cron next`: the next fire times of a CronJob in its own zone, computed by the schedule module the
 // controller uses, with the DST cases spelled out (a skipped local time, a repeated hour, an offset change).
 // A schedule with H is resolved with the CronJob's namespace/name first, as the controller does.
+import { parseCronJobSchedules, type ScheduleSource } from "../../api/v1/index.ts";
 import {
   parseHashedSchedule,
   parseScheduleSpec,
+  resolveHashedSchedule,
+  type Schedule,
   ZoneRules,
   type CronFields,
   type HashKey,
 } from "../../api/v1/schedule/index.ts";
+import { fieldErrorString } from "../../runtime/field.ts";
 
 interface FireTime {
   /** RFC 3339 in the CronJob's zone, e.g. 2026-03-29T03:30:00+02:00. */
@@ -70,22 +74,106 @@ export function nextFireTimes(input: NextInput): NextResult {
   let prevOffset = zone.offsetAt(prev);
   for (let i = 0; i < input.count; i++) {
     const t = schedule.next(new Date(prev), input.anchor).getTime();
-    const offset = zone.offsetAt(t);
-    const wall = wallText(t, offset);
-    const notes: string[] = [];
-    if (offset !== prevOffset) notes.push(`offset changed ${formatOffset(prevOffset)} → ${formatOffset(offset)}`);
-    const dst = dstNote(zone, t, wall, fields, schedule.followsRealTime);
-    if (dst) notes.push(dst);
-    times.push({
-      time: `${wall}${offset === 0 && zone.isUTC ? "Z" : formatOffset(offset)}`,
-      utc: `${new Date(t).toISOString().slice(0, 19)}Z`,
-      offset: formatOffset(offset),
-      ...(notes.length > 0 ? { note: notes.join("; ") } : {}),
-    });
+    times.push(fireTime({ zone, fields, followsRealTime: schedule.followsRealTime }, t, prevOffset));
     prev = t;
-    prevOffset = offset;
+    prevOffset = zone.offsetAt(t);
   }
   return { ok: true, resolvedSchedule: parsed.resolved, hashed: parsed.hashed, timeZone: schedule.timeZone, times };
+}
+
+/** What a slot's time is read in: a schedule's zone, and its fields (a cron schedule's) for the DST notes. */
+interface SlotZone {
+  zone: ZoneRules;
+  fields: CronFields | undefined;
+  followsRealTime: boolean;
+}
+
+/** A slot at `t` in `z`, with what DST does to it; `prevOffset`: the zone's offset at the time before it. */
+function fireTime(z: SlotZone, t: number, prevOffset: number): FireTime {
+  const { zone } = z;
+  const offset = zone.offsetAt(t);
+  const wall = wallText(t, offset);
+  const notes: string[] = [];
+  if (offset !== prevOffset) notes.push(`offset changed ${formatOffset(prevOffset)} → ${formatOffset(offset)}`);
+  const dst = dstNote(zone, t, wall, z.fields, z.followsRealTime);
+  if (dst) notes.push(dst);
+  return {
+    time: `${wall}${offset === 0 && zone.isUTC ? "Z" : formatOffset(offset)}`,
+    utc: `${new Date(t).toISOString().slice(0, 19)}Z`,
+    offset: formatOffset(offset),
+    ...(notes.length > 0 ? { note: notes.join("; ") } : {}),
+  };
+}
+
+/** A slot of several schedules: its time in the zone of the first schedule it came from, and all of them. */
+interface SourcedFireTime extends FireTime {
+  sources: ScheduleSource[];
+}
+
+type UnionNextResult =
+  | {
+      ok: true;
+      /** Each schedule with H resolved, in the list's order. */
+      schedules: (ScheduleSource & { resolvedSchedule: string })[];
+      times: SourcedFireTime[];
+    }
+  | { ok: false; error: string };
+
+/**
+ * The next slots of a CronJob with several schedules (spec.schedule and the more-schedules annotation, as the
+ * controller reads them): the union, a second two schedules share shown once with both. `anchor`: the creation
+ * time, which every `@every` schedule counts from (each on its own grid, as the controller runs them).
+ */
+export function nextUnionFireTimes(input: {
+  cronJob: unknown;
+  key: HashKey;
+  anchor?: Date;
+  now: Date;
+  count: number;
+}): UnionNextResult {
+  const parsed = parseCronJobSchedules(input.cronJob, input.key);
+  if (!parsed.ok) return { ok: false, error: parsed.errors.map(fieldErrorString).join("; ") };
+  const schedules = parsed.set.members.map((m) => {
+    const tz = parsed.entries[m.index]?.timeZone;
+    const resolved = resolveHashedSchedule(m.text, input.key);
+    return {
+      index: m.index,
+      schedule: m.text,
+      ...(typeof tz === "string" ? { timeZone: tz } : {}),
+      resolvedSchedule: resolved.ok ? resolved.resolved : m.text,
+    };
+  });
+  const zones = new Map(parsed.set.members.map((m) => [m.index, slotZone(m.schedule, schedules, m.index)]));
+  const prevOffsets = new Map([...zones].map(([i, z]) => [i, z.zone.offsetAt(input.now.getTime())]));
+  const times: SourcedFireTime[] = [];
+  const slots = parsed.set.slotsAfter(input.now, input.anchor);
+  for (let n = 0; n < input.count; n++) {
+    const slot = slots.next().value;
+    const t = slot.at.getTime();
+    const first = slot.sources[0]!;
+    const time = fireTime(zones.get(first)!, t, prevOffsets.get(first)!);
+    for (const i of slot.sources) prevOffsets.set(i, zones.get(i)!.zone.offsetAt(t));
+    const sources = slot.sources.map((i) => {
+      const { resolvedSchedule: _r, ...source } = schedules.find((s) => s.index === i)!;
+      return source;
+    });
+    times.push({ ...time, sources });
+  }
+  return { ok: true, schedules, times };
+}
+
+function slotZone(
+  schedule: Schedule,
+  schedules: { index: number; resolvedSchedule: string }[],
+  index: number,
+): SlotZone {
+  const resolved = schedules.find((s) => s.index === index)!.resolvedSchedule;
+  const spec = parseScheduleSpec(resolved);
+  return {
+    zone: new ZoneRules(schedule.timeZone),
+    fields: spec.ok && spec.spec.kind === "cron" ? spec.spec.fields : undefined,
+    followsRealTime: schedule.followsRealTime,
+  };
 }
 
 function dstNote(

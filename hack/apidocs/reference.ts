@@ -4,9 +4,18 @@
 // order, the upstream types' names, the checks the CronJob adds to the Job template), so it says what the CRD
 // says; `make verify-manifests` fails when the committed page is stale. The output is what prettier writes
 // (aligned tables), so `prettier --check` leaves it alone.
-import { join } from "node:path";
+//
+// The CRD's other versions (v2, api/v2) are documented by what they change: their types whose schema differs
+// from the storage version's at the same path, each with the fields that differ, and their printer columns.
+// Whether a version is served as deployed comes from config/crd's kustomize patches (the conversion webhook's
+// patch serves v2), not from config/crd/bases alone.
+import { readFileSync } from "node:fs";
+import { isDeepStrictEqual } from "node:util";
+import { join, resolve } from "node:path";
+import { parse } from "yaml";
 import { z } from "zod";
 import * as api from "../../api/v1/index.ts";
+import * as v2 from "../../api/v2/index.ts";
 import { convertDefinition, type Definitions, type JSONSchema } from "../crdgen/openapi.ts";
 
 /** Where `make manifests` writes the reference. */
@@ -87,12 +96,27 @@ export interface WebhookDefault {
   when?: string;
 }
 
+/** One JSON patch operation of a kustomize patch. */
+interface PatchOp {
+  op: string;
+  path: string;
+  value?: unknown;
+}
+
 /** Everything the reference is rendered from. */
 export interface ReferenceSources {
   /** The CustomResourceDefinition, as cronJobCRD builds it. */
   crd: Record<string, unknown>;
   /** The zod JSON Schema of the CronJob (z.toJSONSchema of api.CronJobSchema, input side, as the CRD's). */
   zodSchema: JSONSchema;
+  /** The zod JSON Schemas of the CRD's other versions (v2: api/v2's CronJobV2Schema), by version name. */
+  otherZodSchemas: Record<string, JSONSchema>;
+  /**
+   * The JSON patches config/crd's kustomization applies to the CRD (the conversion webhook's, which serves v2),
+   * by file: what config/default, dist/install.yaml and the Helm chart deploy, where `make install` deploys
+   * config/crd/bases as it is.
+   */
+  crdPatches: { file: string; ops: PatchOp[] }[];
   /** The upstream schemas of the types documented "shallow", by definition name, without the zod checks. */
   upstream: Record<string, JSONSchema>;
   webhookDefaults: readonly WebhookDefault[];
@@ -161,6 +185,27 @@ const METADATA_DOCS: Record<string, MetadataDoc> = {
     format: "the backfill request's `id`",
     meaning: "The backfill request the Job was created for (its name is the slot's, as a scheduled run's).",
   },
+  MORE_SCHEDULES_ANNOTATION: {
+    on: "CronJob (as v1 reads it)",
+    setBy: "the v1 ↔ v2 conversion",
+    format: 'JSON: `[{"schedule":"<cron>","timeZone":"<IANA zone>"}, …]` (timeZone left out when unset)',
+    meaning:
+      "A v2 CronJob's schedules after its first, kept on the v1 object (the first is `spec.schedule` and " +
+      "`spec.timeZone`), so a v1 client that reads and writes it loses none; the controller runs the union of all. " +
+      "Not to be written by hand: set `spec.schedules` through the v2 API.",
+  },
+  SCHEDULE_SOURCES_ANNOTATION: {
+    on: "Job (scheduled, backfill) of a CronJob with more than one schedule",
+    setBy: "the controller",
+    format:
+      'JSON: `[{"index":0,"schedule":"<cron>","timeZone":"<IANA zone>"}, …]`, the schedules that fire at the ' +
+      "Job's slot (index: the position in `spec.schedules`; schedule and timeZone as written there, timeZone left " +
+      "out when unset)",
+    meaning:
+      "Which of the CronJob's schedules the Job ran for; a second two schedules share is one Job naming both " +
+      "(`kubectl cron history` shows them). The upstream scheduled-timestamp annotation is in the first one's " +
+      "zone. A one-schedule CronJob's Jobs and run-now Jobs have none.",
+  },
   SCHEDULED_AT_ANNOTATION: {
     on: "Job (scheduled, backfill)",
     setBy: "the controller",
@@ -193,17 +238,58 @@ function metadataKeys(suffix: "_ANNOTATION" | "_LABEL"): MetadataKey[] {
   return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
-/**
- * The reference's sources: `crd` as cronJobCRD built it (from `definitions`), and what api/v1 declares besides
- * (the zod JSON Schema, the webhook's defaults, the annotations and labels).
- */
-export function referenceSources(crd: Record<string, unknown>, definitions: Definitions): ReferenceSources {
-  const zodSchema = z.toJSONSchema(api.CronJobSchema, {
+/** The zod schema of each version of the CRD (the one cronJobCRD renders it from). */
+const ZOD_SCHEMAS: Record<string, z.ZodType> = {
+  [api.VERSION]: api.CronJobSchema,
+  [v2.VERSION]: v2.CronJobV2Schema,
+};
+
+const toJSONSchema = (schema: z.ZodType): JSONSchema =>
+  z.toJSONSchema(schema, {
     io: "input",
     target: "openapi-3.0",
     reused: "inline",
     unrepresentable: "throw",
   }) as JSONSchema;
+
+const ROOT = resolve(import.meta.dirname, "..", "..");
+const CRD_KUSTOMIZATION = join("config", "crd", "kustomization.yaml");
+
+/** The JSON patches config/crd/kustomization.yaml applies to the CustomResourceDefinition, in its order. */
+function crdPatches(): { file: string; ops: PatchOp[] }[] {
+  const kustomization = parse(readFileSync(join(ROOT, CRD_KUSTOMIZATION), "utf8")) as {
+    patches?: { path?: string; patch?: string; target?: { kind?: string } }[];
+  };
+  const out: { file: string; ops: PatchOp[] }[] = [];
+  for (const p of kustomization.patches ?? []) {
+    if (p.target?.kind !== "CustomResourceDefinition") continue;
+    const file = p.path ? join("config", "crd", p.path) : CRD_KUSTOMIZATION;
+    const ops = parse(p.path ? readFileSync(join(ROOT, file), "utf8") : (p.patch ?? "")) as unknown;
+    if (!Array.isArray(ops)) throw new Error(`${file}: not a JSON patch (hack/apidocs/reference.ts reads only those)`);
+    out.push({ file, ops: ops as PatchOp[] });
+  }
+  return out;
+}
+
+/**
+ * The reference's sources: `crd` as cronJobCRD built it (from `definitions`), and what api/v1 declares besides
+ * (the zod JSON Schema, the webhook's defaults, the annotations and labels), api/v2's zod JSON Schema, and the
+ * patches config/crd applies to the CRD.
+ */
+export function referenceSources(crd: Record<string, unknown>, definitions: Definitions): ReferenceSources {
+  const versions = (crd as unknown as CrdShape).spec.versions;
+  const storage = versions.find((v) => v.storage) ?? versions[0]!;
+  const otherZodSchemas: Record<string, JSONSchema> = {};
+  for (const v of versions) {
+    const schema = ZOD_SCHEMAS[v.name];
+    if (!schema) throw new Error(`the CRD has version ${v.name}: give its zod schema in hack/apidocs/reference.ts`);
+    if (v !== storage) otherZodSchemas[v.name] = toJSONSchema(schema);
+  }
+  for (const name of Object.keys(ZOD_SCHEMAS)) {
+    if (!versions.some((v) => v.name === name))
+      throw new Error(`hack/apidocs/reference.ts documents ${name}: the CRD has no such version`);
+  }
+  const zodSchema = toJSONSchema(ZOD_SCHEMAS[storage.name]!);
   const upstream: Record<string, JSONSchema> = {};
   for (const [def, t] of Object.entries(UPSTREAM_TYPES)) {
     if (t.expand === "shallow") upstream[def] = convertDefinition(definitions, def, { descriptions: false });
@@ -217,6 +303,8 @@ export function referenceSources(crd: Record<string, unknown>, definitions: Defi
   return {
     crd,
     zodSchema,
+    otherZodSchemas,
+    crdPatches: crdPatches(),
     upstream,
     webhookDefaults: [
       ...[...api.WEBHOOK_ONLY_DEFAULTS].map((k) => ({ path: `.spec.${k}`, value: api.CRONJOB_SPEC_DEFAULTS[k] })),
@@ -262,9 +350,11 @@ interface CrdShape {
 /** A documented object type: a section of the reference. */
 interface Section {
   name: string;
+  /** Its heading: the name, with the version for a version documented by its differences (`CronJobSpec (v2)`). */
+  title: string;
   /** The JSON paths it appears at (`.spec`, `.status.active[]`), the first one's schema documented. */
   paths: string[];
-  /** The sections whose fields have this type, one for each path (none for the root). */
+  /** The titles of the sections whose fields have this type, one for each path (none for the root). */
   parents: string[];
   crd: JSONSchema;
   zod: JSONSchema | undefined;
@@ -277,8 +367,12 @@ const required = (s: JSONSchema | undefined): string[] => (s?.required ?? []) as
 const str = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v));
 const code = (v: unknown): string => `\`${str(v).replaceAll("|", "\\|")}\``;
 const pascal = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
-/** GitHub's heading anchor for a type name. */
-const anchor = (name: string): string => `#${name.toLowerCase().replace(/[^a-z0-9 _-]/g, "")}`;
+/** GitHub's heading anchor for a heading (a type name, `CronJobSpec (v2)`). */
+const anchor = (name: string): string =>
+  `#${name
+    .toLowerCase()
+    .replace(/[^a-z0-9 _-]/g, "")
+    .replaceAll(" ", "-")}`;
 const link = (t: UpstreamType): string => `[${t.name}](${t.url})`;
 
 /** A description as one table cell: one line, single spaces, pipes escaped. */
@@ -354,7 +448,32 @@ interface Row {
 interface Walk {
   sections: Section[];
   byName: Map<string, Section>;
+  /** The version documented. */
+  version: string;
+  /** Appended to the section titles: "" for the storage version, ` (v2)` for another. */
+  suffix: string;
+  /** For another version: the storage version's, whose sections this one's say what they change from. */
+  base?: { version: string; schema: JSONSchema; sections: readonly Section[] };
 }
+
+/** The node at a section path (`.spec`, `.status.active[]`) of a schema, if it has one. */
+function nodeAt(schema: JSONSchema, path: string): JSONSchema | undefined {
+  let node: JSONSchema | undefined = schema;
+  for (const part of path.split(".").slice(1)) {
+    const key = part.endsWith("[]") ? part.slice(0, -2) : part;
+    node = props(node)[key];
+    if (node && part.endsWith("[]")) node = node.items as JSONSchema | undefined;
+    if (!node) return undefined;
+  }
+  return node;
+}
+
+/** Whether property `key` of `node` is the same in `base` (its schema and whether it is required). */
+const sameField = (node: JSONSchema, base: JSONSchema | undefined, key: string): boolean =>
+  base !== undefined &&
+  key in props(base) &&
+  isDeepStrictEqual(props(node)[key], props(base)[key]) &&
+  required(node).includes(key) === required(base).includes(key);
 
 /** The row of property `key` of section `sec`; queues the sections of the types it uses. */
 function fieldRow(src: ReferenceSources, walk: Walk, sec: Section, key: string): Row {
@@ -383,19 +502,30 @@ function fieldRow(src: ReferenceSources, walk: Walk, sec: Section, key: string):
   } else if (upstream && upstream.type.expand === "link") {
     type = link(upstream.type) + suffix;
   } else if (upstream || Object.keys(props(target)).length > 0) {
-    const name = upstream ? upstream.type.name : `${sec.name}${pascal(key)}`;
+    // An array's entries are named in the singular (`schedules`: CronJobSpecSchedule).
+    const own = isArray && key.endsWith("s") ? key.slice(0, -1) : key;
+    const name = upstream ? upstream.type.name : `${sec.name}${pascal(own)}`;
+    const title = `${name}${walk.suffix}`;
     const itemPath = isArray ? `${path}[]` : path;
     const existing = walk.byName.get(name);
     if (existing) {
       if (!upstream) throw new Error(`two types would be called ${name} (${existing.paths[0]}, ${itemPath})`);
       existing.paths.push(itemPath);
-      existing.parents.push(sec.name);
+      existing.parents.push(sec.title);
     } else {
-      const s: Section = { name, paths: [itemPath], parents: [sec.name], crd: target, zod: zodTarget, upstream };
+      const s: Section = {
+        name,
+        title,
+        paths: [itemPath],
+        parents: [sec.title],
+        crd: target,
+        zod: zodTarget,
+        upstream,
+      };
       walk.sections.push(s);
       walk.byName.set(name, s);
     }
-    type = `[${name}](${anchor(name)})${suffix}`;
+    type = `[${title}](${anchor(title)})${suffix}`;
   } else {
     type = plainType(node);
   }
@@ -462,13 +592,35 @@ function addedChecks(zod: JSONSchema, upstream: JSONSchema | undefined): string[
 }
 
 function sectionText(src: ReferenceSources, walk: Walk, sec: Section): string {
-  const out: string[] = [`### ${sec.name}`];
+  const out: string[] = [`### ${sec.title}`];
   const desc = typeof sec.crd.description === "string" ? cellText(sec.crd.description) : "";
   if (desc) out.push(desc);
   const about: string[] = [];
   if (sec.parents.length) {
     const where = sec.parents.map((p, i) => `[${p}](${anchor(p)}) as ${code(sec.paths[i])}`);
     about.push(`Appears in: ${where.join(", ")}.`);
+  }
+  // Another version's type: only the fields it changes from the storage version's type at the same path (a type
+  // the storage version does not have: all of them).
+  const base = walk.base && nodeAt(walk.base.schema, sec.paths[0]!);
+  const keys = fieldOrder(sec.crd, sec.zod).filter((k) => !sameField(sec.crd, base, k));
+  if (walk.base && !base) {
+    about.push(`New in ${walk.version}: ${walk.base.version} has no ${code(sec.paths[0]!.replace(/\[\]$/, ""))}.`);
+  } else if (walk.base && base) {
+    const theirs = walk.base.sections.find((b) => b.paths.includes(sec.paths[0]!));
+    const named = theirs ? `[${theirs.title}](${anchor(theirs.title)})` : `type at ${code(sec.paths[0] || ".")}`;
+    const same = fieldOrder(sec.crd, sec.zod).filter((k) => !keys.includes(k));
+    const gone = Object.keys(props(base)).filter((k) => !(k in props(sec.crd)));
+    about.push(
+      `The fields below are what it changes from ${walk.base.version}'s ${named}` +
+        (same.length
+          ? `; its other fields, ${same.map(code).join(", ")}, are ${walk.base.version}'s, documented there`
+          : "") +
+        (gone.length
+          ? `; ${walk.base.version}'s ${gone.map(code).join(", ")} ${gone.length > 1 ? "are" : "is"} not in it`
+          : "") +
+        ".",
+    );
   }
   const up = sec.upstream?.type;
   if (up) {
@@ -481,7 +633,7 @@ function sectionText(src: ReferenceSources, walk: Walk, sec: Section): string {
     );
   }
   if (about.length) out.push(about.join(" "));
-  const rows = fieldOrder(sec.crd, sec.zod).map((k) => fieldRow(src, walk, sec, k));
+  const rows = keys.map((k) => fieldRow(src, walk, sec, k));
   out.push(
     table(
       ["field", "type", "default", "validation", "description"],
@@ -505,6 +657,67 @@ function metadataTable(keys: readonly MetadataKey[]): string {
   );
 }
 
+/** Per version other than the storage one: the user documentation of what it is for. */
+const VERSION_DOCS: Record<string, { title: string; page: string }> = {
+  [v2.VERSION]: { title: "Several schedules: API v2", page: "../several-schedules.md" },
+};
+
+type CrdVersion = CrdShape["spec"]["versions"][number];
+
+/**
+ * The CRD as config/crd's patches deploy it: each version's `served`, and the conversion. A patch operation the
+ * generator does not know what it means for the reference (one that changes a schema) stops it.
+ */
+function deployed(crd: CrdShape["spec"], patches: ReferenceSources["crdPatches"]) {
+  const served = new Map(crd.versions.map((v) => [v.name, v.served]));
+  let conversion: { strategy: string; file: string } | undefined;
+  for (const { file, ops } of patches) {
+    for (const o of ops) {
+      const m = /^\/spec\/versions\/(\d+)\/served$/.exec(o.path);
+      const v = m ? crd.versions[Number(m[1])] : undefined;
+      if (v && (o.op === "replace" || o.op === "add") && typeof o.value === "boolean") {
+        served.set(v.name, o.value);
+      } else if (o.path === "/spec/conversion" && (o.op === "add" || o.op === "replace")) {
+        conversion = { strategy: str((o.value as { strategy?: unknown } | undefined)?.strategy ?? "None"), file };
+      } else {
+        throw new Error(`${file}: ${o.op} ${o.path}: say in hack/apidocs/reference.ts what it means for the reference`);
+      }
+    }
+  }
+  return { served, conversion };
+}
+
+/** The field paths `other` adds to `base` and the ones it drops (a field of both: the same checked below). */
+function fieldChanges(base: JSONSchema, other: JSONSchema): { added: string[]; dropped: string[] } {
+  const added: string[] = [];
+  const dropped: string[] = [];
+  const visit = (b: JSONSchema, o: JSONSchema, path: string): void => {
+    if (isDeepStrictEqual(b, o)) return;
+    for (const k of Object.keys(props(o))) if (!(k in props(b))) added.push(`${path}.${k}`);
+    for (const k of Object.keys(props(b))) if (!(k in props(o))) dropped.push(`${path}.${k}`);
+    for (const [k, v] of Object.entries(props(o))) {
+      const bv = props(b)[k];
+      if (!bv) continue;
+      if (v.type === "array" && bv.type === "array")
+        visit(bv.items as JSONSchema, v.items as JSONSchema, `${path}.${k}[]`);
+      else visit(bv, v, `${path}.${k}`);
+    }
+  };
+  visit(base, other, "");
+  return { added, dropped };
+}
+
+const printerColumnsTable = (version: CrdVersion): string =>
+  table(
+    ["column", "type", "JSONPath", "priority"],
+    (version.additionalPrinterColumns ?? []).map((c) => [
+      cellText(c.name),
+      code(c.type),
+      code(c.jsonPath),
+      str(c.priority ?? 0),
+    ]),
+  );
+
 /** The reference page, docs/reference/api.md. Pure: the same sources give the same text. */
 export function apiReference(src: ReferenceSources): string {
   const crd = (src.crd as unknown as CrdShape).spec;
@@ -512,23 +725,104 @@ export function apiReference(src: ReferenceSources): string {
   const schema = version.schema.openAPIV3Schema;
   const { kind, listKind, plural, singular, shortNames = [], categories = [] } = crd.names;
   const gv = `${crd.group}/${version.name}`;
+  const { served, conversion } = deployed(crd, src.crdPatches);
+  const bases = `config/crd/bases/${crd.group}_${plural}.yaml`;
 
-  const root: Section = { name: kind, paths: [""], parents: [], crd: schema, zod: src.zodSchema };
-  const walk: Walk = { sections: [root], byName: new Map([[kind, root]]) };
+  const root: Section = { name: kind, title: kind, paths: [""], parents: [], crd: schema, zod: src.zodSchema };
+  const walk: Walk = { sections: [root], byName: new Map([[kind, root]]), version: version.name, suffix: "" };
   // Breadth first: a section's rows queue the sections of its types, so the order is spec, status, their types...
   const rendered: string[] = [];
   for (let i = 0; i < walk.sections.length; i++) rendered.push(sectionText(src, walk, walk.sections[i]!));
 
-  const columns = version.additionalPrinterColumns ?? [];
+  // Each other version: its types that differ from the storage version's, with the fields that differ.
+  const others = crd.versions.filter((v) => v !== version);
+  const otherLines: string[] = [];
+  const otherParts: string[] = [];
+  for (const v of others) {
+    const zod = src.otherZodSchemas[v.name];
+    if (!zod) throw new Error(`no zod schema for version ${v.name} in the reference's sources`);
+    const docs = VERSION_DOCS[v.name];
+    if (!docs)
+      throw new Error(`the CRD has version ${v.name}: link its user documentation in hack/apidocs/reference.ts`);
+    const vSchema = v.schema.openAPIV3Schema;
+    const title = `${kind} (${v.name})`;
+    const vRoot: Section = { name: kind, title, paths: [""], parents: [], crd: vSchema, zod };
+    const vWalk: Walk = {
+      sections: [vRoot],
+      byName: new Map([[kind, vRoot]]),
+      version: v.name,
+      suffix: ` (${v.name})`,
+      base: { version: version.name, schema, sections: walk.sections },
+    };
+    const vRendered: string[] = [];
+    for (let i = 0; i < vWalk.sections.length; i++) vRendered.push(sectionText(src, vWalk, vWalk.sections[i]!));
+
+    const { added, dropped } = fieldChanges(schema, vSchema);
+    const paths = (xs: string[]): string => xs.map(code).join(", ");
+    const change =
+      version.name +
+      (added.length && dropped.length
+        ? ` with ${paths(added)} in place of ${paths(dropped)}`
+        : added.length
+          ? ` with ${paths(added)}`
+          : dropped.length
+            ? ` without ${paths(dropped)}`
+            : ", its fields changed");
+    const isServed = served.get(v.name)!;
+    const through = !conversion
+      ? ""
+      : conversion.strategy === "Webhook"
+        ? ` through the conversion webhook (\`${conversion.file}\`)`
+        : ` with conversion ${code(conversion.strategy)} (\`${conversion.file}\`)`;
+    const how =
+      isServed && !v.served
+        ? `,${through}: served by \`config/default\`, \`dist/install.yaml\` and the Helm chart (\`webhook.enable\`, ` +
+          "the default), not by `make install` (`config/crd/bases`: served: false)"
+        : !isServed && v.served
+          ? ": served by `make install` (`config/crd/bases`), not by `config/default`"
+          : "";
+    otherLines.push(
+      `- Version ${code(v.name)} (served: ${isServed}, storage: ${v.storage})${how}; ${change}: ` +
+        `see [${docs.title}](${docs.page}) and [API ${v.name}](${anchor(`API ${v.name}`)}).`,
+    );
+    // kubectl's default version is the highest one served (of GA versions, the highest number).
+    const ga = (name: string): number => (/^v\d+$/.test(name) ? Number(name.slice(1)) : -1);
+    const highest = ga(v.name) > 0 && crd.versions.every((o) => ga(o.name) <= ga(v.name));
+    const vColumns = isDeepStrictEqual(v.additionalPrinterColumns ?? [], version.additionalPrinterColumns ?? [])
+      ? [`${version.name}'s: see [Printer columns](#printer-columns).`]
+      : [
+          `What \`kubectl get ${plural}.${v.name}.${crd.group}\` prints` +
+            (highest
+              ? ` (and plain \`kubectl get ${plural}\` where ${v.name} is served: kubectl prefers the highest version)`
+              : "") +
+            "; `-o wide` adds the columns of priority 1.",
+          printerColumnsTable(v),
+        ];
+    otherParts.push(
+      `## API ${v.name}`,
+      `The ${kind} kind of the \`${crd.group}/${v.name}\` API: ${change}. See [${docs.title}](${docs.page}) for how ` +
+        `to use it. This part is generated from the zod schema of \`api/${v.name}\` through the CRD's ${v.name} schema, ` +
+        `and documents only what differs from ${version.name}: a ${v.name} type whose schema is ${version.name}'s at the ` +
+        `same path (the Job template, the status, ...) is ${version.name}'s, documented above, and so is every field not listed here.`,
+      ...vRendered,
+      `### Printer columns (${v.name})`,
+      ...vColumns,
+    );
+  }
+
   const list = (xs: readonly string[]): string => (xs.length ? xs.map(code).join(", ") : "none");
   const subresources = Object.keys(version.subresources ?? {});
+  const storageServed = served.get(version.name)!;
+  const apis = ["api/" + version.name, ...others.map((v) => `api/${v.name}`)];
   const parts = [
     `# API reference: ${kind} (${gv})`,
-    "<!-- Generated by `make manifests` (hack/apidocs/reference.ts) from the zod schemas in api/v1: do not edit. -->",
+    `<!-- Generated by \`make manifests\` (hack/apidocs/reference.ts) from the zod schemas in ${apis.join(" and ")}: do not edit. -->`,
     `The ${kind} kind of the \`${gv}\` API: one ${kind} runs the Jobs of its \`spec.jobTemplate\` on the schedule ` +
       "of its `spec.schedule`, and reports them in its status.",
     [
-      `- Group: ${code(crd.group)}; version: ${code(version.name)} (served: ${version.served}, storage: ${version.storage})`,
+      `- Group: ${code(crd.group)}; version: ${code(version.name)} (served: ${storageServed}, storage: ${version.storage})` +
+        (storageServed !== version.served ? ` (\`${bases}\`: served: ${version.served})` : ""),
+      ...otherLines,
       `- Kind: ${code(kind)}; list kind: ${code(listKind)}`,
       `- Resource: ${code(plural)} (singular ${code(singular)}), ${crd.scope === "Namespaced" ? "namespaced" : "cluster-scoped"}`,
       `- Short names: ${list(shortNames)}; categories: ${list(categories)}`,
@@ -545,18 +839,18 @@ export function apiReference(src: ReferenceSources): string {
         "pattern, format (`int32`, `int64`, `date-time`: an RFC 3339 time) and list semantics;",
       "- **description**: as `kubectl explain` prints it.",
     ].join("\n"),
-    "This page is generated from the zod schemas in `api/v1` through the CRD " +
-      `(\`config/crd/bases/${crd.group}_${plural}.yaml\`), by \`make manifests\`; \`make verify-manifests\` fails when it is ` +
+    `This page is generated from the zod schemas in \`api/${version.name}\` through the CRD ` +
+      `(\`${bases}\`), by \`make manifests\`; \`make verify-manifests\` fails when it is ` +
       "stale, so it says what the CRD says. The validating webhook checks more than a schema can (that the schedule " +
       "parses and fires, that the time zone exists, a dry run of the Job): see [How a CronJob is validated](../using-cronjobs.md#how-a-cronjob-is-validated).",
     "## Types",
     ...rendered,
     "## Printer columns",
-    "What `kubectl get` prints; `-o wide` adds the columns of priority 1.",
-    table(
-      ["column", "type", "JSONPath", "priority"],
-      columns.map((c) => [cellText(c.name), code(c.type), code(c.jsonPath), str(c.priority ?? 0)]),
-    ),
+    others.length
+      ? `What \`kubectl get ${plural}.${version.name}.${crd.group}\` prints (and plain \`kubectl get ${plural}\` where no higher version is served); \`-o wide\` adds the columns of priority 1.`
+      : "What `kubectl get` prints; `-o wide` adds the columns of priority 1.",
+    printerColumnsTable(version),
+    ...otherParts,
     "## Annotations",
     "The annotations the API defines (api/v1's `*_ANNOTATION` keys), on the CronJob and on the Jobs the controller creates.",
     metadataTable(src.annotations),

@@ -4,6 +4,7 @@
 // checks the zod schema adds to them (e.g. the Job template's restartPolicy enum).
 import { z } from "zod";
 import * as api from "../../api/v1/index.ts";
+import * as v2 from "../../api/v2/index.ts";
 import {
   convertDefinition,
   type ConvertOptions,
@@ -223,15 +224,34 @@ export function dropDescriptionsBelow(schema: JSONSchema, path: readonly string[
   node.description = `${typeof own === "string" ? own : ""}${note}`.trim();
 }
 
-/** The CronJob CRD (apiextensions.k8s.io/v1). */
-export function cronJobCRD(opts: CrdOptions): Record<string, unknown> {
-  const schema = openAPIV3Schema(api.CronJobSchema, opts);
-  const props = schema.properties as Record<string, JSONSchema>;
+/** One version's schema: structural, the root metadata as the apiserver allows, the Pod template undocumented. */
+function versionSchema(schema: z.ZodType, opts: CrdOptions): JSONSchema {
+  const out = openAPIV3Schema(schema, opts);
+  const props = out.properties as Record<string, JSONSchema>;
   props.metadata = rootMetadataSchema(props.metadata);
   if (opts.descriptions !== false && !opts.templateDescriptions)
-    dropDescriptionsBelow(schema, UNDOCUMENTED_TEMPLATE, TEMPLATE_NOTE);
-  const violations = structuralViolations(schema);
+    dropDescriptionsBelow(out, UNDOCUMENTED_TEMPLATE, TEMPLATE_NOTE);
+  const violations = structuralViolations(out);
   if (violations.length > 0) throw new Error(`generated schema is not structural:\n  ${violations.join("\n  ")}`);
+  return out;
+}
+
+/**
+ * The CronJob CRD (apiextensions.k8s.io/v1): v1, the storage version, served, and v2, not served here. The
+ * conversion between them (spec.conversion, a webhook) is the kustomize patch
+ * config/crd/patches/webhook_in_cronjobs.yaml, as in a kubebuilder project (it names the webhook Service, which
+ * only config/default knows), and that patch also serves v2: v2 without its conversion would lose data.
+ */
+export function cronJobCRD(opts: CrdOptions): Record<string, unknown> {
+  const version = (name: string, schema: z.ZodType, columns: readonly object[], storage: boolean) => ({
+    additionalPrinterColumns: columns.map((c) => ({ ...c })),
+    name,
+    schema: { openAPIV3Schema: versionSchema(schema, opts) },
+    // v2 is served by config/crd's conversion patch, which gives it its webhook: see that patch.
+    served: storage,
+    storage,
+    subresources: { status: {} },
+  });
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
@@ -251,14 +271,8 @@ export function cronJobCRD(opts: CrdOptions): Record<string, unknown> {
       },
       scope: "Namespaced",
       versions: [
-        {
-          additionalPrinterColumns: api.printerColumns.map((c) => ({ ...c })),
-          name: api.VERSION,
-          schema: { openAPIV3Schema: schema },
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-        },
+        version(api.VERSION, api.CronJobSchema, api.printerColumns, true),
+        version(v2.VERSION, v2.CronJobV2Schema, v2.printerColumns, false),
       ],
     },
   };

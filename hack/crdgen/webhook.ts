@@ -10,7 +10,7 @@ function webhook(m: { name: string; path: string; operations: readonly string[] 
     rules: [
       {
         apiGroups: [webhookMarkers.group],
-        apiVersions: [webhookMarkers.version],
+        apiVersions: [...webhookMarkers.versions],
         operations: [...m.operations],
         resources: [webhookMarkers.resource],
         // The apiserver's default, written out: rules is an atomic list, so a defaulted field the file

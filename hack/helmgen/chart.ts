@@ -224,6 +224,7 @@ function transform(obj: Obj, tree: TMap, ctx: Context): void {
       annotations.value = map;
       // Helm leaves the CRD (and with it every CronJob) in place on uninstall.
       map.entries.push({ key: "helm.sh/resource-policy", value: lit("keep"), when: [".Values.crd.keep"] });
+      conversionWithWebhooks(tree);
       break;
     }
     case "ClusterRole": {
@@ -231,7 +232,9 @@ function transform(obj: Obj, tree: TMap, ctx: Context): void {
       if (rules && rules.value.t === "list") {
         for (const item of rules.value.items) {
           const r = item.value.t === "lit" ? (item.value.v as Obj) : undefined;
-          if (item.when && r?.resources?.some((x: string) => x.endsWith("webhookconfigurations"))) {
+          const caBundleTarget = (x: string) =>
+            x.endsWith("webhookconfigurations") || x === "customresourcedefinitions";
+          if (item.when && r?.resources?.some(caBundleTarget)) {
             item.when = and(item.when, [WEBHOOK]);
           }
         }
@@ -240,6 +243,28 @@ function transform(obj: Obj, tree: TMap, ctx: Context): void {
     }
   }
   labels(tree);
+}
+
+/**
+ * The CRD's conversion webhook is the manager's: with webhook.enable=false there is none, and a version that
+ * is not the storage version is then not served (config/crd/patches/webhook_in_cronjobs.yaml says why).
+ */
+function conversionWithWebhooks(tree: TMap): void {
+  const spec = at(tree, ["spec"], "CustomResourceDefinition");
+  const conversion = entry(spec, "conversion");
+  if (!conversion) return;
+  conversion.when = and(conversion.when, [WEBHOOK]);
+  const versions = entry(spec, "versions");
+  if (!versions) throw new Error("CustomResourceDefinition: no spec.versions");
+  const list = openList(versions.value, "CustomResourceDefinition.spec.versions");
+  versions.value = list;
+  for (const item of list.items) {
+    if (field(item.value, "storage") === true) continue;
+    const version = openMap(item.value, "CustomResourceDefinition.spec.versions[]");
+    item.value = version;
+    const served = entry(version, "served");
+    if (served) served.value = { t: "choice", when: [WEBHOOK], then: served.value, else: lit(false) };
+  }
 }
 
 /** kustomize's managed-by label gives way to Helm's standard labels. */

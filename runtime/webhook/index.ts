@@ -17,7 +17,13 @@ export {
   type JSONPatchOperation,
   type Operation,
 } from "./admission.ts";
-export { conversionHandler, type ConversionRequest, type ConversionReview, type Converter } from "./conversion.ts";
+export {
+  conversionHandler,
+  type ConversionHandler,
+  type ConversionRequest,
+  type ConversionReview,
+  type Converter,
+} from "./conversion.ts";
 export { startWebhookServer, type WebhookHandler, type WebhookServer, type WebhookServerOptions } from "./server.ts";
 export { webhookRunnable } from "./runnable.ts";
 export {

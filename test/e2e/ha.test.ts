@@ -3,7 +3,8 @@
 // kubectl continuously at more than 5 a second, while (a) the leader's container is killed with SIGKILL, (b) the
 // standby's is, (c) `kubectl rollout restart` replaces both. For each: the applies refused or failed, the Jobs
 // of every-minute CronJobs per slot (no duplicate, none missed), and how long after the leader's death the next
-// Job was created. Needs root (the node); `make test-e2e`. The figures are printed (and written to
+// Job was created. Half the applies are of API v2 objects, and a v2 list is read continuously: both go through
+// the conversion webhook (v1 is the storage version), which has no failure policy. Needs root (the node); `make test-e2e`. The figures are printed (and written to
 // bin/ha-e2e.json) for docs/operating.md; the test fails on any duplicate or missed slot, on a refused apply during a
 // rollout restart (the shutdown delay's whole point), and on a standby's death blocking scheduling.
 import assert from "node:assert/strict";
@@ -29,7 +30,9 @@ const POLL_MS = 500;
 interface ApplyResult {
   at: number;
   ok: boolean;
-  op: "create" | "update";
+  op: "create" | "update" | "read";
+  /** The API version the request was made in (v2: through the conversion webhook). */
+  version: "v1" | "v2";
   error?: string;
 }
 
@@ -40,6 +43,13 @@ interface Scenario {
   applies: number;
   refused: number;
   errors: string[];
+  /** Of `applies`, those in v2 (create or update), and of those the refused. */
+  v2Applies: number;
+  v2Refused: number;
+  /** v2 lists (every object converted) and the failed ones. */
+  v2Reads: number;
+  v2ReadsFailed: number;
+  v2ReadErrors: string[];
   /** The leader's death to the next Job created (s), when the leader died. */
   nextJobAfterS?: number;
   /** The slot that Job was for, relative to the leader's death (s). */
@@ -50,13 +60,17 @@ interface Scenario {
   leaderAfter: string;
 }
 
-function cronJob(name: string, schedule: string, seq: number): string {
+/** How often a v2 list is read while the load runs. */
+const READ_EVERY_MS = 1000;
+const V2_CRONJOBS = "cronjobs.v2.batch.tutorial.kubebuilder.io";
+
+function cronJob(name: string, schedule: string, seq: number, version: "v1" | "v2" = "v1"): string {
   return JSON.stringify({
-    apiVersion: "batch.tutorial.kubebuilder.io/v1",
+    apiVersion: `batch.tutorial.kubebuilder.io/${version}`,
     kind: "CronJob",
     metadata: { name, namespace: NS, annotations: { "e2e/seq": String(seq) } },
     spec: {
-      schedule,
+      ...(version === "v1" ? { schedule } : { schedules: [{ schedule }] }),
       successfulJobsHistoryLimit: 100,
       failedJobsHistoryLimit: 100,
       // Generous: a slot that falls into a failover still runs (late), and is counted.
@@ -135,44 +149,77 @@ describe("high availability: two replicas under continuous applies", { timeout: 
   function startLoad(): () => Promise<void> {
     let stopped = false;
     const inFlight = new Set<Promise<void>>();
-    const created: string[] = [];
+    const created = { v1: [] as string[], v2: [] as string[] };
     let seq = 0;
     let nextName = 0;
-    const loop = (async () => {
+    const record = (
+      at: number,
+      op: ApplyResult["op"],
+      version: ApplyResult["version"],
+      p: Promise<{ code: number; stderr: string }>,
+    ) => {
+      const done = p
+        .then(
+          (r) => {
+            results.push({ at, op, version, ok: r.code === 0, ...(r.code === 0 ? {} : { error: r.stderr.trim() }) });
+            return r.code === 0;
+          },
+          (e: unknown) => {
+            results.push({ at, op, version, ok: false, error: String(e) });
+            return false;
+          },
+        )
+        .finally(() => inFlight.delete(tracked));
+      const tracked = done.then(() => undefined);
+      inFlight.add(tracked);
+      return done;
+    };
+    const applies = (async () => {
       let next = Date.now();
       while (!stopped) {
         const i = seq++;
-        const update = i % 2 === 1 && created.length > 0;
+        // create v1, update v1, create v2, update v2, …: each object is updated in the version it was created in.
+        const version = Math.floor(i / 2) % 2 === 0 ? "v1" : "v2";
+        const update = i % 2 === 1 && created[version].length > 0;
         const op: ApplyResult["op"] = update ? "update" : "create";
-        const name = update ? created[created.length - 1]! : `load-${nextName++}`;
-        const at = Date.now();
-        const p = cluster
-          .kubectl(["apply", "--request-timeout=20s", "-f", "-"], cronJob(name, "0 0 1 1 *", i))
-          .then(
-            (r) => {
-              results.push({ at, op, ok: r.code === 0, ...(r.code === 0 ? {} : { error: r.stderr.trim() }) });
-              if (r.code === 0 && op === "create") created.push(name);
-            },
-            (e: unknown) => {
-              results.push({ at, op, ok: false, error: String(e) });
-            },
-          )
-          .finally(() => inFlight.delete(p));
-        inFlight.add(p);
+        const name = update ? created[version][created[version].length - 1]! : `load-${nextName++}`;
+        const applied = cluster.kubectl(
+          ["apply", "--request-timeout=20s", "-f", "-"],
+          cronJob(name, "0 0 1 1 *", i, version),
+        );
+        void record(Date.now(), op, version, applied).then((ok) => {
+          if (ok && op === "create") created[version].push(name);
+        });
         next += APPLY_EVERY_MS;
+        await sleep(Math.max(0, next - Date.now()));
+      }
+    })();
+    // A v2 list: every object converted by the webhook (a read has no admission, so this is the conversion alone).
+    const reads = (async () => {
+      let next = Date.now();
+      while (!stopped) {
+        const read = cluster.kubectl(["get", V2_CRONJOBS, "-n", NS, "-o", "name", "--request-timeout=20s"]);
+        void record(Date.now(), "read", "v2", read);
+        next += READ_EVERY_MS;
         await sleep(Math.max(0, next - Date.now()));
       }
     })();
     return async () => {
       stopped = true;
-      await loop;
+      await Promise.all([applies, reads]);
       await Promise.all(inFlight);
     };
   }
 
   function appliesBetween(from: number, to: number): ApplyResult[] {
-    return results.filter((r) => r.at >= from && r.at < to);
+    return results.filter((r) => r.at >= from && r.at < to && r.op !== "read");
   }
+  function readsBetween(from: number, to: number): ApplyResult[] {
+    return results.filter((r) => r.at >= from && r.at < to && r.op === "read");
+  }
+  const distinct = (rs: ApplyResult[]) => [
+    ...new Set(rs.map((r) => (r.error ?? "").replace(/\s+/g, " ").slice(0, 300))),
+  ];
 
   before(async () => {
     cluster = await NodeCluster.start();
@@ -208,10 +255,11 @@ describe("high availability: two replicas under continuous applies", { timeout: 
     await sleep(20_000);
     const quiet = appliesBetween(countFrom, Date.now());
     assert.ok(quiet.length >= 100, `the load runs at >= 5/s (${quiet.length} in 20 s)`);
+    assert.ok(quiet.filter((r) => r.version === "v2").length >= 40, "half the applies are v2");
     assert.deepEqual(
-      quiet.filter((r) => !r.ok).map((r) => r.error),
+      [...quiet, ...readsBetween(countFrom, Date.now())].filter((r) => !r.ok).map((r) => r.error),
       [],
-      "applies fail with no disruption at all",
+      "applies or v2 reads fail with no disruption at all",
     );
 
     const measure = async (
@@ -232,6 +280,11 @@ describe("high availability: two replicas under continuous applies", { timeout: 
         applies: 0,
         refused: 0,
         errors: [],
+        v2Applies: 0,
+        v2Refused: 0,
+        v2Reads: 0,
+        v2ReadsFailed: 0,
+        v2ReadErrors: [],
         leaderBefore,
         leaderAfter: await leaseHolder(),
         maxLatenessS: 0,
@@ -275,11 +328,18 @@ describe("high availability: two replicas under continuous applies", { timeout: 
     const countTo = Date.now();
     // Each disruption's applies: from 5 s before it to 5 s before the next one (the last: to the end).
     scenarios.forEach((sc, i) => {
-      const window = appliesBetween(sc.at - 5_000, (scenarios[i + 1]?.at ?? countTo + 5_000) - 5_000);
+      const end = (scenarios[i + 1]?.at ?? countTo + 5_000) - 5_000;
+      const window = appliesBetween(sc.at - 5_000, end);
       const failed = window.filter((r) => !r.ok);
       sc.applies = window.length;
       sc.refused = failed.length;
-      sc.errors = [...new Set(failed.map((r) => (r.error ?? "").replace(/\s+/g, " ").slice(0, 300)))];
+      sc.errors = distinct(failed);
+      sc.v2Applies = window.filter((r) => r.version === "v2").length;
+      sc.v2Refused = failed.filter((r) => r.version === "v2").length;
+      const reads = readsBetween(sc.at - 5_000, end);
+      sc.v2Reads = reads.length;
+      sc.v2ReadsFailed = reads.filter((r) => !r.ok).length;
+      sc.v2ReadErrors = distinct(reads.filter((r) => !r.ok));
       process.stderr.write(`ha: ${JSON.stringify(sc)}\n`);
     });
 
@@ -299,10 +359,15 @@ describe("high availability: two replicas under continuous applies", { timeout: 
     const duplicates = problems.filter((p) => !p.endsWith(": 0 Jobs")).length;
     const missed = problems.length - duplicates;
     const total = appliesBetween(countFrom, countTo);
+    const reads = readsBetween(countFrom, countTo);
     const report = {
       applyRatePerSecond: Math.round((total.length / ((countTo - countFrom) / 1000)) * 10) / 10,
       applies: total.length,
       refused: total.filter((r) => !r.ok).length,
+      v2Applies: total.filter((r) => r.version === "v2").length,
+      v2Refused: total.filter((r) => r.version === "v2" && !r.ok).length,
+      v2Reads: reads.length,
+      v2ReadsFailed: reads.filter((r) => !r.ok).length,
       duplicates,
       missed,
       scenarios,
@@ -315,6 +380,12 @@ describe("high availability: two replicas under continuous applies", { timeout: 
     assert.ok(report.applyRatePerSecond >= 5, `applies ran at ${report.applyRatePerSecond}/s`);
     // A rollout is the disruption the shutdown delay is for: nothing may be refused.
     assert.deepEqual(rollout.errors, [], `a rollout restart refused ${rollout.refused} of ${rollout.applies} applies`);
+    // Nor may it fail a v2 read: the conversion webhook has no failure policy to fall back on.
+    assert.deepEqual(
+      rollout.v2ReadErrors,
+      [],
+      `a rollout restart failed ${rollout.v2ReadsFailed} of ${rollout.v2Reads} v2 reads`,
+    );
     // The standby's death never holds up scheduling, and the lease did not move.
     assert.equal(standbyKill.leaderAfter, standbyKill.leaderBefore, "killing the standby moved the lease");
     assert.notEqual(leaderKill.leaderAfter, leaderKill.leaderBefore, "a new leader after the leader's death");

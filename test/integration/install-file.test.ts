@@ -53,8 +53,9 @@ describe("dist/install.yaml with a plain kubectl apply", () => {
     assert.ok(lastApplied.length > 0, "client-side apply records the CRD's last-applied configuration");
     // The margin left for what a later version (a second served API version) adds.
     assert.ok(
-      lastApplied.length < ANNOTATIONS_LIMIT / 2,
-      `the CRD's last-applied annotation is ${lastApplied.length} bytes, over half of the ${ANNOTATIONS_LIMIT} allowed`,
+      // Two versions, each with the Job template's schema (test/unit/crd-discoverability.test.ts).
+      lastApplied.length < ANNOTATIONS_LIMIT * 0.75,
+      `the CRD's last-applied annotation is ${lastApplied.length} bytes, over 3/4 of the ${ANNOTATIONS_LIMIT} allowed`,
     );
 
     const second = await env.kubectl(["apply", "-f", file]);

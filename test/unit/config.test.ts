@@ -110,7 +110,14 @@ const webhookConfigRules = (prefix = "") => [
     verbs: ["get", "list", "update", "watch"],
   },
 ];
-const EXPECTED_RULES = [CRONJOB_RULES[0]!, ...webhookConfigRules(), ...CRONJOB_RULES.slice(1)];
+// ...and the CRD, whose conversion webhook (v1 ↔ v2) it gives the caBundle.
+const CRD_RULE = {
+  apiGroups: ["apiextensions.k8s.io"],
+  resourceNames: [api.RESOURCE],
+  resources: ["customresourcedefinitions"],
+  verbs: ["get", "list", "update", "watch"],
+};
+const EXPECTED_RULES = [CRONJOB_RULES[0]!, ...webhookConfigRules(), CRD_RULE, ...CRONJOB_RULES.slice(1)];
 // ...and, in the Role of the manager's namespace, its own Secret (create cannot be limited to a name).
 const EXPECTED_ROLE_RULES = [
   { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
@@ -133,8 +140,18 @@ const DYNAMIC_CALLS: Array<{ pattern: RegExp; kinds: ResourceKind[]; verbs: stri
   { pattern: /\bclient\.get<WebhookConfiguration>\(kind,/, kinds: CONFIGS, verbs: ["get"] },
   { pattern: /\bclient\.update<WebhookConfiguration>\(kind,/, kinds: CONFIGS, verbs: ["update"] },
   {
+    pattern: /\bclient\.get<CustomResourceDefinition>\(kind,/,
+    kinds: [CertKinds.CustomResourceDefinition],
+    verbs: ["get"],
+  },
+  {
+    pattern: /\bclient\.update<CustomResourceDefinition>\(kind,/,
+    kinds: [CertKinds.CustomResourceDefinition],
+    verbs: ["update"],
+  },
+  {
     pattern: /new Informer<KubeObject>\(this\.o\.client, kind,/,
-    kinds: [CertKinds.Secret, ...CONFIGS],
+    kinds: [CertKinds.Secret, ...CONFIGS, CertKinds.CustomResourceDefinition],
     verbs: ["list", "watch"],
   },
 ];
@@ -570,7 +587,12 @@ describe("config/default: the manager provisions its webhook certificate", () =>
     const objs = kustomize("default");
     const { flags } = managerOf(objs);
     const clusterRole = find(objs, "ClusterRole", `${PREFIX}manager-role`);
-    assert.deepEqual(clusterRole.rules, [CRONJOB_RULES[0], ...webhookConfigRules(PREFIX), ...CRONJOB_RULES.slice(1)]);
+    assert.deepEqual(clusterRole.rules, [
+      CRONJOB_RULES[0],
+      ...webhookConfigRules(PREFIX),
+      CRD_RULE,
+      ...CRONJOB_RULES.slice(1),
+    ]);
     assert.deepEqual(
       [...flags.mutatingWebhookConfigurations, ...flags.validatingWebhookConfigurations],
       webhookConfigRules(PREFIX).map((r) => r.resourceNames[0]),
@@ -636,6 +658,7 @@ describe("config/default-certmanager: config/default with cert-manager's certifi
       `ClusterRole/${PREFIX}manager-role`,
       `MutatingWebhookConfiguration/${PREFIX}mutating-webhook-configuration`,
       `ValidatingWebhookConfiguration/${PREFIX}validating-webhook-configuration`,
+      `CustomResourceDefinition/${api.RESOURCE}`,
     ]);
     for (const o of cm.filter((x) => !certManager(x) && !differs.has(id(x)))) {
       assert.deepEqual(
@@ -680,8 +703,10 @@ describe("config/default-certmanager: config/default with cert-manager's certifi
     for (const wc of configs) {
       assert.equal(wc.metadata.annotations["cert-manager.io/inject-ca-from"], `${NAMESPACE}/${PREFIX}serving-cert`);
     }
+    // The conversion webhook's caBundle too: the cainjector fills spec.conversion.webhook.clientConfig.
     const crd = find(objs, "CustomResourceDefinition");
-    assert.equal(crd.metadata.annotations?.["cert-manager.io/inject-ca-from"], undefined, "no conversion webhook");
+    assert.equal(crd.metadata.annotations?.["cert-manager.io/inject-ca-from"], `${NAMESPACE}/${PREFIX}serving-cert`);
+    assert.equal(crd.spec.conversion.strategy, "Webhook");
   });
 
   it("grants the manager nothing on Secrets or webhook configurations", () => {
@@ -818,6 +843,33 @@ describe("other overlays", () => {
   it("config/crd installs the generated CRD", () => {
     const crd = find(kustomize("crd"), "CustomResourceDefinition", api.RESOURCE);
     assert.equal(crd.spec.scope, "Namespaced");
+  });
+
+  it("serves v2 only with its conversion webhook: the deployed CRD calls the webhook Service's /convert", () => {
+    const bases = find(kustomize("crd"), "CustomResourceDefinition", api.RESOURCE);
+    const versions = (crd: Obj) => crd.spec.versions.map((v: Obj) => [v.name, v.served, v.storage]);
+    const base = parseAllDocuments(
+      readFileSync(join(root, "config", "crd", "bases", `${api.GROUP}_${api.PLURAL}.yaml`), "utf8"),
+    )[0]!.toJS() as Obj;
+    assert.deepEqual(versions(base), [
+      ["v1", true, true],
+      ["v2", false, false],
+    ]);
+    assert.equal(base.spec.conversion, undefined, "make install: v1 alone, no conversion");
+    assert.deepEqual(versions(bases), [
+      ["v1", true, true],
+      ["v2", true, false],
+    ]);
+    const objs = kustomize("default");
+    const crd = find(objs, "CustomResourceDefinition", api.RESOURCE);
+    const service = find(objs, "Service", `${PREFIX}webhook-service`);
+    assert.deepEqual(crd.spec.conversion, {
+      strategy: "Webhook",
+      webhook: {
+        clientConfig: { service: { name: service.metadata.name, namespace: NAMESPACE, path: "/convert" } },
+        conversionReviewVersions: ["v1"],
+      },
+    });
   });
 });
 

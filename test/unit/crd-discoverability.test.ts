@@ -73,6 +73,9 @@ describe("the CRD for kubectl", () => {
   it("keeps the Pod template's descriptions only when asked (the reason they go: test/integration/install-file.test.ts)", () => {
     const full = cronJobCRD({ definitions: defs, templateDescriptions: true });
     assert.ok(JSON.stringify(full).length > JSON.stringify(crd).length * 2);
-    assert.ok(JSON.stringify(crd).length < 262_144 / 2, `${JSON.stringify(crd).length} bytes of JSON`);
+    // Two versions (v1, v2), each with the whole Job template's schema: 189 KB. A client-side apply keeps it all
+    // in one annotation (262,144 bytes at most); a quarter of that stays free for the Pod fields later
+    // Kubernetes releases add (install-file.test.ts applies it).
+    assert.ok(JSON.stringify(crd).length < 262_144 * 0.75, `${JSON.stringify(crd).length} bytes of JSON`);
   });
 });

@@ -163,6 +163,8 @@ describe("dist/chart", () => {
     assert.deepEqual(resourceNames.sort(), [
       "acme-mutating-webhook-configuration",
       "acme-validating-webhook-configuration",
+      // The CRD's name is the API's, not the release's: its conversion webhook gets the caBundle.
+      "cronjobs.batch.tutorial.kubebuilder.io",
     ]);
     const hook = find(objs, "ValidatingWebhookConfiguration")!;
     assert.deepEqual(hook.webhooks[0].clientConfig.service, {

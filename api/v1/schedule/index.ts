@@ -25,4 +25,5 @@ export {
   unionNewestSlots,
   unionScheduleWindow,
   unionSlotsInRange,
+  UnionSchedule,
 } from "./union.ts";

@@ -224,3 +224,60 @@ export function unionScheduleWindow(input: {
   const missedCount = unionCountSlots(set, earliest, now, anchor, cap).count;
   return { missed: newest, next, missedCount };
 }
+
+/**
+ * A set presented as one Schedule, so the single-schedule functions (window.ts) and the controller's steps run
+ * unchanged for the union: next/mostRecent are the union's, and `anchor` is a SetAnchor (one Date for every
+ * `@every` member, as Schedule.next takes it). isEvery/everySeconds are set only for a one-member `@every` set:
+ * countSlots' closed form counts one grid, never a union of grids. One member gives exactly its own answers.
+ */
+export class UnionSchedule implements Schedule {
+  readonly set: ScheduleSet;
+  readonly description: string;
+  /** The first member's zone: what a message about the set as a whole names. */
+  readonly timeZone: string;
+  readonly isEvery: boolean;
+  readonly everySeconds: number | undefined;
+  readonly followsRealTime: boolean;
+
+  constructor(set: ScheduleSet) {
+    this.set = set;
+    const schedules = set.members.map((m) => m.schedule);
+    const only = schedules.length === 1 ? schedules[0] : undefined;
+    this.description = schedules.map((s) => s.description).join("; ");
+    this.timeZone = schedules[0]!.timeZone;
+    this.isEvery = only?.isEvery ?? false;
+    this.everySeconds = only?.everySeconds;
+    this.followsRealTime = schedules.every((s) => s.followsRealTime);
+  }
+
+  /**
+   * The walk the last next() call took: window.ts walks a range as next(after), next(that slot), …, and
+   * continuing the same merge asks only the members that fired for their next slot, where a fresh set.next()
+   * would ask every member (k times the cost for k members, counting a backfill range to SLOT_COUNT_LIMIT).
+   * Its answers are set.next()'s either way.
+   */
+  #walk: { slots: Generator<SourcedSlot, never, undefined>; at: number; anchor: number | undefined } | undefined;
+
+  next(after: Date, anchor?: Date): Date {
+    const anchorMs = anchor?.getTime();
+    const walk = this.#walk;
+    const slots =
+      walk && walk.at === after.getTime() && walk.anchor === anchorMs ? walk.slots : this.set.slotsAfter(after, anchor);
+    // A walk that throws (an invalid Date) is over: dropped before it is asked.
+    this.#walk = undefined;
+    const at = slots.next().value.at;
+    this.#walk = { slots, at: at.getTime(), anchor: anchorMs };
+    return at;
+  }
+
+  mostRecent(notAfter: Date, anchor?: Date): Date | undefined {
+    return this.set.mostRecent(notAfter, anchor)?.at;
+  }
+
+  /** The members (indexes, ascending) that fire at `slot`; none when it is not a slot of the union. */
+  sourcesAt(slot: Date, anchor?: SetAnchor): number[] {
+    const found = this.set.next(new Date(slot.getTime() - 1), anchor);
+    return found.at.getTime() === slot.getTime() ? found.sources : [];
+  }
+}

@@ -1,0 +1,200 @@
+// End to end, API v2 on the real node: the operator deployed from its image (config/default: both versions
+// served, the conversion webhook on both replicas, its caBundle injected by the manager), a v2 CronJob with two
+// schedules, each in its own time zone, runs exactly the union of their slots, once each, with real Pods, across
+// the leader's death; each Job names the schedule(s) its slot came from; kubectl reads it in both versions and
+// `kubectl cron` shows the union. Needs root (the node); `make test-e2e`.
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { PROJECT_ROOT } from "../../envtest/index.ts";
+import { NodeCluster } from "../../envtest/node-cluster.ts";
+import { eventually } from "../eventually.ts";
+import { type K8sObject, clusterTools, sleep, suiteFailed } from "./cluster-tools.ts";
+
+const PLUGIN = join(PROJECT_ROOT, "cmd", "kubectl-cron", "kubectl-cron");
+const SYSTEM_NS = "cronjob-operator-system";
+const NS = "api-v2";
+const V1 = "cronjobs.v1.batch.tutorial.kubebuilder.io";
+const V2 = "cronjobs.v2.batch.tutorial.kubebuilder.io";
+const SCHEDULED_AT = "batch.tutorial.kubebuilder.io/scheduled-at";
+const SOURCES = "batch.tutorial.kubebuilder.io/schedule-sources";
+const MORE = "batch.tutorial.kubebuilder.io/more-schedules";
+const POLL_MS = 1000;
+
+// Asia/Kathmandu is UTC+05:45 all year: its even local minutes are the odd UTC minutes. "*/3" in UTC fires at
+// the multiples of 3. So the union is every UTC minute that is odd or a multiple of 3, and a minute that is
+// both (3, 9, 15, … mod 60, i.e. ≡ 3 mod 6) is one slot from both schedules. Computed here by arithmetic, not
+// by the operator's schedule code.
+const SCHEDULES = [
+  { schedule: "*/2 * * * *", timeZone: "Asia/Kathmandu" },
+  { schedule: "*/3 * * * *", timeZone: "UTC" },
+];
+function expectedSources(slot: Date): number[] {
+  const m = slot.getUTCMinutes();
+  return [...(m % 2 === 1 ? [0] : []), ...(m % 3 === 0 ? [1] : [])];
+}
+
+describe("end to end: API v2, several schedules on a real node", { timeout: 1_500_000 }, () => {
+  let cluster: NodeCluster | undefined;
+  const { kubectl, getJSON, list, deployOperator, managerLogs, leaderPod } = clusterTools(() => cluster, SYSTEM_NS);
+  const failed = suiteFailed();
+
+  function plugin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      execFile(
+        PLUGIN,
+        [...args, "-n", NS],
+        { env: { ...process.env, KUBECONFIG: cluster!.kubeconfigPath }, timeout: 120_000 },
+        (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  }
+
+  before(async () => {
+    cluster = await NodeCluster.start();
+    await deployOperator({ namespace: NS, pollMs: POLL_MS });
+  });
+
+  after(async () => {
+    if (!cluster) return;
+    if (failed()) {
+      const logs = await managerLogs(60);
+      if (logs.code === 0) process.stderr.write(logs.stdout);
+    }
+    await cluster.stop();
+  });
+
+  it("serves v2 through the conversion webhook, its caBundle injected by the manager", async () => {
+    const crd = await getJSON(["get", "crd", "cronjobs.batch.tutorial.kubebuilder.io"]);
+    const conversion = (
+      crd.spec as { conversion: { strategy: string; webhook: { clientConfig: Record<string, any> } } }
+    ).conversion;
+    assert.equal(conversion.strategy, "Webhook");
+    assert.ok(conversion.webhook.clientConfig.caBundle, "the manager injected the caBundle");
+    assert.equal(conversion.webhook.clientConfig.service.path, "/convert");
+  });
+
+  it("runs the union of two schedules in two zones, each slot once, across the leader's death", async () => {
+    const manifest = {
+      apiVersion: "batch.tutorial.kubebuilder.io/v2",
+      kind: "CronJob",
+      metadata: { name: "union", namespace: NS },
+      spec: {
+        schedules: SCHEDULES,
+        successfulJobsHistoryLimit: 20,
+        startingDeadlineSeconds: 120,
+        jobTemplate: {
+          spec: {
+            backoffLimit: 0,
+            template: {
+              spec: {
+                restartPolicy: "Never",
+                terminationGracePeriodSeconds: 1,
+                containers: [
+                  {
+                    name: "run",
+                    image: "localhost/busybox:latest",
+                    imagePullPolicy: "Never",
+                    command: ["sh", "-c", "echo union"],
+                  },
+                ],
+              },
+            },
+          },
+        },
+      },
+    };
+    await eventually(
+      "the v2 CronJob admitted",
+      () => kubectl(["apply", "-f", "-"], JSON.stringify(manifest)).then(() => true),
+      60_000,
+      undefined,
+      POLL_MS,
+    );
+    const created = Date.now();
+    // Both versions read it: v1 keeps the second schedule in its annotation.
+    const v1 = await getJSON([`get`, V1, "union", "-n", NS]);
+    assert.deepEqual([(v1.spec as any).schedule, (v1.spec as any).timeZone], ["*/2 * * * *", "Asia/Kathmandu"]);
+    assert.deepEqual(JSON.parse(v1.metadata.annotations![MORE]!), SCHEDULES.slice(1));
+    assert.deepEqual((await getJSON([`get`, V2, "union", "-n", NS])).spec!.schedules, SCHEDULES);
+
+    const jobs = async () => {
+      const uid = (await getJSON(["get", V2, "union", "-n", NS])).metadata.uid;
+      return (await list("jobs", NS)).filter((j) => j.metadata.ownerReferences?.some((o) => o.uid === uid));
+    };
+    // The first slot's Job, then the leader dies; three more minutes follow.
+    const first = await eventually(
+      "the first Job",
+      async () => ((await jobs()).length > 0 ? true : undefined),
+      150_000,
+      undefined,
+      POLL_MS,
+    );
+    assert.ok(first);
+    const { pod } = await leaderPod();
+    await kubectl(["-n", SYSTEM_NS, "delete", "pod", pod.metadata.name, "--grace-period=0", "--force", "--wait=false"]);
+    const killed = Date.now();
+    await sleep(Math.max(0, Math.ceil((killed + 3 * 60_000) / 60_000) * 60_000 + 30_000 - Date.now()));
+
+    // Every minute from the first after creation up to the last full one: the union's slots, each once.
+    const all = await jobs();
+    const bySlot = new Map<number, K8sObject[]>();
+    for (const j of all) {
+      const t = new Date(j.metadata.annotations![SCHEDULED_AT]!).getTime();
+      bySlot.set(t, [...(bySlot.get(t) ?? []), j]);
+    }
+    const from = Math.ceil((created + 1000) / 60_000) * 60_000;
+    const to = Math.floor((Date.now() - 30_000) / 60_000) * 60_000;
+    const problems: string[] = [];
+    let slots = 0;
+    let shared = 0;
+    for (let t = from; t <= to; t += 60_000) {
+      const want = expectedSources(new Date(t));
+      const got = bySlot.get(t) ?? [];
+      const at = new Date(t).toISOString();
+      if (want.length === 0) {
+        if (got.length) problems.push(`${at}: not a slot of either schedule, ${got.length} Job(s)`);
+        continue;
+      }
+      slots++;
+      if (want.length === 2) shared++;
+      if (got.length !== 1) {
+        problems.push(`${at}: ${got.length} Jobs`);
+        continue;
+      }
+      const sources = JSON.parse(got[0]!.metadata.annotations![SOURCES] ?? "[]") as { index: number }[];
+      if (JSON.stringify(sources.map((s) => s.index)) !== JSON.stringify(want)) {
+        problems.push(`${at}: sources ${got[0]!.metadata.annotations![SOURCES]}, want indexes ${JSON.stringify(want)}`);
+      }
+    }
+    assert.deepEqual(problems, [], "each slot of the union exactly once, naming its schedules");
+    assert.ok(slots >= 3, `at least 3 slots checked (${slots})`);
+    process.stderr.write(`api-v2: ${slots} slots checked from ${new Date(from).toISOString()}, ${shared} shared\n`);
+
+    // nextScheduleTime: the earliest next slot of either schedule.
+    const cj = await getJSON(["get", V2, "union", "-n", NS]);
+    const next = new Date(String((cj.status as any).nextScheduleTime));
+    assert.ok(expectedSources(next).length > 0, `nextScheduleTime ${next.toISOString()} is a slot of the union`);
+    for (let t = next.getTime() - 60_000; t > Date.now(); t -= 60_000) {
+      assert.equal(expectedSources(new Date(t)).length, 0, `an earlier slot ${new Date(t).toISOString()} was skipped`);
+    }
+    const done = all.filter((j) =>
+      (j.status?.conditions as { type: string; status: string }[] | undefined)?.some(
+        (c) => c.type === "Complete" && c.status === "True",
+      ),
+    );
+    assert.ok(done.length >= 2, "the Pods really ran");
+  });
+
+  it("kubectl cron next and history show which schedule each slot comes from", async () => {
+    const next = await plugin(["next", "union", "--count=6"]);
+    assert.equal(next.code, 0, next.stderr);
+    assert.match(next.stdout, /\*\/2 \* \* \* \* \(Asia\/Kathmandu\)/);
+    assert.match(next.stdout, /\*\/3 \* \* \* \* \(UTC\)/);
+    const history = await plugin(["history", "union"]);
+    assert.equal(history.code, 0, history.stderr);
+    assert.match(history.stdout.split("\n")[0]!, /SCHEDULE/);
+    assert.match(history.stdout, /Asia\/Kathmandu/);
+  });
+});

@@ -1,0 +1,266 @@
+// API v2 behind a real kube-apiserver: the CRD serves v1 (storage) and v2 once the project's conversion
+// patch (config/crd/patches/webhook_in_cronjobs.yaml) is applied, with the conversion and admission webhooks
+// on a local server, as `make deploy` wires them in-cluster. Objects written in one version read in the
+// other; a v1 client's update of an object written as v2 keeps its schedules; kubectl shows each version's
+// columns and documentation; the admission webhooks answer each version at its own fields. Integration
+// only: conversion, pruning and the served versions are the apiserver's.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import {
+  KubernetesObjectApi,
+  type KubernetesObject,
+  type V1MutatingWebhookConfiguration,
+  type V1ValidatingWebhookConfiguration,
+} from "@kubernetes/client-node";
+import { stringify } from "yaml";
+import { API_VERSION as V1, KIND, MORE_SCHEDULES_ANNOTATION, RESOURCE } from "../../../api/v1/index.ts";
+import { API_VERSION as V2 } from "../../../api/v2/index.ts";
+import { webhookConfigurations } from "../../../hack/crdgen/webhook.ts";
+import { discardLogger } from "../../../runtime/log.ts";
+import {
+  startWebhookServer,
+  type AdmissionHandler,
+  type WebhookHandler,
+  type WebhookServer,
+} from "../../../runtime/webhook/index.ts";
+import {
+  CONVERT_PATH,
+  cronJobConversion,
+  cronJobWebhookHandlers,
+  MUTATE_PATH,
+  VALIDATE_PATH,
+} from "../../../webhooks/cronjob_webhook.ts";
+import { generateWebhookCertificates, type WebhookCertificates } from "../../../envtest/certs.ts";
+import { PROJECT_ROOT, TestEnv } from "../../../envtest/index.ts";
+import {
+  installConversionWebhook,
+  installWebhooks,
+  uninstallWebhooks,
+  waitForWebhookReady,
+  type InstalledWebhooks,
+} from "../../../envtest/webhook.ts";
+import { minimalCronJob, variant } from "../../fixtures.ts";
+import { crdMaxItemsError, serverVersion } from "../../versions.ts";
+import { eventually } from "../../eventually.ts";
+
+type Obj = Record<string, any>;
+
+const NS = "default";
+const V1_RESOURCE = `cronjobs.v1.${RESOURCE.slice("cronjobs.".length)}`;
+const V2_RESOURCE = `cronjobs.v2.${RESOURCE.slice("cronjobs.".length)}`;
+
+/** minimalCronJob written as v2, with these schedules. */
+function v2CronJob(name: string, schedules: Obj[]): Obj {
+  const v1 = minimalCronJob(name, NS) as Obj;
+  const { schedule: _s, ...spec } = v1.spec;
+  return { ...v1, apiVersion: V2, spec: { schedules, ...spec } };
+}
+
+const THREE = [
+  { schedule: "0 9 * * 1-5", timeZone: "Europe/Berlin" },
+  { schedule: "0 12 * * 6" },
+  { schedule: "30 18 * * *", timeZone: "Asia/Tokyo" },
+];
+
+describe("CronJob API v2 against kube-apiserver", () => {
+  let env: TestEnv | undefined;
+  let certs: WebhookCertificates | undefined;
+  let server: WebhookServer | undefined;
+  let installed: InstalledWebhooks | undefined;
+  let client: KubernetesObjectApi;
+  const probed = new Set<string>();
+  const conversions: string[] = [];
+
+  const handlers = new Map<string, WebhookHandler>();
+  for (const [path, handler] of cronJobWebhookHandlers()) {
+    const seen: AdmissionHandler = (req) => {
+      if (req.dryRun) probed.add(`${path} ${req.kind.version}`);
+      return handler(req);
+    };
+    handlers.set(path, seen);
+  }
+  handlers.set(CONVERT_PATH, {
+    type: "conversion",
+    review: (request, logger) => {
+      conversions.push(request.desiredAPIVersion);
+      return cronJobConversion.review(request, logger);
+    },
+  });
+
+  const kubectl = async (args: string[], input?: string) => {
+    const r = await env!.kubectl(args, input);
+    assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const getAs = async (resource: string, name: string): Promise<Obj> =>
+    JSON.parse(await kubectl(["get", resource, name, "-n", NS, "-o", "json"])) as Obj;
+
+  before(async () => {
+    env = await TestEnv.start();
+    client = KubernetesObjectApi.makeApiClient(env.kubeConfig);
+    certs = await generateWebhookCertificates();
+    server = await startWebhookServer({
+      host: "127.0.0.1",
+      port: 0,
+      certDir: certs.dir,
+      logger: discardLogger,
+      handlers,
+    });
+    await installConversionWebhook(env, {
+      crdName: RESOURCE,
+      patchPath: join(PROJECT_ROOT, "config", "crd", "patches", "webhook_in_cronjobs.yaml"),
+      port: server.port,
+      caPEM: certs.caPEM,
+    });
+    const configs = webhookConfigurations();
+    installed = await installWebhooks(env, {
+      mutating: configs.filter((c) => c.kind === "MutatingWebhookConfiguration") as V1MutatingWebhookConfiguration[],
+      validating: configs.filter(
+        (c) => c.kind === "ValidatingWebhookConfiguration",
+      ) as V1ValidatingWebhookConfiguration[],
+      port: server.port,
+      caPEM: certs.caPEM,
+    });
+    for (const probe of [
+      variant(minimalCronJob("unused", NS), (o) => {
+        delete o.metadata.name;
+        o.metadata.generateName = "probe-";
+      }),
+      variant(v2CronJob("unused", [{ schedule: "@daily" }]), (o) => {
+        delete o.metadata.name;
+        o.metadata.generateName = "probe-";
+      }),
+    ]) {
+      const version = String(probe.apiVersion).split("/")[1];
+      await waitForWebhookReady(env, {
+        probe: probe as KubernetesObject,
+        seen: () => probed.has(`${MUTATE_PATH} ${version}`) && probed.has(`${VALIDATE_PATH} ${version}`),
+      });
+    }
+  });
+
+  after(async () => {
+    const steps: Array<() => Promise<unknown> | undefined> = [
+      () => (installed && env ? uninstallWebhooks(env, installed) : undefined),
+      () => server?.close(),
+      () => env?.stop(),
+    ];
+    for (const step of steps) await Promise.resolve(step()).catch((err: unknown) => console.error(err));
+    certs?.cleanup();
+  });
+
+  it("reads an object created as v1 as v2: its schedule is the list's only entry, defaults kept", async () => {
+    const v1 = variant(minimalCronJob("made-as-v1", NS), (o) => (o.spec.timeZone = "Europe/Berlin"));
+    await client.create(v1 as KubernetesObject);
+    const v2 = await getAs(V2_RESOURCE, "made-as-v1");
+    assert.equal(v2.apiVersion, V2);
+    assert.deepEqual(v2.spec.schedules, [{ schedule: "*/5 * * * *", timeZone: "Europe/Berlin" }]);
+    assert.equal(v2.spec.schedule, undefined);
+    assert.equal(v2.spec.concurrencyPolicy, "Allow", "defaulted at admission, kept through the conversion");
+    assert.ok(conversions.includes(V2), "the apiserver asked the webhook");
+  });
+
+  it("reads an object created as v2 with three schedules as v1: the first in spec, the others in the annotation", async () => {
+    await client.create(v2CronJob("made-as-v2", THREE) as KubernetesObject);
+    const v1 = await getAs(V1_RESOURCE, "made-as-v2");
+    assert.deepEqual([v1.apiVersion, v1.spec.schedule, v1.spec.timeZone], [V1, "0 9 * * 1-5", "Europe/Berlin"]);
+    assert.deepEqual(JSON.parse(v1.metadata.annotations[MORE_SCHEDULES_ANNOTATION]), THREE.slice(1));
+    const v2 = await getAs(V2_RESOURCE, "made-as-v2");
+    assert.deepEqual(v2.spec.schedules, THREE);
+    assert.equal(v2.metadata.annotations?.[MORE_SCHEDULES_ANNOTATION], undefined, "v1's book stays in v1");
+  });
+
+  it("keeps a v2 object's schedules through a v1 client's read-modify-write and a v1 label patch", async () => {
+    await client.create(v2CronJob("v1-client", THREE) as KubernetesObject);
+    const v1 = await getAs(V1_RESOURCE, "v1-client");
+    v1.spec.suspend = true;
+    v1.spec.successfulJobsHistoryLimit = 7;
+    await kubectl(["replace", "-f", "-"], JSON.stringify(v1));
+    await kubectl(["label", V1_RESOURCE, "v1-client", "-n", NS, "team=data"]);
+    const v2 = await getAs(V2_RESOURCE, "v1-client");
+    assert.deepEqual(v2.spec.schedules, THREE, "no schedule lost");
+    assert.deepEqual([v2.spec.suspend, v2.spec.successfulJobsHistoryLimit, v2.metadata.labels.team], [true, 7, "data"]);
+  });
+
+  it("applies a v2 manifest with kubectl, client-side and server-side, a second time without a change", async () => {
+    const manifest = stringify(v2CronJob("applied-v2", THREE.slice(0, 2)));
+    assert.match(await kubectl(["apply", "-f", "-"], manifest), /created/);
+    assert.match(await kubectl(["apply", "-f", "-"], manifest), /unchanged/);
+    const ssa = stringify(v2CronJob("applied-v2-ssa", THREE));
+    await kubectl(["apply", "--server-side", "-f", "-"], ssa);
+    const before = await getAs(V2_RESOURCE, "applied-v2-ssa");
+    await kubectl(["apply", "--server-side", "-f", "-"], ssa);
+    const again = await getAs(V2_RESOURCE, "applied-v2-ssa");
+    assert.equal(again.metadata.resourceVersion, before.metadata.resourceVersion, "a no-op apply writes nothing");
+    assert.deepEqual(again.spec.schedules, THREE);
+  });
+
+  it("shows each version's columns in kubectl get, and v2's fields in kubectl explain", async () => {
+    const v2Table = await kubectl(["get", V2_RESOURCE, "-n", NS]);
+    assert.match(v2Table.split("\n")[0]!, /^NAME +SCHEDULES +SUSPEND +ACTIVE +LAST SCHEDULE +NEXT SCHEDULE +AGE$/);
+    const v1Table = await kubectl(["get", V1_RESOURCE, "-n", NS]);
+    assert.match(v1Table.split("\n")[0]!, /^NAME +SCHEDULE +TIMEZONE +SUSPEND /);
+    assert.match(v1Table, /^made-as-v2 +0 9 \* \* 1-5 +Europe\/Berlin /m);
+    // The apiserver publishes a newly served version's OpenAPI a moment after the CRD changes.
+    const explain = await eventually(
+      "v2 in the published OpenAPI",
+      async () => {
+        const r = await env!.kubectl(["explain", "cronjobs.spec.schedules", `--api-version=${V2}`]);
+        return r.code === 0 ? r.stdout : undefined;
+      },
+      60_000,
+    );
+    assert.match(explain, /union of\s+theirs/);
+    assert.match(await kubectl(["explain", "cronjobs.spec.schedules.timeZone", `--api-version=${V2}`]), /IANA/);
+  });
+
+  it("denies a v2 object at v2's fields, and the annotation that is v1's book", async () => {
+    const bad = v2CronJob("bad-v2", [{ schedule: "@daily" }, { schedule: "61 * * * *", timeZone: "Mars/Olympus" }]);
+    const r = await env!.kubectl(["apply", "-f", "-"], stringify(bad));
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /spec\.schedules\[1\]\.timeZone: Invalid value: "Mars\/Olympus"/);
+    assert.match(r.stderr, /spec\.schedules\[1\]\.schedule: Invalid value: "61 \* \* \* \*"/);
+    const sneaky = variant(v2CronJob("sneaky-v2", [{ schedule: "@daily" }]), (o) => {
+      o.metadata.annotations = { [MORE_SCHEDULES_ANNOTATION]: '[{"schedule":"@hourly"}]' };
+    });
+    const s = await env!.kubectl(["apply", "-f", "-"], stringify(sneaky));
+    assert.notEqual(s.code, 0);
+    assert.match(
+      s.stderr,
+      new RegExp(`metadata\\.annotations\\[${MORE_SCHEDULES_ANNOTATION.replaceAll(".", "\\.")}\\]`),
+    );
+    const tooMany = v2CronJob(
+      "too-many",
+      Array.from({ length: 17 }, (_, i) => ({ schedule: `${i} * * * *` })),
+    );
+    const t = await env!.kubectl(["apply", "-f", "-"], stringify(tooMany));
+    assert.notEqual(t.code, 0);
+    // The CRD schema's maxItems answers first (the apiserver validates before the validating webhook).
+    assert.match(t.stderr, crdMaxItemsError(await serverVersion(env!.kubeConfig), "spec.schedules", 17, 16));
+  });
+
+  it("denies a v1 object whose annotation is not what the conversion writes, naming it", async () => {
+    const bad = variant(minimalCronJob("bad-v1", NS), (o) => {
+      o.metadata.annotations = { [MORE_SCHEDULES_ANNOTATION]: "every other tuesday" };
+    });
+    const r = await env!.kubectl(["apply", "-f", "-"], stringify(bad));
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /Invalid value: "every other tuesday": must be a JSON list/);
+  });
+
+  it("lists both versions of the same objects", async () => {
+    const names = async (resource: string) =>
+      (JSON.parse(await kubectl(["get", resource, "-n", NS, "-o", "json"])) as { items: Obj[] }).items
+        .map((o) => `${o.apiVersion} ${o.metadata.name}`)
+        .sort();
+    const v1 = await names(V1_RESOURCE);
+    const v2 = await names(V2_RESOURCE);
+    assert.ok(v1.length >= 4, v1.join(", "));
+    assert.deepEqual(
+      v2,
+      v1.map((l) => l.replace(V1, V2)),
+    );
+    assert.equal(KIND, "CronJob");
+  });
+});
