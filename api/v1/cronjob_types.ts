@@ -256,8 +256,8 @@ export const CronJobStatusSchema = z
       .meta({
         description:
           "spec.schedule as this CronJob runs it: each H field resolved to the value hashed from its namespace " +
-          "and name (the schedule as written when it has no H; shown by kubectl get -o wide). Empty while the " +
-          "schedule is invalid.",
+          "and name (the schedule as written when it has no H; shown by kubectl get -o wide). With several " +
+          'schedules (API v2), each one so, separated by "; ". Empty while the schedule is invalid.',
       }),
     lastRunNowRequest: z
       .string()

@@ -269,8 +269,7 @@ export async function list(ctx: Context, args: Args): Promise<Output> {
   const rows = items.map((c) => [
     ...(args.allNamespaces ? [c.metadata.namespace ?? ""] : []),
     c.metadata.name ?? "",
-    c.spec.schedule,
-    c.spec.timeZone ?? "",
+    ...scheduleColumns(c),
     String(c.spec.suspend === true),
     ...(stopColumn ? [c.status?.stopped ? `after ${c.status.stopped.failures} failures` : "-"] : []),
     String(c.status?.activeCount ?? c.status?.active?.length ?? 0),
@@ -281,6 +280,23 @@ export async function list(ctx: Context, args: Args): Promise<Output> {
   const where = args.allNamespaces ? "any namespace" : `namespace ${ctx.namespace}`;
   const notes = items.length === 0 ? [`no ${RESOURCE} in ${where}`] : [];
   return { text: items.length ? table(headers, rows) : "", json: { items }, notes };
+}
+
+/**
+ * SCHEDULE and TIMEZONE: one schedule as written; several (API v2) all in SCHEDULE, each with its zone, since a
+ * TIMEZONE column cannot say which zone goes with which.
+ */
+function scheduleColumns(c: CronJob): [string, string] {
+  const entries = scheduleEntriesOf(c);
+  if (!entries.ok || entries.entries.length === 1) return [c.spec.schedule, c.spec.timeZone ?? ""];
+  const text = entries.entries.map((e) =>
+    scheduleSourceText({
+      index: 0,
+      schedule: String(e.schedule),
+      ...(typeof e.timeZone === "string" ? { timeZone: e.timeZone } : {}),
+    }),
+  );
+  return [text.join("; "), "-"];
 }
 
 function migratedFromColumn(c: CronJob): string {

@@ -215,7 +215,9 @@ const METADATA_DOCS: Record<string, MetadataDoc> = {
   K8S_SCHEDULED_TIMESTAMP_ANNOTATION: {
     on: "Job (scheduled, backfill)",
     setBy: "the controller",
-    format: "RFC 3339 with the offset of `spec.timeZone` at that time, e.g. `2026-03-08T03:30:00-04:00`",
+    format:
+      "RFC 3339 with the offset of `spec.timeZone` at that time, e.g. `2026-03-08T03:30:00-04:00` " +
+      "(with several schedules: of the zone of the first schedule the slot came from)",
     meaning: "The same slot, as the built-in CronJob controller writes it (Kubernetes 1.28 and later).",
   },
   CRONJOB_NAME_LABEL: {

@@ -13,7 +13,7 @@ import {
   scheduleSourcesValue,
 } from "../../api/v1/index.ts";
 import { parseCommandLine } from "../../cmd/kubectl-cron/args.ts";
-import { backfill, history, next, type Context } from "../../cmd/kubectl-cron/commands.ts";
+import { backfill, history, list, next, type Context } from "../../cmd/kubectl-cron/commands.ts";
 import type { Client } from "../../runtime/client.ts";
 import { batchJob } from "../fixtures.ts";
 
@@ -172,5 +172,26 @@ describe("kubectl cron backfill: several schedules", () => {
       ),
       /holds 1081 slots; at most 1000/,
     );
+  });
+});
+
+describe("kubectl cron list: a CronJob with several schedules", () => {
+  it("shows every schedule with its zone in SCHEDULE, and one schedule as before", async () => {
+    const listing = (obj: CronJob) =>
+      list(
+        {
+          ...ctxFor(obj),
+          client: { list: async () => ({ items: [obj], metadata: {} }) } as unknown as Client,
+        },
+        args("list"),
+      );
+    const several = (await listing(cronJob(THREE))).text.split("\n");
+    assert.match(several[0]!, /^NAME +SCHEDULE +TIMEZONE +SUSPEND/);
+    assert.match(
+      several[1]!,
+      /^backup +0 9 \* \* \* \(Europe\/Berlin\); 0 9 \* \* \* \(America\/New_York\); 0 8 \* \* \* +- +false /,
+    );
+    const one = (await listing(cronJob(undefined))).text.split("\n");
+    assert.match(one[1]!, /^backup +0 9 \* \* \* +Europe\/Berlin +false /);
   });
 });
