@@ -189,14 +189,17 @@ describe("make run LOCAL=1", () => {
         async () => (await events("cronjob-sample")).includes("SawCompletedJob"),
         30_000,
       );
-      // The printer columns show real values.
+      // The printer columns show real values. make run serves API v2 as a deploy does (docs/several-schedules.md),
+      // so the preferred version, and plain `kubectl get`, is v2: its SCHEDULES column is status.resolvedSchedule.
       const table = await kubectl(["get", CRONJOBS, "cronjob-sample"]);
-      assert.match(table.stdout, /NAME\s+SCHEDULE\s+TIMEZONE\s+SUSPEND\s+ACTIVE\s+LAST SCHEDULE\s+NEXT SCHEDULE\s+AGE/);
+      assert.match(table.stdout, /NAME\s+SCHEDULES\s+SUSPEND\s+ACTIVE\s+LAST SCHEDULE\s+NEXT SCHEDULE\s+AGE/);
       assert.match(
         table.stdout,
         /cronjob-sample\s+\*\/1 \* \* \* \*\s+false\s+\d+\s+\d+s\s+\d{4}-\d\d-\d\dT\d\d:\d\d:00Z\s+\S+/,
         table.stdout,
       );
+      const v1 = await kubectl(["get", `cronjobs.v1.${CRONJOBS.slice("cronjobs.".length)}`, "cronjob-sample"]);
+      assert.match(v1.stdout, /NAME\s+SCHEDULE\s+TIMEZONE\s+SUSPEND\s+ACTIVE\s+LAST SCHEDULE\s+NEXT SCHEDULE\s+AGE/);
 
       // History cleanup: the other CronJob's Job ran, was recorded, then deleted, and its Pod with it.
       await eventually(
