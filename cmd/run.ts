@@ -129,6 +129,8 @@ export async function run(flags: Flags): Promise<number> {
     });
     mgr.add(webhooks);
     mgr.addReadyzCheck("webhook", webhooks.checker);
+    // A replica going away tells the API server to stop reusing its connections to it (admission and conversion).
+    mgr.onShutdown(() => webhooks.server()?.drain());
   }
 
   setupLog.info("starting manager");

@@ -94,6 +94,7 @@ export class Manager {
   private readonly leaderOnly = new RunnableGroup("leader-election");
   private readonly readyz = new Map<string, Checker>();
   private shuttingDown = false;
+  private readonly shutdownHooks: Array<() => void> = [];
   private readonly healthz = new Map<string, Checker>();
   private recorder: EventRecorder | undefined;
   private elector: LeaderElector | undefined;
@@ -154,6 +155,15 @@ export class Manager {
     this.readyz.set(name, check);
   }
 
+  /**
+   * `hook` runs once when the manager begins to stop (a signal, a lost lease, a failed runnable), as /readyz
+   * starts failing and before the shutdown delay: e.g. a server stops keeping connections alive, so its
+   * clients move to other replicas while it still answers them.
+   */
+  onShutdown(hook: () => void): void {
+    this.shutdownHooks.push(hook);
+  }
+
   /** Whether this replica currently holds the lease (always true without leader election). */
   isLeader(): boolean {
     return this.leading;
@@ -178,7 +188,20 @@ export class Manager {
     if (this.started) throw new Error("manager already started");
     this.started = true;
     const stopper = new Stopper(signal);
-    stopper.signal.addEventListener("abort", () => (this.shuttingDown = true), { once: true });
+    stopper.signal.addEventListener(
+      "abort",
+      () => {
+        this.shuttingDown = true;
+        for (const hook of this.shutdownHooks) {
+          try {
+            hook();
+          } catch (err) {
+            this.log.error("shutdown hook failed", err);
+          }
+        }
+      },
+      { once: true },
+    );
     const phases = new Phases();
     try {
       await this.run(phases, stopper, signal);

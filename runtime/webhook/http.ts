@@ -34,6 +34,8 @@ export type Incoming = Readable & {
 
 export interface Outgoing {
   readonly headersSent: boolean;
+  /** A header for whatever response follows (Node's responses have it; writeHead's headers are merged in). */
+  setHeader?(name: string, value: string): unknown;
   writeHead(statusCode: number, headers?: http.OutgoingHttpHeaders): unknown;
   end(chunk: string): unknown;
   once(event: "close", listener: () => void): unknown;

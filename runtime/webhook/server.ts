@@ -58,6 +58,11 @@ export interface WebhookServer {
   reloadCertificate(): Promise<boolean>;
   /** controller-runtime's StartedChecker: passes once a TLS handshake with the server succeeds. */
   checker(): Checker;
+  /**
+   * The start of a graceful shutdown: keeps serving, but closes each connection after its request, so the API
+   * server's next call dials the Service again and reaches another replica (the Pod is leaving the endpoints).
+   */
+  drain(): void;
   /** Stops accepting, lets in-flight requests finish (up to shutdownGraceMs), and closes every connection. */
   close(): Promise<void>;
 }
@@ -113,6 +118,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     port: server.port,
     reloadCertificate: () => certs.reload(),
     checker: () => server.checker(),
+    drain: () => server.drain(),
     close,
   };
 }

@@ -10,6 +10,9 @@ import type { Logger } from "../log.ts";
 import type { Checker } from "../probes.ts";
 import type { Incoming, Outgoing } from "./http.ts";
 
+/** How long an idle keep-alive connection stays open (see the constructor). */
+const KEEP_ALIVE_TIMEOUT_MS = 120_000;
+
 /** Requests being served, so close() can give them time to finish. */
 export class InFlight {
   private count = 0;
@@ -57,19 +60,38 @@ export class TLSServer {
   private readonly logger: Logger;
   private address: AddressInfo | undefined;
   private listening = false;
+  private draining = false;
+  private readonly sessions = new Set<http2.ServerHttp2Session>();
   private closing: Promise<void> | undefined;
 
   constructor(o: TLSServerOptions) {
     this.inFlight = o.inFlight;
     this.logger = o.logger;
     const tlsOptions = { ...o.keyPair, minVersion: "TLSv1.2" as const };
+    const onRequest = (req: Incoming, res: Outgoing) => {
+      // Draining: the client is told not to reuse the connection, so its next request dials the Service again
+      // and reaches a replica that is staying (HTTP/2 sessions get a GOAWAY instead).
+      if (this.draining && req.httpVersionMajor === 1) res.setHeader?.("Connection", "close");
+      o.onRequest(req, res);
+    };
     this.server = o.enableHTTP2
-      ? http2.createSecureServer({ ...tlsOptions, allowHTTP1: true }, o.onRequest)
+      ? http2.createSecureServer({ ...tlsOptions, allowHTTP1: true }, onRequest)
       : // Advertising only http/1.1 makes the handshake fail for clients that insist on h2, as in Go.
-        https.createServer({ ...tlsOptions, ALPNProtocols: ["http/1.1"] }, o.onRequest);
+        https.createServer({ ...tlsOptions, ALPNProtocols: ["http/1.1"] }, onRequest);
+    if (this.server instanceof https.Server) {
+      // Longer than a Go client keeps an idle connection (http.Transport's IdleConnTimeout, 90 s): the client
+      // closes it first. With Node's 5 s, the server closed idle connections the API server was about to reuse,
+      // and a POST on one is not retried: the admission or conversion call failed with EOF.
+      this.server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    }
     this.server.on("connection", (s: Socket) => {
       this.sockets.add(s);
       s.once("close", () => this.sockets.delete(s));
+    });
+    this.server.on("session", (session: http2.ServerHttp2Session) => {
+      this.sessions.add(session);
+      session.once("close", () => this.sessions.delete(session));
+      if (this.draining) session.close();
     });
     // Failed handshakes (scanners, clients that do not trust the CA) are routine; keep them out of the error log.
     this.server.on("tlsClientError", (err: Error) => this.logger.debug("TLS handshake failed", { error: err.message }));
@@ -131,6 +153,16 @@ export class TLSServer {
         socket.setTimeout(10_000, () => socket.destroy(new Error("TLS handshake timed out")));
         socket.on("error", (err) => reject(new Error(`webhook server is not reachable: ${err.message}`)));
       });
+  }
+
+  /**
+   * Keeps serving, but ends each connection after its current request (HTTP/2: a GOAWAY to every session), so
+   * clients move to other replicas while this one is still an endpoint: the start of a graceful shutdown.
+   */
+  drain(): void {
+    if (this.draining) return;
+    this.draining = true;
+    for (const session of this.sessions) session.close();
   }
 
   /** Stops accepting, lets in-flight requests finish (up to graceMs), and closes every connection. */

@@ -198,6 +198,26 @@ describe("Manager runnables", () => {
     assert.deepEqual(log.slice(3), ["stop controller", "stop webhook"]);
   });
 
+  it("runs the shutdown hooks once, as stopping begins, before any runnable stops (a failing hook is logged)", async () => {
+    const log: string[] = [];
+    const mgr = manager();
+    mgr.add(recorded(log, "webhook"));
+    mgr.onShutdown(() => log.push("hook: drain"));
+    mgr.onShutdown(() => {
+      throw new Error("broken hook");
+    });
+    mgr.onShutdown(() => log.push("hook: after the broken one"));
+    const stop = new AbortController();
+    const running = mgr.start(stop.signal);
+    await mgr.elected();
+    assert.deepEqual(log, ["start webhook"]);
+    stop.abort();
+    await running;
+    assert.deepEqual(log.slice(0, 3), ["start webhook", "hook: drain", "hook: after the broken one"]);
+    assert.equal(log.filter((l) => l.startsWith("hook: drain")).length, 1);
+    assert.ok(log.indexOf("hook: drain") < log.findIndex((l) => l.startsWith("stop")), log.join(", "));
+  });
+
   it("does not wait past the grace period for a runnable that ignores its signal", async () => {
     const mgr = new Manager({ kubeConfig: fakeKubeConfig(), logger: discardLogger, gracefulShutdownTimeoutMs: 100 });
     mgr.add({ name: "stuck", needLeaderElection: true, start: () => new Promise(() => {}) });

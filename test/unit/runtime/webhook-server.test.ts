@@ -500,6 +500,69 @@ describe("webhook server options", () => {
     await assert.rejects(async () => server.checker()(), /not running/);
   });
 
+  it("keeps an idle connection open past Node's 5 s default, so the API server reuses it rather than finding it closed", async () => {
+    const server = await start();
+    const agent = new https.Agent({ keepAlive: true, ca: certs.caPEM, maxSockets: 1 });
+    try {
+      const send = () =>
+        new Promise<{ reused: boolean; connection: string | undefined }>((resolve, reject) => {
+          const req = https.request(
+            `${server.url}/ok`,
+            { method: "POST", agent, headers: { "content-type": "application/json" } },
+            (res) => {
+              res.resume();
+              res.on("end", () => resolve({ reused: req.reusedSocket, connection: res.headers.connection }));
+            },
+          );
+          req.on("error", reject);
+          req.end(JSON.stringify(review()));
+        });
+      assert.equal((await send()).reused, false);
+      await new Promise((r) => setTimeout(r, 5_500));
+      assert.deepEqual(await send(), { reused: true, connection: "keep-alive" });
+    } finally {
+      agent.destroy();
+      await server.close();
+    }
+  });
+
+  it("drain(): still answers, but ends each HTTP/1.1 connection after its request and sends HTTP/2 sessions a GOAWAY", async () => {
+    const server = await start({ enableHTTP2: true });
+    const agent = new https.Agent({ keepAlive: true, ca: certs.caPEM, maxSockets: 1 });
+    const send = () =>
+      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const req = https.request(
+          `${server.url}/ok`,
+          { method: "POST", agent, headers: { "content-type": "application/json" } },
+          (res) => {
+            res.resume();
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+          },
+        );
+        req.on("error", reject);
+        req.end(JSON.stringify(review()));
+      });
+    const session = http2.connect(server.url, { ca: certs.caPEM });
+    const connected = new Promise<void>((resolve, reject) => {
+      session.once("connect", () => resolve());
+      session.once("error", reject);
+    });
+    try {
+      assert.deepEqual(await send(), { status: 200, connection: "keep-alive" });
+      await connected;
+      const goaway = new Promise<void>((resolve) => session.once("goaway", () => resolve()));
+      server.drain();
+      await goaway;
+      assert.deepEqual(await send(), { status: 200, connection: "close" });
+      assert.deepEqual(await send(), { status: 200, connection: "close" }, "a new connection, closed after it too");
+      await server.checker()();
+    } finally {
+      session.destroy();
+      agent.destroy();
+      await server.close();
+    }
+  });
+
   it("lets an in-flight request finish on close()", async () => {
     let release = () => {};
     const gate = new Promise<void>((r) => (release = r));
