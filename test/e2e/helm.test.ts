@@ -291,8 +291,12 @@ describe(
       }
       assert.deepEqual(JSON.parse(await mustHelm(["list", "-n", RELEASE_NS, "-o", "json"])), []);
       assert.equal((await managerPods()).length, 0);
-      // The CRD is kept (helm.sh/resource-policy: keep), so the CronJobs are too.
-      const cronjobs = await list(CRONJOBS, NS);
+      // The CRD is kept (helm.sh/resource-policy: keep), so the CronJobs are too. Read in v1, the storage version:
+      // v2 (kubectl's default) needs the conversion webhook, which left with the release.
+      const cronjobs = await list(`cronjobs.v1.${CRONJOBS.slice("cronjobs.".length)}`, NS);
+      const v2 = await cluster.kubectl(["get", CRONJOBS, "-n", NS]);
+      assert.notEqual(v2.code, 0, "v2 without its conversion webhook");
+      assert.match(v2.stderr, /conversion webhook for batch\.tutorial\.kubebuilder\.io\/v1, Kind=CronJob failed/);
       assert.ok(
         cronjobs.some((c) => c.metadata.name === "every-minute"),
         "the CronJobs went with the release",
