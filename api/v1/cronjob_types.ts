@@ -4,6 +4,7 @@ import { z } from "zod";
 import { API_VERSION, KIND } from "./groupversion_info.ts";
 import { type FieldError, fieldErrorString, invalidField, requiredField } from "../../runtime/field.ts";
 import { MAX_RUN_NOW_REQUEST_LENGTH } from "./runnow.ts";
+import { MAX_SCHEDULE_LENGTH, MAX_TIME_ZONE_LENGTH } from "./schedule/list.ts";
 import {
   ConditionSchema,
   K8S_OPENAPI,
@@ -72,17 +73,9 @@ const INT32_MAX = 2 ** 31 - 1;
  * and, with the `job-name` label of its Pods, must fit in 63.
  */
 export const MAX_CRONJOB_NAME_LENGTH = 52;
-/**
- * Longest spec.schedule. A schedule that lists every minute, hour and day of the month and every month
- * and weekday by name, without repeating one, has 391 characters; 1024 leaves room for that (and for
- * redundant lists) and refuses only garbage.
- */
-export const MAX_SCHEDULE_LENGTH = 1024;
-/**
- * Longest spec.timeZone. IANA names are far shorter (the longest, "America/Argentina/ComodRivadavia", has 32
- * characters); 255, the longest file name on common filesystems, bounds the field without ever refusing a zone.
- */
-export const MAX_TIME_ZONE_LENGTH = 255;
+// The bounds of a schedule and a time zone live with the schedule validation, which applies them to every
+// schedule of a list (v2's spec.schedules and v1's more-schedules annotation) as the schema does to spec.schedule.
+export { MAX_SCHEDULE_LENGTH, MAX_TIME_ZONE_LENGTH } from "./schedule/list.ts";
 /** The pod restart policies a Job accepts (upstream Job validation refuses "Always"). */
 export const RestartPolicyValues = ["OnFailure", "Never"] as const;
 

@@ -111,7 +111,12 @@ export function cronJobOwnerOf(job: Readonly<KubeObject>): OwnerReference | unde
   return group === API_VERSION.split("/")[0] ? ref : undefined;
 }
 
-/** RFC 3339 with the zone's offset at that instant, e.g. 2026-03-08T03:30:00-04:00 (the upstream annotation's format). */
+/**
+ * RFC 3339 with the zone's offset at that instant, e.g. 2026-03-08T03:30:00-04:00 (the upstream annotation's format).
+ * Not date-fns-tz's formatInTimeZone: it formats through a Date in the process's own zone, so a wall time that zone
+ * skips comes out an hour off (with TZ=America/New_York, 2026-03-08T02:30:00Z formats as 03:30:00Z). The offset
+ * comes from date-fns-tz (utcOffsetAt), guarded against exactly that; the text is assembled here.
+ */
 export function rfc3339InZone(t: Date, timeZone: string): string {
   const offsetMs = utcOffsetAt(timeZone, t);
   const local = new Date(t.getTime() + offsetMs).toISOString().slice(0, 19);

@@ -279,7 +279,7 @@ function crdPatches(): { file: string; ops: PatchOp[] }[] {
  * patches config/crd applies to the CRD.
  */
 export function referenceSources(crd: Record<string, unknown>, definitions: Definitions): ReferenceSources {
-  const versions = (crd as unknown as CrdShape).spec.versions;
+  const versions = crdShape(crd).spec.versions;
   const storage = versions.find((v) => v.storage) ?? versions[0]!;
   const otherZodSchemas: Record<string, JSONSchema> = {};
   for (const v of versions) {
@@ -318,6 +318,27 @@ export function referenceSources(crd: Record<string, unknown>, definitions: Defi
 }
 
 // ---- rendering ----
+
+/** `crd` as the rendering reads it: a CustomResourceDefinition with names and at least one version. */
+function crdShape(crd: Record<string, unknown>): CrdShape {
+  if (!isCrdShape(crd))
+    throw new Error("the reference needs a CustomResourceDefinition with spec.names and spec.versions");
+  return crd;
+}
+
+function isCrdShape(v: Record<string, unknown>): v is Record<string, unknown> & CrdShape {
+  const spec = v.spec;
+  if (typeof spec !== "object" || spec === null) return false;
+  const { names, versions, group } = spec as Record<string, unknown>;
+  return (
+    typeof group === "string" &&
+    typeof names === "object" &&
+    names !== null &&
+    Array.isArray(versions) &&
+    versions.length > 0 &&
+    versions.every((x) => typeof x === "object" && x !== null && typeof (x as { name?: unknown }).name === "string")
+  );
+}
 
 interface CrdShape {
   spec: {
@@ -722,7 +743,7 @@ const printerColumnsTable = (version: CrdVersion): string =>
 
 /** The reference page, docs/reference/api.md. Pure: the same sources give the same text. */
 export function apiReference(src: ReferenceSources): string {
-  const crd = (src.crd as unknown as CrdShape).spec;
+  const crd = crdShape(src.crd).spec;
   const version = crd.versions.find((v) => v.storage) ?? crd.versions[0]!;
   const schema = version.schema.openAPIV3Schema;
   const { kind, listKind, plural, singular, shortNames = [], categories = [] } = crd.names;

@@ -29,18 +29,33 @@ export function initGauge<L extends string>(g: Gauge<L>, labels: LabelValues<L>)
   g.inc(labels, 0);
 }
 
-/** Makes the histogram series `labels` exist with empty buckets, unless it already exists. */
-export function initHistogram<L extends string>(h: Histogram<L>, labels: LabelValues<L>): void {
-  // prom-client's zero() overwrites: look for the series first (its values are kept in hashMap).
-  const series = "hashMap" in h ? h.hashMap : undefined;
-  if (!isRecord(series)) return; // an unknown prom-client layout: leave the series to appear on first use
-  const want = Object.entries(labels) as Array<[L, string | number]>;
-  const same = (have: unknown) =>
-    isRecord(have) && Object.keys(have).length === want.length && want.every(([k, v]) => String(have[k]) === String(v));
-  const exists = Object.values(series).some((s) => isRecord(s) && same(s.labels ?? {}));
-  if (!exists) h.zero(labels);
+/**
+ * The label sets each histogram was initialised with, keyed by their canonical text. prom-client's zero()
+ * overwrites a series, and its public API has no synchronous "does this series exist": a series is zeroed only
+ * the first time its labels are initialised, which in this runtime is when its owner (a queue, a controller, a
+ * webhook path) is created, before anything observes into it. A second owner with the same labels (a queue
+ * created again) finds it initialised and keeps what it holds.
+ */
+const initialisedHistograms = new WeakMap<Histogram<string>, Set<string>>();
+
+function labelKey(labels: Readonly<Record<string, string | number | undefined>>): string {
+  return JSON.stringify(
+    Object.entries(labels)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, String(v)])
+      .sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0)),
+  );
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
+/** Makes the histogram series `labels` exist with empty buckets, unless this process initialised it already. */
+export function initHistogram<L extends string>(h: Histogram<L>, labels: LabelValues<L>): void {
+  let seen = initialisedHistograms.get(h);
+  if (!seen) {
+    seen = new Set();
+    initialisedHistograms.set(h, seen);
+  }
+  const key = labelKey(labels);
+  if (seen.has(key)) return;
+  seen.add(key);
+  h.zero(labels);
 }

@@ -233,6 +233,10 @@ export function decodeConversionReview(body: Buffer): ConversionRequest {
   if (!Array.isArray(objects)) throw new HTTPError(400, "the ConversionReview request's objects is not a list");
   for (const [i, o] of objects.entries()) {
     if (!isObject(o)) throw new HTTPError(400, `the ConversionReview request's objects[${i}] is not a JSON object`);
+    // The apiserver sends whole objects; a converter and the metadata checks may rely on a metadata map.
+    if (o.metadata !== undefined && !isObject(o.metadata)) {
+      throw new HTTPError(400, `the ConversionReview request's objects[${i}].metadata is not a JSON object`);
+    }
   }
   return { uid: req.uid, desiredAPIVersion: desired, objects: objects as KubeObject[] };
 }

@@ -174,9 +174,12 @@ describe("end to end: API v2, several schedules on a real node", { timeout: 1_50
 
     // nextScheduleTime: the earliest next slot of either schedule.
     const cj = await getJSON(["get", V2, "union", "-n", NS]);
+    // nextScheduleTime is the union's first slot after lastScheduleTime, whatever the status's age.
     const next = new Date(String((cj.status as any).nextScheduleTime));
+    const last = new Date(String((cj.status as any).lastScheduleTime));
     assert.ok(expectedSources(next).length > 0, `nextScheduleTime ${next.toISOString()} is a slot of the union`);
-    for (let t = next.getTime() - 60_000; t > Date.now(); t -= 60_000) {
+    assert.ok(next > last, `nextScheduleTime ${next.toISOString()} after lastScheduleTime ${last.toISOString()}`);
+    for (let t = last.getTime() + 60_000; t < next.getTime(); t += 60_000) {
       assert.equal(expectedSources(new Date(t)).length, 0, `an earlier slot ${new Date(t).toISOString()} was skipped`);
     }
     const done = all.filter((j) =>

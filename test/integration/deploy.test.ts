@@ -17,7 +17,6 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { X509Certificate } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { parseAllDocuments } from "yaml";
@@ -30,6 +29,7 @@ import { Kinds, type KubeObject } from "../../runtime/kinds.ts";
 import { planRenewal, SecretKeys, serviceDNSNames } from "../../runtime/webhook/index.ts";
 import { type CommandResult, PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
 import { freePort } from "../../envtest/ports.ts";
+import { createServiceBackend, hostAddress } from "../../envtest/service-backend.ts";
 import { ManagedProcess } from "../../envtest/processes.ts";
 import { eventually } from "../eventually.ts";
 import { jobStatus } from "../fixtures.ts";
@@ -66,14 +66,6 @@ const groupOf = (o: Obj): string => (String(o.apiVersion).includes("/") ? String
 const describeObj = (o: Obj): string =>
   `${o.kind}/${o.metadata?.namespace ? `${o.metadata.namespace}/` : ""}${o.metadata?.name}`;
 const unb64 = (s: unknown): string => Buffer.from(typeof s === "string" ? s : "", "base64").toString("utf8");
-
-/** The first IPv4 address of this host that is not loopback (Endpoints may not point at 127.0.0.0/8). */
-function hostAddress(): string | undefined {
-  for (const addrs of Object.values(networkInterfaces())) {
-    for (const a of addrs ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
-  }
-  return undefined;
-}
 
 function parseObjects(yaml: string): Obj[] {
   return parseAllDocuments(yaml)
@@ -382,20 +374,12 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
 
     await applyJSON([{ apiVersion: "v1", kind: "Namespace", metadata: { name: WORK_NS } }]);
 
-    // The webhook Service's Endpoints (no pods, no endpoints controller here): the operator on this host.
+    // The webhook Service's endpoints (no pods, no endpoints controller here): the operator on this host.
     const ip = hostAddress();
     const webhookPort = await freePort();
     const probePort = await freePort();
     if (ip) {
-      await client.create(
-        { group: "", version: "v1", kind: "Endpoints", plural: "endpoints", namespaced: true },
-        {
-          apiVersion: "v1",
-          kind: "Endpoints",
-          metadata: { name: WEBHOOK_SERVICE, namespace: NS },
-          subsets: [{ addresses: [{ ip }], ports: [{ port: webhookPort, protocol: "TCP" }] }],
-        },
-      );
+      await createServiceBackend(client, { service: WEBHOOK_SERVICE, namespace: NS, ip, port: webhookPort });
     } else {
       // Without an address the apiserver can dial, nothing could serve the webhooks, which fail closed.
       t.diagnostic("no non-loopback IPv4 address on this host: the webhooks are removed for the cycle");

@@ -73,3 +73,23 @@ describe("import boundaries", () => {
     assert.deepEqual(offenders(["bench"], ["hack"]), []);
   });
 });
+
+// The type system's escape hatch and third-party internals: issue 32 took both out of the product, and a cast
+// through unknown or a library's private field would hide the next library upgrade's breaking change.
+describe("product code uses public, typed APIs", () => {
+  const PRODUCT = ["api", "controllers", "runtime", "webhooks", "cmd", "hack"];
+  const lines = (pattern: RegExp) =>
+    PRODUCT.flatMap((d) => tsFiles(join(root, d))).flatMap((file) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .flatMap((line, i) => (pattern.test(line) ? [`${relative(root, file)}:${i + 1}: ${line.trim()}`] : [])),
+    );
+
+  it("no cast through unknown", () => {
+    assert.deepEqual(lines(/\bas unknown as\b/), []);
+  });
+
+  it("no private prom-client field (hashMap, _defaultLabels, …)", () => {
+    assert.deepEqual(lines(/\.(hashMap|_defaultLabels|_metrics|_collectors)\b|"hashMap" in/), []);
+  });
+});

@@ -5,7 +5,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   countText,
+  MAX_SCHEDULE_LENGTH,
   MAX_SCHEDULES,
+  MAX_TIME_ZONE_LENGTH,
   MISSED_COUNT_CAP,
   parseHashedSchedule,
   parseSchedule,
@@ -405,6 +407,22 @@ describe("parseScheduleList", () => {
     const many = Array.from({ length: MAX_SCHEDULES + 1 }, (_, i) => ({ schedule: `${i} * * * *` }));
     assert.deepEqual(errorsOf(many), [`spec.schedules: Too many: ${MAX_SCHEDULES + 1}: must have at most 16 items`]);
     assert.ok(parseScheduleList(many.slice(0, MAX_SCHEDULES), key).ok);
+  });
+
+  it("bounds each member's schedule and zone as the schema bounds spec.schedule and spec.timeZone", () => {
+    // v1's more-schedules annotation has no schema of its own: without this, a v1 write could store a schedule
+    // that the same object read as v2 refuses, and Job annotations quoting it without bound.
+    const longest = `00 0 * * ${"1,".repeat(507)}1`;
+    assert.equal(longest.length, MAX_SCHEDULE_LENGTH);
+    assert.ok(parseScheduleList([{ schedule: "0 9 * * *" }, { schedule: longest }], key).ok);
+    const errors = errorsOf([
+      { schedule: "0 9 * * *" },
+      { schedule: `${longest},1` },
+      { schedule: "0 9 * * *", timeZone: `Europe/${"B".repeat(MAX_TIME_ZONE_LENGTH)}` },
+    ]);
+    assert.equal(errors.length, 2, errors.join("\n"));
+    assert.match(errors[0]!, /^spec\.schedules\[1\]\.schedule: Too long: must have at most 1024 bytes$/);
+    assert.match(errors[1]!, /^spec\.schedules\[2\]\.timeZone: Too long: must have at most 255 bytes$/);
   });
 
   it("names both entries of a duplicate", () => {

@@ -94,10 +94,13 @@ describe("zone offsets", () => {
   it("do not depend on the process's time zone", () => {
     // Zones and years where reading date-fns-tz's zoned Date without the process-gap check gives phantom
     // transitions when the process runs in New York or Berlin (the zone's wall clock falls in the process's
-    // own DST gap), and a process zone with a seconds offset (Monrovia before 1972).
+    // own DST gap), and a process zone with a seconds offset (Monrovia before 1972); the scheduled-timestamp
+    // annotation's RFC 3339 text too (date-fns-tz's formatInTimeZone would be an hour off in those gaps).
     const module = resolve(import.meta.dirname, "..", "..", "api", "v1", "schedule", "index.ts");
+    const jobModule = resolve(import.meta.dirname, "..", "..", "api", "v1", "job.ts");
     const script = `
       const { ZoneRules, parseSchedule } = await import(${JSON.stringify(module)});
+      const { rfc3339InZone } = await import(${JSON.stringify(jobModule)});
       const out = [];
       const cases = [["Africa/Blantyre", 2026], ["Africa/Bujumbura", 2026], ["Europe/Helsinki", 2026],
         ["Europe/London", 2026], ["America/New_York", 2026], ["Australia/Lord_Howe", 2026], ["Asia/Kathmandu", 2026],
@@ -112,6 +115,10 @@ describe("zone offsets", () => {
         const r = parseSchedule("30 2 * * *", zone);
         let t = new Date("2026-03-05T00:00:00Z");
         for (let i = 0; i < 30; i++) out.push((t = r.schedule.next(t)).toISOString());
+      }
+      // The scheduled-timestamp annotation's text, through the process's own DST gaps (New York, Berlin).
+      for (const zone of ["UTC", "Europe/London", "America/New_York", "Asia/Kathmandu"]) {
+        for (let t = Date.UTC(2026, 2, 7); t < Date.UTC(2026, 3, 1); t += 30 * 60000) out.push(rfc3339InZone(new Date(t), zone));
       }
       process.stdout.write(JSON.stringify(out));
     `;

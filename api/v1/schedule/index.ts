@@ -14,7 +14,7 @@ export {
   slotsInRange,
   TOO_MANY_MISSED,
 } from "./window.ts";
-export { MAX_SCHEDULES, parseScheduleList } from "./list.ts";
+export { MAX_SCHEDULE_LENGTH, MAX_SCHEDULES, MAX_TIME_ZONE_LENGTH, parseScheduleList } from "./list.ts";
 export {
   ScheduleSet,
   type ScheduleSetMember,

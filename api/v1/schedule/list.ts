@@ -1,10 +1,10 @@
 // Validation of a list of schedules (API v2's spec.schedules: [{schedule, timeZone?}, …]) into a ScheduleSet.
 // Each member goes through the single-schedule path unchanged (validateTimeZone, parseHashedSchedule: the
 // Kubernetes grammar, H, @every); what is new is where an error points (spec.schedules[2].schedule), the list's
-// bounds and duplicates. Errors are field errors (runtime/field.ts), the shape the rest of the API package
+// bounds (its length, each member's length) and duplicates. Errors are field errors (runtime/field.ts), the shape the rest of the API package
 // validates with, so the webhook answers them the way it answers v1's.
 
-import { type FieldError, invalidField, requiredField } from "../../../runtime/field.ts";
+import { type FieldError, invalidField, requiredField, tooLongField } from "../../../runtime/field.ts";
 import type { ScheduleError } from "./errors.ts";
 import { parseScheduleSpec } from "./grammar.ts";
 import { type HashKey, parseHashedSchedule } from "./hashed.ts";
@@ -23,6 +23,18 @@ import { ScheduleSet, type ScheduleSetMember } from "./union.ts";
  * short enough to quote in an Event or an annotation.
  */
 export const MAX_SCHEDULES = 16;
+/**
+ * Longest schedule (spec.schedule, and each of a list). A schedule that lists every minute, hour and day of the
+ * month and every month and weekday by name, without repeating one, has 391 characters; 1024 leaves room for that
+ * (and for redundant lists) and refuses only garbage.
+ */
+export const MAX_SCHEDULE_LENGTH = 1024;
+/**
+ * Longest time zone (spec.timeZone, and each of a list). IANA names are far shorter (the longest,
+ * "America/Argentina/ComodRivadavia", has 32 characters); 255, the longest file name on common filesystems,
+ * bounds the field without ever refusing a zone.
+ */
+export const MAX_TIME_ZONE_LENGTH = 255;
 
 type ScheduleListResult =
   { ok: true; set: ScheduleSet; warnings: string[] } | { ok: false; errors: FieldError[]; warnings: string[] };
@@ -55,6 +67,7 @@ function sameScheduleKey(resolved: string, timeZone: string | undefined): string
 /**
  * Validates spec.schedules and builds its ScheduleSet. Reported, each at its path: a missing, empty or non-list
  * value; more than MAX_SCHEDULES entries (alone, as the schema's maxItems would); an entry that is not an object;
+ * a schedule or zone longer than the schema allows (`spec.schedules[1].schedule: Too long: …`);
  * a member's schedule or time zone as the single-schedule validation reports it (`spec.schedules[2].schedule:
  * Invalid value: "…": …`); a member that repeats an earlier one (`spec.schedules[3]: Duplicate value: …: the same
  * schedule as spec.schedules[1]`). Warnings as for spec.schedule: an H member's resolved text, an `@every` member
@@ -100,6 +113,9 @@ export function parseScheduleList(list: unknown, key: HashKey, path = "spec.sche
       if (typeof timeZone !== "string") {
         errors.push(invalidField(`${at}.timeZone`, timeZone, "must be an IANA time zone name such as Europe/Berlin"));
         zoneOK = false;
+      } else if (timeZone.length > MAX_TIME_ZONE_LENGTH) {
+        errors.push(tooLongField(`${at}.timeZone`, timeZone, MAX_TIME_ZONE_LENGTH));
+        zoneOK = false;
       } else {
         const tzError = validateTimeZone(timeZone);
         if (tzError) {
@@ -114,6 +130,10 @@ export function parseScheduleList(list: unknown, key: HashKey, path = "spec.sche
     }
     if (typeof schedule !== "string") {
       errors.push(invalidField(`${at}.schedule`, schedule, 'must be a string in cron format, e.g. "0 * * * *"'));
+      continue;
+    }
+    if (schedule.length > MAX_SCHEDULE_LENGTH) {
+      errors.push(tooLongField(`${at}.schedule`, schedule, MAX_SCHEDULE_LENGTH));
       continue;
     }
     // Without a valid zone the schedule is still checked (in UTC), so both errors are reported at once.

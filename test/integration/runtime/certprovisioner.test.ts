@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { X509Certificate } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { networkInterfaces, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import tls from "node:tls";
@@ -34,6 +34,7 @@ import {
 } from "../../../runtime/webhook/index.ts";
 import { TestEnv } from "../../../envtest/index.ts";
 import { freePort } from "../../../envtest/ports.ts";
+import { createServiceBackend, hostAddress } from "../../../envtest/service-backend.ts";
 
 const NS = "cert-provisioner-test";
 const SVC = "webhook-service";
@@ -50,14 +51,6 @@ type Obj = Record<string, any>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 const unb64 = (s: string | undefined) => Buffer.from(s ?? "", "base64").toString("utf8");
-
-/** The first IPv4 address of this host that is not loopback: Endpoints may not point at 127.0.0.0/8. */
-function hostAddress(): string | undefined {
-  for (const addrs of Object.values(networkInterfaces())) {
-    for (const a of addrs ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
-  }
-  return undefined;
-}
 
 async function eventually<T>(what: string, f: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -225,7 +218,7 @@ describe("webhook certificate provisioner against kube-apiserver", { timeout: 30
       kind: "Namespace",
       metadata: { name: NS, labels: { [SCOPE_LABEL]: "true" } },
     });
-    // A Service without a selector, and Endpoints pointing at the webhook server on this host.
+    // A Service without a selector, and its endpoints pointing at the webhook server on this host.
     await client.create(
       { group: "", version: "v1", kind: "Service", plural: "services", namespaced: true },
       {
@@ -236,15 +229,7 @@ describe("webhook certificate provisioner against kube-apiserver", { timeout: 30
       },
     );
     if (ip) {
-      await client.create(
-        { group: "", version: "v1", kind: "Endpoints", plural: "endpoints", namespaced: true },
-        {
-          apiVersion: "v1",
-          kind: "Endpoints",
-          metadata: { name: SVC, namespace: NS },
-          subsets: [{ addresses: [{ ip }], ports: [{ port, protocol: "TCP" }] }],
-        },
-      );
+      await createServiceBackend(client, { service: SVC, namespace: NS, ip, port });
     }
     await client.create(CertKinds.MutatingWebhookConfiguration, mutatingConfig());
     await client.create(CertKinds.ValidatingWebhookConfiguration, validatingConfig());

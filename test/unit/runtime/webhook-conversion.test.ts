@@ -505,6 +505,13 @@ describe("conversion webhook on the webhook server", () => {
         400,
         /objects\[1\] is not a JSON object$/,
       ],
+      [
+        "an object whose metadata is not one",
+        withRequest({ uid: "u", desiredAPIVersion: V2, objects: [widget("a"), { ...widget("b"), metadata: "b" }] }),
+        {},
+        400,
+        /objects\[1\]\.metadata is not a JSON object$/,
+      ],
       ["GET", JSON.stringify(review), { method: "GET" }, 405, /^method GET not allowed; use POST$/],
       [
         "text/plain",
