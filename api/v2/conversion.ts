@@ -60,6 +60,8 @@ function v2ToV1(obj: Obj): Obj {
       ...rest,
     },
   };
+  // The annotation is the conversion's book alone: the admission webhook refuses it on a v2 object, so one with
+  // a single schedule has none to carry over (one written with admission bypassed would read back as more schedules).
   if (more.length > 0) out.metadata = withAnnotation(obj, moreSchedulesValue(more));
   if (!isObj(obj.spec)) delete out.spec;
   return out;

@@ -1,6 +1,7 @@
-// What a Kubernetes 1.33+ apiserver refuses on a write of a batch/v1 Job's status, for the fake: the rules of
+// What a Kubernetes 1.31+ apiserver refuses on a write of a batch/v1 Job's status, for the fake: the rules of
 // pkg/apis/batch/validation ValidateJobStatusUpdate under the options pkg/registry/batch/job/strategy.go
-// (getStatusValidationOptions) sets with JobManagedBy on (beta and on by default in 1.31, GA in 1.32). Most
+// (getStatusValidationOptions) sets with the Job feature gates a current apiserver has on by default
+// (JobSuccessPolicy: beta 1.31, GA 1.33; JobManagedBy: alpha 1.30, beta 1.32, GA 1.35). Most
 // rules are checked only when a field they read changes, so a Job whose stored status already breaks one
 // (written by an older apiserver) can still be updated in its other fields. The checks of an apiserver of any
 // version (non-negative counters, indexed Jobs' completedIndexes and failedIndexes, metadata) are not here.

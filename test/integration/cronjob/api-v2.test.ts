@@ -273,8 +273,8 @@ describe("CronJob API v2 against kube-apiserver", () => {
   // objects already converted (one call per watch event), so a list it serves calls the webhook for none.
   // resourceVersion=0 is served from the cache on every version (informers list that way). A list without a
   // resourceVersion (kubectl get) is read from etcd before 1.31; from 1.31 (ConsistentListFromCache, beta and on
-  // by default; GA in 1.34) it is served from the cache once the cache has caught up with etcd, and from etcd
-  // where it cannot (an etcd without progress notifications), so there both figures are accepted.
+  // by default) it may be served from the cache once the cache has caught up with etcd, and from etcd where it
+  // cannot (an etcd without progress notifications, and some paginated lists), so there both figures are accepted.
   it("converts a v2 list from etcd one object per webhook call, and a list from the watch cache with none", async () => {
     const ns = "v2-list-cost";
     const count = 12;
