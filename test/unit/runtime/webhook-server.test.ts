@@ -116,6 +116,27 @@ async function metricValue(name: string, labels: Record<string, string>): Promis
   return match?.value;
 }
 
+/** POSTs a review to `${url}/ok` through `agent`: the status, whether the socket was reused, and the Connection header. */
+function postOk(
+  url: string,
+  agent: https.Agent,
+): Promise<{ status: number; reused: boolean; connection: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      `${url}/ok`,
+      { method: "POST", agent, headers: { "content-type": "application/json" } },
+      (res) => {
+        res.resume();
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket, connection: res.headers.connection }),
+        );
+      },
+    );
+    req.on("error", reject);
+    req.end(JSON.stringify(review()));
+  });
+}
+
 describe("admission response builders", () => {
   const cronJob = { group: "batch.tutorial.kubebuilder.io", kind: "CronJob" };
 
@@ -504,19 +525,10 @@ describe("webhook server options", () => {
     const server = await start();
     const agent = new https.Agent({ keepAlive: true, ca: certs.caPEM, maxSockets: 1 });
     try {
-      const send = () =>
-        new Promise<{ reused: boolean; connection: string | undefined }>((resolve, reject) => {
-          const req = https.request(
-            `${server.url}/ok`,
-            { method: "POST", agent, headers: { "content-type": "application/json" } },
-            (res) => {
-              res.resume();
-              res.on("end", () => resolve({ reused: req.reusedSocket, connection: res.headers.connection }));
-            },
-          );
-          req.on("error", reject);
-          req.end(JSON.stringify(review()));
-        });
+      const send = async () => {
+        const { reused, connection } = await postOk(server.url, agent);
+        return { reused, connection };
+      };
       assert.equal((await send()).reused, false);
       await new Promise((r) => setTimeout(r, 5_500));
       assert.deepEqual(await send(), { reused: true, connection: "keep-alive" });
@@ -529,19 +541,10 @@ describe("webhook server options", () => {
   it("drain(): still answers, but ends each HTTP/1.1 connection after its request and sends HTTP/2 sessions a GOAWAY", async () => {
     const server = await start({ enableHTTP2: true });
     const agent = new https.Agent({ keepAlive: true, ca: certs.caPEM, maxSockets: 1 });
-    const send = () =>
-      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
-        const req = https.request(
-          `${server.url}/ok`,
-          { method: "POST", agent, headers: { "content-type": "application/json" } },
-          (res) => {
-            res.resume();
-            res.on("end", () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
-          },
-        );
-        req.on("error", reject);
-        req.end(JSON.stringify(review()));
-      });
+    const send = async () => {
+      const { status, connection } = await postOk(server.url, agent);
+      return { status, connection };
+    };
     const session = http2.connect(server.url, { ca: certs.caPEM });
     const connected = new Promise<void>((resolve, reject) => {
       session.once("connect", () => resolve());
