@@ -1,32 +1,33 @@
-// The backfill request's decision (step 11c): start, refuse or cancel a request, from the annotation and the
+// The backfill request's decision (step 9): start, refuse or cancel a request, from the annotation and the
 // stored progress. Pure; the run path (runs.ts) creates the slots' Jobs.
 import {
   BACKFILL_ANNOTATION,
   type backfillRequestOf,
+  type CronJobSchedules,
   type CronJobWireStatus,
   MAX_BACKFILL_SLOTS,
 } from "../api/v1/index.ts";
-import { countSlotsInRange, countText, type Schedule } from "../api/v1/schedule/index.ts";
+import { countText } from "../api/v1/schedule/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { EventDecision } from "./events.ts";
 
 type BackfillStatus = NonNullable<CronJobWireStatus["backfill"]>;
 
-/** Step 11c's decision on the request: the status.backfill to work with, and an Event when it changes phase. */
+/** Step 9's decision on the request: the status.backfill to work with, and an Event when it changes phase. */
 interface BackfillDecision {
   backfill: BackfillStatus | undefined;
   event?: EventDecision;
 }
 
 /**
- * Step 11c, the backfill request: a new request (a new id) starts — or is refused, with the reason (a range
+ * Step 9, the backfill request: a new request (a new id) starts — or is refused, with the reason (a range
  * in the future, more than MAX_BACKFILL_SLOTS slots, with the count) — replacing the one before; a running one
  * whose annotation went away (or changed) is cancelled. Otherwise the stored progress, unchanged.
  */
 export function backfillDecision(o: {
   request: ReturnType<typeof backfillRequestOf>;
   stored: Readonly<BackfillStatus> | undefined;
-  schedule: Schedule;
+  schedules: CronJobSchedules;
   anchor: Date;
   now: Date;
 }): BackfillDecision {
@@ -69,7 +70,7 @@ export function backfillDecision(o: {
   });
   if (r.to.getTime() > o.now.getTime())
     return refuse(`to (${base.to}) is in the future; a backfill runs past slots only`);
-  const slots = countSlotsInRange(o.schedule, r.from, r.to, o.anchor);
+  const slots = o.schedules.backfillSlotCount(r.from, r.to, o.anchor);
   if (!slots.exact || slots.count > MAX_BACKFILL_SLOTS) {
     return refuse(
       `the range holds ${countText(slots)} slots; at most ${MAX_BACKFILL_SLOTS} may be backfilled in one request`,

@@ -1,33 +1,24 @@
 // The CronJob reconciler. reconcile() reads top-down like the kubebuilder book's numbered steps:
-//    1 load → 2 children → 3 confirm active → 4 observe → 5 failure stop → 6 guards → 7 schedule →
-//    8 missed slots → 9 due slots → 10 run-now → 11 backfill → 12 commit (Events, counts, history cleanup,
-//    status write, requeue)
-// Steps 9–11 are the three triggers; each run goes through one path (run(): admit, create or adopt, record;
-// the trigger's own part is a row of runs.ts). Step 12 is the only place that writes status and consults the
-// burst window and the books rules. Semantics are the Kubernetes batch/v1 CronJob controller (v2) without its
-// known failures; see docs/using-cronjobs.md "Behaviour compared with the built-in CronJob" and docs/architecture.md.
+//    1 load → 2 children → 3 confirm active → 4 observe → 5 failure stop → 6 guards → 7 schedule → 8 missed slots →
+//    9 triggers → 10 commit (memory, Events, counts, metrics, history cleanup, status write, requeue)
+// Step 9 runs the triggers of the table (triggers.ts: the schedule's due slots, run-now, backfill), each request
+// through one path (run(): admit, create or adopt); the trigger's own part is its row. Steps 1–9 decide; step 10
+// is the only place with effects beyond the Jobs' creates and deletes: it writes status, memory, Events and
+// metrics, and consults the burst window and the books rules. Semantics are the Kubernetes batch/v1 CronJob
+// controller (v2) without its known failures; see docs/using-cronjobs.md "Behaviour compared with the built-in
+// CronJob" and docs/architecture.md.
 import {
-  BACKFILL_REQUEST_ANNOTATION,
-  backfillRequestOf,
   classifyJob,
   CronJobResource as CronJobKind,
   CronJobSchema,
   type CronJobWire,
   CronJobWireSchema,
   type CronJobWireStatus,
-  DEFAULT_MAX_CATCH_UP_RUNS,
   type Job,
-  jobNameFor,
-  MAX_BACKFILL_SLOTS,
-  MAX_CATCH_UP_SLOTS,
-  MAX_RUN_NOW_REQUEST_LENGTH,
   MORE_SCHEDULES_ANNOTATION,
   readJob,
   resumeRequestOf,
-  runNowRequesterOf,
-  runNowRequestOf,
 } from "../api/v1/index.ts";
-import { type Schedule, slotsInRange } from "../api/v1/schedule/index.ts";
 import { type Clock, realClock } from "../runtime/clock.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import type { Recorder } from "../runtime/events/types.ts";
@@ -35,22 +26,21 @@ import type { CacheReader, ObjectReader, ObjectWriter, StatusWriter } from "../r
 import { type KubeObject, Kinds } from "../runtime/kinds.ts";
 import type { Manager } from "../runtime/manager.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
-import { deepFreeze, digest } from "../runtime/objects.ts";
-import { backfillDecision } from "./backfill.ts";
+import { deepFreeze } from "../runtime/objects.ts";
+import { historyBehind, historyToDelete, statusBehind } from "./books.ts";
 import { type ConditionInput, scheduledConditions, type WriteProblems } from "./conditions.ts";
+import { missedByPolicy, missedDeadline, scheduleDecision } from "./due.ts";
 import { type EventDecision, recordEvent } from "./events.ts";
 import { failureStop } from "./failures.ts";
-import { historyBehind, historyToDelete, statusBehind } from "./flow.ts";
-import { guards, statusAfterGuards } from "./guards.ts";
+import { guards, type ParsedSchedules, parsedSchedules, statusAfterGuards } from "./guards.ts";
 import { JOB_OWNER_INDEX, setupJobCache } from "./job.ts";
 import { ChildJobs } from "./jobs.ts";
-import { writeStatus } from "./statuswriter.ts";
-import { type CronJobKey, ReconcilerMemory } from "./memory.ts";
+import { type CronJobKey, ReconcilerMemory, type Remembered } from "./memory.ts";
 import { type CronJobRunMetrics, jobCreationSkew, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
 import { jobRef, mayReplace, observeChildren } from "./observe.ts";
-import { admit, jobFor, rowOf, type RunRequest, type StateEvent } from "./runs.ts";
-import { missedByPolicy, missedDeadline, scheduleDecision, slotAlreadyRan } from "./schedule.ts";
-import { everyAnchor, type ParsedSchedules, parseSchedules, slotSources } from "./schedules.ts";
+import { admit } from "./runs.ts";
+import { writeStatus } from "./statuswriter.ts";
+import { type SourceInput, type StateEvent, type Trigger, TRIGGERS, type TriggerRun } from "./triggers.ts";
 
 export { setupJobCache };
 
@@ -79,12 +69,10 @@ type LoadedCronJob =
 /**
  * One pass's working state, threaded through the steps that run Jobs and handed to the commit: the status
  * being built, the Jobs known to exist and to run (the cache's, the live reads, the ones this pass created or
- * adopted), and the effects to commit. Only run() and the trigger steps change it.
+ * adopted), and the effects for the commit to apply. Only run() and step 9 change it.
  */
 interface Pass {
   readonly cronJob: StoredCronJob;
-  /** Its schedules (step 6): what a slot's Job names as its sources. */
-  readonly schedules: ParsedSchedules;
   status: CronJobWireStatus;
   /** Every Job of this CronJob known this pass, by name. */
   readonly jobs: Map<string, Readonly<Job>>;
@@ -92,6 +80,10 @@ interface Pass {
   readonly active: Map<string, Readonly<Job>>;
   readonly events: Array<EventDecision | StateEvent>;
   readonly counts: RunOutcome[];
+  /** How late each Job this pass created for a due slot started, in seconds (the creation-skew histogram). */
+  readonly skews: number[];
+  /** What memory keeps of this pass (step 4's reports, Replace's deletes). */
+  readonly remember: { sawCompleted: Set<string>; replaced: Set<string> };
   /** Reported in Degraded. */
   problems: WriteProblems;
   /** Thrown after the status write, so the work queue retries this CronJob with backoff. */
@@ -100,16 +92,17 @@ interface Pass {
   created: boolean;
 }
 
-/** What run() did with a request. */
-type RunResult = "created" | "adopted" | "held" | "failed" | "conflict";
+/** What run() did with a request, and the Job that now runs it (created or adopted). */
+type RunResult =
+  { result: "created" | "adopted"; job: Readonly<Job> } | { result: "held" | "failed" | "conflict"; job?: undefined };
 
-/** What reconcile() decided, for the commit (step 12). */
+/** What reconcile() decided, for the commit (step 10). */
 interface Outcome {
   pass: Pass;
   /** The status as observed before any trigger ran (what the books rules compare the stored status with). */
   observed: CronJobWireStatus;
-  /** The Jobs the cache listed, by class (history cleanup's input). */
-  finished: { successful: Readonly<Job>[]; failed: Readonly<Job>[] };
+  /** The Jobs the cache listed that ended, by class (history cleanup's input). */
+  history: { successful: Readonly<Job>[]; failed: Readonly<Job>[] };
   conditions: ConditionInput[];
   /** Reconcile again after this many milliseconds; none while not scheduling. */
   requeueAfterMs?: number;
@@ -124,6 +117,8 @@ interface CronJobReconcilerDeps {
   clock?: Clock;
   /** Per-CronJob run counters (cronjob_runs_total); none by default. */
   metrics?: CronJobRunMetrics;
+  /** The triggers (triggers.ts TRIGGERS by default): a row each, run in this order in step 9. */
+  triggers?: readonly Trigger[];
 }
 
 export class CronJobReconciler implements Reconciler {
@@ -133,6 +128,7 @@ export class CronJobReconciler implements Reconciler {
   private readonly recorder: Recorder;
   private readonly clock: Clock;
   private readonly metrics: CronJobRunMetrics;
+  private readonly triggers: readonly Trigger[];
   /** Everything remembered between passes (controllers/memory.ts): one object, one forget. */
   private readonly memory = new ReconcilerMemory<LoadedCronJob>();
 
@@ -143,6 +139,7 @@ export class CronJobReconciler implements Reconciler {
     this.recorder = d.recorder;
     this.clock = d.clock ?? realClock;
     this.metrics = d.metrics ?? noCronJobMetrics;
+    this.triggers = d.triggers ?? TRIGGERS;
   }
 
   /** Register the Job cache, the owner index and the controller (kubebuilder's SetupWithManager). */
@@ -191,21 +188,20 @@ export class CronJobReconciler implements Reconciler {
     // 4. What the children say: status, the runs whose end status has not recorded, their Events and counts.
     const remembered = this.memory.recall(keyOf(cronJob));
     const seen = observeChildren({
+      triggers: this.triggers,
       cronJob,
       cached,
       live,
       reported: remembered.sawCompleted ?? new Set(),
       replaced: remembered.replaced ?? new Set(),
     });
-    remembered.sawCompleted = seen.reported.size ? seen.reported : undefined;
-    remembered.replaced = seen.replaced.size ? seen.replaced : undefined;
 
     // 5. Stop after repeated failures (spec.stopAfterConsecutiveFailures), or resume.
     const stop = failureStop({
       stopAfter: cronJob.spec.stopAfterConsecutiveFailures,
       generation: cronJob.metadata.generation,
       status: seen.status,
-      finished: seen.finished,
+      newlyEnded: seen.newlyEnded,
       resumeRequest: resumeRequestOf(cronJob),
       now,
     });
@@ -213,22 +209,27 @@ export class CronJobReconciler implements Reconciler {
     // 6. Guards: deleting, bad time zone, bad schedule, suspended, stopped.
     const parsed = this.parseCached(cronJob);
     const guard = guards({ ...cronJob, status: stop.status }, parsed, stop.status.active?.length ?? 0);
-    const pass = newPass(cronJob, parsed, statusAfterGuards(stop.status, guard), seen.jobs, [
+    const pass = newPass(cronJob, statusAfterGuards(stop.status, guard), seen, [
       ...seen.events,
       ...(stop.event ? [stop.event] : []),
       ...(guard.stop && guard.event ? [guardEvent(guard.event)] : []),
     ]);
-    pass.counts.push(...seen.counts);
-    const finished = {
+    const history = {
       successful: cached.filter((j) => classifyJob(j) === "successful"),
       failed: cached.filter((j) => classifyJob(j) === "failed"),
     };
-    const outcome: Outcome = { pass, observed: stop.status, finished, conditions: [] };
+    const outcome: Outcome = { pass, observed: stop.status, history, conditions: [] };
+    const schedules = parsed.ok ? parsed.schedules : undefined;
 
-    let more = false;
+    // What `@every` counts from (the schedules decide: api/v1/schedules.ts everyAnchor).
+    const anchor = schedules?.everyAnchor({
+      lastScheduleTime: pass.status.lastScheduleTime,
+      creationTimestamp: cronJob.metadata.creationTimestamp,
+    });
+    let due: readonly Date[] = [];
+    let next: Date | undefined;
     if (!guard.stop) {
       // 7. Which slots are due, and when the next one is: the union of the CronJob's schedules.
-      const anchor = everyAnchor(parsed, cronJob.metadata.creationTimestamp);
       const window = scheduleDecision({
         schedule: guard.schedule,
         lastScheduleTime: pass.status.lastScheduleTime,
@@ -238,7 +239,7 @@ export class CronJobReconciler implements Reconciler {
         concurrencyPolicy: cronJob.spec.concurrencyPolicy,
         announced: cronJob.status?.nextScheduleTime,
         neverReconciled: cronJob.status?.observedGeneration === undefined && !cronJob.status?.conditions?.length,
-        ...(anchor ? { everyAnchor: anchor } : {}),
+        everyAnchor: anchor,
         now,
         clockNow,
       });
@@ -249,32 +250,38 @@ export class CronJobReconciler implements Reconciler {
 
       // 8. A slot past its starting deadline unstarted, or one the missed-run policy does not run: reported once.
       this.reportMissed(pass, window);
-
-      // 9. The due slots (one, unless missedRunPolicy RunAll catches up), oldest first, not already run.
-      more = await this.runDueSlots(pass, window.due, anchor, ctx);
-
-      pass.status.nextScheduleTime = rfc3339(window.next);
-      // Slots left over by RunAll's per-pass cap follow at once (the others' Jobs came first). Woken from the
-      // untruncated time: waking up to a second late would add that to every Job's start.
-      const wake = more ? clockNow : window.next;
-      outcome.requeueAfterMs = Math.max(wake.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS;
+      due = window.due;
+      next = window.next;
     }
 
-    // 10–11. The explicit requests run while scheduling is suspended or stopped too (as `kubectl create job
-    // --from` does for the built-in kind), not while the CronJob is being deleted or is invalid.
-    if (!guard.stop || guard.suspended) {
-      await this.runNowIfRequested(pass, ctx);
-      if (parsed.ok) await this.runBackfill(pass, parsed.schedule, now, ctx);
+    // 9. The triggers, in the table's order: the due slots (oldest first, not already run), a run-now request,
+    // a backfill request. While scheduling is suspended or stopped only the explicit requests run (as `kubectl
+    // create job --from` does for the built-in kind); nothing runs while the CronJob is being deleted or invalid.
+    const runs = guard.stop
+      ? guard.requestsRun
+        ? this.triggers.filter((t) => t.runsWhileSuspended)
+        : []
+      : this.triggers;
+    const input = { cronJob, schedules, due, anchor, now };
+    let more = false;
+    for (const trigger of runs) more = (await this.runTrigger(pass, trigger, input, ctx)) || more;
+
+    if (next) {
+      pass.status.nextScheduleTime = rfc3339(next);
+      // Slots left over by RunAll's per-pass cap follow at once (the others' Jobs came first). Woken from the
+      // untruncated time: waking up to a second late would add that to every Job's start.
+      const wake = more ? clockNow : next;
+      outcome.requeueAfterMs = Math.max(wake.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS;
     }
     // The conditions after every trigger ran: a failed create of any of them is Degraded.
     outcome.conditions = guard.stop
       ? guard.conditions
       : scheduledConditions(pass.active.size, pass.status.nextScheduleTime, pass.problems, [
-          ...finished.successful,
-          ...finished.failed,
+          ...history.successful,
+          ...history.failed,
         ]);
 
-    // 12. Commit: Events, counts, history cleanup, one status write, the requeue.
+    // 10. Commit: memory, Events, counts, metrics, history cleanup, one status write, the requeue.
     return this.commit(outcome, now, ctx);
   }
 
@@ -321,7 +328,7 @@ export class CronJobReconciler implements Reconciler {
     const { schedule, timeZone: tz } = cronJob.spec;
     const key = keyOf(cronJob);
     const more = cronJob.metadata.annotations?.[MORE_SCHEDULES_ANNOTATION];
-    return this.memory.parsedSchedule(key, schedule, tz, () => parseSchedules(cronJob, key), more);
+    return this.memory.parsedSchedule(key, schedule, tz, () => parsedSchedules(cronJob, key), more);
   }
 
   // --- 8 -------------------------------------------------------------------------------------------
@@ -343,150 +350,88 @@ export class CronJobReconciler implements Reconciler {
     }
   }
 
-  // --- 9, 10, 11: the triggers ---------------------------------------------------------------------
+  // --- 9: the triggers ------------------------------------------------------------------------------
 
   /**
-   * Step 9: the due slots, oldest first, each not already run. At most spec.maxCatchUpRuns per pass (true: slots
-   * are left); stops at the first slot that cannot run now (Forbid, a failed write), so no later one overtakes it.
+   * Step 9 for one trigger: its source's requests (triggers.ts), oldest first, each not already run, through
+   * run(); at most the plan's `max` start (true: requests are left, the pass requeues at once). The walk stops at
+   * the first request that cannot run now (held, a failed write, or a conflict where the row says so), so no later
+   * one overtakes it. Every handled request goes into the trigger's books (its row's record).
    */
-  private async runDueSlots(
-    pass: Pass,
-    due: readonly Date[],
-    anchor: Date | undefined,
-    ctx: ReconcileContext,
-  ): Promise<boolean> {
-    // The CRD bounds it to 1–100; a stored value outside (never expected) must not stop every pass at 0 Jobs
-    // with "more to come", which would requeue at once forever.
-    const stored = pass.cronJob.spec.maxCatchUpRuns;
-    const cap =
-      typeof stored === "number" && Number.isInteger(stored) && stored >= 1
-        ? Math.min(stored, MAX_CATCH_UP_SLOTS)
-        : DEFAULT_MAX_CATCH_UP_RUNS;
+  private async runTrigger(pass: Pass, trigger: Trigger, input: Omit<SourceInput, "status">, ctx: ReconcileContext) {
+    const plan = trigger.plan({ ...input, status: pass.status });
+    if (!plan) return false;
+    if (plan.status) pass.status = plan.status;
+    pass.events.push(...(plan.events ?? []));
     let started = 0;
-    for (const slot of due) {
-      if (slotAlreadyRan(pass.cronJob.metadata.name ?? "", [...pass.jobs.values()], pass.status, slot)) continue;
-      if (started >= cap) return true;
-      const sources = slotSources(pass.schedules, slot, anchor);
-      const result = await this.run(pass, { trigger: "schedule", slot, ...(sources ? { sources } : {}) }, ctx);
-      if (result !== "created" && result !== "adopted") break;
-      started++;
+    let complete = true;
+    for (const r of plan.requests) {
+      const ran = r.ran({ cronJobName: pass.cronJob.metadata.name ?? "", jobs: pass.jobs, status: pass.status });
+      if (ran.ran) {
+        pass.status = r.record(pass.status, { result: "ran", job: ran.job });
+        continue;
+      }
+      if (plan.max !== undefined && started >= plan.max) {
+        if (!plan.finish) return true;
+        complete = false;
+        break;
+      }
+      const { result, job } = await this.run(pass, r, ctx);
+      if (result === "held" || result === "failed" || (result === "conflict" && trigger.onConflict === "stop")) {
+        complete = false;
+        break;
+      }
+      pass.status = r.record(pass.status, { result, job });
+      if (result !== "conflict") started++;
+    }
+    if (plan.finish) {
+      const done = plan.finish(pass.status, complete);
+      pass.status = done.status;
+      pass.events.push(...done.events);
     }
     return false;
   }
 
-  /**
-   * Step 10: a new run-now request runs once. The Job's name comes from the request, so a repeat after a crash
-   * finds it; status.lastRunNowRequest records it (history cleanup keeps the Job until then).
-   */
-  private async runNowIfRequested(pass: Pass, ctx: ReconcileContext): Promise<void> {
-    const request = runNowRequestOf(pass.cronJob);
-    if (!request || pass.status.lastRunNowRequest === request) return;
-    if (request.length > MAX_RUN_NOW_REQUEST_LENGTH) {
-      pass.events.push({
-        reason: "RunNowRefused",
-        message: `run-now request refused: the annotation's value is ${request.length} characters, at most ${MAX_RUN_NOW_REQUEST_LENGTH} are allowed`,
-        once: { topic: "RunNowRefused", key: digest(request) },
-      });
-      return;
-    }
-    const requestedBy = runNowRequesterOf(pass.cronJob, request);
-    await this.run(pass, { trigger: "runNow", request, requestedBy }, ctx);
-  }
+  // --- the run path: admit, create or adopt ---------------------------------------------------------
 
-  /**
-   * Step 11: a backfill request (backfill.ts decides whether it starts, is refused or cancelled), worked through
-   * oldest slot first after status.backfill.lastSlot. A slot whose Job exists (scheduled, run by an earlier
-   * request, or by this one before a crash) is not run again; run() holds the rest to the request's parallelism.
-   */
-  private async runBackfill(pass: Pass, schedule: Schedule, now: Date, ctx: ReconcileContext): Promise<void> {
+  /** One run, whatever its trigger: the one admission rule, the one create. The trigger's books are step 9's. */
+  private async run(pass: Pass, r: TriggerRun, ctx: ReconcileContext): Promise<RunResult> {
     const { cronJob } = pass;
-    const request = backfillRequestOf(cronJob);
-    if (!request && !pass.status.backfill) return;
-    const anchor = new Date(cronJob.metadata.creationTimestamp ?? now);
-    const decision = backfillDecision({ request, stored: pass.status.backfill, schedule, anchor, now });
-    if (decision.event) pass.events.push(decision.event);
-    let bf = decision.backfill;
-    const done = () => {
-      const { backfill: _old, ...rest } = pass.status;
-      pass.status = bf ? { ...rest, backfill: bf } : rest;
-    };
-    if (!bf || bf.phase !== "Running" || !request?.ok) return done();
-    const { id, parallelism } = request.request;
-    const pending = slotsInRange(schedule, request.request.from, request.request.to, {
-      ...(bf.lastSlot ? { after: new Date(bf.lastSlot) } : {}),
-      max: MAX_BACKFILL_SLOTS,
-      anchor,
-    });
-    let handled = 0;
-    for (const slot of pending) {
-      const existing = pass.jobs.get(jobNameFor(cronJob.metadata.name ?? "", slot));
-      let ours: boolean;
-      if (existing) {
-        // This request's own Job (created before a crash lost the status write), or the slot ran already.
-        ours = triggerRequestId(existing) === id;
-      } else {
-        const sources = slotSources(pass.schedules, slot, anchor);
-        const slotRun = { trigger: "backfill", slot, id, parallelism, ...(sources ? { sources } : {}) } as const;
-        const result = await this.run(pass, slotRun, ctx);
-        if (result === "held" || result === "failed") break;
-        // A foreign Job holding the slot's name (conflict) is reported, not run; an adopted Job may be another's.
-        const job = pass.jobs.get(jobNameFor(cronJob.metadata.name ?? "", slot));
-        ours = result === "created" || (result === "adopted" && !!job && triggerRequestId(job) === id);
-      }
-      bf = ours ? { ...bf, created: bf.created + 1 } : { ...bf, skipped: bf.skipped + 1 };
-      bf = { ...bf, lastSlot: rfc3339(slot) };
-      handled++;
-    }
-    if (handled === pending.length) {
-      bf = { ...bf, phase: "Complete" };
-      pass.events.push({
-        reason: "BackfillComplete",
-        message: `Backfill "${id}" complete: ${bf.created} slots run, ${bf.skipped} already had their Job`,
-      });
-    }
-    done();
-  }
-
-  // --- the run path: admit, create or adopt, record ------------------------------------------------
-
-  /** One run, whatever its trigger: the one admission rule, the one create, the one record step. */
-  private async run(pass: Pass, request: RunRequest, ctx: ReconcileContext): Promise<RunResult> {
-    const { cronJob } = pass;
-    const row = rowOf(request);
-    const due = row.dueAt?.();
-    const recorded = (job: Readonly<Job>) => mayReplace(cronJob, job, due);
-    const admission = admit(cronJob.spec.concurrencyPolicy, request, [...pass.active.values()], recorded);
+    const due = r.dueAt?.();
+    const recorded = (job: Readonly<Job>) => mayReplace(this.triggers, cronJob, job, due);
+    const admission = admit(cronJob.spec.concurrencyPolicy, r, [...pass.active.values()], recorded);
     if (!admission.run) {
       if (admission.held) pass.events.push(admission.held);
-      ctx.log.debug("run held back by the concurrency policy or the request's limit", { trigger: request.trigger });
-      return "held";
+      ctx.log.debug("run held back by the concurrency policy or the request's limit", { trigger: r.trigger });
+      return { result: "held" };
     }
-    if (admission.replace.length && !(await this.replaceActive(pass, admission.replace, ctx))) return "failed";
+    if (admission.replace.length && !(await this.replaceActive(pass, admission.replace, ctx))) {
+      return { result: "failed" };
+    }
 
-    const job = jobFor(cronJob, request);
+    const job = r.job(cronJob);
     const name = job.metadata!.name!;
     const outcome = await this.jobs.createOrAdopt(cronJob, job, ctx);
     if (!outcome.ok) {
       if (outcome.event) pass.events.push(outcome.event);
       pass.problems = { ...pass.problems, ...outcome.problems };
       if (outcome.retry !== undefined) pass.retry = outcome.retry;
-      return outcome.problems.createConflict ? "conflict" : "failed";
+      return { result: outcome.problems.createConflict ? "conflict" : "failed" };
     }
 
     pass.jobs.set(name, outcome.job);
     if (classifyJob(outcome.job) === "active") pass.active.set(name, outcome.job);
-    pass.status = row.record(pass.status);
     pass.created = true;
-    if (!outcome.created) return "adopted";
-    const made = row.created(name);
+    if (!outcome.created) return { result: "adopted", job: outcome.job };
+    const made = r.created(name);
     pass.events.push(made.event);
     if (outcome.warnings) {
       pass.events.push({ reason: "JobWarning", message: `Job ${name}: ${outcome.warnings.join("; ")}` });
     }
     pass.counts.push(made.count);
-    if (due) jobCreationSkew.observe(Math.max(0, (this.clock.now().getTime() - due.getTime()) / 1000));
-    ctx.log.info(made.log, { job: name, trigger: request.trigger });
-    return "created";
+    if (due) pass.skews.push(Math.max(0, (this.clock.now().getTime() - due.getTime()) / 1000));
+    ctx.log.info(made.log, { job: name, trigger: r.trigger });
+    return { result: "created", job: outcome.job };
   }
 
   /**
@@ -494,7 +439,6 @@ export class CronJobReconciler implements Reconciler {
    * work queue retries it with backoff; the run happens once the running Job is gone.
    */
   private async replaceActive(pass: Pass, running: readonly Readonly<Job>[], ctx: ReconcileContext): Promise<boolean> {
-    const remembered = this.memory.recall(keyOf(pass.cronJob));
     for (const job of running) {
       const deleted = await this.jobs.delete(pass.cronJob, job, ctx, "replace");
       pass.events.push(deleted.event);
@@ -504,38 +448,43 @@ export class CronJobReconciler implements Reconciler {
         return false;
       }
       const uid = job.metadata?.uid;
-      if (uid) (remembered.replaced ??= new Set()).add(uid);
+      if (uid) pass.remember.replaced.add(uid);
       pass.active.delete(job.metadata?.name ?? "");
     }
     return true;
   }
 
-  // --- 12: the commit --------------------------------------------------------------------------------
+  // --- 10: the commit --------------------------------------------------------------------------------
 
   /**
-   * The one place that writes what a pass decided: its Events and counts, history cleanup, and the status; and the
-   * only one that consults the burst window and the books rules. Creation first: while a burst of Job creates is on
-   * (this pass's own create starts or extends one), cleanup and the status write wait for a pass after it
-   * (requeueWhenQuiet), and a pass that created a Job leaves its status write while other CronJobs wait in the
-   * queue; the books never fall more than one run behind (flow.ts), whatever the load. A later pass rebuilds both
-   * from the children, so nothing is lost if the process dies meanwhile.
+   * The one place that applies what a pass decided: memory, its Events, counts and metrics, history cleanup, and
+   * the status; and the only one that consults the burst window and the books rules. Creation first: while a burst
+   * of Job creates is on (this pass's own create starts or extends one), cleanup and the status write wait for a
+   * pass after it (requeueWhenQuiet), and a pass that created a Job leaves its status write while other CronJobs
+   * wait in the queue; the books never fall more than one run behind (books.ts), whatever the load. A later pass
+   * rebuilds both from the children, so nothing is lost if the process dies meanwhile.
    */
   private async commit(o: Outcome, now: Date, ctx: ReconcileContext): Promise<Result> {
     const { pass } = o;
     const { cronJob } = pass;
+    const remembered = this.memory.recall(keyOf(cronJob));
+    remembered.sawCompleted = pass.remember.sawCompleted.size ? pass.remember.sawCompleted : undefined;
+    remembered.replaced = pass.remember.replaced.size ? pass.remember.replaced : undefined;
     const count = (c: RunOutcome) =>
       this.metrics.countRun(cronJob.metadata.namespace ?? "", cronJob.metadata.name ?? "", c, cronJob.metadata.uid);
     for (const e of pass.events) {
-      if (!this.firstReport(cronJob, e)) continue;
+      if (!this.firstReport(remembered, e)) continue;
       this.event(cronJob, e);
       // A held-back run's count goes with its state Event: once per state.
       if ("once" in e && e.count) count(e.count);
     }
     for (const c of pass.counts) count(c);
+    for (const seconds of pass.skews) jobCreationSkew.observe(seconds);
     pass.events.length = 0;
     pass.counts.length = 0;
+    pass.skews.length = 0;
 
-    const { successful, failed } = o.finished;
+    const { successful, failed } = o.history;
     const burst = ctx.burst?.active() ?? false;
     const booksLate = statusBehind(cronJob.status, o.observed, [...successful, ...failed], now);
     const historyLate = historyBehind(
@@ -543,7 +492,7 @@ export class CronJobReconciler implements Reconciler {
       { successful: cronJob.spec.successfulJobsHistoryLimit, failed: cronJob.spec.failedJobsHistoryLimit },
     );
     // History cleanup does not wait for a create that keeps failing: it runs before the retry is thrown.
-    if (!burst || historyLate) await this.cleanupHistory(cronJob, o.finished, ctx);
+    if (!burst || historyLate) await this.cleanupHistory(cronJob, o.history, ctx);
 
     const requeue: Result = o.requeueAfterMs !== undefined ? { requeueAfterMs: o.requeueAfterMs } : {};
     const deferred = !booksLate && (burst || (pass.created && (ctx.queueLength?.() ?? 0) > 0));
@@ -553,7 +502,6 @@ export class CronJobReconciler implements Reconciler {
     }
     const refs = [...pass.active.values()].map(jobRef).sort((a, b) => (a.name ?? "").localeCompare(b.name ?? ""));
     const status = { ...pass.status, active: refs, activeCount: refs.length };
-    const remembered = this.memory.recall(keyOf(cronJob));
     const written = await writeStatus(this.client, cronJob, status, o.conditions, { now, remembered, ctx });
     if (pass.retry !== undefined) throw new Error(pass.retry);
     // A conflict means the object changed under us: read it again soon (a Job created meanwhile is found by its
@@ -562,9 +510,8 @@ export class CronJobReconciler implements Reconciler {
   }
 
   /** A state Event is reported once per state (memory); any other Event every time it is decided. */
-  private firstReport(cronJob: StoredCronJob, e: EventDecision | StateEvent): boolean {
+  private firstReport(remembered: Remembered, e: EventDecision | StateEvent): boolean {
     if (!("once" in e)) return true;
-    const remembered = this.memory.recall(keyOf(cronJob));
     const reported = (remembered.reported ??= new Map());
     if (reported.get(e.once.topic) === e.once.key) return false;
     reported.set(e.once.topic, e.once.key);
@@ -576,8 +523,8 @@ export class CronJobReconciler implements Reconciler {
   }
 
   /** Deletes the oldest finished Jobs beyond each history limit (best effort: a later pass tries again). */
-  private async cleanupHistory(cronJob: StoredCronJob, finished: Outcome["finished"], ctx: ReconcileContext) {
-    for (const job of historyToDelete(cronJob, finished)) {
+  private async cleanupHistory(cronJob: StoredCronJob, history: Outcome["history"], ctx: ReconcileContext) {
+    for (const job of historyToDelete(this.triggers, cronJob, history)) {
       this.event(cronJob, (await this.jobs.delete(cronJob, job, ctx, "history")).event);
     }
   }
@@ -587,25 +534,30 @@ export class CronJobReconciler implements Reconciler {
 
 function newPass(
   cronJob: StoredCronJob,
-  schedules: ParsedSchedules,
   status: CronJobWireStatus,
-  jobs: readonly Readonly<Job>[],
+  seen: { jobs: readonly Readonly<Job>[]; counts: readonly RunOutcome[]; reported: Set<string>; replaced: Set<string> },
   events: Array<EventDecision | StateEvent>,
 ): Pass {
-  const byName = new Map(jobs.map((j) => [j.metadata?.name ?? "", j]));
+  const byName = new Map(seen.jobs.map((j) => [j.metadata?.name ?? "", j]));
   const listed = new Set((status.active ?? []).map((r) => r.name));
   const active = new Map([...byName].filter(([name, j]) => listed.has(name) && classifyJob(j) === "active"));
-  return { cronJob, schedules, status, jobs: byName, active, events, counts: [], problems: {}, created: false };
+  return {
+    cronJob,
+    status,
+    jobs: byName,
+    active,
+    events,
+    counts: [...seen.counts],
+    skews: [],
+    remember: { sawCompleted: seen.reported, replaced: seen.replaced },
+    problems: {},
+    created: false,
+  };
 }
 
 /** A guard's Event describes the CronJob's state: once per reason and message. */
 function guardEvent(e: EventDecision): StateEvent {
   return { ...e, once: { topic: "guard", key: `${e.reason}\u0000${e.message}` } };
-}
-
-/** The backfill request a Job ran for, if any. */
-function triggerRequestId(job: Readonly<Job>): string | undefined {
-  return job.metadata?.annotations?.[BACKFILL_REQUEST_ANNOTATION];
 }
 
 /** Step 1's parse of a cached CronJob. */

@@ -1,17 +1,17 @@
-// Step 4b, stop after repeated failures (spec.stopAfterConsecutiveFailures) and resume. Pure.
+// Step 5, stop after repeated failures (spec.stopAfterConsecutiveFailures) and resume. Pure.
 import { classifyJob, type CronJobWireStatus, finishedAt, type Job } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { EventDecision } from "./events.ts";
 
-/** Step 4b's decision: the status fields of the failure stop, and an Event when it stops or resumes. */
+/** Step 5's decision: the status fields of the failure stop, and an Event when it stops or resumes. */
 interface FailureStopDecision {
   status: CronJobWireStatus;
   event?: EventDecision;
 }
 
 /**
- * Step 4b, stop after repeated failures: counts the runs whose end this pass reports (`finished`, in the order
- * they finished: a failure adds one, a success sets 0), stops at spec.stopAfterConsecutiveFailures, and resumes on
+ * Step 5, stop after repeated failures: counts the runs whose end this pass reports (`newlyEnded`, in the order
+ * they ended: a failure adds one, a success sets 0), stops at spec.stopAfterConsecutiveFailures, and resumes on
  * a new resume request or a spec change since the stop. Every input is stored state, so a pass repeated after a
  * crash decides the same. Without the spec field nothing is counted and the fields go.
  */
@@ -19,7 +19,7 @@ export function failureStop(o: {
   stopAfter: number | undefined;
   generation: number | undefined;
   status: Readonly<CronJobWireStatus>;
-  finished: readonly Readonly<Job>[];
+  newlyEnded: readonly Readonly<Job>[];
   resumeRequest: string | undefined;
   now: Date;
 }): FailureStopDecision {
@@ -43,7 +43,7 @@ export function failureStop(o: {
     stopped = undefined;
     count = 0;
   }
-  const byEnd = [...o.finished].sort(
+  const byEnd = [...o.newlyEnded].sort(
     (a, b) =>
       (finishedAt(a)?.getTime() ?? 0) - (finishedAt(b)?.getTime() ?? 0) ||
       (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""),

@@ -1,7 +1,8 @@
 // Step 6, the guards: what keeps a CronJob from scheduling this pass (deleting, an unknown zone, an unparseable
 // schedule, suspended, stopped after failures), with the conditions that say why. Pure.
-import type { CronJobWire, CronJobWireStatus } from "../api/v1/index.ts";
-import { type Schedule, validateTimeZone } from "../api/v1/schedule/index.ts";
+import { cronJobSchedules, type CronJobSchedules, type CronJobWire, type CronJobWireStatus } from "../api/v1/index.ts";
+import { type HashKey, type Schedule, validateTimeZone } from "../api/v1/schedule/index.ts";
+import { type FieldError, fieldErrorBody } from "../runtime/field.ts";
 import { type ConditionInput, NOT_DEGRADED, progressingCondition } from "./conditions.ts";
 import type { EventDecision } from "./events.ts";
 
@@ -12,7 +13,8 @@ import type { EventDecision } from "./events.ts";
 type GuardDecision =
   | {
       stop: true;
-      suspended: boolean;
+      /** Only scheduling stops (suspended, or stopped after failures): explicit requests still run. */
+      requestsRun: boolean;
       conditions: ConditionInput[];
       /** status.resolvedSchedule: the resolved schedule, or null to remove it (unparseable). Absent: unchanged. */
       resolvedSchedule?: string | null;
@@ -20,12 +22,30 @@ type GuardDecision =
     }
   | { stop: false; schedule: Schedule; resolvedSchedule: string };
 
+/** A CronJob's schedules as the guards read them: parsed, or the error naming the fields and values. */
+export type ParsedSchedules =
+  { ok: true; schedules: CronJobSchedules } | { ok: false; error: { field: string; message: string } };
+
+/** Longest value quoted from a field error: an annotation stored with admission bypassed can be any size. */
+const MAX_QUOTED = 256;
+
 /**
- * The CronJob's schedules as the guards read them: parsed (parseHashedSchedule's result for one schedule, the
- * union's for several, schedules.ts), or the error naming the field and value.
+ * The CronJob's schedules (api/v1/schedules.ts), H hashed with `key`; the errors as one guard error: every field
+ * named with its value (bounded), and the first error's field deciding the condition's reason (a zone error is
+ * UnknownTimeZone, as for spec.timeZone).
  */
-type GuardedSchedule =
-  { ok: true; schedule: Schedule; resolved: string } | { ok: false; error: { field: string; message: string } };
+export function parsedSchedules(cronJob: unknown, key: HashKey): ParsedSchedules {
+  const parsed = cronJobSchedules(cronJob, key);
+  if (parsed.ok) return { ok: true, schedules: parsed.schedules };
+  const message = parsed.errors.map((e) => `${e.field}: ${fieldErrorBody(bounded(e))}`).join("; ");
+  return { ok: false, error: { field: parsed.errors[0]?.field ?? "spec.schedule", message } };
+}
+
+function bounded(e: FieldError): FieldError {
+  const v = e.value;
+  if (typeof v !== "string" || v.length <= MAX_QUOTED) return e;
+  return { ...e, value: `${v.slice(0, MAX_QUOTED)}… (${v.length - MAX_QUOTED} more characters)` };
+}
 
 /**
  * Step 6, the guards: deleting, an unknown time zone, an unparseable schedule, suspended. `parsed` is the
@@ -35,17 +55,17 @@ export function guards(
   cronJob: {
     metadata: Pick<CronJobWire["metadata"], "deletionTimestamp">;
     spec: Pick<CronJobWire["spec"], "timeZone" | "suspend">;
-    /** status.stopped as step 4b left it. */
+    /** status.stopped as step 5 left it. */
     status?: Pick<CronJobWireStatus, "stopped">;
   },
-  parsed: GuardedSchedule,
+  parsed: ParsedSchedules,
   activeCount: number,
 ): GuardDecision {
   const progressing = progressingCondition(activeCount);
   if (cronJob.metadata.deletionTimestamp) {
     return {
       stop: true,
-      suspended: false,
+      requestsRun: false,
       conditions: [
         { type: "Available", status: "False", reason: "Deleting", message: "The CronJob is being deleted." },
         progressing,
@@ -63,7 +83,7 @@ export function guards(
   if (tzErr) {
     return {
       stop: true,
-      suspended: false,
+      requestsRun: false,
       conditions: invalid("UnknownTimeZone", tzErr.message),
       event: { reason: "UnknownTimeZone", message: tzErr.message },
     };
@@ -71,7 +91,7 @@ export function guards(
   if (!parsed.ok) {
     return {
       stop: true,
-      suspended: false,
+      requestsRun: false,
       conditions: invalid(
         isZoneField(parsed.error.field) ? "UnknownTimeZone" : "InvalidSchedule",
         parsed.error.message,
@@ -83,7 +103,7 @@ export function guards(
   if (cronJob.spec.suspend) {
     return {
       stop: true,
-      suspended: true,
+      requestsRun: true,
       conditions: [
         {
           type: "Available",
@@ -94,7 +114,7 @@ export function guards(
         progressing,
         NOT_DEGRADED,
       ],
-      resolvedSchedule: parsed.resolved,
+      resolvedSchedule: parsed.schedules.resolved,
     };
   }
   const stopped = cronJob.status?.stopped;
@@ -105,16 +125,16 @@ export function guards(
     return {
       stop: true,
       // Like a suspended CronJob: an explicit run-now request still runs.
-      suspended: true,
+      requestsRun: true,
       conditions: [
         { type: "Available", status: "False", reason: "StoppedAfterFailures", message },
         progressing,
         { type: "Degraded", status: "True", reason: "StoppedAfterFailures", message },
       ],
-      resolvedSchedule: parsed.resolved,
+      resolvedSchedule: parsed.schedules.resolved,
     };
   }
-  return { stop: false, schedule: parsed.schedule, resolvedSchedule: parsed.resolved };
+  return { stop: false, schedule: parsed.schedules.schedule, resolvedSchedule: parsed.schedules.resolved };
 }
 
 /** spec.timeZone, or the time zone of one of the other schedules (the more-schedules annotation's entries). */
@@ -122,7 +142,7 @@ function isZoneField(field: string): boolean {
   return field === "spec.timeZone" || field.endsWith("].timeZone");
 }
 
-/** Step 6's status: the resolved schedule as the guards decided, and no nextScheduleTime until step 12. */
+/** Step 6's status: the resolved schedule as the guards decided, and no nextScheduleTime until step 9 sets it. */
 export function statusAfterGuards(status: Readonly<CronJobWireStatus>, guard: GuardDecision): CronJobWireStatus {
   const { nextScheduleTime: _next, resolvedSchedule, ...rest } = status;
   if (guard.resolvedSchedule === null) return rest;

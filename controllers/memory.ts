@@ -67,8 +67,8 @@ export class ReconcilerMemory<Loaded = unknown> {
   }
 
   /**
-   * The parsed schedule, cached. Parsing costs ~0.3 ms (cron-parser and zone rules) and a schedule rarely
-   * changes. Keyed by zone and schedule, and for a schedule with H by the CronJob too: the same H schedule
+   * The parsed schedule, cached: a parse (cron-parser and zone rules) costs far more than a lookup, and a
+   * schedule rarely changes. Keyed by zone and schedule, and for a schedule with H by the CronJob too: the same H schedule
    * resolves to another time for each CronJob. `moreSchedules`: the CronJob's other schedules as stored (the
    * more-schedules annotation's value), which the parse depends on too.
    */

@@ -3,17 +3,10 @@
 // live reads of active Jobs the cache lacks are the reconciler's, done before; what was reported before is
 // passed in and the new record handed back.
 import {
-  BACKFILL_REQUEST_ANNOTATION,
-  backfillRequestOf,
   classifyJob,
-  type CronJobWire,
   type CronJobWireStatus,
   type Job,
-  jobNameFor,
-  manualJobName,
   type ObjectReference,
-  RUN_NOW_REQUEST_ANNOTATION,
-  runNowRequestOf,
   scheduledTimeOf,
 } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
@@ -21,81 +14,54 @@ import { stripUndefined } from "../runtime/objects.ts";
 import type { EventDecision } from "./events.ts";
 import type { RunOutcome } from "./metrics.ts";
 import { newestTimes } from "./status.ts";
+import { type CronJobView, type Trigger, triggerOfJob } from "./triggers.ts";
 
-/** What made a Job: its slot in the schedule, a run-now request, or a backfill request. */
-export type Trigger = "schedule" | "runNow" | "backfill";
-
-type CronJobView = Pick<CronJobWire, "metadata" | "status">;
-
-function triggerOf(job: Readonly<Job>): Trigger {
-  const a = job.metadata?.annotations ?? {};
-  if (a[RUN_NOW_REQUEST_ANNOTATION] !== undefined) return "runNow";
-  if (a[BACKFILL_REQUEST_ANNOTATION] !== undefined) return "backfill";
-  return "schedule";
-}
-
-/** A Job with our deterministic name and scheduled-at annotation was created by us (maybe before a crash). */
-function isOurCreation(cronJob: CronJobView, job: Readonly<Job>): boolean {
-  const name = cronJob.metadata.name ?? "";
-  const request = job.metadata?.annotations?.[RUN_NOW_REQUEST_ANNOTATION];
-  if (request !== undefined) return job.metadata?.name === manualJobName(name, request);
-  const slot = scheduledTimeOf(job);
-  return !!slot && job.metadata?.name === jobNameFor(name, slot);
+/** A Job with the name its trigger gives its run was created by us (maybe before a crash). */
+function isOurCreation(triggers: readonly Trigger[], cronJob: CronJobView, job: Readonly<Job>): boolean {
+  return triggerOfJob(triggers, job).ours(cronJob, job);
 }
 
 /**
- * A Job of ours whose run the stored status has not recorded, by the books of the trigger that made it: a slot
- * newer than lastScheduleTime, the current run-now request before lastRunNowRequest holds it, the current backfill
- * request's slot past its recorded progress. It is that run's only record, so history cleanup keeps it, and its
- * end is reported. Each trigger's books are written in the same status write as status.active.
+ * A Job of ours whose run the stored status has not recorded, by the books of the trigger that made it (its row's
+ * `unrecorded`). It is that run's only record, so history cleanup keeps it, and its end is reported. Each
+ * trigger's books are written in the same status write as status.active.
  */
-export function isUnrecordedRun(cronJob: CronJobView, job: Readonly<Job>): boolean {
-  if (!isOurCreation(cronJob, job)) return false;
-  const slot = scheduledTimeOf(job);
-  switch (triggerOf(job)) {
-    case "runNow": {
-      const request = job.metadata?.annotations?.[RUN_NOW_REQUEST_ANNOTATION];
-      return request === runNowRequestOf(cronJob) && request !== cronJob.status?.lastRunNowRequest;
-    }
-    case "backfill": {
-      const id = job.metadata?.annotations?.[BACKFILL_REQUEST_ANNOTATION];
-      const current = backfillRequestOf(cronJob);
-      if (!current?.ok || current.request.id !== id) return false;
-      const bf = cronJob.status?.backfill;
-      if (!bf || bf.id !== id) return true;
-      return bf.phase === "Running" && !!slot && (!bf.lastSlot || slot.getTime() > Date.parse(bf.lastSlot));
-    }
-    case "schedule": {
-      const last = cronJob.status?.lastScheduleTime;
-      return !!slot && (!last || slot.getTime() > Date.parse(last));
-    }
-  }
+export function isUnrecordedRun(triggers: readonly Trigger[], cronJob: CronJobView, job: Readonly<Job>): boolean {
+  return triggerOfJob(triggers, job).unrecorded(cronJob, job);
 }
 
 /**
  * Whether the Job may be deleted (history cleanup, Replace): only once no book needs it. A run the stored status
- * has not recorded needs it (isUnrecordedRun); so does a backfill Job of a slot the schedule has not passed yet
- * (newer than lastScheduleTime, or than the creation when the schedule never ran): lastScheduleTime is the
- * schedule's alone, so for the schedule that Job is the only sign its slot ran, and without it the schedule would
- * start the slot again.
+ * has not recorded needs it (isUnrecordedRun); so does a Job that takes a schedule slot's name without moving
+ * lastScheduleTime (a backfill's) for a slot the schedule has not passed yet (newer than lastScheduleTime, or than
+ * the creation when the schedule never ran): for the schedule that Job is the only sign its slot ran, and without
+ * it the schedule would start the slot again.
  */
-export function mayDelete(cronJob: CronJobView, job: Readonly<Job>): boolean {
-  if (isUnrecordedRun(cronJob, job)) return false;
-  if (!isOurCreation(cronJob, job) || triggerOf(job) !== "backfill") return true;
+export function mayDelete(triggers: readonly Trigger[], cronJob: CronJobView, job: Readonly<Job>): boolean {
+  const row = triggerOfJob(triggers, job);
+  if (row.unrecorded(cronJob, job)) return false;
+  if (!row.takesScheduleSlots || !row.ours(cronJob, job)) return true;
   const slot = scheduledTimeOf(job);
   const base = cronJob.status?.lastScheduleTime ?? cronJob.metadata.creationTimestamp;
   return !slot || (base !== undefined && slot.getTime() <= Date.parse(base));
 }
 
 /**
- * Whether Replace may delete the running Job to start a run. As mayDelete, except that a scheduled run of slot
- * `slot` may replace a backfill Job of an older slot: with Replace the schedule only ever runs its newest slot, so it
- * never comes back to the older one, even if the process dies between the delete and the create.
+ * Whether Replace may delete the running Job to start a run. As mayDelete, except that a run due at `slot` (the
+ * schedule's) may replace a Job of an older slot that does not move lastScheduleTime (a backfill's): with Replace
+ * the schedule only ever runs its newest slot, so it never comes back to the older one, even if the process dies
+ * between the delete and the create.
  */
-export function mayReplace(cronJob: CronJobView, job: Readonly<Job>, slot: Date | undefined): boolean {
-  if (mayDelete(cronJob, job)) return true;
+export function mayReplace(
+  triggers: readonly Trigger[],
+  cronJob: CronJobView,
+  job: Readonly<Job>,
+  slot: Date | undefined,
+): boolean {
+  if (mayDelete(triggers, cronJob, job)) return true;
+  const row = triggerOfJob(triggers, job);
   const at = scheduledTimeOf(job);
-  return !!slot && !!at && triggerOf(job) === "backfill" && !isUnrecordedRun(cronJob, job) && at < slot;
+  return !!slot && !!at && row.takesScheduleSlots && !row.unrecorded(cronJob, job) && at < slot;
 }
 
 /** An active Job as status.active lists it. */
@@ -118,7 +84,7 @@ interface Observation {
   /** Every Job of this CronJob known this pass (the cache's, and the live reads of Jobs it lacks). */
   jobs: Readonly<Job>[];
   /** The runs whose end the stored status has not recorded (what the failure stop counts). */
-  finished: Readonly<Job>[];
+  newlyEnded: Readonly<Job>[];
   events: EventDecision[];
   counts: RunOutcome[];
   /** The Job UIDs reported finished, kept while status has not recorded them (memory's sawCompleted). */
@@ -132,22 +98,23 @@ interface Observation {
  * cache; `live`: the Jobs stored status.active lists that the cache lacks, as the API server answered (absent: gone).
  */
 export function observeChildren(o: {
+  triggers: readonly Trigger[];
   cronJob: CronJobView;
   cached: readonly Readonly<Job>[];
   live: ReadonlyMap<string, Readonly<Job> | undefined>;
   reported: ReadonlySet<string>;
   replaced: ReadonlySet<string>;
 }): Observation {
-  const { cronJob } = o;
+  const { cronJob, triggers } = o;
   const prev = cronJob.status ?? {};
   const prevActive = prev.active ?? [];
   const byUID = new Map(o.cached.map((j) => [j.metadata?.uid ?? "", j]));
   const events: EventDecision[] = [];
   const counts: RunOutcome[] = [];
   const reported = new Set(o.reported);
-  const finished: Readonly<Job>[] = [];
+  const newlyEnded: Readonly<Job>[] = [];
   const reportCompleted = (job: Readonly<Job>) => {
-    finished.push(job);
+    newlyEnded.push(job);
     const uid = job.metadata?.uid ?? "";
     if (reported.has(uid)) return;
     reported.add(uid);
@@ -186,7 +153,7 @@ export function observeChildren(o: {
   const byClass = (k: ReturnType<typeof classifyJob>) => o.cached.filter((j) => classifyJob(j) === k);
   for (const job of byClass("active")) {
     const name = job.metadata?.name ?? "";
-    if (!prevUIDs.has(job.metadata?.uid) && !isOurCreation(cronJob, job)) {
+    if (!prevUIDs.has(job.metadata?.uid) && !isOurCreation(triggers, cronJob, job)) {
       events.push({
         reason: "UnexpectedJob",
         message: `Saw a job that the controller did not create or forgot: ${name}`,
@@ -195,7 +162,7 @@ export function observeChildren(o: {
     active.set(name, jobRef(job));
   }
   for (const job of [...byClass("successful"), ...byClass("failed")]) {
-    if (prevUIDs.has(job.metadata?.uid) || isUnrecordedRun(cronJob, job)) {
+    if (prevUIDs.has(job.metadata?.uid) || isUnrecordedRun(triggers, cronJob, job)) {
       toReport.add(job.metadata?.uid ?? "");
       reportCompleted(job);
     }
@@ -203,8 +170,8 @@ export function observeChildren(o: {
   for (const uid of reported) if (!prevUIDs.has(uid) && !toReport.has(uid)) reported.delete(uid);
   const replaced = new Set([...o.replaced].filter((uid) => prevUIDs.has(uid)));
 
-  // Each trigger's books (docs/architecture.md): lastScheduleTime is the schedule's, so only the schedule's Jobs
-  // move it; a backfill or run-now Job never becomes the base missed slots are counted from. Every run's end
+  // Each trigger's books (docs/architecture.md): lastScheduleTime is the schedule's, so only the Jobs of a trigger
+  // that moves it (the schedule) do; a backfill or run-now Job never becomes the base missed slots are counted from. Every run's end
   // moves lastSuccessfulTime / lastFailedTime. None of them moves backward (newestTimes).
   const parse = (t: string | undefined) => (t ? new Date(t) : undefined);
   const times = newestTimes(
@@ -214,17 +181,16 @@ export function observeChildren(o: {
       lastFailedTime: parse(prev.lastFailedTime),
     },
     jobs,
-    (job) => triggerOf(job) === "schedule",
+    (job) => triggerOfJob(triggers, job).movesLastScheduleTime,
   );
   const refs = [...active.values()].sort((a, b) => (a.name ?? "").localeCompare(b.name ?? ""));
   const status: CronJobWireStatus = { ...stripUndefined(prev), active: refs, activeCount: refs.length };
   if (times.lastScheduleTime) status.lastScheduleTime = rfc3339(times.lastScheduleTime);
   if (times.lastSuccessfulTime) status.lastSuccessfulTime = rfc3339(times.lastSuccessfulTime);
   if (times.lastFailedTime) status.lastFailedTime = rfc3339(times.lastFailedTime);
-  // A run-now request whose Job exists was run (maybe before a crash, before its status write).
-  const request = runNowRequestOf(cronJob);
-  const manualName = request ? manualJobName(cronJob.metadata.name ?? "", request) : undefined;
-  if (request && jobs.some((j) => j.metadata?.name === manualName)) status.lastRunNowRequest = request;
-  if (cronJob.metadata.generation !== undefined) status.observedGeneration = cronJob.metadata.generation;
-  return { status, jobs, finished, events, counts, reported, replaced };
+  // Each trigger's own books from the children (a run-now request whose Job exists was run).
+  let books = status;
+  for (const t of triggers) books = t.observe?.(books, cronJob, jobs) ?? books;
+  if (cronJob.metadata.generation !== undefined) books.observedGeneration = cronJob.metadata.generation;
+  return { status: books, jobs, newlyEnded, events, counts, reported, replaced };
 }

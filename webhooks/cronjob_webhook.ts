@@ -25,16 +25,11 @@ import {
   backfillRequestOf,
   MAX_BACKFILL_SLOTS,
   MORE_SCHEDULES_ANNOTATION,
-  parseCronJobSchedules,
+  cronJobSchedules,
+  scheduleListSchedules,
   parseWithSchema,
 } from "../api/v1/index.ts";
-import {
-  countSlotsInRange,
-  countText,
-  parseScheduleList,
-  type ScheduleSet,
-  unionCountSlots,
-} from "../api/v1/schedule/index.ts";
+import { countText } from "../api/v1/schedule/index.ts";
 import { API_VERSION as V2_API_VERSION, convertCronJob, CronJobV2Schema, VERSION as V2 } from "../api/v2/index.ts";
 import { log, type Logger } from "../runtime/log.ts";
 import {
@@ -152,10 +147,10 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
       ),
     );
   }
-  const schedules = isV2 ? parseScheduleList(spec.schedules, key) : parseCronJobSchedules(obj, key);
-  warnings.push(...schedules.warnings);
-  if (!schedules.ok) errors.push(...schedules.errors);
-  const scheduleSet = schedules.ok ? schedules.set : undefined;
+  const parsed = isV2 ? scheduleListSchedules(spec.schedules, key) : cronJobSchedules(obj, key);
+  warnings.push(...parsed.warnings);
+  if (!parsed.ok) errors.push(...parsed.errors);
+  const schedules = parsed.ok ? parsed.schedules : undefined;
 
   const podSpec = dig(spec, ["jobTemplate", "spec", "template", "spec"]);
   const restartPolicy = isObj(podSpec) ? podSpec.restartPolicy : undefined;
@@ -200,8 +195,9 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
             `to is in the future (now is ${now.toISOString()}): a backfill runs past slots only`,
           ),
         );
-      } else if (scheduleSet) {
-        const slots = backfillSlotCount(scheduleSet, bf.request.from, bf.request.to, created);
+      } else if (schedules) {
+        // Counted as the controller counts it: `@every` slots from the creation time.
+        const slots = schedules.backfillSlotCount(bf.request.from, bf.request.to, created);
         if (!slots.exact || slots.count > MAX_BACKFILL_SLOTS) {
           const count = countText(slots);
           errors.push(
@@ -243,18 +239,6 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
     }
   }
   return { errors, warnings };
-}
-
-/**
- * The slots a backfill range holds: with one schedule exactly as the controller counts them (up to its
- * limit); with several, counted only to just past MAX_BACKFILL_SLOTS, since up to 16 schedules that fire
- * together cost up to 16 times as much per slot and the answer here is only "too many or not". `@every`
- * members count from the creation time, as the controller anchors each on its own grid.
- */
-function backfillSlotCount(set: ScheduleSet, from: Date, to: Date, created: Date): { count: number; exact: boolean } {
-  const [only, ...others] = set.members;
-  if (only && others.length === 0) return countSlotsInRange(only.schedule, from, to, created);
-  return unionCountSlots(set, new Date(from.getTime() - 1), to, created, MAX_BACKFILL_SLOTS + 1);
 }
 
 function dig(o: unknown, path: string[]): unknown {

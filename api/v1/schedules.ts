@@ -4,8 +4,18 @@
 // `kubectl cron` read a CronJob's whole list through scheduleEntriesOf, so a v1 reader never sees one schedule
 // where a v2 writer put several.
 import { type FieldError, invalidField } from "../../runtime/field.ts";
+import { MAX_BACKFILL_SLOTS } from "./backfill.ts";
 import { GROUP } from "./groupversion_info.ts";
-import { type HashKey, parseScheduleList, ScheduleSet } from "./schedule/index.ts";
+import type { ScheduleSource } from "./job.ts";
+import {
+  type HashKey,
+  MAX_SCHEDULE_LENGTH,
+  parseScheduleList,
+  resolveHashedSchedule,
+  type ScheduleSet,
+  unionCountSlots,
+  UnionSchedule,
+} from "./schedule/index.ts";
 
 /**
  * On a v1 CronJob: its schedules after the first, as JSON `[{"schedule":"…","timeZone":"…"}, …]` (timeZone
@@ -96,15 +106,95 @@ export function v1ScheduleField(field: string): string {
   return `${ANNOTATION_FIELD}[${index - 1}]${m[2]}`;
 }
 
+/**
+ * A CronJob's schedules, parsed once: what the controller computes slots with, the webhook validates and counts a
+ * backfill range with, and `kubectl cron` shows. One schedule is a union of one, which gives exactly that
+ * schedule's answers (property-tested), so no caller needs a case of its own for it; the few places where one
+ * schedule and several differ on purpose (what `@every` counts from, whether a Job names its sources) are
+ * decided here.
+ */
+export class CronJobSchedules {
+  /** The union as one Schedule; with one schedule, exactly that schedule's slots. */
+  readonly schedule: UnionSchedule;
+  /** Each schedule as written, with its zone and its text with H resolved, in the list's order. */
+  readonly entries: readonly (ScheduleSource & { resolvedSchedule: string })[];
+
+  constructor(set: ScheduleSet, entries: readonly ScheduleEntry[], key: HashKey) {
+    this.schedule = new UnionSchedule(set);
+    this.entries = set.members.map((m) => {
+      const tz = entries[m.index]?.timeZone;
+      const resolved = resolveHashedSchedule(m.text, key);
+      return {
+        index: m.index,
+        schedule: m.text,
+        ...(typeof tz === "string" ? { timeZone: tz } : {}),
+        // Every member parsed, so it resolves.
+        resolvedSchedule: resolved.ok ? resolved.resolved : m.text,
+      };
+    });
+  }
+
+  /** More than one schedule (API v2's list): its slots' Jobs name the schedules they came from. */
+  get several(): boolean {
+    return this.entries.length > 1;
+  }
+
+  /**
+   * status.resolvedSchedule: each schedule with H resolved, joined by "; ", cut to the CRD's maxLength with "…" (a
+   * status the API server refuses would stop every status write of the CronJob).
+   */
+  get resolved(): string {
+    const joined = this.entries.map((e) => e.resolvedSchedule).join("; ");
+    return joined.length <= MAX_SCHEDULE_LENGTH ? joined : `${joined.slice(0, MAX_SCHEDULE_LENGTH - 1)}…`;
+  }
+
+  /**
+   * What `@every` counts from. One schedule: the last run, else the creation (the built-in controller's rule, so a
+   * changed interval starts from the last run). Several: the creation, each `@every` member on its own grid, so
+   * another member's run (which moves lastScheduleTime) does not re-phase it.
+   */
+  everyAnchor(times: {
+    lastScheduleTime?: string | undefined;
+    creationTimestamp?: string | undefined;
+  }): Date | undefined {
+    const from = this.several ? times.creationTimestamp : (times.lastScheduleTime ?? times.creationTimestamp);
+    return from ? new Date(from) : undefined;
+  }
+
+  /**
+   * The schedules a slot's Job names as its sources (`anchor`: what `@every` counted from when the slot was found).
+   * None for one schedule: its Jobs are as they always were.
+   */
+  sourcesAt(slot: Date, anchor: Date | undefined): ScheduleSource[] | undefined {
+    if (!this.several) return undefined;
+    const at = this.schedule.sourcesAt(slot, anchor);
+    const sources = at.map((i) => {
+      const { resolvedSchedule: _r, ...source } = this.entries.find((e) => e.index === i)!;
+      return source;
+    });
+    return sources.length ? sources : undefined;
+  }
+
+  /**
+   * How many slots a backfill range [from, to] holds, counted to just past MAX_BACKFILL_SLOTS (`exact: false`
+   * beyond it): the answer is only ever "within the limit, this many" or "too many". The controller, the webhook
+   * and `kubectl cron backfill` all count with it. `anchor`: the creation time, which a backfill's `@every` slots
+   * count from.
+   */
+  backfillSlotCount(from: Date, to: Date, anchor: Date): { count: number; exact: boolean } {
+    return unionCountSlots(this.schedule.set, new Date(from.getTime() - 1), to, anchor, MAX_BACKFILL_SLOTS);
+  }
+}
+
 type CronJobSchedulesResult =
-  | { ok: true; set: ScheduleSet; entries: ScheduleEntry[]; warnings: string[] }
+  | { ok: true; schedules: CronJobSchedules; warnings: string[] }
   | { ok: false; errors: FieldError[]; warnings: string[] };
 
 /**
- * A v1 CronJob's schedules validated and parsed into a ScheduleSet (H hashed with `key`), errors at the v1
- * object's own fields (spec.schedule, spec.timeZone, the annotation). Never throws.
+ * A v1 CronJob's schedules (spec.schedule with spec.timeZone, then the more-schedules annotation's) validated and
+ * parsed, H hashed with `key`; errors at the v1 object's own fields. Never throws.
  */
-export function parseCronJobSchedules(obj: unknown, key: HashKey): CronJobSchedulesResult {
+export function cronJobSchedules(obj: unknown, key: HashKey): CronJobSchedulesResult {
   const entries = scheduleEntriesOf(obj);
   if (!entries.ok) return { ok: false, errors: [entries.error], warnings: [] };
   const list = parseScheduleList(entries.entries, key);
@@ -112,5 +202,13 @@ export function parseCronJobSchedules(obj: unknown, key: HashKey): CronJobSchedu
   if (!list.ok) {
     return { ok: false, errors: list.errors.map((e) => ({ ...e, field: v1ScheduleField(e.field) })), warnings };
   }
-  return { ok: true, set: list.set, entries: entries.entries, warnings };
+  return { ok: true, schedules: new CronJobSchedules(list.set, entries.entries, key), warnings };
+}
+
+/** API v2's spec.schedules validated and parsed, errors at spec.schedules[i]. Never throws. */
+export function scheduleListSchedules(list: unknown, key: HashKey): CronJobSchedulesResult {
+  const parsed = parseScheduleList(list, key);
+  if (!parsed.ok) return parsed;
+  const entries = Array.isArray(list) ? list.map(scheduleEntry) : [];
+  return { ok: true, schedules: new CronJobSchedules(parsed.set, entries, key), warnings: parsed.warnings };
 }

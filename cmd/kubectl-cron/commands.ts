@@ -12,19 +12,12 @@ import {
   backfillAnnotationValue,
   jobNameFor,
   MAX_BACKFILL_SLOTS,
-  parseCronJobSchedules,
+  cronJobSchedules,
   scheduleEntriesOf,
+  type ScheduleEntry,
   scheduleSourceText,
 } from "../../api/v1/index.ts";
-import {
-  countSlotsInRange,
-  countText,
-  type HashKey,
-  parseHashedSchedule,
-  type Schedule,
-  slotsInRange,
-  UnionSchedule,
-} from "../../api/v1/schedule/index.ts";
+import { countText, type HashKey, slotsInRange } from "../../api/v1/schedule/index.ts";
 import { fieldErrorString } from "../../runtime/field.ts";
 import type { Client } from "../../runtime/client.ts";
 import { isNotFound } from "../../runtime/errors.ts";
@@ -34,7 +27,7 @@ import type { Args } from "./args.ts";
 import { listAll } from "./api.ts";
 import { historyRows, humanDuration } from "./history.ts";
 import { HANDOVER_ANNOTATION, readMigratedFrom } from "./convert.ts";
-import { nextFireTimes, nextUnionFireTimes } from "./next.ts";
+import { nextRuns } from "./next.ts";
 import { table } from "./table.ts";
 
 export const FIELD_MANAGER = "kubectl-cron";
@@ -141,74 +134,62 @@ export async function setSuspend(ctx: Context, args: Args, suspend: boolean): Pr
   return { text: `${RESOURCE}/${args.name} ${verb}\n`, json: after, notes };
 }
 
-/** Whether a CronJob has more than one schedule (spec.schedule and the more-schedules annotation's). */
-function hasSeveralSchedules(cronJob: CronJob): boolean {
-  const entries = scheduleEntriesOf(cronJob);
-  return !entries.ok || entries.entries.length > 1;
-}
-
-export async function next(ctx: Context, args: Args): Promise<Output> {
-  const cronJob = await getCronJob(ctx, args.name);
-  if (hasSeveralSchedules(cronJob)) return nextOfSeveral(ctx, args, cronJob);
-  const anchorText = cronJob.status?.lastScheduleTime ?? cronJob.metadata.creationTimestamp;
-  const result = nextFireTimes({
-    schedule: cronJob.spec.schedule,
-    key: { namespace: cronJob.metadata.namespace ?? ctx.namespace, name: cronJob.metadata.name ?? args.name },
-    ...(cronJob.spec.timeZone !== undefined ? { timeZone: cronJob.spec.timeZone } : {}),
-    ...(anchorText ? { anchor: new Date(anchorText) } : {}),
-    now: ctx.now(),
-    count: args.count,
-  });
-  if (!result.ok) throw new Error(`${RESOURCE}/${args.name} has no next run: ${result.error}`);
-  const suspended = cronJob.spec.suspend === true;
-  const notes = suspended ? [`suspended: these are the times it would run (kubectl cron resume ${args.name})`] : [];
-  const rows = result.times.map((t) => [t.time, t.utc, t.note ?? ""]);
-  // H is resolved per CronJob: say what this one runs as.
-  const header = result.hashed
-    ? `schedule ${JSON.stringify(cronJob.spec.schedule)} runs as ${JSON.stringify(result.resolvedSchedule)} (H is hashed from namespace/name)\n`
-    : "";
-  return {
-    text: header + table([`NEXT (${result.timeZone})`, "UTC", "NOTE"], rows),
-    json: {
-      name: args.name,
-      schedule: cronJob.spec.schedule,
-      resolvedSchedule: result.resolvedSchedule,
-      timeZone: result.timeZone,
-      suspended,
-      times: result.times,
-    },
-    notes,
-  };
+/** A CronJob's schedules as the controller reads them (api/v1/schedules.ts), H hashed with its namespace/name. */
+function schedulesOf(ctx: Context, cronJob: CronJob, name: string): ReturnType<typeof cronJobSchedules> {
+  const key: HashKey = { namespace: cronJob.metadata.namespace ?? ctx.namespace, name: cronJob.metadata.name ?? name };
+  return cronJobSchedules(cronJob, key);
 }
 
 /**
- * `next` for a CronJob with several schedules: the union's slots, each in the zone of the (first) schedule it came
- * from, with the schedules it came from. `@every` schedules count from the creation time, as the controller runs
- * them.
+ * `kubectl cron next NAME`: the next slots of its schedules, each in the zone of the (first) schedule it came from,
+ * with the DST cases spelled out; with several schedules, the ones each slot came from. `@every` counts from what
+ * the controller counts it from.
  */
-function nextOfSeveral(ctx: Context, args: Args, cronJob: CronJob): Output {
-  const created = cronJob.metadata.creationTimestamp;
-  const result = nextUnionFireTimes({
-    cronJob,
-    key: { namespace: cronJob.metadata.namespace ?? ctx.namespace, name: cronJob.metadata.name ?? args.name },
-    ...(created ? { anchor: new Date(created) } : {}),
-    now: ctx.now(),
-    count: args.count,
+export async function next(ctx: Context, args: Args): Promise<Output> {
+  const cronJob = await getCronJob(ctx, args.name);
+  const parsed = schedulesOf(ctx, cronJob, args.name);
+  if (!parsed.ok) {
+    throw new Error(`${RESOURCE}/${args.name} has no next run: ${parsed.errors.map(fieldErrorString).join("; ")}`);
+  }
+  const { schedules } = parsed;
+  const anchor = schedules.everyAnchor({
+    lastScheduleTime: cronJob.status?.lastScheduleTime,
+    creationTimestamp: cronJob.metadata.creationTimestamp,
   });
-  if (!result.ok) throw new Error(`${RESOURCE}/${args.name} has no next run: ${result.error}`);
+  const times = nextRuns(schedules, anchor, ctx.now(), args.count);
   const suspended = cronJob.spec.suspend === true;
   const notes = suspended ? [`suspended: these are the times it would run (kubectl cron resume ${args.name})`] : [];
-  const hashed = result.schedules.filter((s) => s.resolvedSchedule !== s.schedule);
-  const header = hashed
+  // H is resolved per CronJob: say what this one runs as.
+  const header = schedules.entries
+    .filter((e) => e.resolvedSchedule !== e.schedule)
     .map(
-      (s) =>
-        `schedule ${JSON.stringify(s.schedule)} runs as ${JSON.stringify(s.resolvedSchedule)} (H is hashed from namespace/name)\n`,
+      (e) =>
+        `schedule ${JSON.stringify(e.schedule)} runs as ${JSON.stringify(e.resolvedSchedule)} (H is hashed from namespace/name)\n`,
     )
     .join("");
-  const rows = result.times.map((t) => [t.time, t.utc, t.sources.map(scheduleSourceText).join("; "), t.note ?? ""]);
+  // A SCHEDULE column only when slots name their schedules; the zone in the heading when there is one zone.
+  const named = times.some((t) => t.sources);
+  const zones = new Set(schedules.entries.map((e) => e.timeZone ?? "UTC"));
+  const heading = zones.size === 1 && !named ? `NEXT (${schedules.schedule.timeZone})` : "NEXT";
+  const rows = times.map((t) => [
+    t.time,
+    t.utc,
+    ...(named ? [(t.sources ?? []).map(scheduleSourceText).join("; ")] : []),
+    t.note ?? "",
+  ]);
+  const [first] = schedules.entries;
   return {
-    text: header + table(["NEXT", "UTC", "SCHEDULE", "NOTE"], rows),
-    json: { name: args.name, schedules: result.schedules, suspended, times: result.times },
+    text: header + table([heading, "UTC", ...(named ? ["SCHEDULE"] : []), "NOTE"], rows),
+    json: {
+      name: args.name,
+      // spec.schedule's, as a v1 reader knows it; `schedules` has every one.
+      schedule: first!.schedule,
+      resolvedSchedule: first!.resolvedSchedule,
+      timeZone: schedules.schedule.timeZone,
+      schedules: schedules.entries,
+      suspended,
+      times,
+    },
     notes,
   };
 }
@@ -283,19 +264,20 @@ export async function list(ctx: Context, args: Args): Promise<Output> {
 }
 
 /**
- * SCHEDULE and TIMEZONE: one schedule as written; several (API v2) all in SCHEDULE, each with its zone, since a
- * TIMEZONE column cannot say which zone goes with which.
+ * SCHEDULE and TIMEZONE: the schedules as written, joined by "; ", and their zone; when they are in different zones
+ * (API v2) each in SCHEDULE with its zone and TIMEZONE "-", since one column cannot say which zone goes with which.
  */
 function scheduleColumns(c: CronJob): [string, string] {
   const entries = scheduleEntriesOf(c);
-  if (!entries.ok || entries.entries.length === 1) return [c.spec.schedule, c.spec.timeZone ?? ""];
-  const text = entries.entries.map((e) =>
-    scheduleSourceText({
-      index: 0,
-      schedule: String(e.schedule),
-      ...(typeof e.timeZone === "string" ? { timeZone: e.timeZone } : {}),
-    }),
-  );
+  if (!entries.ok) return [c.spec.schedule, c.spec.timeZone ?? ""];
+  const zoneOf = (e: ScheduleEntry) => (typeof e.timeZone === "string" ? e.timeZone : undefined);
+  const zones = new Set(entries.entries.map(zoneOf));
+  if (zones.size === 1)
+    return [entries.entries.map((e) => String(e.schedule)).join("; "), zoneOf(entries.entries[0]!) ?? ""];
+  const text = entries.entries.map((e) => {
+    const tz = zoneOf(e);
+    return scheduleSourceText({ index: 0, schedule: String(e.schedule), ...(tz ? { timeZone: tz } : {}) });
+  });
   return [text.join("; "), "-"];
 }
 
@@ -304,37 +286,6 @@ function migratedFromColumn(c: CronJob): string {
   if (!from) return "-";
   const state = c.metadata.annotations?.[HANDOVER_ANNOTATION];
   return `${from.apiVersion}${state ? ` (${state})` : ""}`;
-}
-
-type BackfillSchedule =
-  | {
-      ok: true;
-      /** The union of the CronJob's schedules, as the controller backfills it. */
-      schedule: Schedule;
-      /** For several schedules: the ones a slot came from, as a person reads them. */
-      sourcesAt?: (slot: Date, anchor: Date) => string;
-    }
-  | { ok: false; error: string };
-
-/** The schedules a backfill walks: spec.schedule alone as before, or with the more-schedules annotation's, the union. */
-function backfillSchedule(cronJob: CronJob, key: HashKey): BackfillSchedule {
-  if (!hasSeveralSchedules(cronJob)) {
-    const parsed = parseHashedSchedule(cronJob.spec.schedule, key, cronJob.spec.timeZone);
-    return parsed.ok ? { ok: true, schedule: parsed.schedule } : { ok: false, error: parsed.error.message };
-  }
-  const list = parseCronJobSchedules(cronJob, key);
-  if (!list.ok) return { ok: false, error: list.errors.map(fieldErrorString).join("; ") };
-  const union = new UnionSchedule(list.set);
-  const text = (index: number) => {
-    const entry = list.entries[index];
-    const tz = typeof entry?.timeZone === "string" ? entry.timeZone : undefined;
-    return scheduleSourceText({ index, schedule: String(entry?.schedule), ...(tz ? { timeZone: tz } : {}) });
-  };
-  return {
-    ok: true,
-    schedule: union,
-    sourcesAt: (slot, anchor) => union.sourcesAt(slot, anchor).map(text).join("; "),
-  };
 }
 
 /**
@@ -379,29 +330,29 @@ export async function backfill(ctx: Context, args: Args): Promise<Output> {
       notes: bf.message ? [bf.message] : [],
     };
   }
-  const key = { namespace: cronJob.metadata.namespace ?? ctx.namespace, name: args.name };
-  const parsed = backfillSchedule(cronJob, key);
-  if (!parsed.ok) throw new Error(`${ref} cannot be backfilled: ${parsed.error}`);
+  const parsed = schedulesOf(ctx, cronJob, args.name);
+  if (!parsed.ok) throw new Error(`${ref} cannot be backfilled: ${parsed.errors.map(fieldErrorString).join("; ")}`);
+  const { schedules } = parsed;
   if (args.to.getTime() > ctx.now().getTime())
     throw new Error(`--to ${args.to.toISOString()} is in the future: a backfill runs past slots only`);
   const anchor = new Date(cronJob.metadata.creationTimestamp ?? ctx.now());
-  const slots = slotsInRange(parsed.schedule, args.from, args.to, { max: MAX_BACKFILL_SLOTS + 1, anchor });
-  if (slots.length > MAX_BACKFILL_SLOTS) {
-    const all = countText(countSlotsInRange(parsed.schedule, args.from, args.to, anchor));
+  const count = schedules.backfillSlotCount(args.from, args.to, anchor);
+  if (!count.exact || count.count > MAX_BACKFILL_SLOTS) {
+    const all = countText(count);
     throw new Error(
       `the range holds ${all} slots; at most ${MAX_BACKFILL_SLOTS} may be backfilled in one request: split the range`,
     );
   }
+  const slots = slotsInRange(schedules.schedule, args.from, args.to, { max: MAX_BACKFILL_SLOTS, anchor });
   if (args.dryRun) {
     const jobs = await listAll<Job>(ctx.client, Kinds.Job, {
       namespace: ctx.namespace,
       labelSelector: `${CRONJOB_NAME_LABEL}=${args.name}`,
     });
     const existing = new Set(jobs.map((j) => j.metadata?.name ?? ""));
-    const sourcesOf = (slot: Date) => (parsed.sourcesAt ? parsed.sourcesAt(slot, anchor) : undefined);
     const planned = slots.map((s) => {
       const job = jobNameFor(args.name, s);
-      const sources = sourcesOf(s);
+      const sources = schedules.sourcesAt(s, anchor)?.map(scheduleSourceText).join("; ");
       return {
         slot: s.toISOString().replace(".000Z", "Z"),
         job,
@@ -410,7 +361,7 @@ export async function backfill(ctx: Context, args: Args): Promise<Output> {
       };
     });
     const toRun = planned.filter((p) => p.action === "run").length;
-    const several = parsed.sourcesAt !== undefined;
+    const several = planned.some((p) => p.schedule !== undefined);
     const rows = planned.map((p) => [p.slot, p.job, ...(several ? [p.schedule ?? ""] : []), p.action]);
     return {
       text: table(["SLOT (UTC)", "JOB", ...(several ? ["SCHEDULE"] : []), "ACTION"], rows),

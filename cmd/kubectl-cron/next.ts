@@ -1,11 +1,9 @@
 // `kubectl cron next`: the next fire times of a CronJob in its own zone, computed by the schedule module the
 // controller uses, with the DST cases spelled out (a skipped local time, a repeated hour, an offset change).
 // A schedule with H is resolved with the CronJob's namespace/name first, as the controller does.
-import { parseCronJobSchedules, type ScheduleSource } from "../../api/v1/index.ts";
+import { cronJobSchedules, type CronJobSchedules, type ScheduleSource } from "../../api/v1/index.ts";
 import {
-  parseHashedSchedule,
   parseScheduleSpec,
-  resolveHashedSchedule,
   type Schedule,
   ZoneRules,
   type CronFields,
@@ -61,24 +59,21 @@ function wallText(ms: number, offsetMs: number): string {
 
 const hhmm = (wall: string) => wall.slice(11, 16);
 
+/** The next fire times of one schedule given as text (with its zone): nextRuns of a CronJob with just that schedule. */
 export function nextFireTimes(input: NextInput): NextResult {
-  const parsed = parseHashedSchedule(input.schedule, input.key ?? { namespace: "", name: "" }, input.timeZone);
-  if (!parsed.ok) return { ok: false, error: parsed.error.message };
-  const schedule = parsed.schedule;
-  const zone = new ZoneRules(schedule.timeZone);
-  const spec = parseScheduleSpec(parsed.resolved);
-  const fields = spec.ok && spec.spec.kind === "cron" ? spec.spec.fields : undefined;
-
-  const times: FireTime[] = [];
-  let prev = input.now.getTime();
-  let prevOffset = zone.offsetAt(prev);
-  for (let i = 0; i < input.count; i++) {
-    const t = schedule.next(new Date(prev), input.anchor).getTime();
-    times.push(fireTime({ zone, fields, followsRealTime: schedule.followsRealTime }, t, prevOffset));
-    prev = t;
-    prevOffset = zone.offsetAt(t);
-  }
-  return { ok: true, resolvedSchedule: parsed.resolved, hashed: parsed.hashed, timeZone: schedule.timeZone, times };
+  const key = input.key ?? { namespace: "", name: "" };
+  const spec = { schedule: input.schedule, ...(input.timeZone !== undefined ? { timeZone: input.timeZone } : {}) };
+  const parsed = cronJobSchedules({ metadata: {}, spec }, key);
+  if (!parsed.ok) return { ok: false, error: parsed.errors.map(fieldErrorString).join("; ") };
+  const [entry] = parsed.schedules.entries;
+  const times = nextRuns(parsed.schedules, input.anchor, input.now, input.count);
+  return {
+    ok: true,
+    resolvedSchedule: entry!.resolvedSchedule,
+    hashed: entry!.resolvedSchedule !== entry!.schedule,
+    timeZone: parsed.schedules.schedule.timeZone,
+    times,
+  };
 }
 
 /** What a slot's time is read in: a schedule's zone, and its fields (a cron schedule's) for the DST notes. */
@@ -105,66 +100,42 @@ function fireTime(z: SlotZone, t: number, prevOffset: number): FireTime {
   };
 }
 
-/** A slot of several schedules: its time in the zone of the first schedule it came from, and all of them. */
+/** A fire time with the schedules it came from, when the CronJob has several. */
 interface SourcedFireTime extends FireTime {
-  sources: ScheduleSource[];
+  sources?: ScheduleSource[];
 }
 
-type UnionNextResult =
-  | {
-      ok: true;
-      /** Each schedule with H resolved, in the list's order. */
-      schedules: (ScheduleSource & { resolvedSchedule: string })[];
-      times: SourcedFireTime[];
-    }
-  | { ok: false; error: string };
-
 /**
- * The next slots of a CronJob with several schedules (spec.schedule and the more-schedules annotation, as the
- * controller reads them): the union, a second two schedules share shown once with both. `anchor`: the creation
- * time, which every `@every` schedule counts from (each on its own grid, as the controller runs them).
+ * The next `count` slots of a CronJob's schedules after `now` (the union, a second two schedules share shown once),
+ * each in the zone of the first schedule it came from, with the schedules it came from when there are several.
+ * `anchor`: what `@every` counts from (CronJobSchedules.everyAnchor), as the controller runs them.
  */
-export function nextUnionFireTimes(input: {
-  cronJob: unknown;
-  key: HashKey;
-  anchor?: Date;
-  now: Date;
-  count: number;
-}): UnionNextResult {
-  const parsed = parseCronJobSchedules(input.cronJob, input.key);
-  if (!parsed.ok) return { ok: false, error: parsed.errors.map(fieldErrorString).join("; ") };
-  const schedules = parsed.set.members.map((m) => {
-    const tz = parsed.entries[m.index]?.timeZone;
-    const resolved = resolveHashedSchedule(m.text, input.key);
-    return {
-      index: m.index,
-      schedule: m.text,
-      ...(typeof tz === "string" ? { timeZone: tz } : {}),
-      resolvedSchedule: resolved.ok ? resolved.resolved : m.text,
-    };
-  });
-  const zones = new Map(parsed.set.members.map((m) => [m.index, slotZone(m.schedule, schedules, m.index)]));
-  const prevOffsets = new Map([...zones].map(([i, z]) => [i, z.zone.offsetAt(input.now.getTime())]));
+export function nextRuns(
+  schedules: CronJobSchedules,
+  anchor: Date | undefined,
+  now: Date,
+  count: number,
+): SourcedFireTime[] {
+  const members = schedules.schedule.set.members;
+  const zones = new Map(members.map((m) => [m.index, slotZone(m.schedule, schedules.entries, m.index)]));
+  const prevOffsets = new Map([...zones].map(([i, z]) => [i, z.zone.offsetAt(now.getTime())]));
   const times: SourcedFireTime[] = [];
-  const slots = parsed.set.slotsAfter(input.now, input.anchor);
-  for (let n = 0; n < input.count; n++) {
+  const slots = schedules.schedule.set.slotsAfter(now, anchor);
+  for (let n = 0; n < count; n++) {
     const slot = slots.next().value;
     const t = slot.at.getTime();
     const first = slot.sources[0]!;
     const time = fireTime(zones.get(first)!, t, prevOffsets.get(first)!);
     for (const i of slot.sources) prevOffsets.set(i, zones.get(i)!.zone.offsetAt(t));
-    const sources = slot.sources.map((i) => {
-      const { resolvedSchedule: _r, ...source } = schedules.find((s) => s.index === i)!;
-      return source;
-    });
-    times.push({ ...time, sources });
+    const sources = schedules.sourcesAt(slot.at, anchor);
+    times.push(sources ? { ...time, sources } : time);
   }
-  return { ok: true, schedules, times };
+  return times;
 }
 
 function slotZone(
   schedule: Schedule,
-  schedules: { index: number; resolvedSchedule: string }[],
+  schedules: readonly { index: number; resolvedSchedule: string }[],
   index: number,
 ): SlotZone {
   const resolved = schedules.find((s) => s.index === index)!.resolvedSchedule;

@@ -1,9 +1,13 @@
-// The run path's pure parts: the one admission rule (controllers/runs.ts), and each trigger's books as step 4
-// reads them (controllers/observe.ts): which Jobs move lastScheduleTime, and which runs are unrecorded.
+// The run path's pure parts: the one admission rule (controllers/runs.ts) over the triggers' rows
+// (controllers/triggers.ts), and each trigger's books as step 4 reads them (controllers/observe.ts): which Jobs move
+// lastScheduleTime, and which runs are unrecorded.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   BACKFILL_ANNOTATION,
+  backfillAnnotationValue,
+  cronJobSchedules,
+  type CronJobWire,
   BACKFILL_REQUEST_ANNOTATION,
   type Job,
   jobNameFor,
@@ -13,7 +17,8 @@ import {
   SCHEDULED_AT_ANNOTATION,
 } from "../../api/v1/index.ts";
 import { isUnrecordedRun, mayDelete, mayReplace, observeChildren } from "../../controllers/observe.ts";
-import { admit, type RunRequest } from "../../controllers/runs.ts";
+import { admit } from "../../controllers/runs.ts";
+import { backfillRecord, type Trigger, TRIGGERS, type TriggerRun } from "../../controllers/triggers.ts";
 
 const CJ = "cj";
 const slot = (iso: string) => new Date(iso);
@@ -24,19 +29,61 @@ const running = (name: string, annotations: Record<string, string> = {}): Job =>
 const backfillJob = (id: string, at: string): Job =>
   running(jobNameFor(CJ, slot(at)), { [SCHEDULED_AT_ANNOTATION]: at, [BACKFILL_REQUEST_ANNOTATION]: id });
 
+/** The first request a trigger's source plans for a CronJob (its row bound to it), as step 9 gets it. */
+function planned(
+  trigger: Trigger,
+  annotations: Record<string, string>,
+  status: CronJobWire["status"] = {},
+  due: Date[] = [],
+) {
+  const cronJob = {
+    apiVersion: "batch.tutorial.kubebuilder.io/v1",
+    kind: "CronJob",
+    metadata: { name: CJ, namespace: "ns", uid: "cj-uid", creationTimestamp: "2026-11-20T00:00:00Z", annotations },
+    spec: { schedule: "0 * * * *", jobTemplate: { spec: { template: { spec: { containers: [] } } } } },
+    status,
+  } as CronJobWire;
+  const parsed = cronJobSchedules(cronJob, { namespace: "ns", name: CJ });
+  assert.ok(parsed.ok);
+  const input = {
+    cronJob,
+    status,
+    schedules: parsed.schedules,
+    due,
+    anchor: undefined,
+    now: slot("2026-11-24T12:00:00Z"),
+  };
+  const [first] = [...(trigger.plan(input)?.requests ?? [])];
+  assert.ok(first, `${trigger.name} planned a request`);
+  return first;
+}
+
 describe("admit: the one admission rule", () => {
-  const scheduled: RunRequest = { trigger: "schedule", slot: slot("2026-11-24T11:00:00Z") };
-  const runNow: RunRequest = { trigger: "runNow", request: "r1", requestedBy: "alice" };
-  const backfill = (parallelism: number): RunRequest => ({
-    trigger: "backfill",
-    slot: slot("2026-11-24T05:00:00Z"),
-    id: "bf",
-    parallelism,
-  });
+  const [scheduleRow, runNowRow, backfillRow] = TRIGGERS;
+  const scheduled = planned(scheduleRow, {}, {}, [slot("2026-11-24T11:00:00Z")]);
+  const runNow = planned(runNowRow, { [RUN_NOW_ANNOTATION]: "r1" });
+  const from = slot("2026-11-24T00:00:00Z");
+  const to = slot("2026-11-24T06:00:00Z");
+  const backfill = (parallelism: number): TriggerRun =>
+    planned(
+      backfillRow,
+      { [BACKFILL_ANNOTATION]: backfillAnnotationValue({ id: "bf", from, to, parallelism }) },
+      {
+        backfill: {
+          id: "bf",
+          from: "2026-11-24T00:00:00Z",
+          to: "2026-11-24T06:00:00Z",
+          phase: "Running",
+          total: 7,
+          created: 0,
+          skipped: 0,
+        },
+      },
+    );
   const other = running("cj-1");
 
   it("runs anything when nothing runs, whatever the policy", () => {
-    const requests: RunRequest[] = [scheduled, runNow, backfill(1)];
+    const requests: TriggerRun[] = [scheduled, runNow, backfill(1)];
     for (const policy of ["Allow", "Forbid", "Replace", undefined])
       for (const request of requests) assert.deepEqual(admit(policy, request, []), { run: true, replace: [] });
   });
@@ -110,6 +157,7 @@ describe("each trigger's books", () => {
   it("lastScheduleTime is moved by the schedule's Jobs only, never by a backfill's or a run-now's", () => {
     const cronJob = { metadata: base.metadata, status: {} };
     const seen = observeChildren({
+      triggers: TRIGGERS,
       cronJob,
       cached: [backfillJob("bf", "2026-11-23T05:00:00Z"), manual("r2")],
       live: new Map(),
@@ -119,6 +167,7 @@ describe("each trigger's books", () => {
     assert.equal(seen.status.lastScheduleTime, undefined);
     assert.equal(seen.status.lastRunNowRequest, "r2", "run-now's own book");
     const withSlot = observeChildren({
+      triggers: TRIGGERS,
       cronJob,
       cached: [backfillJob("bf", "2026-11-24T05:00:00Z"), scheduledJob("2026-11-24T04:00:00Z")],
       live: new Map(),
@@ -130,15 +179,19 @@ describe("each trigger's books", () => {
 
   it("a run is unrecorded by its own trigger's books only", () => {
     // The schedule: a slot newer than lastScheduleTime.
-    assert.equal(isUnrecordedRun(base, scheduledJob("2026-11-24T11:00:00Z")), true);
-    assert.equal(isUnrecordedRun(base, scheduledJob("2026-11-24T10:00:00Z")), false);
+    assert.equal(isUnrecordedRun(TRIGGERS, base, scheduledJob("2026-11-24T11:00:00Z")), true);
+    assert.equal(isUnrecordedRun(TRIGGERS, base, scheduledJob("2026-11-24T10:00:00Z")), false);
     // A backfill Job newer than lastScheduleTime is not the schedule's to record: its request's progress decides.
-    assert.equal(isUnrecordedRun(base, backfillJob("bf", "2026-11-24T03:00:00Z")), true, "past lastSlot");
-    assert.equal(isUnrecordedRun(base, backfillJob("bf", "2026-11-24T02:00:00Z")), false, "at lastSlot");
-    assert.equal(isUnrecordedRun(base, backfillJob("old", "2026-11-24T23:00:00Z")), false, "another request's");
+    assert.equal(isUnrecordedRun(TRIGGERS, base, backfillJob("bf", "2026-11-24T03:00:00Z")), true, "past lastSlot");
+    assert.equal(isUnrecordedRun(TRIGGERS, base, backfillJob("bf", "2026-11-24T02:00:00Z")), false, "at lastSlot");
+    assert.equal(
+      isUnrecordedRun(TRIGGERS, base, backfillJob("old", "2026-11-24T23:00:00Z")),
+      false,
+      "another request's",
+    );
     // Run-now: the current request before lastRunNowRequest holds it.
-    assert.equal(isUnrecordedRun(base, manual("r2")), true);
-    assert.equal(isUnrecordedRun(base, manual("r1")), false);
+    assert.equal(isUnrecordedRun(TRIGGERS, base, manual("r2")), true);
+    assert.equal(isUnrecordedRun(TRIGGERS, base, manual("r1")), false);
   });
 
   it("a backfill Job of a slot the schedule has not passed is kept: for the schedule it is the only sign the slot ran", () => {
@@ -146,21 +199,67 @@ describe("each trigger's books", () => {
     // slot (lastScheduleTime is the schedule's alone) if history cleanup had deleted the Job.
     const done = { ...backfillJob("old", "2026-11-24T11:00:00Z"), status: { succeeded: 1 } };
     const cronJob = { metadata: { ...base.metadata, creationTimestamp: "2026-11-20T00:00:00Z" }, status: base.status };
-    assert.equal(isUnrecordedRun(cronJob, done), false, "recorded by its request's books");
-    assert.equal(mayDelete(cronJob, done), false, "newer than lastScheduleTime 10:00");
-    assert.equal(mayDelete(cronJob, { ...done, ...backfillJob("old", "2026-11-24T09:00:00Z") }), true);
+    assert.equal(isUnrecordedRun(TRIGGERS, cronJob, done), false, "recorded by its request's books");
+    assert.equal(mayDelete(TRIGGERS, cronJob, done), false, "newer than lastScheduleTime 10:00");
+    assert.equal(mayDelete(TRIGGERS, cronJob, { ...done, ...backfillJob("old", "2026-11-24T09:00:00Z") }), true);
     // Before the CronJob existed the schedule never runs a slot: such a Job may go.
     const fresh = { metadata: { ...base.metadata, creationTimestamp: "2026-11-24T12:00:00Z" }, status: {} };
-    assert.equal(mayDelete(fresh, backfillJob("old", "2026-11-24T11:00:00Z")), true);
-    assert.equal(mayDelete(fresh, backfillJob("old", "2026-11-24T13:00:00Z")), false);
+    assert.equal(mayDelete(TRIGGERS, fresh, backfillJob("old", "2026-11-24T11:00:00Z")), true);
+    assert.equal(mayDelete(TRIGGERS, fresh, backfillJob("old", "2026-11-24T13:00:00Z")), false);
   });
 
   it("a scheduled run may replace a backfill Job of an older slot (Replace runs only the newest slot: never back)", () => {
     const cronJob = { metadata: { ...base.metadata, creationTimestamp: "2026-11-20T00:00:00Z" }, status: base.status };
     const backfilled = backfillJob("old", "2026-11-24T11:00:00Z");
-    assert.equal(mayDelete(cronJob, backfilled), false, "the schedule has not passed 11:00");
-    assert.equal(mayReplace(cronJob, backfilled, slot("2026-11-24T12:00:00Z")), true, "the 12:00 slot passes it");
-    assert.equal(mayReplace(cronJob, backfilled, slot("2026-11-24T11:00:00Z")), false);
-    assert.equal(mayReplace(cronJob, backfilled, undefined), false, "a run-now request waits");
+    assert.equal(mayDelete(TRIGGERS, cronJob, backfilled), false, "the schedule has not passed 11:00");
+    assert.equal(
+      mayReplace(TRIGGERS, cronJob, backfilled, slot("2026-11-24T12:00:00Z")),
+      true,
+      "the 12:00 slot passes it",
+    );
+    assert.equal(mayReplace(TRIGGERS, cronJob, backfilled, slot("2026-11-24T11:00:00Z")), false);
+    assert.equal(mayReplace(TRIGGERS, cronJob, backfilled, undefined), false, "a run-now request waits");
+  });
+});
+
+describe("the backfill's book: its row's record", () => {
+  const status = {
+    lastScheduleTime: "2026-11-24T10:00:00Z",
+    backfill: {
+      id: "bf",
+      phase: "Running" as const,
+      total: 4,
+      created: 1,
+      skipped: 1,
+      lastSlot: "2026-11-24T01:00:00Z",
+    },
+  };
+  const at = slot("2026-11-24T02:00:00Z");
+  const book = (rec: Parameters<typeof backfillRecord>[2]) =>
+    backfillRecord(status, { slot: at, id: "bf" }, rec).backfill;
+
+  it("a slot this request's Job runs is created, one another Job holds is skipped; either way progress moves past it", () => {
+    assert.deepEqual(book({ result: "created", job: backfillJob("bf", "2026-11-24T02:00:00Z") }), {
+      ...status.backfill,
+      created: 2,
+      lastSlot: "2026-11-24T02:00:00Z",
+    });
+    // Found: created by this request before a crash lost the status write (adopted, or seen by name).
+    for (const result of ["adopted", "ran"] as const)
+      assert.equal(book({ result, job: backfillJob("bf", "2026-11-24T02:00:00Z") })?.created, 2, result);
+    // Another request's, the schedule's, or a foreign Job holding the name.
+    assert.equal(book({ result: "ran", job: backfillJob("older", "2026-11-24T02:00:00Z") })?.skipped, 2);
+    assert.equal(book({ result: "ran", job: running(jobNameFor(CJ, at)) })?.skipped, 2);
+    assert.equal(book({ result: "ran" })?.skipped, 2, "status.active only");
+    assert.equal(book({ result: "conflict", job: backfillJob("bf", "2026-11-24T02:00:00Z") })?.skipped, 2);
+  });
+
+  it("leaves every other field, and a status without a backfill, as they were", () => {
+    const after = backfillRecord(status, { slot: at, id: "bf" }, { result: "created" });
+    assert.equal(after.lastScheduleTime, status.lastScheduleTime);
+    assert.deepEqual(backfillRecord({ lastScheduleTime: "x" }, { slot: at, id: "bf" }, { result: "created" }), {
+      lastScheduleTime: "x",
+    });
+    assert.equal(status.backfill.created, 1, "the input untouched");
   });
 });

@@ -1,9 +1,9 @@
-// The reconcile steps that are plain functions (controllers/conditions.ts, failures.ts, flow.ts, guards.ts,
-// schedule.ts): what each decides from plain data.
+// The reconcile steps that are plain functions (controllers/conditions.ts, failures.ts, books.ts, guards.ts,
+// due.ts, and the schedule's row in triggers.ts): what each decides from plain data.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseHashedSchedule } from "../../api/v1/schedule/index.ts";
-import type { Job } from "../../api/v1/index.ts";
+import type { CronJobWireStatus, Job } from "../../api/v1/index.ts";
 import {
   degradedCondition,
   newestFinished,
@@ -11,13 +11,15 @@ import {
   scheduledConditions,
 } from "../../controllers/conditions.ts";
 import { failureStop } from "../../controllers/failures.ts";
-import { historyBehind, statusBehind } from "../../controllers/flow.ts";
-import { guards, statusAfterGuards } from "../../controllers/guards.ts";
-import { missedByPolicy, missedDeadline, scheduleDecision, slotAlreadyRan } from "../../controllers/schedule.ts";
+import { historyBehind, statusBehind } from "../../controllers/books.ts";
+import { guards, parsedSchedules, statusAfterGuards } from "../../controllers/guards.ts";
+import { missedByPolicy, missedDeadline, scheduleDecision } from "../../controllers/due.ts";
+import { TRIGGERS } from "../../controllers/triggers.ts";
 import { batchJob } from "../fixtures.ts";
 
 const key = { namespace: "ns", name: "cj" };
-const parsed = (schedule: string, tz?: string) => parseHashedSchedule(schedule, key, tz);
+const parsed = (schedule: string, tz?: string) =>
+  parsedSchedules({ metadata: key, spec: { schedule, ...(tz !== undefined ? { timeZone: tz } : {}) } }, key);
 const cj = (o: { deleting?: boolean; timeZone?: string; suspend?: boolean } = {}) => ({
   metadata: o.deleting ? { deletionTimestamp: "2026-11-23T10:00:00Z" } : {},
   spec: { ...(o.timeZone !== undefined ? { timeZone: o.timeZone } : {}), ...(o.suspend ? { suspend: true } : {}) },
@@ -39,7 +41,7 @@ describe("step 6: guards", () => {
       "Progressing=True/JobsActive",
       "Degraded=False/AsExpected",
     ]);
-    assert.ok(d.stop && d.event === undefined && d.resolvedSchedule === undefined && !d.suspended);
+    assert.ok(d.stop && d.event === undefined && d.resolvedSchedule === undefined && !d.requestsRun);
   });
 
   it("an unknown time zone stops with an UnknownTimeZone Event and Degraded", () => {
@@ -69,7 +71,7 @@ describe("step 6: guards", () => {
       "Progressing=True/JobsActive",
       "Degraded=False/AsExpected",
     ]);
-    assert.ok(d.stop && d.suspended && d.resolvedSchedule === "*/5 * * * *" && d.event === undefined);
+    assert.ok(d.stop && d.requestsRun && d.resolvedSchedule === "*/5 * * * *" && d.event === undefined);
   });
 
   it("Progressing counts the running Jobs", () => {
@@ -96,7 +98,7 @@ describe("step 6: the status the guards leave", () => {
 });
 
 describe("step 7: scheduleDecision", () => {
-  const hourly = parsed("0 * * * *");
+  const hourly = parseHashedSchedule("0 * * * *", key);
   assert.ok(hourly.ok);
   const at = (t: string) => new Date(t);
   const iso = (ds: Date[]) => ds.map((d) => d.toISOString().replace(".000Z", "Z"));
@@ -279,25 +281,25 @@ describe("step 8: missedByPolicy", () => {
   });
 });
 
-describe("step 4b: failureStop", () => {
+describe("step 5: failureStop", () => {
   const failed = (name: string, at: string) => batchJob({ name, state: "failed", end: at });
   const ok = (name: string, at: string) => batchJob({ name, state: "complete", end: at });
   const now = new Date("2026-11-23T12:00:00Z");
   const run = (o: Partial<Parameters<typeof failureStop>[0]>) =>
-    failureStop({ stopAfter: 3, generation: 1, status: {}, finished: [], resumeRequest: undefined, now, ...o });
+    failureStop({ stopAfter: 3, generation: 1, status: {}, newlyEnded: [], resumeRequest: undefined, now, ...o });
 
   it("counts failed runs in the order they ended; a success sets 0", () => {
-    const d = run({ finished: [failed("b", "2026-11-23T11:00:00Z"), ok("a", "2026-11-23T10:00:00Z")] });
+    const d = run({ newlyEnded: [failed("b", "2026-11-23T11:00:00Z"), ok("a", "2026-11-23T10:00:00Z")] });
     assert.equal(d.status.consecutiveFailures, 1);
     assert.equal(
-      run({ finished: [ok("b", "2026-11-23T11:00:00Z"), failed("a", "2026-11-23T10:00:00Z")] }).status
+      run({ newlyEnded: [ok("b", "2026-11-23T11:00:00Z"), failed("a", "2026-11-23T10:00:00Z")] }).status
         .consecutiveFailures,
       0,
     );
   });
 
   it("stops at the limit, with the count, the time and the generation, and says so once", () => {
-    const d = run({ status: { consecutiveFailures: 2 }, finished: [failed("c", "2026-11-23T11:00:00Z")] });
+    const d = run({ status: { consecutiveFailures: 2 }, newlyEnded: [failed("c", "2026-11-23T11:00:00Z")] });
     assert.deepEqual(d.status.stopped, { time: "2026-11-23T12:00:00Z", failures: 3, generation: 1 });
     assert.equal(d.event?.reason, "StoppedAfterFailures");
     const again = run({ status: d.status });
@@ -331,7 +333,7 @@ describe("step 4b: failureStop", () => {
     const d = run({
       stopAfter: undefined,
       status: { consecutiveFailures: 2 },
-      finished: [failed("x", "2026-11-23T11:00:00Z")],
+      newlyEnded: [failed("x", "2026-11-23T11:00:00Z")],
     });
     assert.deepEqual(d.status, {});
   });
@@ -342,7 +344,7 @@ describe("step 4b: failureStop", () => {
       parsed("0 * * * *"),
       0,
     );
-    assert.ok(g.stop && g.suspended);
+    assert.ok(g.stop && g.requestsRun);
     assert.deepEqual(reasons(g), [
       "Available=False/StoppedAfterFailures",
       "Progressing=False/NoJobsActive",
@@ -351,20 +353,32 @@ describe("step 4b: failureStop", () => {
   });
 });
 
-describe("step 9: slotAlreadyRan", () => {
+describe("step 9: the schedule's row says whether a due slot already ran", () => {
   const due = new Date("2026-11-23T10:00:00Z");
   const jobName = "cj-1795428000"; // jobNameFor("cj", due): seconds since the epoch
+  const [scheduleRow] = TRIGGERS;
+  const cronJob = {
+    metadata: { name: "cj", namespace: "ns" },
+    spec: { schedule: "0 * * * *", jobTemplate: { spec: { template: { spec: { containers: [] } } } } },
+  };
+  const [request] = [
+    ...(scheduleRow.plan({ cronJob, status: {}, schedules: undefined, due: [due], anchor: undefined, now: due })
+      ?.requests ?? []),
+  ];
+  assert.ok(request);
+  const ran = (jobs: { metadata: { name: string } }[], status: CronJobWireStatus) =>
+    request.ran({ cronJobName: "cj", jobs: new Map(jobs.map((j) => [j.metadata.name, j])), status }).ran;
 
   it("status recording the slot (or a newer one) says it ran", () => {
-    assert.equal(slotAlreadyRan("cj", [], { lastScheduleTime: "2026-11-23T10:00:00Z" }, due), true);
-    assert.equal(slotAlreadyRan("cj", [], { lastScheduleTime: "2026-11-23T11:00:00Z" }, due), true);
-    assert.equal(slotAlreadyRan("cj", [], { lastScheduleTime: "2026-11-23T09:00:00Z" }, due), false);
+    assert.equal(ran([], { lastScheduleTime: "2026-11-23T10:00:00Z" }), true);
+    assert.equal(ran([], { lastScheduleTime: "2026-11-23T11:00:00Z" }), true);
+    assert.equal(ran([], { lastScheduleTime: "2026-11-23T09:00:00Z" }), false);
   });
 
   it("a Job holding the slot's name, in the cache or only in status.active, says it ran", () => {
-    assert.equal(slotAlreadyRan("cj", [{ metadata: { name: jobName } }], {}, due), true);
-    assert.equal(slotAlreadyRan("cj", [], { active: [{ name: jobName }] }, due), true);
-    assert.equal(slotAlreadyRan("cj", [{ metadata: { name: "cj-1" } }], { active: [{ name: "other" }] }, due), false);
+    assert.equal(ran([{ metadata: { name: jobName } }], {}), true);
+    assert.equal(ran([], { active: [{ name: jobName }] }), true);
+    assert.equal(ran([{ metadata: { name: "cj-1" } }], { active: [{ name: "other" }] }), false);
   });
 });
 

@@ -21,7 +21,7 @@ import {
 } from "../../api/v1/index.ts";
 import { parseSchedule, ScheduleSet, UnionSchedule } from "../../api/v1/schedule/index.ts";
 import { guards } from "../../controllers/guards.ts";
-import { everyAnchor, parseSchedules, slotSources } from "../../controllers/schedules.ts";
+import { parsedSchedules as parseSchedules } from "../../controllers/guards.ts";
 import { condition, ReconcileHarness } from "../integration/cronjob/harness.ts";
 import type { FakeClient } from "../../runtime/fake/client.ts";
 
@@ -306,25 +306,29 @@ describe("a CronJob with several schedules: the reconciler runs their union", ()
   });
 
   it("a backfill counts the union's slots against MAX_BACKFILL_SLOTS, a shared second once", async () => {
-    const request = backfillAnnotationValue({
-      id: "bf-2",
-      from: new Date("2026-01-01T00:00:00Z"),
-      to: new Date("2026-02-15T00:00:00Z"),
-      parallelism: 1,
-    });
-    // Every slot of "0 */2 * * *" in Berlin (whole-hour offsets) is one of "0 * * * *": the union is hourly.
-    const { h, name } = await withCronJob({
-      created: "2026-03-01T00:00:00Z",
-      now: "2026-03-01T00:30:00Z",
-      spec: { schedule: "0 */2 * * *", timeZone: "Europe/Berlin", suspend: true },
-      more: [{ schedule: "0 * * * *" }],
-      annotations: { [BACKFILL_ANNOTATION]: request },
-    });
+    // Every slot of "0 */2 * * *" in Berlin (whole-hour offsets) is one of "0 * * * *": the union is hourly. 1000
+    // hours hold 1000 slots of the union (1500 if a shared second counted twice): accepted; one more hour is not.
+    const request = (to: string, id: string) =>
+      backfillAnnotationValue({ id, from: new Date("2026-01-01T00:00:00Z"), to: new Date(to), parallelism: 1 });
+    const backfilled = (to: string) =>
+      withCronJob({
+        created: "2026-03-01T00:00:00Z",
+        now: "2026-03-01T00:30:00Z",
+        spec: { schedule: "0 */2 * * *", timeZone: "Europe/Berlin", suspend: true },
+        more: [{ schedule: "0 * * * *" }],
+        annotations: { [BACKFILL_ANNOTATION]: request(to, "bf") },
+      });
+    const within = await backfilled("2026-02-11T15:00:00Z");
+    await passAt(within.h, within.name, "2026-03-01T00:30:00Z");
+    const accepted = (await within.h.get(within.name)).status?.backfill;
+    assert.equal(accepted?.phase, "Running", accepted?.message);
+    assert.equal(accepted?.total, 1000);
+
+    const { h, name } = await backfilled("2026-02-11T16:00:00Z");
     await passAt(h, name, "2026-03-01T00:30:00Z");
     const bf = (await h.get(name)).status?.backfill;
     assert.equal(bf?.phase, "Refused");
-    assert.match(bf?.message ?? "", /the range holds 1081 slots; at most 1000/);
-    assert.equal((await h.jobs(name)).length, 0);
+    assert.match(bf?.message ?? "", /the range holds more than 1000 slots; at most 1000/);
   });
 
   it("a run-now Job of a CronJob with several schedules, and every Job of a one-schedule CronJob, names none", async () => {
@@ -352,7 +356,7 @@ describe("a CronJob with several schedules: the reconciler runs their union", ()
   });
 });
 
-describe("the controller's schedule parse (controllers/schedules.ts)", () => {
+describe("a CronJob's schedules as the controller reads them (api/v1/schedules.ts, guarded in controllers/guards.ts)", () => {
   const key = { namespace: "ns", name: "cj" };
   const cronJob = (schedule: string, more?: unknown[], timeZone?: string) => ({
     metadata: {
@@ -366,20 +370,27 @@ describe("the controller's schedule parse (controllers/schedules.ts)", () => {
   it("without the annotation: the single schedule, its resolved text and its error as before", () => {
     const ok = parseSchedules(cronJob("H 3 * * *"), key);
     assert.ok(ok.ok);
-    assert.match(ok.resolved, /^\d+ 3 \* \* \*$/);
-    assert.equal(ok.schedule.set.members.length, 1);
+    assert.match(ok.schedules.resolved, /^\d+ 3 \* \* \*$/);
+    assert.equal(ok.schedules.schedule.set.members.length, 1);
     const bad = parseSchedules(cronJob("0 0 30 2 *"), key);
     assert.ok(!bad.ok);
     assert.equal(bad.error.field, "spec.schedule");
     assert.match(bad.error.message, /^spec\.schedule: Invalid value: "0 0 30 2 \*"/);
-    assert.equal(everyAnchor(ok, "2026-01-01T00:00:00Z"), undefined, "one schedule: scheduleDecision's own anchor");
-    assert.equal(slotSources(ok, new Date("2026-01-01T03:00:00Z"), undefined), undefined);
+    const times = { lastScheduleTime: "2026-01-02T00:00:00Z", creationTimestamp: "2026-01-01T00:00:00Z" };
+    assert.equal(
+      ok.schedules.everyAnchor(times)?.toISOString(),
+      "2026-01-02T00:00:00.000Z",
+      "one schedule: the last run",
+    );
+    assert.equal(ok.schedules.sourcesAt(new Date("2026-01-01T03:00:00Z"), undefined), undefined);
   });
 
   it("with it: the resolved texts joined by '; ', an entry's error at its field, guarded as InvalidSchedule", () => {
     const ok = parseSchedules(cronJob("H 3 * * *", [{ schedule: "@every 90m" }]), key);
     assert.ok(ok.ok);
-    assert.match(ok.resolved, /^\d+ 3 \* \* \*; @every 90m$/);
+    assert.match(ok.schedules.resolved, /^\d+ 3 \* \* \*; @every 90m$/);
+    const times = { lastScheduleTime: "2026-01-02T00:00:00Z", creationTimestamp: "2026-01-01T00:00:00Z" };
+    assert.equal(ok.schedules.everyAnchor(times)?.toISOString(), "2026-01-01T00:00:00.000Z", "several: the creation");
     const bad = parseSchedules(cronJob("0 3 * * *", [{ schedule: "0 9 * * *" }, { schedule: "0 0 31 2 *" }]), key);
     assert.ok(!bad.ok);
     assert.equal(bad.error.field, `metadata.annotations[${MORE_SCHEDULES_ANNOTATION}][1].schedule`);
@@ -397,8 +408,8 @@ describe("the controller's schedule parse (controllers/schedules.ts)", () => {
     const more = Array.from({ length: 15 }, (_, i) => ({ schedule: long(i + 1) }));
     const ok = parseSchedules(cronJob(long(0), more), key);
     assert.ok(ok.ok);
-    assert.equal(ok.resolved.length, MAX_SCHEDULE_LENGTH);
-    assert.ok(ok.resolved.startsWith(`${long(0)}; ${long(1)}; `) && ok.resolved.endsWith("…"));
+    assert.equal(ok.schedules.resolved.length, MAX_SCHEDULE_LENGTH);
+    assert.ok(ok.schedules.resolved.startsWith(`${long(0)}; ${long(1)}; `) && ok.schedules.resolved.endsWith("…"));
   });
 
   it("an oversized annotation value is quoted bounded", () => {

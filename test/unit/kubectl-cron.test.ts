@@ -462,7 +462,7 @@ describe("kubectl cron backfill", () => {
     );
     await assert.rejects(
       backfill(ctxFor([]), args("--from=2025-01-01T00:00:00Z", "--to=2026-01-01T00:00:00Z")),
-      /holds 8761 slots; at most 1000/,
+      /holds more than 1000 slots; at most 1000/,
     );
   });
 

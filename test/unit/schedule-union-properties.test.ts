@@ -2,6 +2,9 @@
 // schedules in random zones: a one-member set gives exactly what the single-schedule functions give; and a set
 // of several gives exactly the union of its members' slots, found by brute force (every minute, or every second
 // for short windows, asking each member whether it fires then) and by merging each member's own slotsInRange.
+// The union's ranges, newest slots, counts and windows are taken the way the product takes them: window.ts'
+// functions over a UnionSchedule, each slot's sources from sourcesAt; with one anchor per member (which
+// UnionSchedule does not take), from the set's own walks (ScheduleSet.slotsAfter, slotsBackFrom).
 // The single-schedule functions themselves are checked against independent oracles in schedule-properties.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -9,6 +12,7 @@ import fc from "fast-check";
 import {
   countSlots,
   countSlotsInRange,
+  MISSED_COUNT_CAP,
   newestSlots,
   parseHashedSchedule,
   type Schedule,
@@ -18,10 +22,7 @@ import {
   slotsInRange,
   type SourcedSlot,
   unionCountSlots,
-  unionCountSlotsInRange,
-  unionNewestSlots,
-  unionScheduleWindow,
-  unionSlotsInRange,
+  UnionSchedule,
 } from "../../api/v1/schedule/index.ts";
 
 const SECOND = 1000;
@@ -146,6 +147,40 @@ const lengthArb = fc.oneof(
 const show = (s: SourcedSlot) => `${s.at.toISOString()} ${s.sources.join(",")}`;
 const showDate = (d: Date | undefined) => (d === undefined ? "none" : d.toISOString());
 
+/** Each slot with the members the product names for it (UnionSchedule.sourcesAt). */
+const sourced = (union: UnionSchedule, slots: Date[], anchor?: SetAnchor): SourcedSlot[] =>
+  slots.map((at) => ({ at, sources: union.sourcesAt(at, anchor) }));
+
+/** The set's own walk (ScheduleSet.slotsAfter) over [from, to], bounded as slotsInRange bounds a range. */
+function setSlotsInRange(
+  set: ScheduleSet,
+  from: Date,
+  to: Date,
+  o: { after?: Date; max: number; anchor?: SetAnchor },
+): SourcedSlot[] {
+  const out: SourcedSlot[] = [];
+  if (o.max <= 0) return out;
+  const start = o.after && o.after.getTime() >= from.getTime() ? o.after : new Date(from.getTime() - 1);
+  for (const slot of set.slotsAfter(start, o.anchor)) {
+    if (slot.at.getTime() > to.getTime()) break;
+    out.push(slot);
+    if (out.length >= o.max) break;
+  }
+  return out;
+}
+
+/** The set's own walk back (ScheduleSet.slotsBackFrom) over (after, notAfter], newest first, as newestSlots. */
+function setNewestSlots(set: ScheduleSet, after: Date, notAfter: Date, anchor: SetAnchor, max: number): SourcedSlot[] {
+  const out: SourcedSlot[] = [];
+  if (max <= 0) return out;
+  for (const slot of set.slotsBackFrom(notAfter, anchor)) {
+    if (slot.at.getTime() <= after.getTime()) break;
+    out.push(slot);
+    if (out.length >= max) break;
+  }
+  return out;
+}
+
 // --- one member: exactly the single-schedule functions ---------------------------------------------------------
 
 describe("a one-member ScheduleSet equals its schedule", () => {
@@ -184,33 +219,91 @@ describe("a one-member ScheduleSet equals its schedule", () => {
 
           const after = afterAt < 0 ? undefined : new Date(start + Math.floor(afterAt * length));
           const o = { max, ...(after ? { after } : {}) };
+          const expectedRange = as(slotsInRange(schedule, from, to, { ...o, ...(single ? { anchor: single } : {}) }));
+          const expectedNewest = as(newestSlots(schedule, from, to, single ?? anchor, max));
+          const w = scheduleWindow({ schedule, earliest: from, now: to, ...(single ? { anchor: single } : {}) });
           assert.deepEqual(
-            unionSlotsInRange(set, from, to, { ...o, anchor: union }).map(show),
-            as(slotsInRange(schedule, from, to, { ...o, ...(single ? { anchor: single } : {}) })),
-            `slotsInRange: ${label}`,
+            unionCountSlots(set, from, to, union, limit),
+            countSlots(schedule, from, to, single, limit),
+            `countSlots: ${label}`,
           );
+          if (union !== undefined && !(union instanceof Date)) {
+            // UnionSchedule takes one Date for every member: a per-member anchor goes through the set's own walks.
+            assert.deepEqual(
+              setSlotsInRange(set, from, to, { ...o, anchor: union }).map(show),
+              expectedRange,
+              `slotsInRange: ${label}`,
+            );
+            assert.deepEqual(
+              setNewestSlots(set, from, to, union, max).map(show),
+              expectedNewest,
+              `newestSlots: ${label}`,
+            );
+            if (length <= 3 * DAY) {
+              // The default limit (100,000) is within reach of an @every 1s member only in short ranges.
+              assert.deepEqual(
+                unionCountSlots(set, new Date(from.getTime() - 1), to, union),
+                countSlotsInRange(schedule, from, to, single),
+                `countSlotsInRange: ${label}`,
+              );
+            }
+            const newest = set.mostRecent(to, union);
+            const missed = newest && newest.at.getTime() > from.getTime() ? newest : undefined;
+            assert.equal(set.next(to, union).at.toISOString(), w.next.toISOString(), `window next: ${label}`);
+            assert.equal(showDate(missed?.at), showDate(w.missed), `window missed: ${label}`);
+            const missedCount = missed ? unionCountSlots(set, from, to, union, MISSED_COUNT_CAP).count : 0;
+            assert.equal(missedCount, w.missedCount, `window count: ${label}`);
+            return;
+          }
+
+          const u = new UnionSchedule(set);
+          for (const q of [from, to, new Date(start + length / 2)]) {
+            assert.equal(
+              u.next(q, union).toISOString(),
+              schedule.next(q, single).toISOString(),
+              `union next: ${label}`,
+            );
+            assert.equal(
+              showDate(u.mostRecent(q, union)),
+              showDate(schedule.mostRecent(q, single)),
+              `union mostRecent`,
+            );
+          }
+          const range = slotsInRange(u, from, to, { ...o, anchor: union });
+          if (union === undefined && schedule.isEvery) {
+            // sourcesAt finds a slot's members from just before it, where an anchorless `@every` member counts from
+            // each `after` (no grid): only the walk that found its slots can name them, the set's own.
+            const walk = setSlotsInRange(set, from, to, o);
+            assert.deepEqual(
+              range.map(showDate),
+              walk.map((slot) => showDate(slot.at)),
+              `slotsInRange: ${label}`,
+            );
+            assert.deepEqual(walk.map(show), expectedRange, `slotsInRange: ${label}`);
+          } else {
+            assert.deepEqual(sourced(u, range, union).map(show), expectedRange, `slotsInRange: ${label}`);
+          }
           assert.deepEqual(
-            unionNewestSlots(set, from, to, union ?? anchor, max).map(show),
-            as(newestSlots(schedule, from, to, single ?? anchor, max)),
+            sourced(u, newestSlots(u, from, to, union ?? anchor, max), union ?? anchor).map(show),
+            expectedNewest,
             `newestSlots: ${label}`,
           );
           assert.deepEqual(
-            unionCountSlots(set, from, to, union, limit),
+            countSlots(u, from, to, union, limit),
             countSlots(schedule, from, to, single, limit),
             `countSlots: ${label}`,
           );
           if (length <= 3 * DAY) {
             // The default limit (100,000) is within reach of an @every 1s member only in short ranges.
             assert.deepEqual(
-              unionCountSlotsInRange(set, from, to, union),
+              countSlotsInRange(u, from, to, union),
               countSlotsInRange(schedule, from, to, single),
               `countSlotsInRange: ${label}`,
             );
           }
-          const w = scheduleWindow({ schedule, earliest: from, now: to, ...(single ? { anchor: single } : {}) });
-          const uw = unionScheduleWindow({ set, earliest: from, now: to, anchor: union });
-          assert.equal(uw.next.at.toISOString(), w.next.toISOString(), `window next: ${label}`);
-          assert.equal(showDate(uw.missed?.at), showDate(w.missed), `window missed: ${label}`);
+          const uw = scheduleWindow({ schedule: u, earliest: from, now: to, anchor: union });
+          assert.equal(uw.next.toISOString(), w.next.toISOString(), `window next: ${label}`);
+          assert.equal(showDate(uw.missed), showDate(w.missed), `window missed: ${label}`);
           assert.equal(uw.missedCount, w.missedCount, `window count: ${label}`);
         },
       ),
@@ -221,13 +314,16 @@ describe("a one-member ScheduleSet equals its schedule", () => {
 
 // --- several members: the union, by brute force ----------------------------------------------------------------
 
+/** One shared anchor, or one per member. */
+type Anchor = Exclude<SetAnchor, undefined>;
+
 /** Each member's anchor: one shared instant, or one per member. */
-function anchorsArb(count: number, base: number, grid: number): fc.Arbitrary<SetAnchor> {
+function anchorsArb(count: number, base: number, grid: number): fc.Arbitrary<Anchor> {
   // Often on a whole hour, so @every members meet the others.
   const at = fc
     .tuple(fc.integer({ min: -3 * DAY, max: 0 }), fc.constantFrom(grid, HOUR))
     .map(([o, g]) => new Date(Math.floor((base + o) / g) * g));
-  return fc.oneof(
+  return fc.oneof<fc.Arbitrary<Anchor>[]>(
     at,
     fc.array(at, { minLength: count, maxLength: count }).map((dates) => new Map(dates.map((d, i) => [i, d]))),
   );
@@ -260,7 +356,7 @@ function assertReached(before: typeof reached): void {
 
 function checkAgainst(
   set: ScheduleSet,
-  anchor: SetAnchor,
+  anchor: Anchor,
   from: number,
   to: number,
   expected: string[],
@@ -271,13 +367,48 @@ function checkAgainst(
   const f = new Date(from);
   const t = new Date(to);
   const big = expected.length + 10;
-  assert.deepEqual(unionSlotsInRange(set, f, t, { max: big, anchor }).map(show), expected, "unionSlotsInRange");
-  assert.deepEqual(
-    unionNewestSlots(set, new Date(from - 1), t, anchor, big).map(show),
-    [...expected].reverse(),
-    "unionNewestSlots",
-  );
-  assert.deepEqual(unionCountSlotsInRange(set, f, t, anchor), { count: expected.length, exact: true });
+  if (!(anchor instanceof Date)) {
+    // UnionSchedule takes one Date for every member: a per-member anchor goes through the set's own walks.
+    assert.deepEqual(setSlotsInRange(set, f, t, { max: big, anchor }).map(show), expected, "set.slotsAfter");
+    assert.deepEqual(
+      setNewestSlots(set, new Date(from - 1), t, anchor, big).map(show),
+      [...expected].reverse(),
+      "set.slotsBackFrom",
+    );
+    assert.deepEqual(unionCountSlots(set, new Date(from - 1), t, anchor), { count: expected.length, exact: true });
+  } else {
+    const union = new UnionSchedule(set);
+    const range = slotsInRange(union, f, t, { max: big, anchor });
+    assert.deepEqual(sourced(union, range, anchor).map(show), expected, "slotsInRange");
+    assert.deepEqual(
+      sourced(union, newestSlots(union, new Date(from - 1), t, anchor, big), anchor).map(show),
+      [...expected].reverse(),
+      "newestSlots",
+    );
+    assert.deepEqual(countSlotsInRange(union, f, t, anchor), { count: expected.length, exact: true });
+    if (expected.length > 1) {
+      const limit = Math.floor(expected.length / 2);
+      assert.deepEqual(countSlots(union, new Date(from - 1), t, anchor, limit), { count: limit, exact: false });
+    }
+    const at = expected.map((s) => Date.parse(s.slice(0, s.indexOf(" "))));
+    for (const q of queries) {
+      const i = at.findIndex((x) => x > q);
+      if (i >= 0) {
+        const next = union.next(new Date(q), anchor);
+        assert.equal(show(sourced(union, [next], anchor)[0]!), expected[i], `union next(${new Date(q).toISOString()})`);
+      }
+      const j = at.findLastIndex((x) => x <= q);
+      if (j >= 0 && q >= from) {
+        const recent = union.mostRecent(new Date(q), anchor);
+        assert.ok(recent, `union mostRecent(${new Date(q).toISOString()})`);
+        assert.equal(
+          show(sourced(union, [recent], anchor)[0]!),
+          expected[j],
+          `union mostRecent(${new Date(q).toISOString()})`,
+        );
+      }
+    }
+  }
   if (expected.length > 1) {
     // A limit inside the window: exact up to it, "more than" past it.
     const limit = Math.floor(expected.length / 2);
@@ -364,7 +495,7 @@ describe("a ScheduleSet of several members is the union of their slots", () => {
           const to = from + seconds * SECOND;
           // Anchors with milliseconds: @every drops them, as robfig does.
           const anchors = anchorOffsets.map((o) => new Date(from + o));
-          const anchor: SetAnchor = shared ? anchors[0] : new Map(members.map((_, i) => [i, anchors[i]!]));
+          const anchor: Anchor = shared ? anchors[0]! : new Map(members.map((_, i) => [i, anchors[i]!]));
           const schedules = members.map((m) => m.schedule);
           const expected = bruteUnion(schedules, anchor, from, to, SECOND);
           const queries = queryOffsets.map((o) => from + o).filter((q) => q < to);

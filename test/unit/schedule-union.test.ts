@@ -1,27 +1,30 @@
 // The schedule math of a CronJob with several schedules (api/v1/schedule/union.ts, list.ts): the union of the
 // members' slots, a shared second as one slot with every source, DST in several zones, H and @every members,
-// caps and "more than" counts, and the list's validation.
+// caps and "more than" counts, and the list's validation. Ranges, newest slots, counts and windows go the way
+// the product computes them: window.ts' functions over a UnionSchedule, each slot's sources from sourcesAt.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  countSlotsInRange,
   countText,
   MAX_SCHEDULE_LENGTH,
   MAX_SCHEDULES,
   MAX_TIME_ZONE_LENGTH,
   MISSED_COUNT_CAP,
+  newestSlots,
   parseHashedSchedule,
   parseSchedule,
   parseScheduleList,
   type Schedule,
   ScheduleSet,
   type ScheduleSetMember,
+  scheduleWindow,
+  type SetAnchor,
   SLOT_COUNT_LIMIT,
+  slotsInRange,
   type SourcedSlot,
   unionCountSlots,
-  unionCountSlotsInRange,
-  unionNewestSlots,
-  unionScheduleWindow,
-  unionSlotsInRange,
+  UnionSchedule,
 } from "../../api/v1/schedule/index.ts";
 import { fieldErrorString } from "../../runtime/field.ts";
 
@@ -35,6 +38,40 @@ const d = (s: string) => new Date(s);
 /** "2026-03-08T07:30:00Z 0,1": a slot as one comparable string. */
 const show = (s: SourcedSlot | undefined) =>
   s === undefined ? "none" : `${s.at.toISOString().replace(".000Z", "Z")} ${s.sources.join(",")}`;
+
+/** Each slot with the members it came from, as the product names them (UnionSchedule.sourcesAt). */
+const sourced = (union: UnionSchedule, slots: Date[], anchor?: SetAnchor): SourcedSlot[] =>
+  slots.map((at) => ({ at, sources: union.sourcesAt(at, anchor) }));
+
+/** The union's slots in [from, to] as the product finds them: slotsInRange over a UnionSchedule. */
+function slotsOf(
+  set: ScheduleSet,
+  from: Date,
+  to: Date,
+  o: { after?: Date; max: number; anchor?: Date },
+): SourcedSlot[] {
+  const union = new UnionSchedule(set);
+  return sourced(union, slotsInRange(union, from, to, o), o.anchor);
+}
+
+/** The union's slots in (after, notAfter], newest first, as the product finds them: newestSlots over a UnionSchedule. */
+function newestOf(set: ScheduleSet, after: Date, notAfter: Date, anchor: Date, max: number): SourcedSlot[] {
+  const union = new UnionSchedule(set);
+  return sourced(union, newestSlots(union, after, notAfter, anchor, max), anchor);
+}
+
+/**
+ * The union's slots strictly after `after` up to `to`, at most `max`, with one anchor per member: UnionSchedule
+ * takes one Date, so this walks the set's own merge (ScheduleSet.slotsAfter), which UnionSchedule.next continues.
+ */
+function setSlotsAfter(set: ScheduleSet, after: Date, to: Date, anchor: SetAnchor, max: number): SourcedSlot[] {
+  const out: SourcedSlot[] = [];
+  for (const slot of set.slotsAfter(after, anchor)) {
+    if (slot.at.getTime() > to.getTime() || out.length >= max) break;
+    out.push(slot);
+  }
+  return out;
+}
 
 /** A schedule that counts the next/mostRecent calls made on it. */
 function counted(s: Schedule): { schedule: Schedule; calls: () => number } {
@@ -56,7 +93,7 @@ describe("ScheduleSet", () => {
   const set = ScheduleSet.of([p("0 9 * * *"), p("30 8 * * *"), p("0 9 * * 1-5")]);
 
   it("merges the members' slots in order; a second members share is one slot naming each, in list order", () => {
-    const slots = unionSlotsInRange(set, d("2026-06-05T00:00:00Z"), d("2026-06-06T23:59:59Z"), { max: 10 });
+    const slots = slotsOf(set, d("2026-06-05T00:00:00Z"), d("2026-06-06T23:59:59Z"), { max: 10 });
     assert.deepEqual(slots.map(show), [
       "2026-06-05T08:30:00Z 1",
       "2026-06-05T09:00:00Z 0,2",
@@ -105,8 +142,7 @@ describe("ScheduleSet across DST changes in different zones", () => {
   // 02:30 does not exist on the spring-forward day (it fires at 03:30, shifted by the gap) and exists twice on
   // Berlin's fall-back day (it fires at the first); on New York's fall-back day 01:00-02:00 repeats, not 02:30.
   const set = ScheduleSet.of([p("30 2 * * *", "Europe/Berlin"), p("30 2 * * *", "America/New_York")]);
-  const between = (from: string, to: string) =>
-    unionSlotsInRange(set, d(from), d(to), { max: 100 }).map(show).join(" | ");
+  const between = (from: string, to: string) => slotsOf(set, d(from), d(to), { max: 100 }).map(show).join(" | ");
 
   it("New York springs forward (March 8), then Berlin (March 29)", () => {
     assert.equal(
@@ -161,17 +197,18 @@ describe("ScheduleSet across DST changes in different zones", () => {
   it("walks back over the same slots newest first, and counts them", () => {
     const from = d("2026-03-07T00:00:00Z");
     const to = d("2026-03-30T23:59:59Z");
-    const forward = unionSlotsInRange(set, from, to, { max: 100 }).map(show);
-    const back = unionNewestSlots(set, new Date(from.getTime() - 1), to, undefined, 100).map(show);
+    const forward = slotsOf(set, from, to, { max: 100 }).map(show);
+    // Cron members ignore the anchor newestSlots takes.
+    const back = newestOf(set, new Date(from.getTime() - 1), to, from, 100).map(show);
     assert.equal(forward.length, 48);
     assert.deepEqual(back, [...forward].reverse());
-    assert.deepEqual(unionCountSlotsInRange(set, from, to, undefined), { count: 48, exact: true });
+    assert.deepEqual(countSlotsInRange(new UnionSchedule(set), from, to, undefined), { count: 48, exact: true });
   });
 
   it("members in two zones share the instants both zones agree on, and part while only one is on summer time", () => {
     // 02:30 in Berlin is 20:30 the day before in New York, except between the two spring (and fall) changes.
     const cross = ScheduleSet.of([p("30 2 * * *", "Europe/Berlin"), p("30 20 * * *", "America/New_York")]);
-    const slots = (from: string, to: string) => unionSlotsInRange(cross, d(from), d(to), { max: 100 }).map(show);
+    const slots = (from: string, to: string) => slotsOf(cross, d(from), d(to), { max: 100 }).map(show);
     assert.deepEqual(slots("2026-03-07T00:00:00Z", "2026-03-09T23:59:59Z"), [
       "2026-03-07T01:30:00Z 0,1",
       "2026-03-08T01:30:00Z 0,1",
@@ -199,14 +236,11 @@ describe("ScheduleSet across DST changes in different zones", () => {
 
   it("an hourly member in a real-time zone runs in both repeated hours; a fixed-hour one once", () => {
     const s = ScheduleSet.of([p("0 * * * *", "America/New_York"), p("0 1 * * *", "America/New_York")]);
-    assert.deepEqual(
-      unionSlotsInRange(s, d("2026-11-01T04:30:00Z"), d("2026-11-01T07:30:00Z"), { max: 10 }).map(show),
-      [
-        "2026-11-01T05:00:00Z 0,1", // 01:00 EDT: the fixed-hour member's first 01:00
-        "2026-11-01T06:00:00Z 0", // 01:00 EST
-        "2026-11-01T07:00:00Z 0",
-      ],
-    );
+    assert.deepEqual(slotsOf(s, d("2026-11-01T04:30:00Z"), d("2026-11-01T07:30:00Z"), { max: 10 }).map(show), [
+      "2026-11-01T05:00:00Z 0,1", // 01:00 EDT: the fixed-hour member's first 01:00
+      "2026-11-01T06:00:00Z 0", // 01:00 EST
+      "2026-11-01T07:00:00Z 0",
+    ]);
   });
 });
 
@@ -227,7 +261,7 @@ describe("ScheduleSet with H members", () => {
       { index: 0, text: "H * * * *", schedule: hourly.schedule },
       { index: 1, text: "H H * * *", schedule: daily.schedule },
     ]);
-    const day = unionSlotsInRange(set, d("2026-06-01T00:00:00Z"), d("2026-06-01T23:59:59Z"), { max: 100 });
+    const day = slotsOf(set, d("2026-06-01T00:00:00Z"), d("2026-06-01T23:59:59Z"), { max: 100 });
     assert.equal(day.length, 24);
     for (const [h, slot] of day.entries()) {
       assert.equal(slot.at.getTime(), Date.UTC(2026, 5, 1, h, minute));
@@ -241,7 +275,7 @@ describe("ScheduleSet with @every members", () => {
 
   it("counts each @every member from the anchor, sharing the seconds it has in common with the others", () => {
     const set = ScheduleSet.of([p("@every 90m"), p("0 * * * *")]);
-    const slots = unionSlotsInRange(set, anchor, d("2026-01-01T06:00:00Z"), { max: 100, anchor });
+    const slots = slotsOf(set, anchor, d("2026-01-01T06:00:00Z"), { max: 100, anchor });
     assert.deepEqual(slots.map(show), [
       "2026-01-01T00:00:00Z 1", // the anchor itself is no @every slot (k >= 1)
       "2026-01-01T01:00:00Z 1",
@@ -258,7 +292,7 @@ describe("ScheduleSet with @every members", () => {
 
   it("merges @every members at second precision", () => {
     const set = ScheduleSet.of([p("@every 45s"), p("@every 1m")]);
-    const slots = unionSlotsInRange(set, anchor, d("2026-01-01T00:03:00Z"), { max: 100, anchor });
+    const slots = slotsOf(set, anchor, d("2026-01-01T00:03:00Z"), { max: 100, anchor });
     assert.deepEqual(slots.map(show), [
       "2026-01-01T00:00:45Z 0",
       "2026-01-01T00:01:00Z 1",
@@ -275,13 +309,13 @@ describe("ScheduleSet with @every members", () => {
     const lastRun = d("2026-01-01T09:00:00Z"); // member 1's slot
     const to = d("2026-01-01T11:30:00Z");
     // One shared anchor (the union's last run) re-phases the @every member to 10:00, 11:00.
-    assert.deepEqual(unionSlotsInRange(set, lastRun, to, { after: lastRun, max: 10, anchor: lastRun }).map(show), [
+    assert.deepEqual(slotsOf(set, lastRun, to, { after: lastRun, max: 10, anchor: lastRun }).map(show), [
       "2026-01-01T10:00:00Z 0",
       "2026-01-01T11:00:00Z 0",
     ]);
     // Its own anchor (the creation time until it has run) keeps it at :17 ...
     const own = new Map([[0, created]]);
-    assert.deepEqual(unionSlotsInRange(set, lastRun, to, { after: lastRun, max: 10, anchor: own }).map(show), [
+    assert.deepEqual(setSlotsAfter(set, lastRun, to, own, 10).map(show), [
       "2026-01-01T09:17:00Z 0",
       "2026-01-01T10:17:00Z 0",
       "2026-01-01T11:17:00Z 0",
@@ -289,10 +323,10 @@ describe("ScheduleSet with @every members", () => {
     assert.equal(show(set.mostRecent(d("2026-01-01T09:30:00Z"), own)), "2026-01-01T09:17:00Z 0");
     // ... and so does its own newest slot once it has one: the same grid.
     const ran = d("2026-01-01T09:17:00Z");
-    assert.deepEqual(
-      unionSlotsInRange(set, lastRun, to, { after: ran, max: 10, anchor: new Map([[0, ran]]) }).map(show),
-      ["2026-01-01T10:17:00Z 0", "2026-01-01T11:17:00Z 0"],
-    );
+    assert.deepEqual(setSlotsAfter(set, ran, to, new Map([[0, ran]]), 10).map(show), [
+      "2026-01-01T10:17:00Z 0",
+      "2026-01-01T11:17:00Z 0",
+    ]);
   });
 
   it("a member a map leaves out has no anchor: next counts from `after`, and it has no most recent slot", () => {
@@ -306,7 +340,12 @@ describe("ScheduleSet with @every members", () => {
 describe("union window functions: caps and counts", () => {
   it("counts a shared second once", () => {
     const set = ScheduleSet.of([p("0 * * * *"), p("0 */2 * * *")]);
-    const c = unionCountSlotsInRange(set, d("2026-01-01T00:00:00Z"), d("2026-01-01T23:00:00Z"), undefined);
+    const c = countSlotsInRange(
+      new UnionSchedule(set),
+      d("2026-01-01T00:00:00Z"),
+      d("2026-01-01T23:00:00Z"),
+      undefined,
+    );
     assert.deepEqual(c, { count: 24, exact: true });
     assert.deepEqual(unionCountSlots(set, d("2026-01-01T00:00:00Z"), d("2026-01-01T00:00:00Z"), undefined), {
       count: 0,
@@ -341,34 +380,51 @@ describe("union window functions: caps and counts", () => {
     const a = counted(p("* * * * *"));
     const b = counted(p("*/5 * * * *", "America/New_York"));
     const set = ScheduleSet.of([a.schedule, b.schedule]);
+    const union = new UnionSchedule(set);
     const from = d("2016-01-01T00:00:00Z");
     const to = d("2026-01-01T00:00:00Z");
-    const newest = unionNewestSlots(set, from, to, undefined, 101);
+    // Cron members ignore the anchor newestSlots takes.
+    const newestAt = newestSlots(union, from, to, from, 101);
+    const [aCalls, bCalls] = [a.calls(), b.calls()];
+    const newest = sourced(union, newestAt);
     assert.equal(newest.length, 101);
     assert.equal(show(newest[0]), "2026-01-01T00:00:00Z 0,1");
     assert.equal(show(newest[1]), "2025-12-31T23:59:00Z 0");
     assert.equal(show(newest[100]), "2025-12-31T22:20:00Z 0,1");
-    assert.ok(a.calls() <= 102 && b.calls() <= 22, `${a.calls()}, ${b.calls()} calls`);
+    // UnionSchedule.mostRecent merges afresh at each step, so newestSlots asks every member once per slot, and
+    // once past the cap: no further.
+    assert.ok(aCalls <= 102 && bCalls <= 102, `${aCalls}, ${bCalls} calls`);
+    // The set's own backward merge (what UnionSchedule.mostRecent starts) asks only the members that fired.
+    const [a0, b0] = [a.calls(), b.calls()];
+    const back: SourcedSlot[] = [];
+    for (const slot of set.slotsBackFrom(to)) {
+      if (slot.at.getTime() <= from.getTime()) break;
+      back.push(slot);
+      if (back.length >= 101) break;
+    }
+    assert.deepEqual(back.map(show), newest.map(show));
+    assert.ok(a.calls() - a0 <= 102 && b.calls() - b0 <= 22, `${a.calls() - a0}, ${b.calls() - b0} calls`);
 
-    const first = unionSlotsInRange(set, from, to, { max: 3 });
+    const first = slotsOf(set, from, to, { max: 3 });
     assert.deepEqual(first.map(show), ["2016-01-01T00:00:00Z 0,1", "2016-01-01T00:01:00Z 0", "2016-01-01T00:02:00Z 0"]);
-    const resumed = unionSlotsInRange(set, from, to, { max: 2, after: first[2]!.at });
+    const resumed = slotsOf(set, from, to, { max: 2, after: first[2]!.at });
     assert.deepEqual(resumed.map(show), ["2016-01-01T00:03:00Z 0", "2016-01-01T00:04:00Z 0"]);
-    assert.deepEqual(unionSlotsInRange(set, from, to, { max: 0 }), []);
-    assert.deepEqual(unionNewestSlots(set, from, to, undefined, 0), []);
+    assert.deepEqual(slotsOf(set, from, to, { max: 0 }), []);
+    assert.deepEqual(newestOf(set, from, to, from, 0), []);
   });
 
   it("the schedule window: newest missed slot with its sources, the next one, missed slots counted to the cap", () => {
     const set = ScheduleSet.of([p("0 * * * *"), p("0 0 * * *", "Europe/Berlin")]);
+    const union = new UnionSchedule(set);
     const now = d("2026-01-10T23:30:00Z");
-    const w = unionScheduleWindow({ set, earliest: d("2026-01-01T00:00:00Z"), now });
-    assert.equal(show(w.missed), "2026-01-10T23:00:00Z 0,1"); // midnight in Berlin
-    assert.equal(show(w.next), "2026-01-11T00:00:00Z 0");
+    const w = scheduleWindow({ schedule: union, earliest: d("2026-01-01T00:00:00Z"), now });
+    assert.equal(show(w.missed && sourced(union, [w.missed])[0]), "2026-01-10T23:00:00Z 0,1"); // midnight in Berlin
+    assert.equal(show(sourced(union, [w.next])[0]), "2026-01-11T00:00:00Z 0");
     assert.equal(w.missedCount, MISSED_COUNT_CAP);
 
-    const recent = unionScheduleWindow({ set, earliest: d("2026-01-10T20:30:00Z"), now });
+    const recent = scheduleWindow({ schedule: union, earliest: d("2026-01-10T20:30:00Z"), now });
     assert.equal(recent.missedCount, 3);
-    const none = unionScheduleWindow({ set, earliest: d("2026-01-10T23:00:00Z"), now });
+    const none = scheduleWindow({ schedule: union, earliest: d("2026-01-10T23:00:00Z"), now });
     assert.deepEqual({ missed: none.missed, missedCount: none.missedCount }, { missed: undefined, missedCount: 0 });
   });
 });

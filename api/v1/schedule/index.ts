@@ -21,9 +21,5 @@ export {
   type SetAnchor,
   type SourcedSlot,
   unionCountSlots,
-  unionCountSlotsInRange,
-  unionNewestSlots,
-  unionScheduleWindow,
-  unionSlotsInRange,
   UnionSchedule,
 } from "./union.ts";

@@ -9,7 +9,7 @@
 // different times). Every function that walks slots stops at a cap or a limit, as window.ts' do.
 
 import type { Schedule } from "./schedule.ts";
-import { MISSED_COUNT_CAP, SLOT_COUNT_LIMIT } from "./window.ts";
+import { SLOT_COUNT_LIMIT } from "./window.ts";
 
 /** One schedule of a set. */
 export interface ScheduleSetMember {
@@ -134,46 +134,6 @@ export class ScheduleSet {
 }
 
 /**
- * The union's slots in [from, to], oldest first, after `after` when given (exclusive), at most `max`: as
- * slotsInRange, for a set.
- */
-export function unionSlotsInRange(
-  set: ScheduleSet,
-  from: Date,
-  to: Date,
-  o: { after?: Date; max: number; anchor?: SetAnchor },
-): SourcedSlot[] {
-  const out: SourcedSlot[] = [];
-  const start = o.after && o.after.getTime() >= from.getTime() ? o.after : new Date(from.getTime() - 1);
-  const end = to.getTime();
-  const slots = set.slotsAfter(start, o.anchor);
-  while (out.length < o.max) {
-    const slot = slots.next().value;
-    if (slot.at.getTime() > end) break;
-    out.push(slot);
-  }
-  return out;
-}
-
-/** The union's slots in (after, notAfter], newest first, at most `max`: as newestSlots, for a set. */
-export function unionNewestSlots(
-  set: ScheduleSet,
-  after: Date,
-  notAfter: Date,
-  anchor: SetAnchor,
-  max: number,
-): SourcedSlot[] {
-  const out: SourcedSlot[] = [];
-  if (max <= 0) return out;
-  for (const slot of set.slotsBackFrom(notAfter, anchor)) {
-    if (slot.at.getTime() <= after.getTime()) break;
-    out.push(slot);
-    if (out.length >= max) break;
-  }
-  return out;
-}
-
-/**
  * The number of the union's slots in (after, notAfter], a shared second counted once, exact up to `limit`
  * (`exact: false` past it, with `count: limit`): as countSlots, for a set. Visits at most limit + 1 slots of the
  * union.
@@ -194,35 +154,6 @@ export function unionCountSlots(
     count++;
   }
   return { count, exact: true };
-}
-
-/** The number of the union's slots in [from, to], as unionCountSlots counts them. */
-export function unionCountSlotsInRange(
-  set: ScheduleSet,
-  from: Date,
-  to: Date,
-  anchor: SetAnchor,
-): { count: number; exact: boolean } {
-  return unionCountSlots(set, new Date(from.getTime() - 1), to, anchor);
-}
-
-/** What is due at `now` for a set: scheduleWindow's answer, with each slot's sources. */
-export function unionScheduleWindow(input: {
-  readonly set: ScheduleSet;
-  /** Exclusive lower bound, as for scheduleWindow. */
-  readonly earliest: Date;
-  readonly now: Date;
-  readonly anchor?: SetAnchor;
-  /** Defaults to MISSED_COUNT_CAP. */
-  readonly cap?: number;
-}): { missed?: SourcedSlot; next: SourcedSlot; missedCount: number } {
-  const { set, earliest, now, anchor } = input;
-  const cap = input.cap ?? MISSED_COUNT_CAP;
-  const next = set.next(now, anchor);
-  const newest = set.mostRecent(now, anchor);
-  if (newest === undefined || newest.at.getTime() <= earliest.getTime()) return { next, missedCount: 0 };
-  const missedCount = unionCountSlots(set, earliest, now, anchor, cap).count;
-  return { missed: newest, next, missedCount };
 }
 
 /**

@@ -3,6 +3,7 @@
 // keeps the bound.
 import { type CronJobWire, type CronJobWireStatus, finishedAt, type Job } from "../api/v1/index.ts";
 import { mayDelete } from "./observe.ts";
+import type { Trigger } from "./triggers.ts";
 
 /**
  * Creation first, but the books never fall more than one run behind. A pass during a burst of Job creates,
@@ -55,6 +56,7 @@ export function historyBehind(
  * later pass: deleting it would let a crash, or the schedule, run its slot again.
  */
 export function historyToDelete(
+  triggers: readonly Trigger[],
   cronJob: Pick<CronJobWire, "metadata" | "status" | "spec">,
   finished: { successful: readonly Readonly<Job>[]; failed: readonly Readonly<Job>[] },
 ): Readonly<Job>[] {
@@ -64,7 +66,7 @@ export function historyToDelete(
     [finished.failed, cronJob.spec.failedJobsHistoryLimit],
   ] as const) {
     if (limit === undefined || jobs.length <= limit) continue;
-    const oldestFirst = jobs.filter((j) => mayDelete(cronJob, j)).sort(byStartTime);
+    const oldestFirst = jobs.filter((j) => mayDelete(triggers, cronJob, j)).sort(byStartTime);
     out.push(...oldestFirst.slice(0, jobs.length - limit));
   }
   return out;

@@ -1,13 +1,7 @@
 // Steps 7–9, the schedule's decision: which slots are due, when the next one is, and which missed slots are
 // reported (a deadline passed, or the missed-run policy does not run them). Pure: slot math comes from
 // api/v1/schedule.
-import {
-  type CronJobWireStatus,
-  type Job,
-  jobNameFor,
-  MAX_CATCH_UP_SLOTS,
-  type MissedRunPolicy,
-} from "../api/v1/index.ts";
+import { MAX_CATCH_UP_SLOTS, type MissedRunPolicy } from "../api/v1/index.ts";
 import { countSlots, newestSlots, type Schedule, scheduleWindow, TOO_MANY_MISSED } from "../api/v1/schedule/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { EventDecision } from "./events.ts";
@@ -61,7 +55,7 @@ export function scheduleDecision(o: {
   neverReconciled?: boolean;
   /**
    * What `@every` counts from; lastScheduleTime ?? creationTimestamp when unset. A CronJob with several schedules
-   * passes its creation time, so one member's run does not re-phase an `@every` member (schedules.ts everyAnchor).
+   * passes its creation time, so one member's run does not re-phase an `@every` member (api/v1/schedules.ts CronJobSchedules.everyAnchor).
    */
   everyAnchor?: Date;
   now: Date;
@@ -134,22 +128,6 @@ function announcedSlot(
 ): Date | undefined {
   if (o.announced) return new Date(o.announced);
   return o.neverReconciled && !o.lastScheduleTime ? schedule.next(base, anchor) : undefined;
-}
-
-/**
- * Step 9: the slot ran if status says so, or a Job of ours holds its name: in the cache (`children`), or listed
- * in status.active (confirmed by the API server in step 4: a Job the cache has not seen yet).
- */
-export function slotAlreadyRan(
-  cronJobName: string,
-  children: readonly Readonly<Job>[],
-  status: Readonly<CronJobWireStatus>,
-  due: Date,
-): boolean {
-  const last = status.lastScheduleTime;
-  if (last && new Date(last) >= due) return true;
-  const name = jobNameFor(cronJobName, due);
-  return children.some((j) => j.metadata?.name === name) || !!status.active?.some((r) => r.name === name);
 }
 
 /** Step 8's decision: the slot to record as status.lastMissedTime, with its Event; none if reported already. */
