@@ -4,7 +4,7 @@
 // garbage collected; `kubectl logs` works. Needs root. The binaries and the local images come from
 // `hack/setup-envtest --node` (cached in ~/.cache/cronjob-operator/envtest/node-1.20.2).
 //
-//   const cluster = await NodeCluster.start();          // ~15 s warm: returns when the node is Ready
+//   const cluster = await NodeCluster.start();          // returns when the node is Ready (docs/development.md)
 //   await cluster.kubectl(["apply", "-f", "-"], yaml);
 //   await cluster.importImage("operator.oci.tar", "localhost/cronjob-operator:dev");
 //   await cluster.stop();                                // the machine is as it was
