@@ -17,9 +17,6 @@ import {
 import { isObj } from "../../runtime/objects.ts";
 import { API_VERSION as V2 } from "./groupversion_info.ts";
 
-/** The annotation v1 keeps a v2 object's schedules after the first in (api/v1/schedules.ts), re-exported. */
-export { MORE_SCHEDULES_ANNOTATION };
-
 type Obj = Record<string, unknown>;
 
 /** `obj` (a CronJob of either version, as JSON) in `apiVersion`; an object already there is returned as it is. */
