@@ -62,7 +62,6 @@ export const VALIDATE_PATH = `/validate-${GROUP.replaceAll(".", "-")}-${VERSION}
 /** A starting deadline this short may never be met: the controller wakes about once per slot. */
 const MIN_SAFE_STARTING_DEADLINE_SECONDS = 10;
 
-
 /**
  * The defaulting webhook: fills the fields of CRONJOB_SPEC_DEFAULTS (concurrencyPolicy, suspend and the
  * history limits) where unset, in the table's order.
