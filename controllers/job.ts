@@ -31,7 +31,7 @@ const LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuratio
  */
 export function trimJobForCache<T extends KubeObject>(job: T): T {
   // Copies without the keys, not `delete`: V8 turns an object that loses a property into a hash table, several
-  // times larger (docs/operating.md, "Where the memory goes").
+  // times larger (docs/operating.md, "The figures behind the code's rules").
   const { spec: _spec, ...trimmed } = job;
   const annotations = job.metadata?.annotations;
   if (annotations && LAST_APPLIED_ANNOTATION in annotations) {

@@ -3,8 +3,8 @@
 //
 // Every series is computed at scrape time (runtime/metrics/collector.ts), the gauges from the CronJobs in
 // the informer cache: a deleted CronJob's series disappear by construction and no series is kept between
-// scrapes (prom-client's own metrics keep each one: most of the heap at scale, docs/operating.md "Where the
-// memory goes"). The run counts
+// scrapes (prom-client's own metrics keep each one: most of the heap at scale, docs/operating.md "The figures
+// behind the code's rules"). The run counts
 // are the one thing kept, a small array per CronJob that has run; the reconciler counts through countRun()
 // and drops a deleted CronJob's counts with forget() (also called by the CronJob informer's delete handler,
 // see cmd/run.ts).

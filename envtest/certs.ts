@@ -14,7 +14,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generate } from "selfsigned";
+import { generateCertificate } from "../runtime/selfsigned.ts";
 import { removeOnExit } from "./processes.ts";
 
 export interface CertificateAuthority {
@@ -51,7 +51,7 @@ function validity(days: number): { notBeforeDate: Date; notAfterDate: Date } {
 }
 
 export async function createCertificateAuthority(commonName = "envtest-webhook-ca"): Promise<CertificateAuthority> {
-  const pems = await generate([{ name: "commonName", value: commonName }], {
+  const pems = await generateCertificate([{ name: "commonName", value: commonName }], {
     keyType: "ec",
     algorithm: "sha256",
     ...validity(7),
@@ -69,7 +69,7 @@ export async function issueServingCertificate(
   opts: ServingCertificateOptions = {},
 ): Promise<ServingCertificate> {
   const hosts = opts.hosts ?? ["127.0.0.1", "localhost"];
-  const pems = await generate([{ name: "commonName", value: hosts[0] ?? "localhost" }], {
+  const pems = await generateCertificate([{ name: "commonName", value: hosts[0] ?? "localhost" }], {
     keyType: "ec",
     algorithm: "sha256",
     ...validity(opts.days ?? 1),

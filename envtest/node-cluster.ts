@@ -4,7 +4,7 @@
 // garbage collected; `kubectl logs` works. Needs root. The binaries and the local images come from
 // `hack/setup-envtest --node` (cached in ~/.cache/cronjob-operator/envtest/node-1.20.2).
 //
-//   const cluster = await NodeCluster.start();          // ~15 s warm: returns when the node is Ready
+//   const cluster = await NodeCluster.start();          // returns when the node is Ready (docs/development.md)
 //   await cluster.kubectl(["apply", "-f", "-"], yaml);
 //   await cluster.importImage("operator.oci.tar", "localhost/cronjob-operator:dev");
 //   await cluster.stop();                                // the machine is as it was
@@ -49,8 +49,8 @@ import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
-import { generate } from "selfsigned";
 import { stringify } from "yaml";
+import { generateCertificate } from "../runtime/selfsigned.ts";
 import { type CommandResult, PROJECT_ROOT, TestEnv } from "./index.ts";
 import { forwardTCP, type TCPForwarder } from "./tcp-forward.ts";
 import {
@@ -416,7 +416,7 @@ export class NodeCluster {
     if ([f.caCert, f.caKey, f.clientCert, f.clientKey].every((p) => existsSync(p))) return f;
     const now = Date.now();
     const validity = { notBeforeDate: new Date(now - 5 * 60_000), notAfterDate: new Date(now + 3650 * 86_400_000) };
-    const ca = await generate([{ name: "commonName", value: "cronjob-operator-kubelet-client-ca" }], {
+    const ca = await generateCertificate([{ name: "commonName", value: "cronjob-operator-kubelet-client-ca" }], {
       keyType: "ec",
       algorithm: "sha256",
       ...validity,
@@ -425,7 +425,7 @@ export class NodeCluster {
         { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
       ],
     });
-    const client = await generate(
+    const client = await generateCertificate(
       [
         { name: "commonName", value: "kube-apiserver-kubelet-client" },
         { name: "organizationName", value: "system:masters" },

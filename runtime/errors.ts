@@ -116,8 +116,6 @@ export const isNotFound = (err: unknown): boolean => reasonOf(err) === "NotFound
 export const isAlreadyExists = (err: unknown): boolean => reasonOf(err) === "AlreadyExists";
 /** 409 Conflict: an optimistic-concurrency failure (stale resourceVersion); re-read and retry. */
 export const isConflict = (err: unknown): boolean => reasonOf(err) === "Conflict";
-export const isInvalid = (err: unknown): boolean => reasonOf(err) === "Invalid";
-export const isForbidden = (err: unknown): boolean => reasonOf(err) === "Forbidden";
 /** 410 Gone / Expired: a watch or list resourceVersion is too old. */
 export const isGone = (err: unknown): boolean => reasonOf(err) === "Gone" || reasonOf(err) === "Expired";
 

@@ -1,8 +1,8 @@
 // Where the manager's cluster credentials come from, in controller-runtime's order: --kubeconfig,
 // $KUBECONFIG, the in-cluster service account, then ~/.kube/config.
 //
-// The common cases are read here without @kubernetes/client-node (importing it costs ~80 MB of RSS: its
-// generated API loads with any import): the in-cluster service account (token file + CA) and kubeconfig
+// The common cases are read here without @kubernetes/client-node (its generated API loads with any import,
+// and its memory with it: docs/operating.md, "The figures behind the code's rules"): the in-cluster service account (token file + CA) and kubeconfig
 // files whose user has a token, a token file, a client certificate or a username/password. A user with an
 // exec plugin or an auth-provider (OIDC, gcp, azure) needs client-node's authenticators: only then is it
 // imported, on the first request (applyToHTTPSOptions is async).

@@ -1,6 +1,11 @@
 // Generic helpers over plain JSON objects, shared by the cache, the fake client and the reconciler.
 import { createHash } from "node:crypto";
 
+/** Whether `v` is a plain object record (a JSON object): not null, not an array. */
+export function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
 /** JSON with object keys sorted, so two equal objects give the same string whatever their key order. */
 export function canonical(v: unknown): string {
   return JSON.stringify(v, (_k, val: unknown) =>

@@ -22,11 +22,11 @@ import { API_VERSION, CronJobResource, GROUP } from "../api/v1/index.ts";
 import { APIError } from "../runtime/errors.ts";
 import { FakeClient } from "../runtime/fake/client.ts";
 import { Kinds, type KubeObject, type ResourceKind, resourceName } from "../runtime/kinds.ts";
+import { isObj } from "../runtime/objects.ts";
 import type { AdmissionRequest, AdmissionResult, JSONPatchOperation } from "../runtime/webhook/admission.ts";
 import { mutateCronJob, validateCronJobRequest } from "../webhooks/cronjob_webhook.ts";
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
 
 interface APIResource {
   name: string;

@@ -32,6 +32,7 @@ import {
 import { countText } from "../api/v1/schedule/index.ts";
 import { API_VERSION as V2_API_VERSION, convertCronJob, CronJobV2Schema, VERSION as V2 } from "../api/v2/index.ts";
 import { log, type Logger } from "../runtime/log.ts";
+import { isObj } from "../runtime/objects.ts";
 import {
   type AdmissionHandler,
   type AdmissionRequest,
@@ -55,9 +56,6 @@ export const VALIDATE_PATH = `/validate-${GROUP.replaceAll(".", "-")}-${VERSION}
 
 /** A starting deadline this short may never be met: the controller wakes about once per slot. */
 const MIN_SAFE_STARTING_DEADLINE_SECONDS = 10;
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /**
  * The defaulting webhook: fills the fields of CRONJOB_SPEC_DEFAULTS (concurrencyPolicy, suspend and the

@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { KubeObject, OwnerReference } from "../../runtime/kinds.ts";
 import { controllerOf } from "../../runtime/kinds.ts";
 import { rfc3339 } from "../../runtime/metatime.ts";
+import { isObj } from "../../runtime/objects.ts";
 import { CronJobWireSchema } from "./cronjob_types.ts";
 import { API_VERSION, CRONJOB_NAME_LABEL, GROUP, KIND } from "./groupversion_info.ts";
 import { WireObjectMetaSchema } from "./meta.ts";
@@ -181,7 +182,7 @@ export function scheduleSourcesOf(job: Readonly<Job>): ScheduleSource[] | undefi
     return undefined;
   }
   const isSource = (e: unknown): e is ScheduleSource =>
-    isRecord(e) &&
+    isObj(e) &&
     Number.isSafeInteger(e.index) &&
     typeof e.schedule === "string" &&
     (e.timeZone === undefined || typeof e.timeZone === "string");
@@ -242,13 +243,9 @@ function jobLabels(cronJob: JobSource): Record<string, string> {
 /** spec.template.metadata.labels of a Job spec read as wire JSON (the CRD schema makes them strings). */
 function podTemplateLabels(spec: Record<string, unknown> | undefined): Record<string, string> {
   const template = spec?.template;
-  const metadata = isRecord(template) ? template.metadata : undefined;
-  const labels = isRecord(metadata) ? metadata.labels : undefined;
-  return isRecord(labels) ? (labels as Record<string, string>) : {};
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
+  const metadata = isObj(template) ? template.metadata : undefined;
+  const labels = isObj(metadata) ? metadata.labels : undefined;
+  return isObj(labels) ? (labels as Record<string, string>) : {};
 }
 
 function jobFromTemplate(cronJob: JobSource, name: string, extraAnnotations: Record<string, string>): Job {

@@ -14,14 +14,10 @@ import {
   parseMoreSchedules,
   type ScheduleEntry,
 } from "../v1/index.ts";
+import { isObj } from "../../runtime/objects.ts";
 import { API_VERSION as V2 } from "./groupversion_info.ts";
 
-/** The annotation v1 keeps a v2 object's schedules after the first in (api/v1/schedules.ts), re-exported. */
-export { MORE_SCHEDULES_ANNOTATION };
-
 type Obj = Record<string, unknown>;
-
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** `obj` (a CronJob of either version, as JSON) in `apiVersion`; an object already there is returned as it is. */
 export function convertCronJob(obj: Obj, apiVersion: string): Obj {

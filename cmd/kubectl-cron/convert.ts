@@ -10,6 +10,7 @@ import {
   KIND,
   MAX_CRONJOB_NAME_LENGTH,
 } from "../../api/v1/index.ts";
+import { isObj } from "../../runtime/objects.ts";
 import { fieldErrorString } from "../../runtime/webhook/index.ts";
 import { validateCronJob } from "../../webhooks/cronjob_webhook.ts";
 import type { BuiltinCronJob } from "./builtin.ts";
@@ -50,7 +51,6 @@ function carried(m: Record<string, string> | undefined): Record<string, string> 
 }
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** A template's metadata as the API server returns it carries `creationTimestamp: null`; a template has none. */
 function templateMeta(meta: unknown): Obj | undefined {

@@ -3,6 +3,7 @@
 // library, so the chart renders exactly the objects config/ does where no value changes them.
 import { isDeepStrictEqual } from "node:util";
 import { stringify } from "yaml";
+import { isObj } from "../../runtime/objects.ts";
 
 /** A conjunction of Helm conditions (each one a pipeline such as `.Values.webhook.enable`). */
 export type When = string[];
@@ -27,14 +28,10 @@ export const lit = (v: unknown): Lit => ({ t: "lit", v });
 export const expr = (text: string): Expr => ({ t: "expr", text });
 export const block = (path: string): Block => ({ t: "block", path });
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
 /** A value as a tree whose maps and lists can be edited (one level; deeper levels stay literal). */
 export function open(node: Node): Node {
   if (node.t !== "lit") return node;
-  if (isPlainObject(node.v))
-    return { t: "map", entries: Object.entries(node.v).map(([key, v]) => ({ key, value: lit(v) })) };
+  if (isObj(node.v)) return { t: "map", entries: Object.entries(node.v).map(([key, v]) => ({ key, value: lit(v) })) };
   if (Array.isArray(node.v)) return { t: "list", items: node.v.map((v) => ({ value: lit(v) })) };
   return node;
 }
@@ -75,7 +72,7 @@ export function at(map: TMap, path: string[], where: string): TMap {
 
 /** The literal value of `key` in a map node (literal or opened), or undefined. */
 export function field(node: Node, key: string): unknown {
-  if (node.t === "lit") return isPlainObject(node.v) ? node.v[key] : undefined;
+  if (node.t === "lit") return isObj(node.v) ? node.v[key] : undefined;
   if (node.t !== "map") return undefined;
   const e = entry(node, key);
   return e?.value.t === "lit" ? e.value.v : undefined;
@@ -94,7 +91,7 @@ export function removeEntry(map: TMap, key: string): unknown {
  */
 export function merge(a: unknown, b: unknown, whenA: When, whenB: When): Node {
   if (isDeepStrictEqual(a, b)) return lit(a);
-  if (isPlainObject(a) && isPlainObject(b)) {
+  if (isObj(a) && isObj(b)) {
     const entries: Entry[] = [];
     for (const [key, v] of Object.entries(a)) {
       entries.push(key in b ? { key, value: merge(v, b[key], whenA, whenB) } : { key, value: lit(v), when: whenA });
@@ -108,7 +105,7 @@ export function merge(a: unknown, b: unknown, whenA: When, whenB: When): Node {
 
 /** List items are the same item when equal, or when they are maps with the same `name` (containers, ports, env). */
 function identity(v: unknown): string {
-  if (isPlainObject(v) && typeof v.name === "string") return `name:${v.name}`;
+  if (isObj(v) && typeof v.name === "string") return `name:${v.name}`;
   return JSON.stringify(v);
 }
 

@@ -2,8 +2,8 @@
 // correlates it (dedupe, aggregation, spam filter) and queues the write; writers in the background
 // apply it with the sink.
 //
-// Writes run in parallel (maxInFlight, default 16: a single in-order writer fell a third behind at
-// 5,000 CronJobs), but in one lane per involved object: a lane has at most one write in flight and
+// Writes run in parallel (maxInFlight, default 16: a single in-order writer falls behind a large cluster's
+// Events, docs/operating.md), but in one lane per involved object: a lane has at most one write in flight and
 // writes in the order recorded, so a dedupe patch always follows the create of the Event it updates
 // and sees the name it got (as client-go's single watcher goroutine guarantees for everything).
 // A repeat whose Event still has a write waiting in its lane is folded into that write (count,

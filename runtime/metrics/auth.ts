@@ -5,6 +5,7 @@
 import type { IncomingMessage } from "node:http";
 import { X509Certificate } from "node:crypto";
 import type { Client } from "../client.ts";
+import { generateCertificate } from "../selfsigned.ts";
 import type { FilterResult, RequestFilter } from "./server.ts";
 
 interface CacheEntry {
@@ -82,8 +83,7 @@ export async function selfSignedCertificate(
   hosts: string[] = ["localhost", "127.0.0.1"],
   commonName = "controller-runtime-metrics",
 ): Promise<{ cert: string; key: string }> {
-  const { generate } = await loadSelfsigned();
-  const pems = await generate([{ name: "commonName", value: commonName }], {
+  const pems = await generateCertificate([{ name: "commonName", value: commonName }], {
     keyType: "ec",
     algorithm: "sha256",
     notAfterDate: new Date(Date.now() + 365 * 24 * 3600_000),
@@ -100,9 +100,4 @@ export async function selfSignedCertificate(
   });
   new X509Certificate(pems.cert); // fail early on a malformed certificate
   return { cert: pems.cert, key: pems.private };
-}
-
-/** selfsigned (with its ASN.1 stack, ~20 MB of RSS) is loaded only when a certificate is made. */
-function loadSelfsigned(): Promise<typeof import("selfsigned")> {
-  return import("selfsigned");
 }

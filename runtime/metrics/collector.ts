@@ -1,12 +1,12 @@
 // A metric whose series are computed at each scrape and kept nowhere (client_golang's Collector, what
 // kube-state-metrics is built on). For series that mirror objects in a cache, whose number grows with the
 // cluster: prom-client's Gauge and Counter keep every series between scrapes (a label object, a value
-// object and a label-hash string built by concatenation each), which at 20,000 objects with a dozen
-// series each was ~80 MB of the heap: more than the objects themselves.
+// object and a label-hash string built by concatenation each), which for a large cluster is more of the heap
+// than the objects themselves (docs/operating.md, "The figures behind the code's rules").
 //
 // The scrape itself is written out as it is rendered (writeMetrics): prom-client's Registry.metrics() builds
-// every sample, every line and then the whole text before the first byte goes out, ~70 MB at once at 20,000
-// CronJobs (a heap snapshot of the scrape), on top of everything the controller holds.
+// every sample, every line and then the whole text before the first byte goes out, all of it at once on top
+// of everything the controller holds (the figure: docs/operating.md).
 //
 // Only prom-client's public, typed API is used. A scrape-time metric is a real Gauge or Counter whose get()
 // asks `collect` instead of reading stored series. writeMetrics has the registry render every other metric

@@ -4,14 +4,7 @@
 // messages see the same text.
 
 import { type FieldError, fieldErrorBody, fieldErrorString } from "../field.ts";
-export {
-  type FieldError,
-  type FieldErrorType,
-  fieldErrorString,
-  invalidField,
-  requiredField,
-  tooLongField,
-} from "../field.ts";
+export { type FieldError, type FieldErrorType, fieldErrorString, invalidField, requiredField } from "../field.ts";
 
 export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
 

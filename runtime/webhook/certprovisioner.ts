@@ -40,6 +40,7 @@ import type { KubeObject, ResourceKind } from "../kinds.ts";
 import { log, type KeyValues, type Logger } from "../log.ts";
 import type { Runnable } from "../manager.ts";
 import type { Checker } from "../probes.ts";
+import { generateCertificate } from "../selfsigned.ts";
 
 /** The kinds the provisioner reads and writes (test/unit/config.test.ts matches its calls to the RBAC). */
 export const CertKinds = {
@@ -303,8 +304,7 @@ interface IssueOptions {
 
 /** A new self-signed CA (ECDSA P-256, SHA-256). */
 export async function issueCA(commonName: string, o: IssueOptions): Promise<CAPair> {
-  const { generate } = await loadSelfsigned();
-  const pems = await generate([{ name: "commonName", value: commonName }], {
+  const pems = await generateCertificate([{ name: "commonName", value: commonName }], {
     keyType: "ec",
     curve: "P-256",
     algorithm: "sha256",
@@ -324,8 +324,7 @@ export async function issueServingCertificate(
   dnsNames: readonly string[],
   o: IssueOptions,
 ): Promise<{ certPEM: string; keyPEM: string }> {
-  const { generate } = await loadSelfsigned();
-  const pems = await generate([{ name: "commonName", value: dnsNames[0] ?? "webhook" }], {
+  const pems = await generateCertificate([{ name: "commonName", value: dnsNames[0] ?? "webhook" }], {
     keyType: "ec",
     curve: "P-256",
     algorithm: "sha256",
@@ -882,9 +881,4 @@ export class CertProvisioner implements Runnable {
     });
     return true;
   }
-}
-
-/** selfsigned (with its ASN.1 stack, ~20 MB of RSS) is loaded only when a certificate is made. */
-function loadSelfsigned(): Promise<typeof import("selfsigned")> {
-  return import("selfsigned");
 }

@@ -14,7 +14,8 @@ import { objectKey, type KubeObject } from "../kinds.ts";
 import { log as defaultLog, type Logger } from "../log.ts";
 import { canonical } from "../objects.ts";
 import { annotationErrors, labelErrors } from "./metavalidation.ts";
-import { decodeEnvelope, HTTPError, isObject, type ReviewEnvelope } from "./review.ts";
+import { isObj } from "../objects.ts";
+import { decodeEnvelope, HTTPError, type ReviewEnvelope } from "./review.ts";
 
 const CONVERSION_API_VERSION = "apiextensions.k8s.io/v1";
 
@@ -142,7 +143,7 @@ function typeName(v: unknown): string {
 /** A labels or annotations map, as the converter left it: undefined when it has none. */
 function stringMap(v: unknown, field: string): Record<string, string> | undefined | string {
   if (v === undefined || v === null) return undefined;
-  if (!isObject(v)) return `${field} must be a map of strings, not ${typeName(v)}`;
+  if (!isObj(v)) return `${field} must be a map of strings, not ${typeName(v)}`;
   for (const [k, val] of Object.entries(v)) {
     if (typeof val !== "string") return `${field}[${JSON.stringify(k)}] must be a string, not ${typeName(val)}`;
   }
@@ -163,7 +164,7 @@ function checkConverted(
   returned: unknown,
   desired: string,
 ): { object: KubeObject; restored: string[] } | string {
-  if (!isObject(returned)) return `the converter returned ${typeName(returned)}, not an object`;
+  if (!isObj(returned)) return `the converter returned ${typeName(returned)}, not an object`;
   // Checked as it goes on the wire (no undefined fields), and what cannot go there is the converter's error.
   let out: Record<string, unknown>;
   try {
@@ -179,7 +180,7 @@ function checkConverted(
   }
   const meta = out.metadata;
   if (meta === undefined || meta === null) return "metadata is missing";
-  if (!isObject(meta)) return `metadata must be an object, not ${typeName(meta)}`;
+  if (!isObj(meta)) return `metadata must be an object, not ${typeName(meta)}`;
   const before = original.metadata ?? {};
   for (const f of ["name", "namespace", "uid"] as const) {
     // Go's accessors read a missing field as "".
@@ -232,9 +233,9 @@ export function decodeConversionReview(body: Buffer): ConversionRequest {
   const objects = req.objects ?? [];
   if (!Array.isArray(objects)) throw new HTTPError(400, "the ConversionReview request's objects is not a list");
   for (const [i, o] of objects.entries()) {
-    if (!isObject(o)) throw new HTTPError(400, `the ConversionReview request's objects[${i}] is not a JSON object`);
+    if (!isObj(o)) throw new HTTPError(400, `the ConversionReview request's objects[${i}] is not a JSON object`);
     // The apiserver sends whole objects; a converter and the metadata checks may rely on a metadata map.
-    if (o.metadata !== undefined && !isObject(o.metadata)) {
+    if (o.metadata !== undefined && !isObj(o.metadata)) {
       throw new HTTPError(400, `the ConversionReview request's objects[${i}].metadata is not a JSON object`);
     }
   }

@@ -7,40 +7,12 @@ export {
   invalidField,
   patched,
   requiredField,
-  tooLongField,
   type AdmissionHandler,
   type AdmissionRequest,
   type AdmissionResult,
-  type AdmissionReview,
   type FieldError,
   type FieldErrorType,
   type JSONPatchOperation,
-  type Operation,
 } from "./admission.ts";
-export {
-  conversionHandler,
-  type ConversionHandler,
-  type ConversionRequest,
-  type ConversionReview,
-  type Converter,
-} from "./conversion.ts";
-export { startWebhookServer, type WebhookHandler, type WebhookServer, type WebhookServerOptions } from "./server.ts";
-export { webhookRunnable } from "./runnable.ts";
-export {
-  caBundleOf,
-  caRenewalTime,
-  CertKinds,
-  certRenewalTime,
-  CertProvisioner,
-  DEFAULT_CA_VALIDITY_MS,
-  DEFAULT_CERT_VALIDITY_MS,
-  issueCA,
-  issueServingCertificate,
-  planRenewal,
-  RENEW_BEFORE_FRACTION,
-  SecretKeys,
-  serviceDNSNames,
-  type CAPair,
-  type CertProvisionerOptions,
-  type PlanOptions,
-} from "./certprovisioner.ts";
+export { conversionHandler, type ConversionHandler } from "./conversion.ts";
+export { type WebhookHandler } from "./server.ts";

@@ -8,6 +8,7 @@ import {
   type AdmissionResult,
   type AdmissionReview,
 } from "./admission.ts";
+import { isObj } from "../objects.ts";
 
 /** A request the server answers itself, with this HTTP status and a review (of the kind asked for) saying why. */
 export class HTTPError extends Error {
@@ -20,10 +21,6 @@ export class HTTPError extends Error {
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 export function isJSONContentType(value: string | undefined): boolean {
@@ -51,7 +48,7 @@ export function decodeEnvelope(body: Buffer, e: ReviewEnvelope): Record<string, 
   } catch (err) {
     throw new HTTPError(400, `cannot decode the ${e.kind}: ${messageOf(err)}`);
   }
-  if (!isObject(v)) throw new HTTPError(400, "the request body is not a JSON object");
+  if (!isObj(v)) throw new HTTPError(400, "the request body is not a JSON object");
   if (v.kind !== e.kind) {
     throw new HTTPError(400, `expected kind ${JSON.stringify(e.kind)}, got ${JSON.stringify(v.kind ?? null)}`);
   }
@@ -63,7 +60,7 @@ export function decodeEnvelope(body: Buffer, e: ReviewEnvelope): Record<string, 
     );
   }
   const req = v.request;
-  if (!isObject(req)) throw new HTTPError(400, `the ${e.kind} has no request`);
+  if (!isObj(req)) throw new HTTPError(400, `the ${e.kind} has no request`);
   if (!hasUid(req)) throw new HTTPError(400, `the ${e.kind} request has no uid`);
   return req;
 }
@@ -91,7 +88,7 @@ function hasDecision(result: Record<string, unknown>): result is Record<string, 
 
 /** A handler may return anything at runtime; this throws unless it is a well-formed decision. */
 export function checkResult(result: unknown): AdmissionResult {
-  if (!isObject(result) || !hasDecision(result)) {
+  if (!isObj(result) || !hasDecision(result)) {
     throw new Error(`the webhook handler returned no decision (want an object with a boolean "allowed")`);
   }
   if (

@@ -26,7 +26,7 @@ import { cronJobOwnerOf, type Job, SCHEDULED_AT_ANNOTATION } from "../../api/v1/
 import { Client } from "../../runtime/client.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { Kinds, type KubeObject } from "../../runtime/kinds.ts";
-import { planRenewal, SecretKeys, serviceDNSNames } from "../../runtime/webhook/index.ts";
+import { planRenewal, SecretKeys, serviceDNSNames } from "../../runtime/webhook/certprovisioner.ts";
 import { type CommandResult, PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
 import { freePort } from "../../envtest/ports.ts";
 import { createServiceBackend, hostAddress } from "../../envtest/service-backend.ts";

@@ -6,7 +6,8 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { API_VERSION as V1, CronJobSchema, CronJobSpecSchema } from "../../api/v1/index.ts";
 import { MAX_SCHEDULES } from "../../api/v1/schedule/index.ts";
-import { API_VERSION as V2, convertCronJob, CronJobV2Schema, MORE_SCHEDULES_ANNOTATION } from "../../api/v2/index.ts";
+import { MORE_SCHEDULES_ANNOTATION } from "../../api/v1/index.ts";
+import { API_VERSION as V2, convertCronJob, CronJobV2Schema } from "../../api/v2/index.ts";
 import { minimalCronJob } from "../fixtures.ts";
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 300);

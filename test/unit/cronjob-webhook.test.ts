@@ -30,8 +30,8 @@ import {
   type AdmissionRequest,
   type AdmissionResult,
   type JSONPatchOperation,
-  type Operation,
 } from "../../runtime/webhook/index.ts";
+import { type Operation } from "../../runtime/webhook/admission.ts";
 import {
   cronJobWebhookHandlers,
   defaultCronJob,

@@ -3,11 +3,14 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Job } from "../../api/v1/index.ts";
-import { APIError, isAlreadyExists, isInvalid } from "../../runtime/errors.ts";
+import { APIError, isAlreadyExists } from "../../runtime/errors.ts";
 import { FakeClient } from "../../runtime/fake/client.ts";
 import { jobStatusErrors } from "../../runtime/fake/jobstatus.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import { batchJob, createJob, jobStatus } from "../fixtures.ts";
+
+/** The apiserver refused a write as Invalid (422). */
+const isInvalid = (e: unknown): boolean => e instanceof APIError && e.reason === "Invalid";
 
 type Status = NonNullable<Job["status"]>;
 

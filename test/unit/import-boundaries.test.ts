@@ -1,5 +1,6 @@
 // Who may import whom. The admission webhooks and `kubectl cron` build on the API package (api/v1) and the
 // runtime, never on the controller: what they share with it is an API fact and lives in api/v1. The
+// controllers work on the stored version only and never import api/v2 (the conversion webhook's). The
 // development tools (hack/) and the benchmark (bench/) share code through envtest/, not each other.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -66,6 +67,10 @@ describe("import boundaries", () => {
 
   it("the runtime knows nothing of CronJobs: it imports neither the API package nor the controllers", () => {
     assert.deepEqual(offenders(["runtime"], ["api", "controllers", "webhooks"]), []);
+  });
+
+  it("the controllers reconcile the stored version: they import nothing from api/v2 (only the conversion webhook does)", () => {
+    assert.deepEqual(offenders(["controllers"], ["api/v2"]), []);
   });
 
   it("hack/ and bench/ do not import each other", () => {

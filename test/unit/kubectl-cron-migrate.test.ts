@@ -19,6 +19,7 @@ import {
 } from "../../api/v1/index.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../runtime/kinds.ts";
+import { isObj } from "../../runtime/objects.ts";
 import type { HandoverAPI } from "../../cmd/kubectl-cron/api.ts";
 import { parseCommandLine } from "../../cmd/kubectl-cron/args.ts";
 import {
@@ -179,9 +180,8 @@ describe("kubectl cron migrate: conversion from the built-in CronJob", () => {
 const kindKey = (rk: ResourceKind) => `${rk.group}/${rk.plural}`;
 
 function mergePatch(target: unknown, patch: unknown): unknown {
-  if (patch === null || typeof patch !== "object" || Array.isArray(patch)) return structuredClone(patch);
-  const out: Record<string, unknown> =
-    target !== null && typeof target === "object" && !Array.isArray(target) ? { ...(target as object) } : {};
+  if (!isObj(patch)) return structuredClone(patch);
+  const out: Record<string, unknown> = isObj(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
     else out[k] = mergePatch(out[k], v);

@@ -18,12 +18,8 @@ import { API_VERSION as V1, KIND, MORE_SCHEDULES_ANNOTATION, RESOURCE } from "..
 import { API_VERSION as V2 } from "../../../api/v2/index.ts";
 import { webhookConfigurations } from "../../../hack/crdgen/webhook.ts";
 import { discardLogger } from "../../../runtime/log.ts";
-import {
-  startWebhookServer,
-  type AdmissionHandler,
-  type WebhookHandler,
-  type WebhookServer,
-} from "../../../runtime/webhook/index.ts";
+import { type AdmissionHandler, type WebhookHandler } from "../../../runtime/webhook/index.ts";
+import { startWebhookServer, type WebhookServer } from "../../../runtime/webhook/server.ts";
 import {
   CONVERT_PATH,
   cronJobConversion,

@@ -23,13 +23,9 @@ import { stringify } from "yaml";
 import { webhookConfigurations } from "../../../hack/crdgen/webhook.ts";
 import { Client } from "../../../runtime/client.ts";
 import { discardLogger } from "../../../runtime/log.ts";
-import {
-  allowed,
-  startWebhookServer,
-  type AdmissionHandler,
-  type AdmissionReview,
-  type WebhookServer,
-} from "../../../runtime/webhook/index.ts";
+import { allowed, type AdmissionHandler } from "../../../runtime/webhook/index.ts";
+import { startWebhookServer, type WebhookServer } from "../../../runtime/webhook/server.ts";
+import { type AdmissionReview } from "../../../runtime/webhook/admission.ts";
 import { cronJobWebhookHandlers, MUTATE_PATH, VALIDATE_PATH } from "../../../webhooks/cronjob_webhook.ts";
 import { DRY_RUN_TIMEOUT_MS, type DryRunClient } from "../../../webhooks/jobtemplate_dryrun.ts";
 import { generateWebhookCertificates, type WebhookCertificates } from "../../../envtest/certs.ts";

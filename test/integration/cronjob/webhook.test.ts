@@ -24,13 +24,12 @@ import { discardLogger } from "../../../runtime/log.ts";
 import {
   allowed,
   fieldErrorString,
-  startWebhookServer,
   type AdmissionHandler,
   type AdmissionRequest,
   type AdmissionResult,
-  type AdmissionReview,
-  type WebhookServer,
 } from "../../../runtime/webhook/index.ts";
+import { startWebhookServer, type WebhookServer } from "../../../runtime/webhook/server.ts";
+import { type AdmissionReview } from "../../../runtime/webhook/admission.ts";
 import {
   cronJobWebhookHandlers,
   MUTATE_PATH,

@@ -17,21 +17,18 @@ import { after, before, describe, it } from "node:test";
 import { Client } from "../../../runtime/client.ts";
 import { Kinds, type KubeObject } from "../../../runtime/kinds.ts";
 import { createLogger, type Logger } from "../../../runtime/log.ts";
+import { allowed, escapeJSONPointer, patched, type AdmissionHandler } from "../../../runtime/webhook/index.ts";
 import {
-  allowed,
   CertKinds,
   CertProvisioner,
-  escapeJSONPointer,
   issueCA,
   issueServingCertificate,
-  patched,
   planRenewal,
   SecretKeys,
   serviceDNSNames,
-  webhookRunnable,
-  type AdmissionHandler,
   type CertProvisionerOptions,
-} from "../../../runtime/webhook/index.ts";
+} from "../../../runtime/webhook/certprovisioner.ts";
+import { webhookRunnable } from "../../../runtime/webhook/runnable.ts";
 import { TestEnv } from "../../../envtest/index.ts";
 import { freePort } from "../../../envtest/ports.ts";
 import { createServiceBackend, hostAddress } from "../../../envtest/service-backend.ts";

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Client } from "../../../runtime/client.ts";
-import { APIError, isAlreadyExists, isConflict, isForbidden, isInvalid, isNotFound } from "../../../runtime/errors.ts";
+import { APIError, isAlreadyExists, isConflict, isNotFound } from "../../../runtime/errors.ts";
 import { type KubeObject, Kinds } from "../../../runtime/kinds.ts";
 import { inClusterConfig, loadKubeConfig } from "../../../runtime/kubeconfig.ts";
 import { TestEnv } from "../../../envtest/index.ts";
@@ -44,7 +44,7 @@ describe("REST client on a real apiserver", () => {
     const ae = await client.create(Kinds.ConfigMap, cm("dup")).catch((e: unknown) => e);
     assert.ok(isAlreadyExists(ae), String(ae));
     const inv = await client.create(Kinds.ConfigMap, cm("Not_A_Valid_Name")).catch((e: unknown) => e);
-    assert.ok(isInvalid(inv) && inv instanceof APIError, String(inv));
+    assert.ok(inv instanceof APIError && inv.reason === "Invalid", String(inv));
     assert.equal(inv.code, 422);
     assert.ok(
       inv.causes.some((c) => c.field === "metadata.name"),
@@ -63,7 +63,7 @@ describe("REST client on a real apiserver", () => {
     const fb = await client
       .create(Kinds.ConfigMap, { ...cm("x"), metadata: { name: "x", namespace: ns } })
       .catch((e: unknown) => e);
-    assert.ok(isForbidden(fb), String(fb));
+    assert.ok(fb instanceof APIError && fb.reason === "Forbidden", String(fb));
   });
 
   it("makes updates and status writes conditional on resourceVersion (409 Conflict)", async () => {

@@ -23,12 +23,11 @@ import {
   invalid,
   invalidField,
   patched,
-  startWebhookServer,
   type AdmissionHandler,
   type AdmissionRequest,
   type JSONPatchOperation,
-  type WebhookServer,
 } from "../../../runtime/webhook/index.ts";
+import { startWebhookServer, type WebhookServer } from "../../../runtime/webhook/server.ts";
 import { generateWebhookCertificates, type WebhookCertificates } from "../../../envtest/certs.ts";
 import { TestEnv } from "../../../envtest/index.ts";
 import {

@@ -31,11 +31,11 @@ import {
   RENEW_BEFORE_FRACTION,
   SecretKeys,
   serviceDNSNames,
-  webhookRunnable,
   type CAPair,
   type CertProvisionerOptions,
   type PlanOptions,
-} from "../../../runtime/webhook/index.ts";
+} from "../../../runtime/webhook/certprovisioner.ts";
+import { webhookRunnable } from "../../../runtime/webhook/runnable.ts";
 
 const DAY = 24 * 3_600_000;
 const YEAR = 365 * DAY;

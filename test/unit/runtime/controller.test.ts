@@ -8,7 +8,8 @@ import { Controller, type Request, type Result } from "../../../runtime/controll
 import type { KubeObject, ResourceKind } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
-import { ItemExponentialFailureRateLimiter, type RateLimiter } from "../../../runtime/workqueue/index.ts";
+import { type RateLimiter } from "../../../runtime/workqueue/index.ts";
+import { ItemExponentialFailureRateLimiter } from "../../../runtime/workqueue/rate-limiters.ts";
 
 /** The /metrics text: what the metrics server serves. */
 const scrape = () => metricsRegistry.metrics();

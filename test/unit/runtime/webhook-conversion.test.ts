@@ -10,17 +10,10 @@ import { generateWebhookCertificates, type WebhookCertificates } from "../../../
 import type { KubeObject } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
-import {
-  allowed,
-  conversionHandler,
-  startWebhookServer,
-  type AdmissionReview,
-  type ConversionRequest,
-  type ConversionReview,
-  type Converter,
-  type WebhookHandler,
-  type WebhookServer,
-} from "../../../runtime/webhook/index.ts";
+import { allowed, conversionHandler, type WebhookHandler } from "../../../runtime/webhook/index.ts";
+import { startWebhookServer, type WebhookServer } from "../../../runtime/webhook/server.ts";
+import { type AdmissionReview } from "../../../runtime/webhook/admission.ts";
+import { type ConversionRequest, type ConversionReview, type Converter } from "../../../runtime/webhook/conversion.ts";
 
 const V1 = "example.com/v1";
 const V2 = "example.com/v2";

@@ -17,14 +17,12 @@ import {
   invalidField,
   patched,
   requiredField,
-  startWebhookServer,
-  tooLongField,
   type AdmissionHandler,
   type AdmissionRequest,
-  type AdmissionReview,
-  type WebhookServer,
-  type WebhookServerOptions,
 } from "../../../runtime/webhook/index.ts";
+import { startWebhookServer, type WebhookServer, type WebhookServerOptions } from "../../../runtime/webhook/server.ts";
+import { tooLongField } from "../../../runtime/field.ts";
+import { type AdmissionReview } from "../../../runtime/webhook/admission.ts";
 import { generateWebhookCertificates, type WebhookCertificates } from "../../../envtest/certs.ts";
 
 interface Reply {

@@ -2,18 +2,16 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { FakeClock } from "../../../runtime/fake-clock.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
+import { RateLimitingQueue, type RateLimiter } from "../../../runtime/workqueue/index.ts";
 import {
   BucketRateLimiter,
   DefaultControllerRateLimiter,
-  DelayingQueue,
   ItemExponentialFailureRateLimiter,
   MaxOfRateLimiter,
-  MinHeap,
-  Queue,
-  RateLimitingQueue,
-  type GetResult,
-  type RateLimiter,
-} from "../../../runtime/workqueue/index.ts";
+} from "../../../runtime/workqueue/rate-limiters.ts";
+import { DelayingQueue } from "../../../runtime/workqueue/delaying-queue.ts";
+import { MinHeap } from "../../../runtime/workqueue/heap.ts";
+import { Queue, type GetResult } from "../../../runtime/workqueue/queue.ts";
 
 /** Whether `p` settles once pending microtasks have run; queue state changes are synchronous. */
 async function settled(p: Promise<unknown>): Promise<boolean> {
