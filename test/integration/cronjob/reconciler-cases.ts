@@ -13,7 +13,7 @@ import { K8S_SCHEDULED_TIMESTAMP_ANNOTATION, SCHEDULED_AT_ANNOTATION, type Job }
 import type { ObjectClient } from "../../../runtime/interfaces.ts";
 import { Kinds } from "../../../runtime/kinds.ts";
 import { condition, type ReconcileHarness, type ReconcilerDriver } from "./harness.ts";
-import { type EventsExpect, HOUR, MIN, type Names, type Row, rowTable, runRows, type Step } from "./rows.ts";
+import { HOUR, MIN, type Names, type Row, rowTable, runRows, type Step } from "./rows.ts";
 
 const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
 const jobName = (cj: string, slot: number) => `${cj}-${slot / 1000}`;
@@ -347,64 +347,51 @@ const burstRows: Row[] = [
   },
 ];
 
-/** Finished Jobs from long before h1, by name and start (minutes after h1 - 11h), all ended at h1 - 10h. */
-const history = (jobs: [string, "complete" | "failed", number | undefined][]): Step[] =>
-  jobs.map(([named, state, startMin]) =>
+/**
+ * Seven finished Jobs from long before h1 (started minutes after h1 - 11h, all ended at h1 - 10h): four successful
+ * with a tie at 3m, the newest of them `newest` (a start, or undefined: no startTime), and two failed. A pass after
+ * the creation keeps the 3 newest successful and the newest failed (the default limits) and deletes the others.
+ */
+const cleanup = (newest: [string, number | undefined], kept: string[]): Step[] => [
+  ...(
+    [
+      ["s1", "complete", 1],
+      ["s2", "complete", 2],
+      ["s3b", "complete", 3],
+      ["s3a", "complete", 3],
+      [newest[0], "complete", newest[1]],
+      ["f1", "failed", 1],
+      ["f2", "failed", 2],
+    ] as const
+  ).map(([named, state, startMin]): Step =>
     startMin === undefined
       ? { createJob: { named }, state, end: -10 * HOUR, unstarted: true }
       : { createJob: { named }, state, start: -11 * HOUR + startMin * MIN, end: -10 * HOUR },
-  );
-const deletedJobs = (...named: string[]): EventsExpect => ({
-  containing: "SuccessfulDelete",
-  count: named.length,
-  include: named.map((n) => (c: Names) => `Normal SuccessfulDelete Deleted job ${c.name}-${n}`),
-});
+  ),
+  { at: { afterCreation: 1000 }, reconcile: "pass" },
+  {
+    expect: {
+      jobNames: kept.map((named) => ({ named })),
+      events: {
+        containing: "SuccessfulDelete",
+        count: 3,
+        include: ["f1", "s1", "s2"].map((n) => (c: Names) => `Normal SuccessfulDelete Deleted job ${c.name}-${n}`),
+      },
+    },
+  },
+];
 
 const historyRows: Row[] = [
   {
     title: "cleans up history by start time (ties by name) with default limits 3 and 1",
-    steps: [
-      ...history([
-        ["s1", "complete", 1],
-        ["s2", "complete", 2],
-        ["s3b", "complete", 3],
-        ["s3a", "complete", 3],
-        ["s4", "complete", 4],
-        ["f1", "failed", 1],
-        ["f2", "failed", 2],
-      ]),
-      { at: { afterCreation: 1000 }, reconcile: "pass" },
-      {
-        expect: {
-          jobNames: [{ named: "f2" }, { named: "s3a" }, { named: "s3b" }, { named: "s4" }],
-          events: deletedJobs("f1", "s1", "s2"),
-        },
-      },
-    ],
+    steps: cleanup(["s4", 4], ["f2", "s3a", "s3b", "s4"]),
   },
   {
     // A finished Job without startTime (s0): cannot exist on 1.31+, tested on the fake only. A 1.31+ apiserver
     // refuses that status, so the fake holds it as an older cluster left it: seeded into its store.
     title: "cleans up history by start time (missing start = newest, ties by name) with default limits 3 and 1",
     only: "fake",
-    steps: [
-      ...history([
-        ["s1", "complete", 1],
-        ["s2", "complete", 2],
-        ["s3b", "complete", 3],
-        ["s3a", "complete", 3],
-        ["s0", "complete", undefined], // never started: no startTime
-        ["f1", "failed", 1],
-        ["f2", "failed", 2],
-      ]),
-      { at: { afterCreation: 1000 }, reconcile: "pass" },
-      {
-        expect: {
-          jobNames: [{ named: "f2" }, { named: "s0" }, { named: "s3a" }, { named: "s3b" }],
-          events: deletedJobs("f1", "s1", "s2"),
-        },
-      },
-    ],
+    steps: cleanup(["s0", undefined], ["f2", "s0", "s3a", "s3b"]),
   },
   {
     title: "cleans history even when every create fails, then reports FailedCreate and retries (throws)",
