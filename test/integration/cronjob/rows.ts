@@ -109,9 +109,10 @@ export type Step =
   /**
    * A Job created by someone else than this pass: controlled by the CronJob (by default: a process that died
    * before its status write, a person's `kubectl create job --from`) or by nothing ("none": a foreign Job). A
-   * slot's Job of the CronJob carries its scheduled-at annotations (a foreign one only holds the name). `state`: finished at `end`, started at `start`; `unstarted`:
-   * finished with no startTime, as a cluster before 1.31 left it (a 1.31+ apiserver refuses that status, so
-   * the fake holds it, seeded into its store: a row with such a Job is `only: "fake"`).
+   * slot's Job of the CronJob carries its scheduled-at annotations (a foreign one only holds the name).
+   * `state`: finished at `end`, started at `start`; `unstarted`: finished with no startTime, as a cluster before
+   * 1.31 left it (a 1.31+ apiserver refuses that status, so the fake holds it, seeded into its store: a row with
+   * such a Job is `only: "fake"`).
    */
   | {
       createJob: JobRef;
