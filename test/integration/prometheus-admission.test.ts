@@ -8,41 +8,16 @@
 // Prometheus comes from Debian's prometheus package (.ci/run installs it); it runs on free loopback ports
 // with its own data directory, scraping and evaluating every second, and is stopped and removed after.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import {
-  ApiException,
-  KubernetesObjectApi,
-  type KubernetesObject,
-  type V1MutatingWebhookConfiguration,
-  type V1ValidatingWebhookConfiguration,
-} from "@kubernetes/client-node";
-import { stringify } from "yaml";
-import { RULES_PATH } from "../../hack/crdgen/prometheusrule.ts";
-import { webhookConfigurations } from "../../hack/crdgen/webhook.ts";
-import { discardLogger } from "../../runtime/log.ts";
-import { type AdmissionHandler } from "../../runtime/webhook/index.ts";
-import { startWebhookServer, type WebhookServer } from "../../runtime/webhook/server.ts";
+import { describe, it } from "node:test";
+import { ApiException, KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
+import type { WebhookHandler } from "../../runtime/webhook/index.ts";
 import { cronJobWebhookHandlers, MUTATE_PATH, VALIDATE_PATH } from "../../webhooks/cronjob_webhook.ts";
-import { generateWebhookCertificates, type WebhookCertificates } from "../../envtest/certs.ts";
-import { PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
-import { freePort } from "../../envtest/ports.ts";
-import { ManagedProcess, removeOnExit } from "../../envtest/processes.ts";
-import {
-  installWebhooks,
-  uninstallWebhooks,
-  waitForWebhookReady,
-  type InstalledWebhooks,
-} from "../../envtest/webhook.ts";
 import { eventually } from "../eventually.ts";
 import { minimalCronJob, variant } from "../fixtures.ts";
 import { KUBE_APISERVER_METRICS } from "../promql.ts";
+import { probeOf, tail, withPrometheus, withWebhookServer } from "../servers.ts";
 import { callingWebhookRejectionCode, serverVersion } from "../versions.ts";
 
-const PROMETHEUS = process.env.PROMETHEUS ?? "prometheus";
 const NS = "default";
 const ALERT = "CronJobWebhookFailing";
 const OUR_WEBHOOKS = 'name=~"mcronjob-v1[.]kb[.]io|vcronjob-v1[.]kb[.]io"';
@@ -53,31 +28,14 @@ interface PromAlert {
   state: string;
 }
 
-function tail(file: string, n = 25): string {
-  if (!existsSync(file)) return "(no log)";
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .slice(-n)
-    .map((l) => l.slice(0, 500))
-    .join("\n");
-}
-
 describe(
   "Prometheus fires CronJobWebhookFailing from kube-apiserver's own admission metrics",
   { timeout: 300_000 },
   () => {
-    let env: TestEnv | undefined;
-    let certs: WebhookCertificates | undefined;
-    let server: WebhookServer | undefined;
-    let installed: InstalledWebhooks | undefined;
-    let prometheus: ManagedProcess | undefined;
-    let promDir = "";
-    let promLog = "";
-    let promURL = "";
     let probed = false;
 
     const validate = cronJobWebhookHandlers().get(VALIDATE_PATH)!;
-    const handlers = new Map<string, AdmissionHandler>([
+    const handlers = new Map<string, WebhookHandler>([
       [MUTATE_PATH, cronJobWebhookHandlers().get(MUTATE_PATH)!],
       [
         VALIDATE_PATH,
@@ -88,109 +46,29 @@ describe(
       ],
     ]);
 
-    async function promAPI<T = unknown>(path: string): Promise<T> {
-      const res = await fetch(`${promURL}${path}`);
-      const body = (await res.json()) as { status: string; data: T; error?: string };
-      if (body.status !== "success") throw new Error(`${path}: ${body.error ?? res.status}`);
-      return body.data;
-    }
-    const query = (q: string) =>
-      promAPI<{ result: Array<{ metric: Record<string, string>; value: [number, string] }> }>(
-        `/api/v1/query?query=${encodeURIComponent(q)}`,
-      ).then((r) => r.result);
+    const webhooks = withWebhookServer(handlers, {
+      cluster: { probes: [{ object: probeOf(minimalCronJob("unused")), seen: () => probed }] },
+    });
+    const prom = withPrometheus("prometheus-admission");
+    const promAPI = prom.api;
+    const query = prom.query;
     const ourAlerts = () =>
       promAPI<{ alerts: PromAlert[] }>("/api/v1/alerts").then((r) =>
         r.alerts.filter((a) => a.labels.alertname === ALERT),
       );
     const detail = async () =>
       `\ntargets: ${JSON.stringify(await promAPI("/api/v1/targets").catch((e: unknown) => String(e)))}` +
-      `\nprometheus log:\n${tail(promLog, 10)}`;
-
-    before(async () => {
-      env = await TestEnv.start();
-      certs = await generateWebhookCertificates();
-      server = await startWebhookServer({
-        host: "127.0.0.1",
-        port: 0,
-        certDir: certs.dir,
-        logger: discardLogger,
-        handlers,
-      });
-      const configs = webhookConfigurations();
-      installed = await installWebhooks(env, {
-        mutating: configs.filter((c) => c.kind === "MutatingWebhookConfiguration") as V1MutatingWebhookConfiguration[],
-        validating: configs.filter(
-          (c) => c.kind === "ValidatingWebhookConfiguration",
-        ) as V1ValidatingWebhookConfiguration[],
-        port: server.port,
-        caPEM: certs.caPEM,
-      });
-      const probe = variant(minimalCronJob("unused"), (o) => {
-        delete o.metadata.name;
-        o.metadata.generateName = "probe-";
-      });
-      await waitForWebhookReady(env, { probe: probe as KubernetesObject, seen: () => probed });
-      promDir = mkdtempSync(join(tmpdir(), "prometheus-admission-"));
-      removeOnExit(promDir);
-      promLog = join(promDir, "prometheus.log");
-    });
-
-    after(async () => {
-      const steps: Array<() => Promise<unknown> | undefined> = [
-        () => prometheus?.stop(),
-        () => (installed && env ? uninstallWebhooks(env, installed) : undefined),
-        () => server?.close(),
-        () => env?.stop(),
-      ];
-      for (const step of steps) await Promise.resolve(step()).catch((err: unknown) => console.error(err));
-      certs?.cleanup();
-      if (promDir) rmSync(promDir, { recursive: true, force: true });
-    });
+      `\nprometheus log:\n${tail(prom.log, 10)}`;
 
     it("a refused invalid CronJob fires nothing; a failed webhook call fires the alert with its runbook", async () => {
-      // Not a skip: without Prometheus this test fails, saying how to get it.
-      const v = spawnSync(PROMETHEUS, ["--version"], { encoding: "utf8" });
-      if (v.error || v.status !== 0) {
-        assert.fail(
-          `cannot run ${PROMETHEUS} (${v.error?.message ?? v.stderr}): apt-get install prometheus ` +
-            "(Debian's package; .ci/run installs it), or set PROMETHEUS to the binary",
-        );
-      }
-
+      const env = webhooks.env;
       // Prometheus scrapes the API server with the admin token, as a cluster's Prometheus does with its own.
-      const tokenFile = join(promDir, "token");
-      writeFileSync(tokenFile, env!.token, { mode: 0o600 });
-      const promPort = await freePort();
-      promURL = `http://127.0.0.1:${promPort}`;
-      const config = {
-        global: { scrape_interval: "1s", scrape_timeout: "1s", evaluation_interval: "1s" },
-        rule_files: [join(PROJECT_ROOT, RULES_PATH)],
-        scrape_configs: [
-          {
-            job_name: "apiserver",
-            scheme: "https",
-            tls_config: { insecure_skip_verify: true },
-            authorization: { type: "Bearer", credentials_file: tokenFile },
-            static_configs: [{ targets: [new URL(env!.server).host] }],
-          },
-        ],
-      };
-      const configFile = join(promDir, "prometheus.yml");
-      writeFileSync(configFile, stringify(config));
-      prometheus = new ManagedProcess(
-        "prometheus",
-        PROMETHEUS,
-        [
-          `--config.file=${configFile}`,
-          `--storage.tsdb.path=${join(promDir, "data")}`,
-          `--web.listen-address=127.0.0.1:${promPort}`,
-        ],
-        promLog,
-      );
+      // Not a skip: without Prometheus this test fails, saying how to get it.
+      await prom.start({ token: env.token, targets: [{ job: "apiserver", target: new URL(env.server).host }] });
       await eventually(
         "the API server scraped",
         async () => {
-          if (!prometheus!.running) throw new Error("prometheus exited");
+          if (!prom.running) throw new Error("prometheus exited");
           return (await query('up{job="apiserver"} == 1')).length === 1;
         },
         60_000,
@@ -198,7 +76,7 @@ describe(
       );
 
       // The webhooks at work: an invalid CronJob refused (422), a valid one admitted.
-      const api = KubernetesObjectApi.makeApiClient(env!.kubeConfig);
+      const api = KubernetesObjectApi.makeApiClient(env.kubeConfig);
       const invalid = variant(minimalCronJob("never", NS), (o) => (o.spec.schedule = "0 0 30 2 *"));
       const refused = await api.create(invalid as KubernetesObject).then(
         () => assert.fail("the validating webhook admitted an invalid schedule"),
@@ -219,7 +97,7 @@ describe(
       );
       assert.deepEqual(rejection.metric, {
         __name__: "apiserver_admission_webhook_rejection_count",
-        instance: new URL(env!.server).host,
+        instance: new URL(env.server).host,
         job: "apiserver",
         name: "vcronjob-v1.kb.io",
         type: "validating",
@@ -247,8 +125,7 @@ describe(
 
       // The webhook server gone (the operator down): the API server cannot call the mutating webhook, refuses
       // the write, and counts a calling error.
-      await server!.close();
-      server = undefined;
+      await webhooks.close();
       const failed = await api.create(minimalCronJob("blocked", NS) as KubernetesObject).then(
         () => assert.fail("the API server admitted a CronJob without its webhooks (failurePolicy: Fail)"),
         (e: unknown) => e,
@@ -273,7 +150,7 @@ describe(
         operation: "CREATE",
         error_type: "calling_webhook_error",
         // A refused connection: 0 on 1.20–1.22, 400 on 1.23–1.33, 503 from 1.34 (see callingWebhookRejectionCode).
-        rejection_code: callingWebhookRejectionCode(await serverVersion(env!.kubeConfig)),
+        rejection_code: callingWebhookRejectionCode(await serverVersion(env.kubeConfig)),
       });
       assert.equal(
         alert.annotations.runbook_url,

@@ -7,22 +7,19 @@
 // Prometheus comes from Debian's prometheus package (.ci/run installs it); it runs here on free loopback
 // ports with its own data directory, scraping and evaluating every second, and is stopped and removed after.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { parse, stringify } from "yaml";
+import { parse } from "yaml";
 import { API_VERSION, CronJobResource, KIND, type CronJob } from "../../api/v1/index.ts";
-import { RULES_PATH } from "../../hack/crdgen/prometheusrule.ts";
 import { Client } from "../../runtime/client.ts";
 import { Kinds, type ResourceKind } from "../../runtime/kinds.ts";
 import { PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
 import { freePort } from "../../envtest/ports.ts";
-import { ManagedProcess, removeOnExit } from "../../envtest/processes.ts";
+import { ManagedProcess } from "../../envtest/processes.ts";
 import { eventually } from "../eventually.ts";
+import { tail, withPrometheus } from "../servers.ts";
 
-const PROMETHEUS = process.env.PROMETHEUS ?? "prometheus";
 const NS = "prometheus-test";
 const SCRAPER_NS = "monitoring";
 const SCRAPER = "prometheus";
@@ -51,53 +48,28 @@ const rbac = (kind: string, plural: string): ResourceKind => ({
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The last lines of a log file, for failure messages. */
-function tail(file: string, n = 25): string {
-  if (!existsSync(file)) return "(no log)";
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .slice(-n)
-    .map((l) => l.slice(0, 500))
-    .join("\n");
-}
-
 describe("Prometheus scrapes the operator and fires CronJobMissedSchedule", { timeout: 300_000 }, () => {
   let env: TestEnv;
   let client: Client;
-  let promDir: string;
-  let prometheus: ManagedProcess | undefined;
   let operator: ManagedProcess | undefined;
-  let promURL: string;
-  let operatorLog: string;
-  let promLog: string;
 
   before(async () => {
     env = await TestEnv.start({});
     client = new Client(env.kubeConfig, { userAgent: "prometheus-test" });
-    promDir = mkdtempSync(join(tmpdir(), "prometheus-test-"));
-    removeOnExit(promDir);
-    operatorLog = join(promDir, "operator.log");
-    promLog = join(promDir, "prometheus.log");
   });
-
+  // First: the operator logs into Prometheus's directory.
   after(async () => {
     await operator?.stop();
-    await prometheus?.stop();
-    if (promDir) rmSync(promDir, { recursive: true, force: true });
+  });
+  const prom = withPrometheus("prometheus-test");
+  const promAPI = prom.api;
+  after(async () => {
     client?.close();
     await env?.stop();
   });
 
   it("fires for a CronJob whose slot passed its starting deadline while the operator was down", async () => {
-    // Not a skip: without Prometheus this test fails, saying how to get it.
-    const v = spawnSync(PROMETHEUS, ["--version"], { encoding: "utf8" });
-    if (v.error || v.status !== 0) {
-      assert.fail(
-        `cannot run ${PROMETHEUS} (${v.error?.message ?? v.stderr}): apt-get install prometheus ` +
-          "(Debian's package; .ci/run installs it), or set PROMETHEUS to the binary",
-      );
-    }
-
+    const operatorLog = join(prom.dir, "operator.log");
     // The scraper: a ServiceAccount bound to the metrics-reader ClusterRole (config/rbac), and its token
     // (TokenRequest), which Prometheus sends as its bearer token.
     const reader = parse(readFileSync(join(PROJECT_ROOT, "config", "rbac", "metrics_reader_role.yaml"), "utf8")) as Obj;
@@ -117,8 +89,7 @@ describe("Prometheus scrapes the operator and fires CronJobMissedSchedule", { ti
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: reader.metadata.name },
       subjects: [{ kind: "ServiceAccount", name: SCRAPER, namespace: SCRAPER_NS }],
     });
-    const tokenFile = join(promDir, "token");
-    writeFileSync(tokenFile, await env.serviceAccountToken(SCRAPER_NS, SCRAPER), { mode: 0o600 });
+    const token = await env.serviceAccountToken(SCRAPER_NS, SCRAPER);
 
     // The CronJob, created while no operator runs: a slot every 30 s, at most 5 s late.
     const cj = await client.create<CronJob>(CronJobResource, {
@@ -140,43 +111,18 @@ describe("Prometheus scrapes the operator and fires CronJobMissedSchedule", { ti
     // `namespace` label, as a ServiceMonitor's does: honor_labels keeps the CronJobs' own.
     const metricsPort = await freePort();
     const probePort = await freePort();
-    const promPort = await freePort();
-    promURL = `http://127.0.0.1:${promPort}`;
-    const config = {
-      global: { scrape_interval: "1s", scrape_timeout: "1s", evaluation_interval: "1s" },
-      rule_files: [join(PROJECT_ROOT, RULES_PATH)],
-      scrape_configs: [
+    // Not a skip: without Prometheus this fails, saying how to get it.
+    await prom.start({
+      token,
+      targets: [
         {
-          job_name: JOB,
-          scheme: "https",
-          honor_labels: true,
-          tls_config: { insecure_skip_verify: true },
-          authorization: { type: "Bearer", credentials_file: tokenFile },
-          static_configs: [{ targets: [`127.0.0.1:${metricsPort}`], labels: { namespace: "cronjob-operator-system" } }],
+          job: JOB,
+          target: `127.0.0.1:${metricsPort}`,
+          labels: { namespace: "cronjob-operator-system" },
+          honorLabels: true,
         },
       ],
-    };
-    const configFile = join(promDir, "prometheus.yml");
-    writeFileSync(configFile, stringify(config));
-    prometheus = new ManagedProcess(
-      "prometheus",
-      PROMETHEUS,
-      [
-        `--config.file=${configFile}`,
-        `--storage.tsdb.path=${join(promDir, "data")}`,
-        `--web.listen-address=127.0.0.1:${promPort}`,
-      ],
-      promLog,
-    );
-    await eventually(
-      "Prometheus ready",
-      async () => {
-        if (!prometheus!.running) throw new Error("prometheus exited");
-        return (await fetch(`${promURL}/-/ready`)).status === 200;
-      },
-      60_000,
-      () => `\nprometheus log:\n${tail(promLog)}`,
-    );
+    });
     const rules = await promAPI<{ groups: Array<{ rules: Array<{ name: string }> }> }>("/api/v1/rules");
     assert.ok(
       rules.groups.some((g) => g.rules.some((r) => r.name === "CronJobMissedSchedule")),
@@ -205,7 +151,7 @@ describe("Prometheus scrapes the operator and fires CronJobMissedSchedule", { ti
     );
     const detail = async () =>
       `\ntargets: ${JSON.stringify(await promAPI("/api/v1/targets").catch((e: unknown) => String(e)))}` +
-      `\noperator log:\n${tail(operatorLog)}\nprometheus log:\n${tail(promLog, 10)}`;
+      `\noperator log:\n${tail(operatorLog)}\nprometheus log:\n${tail(prom.log, 10)}`;
 
     // The operator reports the miss in status (and its MissSchedule event).
     const status = await eventually(
@@ -268,11 +214,4 @@ describe("Prometheus scrapes the operator and fires CronJobMissedSchedule", { ti
     );
     assert.equal(up.result[0]?.value[1], "1");
   });
-
-  async function promAPI<T = unknown>(path: string): Promise<T> {
-    const res = await fetch(`${promURL}${path}`);
-    const body = (await res.json()) as { status: string; data: T; error?: string };
-    if (body.status !== "success") throw new Error(`${path}: ${body.error ?? res.status}`);
-    return body.data;
-  }
 });

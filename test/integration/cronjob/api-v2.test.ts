@@ -6,20 +6,12 @@
 // only: conversion, pruning and the served versions are the apiserver's.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import {
-  KubernetesObjectApi,
-  type KubernetesObject,
-  type V1MutatingWebhookConfiguration,
-  type V1ValidatingWebhookConfiguration,
-} from "@kubernetes/client-node";
+import { before, describe, it } from "node:test";
+import { KubernetesObjectApi, type KubernetesObject } from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import { API_VERSION as V1, KIND, MORE_SCHEDULES_ANNOTATION, RESOURCE } from "../../../api/v1/index.ts";
 import { API_VERSION as V2 } from "../../../api/v2/index.ts";
-import { webhookConfigurations } from "../../../hack/crdgen/webhook.ts";
-import { discardLogger } from "../../../runtime/log.ts";
-import { type AdmissionHandler, type WebhookHandler } from "../../../runtime/webhook/index.ts";
-import { startWebhookServer, type WebhookServer } from "../../../runtime/webhook/server.ts";
+import type { AdmissionHandler, WebhookHandler } from "../../../runtime/webhook/index.ts";
 import {
   CONVERT_PATH,
   cronJobConversion,
@@ -27,16 +19,10 @@ import {
   MUTATE_PATH,
   VALIDATE_PATH,
 } from "../../../webhooks/cronjob_webhook.ts";
-import { generateWebhookCertificates, type WebhookCertificates } from "../../../envtest/certs.ts";
-import { PROJECT_ROOT, TestEnv } from "../../../envtest/index.ts";
-import {
-  installConversionWebhook,
-  installWebhooks,
-  uninstallWebhooks,
-  waitForWebhookReady,
-  type InstalledWebhooks,
-} from "../../../envtest/webhook.ts";
+import { PROJECT_ROOT } from "../../../envtest/index.ts";
+import { installConversionWebhook } from "../../../envtest/webhook.ts";
 import { minimalCronJob, variant } from "../../fixtures.ts";
+import { probeOf, withWebhookServer } from "../../servers.ts";
 import { crdMaxItemsError, serverVersion } from "../../versions.ts";
 import { eventually } from "../../eventually.ts";
 
@@ -60,10 +46,6 @@ const THREE = [
 ];
 
 describe("CronJob API v2 against kube-apiserver", () => {
-  let env: TestEnv | undefined;
-  let certs: WebhookCertificates | undefined;
-  let server: WebhookServer | undefined;
-  let installed: InstalledWebhooks | undefined;
   let client: KubernetesObjectApi;
   const probed = new Set<string>();
   const conversions: string[] = [];
@@ -87,67 +69,36 @@ describe("CronJob API v2 against kube-apiserver", () => {
     },
   });
 
+  const probe = (object: Record<string, unknown>) => {
+    const version = String(object.apiVersion).split("/")[1];
+    return { object, seen: () => probed.has(`${MUTATE_PATH} ${version}`) && probed.has(`${VALIDATE_PATH} ${version}`) };
+  };
+  const webhooks = withWebhookServer(handlers, {
+    cluster: {
+      prepare: ({ env, server, certs }) =>
+        installConversionWebhook(env, {
+          crdName: RESOURCE,
+          patchPath: join(PROJECT_ROOT, "config", "crd", "patches", "webhook_in_cronjobs.yaml"),
+          port: server.port,
+          caPEM: certs.caPEM,
+        }),
+      probes: [
+        probe(probeOf(minimalCronJob("unused", NS))),
+        probe(probeOf(v2CronJob("unused", [{ schedule: "@daily" }]))),
+      ],
+    },
+  });
+  before(() => {
+    client = KubernetesObjectApi.makeApiClient(webhooks.env.kubeConfig);
+  });
+
   const kubectl = async (args: string[], input?: string) => {
-    const r = await env!.kubectl(args, input);
+    const r = await webhooks.env.kubectl(args, input);
     assert.equal(r.code, 0, `kubectl ${args.join(" ")}: ${r.stderr}`);
     return r.stdout;
   };
   const getAs = async (resource: string, name: string): Promise<Obj> =>
     JSON.parse(await kubectl(["get", resource, name, "-n", NS, "-o", "json"])) as Obj;
-
-  before(async () => {
-    env = await TestEnv.start();
-    client = KubernetesObjectApi.makeApiClient(env.kubeConfig);
-    certs = await generateWebhookCertificates();
-    server = await startWebhookServer({
-      host: "127.0.0.1",
-      port: 0,
-      certDir: certs.dir,
-      logger: discardLogger,
-      handlers,
-    });
-    await installConversionWebhook(env, {
-      crdName: RESOURCE,
-      patchPath: join(PROJECT_ROOT, "config", "crd", "patches", "webhook_in_cronjobs.yaml"),
-      port: server.port,
-      caPEM: certs.caPEM,
-    });
-    const configs = webhookConfigurations();
-    installed = await installWebhooks(env, {
-      mutating: configs.filter((c) => c.kind === "MutatingWebhookConfiguration") as V1MutatingWebhookConfiguration[],
-      validating: configs.filter(
-        (c) => c.kind === "ValidatingWebhookConfiguration",
-      ) as V1ValidatingWebhookConfiguration[],
-      port: server.port,
-      caPEM: certs.caPEM,
-    });
-    for (const probe of [
-      variant(minimalCronJob("unused", NS), (o) => {
-        delete o.metadata.name;
-        o.metadata.generateName = "probe-";
-      }),
-      variant(v2CronJob("unused", [{ schedule: "@daily" }]), (o) => {
-        delete o.metadata.name;
-        o.metadata.generateName = "probe-";
-      }),
-    ]) {
-      const version = String(probe.apiVersion).split("/")[1];
-      await waitForWebhookReady(env, {
-        probe: probe as KubernetesObject,
-        seen: () => probed.has(`${MUTATE_PATH} ${version}`) && probed.has(`${VALIDATE_PATH} ${version}`),
-      });
-    }
-  });
-
-  after(async () => {
-    const steps: Array<() => Promise<unknown> | undefined> = [
-      () => (installed && env ? uninstallWebhooks(env, installed) : undefined),
-      () => server?.close(),
-      () => env?.stop(),
-    ];
-    for (const step of steps) await Promise.resolve(step()).catch((err: unknown) => console.error(err));
-    certs?.cleanup();
-  });
 
   it("reads an object created as v1 as v2: its schedule is the list's only entry, defaults kept", async () => {
     const v1 = variant(minimalCronJob("made-as-v1", NS), (o) => (o.spec.timeZone = "Europe/Berlin"));
@@ -205,7 +156,7 @@ describe("CronJob API v2 against kube-apiserver", () => {
     const explain = await eventually(
       "v2 in the published OpenAPI",
       async () => {
-        const r = await env!.kubectl(["explain", "cronjobs.spec.schedules", `--api-version=${V2}`]);
+        const r = await webhooks.env.kubectl(["explain", "cronjobs.spec.schedules", `--api-version=${V2}`]);
         return r.code === 0 ? r.stdout : undefined;
       },
       60_000,
@@ -216,14 +167,14 @@ describe("CronJob API v2 against kube-apiserver", () => {
 
   it("denies a v2 object at v2's fields, and the annotation that is v1's book", async () => {
     const bad = v2CronJob("bad-v2", [{ schedule: "@daily" }, { schedule: "61 * * * *", timeZone: "Mars/Olympus" }]);
-    const r = await env!.kubectl(["apply", "-f", "-"], stringify(bad));
+    const r = await webhooks.env.kubectl(["apply", "-f", "-"], stringify(bad));
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /spec\.schedules\[1\]\.timeZone: Invalid value: "Mars\/Olympus"/);
     assert.match(r.stderr, /spec\.schedules\[1\]\.schedule: Invalid value: "61 \* \* \* \*"/);
     const sneaky = variant(v2CronJob("sneaky-v2", [{ schedule: "@daily" }]), (o) => {
       o.metadata.annotations = { [MORE_SCHEDULES_ANNOTATION]: '[{"schedule":"@hourly"}]' };
     });
-    const s = await env!.kubectl(["apply", "-f", "-"], stringify(sneaky));
+    const s = await webhooks.env.kubectl(["apply", "-f", "-"], stringify(sneaky));
     assert.notEqual(s.code, 0);
     assert.match(
       s.stderr,
@@ -233,17 +184,17 @@ describe("CronJob API v2 against kube-apiserver", () => {
       "too-many",
       Array.from({ length: 17 }, (_, i) => ({ schedule: `${i} * * * *` })),
     );
-    const t = await env!.kubectl(["apply", "-f", "-"], stringify(tooMany));
+    const t = await webhooks.env.kubectl(["apply", "-f", "-"], stringify(tooMany));
     assert.notEqual(t.code, 0);
     // The CRD schema's maxItems answers first (the apiserver validates before the validating webhook).
-    assert.match(t.stderr, crdMaxItemsError(await serverVersion(env!.kubeConfig), "spec.schedules", 17, 16));
+    assert.match(t.stderr, crdMaxItemsError(await serverVersion(webhooks.env.kubeConfig), "spec.schedules", 17, 16));
   });
 
   it("denies a v1 object whose annotation is not what the conversion writes, naming it", async () => {
     const bad = variant(minimalCronJob("bad-v1", NS), (o) => {
       o.metadata.annotations = { [MORE_SCHEDULES_ANNOTATION]: "every other tuesday" };
     });
-    const r = await env!.kubectl(["apply", "-f", "-"], stringify(bad));
+    const r = await webhooks.env.kubectl(["apply", "-f", "-"], stringify(bad));
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /Invalid value: "every other tuesday": must be a JSON list/);
   });
@@ -301,7 +252,7 @@ describe("CronJob API v2 against kube-apiserver", () => {
     const plain = await list("");
     assert.equal(plain.items.length, count);
     const perObject = Array<number>(count).fill(1);
-    const version = await serverVersion(env!.kubeConfig);
+    const version = await serverVersion(webhooks.env.kubeConfig);
     if (version.major === 1 && version.minor < 31) {
       assert.deepEqual(plain.calls, perObject, "before 1.31 a list is read from etcd: one call per object");
     } else {

@@ -4,6 +4,10 @@
 // offsets from the case's first slot h1 (the first full hour after the CronJob's creation), so a row reads as
 // the story it tests. Each row becomes one `it` with the row's title; cases whose story does not fit these
 // steps stay hand-written next to the rows, on the same harness (the table's `h`, `fresh`, `play`).
+// Beyond passes, a row may store what a cluster holds besides the reconciler's own writes (a Job another
+// process or a person created, a Job deleted, status written by another writer or lost, a finalizer, the
+// CronJob deleted), play a cache that still hands out an older CronJob, a pass under a burst of writes or
+// an overloaded queue, and a create the API refuses.
 import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
 import {
@@ -20,10 +24,12 @@ import {
 } from "../../../api/v1/index.ts";
 import { CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
 import type { RunOutcome } from "../../../controllers/metrics.ts";
-import type { Result } from "../../../runtime/controller.ts";
+import type { ReconcileContext, Result } from "../../../runtime/controller.ts";
 import type { ObjectClient } from "../../../runtime/interfaces.ts";
 import { Kinds } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
+import { APIError } from "../../../runtime/errors.ts";
+import { batchJob } from "../../fixtures.ts";
 import { condition, type ReconcileHarness, type ReconcilerDriver } from "./harness.ts";
 
 export const HOUR = 3600_000;
@@ -41,8 +47,13 @@ const nextHour = (t: number) => Math.floor(t / HOUR) * HOUR + HOUR;
 
 /** An instant, in ms after the case's first slot h1 (negative: before it). */
 export type Offset = number;
-/** A Job of the case's CronJob: the scheduled run of the slot at that offset, or a run-now request's Job. */
-export type JobRef = Offset | { runNow: string };
+/** An instant: an offset from h1, or ms after the CronJob's creation (creationTimestamp, whole seconds). */
+export type At = Offset | { afterCreation: number };
+/**
+ * A Job of the case's CronJob: the scheduled run of the slot at that offset, a run-now request's Job, or a Job
+ * named `<cronjob>-<suffix>` (one a person or another process created).
+ */
+export type JobRef = Offset | { runNow: string } | { named: string };
 /** What a text names in a case: its CronJob, a Job's name, an instant as status writes it. */
 export interface Names {
   readonly name: string;
@@ -60,17 +71,34 @@ export type Step =
   /** Drop the Events recorded so far. */
   | "forget events"
   /** Set the fake clock. */
-  | { at: Offset }
+  | { at: At }
+  /** The CronJob is deleted (a finalizer may hold it: it is then being deleted). */
+  | "delete"
+  /** Its status is written empty (restored from a backup without status). */
+  | "lose status"
+  /** Set the CronJob's finalizers. */
+  | { finalizers: string[] }
+  /** Another writer (another replica, a user's tool) sets these status fields. */
+  | { writeStatus: Partial<Record<TimeField, Offset>> }
+  /** Keep the CronJob as the cache holds it now, under this name (`cacheHolds`, `statusAsKept`). */
+  | { keep: string }
   /**
    * A reconcile, the clock first set to `at`; with what it must return: requeued at once (at most 1 s), later
-   * (more), for an instant (10 ms after it, the reconciler's slack), not at all ("none": an empty result), or
-   * after at least `atLeastMs`. `unseen`: Jobs that pass's cache does not show yet.
+   * (more), for an instant (10 ms after it, the reconciler's slack), not at all ("none": an empty result), a
+   * retry ("retry": result.requeue), or after at least `atLeastMs` (and, `whenQuiet`, once the burst is over).
+   * `rejects`: the pass throws this. `unseen`: Jobs that pass's cache does not show yet; `cacheHolds`: the
+   * cache hands out the CronJob kept under that name. `load`: the manager's burst of urgent writes is on
+   * ("burst"), and other CronJobs always wait too ("overloaded"); `urgentWrites`: how many the pass noted.
    */
   | {
       reconcile: "pass" | "restart";
-      at?: Offset;
+      at?: At;
       unseen?: JobRef[];
-      requeue?: "now" | "later" | "none" | Offset | { atLeastMs: number };
+      cacheHolds?: string;
+      load?: "burst" | "overloaded";
+      urgentWrites?: number;
+      requeue?: "now" | "later" | "none" | "retry" | Offset | { atLeastMs?: number; whenQuiet?: true };
+      rejects?: RegExp;
     }
   /** The Job controller starts a Job. */
   | { startJob: JobRef; since: Offset }
@@ -78,6 +106,29 @@ export type Step =
   | { finish: JobRef; as: "Complete" | "Failed"; start?: Offset; end?: Offset }
   /** The Job a process created for a run-now request before it died: status never recorded the request. */
   | { createRunNowJob: string }
+  /**
+   * A Job created by someone else than this pass: controlled by the CronJob (by default: a process that died
+   * before its status write, a person's `kubectl create job --from`) or by nothing ("none": a foreign Job). A
+   * slot's Job of the CronJob carries its scheduled-at annotations (a foreign one only holds the name).
+   * `state`: finished at `end`, started at `start`; `unstarted`: finished with no startTime, as a cluster before
+   * 1.31 left it (a 1.31+ apiserver refuses that status, so the fake holds it, seeded into its store: a row with
+   * such a Job is `only: "fake"`).
+   */
+  | {
+      createJob: JobRef;
+      owner?: "cronjob" | "none";
+      state?: "complete" | "failed";
+      start?: Offset;
+      end?: Offset;
+      unstarted?: true;
+    }
+  /** A Job deleted by someone else (background propagation). */
+  | { deleteJob: JobRef }
+  /**
+   * The fake refuses to create this Job, as the apiserver's own validation does (the fake validates nothing):
+   * with this status code, reason and message.
+   */
+  | { fakeRefusesCreate: JobRef; code: number; reason: ConstructorParameters<typeof APIError>[1]; message: Text }
   /** Set annotations on the CronJob (null removes one), as `kubectl annotate` does. */
   | { annotate: Record<string, string | null> }
   /** Request a backfill of the slots from `from` to `to` (the backfill annotation; id "bf-1", parallelism 1). */
@@ -97,23 +148,36 @@ export interface Expect {
   /** The names of all its Jobs, by name. */
   jobNames?: JobRef[];
   /** How many Jobs it has, of any kind. */
-  jobCount?: number;
+  jobCount?: number | { atMost: number };
   /** Its run-now Jobs by request, by name; a number: how many. */
   runNowJobs?: string[] | number;
   /** A Job of each of these names exists. */
   exist?: JobRef[];
   status?: StatusExpect;
-  /** The reason of each condition. */
-  conditions?: Record<string, string>;
+  /** Fields of status.* of the CronJob as the cache holds it. */
+  cached?: StatusExpect;
+  /** Its status is exactly that of the CronJob kept under this name (written by no one since). */
+  statusAsKept?: string;
+  /** The reason of each condition, or the fields given (`since`: its lastTransitionTime). */
+  conditions?: Record<string, string | { status?: "True" | "False"; reason?: string; since?: Offset }>;
   /** The Events recorded since the last look (taken: the next look starts after them). */
   events?: EventsExpect;
   /** The outcomes counted (run metrics) since the case began: the table counts runs. */
   counted?: RunOutcome[];
 }
 
-/** Fields of status.* as given; null: absent. */
+type TimeField = "lastScheduleTime" | "nextScheduleTime" | "lastMissedTime" | "lastSuccessfulTime" | "lastFailedTime";
+const TIME_FIELDS: readonly TimeField[] = [
+  "lastScheduleTime",
+  "nextScheduleTime",
+  "lastMissedTime",
+  "lastSuccessfulTime",
+  "lastFailedTime",
+];
+
+/** Fields of status.* as given; null: absent; {atLeast}: present, at that instant or later. */
 export interface StatusExpect {
-  lastScheduleTime?: Offset | null;
+  lastScheduleTime?: Offset | null | { atLeast: Offset };
   nextScheduleTime?: Offset | null;
   lastMissedTime?: Offset | null;
   lastSuccessfulTime?: Offset | null;
@@ -125,6 +189,9 @@ export interface StatusExpect {
   stopped?: null | "set" | { failures: number } | { time: Offset; failures: number; generation: number };
   /** The names of status.active; a number: how many. */
   active?: JobRef[] | number;
+  activeCount?: number;
+  /** status.observedGeneration is the CronJob's metadata.generation. */
+  observedCurrent?: true;
   /** The fields given of status.backfill; the message matches the pattern. */
   backfill?: {
     id?: string;
@@ -151,6 +218,8 @@ export interface EventsExpect {
   someStartWith?: Text[];
   /** One of them is each of these. */
   include?: Text[];
+  /** How many of them contain each text (exactly, or at least). */
+  counts?: Record<string, number | { atLeast: number }>;
 }
 
 export interface Row {
@@ -158,12 +227,16 @@ export interface Row {
   spec?: Spec;
   /** Whether a pass sees the CronJob before the steps, at h1 - 30m (the table's default). */
   firstPass?: boolean;
+  /** Only on this driver (a story only the fake can hold); on the other the row is not a case at all. */
+  only?: "fake";
   steps: readonly Step[];
 }
 
 /** A case's CronJob, as created. */
 export interface Case extends Names {
   readonly h1: number;
+  /** Its creationTimestamp, in ms. */
+  readonly createdAt: number;
   readonly created: CronJob;
 }
 
@@ -185,7 +258,7 @@ export interface TableOptions {
  * Its rows and hand-written cases share it (one control plane on envtest).
  */
 export function rowTable(driver: ReconcilerDriver, o: TableOptions): RowTable {
-  const table = new RowTable(o);
+  const table = new RowTable(o, driver.backend);
   before(async () => {
     await driver.setup();
     await table.start(await driver.harness(o.namespace, new Date().toISOString()));
@@ -199,7 +272,7 @@ export function rowTable(driver: ReconcilerDriver, o: TableOptions): RowTable {
 
 /** One `it` per row, with the row's title, in the describe it is called in. */
 export function runRows(table: RowTable, rows: readonly Row[]): void {
-  for (const row of rows) it(row.title, () => table.run(row));
+  for (const row of rows) if (!row.only || row.only === table.backend) it(row.title, () => table.run(row));
 }
 
 class RowTable {
@@ -209,14 +282,18 @@ class RowTable {
   /** Runs counted since the last case began (countRuns), as `namespace/name outcome`. */
   readonly counted: string[] = [];
   readonly #o: TableOptions;
+  /** The CronJobs kept by `keep` steps, by name. */
+  readonly #kept = new Map<string, CronJob>();
+  readonly backend: ReconcilerDriver["backend"];
 
   /** The reconciler of the table's passes. */
   get reconciler(): CronJobReconciler {
     return this.#reconciler ?? this.h.reconciler;
   }
 
-  constructor(o: TableOptions) {
+  constructor(o: TableOptions, backend: ReconcilerDriver["backend"]) {
     this.#o = o;
+    this.backend = backend;
   }
 
   get h(): ReconcileHarness<ObjectClient> {
@@ -248,7 +325,8 @@ class RowTable {
     const h = this.h;
     const name = `${this.#o.prefix}-${++this.#n}`;
     const created = await h.createCronJob(name, spec);
-    const h1 = nextHour(new Date(created.metadata.creationTimestamp!).getTime());
+    const createdAt = new Date(created.metadata.creationTimestamp!).getTime();
+    const h1 = nextHour(createdAt);
     h.clock.set(new Date(h1 - HOUR / 2));
     if (firstPass) await this.reconcile(name);
     h.takeEvents();
@@ -256,39 +334,79 @@ class RowTable {
     return {
       name,
       h1,
+      createdAt,
       created,
-      job: (ref) => (typeof ref === "number" ? `${name}-${(h1 + ref) / 1000}` : manualJobName(name, ref.runNow)),
+      job: (ref) =>
+        typeof ref === "number"
+          ? `${name}-${(h1 + ref) / 1000}`
+          : "runNow" in ref
+            ? manualJobName(name, ref.runNow)
+            : `${name}-${ref.named}`,
       time: (at) => iso(h1 + at),
     };
   }
 
   /** A pass of the table's reconciler; `unseen`: Jobs its cache does not show yet. */
   async reconcile(name: string, unseen?: readonly string[]): Promise<Result> {
+    return this.#pass(name, "pass", { unseen });
+  }
+
+  /** A reconcile by another reconciler: a restart, or another replica after a leader change. */
+  async restart(name: string, unseen?: readonly string[]): Promise<Result> {
+    return this.#pass(name, "restart", { unseen });
+  }
+
+  /**
+   * One reconcile, then the cache catches up. `cacheHolds`: the cache hands out that CronJob for this one;
+   * `load`: under the manager's burst (and a queue that always has others waiting); `noted` counts the
+   * urgent writes the pass noted.
+   */
+  async #pass(
+    name: string,
+    who: "pass" | "restart",
+    o: { unseen?: readonly string[]; cacheHolds?: CronJob; load?: "burst" | "overloaded"; noted?: () => void },
+  ): Promise<Result> {
     const h = this.h;
-    const reconciler = this.#reconciler;
-    if (!reconciler) return h.reconcile(name, unseen ? { unseenJobs: unseen } : {});
-    const pass = () =>
-      reconciler.reconcile(
-        { namespace: h.namespace, name },
-        { log: discardLogger, reconcileID: "run-now", signal: new AbortController().signal },
-      );
+    const { unseen, cacheHolds, load } = o;
+    // The harness's own pass, unless the table counts runs or the pass needs a context of its own.
+    if (who === "pass" && !this.#reconciler && !cacheHolds && !load)
+      return h.reconcile(name, unseen ? { unseenJobs: unseen } : {});
+    const reconciler =
+      who === "restart"
+        ? new CronJobReconciler({ client: h.client, cache: h.cache, recorder: h.recorder, clock: h.clock })
+        : this.reconciler;
+    const ctx: ReconcileContext = {
+      log: discardLogger,
+      reconcileID: who === "restart" ? "restarted" : "run-now",
+      signal: new AbortController().signal,
+      ...(load ? { burst: { active: () => true, note: () => o.noted?.() } } : {}),
+      ...(load === "overloaded" ? { queueLength: () => 5 } : {}),
+    };
+    let pass = () => reconciler.reconcile({ namespace: h.namespace, name }, ctx);
+    if (cacheHolds) pass = this.#withCronJobCached(name, cacheHolds, pass);
     const r = unseen ? await h.withJobsUnseen(unseen, pass) : await pass();
     await h.settle(name);
     return r;
   }
 
-  /** A reconcile by another reconciler: a restart, or another replica after a leader change. */
-  async restart(name: string, unseen?: readonly string[]): Promise<Result> {
-    const h = this.h;
-    const other = new CronJobReconciler({ client: h.client, cache: h.cache, recorder: h.recorder, clock: h.clock });
-    const pass = () =>
-      other.reconcile(
-        { namespace: h.namespace, name },
-        { log: discardLogger, reconcileID: "restarted", signal: new AbortController().signal },
-      );
-    const r = unseen ? await h.withJobsUnseen(unseen, pass) : await pass();
-    await h.settle(name);
-    return r;
+  /** `f` with the cache handing out `held` for the CronJob `name` (a cache behind the apiserver). */
+  #withCronJobCached<T>(name: string, held: CronJob, f: () => Promise<T>): () => Promise<T> {
+    const cache = this.h.cache;
+    return async () => {
+      const get = cache.get;
+      cache.get = ((kind, ns, n) =>
+        kind === CronJobKind && n === name ? held : get.call(cache, kind, ns, n)) as typeof cache.get;
+      try {
+        return await f();
+      } finally {
+        cache.get = get;
+      }
+    };
+  }
+
+  /** An instant as the clock takes it. */
+  #instant(c: Case, at: At): Date {
+    return new Date(typeof at === "number" ? c.h1 + at : c.createdAt + at.afterCreation);
   }
 
   async run(row: Row): Promise<void> {
@@ -322,28 +440,26 @@ class RowTable {
     if (s === "pass") await this.reconcile(c.name);
     else if (s === "restart") await this.restart(c.name);
     else if (s === "forget events") h.takeEvents();
-    else if ("reconcile" in s) {
-      if (s.at !== undefined) h.clock.set(new Date(c.h1 + s.at));
-      const unseen = s.unseen?.map((r) => c.job(r));
-      const r = s.reconcile === "pass" ? await this.reconcile(c.name, unseen) : await this.restart(c.name, unseen);
-      if (s.requeue === "none") assert.deepEqual(r, {}, "not requeued");
-      else if (typeof s.requeue === "object")
-        assert.ok(
-          (r.requeueAfterMs ?? -Infinity) >= s.requeue.atLeastMs,
-          `requeued after ${s.requeue.atLeastMs} ms at least: ${JSON.stringify(r)}`,
-        );
-      else if (s.requeue === "now")
-        assert.ok((r.requeueAfterMs ?? Infinity) <= 1000, `requeued at once: ${JSON.stringify(r)}`);
-      else if (s.requeue === "later")
-        assert.ok((r.requeueAfterMs ?? Infinity) > 1000, `requeued later: ${JSON.stringify(r)}`);
-      else if (s.requeue !== undefined)
-        assert.equal(
-          r.requeueAfterMs,
-          c.h1 + s.requeue - h.clock.now().getTime() + 10,
-          `requeued for ${c.time(s.requeue)}`,
-        );
-    } else if ("at" in s) h.clock.set(new Date(c.h1 + s.at));
-    else if ("startJob" in s) await h.startJob(c.job(s.startJob), c.time(s.since));
+    else if (s === "delete") {
+      await h.client.delete(CronJobKind, h.namespace, c.name);
+      await h.settle(c.name);
+    } else if (s === "lose status") {
+      const cj = await h.get(c.name);
+      await h.client.updateStatus(CronJobKind, { ...cj, status: {} } as CronJob);
+      await h.settle(c.name);
+    } else if ("reconcile" in s) await this.#reconcileStep(c, s);
+    else if ("at" in s) h.clock.set(this.#instant(c, s.at));
+    else if ("finalizers" in s) await this.#update(c, (cj) => void (cj.metadata.finalizers = s.finalizers));
+    else if ("writeStatus" in s) {
+      const cj = await h.get(c.name);
+      const times = Object.fromEntries(Object.entries(s.writeStatus).map(([k, at]) => [k, c.time(at)]));
+      await h.client.updateStatus(CronJobKind, { ...cj, status: { ...cj.status, ...times } });
+      await h.settle(c.name);
+    } else if ("keep" in s) {
+      const cached = h.cache.get<CronJob>(CronJobKind, h.namespace, c.name);
+      if (!cached) throw new Error(`keep: the cache holds no ${c.name}`);
+      this.#kept.set(s.keep, cached);
+    } else if ("startJob" in s) await h.startJob(c.job(s.startJob), c.time(s.since));
     else if ("finish" in s) {
       const start = s.start ?? (typeof s.finish === "number" ? s.finish : undefined);
       if (start === undefined) throw new Error("finish: a run-now Job's start must be given");
@@ -352,6 +468,16 @@ class RowTable {
     } else if ("createRunNowJob" in s) {
       await h.client.create(Kinds.Job, jobForRunNow(c.created, s.createRunNowJob, undefined));
       await h.settle(c.name);
+    } else if ("createJob" in s) await this.#createJob(c, s);
+    else if ("deleteJob" in s) {
+      await h.client.delete(Kinds.Job, h.namespace, c.job(s.deleteJob), { propagationPolicy: "Background" });
+      await h.settle(c.name);
+    } else if ("fakeRefusesCreate" in s) {
+      const message = typeof s.message === "string" ? s.message : s.message(c);
+      h.fake?.injectError(
+        { verb: "create", kind: Kinds.Job, name: c.job(s.fakeRefusesCreate) },
+        () => new APIError(s.code, s.reason, message),
+      );
     } else if ("annotate" in s) await this.#annotate(c, s.annotate);
     else if ("backfill" in s) {
       const { from, to, parallelism = 1, id = "bf-1" } = s.backfill;
@@ -359,6 +485,73 @@ class RowTable {
       await this.#annotate(c, { [BACKFILL_ANNOTATION]: value });
     } else if ("patch" in s) await this.#update(c, (cj) => Object.assign(cj.spec, s.patch));
     else await this.#expect(c, s.expect, s.why);
+  }
+
+  async #reconcileStep(c: Case, s: Extract<Step, { reconcile: unknown }>): Promise<void> {
+    const h = this.h;
+    if (s.at !== undefined) h.clock.set(this.#instant(c, s.at));
+    const unseen = s.unseen?.map((r) => c.job(r));
+    let cacheHolds: CronJob | undefined;
+    if (s.cacheHolds !== undefined) {
+      cacheHolds = this.#kept.get(s.cacheHolds);
+      if (!cacheHolds) throw new Error(`cacheHolds: nothing kept as ${s.cacheHolds}`);
+    }
+    let noted = 0;
+    const pass = this.#pass(c.name, s.reconcile, {
+      unseen,
+      cacheHolds,
+      ...(s.load ? { load: s.load, noted: () => void noted++ } : {}),
+    });
+    if (s.rejects) {
+      await assert.rejects(pass, s.rejects);
+      await h.settle(c.name);
+      return;
+    }
+    const r = await pass;
+    if (s.urgentWrites !== undefined) assert.equal(noted, s.urgentWrites, "urgent writes noted");
+    if (s.requeue === "none") assert.deepEqual(r, {}, "not requeued");
+    else if (s.requeue === "retry") assert.equal(r.requeue, true, `retried: ${JSON.stringify(r)}`);
+    else if (typeof s.requeue === "object") {
+      const { atLeastMs } = s.requeue;
+      if (atLeastMs !== undefined)
+        assert.ok(
+          (r.requeueAfterMs ?? -Infinity) >= atLeastMs,
+          `requeued after ${atLeastMs} ms at least: ${JSON.stringify(r)}`,
+        );
+      if (s.requeue.whenQuiet) assert.equal(r.requeueWhenQuiet, true, `requeued after the burst: ${JSON.stringify(r)}`);
+    } else if (s.requeue === "now")
+      assert.ok((r.requeueAfterMs ?? Infinity) <= 1000, `requeued at once: ${JSON.stringify(r)}`);
+    else if (s.requeue === "later")
+      assert.ok((r.requeueAfterMs ?? Infinity) > 1000, `requeued later: ${JSON.stringify(r)}`);
+    else if (s.requeue !== undefined)
+      assert.equal(
+        r.requeueAfterMs,
+        c.h1 + s.requeue - h.clock.now().getTime() + 10,
+        `requeued for ${c.time(s.requeue)}`,
+      );
+  }
+
+  async #createJob(c: Case, s: Extract<Step, { createJob: unknown }>): Promise<void> {
+    const h = this.h;
+    const ref = s.createJob;
+    const job = batchJob({
+      name: c.job(ref),
+      namespace: h.namespace,
+      ...(s.owner === "none"
+        ? {}
+        : {
+            owner: { name: c.name, uid: c.created.metadata.uid! },
+            ...(typeof ref === "number" ? { slot: c.h1 + ref } : {}),
+          }),
+      ...(s.state ? { state: s.state } : {}),
+      ...(s.start !== undefined ? { start: c.h1 + s.start } : {}),
+      ...(s.end !== undefined ? { end: c.h1 + s.end } : {}),
+    });
+    if (s.unstarted) {
+      if (!h.fake) throw new Error("createJob: an unstarted finished Job is the fake's only (a row only: fake)");
+      h.fake.seed(Kinds.Job, job);
+    } else await h.createJob(job);
+    await h.settle(c.name);
   }
 
   async #expect(c: Case, e: Expect, why: string | undefined): Promise<void> {
@@ -393,7 +586,12 @@ class RowTable {
           e.jobNames.map(c.job),
           why,
         );
-      if (e.jobCount !== undefined) assert.equal(jobs.length, e.jobCount, why);
+      if (typeof e.jobCount === "number") assert.equal(jobs.length, e.jobCount, why);
+      else if (e.jobCount)
+        assert.ok(
+          jobs.length <= e.jobCount.atMost,
+          why ?? `at most ${e.jobCount.atMost} Jobs: ${jobs.map((j) => j.metadata!.name).join(", ")}`,
+        );
       const runNow = jobs.filter((j) => j.metadata?.annotations?.[RUN_NOW_REQUEST_ANNOTATION] !== undefined);
       if (typeof e.runNowJobs === "number") assert.equal(runNow.length, e.runNowJobs, why);
       else if (e.runNowJobs)
@@ -408,11 +606,29 @@ class RowTable {
           why ?? `${c.job(ref)} exists`,
         );
     }
-    if (e.status || e.conditions) {
+    if (e.status || e.conditions || e.statusAsKept !== undefined) {
       const cj = await h.get(c.name);
       if (e.status) this.#status(c, cj, e.status, why);
-      for (const [type, reason] of Object.entries(e.conditions ?? {}))
-        assert.equal(condition(cj, type)?.reason, reason, why ?? type);
+      for (const [type, want] of Object.entries(e.conditions ?? {})) {
+        const got = condition(cj, type);
+        if (typeof want === "string") assert.equal(got?.reason, want, why ?? type);
+        else {
+          if (want.status !== undefined) assert.equal(got?.status, want.status, why ?? `${type} status`);
+          if (want.reason !== undefined) assert.equal(got?.reason, want.reason, why ?? `${type} reason`);
+          if (want.since !== undefined)
+            assert.equal(got?.lastTransitionTime, c.time(want.since), why ?? `${type} lastTransitionTime`);
+        }
+      }
+      if (e.statusAsKept !== undefined) {
+        const kept = this.#kept.get(e.statusAsKept);
+        if (!kept) throw new Error(`statusAsKept: nothing kept as ${e.statusAsKept}`);
+        assert.deepEqual(cj.status, kept.status, why ?? `status as kept (${e.statusAsKept})`);
+      }
+    }
+    if (e.cached) {
+      const cached = h.cache.get<CronJob>(CronJobKind, h.namespace, c.name);
+      assert.ok(cached, why ?? "the cache holds the CronJob");
+      this.#status(c, cached, e.cached, why);
     }
     if (e.events) {
       const ev = e.events;
@@ -440,6 +656,11 @@ class RowTable {
           why ?? `an Event starts with ${text(t)}: ${got.join("\n")}`,
         );
       for (const t of ev.include ?? []) assert.ok(got.includes(text(t)), why ?? `${text(t)}: ${got.join("\n")}`);
+      for (const [t, want] of Object.entries(ev.counts ?? {})) {
+        const n = got.filter((l) => l.includes(t)).length;
+        if (typeof want === "number") assert.equal(n, want, why ?? `${t}: ${got.join("\n")}`);
+        else assert.ok(n >= want.atLeast, why ?? `${t} at least ${want.atLeast}: ${got.join("\n")}`);
+      }
     }
     if (e.counted)
       assert.deepEqual(
@@ -451,10 +672,14 @@ class RowTable {
 
   #status(c: Case, cj: CronJob, e: StatusExpect, why: string | undefined): void {
     const st = cj.status;
-    const times = ["lastScheduleTime", "nextScheduleTime", "lastMissedTime", "lastSuccessfulTime", "lastFailedTime"];
-    for (const k of times as (keyof StatusExpect & keyof NonNullable<typeof st>)[]) {
-      const want = e[k] as Offset | null | undefined;
-      if (want !== undefined) assert.equal(st?.[k], want === null ? undefined : c.time(want), why ?? k);
+    for (const k of TIME_FIELDS) {
+      const want = e[k];
+      if (typeof want === "object" && want !== null)
+        assert.ok(
+          Date.parse(st?.[k] ?? "") >= c.h1 + want.atLeast,
+          why ?? `${k} ${st?.[k]} is at ${c.time(want.atLeast)} or later`,
+        );
+      else if (want !== undefined) assert.equal(st?.[k], want === null ? undefined : c.time(want), why ?? k);
     }
     for (const k of ["consecutiveFailures", "lastResumeRequest", "lastRunNowRequest"] as const) {
       const want = e[k];
@@ -466,6 +691,8 @@ class RowTable {
     else if (stopped && "time" in stopped)
       assert.deepEqual(st?.stopped, { ...stopped, time: c.time(stopped.time) }, why ?? "stopped");
     else if (stopped) assert.equal(st?.stopped?.failures, stopped.failures, why ?? "stopped.failures");
+    if (e.activeCount !== undefined) assert.equal(st?.activeCount, e.activeCount, why ?? "activeCount");
+    if (e.observedCurrent) assert.equal(st?.observedGeneration, cj.metadata.generation, why ?? "observedGeneration");
     if (typeof e.active === "number") assert.equal(st?.active?.length, e.active, why ?? "active");
     else if (e.active)
       assert.deepEqual(

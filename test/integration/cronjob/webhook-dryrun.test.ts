@@ -15,30 +15,20 @@ import {
   KubeConfig,
   KubernetesObjectApi,
   type KubernetesObject,
-  type V1MutatingWebhookConfiguration,
   type V1Status,
-  type V1ValidatingWebhookConfiguration,
 } from "@kubernetes/client-node";
 import { stringify } from "yaml";
-import { webhookConfigurations } from "../../../hack/crdgen/webhook.ts";
 import { Client } from "../../../runtime/client.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import { allowed, type AdmissionHandler } from "../../../runtime/webhook/index.ts";
-import { startWebhookServer, type WebhookServer } from "../../../runtime/webhook/server.ts";
-import { type AdmissionReview } from "../../../runtime/webhook/admission.ts";
+import type { AdmissionReview } from "../../../runtime/webhook/admission.ts";
 import { cronJobWebhookHandlers, MUTATE_PATH, VALIDATE_PATH } from "../../../webhooks/cronjob_webhook.ts";
 import { DRY_RUN_TIMEOUT_MS, type DryRunClient } from "../../../webhooks/jobtemplate_dryrun.ts";
-import { generateWebhookCertificates, type WebhookCertificates } from "../../../envtest/certs.ts";
-import { PROJECT_ROOT, TestEnv } from "../../../envtest/index.ts";
+import { PROJECT_ROOT } from "../../../envtest/index.ts";
 import { freePort } from "../../../envtest/ports.ts";
 import { ManagedProcess } from "../../../envtest/processes.ts";
-import {
-  installWebhooks,
-  uninstallWebhooks,
-  waitForWebhookReady,
-  type InstalledWebhooks,
-} from "../../../envtest/webhook.ts";
 import { minimalCronJob, variant } from "../../fixtures.ts";
+import { probeOf, withWebhookServer } from "../../servers.ts";
 import { labelValueTooLong, serverVersion, type ServerVersion } from "../../versions.ts";
 
 const NS = "default";
@@ -161,10 +151,6 @@ function postReview(port: number, ca: string, object: Record<string, any>): Prom
 }
 
 describe("the Job template checked with kube-apiserver's Job validation (dry-run)", () => {
-  let env: TestEnv | undefined;
-  let certs: WebhookCertificates | undefined;
-  let server: WebhookServer | undefined;
-  let installed: InstalledWebhooks | undefined;
   let api: KubernetesObjectApi;
   let apiClient: Client | undefined;
   let real: (DryRunClient & { count: number }) | undefined;
@@ -190,51 +176,25 @@ describe("the Job template checked with kube-apiserver's Job validation (dry-run
   const validatorWith = (client: DryRunClient): AdmissionHandler =>
     cronJobWebhookHandlers({ client, logger: discardLogger }).get(VALIDATE_PATH)!;
 
-  const apply = (obj: Record<string, any>) => env!.kubectl(["apply", "-f", "-"], stringify(obj));
+  const apply = (obj: Record<string, any>) => webhooks.env.kubectl(["apply", "-f", "-"], stringify(obj));
 
+  const webhooks = withWebhookServer(handlers, {
+    cluster: { probes: [{ object: probeOf(minimalCronJob("unused")), seen: () => probed }] },
+  });
   before(async () => {
-    env = await TestEnv.start();
+    const env = webhooks.env;
     version = await serverVersion(env.kubeConfig);
     api = KubernetesObjectApi.makeApiClient(env.kubeConfig);
     apiClient = new Client(env.kubeConfig);
     clients.push(apiClient);
     real = counting(apiClient);
     validate = validatorWith(real);
-    certs = await generateWebhookCertificates();
-    server = await startWebhookServer({
-      host: "127.0.0.1",
-      port: 0,
-      certDir: certs.dir,
-      logger: discardLogger,
-      handlers,
-    });
-    const configs = webhookConfigurations();
-    installed = await installWebhooks(env, {
-      mutating: configs.filter((c) => c.kind === "MutatingWebhookConfiguration") as V1MutatingWebhookConfiguration[],
-      validating: configs.filter(
-        (c) => c.kind === "ValidatingWebhookConfiguration",
-      ) as V1ValidatingWebhookConfiguration[],
-      port: server.port,
-      caPEM: certs.caPEM,
-    });
-    const probe = variant(minimalCronJob("unused"), (o) => {
-      delete o.metadata.name;
-      o.metadata.generateName = "probe-";
-    });
-    await waitForWebhookReady(env, { probe: probe as KubernetesObject, seen: () => probed });
   });
 
-  after(async () => {
-    const steps: Array<() => Promise<unknown> | undefined> = [
-      () => (installed && env ? uninstallWebhooks(env, installed) : undefined),
-      () => server?.close(),
-      () => env?.stop(),
-    ];
-    for (const step of steps) await Promise.resolve(step()).catch((err: unknown) => console.error(err));
+  after(() => {
     for (const c of clients) c.close();
     for (const s of silentSockets) s.destroy();
     silent?.close();
-    certs?.cleanup();
   });
 
   it("admits a valid CronJob, after the API server accepted its Job", async () => {
@@ -261,7 +221,7 @@ describe("the Job template checked with kube-apiserver's Job validation (dry-run
       ),
       res.stderr,
     );
-    const get = await env!.kubectl(["get", CRONJOBS, "stop-signal", "-n", NS]);
+    const get = await webhooks.env.kubectl(["get", CRONJOBS, "stop-signal", "-n", NS]);
     assert.notEqual(get.code, 0, "the denied object must not exist");
   });
 
@@ -292,7 +252,7 @@ describe("the Job template checked with kube-apiserver's Job validation (dry-run
         status.details?.causes?.every((c, i) => `${c.field}: ${c.message}`.startsWith(expect[i]!)),
         JSON.stringify(status.details?.causes),
       );
-      const get = await env!.kubectl(["get", CRONJOBS, bad.name, "-n", NS]);
+      const get = await webhooks.env.kubectl(["get", CRONJOBS, bad.name, "-n", NS]);
       assert.notEqual(get.code, 0, "the denied object must not exist");
     });
   }
@@ -300,7 +260,7 @@ describe("the Job template checked with kube-apiserver's Job validation (dry-run
   it("refuses an update that makes the template bad; a metadata-only update of a bad template passes", async () => {
     const created = await apply(minimalCronJob("to-break"));
     assert.equal(created.code, 0, created.stderr);
-    const patch = await env!.kubectl([
+    const patch = await webhooks.env.kubectl([
       "patch",
       CRONJOBS,
       "to-break",
@@ -328,10 +288,10 @@ describe("the Job template checked with kube-apiserver's Job validation (dry-run
       validate = saved;
     }
     const before = real!.count;
-    const label = await env!.kubectl(["label", CRONJOBS, "legacy-bad-template", "-n", NS, "a=b"]);
+    const label = await webhooks.env.kubectl(["label", CRONJOBS, "legacy-bad-template", "-n", NS, "a=b"]);
     assert.equal(label.code, 0, label.stderr);
     assert.equal(real!.count, before, "an unchanged template is not dry-run");
-    const fix = await env!.kubectl([
+    const fix = await webhooks.env.kubectl([
       "patch",
       CRONJOBS,
       "legacy-bad-template",
@@ -357,7 +317,7 @@ describe("the Job template checked with kube-apiserver's Job validation (dry-run
       assert.match(res.stderr, /^Warning: spec\.jobTemplate: could not be checked against the API server \(/m);
       assert.match(res.stderr, /ECONNREFUSED/);
       assert.ok(Date.now() - started < WEBHOOK_TIMEOUT_MS / 2, `took ${Date.now() - started} ms`);
-      const get = await env!.kubectl(["get", CRONJOBS, "unchecked-refused", "-n", NS]);
+      const get = await webhooks.env.kubectl(["get", CRONJOBS, "unchecked-refused", "-n", NS]);
       assert.equal(get.code, 0, get.stderr);
     } finally {
       validate = validatorWith(real!);
@@ -395,18 +355,18 @@ describe("the Job template checked with kube-apiserver's Job validation (dry-run
 
   it("the manager entrypoint wires its client into the validating webhook", async () => {
     const webhookPort = await freePort();
-    const logFile = join(env!.dir, "manager-dryrun.log");
+    const logFile = join(webhooks.env.dir, "manager-dryrun.log");
     const proc = new ManagedProcess(
       "manager-dryrun",
       join(PROJECT_ROOT, "node_modules", ".bin", "node"),
       [
         join(PROJECT_ROOT, "cmd", "main.ts"),
         "--kubeconfig",
-        env!.kubeconfigPath,
+        webhooks.env.kubeconfigPath,
         "--webhook-port",
         String(webhookPort),
         "--webhook-cert-path",
-        certs!.dir,
+        webhooks.certs.dir,
         "--health-probe-bind-address",
         "127.0.0.1:0",
         "--metrics-bind-address",
@@ -422,7 +382,7 @@ describe("the Job template checked with kube-apiserver's Job validation (dry-run
       const bad = variant(minimalCronJob("via-manager"), (o) => (o.spec.jobTemplate.spec.completions = -5));
       while (!review) {
         if (!proc.running) throw new Error(`the manager exited:\n${read()}`);
-        review = await postReview(webhookPort, certs!.caPEM, bad).catch(() => undefined);
+        review = await postReview(webhookPort, webhooks.certs.caPEM, bad).catch(() => undefined);
         if (!review) {
           if (Date.now() > deadline) throw new Error(`the manager's webhook never answered:\n${read()}`);
           await new Promise((r) => setTimeout(r, 200));

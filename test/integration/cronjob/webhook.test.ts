@@ -8,19 +8,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
 import { connect as netConnect } from "node:net";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import tls from "node:tls";
-import {
-  ApiException,
-  KubernetesObjectApi,
-  type KubernetesObject,
-  type V1MutatingWebhookConfiguration,
-  type V1Status,
-  type V1ValidatingWebhookConfiguration,
-} from "@kubernetes/client-node";
+import { ApiException, KubernetesObjectApi, type KubernetesObject, type V1Status } from "@kubernetes/client-node";
 import { stringify } from "yaml";
-import { webhookConfigurations } from "../../../hack/crdgen/webhook.ts";
-import { discardLogger } from "../../../runtime/log.ts";
 import {
   allowed,
   fieldErrorString,
@@ -28,7 +19,6 @@ import {
   type AdmissionRequest,
   type AdmissionResult,
 } from "../../../runtime/webhook/index.ts";
-import { startWebhookServer, type WebhookServer } from "../../../runtime/webhook/server.ts";
 import { type AdmissionReview } from "../../../runtime/webhook/admission.ts";
 import {
   cronJobWebhookHandlers,
@@ -37,17 +27,11 @@ import {
   validateCronJob,
   validateCronJobRequest,
 } from "../../../webhooks/cronjob_webhook.ts";
-import { generateWebhookCertificates, type WebhookCertificates } from "../../../envtest/certs.ts";
-import { PROJECT_ROOT, TestEnv } from "../../../envtest/index.ts";
+import { PROJECT_ROOT } from "../../../envtest/index.ts";
 import { freePort } from "../../../envtest/ports.ts";
 import { ManagedProcess } from "../../../envtest/processes.ts";
-import {
-  installWebhooks,
-  uninstallWebhooks,
-  waitForWebhookReady,
-  type InstalledWebhooks,
-} from "../../../envtest/webhook.ts";
 import { minimalCronJob, variant } from "../../fixtures.ts";
+import { probeOf, withWebhookServer } from "../../servers.ts";
 import { resolveHashedSchedule } from "../../../api/v1/schedule/index.ts";
 import {
   API_VERSION,
@@ -182,10 +166,6 @@ async function expectedDenial(obj: Record<string, any>): Promise<string> {
 }
 
 describe("CronJob admission webhooks against kube-apiserver", () => {
-  let env: TestEnv | undefined;
-  let certs: WebhookCertificates | undefined;
-  let server: WebhookServer | undefined;
-  let installed: InstalledWebhooks | undefined;
   let client: KubernetesObjectApi;
 
   const probed = new Set<string>();
@@ -203,56 +183,27 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
     });
   }
 
-  before(async () => {
-    env = await TestEnv.start();
-    client = KubernetesObjectApi.makeApiClient(env.kubeConfig);
-    certs = await generateWebhookCertificates();
-    server = await startWebhookServer({
-      host: "127.0.0.1",
-      port: 0,
-      certDir: certs.dir,
-      logger: discardLogger,
-      handlers,
-      // fs.watch should see the rotation at once; polling is the fallback on filesystems where it does not.
-      certPollIntervalMs: 1000,
-    });
-    const configs = webhookConfigurations();
-    installed = await installWebhooks(env, {
-      mutating: configs.filter((c) => c.kind === "MutatingWebhookConfiguration") as V1MutatingWebhookConfiguration[],
-      validating: configs.filter(
-        (c) => c.kind === "ValidatingWebhookConfiguration",
-      ) as V1ValidatingWebhookConfiguration[],
-      port: server.port,
-      caPEM: certs.caPEM,
-    });
-    const probe = variant(minimalCronJob("unused"), (o) => {
-      delete o.metadata.name;
-      o.metadata.generateName = "probe-";
-    });
-    await waitForWebhookReady(env, {
-      probe: probe as KubernetesObject,
-      seen: () => probed.has(MUTATE_PATH) && probed.has(VALIDATE_PATH),
-    });
+  const webhooks = withWebhookServer(handlers, {
+    // fs.watch should see the rotation at once; polling is the fallback on filesystems where it does not.
+    server: { certPollIntervalMs: 1000 },
+    cluster: {
+      probes: [
+        { object: probeOf(minimalCronJob("unused")), seen: () => probed.has(MUTATE_PATH) && probed.has(VALIDATE_PATH) },
+      ],
+    },
   });
-
-  after(async () => {
-    const steps: Array<() => Promise<unknown> | undefined> = [
-      () => (installed && env ? uninstallWebhooks(env, installed) : undefined),
-      () => server?.close(),
-      () => env?.stop(),
-    ];
-    for (const step of steps) await Promise.resolve(step()).catch((err: unknown) => console.error(err));
-    certs?.cleanup();
+  before(() => {
+    client = KubernetesObjectApi.makeApiClient(webhooks.env.kubeConfig);
   });
 
   it("installs the generated configurations, pointed at the local server", () => {
     assert.deepEqual(
-      installed?.mutating.flatMap((c) => c.webhooks?.map((w) => [w.name, w.clientConfig.url]) ?? []),
-      [["mcronjob-v1.kb.io", `https://127.0.0.1:${server?.port}${MUTATE_PATH}`]],
+      webhooks.installed.mutating.flatMap((c) => c.webhooks?.map((w) => [w.name, w.clientConfig.url]) ?? []),
+      [["mcronjob-v1.kb.io", `https://127.0.0.1:${webhooks.server.port}${MUTATE_PATH}`]],
     );
     assert.deepEqual(
-      installed?.validating.flatMap((c) => c.webhooks?.map((w) => [w.name, w.clientConfig.url]) ?? []),
-      [["vcronjob-v1.kb.io", `https://127.0.0.1:${server?.port}${VALIDATE_PATH}`]],
+      webhooks.installed.validating.flatMap((c) => c.webhooks?.map((w) => [w.name, w.clientConfig.url]) ?? []),
+      [["vcronjob-v1.kb.io", `https://127.0.0.1:${webhooks.server.port}${VALIDATE_PATH}`]],
     );
   });
 
@@ -272,7 +223,7 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
       expected,
     );
 
-    const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(bad));
+    const res = await webhooks.env.kubectl(["apply", "-f", "-"], yamlOf(bad));
     assert.notEqual(res.code, 0, res.stdout);
     assert.ok(res.stderr.includes(kubectlInvalid(bad)), res.stderr);
     assert.ok(res.stderr.includes(`* spec.timeZone: Invalid value: "Mars/Olympus_Mons": `), res.stderr);
@@ -294,7 +245,7 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
     assert.equal(status.details?.name, NAME);
     assert.equal(status.details?.kind, "CronJob");
 
-    const get = await env!.kubectl(["get", "cronjobs.batch.tutorial.kubebuilder.io", NAME, "-n", NS]);
+    const get = await webhooks.env.kubectl(["get", "cronjobs.batch.tutorial.kubebuilder.io", NAME, "-n", NS]);
     assert.notEqual(get.code, 0, "the denied object must not exist");
     assert.match(get.stderr, /NotFound|not found/);
   });
@@ -304,7 +255,7 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
       o.spec.schedule = "0 0 30 2 *";
       o.spec.jobTemplate.spec.template.spec.restartPolicy = "Always";
     });
-    const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(bad));
+    const res = await webhooks.env.kubectl(["apply", "-f", "-"], yamlOf(bad));
     assert.notEqual(res.code, 0);
     assert.ok(res.stderr.includes(`The CronJob "always-restarts" is invalid: `), res.stderr);
     assert.ok(res.stderr.includes(`${RP_FIELD}: Unsupported value: "Always"`), res.stderr);
@@ -335,7 +286,7 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
     const mutated = received.find((r) => r.operation === "CREATE" && !r.dryRun && r.name === "defaulted");
     assert.ok(mutated, "the webhooks saw the create");
 
-    const get = await env!.kubectl([
+    const get = await webhooks.env.kubectl([
       "get",
       "cronjobs.batch.tutorial.kubebuilder.io",
       "defaulted",
@@ -350,7 +301,7 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
 
     // An empty policy is defaulted before the CRD's enum sees it, as kubebuilder's Go defaulter does.
     const empty = variant(minimalCronJob("empty-policy"), (o) => (o.spec.concurrencyPolicy = ""));
-    const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(empty));
+    const res = await webhooks.env.kubectl(["apply", "-f", "-"], yamlOf(empty));
     assert.equal(res.code, 0, res.stderr);
     const got = await client.read({
       apiVersion: empty.apiVersion,
@@ -361,10 +312,10 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
   });
 
   it("records who made a run-now request, and only when the request changes", async () => {
-    const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(minimalCronJob("run-now")));
+    const res = await webhooks.env.kubectl(["apply", "-f", "-"], yamlOf(minimalCronJob("run-now")));
     assert.equal(res.code, 0, res.stderr);
     const annotate = (value: string) =>
-      env!.kubectl([
+      webhooks.env.kubectl([
         "annotate",
         "--overwrite",
         "cronjobs.batch.tutorial.kubebuilder.io",
@@ -400,7 +351,7 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
       o.spec.successfulJobsHistoryLimit = 0;
       o.spec.failedJobsHistoryLimit = 0;
     });
-    const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(own));
+    const res = await webhooks.env.kubectl(["apply", "-f", "-"], yamlOf(own));
     assert.equal(res.code, 0, res.stderr);
     const got = await client.read({
       apiVersion: own.apiVersion,
@@ -416,17 +367,17 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
 
   it("passes warnings through to kubectl", async () => {
     const short = variant(minimalCronJob("short-deadline"), (o) => (o.spec.startingDeadlineSeconds = 5));
-    const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(short));
+    const res = await webhooks.env.kubectl(["apply", "-f", "-"], yamlOf(short));
     assert.equal(res.code, 0, res.stderr);
     assert.match(res.stderr, /^Warning: spec\.startingDeadlineSeconds: 5 is less than 10/m);
 
     const often = variant(minimalCronJob("every-30s"), (o) => (o.spec.schedule = "@every 30s"));
-    const res2 = await env!.kubectl(["apply", "-f", "-"], yamlOf(often));
+    const res2 = await webhooks.env.kubectl(["apply", "-f", "-"], yamlOf(often));
     assert.equal(res2.code, 0, res2.stderr);
     assert.match(res2.stderr, /^Warning: spec\.schedule: "@every 30s" runs more often than once a minute/m);
 
     const quiet = variant(minimalCronJob("no-warning"), (o) => (o.spec.startingDeadlineSeconds = 10));
-    const res3 = await env!.kubectl(["apply", "-f", "-"], yamlOf(quiet));
+    const res3 = await webhooks.env.kubectl(["apply", "-f", "-"], yamlOf(quiet));
     assert.equal(res3.code, 0, res3.stderr);
     assert.doesNotMatch(res3.stderr, /Warning/);
   });
@@ -443,7 +394,7 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
       ["hashed-quarter", "H/15 * * * *"],
     ] as const) {
       const obj = variant(minimalCronJob(name), (o) => (o.spec.schedule = schedule));
-      const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(obj));
+      const res = await webhooks.env.kubectl(["apply", "-f", "-"], yamlOf(obj));
       assert.equal(res.code, 0, res.stderr);
       assert.ok(res.stderr.split("\n").includes(warning(schedule, name)), res.stderr);
       // What is stored is what the user wrote; the controller resolves it the same way.
@@ -456,7 +407,7 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
     }
 
     const bad = variant(minimalCronJob("hashed-bad"), (o) => (o.spec.schedule = "H(50-70) * * * *"));
-    const res = await env!.kubectl(["apply", "-f", "-"], yamlOf(bad));
+    const res = await webhooks.env.kubectl(["apply", "-f", "-"], yamlOf(bad));
     assert.notEqual(res.code, 0);
     assert.match(
       res.stderr,
@@ -470,7 +421,7 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
       o.metadata.generateName = "hashed-gen-";
       o.spec.schedule = "H * * * *";
     });
-    const gen = await env!.kubectl(["create", "-f", "-", "-o", "name"], yamlOf(generated));
+    const gen = await webhooks.env.kubectl(["create", "-f", "-", "-o", "name"], yamlOf(generated));
     assert.equal(gen.code, 0, gen.stderr);
     const genName = gen.stdout.trim().split("/")[1] ?? "";
     assert.match(genName, /^hashed-gen-[a-z0-9]{5}$/);
@@ -478,9 +429,9 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
   });
 
   it("validates updates, and never blocks deletes, even of an object that is invalid", async () => {
-    const ok = await env!.kubectl(["apply", "-f", "-"], yamlOf(minimalCronJob("to-delete")));
+    const ok = await webhooks.env.kubectl(["apply", "-f", "-"], yamlOf(minimalCronJob("to-delete")));
     assert.equal(ok.code, 0, ok.stderr);
-    const patch = await env!.kubectl([
+    const patch = await webhooks.env.kubectl([
       "patch",
       "cronjobs.batch.tutorial.kubebuilder.io",
       "to-delete",
@@ -492,7 +443,7 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
     ]);
     assert.notEqual(patch.code, 0, "an update to an invalid schedule is denied");
     assert.ok(patch.stderr.includes(`spec.schedule: Invalid value: "@fortnightly": `), patch.stderr);
-    const del = await env!.kubectl(["delete", "cronjobs.batch.tutorial.kubebuilder.io", "to-delete", "-n", NS]);
+    const del = await webhooks.env.kubectl(["delete", "cronjobs.batch.tutorial.kubebuilder.io", "to-delete", "-n", NS]);
     assert.equal(del.code, 0, del.stderr);
 
     // An object written while validation was off (or before the webhook was deployed).
@@ -504,7 +455,7 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
       bypassValidation = false;
     }
     // An update that does not fix it is validated like a create...
-    const label = await env!.kubectl([
+    const label = await webhooks.env.kubectl([
       "label",
       "cronjobs.batch.tutorial.kubebuilder.io",
       "legacy-invalid",
@@ -515,18 +466,30 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
     assert.notEqual(label.code, 0);
     assert.ok(label.stderr.includes("TZ= and CRON_TZ= prefixes are not supported; set spec.timeZone"), label.stderr);
     // ...but deleting it is allowed.
-    const del2 = await env!.kubectl(["delete", "cronjobs.batch.tutorial.kubebuilder.io", "legacy-invalid", "-n", NS]);
+    const del2 = await webhooks.env.kubectl([
+      "delete",
+      "cronjobs.batch.tutorial.kubebuilder.io",
+      "legacy-invalid",
+      "-n",
+      NS,
+    ]);
     assert.equal(del2.code, 0, del2.stderr);
-    const gone = await env!.kubectl(["get", "cronjobs.batch.tutorial.kubebuilder.io", "legacy-invalid", "-n", NS]);
+    const gone = await webhooks.env.kubectl([
+      "get",
+      "cronjobs.batch.tutorial.kubebuilder.io",
+      "legacy-invalid",
+      "-n",
+      NS,
+    ]);
     assert.notEqual(gone.code, 0);
   });
 
   it("serves a rotated certificate without a restart", async () => {
-    const port = server!.port;
-    const ca = certs!.caPEM;
-    const before = certs!.serving.serialNumber.toUpperCase();
+    const port = webhooks.server.port;
+    const ca = webhooks.certs.caPEM;
+    const before = webhooks.certs.serving.serialNumber.toUpperCase();
     assert.equal(await servedSerial(port, ca), before);
-    const rotated = await certs!.rotate();
+    const rotated = await webhooks.certs.rotate();
     const after = rotated.serialNumber.toUpperCase();
     assert.notEqual(after, before);
     await eventually("the new certificate being served", async () =>
@@ -554,7 +517,7 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
       extraArgs: string[],
       extraEnv: NodeJS.ProcessEnv,
     ): Promise<{ proc: ManagedProcess; logFile: string }> {
-      const logFile = join(env!.dir, `${name}.log`);
+      const logFile = join(webhooks.env.dir, `${name}.log`);
       logs.push(logFile);
       const proc = new ManagedProcess(
         name,
@@ -562,7 +525,7 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
         [
           join(PROJECT_ROOT, "cmd", "main.ts"),
           "--kubeconfig",
-          env!.kubeconfigPath,
+          webhooks.env.kubeconfigPath,
           "--webhook-port",
           String(webhookPort),
           "--health-probe-bind-address",
@@ -611,19 +574,24 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
 
     it("serves the webhooks over TLS by default", async () => {
       const port = await freePort();
-      const { proc, logFile } = await startManager("manager-webhooks", port, ["--webhook-cert-path", certs!.dir], {
-        ENABLE_WEBHOOKS: "",
-      });
+      const { proc, logFile } = await startManager(
+        "manager-webhooks",
+        port,
+        ["--webhook-cert-path", webhooks.certs.dir],
+        {
+          ENABLE_WEBHOOKS: "",
+        },
+      );
       try {
         await waitReady(proc, logFile);
-        assert.equal(await servedSerial(port, certs!.caPEM), certs!.serving.serialNumber.toUpperCase());
+        assert.equal(await servedSerial(port, webhooks.certs.caPEM), webhooks.certs.serving.serialNumber.toUpperCase());
         // An admission round trip with the child's own handlers.
         const bad = variant(minimalCronJob("x"), (o) => (o.spec.schedule = "invalid-cron-schedule"));
-        const review = await postReview(port, certs!.caPEM, VALIDATE_PATH, bad);
+        const review = await postReview(port, webhooks.certs.caPEM, VALIDATE_PATH, bad);
         assert.equal(review.response?.uid, "child-review");
         assert.equal(review.response?.allowed, false);
         assert.equal(review.response?.status?.code, 422);
-        const defaulted = await postReview(port, certs!.caPEM, MUTATE_PATH, minimalCronJob("x"));
+        const defaulted = await postReview(port, webhooks.certs.caPEM, MUTATE_PATH, minimalCronJob("x"));
         assert.equal(defaulted.response?.allowed, true);
         assert.equal(defaulted.response?.patchType, "JSONPatch");
       } finally {

@@ -15,7 +15,6 @@ import {
   type V1ValidatingWebhookConfiguration,
 } from "@kubernetes/client-node";
 import { stringify } from "yaml";
-import { discardLogger } from "../../../runtime/log.ts";
 import {
   allowed,
   denied,
@@ -27,8 +26,6 @@ import {
   type AdmissionRequest,
   type JSONPatchOperation,
 } from "../../../runtime/webhook/index.ts";
-import { startWebhookServer, type WebhookServer } from "../../../runtime/webhook/server.ts";
-import { generateWebhookCertificates, type WebhookCertificates } from "../../../envtest/certs.ts";
 import { TestEnv } from "../../../envtest/index.ts";
 import {
   installWebhooks,
@@ -36,6 +33,7 @@ import {
   waitForWebhookReady,
   type InstalledWebhooks,
 } from "../../../envtest/webhook.ts";
+import { withWebhookServer } from "../../servers.ts";
 
 const NAMESPACE = "webhook-test";
 const SCOPE_LABEL = "webhook-test.example.com/enabled";
@@ -124,25 +122,19 @@ const validate: AdmissionHandler = (req) => {
 describe("admission webhooks against kube-apiserver", () => {
   let env: TestEnv;
   let core: CoreV1Api;
-  let certs: WebhookCertificates;
-  let server: WebhookServer;
   let installed: InstalledWebhooks | undefined;
   let manifestDir: string | undefined;
+
+  const webhooks = withWebhookServer(
+    new Map([
+      ["/mutate-v1-configmap", mutate],
+      ["/validate-v1-configmap", validate],
+    ]),
+  );
 
   before(async () => {
     env = await TestEnv.start({ crdDirectoryPaths: [] });
     core = env.kubeConfig.makeApiClient(CoreV1Api);
-    certs = await generateWebhookCertificates();
-    server = await startWebhookServer({
-      host: "127.0.0.1",
-      port: 0,
-      certDir: certs.dir,
-      logger: discardLogger,
-      handlers: new Map([
-        ["/mutate-v1-configmap", mutate],
-        ["/validate-v1-configmap", validate],
-      ]),
-    });
     await core.createNamespace({ body: { metadata: { name: NAMESPACE, labels: { [SCOPE_LABEL]: "true" } } } });
     // The validating configuration goes through a manifest file, as config/webhook would be installed.
     manifestDir = mkdtempSync(join(tmpdir(), "webhook-manifests-"));
@@ -150,8 +142,8 @@ describe("admission webhooks against kube-apiserver", () => {
     installed = await installWebhooks(env, {
       mutating: [mutating],
       paths: [manifestDir],
-      port: server.port,
-      caPEM: certs.caPEM,
+      port: webhooks.server.port,
+      caPEM: webhooks.certs.caPEM,
     });
     await waitForWebhookReady(env, {
       probe: { apiVersion: "v1", kind: "ConfigMap", metadata: { generateName: "probe-", namespace: NAMESPACE } },
@@ -161,9 +153,7 @@ describe("admission webhooks against kube-apiserver", () => {
 
   after(async () => {
     if (installed && env) await uninstallWebhooks(env, installed);
-    await server?.close();
     await env?.stop();
-    certs?.cleanup();
     if (manifestDir) rmSync(manifestDir, { recursive: true, force: true });
   });
 
@@ -173,19 +163,23 @@ describe("admission webhooks against kube-apiserver", () => {
       [["webhook-test-mutating"], ["webhook-test-validating"]],
     );
     const cc = installed?.validating[0]?.webhooks?.[0]?.clientConfig;
-    assert.equal(cc?.url, `https://127.0.0.1:${server.port}/validate-v1-configmap`);
+    assert.equal(cc?.url, `https://127.0.0.1:${webhooks.server.port}/validate-v1-configmap`);
     assert.equal(cc?.service, undefined);
-    assert.equal(Buffer.from(cc?.caBundle ?? "", "base64").toString(), certs.caPEM);
+    assert.equal(Buffer.from(cc?.caBundle ?? "", "base64").toString(), webhooks.certs.caPEM);
     assert.equal(mutating.webhooks?.[0]?.clientConfig.service?.path, "/mutate-v1-configmap", "input untouched");
 
     // Installing again replaces what is there.
     const relabelled = { ...mutating, metadata: { ...mutating.metadata, labels: { reinstalled: "true" } } };
-    const again = await installWebhooks(env, { mutating: [relabelled], port: server.port, caPEM: certs.caPEM });
+    const again = await installWebhooks(env, {
+      mutating: [relabelled],
+      port: webhooks.server.port,
+      caPEM: webhooks.certs.caPEM,
+    });
     assert.equal(again.mutating[0]?.metadata?.labels?.reinstalled, "true");
     assert.equal(again.mutating[0]?.metadata?.uid, installed?.mutating[0]?.metadata?.uid);
     assert.equal(
       again.mutating[0]?.webhooks?.[0]?.clientConfig.url,
-      `https://127.0.0.1:${server.port}/mutate-v1-configmap`,
+      `https://127.0.0.1:${webhooks.server.port}/mutate-v1-configmap`,
     );
   });
 

@@ -4,9 +4,10 @@
 // admission ones are, size limits and metrics shared.
 import assert from "node:assert/strict";
 import https from "node:https";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import { CapturingLogger } from "../../capturing-logger.ts";
-import { generateWebhookCertificates, type WebhookCertificates } from "../../../envtest/certs.ts";
+import type { WebhookCertificates } from "../../../envtest/certs.ts";
+import { withWebhookServer } from "../../servers.ts";
 import type { KubeObject } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
@@ -394,20 +395,9 @@ describe("conversion webhook on the webhook server", () => {
     ],
   ]);
 
-  before(async () => {
-    certs = await generateWebhookCertificates();
-    server = await startWebhookServer({
-      host: "127.0.0.1",
-      port: 0,
-      certDir: certs.dir,
-      logger: discardLogger,
-      handlers,
-    });
-  });
-
-  after(async () => {
-    await server?.close();
-    certs?.cleanup();
+  const webhooks = withWebhookServer(handlers);
+  before(() => {
+    ({ certs, server } = webhooks);
   });
 
   it("converts a ConversionReview, beside an admission webhook on the same server", async () => {

@@ -24,6 +24,7 @@ import { startWebhookServer, type WebhookServer, type WebhookServerOptions } fro
 import { tooLongField } from "../../../runtime/field.ts";
 import { type AdmissionReview } from "../../../runtime/webhook/admission.ts";
 import { generateWebhookCertificates, type WebhookCertificates } from "../../../envtest/certs.ts";
+import { withWebhookServer } from "../../servers.ts";
 
 interface Reply {
   status: number;
@@ -250,20 +251,9 @@ describe("webhook server", () => {
     ["/deny", () => denied(invalid({ group: "", kind: "ConfigMap" }, "cm", [invalidField("data.bad", "yes", "no")]))],
   ]);
 
-  before(async () => {
-    certs = await generateWebhookCertificates();
-    server = await startWebhookServer({
-      host: "127.0.0.1",
-      port: 0,
-      certDir: certs.dir,
-      logger: discardLogger,
-      handlers,
-    });
-  });
-
-  after(async () => {
-    await server?.close();
-    certs?.cleanup();
+  const webhooks = withWebhookServer(handlers);
+  before(() => {
+    ({ certs, server } = webhooks);
   });
 
   it("calls the handler and answers with an AdmissionReview v1 carrying the request uid", async () => {
