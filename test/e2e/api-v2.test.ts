@@ -4,20 +4,14 @@
 // the leader's death; each Job names the schedule(s) its slot came from; kubectl reads it in both versions and
 // `kubectl cron` shows the union. Needs root (the node); `make test-e2e`.
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { PROJECT_ROOT } from "../../envtest/index.ts";
-import { NodeCluster } from "../../envtest/node-cluster.ts";
+import { describe, it } from "node:test";
 import { eventually } from "../eventually.ts";
-import { type K8sObject, clusterTools, sleep, suiteFailed } from "./cluster-tools.ts";
+import { type K8sObject, conditionTrue, sleep } from "./cluster-tools.ts";
+import { API_V2, SCHEDULED_AT, e2eSuite } from "./suite.ts";
 
-const PLUGIN = join(PROJECT_ROOT, "cmd", "kubectl-cron", "kubectl-cron");
-const SYSTEM_NS = "cronjob-operator-system";
 const NS = "api-v2";
 const V1 = "cronjobs.v1.batch.tutorial.kubebuilder.io";
 const V2 = "cronjobs.v2.batch.tutorial.kubebuilder.io";
-const SCHEDULED_AT = "batch.tutorial.kubebuilder.io/scheduled-at";
 const SOURCES = "batch.tutorial.kubebuilder.io/schedule-sources";
 const MORE = "batch.tutorial.kubebuilder.io/more-schedules";
 const POLL_MS = 1000;
@@ -36,34 +30,8 @@ function expectedSources(slot: Date): number[] {
 }
 
 describe("end to end: API v2, several schedules on a real node", { timeout: 1_500_000 }, () => {
-  let cluster: NodeCluster | undefined;
-  const { kubectl, getJSON, list, deployOperator, managerLogs, leaderPod } = clusterTools(() => cluster, SYSTEM_NS);
-  const failed = suiteFailed();
-
-  function plugin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      execFile(
-        PLUGIN,
-        [...args, "-n", NS],
-        { env: { ...process.env, KUBECONFIG: cluster!.kubeconfigPath }, timeout: 120_000 },
-        (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
-      );
-    });
-  }
-
-  before(async () => {
-    cluster = await NodeCluster.start();
-    await deployOperator({ namespace: NS, pollMs: POLL_MS });
-  });
-
-  after(async () => {
-    if (!cluster) return;
-    if (failed()) {
-      const logs = await managerLogs(60);
-      if (logs.code === 0) process.stderr.write(logs.stdout);
-    }
-    await cluster.stop();
-  });
+  const suite = e2eSuite({ namespace: NS, pollMs: POLL_MS, logLines: 60 });
+  const { getJSON, cronJob, admit, jobsOf, plugin, killLeaderPod } = suite;
 
   it("serves v2 through the conversion webhook, its caBundle injected by the manager", async () => {
     const crd = await getJSON(["get", "crd", "cronjobs.batch.tutorial.kubebuilder.io"]);
@@ -76,42 +44,8 @@ describe("end to end: API v2, several schedules on a real node", { timeout: 1_50
   });
 
   it("runs the union of two schedules in two zones, each slot once, across the leader's death", async () => {
-    const manifest = {
-      apiVersion: "batch.tutorial.kubebuilder.io/v2",
-      kind: "CronJob",
-      metadata: { name: "union", namespace: NS },
-      spec: {
-        schedules: SCHEDULES,
-        successfulJobsHistoryLimit: 20,
-        startingDeadlineSeconds: 120,
-        jobTemplate: {
-          spec: {
-            backoffLimit: 0,
-            template: {
-              spec: {
-                restartPolicy: "Never",
-                terminationGracePeriodSeconds: 1,
-                containers: [
-                  {
-                    name: "run",
-                    image: "localhost/busybox:latest",
-                    imagePullPolicy: "Never",
-                    command: ["sh", "-c", "echo union"],
-                  },
-                ],
-              },
-            },
-          },
-        },
-      },
-    };
-    await eventually(
-      "the v2 CronJob admitted",
-      () => kubectl(["apply", "-f", "-"], JSON.stringify(manifest)).then(() => true),
-      60_000,
-      undefined,
-      POLL_MS,
-    );
+    const spec = { schedules: SCHEDULES, successfulJobsHistoryLimit: 20, startingDeadlineSeconds: 120 };
+    await admit(cronJob("union", spec, "echo union", API_V2), 60_000);
     const created = Date.now();
     // Both versions read it: v1 keeps the second schedule in its annotation.
     const v1 = await getJSON([`get`, V1, "union", "-n", NS]);
@@ -119,10 +53,7 @@ describe("end to end: API v2, several schedules on a real node", { timeout: 1_50
     assert.deepEqual(JSON.parse(v1.metadata.annotations![MORE]!), SCHEDULES.slice(1));
     assert.deepEqual((await getJSON([`get`, V2, "union", "-n", NS])).spec!.schedules, SCHEDULES);
 
-    const jobs = async () => {
-      const uid = (await getJSON(["get", V2, "union", "-n", NS])).metadata.uid;
-      return (await list("jobs", NS)).filter((j) => j.metadata.ownerReferences?.some((o) => o.uid === uid));
-    };
+    const jobs = () => jobsOf("union", V2);
     // The first slot's Job, then the leader dies; three more minutes follow.
     const first = await eventually(
       "the first Job",
@@ -132,8 +63,7 @@ describe("end to end: API v2, several schedules on a real node", { timeout: 1_50
       POLL_MS,
     );
     assert.ok(first);
-    const { pod } = await leaderPod();
-    await kubectl(["-n", SYSTEM_NS, "delete", "pod", pod.metadata.name, "--grace-period=0", "--force", "--wait=false"]);
+    await killLeaderPod();
     const killed = Date.now();
     await sleep(Math.max(0, Math.ceil((killed + 3 * 60_000) / 60_000) * 60_000 + 30_000 - Date.now()));
 
@@ -182,11 +112,7 @@ describe("end to end: API v2, several schedules on a real node", { timeout: 1_50
     for (let t = last.getTime() + 60_000; t < next.getTime(); t += 60_000) {
       assert.equal(expectedSources(new Date(t)).length, 0, `an earlier slot ${new Date(t).toISOString()} was skipped`);
     }
-    const done = all.filter((j) =>
-      (j.status?.conditions as { type: string; status: string }[] | undefined)?.some(
-        (c) => c.type === "Complete" && c.status === "True",
-      ),
-    );
+    const done = all.filter((j) => conditionTrue(j, "Complete"));
     assert.ok(done.length >= 2, "the Pods really ran");
   });
 

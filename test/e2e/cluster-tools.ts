@@ -1,8 +1,9 @@
-// What every end-to-end test does to its NodeCluster: kubectl that fails loudly, JSON reads, `make` against the
-// cluster, the operator deployed from its image, and the manager's pods, logs and leader. Each test keeps only
-// the helpers its own scenario needs.
+// What every end-to-end test does to its NodeCluster: kubectl that fails loudly, JSON reads, `make` and the
+// kubectl-cron plugin against the cluster, the operator's image loaded and deployed, the manager's pods, logs
+// and leader, and what the cluster holds dumped when a test fails. suite.ts binds them to a suite's cluster
+// (started and stopped by its fixture); each test keeps only the helpers its own scenario needs.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach } from "node:test";
@@ -36,8 +37,13 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
 /** The image as `make image-build` writes it: an OCI archive. */
 const IMAGE_ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
-/** The manager's Deployment, as `make deploy` names it. */
+/** The manager's Deployment, as `make deploy` and the chart name it. */
 const MANAGER_DEPLOYMENT = "deploy/cronjob-operator-controller-manager";
+/** The kubectl-cron plugin as a user runs it: the executable (`make install-plugin` puts it on a PATH). */
+const PLUGIN = join(PROJECT_ROOT, "cmd", "kubectl-cron", "kubectl-cron");
+
+/** What a command answered; `code` is 0 on success. */
+export type Result = { code: number; stdout: string; stderr: string };
 
 /** Whether the object's status has condition `type` with status "True". */
 export const conditionTrue = (o: K8sObject, type: string) =>
@@ -68,32 +74,42 @@ const eventLine = (e: { reason?: string; message?: string }) => `${e.reason ?? "
 const LEASE = parseFlags([], {}).leaderElectionID;
 
 /**
- * The helpers bound to a cluster and to the namespace the manager is deployed in. `cluster` is a getter
- * because tests start theirs in before(), after the helpers are made; calling one before that fails saying so.
+ * The helpers bound to a cluster and to the namespace the manager runs in. `cluster` is a getter because
+ * suites start theirs in before(), after the helpers are made; a helper called before that fails saying so.
+ * The helpers are fields (arrow functions), so a suite may destructure the ones it uses.
  */
-export function clusterTools(cluster: () => NodeCluster | undefined, managerNamespace: string) {
-  const started = (): NodeCluster => {
-    const c = cluster();
+export class ClusterTools {
+  readonly #cluster: () => NodeCluster | undefined;
+  readonly managerNamespace: string;
+
+  constructor(cluster: () => NodeCluster | undefined, managerNamespace: string) {
+    this.#cluster = cluster;
+    this.managerNamespace = managerNamespace;
+  }
+
+  /** The started cluster; throws before it has started. */
+  get cluster(): NodeCluster {
+    const c = this.#cluster();
     if (!c) throw new Error("cluster tools used before the cluster started");
     return c;
-  };
+  }
 
   /** kubectl's stdout; a non-zero exit throws with its stderr. */
-  async function kubectl(args: string[], stdin?: string): Promise<string> {
-    const r = await started().kubectl(args, stdin);
+  kubectl = async (args: string[], stdin?: string): Promise<string> => {
+    const r = await this.cluster.kubectl(args, stdin);
     if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr || r.stdout}`);
     return r.stdout;
-  }
-  async function getJSON<T = K8sObject>(args: string[]): Promise<T> {
-    return JSON.parse(await kubectl([...args, "-o", "json"])) as T;
-  }
-  async function list(kind: string, namespace: string, selector?: string): Promise<K8sObject[]> {
+  };
+  getJSON = async <T = K8sObject>(args: string[]): Promise<T> => {
+    return JSON.parse(await this.kubectl([...args, "-o", "json"])) as T;
+  };
+  list = async (kind: string, namespace: string, selector?: string): Promise<K8sObject[]> => {
     const args = ["get", kind, "-n", namespace, ...(selector ? ["-l", selector] : [])];
-    return (await getJSON<{ items: K8sObject[] }>(args)).items;
-  }
+    return (await this.getJSON<{ items: K8sObject[] }>(args)).items;
+  };
   /** `make -s <target>` in the project with the cluster's KUBECONFIG; never throws, the caller asserts. */
-  function make(target: string[]): Promise<{ code: number; out: string }> {
-    const kubeconfig = started().kubeconfigPath;
+  make = (target: string[]): Promise<{ code: number; out: string }> => {
+    const kubeconfig = this.cluster.kubeconfigPath;
     return new Promise((resolve) => {
       const child = spawn("make", ["-s", ...target], {
         cwd: PROJECT_ROOT,
@@ -105,84 +121,142 @@ export function clusterTools(cluster: () => NodeCluster | undefined, managerName
       child.stderr.on("data", (d: Buffer) => (out += d.toString()));
       child.once("exit", (code) => resolve({ code: code ?? 1, out }));
     });
-  }
+  };
+  /** The kubectl-cron executable with the cluster's KUBECONFIG (`args` name the namespace); never throws. */
+  kubectlCron = (args: string[]): Promise<Result> => {
+    const kubeconfig = this.cluster.kubeconfigPath;
+    return new Promise((resolve) => {
+      execFile(
+        PLUGIN,
+        args,
+        { env: { ...process.env, KUBECONFIG: kubeconfig }, timeout: 120_000 },
+        (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  };
   /** The Events about the object `name` in `namespace`, each as "Reason: message", oldest first. */
-  async function eventsOf(namespace: string, name: string): Promise<string[]> {
+  eventsOf = async (namespace: string, name: string): Promise<string[]> => {
     const args = ["get", "events", "-n", namespace, "--field-selector", `involvedObject.name=${name}`];
-    const items = (await getJSON<{ items: { reason?: string; message?: string }[] }>(args)).items;
+    const items = (await this.getJSON<{ items: { reason?: string; message?: string }[] }>(args)).items;
     return items.map(eventLine);
-  }
+  };
   /**
    * Waits for an Event about `name` whose "Reason: message" matches. Events are written apart from (and may
    * land after) the status write of the same reconcile, as client-go's recorder does: never assert on them
    * once, right after seeing the status.
    */
-  async function waitForEvent(namespace: string, name: string, match: RegExp, timeoutMs = 60_000): Promise<string> {
+  waitForEvent = async (namespace: string, name: string, match: RegExp, timeoutMs = 60_000): Promise<string> => {
     let seen: string[] = [];
     return eventually(
       `an Event about ${namespace}/${name} matching ${match}`,
       async () => {
-        seen = await eventsOf(namespace, name);
+        seen = await this.eventsOf(namespace, name);
         return seen.find((e) => match.test(e));
       },
       timeoutMs,
       () => `; its Events: ${JSON.stringify(seen)}`,
       1000,
     );
-  }
-  /**
-   * The operator deployed as a user deploys it, for a suite's before(): the image archive (`make image-build`)
-   * loaded into the node, `make deploy` of the config/local overlay (it must exit 0), the Deployment's rollout
-   * waited for; then the suite's own `namespace`, once its default ServiceAccount exists (its Pods need it),
-   * polled every `pollMs`. Throws on the first step that fails.
-   */
-  async function deployOperator(o: { namespace: string; pollMs: number }): Promise<void> {
+  };
+  /** The image archive (`make image-build`) loaded into the node under IMG. */
+  loadImage = async (): Promise<void> => {
     assert.ok(existsSync(IMAGE_ARCHIVE), `${IMAGE_ARCHIVE} is missing: run \`make image-build\` (make test-e2e does)`);
-    await started().importImage(IMAGE_ARCHIVE, IMG);
-    const deploy = await make(["deploy", "OVERLAY=config/local", `IMG=${IMG}`]);
-    assert.equal(deploy.code, 0, deploy.out);
-    await kubectl(["-n", managerNamespace, "rollout", "status", MANAGER_DEPLOYMENT, "--timeout=180s"]);
-    await kubectl(["create", "namespace", o.namespace]);
+    await this.cluster.importImage(IMAGE_ARCHIVE, IMG);
+  };
+  /** A namespace, once its default ServiceAccount exists (its Pods need it), polled every `pollMs`. */
+  createNamespace = async (namespace: string, pollMs: number, timeoutMs = 60_000): Promise<void> => {
+    await this.kubectl(["create", "namespace", namespace]);
     await eventually(
       "the default ServiceAccount of the test namespace",
-      () => kubectl(["get", "serviceaccount", "default", "-n", o.namespace]).then(() => true),
-      60_000,
+      () => this.kubectl(["get", "serviceaccount", "default", "-n", namespace]).then(() => true),
+      timeoutMs,
       undefined,
-      o.pollMs,
+      pollMs,
     );
-  }
-  /** The last `tail` lines of the manager's log (of one of its pods), as kubectl answers; never throws on a non-zero exit. */
-  function managerLogs(tail: number): Promise<CommandResult> {
-    return started().kubectl(["-n", managerNamespace, "logs", MANAGER_DEPLOYMENT, `--tail=${tail}`]);
-  }
+  };
+  /**
+   * The operator deployed as a user deploys it: the image loaded into the node, `make deploy` of the
+   * config/local overlay (it must exit 0), the Deployment's rollout waited for; then the suite's own
+   * `namespace` (createNamespace). Throws on the first step that fails.
+   */
+  deployOperator = async (o: { namespace: string; pollMs: number }): Promise<void> => {
+    await this.loadImage();
+    const deploy = await this.make(["deploy", "OVERLAY=config/local", `IMG=${IMG}`]);
+    assert.equal(deploy.code, 0, deploy.out);
+    await this.kubectl(["-n", this.managerNamespace, "rollout", "status", MANAGER_DEPLOYMENT, "--timeout=180s"]);
+    await this.createNamespace(o.namespace, o.pollMs);
+  };
   /** The manager's pods that are not being deleted. */
-  async function managerPods(): Promise<K8sObject[]> {
-    return (await list("pods", managerNamespace, "control-plane=controller-manager")).filter(
+  managerPods = async (): Promise<K8sObject[]> => {
+    return (await this.list("pods", this.managerNamespace, "control-plane=controller-manager")).filter(
       (p) => !p.metadata.deletionTimestamp,
     );
-  }
+  };
+  /** Waits for `count` manager pods, all Ready, and returns them. */
+  readyManagerPods = (count: number, timeoutMs: number, pollMs: number): Promise<K8sObject[]> => {
+    return eventually(
+      `${count} Ready manager pods`,
+      async () => {
+        const ps = await this.managerPods();
+        return ps.length === count && ps.every(ready) ? ps : undefined;
+      },
+      timeoutMs,
+      undefined,
+      pollMs,
+    );
+  };
   /** The leader Lease's holder identity (<pod name>_<uuid>), "" when none holds it. */
-  async function leaseHolder(): Promise<string> {
-    return String((await getJSON(["-n", managerNamespace, "get", "lease", LEASE])).spec!.holderIdentity ?? "");
-  }
+  leaseHolder = async (): Promise<string> => {
+    return String(
+      (await this.getJSON(["-n", this.managerNamespace, "get", "lease", LEASE])).spec!.holderIdentity ?? "",
+    );
+  };
   /** The manager pod that holds the leader Lease; throws if none does. */
-  async function leaderPod(): Promise<{ pod: K8sObject; holder: string }> {
-    const holder = await leaseHolder();
-    const pod = (await managerPods()).find((p) => holder.startsWith(`${p.metadata.name}_`));
+  leaderPod = async (): Promise<{ pod: K8sObject; holder: string }> => {
+    const holder = await this.leaseHolder();
+    const pod = (await this.managerPods()).find((p) => holder.startsWith(`${p.metadata.name}_`));
     if (!pod) throw new Error(`no manager pod holds the lease (holder ${holder})`);
     return { pod, holder };
-  }
-
-  return {
-    kubectl,
-    getJSON,
-    list,
-    make,
-    deployOperator,
-    managerLogs,
-    waitForEvent,
-    managerPods,
-    leaseHolder,
-    leaderPod,
+  };
+  /** The leader's pod deleted at once (no grace period), as a crash would leave it; its Lease is not released. */
+  killLeaderPod = async (): Promise<void> => {
+    const { pod } = await this.leaderPod();
+    await this.kubectl([
+      "-n",
+      this.managerNamespace,
+      "delete",
+      "pod",
+      pod.metadata.name,
+      "--grace-period=0",
+      "--force",
+      "--wait=false",
+    ]);
+  };
+  /**
+   * What the cluster holds, written to stderr for a failed suite: every Pod, the Events of `namespaces` (the
+   * manager's and the test's), and the last `tail` lines of each manager pod's log (its previous container's
+   * too, when it restarted). Reads with kubectl and never throws: the cluster may be half broken.
+   */
+  dumpDiagnostics = async (namespaces: string[], tail: number): Promise<void> => {
+    const section = async (title: string, args: string[]): Promise<void> => {
+      const r: CommandResult = await this.cluster.kubectl(args).catch((e: unknown) => ({
+        code: 1,
+        stdout: "",
+        stderr: String(e),
+      }));
+      process.stderr.write(`--- ${title}\n${r.stdout}${r.code === 0 ? "" : r.stderr}`);
+    };
+    await section("pods, all namespaces", ["get", "pods", "-A", "-o", "wide"]);
+    for (const ns of namespaces) {
+      await section(`events in ${ns}`, ["get", "events", "-n", ns, "--sort-by=.lastTimestamp"]);
+    }
+    const pods = await this.list("pods", this.managerNamespace, "control-plane=controller-manager").catch(() => []);
+    for (const p of pods) {
+      const name = p.metadata.name;
+      const logs = ["-n", this.managerNamespace, "logs", name, `--tail=${tail}`];
+      await section(`logs of ${name} (last ${tail} lines)`, logs);
+      const restarts = (p.status?.containerStatuses as { restartCount?: number }[] | undefined)?.[0]?.restartCount;
+      if (restarts) await section(`logs of ${name}'s previous container`, [...logs, "--previous"]);
+    }
   };
 }

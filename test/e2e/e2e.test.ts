@@ -5,15 +5,12 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { request } from "node:https";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { NodeCluster } from "../../envtest/node-cluster.ts";
+import { describe, it } from "node:test";
 import { eventually } from "../eventually.ts";
-import { IMG, type K8sObject, clusterTools, conditionTrue, ready, sleep, suiteFailed } from "./cluster-tools.ts";
+import { IMG, type K8sObject, conditionTrue, ready, sleep } from "./cluster-tools.ts";
+import { CRONJOBS, SCHEDULED_AT, SYSTEM_NS, e2eSuite } from "./suite.ts";
 
-const SYSTEM_NS = "cronjob-operator-system";
 const NS = "e2e";
-const CRONJOBS = "cronjobs.batch.tutorial.kubebuilder.io";
-const SCHEDULED_AT = "batch.tutorial.kubebuilder.io/scheduled-at";
 /** How often eventually() polls: each poll is a kubectl process or two. */
 const POLL_MS = 1000;
 
@@ -21,72 +18,24 @@ describe(
   "end to end: the operator deployed from its image on a cluster with a real node",
   { timeout: 1_500_000 },
   () => {
-    let cluster: NodeCluster;
+    const suite = e2eSuite({ namespace: NS, pollMs: POLL_MS });
     const {
       kubectl,
       getJSON,
       list,
       make,
-      deployOperator,
-      managerLogs,
+      admit,
+      jobsOf,
       waitForEvent,
       managerPods,
+      readyManagerPods,
       leaseHolder,
       leaderPod,
-    } = clusterTools(() => cluster, SYSTEM_NS);
-    const failed = suiteFailed();
+    } = suite;
 
-    function cronJob(
-      name: string,
-      spec: { schedule: string; command: string; concurrencyPolicy?: string; extra?: Record<string, unknown> },
-    ) {
-      return JSON.stringify({
-        apiVersion: "batch.tutorial.kubebuilder.io/v1",
-        kind: "CronJob",
-        metadata: { name, namespace: NS },
-        spec: {
-          schedule: spec.schedule,
-          concurrencyPolicy: spec.concurrencyPolicy ?? "Allow",
-          ...spec.extra,
-          jobTemplate: {
-            spec: {
-              backoffLimit: 0,
-              template: {
-                spec: {
-                  restartPolicy: "Never",
-                  terminationGracePeriodSeconds: 1,
-                  containers: [
-                    {
-                      name: "run",
-                      image: "localhost/busybox:latest",
-                      imagePullPolicy: "Never",
-                      command: ["sh", "-c", spec.command],
-                    },
-                  ],
-                },
-              },
-            },
-          },
-        },
-      });
-    }
-    async function apply(json: string): Promise<void> {
-      // The webhook answers once the manager is ready; the first apply may still race its CA injection.
-      await eventually(
-        "the CronJob to be admitted",
-        async () => {
-          await kubectl(["apply", "-f", "-"], json);
-          return true;
-        },
-        30_000,
-        undefined,
-        POLL_MS,
-      );
-    }
-    async function jobsOf(name: string): Promise<K8sObject[]> {
-      const cj = await getJSON(["get", CRONJOBS, name, "-n", NS]);
-      return (await list("jobs", NS)).filter((j) => j.metadata.ownerReferences?.some((o) => o.uid === cj.metadata.uid));
-    }
+    /** Our CronJob in v1 whose Pod runs `command` (sh -c); concurrencyPolicy Allow unless `spec` says otherwise. */
+    const cronJob = (name: string, spec: Record<string, unknown>, command: string) =>
+      suite.cronJob(name, { concurrencyPolicy: "Allow", ...spec }, command);
     /** The CronJob's only Job, once its Pod really runs. */
     function firstJobRunning(name: string): Promise<K8sObject> {
       return eventually(
@@ -106,31 +55,9 @@ describe(
       await kubectl(["patch", CRONJOBS, name, "-n", NS, "--type=merge", "-p", '{"spec":{"suspend":true}}']);
     }
 
-    before(async () => {
-      cluster = await NodeCluster.start();
-      await deployOperator({ namespace: NS, pollMs: POLL_MS });
-    });
-
-    after(async () => {
-      if (!cluster) return;
-      if (process.env.E2E_KEEP_LOGS !== "0") {
-        const logs = await managerLogs(50);
-        if (logs.code === 0 && failed()) process.stderr.write(logs.stdout);
-      }
-      await cluster.stop();
-    });
-
     it("runs the manager from its image, Ready, under its own ServiceAccount, with the restricted securityContext", async () => {
-      const pods = await eventually(
-        "two Ready manager pods (the default deploy is highly available)",
-        async () => {
-          const ps = await managerPods();
-          return ps.length === 2 && ps.every(ready) ? ps : undefined;
-        },
-        60_000,
-        undefined,
-        POLL_MS,
-      );
+      // Two: the default deploy is highly available.
+      const pods = await readyManagerPods(2, 60_000, POLL_MS);
       assert.notEqual(pods[0]!.status!.podIP, pods[1]!.status!.podIP, "each replica has its own pod IP");
       const pod = pods[0]!;
       assert.notEqual(pod.spec!.hostNetwork, true);
@@ -144,7 +71,7 @@ describe(
       assert.equal(sc.allowPrivilegeEscalation, false);
       assert.deepEqual(sc.capabilities.drop, ["ALL"]);
       // The process really runs as 65532: read its status through the node.
-      const status = await cluster.kubectl([
+      const status = await suite.cluster.kubectl([
         "-n",
         SYSTEM_NS,
         "exec",
@@ -167,7 +94,7 @@ describe(
         `--serviceaccount=${NS}:scraper`,
       ]);
       // TokenRequest (kubectl create token): since 1.24 no token Secret is created for a ServiceAccount.
-      const token = await cluster.env.serviceAccountToken(NS, "scraper", 600);
+      const token = await suite.cluster.env.serviceAccountToken(NS, "scraper", 600);
       const endpoints = await getJSON([
         "-n",
         SYSTEM_NS,
@@ -215,11 +142,11 @@ describe(
     });
 
     it("refuses a bad CronJob through the webhook reached by its Service, and defaults a good one", async () => {
-      const bad = cronJob("never-fires", { schedule: "0 0 30 2 *", command: "true" });
+      const bad = JSON.stringify(cronJob("never-fires", { schedule: "0 0 30 2 *" }, "true"));
       const res = await eventually(
         "the webhook to answer",
         async () => {
-          const r = await cluster.kubectl(["apply", "-f", "-"], bad);
+          const r = await suite.cluster.kubectl(["apply", "-f", "-"], bad);
           // Only the validating webhook knows a schedule never fires (the CRD schema cannot), and it
           // answers with a 422 Status that kubectl prints as is.
           return /never fires/.test(r.stderr) ? r : undefined;
@@ -244,7 +171,7 @@ describe(
     });
 
     it("runs a CronJob's Job Pod to Complete, records lastSuccessfulTime, and shows the output in kubectl logs", async () => {
-      await apply(cronJob("hello", { schedule: "@every 10s", command: "echo hello from e2e" }));
+      await admit(cronJob("hello", { schedule: "@every 10s" }, "echo hello from e2e"));
       const defaulted = await getJSON(["get", CRONJOBS, "hello", "-n", NS]);
       assert.equal(defaulted.spec!.successfulJobsHistoryLimit, 3, "the mutating webhook defaulted it");
       const done = await eventually(
@@ -273,7 +200,7 @@ describe(
     });
 
     it("sets Degraded=LastJobFailed when the Job's Pod fails", async () => {
-      await apply(cronJob("fails", { schedule: "@every 10s", command: "echo failing; exit 3" }));
+      await admit(cronJob("fails", { schedule: "@every 10s" }, "echo failing; exit 3"));
       await eventually(
         "a failed Job",
         async () => (await jobsOf("fails")).find((j) => conditionTrue(j, "Failed")),
@@ -299,7 +226,7 @@ describe(
     });
 
     it("Forbid: no second Job while the first one's Pod is really still running", async () => {
-      await apply(cronJob("forbid", { schedule: "@every 5s", command: "sleep 30", concurrencyPolicy: "Forbid" }));
+      await admit(cronJob("forbid", { schedule: "@every 5s", concurrencyPolicy: "Forbid" }, "sleep 30"));
       const first = await firstJobRunning("forbid");
       await sleep(12_000); // two more slots pass while the Pod runs
       const jobs = await jobsOf("forbid");
@@ -312,7 +239,7 @@ describe(
     });
 
     it("Replace: the running Job and its Pod are deleted, and the new slot's Job runs", async () => {
-      await apply(cronJob("replace", { schedule: "@every 10s", command: "sleep 300", concurrencyPolicy: "Replace" }));
+      await admit(cronJob("replace", { schedule: "@every 10s", concurrencyPolicy: "Replace" }, "sleep 300"));
       const first = await firstJobRunning("replace");
       const second = await eventually(
         "the next slot's Job",
@@ -343,9 +270,7 @@ describe(
     });
 
     it("a leader handover (the leader's Pod deleted) creates no duplicate Job and keeps scheduling", async () => {
-      await apply(
-        cronJob("handover", { schedule: "@every 5s", command: "true", extra: { successfulJobsHistoryLimit: 100 } }),
-      );
+      await admit(cronJob("handover", { schedule: "@every 5s", successfulJobsHistoryLimit: 100 }, "true"));
       await eventually(
         "two runs before the handover",
         async () => (await jobsOf("handover")).length >= 2,
@@ -389,8 +314,8 @@ describe(
 
     it("kubectl cron: run now (its Pod runs to Complete), history, next, suspend and resume", async () => {
       // A schedule that will not fire during the test: every Job seen here is the manual one.
-      await apply(cronJob("manual", { schedule: "0 0 1 1 *", command: "echo manual run" }));
-      const pluginDir = join(cluster.dir, "plugin-bin");
+      await admit(cronJob("manual", { schedule: "0 0 1 1 *" }, "echo manual run"));
+      const pluginDir = join(suite.cluster.dir, "plugin-bin");
       const installed = await make(["install-plugin", `PLUGIN_DIR=${pluginDir}`]);
       assert.equal(installed.code, 0, installed.out);
       process.env.PATH = `${pluginDir}:${process.env.PATH ?? ""}`;
@@ -400,7 +325,7 @@ describe(
           execFile(
             "kubectl",
             ["cron", ...args, "-n", NS],
-            { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath } },
+            { env: { ...process.env, KUBECONFIG: suite.cluster.kubeconfigPath } },
             (err, stdout, stderr) => {
               const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
               resolve({ code, stdout, stderr });
@@ -480,14 +405,14 @@ describe(
       await eventually(
         "the operator's namespace gone",
         async () => {
-          const r = await cluster.kubectl(["get", "namespace", SYSTEM_NS]);
+          const r = await suite.cluster.kubectl(["get", "namespace", SYSTEM_NS]);
           return r.code !== 0 && /NotFound|not found/.test(r.stderr);
         },
         120_000,
         undefined,
         POLL_MS,
       );
-      assert.equal((await cluster.kubectl(["get", "crd", CRONJOBS])).code, 1);
+      assert.equal((await suite.cluster.kubectl(["get", "crd", CRONJOBS])).code, 1);
       const leftovers = await kubectl([
         "get",
         "clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingwebhookconfigurations",

@@ -10,17 +10,15 @@
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { Client } from "../../runtime/client.ts";
-import { NodeCluster } from "../../envtest/node-cluster.ts";
 import { eventually } from "../eventually.ts";
-import { type K8sObject, clusterTools, ready, sleep, suiteFailed } from "./cluster-tools.ts";
+import { type K8sObject, ready, sleep } from "./cluster-tools.ts";
+import { SCHEDULED_AT, SYSTEM_NS, cronJobManifest, e2eSuite } from "./suite.ts";
 
-const SYSTEM_NS = "cronjob-operator-system";
 const DEPLOY = "deploy/cronjob-operator-controller-manager";
 const NS = "ha";
-const SCHEDULED_AT = "batch.tutorial.kubebuilder.io/scheduled-at";
 /** Every-minute CronJobs whose Jobs are counted per slot. */
 const MINUTELY = ["minutely-a", "minutely-b", "minutely-c"];
 /** One apply started every this many ms (5.5 a second), whatever the previous ones are doing. */
@@ -90,37 +88,20 @@ const V2_CRONJOBS = "cronjobs.v2.batch.tutorial.kubebuilder.io";
 type ReadSource = "etcd" | "cache";
 const V2_LIST_PATH = `/apis/batch.tutorial.kubebuilder.io/v2/namespaces/${NS}/cronjobs`;
 
+/** A CronJob that keeps every Job (they are counted), in the load's v1 or v2; its Pod runs `true`. */
 function cronJob(name: string, schedule: string, seq: number, version: "v1" | "v2" = "v1"): string {
-  return JSON.stringify({
-    apiVersion: `batch.tutorial.kubebuilder.io/${version}`,
-    kind: "CronJob",
-    metadata: { name, namespace: NS, annotations: { "e2e/seq": String(seq) } },
-    spec: {
-      ...(version === "v1" ? { schedule } : { schedules: [{ schedule }] }),
-      successfulJobsHistoryLimit: 100,
-      failedJobsHistoryLimit: 100,
-      // Generous: a slot that falls into a failover still runs (late), and is counted.
-      startingDeadlineSeconds: 120,
-      jobTemplate: {
-        spec: {
-          backoffLimit: 0,
-          template: {
-            spec: {
-              restartPolicy: "Never",
-              terminationGracePeriodSeconds: 1,
-              containers: [
-                { name: "run", image: "localhost/busybox:latest", imagePullPolicy: "Never", command: ["true"] },
-              ],
-            },
-          },
-        },
-      },
-    },
-  });
+  const spec = {
+    ...(version === "v1" ? { schedule } : { schedules: [{ schedule }] }),
+    successfulJobsHistoryLimit: 100,
+    failedJobsHistoryLimit: 100,
+    // Generous: a slot that falls into a failover still runs (late), and is counted.
+    startingDeadlineSeconds: 120,
+  };
+  const metadata = { name, namespace: NS, annotations: { "e2e/seq": String(seq) } };
+  return JSON.stringify(cronJobManifest(metadata, spec, ["true"], `batch.tutorial.kubebuilder.io/${version}`));
 }
 
 describe("high availability: two replicas under continuous applies", { timeout: 1_500_000 }, () => {
-  let cluster: NodeCluster;
   const results: ApplyResult[] = [];
   /** When each apply was started: the load's own rate, whatever its answers take. */
   const applyStarts: number[] = [];
@@ -128,11 +109,20 @@ describe("high availability: two replicas under continuous applies", { timeout: 
   let api: Client;
   const scenarios: Scenario[] = [];
   let loadStop: (() => Promise<void>) | undefined;
-  const { kubectl, getJSON, list, deployOperator, managerPods, leaseHolder, leaderPod } = clusterTools(
-    () => cluster,
-    SYSTEM_NS,
-  );
-  const failed = suiteFailed();
+  const suite = e2eSuite({
+    namespace: NS,
+    pollMs: POLL_MS,
+    logLines: 40,
+    setUp: async () => {
+      api = new Client(suite.cluster.kubeConfig, { userAgent: "ha-e2e" });
+      await settled();
+    },
+    tearDown: async () => {
+      await loadStop?.();
+      api?.close();
+    },
+  });
+  const { kubectl, getJSON, list, managerPods, leaseHolder, leaderPod } = suite;
 
   /** Both replicas Ready and both in the webhook Service's endpoints: the state every scenario starts from. */
   async function settled(): Promise<K8sObject[]> {
@@ -155,7 +145,7 @@ describe("high availability: two replicas under continuous applies", { timeout: 
   }
   async function killContainer(pod: K8sObject): Promise<number> {
     const id = String(pod.status!.containerStatuses[0].containerID).replace(/^containerd:\/\//, "");
-    const r = await cluster.ctr(["tasks", "kill", "--signal", "SIGKILL", id]);
+    const r = await suite.cluster.ctr(["tasks", "kill", "--signal", "SIGKILL", id]);
     assert.equal(r.code, 0, `ctr tasks kill: ${r.stderr}`);
     return Date.now();
   }
@@ -267,7 +257,7 @@ describe("high availability: two replicas under continuous applies", { timeout: 
         }
       })();
     const reads = readLoop("etcd", () =>
-      cluster.kubectl(["get", V2_CRONJOBS, "-n", NS, "-o", "name", "--request-timeout=20s"]),
+      suite.cluster.kubectl(["get", V2_CRONJOBS, "-n", NS, "-o", "name", "--request-timeout=20s"]),
     );
     // In this process rather than a kubectl each second: the list is the whole namespace as JSON, and parsing it
     // in a new process every second would take CPU from the replicas being measured.
@@ -293,26 +283,6 @@ describe("high availability: two replicas under continuous applies", { timeout: 
   const distinct = (rs: ApplyResult[]) => [
     ...new Set(rs.map((r) => (r.error ?? "").replace(/\s+/g, " ").slice(0, 300))),
   ];
-
-  before(async () => {
-    cluster = await NodeCluster.start();
-    api = new Client(cluster.kubeConfig, { userAgent: "ha-e2e" });
-    await deployOperator({ namespace: NS, pollMs: POLL_MS });
-    await settled();
-  });
-
-  after(async () => {
-    await loadStop?.();
-    if (!cluster) return;
-    if (failed()) {
-      for (const p of await managerPods().catch(() => [])) {
-        const logs = await cluster.kubectl(["-n", SYSTEM_NS, "logs", p.metadata.name, "--tail=40"]);
-        process.stderr.write(`--- ${p.metadata.name}\n${logs.stdout}`);
-      }
-    }
-    api?.close();
-    await cluster.stop();
-  });
 
   it("runs two Ready replicas, on their own pod IPs, both serving the webhook Service; one leads", async () => {
     const pods = await settled();

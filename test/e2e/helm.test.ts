@@ -4,32 +4,28 @@
 // removes everything the release made but the CRD (and so the CronJobs). Needs root (the node); `make test-e2e`.
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { Client } from "../../runtime/client.ts";
-import { NodeCluster } from "../../envtest/node-cluster.ts";
 import { eventually } from "../eventually.ts";
-import { clusterTools, conditionTrue, ready, sleep, suiteFailed } from "./cluster-tools.ts";
+import { IMG, type Result, conditionTrue, ready, sleep } from "./cluster-tools.ts";
+import { CRONJOBS, e2eSuite } from "./suite.ts";
 
-const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
-const ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
 const CHART = join(PROJECT_ROOT, "dist", "chart");
 const RELEASE = "cronjob-operator";
 const RELEASE_NS = "cronjob-operator-helm";
 const NS = "helm-e2e";
 const DEPLOYMENT = "cronjob-operator-controller-manager";
-const CRONJOBS = "cronjobs.batch.tutorial.kubebuilder.io";
 const CRD = "customresourcedefinition.apiextensions.k8s.io/cronjobs.batch.tutorial.kubebuilder.io";
 /** The pace of applies during the upgrade the issue asks for, at least. */
 const MIN_APPLIES_PER_SECOND = 5;
 
 /** What helm prints as JSON, and the release's manifests. */
 type Obj = Record<string, any>;
-type Result = { code: number; stdout: string; stderr: string };
 
 function helmPath(): string {
   if (process.env.HELM) return process.env.HELM;
@@ -43,18 +39,31 @@ describe(
   "end to end: the Helm chart installed, upgraded and uninstalled on a cluster with a real node",
   { timeout: 1_500_000 },
   () => {
-    let cluster: NodeCluster;
     let helmBin: string;
     let helmHome: string;
-    const { kubectl, getJSON, list, managerPods } = clusterTools(() => cluster, RELEASE_NS);
-    const failed = suiteFailed();
+    // The chart installs the operator (the first test): the fixture loads its image only.
+    const suite = e2eSuite({
+      namespace: NS,
+      // eventually()'s default.
+      pollMs: 250,
+      install: "image",
+      managerNamespace: RELEASE_NS,
+      setUp: async () => {
+        helmBin = helmPath();
+        helmHome = mkdtempSync(join(tmpdir(), "helm-e2e-"));
+      },
+      tearDown: async () => {
+        if (helmHome) rmSync(helmHome, { recursive: true, force: true });
+      },
+    });
+    const { kubectl, getJSON, list, cronJob, admit, jobsOf, createNamespace, managerPods, readyManagerPods } = suite;
 
     function helm(args: string[]): Promise<Result> {
       return new Promise((resolve) => {
         const child = spawn(helmBin, args, {
           env: {
             ...process.env,
-            KUBECONFIG: cluster.kubeconfigPath,
+            KUBECONFIG: suite.cluster.kubeconfigPath,
             // helm's own config, cache and data stay out of the user's home.
             HELM_CONFIG_HOME: join(helmHome, "config"),
             HELM_CACHE_HOME: join(helmHome, "cache"),
@@ -77,59 +86,17 @@ describe(
     async function rollout(): Promise<void> {
       await kubectl(["-n", RELEASE_NS, "rollout", "status", `deploy/${DEPLOYMENT}`, "--timeout=240s"]);
     }
-    function cronJob(name: string, opts: { annotations?: Record<string, string>; suspend?: boolean } = {}): string {
-      return JSON.stringify({
-        apiVersion: "batch.tutorial.kubebuilder.io/v1",
-        kind: "CronJob",
-        metadata: { name, namespace: NS, annotations: opts.annotations ?? {} },
-        spec: {
-          schedule: "*/1 * * * *",
-          suspend: opts.suspend ?? false,
-          successfulJobsHistoryLimit: 1,
-          jobTemplate: {
-            spec: {
-              backoffLimit: 0,
-              template: {
-                spec: {
-                  restartPolicy: "Never",
-                  terminationGracePeriodSeconds: 1,
-                  containers: [
-                    {
-                      name: "run",
-                      image: "localhost/busybox:latest",
-                      imagePullPolicy: "Never",
-                      command: ["sh", "-c", "echo hello from helm"],
-                    },
-                  ],
-                },
-              },
-            },
-          },
-        },
-      });
-    }
-
-    before(async () => {
-      assert.ok(existsSync(ARCHIVE), `${ARCHIVE} is missing: run \`make image-build\` (make test-e2e does)`);
-      helmBin = helmPath();
-      helmHome = mkdtempSync(join(tmpdir(), "helm-e2e-"));
-      cluster = await NodeCluster.start();
-      await cluster.importImage(ARCHIVE, IMG);
-    });
-
-    after(async () => {
-      if (helmHome) rmSync(helmHome, { recursive: true, force: true });
-      if (!cluster) return;
-      if (failed()) {
-        const logs = await cluster.kubectl(["-n", RELEASE_NS, "logs", `deploy/${DEPLOYMENT}`, "--tail=50"]);
-        if (logs.code === 0) process.stderr.write(logs.stdout);
-      }
-      await cluster.stop();
-    });
+    /** A CronJob firing every minute, for the release's webhooks to admit. */
+    const everyMinute = (name: string, o: { suspend: boolean; annotations?: Record<string, string> }) =>
+      cronJob(
+        { name, ...(o.annotations ? { annotations: o.annotations } : {}) },
+        { schedule: "*/1 * * * *", suspend: o.suspend, successfulJobsHistoryLimit: 1 },
+        "echo hello from helm",
+      );
 
     it("helm install: the manager runs from its image, and a CronJob's Job runs", async () => {
       const colon = IMG.lastIndexOf(":");
-      const api = cluster.apiServerForPods();
+      const api = suite.cluster.apiServerForPods();
       // No kube-proxy on this node: the manager reaches the API server where the cluster forwards it for pods.
       await mustHelm([
         "install",
@@ -154,14 +121,7 @@ describe(
         `env[1].value=${api.port}`,
       ]);
       await rollout();
-      const pods = await eventually(
-        "two Ready manager pods",
-        async () => {
-          const ps = await managerPods();
-          return ps.length === 2 && ps.every(ready) ? ps : undefined;
-        },
-        180_000,
-      );
+      const pods = await readyManagerPods(2, 180_000, suite.pollMs);
       assert.equal(pods[0]!.spec!.containers[0].image, IMG);
       const release = JSON.parse(await mustHelm(["list", "-n", RELEASE_NS, "-o", "json"])) as Obj[];
       assert.deepEqual(
@@ -171,30 +131,14 @@ describe(
       const dep = await getJSON(["-n", RELEASE_NS, "get", "deploy", DEPLOYMENT]);
       assert.equal(dep.metadata.labels?.["app.kubernetes.io/managed-by"], "Helm");
 
-      await kubectl(["create", "namespace", NS]);
-      await eventually("the default ServiceAccount of the test namespace", () =>
-        kubectl(["get", "serviceaccount", "default", "-n", NS]).then(() => true),
-      );
-      // The webhook answers once a manager is ready; the first apply may still race its CA injection.
-      await eventually(
-        "the CronJob to be admitted",
-        async () => {
-          await kubectl(["apply", "-f", "-"], cronJob("every-minute"));
-          return true;
-        },
-        60_000,
-      );
+      await createNamespace(NS, suite.pollMs, 30_000);
+      await admit(everyMinute("every-minute", { suspend: false }), 60_000);
       const cj = await getJSON(["get", CRONJOBS, "every-minute", "-n", NS]);
       // Defaulted by the mutating webhook the chart installed.
       assert.equal(cj.spec!.concurrencyPolicy, "Allow");
       const job = await eventually(
         "a Job of the CronJob that completed",
-        async () => {
-          const jobs = await list("jobs", NS);
-          return jobs.find(
-            (j) => j.metadata.ownerReferences?.some((o) => o.uid === cj.metadata.uid) && conditionTrue(j, "Complete"),
-          );
-        },
+        async () => (await jobsOf("every-minute")).find((j) => conditionTrue(j, "Complete")),
         180_000,
       );
       const log = await kubectl(["-n", NS, "logs", `job/${job.metadata.name}`]);
@@ -210,7 +154,7 @@ describe(
       // the same webhooks), eight at a time, each worker at most one a second: a kubectl process per apply takes
       // most of a core on 2 cores and did not reach the pace. The CronJobs are suspended: the webhooks admit
       // them all the same, and the node does not run their Jobs.
-      const api = new Client(cluster.kubeConfig, { userAgent: "helm-e2e" });
+      const api = new Client(suite.cluster.kubeConfig, { userAgent: "helm-e2e" });
       const worker = async (w: number) => {
         for (let n = 0; !stop; n++) {
           const started = Date.now();
@@ -218,7 +162,7 @@ describe(
           const error = await api
             .request("PATCH", `/apis/batch.tutorial.kubebuilder.io/v1/namespaces/${NS}/cronjobs/${name}`, {
               query: { fieldManager: "helm-e2e", force: true },
-              body: cronJob(name, { annotations: { round: String(n) }, suspend: true }),
+              body: JSON.stringify(everyMinute(name, { suspend: true, annotations: { round: String(n) } })),
               contentType: "application/apply-patch+yaml",
               timeoutMs: 20_000,
             })
@@ -308,7 +252,7 @@ describe(
       // The CRD is kept (helm.sh/resource-policy: keep), so the CronJobs are too. Read in v1, the storage version:
       // v2 (kubectl's default) needs the conversion webhook, which left with the release.
       const cronjobs = await list(`cronjobs.v1.${CRONJOBS.slice("cronjobs.".length)}`, NS);
-      const v2 = await cluster.kubectl(["get", CRONJOBS, "-n", NS]);
+      const v2 = await suite.cluster.kubectl(["get", CRONJOBS, "-n", NS]);
       assert.notEqual(v2.code, 0, "v2 without its conversion webhook");
       assert.match(v2.stderr, /conversion webhook for batch\.tutorial\.kubebuilder\.io\/v1, Kind=CronJob failed/);
       assert.ok(

@@ -4,19 +4,13 @@
 // are given back and run again as the built-in's; across both kinds every slot has exactly one Job.
 // Needs root (the node); `make image-build` first.
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { PROJECT_ROOT } from "../../envtest/index.ts";
-import { BUSYBOX_IMAGE, NodeCluster } from "../../envtest/node-cluster.ts";
+import { describe, it } from "node:test";
 import { eventually } from "../eventually.ts";
-import { type K8sObject, clusterTools, sleep } from "./cluster-tools.ts";
+import { type K8sObject, sleep } from "./cluster-tools.ts";
+import { SCHEDULED_AT, e2eSuite } from "./suite.ts";
 import { builtinCronJobVersion, serverVersion } from "../versions.ts";
 
-const SYSTEM_NS = "cronjob-operator-system";
 const NS = "migrate-e2e";
-const SCHEDULED_AT = "batch.tutorial.kubebuilder.io/scheduled-at";
-const PLUGIN = join(PROJECT_ROOT, "cmd", "kubectl-cron", "kubectl-cron");
 const NAMES = ["every-minute", "forbid"];
 const MINUTE = 60_000;
 /** How often eventually() polls: the slots it waits for are a minute apart. */
@@ -40,71 +34,34 @@ describe(
   "end to end: kubectl cron migrate/unmigrate between the built-in CronJob and ours",
   { timeout: 1_500_000 },
   () => {
-    let cluster: NodeCluster;
     /** The built-in CronJob's version the cluster prefers (what the plugin migrates from and gives back to). */
     let builtin: "v1" | "v1beta1";
+    const suite = e2eSuite({
+      namespace: NS,
+      pollMs: POLL_MS,
+      logLines: 30,
+      setUp: async () => {
+        builtin = builtinCronJobVersion(await serverVersion(suite.cluster.kubeConfig));
+      },
+    });
+    // The plugin as a user runs it: the executable, with KUBECONFIG (each call names the namespace).
+    const { kubectl, list, cronJob, kubectlCron: plugin } = suite;
 
-    const { kubectl, list, deployOperator, managerLogs } = clusterTools(() => cluster, SYSTEM_NS);
-
-    /** The plugin as a user runs it: the executable, with KUBECONFIG. */
-    function plugin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-      return new Promise((resolve) => {
-        execFile(
-          PLUGIN,
-          args,
-          { env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath }, timeout: 120_000 },
-          (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
-        );
-      });
-    }
     async function slots() {
       return (await list("jobs", NS)).map(slotOf).filter((s) => s !== undefined);
     }
 
-    before(async () => {
-      cluster = await NodeCluster.start();
-      builtin = builtinCronJobVersion(await serverVersion(cluster.kubeConfig));
-      await deployOperator({ namespace: NS, pollMs: POLL_MS });
-    });
-
-    after(async () => {
-      if (!cluster) return;
-      const logs = await managerLogs(30);
-      console.log(`--- operator logs (last 30 lines) ---\n${logs.stdout}${logs.stderr}`);
-      await cluster.stop();
-    });
-
     it("takes over built-in CronJobs firing every minute and gives them back: every slot has exactly one Job", async () => {
       for (const name of NAMES) {
-        await kubectl(
-          ["apply", "-f", "-"],
-          JSON.stringify({
-            apiVersion: `batch/${builtin}`,
-            kind: "CronJob",
-            metadata: { name, namespace: NS, labels: { e2e: "migrate" } },
-            spec: {
-              schedule: "*/1 * * * *",
-              concurrencyPolicy: name === "forbid" ? "Forbid" : "Allow",
-              // Keep every Job: the test counts them all.
-              successfulJobsHistoryLimit: 100,
-              failedJobsHistoryLimit: 100,
-              jobTemplate: {
-                spec: {
-                  backoffLimit: 0,
-                  template: {
-                    spec: {
-                      restartPolicy: "Never",
-                      terminationGracePeriodSeconds: 1,
-                      containers: [
-                        { name: "run", image: BUSYBOX_IMAGE, imagePullPolicy: "Never", command: ["sh", "-c", "date"] },
-                      ],
-                    },
-                  },
-                },
-              },
-            },
-          }),
-        );
+        const spec = {
+          schedule: "*/1 * * * *",
+          concurrencyPolicy: name === "forbid" ? "Forbid" : "Allow",
+          // Keep every Job: the test counts them all.
+          successfulJobsHistoryLimit: 100,
+          failedJobsHistoryLimit: 100,
+        };
+        const manifest = cronJob({ name, labels: { e2e: "migrate" } }, spec, "date", `batch/${builtin}`);
+        await kubectl(["apply", "-f", "-"], JSON.stringify(manifest));
       }
       // The built-in controller runs a slot or two first.
       await eventually(

@@ -3,108 +3,26 @@
 // range (dry run, each slot once, across a leader's death, a repeated request skipping every slot). Needs root
 // (the node); `make test-e2e`.
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { PROJECT_ROOT } from "../../envtest/index.ts";
-import { NodeCluster } from "../../envtest/node-cluster.ts";
+import { describe, it } from "node:test";
 import { eventually } from "../eventually.ts";
-import { type K8sObject, clusterTools, suiteFailed } from "./cluster-tools.ts";
+import { conditionTrue } from "./cluster-tools.ts";
+import { CRONJOBS, SCHEDULED_AT, e2eSuite } from "./suite.ts";
 
-const PLUGIN = join(PROJECT_ROOT, "cmd", "kubectl-cron", "kubectl-cron");
-const SYSTEM_NS = "cronjob-operator-system";
 const NS = "policies";
-const CRONJOBS = "cronjobs.batch.tutorial.kubebuilder.io";
-const SCHEDULED_AT = "batch.tutorial.kubebuilder.io/scheduled-at";
 const POLL_MS = 1000;
 
 describe("end to end: stop after failures and backfill, with Pods on a real node", { timeout: 1_500_000 }, () => {
-  let cluster: NodeCluster | undefined;
-  const { kubectl, getJSON, list, deployOperator, managerLogs, waitForEvent, leaderPod } = clusterTools(
-    () => cluster,
-    SYSTEM_NS,
-  );
-  const failed = suiteFailed();
-
-  function cronJob(name: string, o: { schedule: string; command: string; spec?: Record<string, unknown> }) {
-    return JSON.stringify({
-      apiVersion: "batch.tutorial.kubebuilder.io/v1",
-      kind: "CronJob",
-      metadata: { name, namespace: NS },
-      spec: {
-        schedule: o.schedule,
-        ...o.spec,
-        jobTemplate: {
-          spec: {
-            backoffLimit: 0,
-            template: {
-              spec: {
-                restartPolicy: "Never",
-                terminationGracePeriodSeconds: 1,
-                containers: [
-                  {
-                    name: "run",
-                    image: "localhost/busybox:latest",
-                    imagePullPolicy: "Never",
-                    command: ["sh", "-c", o.command],
-                  },
-                ],
-              },
-            },
-          },
-        },
-      },
-    });
-  }
-  function plugin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-    return new Promise((resolve) => {
-      execFile(
-        PLUGIN,
-        [...args, "-n", NS],
-        { env: { ...process.env, KUBECONFIG: cluster!.kubeconfigPath }, timeout: 120_000 },
-        (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
-      );
-    });
-  }
-  async function apply(json: string): Promise<void> {
-    await eventually(
-      "the CronJob to be admitted",
-      () => kubectl(["apply", "-f", "-"], json).then(() => true),
-      30_000,
-      undefined,
-      POLL_MS,
-    );
-  }
+  const suite = e2eSuite({ namespace: NS, pollMs: POLL_MS, logLines: 60 });
+  const { kubectl, getJSON, cronJob, admit, jobsOf, plugin, waitForEvent, killLeaderPod } = suite;
   const get = (name: string) => getJSON(["get", CRONJOBS, name, "-n", NS]);
-  async function jobsOf(name: string): Promise<K8sObject[]> {
-    const uid = (await get(name)).metadata.uid;
-    return (await list("jobs", NS)).filter((j) => j.metadata.ownerReferences?.some((o) => o.uid === uid));
-  }
-  const finished = (j: K8sObject, type: "Complete" | "Failed") =>
-    (j.status?.conditions as { type: string; status: string }[] | undefined)?.some(
-      (c) => c.type === type && c.status === "True",
-    ) ?? false;
-  before(async () => {
-    cluster = await NodeCluster.start();
-    await deployOperator({ namespace: NS, pollMs: POLL_MS });
-  });
-
-  after(async () => {
-    if (!cluster) return;
-    if (failed()) {
-      const logs = await managerLogs(60);
-      if (logs.code === 0) process.stderr.write(logs.stdout);
-    }
-    await cluster.stop();
-  });
 
   it("stops after 2 failed runs in a row, says so, starts nothing more; resume and a fixed spec start it again", async () => {
-    await apply(
-      cronJob("flaky", {
-        schedule: "@every 15s",
-        command: "echo failing; exit 1",
-        spec: { stopAfterConsecutiveFailures: 2, failedJobsHistoryLimit: 5 },
-      }),
+    await admit(
+      cronJob(
+        "flaky",
+        { schedule: "@every 15s", stopAfterConsecutiveFailures: 2, failedJobsHistoryLimit: 5 },
+        "echo failing; exit 1",
+      ),
     );
     const stopped = await eventually(
       "the CronJob stopped after 2 failures",
@@ -122,7 +40,7 @@ describe("end to end: stop after failures and backfill, with Pods on a real node
       (c) => c.type === "Available",
     );
     assert.equal(available?.reason, "StoppedAfterFailures");
-    const failedPods = (await jobsOf("flaky")).filter((j) => finished(j, "Failed"));
+    const failedPods = (await jobsOf("flaky")).filter((j) => conditionTrue(j, "Failed"));
     assert.equal(failedPods.length, 2, "two Jobs whose Pods really failed");
     await waitForEvent(NS, "flaky", /^StoppedAfterFailures: Stopped scheduling after 2 failed runs/);
     // Nothing new for well over a period.
@@ -179,12 +97,12 @@ describe("end to end: stop after failures and backfill, with Pods on a real node
 
   it("backfills a past range: dry run, each slot's Pod runs once (the leader killed midway), a repeat skips them all", async () => {
     // Suspended: only the backfill runs Jobs. Slots every minute; the range is the 5 minutes before now.
-    await apply(
-      cronJob("report", {
-        schedule: "* * * * *",
-        command: "echo report; sleep 4",
-        spec: { suspend: true, successfulJobsHistoryLimit: 20 },
-      }),
+    await admit(
+      cronJob(
+        "report",
+        { schedule: "* * * * *", suspend: true, successfulJobsHistoryLimit: 20 },
+        "echo report; sleep 4",
+      ),
     );
     const now = Date.now();
     const to = new Date(Math.floor(now / 60_000) * 60_000 - 1000); // just before the current minute
@@ -209,8 +127,7 @@ describe("end to end: stop after failures and backfill, with Pods on a real node
       undefined,
       POLL_MS,
     );
-    const { pod } = await leaderPod();
-    await kubectl(["-n", SYSTEM_NS, "delete", "pod", pod.metadata.name, "--grace-period=0", "--force", "--wait=false"]);
+    await killLeaderPod();
 
     const done = await eventually(
       "the backfill complete and every Job finished",
@@ -219,7 +136,7 @@ describe("end to end: stop after failures and backfill, with Pods on a real node
         const jobs = await jobsOf("report");
         return cj.status?.backfill?.phase === "Complete" &&
           jobs.length === 5 &&
-          jobs.every((j) => finished(j, "Complete"))
+          jobs.every((j) => conditionTrue(j, "Complete"))
           ? { cj, jobs }
           : undefined;
       },
