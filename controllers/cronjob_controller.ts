@@ -22,7 +22,7 @@ import {
 import { type Clock, realClock } from "../runtime/clock.ts";
 import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
 import type { Recorder } from "../runtime/events/types.ts";
-import type { CacheReader, ObjectReader, ObjectWriter, StatusWriter } from "../runtime/interfaces.ts";
+import type { CacheReader, ObjectClient } from "../runtime/interfaces.ts";
 import { type KubeObject, Kinds } from "../runtime/kinds.ts";
 import type { Manager } from "../runtime/manager.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
@@ -110,7 +110,7 @@ interface Outcome {
 
 interface CronJobReconcilerDeps {
   /** Live reads (a Job the cache may not have seen yet) and the writes: Jobs, and CronJob status. */
-  client: ObjectReader & ObjectWriter & StatusWriter;
+  client: ObjectClient;
   /** CronJobs by name and Jobs by JOB_OWNER_INDEX. */
   cache: CacheReader;
   recorder: Recorder;

@@ -4,6 +4,7 @@
 // `kubectl cron` read a CronJob's whole list through scheduleEntriesOf, so a v1 reader never sees one schedule
 // where a v2 writer put several.
 import { type FieldError, invalidField } from "../../runtime/field.ts";
+import { isObj } from "../../runtime/objects.ts";
 import { MAX_BACKFILL_SLOTS } from "./backfill.ts";
 import { GROUP } from "./groupversion_info.ts";
 import type { ScheduleSource } from "./job.ts";
@@ -28,8 +29,6 @@ export interface ScheduleEntry {
   schedule: unknown;
   timeZone?: unknown;
 }
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** An entry with its fields in a fixed order: what the annotation holds, so a round trip is byte for byte. */
 export function scheduleEntry(v: unknown): ScheduleEntry {

@@ -11,7 +11,7 @@ import {
 } from "../../api/v1/schedule/index.ts";
 import { fieldErrorString } from "../../runtime/field.ts";
 
-interface FireTime {
+export interface FireTime {
   /** RFC 3339 in the CronJob's zone, e.g. 2026-03-29T03:30:00+02:00. */
   time: string;
   /** The same instant in UTC. */
@@ -21,28 +21,6 @@ interface FireTime {
   /** What DST does to this slot, when it does something. */
   note?: string;
 }
-
-interface NextInput {
-  schedule: string;
-  timeZone?: string;
-  /** The CronJob's namespace and name, which H is hashed from (a schedule with H is refused without them). */
-  key?: HashKey;
-  /** lastScheduleTime ?? creationTimestamp: what `@every` counts from. */
-  anchor?: Date;
-  now: Date;
-  count: number;
-}
-
-type NextResult =
-  | {
-      ok: true;
-      /** The schedule the times come from: spec.schedule with H resolved (unchanged without H). */
-      resolvedSchedule: string;
-      hashed: boolean;
-      timeZone: string;
-      times: FireTime[];
-    }
-  | { ok: false; error: string };
 
 const MINUTE = 60_000;
 
@@ -58,23 +36,6 @@ function wallText(ms: number, offsetMs: number): string {
 }
 
 const hhmm = (wall: string) => wall.slice(11, 16);
-
-/** The next fire times of one schedule given as text (with its zone): nextRuns of a CronJob with just that schedule. */
-export function nextFireTimes(input: NextInput): NextResult {
-  const key = input.key ?? { namespace: "", name: "" };
-  const spec = { schedule: input.schedule, ...(input.timeZone !== undefined ? { timeZone: input.timeZone } : {}) };
-  const parsed = cronJobSchedules({ metadata: {}, spec }, key);
-  if (!parsed.ok) return { ok: false, error: parsed.errors.map(fieldErrorString).join("; ") };
-  const [entry] = parsed.schedules.entries;
-  const times = nextRuns(parsed.schedules, input.anchor, input.now, input.count);
-  return {
-    ok: true,
-    resolvedSchedule: entry!.resolvedSchedule,
-    hashed: entry!.resolvedSchedule !== entry!.schedule,
-    timeZone: parsed.schedules.schedule.timeZone,
-    times,
-  };
-}
 
 /** What a slot's time is read in: a schedule's zone, and its fields (a cron schedule's) for the DST notes. */
 interface SlotZone {

@@ -17,7 +17,38 @@ import { parseCommandLine, UsageError } from "../../cmd/kubectl-cron/args.ts";
 import { historyRows, humanDuration } from "../../cmd/kubectl-cron/history.ts";
 import { backfill, history, list, next, setSuspend, type Context } from "../../cmd/kubectl-cron/commands.ts";
 import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
-import { nextFireTimes } from "../../cmd/kubectl-cron/next.ts";
+import { type FireTime, nextRuns } from "../../cmd/kubectl-cron/next.ts";
+import { cronJobSchedules } from "../../api/v1/index.ts";
+import type { HashKey } from "../../api/v1/schedule/index.ts";
+import { fieldErrorString } from "../../runtime/field.ts";
+
+/**
+ * The next fire times of one schedule given as text, as `kubectl cron next` computes them for a CronJob with just
+ * that schedule (cronJobSchedules, then nextRuns): what it runs as, and the times.
+ */
+function nextFireTimes(input: {
+  schedule: string;
+  timeZone?: string;
+  key?: HashKey;
+  anchor?: Date;
+  now: Date;
+  count: number;
+}):
+  | { ok: true; resolvedSchedule: string; hashed: boolean; timeZone: string; times: FireTime[] }
+  | { ok: false; error: string } {
+  const key = input.key ?? { namespace: "", name: "" };
+  const spec = { schedule: input.schedule, ...(input.timeZone !== undefined ? { timeZone: input.timeZone } : {}) };
+  const parsed = cronJobSchedules({ metadata: {}, spec }, key);
+  if (!parsed.ok) return { ok: false, error: parsed.errors.map(fieldErrorString).join("; ") };
+  const [entry] = parsed.schedules.entries;
+  return {
+    ok: true,
+    resolvedSchedule: entry!.resolvedSchedule,
+    hashed: entry!.resolvedSchedule !== entry!.schedule,
+    timeZone: parsed.schedules.schedule.timeZone,
+    times: nextRuns(parsed.schedules, input.anchor, input.now, input.count),
+  };
+}
 import { table } from "../../cmd/kubectl-cron/table.ts";
 import { batchJob, type JobFixture } from "../fixtures.ts";
 

@@ -11,7 +11,6 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import {
   countSlots,
-  countSlotsInRange,
   MISSED_COUNT_CAP,
   newestSlots,
   parseHashedSchedule,
@@ -24,6 +23,10 @@ import {
   unionCountSlots,
   UnionSchedule,
 } from "../../api/v1/schedule/index.ts";
+
+/** The slots in [from, to], as countSlots counts them (its lower bound is exclusive). */
+const countInRange = (s: Parameters<typeof countSlots>[0], from: Date, to: Date, anchor: Date | undefined) =>
+  countSlots(s, new Date(from.getTime() - 1), to, anchor);
 
 const SECOND = 1000;
 const MINUTE = 60_000;
@@ -243,8 +246,8 @@ describe("a one-member ScheduleSet equals its schedule", () => {
               // The default limit (100,000) is within reach of an @every 1s member only in short ranges.
               assert.deepEqual(
                 unionCountSlots(set, new Date(from.getTime() - 1), to, union),
-                countSlotsInRange(schedule, from, to, single),
-                `countSlotsInRange: ${label}`,
+                countInRange(schedule, from, to, single),
+                `countSlots over the range: ${label}`,
               );
             }
             const newest = set.mostRecent(to, union);
@@ -296,9 +299,9 @@ describe("a one-member ScheduleSet equals its schedule", () => {
           if (length <= 3 * DAY) {
             // The default limit (100,000) is within reach of an @every 1s member only in short ranges.
             assert.deepEqual(
-              countSlotsInRange(u, from, to, union),
-              countSlotsInRange(schedule, from, to, single),
-              `countSlotsInRange: ${label}`,
+              countInRange(u, from, to, union),
+              countInRange(schedule, from, to, single),
+              `countSlots over the range: ${label}`,
             );
           }
           const uw = scheduleWindow({ schedule: u, earliest: from, now: to, anchor: union });
@@ -385,7 +388,7 @@ function checkAgainst(
       [...expected].reverse(),
       "newestSlots",
     );
-    assert.deepEqual(countSlotsInRange(union, f, t, anchor), { count: expected.length, exact: true });
+    assert.deepEqual(countInRange(union, f, t, anchor), { count: expected.length, exact: true });
     if (expected.length > 1) {
       const limit = Math.floor(expected.length / 2);
       assert.deepEqual(countSlots(union, new Date(from - 1), t, anchor, limit), { count: limit, exact: false });

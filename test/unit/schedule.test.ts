@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   countSlots,
-  countSlotsInRange,
   countText,
   MISSED_COUNT_CAP,
   parseSchedule,
@@ -11,6 +10,10 @@ import {
   validateTimeZone,
   type Schedule,
 } from "../../api/v1/schedule/index.ts";
+
+/** The slots in [from, to], as countSlots counts them (its lower bound is exclusive). */
+const countInRange = (s: Parameters<typeof countSlots>[0], from: Date, to: Date, anchor: Date | undefined) =>
+  countSlots(s, new Date(from.getTime() - 1), to, anchor);
 
 const d = (iso: string) => new Date(iso);
 
@@ -483,7 +486,7 @@ describe("countSlots: counts a message may quote", () => {
     const anchor = d("2026-01-01T00:00:00Z");
     assert.deepEqual(countSlots(every.schedule, anchor, d("2026-01-01T06:00:00Z"), anchor), { count: 4, exact: true });
     // [01:00, 03:00] holds 01:00, 02:00 and 03:00.
-    assert.deepEqual(countSlotsInRange(hourly.schedule, d("2026-01-01T01:00:00Z"), d("2026-01-01T03:00:00Z"), anchor), {
+    assert.deepEqual(countInRange(hourly.schedule, d("2026-01-01T01:00:00Z"), d("2026-01-01T03:00:00Z"), anchor), {
       count: 3,
       exact: true,
     });

@@ -5,7 +5,6 @@ export { HASH_FIELDS, parseHashedSchedule, resolveHashedSchedule, scheduleHashes
 export { utcOffsetAt, validateTimeZone, ZoneRules } from "./timezone.ts";
 export {
   countSlots,
-  countSlotsInRange,
   countText,
   MISSED_COUNT_CAP,
   newestSlots,

@@ -5,6 +5,7 @@
 // validates with, so the webhook answers them the way it answers v1's.
 
 import { type FieldError, invalidField, requiredField, tooLongField } from "../../../runtime/field.ts";
+import { isObj } from "../../../runtime/objects.ts";
 import type { ScheduleError } from "./errors.ts";
 import { parseScheduleSpec } from "./grammar.ts";
 import { type HashKey, parseHashedSchedule } from "./hashed.ts";
@@ -40,10 +41,6 @@ type ScheduleListResult =
   { ok: true; set: ScheduleSet; warnings: string[] } | { ok: false; errors: FieldError[]; warnings: string[] };
 
 const ENTRY = '{schedule: "<cron>", timeZone: "<IANA zone>"} (timeZone optional, UTC when unset)';
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** A member's ScheduleError, at the member's own path. */
 function atMember(path: string, error: ScheduleError): FieldError {
@@ -102,7 +99,7 @@ export function parseScheduleList(list: unknown, key: HashKey, path = "spec.sche
   const seen = new Map<string, number>();
   for (const [index, entry] of (list as unknown[]).entries()) {
     const at = `${path}[${index}]`;
-    if (!isObject(entry)) {
+    if (!isObj(entry)) {
       errors.push(invalidField(at, entry, `must be an object: ${ENTRY}`));
       continue;
     }

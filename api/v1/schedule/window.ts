@@ -102,16 +102,6 @@ export function countSlots(
   return { count, exact: true };
 }
 
-/** The number of slots in [from, to], as countSlots counts them. */
-export function countSlotsInRange(
-  schedule: Schedule,
-  from: Date,
-  to: Date,
-  anchor: Date | undefined,
-): { count: number; exact: boolean } {
-  return countSlots(schedule, new Date(from.getTime() - 1), to, anchor);
-}
-
 /** A count as a message says it: "1234", or "more than 100000" when counting stopped at its limit. */
 export function countText(c: { count: number; exact: boolean }): string {
   return c.exact ? String(c.count) : `more than ${c.count}`;
