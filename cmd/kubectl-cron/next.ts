@@ -1,15 +1,8 @@
 // `kubectl cron next`: the next fire times of a CronJob in its own zone, computed by the schedule module the
 // controller uses, with the DST cases spelled out (a skipped local time, a repeated hour, an offset change).
 // A schedule with H is resolved with the CronJob's namespace/name first, as the controller does.
-import { cronJobSchedules, type CronJobSchedules, type ScheduleSource } from "../../api/v1/index.ts";
-import {
-  parseScheduleSpec,
-  type Schedule,
-  ZoneRules,
-  type CronFields,
-  type HashKey,
-} from "../../api/v1/schedule/index.ts";
-import { fieldErrorString } from "../../runtime/field.ts";
+import type { CronJobSchedules, ScheduleSource } from "../../api/v1/index.ts";
+import { parseScheduleSpec, type Schedule, ZoneRules, type CronFields } from "../../api/v1/schedule/index.ts";
 
 export interface FireTime {
   /** RFC 3339 in the CronJob's zone, e.g. 2026-03-29T03:30:00+02:00. */
