@@ -117,6 +117,11 @@ export class CronJobSchedules {
   readonly schedule: UnionSchedule;
   /** Each schedule as written, with its zone and its text with H resolved, in the list's order. */
   readonly entries: readonly (ScheduleSource & { resolvedSchedule: string })[];
+  /**
+   * status.resolvedSchedule: each schedule with H resolved, joined by "; ", cut to the CRD's maxLength with "…" (a
+   * status the API server refuses would stop every status write of the CronJob).
+   */
+  readonly resolved: string;
 
   constructor(set: ScheduleSet, entries: readonly ScheduleEntry[], key: HashKey) {
     this.schedule = new UnionSchedule(set);
@@ -131,20 +136,14 @@ export class CronJobSchedules {
         resolvedSchedule: resolved.ok ? resolved.resolved : m.text,
       };
     });
+    // Once per parse (the reconciler caches the parse), not on every pass that reads it.
+    const joined = this.entries.map((e) => e.resolvedSchedule).join("; ");
+    this.resolved = joined.length <= MAX_SCHEDULE_LENGTH ? joined : `${joined.slice(0, MAX_SCHEDULE_LENGTH - 1)}…`;
   }
 
   /** More than one schedule (API v2's list): its slots' Jobs name the schedules they came from. */
   get several(): boolean {
     return this.entries.length > 1;
-  }
-
-  /**
-   * status.resolvedSchedule: each schedule with H resolved, joined by "; ", cut to the CRD's maxLength with "…" (a
-   * status the API server refuses would stop every status write of the CronJob).
-   */
-  get resolved(): string {
-    const joined = this.entries.map((e) => e.resolvedSchedule).join("; ");
-    return joined.length <= MAX_SCHEDULE_LENGTH ? joined : `${joined.slice(0, MAX_SCHEDULE_LENGTH - 1)}…`;
   }
 
   /**
