@@ -39,6 +39,7 @@ import { type CronJobKey, ReconcilerMemory, type Remembered } from "./memory.ts"
 import { type CronJobRunMetrics, jobCreationSkew, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
 import { jobRef, mayReplace, observeChildren } from "./observe.ts";
 import { admit } from "./runs.ts";
+import { recordDecision, runDecision } from "./record.ts";
 import { writeStatus } from "./statuswriter.ts";
 import { type SourceInput, type StateEvent, type Trigger, TRIGGERS, type TriggerRun } from "./triggers.ts";
 
@@ -94,7 +95,15 @@ interface Pass {
 
 /** What run() did with a request, and the Job that now runs it (created or adopted). */
 type RunResult =
-  { result: "created" | "adopted"; job: Readonly<Job> } | { result: "held" | "failed" | "conflict"; job?: undefined };
+  | { result: "created" | "adopted"; job: Readonly<Job>; replaced?: string[] }
+  | {
+      result: "held" | "failed" | "conflict";
+      job?: undefined;
+      /** Held behind this running Job (the concurrency policy). */
+      blockedBy?: string;
+      /** The API server refused the create. */
+      refused?: { reason: string; message: string };
+    };
 
 /** What reconcile() decided, for the commit (step 10). */
 interface Outcome {
@@ -208,6 +217,12 @@ export class CronJobReconciler implements Reconciler {
 
     // 6. Guards: deleting, bad time zone, bad schedule, suspended, stopped.
     const parsed = this.parseCached(cronJob);
+    if (stop.event?.reason === "StoppedAfterFailures" && stop.status.stopped) {
+      const { time, failures } = stop.status.stopped;
+      const stopped = { trigger: "Schedule", decision: "Stopped", reason: "StoppedAfterFailures" } as const;
+      stop.status = recordDecision(stop.status, { ...stopped, message: stop.event.message }, new Date(time));
+      ctx.log.info("stopped scheduling after failed runs in a row", { failures });
+    }
     const guard = guards({ ...cronJob, status: stop.status }, parsed, stop.status.active?.length ?? 0);
     const pass = newPass(cronJob, statusAfterGuards(stop.status, guard), seen, [
       ...seen.events,
@@ -249,7 +264,7 @@ export class CronJobReconciler implements Reconciler {
       }
 
       // 8. A slot past its starting deadline unstarted, or one the missed-run policy does not run: reported once.
-      this.reportMissed(pass, window);
+      this.reportMissed(pass, window, now);
       due = window.due;
       next = window.next;
     }
@@ -334,17 +349,24 @@ export class CronJobReconciler implements Reconciler {
   // --- 8 -------------------------------------------------------------------------------------------
 
   /** The schedule's missed slots, each reported once (status.lastMissedTime is the schedule's record of them). */
-  private reportMissed(pass: Pass, window: ReturnType<typeof scheduleDecision>): void {
+  private reportMissed(pass: Pass, window: ReturnType<typeof scheduleDecision>, now: Date): void {
     const before = pass.status.lastMissedTime;
     const late = window.tooLate && missedDeadline(before, window.tooLate);
     const notRun = window.notRun && missedByPolicy(before, window.notRun);
-    for (const [missed, outcome] of [
-      [late, "missed_deadline"],
-      [notRun, "missed_policy"],
+    for (const [missed, outcome, slot, reason] of [
+      [late, "missed_deadline", window.tooLate?.slot, "StartingDeadlineExceeded"],
+      [notRun, "missed_policy", window.notRun?.slot, MISSED_POLICY_REASON[window.notRun?.why ?? "skip"]],
     ] as const) {
       if (!missed) continue;
       pass.counts.push(outcome);
       pass.events.push(missed.event);
+      const decision = outcome === "missed_deadline" ? "Missed" : "Skipped";
+      const message = missed.event.message;
+      pass.status = recordDecision(
+        pass.status,
+        { trigger: "Schedule", scheduledTime: slot, decision, reason, message },
+        now,
+      );
       const t = pass.status.lastMissedTime;
       if (!t || Date.parse(missed.lastMissedTime) > Date.parse(t)) pass.status.lastMissedTime = missed.lastMissedTime;
     }
@@ -376,7 +398,10 @@ export class CronJobReconciler implements Reconciler {
         complete = false;
         break;
       }
-      const { result, job } = await this.run(pass, r, ctx);
+      const done = await this.run(pass, r, ctx);
+      const { result, job } = done;
+      const decided = runDecision(r.subject(), done, input.now);
+      if (decided) pass.status = recordDecision(pass.status, decided.decision, decided.at);
       if (result === "held" || result === "failed" || (result === "conflict" && trigger.onConflict === "stop")) {
         complete = false;
         break;
@@ -403,7 +428,8 @@ export class CronJobReconciler implements Reconciler {
     if (!admission.run) {
       if (admission.held) pass.events.push(admission.held);
       ctx.log.debug("run held back by the concurrency policy or the request's limit", { trigger: r.trigger });
-      return { result: "held" };
+      const blocking = admission.held ? [...pass.active.keys()].sort()[0] : undefined;
+      return blocking ? { result: "held", blockedBy: blocking } : { result: "held" };
     }
     if (admission.replace.length && !(await this.replaceActive(pass, admission.replace, ctx))) {
       return { result: "failed" };
@@ -416,13 +442,15 @@ export class CronJobReconciler implements Reconciler {
       if (outcome.event) pass.events.push(outcome.event);
       pass.problems = { ...pass.problems, ...outcome.problems };
       if (outcome.retry !== undefined) pass.retry = outcome.retry;
-      return { result: outcome.problems.createConflict ? "conflict" : "failed" };
+      const result = outcome.problems.createConflict ? "conflict" : "failed";
+      return outcome.refused ? { result, refused: outcome.refused } : { result };
     }
 
     pass.jobs.set(name, outcome.job);
     if (classifyJob(outcome.job) === "active") pass.active.set(name, outcome.job);
     pass.created = true;
-    if (!outcome.created) return { result: "adopted", job: outcome.job };
+    const replaced = admission.replace.map((j) => j.metadata?.name ?? "").filter((n) => n);
+    if (!outcome.created) return { result: "adopted", job: outcome.job, replaced };
     const made = r.created(name);
     pass.events.push(made.event);
     if (outcome.warnings) {
@@ -431,7 +459,7 @@ export class CronJobReconciler implements Reconciler {
     pass.counts.push(made.count);
     if (due) pass.skews.push(Math.max(0, (this.clock.now().getTime() - due.getTime()) / 1000));
     ctx.log.info(made.log, { job: name, trigger: r.trigger });
-    return { result: "created", job: outcome.job };
+    return { result: "created", job: outcome.job, replaced };
   }
 
   /**
@@ -573,6 +601,9 @@ function loadedFrom(req: Request, raw: Readonly<KubeObject>): LoadedCronJob {
   if (!stored.success) throw new Error(`CronJob ${req.namespace}/${req.name} cannot be read: ${issues.join("; ")}`);
   return { valid: false, cronJob: stored.data, issues };
 }
+
+/** The record's reason for a missed slot the missed-run policy does not run (due.ts notRun.why). */
+const MISSED_POLICY_REASON = { skip: "MissedRunPolicySkip", cap: "RunAllLimit", replace: "RunAllReplace" } as const;
 
 /** A CronJob's key in the reconciler's memory. */
 function keyOf(cronJob: StoredCronJob): CronJobKey {

@@ -3,7 +3,7 @@
 // What a failure means for the pass (a problem for Degraded, an Event, a retry) is returned, never recorded here.
 import { cronJobOwnerOf, type Job, readJob } from "../api/v1/index.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
-import { hasStatusCause, isAlreadyExists, isConflict, isNotFound } from "../runtime/errors.ts";
+import { APIError, hasStatusCause, isAlreadyExists, isConflict, isNotFound } from "../runtime/errors.ts";
 import type { ObjectReader, ObjectWriter } from "../runtime/interfaces.ts";
 import { type KubeObject, Kinds } from "../runtime/kinds.ts";
 import { droppedFields } from "../runtime/objects.ts";
@@ -23,7 +23,14 @@ type CreateOutcome =
       /** What the API server said about the create: its warnings, and fields of the Job it dropped. */
       warnings?: string[];
     }
-  | { ok: false; problems: WriteProblems; event?: EventDecision; retry?: string };
+  | {
+      ok: false;
+      problems: WriteProblems;
+      event?: EventDecision;
+      retry?: string;
+      /** The API server refused the create: its reason (Forbidden, Invalid, AlreadyExists, ...) and message. */
+      refused?: { reason: string; message: string };
+    };
 
 export class ChildJobs {
   readonly #client: ObjectReader & ObjectWriter;
@@ -74,14 +81,23 @@ export class ChildJobs {
       if (!isAlreadyExists(err)) {
         const failed = `creating Job ${name}: ${message}`;
         const event: EventDecision = { reason: "FailedCreate", message: `Error creating job ${name}: ${message}` };
-        return { ok: false, problems: { createFailed: failed }, event, retry: failed };
+        const reason = err instanceof APIError ? err.reason : "Unknown";
+        return { ok: false, problems: { createFailed: failed }, event, retry: failed, refused: { reason, message } };
       }
     }
     const existing = await this.get(owner, name, ctx);
     if (!existing || cronJobOwnerOf(existing)?.uid !== owner.metadata.uid) {
       const msg = `Error creating job ${name}: a Job with that name already exists and is not controlled by this CronJob`;
       // Not retried: retrying cannot help until the other Job goes away (the Job watch brings us back).
-      return { ok: false, problems: { createConflict: msg }, event: { reason: "FailedCreate", message: msg } };
+      return {
+        ok: false,
+        problems: { createConflict: msg },
+        event: { reason: "FailedCreate", message: msg },
+        refused: {
+          reason: "AlreadyExists",
+          message: `a Job named ${name} already exists and is not controlled by this CronJob`,
+        },
+      };
     }
     return { ok: true, job: existing, created: false };
   }

@@ -13,8 +13,9 @@ import { rfc3339 } from "../runtime/metatime.ts";
 import { stripUndefined } from "../runtime/objects.ts";
 import type { EventDecision } from "./events.ts";
 import type { RunOutcome } from "./metrics.ts";
+import { recordFromChildren } from "./record.ts";
 import { newestTimes } from "./status.ts";
-import { type CronJobView, type Trigger, triggerOfJob } from "./triggers.ts";
+import { type CronJobView, requestIdOf, type Trigger, triggerOfJob } from "./triggers.ts";
 
 /** A Job with the name its trigger gives its run was created by us (maybe before a crash). */
 function isOurCreation(triggers: readonly Trigger[], cronJob: CronJobView, job: Readonly<Job>): boolean {
@@ -191,6 +192,12 @@ export function observeChildren(o: {
   // Each trigger's own books from the children (a run-now request whose Job exists was run).
   let books = status;
   for (const t of triggers) books = t.observe?.(books, cronJob, jobs) ?? books;
+  // The record (status.recentRuns): a run of ours it lacks, and the outcome of one that ended.
+  const ours = jobs
+    .map((job) => ({ job, row: triggerOfJob(triggers, job) }))
+    .filter(({ job, row }) => row.ours(cronJob, job))
+    .map(({ job, row }) => ({ job, trigger: row.recordAs, request: requestIdOf(row, job) }));
+  books = recordFromChildren(books, ours);
   if (cronJob.metadata.generation !== undefined) books.observedGeneration = cronJob.metadata.generation;
   return { status: books, jobs, newlyEnded, events, counts, reported, replaced };
 }

@@ -18,6 +18,7 @@ import {
   jobNameFor,
   type JobSource,
   manualJobName,
+  type RecordTrigger,
   MAX_BACKFILL_SLOTS,
   MAX_CATCH_UP_SLOTS,
   MAX_RUN_NOW_REQUEST_LENGTH,
@@ -118,11 +119,22 @@ export interface TriggerRun {
   dueAt?(): Date;
   /** The Event, count and log line of a Job this pass created. */
   created(jobName: string): { event: EventDecision; count: RunOutcome; log: string };
+  /** What the record (status.recentRuns) says the request is: its trigger, slot and request id. */
+  subject(): RunSubject;
+}
+
+/** A request as the record names it. */
+interface RunSubject {
+  trigger: RecordTrigger;
+  scheduledTime?: Date;
+  request?: string;
 }
 
 /** A trigger: its source and its books. Requests come out of plan() already bound to the row (TriggerRun). */
 export interface Trigger<Name extends string = string> {
   readonly name: Name;
+  /** Its runs' trigger in the record (status.recentRuns). */
+  readonly recordAs: RecordTrigger;
   /** Runs while scheduling is suspended or stopped after failures (an explicit request does, as `kubectl create job --from`). */
   readonly runsWhileSuspended: boolean;
   /** With concurrencyPolicy Replace: delete the running Jobs and run, or wait as with Forbid. */
@@ -149,7 +161,7 @@ export interface Trigger<Name extends string = string> {
 }
 
 /** The request id a Job ran for, by the row's annotation (undefined: a scheduled run, or not this trigger's). */
-function requestIdOf(row: Trigger, job: Readonly<Job>): string | undefined {
+export function requestIdOf(row: Trigger, job: Readonly<Job>): string | undefined {
   return row.requestAnnotation === undefined ? undefined : job.metadata?.annotations?.[row.requestAnnotation];
 }
 
@@ -171,6 +183,7 @@ export interface RunParts<R> {
   record(status: Readonly<CronJobWireStatus>, r: R, rec: RunRecord): CronJobWireStatus;
   dueAt?(r: R): Date;
   created(r: R, jobName: string): { event: EventDecision; count: RunOutcome; log: string };
+  subject(r: R): RunSubject;
 }
 
 /** A request bound to its row's part: what a source hands the run path. */
@@ -186,6 +199,7 @@ export function bindRun<R>(row: Trigger, r: R, parts: RunParts<R>): TriggerRun {
     record: (status, rec) => parts.record(status, r, rec),
     ...(dueAt ? { dueAt: () => dueAt(r) } : {}),
     created: (jobName) => parts.created(r, jobName),
+    subject: () => parts.subject(r),
   };
 }
 
@@ -206,6 +220,8 @@ function jobNamed(view: RanView, name: string): { ran: false } | { ran: true; jo
 interface SlotRequest {
   slot: Date;
   sources?: readonly ScheduleSource[] | undefined;
+  /** An older missed slot run by missedRunPolicy RunAll (a newer one is due too). */
+  catchUp?: boolean;
 }
 
 /** spec.maxCatchUpRuns as stored, bounded: the CRD bounds it to 1–100, a value outside must not stop every pass. */
@@ -220,6 +236,7 @@ const slotJob = (cronJob: JobSource, r: SlotRequest) =>
 
 const schedule: Trigger<"schedule"> = {
   name: "schedule",
+  recordAs: "Schedule",
   runsWhileSuspended: false,
   onReplace: "replace",
   onConflict: "stop",
@@ -229,8 +246,12 @@ const schedule: Trigger<"schedule"> = {
   // spec.maxCatchUpRuns per pass.
   plan: (input) => ({
     max: catchUpCap(input.cronJob.spec.maxCatchUpRuns),
-    requests: input.due.map((slot) =>
-      bindRun(schedule, { slot, sources: input.schedules?.sourcesAt(slot, input.anchor) }, scheduleParts),
+    requests: input.due.map((slot, i) =>
+      bindRun(
+        schedule,
+        { slot, sources: input.schedules?.sourcesAt(slot, input.anchor), catchUp: i < input.due.length - 1 },
+        scheduleParts,
+      ),
     ),
   }),
   ours: holdsSlotName,
@@ -271,6 +292,7 @@ const scheduleParts: RunParts<SlotRequest> = {
     count: "created",
     log: `created Job for scheduled time ${rfc3339(r.slot)}`,
   }),
+  subject: (r: SlotRequest) => ({ trigger: r.catchUp ? "CatchUp" : "Schedule", scheduledTime: r.slot }),
 };
 
 // --- run now ---------------------------------------------------------------------------------------
@@ -282,6 +304,7 @@ interface RunNowRequest {
 
 const runNow: Trigger<"runNow"> = {
   name: "runNow",
+  recordAs: "RunNow",
   runsWhileSuspended: true,
   onReplace: "replace",
   onConflict: "stop",
@@ -343,6 +366,7 @@ const runNowParts: RunParts<RunNowRequest> = {
     count: "manual",
     log: `created Job for run-now request "${r.request}"`,
   }),
+  subject: (r: RunNowRequest) => ({ trigger: "RunNow", request: r.request }),
 };
 
 // --- backfill --------------------------------------------------------------------------------------
@@ -362,6 +386,7 @@ function withBackfill(status: Readonly<CronJobWireStatus>, bf: BackfillStatus | 
 
 const backfill: Trigger<"backfill"> = {
   name: "backfill",
+  recordAs: "Backfill",
   runsWhileSuspended: true,
   // A backfill never replaces a run: with Forbid or Replace it runs one Job at a time, when nothing runs.
   onReplace: "wait",
@@ -436,6 +461,7 @@ const backfillParts: RunParts<BackfillSlot> = {
     count: "created",
     log: `created Job for backfill "${r.id}" slot ${rfc3339(r.slot)}`,
   }),
+  subject: (r: BackfillSlot) => ({ trigger: "Backfill", scheduledTime: r.slot, request: r.id }),
 };
 
 /**

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { API_VERSION, KIND } from "./groupversion_info.ts";
 import { type FieldError, fieldErrorString, invalidField, requiredField } from "../../runtime/field.ts";
 import { MAX_RUN_NOW_REQUEST_LENGTH } from "./runnow.ts";
+import { RecentRunsSchema, RecentRunWireSchema } from "./recentruns.ts";
 import { MAX_SCHEDULE_LENGTH, MAX_TIME_ZONE_LENGTH } from "./schedule/list.ts";
 import {
   ConditionSchema,
@@ -333,6 +334,7 @@ export const CronJobStatusSchema = z
       description:
         "The newest resume request (the annotation batch.tutorial.kubebuilder.io/resume) the controller handled.",
     }),
+    recentRuns: RecentRunsSchema.optional(),
   })
   .meta({ description: "CronJobStatus defines the observed state of CronJob." });
 
@@ -416,6 +418,7 @@ export const CronJobWireSchema = z.looseObject({
       consecutiveFailures: z.number().optional(),
       stopped: z.looseObject({ time: z.string(), failures: z.number(), generation: z.number() }).optional(),
       lastResumeRequest: z.string().optional(),
+      recentRuns: z.array(RecentRunWireSchema).optional(),
       backfill: z
         .looseObject({
           id: z.string().optional(),

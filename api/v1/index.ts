@@ -5,3 +5,4 @@ export * from "./runnow.ts";
 export * from "./job.ts";
 export * from "./backfill.ts";
 export * from "./schedules.ts";
+export * from "./recentruns.ts";

@@ -59,10 +59,13 @@ const pokeParts: RunParts<Poke> = {
     count: "manual",
     log: `created Job for poke ${r.id}`,
   }),
+  // The record has no trigger of its own for a poke: it is a request made by hand, as run-now is.
+  subject: (r) => ({ trigger: "RunNow", request: r.id }),
 };
 
 const poke: Trigger<"poke"> = {
   name: "poke",
+  recordAs: "RunNow",
   runsWhileSuspended: true,
   onReplace: "wait",
   onConflict: "stop",

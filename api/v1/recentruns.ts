@@ -1,0 +1,116 @@
+// status.recentRuns: the operator's record of its recent decisions, one entry per slot or request it decided
+// about, newest first. It is what `kubectl cron why` answers from once the Events are gone (the API server keeps
+// them an hour), so every entry says what was decided and why in stored state. Written by the reconciler in the
+// status write a pass already makes (controllers/record.ts); its shape is here, with the API.
+import { z } from "zod";
+import { TimeSchema } from "./meta.ts";
+
+/** The most entries status.recentRuns keeps. */
+export const MAX_RECENT_RUNS = 10;
+/** The longest message an entry keeps (an API server's refusal can be long). */
+export const MAX_RECORD_MESSAGE_LENGTH = 512;
+
+export const RECORD_TRIGGERS = ["Schedule", "CatchUp", "RunNow", "Backfill"] as const;
+export type RecordTrigger = (typeof RECORD_TRIGGERS)[number];
+
+export const RECORD_DECISIONS = ["Created", "Adopted", "Missed", "Skipped", "Held", "Refused", "Stopped"] as const;
+export type RecordDecision = (typeof RECORD_DECISIONS)[number];
+
+export const RecentRunSchema = z
+  .object({
+    trigger: z.enum(RECORD_TRIGGERS).meta({
+      description:
+        "What asked for the run: Schedule (a slot, when it came), CatchUp (an older missed slot run by " +
+        "missedRunPolicy RunAll), RunNow (a run-now request), Backfill (a slot of a backfill request).",
+    }),
+    scheduledTime: TimeSchema.optional().meta({
+      description: "The slot decided about (Schedule, CatchUp, Backfill); absent for a run-now request.",
+    }),
+    request: z.string().max(256).optional().meta({
+      description: "The run-now request, or the backfill request's id.",
+    }),
+    decision: z.enum(RECORD_DECISIONS).meta({
+      description:
+        "Created (its Job was created), Adopted (its Job existed, created by this operator before a restart), " +
+        "Missed (not started: startingDeadlineSeconds had passed when the operator reached it), Skipped (not " +
+        "run by missedRunPolicy), Held (not started: concurrencyPolicy and a running Job, see blockedBy), " +
+        "Refused (the API server refused to create its Job, see reason and message), Stopped (scheduling " +
+        "stopped after spec.stopAfterConsecutiveFailures failed runs in a row).",
+    }),
+    reason: z
+      .string()
+      .max(64)
+      .meta({
+        description:
+          "Why, in one CamelCase word: Scheduled, RunNowRequested, BackfillRequested, StartingDeadlineExceeded, " +
+          "MissedRunPolicySkip, RunAllLimit, RunAllReplace, ConcurrencyPolicyForbid, the API server's reason for a " +
+          "refused create (Forbidden, Invalid, AlreadyExists, ...), StoppedAfterFailures.",
+      }),
+    message: z.string().max(MAX_RECORD_MESSAGE_LENGTH).optional().meta({
+      description: "The decision in words, with the values it was made on (a refusal: the API server's message).",
+    }),
+    decidedAt: TimeSchema.meta({
+      description:
+        "When the operator made the decision (for Created: the Job's creation). decidedAt minus scheduledTime is " +
+        "how late the operator reached the slot.",
+    }),
+    job: z.string().max(253).optional().meta({ description: "The Job that runs it (Created, Adopted)." }),
+    blockedBy: z.string().max(253).optional().meta({
+      description: "Held: the running Job it waits behind.",
+    }),
+    replaced: z
+      .array(z.string().max(253))
+      .max(MAX_RECENT_RUNS)
+      .optional()
+      .meta({ "x-kubernetes-list-type": "atomic", description: "Jobs deleted to run it (concurrencyPolicy Replace)." }),
+    outcome: z
+      .object({
+        result: z.enum(["Complete", "Failed"]).meta({ description: "How the Job ended." }),
+        reason: z.string().max(64).optional().meta({
+          description: "The Job's Failed condition reason: BackoffLimitExceeded, DeadlineExceeded, ...",
+        }),
+        message: z.string().max(MAX_RECORD_MESSAGE_LENGTH).optional().meta({
+          description: "The Job's Failed condition message.",
+        }),
+        finishedAt: TimeSchema.optional().meta({ description: "When the Job ended." }),
+      })
+      .optional()
+      .meta({ description: "How its Job ended, once it has (absent while it runs, or for a run not started)." }),
+  })
+  .meta({ description: "One decision the operator made about a slot or a request." });
+export type RecentRun = z.infer<typeof RecentRunSchema>;
+
+/** The field as the CRD declares it. */
+export const RecentRunsSchema = z
+  .array(RecentRunSchema)
+  .max(MAX_RECENT_RUNS)
+  .meta({
+    "x-kubernetes-list-type": "atomic",
+    description:
+      `The operator's ${MAX_RECENT_RUNS} newest decisions (newest first): for each slot or request it decided ` +
+      "about, its trigger, what it decided and why, the Job and, once it ended, how. It outlives the Events " +
+      "(kept an hour by the API server); `kubectl cron why` reads it.",
+  });
+
+/** A stored entry as the reconciler reads it (the CRD guarantees the JSON types only). */
+export const RecentRunWireSchema = z.looseObject({
+  trigger: z.string(),
+  scheduledTime: z.string().optional(),
+  request: z.string().optional(),
+  decision: z.string(),
+  reason: z.string(),
+  message: z.string().optional(),
+  decidedAt: z.string(),
+  job: z.string().optional(),
+  blockedBy: z.string().optional(),
+  replaced: z.array(z.string()).optional(),
+  outcome: z
+    .looseObject({
+      result: z.string(),
+      reason: z.string().optional(),
+      message: z.string().optional(),
+      finishedAt: z.string().optional(),
+    })
+    .optional(),
+});
+export type RecentRunWire = z.infer<typeof RecentRunWireSchema>;

@@ -1,0 +1,240 @@
+// status.recentRuns, the record of the operator's decisions (api/v1/recentruns.ts): each slot or request decided
+// about, once, newest first, at most MAX_RECENT_RUNS. Pure: step 4 brings it up to date with the children (a Job
+// of ours it lacks, an outcome), the run path and step 8 add their decisions, and the commit writes it in the one
+// status write. Every function gives the same record for the same input, so a pass repeated after a crash writes
+// nothing new, and a decision that holds on every pass (a slot held behind a running Job) is one entry, not a
+// write per pass.
+import {
+  classifyJob,
+  type CronJobWireStatus,
+  finishedAt,
+  type Job,
+  MAX_RECENT_RUNS,
+  MAX_RECORD_MESSAGE_LENGTH,
+  type RecentRunWire,
+  type RecordDecision,
+  type RecordTrigger,
+  scheduledTimeOf,
+} from "../api/v1/index.ts";
+import { rfc3339 } from "../runtime/metatime.ts";
+
+/** A decision about one slot or request, as the steps hand it to the record. */
+interface Decision {
+  trigger: RecordTrigger;
+  scheduledTime?: Date | undefined;
+  request?: string | undefined;
+  decision: RecordDecision;
+  reason: string;
+  message?: string | undefined;
+  job?: string | undefined;
+  blockedBy?: string | undefined;
+  replaced?: readonly string[] | undefined;
+}
+
+/** What an entry is about: its slot and its request; an entry with neither (a stop) is its own decision. */
+function keyOf(e: Pick<RecentRunWire, "scheduledTime" | "request" | "decision" | "decidedAt">): string {
+  if (e.scheduledTime === undefined && e.request === undefined) return `\u0000${e.decision}\u0000${e.decidedAt}`;
+  const slot = e.scheduledTime === undefined ? "" : String(Date.parse(e.scheduledTime));
+  return `${slot}\u0000${e.request ?? ""}`;
+}
+
+function bounded(s: string | undefined): string | undefined {
+  if (s === undefined || s.length <= MAX_RECORD_MESSAGE_LENGTH) return s;
+  return `${s.slice(0, MAX_RECORD_MESSAGE_LENGTH - 1)}…`;
+}
+
+/** Newest decision first; a tie by the newer slot, then by key, so the order never depends on the input's. */
+function newestFirst(a: RecentRunWire, b: RecentRunWire): number {
+  return (
+    Date.parse(b.decidedAt) - Date.parse(a.decidedAt) ||
+    Date.parse(b.scheduledTime ?? "0") - Date.parse(a.scheduledTime ?? "0") ||
+    keyOf(a).localeCompare(keyOf(b))
+  );
+}
+
+function withRecord(status: Readonly<CronJobWireStatus>, record: RecentRunWire[]): CronJobWireStatus {
+  const sorted = [...record].sort(newestFirst).slice(0, MAX_RECENT_RUNS);
+  const { recentRuns: _old, ...rest } = status;
+  return sorted.length ? { ...rest, recentRuns: sorted } : rest;
+}
+
+function entryOf(d: Decision, decidedAt: string): RecentRunWire {
+  const e: RecentRunWire = { trigger: d.trigger, decision: d.decision, reason: d.reason, decidedAt };
+  if (d.scheduledTime) e.scheduledTime = rfc3339(d.scheduledTime);
+  if (d.request !== undefined) e.request = d.request;
+  const message = bounded(d.message);
+  if (message !== undefined) e.message = message;
+  if (d.job !== undefined) e.job = d.job;
+  if (d.blockedBy !== undefined) e.blockedBy = d.blockedBy;
+  if (d.replaced?.length) e.replaced = [...d.replaced].slice(0, MAX_RECENT_RUNS);
+  return e;
+}
+
+/**
+ * Records a decision at `at` (for a created Job: its creation time). An entry about the same slot or request is
+ * replaced, unless it already holds this decision for this reason (a decision that holds on every pass keeps its
+ * first time and message, so it is written once). A Held slot that is later missed keeps the Job it waited behind.
+ */
+export function recordDecision(status: Readonly<CronJobWireStatus>, d: Decision, at: Date): CronJobWireStatus {
+  const entry = entryOf(d, rfc3339(at));
+  const key = keyOf(entry);
+  const record = status.recentRuns ?? [];
+  const prev = record.find((e) => keyOf(e) === key);
+  if (prev && prev.decision === entry.decision && prev.reason === entry.reason && prev.job === entry.job) {
+    return { ...status };
+  }
+  if (prev?.blockedBy && entry.blockedBy === undefined && entry.job === undefined) entry.blockedBy = prev.blockedBy;
+  if (prev?.outcome && prev.job === entry.job) entry.outcome = prev.outcome;
+  return withRecord(status, [...record.filter((e) => keyOf(e) !== key), entry]);
+}
+
+/** How a Job ended, as the record keeps it; undefined while it runs. */
+function outcomeOf(job: Readonly<Job>): RecentRunWire["outcome"] {
+  const kind = classifyJob(job);
+  if (kind === "active") return undefined;
+  const done = finishedAt(job);
+  const at = done ? { finishedAt: rfc3339(done) } : {};
+  if (kind === "successful") return { result: "Complete", ...at };
+  const failed = job.status?.conditions?.find((c) => c.type === "Failed" && c.status === "True");
+  const message = bounded(failed?.message);
+  return {
+    result: "Failed",
+    ...(failed?.reason ? { reason: failed.reason.slice(0, 64) } : {}),
+    ...(message ? { message } : {}),
+    ...at,
+  };
+}
+
+/** A Job of ours as the record names it: its trigger, slot and request. */
+interface RecordedJob {
+  job: Readonly<Job>;
+  trigger: RecordTrigger;
+  request?: string | undefined;
+}
+
+/**
+ * Step 4's part: the record brought up to date with the children. A Job of ours the record lacks (created by a
+ * pass whose status write never happened, or before the record existed) is entered as Created at its creation;
+ * an entry whose Job ended gets its outcome. Entries whose Job is gone keep what they say.
+ */
+export function recordFromChildren(
+  status: Readonly<CronJobWireStatus>,
+  jobs: readonly RecordedJob[],
+): CronJobWireStatus {
+  const record = [...(status.recentRuns ?? [])];
+  const byJob = new Map(record.map((e, i) => [e.job, i]));
+  let changed = false;
+  for (const { job, trigger, request } of jobs) {
+    const name = job.metadata?.name;
+    if (!name) continue;
+    const outcome = outcomeOf(job);
+    const i = byJob.get(name);
+    if (i !== undefined) {
+      const e = record[i]!;
+      if (outcome && !e.outcome) {
+        record[i] = { ...e, outcome };
+        changed = true;
+      }
+      continue;
+    }
+    const created = job.metadata?.creationTimestamp;
+    if (!created) continue;
+    const slot = scheduledTimeOf(job);
+    const entry = entryOf(
+      {
+        trigger,
+        scheduledTime: trigger === "RunNow" ? undefined : slot,
+        request,
+        decision: "Created",
+        reason: createdReason(trigger),
+        job: name,
+      },
+      rfc3339(new Date(created)),
+    );
+    // The same slot or request decided otherwise before (held, refused): its Job now runs it.
+    const same = record.findIndex((e) => keyOf(e) === keyOf(entry));
+    if (same >= 0) record.splice(same, 1);
+    record.push(outcome ? { ...entry, outcome } : entry);
+    changed = true;
+  }
+  return changed ? withRecord(status, record) : { ...status };
+}
+
+/** The reason of a Created entry, by trigger. */
+function createdReason(trigger: RecordTrigger): string {
+  switch (trigger) {
+    case "Schedule":
+      return "Scheduled";
+    case "CatchUp":
+      return "MissedRunPolicyRunAll";
+    case "RunNow":
+      return "RunNowRequested";
+    case "Backfill":
+      return "BackfillRequested";
+  }
+}
+
+/** What the run path did with a request, as the record needs it. */
+interface RunReport {
+  result: "created" | "adopted" | "held" | "failed" | "conflict";
+  job?: Readonly<Job> | undefined;
+  replaced?: readonly string[] | undefined;
+  blockedBy?: string | undefined;
+  refused?: { reason: string; message: string } | undefined;
+}
+
+/**
+ * The run path's decision about a request (its subject: trigger, slot, request), and when it was made: a created
+ * or adopted Job at its creation (the same entry step 4 makes from the Job), anything else now. Undefined: nothing
+ * to record (a wait that is no decision of the request's own: a backfill's parallelism, Replace waiting for the
+ * books, a failed delete).
+ */
+export function runDecision(
+  subject: { trigger: RecordTrigger; scheduledTime?: Date; request?: string },
+  run: RunReport,
+  now: Date,
+): { decision: Decision; at: Date } | undefined {
+  const base = { ...subject, ...(subject.trigger === "RunNow" ? { scheduledTime: undefined } : {}) };
+  switch (run.result) {
+    case "created":
+    case "adopted": {
+      const name = run.job?.metadata?.name;
+      const created = run.job?.metadata?.creationTimestamp;
+      const replaced = run.replaced?.length ? run.replaced : undefined;
+      return {
+        decision: {
+          ...base,
+          decision: run.result === "created" ? "Created" : "Adopted",
+          reason: createdReason(subject.trigger),
+          job: name,
+          ...(replaced ? { replaced, message: `replaced ${replaced.join(", ")} (concurrencyPolicy Replace)` } : {}),
+        },
+        at: created ? new Date(created) : now,
+      };
+    }
+    case "held":
+      if (!run.blockedBy) return undefined;
+      return {
+        decision: {
+          ...base,
+          decision: "Held",
+          reason: "ConcurrencyPolicyForbid",
+          blockedBy: run.blockedBy,
+          message: `not started: concurrencyPolicy Forbid and Job ${run.blockedBy} still running`,
+        },
+        at: now,
+      };
+    case "failed":
+    case "conflict":
+      if (!run.refused) return undefined;
+      return {
+        decision: {
+          ...base,
+          decision: "Refused",
+          reason: run.refused.reason.slice(0, 64),
+          message: run.refused.message,
+        },
+        at: now,
+      };
+  }
+}
