@@ -23,6 +23,7 @@ import { PROMETHEUS_RULE_PATH, prometheusRuleYAML } from "./crdgen/prometheusrul
 import { keepManagerImage } from "./crdgen/installer.ts";
 import { CHART_DIR, chartFiles } from "./helmgen/chart.ts";
 import { API_REFERENCE_PATH, apiReference, referenceSources } from "./apidocs/reference.ts";
+import { TROUBLESHOOTING_PATH, withCauses } from "./apidocs/causes.ts";
 import * as api from "../api/v1/index.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -76,6 +77,8 @@ function main(): number {
   files.set(join("config", "webhook", "manifests.yaml"), webhookConfigurations().map(renderYAML).join(""));
   // The API reference, from the CRD above and the zod schemas it comes from (hack/apidocs/reference.ts).
   files.set(API_REFERENCE_PATH, apiReference(referenceSources(crd, defs)));
+  // docs/troubleshooting.md's causes, from the table `kubectl cron why` diagnoses with (cmd/kubectl-cron/causes.ts).
+  files.set(TROUBLESHOOTING_PATH, withCauses(readFileSync(join(root, TROUBLESHOOTING_PATH), "utf8")));
 
   let stale = 0;
   for (const [rel, content] of files) stale += syncFile(rel, content, values.check ?? false);

@@ -192,6 +192,8 @@ export class Client {
       signal?: AbortSignal;
       /** This request's API warnings, also those of a refused request. */
       onWarning?: WarningHandler;
+      /** The server's clock: the response's Date header (whole seconds), when it has one. */
+      onDate?: (serverTime: Date) => void;
     } = {},
   ): Promise<T> {
     const res = await this.send(
@@ -203,6 +205,8 @@ export class Client {
       o.signal,
       o.timeoutMs ?? this.opts.timeoutMs,
     );
+    const date = res.headers.date ? new Date(res.headers.date) : undefined;
+    if (o.onDate && date && !Number.isNaN(date.getTime())) o.onDate(date);
     for (const w of parseWarningHeaders(headerValues(res.rawHeaders, "warning"))) {
       this.onWarning?.(w, `${method} ${path}`);
       o.onWarning?.(w);

@@ -10,6 +10,7 @@ export const COMMANDS = [
   "next",
   "history",
   "list",
+  "why",
   "backfill",
   "migrate",
   "unmigrate",
@@ -52,6 +53,10 @@ export interface Args {
   to?: Date;
   parallelism: number;
   cancel: boolean;
+  /** why: the slot asked about, as given (read in the CronJob's zone when it has no offset). */
+  slot?: string;
+  /** why: where the operator runs (default: found from its webhooks, else cronjob-operator-system). */
+  operatorNamespace?: string;
 }
 
 /** A mistake in how the plugin was called: exit code 2, with usage. */
@@ -69,6 +74,10 @@ Usage:
   kubectl cron next NAME     [--count=5]                  the next fire times in the CronJob's zone
   kubectl cron history NAME                               its Jobs: slot, result, duration
   kubectl cron list [-A] [-l SELECTOR]                    the CronJobs: schedule, zone, last and next run
+  kubectl cron why NAME      [--slot=TIME]                why it did not run (or ran and did nothing) at its
+                                                          latest slot, or at TIME: the verdict, the evidence,
+                                                          the fix, and the next run
+  kubectl cron why [-A] [-l SELECTOR]                     the CronJobs that need attention, one line each
   kubectl cron backfill NAME --from=T1 --to=T2 [--parallelism=1] [--dry-run]
                                                           run every slot in [T1, T2] (RFC 3339) once, oldest
                                                           first; slots that have their Job are skipped
@@ -83,8 +92,11 @@ Usage:
 
 Flags:
   -n, --namespace NS         the namespace (default: the context's, else "default")
-  -A, --all-namespaces       list/migrate/unmigrate: every namespace
-  -l, --selector SELECTOR    list/migrate/unmigrate: CronJobs with these labels (e.g. team=data,tier!=dev)
+  -A, --all-namespaces       list/why/migrate/unmigrate: every namespace
+  -l, --selector SELECTOR    list/why/migrate/unmigrate: CronJobs with these labels (e.g. team=data,tier!=dev)
+      --slot TIME            why: the slot to explain: RFC 3339 (2026-11-25T02:00:00Z), or a wall-clock time in
+                             the CronJob's zone (2026-11-25T03:00 or "2026-11-25 03:00")
+      --operator-namespace NS  why: where the operator runs (default: found from its webhooks)
       --context NAME         the kubeconfig context to use
       --kubeconfig FILE      the kubeconfig (default: $KUBECONFIG, else ~/.kube/config)
       --request-timeout D    how long one request may go unanswered, as kubectl's (1s, 2m, 3h; 0: no limit;
@@ -98,7 +110,8 @@ Shell completion: kubectl 1.26+ completes \`kubectl cron <TAB>\` with kubectl_co
 
 Exit codes: 0 done; 1 the cluster refused or could not be reached (the message says why); 2 wrong usage; 3 run:
 the request was made but no Job appeared before --timeout; 4 migrate/unmigrate refused some objects (each is
-reported with the reason; the others were done).
+reported with the reason; the others were done). why: 0 healthy, 1 a cause found (or the cluster could not be
+read), 2 cannot tell (or wrong usage).
 `;
 
 function parseDuration(flag: string, v: string): number {
@@ -161,13 +174,17 @@ export const OPTIONS = {
   to: { type: "string" },
   parallelism: { type: "string" },
   cancel: { type: "boolean" },
+  slot: { type: "string" },
+  "operator-namespace": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
 /** Which commands a flag means something to (a flag given to another command is a usage error). */
 const FLAG_COMMANDS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
-  "all-namespaces": ["list", "migrate", "unmigrate"],
-  selector: ["list", "migrate", "unmigrate"],
+  "all-namespaces": ["list", "why", "migrate", "unmigrate"],
+  selector: ["list", "why", "migrate", "unmigrate"],
+  slot: ["why"],
+  "operator-namespace": ["why"],
   count: ["next"],
   "no-wait": ["run"],
   timeout: ["run"],
@@ -209,6 +226,8 @@ export function parseCommandLine(argv: readonly string[]): Args | "help" {
   if (allNamespaces && values.namespace !== undefined) {
     throw new UsageError(`-n/--namespace and -A/--all-namespaces do not go together`);
   }
+  if (values.slot !== undefined && !name)
+    throw new UsageError(`--slot needs the CronJob's name: kubectl cron why NAME --slot=TIME`);
   if (values.selector !== undefined && values.selector.trim() === "") {
     throw new UsageError(`--selector: want a label selector such as app=backup; got ""`);
   }
@@ -249,6 +268,8 @@ export function parseCommandLine(argv: readonly string[]): Args | "help" {
     ...(to ? { to } : {}),
     parallelism: values.parallelism !== undefined ? parseParallelism(values.parallelism) : 1,
     cancel: values.cancel === true,
+    ...(values.slot !== undefined ? { slot: values.slot } : {}),
+    ...(values["operator-namespace"] !== undefined ? { operatorNamespace: values["operator-namespace"] } : {}),
   };
 }
 

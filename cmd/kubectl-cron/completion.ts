@@ -25,6 +25,7 @@ const COMMAND_HELP: Record<Command, string> = {
   next: "the next fire times",
   history: "its Jobs: slot, result, duration",
   list: "the CronJobs of the namespace (-A: all)",
+  why: "why it did not run, with the evidence and the fix (no NAME: those that need attention)",
   backfill: "run every slot of a past range (or show its progress)",
   migrate: "take over built-in CronJobs",
   unmigrate: "give migrated CronJobs back to the built-in kind",
@@ -48,6 +49,8 @@ const FLAG_HELP: Record<keyof typeof OPTIONS, string> = {
   to: "the range's last instant (RFC 3339)",
   parallelism: "how many of its Jobs at a time",
   cancel: "cancel the running backfill",
+  slot: "why: the slot to explain (RFC 3339, or a wall-clock time in the CronJob's zone)",
+  "operator-namespace": "why: the namespace the operator runs in",
   help: "usage",
 };
 
@@ -58,6 +61,7 @@ const FLAGS_OF: Record<Command, readonly (keyof typeof OPTIONS)[]> = {
   next: ["count"],
   history: [],
   list: ["all-namespaces", "selector"],
+  why: ["all-namespaces", "selector", "slot", "operator-namespace"],
   backfill: ["from", "to", "parallelism", "dry-run", "cancel"],
   migrate: ["all-namespaces", "selector", "dry-run", "settle"],
   unmigrate: ["all-namespaces", "selector", "dry-run", "settle", "delete"],
@@ -126,7 +130,7 @@ export async function complete(words: readonly string[], sources: CompletionSour
   }
   // The NAME: one, after the command; none with -A or -l.
   if (command && positionals.length === 1 && values["all-namespaces"] === undefined && values.selector === undefined) {
-    if (SINGLE_OBJECT_COMMANDS.has(command) || command === "migrate" || command === "unmigrate") {
+    if (SINGLE_OBJECT_COMMANDS.has(command) || ["migrate", "unmigrate", "why"].includes(command)) {
       const kind = command === "migrate" ? "builtin" : "ours";
       const names = await sources.cronJobNames(kind, values.namespace).catch(() => []);
       return { candidates: match(names), directive: DIRECTIVE.noFileComp };

@@ -22,6 +22,7 @@ import {
   type Output,
 } from "./commands.ts";
 import { REFUSED_EXIT, runMigrate } from "./migrate.ts";
+import { why } from "./whycommand.ts";
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, timeout: 3, refused: REFUSED_EXIT } as const;
 
@@ -48,7 +49,7 @@ function namespaceOf(args: Pick<Args, "namespace">, kc: LoadedKubeConfig): strin
   return args.namespace ?? kc.getNamespace() ?? "default";
 }
 
-async function dispatch(ctx: Context, args: Args): Promise<Output & { refused?: boolean }> {
+async function dispatch(ctx: Context, args: Args): Promise<Output & { refused?: boolean; exitCode?: number }> {
   switch (args.command) {
     case "list":
       return list(ctx, args);
@@ -76,6 +77,8 @@ async function dispatch(ctx: Context, args: Args): Promise<Output & { refused?: 
       return history(ctx, args);
     case "backfill":
       return backfill(ctx, args);
+    case "why":
+      return why(ctx, args);
   }
 }
 
@@ -180,7 +183,7 @@ export async function main(argv: readonly string[], io: IO): Promise<number> {
       io.stderr(`error: some CronJobs were refused (see each one's reason above); nothing was changed for them\n`);
       return EXIT.refused;
     }
-    return EXIT.ok;
+    return out.exitCode ?? EXIT.ok;
   } catch (e) {
     if (e instanceof UsageError) {
       io.stderr(`error: ${e.message}\nRun 'kubectl cron --help' for usage.\n`);

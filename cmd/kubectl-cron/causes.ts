@@ -1,0 +1,218 @@
+// The one table of why a CronJob did not run (or ran and did nothing): each cause, how `kubectl cron why` detects
+// it, and what to do. The command's verdicts name a row; docs/troubleshooting.md's list of causes is generated from
+// this table (test/unit/troubleshooting.test.ts checks it), and the runbooks point at its rows.
+
+interface Cause {
+  /** Stable id: the JSON output's `cause`, and the anchor of its section in docs/troubleshooting.md. */
+  readonly id: string;
+  /** One line: what happened. */
+  readonly title: string;
+  /** How `kubectl cron why` finds it, from which live state. */
+  readonly detect: string;
+  /** What to do. */
+  readonly fix: string;
+  /** The alert whose runbook covers it, when one does. */
+  readonly alert?: string;
+}
+
+export const CAUSES = [
+  {
+    id: "suspended",
+    title: "The CronJob is suspended",
+    detect:
+      "`spec.suspend` is true. Since when and by whom: the managedFields entry that owns `spec.suspend` (its manager " +
+      "and time).",
+    fix:
+      "`kubectl cron resume NAME` (a slot missed while suspended runs only if `missedRunPolicy` and " +
+      "`startingDeadlineSeconds` allow it).",
+  },
+  {
+    id: "stopped-after-failures",
+    title: "Scheduling stopped after failed runs in a row",
+    detect:
+      "`status.stopped` (when, after how many failures) with `spec.stopAfterConsecutiveFailures`; the failed Jobs " +
+      "in `status.recentRuns` with their reasons.",
+    fix: "Fix what makes the Jobs fail (see their outcome), then `kubectl cron resume NAME`, or change the spec.",
+    alert: "CronJobStoppedAfterFailures",
+  },
+  {
+    id: "invalid-schedule",
+    title: "The schedule or time zone cannot be used",
+    detect:
+      "The Available condition is False with reason InvalidSchedule or UnknownTimeZone (its message names the field).",
+    fix: "Correct `spec.schedule` or `spec.timeZone`; `kubectl apply` shows the same error when the webhook is on.",
+  },
+  {
+    id: "not-a-slot",
+    title: "The schedule does not fire at that time",
+    detect:
+      "The asked time is not one of the schedule's slots: the slots around it are shown in the CronJob's zone and in " +
+      "UTC, with what DST does that day (a skipped or repeated hour) and each `H` field resolved.",
+    fix:
+      "Check `spec.timeZone` (unset means UTC) and the resolved schedule (`kubectl cron next NAME`); change the " +
+      "schedule if it is not what you meant.",
+  },
+  {
+    id: "before-creation",
+    title: "The CronJob did not exist yet at that time",
+    detect: "The slot is before `metadata.creationTimestamp`.",
+    fix: "Nothing to fix; `kubectl cron backfill NAME --from=T1 --to=T2` runs past slots if you need them.",
+  },
+  {
+    id: "deadline-missed",
+    title: "Missed: the operator reached the slot after startingDeadlineSeconds",
+    detect:
+      "A `Missed` entry with reason StartingDeadlineExceeded in `status.recentRuns`: how late the operator decided " +
+      "(decidedAt minus the slot) against `startingDeadlineSeconds`, and why it was late: a leader change or no " +
+      "leader (the Lease's acquireTime and renewTime), the operator down (no ready Pod), or a Job it was held behind.",
+    fix:
+      "Raise `startingDeadlineSeconds` well above the operator's lag (or remove it); keep the operator running with " +
+      "two replicas; `kubectl cron backfill` runs the missed slot.",
+    alert: "CronJobMissedSchedule",
+  },
+  {
+    id: "deadline-shorter-than-lag",
+    title: "startingDeadlineSeconds is shorter than the operator's observed lag",
+    detect:
+      "The latest starts in `status.recentRuns` (decidedAt minus the slot) came close to or beyond " +
+      "`startingDeadlineSeconds`.",
+    fix: "Raise `startingDeadlineSeconds` (at least a few minutes), or remove it.",
+  },
+  {
+    id: "forbid-held",
+    title: "Held: concurrencyPolicy Forbid and the previous Job is still running",
+    detect:
+      "A `Held` entry in `status.recentRuns` names the Job it waits behind (blockedBy); that Job's age, its " +
+      "`activeDeadlineSeconds` and `backoffLimit`, and its Pods (CrashLoopBackOff, restarts, Pending).",
+    fix:
+      "Delete the hung Job (`kubectl delete job JOB`) and set `spec.jobTemplate.spec.activeDeadlineSeconds` below the " +
+      "schedule's interval, and a small `backoffLimit`.",
+    alert: "CronJobBlockedByRunningJob",
+  },
+  {
+    id: "run-now-waiting",
+    title: "A run-now request waits behind a running Job",
+    detect:
+      "The run-now annotation differs from `status.lastRunNowRequest` and a Job is running with concurrencyPolicy " +
+      "Forbid.",
+    fix: "Wait for the running Job, or delete it (`kubectl delete job JOB`).",
+  },
+  {
+    id: "policy-skipped",
+    title: "Not run: missedRunPolicy chose not to",
+    detect:
+      "A `Skipped` entry in `status.recentRuns`: MissedRunPolicySkip (Skip runs only the announced time), RunAllLimit " +
+      "(RunAll runs at most the newest 100), RunAllReplace (RunAll with Replace runs only the newest).",
+    fix: "Change `spec.missedRunPolicy` if the slot should have run; `kubectl cron backfill` runs it now.",
+    alert: "CronJobMissedSchedule",
+  },
+  {
+    id: "create-refused-quota",
+    title: "The Job's create was refused: a ResourceQuota is exhausted",
+    detect:
+      "A `Refused` entry with the API server's message (`exceeded quota`), and the namespace's ResourceQuotas with " +
+      "their used and hard values.",
+    fix: "Raise the quota, or free what it counts (old Jobs: lower `successfulJobsHistoryLimit`).",
+  },
+  {
+    id: "create-refused-admission",
+    title: "The Job's create was refused by an admission webhook or policy",
+    detect:
+      "A `Refused` entry whose message names the webhook or policy that denied the Job (`admission webhook … denied`).",
+    fix: "Change the Job template to satisfy the policy, or ask its owners for an exception.",
+  },
+  {
+    id: "create-refused-name-taken",
+    title: "A Job that is not this CronJob's holds the slot's name",
+    detect:
+      "A `Refused` entry with reason AlreadyExists; the Job with that name has no owner reference to this CronJob.",
+    fix: "Delete or rename the foreign Job; the slot runs at the next pass if it is still within its deadline.",
+  },
+  {
+    id: "create-refused",
+    title: "The Job's create was refused by the API server",
+    detect: "A `Refused` entry with the API server's reason and message (Invalid, Forbidden, …).",
+    fix: "Fix what the message names (usually the Job template); `kubectl cron run NAME` tries a run at once.",
+  },
+  {
+    id: "pods-not-created",
+    title: "The Job ran but its Pods were never created",
+    detect:
+      "The Job is active with no Pods; the Job's FailedCreate Events say why (a Pod quota, PodSecurity, a LimitRange).",
+    fix: "Fix what the Event names (quota, the Pod's securityContext, resource requests).",
+  },
+  {
+    id: "pods-unschedulable",
+    title: "The Job's Pod is Pending: it cannot be scheduled",
+    detect: "A Pod with condition PodScheduled=False, reason Unschedulable, and the scheduler's message.",
+    fix: "Free or add capacity, or change the template's requests, nodeSelector, affinity or tolerations.",
+  },
+  {
+    id: "image-pull",
+    title: "The Job's Pod cannot pull its image",
+    detect: "A container waiting with ErrImagePull, ImagePullBackOff or InvalidImageName, and the kubelet's message.",
+    fix: "Correct the image name or tag, or the pull secret (`imagePullSecrets`) and the registry's reachability.",
+  },
+  {
+    id: "crash-looping",
+    title: "The Job's Pod keeps crashing",
+    detect: "A container in CrashLoopBackOff, with its restarts and last exit code.",
+    fix: "Read its logs (`kubectl logs POD --previous`); set `backoffLimit` and `activeDeadlineSeconds` to bound retries.",
+    alert: "CronJobLastRunFailed",
+  },
+  {
+    id: "job-failed",
+    title: "The Job ran and failed",
+    detect:
+      "The Job's Failed condition (BackoffLimitExceeded, DeadlineExceeded) from the Job or the record's outcome, and " +
+      "its Pods' terminations (OOMKilled, exit codes) while they exist.",
+    fix: "Read the Pod's logs; OOMKilled: raise the memory limit; DeadlineExceeded: raise activeDeadlineSeconds.",
+    alert: "CronJobLastRunFailed",
+  },
+  {
+    id: "operator-down",
+    title: "The operator is not running",
+    detect: "No ready Pod of the operator's Deployment in its namespace.",
+    fix: "`kubectl -n NAMESPACE describe deploy` and its Pods' Events; the missed slots run when it is back if their deadline allows.",
+    alert: "CronJobOperatorDown",
+  },
+  {
+    id: "operator-no-leader",
+    title: "No replica leads: the leader Lease is stale or missing",
+    detect:
+      "The Lease's renewTime is older than its leaseDurationSeconds (by the API server's clock), or there is none.",
+    fix: "Check the replicas' logs for leader election errors; RBAC on leases; the API server's reachability.",
+    alert: "CronJobOperatorDown",
+  },
+  {
+    id: "operator-webhook-failing",
+    title: "The operator's webhooks have no ready endpoint",
+    detect:
+      "A webhook configuration of the operator whose Service has no ready endpoint: `kubectl apply` of a CronJob and " +
+      "every API v2 request fail with `failed calling webhook` / `conversion webhook … failed`.",
+    fix: "Bring a replica up (see operator-down); check the webhook Service's selector and the certificate.",
+    alert: "CronJobWebhookFailing",
+  },
+  {
+    id: "clock-skew",
+    title: "A clock is far from the API server's",
+    detect:
+      "The leader's Lease renewTime is ahead of the API server's clock, or this machine's clock differs from the " +
+      "API server's Date by more than a few seconds.",
+    fix: "Fix NTP on the node or machine whose clock is off; slots are computed on the operator's clock.",
+  },
+  {
+    id: "not-yet-decided",
+    title: "The operator has not decided about the slot",
+    detect:
+      "No entry for the slot in `status.recentRuns` and no Job for it, while the operator looks healthy (it may be " +
+      "overloaded: see `workqueue_depth`).",
+    fix: "Check the operator's logs and `workqueue_depth`; with startingDeadlineSeconds unset the slot still runs when reached.",
+  },
+] as const satisfies readonly Cause[];
+
+export type CauseId = (typeof CAUSES)[number]["id"];
+
+export function causeOf(id: CauseId): Cause {
+  return CAUSES.find((c) => c.id === id)!;
+}

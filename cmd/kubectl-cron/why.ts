@@ -1,0 +1,938 @@
+// `kubectl cron why`: for one slot of a CronJob (default: the latest that should have run), a one-line verdict,
+// the evidence it rests on, and what to do; then the next slot and whatever else needs attention. A pure function of
+// the live state whyfacts.ts read (WhyFacts): the record the operator keeps (status.recentRuns) answers for slots
+// whose Events are long gone, the Jobs and Pods for what ran, the Lease and the operator's Pods for the operator
+// itself. Every verdict names a row of causes.ts.
+import {
+  classifyJob,
+  type CronJob,
+  cronJobSchedules,
+  type CronJobSchedules,
+  finishedAt,
+  type Job,
+  jobNameFor,
+  manualJobName,
+  type RecentRun,
+  rfc3339InZone,
+  runNowRequestOf,
+  scheduledTimeOf,
+} from "../../api/v1/index.ts";
+import { utcOffsetAt } from "../../api/v1/schedule/index.ts";
+import { type CauseId, causeOf } from "./causes.ts";
+import { humanDuration } from "./history.ts";
+import { nextRuns } from "./next.ts";
+import type { PodFacts, WhyFacts } from "./whyfacts.ts";
+
+/** A finding: a cause with the evidence for it and what to do. */
+interface Finding {
+  cause: CauseId;
+  /** One line. */
+  summary: string;
+  evidence: string[];
+  fix: string[];
+}
+
+export interface Diagnosis {
+  cronJob: { namespace: string; name: string };
+  /** The slot the verdict is about (absent: the CronJob has had none yet). */
+  slot?: { utc: string; local: string; timeZone: string; note?: string };
+  /** healthy: it ran (or runs) as it should; cause: a cause found; unknown: the state does not tell. */
+  status: "healthy" | "cause" | "unknown";
+  verdict: string;
+  cause?: CauseId;
+  evidence: string[];
+  fix: string[];
+  next?: { utc: string; local: string; note?: string; blocked?: string };
+  /** Other findings that need attention (the operator's health, a risk), besides the verdict. */
+  also: Finding[];
+  /** What could not be read. */
+  unreadable: string[];
+  /** 0 healthy, 1 a cause found, 2 cannot tell. */
+  exitCode: 0 | 1 | 2;
+}
+
+const SECOND = 1000;
+/** A slot this recent and not yet decided about is due now, not missed. */
+const JUST_DUE_MS = 60 * SECOND;
+/** A Job with no Pod for this long after its creation never got one. */
+const NO_POD_GRACE_MS = 60 * SECOND;
+/** Clocks further apart than this are reported. */
+const CLOCK_SKEW_MS = 5 * SECOND;
+/** A deadline whose use by the operator's lag passed this share is too short. */
+const LAG_SHARE = 0.5;
+/** The Job controller's Pod backoff: 10 s, doubling, at most 6 minutes. */
+const POD_BACKOFF_CAP_S = 360;
+
+const iso = (d: Date) => `${d.toISOString().slice(0, 19)}Z`;
+const secondsBetween = (a: Date, b: Date) => Math.max(0, Math.round((b.getTime() - a.getTime()) / SECOND));
+const ago = (t: Date, now: Date) => humanDuration(secondsBetween(t, now));
+
+/** "2026-11-25 03:00 Europe/Berlin (2026-11-25T02:00:00Z)", or "2026-11-25 02:00 UTC". */
+function slotText(t: Date, timeZone: string): string {
+  const local = rfc3339InZone(t, timeZone);
+  const wall = `${local.slice(0, 10)} ${local.slice(11, local.slice(17, 19) === "00" ? 16 : 19)}`;
+  if (timeZone === "UTC" || timeZone === "Etc/UTC") return `${wall} UTC`;
+  return `${wall} ${timeZone} (${iso(t)})`;
+}
+
+/**
+ * `--slot`: an RFC 3339 time, or a wall-clock time without an offset ("2026-11-25T03:00", "2026-11-25 03:00") read
+ * in the CronJob's zone. Undefined when it is neither.
+ */
+export function parseSlot(text: string, timeZone: string): Date | undefined {
+  const t = text.trim();
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(t)) {
+    const d = new Date(t);
+    return Number.isNaN(d.getTime()) ? undefined : d;
+  }
+  const m = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?$/.exec(t);
+  if (!m) return undefined;
+  const wall = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +(m[6] ?? 0));
+  if (Number.isNaN(wall)) return undefined;
+  // The offset in force at that wall time: two steps settle it, except in a DST gap (then the later offset).
+  const first = utcOffsetAt(timeZone, new Date(wall));
+  const second = utcOffsetAt(timeZone, new Date(wall - first));
+  return new Date(wall - second);
+}
+
+/** The zone the CronJob's first schedule runs in. */
+export function zoneOf(cronJob: CronJob): string {
+  return cronJob.spec?.timeZone || "UTC";
+}
+
+function schedulesOf(cronJob: CronJob): CronJobSchedules | undefined {
+  const r = cronJobSchedules(cronJob, {
+    namespace: cronJob.metadata?.namespace ?? "",
+    name: cronJob.metadata?.name ?? "",
+  });
+  return r.ok ? r.schedules : undefined;
+}
+
+function anchorOf(cronJob: CronJob, schedules: CronJobSchedules): Date | undefined {
+  return schedules.everyAnchor({
+    lastScheduleTime: cronJob.status?.lastScheduleTime,
+    creationTimestamp: cronJob.metadata?.creationTimestamp,
+  });
+}
+
+// --- the operator ------------------------------------------------------------------------------------
+
+/** What is wrong with the operator itself now (its Pods, its Lease, its webhooks, the clocks). */
+function operatorFindings(f: WhyFacts): Finding[] {
+  const out: Finding[] = [];
+  const op = f.operator;
+  const pods = op.pods;
+  if (pods && !pods.some((p) => p.ready)) {
+    out.push({
+      cause: "operator-down",
+      summary: `the operator has no ready replica in namespace ${op.namespace}`,
+      evidence: [
+        pods.length === 0
+          ? `no Pod with label ${"control-plane=controller-manager"} in ${op.namespace}`
+          : `its Pods: ${pods.map((p) => `${p.name} ${p.phase ?? "?"}, not ready, ${p.restarts} restarts`).join("; ")}`,
+      ],
+      fix: [causeOf("operator-down").fix.replace("NAMESPACE", op.namespace)],
+    });
+  }
+  const lease = op.lease;
+  if (!lease || !lease.renewTime) {
+    if (pods === undefined || pods.length > 0) {
+      out.push({
+        cause: "operator-no-leader",
+        summary: `no replica leads: there is no leader Lease in ${op.namespace}`,
+        evidence: [`no Lease with a renewTime in ${op.namespace} (looked for the default leader election id)`],
+        fix: [causeOf("operator-no-leader").fix],
+      });
+    }
+  } else {
+    const renewed = new Date(lease.renewTime);
+    const duration = (lease.leaseDurationSeconds ?? 15) * SECOND;
+    const age = f.now.getTime() - renewed.getTime();
+    if (age > duration) {
+      out.push({
+        cause: "operator-no-leader",
+        summary: `no replica leads: the Lease was last renewed ${ago(renewed, f.now)} ago by ${lease.holder ?? "?"}`,
+        evidence: [
+          `Lease ${op.namespace}: holder ${lease.holder ?? "(none)"}, renewTime ${lease.renewTime}, leaseDurationSeconds ${lease.leaseDurationSeconds ?? "?"}; the API server's time is ${iso(f.now)}`,
+        ],
+        fix: [causeOf("operator-no-leader").fix],
+      });
+    } else if (-age > CLOCK_SKEW_MS) {
+      out.push({
+        cause: "clock-skew",
+        summary: `the leader's clock is ${humanDuration(Math.round(-age / SECOND))} ahead of the API server's`,
+        evidence: [`Lease renewTime ${lease.renewTime} is later than the API server's time ${iso(f.now)}`],
+        fix: [causeOf("clock-skew").fix],
+      });
+    }
+  }
+  for (const w of op.webhooks) {
+    if (w.readyEndpoints !== 0) continue;
+    out.push({
+      cause: "operator-webhook-failing",
+      summary: `webhook ${w.name} has no ready endpoint (Service ${w.target})`,
+      evidence: [
+        `Service ${w.target} has 0 ready addresses: kubectl apply of a CronJob fails with "failed calling webhook"` +
+          (w.name.startsWith("conversion/") ? ', and every API v2 request with "conversion webhook … failed"' : ""),
+      ],
+      fix: [causeOf("operator-webhook-failing").fix],
+    });
+  }
+  if (f.serverClock) {
+    const skew = f.localNow.getTime() - f.now.getTime();
+    // The Date header has whole seconds: a second of difference is rounding.
+    if (Math.abs(skew) > CLOCK_SKEW_MS) {
+      out.push({
+        cause: "clock-skew",
+        summary: `this machine's clock is ${humanDuration(Math.round(Math.abs(skew) / SECOND))} ${skew > 0 ? "ahead of" : "behind"} the API server's`,
+        evidence: [`this machine: ${iso(f.localNow)}; the API server (Date header): ${iso(f.now)}`],
+        fix: [causeOf("clock-skew").fix, "times here are the API server's"],
+      });
+    }
+  }
+  return out;
+}
+
+// --- Jobs and Pods -----------------------------------------------------------------------------------
+
+function jobSpec(job: Readonly<Job>): { activeDeadlineSeconds?: number; backoffLimit?: number } {
+  return (job.spec ?? {}) as { activeDeadlineSeconds?: number; backoffLimit?: number };
+}
+
+/** The Job controller's worst-case wait between a Job's Pod retries, in seconds (a lower bound of its run). */
+function worstCaseRetrySeconds(backoffLimit: number): number {
+  let total = 0;
+  for (let i = 0; i < Math.min(backoffLimit, 64); i++) total += Math.min(10 * 2 ** i, POD_BACKOFF_CAP_S);
+  return total + Math.max(0, backoffLimit - 64) * POD_BACKOFF_CAP_S;
+}
+
+/** One line per Pod of the Job: its phase and what holds it. */
+function podLines(pods: readonly PodFacts[]): string[] {
+  return pods.map((p) => {
+    const parts = [`Pod ${p.name}: ${p.phase ?? "?"}`];
+    const sched = p.conditions.find((c) => c.type === "PodScheduled" && c.status === "False");
+    if (sched) parts.push(`not scheduled (${sched.reason ?? "?"}: ${sched.message ?? ""})`);
+    for (const c of p.containers) {
+      if (c.waiting?.reason)
+        parts.push(`${c.name} waiting: ${c.waiting.reason}${c.waiting.message ? ` (${c.waiting.message})` : ""}`);
+      if (c.terminated)
+        parts.push(`${c.name} terminated: ${c.terminated.reason ?? "?"}, exit code ${c.terminated.exitCode ?? "?"}`);
+      if (c.restartCount > 0) {
+        const last = c.lastTerminated;
+        parts.push(
+          `${c.name} restarted ${c.restartCount} times${last ? ` (last: ${last.reason ?? "?"}, exit code ${last.exitCode ?? "?"})` : ""}`,
+        );
+      }
+    }
+    return parts.join("; ");
+  });
+}
+
+const PULL_ERRORS = new Set(["ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"]);
+
+/** What keeps a running Job's Pods from working, if something does. */
+function podTrouble(
+  job: Readonly<Job>,
+  pods: readonly PodFacts[],
+  events: WhyFacts["events"],
+  now: Date,
+): { cause: CauseId; summary: string; evidence: string[] } | undefined {
+  const name = job.metadata?.name ?? "";
+  for (const p of pods) {
+    for (const c of p.containers) {
+      if (c.waiting?.reason && PULL_ERRORS.has(c.waiting.reason)) {
+        return {
+          cause: "image-pull",
+          summary: `its Pod ${p.name} cannot pull its image (${c.waiting.reason})`,
+          evidence: [
+            `Pod ${p.name} container ${c.name}: ${c.waiting.reason}${c.waiting.message ? `: ${c.waiting.message}` : ""}`,
+          ],
+        };
+      }
+    }
+    const unsched = p.conditions.find((c) => c.type === "PodScheduled" && c.status === "False");
+    if (p.phase === "Pending" && unsched) {
+      return {
+        cause: "pods-unschedulable",
+        summary: `its Pod ${p.name} is Pending: ${unsched.reason ?? "not scheduled"}`,
+        evidence: [`Pod ${p.name}: PodScheduled=False, ${unsched.reason ?? ""}: ${unsched.message ?? ""}`],
+      };
+    }
+    for (const c of p.containers) {
+      if (c.waiting?.reason === "CrashLoopBackOff") {
+        const last = c.lastTerminated;
+        return {
+          cause: "crash-looping",
+          summary: `its Pod ${p.name} keeps crashing (CrashLoopBackOff, ${c.restartCount} restarts${last ? `, last exit code ${last.exitCode ?? "?"}${last.reason ? ` ${last.reason}` : ""}` : ""})`,
+          evidence: podLines([p]),
+        };
+      }
+    }
+  }
+  const created = job.metadata?.creationTimestamp ? new Date(job.metadata.creationTimestamp) : undefined;
+  if (pods.length === 0 && created && now.getTime() - created.getTime() > NO_POD_GRACE_MS) {
+    const failed = events.filter((e) => e.object === `Job/${name}` && e.reason === "FailedCreate");
+    return {
+      cause: "pods-not-created",
+      summary: `its Job ${name} has no Pod ${ago(created, now)} after its creation`,
+      evidence: failed.length
+        ? failed.map(
+            (e) => `Event FailedCreate on Job ${name} (${e.count}×, last ${e.last ?? "?"}): ${e.message ?? ""}`,
+          )
+        : [`Job ${name} has no Pods and no FailedCreate Event is left to say why (Events expire after an hour)`],
+    };
+  }
+  return undefined;
+}
+
+/** Why a failed Job failed: its condition, and its Pods' terminations while they exist. */
+function failureEvidence(job: Readonly<Job>, pods: readonly PodFacts[]): { reason: string; evidence: string[] } {
+  const c = job.status?.conditions?.find((x) => x.type === "Failed" && x.status === "True");
+  const evidence = [`Job ${job.metadata?.name}: Failed, ${c?.reason ?? "?"}${c?.message ? `: ${c.message}` : ""}`];
+  let reason = c?.reason ?? "Failed";
+  for (const p of pods) {
+    for (const ct of p.containers) {
+      const t = ct.terminated ?? ct.lastTerminated;
+      if (t?.reason === "OOMKilled") reason = `${reason}, ${ct.name} OOMKilled`;
+      else if (t && t.exitCode !== undefined && t.exitCode !== 0 && !reason.includes("exit code"))
+        reason = `${reason}, ${ct.name} exit code ${t.exitCode}`;
+    }
+  }
+  evidence.push(...podLines(pods));
+  return { reason, evidence };
+}
+
+/** What keeps a running Job alive, in words: its age and its bounds. */
+function keptAlive(job: Readonly<Job>, pods: readonly PodFacts[], now: Date): { text: string; evidence: string[] } {
+  const spec = jobSpec(job);
+  const started = job.status?.startTime ?? job.metadata?.creationTimestamp;
+  const age = started ? ago(new Date(started), now) : "?";
+  const bounds = [
+    spec.activeDeadlineSeconds === undefined
+      ? "activeDeadlineSeconds unset"
+      : `activeDeadlineSeconds ${spec.activeDeadlineSeconds}`,
+    `backoffLimit ${spec.backoffLimit ?? 6}${spec.backoffLimit === undefined ? " (default)" : ""}`,
+  ];
+  const restarts = pods.reduce((n, p) => n + p.containers.reduce((m, c) => m + c.restartCount, 0), 0);
+  const crash = pods.some((p) => p.containers.some((c) => c.waiting?.reason === "CrashLoopBackOff"));
+  if (crash) bounds.push(`its Pods in CrashLoopBackOff, ${restarts} restarts`);
+  const failed = (job.status as { failed?: number } | undefined)?.failed ?? 0;
+  if (failed > 0) bounds.push(`${failed} failed Pods so far`);
+  return {
+    text: `has been running for ${age} (${bounds.join(", ")})`,
+    evidence: [
+      `Job ${job.metadata?.name}: started ${started ?? "?"}, ${bounds.join(", ")}; worst-case wait between its retries alone ${humanDuration(worstCaseRetrySeconds(spec.backoffLimit ?? 6))}`,
+      ...podLines(pods),
+    ],
+  };
+}
+
+// --- the slot ------------------------------------------------------------------------------------------
+
+interface SlotContext {
+  f: WhyFacts;
+  cronJob: CronJob;
+  name: string;
+  namespace: string;
+  zone: string;
+  slot: Date;
+  slotText: string;
+  podsOf: (job: string) => PodFacts[];
+  jobNamed: (job: string) => Readonly<Job> | undefined;
+}
+
+type Verdict = Pick<Diagnosis, "status" | "verdict" | "cause" | "evidence" | "fix">;
+
+const found = (cause: CauseId, verdict: string, evidence: string[], fix: string[]): Verdict => ({
+  status: "cause",
+  verdict,
+  cause,
+  evidence,
+  fix,
+});
+
+function entryLine(e: RecentRun): string {
+  const parts = [`status.recentRuns: ${e.scheduledTime ?? e.request ?? ""} ${e.trigger} ${e.decision} (${e.reason})`];
+  parts.push(`decided ${e.decidedAt}`);
+  if (e.job) parts.push(`Job ${e.job}`);
+  if (e.blockedBy) parts.push(`behind Job ${e.blockedBy}`);
+  if (e.outcome)
+    parts.push(
+      `ended ${e.outcome.result}${e.outcome.reason ? ` (${e.outcome.reason})` : ""}${e.outcome.finishedAt ? ` at ${e.outcome.finishedAt}` : ""}`,
+    );
+  if (e.message) parts.push(e.message);
+  return parts.join(", ");
+}
+
+/** The verdict on a Job that ran the slot (found live, or only in the record). */
+function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry: RecentRun | undefined): Verdict {
+  const { f, slotText: when } = c;
+  const evidence = entry ? [entryLine(entry)] : [];
+  const name = job?.metadata?.name ?? entry?.job ?? "";
+  const created = job?.metadata?.creationTimestamp ?? entry?.decidedAt;
+  const startedLate = created ? ` (created ${secondsBetween(c.slot, new Date(created))} s after the slot)` : "";
+  if (!job) {
+    const o = entry?.outcome;
+    if (o?.result === "Complete") {
+      const took =
+        o.finishedAt && created
+          ? `Complete in ${humanDuration(secondsBetween(new Date(created), new Date(o.finishedAt)))}`
+          : "Complete";
+      return { status: "healthy", verdict: `ran at ${when}: Job ${name}${startedLate}, ${took}`, evidence, fix: [] };
+    }
+    if (o?.result === "Failed") {
+      return found(
+        "job-failed",
+        `ran at ${when} and failed: Job ${name} ${o.reason ?? "Failed"}${o.message ? ` (${o.message})` : ""}`,
+        [...evidence, `Job ${name} is gone (history cleanup): its Pods' details went with it`],
+        [causeOf("job-failed").fix],
+      );
+    }
+    return {
+      status: "unknown",
+      verdict: `ran at ${when} (Job ${name}), but the Job is gone and the record has no outcome for it`,
+      evidence: [...evidence, `no Job named ${name} in ${c.namespace}: deleted before it ended, or by hand`],
+      fix: [],
+    };
+  }
+  const pods = c.podsOf(name);
+  evidence.push(`Job ${name}: created ${created ?? "?"}${startedLate}`);
+  const kind = classifyJob(job);
+  if (kind === "successful") {
+    const start = job.status?.startTime ?? created;
+    const end = finishedAt(job);
+    const took = start && end ? ` in ${humanDuration(secondsBetween(new Date(start), end))}` : "";
+    return {
+      status: "healthy",
+      verdict: `ran at ${when}: Job ${name}${startedLate}, Complete${took}`,
+      evidence,
+      fix: [],
+    };
+  }
+  if (kind === "failed") {
+    const why = failureEvidence(job, pods);
+    const oom = why.reason.includes("OOMKilled");
+    return found(
+      "job-failed",
+      `ran at ${when} and failed: Job ${name} ${why.reason}`,
+      [...evidence, ...why.evidence],
+      [
+        oom
+          ? "raise the container's memory limit (spec.jobTemplate.spec.template.spec.containers[].resources.limits.memory)"
+          : causeOf("job-failed").fix,
+        `kubectl logs job/${name} -n ${c.namespace}`,
+      ],
+    );
+  }
+  const trouble = podTrouble(job, pods, f.events, f.now);
+  if (trouble) {
+    return found(
+      trouble.cause,
+      `started at ${when} but never got to work: ${trouble.summary}`,
+      [...evidence, ...trouble.evidence],
+      [causeOf(trouble.cause).fix],
+    );
+  }
+  const alive = keptAlive(job, pods, f.now);
+  return {
+    status: "healthy",
+    verdict: `ran at ${when}: Job ${name}${startedLate} ${alive.text}`,
+    evidence: [...evidence, ...alive.evidence],
+    fix: [],
+  };
+}
+
+/** Why the operator reached a slot late: a leader change, its Pods starting, or load (the record's lags). */
+function lateness(c: SlotContext, decidedAt: Date): string[] {
+  const out: string[] = [];
+  const lease = c.f.operator.lease;
+  const late = secondsBetween(c.slot, decidedAt);
+  out.push(`the operator decided at ${iso(decidedAt)}, ${humanDuration(late)} after the slot`);
+  if (
+    lease?.acquireTime &&
+    new Date(lease.acquireTime) > c.slot &&
+    new Date(lease.acquireTime) <= new Date(decidedAt.getTime() + 60 * SECOND)
+  ) {
+    out.push(
+      `the current leader ${lease.holder ?? "?"} took the Lease at ${lease.acquireTime} (${lease.transitions ?? "?"} leader changes in all): no replica led from before the slot until then (the operator was down, or its leader was lost)`,
+    );
+  }
+  const started = (c.f.operator.pods ?? [])
+    .map((p) => p.created)
+    .filter((t): t is string => !!t && new Date(t) > c.slot);
+  if (started.length) out.push(`operator Pods started after the slot: ${started.join(", ")}`);
+  return out;
+}
+
+/** The lags (seconds from slot to Job creation) the record shows for recent scheduled runs. */
+function observedLags(cronJob: CronJob): number[] {
+  return (cronJob.status?.recentRuns ?? [])
+    .filter(
+      (e) => (e.decision === "Created" || e.decision === "Adopted") && e.trigger === "Schedule" && e.scheduledTime,
+    )
+    .map((e) => secondsBetween(new Date(e.scheduledTime!), new Date(e.decidedAt)));
+}
+
+function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
+  const { cronJob, slotText: when, f } = c;
+  const evidence = [entryLine(e)];
+  const deadline = cronJob.spec?.startingDeadlineSeconds;
+  switch (e.decision) {
+    case "Created":
+    case "Adopted":
+      return ranVerdict(c, e.job ? c.jobNamed(e.job) : undefined, e);
+    case "Held": {
+      const blocker = e.blockedBy ? c.jobNamed(e.blockedBy) : undefined;
+      if (!blocker || classifyJob(blocker) !== "active") {
+        return found(
+          "forbid-held",
+          `did not run at ${when}: concurrencyPolicy Forbid and Job ${e.blockedBy ?? "?"} was still running`,
+          [...evidence, blocker ? `Job ${e.blockedBy} has ended since` : `Job ${e.blockedBy} is gone`],
+          [
+            "set spec.jobTemplate.spec.activeDeadlineSeconds below the schedule's interval so a run cannot hold the next ones",
+          ],
+        );
+      }
+      const alive = keptAlive(blocker, c.podsOf(e.blockedBy!), f.now);
+      return found(
+        "forbid-held",
+        `did not run at ${when}: concurrencyPolicy Forbid and Job ${e.blockedBy} ${alive.text}; it will not run until that Job ends`,
+        [...evidence, ...alive.evidence],
+        [
+          `kubectl delete job ${e.blockedBy} -n ${c.namespace}`,
+          ...(jobSpec(blocker).activeDeadlineSeconds === undefined
+            ? ["set spec.jobTemplate.spec.activeDeadlineSeconds"]
+            : []),
+        ],
+      );
+    }
+    case "Missed": {
+      const decided = new Date(e.decidedAt);
+      if (e.blockedBy) {
+        const blocker = c.jobNamed(e.blockedBy);
+        const alive =
+          blocker && classifyJob(blocker) === "active" ? keptAlive(blocker, c.podsOf(e.blockedBy), f.now) : undefined;
+        return found(
+          "forbid-held",
+          `did not run at ${when}: held by concurrencyPolicy Forbid behind Job ${e.blockedBy} until startingDeadlineSeconds (${deadline ?? "?"}) passed${alive ? `; that Job ${alive.text}` : ""}`,
+          [...evidence, ...(alive?.evidence ?? [])],
+          [
+            ...(alive ? [`kubectl delete job ${e.blockedBy} -n ${c.namespace}`] : []),
+            "set spec.jobTemplate.spec.activeDeadlineSeconds below the schedule's interval",
+          ],
+        );
+      }
+      const why = lateness(c, decided);
+      const lags = observedLags(cronJob);
+      const shortDeadline = deadline !== undefined && lags.some((l) => l > deadline * LAG_SHARE);
+      if (why.length > 1 || !shortDeadline) {
+        return found(
+          "deadline-missed",
+          `did not run at ${when}: the operator reached it ${humanDuration(secondsBetween(c.slot, decided))} late, past startingDeadlineSeconds ${deadline ?? "?"}`,
+          [...evidence, ...why],
+          [
+            causeOf("deadline-missed").fix,
+            `kubectl cron backfill ${c.name} -n ${c.namespace} --from=${iso(c.slot)} --to=${iso(c.slot)}`,
+          ],
+        );
+      }
+      return found(
+        "deadline-shorter-than-lag",
+        `did not run at ${when}: startingDeadlineSeconds ${deadline} is shorter than the operator's lag (it started recent runs ${lags.join(", ")} s after their slot)`,
+        [...evidence, ...why],
+        [causeOf("deadline-shorter-than-lag").fix],
+      );
+    }
+    case "Skipped":
+      return found(
+        "policy-skipped",
+        `did not run at ${when}: missedRunPolicy ${cronJob.spec?.missedRunPolicy ?? "RunLatest"} chose not to run it (${e.reason})`,
+        evidence,
+        [
+          causeOf("policy-skipped").fix,
+          `kubectl cron backfill ${c.name} -n ${c.namespace} --from=${iso(c.slot)} --to=${iso(c.slot)}`,
+        ],
+      );
+    case "Refused":
+      return refusedVerdict(c, e, evidence);
+    case "Stopped":
+      return stoppedVerdict(c);
+  }
+}
+
+function refusedVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdict {
+  const { slotText: when, f } = c;
+  const msg = e.message ?? "";
+  if (e.reason === "AlreadyExists") {
+    const foreign = f.foreignJobs[0];
+    const owner = foreign?.metadata?.ownerReferences?.find((r) => r.controller);
+    return found(
+      "create-refused-name-taken",
+      `did not run at ${when}: ${msg || "a Job that is not this CronJob's holds the slot's name"}`,
+      [
+        ...evidence,
+        ...(foreign
+          ? [`Job ${foreign.metadata?.name}: ${owner ? `controlled by ${owner.kind} ${owner.name}` : "no controller"}`]
+          : []),
+      ],
+      [causeOf("create-refused-name-taken").fix],
+    );
+  }
+  if (/exceeded quota/i.test(msg)) {
+    const quotas = f.quotas.map(
+      (q) =>
+        `ResourceQuota ${q.name}: ${Object.entries(q.hard)
+          .map(([k, v]) => `${k} ${q.used[k] ?? "?"}/${v}`)
+          .join(", ")}`,
+    );
+    return found(
+      "create-refused-quota",
+      `did not run at ${when}: the API server refused its Job: ${msg}`,
+      [...evidence, ...quotas],
+      [causeOf("create-refused-quota").fix],
+    );
+  }
+  if (/admission webhook|denied the request|violates PodSecurity|denied by/i.test(msg)) {
+    return found(
+      "create-refused-admission",
+      `did not run at ${when}: the API server refused its Job: ${msg}`,
+      evidence,
+      [causeOf("create-refused-admission").fix],
+    );
+  }
+  return found(
+    "create-refused",
+    `did not run at ${when}: the API server refused its Job (${e.reason}): ${msg}`,
+    evidence,
+    [causeOf("create-refused").fix],
+  );
+}
+
+function stoppedVerdict(c: SlotContext): Verdict {
+  const st = c.cronJob.status?.stopped;
+  const failed = (c.cronJob.status?.recentRuns ?? []).filter((e) => e.outcome?.result === "Failed");
+  return found(
+    "stopped-after-failures",
+    `did not run at ${c.slotText}: scheduling stopped at ${st?.time ?? "?"} after ${st?.failures ?? "?"} failed runs in a row (spec.stopAfterConsecutiveFailures ${c.cronJob.spec?.stopAfterConsecutiveFailures ?? "?"})`,
+    [
+      `status.stopped: ${JSON.stringify(st ?? {})}`,
+      ...failed
+        .slice(0, 3)
+        .map(
+          (e) =>
+            `Job ${e.job ?? "?"} failed: ${e.outcome?.reason ?? "?"}${e.outcome?.message ? ` (${e.outcome.message})` : ""}`,
+        ),
+    ],
+    [causeOf("stopped-after-failures").fix.replace("NAME", c.name)],
+  );
+}
+
+/** Who set spec.suspend, and when: the newest managedFields entry that owns it. */
+function suspendedBy(cronJob: CronJob): string | undefined {
+  const entries = (cronJob.metadata?.managedFields ?? []) as {
+    manager?: string;
+    operation?: string;
+    time?: string;
+    fieldsV1?: { "f:spec"?: Record<string, unknown> };
+  }[];
+  const owners = entries.filter((m) => m.fieldsV1?.["f:spec"]?.["f:suspend"] !== undefined);
+  owners.sort((a, b) => (b.time ?? "").localeCompare(a.time ?? ""));
+  const m = owners[0];
+  return m ? `${m.manager ?? "?"} (${m.operation ?? "?"}) at ${m.time ?? "?"}` : undefined;
+}
+
+/** No decision about the slot and no Job for it: what the CronJob's state and the operator's say. */
+function undecidedVerdict(c: SlotContext, operator: Finding[]): Verdict {
+  const { cronJob, slotText: when, f } = c;
+  if (cronJob.spec?.suspend) {
+    const by = suspendedBy(cronJob);
+    return found(
+      "suspended",
+      `did not run at ${when}: the CronJob is suspended${by ? ` (spec.suspend set by ${by})` : ""}`,
+      [`spec.suspend: true${by ? `; managedFields: ${by}` : ""}`],
+      [`kubectl cron resume ${c.name} -n ${c.namespace}`],
+    );
+  }
+  if (cronJob.status?.stopped) return stoppedVerdict(c);
+  const unavailable = cronJob.status?.conditions?.find(
+    (x) =>
+      x.type === "Available" &&
+      x.status === "False" &&
+      (x.reason === "InvalidSchedule" || x.reason === "UnknownTimeZone"),
+  );
+  if (unavailable) {
+    return found(
+      "invalid-schedule",
+      `did not run at ${when}: ${unavailable.message}`,
+      [`condition Available=False ${unavailable.reason}: ${unavailable.message}`],
+      [causeOf("invalid-schedule").fix],
+    );
+  }
+  const last = cronJob.status?.lastScheduleTime;
+  const lastMissed = cronJob.status?.lastMissedTime;
+  if (lastMissed && Date.parse(lastMissed) === c.slot.getTime()) {
+    return found(
+      "deadline-missed",
+      `did not run at ${when}: the operator reported it missed (status.lastMissedTime); the record no longer holds why`,
+      [`status.lastMissedTime: ${lastMissed}`],
+      [causeOf("deadline-missed").fix],
+    );
+  }
+  if (last && Date.parse(last) >= c.slot.getTime()) {
+    return {
+      status: "unknown",
+      verdict: `cannot tell about ${when}: it is older than the ${10} decisions the record keeps, and no Job for it is left`,
+      evidence: [
+        `status.lastScheduleTime: ${last}`,
+        `status.recentRuns holds ${cronJob.status?.recentRuns?.length ?? 0} newer decisions`,
+      ],
+      fix: [],
+    };
+  }
+  const down = operator.find((x) => x.cause === "operator-down" || x.cause === "operator-no-leader");
+  if (down) {
+    return found(down.cause, `did not run at ${when}: ${down.summary}`, down.evidence, down.fix);
+  }
+  if (f.now.getTime() - c.slot.getTime() < JUST_DUE_MS) {
+    return {
+      status: "healthy",
+      verdict: `${when} is due now: the operator has not started it yet (${secondsBetween(c.slot, f.now)} s ago)`,
+      evidence: [],
+      fix: [],
+    };
+  }
+  return {
+    status: "unknown",
+    verdict: `did not run at ${when}: the operator has not decided about it (${ago(c.slot, f.now)} ago) and looks healthy`,
+    cause: "not-yet-decided",
+    evidence: [
+      `no entry for ${iso(c.slot)} in status.recentRuns, no Job ${jobNameFor(c.name, c.slot)}`,
+      `status.lastScheduleTime: ${last ?? "(none)"}; status.nextScheduleTime: ${cronJob.status?.nextScheduleTime ?? "(none)"}`,
+    ],
+    fix: [causeOf("not-yet-decided").fix],
+  };
+}
+
+/** The asked time is not a slot: the slots around it, in the zone and UTC, with DST and H spelled out. */
+function notASlot(c: SlotContext, schedules: CronJobSchedules, anchor: Date | undefined): Verdict {
+  const before = schedules.schedule.mostRecent(c.slot, anchor);
+  const after = schedules.schedule.next(c.slot, anchor);
+  const around = nextRuns(schedules, anchor, new Date((before ?? c.slot).getTime() - 1), before ? 2 : 1);
+  const lines = around.map((t) => `slot ${t.time} (${t.utc})${t.note ? `: ${t.note}` : ""}`);
+  const resolved = schedules.entries.map(
+    (e) =>
+      `${e.schedule}${e.resolvedSchedule !== e.schedule ? ` → ${e.resolvedSchedule} (H resolved)` : ""} in ${e.timeZone ?? "UTC"}`,
+  );
+  return found(
+    "not-a-slot",
+    `${c.slotText} is not a time this CronJob runs: the nearest slots are ${before ? `${slotText(before, c.zone)} and ` : ""}${slotText(after, c.zone)}`,
+    [`schedule: ${resolved.join("; ")}`, ...lines],
+    [causeOf("not-a-slot").fix.replace("NAME", c.name)],
+  );
+}
+
+/** What may keep the next slot from running. */
+function nextBlocker(f: WhyFacts, operator: Finding[]): string | undefined {
+  const cj = f.cronJob;
+  if (cj.spec?.suspend) return "suspended: it will not run until resumed";
+  if (cj.status?.stopped) return "stopped after failures: it will not run until resumed";
+  if (cj.spec?.concurrencyPolicy === "Forbid") {
+    const running = f.jobs.filter((j) => classifyJob(j) === "active").map((j) => j.metadata?.name);
+    if (running.length) return `concurrencyPolicy Forbid: it will not run while ${running.join(", ")} runs`;
+  }
+  const down = operator.find((x) => x.cause === "operator-down" || x.cause === "operator-no-leader");
+  if (down) return `${down.summary}: nothing runs until it is back`;
+  return undefined;
+}
+
+/** Risks the record shows even when the slot ran. */
+function risks(f: WhyFacts, verdictCause: CauseId | undefined): Finding[] {
+  const out: Finding[] = [];
+  const cj = f.cronJob;
+  const deadline = cj.spec?.startingDeadlineSeconds;
+  const lags = observedLags(cj);
+  const worst = lags.length ? Math.max(...lags) : undefined;
+  if (
+    deadline !== undefined &&
+    worst !== undefined &&
+    worst > deadline * LAG_SHARE &&
+    verdictCause !== "deadline-shorter-than-lag"
+  ) {
+    out.push({
+      cause: "deadline-shorter-than-lag",
+      summary: `startingDeadlineSeconds ${deadline} leaves little room: recent runs started up to ${worst} s after their slot`,
+      evidence: [`lags in status.recentRuns: ${lags.join(", ")} s`],
+      fix: [causeOf("deadline-shorter-than-lag").fix],
+    });
+  }
+  const request = runNowRequestOf(cj);
+  if (request && request !== cj.status?.lastRunNowRequest && verdictCause !== "run-now-waiting") {
+    const running = f.jobs.filter((j) => classifyJob(j) === "active").map((j) => j.metadata?.name ?? "");
+    if (running.length && cj.spec?.concurrencyPolicy !== "Allow") {
+      out.push({
+        cause: "run-now-waiting",
+        summary: `run-now request "${request}" waits: ${running.join(", ")} still running (concurrencyPolicy ${cj.spec?.concurrencyPolicy})`,
+        evidence: [
+          `annotation run-now: ${request}; status.lastRunNowRequest: ${cj.status?.lastRunNowRequest ?? "(none)"}; its Job would be ${manualJobName(cj.metadata?.name ?? "", request)}`,
+        ],
+        fix: [causeOf("run-now-waiting").fix],
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * The diagnosis of one CronJob: about `slot` when given (the user's question), else the latest slot that should
+ * have run (one just due and not yet decided about yields to the one before it).
+ */
+export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
+  const cronJob = f.cronJob;
+  const name = cronJob.metadata?.name ?? "";
+  const namespace = cronJob.metadata?.namespace ?? "";
+  const zone = zoneOf(cronJob);
+  const operator = operatorFindings(f);
+  const base = { cronJob: { namespace, name }, unreadable: f.unreadable };
+  const jobsByName = new Map(f.jobs.map((j) => [j.metadata?.name ?? "", j]));
+  const schedules = schedulesOf(cronJob);
+  const finish = (
+    d: Omit<Diagnosis, "exitCode" | "also" | "unreadable" | "cronJob">,
+    extra: Finding[] = [],
+  ): Diagnosis => {
+    const also = [...operator, ...extra].filter((x) => x.cause !== d.cause);
+    const exitCode = d.status === "cause" || also.length ? 1 : d.status === "unknown" ? 2 : 0;
+    return { ...base, ...d, also, exitCode };
+  };
+  if (!schedules) {
+    const cond = cronJob.status?.conditions?.find((x) => x.type === "Available" && x.status === "False");
+    return finish({
+      status: "cause",
+      cause: "invalid-schedule",
+      verdict: `never runs: its schedule cannot be used${cond ? ` (${cond.message})` : ""}`,
+      evidence: [
+        `spec.schedule: ${JSON.stringify(cronJob.spec?.schedule)}; spec.timeZone: ${JSON.stringify(cronJob.spec?.timeZone ?? "UTC")}`,
+      ],
+      fix: [causeOf("invalid-schedule").fix],
+    });
+  }
+  const anchor = anchorOf(cronJob, schedules);
+  const entryFor = (slot: Date) =>
+    (cronJob.status?.recentRuns ?? []).find(
+      (e) =>
+        e.scheduledTime !== undefined && Date.parse(e.scheduledTime) === slot.getTime() && e.trigger !== "Backfill",
+    ) ??
+    (cronJob.status?.recentRuns ?? []).find(
+      (e) => e.scheduledTime !== undefined && Date.parse(e.scheduledTime) === slot.getTime(),
+    );
+  const jobFor = (slot: Date) =>
+    jobsByName.get(jobNameFor(name, slot)) ?? f.jobs.find((j) => scheduledTimeOf(j)?.getTime() === slot.getTime());
+
+  let slot = o.slot ?? schedules.schedule.mostRecent(f.now, anchor);
+  if (!o.slot && slot && !entryFor(slot) && !jobFor(slot) && f.now.getTime() - slot.getTime() < JUST_DUE_MS) {
+    slot = schedules.schedule.mostRecent(new Date(slot.getTime() - 1), anchor) ?? slot;
+  }
+  const nextAt = schedules.schedule.next(f.now, anchor);
+  const nextNote = nextRuns(schedules, anchor, new Date(nextAt.getTime() - 1), 1)[0]?.note;
+  const blocked = nextBlocker(f, operator);
+  const next = {
+    utc: iso(nextAt),
+    local: rfc3339InZone(nextAt, zone),
+    ...(nextNote ? { note: nextNote } : {}),
+    ...(blocked ? { blocked } : {}),
+  };
+  const created = cronJob.metadata?.creationTimestamp ? new Date(cronJob.metadata.creationTimestamp) : undefined;
+  if (!slot || (!o.slot && created && slot < created)) {
+    const verdict = cronJob.spec?.suspend
+      ? undecidedVerdict(ctx(f, name, namespace, zone, nextAt, jobsByName), operator)
+      : {
+          status: "healthy" as const,
+          verdict: `has had no slot since its creation; the first is ${slotText(nextAt, zone)}`,
+          evidence: [],
+          fix: [],
+        };
+    return finish({ ...verdict, next }, risks(f, verdict.cause));
+  }
+  const c = ctx(f, name, namespace, zone, slot, jobsByName);
+  const slotNote = nextRuns(schedules, anchor, new Date(slot.getTime() - 1), 1)[0];
+  const slotView = {
+    utc: iso(slot),
+    local: rfc3339InZone(slot, zone),
+    timeZone: zone,
+    ...(slotNote?.note && slotNote.utc === iso(slot) ? { note: slotNote.note } : {}),
+  };
+  let verdict: Verdict;
+  if (o.slot && schedules.schedule.mostRecent(o.slot, anchor)?.getTime() !== o.slot.getTime()) {
+    verdict = notASlot(c, schedules, anchor);
+  } else if (created && slot < created) {
+    verdict = found(
+      "before-creation",
+      `did not run at ${c.slotText}: the CronJob was created later, at ${iso(created)}`,
+      [`metadata.creationTimestamp: ${iso(created)}`],
+      [`kubectl cron backfill ${name} -n ${namespace} --from=${iso(slot)} --to=${iso(slot)}`],
+    );
+  } else {
+    const entry = entryFor(slot);
+    const job = jobFor(slot);
+    verdict = job ? ranVerdict(c, job, entry) : entry ? recordVerdict(c, entry) : undecidedVerdict(c, operator);
+  }
+  return finish({ ...verdict, slot: slotView, next }, risks(f, verdict.cause));
+}
+
+function ctx(
+  f: WhyFacts,
+  name: string,
+  namespace: string,
+  zone: string,
+  slot: Date,
+  jobsByName: Map<string, Readonly<Job>>,
+): SlotContext {
+  return {
+    f,
+    cronJob: f.cronJob,
+    name,
+    namespace,
+    zone,
+    slot,
+    slotText: slotText(slot, zone),
+    podsOf: (job) => f.pods.filter((p) => p.job === job),
+    jobNamed: (job) => jobsByName.get(job),
+  };
+}
+
+/** The diagnosis as the command prints it. */
+export function whyText(d: Diagnosis): string {
+  const lines = [`${d.cronJob.namespace}/${d.cronJob.name}: ${d.verdict}`];
+  if (d.slot?.note) lines.push(`  (${d.slot.note})`);
+  if (d.evidence.length) lines.push("Evidence:", ...d.evidence.map((e) => `  - ${e}`));
+  if (d.fix.length) lines.push("Fix:", ...d.fix.map((x) => `  - ${x}`));
+  if (d.next) {
+    lines.push(
+      `Next: ${d.next.local} (${d.next.utc})${d.next.note ? ` (${d.next.note})` : ""}${d.next.blocked ? `; ${d.next.blocked}` : ""}`,
+    );
+  }
+  for (const a of d.also) {
+    lines.push(
+      `Also: ${a.summary} [${a.cause}]`,
+      ...a.evidence.map((e) => `  - ${e}`),
+      ...a.fix.map((x) => `  fix: ${x}`),
+    );
+  }
+  if (d.unreadable.length) lines.push(`Could not read: ${d.unreadable.join("; ")}`);
+  return `${lines.join("\n")}\n`;
+}
+
+/** One line per CronJob that needs attention (namespace or -A). */
+export function whyListText(ds: readonly Diagnosis[], allNamespaces: boolean): string {
+  const attention = ds.filter((d) => d.exitCode !== 0);
+  if (attention.length === 0) return `all ${ds.length} CronJobs ran as scheduled\n`;
+  return (
+    attention
+      .map((d) => {
+        const who = allNamespaces ? `${d.cronJob.namespace}/${d.cronJob.name}` : d.cronJob.name;
+        const cause = d.cause ?? d.also[0]?.cause ?? "unknown";
+        const text = d.status === "healthy" && d.also[0] ? d.also[0].summary : d.verdict;
+        return `${who}\t${cause}\t${text}`;
+      })
+      .join("\n") + "\n"
+  );
+}

@@ -1,0 +1,409 @@
+// What `kubectl cron why` reads: live state only, with read access only. Everything is gathered into plain data
+// (WhyFacts) first, so the diagnosis (why.ts) is a pure function of it and its tests need no cluster. A read the
+// user may not make (403) or that fails is noted, not fatal: the diagnosis says what it could not see.
+import { CronJobResource, type CronJob, GROUP, type Job } from "../../api/v1/index.ts";
+import type { Client } from "../../runtime/client.ts";
+import { APIError, isNotFound } from "../../runtime/errors.ts";
+import { type KubeObject, Kinds, type ResourceKind } from "../../runtime/kinds.ts";
+import { listAll } from "./api.ts";
+
+/** The operator's own objects, as the default install names them (kustomize config/default and the chart). */
+const OPERATOR_DEFAULTS = {
+  namespace: "cronjob-operator-system",
+  leaseName: "80807133.tutorial.kubebuilder.io",
+  podSelector: "control-plane=controller-manager",
+} as const;
+
+const core = (kind: string, plural: string, namespaced = true): ResourceKind => ({
+  group: "",
+  version: "v1",
+  kind,
+  plural,
+  namespaced,
+});
+const POD = core("Pod", "pods");
+const RESOURCE_QUOTA = core("ResourceQuota", "resourcequotas");
+const LIMIT_RANGE = core("LimitRange", "limitranges");
+const ENDPOINTS = core("Endpoints", "endpoints");
+const admission = (kind: string, plural: string): ResourceKind => ({
+  group: "admissionregistration.k8s.io",
+  version: "v1",
+  kind,
+  plural,
+  namespaced: false,
+});
+const VALIDATING = admission("ValidatingWebhookConfiguration", "validatingwebhookconfigurations");
+const MUTATING = admission("MutatingWebhookConfiguration", "mutatingwebhookconfigurations");
+const CRD: ResourceKind = {
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  kind: "CustomResourceDefinition",
+  plural: "customresourcedefinitions",
+  namespaced: false,
+};
+
+/** A Pod, the fields the diagnosis reads. */
+export interface PodFacts {
+  name: string;
+  /** The Job it belongs to (its job-name label). */
+  job: string | undefined;
+  phase: string | undefined;
+  created: string | undefined;
+  conditions: { type: string; status: string; reason?: string; message?: string }[];
+  containers: {
+    name: string;
+    ready: boolean;
+    restartCount: number;
+    waiting?: { reason?: string; message?: string };
+    terminated?: { reason?: string; exitCode?: number; message?: string; finishedAt?: string };
+    lastTerminated?: { reason?: string; exitCode?: number; finishedAt?: string };
+  }[];
+}
+
+interface EventFacts {
+  /** The object it is about: `Kind/name`. */
+  object: string;
+  type: string | undefined;
+  reason: string | undefined;
+  message: string | undefined;
+  count: number;
+  last: string | undefined;
+}
+
+interface WebhookFacts {
+  /** `validating/NAME/webhook` or `mutating/…` or `conversion/CRD`. */
+  name: string;
+  /** `namespace/service`, or the URL. */
+  target: string;
+  /** Ready endpoint addresses of the Service; undefined for a URL, or when they could not be read. */
+  readyEndpoints: number | undefined;
+}
+
+export interface WhyFacts {
+  /** The API server's clock (its Date header), else this machine's. */
+  now: Date;
+  /** This machine's clock when the API server answered. */
+  localNow: Date;
+  serverClock: boolean;
+  cronJob: CronJob;
+  /** The CronJob's Jobs (controller owner reference to it). */
+  jobs: Job[];
+  /** The Pods of those Jobs. */
+  pods: PodFacts[];
+  /** Events about the CronJob, its Jobs and their Pods (the API server keeps them about an hour). */
+  events: EventFacts[];
+  /** A Job in the namespace holding a name the record says was refused as taken (not ours). */
+  foreignJobs: Job[];
+  quotas: { name: string; hard: Record<string, string>; used: Record<string, string> }[];
+  limitRanges: string[];
+  operator: {
+    namespace: string;
+    lease?: {
+      holder?: string;
+      renewTime?: string;
+      acquireTime?: string;
+      leaseDurationSeconds?: number;
+      transitions?: number;
+    };
+    /** undefined: could not be read. */
+    pods?: { name: string; ready: boolean; phase?: string; restarts: number; created?: string }[];
+    webhooks: WebhookFacts[];
+  };
+  /** What could not be read, and why (e.g. "pods in cronjob-operator-system: forbidden"). */
+  unreadable: string[];
+}
+
+type Reader = Pick<Client, "get" | "list" | "request">;
+
+/** A read that may fail: its result, or undefined with the failure noted. */
+type Attempt = <T>(what: string, read: () => Promise<T>) => Promise<T | undefined>;
+
+/** The API server's clock and this machine's, read together, with the reads that failed noted in `unreadable`. */
+export async function readClocks(
+  client: Reader,
+  unreadable: string[],
+  localClock: () => Date = () => new Date(),
+): Promise<{ now: Date; localNow: Date; serverClock: boolean; attempt: Attempt }> {
+  const attempt: Attempt = async (what, read) => {
+    try {
+      return await read();
+    } catch (e) {
+      const why = e instanceof APIError && e.reason === "Forbidden" ? "forbidden" : (e as Error).message;
+      unreadable.push(`${what}: ${why}`);
+      return undefined;
+    }
+  };
+  let serverNow: Date | undefined;
+  let localNow = localClock();
+  await attempt("the API server's clock", () =>
+    client.request("GET", "/version", {
+      onDate: (d) => {
+        serverNow = d;
+        localNow = localClock();
+      },
+    }),
+  );
+  return { now: serverNow ?? localNow, localNow, serverClock: serverNow !== undefined, attempt };
+}
+
+/**
+ * The facts of each of `cronJobs` (all in `namespace`): the namespace's Jobs, Pods, Events, quotas and limit ranges
+ * are read once for all of them. `operator`: gatherOperator's answer, read once per command.
+ */
+export async function gatherFacts(
+  client: Reader,
+  namespace: string,
+  cronJobs: readonly CronJob[],
+  operator: WhyFacts["operator"],
+  clocks: Awaited<ReturnType<typeof readClocks>>,
+  unreadable: string[],
+): Promise<WhyFacts[]> {
+  const { attempt } = clocks;
+  const allJobs = (await attempt(`jobs in ${namespace}`, () => listAll<Job>(client, Kinds.Job, { namespace }))) ?? [];
+  const owned = new Set(cronJobs.map((c) => c.metadata?.uid));
+  const anyJobs = allJobs.some((j) => (j.metadata?.ownerReferences ?? []).some((r) => owned.has(r.uid)));
+  const rawPods = anyJobs
+    ? ((await attempt(`pods in ${namespace}`, () =>
+        listAll<KubeObject>(client, POD, { namespace, labelSelector: "job-name" }),
+      )) ?? [])
+    : [];
+  const allPods = rawPods.map(podFacts);
+  const allEvents = (
+    (await attempt(`events in ${namespace}`, () => listAll<KubeObject>(client, Kinds.Event, { namespace }))) ?? []
+  ).map(eventFacts);
+  const quotas = (
+    (await attempt(`resourcequotas in ${namespace}`, () =>
+      listAll<KubeObject>(client, RESOURCE_QUOTA, { namespace }),
+    )) ?? []
+  ).map((q) => {
+    const st = (q.status ?? {}) as { hard?: Record<string, string>; used?: Record<string, string> };
+    return { name: q.metadata?.name ?? "", hard: st.hard ?? {}, used: st.used ?? {} };
+  });
+  const limitRanges = (
+    (await attempt(`limitranges in ${namespace}`, () => listAll<KubeObject>(client, LIMIT_RANGE, { namespace }))) ?? []
+  ).map((l) => l.metadata?.name ?? "");
+  return cronJobs.map((cronJob) => {
+    const uid = cronJob.metadata?.uid;
+    const jobs = allJobs.filter((j) => (j.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === uid));
+    const jobNames = new Set(jobs.map((j) => j.metadata?.name ?? ""));
+    const refusedNames = new Set(
+      (cronJob.status?.recentRuns ?? [])
+        .filter((e) => e.reason === "AlreadyExists")
+        .map((e) => jobNameInMessage(e.message)),
+    );
+    const foreignJobs = allJobs.filter(
+      (j) => !jobNames.has(j.metadata?.name ?? "") && refusedNames.has(j.metadata?.name),
+    );
+    const pods = allPods.filter((p) => p.job !== undefined && jobNames.has(p.job));
+    const about = new Set([
+      `CronJob/${cronJob.metadata?.name}`,
+      ...[...jobNames].map((n) => `Job/${n}`),
+      ...pods.map((p) => `Pod/${p.name}`),
+    ]);
+    return {
+      now: clocks.now,
+      localNow: clocks.localNow,
+      serverClock: clocks.serverClock,
+      cronJob,
+      jobs,
+      pods,
+      events: allEvents.filter((e) => about.has(e.object)),
+      foreignJobs,
+      quotas,
+      limitRanges,
+      operator,
+      unreadable,
+    };
+  });
+}
+
+/** The operator's health: its webhooks (which also say where it runs), its Lease and its Pods. */
+export async function gatherOperator(
+  client: Reader,
+  attempt: Attempt,
+  o: { operatorNamespace?: string | undefined; leaseName?: string | undefined } = {},
+): Promise<WhyFacts["operator"]> {
+  const webhooks: (WebhookFacts & { service?: { namespace: string; name: string } })[] = [];
+  for (const [kind, rk] of [
+    ["validating", VALIDATING],
+    ["mutating", MUTATING],
+  ] as const) {
+    const configs = (await attempt(`${rk.plural}`, () => listAll<KubeObject>(client, rk, {}))) ?? [];
+    for (const c of configs) {
+      for (const w of (c.webhooks ?? []) as WebhookSpec[]) {
+        if (!(w.rules ?? []).some((r) => (r.apiGroups ?? []).includes(GROUP))) continue;
+        webhooks.push(webhookFacts(`${kind}/${c.metadata?.name}/${w.name}`, w.clientConfig));
+      }
+    }
+  }
+  const crd = await attempt(`customresourcedefinition ${CronJobResource.plural}.${GROUP}`, async () => {
+    try {
+      return await client.get<KubeObject>(CRD, undefined, `${CronJobResource.plural}.${GROUP}`);
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  });
+  const conversion = (crd?.spec as { conversion?: { strategy?: string; webhook?: { clientConfig?: ClientConfig } } })
+    ?.conversion;
+  if (conversion?.strategy === "Webhook" && conversion.webhook?.clientConfig) {
+    webhooks.push(webhookFacts(`conversion/${crd?.metadata?.name}`, conversion.webhook.clientConfig));
+  }
+  const namespace =
+    o.operatorNamespace ?? webhooks.find((w) => w.service)?.service?.namespace ?? OPERATOR_DEFAULTS.namespace;
+  for (const w of webhooks) {
+    if (!w.service) continue;
+    const ep = await attempt(`endpoints ${w.service.namespace}/${w.service.name}`, async () => {
+      try {
+        return await client.get<KubeObject>(ENDPOINTS, w.service!.namespace, w.service!.name);
+      } catch (e) {
+        if (isNotFound(e)) return {} as KubeObject;
+        throw e;
+      }
+    });
+    if (ep) {
+      const subsets = (ep.subsets ?? []) as { addresses?: unknown[] }[];
+      w.readyEndpoints = subsets.reduce((n, s) => n + (s.addresses?.length ?? 0), 0);
+    }
+    delete w.service;
+  }
+  const leaseName = o.leaseName ?? OPERATOR_DEFAULTS.leaseName;
+  const lease = await attempt(`lease ${namespace}/${leaseName}`, async () => {
+    try {
+      return await client.get<KubeObject>(Kinds.Lease, namespace, leaseName);
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  });
+  const spec = (lease?.spec ?? {}) as {
+    holderIdentity?: string;
+    renewTime?: string;
+    acquireTime?: string;
+    leaseDurationSeconds?: number;
+    leaseTransitions?: number;
+  };
+  const rawPods = await attempt(`pods in ${namespace}`, () =>
+    listAll<KubeObject>(client, POD, { namespace, labelSelector: OPERATOR_DEFAULTS.podSelector }),
+  );
+  const pods = rawPods?.map((p) => {
+    const f = podFacts(p);
+    const ready = f.conditions.some((c) => c.type === "Ready" && c.status === "True");
+    return {
+      name: f.name,
+      ready,
+      ...(f.phase ? { phase: f.phase } : {}),
+      restarts: f.containers.reduce((n, c) => n + c.restartCount, 0),
+      ...(f.created ? { created: f.created } : {}),
+    };
+  });
+  return {
+    namespace,
+    ...(lease
+      ? {
+          lease: {
+            ...(spec.holderIdentity ? { holder: spec.holderIdentity } : {}),
+            ...(spec.renewTime ? { renewTime: spec.renewTime } : {}),
+            ...(spec.acquireTime ? { acquireTime: spec.acquireTime } : {}),
+            ...(spec.leaseDurationSeconds !== undefined ? { leaseDurationSeconds: spec.leaseDurationSeconds } : {}),
+            ...(spec.leaseTransitions !== undefined ? { transitions: spec.leaseTransitions } : {}),
+          },
+        }
+      : {}),
+    ...(pods ? { pods } : {}),
+    webhooks: webhooks.map(({ service: _s, ...w }) => w),
+  };
+}
+
+interface ClientConfig {
+  url?: string;
+  service?: { namespace?: string; name?: string; path?: string };
+}
+interface WebhookSpec {
+  name?: string;
+  clientConfig?: ClientConfig;
+  rules?: { apiGroups?: string[] }[];
+}
+
+function webhookFacts(
+  name: string,
+  cc: ClientConfig | undefined,
+): WebhookFacts & { service?: { namespace: string; name: string } } {
+  const svc = cc?.service;
+  if (svc?.name && svc.namespace) {
+    return {
+      name,
+      target: `${svc.namespace}/${svc.name}`,
+      readyEndpoints: undefined,
+      service: { namespace: svc.namespace, name: svc.name },
+    };
+  }
+  return { name, target: cc?.url ?? "(no clientConfig)", readyEndpoints: undefined };
+}
+
+/** The Job name quoted in a Refused (AlreadyExists) entry's message: "a Job named NAME already exists …". */
+function jobNameInMessage(message: string | undefined): string | undefined {
+  return /a Job named (\S+) already exists/.exec(message ?? "")?.[1];
+}
+
+function podFacts(p: KubeObject): PodFacts {
+  const status = (p.status ?? {}) as {
+    phase?: string;
+    conditions?: PodFacts["conditions"];
+    containerStatuses?: {
+      name: string;
+      ready?: boolean;
+      restartCount?: number;
+      state?: {
+        waiting?: { reason?: string; message?: string };
+        terminated?: PodFacts["containers"][number]["terminated"];
+      };
+      lastState?: { terminated?: PodFacts["containers"][number]["lastTerminated"] };
+    }[];
+  };
+  const statuses = [
+    ...((status as { initContainerStatuses?: typeof status.containerStatuses }).initContainerStatuses ?? []),
+    ...(status.containerStatuses ?? []),
+  ];
+  return {
+    name: p.metadata?.name ?? "",
+    job: p.metadata?.labels?.["job-name"],
+    phase: status.phase,
+    created: typeof p.metadata?.creationTimestamp === "string" ? p.metadata.creationTimestamp : undefined,
+    conditions: (status.conditions ?? []).map((c) => ({
+      type: c.type,
+      status: c.status,
+      ...(c.reason ? { reason: c.reason } : {}),
+      ...(c.message ? { message: c.message } : {}),
+    })),
+    containers: statuses.map((c) => ({
+      name: c.name,
+      ready: c.ready === true,
+      restartCount: c.restartCount ?? 0,
+      ...(c.state?.waiting ? { waiting: c.state.waiting } : {}),
+      ...(c.state?.terminated ? { terminated: c.state.terminated } : {}),
+      ...(c.lastState?.terminated ? { lastTerminated: c.lastState.terminated } : {}),
+    })),
+  };
+}
+
+function eventFacts(e: KubeObject): EventFacts {
+  const ev = e as KubeObject & {
+    involvedObject?: { kind?: string; name?: string };
+    type?: string;
+    reason?: string;
+    message?: string;
+    count?: number;
+    lastTimestamp?: string;
+    eventTime?: string;
+    series?: { count?: number; lastObservedTime?: string };
+  };
+  return {
+    object: `${ev.involvedObject?.kind}/${ev.involvedObject?.name}`,
+    type: ev.type,
+    reason: ev.reason,
+    message: ev.message,
+    count: ev.series?.count ?? ev.count ?? 1,
+    last: ev.series?.lastObservedTime ?? ev.lastTimestamp ?? ev.eventTime,
+  };
+}
