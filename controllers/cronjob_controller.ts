@@ -523,7 +523,10 @@ export class CronJobReconciler implements Reconciler {
     if (!burst || historyLate) await this.cleanupHistory(cronJob, o.history, ctx);
 
     const requeue: Result = o.requeueAfterMs !== undefined ? { requeueAfterMs: o.requeueAfterMs } : {};
-    const deferred = !booksLate && (burst || (pass.created && (ctx.queueLength?.() ?? 0) > 0));
+    // A pass whose write failed reports it (Degraded, the record) whatever the burst: a failed create notes the burst
+    // too, so a create that keeps failing would otherwise hold its own report back for as long as it fails.
+    const writeFailed = pass.retry !== undefined || Object.keys(pass.problems).length > 0;
+    const deferred = !booksLate && !writeFailed && (burst || (pass.created && (ctx.queueLength?.() ?? 0) > 0));
     if (deferred) {
       if (pass.retry !== undefined) throw new Error(pass.retry);
       return burst ? { ...requeue, requeueWhenQuiet: true } : requeue;

@@ -23,7 +23,7 @@ import { PROMETHEUS_RULE_PATH, prometheusRuleYAML } from "./crdgen/prometheusrul
 import { keepManagerImage } from "./crdgen/installer.ts";
 import { CHART_DIR, chartFiles } from "./helmgen/chart.ts";
 import { API_REFERENCE_PATH, apiReference, referenceSources } from "./apidocs/reference.ts";
-import { TROUBLESHOOTING_PATH, withCauses } from "./apidocs/causes.ts";
+import { runbookPaths, TROUBLESHOOTING_PATH, withCauses, withRunbookCauses } from "./apidocs/causes.ts";
 import * as api from "../api/v1/index.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -79,6 +79,11 @@ function main(): number {
   files.set(API_REFERENCE_PATH, apiReference(referenceSources(crd, defs)));
   // docs/troubleshooting.md's causes, from the table `kubectl cron why` diagnoses with (cmd/kubectl-cron/causes.ts).
   files.set(TROUBLESHOOTING_PATH, withCauses(readFileSync(join(root, TROUBLESHOOTING_PATH), "utf8")));
+  // Each runbook's list of the causes behind its alert, from the same table.
+  // (A cause naming an alert with no runbook is test/unit/troubleshooting.test.ts's to report.)
+  for (const rel of runbookPaths().filter((r) => existsSync(join(root, r)))) {
+    files.set(rel, withRunbookCauses(rel, readFileSync(join(root, rel), "utf8")));
+  }
 
   let stale = 0;
   for (const [rel, content] of files) stale += syncFile(rel, content, values.check ?? false);

@@ -42,7 +42,7 @@ export interface Diagnosis {
   cause?: CauseId;
   evidence: string[];
   fix: string[];
-  next?: { utc: string; local: string; note?: string; blocked?: string };
+  next?: { utc: string; local: string; text: string; note?: string; blocked?: string };
   /** Other findings that need attention (the operator's health, a risk), besides the verdict. */
   also: Finding[];
   /** What could not be read. */
@@ -323,7 +323,10 @@ function keptAlive(job: Readonly<Job>, pods: readonly PodFacts[], now: Date): { 
   return {
     text: `has been running for ${age} (${bounds.join(", ")})`,
     evidence: [
-      `Job ${job.metadata?.name}: started ${started ?? "?"}, ${bounds.join(", ")}; worst-case wait between its retries alone ${humanDuration(worstCaseRetrySeconds(spec.backoffLimit ?? 6))}`,
+      `Job ${job.metadata?.name}: started ${started ?? "?"}, ${bounds.join(", ")}` +
+        ((spec.backoffLimit ?? 6) > 0
+          ? `; its retries alone can take ${humanDuration(worstCaseRetrySeconds(spec.backoffLimit ?? 6))} (the Job controller waits 10 s, doubling, at most 6 min, before each)`
+          : ""),
       ...podLines(pods),
     ],
   };
@@ -834,9 +837,23 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   const jobFor = (slot: Date) =>
     jobsByName.get(jobNameFor(name, slot)) ?? f.jobs.find((j) => scheduledTimeOf(j)?.getTime() === slot.getTime());
 
-  let slot = o.slot ?? schedules.schedule.mostRecent(f.now, anchor);
+  // The newest slot at or before t. `@every` counts from its anchor (the last run), which mostRecent does not look
+  // behind: the last run is a slot too.
+  const lastRun = cronJob.status?.lastScheduleTime ? new Date(cronJob.status.lastScheduleTime) : undefined;
+  const latest = (t: Date): Date | undefined => {
+    const recent = schedules.schedule.mostRecent(t, anchor);
+    const ran = lastRun && lastRun <= t ? lastRun : undefined;
+    return recent && (!ran || recent > ran) ? recent : ran;
+  };
+  const isSlot = (t: Date) =>
+    latest(t)?.getTime() === t.getTime() ||
+    entryFor(t) !== undefined ||
+    jobFor(t) !== undefined ||
+    (created !== undefined && schedules.schedule.mostRecent(t, created)?.getTime() === t.getTime());
+  const created = cronJob.metadata?.creationTimestamp ? new Date(cronJob.metadata.creationTimestamp) : undefined;
+  let slot = o.slot ?? latest(f.now);
   if (!o.slot && slot && !entryFor(slot) && !jobFor(slot) && f.now.getTime() - slot.getTime() < JUST_DUE_MS) {
-    slot = schedules.schedule.mostRecent(new Date(slot.getTime() - 1), anchor) ?? slot;
+    slot = latest(new Date(slot.getTime() - 1)) ?? slot;
   }
   const nextAt = schedules.schedule.next(f.now, anchor);
   const nextNote = nextRuns(schedules, anchor, new Date(nextAt.getTime() - 1), 1)[0]?.note;
@@ -844,10 +861,10 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   const next = {
     utc: iso(nextAt),
     local: rfc3339InZone(nextAt, zone),
+    text: slotText(nextAt, zone),
     ...(nextNote ? { note: nextNote } : {}),
     ...(blocked ? { blocked } : {}),
   };
-  const created = cronJob.metadata?.creationTimestamp ? new Date(cronJob.metadata.creationTimestamp) : undefined;
   if (!slot || (!o.slot && created && slot < created)) {
     const verdict = cronJob.spec?.suspend
       ? undecidedVerdict(ctx(f, name, namespace, zone, nextAt, jobsByName), operator)
@@ -868,7 +885,7 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
     ...(slotNote?.note && slotNote.utc === iso(slot) ? { note: slotNote.note } : {}),
   };
   let verdict: Verdict;
-  if (o.slot && schedules.schedule.mostRecent(o.slot, anchor)?.getTime() !== o.slot.getTime()) {
+  if (o.slot && !isSlot(o.slot)) {
     verdict = notASlot(c, schedules, anchor);
   } else if (created && slot < created) {
     verdict = found(
@@ -914,7 +931,7 @@ export function whyText(d: Diagnosis): string {
   if (d.fix.length) lines.push("Fix:", ...d.fix.map((x) => `  - ${x}`));
   if (d.next) {
     lines.push(
-      `Next: ${d.next.local} (${d.next.utc})${d.next.note ? ` (${d.next.note})` : ""}${d.next.blocked ? `; ${d.next.blocked}` : ""}`,
+      `Next: ${d.next.text}${d.next.note ? ` (${d.next.note})` : ""}${d.next.blocked ? `; ${d.next.blocked}` : ""}`,
     );
   }
   for (const a of d.also) {

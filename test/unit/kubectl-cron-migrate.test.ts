@@ -637,11 +637,14 @@ describe("kubectl cron: shell completion (kubectl_complete-cron)", () => {
       "next",
       "history",
       "list",
+      "why",
       "backfill",
       "migrate",
       "unmigrate",
     ]);
     assert.deepEqual(await values("backfill", "b"), ["backup", "billing"]);
+    assert.deepEqual(await values("why", "b"), ["backup", "billing"]);
+    assert.deepEqual(await values("why", "--s"), ["--selector", "--slot"]);
     assert.deepEqual(await values("backfill", "backup", "--c"), ["--cancel", "--context"]);
     assert.deepEqual(await values("r"), ["run", "resume"]);
     assert.deepEqual(await values("run", "b"), ["backup", "billing"]);

@@ -286,6 +286,30 @@ const overloadedSlot = (k: number): Step[] => [
 
 const burstRows: Row[] = [
   {
+    // A failed create notes the burst like any create: its pass must still write what went wrong, or a create that
+    // keeps failing (a quota, a webhook) keeps its own report back for as long as it fails.
+    title: "a create refused during a burst is reported at once: Degraded, not held back by the burst it noted",
+    spec: {
+      jobTemplate: {
+        spec: {
+          backoffLimit: -1,
+          template: { spec: { restartPolicy: "OnFailure", containers: [{ name: "c", image: "busybox" }] } },
+        },
+      },
+    },
+    steps: [
+      {
+        fakeRefusesCreate: 0,
+        code: 422,
+        reason: "Invalid",
+        message: (c) =>
+          `Job.batch "${c.job(0)}" is invalid: spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0`,
+      },
+      { at: 1000, reconcile: "pass", load: "burst", urgentWrites: 1, rejects: /creating Job/ },
+      { expect: { jobCount: 0, conditions: { Degraded: "JobCreationFailed" } }, why: "written during the burst" },
+    ],
+  },
+  {
     title: "during a burst of creates a pass only creates; cleanup and status follow after it, also after a crash",
     spec: { successfulJobsHistoryLimit: 0 },
     steps: [
