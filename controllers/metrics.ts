@@ -9,7 +9,7 @@
 // and drops a deleted CronJob's counts with forget() (also called by the CronJob informer's delete handler,
 // see cmd/run.ts).
 //
-// Cardinality: per CronJob at most 8 gauge series (a timestamp absent from status has no series) and 6
+// Cardinality: per CronJob at most 9 gauge series (a timestamp absent from status has no series) and 6
 // counter series (one per outcome). --per-cronjob-metrics=false registers none of these metrics.
 //
 // Only the leader exports them (isLeader): every replica caches the same CronJobs, and two replicas
@@ -87,6 +87,8 @@ export interface CronJobView {
     activeCount?: number | null;
     consecutiveFailures?: number | null;
     stopped?: unknown;
+    /** Newest first (api/v1/recentruns.ts). Read as optional: objects written before the field existed lack it. */
+    recentRuns?: readonly { decision?: string; blockedBy?: string | null }[] | null;
   } | null;
 }
 
@@ -177,6 +179,11 @@ export class CronJobMetrics implements CronJobRunMetrics {
         if (Array.isArray(st?.active)) return st.active.length;
         return typeof st?.activeCount === "number" ? st.activeCount : undefined;
       }),
+      gauge(
+        "cronjob_blocked_runs",
+        "Scheduled times of the CronJob in a row (newest first in status.recentRuns) not started because the same Job, still running (status.active), held them (concurrencyPolicy Forbid); else 0.",
+        blockedRuns,
+      ),
       gauge("cronjob_suspended", "1 if the CronJob is suspended (spec.suspend), else 0.", (cj) =>
         cj.spec?.suspend === true ? 1 : 0,
       ),
@@ -276,6 +283,30 @@ function idLabels(cj: Readonly<CronJobView>): { namespace: string; cronjob: stri
   const namespace = cj.metadata?.namespace;
   const cronjob = cj.metadata?.name;
   return namespace && cronjob ? { namespace, cronjob } : undefined;
+}
+
+/**
+ * How many scheduled times in a row one running Job has held back: the newest entries of status.recentRuns that
+ * waited behind the newest entry's blockedBy (Held, or Missed after it was held), counted while that Job is still
+ * in status.active. A hung Job under concurrencyPolicy Forbid shows as a count that grows by one a slot; it falls
+ * to 0 when the Job ends or a run starts. At most MAX_RECENT_RUNS, what the record keeps.
+ */
+function blockedRuns(cj: Readonly<CronJobView>): number {
+  const runs = Array.isArray(cj.status?.recentRuns) ? cj.status.recentRuns : [];
+  const blocker = runs[0]?.blockedBy;
+  if (typeof blocker !== "string" || blocker === "") return 0;
+  const active = Array.isArray(cj.status?.active) ? cj.status.active : [];
+  const running = active.some(
+    (ref) => typeof ref === "object" && ref !== null && "name" in ref && ref.name === blocker,
+  );
+  if (!running) return 0;
+  let count = 0;
+  for (const r of runs) {
+    const held = r?.decision === "Held" || r?.decision === "Missed";
+    if (!held || r.blockedBy !== blocker) break;
+    count++;
+  }
+  return count;
 }
 
 /** An RFC 3339 time as Unix seconds; undefined when absent or unparseable. */

@@ -26,8 +26,10 @@ import {
   MAX_BACKFILL_SLOTS,
   MORE_SCHEDULES_ANNOTATION,
   cronJobSchedules,
+  type CronJobSchedules,
   scheduleListSchedules,
   parseWithSchema,
+  shortestInterval,
 } from "../api/v1/index.ts";
 import { countText } from "../api/v1/schedule/index.ts";
 import { API_VERSION as V2_API_VERSION, convertCronJob, CronJobV2Schema, VERSION as V2 } from "../api/v2/index.ts";
@@ -56,6 +58,29 @@ export const VALIDATE_PATH = `/validate-${GROUP.replaceAll(".", "-")}-${VERSION}
 
 /** A starting deadline this short may never be met: the controller wakes about once per slot. */
 const MIN_SAFE_STARTING_DEADLINE_SECONDS = 10;
+
+/**
+ * The Job controller's wait before it retries a failed Pod: 10 s, doubling with each failure, at most 6 minutes
+ * (the Job documentation's "Pod backoff failure policy"). A warning computed from it is a lower bound anyway.
+ */
+const POD_FAILURE_BACKOFF_SECONDS = 10;
+const MAX_POD_FAILURE_BACKOFF_SECONDS = 360;
+
+/**
+ * The least time a Job spends waiting between its Pods' retries to use up `backoffLimit`: the sum of the Job
+ * controller's backoffs, 10 s, 20 s, … capped at 6 minutes. A lower bound: the Pods' own run time comes on top.
+ * In closed form, since backoffLimit may be as large as an int32.
+ */
+export function worstCaseRetrySeconds(backoffLimit: number): number {
+  let doubling = 0;
+  let wait = POD_FAILURE_BACKOFF_SECONDS;
+  while (doubling < backoffLimit && wait < MAX_POD_FAILURE_BACKOFF_SECONDS) {
+    doubling++;
+    wait *= 2;
+  }
+  const uncapped = POD_FAILURE_BACKOFF_SECONDS * (2 ** doubling - 1);
+  return uncapped + (backoffLimit - doubling) * MAX_POD_FAILURE_BACKOFF_SECONDS;
+}
 
 /**
  * The defaulting webhook: fills the fields of CRONJOB_SPEC_DEFAULTS (concurrencyPolicy, suspend and the
@@ -223,6 +248,7 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
       'spec.missedRunPolicy: "RunAll" with concurrencyPolicy "Replace" runs only the newest missed time (each run would replace the one before); the older ones are reported missed',
     );
   }
+  warnings.push(...runLengthWarnings(spec, schedules, meta.creationTimestamp, context.now));
 
   // Everything else the schema says (types, enums, minimums), with the same field paths.
   const schema = isV2
@@ -237,6 +263,78 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
     }
   }
   return { errors, warnings };
+}
+
+/**
+ * Warnings about a run that outlasts the time between two runs (issue 38, "why didn't it run?"): with
+ * concurrencyPolicy Forbid a hung Job holds back every later run, and a Job retrying a failing Pod up to its
+ * backoffLimit runs past the next scheduled time. Measured against the schedule's shortest interval between runs
+ * from the creation time (the admission time on a create the API server has not stamped), so the same object
+ * always gets the same warnings.
+ */
+function runLengthWarnings(
+  spec: Record<string, unknown>,
+  schedules: CronJobSchedules | undefined,
+  creationTimestamp: unknown,
+  now: Date | undefined,
+): string[] {
+  const warnings: string[] = [];
+  const jobSpec = dig(spec, ["jobTemplate", "spec"]);
+  const deadline = isObj(jobSpec) ? jobSpec.activeDeadlineSeconds : undefined;
+  const backoffLimit = isObj(jobSpec) ? jobSpec.backoffLimit : undefined;
+  const policy =
+    typeof spec.concurrencyPolicy === "string" && spec.concurrencyPolicy ? spec.concurrencyPolicy : "Allow";
+  const forbidWithoutDeadline = policy === "Forbid" && (deadline === undefined || deadline === null);
+  // Only a value the schema accepts (a non-negative integer); the API server's own default (6) is not warned of.
+  const retries = typeof backoffLimit === "number" && Number.isSafeInteger(backoffLimit) && backoffLimit > 0;
+  if (!forbidWithoutDeadline && !retries) return warnings;
+
+  let interval: number | undefined;
+  if (schedules) {
+    const created = typeof creationTimestamp === "string" ? new Date(creationTimestamp) : undefined;
+    const from = created && Number.isFinite(created.getTime()) ? created : (now ?? new Date());
+    interval = shortestInterval(schedules, from);
+  }
+  const intervalText = interval === undefined ? "" : ` (${durationText(interval)}, ${interval} s)`;
+
+  if (forbidWithoutDeadline) {
+    warnings.push(
+      `spec.concurrencyPolicy: "Forbid" without spec.jobTemplate.spec.activeDeadlineSeconds: a Job that hangs holds back every later run until someone deletes it; set activeDeadlineSeconds below the schedule's shortest interval between runs${intervalText}`,
+    );
+  }
+  if (retries && interval !== undefined) {
+    const retrySeconds = worstCaseRetrySeconds(backoffLimit);
+    const bounded = typeof deadline === "number" && deadline <= interval;
+    if (retrySeconds > interval && !bounded) {
+      const next =
+        policy === "Forbid"
+          ? "the next runs are held back until it ends"
+          : policy === "Replace"
+            ? "the next run kills it"
+            : "the next runs start beside it and pile up";
+      warnings.push(
+        `spec.jobTemplate.spec.backoffLimit: ${backoffLimit} retries of a failing Pod take at least ${durationText(retrySeconds)} (${retrySeconds} s: the Job controller waits 10 s before the first retry, doubling up to 6m, and the Pods' own run time comes on top), longer than the schedule's shortest interval between runs${intervalText}: a failing run retries past the next scheduled time, and with concurrencyPolicy ${JSON.stringify(policy)} ${next}; set spec.jobTemplate.spec.activeDeadlineSeconds to at most ${interval} or a smaller backoffLimit`,
+      );
+    }
+  }
+  return warnings;
+}
+
+/** Whole seconds as 1d, 23h, 1h30m, 45s: what a schedule's interval reads as. */
+function durationText(seconds: number): string {
+  const parts: string[] = [];
+  let rest = Math.round(seconds);
+  for (const [unit, size] of [
+    ["d", 86_400],
+    ["h", 3600],
+    ["m", 60],
+    ["s", 1],
+  ] as const) {
+    const n = Math.floor(rest / size);
+    rest -= n * size;
+    if (n > 0) parts.push(`${n}${unit}`);
+  }
+  return parts.join("") || "0s";
 }
 
 function dig(o: unknown, path: string[]): unknown {

@@ -210,3 +210,28 @@ export function scheduleListSchedules(list: unknown, key: HashKey): CronJobSched
   const entries = Array.isArray(list) ? list.map(scheduleEntry) : [];
   return { ok: true, schedules: new CronJobSchedules(parsed.set, entries, key), warnings: parsed.warnings };
 }
+
+/** How many slots shortestInterval compares: enough to meet a weekly or monthly pattern's shortest gap. */
+const INTERVAL_SLOTS = 50;
+
+/**
+ * The shortest time between two runs of a CronJob's schedules, in seconds: what a run must fit in to be over
+ * before the next one is due. An `@every` schedule's is its period; otherwise it is the smallest gap among the
+ * union's first 50 slots after `from` (each `@every` member counted from `from`), so its cost is bounded and the
+ * same `from` (the creation time, say) always gives the same answer. A DST change in that span counts: a daily
+ * schedule in a zone with DST has 23h between its runs around the day the clocks go forward.
+ */
+export function shortestInterval(schedules: CronJobSchedules, from: Date): number {
+  const { schedule } = schedules;
+  if (schedule.isEvery && schedule.everySeconds !== undefined) return schedule.everySeconds;
+  let shortest = Infinity;
+  let previous: number | undefined;
+  let seen = 0;
+  for (const slot of schedule.set.slotsAfter(from, from)) {
+    const at = slot.at.getTime();
+    if (previous !== undefined) shortest = Math.min(shortest, at - previous);
+    previous = at;
+    if (++seen === INTERVAL_SLOTS) break;
+  }
+  return shortest / 1000;
+}

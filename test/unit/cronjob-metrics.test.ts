@@ -18,6 +18,7 @@ const GAUGES = [
   "cronjob_last_failed_time_seconds",
   "cronjob_last_missed_time_seconds",
   "cronjob_active_jobs",
+  "cronjob_blocked_runs",
   "cronjob_suspended",
   "cronjob_consecutive_failures",
   "cronjob_stopped",
@@ -63,14 +64,15 @@ describe("per-CronJob metrics (controllers/metrics.ts)", () => {
       `cronjob_last_failed_time_seconds{${id}} ${sec("2026-11-20T02:00:42Z")}`,
       `cronjob_last_missed_time_seconds{${id}} ${sec("2026-11-21T02:00:00Z")}`,
       `cronjob_active_jobs{${id}} 1`,
+      `cronjob_blocked_runs{${id}} 0`,
       `cronjob_suspended{${id}} 0`,
       `cronjob_info{${id},schedule="0 3 * * *",time_zone="Europe/Berlin",concurrency_policy="Forbid"} 1`,
       ...RUN_OUTCOMES.map((o) => `cronjob_runs_total{${id},outcome="${o}"} 0`),
     ]) {
       assert.ok(lines.includes(want), `missing ${want} in:\n${lines.join("\n")}`);
     }
-    // At most 8 gauge series and 6 counter series per CronJob (the cardinality in docs/operating.md).
-    assert.equal(lines.filter((l) => l.includes(id)).length, 8 + 6);
+    // At most 9 gauge series and 6 counter series per CronJob (the cardinality in docs/operating.md).
+    assert.equal(lines.filter((l) => l.includes(id)).length, 9 + 6);
     assert.equal(RUN_OUTCOMES.length, 6);
   });
 
@@ -91,6 +93,7 @@ describe("per-CronJob metrics (controllers/metrics.ts)", () => {
     assert.deepEqual(
       fresh.filter((l) => !l.startsWith("cronjob_runs_total")),
       [
+        'cronjob_blocked_runs{namespace="ns",cronjob="fresh"} 0',
         'cronjob_suspended{namespace="ns",cronjob="fresh"} 1',
         'cronjob_info{namespace="ns",cronjob="fresh",schedule="@hourly",time_zone="",concurrency_policy="Allow"} 1',
       ],
@@ -98,9 +101,68 @@ describe("per-CronJob metrics (controllers/metrics.ts)", () => {
     const odd = lines.filter((l) => l.includes('cronjob="odd"') && !l.startsWith("cronjob_runs_total"));
     assert.deepEqual(odd, [
       'cronjob_active_jobs{namespace="ns",cronjob="odd"} 2',
+      'cronjob_blocked_runs{namespace="ns",cronjob="odd"} 0',
       'cronjob_suspended{namespace="ns",cronjob="odd"} 0',
       'cronjob_info{namespace="ns",cronjob="odd",schedule="@daily",time_zone="",concurrency_policy="Allow"} 1',
     ]);
+  });
+
+  it("cronjob_blocked_runs: the newest scheduled times in a row held behind one Job, while that Job runs", async () => {
+    const HUNG = "nightly-1795000000";
+    const held = (slot: string, blockedBy = HUNG) => ({
+      trigger: "Schedule",
+      scheduledTime: slot,
+      decision: "Held",
+      reason: "ConcurrencyPolicyForbid",
+      decidedAt: slot,
+      blockedBy,
+    });
+    const missed = (slot: string) => ({ ...held(slot), decision: "Missed", reason: "StartingDeadlineExceeded" });
+    const created = (slot: string, job: string) => ({
+      trigger: "Schedule",
+      scheduledTime: slot,
+      decision: "Created",
+      reason: "Scheduled",
+      decidedAt: slot,
+      job,
+    });
+    const blocked = async (status: NonNullable<CronJobView["status"]>) => {
+      const { scrape } = setup([{ ...full, status }]);
+      const line = (await scrape()).find((l) => l.startsWith("cronjob_blocked_runs{"));
+      assert.ok(line, "a series for every CronJob");
+      return Number(line.split(" ").pop());
+    };
+    const active = [{ name: HUNG }];
+    const history = [
+      held("2026-11-23T04:00:00Z"),
+      missed("2026-11-23T03:00:00Z"),
+      held("2026-11-23T02:00:00Z"),
+      created("2026-11-23T01:00:00Z", HUNG),
+      created("2026-11-23T00:00:00Z", "nightly-1794996400"),
+    ];
+    // Held, or Missed after it was held behind the same Job: 3 in a row; the run that created the Job ends it.
+    assert.equal(await blocked({ active, recentRuns: history }), 3);
+    assert.equal(await blocked({ active, recentRuns: history.slice(1) }), 2);
+    assert.equal(await blocked({ active, recentRuns: history.slice(3) }), 0);
+    // The Job ended (no longer active), or another one is the one running: nothing holds the runs now.
+    assert.equal(await blocked({ active: [], recentRuns: history }), 0);
+    assert.equal(await blocked({ active: [{ name: "other" }], recentRuns: history }), 0);
+    assert.equal(await blocked({ recentRuns: history }), 0);
+    // Behind another Job before: not the same block.
+    assert.equal(
+      await blocked({
+        active,
+        recentRuns: [held("2026-11-23T04:00:00Z"), held("2026-11-23T03:00:00Z", "nightly-1794000000")],
+      }),
+      1,
+    );
+    // A Missed slot that was never held is not blocked, and stops the count.
+    const { blockedBy: _b, ...plainMiss } = missed("2026-11-23T03:00:00Z");
+    assert.equal(await blocked({ active, recentRuns: [held("2026-11-23T04:00:00Z"), plainMiss, ...history] }), 1);
+    assert.equal(await blocked({ active, recentRuns: [plainMiss, ...history] }), 0);
+    // No record (an object written before the field existed), or null: 0.
+    assert.equal(await blocked({ active }), 0);
+    assert.equal(await blocked({ active, recentRuns: null }), 0);
   });
 
   it("reads the cache at every scrape: a deleted CronJob's gauge series disappear, a changed value follows", async () => {

@@ -66,6 +66,27 @@ describe("CronJob validating webhook, v2", () => {
     assert.match(warnings[1]!, /^spec\.schedules\[2\]\.schedule: "@every 30s" runs more often than once a minute/);
   });
 
+  it("warns of Forbid without activeDeadlineSeconds and of a long backoffLimit as for v1, over the union's interval", () => {
+    // 09:00 and 09:30: the union's shortest interval is 30m (1800 s), though each schedule alone is daily.
+    const schedules = [{ schedule: "0 9 * * *" }, { schedule: "30 9 * * *" }];
+    const forbid = v2CronJob("cj", schedules, (o) => (o.spec.concurrencyPolicy = "Forbid"));
+    assert.deepEqual(validateCronJob(forbid, { namespace: "default" }).warnings, [
+      'spec.concurrencyPolicy: "Forbid" without spec.jobTemplate.spec.activeDeadlineSeconds: a Job that hangs holds back every later run until someone deletes it; set activeDeadlineSeconds below the schedule\'s shortest interval between runs (30m, 1800 s)',
+    ]);
+    // 10 retries wait 2070 s; 9 wait 1710 s.
+    const retries = (n: number) =>
+      validateCronJob(
+        v2CronJob("cj", schedules, (o) => (o.spec.jobTemplate.spec.backoffLimit = n)),
+        { namespace: "default" },
+      ).warnings;
+    assert.deepEqual(retries(9), []);
+    assert.equal(retries(10).length, 1);
+    assert.match(
+      retries(10)[0]!,
+      /^spec\.jobTemplate\.spec\.backoffLimit: 10 retries of a failing Pod take at least 34m30s \(2070 s: .*\(30m, 1800 s\)/,
+    );
+  });
+
   it("names each bad entry at spec.schedules[i] with v1's message for the same mistake", () => {
     const v1Messages = (schedule: unknown, timeZone?: unknown) =>
       messages({

@@ -41,6 +41,7 @@ import {
   validateCronJob,
   validateCronJobRequest,
   webhookMarkers,
+  worstCaseRetrySeconds,
 } from "../../webhooks/cronjob_webhook.ts";
 import { minimalCronJob, variant } from "../fixtures.ts";
 import { APIError } from "../../runtime/errors.ts";
@@ -1417,6 +1418,153 @@ describe("missed-run policy and stop after failures at admission", () => {
     const { errors } = validateCronJob(o);
     assert.equal(errors.length, 1);
     assert.equal(errors[0]!.field, `metadata.annotations[${RESUME_ANNOTATION}]`);
+  });
+});
+
+describe("runs that outlast the schedule's interval: warnings at admission", () => {
+  const FORBID_HOURLY =
+    'spec.concurrencyPolicy: "Forbid" without spec.jobTemplate.spec.activeDeadlineSeconds: a Job that hangs holds back every later run until someone deletes it; set activeDeadlineSeconds below the schedule\'s shortest interval between runs (1h, 3600 s)';
+  const job = (s: Record<string, any>) => s.jobTemplate.spec as Record<string, any>;
+  const hourly = (mutate: (spec: Record<string, any>) => void) =>
+    withSpec((s) => {
+      s.schedule = "0 * * * *";
+      mutate(s);
+    });
+
+  it("warns of concurrencyPolicy Forbid without activeDeadlineSeconds, naming the schedule's interval", async () => {
+    const r = await call(
+      validateCronJobRequest,
+      request(
+        "CREATE",
+        hourly((s) => (s.concurrencyPolicy = "Forbid")),
+      ),
+    );
+    assert.equal(r.allowed, true);
+    assert.deepEqual(r.warnings, [FORBID_HOURLY]);
+    // The minimal CronJob's */5: 5m.
+    assert.deepEqual(validateCronJob(withSpec((s) => (s.concurrencyPolicy = "Forbid"))).warnings, [
+      FORBID_HOURLY.replace("(1h, 3600 s)", "(5m, 300 s)"),
+    ]);
+    // Any deadline bounds a hung Job; the other policies never hold a run back.
+    for (const quiet of [
+      hourly((s) => ((s.concurrencyPolicy = "Forbid"), (job(s).activeDeadlineSeconds = 1))),
+      hourly((s) => ((s.concurrencyPolicy = "Forbid"), (job(s).activeDeadlineSeconds = 86_400))),
+      hourly((s) => (s.concurrencyPolicy = "Allow")),
+      hourly((s) => (s.concurrencyPolicy = "Replace")),
+      hourly(() => undefined),
+    ]) {
+      assert.deepEqual(validateCronJob(quiet).warnings, [], JSON.stringify(quiet.spec));
+    }
+  });
+
+  it("a Forbid CronJob whose schedule does not parse is still told, without an interval", () => {
+    const r = validateCronJob(withSpec((s) => ((s.concurrencyPolicy = "Forbid"), (s.schedule = "61 * * * *"))));
+    assert.deepEqual(
+      r.errors.map((e) => e.field),
+      ["spec.schedule"],
+    );
+    assert.deepEqual(r.warnings, [FORBID_HOURLY.replace(" (1h, 3600 s)", "")]);
+  });
+
+  it("the worst case of backoffLimit retries: 10 s doubling, at most 6 minutes each, without the Pods' run time", () => {
+    for (const [limit, seconds] of [
+      [0, 0],
+      [1, 10],
+      [2, 30],
+      [5, 310],
+      [6, 630],
+      [7, 990],
+      [15, 3870],
+    ] as const) {
+      let sum = 0;
+      for (let i = 1; i <= limit; i++) sum += Math.min(10 * 2 ** (i - 1), 360);
+      assert.equal(sum, seconds, `the sum for ${limit}`);
+      assert.equal(worstCaseRetrySeconds(limit), seconds, String(limit));
+    }
+    // The largest value the API server takes, at once.
+    assert.equal(worstCaseRetrySeconds(2 ** 31 - 1), 630 + (2 ** 31 - 1 - 6) * 360);
+  });
+
+  it("warns of a backoffLimit whose retries outlast the interval, just over it and not just under", () => {
+    // */5 (300 s): 4 retries wait 150 s, 5 wait 310 s.
+    const limit = (n: number, mutate: (s: Record<string, any>) => void = () => undefined) =>
+      validateCronJob(
+        withSpec((s) => {
+          job(s).backoffLimit = n;
+          mutate(s);
+        }),
+      ).warnings;
+    assert.deepEqual(limit(4), []);
+    assert.deepEqual(limit(5), [
+      "spec.jobTemplate.spec.backoffLimit: 5 retries of a failing Pod take at least 5m10s (310 s: the Job controller waits 10 s before the first retry, doubling up to 6m, and the Pods' own run time comes on top), longer than the schedule's shortest interval between runs (5m, 300 s): a failing run retries past the next scheduled time, and with concurrencyPolicy \"Allow\" the next runs start beside it and pile up; set spec.jobTemplate.spec.activeDeadlineSeconds to at most 300 or a smaller backoffLimit",
+    ]);
+    // Hourly (3600 s): 14 retries wait 3510 s, 15 wait 3870 s.
+    const hourlyLimit = (n: number) => validateCronJob(hourly((s) => (job(s).backoffLimit = n))).warnings;
+    assert.deepEqual(hourlyLimit(14), []);
+    assert.equal(hourlyLimit(15).length, 1);
+    assert.match(
+      hourlyLimit(15)[0]!,
+      /^spec\.jobTemplate\.spec\.backoffLimit: 15 retries of a failing Pod take at least 1h4m30s \(3870 s: /,
+    );
+    assert.match(hourlyLimit(15)[0]!, /\(1h, 3600 s\)/);
+    // activeDeadlineSeconds at most the interval ends the retries in time; one second more does not.
+    assert.deepEqual(
+      limit(5, (s) => (job(s).activeDeadlineSeconds = 300)),
+      [],
+    );
+    assert.deepEqual(
+      limit(5, (s) => (job(s).activeDeadlineSeconds = 60)),
+      [],
+    );
+    assert.equal(limit(5, (s) => (job(s).activeDeadlineSeconds = 301)).length, 1);
+    // The API server's default (6, when unset) and 0 are not warned of.
+    assert.deepEqual(validateCronJob(withSpec((s) => (s.schedule = "* * * * *"))).warnings, []);
+    assert.deepEqual(
+      limit(0, (s) => (s.schedule = "* * * * *")),
+      [],
+    );
+  });
+
+  it("says what the concurrency policy does with the runs the retries overlap", () => {
+    const with_ = (policy: string) =>
+      validateCronJob(
+        withSpec((s) => {
+          s.concurrencyPolicy = policy;
+          job(s).backoffLimit = 5;
+          job(s).activeDeadlineSeconds = 301;
+        }),
+      ).warnings;
+    assert.match(
+      with_("Forbid").join("\n"),
+      /with concurrencyPolicy "Forbid" the next runs are held back until it ends;/,
+    );
+    assert.match(with_("Replace").join("\n"), /with concurrencyPolicy "Replace" the next run kills it;/);
+    assert.match(
+      with_("Allow").join("\n"),
+      /with concurrencyPolicy "Allow" the next runs start beside it and pile up;/,
+    );
+    // Forbid without a deadline: both warnings, the hang first.
+    const both = validateCronJob(
+      hourly((s) => ((s.concurrencyPolicy = "Forbid"), (job(s).backoffLimit = 15))),
+    ).warnings;
+    assert.equal(both.length, 2);
+    assert.equal(both[0], FORBID_HOURLY);
+    assert.match(both[1]!, /^spec\.jobTemplate\.spec\.backoffLimit: 15 /);
+  });
+
+  it("measures the interval from the creation time, else the admission time: the same object, the same warning", () => {
+    // A daily 09:00 in Berlin has 23h between its runs around the day the clocks go forward.
+    const daily = (created?: string) =>
+      variant(minimalCronJob("cj"), (o) => {
+        o.spec.schedule = "0 9 * * *";
+        o.spec.timeZone = "Europe/Berlin";
+        o.spec.concurrencyPolicy = "Forbid";
+        if (created) o.metadata.creationTimestamp = created;
+      });
+    const now = new Date("2026-06-01T00:00:00Z");
+    assert.match(validateCronJob(daily("2026-03-20T00:00:00Z"), { now }).warnings[0]!, /\(23h, 82800 s\)$/);
+    assert.match(validateCronJob(daily("2026-04-10T00:00:00Z"), { now }).warnings[0]!, /\(1d, 86400 s\)$/);
+    assert.match(validateCronJob(daily(), { now: new Date("2026-03-20T00:00:00Z") }).warnings[0]!, /\(23h, 82800 s\)$/);
   });
 });
 

@@ -46,7 +46,7 @@ function documentedNames(): string[] {
     const name = m[1]!;
     // Full metric names only: label values (`queue_full`) and prefixes (`workqueue_*`) are not.
     if (
-      /_(total|seconds|bytes|status|depth|workers|reconciles|in_flight|jobs|suspended|stopped|failures|info)$/.test(
+      /_(total|seconds|bytes|status|depth|workers|reconciles|in_flight|jobs|runs|suspended|stopped|failures|info)$/.test(
         name,
       )
     )

@@ -21,6 +21,7 @@ const ALERTS = [
   "CronJobLastRunFailed",
   "CronJobStoppedAfterFailures",
   "CronJobNotRunOnTime",
+  "CronJobBlockedByRunningJob",
   "CronJobOperatorDown",
   "CronJobOperatorReconcileErrors",
   "CronJobCreationSkewSLO",
@@ -33,6 +34,7 @@ const PER_CRONJOB = [
   "CronJobLastRunFailed",
   "CronJobStoppedAfterFailures",
   "CronJobNotRunOnTime",
+  "CronJobBlockedByRunningJob",
 ];
 
 type Obj = Record<string, any>;
