@@ -30,6 +30,7 @@ import {
   scheduleListSchedules,
   parseWithSchema,
   shortestInterval,
+  worstCaseRetrySeconds,
 } from "../api/v1/index.ts";
 import { countText } from "../api/v1/schedule/index.ts";
 import { API_VERSION as V2_API_VERSION, convertCronJob, CronJobV2Schema, VERSION as V2 } from "../api/v2/index.ts";
@@ -58,29 +59,6 @@ export const VALIDATE_PATH = `/validate-${GROUP.replaceAll(".", "-")}-${VERSION}
 
 /** A starting deadline this short may never be met: the controller wakes about once per slot. */
 const MIN_SAFE_STARTING_DEADLINE_SECONDS = 10;
-
-/**
- * The Job controller's wait before it retries a failed Pod: 10 s, doubling with each failure, at most 6 minutes
- * (the Job documentation's "Pod backoff failure policy"). A warning computed from it is a lower bound anyway.
- */
-const POD_FAILURE_BACKOFF_SECONDS = 10;
-const MAX_POD_FAILURE_BACKOFF_SECONDS = 360;
-
-/**
- * The least time a Job spends waiting between its Pods' retries to use up `backoffLimit`: the sum of the Job
- * controller's backoffs, 10 s, 20 s, … capped at 6 minutes. A lower bound: the Pods' own run time comes on top.
- * In closed form, since backoffLimit may be as large as an int32.
- */
-export function worstCaseRetrySeconds(backoffLimit: number): number {
-  let doubling = 0;
-  let wait = POD_FAILURE_BACKOFF_SECONDS;
-  while (doubling < backoffLimit && wait < MAX_POD_FAILURE_BACKOFF_SECONDS) {
-    doubling++;
-    wait *= 2;
-  }
-  const uncapped = POD_FAILURE_BACKOFF_SECONDS * (2 ** doubling - 1);
-  return uncapped + (backoffLimit - doubling) * MAX_POD_FAILURE_BACKOFF_SECONDS;
-}
 
 /**
  * The defaulting webhook: fills the fields of CRONJOB_SPEC_DEFAULTS (concurrencyPolicy, suspend and the

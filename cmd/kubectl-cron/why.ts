@@ -14,6 +14,7 @@ import {
   manualJobName,
   type RecentRun,
   rfc3339InZone,
+  worstCaseRetrySeconds,
   runNowRequestOf,
   scheduledTimeOf,
 } from "../../api/v1/index.ts";
@@ -62,8 +63,6 @@ const CLOCK_SKEW_MS = 5 * SECOND;
 const USUAL_LAG_S = 10;
 /** A deadline whose use by the operator's lag passed this share is too short. */
 const LAG_SHARE = 0.5;
-/** The Job controller's Pod backoff: 10 s, doubling, at most 6 minutes. */
-const POD_BACKOFF_CAP_S = 360;
 
 const iso = (d: Date) => `${d.toISOString().slice(0, 19)}Z`;
 const secondsBetween = (a: Date, b: Date) => Math.max(0, Math.round((b.getTime() - a.getTime()) / SECOND));
@@ -199,13 +198,6 @@ function operatorFindings(f: WhyFacts): Finding[] {
 
 function jobSpec(job: Readonly<Job>): { activeDeadlineSeconds?: number; backoffLimit?: number } {
   return (job.spec ?? {}) as { activeDeadlineSeconds?: number; backoffLimit?: number };
-}
-
-/** The Job controller's worst-case wait between a Job's Pod retries, in seconds (a lower bound of its run). */
-function worstCaseRetrySeconds(backoffLimit: number): number {
-  let total = 0;
-  for (let i = 0; i < Math.min(backoffLimit, 64); i++) total += Math.min(10 * 2 ** i, POD_BACKOFF_CAP_S);
-  return total + Math.max(0, backoffLimit - 64) * POD_BACKOFF_CAP_S;
 }
 
 /** One line per Pod of the Job: its phase and what holds it. */

@@ -2,6 +2,7 @@
 // apimachinery-shaped denials (the kubebuilder tutorial's cases and more), and a property test that
 // whatever the validating webhook admits, the controller's parser and scheduler can schedule.
 import assert from "node:assert/strict";
+import { worstCaseRetrySeconds } from "../../api/v1/index.ts";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import {
@@ -41,7 +42,6 @@ import {
   validateCronJob,
   validateCronJobRequest,
   webhookMarkers,
-  worstCaseRetrySeconds,
 } from "../../webhooks/cronjob_webhook.ts";
 import { minimalCronJob, variant } from "../fixtures.ts";
 import { APIError } from "../../runtime/errors.ts";
