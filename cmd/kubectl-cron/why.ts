@@ -152,7 +152,9 @@ function operatorFindings(f: WhyFacts): Finding[] {
     if (age > duration) {
       out.push({
         cause: "operator-no-leader",
-        summary: `no replica leads: the Lease was last renewed ${ago(renewed, f.now)} ago by ${lease.holder ?? "?"}`,
+        summary: lease.holder
+          ? `no replica leads: the Lease was last renewed ${ago(renewed, f.now)} ago by ${lease.holder}`
+          : `no replica leads: the last leader released the Lease ${ago(renewed, f.now)} ago and none took it`,
         evidence: [
           `Lease ${op.namespace}: holder ${lease.holder ?? "(none)"}, renewTime ${lease.renewTime}, leaseDurationSeconds ${lease.leaseDurationSeconds ?? "?"}; the API server's time is ${iso(f.now)}`,
         ],

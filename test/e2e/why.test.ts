@@ -6,12 +6,14 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { eventually } from "../eventually.ts";
 import { conditionTrue, type K8sObject } from "./cluster-tools.ts";
-import { CRONJOBS, e2eSuite, SYSTEM_NS } from "./suite.ts";
+import { e2eSuite, SYSTEM_NS } from "./suite.ts";
 
 const NS = "why";
 /** A namespace of its own for the quota, which would refuse every other CronJob's Jobs. */
 const QUOTA_NS = "why-quota";
 const POLL_MS = 1000;
+/** Our CronJobs read as v1, which needs no conversion webhook (the operator is stopped in the last case). */
+const V1_CRONJOBS = "cronjobs.v1.batch.tutorial.kubebuilder.io";
 
 /** The manifest with its container's image replaced, pulled if not present (from loopback: nothing answers). */
 function withImage(m: K8sObject, image: string): K8sObject {
@@ -170,7 +172,7 @@ describe("end to end: kubectl cron why, each cause staged on a real node", { tim
   });
 
   it("the operator stopped: no ready replica, and nothing decided since; exit 1", async () => {
-    const ok = await getJSON(["get", CRONJOBS, "ok", "-n", NS]);
+    const ok = await getJSON(["get", V1_CRONJOBS, "ok", "-n", NS]);
     assert.ok(ok.status?.lastScheduleTime);
     await kubectl(["-n", SYSTEM_NS, "scale", "deployment", "cronjob-operator-controller-manager", "--replicas=0"]);
     await eventually(
@@ -186,8 +188,13 @@ describe("end to end: kubectl cron why, each cause staged on a real node", { tim
       d.verdict,
       /did not run at .*: the operator has no ready replica in namespace cronjob-operator-system/,
     );
-    // The Jobs it ran before still ran: the history says so.
-    const jobs = await suite.jobsOf("ok");
+    // What a user would meet at kubectl apply, and with API v2: the webhooks have no endpoint.
+    assert.ok(
+      d.also.some((a) => a.cause === "operator-webhook-failing" && /no ready endpoint/.test(a.summary)),
+      JSON.stringify(d.also),
+    );
+    // The Jobs it ran before still ran (read as v1: v2 needs the conversion webhook, which is down now).
+    const jobs = await suite.jobsOf("ok", "cronjobs.v1.batch.tutorial.kubebuilder.io");
     assert.ok(jobs.some((j) => conditionTrue(j, "Complete")));
   });
 });
