@@ -893,7 +893,17 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
     const job = jobFor(slot);
     verdict = job ? ranVerdict(c, job, entry) : entry ? recordVerdict(c, entry) : undecidedVerdict(c, operator);
   }
-  return finish({ ...verdict, slot: slotView, next }, risks(f, verdict.cause));
+  // An H field runs at a minute the user may not expect: say which.
+  const hashed =
+    verdict.cause === "not-a-slot" ? [] : schedules.entries.filter((e) => e.resolvedSchedule !== e.schedule);
+  const evidence = [
+    ...verdict.evidence,
+    ...hashed.map(
+      (e) =>
+        `schedule ${JSON.stringify(e.schedule)} runs as ${JSON.stringify(e.resolvedSchedule)} (H hashed from ${namespace}/${name})`,
+    ),
+  ];
+  return finish({ ...verdict, evidence, slot: slotView, next }, risks(f, verdict.cause));
 }
 
 function ctx(
