@@ -20,7 +20,13 @@ import {
   resumeRequestOf,
 } from "../api/v1/index.ts";
 import { type Clock, realClock } from "../runtime/clock.ts";
-import type { ReconcileContext, Reconciler, Request, Result } from "../runtime/controller.ts";
+import {
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+  type Result,
+  RetryNoLaterThan,
+} from "../runtime/controller.ts";
 import type { Recorder } from "../runtime/events/types.ts";
 import type { CacheReader, ObjectClient } from "../runtime/interfaces.ts";
 import { type KubeObject, Kinds } from "../runtime/kinds.ts";
@@ -527,14 +533,18 @@ export class CronJobReconciler implements Reconciler {
     // too, so a create that keeps failing would otherwise hold its own report back for as long as it fails.
     const writeFailed = pass.retry !== undefined || Object.keys(pass.problems).length > 0;
     const deferred = !booksLate && !writeFailed && (burst || (pass.created && (ctx.queueLength?.() ?? 0) > 0));
+    // A failed write is retried with backoff, but never later than the next slot's wake-up: a create that keeps
+    // failing (a quota, a webhook) must not make the next slot late once it succeeds.
+    const retry = (message: string) =>
+      o.requeueAfterMs !== undefined ? new RetryNoLaterThan(message, o.requeueAfterMs) : new Error(message);
     if (deferred) {
-      if (pass.retry !== undefined) throw new Error(pass.retry);
+      if (pass.retry !== undefined) throw retry(pass.retry);
       return burst ? { ...requeue, requeueWhenQuiet: true } : requeue;
     }
     const refs = [...pass.active.values()].map(jobRef).sort((a, b) => (a.name ?? "").localeCompare(b.name ?? ""));
     const status = { ...pass.status, active: refs, activeCount: refs.length };
     const written = await writeStatus(this.client, cronJob, status, o.conditions, { now, remembered, ctx });
-    if (pass.retry !== undefined) throw new Error(pass.retry);
+    if (pass.retry !== undefined) throw retry(pass.retry);
     // A conflict means the object changed under us: read it again soon (a Job created meanwhile is found by its
     // deterministic name, so the retry cannot duplicate it).
     return written ? requeue : { requeue: true };

@@ -1,6 +1,7 @@
 // A controller: event sources enqueue object keys, N workers take keys off a rate-limited work queue
 // and call the reconciler, and the result decides what happens next (controller-runtime semantics):
-// error → rate-limited retry; requeueAfter → forget + addAfter; requeue → rate-limited; else forget.
+// error → rate-limited retry (RetryNoLaterThan: capped); requeueAfter → forget + addAfter; requeue → rate-limited;
+// else forget.
 import { randomUUID } from "node:crypto";
 import { Counter, Gauge, Histogram } from "prom-client";
 import type { BurstWindow } from "./burst.ts";
@@ -25,6 +26,20 @@ export interface Result {
    * writes that can wait. Independent of requeueAfterMs (both may be asked).
    */
   requeueWhenQuiet?: boolean;
+}
+
+/**
+ * A reconcile error whose retry must come no later than `notLaterThanMs`: backed off as any error, but capped, for a
+ * reconciler with work due at a known time (a failed write must not make the next scheduled one late).
+ */
+export class RetryNoLaterThan extends Error {
+  readonly notLaterThanMs: number;
+
+  constructor(message: string, notLaterThanMs: number) {
+    super(message);
+    this.name = "RetryNoLaterThan";
+    this.notLaterThanMs = notLaterThanMs;
+  }
 }
 
 export interface ReconcileContext {
@@ -263,7 +278,7 @@ export class Controller {
       reconcileErrors.inc({ controller: this.name });
       reconcileTotal.inc({ controller: this.name, result: "error" });
       log.error("Reconciler error", err);
-      this.queue.addRateLimited(key);
+      this.queue.addRateLimited(key, err instanceof RetryNoLaterThan ? err.notLaterThanMs : undefined);
       return;
     } finally {
       reconcileTime.observe({ controller: this.name }, (performance.now() - started) / 1000);

@@ -16,9 +16,13 @@ export class RateLimitingQueue<K extends string = string> extends DelayingQueue<
     this.rateLimiter = opts.rateLimiter ?? DefaultControllerRateLimiter<K>({ clock: this.clock });
   }
 
-  /** Adds `key` after the rate limiter's delay, recording a failure for it. */
-  addRateLimited(key: K): void {
-    this.addAfter(key, this.rateLimiter.when(key));
+  /**
+   * Adds `key` after the rate limiter's delay, recording a failure for it. `notLaterThanMs`: the delay is at most
+   * this (the failure is still recorded, so the backoff keeps growing for the retries that come before it).
+   */
+  addRateLimited(key: K, notLaterThanMs?: number): void {
+    const delay = this.rateLimiter.when(key);
+    this.addAfter(key, notLaterThanMs === undefined ? delay : Math.max(0, Math.min(delay, notLaterThanMs)));
   }
 
   /** Resets the key's failure history; call it when the key was processed successfully. */

@@ -288,7 +288,8 @@ const burstRows: Row[] = [
   {
     // A failed create notes the burst like any create: its pass must still write what went wrong, or a create that
     // keeps failing (a quota, a webhook) keeps its own report back for as long as it fails.
-    title: "a create refused during a burst is reported at once: Degraded, not held back by the burst it noted",
+    title:
+      "a create refused during a burst is reported at once (Degraded, not held back by the burst it noted), and retried no later than the next slot",
     spec: {
       jobTemplate: {
         spec: {
@@ -305,7 +306,7 @@ const burstRows: Row[] = [
         message: (c) =>
           `Job.batch "${c.job(0)}" is invalid: spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0`,
       },
-      { at: 1000, reconcile: "pass", load: "burst", urgentWrites: 1, rejects: /creating Job/ },
+      { at: 1000, reconcile: "pass", load: "burst", urgentWrites: 1, rejects: /creating Job/, retryBy: HOUR },
       { expect: { jobCount: 0, conditions: { Degraded: "JobCreationFailed" } }, why: "written during the burst" },
     ],
   },

@@ -24,7 +24,7 @@ import {
 } from "../../../api/v1/index.ts";
 import { CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
 import type { RunOutcome } from "../../../controllers/metrics.ts";
-import type { ReconcileContext, Result } from "../../../runtime/controller.ts";
+import { type ReconcileContext, type Result, RetryNoLaterThan } from "../../../runtime/controller.ts";
 import type { ObjectClient } from "../../../runtime/interfaces.ts";
 import { Kinds } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
@@ -99,6 +99,8 @@ export type Step =
       urgentWrites?: number;
       requeue?: "now" | "later" | "none" | "retry" | Offset | { atLeastMs?: number; whenQuiet?: true };
       rejects?: RegExp;
+      /** With `rejects`: the retry comes no later than this instant (RetryNoLaterThan; 10 ms slack added). */
+      retryBy?: Offset;
     }
   /** The Job controller starts a Job. */
   | { startJob: JobRef; since: Offset }
@@ -504,6 +506,11 @@ class RowTable {
     });
     if (s.rejects) {
       await assert.rejects(pass, s.rejects);
+      if (s.retryBy !== undefined) {
+        const err = await pass.catch((e: unknown) => e);
+        assert.ok(err instanceof RetryNoLaterThan, `a retry no later than ${c.time(s.retryBy)}: ${String(err)}`);
+        assert.equal(err.notLaterThanMs, c.h1 + s.retryBy - h.clock.now().getTime() + 10, "the retry's cap");
+      }
       await h.settle(c.name);
       return;
     }

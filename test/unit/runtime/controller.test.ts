@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Informer } from "../../../runtime/cache/informer.ts";
 import type { Client } from "../../../runtime/client.ts";
-import { Controller, type Request, type Result } from "../../../runtime/controller.ts";
+import { Controller, type Request, type Result, RetryNoLaterThan } from "../../../runtime/controller.ts";
 import type { KubeObject, ResourceKind } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
@@ -183,8 +183,8 @@ describe("controller backoff", bounded, () => {
    */
   async function script(
     name: string,
-    steps: Array<"fail" | "ok" | "requeue" | "requeueAfter">,
-  ): Promise<{ delays: number[]; numRequeues: number }> {
+    steps: Array<"fail" | "ok" | "requeue" | "requeueAfter" | "failNoLaterThan">,
+  ): Promise<{ delays: number[]; numRequeues: number; caps: Array<number | undefined> }> {
     const limiter = new Recording();
     let calls = 0;
     const ctl = new Controller(
@@ -193,6 +193,7 @@ describe("controller backoff", bounded, () => {
         async reconcile(_req: Request): Promise<Result | void> {
           const step = steps[calls++];
           if (step === "fail") throw new Error(`failure ${calls}`);
+          if (step === "failNoLaterThan") throw new RetryNoLaterThan(`failure ${calls}`, 7);
           if (step === "requeue") return { requeue: true };
           if (step === "requeueAfter") return { requeueAfterMs: 1 };
           return {};
@@ -200,6 +201,13 @@ describe("controller backoff", bounded, () => {
       },
       { logger: discardLogger, rateLimiter: limiter },
     );
+    // The cap each rate-limited retry was added with (undefined: none).
+    const caps: Array<number | undefined> = [];
+    const addRateLimited = ctl.queue.addRateLimited.bind(ctl.queue);
+    ctl.queue.addRateLimited = (k: string, cap?: number) => {
+      caps.push(cap);
+      addRateLimited(k, cap);
+    };
     const stop = new AbortController();
     const run = ctl.start(stop.signal, 1000);
     const key = "ns/k";
@@ -211,9 +219,9 @@ describe("controller backoff", bounded, () => {
         // processed, it is handed out again once the success has been dealt with (forget, done).
         if (steps[i] === "ok") ctl.enqueue({ namespace: "ns", name: "k" });
       }
-      const rateLimited = steps.filter((s) => s === "fail" || s === "requeue").length;
+      const rateLimited = steps.filter((s) => s === "fail" || s === "requeue" || s === "failNoLaterThan").length;
       await until(() => limiter.delays.length === rateLimited, 5000, "last outcome processed");
-      return { delays: limiter.delays, numRequeues: ctl.queue.numRequeues(key) };
+      return { delays: limiter.delays, numRequeues: ctl.queue.numRequeues(key), caps };
     } finally {
       stop.abort();
       await within(run, 5000, "controller stops");
@@ -224,6 +232,13 @@ describe("controller backoff", bounded, () => {
     const { delays, numRequeues } = await script("backoff-reset-ok", ["fail", "fail", "ok", "fail"]);
     assert.deepEqual(delays, [5, 10, 5], "the failure after a success must back off from the base delay");
     assert.equal(numRequeues, 1);
+  });
+
+  it("a RetryNoLaterThan error backs off like any error, its retry capped: the backoff keeps growing behind it", async () => {
+    const { delays, caps } = await script("backoff-no-later-than", ["fail", "fail", "failNoLaterThan", "fail"]);
+    // The limiter is asked every time (the failures count); the cap bounds only that retry's delay.
+    assert.deepEqual(delays, [5, 10, 20, 40]);
+    assert.deepEqual(caps, [undefined, undefined, 7, undefined]);
   });
 
   it("starts again at the base delay after requeueAfter, and keeps growing across requeue: true", async () => {

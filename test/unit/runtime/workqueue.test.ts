@@ -342,6 +342,26 @@ describe("rate limiters", bounded, () => {
 });
 
 describe("RateLimitingQueue", bounded, () => {
+  it("addRateLimited with notLaterThanMs: the delay capped, the failure still counted (the backoff grows behind it)", async () => {
+    const clock = new FakeClock();
+    const q = new RateLimitingQueue({ clock, rateLimiter: new ItemExponentialFailureRateLimiter() });
+    for (let i = 0; i < 6; i++) q.rateLimiter.when("a"); // 5 … 160 ms so far; the next is 320 ms
+    q.addRateLimited("a", 50);
+    clock.advance(49);
+    assert.equal(q.len(), 0);
+    clock.advance(1);
+    assert.equal(q.len(), 1, "added at the cap, not after the limiter's 320 ms");
+    assert.equal(q.numRequeues("a"), 7);
+    assert.equal(await getKey(q), "a");
+    q.done("a");
+    q.addRateLimited("a", 10_000);
+    clock.advance(639);
+    assert.equal(q.len(), 0, "under the cap, the limiter's own delay (640 ms)");
+    clock.advance(1);
+    assert.equal(q.len(), 1);
+    q.shutDown();
+  });
+
   it("addRateLimited delays by the limiter and counts requeues until forget", async () => {
     const clock = new FakeClock();
     const q = new RateLimitingQueue({ clock, rateLimiter: new ItemExponentialFailureRateLimiter() });
