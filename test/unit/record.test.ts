@@ -323,6 +323,25 @@ describe("recordFromChildren", () => {
     assert.deepEqual(got.recentRuns, [createdEntry(0, 1000)]);
   });
 
+  it("an outcome goes to its own Job's entry, also after a Job took over a slot's entry (listed in any order)", () => {
+    // Stored (newest first): slot h1+1h held behind cj-<h1>, then cj-<h1>'s entry. The held slot's Job was
+    // created by a pass whose status write was lost, and cj-<h1> has ended since.
+    const before = decide(withRuns(), [created(0), 1000], [held(HOUR, jobOf(0)), HOUR + 1000]);
+    const ended = slotJob(0, { state: "failed", failure: { reason: "BackoffLimitExceeded" } });
+    const outcome = { result: "Failed", reason: "BackoffLimitExceeded", finishedAt: t(MIN) };
+    const want = [createdEntry(HOUR, HOUR + 1000), { ...createdEntry(0, 1000), outcome }];
+    for (const jobs of [
+      [slotJob(HOUR), ended],
+      [ended, slotJob(HOUR)],
+    ]) {
+      const got = recordFromChildren(
+        before,
+        jobs.map((job) => ({ job, trigger: "Schedule" })),
+      );
+      assert.deepEqual(got.recentRuns, want, jobs.map((j) => j.metadata?.name).join(", "));
+    }
+  });
+
   it("skips a Job without a name or a creation time", () => {
     const unnamed = deepFreeze({ metadata: { creationTimestamp: t(0) } });
     const { creationTimestamp: _c, ...meta } = slotJob(0).metadata!;
