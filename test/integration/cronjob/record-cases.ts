@@ -491,6 +491,32 @@ const crashRows: Row[] = [
     ],
   },
   {
+    title: "a held slot whose Job's status write was lost: the next pass makes the Held entry the Created one",
+    spec: { concurrencyPolicy: "Forbid" },
+    only: "fake",
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      { at: HOUR + 1000, reconcile: "pass" },
+      { finish: 0, as: "Failed", start: 1000, end: HOUR + 5 * MIN, failure: BACKOFF },
+      "fake loses the next status write",
+      { at: HOUR + 6 * MIN, reconcile: "pass", rejects: /status write lost/ },
+      {
+        expect: { jobs: hours(0, 1), recentRuns: [held(HOUR, 0, HOUR + 1000), scheduled(0)], statusWrites: 3 },
+        why: "the two passes' writes and the lost one",
+      },
+      { at: HOUR + 7 * MIN, reconcile: "restart" },
+      {
+        expect: {
+          recentRuns: [
+            scheduled(HOUR),
+            scheduled(0, { outcome: { result: "Failed", ...BACKOFF, finishedAt: HOUR + 5 * MIN } }),
+          ],
+          statusWrites: 1,
+        },
+      },
+    ],
+  },
+  {
     title: "a Job of ours the cache has not seen yet: Adopted, then left as it is",
     steps: [
       { createJob: 0 },
@@ -517,11 +543,14 @@ const crashRows: Row[] = [
     title: "Replace's Job whose status write was lost: entered with the Job it replaced, as the run path would",
     todo: "step 4 enters the Job without `replaced` and its message: the deleted Job is not known from the new one",
     spec: { concurrencyPolicy: "Replace" },
+    only: "fake",
     steps: [
       { at: 1000, reconcile: "pass" },
-      { at: HOUR + 1000, reconcile: "pass", load: "burst" },
-      { expect: { jobNames: [HOUR], statusWrites: 0 } },
-      "restart",
+      // The pass deletes the running Job and creates the new one; its status write is lost.
+      "fake loses the next status write",
+      { at: HOUR + 1000, reconcile: "pass", rejects: /status write lost/ },
+      { expect: { jobNames: [HOUR], recentRuns: [scheduled(0)] } },
+      { at: HOUR + 2000, reconcile: "restart" },
       {
         expect: {
           recentRuns: [

@@ -141,6 +141,11 @@ export type Step =
    * with this status code, reason and message.
    */
   | { fakeRefusesCreate: JobRef; code: number; reason: ConstructorParameters<typeof APIError>[1]; message: Text }
+  /**
+   * The fake fails the CronJob's next status write (500): the write is lost, as when the process dies before it.
+   * The pass that makes it throws (a step with `rejects: /status write lost/`).
+   */
+  | "fake loses the next status write"
   /** Set annotations on the CronJob (null removes one), as `kubectl annotate` does. */
   | { annotate: Record<string, string | null> }
   /** Request a backfill of the slots from `from` to `to` (the backfill annotation; id "bf-1", parallelism 1). */
@@ -521,7 +526,13 @@ class RowTable {
     if (s === "pass") await this.reconcile(c.name);
     else if (s === "restart") await this.restart(c.name);
     else if (s === "forget events") h.takeEvents();
-    else if (s === "delete") {
+    else if (s === "fake loses the next status write") {
+      if (!h.fake) throw new Error("fake loses the next status write: a row only: fake");
+      h.fake.injectError(
+        { verb: "updateStatus", kind: CronJobKind, name: c.name, times: 1 },
+        () => new APIError(500, "InternalError", "status write lost"),
+      );
+    } else if (s === "delete") {
       await h.client.delete(CronJobKind, h.namespace, c.name);
       await h.settle(c.name);
     } else if (s === "lose status") {
