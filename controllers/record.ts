@@ -122,14 +122,14 @@ export function recordFromChildren(
   jobs: readonly RecordedJob[],
 ): CronJobWireStatus {
   const record = [...(status.recentRuns ?? [])];
-  const byJob = new Map(record.map((e, i) => [e.job, i]));
   let changed = false;
   for (const { job, trigger, request } of jobs) {
     const name = job.metadata?.name;
     if (!name) continue;
     const outcome = outcomeOf(job);
-    const i = byJob.get(name);
-    if (i !== undefined) {
+    // Looked up in the record as it is now: an entry taken over below moves the ones after it.
+    const i = record.findIndex((e) => e.job === name);
+    if (i >= 0) {
       const e = record[i]!;
       if (outcome && !e.outcome) {
         record[i] = { ...e, outcome };

@@ -51,20 +51,28 @@ export type JobState = "active" | "complete" | "failed";
  * A Job's status as a Kubernetes 1.31+ Job controller writes it: a running Job with `active`; a finished one
  * with its interim condition beside the final one, both True at `end` (SuccessCriteriaMet with Complete, and
  * completionTime and succeeded; FailureTarget with Failed, and failed). `start` is startTime; a Job that
- * never started has none.
+ * never started has none. `failure`: a failed Job's reason and message on both conditions, as the Job controller
+ * writes them (BackoffLimitExceeded, DeadlineExceeded, ...).
  */
-export function jobStatus(o: { state: JobState; start?: Time; end?: Time }): NonNullable<Job["status"]> {
+export function jobStatus(o: {
+  state: JobState;
+  start?: Time;
+  end?: Time;
+  failure?: { reason: string; message?: string };
+}): NonNullable<Job["status"]> {
   const startTime = o.start === undefined ? {} : { startTime: wireTime(o.start) };
   if (o.state === "active") return { ...startTime, active: 1 };
   if (o.end === undefined) throw new Error(`jobStatus: a ${o.state} Job needs its end time`);
   const end = wireTime(o.end);
   const [interim, final] = o.state === "complete" ? ["SuccessCriteriaMet", "Complete"] : ["FailureTarget", "Failed"];
+  const f = o.state === "failed" ? o.failure : undefined;
+  const why = f ? { reason: f.reason, ...(f.message !== undefined ? { message: f.message } : {}) } : {};
   return {
     ...startTime,
     ...(o.state === "complete" ? { completionTime: end, succeeded: 1 } : { failed: 1 }),
     conditions: [
-      { type: interim, status: "True", lastTransitionTime: end },
-      { type: final, status: "True", lastTransitionTime: end },
+      { type: interim, status: "True", lastTransitionTime: end, ...why },
+      { type: final, status: "True", lastTransitionTime: end, ...why },
     ],
   };
 }
@@ -87,6 +95,8 @@ export interface JobFixture {
   start?: Time;
   /** When a finished Job ended. */
   end?: Time;
+  /** A failed Job's condition reason and message. */
+  failure?: { reason: string; message?: string };
   /** The Job's spec; a one-container busybox Pod that is never restarted by default. */
   spec?: Record<string, unknown>;
 }
@@ -129,7 +139,7 @@ export function batchJob(o: JobFixture): Job {
         : {}),
     },
     spec: o.spec ?? { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
-    ...(o.state ? { status: jobStatus({ state: o.state, start: o.start, end: o.end }) } : {}),
+    ...(o.state ? { status: jobStatus({ state: o.state, start: o.start, end: o.end, failure: o.failure }) } : {}),
   };
 }
 

@@ -5,8 +5,11 @@ import { reconcilerCases } from "../integration/cronjob/reconciler-cases.ts";
 import { reconcilerEdgeCases } from "../integration/cronjob/reconciler-edges-cases.ts";
 import { policyCases } from "../integration/cronjob/policy-cases.ts";
 import { runNowCases } from "../integration/cronjob/run-now-cases.ts";
+import { recordCases } from "../integration/cronjob/record-cases.ts";
 
 reconcilerCases(fakeDriver());
 reconcilerEdgeCases(fakeDriver());
 runNowCases(fakeDriver());
 policyCases(fakeDriver());
+// The record's exact entries order what a pass created against what it decided: Jobs stamped by the fake clock.
+recordCases(fakeDriver({ clockStamps: true }));

@@ -197,19 +197,22 @@ export class ReconcileHarness<C extends ObjectClient = Client> {
   /**
    * Play the Job controller: set a Job's status through the status subresource, as a Kubernetes 1.31+ Job
    * controller ends a Job (fixtures' jobStatus): SuccessCriteriaMet=True with Complete=True, FailureTarget=True
-   * with Failed=True, and the startTime it already had (`startTime` only for a Job that never started).
+   * with Failed=True, and the startTime it already had (`startTime` only for a Job that never started); `failure`:
+   * the failed conditions' reason and message (BackoffLimitExceeded, DeadlineExceeded, ...).
    */
   async finishJob(
     jobName: string,
     outcome: "Complete" | "Failed",
     startTime: string,
     finishTime: string,
+    failure?: { reason: string; message?: string },
   ): Promise<void> {
     const job = await this.client.get<Job>(Kinds.Job, this.namespace, jobName);
     job.status = jobStatus({
       state: outcome === "Complete" ? "complete" : "failed",
       start: job.status?.startTime ?? startTime,
       end: finishTime,
+      ...(failure ? { failure } : {}),
     });
     await this.client.updateStatus(Kinds.Job, job);
   }
@@ -267,16 +270,24 @@ export function apiserverDriver(): ReconcilerDriver {
   };
 }
 
-/** Against the in-memory FakeClient: one store for the table, as one apiserver. */
-export function fakeDriver(): ReconcilerDriver {
-  const client = new FakeClient();
+/**
+ * Against the in-memory FakeClient: one store for the table, as one apiserver. `clockStamps`: it stamps
+ * creationTimestamp with the harness's fake clock (the time the reconciler reads) instead of the real one, as an
+ * apiserver stamps the time the create reaches it: what a pass creates is then ordered in time against what it
+ * decides (the record's decidedAt), whatever the real time.
+ */
+export function fakeDriver(o: { clockStamps?: boolean } = {}): ReconcilerDriver {
+  let clock: FakeClock | undefined;
+  const client = new FakeClient(o.clockStamps ? { now: () => clock?.now() ?? new Date() } : {});
   setupJobCache(client);
   return {
-    name: "in-memory fake",
+    name: o.clockStamps ? "in-memory fake, creations stamped by the fake clock" : "in-memory fake",
     backend: "fake",
     async setup() {},
     async harness(namespace, now) {
-      return ReconcileHarness.fake(namespace, now, client);
+      const h = await ReconcileHarness.fake(namespace, now, client);
+      clock = h.clock;
+      return h;
     },
     async teardown() {},
   };
