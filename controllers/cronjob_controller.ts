@@ -18,6 +18,8 @@ import {
   MORE_SCHEDULES_ANNOTATION,
   readJob,
   resumeRequestOf,
+  runFactsOf,
+  withRunFacts,
 } from "../api/v1/index.ts";
 import { type Clock, realClock } from "../runtime/clock.ts";
 import {
@@ -441,7 +443,9 @@ export class CronJobReconciler implements Reconciler {
       return { result: "failed" };
     }
 
-    const job = r.job(cronJob);
+    // The Jobs it replaces are written on it, for the record rebuilt from it (api/v1/recentruns.ts).
+    const replacing = admission.replace.map((j) => j.metadata?.name ?? "").filter((n) => n);
+    const job = withRunFacts(r.job(cronJob), { replaced: replacing });
     const name = job.metadata!.name!;
     const outcome = await this.jobs.createOrAdopt(cronJob, job, ctx);
     if (!outcome.ok) {
@@ -455,8 +459,8 @@ export class CronJobReconciler implements Reconciler {
     pass.jobs.set(name, outcome.job);
     if (classifyJob(outcome.job) === "active") pass.active.set(name, outcome.job);
     pass.created = true;
-    const replaced = admission.replace.map((j) => j.metadata?.name ?? "").filter((n) => n);
-    if (!outcome.created) return { result: "adopted", job: outcome.job, replaced };
+    // Adopted: the Jobs it replaced are those its creator wrote on it.
+    if (!outcome.created) return { result: "adopted", job: outcome.job, replaced: runFactsOf(outcome.job).replaced };
     const made = r.created(name);
     pass.events.push(made.event);
     if (outcome.warnings) {
@@ -465,7 +469,7 @@ export class CronJobReconciler implements Reconciler {
     pass.counts.push(made.count);
     if (due) pass.skews.push(Math.max(0, (this.clock.now().getTime() - due.getTime()) / 1000));
     ctx.log.info(made.log, { job: name, trigger: r.trigger });
-    return { result: "created", job: outcome.job, replaced };
+    return { result: "created", job: outcome.job, replaced: replacing };
   }
 
   /**

@@ -14,6 +14,7 @@ import {
   type RecentRunWire,
   type RecordDecision,
   type RecordTrigger,
+  runFactsOf,
   scheduledTimeOf,
 } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
@@ -123,7 +124,7 @@ export function recordFromChildren(
 ): CronJobWireStatus {
   const record = [...(status.recentRuns ?? [])];
   let changed = false;
-  for (const { job, trigger, request } of jobs) {
+  for (const { job, trigger: rowTrigger, request } of jobs) {
     const name = job.metadata?.name;
     if (!name) continue;
     const outcome = outcomeOf(job);
@@ -140,6 +141,9 @@ export function recordFromChildren(
     const created = job.metadata?.creationTimestamp;
     if (!created) continue;
     const slot = scheduledTimeOf(job);
+    // What the run path knew when it created the Job, written on the Job then (api/v1/recentruns.ts).
+    const facts = runFactsOf(job);
+    const trigger = rowTrigger === "Schedule" && facts.catchUp ? "CatchUp" : rowTrigger;
     const entry = entryOf(
       {
         trigger,
@@ -148,6 +152,7 @@ export function recordFromChildren(
         decision: "Created",
         reason: createdReason(trigger),
         job: name,
+        ...replacedFacts(facts.replaced),
       },
       rfc3339(new Date(created)),
     );
@@ -158,6 +163,12 @@ export function recordFromChildren(
     changed = true;
   }
   return changed ? withRecord(status, record) : { ...status };
+}
+
+/** An entry's `replaced` and its message, for a run that deleted Jobs to start (concurrencyPolicy Replace). */
+function replacedFacts(replaced: readonly string[] | undefined): Pick<Decision, "replaced" | "message"> {
+  if (!replaced?.length) return {};
+  return { replaced, message: `replaced ${replaced.join(", ")} (concurrencyPolicy Replace)` };
 }
 
 /** The reason of a Created entry, by trigger. */
@@ -200,14 +211,13 @@ export function runDecision(
     case "adopted": {
       const name = run.job?.metadata?.name;
       const created = run.job?.metadata?.creationTimestamp;
-      const replaced = run.replaced?.length ? run.replaced : undefined;
       return {
         decision: {
           ...base,
           decision: run.result === "created" ? "Created" : "Adopted",
           reason: createdReason(subject.trigger),
           job: name,
-          ...(replaced ? { replaced, message: `replaced ${replaced.join(", ")} (concurrencyPolicy Replace)` } : {}),
+          ...replacedFacts(run.replaced),
         },
         at: created ? new Date(created) : now,
       };

@@ -27,6 +27,7 @@ import {
   runNowRequestOf,
   scheduledTimeOf,
   type ScheduleSource,
+  withRunFacts,
   withScheduleSources,
 } from "../api/v1/index.ts";
 import { slotsInRange } from "../api/v1/schedule/index.ts";
@@ -263,7 +264,8 @@ const schedule: Trigger<"schedule"> = {
 };
 
 const scheduleParts: RunParts<SlotRequest> = {
-  job: slotJob,
+  // A catch-up slot's Job says so, for the record rebuilt from it (api/v1/recentruns.ts).
+  job: (cronJob: JobSource, r: SlotRequest) => withRunFacts(slotJob(cronJob, r), { catchUp: r.catchUp }),
   // The slot ran if status says so, or a Job of ours holds its name: in the cache, or listed in status.active
   // (confirmed by the API server in step 3: a Job the cache has not seen yet).
   ran: (view: RanView, r: SlotRequest) => {

@@ -3,7 +3,39 @@
 // them an hour), so every entry says what was decided and why in stored state. Written by the reconciler in the
 // status write a pass already makes (controllers/record.ts); its shape is here, with the API.
 import { z } from "zod";
+import { GROUP } from "./groupversion_info.ts";
 import { TimeSchema } from "./meta.ts";
+
+/**
+ * On a Job: what the record says of its run that the Job's name and slot do not. Written when the Job is created,
+ * so the record's entry rebuilt from the Job (a status write lost to a crash, or deferred under load) is the one
+ * the run path wrote. CATCH_UP_ANNOTATION: "true" on an older missed slot's Job run by missedRunPolicy RunAll;
+ * REPLACED_ANNOTATION: the Jobs deleted to run it (concurrencyPolicy Replace), comma-separated.
+ */
+export const CATCH_UP_ANNOTATION = `${GROUP}/catch-up`;
+export const REPLACED_ANNOTATION = `${GROUP}/replaced`;
+
+/** The job with the record's facts of its run as annotations (none when it has none). */
+export function withRunFacts<J extends { metadata?: { annotations?: Record<string, string> } }>(
+  job: J,
+  facts: { catchUp?: boolean | undefined; replaced?: readonly string[] | undefined },
+): J {
+  const add: Record<string, string> = {};
+  if (facts.catchUp) add[CATCH_UP_ANNOTATION] = "true";
+  if (facts.replaced?.length) add[REPLACED_ANNOTATION] = facts.replaced.join(",");
+  if (!Object.keys(add).length) return job;
+  return { ...job, metadata: { ...job.metadata, annotations: { ...job.metadata?.annotations, ...add } } };
+}
+
+/** The facts withRunFacts wrote on a Job. */
+export function runFactsOf(job: { metadata?: { annotations?: Record<string, string> } }): {
+  catchUp: boolean;
+  replaced: string[];
+} {
+  const a = job.metadata?.annotations ?? {};
+  const replaced = a[REPLACED_ANNOTATION]?.split(",").filter((n) => n) ?? [];
+  return { catchUp: a[CATCH_UP_ANNOTATION] === "true", replaced };
+}
 
 /** The most entries status.recentRuns keeps. */
 export const MAX_RECENT_RUNS = 10;

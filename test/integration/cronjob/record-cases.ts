@@ -528,9 +528,6 @@ const crashRows: Row[] = [
   },
   {
     title: "RunAll's catch-up Jobs whose status write was lost: entered as CatchUp, as the run path would",
-    todo:
-      "step 4 enters a catch-up slot's Job as trigger Schedule, reason Scheduled (observe.ts passes the schedule " +
-      "row's recordAs); the run path entered it as CatchUp, MissedRunPolicyRunAll",
     spec: { missedRunPolicy: "RunAll" },
     steps: [
       { at: 2 * HOUR + 5 * MIN, reconcile: "pass", load: "burst" },
@@ -541,7 +538,6 @@ const crashRows: Row[] = [
   },
   {
     title: "Replace's Job whose status write was lost: entered with the Job it replaced, as the run path would",
-    todo: "step 4 enters the Job without `replaced` and its message: the deleted Job is not known from the new one",
     spec: { concurrencyPolicy: "Replace" },
     only: "fake",
     steps: [
