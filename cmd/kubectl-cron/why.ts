@@ -88,11 +88,21 @@ export function parseSlot(text: string, timeZone: string): Date | undefined {
   const m = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?$/.exec(t);
   if (!m) return undefined;
   const wall = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +(m[6] ?? 0));
-  if (Number.isNaN(wall)) return undefined;
-  // The offset in force at that wall time: two steps settle it, except in a DST gap (then the later offset).
-  const first = utcOffsetAt(timeZone, new Date(wall));
-  const second = utcOffsetAt(timeZone, new Date(wall - first));
-  return new Date(wall - second);
+  // Date.UTC rolls a month 13 or a day 45 over into a later date: refuse what is not a calendar time.
+  const back = new Date(wall).toISOString();
+  if (
+    Number.isNaN(wall) ||
+    back.slice(0, 10) !== `${m[1]}-${m[2]}-${m[3]}` ||
+    back.slice(11, 19) !== `${m[4]}:${m[5]}:${m[6] ?? "00"}`
+  )
+    return undefined;
+  // The offsets in force around that wall time (the same two unless a transition is near); an instant is the wall
+  // time's if its own offset is the one it was read with. Twice (clocks go back): the first, as a schedule runs it.
+  // Never (a DST gap): read with the offset before the gap, which is where the schedule runs the skipped time.
+  const before = utcOffsetAt(timeZone, new Date(wall - 12 * 3600 * SECOND));
+  const after = utcOffsetAt(timeZone, new Date(wall + 12 * 3600 * SECOND));
+  const fits = [wall - before, wall - after].filter((t) => utcOffsetAt(timeZone, new Date(t)) === wall - t);
+  return new Date(fits.length ? Math.min(...fits) : wall - before);
 }
 
 /** The zone the CronJob's first schedule runs in. */
