@@ -821,6 +821,7 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
       verdict: `never runs: its schedule cannot be used${cond ? ` (${cond.message})` : ""}`,
       evidence: [
         `spec.schedule: ${JSON.stringify(cronJob.spec?.schedule)}; spec.timeZone: ${JSON.stringify(cronJob.spec?.timeZone ?? "UTC")}`,
+        ...(cond ? [`condition Available=False ${cond.reason ?? "?"}: ${cond.message ?? ""}`] : []),
       ],
       fix: [causeOf("invalid-schedule").fix],
     });
