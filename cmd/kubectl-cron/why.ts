@@ -452,26 +452,36 @@ function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry: Recen
   };
 }
 
-/** Why the operator reached a slot late: a leader change, its Pods starting, or load (the record's lags). */
-function lateness(c: SlotContext, decidedAt: Date): string[] {
-  const out: string[] = [];
+/**
+ * Why the operator reached a slot late: a leader change, its Pods starting, or load (the record's lags). `because`:
+ * the causes found, in words for the verdict; `evidence`: the times they rest on.
+ */
+function lateness(c: SlotContext, decidedAt: Date): { because: string[]; evidence: string[] } {
+  const because: string[] = [];
+  const evidence: string[] = [];
   const lease = c.f.operator.lease;
   const late = secondsBetween(c.slot, decidedAt);
-  out.push(`the operator decided at ${iso(decidedAt)}, ${humanDuration(late)} after the slot`);
+  evidence.push(`the operator decided at ${iso(decidedAt)}, ${humanDuration(late)} after the slot`);
   if (
     lease?.acquireTime &&
     new Date(lease.acquireTime) > c.slot &&
     new Date(lease.acquireTime) <= new Date(decidedAt.getTime() + 60 * SECOND)
   ) {
-    out.push(
+    because.push(`the leader changed: ${lease.holder ?? "?"} took the Lease at ${lease.acquireTime}, after the slot`);
+    evidence.push(
       `the current leader ${lease.holder ?? "?"} took the Lease at ${lease.acquireTime} (${lease.transitions ?? "?"} leader changes in all): no replica led from before the slot until then (the operator was down, or its leader was lost)`,
     );
   }
   const started = (c.f.operator.pods ?? [])
     .map((p) => p.created)
-    .filter((t): t is string => !!t && new Date(t) > c.slot);
-  if (started.length) out.push(`operator Pods started after the slot: ${started.join(", ")}`);
-  return out;
+    .filter((t): t is string => !!t && new Date(t) > c.slot && new Date(t) <= decidedAt);
+  if (started.length) {
+    because.push(
+      `the operator restarted: ${started.length > 1 ? `its Pods started at ${started.join(", ")}` : `its Pod started at ${started[0]}`}, after the slot`,
+    );
+    evidence.push(`operator Pods started after the slot: ${started.join(", ")}`);
+  }
+  return { because, evidence };
 }
 
 /** The lags (seconds from slot to Job creation) the record shows for recent scheduled runs. */
@@ -535,11 +545,11 @@ function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
       const why = lateness(c, decided);
       const lags = observedLags(cronJob);
       const shortDeadline = deadline !== undefined && lags.some((l) => l > deadline * LAG_SHARE);
-      if (why.length > 1 || !shortDeadline) {
+      if (why.because.length || !shortDeadline) {
         return found(
           "deadline-missed",
-          `did not run at ${when}: the operator reached it ${humanDuration(secondsBetween(c.slot, decided))} late, past startingDeadlineSeconds ${deadline ?? "?"}`,
-          [...evidence, ...why],
+          `did not run at ${when}: the operator reached it ${humanDuration(secondsBetween(c.slot, decided))} late, past startingDeadlineSeconds ${deadline ?? "?"}${why.because.length ? `, because ${why.because.join(", and ")}` : ""}`,
+          [...evidence, ...why.evidence],
           [
             causeOf("deadline-missed").fix,
             `kubectl cron backfill ${c.name} -n ${c.namespace} --from=${iso(c.slot)} --to=${iso(c.slot)}`,
@@ -549,7 +559,7 @@ function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
       return found(
         "deadline-shorter-than-lag",
         `did not run at ${when}: startingDeadlineSeconds ${deadline} is shorter than the operator's lag (it started recent runs ${lags.join(", ")} s after their slot)`,
-        [...evidence, ...why],
+        [...evidence, ...why.evidence],
         [causeOf("deadline-shorter-than-lag").fix],
       );
     }
