@@ -280,7 +280,11 @@ function podTrouble(
     }
   }
   const created = job.metadata?.creationTimestamp ? new Date(job.metadata.creationTimestamp) : undefined;
-  if (pods.length === 0 && created && now.getTime() - created.getTime() > NO_POD_GRACE_MS) {
+  // The Job controller counts the Pods it made: none seen but some counted means they could not be read (a 403 on
+  // pods) or are gone, not that none was created.
+  const counts = (job.status ?? {}) as { active?: number; ready?: number; succeeded?: number; failed?: number };
+  const counted = (counts.active ?? 0) + (counts.ready ?? 0) + (counts.succeeded ?? 0) + (counts.failed ?? 0);
+  if (pods.length === 0 && counted === 0 && created && now.getTime() - created.getTime() > NO_POD_GRACE_MS) {
     const failed = events.filter((e) => e.object === `Job/${name}` && e.reason === "FailedCreate");
     return {
       cause: "pods-not-created",
@@ -289,7 +293,9 @@ function podTrouble(
         ? failed.map(
             (e) => `Event FailedCreate on Job ${name} (${e.count}×, last ${e.last ?? "?"}): ${e.message ?? ""}`,
           )
-        : [`Job ${name} has no Pods and no FailedCreate Event is left to say why (Events expire after an hour)`],
+        : [
+            `Job ${name} has no Pods (status: 0 active, 0 succeeded, 0 failed) and no FailedCreate Event is left to say why (Events expire after an hour)`,
+          ],
     };
   }
   return undefined;
