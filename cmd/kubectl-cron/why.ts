@@ -499,6 +499,13 @@ function observedLags(cronJob: CronJob): number[] {
     .map((e) => secondsBetween(new Date(e.scheduledTime!), new Date(e.decidedAt)));
 }
 
+/** What each reason of a Skipped entry means (the reconciler's MISSED_POLICY_REASON). */
+const SKIP_REASONS: Record<string, string> = {
+  MissedRunPolicySkip: "missedRunPolicy Skip runs only the announced time, not a missed one",
+  RunAllLimit: "missedRunPolicy RunAll runs only the newest missed times, up to its limit",
+  RunAllReplace: "missedRunPolicy RunAll with concurrencyPolicy Replace runs only the newest missed time",
+};
+
 function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
   const { cronJob, slotText: when, f } = c;
   const evidence = [entryLine(e)];
@@ -569,16 +576,25 @@ function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
         [causeOf("deadline-shorter-than-lag").fix],
       );
     }
-    case "Skipped":
+    case "Skipped": {
+      // The policy that decided is the entry's (the spec may have changed since; RunLatest skips nothing).
+      const policy = SKIP_REASONS[e.reason] ?? `missedRunPolicy chose not to run it`;
+      const now = cronJob.spec?.missedRunPolicy ?? "RunLatest";
       return found(
         "policy-skipped",
-        `did not run at ${when}: missedRunPolicy ${cronJob.spec?.missedRunPolicy ?? "RunLatest"} chose not to run it (${e.reason})`,
-        evidence,
+        `did not run at ${when}: ${policy} (${e.reason})`,
+        [
+          ...evidence,
+          ...(SKIP_REASONS[e.reason] && !SKIP_REASONS[e.reason]!.includes(`missedRunPolicy ${now} `)
+            ? [`spec.missedRunPolicy is ${now} now (changed since the decision)`]
+            : []),
+        ],
         [
           causeOf("policy-skipped").fix,
           `kubectl cron backfill ${c.name} -n ${c.namespace} --from=${iso(c.slot)} --to=${iso(c.slot)}`,
         ],
       );
+    }
     case "Refused":
       return refusedVerdict(c, e, evidence);
     case "Stopped":
