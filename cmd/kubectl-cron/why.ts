@@ -246,7 +246,7 @@ function podTrouble(
   pods: readonly PodFacts[],
   events: WhyFacts["events"],
   now: Date,
-): { cause: CauseId; summary: string; evidence: string[] } | undefined {
+): { cause: CauseId; summary: string; evidence: string[]; pod?: string } | undefined {
   const name = job.metadata?.name ?? "";
   for (const p of pods) {
     for (const c of p.containers) {
@@ -273,6 +273,7 @@ function podTrouble(
         const last = c.lastTerminated;
         return {
           cause: "crash-looping",
+          pod: p.name,
           summary: `its Pod ${p.name} keeps crashing (CrashLoopBackOff, ${c.restartCount} restarts${last ? `, last exit code ${last.exitCode ?? "?"}${last.reason ? ` ${last.reason}` : ""}` : ""})`,
           evidence: podLines([p]),
         };
@@ -446,7 +447,12 @@ function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry: Recen
       trouble.cause,
       `started at ${when} but never got to work: ${trouble.summary}`,
       [...evidence, ...trouble.evidence],
-      [causeOf(trouble.cause).fix],
+      [
+        ...(trouble.cause === "crash-looping" && trouble.pod
+          ? [`kubectl logs ${trouble.pod} -n ${c.namespace} --previous`]
+          : []),
+        causeOf(trouble.cause).fix,
+      ],
     );
   }
   const alive = keptAlive(job, pods, f.now);
@@ -646,7 +652,7 @@ function refusedVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdi
     "create-refused",
     `did not run at ${when}: the API server refused its Job (${e.reason}): ${msg}`,
     evidence,
-    [causeOf("create-refused").fix],
+    [causeOf("create-refused").fix.replace("NAME", `${c.name} -n ${c.namespace}`)],
   );
 }
 
@@ -665,7 +671,7 @@ function stoppedVerdict(c: SlotContext): Verdict {
             `Job ${e.job ?? "?"} failed: ${e.outcome?.reason ?? "?"}${e.outcome?.message ? ` (${e.outcome.message})` : ""}`,
         ),
     ],
-    [causeOf("stopped-after-failures").fix.replace("NAME", c.name)],
+    [causeOf("stopped-after-failures").fix.replace("NAME", `${c.name} -n ${c.namespace}`)],
   );
 }
 
@@ -769,7 +775,7 @@ function notASlot(c: SlotContext, schedules: CronJobSchedules, anchor: Date | un
     "not-a-slot",
     `${c.slotText} is not a time this CronJob runs: the nearest slots are ${before ? `${slotText(before, c.zone)} and ` : ""}${slotText(after, c.zone)}`,
     [`schedule: ${resolved.join("; ")}`, ...lines],
-    [causeOf("not-a-slot").fix.replace("NAME", c.name)],
+    [causeOf("not-a-slot").fix.replace("NAME", `${c.name} -n ${c.namespace}`)],
   );
 }
 
@@ -817,7 +823,7 @@ function risks(f: WhyFacts, verdictCause: CauseId | undefined): Finding[] {
         evidence: [
           `annotation run-now: ${request}; status.lastRunNowRequest: ${cj.status?.lastRunNowRequest ?? "(none)"}; its Job would be ${manualJobName(cj.metadata?.name ?? "", request)}`,
         ],
-        fix: [causeOf("run-now-waiting").fix],
+        fix: [causeOf("run-now-waiting").fix.replace("JOB", `${running.join(" ")} -n ${cj.metadata?.namespace ?? ""}`)],
       });
     }
   }
