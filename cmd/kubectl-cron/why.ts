@@ -761,6 +761,20 @@ function undecidedVerdict(c: SlotContext, operator: Finding[]): Verdict {
   };
 }
 
+/** A slot still to come (`--slot` in the future): it is not late; only a suspension or a stop keeps it from running. */
+function futureVerdict(c: SlotContext, operator: Finding[]): Verdict {
+  if (c.cronJob.spec?.suspend || c.cronJob.status?.stopped) {
+    const v = undecidedVerdict(c, operator);
+    return { ...v, verdict: v.verdict.replace(/^did not run at/, "will not run at") };
+  }
+  return {
+    status: "healthy",
+    verdict: `${c.slotText} has not come yet (in ${ago(c.f.now, c.slot)})`,
+    evidence: [`the API server's time is ${iso(c.f.now)}`],
+    fix: [],
+  };
+}
+
 /** The asked time is not a slot: the slots around it, in the zone and UTC, with DST and H spelled out. */
 function notASlot(c: SlotContext, schedules: CronJobSchedules, anchor: Date | undefined): Verdict {
   const before = schedules.schedule.mostRecent(c.slot, anchor);
@@ -922,7 +936,13 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   } else {
     const entry = entryFor(slot);
     const job = jobFor(slot);
-    verdict = job ? ranVerdict(c, job, entry) : entry ? recordVerdict(c, entry) : undecidedVerdict(c, operator);
+    verdict = job
+      ? ranVerdict(c, job, entry)
+      : entry
+        ? recordVerdict(c, entry)
+        : slot > f.now
+          ? futureVerdict(c, operator)
+          : undecidedVerdict(c, operator);
   }
   return finish({ ...verdict, slot: slotView, next }, risks(f, verdict.cause));
 }
