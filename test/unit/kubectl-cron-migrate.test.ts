@@ -637,10 +637,13 @@ describe("kubectl cron: shell completion (kubectl_complete-cron)", () => {
       "next",
       "history",
       "list",
+      "why",
       "backfill",
       "migrate",
       "unmigrate",
     ]);
+    assert.deepEqual(await values("why", "b"), ["backup", "billing"]);
+    assert.deepEqual(await values("why", "backup", "--s"), ["--selector", "--slot"]);
     assert.deepEqual(await values("backfill", "b"), ["backup", "billing"]);
     assert.deepEqual(await values("backfill", "backup", "--c"), ["--cancel", "--context"]);
     assert.deepEqual(await values("r"), ["run", "resume"]);
