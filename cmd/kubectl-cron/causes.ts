@@ -87,7 +87,6 @@ export const CAUSES = [
     fix:
       "Delete the hung Job (`kubectl delete job JOB`) and set `spec.jobTemplate.spec.activeDeadlineSeconds` below the " +
       "schedule's interval, and a small `backoffLimit`.",
-    alert: "CronJobBlockedByRunningJob",
   },
   {
     id: "run-now-waiting",
