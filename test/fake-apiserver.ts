@@ -8,7 +8,8 @@
 // version is asked (apiVersion set to the one asked; list items without kind and apiVersion, as the apiserver
 // sends them); GET, LIST (labelSelector, limit/continue), POST (dryRun=All), PATCH (JSON merge patch and JSON
 // patch, of the object or its status subresource), DELETE (preconditions; propagationPolicy Orphan takes the
-// owner reference off the dependents, as the garbage collector does); Status errors; this operator's admission
+// owner reference off the dependents, as the garbage collector does); GET /version, and a Date header on every
+// answer (its clock, which a test can set apart from the store's to stage a skew); Status errors; this operator's admission
 // webhooks (mutating and validating, static checks) on its CronJobs, their denial worded as the apiserver
 // words it. What it does not: schemas, pruning and the built-in kinds' defaulting and validation (recorded
 // objects carry the defaults already), watches, server-side apply.
@@ -129,6 +130,8 @@ export interface FakeAPIServerOptions {
   notFound: unknown;
   /** creationTimestamps (and the store's other times); the fake's own clock by default. */
   now?: () => Date;
+  /** What GET /version answers (the build's version info); a 1.32 apiserver's by default. */
+  version?: Record<string, string>;
 }
 
 /** One request as the fake received it: `GET /apis/batch/v1/namespaces/prod/cronjobs/report?...`. */
@@ -145,6 +148,8 @@ export class FakeAPIServer {
   readonly requests: Received[] = [];
   /** Where the store's times come from (a test points it at its reconciler's clock). */
   now: () => Date;
+  /** The clock its answers' Date header tells (whole seconds, as HTTP has them): `now` unless a test sets another. */
+  date: () => Date;
   /**
    * The connection dies before this write reaches the store (every write, dry runs excluded, counts from 1):
    * what a plugin killed or cut off at that point leaves behind. Undefined: every write is made.
@@ -158,6 +163,7 @@ export class FakeAPIServer {
   writes = 0;
   private readonly discovery: DiscoveryDocuments;
   private readonly notFound: unknown;
+  private readonly version: Record<string, string>;
   private readonly served = new Map<string, Served>();
   private server: Server | undefined;
   private dir: string | undefined;
@@ -165,6 +171,8 @@ export class FakeAPIServer {
 
   constructor(o: FakeAPIServerOptions) {
     this.now = o.now ?? (() => new Date());
+    this.date = () => this.now();
+    this.version = o.version ?? { major: "1", minor: "32", gitVersion: "v1.32.0", platform: "linux/amd64" };
     this.store = new FakeClient({ now: () => this.now() });
     this.notFound = o.notFound;
     this.discovery = { ...o.discovery, [`/apis/${API_VERSION}`]: OUR_RESOURCES };
@@ -315,7 +323,10 @@ export class FakeAPIServer {
     };
     this.requests.push(received);
     const send = (code: number, body: unknown, warnings: readonly string[] = []) => {
-      const headers: Record<string, string | string[]> = { "content-type": "application/json" };
+      const headers: Record<string, string | string[]> = {
+        "content-type": "application/json",
+        date: this.date().toUTCString(),
+      };
       if (warnings.length > 0) headers.warning = warnings.map((w) => `299 - ${JSON.stringify(w)}`);
       res.writeHead(code, headers);
       res.end(JSON.stringify(body));
@@ -327,6 +338,10 @@ export class FakeAPIServer {
       }
       const denied = this.deny?.(received);
       if (denied) throw denied;
+      if (received.method === "GET" && url.pathname === "/version") {
+        send(200, this.version);
+        return;
+      }
       const isWrite = received.method !== "GET" && url.searchParams.get("dryRun") !== "All";
       if (isWrite && this.dropWrite !== undefined && this.writes + 1 >= this.dropWrite) {
         this.writes++;

@@ -89,11 +89,21 @@ export function parseSlot(text: string, timeZone: string): Date | undefined {
   const m = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?$/.exec(t);
   if (!m) return undefined;
   const wall = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +(m[6] ?? 0));
-  if (Number.isNaN(wall)) return undefined;
-  // The offset in force at that wall time: two steps settle it, except in a DST gap (then the later offset).
-  const first = utcOffsetAt(timeZone, new Date(wall));
-  const second = utcOffsetAt(timeZone, new Date(wall - first));
-  return new Date(wall - second);
+  // Date.UTC rolls a month 13 or a day 45 over into a later date: refuse what is not a calendar time.
+  const back = new Date(wall).toISOString();
+  if (
+    Number.isNaN(wall) ||
+    back.slice(0, 10) !== `${m[1]}-${m[2]}-${m[3]}` ||
+    back.slice(11, 19) !== `${m[4]}:${m[5]}:${m[6] ?? "00"}`
+  )
+    return undefined;
+  // The offsets in force around that wall time (the same two unless a transition is near); an instant is the wall
+  // time's if its own offset is the one it was read with. Twice (clocks go back): the first, as a schedule runs it.
+  // Never (a DST gap): read with the offset before the gap, which is where the schedule runs the skipped time.
+  const before = utcOffsetAt(timeZone, new Date(wall - 12 * 3600 * SECOND));
+  const after = utcOffsetAt(timeZone, new Date(wall + 12 * 3600 * SECOND));
+  const fits = [wall - before, wall - after].filter((t) => utcOffsetAt(timeZone, new Date(t)) === wall - t);
+  return new Date(fits.length ? Math.min(...fits) : wall - before);
 }
 
 /** The zone the CronJob's first schedule runs in. */
@@ -232,7 +242,7 @@ function podTrouble(
   pods: readonly PodFacts[],
   events: WhyFacts["events"],
   now: Date,
-): { cause: CauseId; summary: string; evidence: string[] } | undefined {
+): { cause: CauseId; summary: string; evidence: string[]; pod?: string } | undefined {
   const name = job.metadata?.name ?? "";
   for (const p of pods) {
     for (const c of p.containers) {
@@ -259,6 +269,7 @@ function podTrouble(
         const last = c.lastTerminated;
         return {
           cause: "crash-looping",
+          pod: p.name,
           summary: `its Pod ${p.name} keeps crashing (CrashLoopBackOff, ${c.restartCount} restarts${last ? `, last exit code ${last.exitCode ?? "?"}${last.reason ? ` ${last.reason}` : ""}` : ""})`,
           evidence: podLines([p]),
         };
@@ -266,7 +277,11 @@ function podTrouble(
     }
   }
   const created = job.metadata?.creationTimestamp ? new Date(job.metadata.creationTimestamp) : undefined;
-  if (pods.length === 0 && created && now.getTime() - created.getTime() > NO_POD_GRACE_MS) {
+  // The Job controller counts the Pods it made: none seen but some counted means they could not be read (a 403 on
+  // pods) or are gone, not that none was created.
+  const counts = (job.status ?? {}) as { active?: number; ready?: number; succeeded?: number; failed?: number };
+  const counted = (counts.active ?? 0) + (counts.ready ?? 0) + (counts.succeeded ?? 0) + (counts.failed ?? 0);
+  if (pods.length === 0 && counted === 0 && created && now.getTime() - created.getTime() > NO_POD_GRACE_MS) {
     const failed = events.filter((e) => e.object === `Job/${name}` && e.reason === "FailedCreate");
     return {
       cause: "pods-not-created",
@@ -275,7 +290,9 @@ function podTrouble(
         ? failed.map(
             (e) => `Event FailedCreate on Job ${name} (${e.count}×, last ${e.last ?? "?"}): ${e.message ?? ""}`,
           )
-        : [`Job ${name} has no Pods and no FailedCreate Event is left to say why (Events expire after an hour)`],
+        : [
+            `Job ${name} has no Pods (status: 0 active, 0 succeeded, 0 failed) and no FailedCreate Event is left to say why (Events expire after an hour)`,
+          ],
     };
   }
   return undefined;
@@ -429,7 +446,12 @@ function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry: Recen
       trouble.cause,
       `started at ${when} but never got to work: ${trouble.summary}`,
       [...evidence, ...trouble.evidence],
-      [causeOf(trouble.cause).fix],
+      [
+        ...(trouble.cause === "crash-looping" && trouble.pod
+          ? [`kubectl logs ${trouble.pod} -n ${c.namespace} --previous`]
+          : []),
+        causeOf(trouble.cause).fix,
+      ],
     );
   }
   const alive = keptAlive(job, pods, f.now);
@@ -441,26 +463,36 @@ function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry: Recen
   };
 }
 
-/** Why the operator reached a slot late: a leader change, its Pods starting, or load (the record's lags). */
-function lateness(c: SlotContext, decidedAt: Date): string[] {
-  const out: string[] = [];
+/**
+ * Why the operator reached a slot late: a leader change, its Pods starting, or load (the record's lags). `because`:
+ * the causes found, in words for the verdict; `evidence`: the times they rest on.
+ */
+function lateness(c: SlotContext, decidedAt: Date): { because: string[]; evidence: string[] } {
+  const because: string[] = [];
+  const evidence: string[] = [];
   const lease = c.f.operator.lease;
   const late = secondsBetween(c.slot, decidedAt);
-  out.push(`the operator decided at ${iso(decidedAt)}, ${humanDuration(late)} after the slot`);
+  evidence.push(`the operator decided at ${iso(decidedAt)}, ${humanDuration(late)} after the slot`);
   if (
     lease?.acquireTime &&
     new Date(lease.acquireTime) > c.slot &&
     new Date(lease.acquireTime) <= new Date(decidedAt.getTime() + 60 * SECOND)
   ) {
-    out.push(
+    because.push(`the leader changed: ${lease.holder ?? "?"} took the Lease at ${lease.acquireTime}, after the slot`);
+    evidence.push(
       `the current leader ${lease.holder ?? "?"} took the Lease at ${lease.acquireTime} (${lease.transitions ?? "?"} leader changes in all): no replica led from before the slot until then (the operator was down, or its leader was lost)`,
     );
   }
   const started = (c.f.operator.pods ?? [])
     .map((p) => p.created)
-    .filter((t): t is string => !!t && new Date(t) > c.slot);
-  if (started.length) out.push(`operator Pods started after the slot: ${started.join(", ")}`);
-  return out;
+    .filter((t): t is string => !!t && new Date(t) > c.slot && new Date(t) <= decidedAt);
+  if (started.length) {
+    because.push(
+      `the operator restarted: ${started.length > 1 ? `its Pods started at ${started.join(", ")}` : `its Pod started at ${started[0]}`}, after the slot`,
+    );
+    evidence.push(`operator Pods started after the slot: ${started.join(", ")}`);
+  }
+  return { because, evidence };
 }
 
 /** The lags (seconds from slot to Job creation) the record shows for recent scheduled runs. */
@@ -471,6 +503,13 @@ function observedLags(cronJob: CronJob): number[] {
     )
     .map((e) => secondsBetween(new Date(e.scheduledTime!), new Date(e.decidedAt)));
 }
+
+/** What each reason of a Skipped entry means (the reconciler's MISSED_POLICY_REASON). */
+const SKIP_REASONS: Record<string, string> = {
+  MissedRunPolicySkip: "missedRunPolicy Skip runs only the announced time, not a missed one",
+  RunAllLimit: "missedRunPolicy RunAll runs only the newest missed times, up to its limit",
+  RunAllReplace: "missedRunPolicy RunAll with concurrencyPolicy Replace runs only the newest missed time",
+};
 
 function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
   const { cronJob, slotText: when, f } = c;
@@ -524,39 +563,48 @@ function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
       const why = lateness(c, decided);
       const late = secondsBetween(c.slot, decided);
       const lags = observedLags(cronJob);
-      // The operator was away (a leader change, its Pods starting after the slot): the deadline did its job.
-      // Otherwise a slot reached within the operator's usual reaction (its recent lags, or a few seconds) was lost to
-      // a deadline too short for it.
-      const away = why.length > 1;
+      // The operator was away (a leader change, a restart after the slot): the deadline did its job. Otherwise a slot
+      // reached within the operator's usual reaction (its recent lags, or a few seconds) was lost to a deadline too
+      // short for it.
+      const away = why.because.length > 0;
       const usual = Math.max(USUAL_LAG_S, ...lags);
       if (!away && deadline !== undefined && late <= usual) {
         return found(
           "deadline-shorter-than-lag",
           `did not run at ${when}: startingDeadlineSeconds ${deadline} is shorter than the operator's lag: it reached the slot ${late} s after it${lags.length ? ` (recent runs started ${lags.join(", ")} s after their slot)` : ""}`,
-          [...evidence, ...why],
+          [...evidence, ...why.evidence],
           [causeOf("deadline-shorter-than-lag").fix],
         );
       }
       return found(
         "deadline-missed",
-        `did not run at ${when}: the operator reached it ${humanDuration(late)} late, past startingDeadlineSeconds ${deadline ?? "?"}${away ? "" : " (no leader change or restart is on record: it was overloaded, or down without a trace left)"}`,
-        [...evidence, ...why],
+        `did not run at ${when}: the operator reached it ${humanDuration(late)} late, past startingDeadlineSeconds ${deadline ?? "?"}${away ? `, because ${why.because.join(", and ")}` : " (no leader change or restart is on record: it was overloaded, or down without a trace left)"}`,
+        [...evidence, ...why.evidence],
         [
           causeOf("deadline-missed").fix,
           `kubectl cron backfill ${c.name} -n ${c.namespace} --from=${iso(c.slot)} --to=${iso(c.slot)}`,
         ],
       );
     }
-    case "Skipped":
+    case "Skipped": {
+      // The policy that decided is the entry's (the spec may have changed since; RunLatest skips nothing).
+      const policy = SKIP_REASONS[e.reason] ?? `missedRunPolicy chose not to run it`;
+      const now = cronJob.spec?.missedRunPolicy ?? "RunLatest";
       return found(
         "policy-skipped",
-        `did not run at ${when}: missedRunPolicy ${cronJob.spec?.missedRunPolicy ?? "RunLatest"} chose not to run it (${e.reason})`,
-        evidence,
+        `did not run at ${when}: ${policy} (${e.reason})`,
+        [
+          ...evidence,
+          ...(SKIP_REASONS[e.reason] && !SKIP_REASONS[e.reason]!.includes(`missedRunPolicy ${now} `)
+            ? [`spec.missedRunPolicy is ${now} now (changed since the decision)`]
+            : []),
+        ],
         [
           causeOf("policy-skipped").fix,
           `kubectl cron backfill ${c.name} -n ${c.namespace} --from=${iso(c.slot)} --to=${iso(c.slot)}`,
         ],
       );
+    }
     case "Refused":
       return refusedVerdict(c, e, evidence);
     case "Stopped":
@@ -608,7 +656,7 @@ function refusedVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdi
     "create-refused",
     `did not run at ${when}: the API server refused its Job (${e.reason}): ${msg}`,
     evidence,
-    [causeOf("create-refused").fix],
+    [causeOf("create-refused").fix.replace("NAME", `${c.name} -n ${c.namespace}`)],
   );
 }
 
@@ -627,7 +675,7 @@ function stoppedVerdict(c: SlotContext): Verdict {
             `Job ${e.job ?? "?"} failed: ${e.outcome?.reason ?? "?"}${e.outcome?.message ? ` (${e.outcome.message})` : ""}`,
         ),
     ],
-    [causeOf("stopped-after-failures").fix.replace("NAME", c.name)],
+    [causeOf("stopped-after-failures").fix.replace("NAME", `${c.name} -n ${c.namespace}`)],
   );
 }
 
@@ -717,6 +765,20 @@ function undecidedVerdict(c: SlotContext, operator: Finding[]): Verdict {
   };
 }
 
+/** A slot still to come (`--slot` in the future): it is not late; only a suspension or a stop keeps it from running. */
+function futureVerdict(c: SlotContext, operator: Finding[]): Verdict {
+  if (c.cronJob.spec?.suspend || c.cronJob.status?.stopped) {
+    const v = undecidedVerdict(c, operator);
+    return { ...v, verdict: v.verdict.replace(/^did not run at/, "will not run at") };
+  }
+  return {
+    status: "healthy",
+    verdict: `${c.slotText} has not come yet (in ${ago(c.f.now, c.slot)})`,
+    evidence: [`the API server's time is ${iso(c.f.now)}`],
+    fix: [],
+  };
+}
+
 /** The asked time is not a slot: the slots around it, in the zone and UTC, with DST and H spelled out. */
 function notASlot(c: SlotContext, schedules: CronJobSchedules, anchor: Date | undefined): Verdict {
   const before = schedules.schedule.mostRecent(c.slot, anchor);
@@ -731,7 +793,7 @@ function notASlot(c: SlotContext, schedules: CronJobSchedules, anchor: Date | un
     "not-a-slot",
     `${c.slotText} is not a time this CronJob runs: the nearest slots are ${before ? `${slotText(before, c.zone)} and ` : ""}${slotText(after, c.zone)}`,
     [`schedule: ${resolved.join("; ")}`, ...lines],
-    [causeOf("not-a-slot").fix.replace("NAME", c.name)],
+    [causeOf("not-a-slot").fix.replace("NAME", `${c.name} -n ${c.namespace}`)],
   );
 }
 
@@ -779,7 +841,7 @@ function risks(f: WhyFacts, verdictCause: CauseId | undefined): Finding[] {
         evidence: [
           `annotation run-now: ${request}; status.lastRunNowRequest: ${cj.status?.lastRunNowRequest ?? "(none)"}; its Job would be ${manualJobName(cj.metadata?.name ?? "", request)}`,
         ],
-        fix: [causeOf("run-now-waiting").fix],
+        fix: [causeOf("run-now-waiting").fix.replace("JOB", `${running.join(" ")} -n ${cj.metadata?.namespace ?? ""}`)],
       });
     }
   }
@@ -815,6 +877,7 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
       verdict: `never runs: its schedule cannot be used${cond ? ` (${cond.message})` : ""}`,
       evidence: [
         `spec.schedule: ${JSON.stringify(cronJob.spec?.schedule)}; spec.timeZone: ${JSON.stringify(cronJob.spec?.timeZone ?? "UTC")}`,
+        ...(cond ? [`condition Available=False ${cond.reason ?? "?"}: ${cond.message ?? ""}`] : []),
       ],
       fix: [causeOf("invalid-schedule").fix],
     });
@@ -834,9 +897,12 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   // The newest slot at or before t. `@every` counts from its anchor (the last run), which mostRecent does not look
   // behind: the last run is a slot too.
   const lastRun = cronJob.status?.lastScheduleTime ? new Date(cronJob.status.lastScheduleTime) : undefined;
+  // Only an `@every` member counts from the last run; a cron schedule's last run may be another schedule's slot
+  // (the spec changed since).
+  const everyMember = schedules.schedule.set.members.some((m) => m.schedule.isEvery);
   const latest = (t: Date): Date | undefined => {
     const recent = schedules.schedule.mostRecent(t, anchor);
-    const ran = lastRun && lastRun <= t ? lastRun : undefined;
+    const ran = lastRun && lastRun <= t && everyMember ? lastRun : undefined;
     return recent && (!ran || recent > ran) ? recent : ran;
   };
   const isSlot = (t: Date) =>
@@ -891,7 +957,13 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   } else {
     const entry = entryFor(slot);
     const job = jobFor(slot);
-    verdict = job ? ranVerdict(c, job, entry) : entry ? recordVerdict(c, entry) : undecidedVerdict(c, operator);
+    verdict = job
+      ? ranVerdict(c, job, entry)
+      : entry
+        ? recordVerdict(c, entry)
+        : slot > f.now
+          ? futureVerdict(c, operator)
+          : undecidedVerdict(c, operator);
   }
   // An H field runs at a minute the user may not expect: say which.
   const hashed =

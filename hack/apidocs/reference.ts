@@ -206,6 +206,22 @@ const METADATA_DOCS: Record<string, MetadataDoc> = {
       "(`kubectl cron history` shows them). The upstream scheduled-timestamp annotation is in the first one's " +
       "zone. A one-schedule CronJob's Jobs and run-now Jobs have none.",
   },
+  CATCH_UP_ANNOTATION: {
+    on: "Job of an older missed slot run by `missedRunPolicy: RunAll`",
+    setBy: "the controller",
+    format: '`"true"`',
+    meaning:
+      "The run caught up a missed slot (a newer one was due too): `status.recentRuns` names its trigger CatchUp, also " +
+      "when its entry is rebuilt from the Job after a lost status write.",
+  },
+  REPLACED_ANNOTATION: {
+    on: "Job that replaced running Jobs (`concurrencyPolicy: Replace`)",
+    setBy: "the controller",
+    format: "the deleted Jobs' names, comma-separated",
+    meaning:
+      "The Jobs deleted to run this one: `status.recentRuns` lists them in its entry's `replaced`, also when the entry " +
+      "is rebuilt from the Job.",
+  },
   SCHEDULED_AT_ANNOTATION: {
     on: "Job (scheduled, backfill)",
     setBy: "the controller",

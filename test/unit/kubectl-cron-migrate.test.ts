@@ -642,6 +642,8 @@ describe("kubectl cron: shell completion (kubectl_complete-cron)", () => {
       "migrate",
       "unmigrate",
     ]);
+    assert.deepEqual(await values("why", "b"), ["backup", "billing"]);
+    assert.deepEqual(await values("why", "backup", "--s"), ["--selector", "--slot"]);
     assert.deepEqual(await values("backfill", "b"), ["backup", "billing"]);
     assert.deepEqual(await values("why", "b"), ["backup", "billing"]);
     assert.deepEqual(await values("why", "--s"), ["--selector", "--slot"]);

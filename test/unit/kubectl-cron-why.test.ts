@@ -1,0 +1,1606 @@
+// `kubectl cron why` (issue 38): every cause of cmd/kubectl-cron/causes.ts staged and asked about. Most cases go
+// through the plugin's own entry point (main(["why", ...])) against test/fake-apiserver.ts, whose store holds the
+// CronJob, its Jobs, their Pods, Events, quotas and the operator's objects (its Pod, its Lease, its webhooks and their
+// endpoints, the CRD), and whose Date header is the API server's clock; this machine's clock is mocked to the same
+// instant unless a case stages a skew. Where the live layer adds nothing (DST, H, the wall-clock --slot), the pure
+// diagnose() is asked on facts built by hand. Each case checks the cause id, the exit code, that the verdict names
+// the specific facts, that the evidence cites the state it rests on, and the fix.
+import assert from "node:assert/strict";
+import { afterEach, beforeEach, describe, it, mock } from "node:test";
+import {
+  API_VERSION,
+  GROUP,
+  KIND,
+  RUN_NOW_ANNOTATION,
+  type CronJob,
+  type Job,
+  type RecentRun,
+} from "../../api/v1/index.ts";
+import { CAUSES, type CauseId, causeOf } from "../../cmd/kubectl-cron/causes.ts";
+import { main } from "../../cmd/kubectl-cron/main.ts";
+import { type Diagnosis, diagnose, parseSlot } from "../../cmd/kubectl-cron/why.ts";
+import type { PodFacts, WhyFacts } from "../../cmd/kubectl-cron/whyfacts.ts";
+import { APIError } from "../../runtime/errors.ts";
+import type { KubeObject } from "../../runtime/kinds.ts";
+import { FakeAPIServer } from "../fake-apiserver.ts";
+import { batchJob } from "../fixtures.ts";
+import { recorded } from "../fixtures/builtin-v1/index.ts";
+
+// --- the scene ---------------------------------------------------------------------------------------------------
+
+/** When the question is asked: Wednesday 2026-11-25, 12:12 in Berlin (UTC+1). */
+const NOW = new Date("2026-11-25T11:12:00Z");
+const NS = "prod";
+const NAME = "backup";
+const UID = "uid-backup";
+const ZONE = "Europe/Berlin";
+/** The latest slot: 03:00 in Berlin. */
+const SLOT = "2026-11-25T02:00:00Z";
+const SLOT_TEXT = "2026-11-25 03:00 Europe/Berlin (2026-11-25T02:00:00Z)";
+const JOB = "backup-1795572000";
+const PREV_SLOT = "2026-11-24T02:00:00Z";
+const PREV_JOB = "backup-1795485600";
+const OPERATOR_NS = "cronjob-operator-system";
+const LEASE = "80807133.tutorial.kubebuilder.io";
+const WEBHOOK_SERVICE = "cronjob-operator-webhook-service";
+
+const at = (t: string, seconds: number) => new Date(Date.parse(t) + seconds * 1000).toISOString();
+
+/** The CronJob: "0 3 * * *" in Berlin, Forbid, created on 2026-11-01; `o` is merged into its spec and status. */
+function cronJob(o: { spec?: Record<string, unknown>; status?: Record<string, unknown>; meta?: object } = {}) {
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { name: NAME, namespace: NS, uid: UID, creationTimestamp: "2026-11-01T00:00:00Z", ...o.meta },
+    spec: {
+      schedule: "0 3 * * *",
+      timeZone: ZONE,
+      concurrencyPolicy: "Forbid",
+      jobTemplate: {
+        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "backup", image: "backup:1" }] } } },
+      },
+      ...o.spec,
+    },
+    status: { lastScheduleTime: SLOT, ...o.status },
+  } as KubeObject;
+}
+
+/** A status.recentRuns entry for a slot (a Schedule trigger unless said otherwise). */
+function entry(slot: string, decision: RecentRun["decision"], reason: string, o: Partial<RecentRun> = {}): RecentRun {
+  return { trigger: "Schedule", scheduledTime: slot, decision, reason, decidedAt: at(slot, 2), ...o };
+}
+
+/** A Job of the CronJob for a slot (its controller reference and scheduled-time annotations). */
+function job(
+  name: string,
+  slot: string,
+  o: {
+    state?: "active" | "complete" | "failed";
+    start?: string;
+    end?: string;
+    spec?: Record<string, unknown>;
+    created?: string;
+  } = {},
+): Job {
+  const j = batchJob({
+    name,
+    namespace: NS,
+    owner: { name: NAME, uid: UID },
+    slot,
+    timeZone: ZONE,
+    ...(o.state ? { state: o.state } : {}),
+    ...(o.start ? { start: o.start } : {}),
+    ...(o.end ? { end: o.end } : {}),
+    ...(o.spec ? { spec: o.spec } : {}),
+  });
+  j.metadata!.creationTimestamp = o.created ?? at(slot, 2);
+  return j;
+}
+
+type ContainerStatus = {
+  name?: string;
+  ready?: boolean;
+  restartCount?: number;
+  state?: object;
+  lastState?: object;
+};
+
+/** A Pod of a Job (its job-name label), with the status the kubelet and scheduler write. */
+function pod(
+  name: string,
+  jobName: string,
+  o: { phase: string; created?: string; conditions?: object[]; containers?: ContainerStatus[] },
+): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name,
+      namespace: NS,
+      labels: { "job-name": jobName, "batch.kubernetes.io/job-name": jobName },
+      creationTimestamp: o.created ?? at(SLOT, 3),
+    },
+    spec: { containers: [{ name: "backup", image: "backup:1" }] },
+    status: {
+      phase: o.phase,
+      ...(o.conditions ? { conditions: o.conditions } : {}),
+      ...(o.containers
+        ? { containerStatuses: o.containers.map((c) => ({ name: "backup", ready: false, restartCount: 0, ...c })) }
+        : {}),
+    },
+  };
+}
+
+/** An Event about an object of the namespace. */
+function event(kind: string, name: string, reason: string, message: string, o: { count?: number; last?: string } = {}) {
+  return {
+    apiVersion: "v1",
+    kind: "Event",
+    metadata: { name: `${name}.${reason.toLowerCase()}`, namespace: NS },
+    involvedObject: { kind, name, namespace: NS },
+    type: "Warning",
+    reason,
+    message,
+    count: o.count ?? 1,
+    lastTimestamp: o.last ?? at(SLOT, 3),
+  } as KubeObject;
+}
+
+/** The operator as the default install runs it, healthy: one ready replica leading, its webhooks served. */
+function operator() {
+  const service = { namespace: OPERATOR_NS, name: WEBHOOK_SERVICE, path: "/validate" };
+  return {
+    pod: {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: {
+        name: "cronjob-operator-controller-manager-7d9f-abcde",
+        namespace: OPERATOR_NS,
+        labels: { "control-plane": "controller-manager" },
+        creationTimestamp: "2026-11-01T00:00:00Z",
+      },
+      status: {
+        phase: "Running",
+        conditions: [{ type: "Ready", status: "True" }],
+        containerStatuses: [{ name: "manager", ready: true, restartCount: 0 }],
+      },
+    } as KubeObject,
+    lease: {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: LEASE, namespace: OPERATOR_NS, creationTimestamp: "2026-11-01T00:00:00Z" },
+      spec: {
+        holderIdentity: "cronjob-operator-controller-manager-7d9f-abcde_0c1d",
+        acquireTime: "2026-11-01T00:00:10.000000Z",
+        renewTime: at(NOW.toISOString(), -3).replace(/\.\d+Z$/, ".000000Z"),
+        leaseDurationSeconds: 15,
+        leaseTransitions: 1,
+      },
+    } as KubeObject,
+    validating: {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: "cronjob-operator-validating-webhook-configuration" },
+      webhooks: [
+        {
+          name: "vcronjob-v1.kb.io",
+          clientConfig: { service },
+          rules: [
+            { apiGroups: [GROUP], apiVersions: ["v1"], operations: ["CREATE", "UPDATE"], resources: ["cronjobs"] },
+          ],
+        },
+      ],
+    } as KubeObject,
+    endpoints: {
+      apiVersion: "v1",
+      kind: "Endpoints",
+      metadata: { name: WEBHOOK_SERVICE, namespace: OPERATOR_NS },
+      subsets: [{ addresses: [{ ip: "10.244.0.7" }], ports: [{ port: 9443 }] }],
+    } as KubeObject,
+    crd: {
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name: `cronjobs.${GROUP}` },
+      spec: {
+        group: GROUP,
+        conversion: { strategy: "Webhook", webhook: { clientConfig: { service: { ...service, path: "/convert" } } } },
+      },
+    } as KubeObject,
+  };
+}
+
+// --- the fake API server -----------------------------------------------------------------------------------------
+
+const resources = (groupVersion: string, list: [string, string, boolean][]) => ({
+  kind: "APIResourceList",
+  apiVersion: "v1",
+  groupVersion,
+  resources: list.map(([name, kind, namespaced]) => ({
+    name,
+    singularName: "",
+    namespaced,
+    kind,
+    verbs: ["get", "list"],
+  })),
+});
+
+/** What the API server serves that `why` reads, besides batch/v1 (recorded) and our CRD (the fake's own). */
+const DISCOVERY = {
+  ...recorded().discovery,
+  "/api/v1": resources("v1", [
+    ["pods", "Pod", true],
+    ["events", "Event", true],
+    ["resourcequotas", "ResourceQuota", true],
+    ["limitranges", "LimitRange", true],
+    ["endpoints", "Endpoints", true],
+  ]),
+  "/apis/coordination.k8s.io/v1": resources("coordination.k8s.io/v1", [["leases", "Lease", true]]),
+  "/apis/admissionregistration.k8s.io/v1": resources("admissionregistration.k8s.io/v1", [
+    ["validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false],
+    ["mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false],
+  ]),
+  "/apis/apiextensions.k8s.io/v1": resources("apiextensions.k8s.io/v1", [
+    ["customresourcedefinitions", "CustomResourceDefinition", false],
+  ]),
+};
+
+const servers: FakeAPIServer[] = [];
+beforeEach(() => mock.timers.enable({ apis: ["Date"], now: NOW }));
+afterEach(async () => {
+  mock.timers.reset();
+  for (const s of servers.splice(0)) await s.stop();
+});
+
+/** A cluster holding `objects` and the operator (healthy unless `op` says otherwise). */
+async function cluster(
+  objects: KubeObject[],
+  op: Partial<Record<keyof ReturnType<typeof operator>, KubeObject | undefined>> = {},
+): Promise<FakeAPIServer> {
+  const server = await new FakeAPIServer({
+    discovery: DISCOVERY,
+    notFound: recorded().notFound,
+    now: () => NOW,
+  }).start(NS);
+  servers.push(server);
+  const ops = Object.values({ ...operator(), ...op }).filter((x): x is KubeObject => x !== undefined);
+  await server.seed(...ops, ...objects);
+  return server;
+}
+
+async function run(server: FakeAPIServer, argv: string[]) {
+  let out = "";
+  let err = "";
+  const code = await main([...argv, "--kubeconfig", server.kubeconfigPath], {
+    stdout: (s) => (out += s),
+    stderr: (s) => (err += s),
+    env: {},
+  });
+  return { code, out, err };
+}
+
+/**
+ * `kubectl cron why NAME [args]`, asked twice: as text and with -o json. Both must tell the same diagnosis with the
+ * same exit code; the text prints the verdict, each piece of evidence and each fix.
+ */
+async function why(server: FakeAPIServer, ...args: string[]): Promise<{ code: number; text: string; d: Diagnosis }> {
+  const text = await run(server, ["why", NAME, ...args]);
+  const json = await run(server, ["why", NAME, ...args, "-o", "json"]);
+  assert.equal(text.err, "", "no error");
+  const d = JSON.parse(json.out) as Diagnosis;
+  assert.equal(json.code, text.code, "-o json exits as the text does");
+  assert.equal(d.exitCode, text.code, "the exit code is the diagnosis's");
+  const lines = text.out.split("\n");
+  assert.equal(lines[0], `${NS}/${NAME}: ${d.verdict}`, "the text's first line is the verdict");
+  for (const e of d.evidence) assert.ok(lines.includes(`  - ${e}`), `the text shows the evidence ${e}`);
+  for (const f of d.fix) assert.ok(lines.includes(`  - ${f}`), `the text shows the fix ${f}`);
+  return { code: text.code, text: text.out, d };
+}
+
+/** What a diagnosis with a cause must say: the cause, the exit code, the facts named by the verdict, evidence, fix. */
+function expectCause(
+  r: { code: number; d: Diagnosis; text?: string },
+  cause: CauseId,
+  o: { exit?: number; verdict: (string | RegExp)[]; evidence: (string | RegExp)[]; fix: (string | RegExp)[] },
+): void {
+  const show = r.text ?? JSON.stringify(r.d, null, 2);
+  assert.equal(r.d.cause, cause, show);
+  assert.equal(r.code, o.exit ?? 1, show);
+  assert.ok(r.d.evidence.length > 0, `evidence: ${show}`);
+  const has = (texts: string[], p: string | RegExp) =>
+    texts.some((t) => (typeof p === "string" ? t.includes(p) : p.test(t)));
+  for (const p of o.verdict) assert.ok(has([r.d.verdict], p), `verdict names ${String(p)}: ${show}`);
+  for (const p of o.evidence) assert.ok(has(r.d.evidence, p), `evidence cites ${String(p)}: ${show}`);
+  assert.ok(o.fix.length === 0 || r.d.fix.length > 0, `a fix: ${show}`);
+  for (const p of o.fix) assert.ok(has(r.d.fix, p), `fix says ${String(p)}: ${show}`);
+}
+
+/** The cause ids a set of diagnoses found (verdict or also). */
+const covered = new Set<string>();
+const note = (d: Diagnosis) => {
+  if (d.cause) covered.add(d.cause);
+  for (const a of d.also) covered.add(a.cause);
+};
+
+// --- the cases ---------------------------------------------------------------------------------------------------
+
+describe("kubectl cron why NAME: through main against the fake API server", () => {
+  it("healthy: it ran, Complete in 12 s, and the next slot is named (exit 0)", async () => {
+    const server = await cluster([
+      cronJob({
+        status: {
+          recentRuns: [
+            entry(SLOT, "Created", "Scheduled", {
+              job: JOB,
+              decidedAt: at(SLOT, 2),
+              outcome: { result: "Complete", finishedAt: at(SLOT, 14) },
+            }),
+          ],
+        },
+      }),
+      job(JOB, SLOT, { state: "complete", start: at(SLOT, 2), end: at(SLOT, 14) }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    assert.equal(r.code, 0, r.text);
+    assert.equal(r.d.status, "healthy");
+    assert.equal(r.d.verdict, `ran at ${SLOT_TEXT}: Job ${JOB} (created 2 s after the slot), Complete in 12s`);
+    assert.deepEqual(r.d.next, {
+      utc: "2026-11-26T02:00:00Z",
+      local: "2026-11-26T03:00:00+01:00",
+      text: "2026-11-26 03:00 Europe/Berlin (2026-11-26T02:00:00Z)",
+    });
+    assert.match(r.text, /^Next: 2026-11-26 03:00 Europe\/Berlin \(2026-11-26T02:00:00Z\)$/m);
+    assert.deepEqual(r.d.also, []);
+    assert.deepEqual(r.d.unreadable, []);
+  });
+});
+
+describe("kubectl cron why NAME: the CronJob's own state", () => {
+  it("suspended: names the manager and the time that set spec.suspend (managedFields)", async () => {
+    const server = await cluster([
+      cronJob({
+        spec: { suspend: true },
+        status: { lastScheduleTime: "2026-11-20T02:00:00Z" },
+        meta: {
+          managedFields: [
+            {
+              manager: "kubectl-client-side-apply",
+              operation: "Update",
+              apiVersion: API_VERSION,
+              time: "2026-11-01T00:00:00Z",
+              fieldsType: "FieldsV1",
+              fieldsV1: { "f:spec": { "f:schedule": {}, "f:timeZone": {} } },
+            },
+            {
+              manager: "kubectl-cron",
+              operation: "Update",
+              apiVersion: API_VERSION,
+              time: "2026-11-20T08:15:00Z",
+              fieldsType: "FieldsV1",
+              fieldsV1: { "f:spec": { "f:suspend": {} } },
+            },
+            {
+              manager: "helm",
+              operation: "Update",
+              apiVersion: API_VERSION,
+              time: "2026-11-22T10:00:00Z",
+              fieldsType: "FieldsV1",
+              fieldsV1: { "f:metadata": { "f:labels": { "f:team": {} } } },
+            },
+          ],
+        },
+      }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "suspended", {
+      verdict: [`did not run at ${SLOT_TEXT}`, "suspended", "kubectl-cron", "2026-11-20T08:15:00Z"],
+      evidence: ["spec.suspend: true", "kubectl-cron (Update) at 2026-11-20T08:15:00Z"],
+      fix: [`kubectl cron resume ${NAME} -n ${NS}`],
+    });
+    assert.match(r.d.next?.blocked ?? "", /suspended/);
+  });
+
+  it("stopped after failures: when, after how many, and the failed Jobs' reasons", async () => {
+    const failed = (slot: string, job: string) =>
+      entry(slot, "Created", "Scheduled", {
+        job,
+        outcome: {
+          result: "Failed",
+          reason: "BackoffLimitExceeded",
+          message: "Job has reached the specified backoff limit",
+          finishedAt: at(slot, 300),
+        },
+      });
+    const server = await cluster([
+      cronJob({
+        spec: { stopAfterConsecutiveFailures: 3 },
+        status: {
+          lastScheduleTime: PREV_SLOT,
+          stopped: { time: at(PREV_SLOT, 301), failures: 3, generation: 1 },
+          recentRuns: [
+            entry(SLOT, "Stopped", "StoppedAfterFailures", {
+              message: "scheduling stopped after 3 failed runs in a row",
+            }),
+            failed(PREV_SLOT, PREV_JOB),
+            failed("2026-11-23T02:00:00Z", "backup-1795399200"),
+            failed("2026-11-22T02:00:00Z", "backup-1795312800"),
+          ],
+        },
+      }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "stopped-after-failures", {
+      verdict: [
+        `did not run at ${SLOT_TEXT}`,
+        `stopped at ${at(PREV_SLOT, 301)}`,
+        "after 3 failed runs in a row",
+        "stopAfterConsecutiveFailures 3",
+      ],
+      evidence: ["status.stopped", `Job ${PREV_JOB} failed: BackoffLimitExceeded`, "Job backup-1795312800 failed"],
+      fix: [`kubectl cron resume ${NAME} -n ${NS}`],
+    });
+  });
+
+  it("invalid schedule stored past admission: Available=False InvalidSchedule, with the field's message", async () => {
+    const message = 'spec.schedule: Invalid value: "0 3 * * 8": day-of-week: 8 is out of range 0-7';
+    const server = await cluster([
+      cronJob({
+        spec: { schedule: "0 3 * * 8" },
+        status: {
+          conditions: [
+            {
+              type: "Available",
+              status: "False",
+              reason: "InvalidSchedule",
+              message,
+              lastTransitionTime: "2026-11-01T00:00:00Z",
+            },
+          ],
+        },
+      }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "invalid-schedule", {
+      verdict: ["never runs", message],
+      evidence: ['spec.schedule: "0 3 * * 8"', `condition Available=False InvalidSchedule: ${message}`],
+      fix: ["spec.schedule"],
+    });
+  });
+
+  it("unknown time zone stored past admission: Available=False UnknownTimeZone", async () => {
+    const message = 'spec.timeZone: Invalid value: "Europe/Berlim": unknown time zone';
+    const server = await cluster([
+      cronJob({
+        spec: { timeZone: "Europe/Berlim" },
+        status: {
+          conditions: [
+            {
+              type: "Available",
+              status: "False",
+              reason: "UnknownTimeZone",
+              message,
+              lastTransitionTime: "2026-11-01T00:00:00Z",
+            },
+          ],
+        },
+      }),
+    ]);
+    const r = await why(server);
+    expectCause(r, "invalid-schedule", {
+      verdict: ["never runs", message],
+      evidence: ['spec.timeZone: "Europe/Berlim"', `condition Available=False UnknownTimeZone: ${message}`],
+      fix: ["spec.timeZone"],
+    });
+  });
+
+  it("--slot at a time it does not fire: the nearest slots in its zone and in UTC", async () => {
+    const server = await cluster([cronJob()]);
+    const r = await why(server, "--slot", "2026-11-25T04:00");
+    note(r.d);
+    expectCause(r, "not-a-slot", {
+      verdict: [
+        "2026-11-25 04:00 Europe/Berlin (2026-11-25T03:00:00Z) is not a time this CronJob runs",
+        `the nearest slots are ${SLOT_TEXT} and 2026-11-26 03:00 Europe/Berlin (2026-11-26T02:00:00Z)`,
+      ],
+      evidence: ["schedule: 0 3 * * * in Europe/Berlin", "slot 2026-11-25T03:00:00+01:00 (2026-11-25T02:00:00Z)"],
+      fix: [`kubectl cron next ${NAME} -n ${NS}`],
+    });
+  });
+
+  it("--slot given as a wall-clock time is read in the CronJob's zone (03:00 in Berlin is 02:00Z)", async () => {
+    const server = await cluster([
+      cronJob({ status: { recentRuns: [entry(SLOT, "Skipped", "MissedRunPolicySkip")] } }),
+    ]);
+    for (const slot of ["2026-11-25T03:00", "2026-11-25 03:00", "2026-11-25T02:00:00Z", "2026-11-25T03:00:00+01:00"]) {
+      const r = await why(server, `--slot=${slot}`);
+      assert.equal(r.d.slot?.utc, SLOT, slot);
+      assert.equal(r.d.slot?.local, "2026-11-25T03:00:00+01:00", slot);
+      assert.equal(r.d.cause, "policy-skipped", slot);
+      // The entry's reason says which policy decided (the spec has changed since: unset is RunLatest, which skips nothing).
+      assert.match(r.d.verdict, /missedRunPolicy Skip runs only the announced time/, slot);
+      assert.ok(r.d.evidence.includes("spec.missedRunPolicy is RunLatest now (changed since the decision)"), slot);
+    }
+    const bad = await run(server, ["why", NAME, "--slot", "tomorrow"]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--slot: want an RFC 3339 time .* got "tomorrow"/);
+  });
+
+  it("--slot before the CronJob's creation", async () => {
+    const server = await cluster([cronJob()]);
+    const r = await why(server, "--slot", "2026-10-30T03:00");
+    note(r.d);
+    expectCause(r, "before-creation", {
+      verdict: [
+        "did not run at 2026-10-30 03:00 Europe/Berlin (2026-10-30T02:00:00Z)",
+        "created later, at 2026-11-01T00:00:00Z",
+      ],
+      evidence: ["metadata.creationTimestamp: 2026-11-01T00:00:00Z"],
+      fix: [`kubectl cron backfill ${NAME} -n ${NS} --from=2026-10-30T02:00:00Z --to=2026-10-30T02:00:00Z`],
+    });
+  });
+});
+
+describe("kubectl cron why NAME: the operator's decisions (status.recentRuns)", () => {
+  it("missed past startingDeadlineSeconds because the leader changed after the slot", async () => {
+    const op = operator();
+    const lease = structuredClone(op.lease) as KubeObject & { spec: Record<string, unknown> };
+    lease.spec.acquireTime = "2026-11-25T02:07:20.000000Z";
+    lease.spec.holderIdentity = "cronjob-operator-controller-manager-7d9f-fghij_77aa";
+    lease.spec.leaseTransitions = 4;
+    const server = await cluster(
+      [
+        cronJob({
+          spec: { startingDeadlineSeconds: 60 },
+          status: {
+            lastScheduleTime: PREV_SLOT,
+            lastMissedTime: SLOT,
+            recentRuns: [
+              entry(SLOT, "Missed", "StartingDeadlineExceeded", {
+                decidedAt: "2026-11-25T02:07:31Z",
+                message: "missed: reached 7m31s after the slot, past startingDeadlineSeconds 60",
+              }),
+              entry(PREV_SLOT, "Created", "Scheduled", {
+                job: PREV_JOB,
+                outcome: { result: "Complete", finishedAt: at(PREV_SLOT, 20) },
+              }),
+            ],
+          },
+        }),
+      ],
+      { lease },
+    );
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "deadline-missed", {
+      verdict: [
+        `did not run at ${SLOT_TEXT}`,
+        "7m31s late",
+        "startingDeadlineSeconds 60",
+        "the leader changed: cronjob-operator-controller-manager-7d9f-fghij_77aa took the Lease at 2026-11-25T02:07:20.000000Z, after the slot",
+      ],
+      evidence: [
+        "Missed (StartingDeadlineExceeded)",
+        "took the Lease at 2026-11-25T02:07:20.000000Z",
+        "cronjob-operator-controller-manager-7d9f-fghij_77aa",
+      ],
+      fix: ["startingDeadlineSeconds", `kubectl cron backfill ${NAME} -n ${NS} --from=${SLOT} --to=${SLOT}`],
+    });
+  });
+
+  it("missed because startingDeadlineSeconds is shorter than the observed lag (40-50 s, deadline 30)", async () => {
+    const created = (slot: string, lag: number) =>
+      entry(slot, "Created", "Scheduled", {
+        job: `backup-${Date.parse(slot) / 1000}`,
+        decidedAt: at(slot, lag),
+        outcome: { result: "Complete", finishedAt: at(slot, lag + 12) },
+      });
+    const server = await cluster([
+      cronJob({
+        spec: { startingDeadlineSeconds: 30 },
+        status: {
+          lastScheduleTime: PREV_SLOT,
+          recentRuns: [
+            entry(SLOT, "Missed", "StartingDeadlineExceeded", { decidedAt: at(SLOT, 47) }),
+            created(PREV_SLOT, 41),
+            created("2026-11-23T02:00:00Z", 50),
+            created("2026-11-22T02:00:00Z", 44),
+          ],
+        },
+      }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "deadline-shorter-than-lag", {
+      verdict: [`did not run at ${SLOT_TEXT}`, "startingDeadlineSeconds 30", "41, 50, 44 s"],
+      evidence: ["Missed (StartingDeadlineExceeded)", "47s after the slot"],
+      fix: ["Raise `startingDeadlineSeconds`"],
+    });
+  });
+});
+
+/** The run-now Job of the Forbid scene: started 9h12m before NOW, hung in CrashLoopBackOff for hours. */
+const HUNG_REQUEST = "2026-11-25T01:59:30Z";
+const HUNG_SPEC = {
+  backoffLimit: 600,
+  template: { spec: { restartPolicy: "OnFailure", containers: [{ name: "backup", image: "backup:1" }] } },
+};
+function hungJob(name: string): Job {
+  const j = batchJob({
+    name,
+    namespace: NS,
+    owner: { name: NAME, uid: UID },
+    state: "active",
+    start: "2026-11-25T01:59:31Z",
+    spec: HUNG_SPEC,
+  });
+  j.metadata!.creationTimestamp = "2026-11-25T01:59:30Z";
+  return j;
+}
+const crashLooping = (name: string, jobName: string, restarts: number) =>
+  pod(name, jobName, {
+    phase: "Running",
+    created: "2026-11-25T01:59:31Z",
+    conditions: [{ type: "PodScheduled", status: "True" }],
+    containers: [
+      {
+        restartCount: restarts,
+        state: { waiting: { reason: "CrashLoopBackOff", message: "back-off 5m0s restarting failed container=backup" } },
+        lastState: { terminated: { reason: "Error", exitCode: 1, finishedAt: at(NOW.toISOString(), -200) } },
+      },
+    ],
+  });
+
+describe("kubectl cron why NAME: held, skipped, refused", () => {
+  it("Forbid held behind a Job running for hours (no activeDeadlineSeconds, backoffLimit 600, CrashLoopBackOff)", async () => {
+    const blocker = "backup-m1f2e3d4";
+    const server = await cluster([
+      cronJob({
+        status: {
+          lastScheduleTime: PREV_SLOT,
+          recentRuns: [
+            entry(SLOT, "Held", "ConcurrencyPolicyForbid", {
+              blockedBy: blocker,
+              message: `not started: concurrencyPolicy Forbid and Job ${blocker} still running`,
+            }),
+            {
+              trigger: "RunNow",
+              request: HUNG_REQUEST,
+              decision: "Created",
+              reason: "RunNowRequested",
+              decidedAt: "2026-11-25T01:59:30Z",
+              job: blocker,
+            },
+          ],
+        },
+      }),
+      hungJob(blocker),
+      crashLooping(`${blocker}-x7k2p`, blocker, 87),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "forbid-held", {
+      verdict: [
+        `did not run at ${SLOT_TEXT}: concurrencyPolicy Forbid and Job ${blocker} has been running for 9h12m (activeDeadlineSeconds unset, backoffLimit 600, its Pods in CrashLoopBackOff, 87 restarts); it will not run until that Job ends`,
+      ],
+      evidence: [
+        `behind Job ${blocker}`,
+        `Job ${blocker}: started 2026-11-25T01:59:31Z, activeDeadlineSeconds unset, backoffLimit 600`,
+        `Pod ${blocker}-x7k2p: Running; backup waiting: CrashLoopBackOff`,
+        "restarted 87 times (last: Error, exit code 1)",
+      ],
+      fix: [`kubectl delete job ${blocker} -n ${NS}`, "activeDeadlineSeconds"],
+    });
+    assert.match(
+      r.d.next?.blocked ?? "",
+      new RegExp(`concurrencyPolicy Forbid: it will not run while ${blocker} runs`),
+    );
+  });
+
+  it("a run-now request waiting behind a running Job is an `also` finding (run-now-waiting)", async () => {
+    const server = await cluster([
+      cronJob({
+        meta: { annotations: { [RUN_NOW_ANNOTATION]: "2026-11-25T11:00:00Z" } },
+        status: {
+          lastRunNowRequest: "2026-11-20T09:00:00Z",
+          recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB })],
+        },
+      }),
+      job(JOB, SLOT, { state: "active", start: at(SLOT, 3) }),
+      pod(`${JOB}-abcde`, JOB, {
+        phase: "Running",
+        conditions: [
+          { type: "PodScheduled", status: "True" },
+          { type: "Ready", status: "True" },
+        ],
+        containers: [{ ready: true, state: { running: { startedAt: at(SLOT, 5) } } }],
+      }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    assert.equal(r.d.status, "healthy", r.text);
+    assert.match(
+      r.d.verdict,
+      new RegExp(`^ran at .*: Job ${JOB} \\(created 2 s after the slot\\) has been running for 9h11m`),
+    );
+    const waiting = r.d.also.find((a) => a.cause === "run-now-waiting");
+    assert.ok(waiting, r.text);
+    assert.match(
+      waiting.summary,
+      new RegExp(`run-now request "2026-11-25T11:00:00Z" waits: ${JOB} still running \\(concurrencyPolicy Forbid\\)`),
+    );
+    assert.match(
+      waiting.evidence.join("\n"),
+      /status.lastRunNowRequest: 2026-11-20T09:00:00Z; its Job would be backup-m[0-9a-f]{8}/,
+    );
+    assert.deepEqual(waiting.fix, [
+      causeOf("run-now-waiting").fix.replace("`kubectl delete job JOB`", `\`kubectl delete job ${JOB} -n ${NS}\``),
+    ]);
+    assert.equal(r.code, 1, "a finding besides a healthy verdict needs attention");
+    assert.match(r.text, /^Also: run-now request .* \[run-now-waiting\]$/m);
+  });
+
+  it("missedRunPolicy Skip chose not to run the slot", async () => {
+    const server = await cluster([
+      cronJob({
+        spec: { missedRunPolicy: "Skip" },
+        status: {
+          lastScheduleTime: PREV_SLOT,
+          recentRuns: [
+            entry(SLOT, "Skipped", "MissedRunPolicySkip", {
+              decidedAt: "2026-11-25T02:40:00Z",
+              message: "not run: missedRunPolicy Skip runs only the announced time",
+            }),
+          ],
+        },
+      }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "policy-skipped", {
+      verdict: [`did not run at ${SLOT_TEXT}`, "missedRunPolicy Skip", "MissedRunPolicySkip"],
+      evidence: ["Skipped (MissedRunPolicySkip)", "decided 2026-11-25T02:40:00Z"],
+      fix: ["spec.missedRunPolicy", `kubectl cron backfill ${NAME} -n ${NS} --from=${SLOT} --to=${SLOT}`],
+    });
+  });
+
+  it("create refused by a ResourceQuota: the API server's message, and the quota's used/hard", async () => {
+    const message = `jobs.batch "${JOB}" is forbidden: exceeded quota: compute, requested: count/jobs.batch=1, used: count/jobs.batch=10, limited: count/jobs.batch=10`;
+    const server = await cluster([
+      cronJob({
+        status: { lastScheduleTime: PREV_SLOT, recentRuns: [entry(SLOT, "Refused", "Forbidden", { message })] },
+      }),
+      {
+        apiVersion: "v1",
+        kind: "ResourceQuota",
+        metadata: { name: "compute", namespace: NS },
+        spec: { hard: { "count/jobs.batch": "10", "requests.cpu": "4" } },
+        status: {
+          hard: { "count/jobs.batch": "10", "requests.cpu": "4" },
+          used: { "count/jobs.batch": "10", "requests.cpu": "1500m" },
+        },
+      },
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "create-refused-quota", {
+      verdict: [`did not run at ${SLOT_TEXT}`, message],
+      evidence: ["Refused (Forbidden)", "ResourceQuota compute: count/jobs.batch 10/10, requests.cpu 1500m/4"],
+      fix: ["Raise the quota"],
+    });
+  });
+
+  it("create refused by an admission webhook: the webhook's denial", async () => {
+    const message = `admission webhook "validate.kyverno.svc-fail" denied the request: policy Job/${NS}/${JOB} for resource violation: require-team-label: the label team is required`;
+    const server = await cluster([
+      cronJob({
+        status: { lastScheduleTime: PREV_SLOT, recentRuns: [entry(SLOT, "Refused", "BadRequest", { message })] },
+      }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "create-refused-admission", {
+      verdict: [
+        `did not run at ${SLOT_TEXT}`,
+        'admission webhook "validate.kyverno.svc-fail" denied the request',
+        "require-team-label",
+      ],
+      evidence: ["Refused (BadRequest)"],
+      fix: ["Change the Job template to satisfy the policy"],
+    });
+  });
+
+  it("create refused: a Job that is not this CronJob's holds the slot's name", async () => {
+    const message = `a Job named ${JOB} already exists and is not controlled by this CronJob`;
+    const foreign = batchJob({ name: JOB, namespace: NS, state: "complete", start: at(SLOT, -60), end: at(SLOT, -30) });
+    foreign.metadata!.creationTimestamp = at(SLOT, -60);
+    const server = await cluster([
+      cronJob({
+        status: { lastScheduleTime: PREV_SLOT, recentRuns: [entry(SLOT, "Refused", "AlreadyExists", { message })] },
+      }),
+      foreign,
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "create-refused-name-taken", {
+      verdict: [`did not run at ${SLOT_TEXT}`, message],
+      evidence: ["Refused (AlreadyExists)", `Job ${JOB}: no controller`],
+      fix: ["Delete or rename the foreign Job"],
+    });
+  });
+
+  it("create refused for another reason: the API server's reason and message", async () => {
+    const message = `Job.batch "${JOB}" is invalid: spec.template.spec.containers[0].image: Required value`;
+    const server = await cluster([
+      cronJob({
+        status: { lastScheduleTime: PREV_SLOT, recentRuns: [entry(SLOT, "Refused", "Invalid", { message })] },
+      }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "create-refused", {
+      verdict: [`did not run at ${SLOT_TEXT}`, "(Invalid)", message],
+      evidence: ["Refused (Invalid)"],
+      fix: ["Fix what the message names", `kubectl cron run ${NAME} -n ${NS}`],
+    });
+  });
+});
+
+describe("kubectl cron why NAME: the Job and its Pods", () => {
+  const created = (o: Record<string, unknown> = {}) =>
+    cronJob({ status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB, ...o })] } });
+
+  it("Job active with no Pods, and a FailedCreate Event (PodSecurity): pods-not-created", async () => {
+    const message = `Error creating: pods "${JOB}-x7k2p" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "backup" must set securityContext.allowPrivilegeEscalation=false)`;
+    const server = await cluster([
+      created(),
+      job(JOB, SLOT),
+      event("Job", JOB, "FailedCreate", message, { count: 23, last: "2026-11-25T11:05:00Z" }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "pods-not-created", {
+      verdict: [`started at ${SLOT_TEXT}`, `its Job ${JOB} has no Pod 9h11m after its creation`],
+      evidence: [`Event FailedCreate on Job ${JOB} (23×, last 2026-11-25T11:05:00Z): ${message}`],
+      fix: ["Fix what the Event names"],
+    });
+  });
+
+  it("Pod Pending, Unschedulable: the scheduler's message", async () => {
+    const message =
+      "0/3 nodes are available: 3 Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
+    const server = await cluster([
+      created(),
+      job(JOB, SLOT, { state: "active" }),
+      pod(`${JOB}-q8w9e`, JOB, {
+        phase: "Pending",
+        conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable", message }],
+      }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "pods-unschedulable", {
+      verdict: [`started at ${SLOT_TEXT}`, `its Pod ${JOB}-q8w9e is Pending: Unschedulable`],
+      evidence: [`Pod ${JOB}-q8w9e: PodScheduled=False, Unschedulable: ${message}`],
+      fix: ["capacity"],
+    });
+  });
+
+  it("image pull error: ErrImagePull with the kubelet's message", async () => {
+    const message =
+      'rpc error: code = NotFound desc = failed to pull and unpack image "registry.example.com/backup:1.2.3": not found';
+    const server = await cluster([
+      created(),
+      job(JOB, SLOT, { state: "active" }),
+      pod(`${JOB}-p1o2i`, JOB, {
+        phase: "Pending",
+        conditions: [{ type: "PodScheduled", status: "True" }],
+        containers: [{ state: { waiting: { reason: "ErrImagePull", message } } }],
+      }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "image-pull", {
+      verdict: [`started at ${SLOT_TEXT}`, `its Pod ${JOB}-p1o2i cannot pull its image (ErrImagePull)`],
+      evidence: [`Pod ${JOB}-p1o2i container backup: ErrImagePull: ${message}`],
+      fix: ["imagePullSecrets"],
+    });
+  });
+
+  it("crash looping: restarts and the last exit code", async () => {
+    const server = await cluster([
+      created(),
+      job(JOB, SLOT, { state: "active", start: at(SLOT, 3) }),
+      pod(`${JOB}-c4r5t`, JOB, {
+        phase: "Running",
+        conditions: [{ type: "PodScheduled", status: "True" }],
+        containers: [
+          {
+            restartCount: 14,
+            state: { waiting: { reason: "CrashLoopBackOff", message: "back-off 5m0s restarting failed container" } },
+            lastState: { terminated: { reason: "Error", exitCode: 2 } },
+          },
+        ],
+      }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "crash-looping", {
+      verdict: [
+        `started at ${SLOT_TEXT}`,
+        `its Pod ${JOB}-c4r5t keeps crashing (CrashLoopBackOff, 14 restarts, last exit code 2 Error)`,
+      ],
+      evidence: [
+        `Pod ${JOB}-c4r5t: Running; backup waiting: CrashLoopBackOff`,
+        "restarted 14 times (last: Error, exit code 2)",
+      ],
+      fix: [`kubectl logs ${JOB}-c4r5t -n ${NS} --previous`],
+    });
+  });
+
+  it("Job failed with BackoffLimitExceeded and its Pod OOMKilled", async () => {
+    const failedJob = job(JOB, SLOT, { spec: { backoffLimit: 0, template: HUNG_SPEC.template } });
+    failedJob.status = {
+      startTime: at(SLOT, 3),
+      failed: 1,
+      conditions: [
+        {
+          type: "FailureTarget",
+          status: "True",
+          reason: "BackoffLimitExceeded",
+          message: "Job has reached the specified backoff limit",
+          lastTransitionTime: at(SLOT, 95),
+        },
+        {
+          type: "Failed",
+          status: "True",
+          reason: "BackoffLimitExceeded",
+          message: "Job has reached the specified backoff limit",
+          lastTransitionTime: at(SLOT, 95),
+        },
+      ],
+    } as Job["status"];
+    const server = await cluster([
+      created({
+        outcome: {
+          result: "Failed",
+          reason: "BackoffLimitExceeded",
+          message: "Job has reached the specified backoff limit",
+          finishedAt: at(SLOT, 95),
+        },
+      }),
+      failedJob,
+      pod(`${JOB}-m3m0r`, JOB, {
+        phase: "Failed",
+        containers: [{ state: { terminated: { reason: "OOMKilled", exitCode: 137, finishedAt: at(SLOT, 94) } } }],
+      }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "job-failed", {
+      verdict: [`ran at ${SLOT_TEXT} and failed`, `Job ${JOB} BackoffLimitExceeded, backup OOMKilled`],
+      evidence: [
+        `Job ${JOB}: Failed, BackoffLimitExceeded: Job has reached the specified backoff limit`,
+        `Pod ${JOB}-m3m0r: Failed; backup terminated: OOMKilled, exit code 137`,
+      ],
+      fix: ["memory limit", `kubectl logs job/${JOB} -n ${NS}`],
+    });
+  });
+
+  it("the Job is gone and no Event is left: the record's outcomes answer (asked hours later)", async () => {
+    const server = await cluster([
+      cronJob({
+        status: {
+          recentRuns: [
+            entry(SLOT, "Created", "Scheduled", {
+              job: JOB,
+              outcome: {
+                result: "Failed",
+                reason: "DeadlineExceeded",
+                message: "Job was active longer than specified deadline",
+                finishedAt: at(SLOT, 3602),
+              },
+            }),
+            entry(PREV_SLOT, "Created", "Scheduled", {
+              job: PREV_JOB,
+              decidedAt: at(PREV_SLOT, 1),
+              outcome: { result: "Complete", finishedAt: at(PREV_SLOT, 13) },
+            }),
+          ],
+        },
+      }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "job-failed", {
+      verdict: [
+        `ran at ${SLOT_TEXT} and failed`,
+        `Job ${JOB} DeadlineExceeded (Job was active longer than specified deadline)`,
+      ],
+      evidence: [
+        `status.recentRuns: ${SLOT} Schedule Created (Scheduled), decided ${at(SLOT, 2)}, Job ${JOB}, ended Failed (DeadlineExceeded) at ${at(SLOT, 3602)}`,
+        `Job ${JOB} is gone`,
+      ],
+      fix: ["activeDeadlineSeconds"],
+    });
+    assert.ok(!server.requests.some((q) => q.path.endsWith(`/jobs/${JOB}`)), "no Job read by name");
+    const prev = await why(server, "--slot", PREV_SLOT);
+    assert.equal(prev.code, 0, prev.text);
+    assert.equal(
+      prev.d.verdict,
+      `ran at 2026-11-24 03:00 Europe/Berlin (${PREV_SLOT}): Job ${PREV_JOB} (created 1 s after the slot), Complete in 12s`,
+    );
+    assert.match(prev.d.evidence[0] ?? "", /ended Complete at 2026-11-24T02:00:13/);
+  });
+});
+
+describe("kubectl cron why NAME: the operator and the clocks", () => {
+  /** The CronJob whose latest slot the operator has not decided about. */
+  const undecided = () => cronJob({ status: { lastScheduleTime: PREV_SLOT, nextScheduleTime: SLOT } });
+
+  it("operator down: no ready replica (and so no leader either)", async () => {
+    const op = operator();
+    const down = structuredClone(op.pod) as KubeObject & { status: Record<string, unknown> };
+    down.status = {
+      phase: "Running",
+      conditions: [{ type: "Ready", status: "False", reason: "ContainersNotReady" }],
+      containerStatuses: [
+        { name: "manager", ready: false, restartCount: 31, state: { waiting: { reason: "CrashLoopBackOff" } } },
+      ],
+    };
+    const lease = structuredClone(op.lease) as KubeObject & { spec: Record<string, unknown> };
+    lease.spec.renewTime = "2026-11-25T01:41:12.000000Z";
+    const server = await cluster([undecided()], { pod: down, lease });
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "operator-down", {
+      verdict: [`did not run at ${SLOT_TEXT}`, `the operator has no ready replica in namespace ${OPERATOR_NS}`],
+      evidence: ["cronjob-operator-controller-manager-7d9f-abcde Running, not ready, 31 restarts"],
+      fix: [`kubectl -n ${OPERATOR_NS} describe deploy`],
+    });
+    const noLeader = r.d.also.find((a) => a.cause === "operator-no-leader");
+    assert.ok(noLeader, r.text);
+    assert.match(noLeader.summary, /last renewed 9h30m ago by cronjob-operator-controller-manager-7d9f-abcde_0c1d/);
+    assert.match(r.d.next?.blocked ?? "", /nothing runs until it is back/);
+  });
+
+  it("operator down: no Pod at all", async () => {
+    const server = await cluster([undecided()], { pod: undefined });
+    const r = await why(server);
+    expectCause(r, "operator-down", {
+      verdict: [`did not run at ${SLOT_TEXT}`, "no ready replica"],
+      evidence: [`no Pod with label control-plane=controller-manager in ${OPERATOR_NS}`],
+      fix: ["describe deploy"],
+    });
+  });
+
+  it("no leader: a ready replica, but the Lease is stale by the API server's clock", async () => {
+    const op = operator();
+    const lease = structuredClone(op.lease) as KubeObject & { spec: Record<string, unknown> };
+    lease.spec.renewTime = "2026-11-25T01:58:00.000000Z";
+    const server = await cluster([undecided()], { lease });
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "operator-no-leader", {
+      verdict: [
+        `did not run at ${SLOT_TEXT}`,
+        "the Lease was last renewed 9h14m ago by cronjob-operator-controller-manager-7d9f-abcde_0c1d",
+      ],
+      evidence: [
+        `Lease ${OPERATOR_NS}`,
+        "renewTime 2026-11-25T01:58:00.000000Z, leaseDurationSeconds 15; the API server's time is 2026-11-25T11:12:00Z",
+      ],
+      fix: ["leader election"],
+    });
+  });
+
+  it("no leader: there is no Lease at all", async () => {
+    const server = await cluster([undecided()], { lease: undefined });
+    const r = await why(server);
+    expectCause(r, "operator-no-leader", {
+      verdict: [`did not run at ${SLOT_TEXT}`, `there is no leader Lease in ${OPERATOR_NS}`],
+      evidence: [`no Lease with a renewTime in ${OPERATOR_NS}`],
+      fix: ["leader election"],
+    });
+  });
+
+  it("webhooks with no ready endpoint: an `also` finding beside a healthy run", async () => {
+    const op = operator();
+    const endpoints = { ...op.endpoints, subsets: [] } as KubeObject;
+    const server = await cluster(
+      [
+        cronJob({ status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB })] } }),
+        job(JOB, SLOT, { state: "complete", start: at(SLOT, 3), end: at(SLOT, 15) }),
+      ],
+      { endpoints },
+    );
+    const r = await why(server);
+    note(r.d);
+    assert.equal(r.d.status, "healthy");
+    assert.equal(r.code, 1, r.text);
+    const failing = r.d.also.filter((a) => a.cause === "operator-webhook-failing");
+    assert.deepEqual(
+      failing.map((a) => a.summary),
+      [
+        `webhook validating/cronjob-operator-validating-webhook-configuration/vcronjob-v1.kb.io has no ready endpoint (Service ${OPERATOR_NS}/${WEBHOOK_SERVICE})`,
+        `webhook conversion/cronjobs.${GROUP} has no ready endpoint (Service ${OPERATOR_NS}/${WEBHOOK_SERVICE})`,
+      ],
+      r.text,
+    );
+    assert.match(failing[1]!.evidence.join("\n"), /0 ready addresses.*failed calling webhook.*conversion webhook/);
+    assert.match(failing[0]!.fix.join("\n"), /Bring a replica up/);
+  });
+
+  it("webhooks whose Service has no Endpoints object at all (404) count as no endpoint", async () => {
+    const server = await cluster(
+      [cronJob({ status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB })] } })],
+      {
+        endpoints: undefined,
+      },
+    );
+    const r = await why(server);
+    assert.equal(r.d.also.filter((a) => a.cause === "operator-webhook-failing").length, 2, r.text);
+    assert.deepEqual(r.d.unreadable, []);
+  });
+
+  it("clock skew: the leader's Lease renewTime is ahead of the API server's clock", async () => {
+    const op = operator();
+    const lease = structuredClone(op.lease) as KubeObject & { spec: Record<string, unknown> };
+    lease.spec.renewTime = "2026-11-25T11:12:40.000000Z";
+    const server = await cluster(
+      [
+        cronJob({ status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB })] } }),
+        job(JOB, SLOT, { state: "complete", start: at(SLOT, 3), end: at(SLOT, 15) }),
+      ],
+      { lease },
+    );
+    const r = await why(server);
+    note(r.d);
+    assert.equal(r.code, 1, r.text);
+    const skew = r.d.also.find((a) => a.cause === "clock-skew");
+    assert.ok(skew, r.text);
+    assert.equal(skew.summary, "the leader's clock is 40s ahead of the API server's");
+    assert.deepEqual(skew.evidence, [
+      "Lease renewTime 2026-11-25T11:12:40.000000Z is later than the API server's time 2026-11-25T11:12:00Z",
+    ]);
+    assert.match(skew.fix.join("\n"), /NTP/);
+  });
+
+  it("clock skew: this machine's clock against the API server's Date header; times are the API server's", async () => {
+    const server = await cluster([
+      cronJob({ status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB })] } }),
+      job(JOB, SLOT, { state: "complete", start: at(SLOT, 3), end: at(SLOT, 15) }),
+    ]);
+    mock.timers.setTime(NOW.getTime() + 150_000);
+    const r = await why(server);
+    note(r.d);
+    const skew = r.d.also.find((a) => a.cause === "clock-skew");
+    assert.ok(skew, r.text);
+    assert.equal(skew.summary, "this machine's clock is 2m30s ahead of the API server's");
+    assert.deepEqual(skew.evidence, [
+      "this machine: 2026-11-25T11:14:30Z; the API server (Date header): 2026-11-25T11:12:00Z",
+    ]);
+    assert.equal(r.code, 1);
+    // A skew within rounding of the Date header's whole seconds is not one.
+    mock.timers.setTime(NOW.getTime() + 1_500);
+    const close = await why(server);
+    assert.deepEqual(close.d.also, [], close.text);
+    assert.equal(close.code, 0);
+  });
+
+  it("not yet decided: no entry, no Job, the operator healthy (exit 2)", async () => {
+    const server = await cluster([undecided()]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "not-yet-decided", {
+      exit: 2,
+      verdict: [`did not run at ${SLOT_TEXT}`, "has not decided about it (9h12m ago) and looks healthy"],
+      evidence: [`no entry for ${SLOT} in status.recentRuns, no Job ${JOB}`, `status.lastScheduleTime: ${PREV_SLOT}`],
+      fix: ["workqueue_depth"],
+    });
+    assert.equal(r.d.status, "unknown");
+  });
+
+  it("a slot older than the record, its Job gone: cannot tell (exit 2)", async () => {
+    const runs = Array.from({ length: 10 }, (_, i) => {
+      const slot = at(SLOT, -86400 * i);
+      return entry(slot, "Created", "Scheduled", {
+        job: `backup-${Date.parse(slot) / 1000}`,
+        outcome: { result: "Complete" as const, finishedAt: at(slot, 14) },
+      });
+    });
+    const server = await cluster([cronJob({ status: { recentRuns: runs } })]);
+    const r = await why(server, "--slot", "2026-11-10T03:00");
+    assert.equal(r.code, 2, r.text);
+    assert.equal(r.d.status, "unknown");
+    assert.equal(r.d.cause, undefined);
+    assert.match(
+      r.d.verdict,
+      /^cannot tell about 2026-11-10 03:00 Europe\/Berlin \(2026-11-10T02:00:00Z\): it is older than the 10 decisions the record keeps, and no Job for it is left$/,
+    );
+    assert.ok(
+      r.d.evidence.some((e) => e.includes(`status.lastScheduleTime: ${SLOT}`)),
+      r.text,
+    );
+  });
+
+  it("a read the user may not make (403 on pods) is listed under unreadable; the diagnosis completes", async () => {
+    const server = await cluster([
+      cronJob({ status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB })] } }),
+      job(JOB, SLOT, { state: "active", start: at(SLOT, 3) }),
+    ]);
+    server.deny = (q) =>
+      q.path.endsWith("/pods")
+        ? new APIError(403, "Forbidden", `pods is forbidden: User "dev" cannot list resource "pods" in API group ""`)
+        : undefined;
+    const r = await why(server);
+    assert.deepEqual(
+      r.d.unreadable.toSorted(),
+      [`pods in ${OPERATOR_NS}: forbidden`, `pods in ${NS}: forbidden`],
+      r.text,
+    );
+    assert.match(r.text, /^Could not read: .*pods in prod: forbidden/m);
+    assert.notEqual(r.d.cause, "pods-not-created", "Pods it could not read are not missing Pods");
+    assert.equal(r.d.status, "healthy", r.text);
+    assert.match(
+      r.d.verdict,
+      new RegExp(
+        `^ran at ${SLOT_TEXT.replace(/[()]/g, "\\$&")}: Job ${JOB} \\(created 2 s after the slot\\) has been running for 9h11m`,
+      ),
+    );
+  });
+});
+
+describe("kubectl cron why [-A] [-l SEL]: one line per CronJob that needs attention", () => {
+  const named = (name: string, o: Parameters<typeof cronJob>[0] = {}) =>
+    cronJob({
+      ...o,
+      meta: { name, uid: `uid-${name}`, labels: { team: name === "report" ? "data" : "ops" }, ...o.meta },
+    });
+  const healthy = () => [
+    cronJob({
+      meta: { labels: { team: "ops" } },
+      status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB })] },
+    }),
+    job(JOB, SLOT, { state: "complete", start: at(SLOT, 3), end: at(SLOT, 15) }),
+  ];
+
+  it("lists only those needing attention, with their cause; exits 1 when one does", async () => {
+    const server = await cluster([
+      ...healthy(),
+      named("report", { spec: { suspend: true } }),
+      named("nightly", { status: { lastScheduleTime: PREV_SLOT } }),
+    ]);
+    const text = await run(server, ["why"]);
+    assert.equal(text.code, 1, text.out + text.err);
+    assert.deepEqual(text.out.trimEnd().split("\n"), [
+      `nightly\tnot-yet-decided\tdid not run at ${SLOT_TEXT}: the operator has not decided about it (9h12m ago) and looks healthy`,
+      `report\tsuspended\tdid not run at ${SLOT_TEXT}: the CronJob is suspended`,
+    ]);
+    const json = await run(server, ["why", "-o", "json"]);
+    assert.equal(json.code, 1);
+    const data = JSON.parse(json.out) as { items: Diagnosis[]; checked: number };
+    assert.equal(data.checked, 3);
+    assert.deepEqual(
+      data.items.map((d) => [d.cronJob.name, d.cause, d.exitCode]),
+      [
+        ["nightly", "not-yet-decided", 2],
+        ["report", "suspended", 1],
+      ],
+    );
+    const selected = await run(server, ["why", "-l", "team=data"]);
+    assert.equal(selected.code, 1);
+    assert.deepEqual(
+      selected.out
+        .trimEnd()
+        .split("\n")
+        .map((l) => l.split("\t")[0]),
+      ["report"],
+    );
+  });
+
+  it("-A names each namespace; a healthy namespace exits 0 and says so", async () => {
+    const server = await cluster([
+      ...healthy(),
+      named("report", { spec: { suspend: true }, meta: { namespace: "staging" } }),
+    ]);
+    const all = await run(server, ["why", "-A"]);
+    assert.equal(all.code, 1);
+    assert.deepEqual(
+      all.out
+        .trimEnd()
+        .split("\n")
+        .map((l) => l.split("\t").slice(0, 2).join(" ")),
+      ["staging/report suspended"],
+    );
+    const prod = await run(server, ["why"]);
+    assert.equal(prod.code, 0, prod.out);
+    assert.equal(prod.out, "all 1 CronJobs ran as scheduled\n");
+    const json = await run(server, ["why", "-o", "json"]);
+    assert.deepEqual(JSON.parse(json.out), { items: [], checked: 1 });
+  });
+
+  it("a healthy verdict with an operator finding is listed by that finding", async () => {
+    const server = await cluster(healthy(), { endpoints: { ...operator().endpoints, subsets: [] } as KubeObject });
+    const r = await run(server, ["why"]);
+    assert.equal(r.code, 1);
+    assert.match(r.out, /^backup\toperator-webhook-failing\twebhook validating\/.* has no ready endpoint/);
+  });
+});
+
+// --- diagnose() on facts built by hand -----------------------------------------------------------------------
+
+/** The operator's facts, healthy: one ready replica that leads, its webhook served. */
+function healthyOperatorFacts(now = NOW): WhyFacts["operator"] {
+  return {
+    namespace: OPERATOR_NS,
+    lease: {
+      holder: "cronjob-operator-controller-manager-7d9f-abcde_0c1d",
+      acquireTime: "2026-01-01T00:00:10.000000Z",
+      renewTime: at(now.toISOString(), -3),
+      leaseDurationSeconds: 15,
+      transitions: 1,
+    },
+    pods: [
+      {
+        name: "cronjob-operator-controller-manager-7d9f-abcde",
+        ready: true,
+        phase: "Running",
+        restarts: 0,
+        created: "2026-01-01T00:00:00Z",
+      },
+    ],
+    webhooks: [
+      {
+        name: "validating/cronjob-operator/vcronjob-v1.kb.io",
+        target: `${OPERATOR_NS}/${WEBHOOK_SERVICE}`,
+        readyEndpoints: 1,
+      },
+    ],
+  };
+}
+
+/** WhyFacts for `cj`, everything else empty and healthy unless `o` says otherwise. */
+function facts(cj: KubeObject, o: Partial<WhyFacts> = {}): WhyFacts {
+  const now = o.now ?? NOW;
+  return {
+    now,
+    localNow: now,
+    serverClock: true,
+    cronJob: cj as CronJob,
+    jobs: [],
+    pods: [],
+    events: [],
+    foreignJobs: [],
+    quotas: [],
+    limitRanges: [],
+    operator: healthyOperatorFacts(now),
+    unreadable: [],
+    ...o,
+  };
+}
+
+function podFacts(name: string, jobName: string, o: Partial<PodFacts> = {}): PodFacts {
+  return { name, job: jobName, phase: "Pending", created: at(SLOT, 3), conditions: [], containers: [], ...o };
+}
+
+/** diagnose() with the exit code as `code`, for expectCause. */
+function ask(f: WhyFacts, slot?: Date) {
+  const d = diagnose(f, slot ? { slot } : {});
+  note(d);
+  return { code: d.exitCode, d };
+}
+
+describe("diagnose(): the slot asked about (DST, H, the wall clock)", () => {
+  const berlinDST = (schedule: string) =>
+    cronJob({
+      spec: { schedule },
+      meta: { creationTimestamp: "2026-01-01T00:00:00Z" },
+      status: { lastScheduleTime: "2026-03-30T00:30:00Z" },
+    });
+  const march30 = new Date("2026-03-30T12:00:00Z");
+
+  it("a DST spring-forward day: 02:30 does not exist in Berlin on 2026-03-29; the slot runs at 03:30 CEST", () => {
+    const f = facts(berlinDST("30 2 * * *"), { now: march30 });
+    const r = ask(f, new Date("2026-03-29T02:30:00Z"));
+    expectCause(r, "not-a-slot", {
+      verdict: [
+        "2026-03-29 04:30 Europe/Berlin (2026-03-29T02:30:00Z) is not a time this CronJob runs",
+        "the nearest slots are 2026-03-29 03:30 Europe/Berlin (2026-03-29T01:30:00Z) and 2026-03-30 02:30 Europe/Berlin (2026-03-30T00:30:00Z)",
+      ],
+      evidence: [
+        "slot 2026-03-29T03:30:00+02:00 (2026-03-29T01:30:00Z): shifted: the local time it names does not exist on 2026-03-29 (clocks go forward), so it runs at 03:30",
+        "slot 2026-03-30T02:30:00+02:00 (2026-03-30T00:30:00Z)",
+      ],
+      fix: ["spec.timeZone"],
+    });
+    // Asked as the wall-clock time the schedule names, it is that day's (shifted) slot.
+    const wall = parseSlot("2026-03-29T02:30", ZONE);
+    assert.equal(wall?.toISOString(), "2026-03-29T01:30:00.000Z");
+    const slot = diagnose(f, { slot: wall! });
+    assert.equal(slot.slot?.utc, "2026-03-29T01:30:00Z");
+    assert.match(slot.slot?.note ?? "", /does not exist on 2026-03-29 \(clocks go forward\), so it runs at 03:30/);
+    assert.notEqual(slot.cause, "not-a-slot");
+  });
+
+  it("a DST fall-back day: a wall-clock time in the repeated hour is its first occurrence, as the schedule runs it", () => {
+    const cj = cronJob({
+      spec: { schedule: "30 2 * * *" },
+      meta: { creationTimestamp: "2026-01-01T00:00:00Z" },
+      status: {
+        lastScheduleTime: "2026-10-25T00:30:00Z",
+        recentRuns: [entry("2026-10-25T00:30:00Z", "Skipped", "MissedRunPolicySkip")],
+      },
+    });
+    const f = facts(cj, { now: new Date("2026-10-25T12:00:00Z") });
+    const wall = parseSlot("2026-10-25T02:30", ZONE);
+    assert.equal(wall?.toISOString(), "2026-10-25T00:30:00.000Z", "02:30 CEST, the first 02:30");
+    const d = diagnose(f, { slot: wall! });
+    assert.equal(d.cause, "policy-skipped", d.verdict);
+    assert.match(d.slot?.note ?? "", /02:30 happens twice today \(clocks go back\): it runs once, at the first/);
+  });
+
+  it("an H schedule: the resolved minute is shown", () => {
+    const cj = cronJob({ spec: { schedule: "H 3 * * *" } });
+    const r = ask(facts(cj), new Date("2026-11-25T02:00:00Z"));
+    const resolved = /H 3 \* \* \* → (\d+) 3 \* \* \* \(H resolved\) in Europe\/Berlin/.exec(r.d.evidence[0] ?? "");
+    assert.ok(resolved, JSON.stringify(r.d, null, 2));
+    const minute = resolved[1]!.padStart(2, "0");
+    expectCause(r, "not-a-slot", {
+      verdict: [
+        `2026-11-25 03:00 Europe/Berlin (2026-11-25T02:00:00Z) is not a time this CronJob runs`,
+        `2026-11-25 03:${minute} Europe/Berlin (2026-11-25T02:${minute}:00Z)`,
+      ],
+      evidence: [`slot 2026-11-25T03:${minute}:00+01:00 (2026-11-25T02:${minute}:00Z)`],
+      fix: ["kubectl cron next"],
+    });
+  });
+
+  it("--slot: RFC 3339 as given; a wall-clock time in the CronJob's zone (summer and winter offsets)", () => {
+    assert.equal(parseSlot("2026-11-25T02:00:00Z", ZONE)?.toISOString(), "2026-11-25T02:00:00.000Z");
+    assert.equal(parseSlot("2026-11-25T03:00:00+01:00", ZONE)?.toISOString(), "2026-11-25T02:00:00.000Z");
+    assert.equal(parseSlot("2026-11-25T03:00", ZONE)?.toISOString(), "2026-11-25T02:00:00.000Z");
+    assert.equal(parseSlot("2026-07-01 03:00", ZONE)?.toISOString(), "2026-07-01T01:00:00.000Z");
+    assert.equal(parseSlot("2026-07-01T03:00", "UTC")?.toISOString(), "2026-07-01T03:00:00.000Z");
+    for (const bad of ["tomorrow", "2026-11-25", "03:00", "2026-13-45T03:00"])
+      assert.equal(parseSlot(bad, ZONE), undefined, bad);
+  });
+
+  it("a --slot still to come is not late: it has not come yet, or will not run while suspended", () => {
+    const tomorrow = new Date("2026-11-26T02:00:00Z");
+    const d = diagnose(facts(cronJob()), { slot: tomorrow });
+    assert.equal(d.status, "healthy");
+    assert.equal(d.verdict, "2026-11-26 03:00 Europe/Berlin (2026-11-26T02:00:00Z) has not come yet (in 14h48m)");
+    assert.equal(d.exitCode, 0);
+    const suspended = ask(facts(cronJob({ spec: { suspend: true } })), tomorrow);
+    expectCause(suspended, "suspended", {
+      verdict: ["will not run at 2026-11-26 03:00 Europe/Berlin (2026-11-26T02:00:00Z): the CronJob is suspended"],
+      evidence: ["spec.suspend: true"],
+      fix: [`kubectl cron resume ${NAME} -n ${NS}`],
+    });
+  });
+
+  it("the default slot: one just due and not yet decided yields to the one before it", () => {
+    const cj = cronJob({
+      status: {
+        lastScheduleTime: PREV_SLOT,
+        recentRuns: [
+          entry(PREV_SLOT, "Created", "Scheduled", {
+            job: PREV_JOB,
+            outcome: { result: "Complete", finishedAt: at(PREV_SLOT, 14) },
+          }),
+        ],
+      },
+    });
+    const d = diagnose(facts(cj, { now: new Date(at(SLOT, 20)) }));
+    assert.equal(d.slot?.utc, PREV_SLOT);
+    assert.equal(d.exitCode, 0, d.verdict);
+  });
+});
+
+describe("diagnose(): causes where the live layer adds nothing", () => {
+  const created = () => cronJob({ status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB })] } });
+  const active = () => [job(JOB, SLOT, { state: "active", start: at(SLOT, 3) })];
+
+  for (const [reason, message] of [
+    ["ImagePullBackOff", 'Back-off pulling image "registry.example.com/backup:1.2.3"'],
+    ["InvalidImageName", 'couldn\'t parse image name "registry.example.com/Backup::1": invalid reference format'],
+  ] as const) {
+    it(`image pull: ${reason} with the kubelet's message`, () => {
+      const pods = [
+        podFacts(`${JOB}-p1o2i`, JOB, {
+          containers: [{ name: "backup", ready: false, restartCount: 0, waiting: { reason, message } }],
+        }),
+      ];
+      const r = ask(facts(created(), { jobs: active(), pods }));
+      expectCause(r, "image-pull", {
+        verdict: [`started at ${SLOT_TEXT}`, `(${reason})`],
+        evidence: [`container backup: ${reason}: ${message}`],
+        fix: ["image name or tag"],
+      });
+    });
+  }
+
+  it("missed while held behind a running Job (Missed with blockedBy): forbid-held, the Job named", () => {
+    const blocker = "backup-m1f2e3d4";
+    const cj = cronJob({
+      spec: { startingDeadlineSeconds: 300 },
+      status: {
+        recentRuns: [
+          entry(SLOT, "Missed", "StartingDeadlineExceeded", { blockedBy: blocker, decidedAt: at(SLOT, 301) }),
+        ],
+      },
+    });
+    const r = ask(facts(cj, { jobs: [hungJob(blocker)] }));
+    expectCause(r, "forbid-held", {
+      verdict: [
+        `did not run at ${SLOT_TEXT}`,
+        `behind Job ${blocker} until startingDeadlineSeconds (300) passed`,
+        "has been running for 9h12m",
+      ],
+      evidence: [`behind Job ${blocker}`, `Job ${blocker}: started 2026-11-25T01:59:31Z`],
+      fix: [`kubectl delete job ${blocker} -n ${NS}`],
+    });
+  });
+
+  it("missed past the deadline while the operator restarted (its Pod started after the slot)", () => {
+    const op = healthyOperatorFacts();
+    op.pods![0]!.created = "2026-11-25T02:04:10Z";
+    const cj = cronJob({
+      spec: { startingDeadlineSeconds: 120 },
+      status: {
+        recentRuns: [entry(SLOT, "Missed", "StartingDeadlineExceeded", { decidedAt: "2026-11-25T02:04:40Z" })],
+      },
+    });
+    const r = ask(facts(cj, { operator: op }));
+    expectCause(r, "deadline-missed", {
+      verdict: [
+        `did not run at ${SLOT_TEXT}`,
+        "4m40s late",
+        "startingDeadlineSeconds 120",
+        "the operator restarted: its Pod started at 2026-11-25T02:04:10Z, after the slot",
+      ],
+      evidence: ["operator Pods started after the slot: 2026-11-25T02:04:10Z"],
+      fix: ["backfill"],
+    });
+  });
+
+  it("a risk besides the verdict: recent runs started close to startingDeadlineSeconds", () => {
+    const cj = cronJob({
+      spec: { startingDeadlineSeconds: 60 },
+      status: {
+        recentRuns: [
+          entry(SLOT, "Created", "Scheduled", {
+            job: JOB,
+            decidedAt: at(SLOT, 45),
+            outcome: { result: "Complete", finishedAt: at(SLOT, 57) },
+          }),
+        ],
+      },
+    });
+    const d = diagnose(facts(cj));
+    note(d);
+    assert.equal(d.status, "healthy");
+    assert.deepEqual(
+      d.also.map((a) => a.cause),
+      ["deadline-shorter-than-lag"],
+    );
+    assert.match(
+      d.also[0]!.summary,
+      /startingDeadlineSeconds 60 leaves little room: recent runs started up to 45 s after their slot/,
+    );
+    assert.equal(d.exitCode, 1);
+  });
+});
+
+describe("kubectl cron why: every cause of causes.ts", () => {
+  it("each row of the table was reproduced above (as the verdict or as an `also` finding)", () => {
+    assert.deepEqual(
+      CAUSES.map((c) => c.id).filter((id) => !covered.has(id)),
+      [],
+      "causes no case reproduced",
+    );
+  });
+});
