@@ -28,7 +28,8 @@ interface HistoryRow {
   schedules?: string;
 }
 
-const iso = (d: Date) => `${d.toISOString().slice(0, 19)}Z`;
+/** RFC 3339 in UTC, whole seconds: how the plugin prints an instant. */
+export const iso = (d: Date) => `${d.toISOString().slice(0, 19)}Z`;
 
 export function historyRows(jobs: readonly Job[], ownerUID: string, now: Date): HistoryRow[] {
   const owned = jobs.filter((j) => (j.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === ownerUID));

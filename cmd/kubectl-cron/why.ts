@@ -20,7 +20,7 @@ import {
 } from "../../api/v1/index.ts";
 import { utcOffsetAt } from "../../api/v1/schedule/index.ts";
 import { type CauseId, causeOf } from "./causes.ts";
-import { humanDuration } from "./history.ts";
+import { humanDuration, iso } from "./history.ts";
 import { nextRuns } from "./next.ts";
 import type { PodFacts, WhyFacts } from "./whyfacts.ts";
 
@@ -64,7 +64,6 @@ const USUAL_LAG_S = 10;
 /** A deadline whose use by the operator's lag passed this share is too short. */
 const LAG_SHARE = 0.5;
 
-const iso = (d: Date) => `${d.toISOString().slice(0, 19)}Z`;
 const secondsBetween = (a: Date, b: Date) => Math.max(0, Math.round((b.getTime() - a.getTime()) / SECOND));
 const ago = (t: Date, now: Date) => humanDuration(secondsBetween(t, now));
 

@@ -1,7 +1,7 @@
 // What `kubectl cron why` reads: live state only, with read access only. Everything is gathered into plain data
 // (WhyFacts) first, so the diagnosis (why.ts) is a pure function of it and its tests need no cluster. A read the
 // user may not make (403) or that fails is noted, not fatal: the diagnosis says what it could not see.
-import { CronJobResource, type CronJob, GROUP, type Job } from "../../api/v1/index.ts";
+import { CronJobResource, type CronJob, GROUP, type Job, jobNameFor, manualJobName } from "../../api/v1/index.ts";
 import type { Client } from "../../runtime/client.ts";
 import { APIError, isNotFound } from "../../runtime/errors.ts";
 import { type KubeObject, Kinds, type ResourceKind } from "../../runtime/kinds.ts";
@@ -186,13 +186,21 @@ export async function gatherFacts(
     const uid = cronJob.metadata?.uid;
     const jobs = allJobs.filter((j) => (j.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === uid));
     const jobNames = new Set(jobs.map((j) => j.metadata?.name ?? ""));
+    // The names a refused create asked for: the slot's (or the run-now request's) Job name, as the controller gives it.
+    const name = cronJob.metadata?.name ?? "";
     const refusedNames = new Set(
       (cronJob.status?.recentRuns ?? [])
         .filter((e) => e.reason === "AlreadyExists")
-        .map((e) => jobNameInMessage(e.message)),
+        .map((e) =>
+          e.scheduledTime
+            ? jobNameFor(name, new Date(e.scheduledTime))
+            : e.request
+              ? manualJobName(name, e.request)
+              : "",
+        ),
     );
     const foreignJobs = allJobs.filter(
-      (j) => !jobNames.has(j.metadata?.name ?? "") && refusedNames.has(j.metadata?.name),
+      (j) => !jobNames.has(j.metadata?.name ?? "") && refusedNames.has(j.metadata?.name ?? ""),
     );
     const pods = allPods.filter((p) => p.job !== undefined && jobNames.has(p.job));
     const about = new Set([
@@ -339,11 +347,6 @@ function webhookFacts(
     };
   }
   return { name, target: cc?.url ?? "(no clientConfig)", readyEndpoints: undefined };
-}
-
-/** The Job name quoted in a Refused (AlreadyExists) entry's message: "a Job named NAME already exists …". */
-function jobNameInMessage(message: string | undefined): string | undefined {
-  return /a Job named (\S+) already exists/.exec(message ?? "")?.[1];
 }
 
 function podFacts(p: KubeObject): PodFacts {

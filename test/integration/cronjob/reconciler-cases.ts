@@ -284,28 +284,31 @@ const overloadedSlot = (k: number): Step[] => [
   { expect: { exist: [k * HOUR] }, why: `after slot ${k}: its Job was created` },
 ];
 
+/** A Job template whose backoffLimit -1 passes the CRD schema but not the Job API: every create fails (webhooks off). */
+const REFUSED_TEMPLATE = {
+  spec: {
+    backoffLimit: -1,
+    template: { spec: { restartPolicy: "OnFailure" as const, containers: [{ name: "c", image: "busybox" }] } },
+  },
+};
+/** The fake's refusal of slot 0's Job, worded as the Job API refuses that template. */
+const REFUSED_CREATE: Step = {
+  fakeRefusesCreate: 0,
+  code: 422,
+  reason: "Invalid",
+  message: (c) =>
+    `Job.batch "${c.job(0)}" is invalid: spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0`,
+};
+
 const burstRows: Row[] = [
   {
     // A failed create notes the burst like any create: its pass must still write what went wrong, or a create that
     // keeps failing (a quota, a webhook) keeps its own report back for as long as it fails.
     title:
       "a create refused during a burst is reported at once (Degraded, not held back by the burst it noted), and retried no later than the next slot",
-    spec: {
-      jobTemplate: {
-        spec: {
-          backoffLimit: -1,
-          template: { spec: { restartPolicy: "OnFailure", containers: [{ name: "c", image: "busybox" }] } },
-        },
-      },
-    },
+    spec: { jobTemplate: REFUSED_TEMPLATE },
     steps: [
-      {
-        fakeRefusesCreate: 0,
-        code: 422,
-        reason: "Invalid",
-        message: (c) =>
-          `Job.batch "${c.job(0)}" is invalid: spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0`,
-      },
+      REFUSED_CREATE,
       { at: 1000, reconcile: "pass", load: "burst", urgentWrites: 1, rejects: /creating Job/, retryBy: HOUR },
       { expect: { jobCount: 0, conditions: { Degraded: "JobCreationFailed" } }, why: "written during the burst" },
     ],
@@ -421,23 +424,9 @@ const historyRows: Row[] = [
   {
     title: "cleans history even when every create fails, then reports FailedCreate and retries (throws)",
     // backoffLimit -1 passes the CRD schema but not the Job API: creates fail (webhooks off).
-    spec: {
-      failedJobsHistoryLimit: 0,
-      jobTemplate: {
-        spec: {
-          backoffLimit: -1,
-          template: { spec: { restartPolicy: "OnFailure", containers: [{ name: "c", image: "busybox" }] } },
-        },
-      },
-    },
+    spec: { failedJobsHistoryLimit: 0, jobTemplate: REFUSED_TEMPLATE },
     steps: [
-      {
-        fakeRefusesCreate: 0,
-        code: 422,
-        reason: "Invalid",
-        message: (c) =>
-          `Job.batch "${c.job(0)}" is invalid: spec.backoffLimit: Invalid value: -1: must be greater than or equal to 0`,
-      },
+      REFUSED_CREATE,
       { createJob: { named: "old" }, state: "failed", start: -HOUR, end: -HOUR + 1000 },
       { at: 1000, reconcile: "pass", rejects: /creating Job/ },
       { expect: { jobCount: 0 }, why: "history cleaned although the create failed" },
