@@ -30,6 +30,7 @@ import {
   scheduleListSchedules,
   parseWithSchema,
   shortestInterval,
+  retryBackoffWords,
   worstCaseRetrySeconds,
 } from "../api/v1/index.ts";
 import { countText } from "../api/v1/schedule/index.ts";
@@ -260,6 +261,7 @@ function runLengthWarnings(
   const jobSpec = dig(spec, ["jobTemplate", "spec"]);
   const deadline = isObj(jobSpec) ? jobSpec.activeDeadlineSeconds : undefined;
   const backoffLimit = isObj(jobSpec) ? jobSpec.backoffLimit : undefined;
+  const restartPolicy = isObj(jobSpec) ? dig(jobSpec, ["template", "spec", "restartPolicy"]) : undefined;
   const policy =
     typeof spec.concurrencyPolicy === "string" && spec.concurrencyPolicy ? spec.concurrencyPolicy : "Allow";
   const forbidWithoutDeadline = policy === "Forbid" && (deadline === undefined || deadline === null);
@@ -281,7 +283,7 @@ function runLengthWarnings(
     );
   }
   if (retries && interval !== undefined) {
-    const retrySeconds = worstCaseRetrySeconds(backoffLimit);
+    const retrySeconds = worstCaseRetrySeconds(backoffLimit, restartPolicy);
     const bounded = typeof deadline === "number" && deadline <= interval;
     if (retrySeconds > interval && !bounded) {
       const next =
@@ -291,7 +293,7 @@ function runLengthWarnings(
             ? "the next run kills it"
             : "the next runs start beside it and pile up";
       warnings.push(
-        `spec.jobTemplate.spec.backoffLimit: ${backoffLimit} retries of a failing Pod take at least ${durationText(retrySeconds)} (${retrySeconds} s: the Job controller waits 10 s before the first retry, doubling up to 6m, and the Pods' own run time comes on top), longer than the schedule's shortest interval between runs${intervalText}: a failing run retries past the next scheduled time, and with concurrencyPolicy ${JSON.stringify(policy)} ${next}; set spec.jobTemplate.spec.activeDeadlineSeconds to at most ${interval} or a smaller backoffLimit`,
+        `spec.jobTemplate.spec.backoffLimit: ${backoffLimit} retries of a failing Pod take at least ${durationText(retrySeconds)} (${retrySeconds} s: ${retryBackoffWords(restartPolicy)}, and the Pods' own run time comes on top), longer than the schedule's shortest interval between runs${intervalText}: a failing run retries past the next scheduled time, and with concurrencyPolicy ${JSON.stringify(policy)} ${next}; set spec.jobTemplate.spec.activeDeadlineSeconds to at most ${interval} or a smaller backoffLimit`,
       );
     }
   }

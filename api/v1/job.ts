@@ -275,24 +275,51 @@ function jobFromTemplate(cronJob: JobSource, name: string, extraAnnotations: Rec
 }
 
 /**
- * The Job controller's wait before it retries a failed Pod: 10 s, doubling with each failure, at most 6 minutes
- * (the Job documentation's "Pod backoff failure policy"). A warning computed from it is a lower bound anyway.
+ * Who retries a failing run, and how long it waits before each retry, by the Pod template's restartPolicy. Never:
+ * the Job controller recreates the Pod after 10 s, doubling with each failure, at most 6 minutes (the Job
+ * documentation's "Pod backoff failure policy"). OnFailure: the Pod stays and the kubelet restarts its container
+ * after 10 s, doubling, at most 5 minutes (CrashLoopBackOff); the Job controller counts those restarts against
+ * backoffLimit. A figure computed from it is a lower bound: the run time of each try comes on top.
  */
-const POD_FAILURE_BACKOFF_SECONDS = 10;
-const MAX_POD_FAILURE_BACKOFF_SECONDS = 360;
+const RETRY_BACKOFF = {
+  Never: {
+    initialSeconds: 10,
+    maxSeconds: 360,
+    words: "the Job controller waits 10 s before the first retry, doubling up to 6m",
+  },
+  OnFailure: {
+    initialSeconds: 10,
+    maxSeconds: 300,
+    words:
+      "with restartPolicy OnFailure the kubelet restarts the container in its Pod, waiting 10 s before the first restart, doubling up to 5m",
+  },
+} as const;
+
+/** The retry backoff of a Pod template's restartPolicy (Never, the Job's usual one, unless it is OnFailure). */
+function retryBackoff(restartPolicy: unknown): (typeof RETRY_BACKOFF)[keyof typeof RETRY_BACKOFF] {
+  return restartPolicy === "OnFailure" ? RETRY_BACKOFF.OnFailure : RETRY_BACKOFF.Never;
+}
+
+/** How the retries of a failing run are spaced, in words, for `restartPolicy` (the admission warning and `why`). */
+export function retryBackoffWords(restartPolicy: unknown): string {
+  return retryBackoff(restartPolicy).words;
+}
 
 /**
- * The least time a Job spends waiting between its Pods' retries to use up `backoffLimit`: the sum of the Job
- * controller's backoffs, 10 s, 20 s, … capped at 6 minutes. A lower bound: the Pods' own run time comes on top.
- * In closed form, since backoffLimit may be as large as an int32.
+ * The least time a Job spends waiting between retries to use up `backoffLimit`, for its Pods' `restartPolicy`: the
+ * sum of the backoffs (10 s, 20 s, … capped at 6 minutes for Never, 5 minutes for OnFailure). A lower bound: the
+ * Pods' own run time comes on top. In closed form, since backoffLimit may be as large as an int32.
  */
-export function worstCaseRetrySeconds(backoffLimit: number): number {
+export function worstCaseRetrySeconds(backoffLimit: number, restartPolicy?: unknown): number {
+  const { initialSeconds, maxSeconds } = retryBackoff(restartPolicy);
   let doubling = 0;
-  let wait = POD_FAILURE_BACKOFF_SECONDS;
-  while (doubling < backoffLimit && wait < MAX_POD_FAILURE_BACKOFF_SECONDS) {
+  let wait = initialSeconds;
+  while (doubling < backoffLimit && wait < maxSeconds) {
     doubling++;
     wait *= 2;
   }
-  const uncapped = POD_FAILURE_BACKOFF_SECONDS * (2 ** doubling - 1);
-  return uncapped + (backoffLimit - doubling) * MAX_POD_FAILURE_BACKOFF_SECONDS;
+  // The doubled waits below the cap, then the cap for each retry after them; the last doubling may cross the cap.
+  let uncapped = 0;
+  for (let i = 0; i < doubling; i++) uncapped += Math.min(initialSeconds * 2 ** i, maxSeconds);
+  return uncapped + (backoffLimit - doubling) * maxSeconds;
 }

@@ -172,17 +172,33 @@ export const CAUSES = [
   {
     id: "operator-down",
     title: "The operator is not running",
-    detect: "No ready Pod of the operator's Deployment in its namespace.",
-    fix: "`kubectl -n NAMESPACE describe deploy` and its Pods' Events; the missed slots run when it is back if their deadline allows.",
+    detect:
+      "Its Deployment (found by its webhooks' Service, else by its labels in any namespace, whatever the Helm release " +
+      "or kustomize namespace) has no ready replica, and neither its Lease nor the record shows it at work since.",
+    fix:
+      "`kubectl -n NAMESPACE get deployment,pods -l SELECTOR` and `kubectl -n NAMESPACE get events`: why its Pods are " +
+      "not ready; the missed slots run when it is back if their deadline allows.",
     alert: "CronJobOperatorDown",
   },
   {
     id: "operator-no-leader",
     title: "No replica leads: the leader Lease is stale or missing",
     detect:
-      "The Lease's renewTime is older than its leaseDurationSeconds (by the API server's clock), or there is none.",
+      "Its replicas run with --leader-elect and the Lease's renewTime is older than its leaseDurationSeconds (by the " +
+      "API server's clock), or there is none, and the record shows no decision since.",
     fix: "Check the replicas' logs for leader election errors; RBAC on leases; the API server's reachability.",
     alert: "CronJobOperatorDown",
+  },
+  {
+    id: "operator-unclear",
+    title: "Cannot tell whether the operator runs: its signs disagree",
+    detect:
+      "One sign says it is down (no ready replica, a stale Lease) and another says it works: the Lease renewed, or a " +
+      "decision in `status.recentRuns` after the time it went down. A copy may run elsewhere (`make run` on a host " +
+      "beside a Deployment scaled to zero), or it went down a moment ago. Exit code 2.",
+    fix:
+      "Find where it runs: a copy outside the cluster (`make run`), another install; if the Deployment should be it, " +
+      "see operator-down.",
   },
   {
     id: "operator-webhook-failing",

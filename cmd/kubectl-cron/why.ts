@@ -14,6 +14,7 @@ import {
   manualJobName,
   type RecentRun,
   rfc3339InZone,
+  retryBackoffWords,
   worstCaseRetrySeconds,
   runNowRequestOf,
   scheduledTimeOf,
@@ -22,7 +23,7 @@ import { utcOffsetAt } from "../../api/v1/schedule/index.ts";
 import { type CauseId, causeOf } from "./causes.ts";
 import { humanDuration, iso } from "./history.ts";
 import { nextRuns } from "./next.ts";
-import type { PodFacts, WhyFacts } from "./whyfacts.ts";
+import type { OperatorFacts, PodFacts, WhyFacts } from "./whyfacts.ts";
 
 /** A finding: a cause with the evidence for it and what to do. */
 interface Finding {
@@ -31,12 +32,21 @@ interface Finding {
   summary: string;
   evidence: string[];
   fix: string[];
+  /** It says the state cannot be told (exit 2), not that something is wrong. */
+  unsure?: true;
 }
 
 export interface Diagnosis {
   cronJob: { namespace: string; name: string };
   /** The slot the verdict is about (absent: the CronJob has had none yet). */
-  slot?: { utc: string; local: string; timeZone: string; note?: string };
+  slot?: {
+    utc: string;
+    local: string;
+    timeZone: string;
+    note?: string;
+    /** With several schedules (API v2): the ones it is a slot of, each with its zone. */
+    schedules?: { schedule: string; timeZone: string }[];
+  };
   /** healthy: it ran (or runs) as it should; cause: a cause found; unknown: the state does not tell. */
   status: "healthy" | "cause" | "unknown";
   verdict: string;
@@ -105,6 +115,25 @@ export function parseSlot(text: string, timeZone: string): Date | undefined {
   return new Date(fits.length ? Math.min(...fits) : wall - before);
 }
 
+/** Where a slot came from: with several schedules (API v2), the ones it is a slot of, and the zone to show it in. */
+interface SlotSource {
+  zone: string;
+  /** ' from schedule "0 9 * * 1-5" (Europe/Berlin)', or "" with one schedule. */
+  words: string;
+  schedules?: { schedule: string; timeZone: string }[];
+}
+
+function slotSource(schedules: CronJobSchedules, slot: Date, anchor: Date | undefined, zone: string): SlotSource {
+  const sources = schedules.sourcesAt(slot, anchor);
+  if (!sources?.length) return { zone, words: "" };
+  const list = sources.map((x) => ({ schedule: x.schedule, timeZone: x.timeZone ?? "UTC" }));
+  return {
+    zone: list[0]!.timeZone,
+    words: ` from schedule ${list.map((x) => `${JSON.stringify(x.schedule)} (${x.timeZone})`).join(" and ")}`,
+    schedules: list,
+  };
+}
+
 /** The zone the CronJob's first schedule runs in. */
 export function zoneOf(cronJob: CronJob): string {
   return cronJob.spec?.timeZone || "UTC";
@@ -127,53 +156,204 @@ function anchorOf(cronJob: CronJob, schedules: CronJobSchedules): Date | undefin
 
 // --- the operator ------------------------------------------------------------------------------------
 
-/** What is wrong with the operator itself now (its Pods, its Lease, its webhooks, the clocks). */
-function operatorFindings(f: WhyFacts): Finding[] {
-  const out: Finding[] = [];
-  const op = f.operator;
-  const pods = op.pods;
-  if (pods && !pods.some((p) => p.ready)) {
-    out.push({
-      cause: "operator-down",
-      summary: `the operator has no ready replica in namespace ${op.namespace}`,
-      evidence: [
-        pods.length === 0
-          ? `no Pod with label ${"control-plane=controller-manager"} in ${op.namespace}`
-          : `its Pods: ${pods.map((p) => `${p.name} ${p.phase ?? "?"}, not ready, ${p.restarts} restarts`).join("; ")}`,
-      ],
-      fix: [causeOf("operator-down").fix.replace("NAMESPACE", op.namespace)],
-    });
+/** A decision in the record this recent shows the operator at work now, when nothing says since when it is down. */
+const RECENT_DECISION_MS = 3 * 60 * SECOND;
+
+/** What one of the operator's signs shows: up or down, in words, and since when it is down (when it says). */
+interface Sign {
+  up: boolean;
+  text: string;
+  since?: Date;
+}
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+/** A stored time (a Lease's MicroTime too) as the plugin prints times: to the second, in UTC. */
+const stamp = (t: string) => (Number.isNaN(Date.parse(t)) ? t : iso(new Date(t)));
+
+/** Its Pods and Deployment, where it is deployed: a ready replica, or none (since when), or not deployed there. */
+function podsSign(op: OperatorFacts): Sign | undefined {
+  if (op.pods === undefined && op.deployments === undefined) return undefined;
+  const pods = op.pods ?? [];
+  const ready = pods.filter((p) => p.ready);
+  if (ready.length) {
+    return {
+      up: true,
+      text: `${plural(ready.length, "ready replica")} in ${op.namespace} (${ready.map((p) => p.name).join(", ")})`,
+    };
   }
+  if (pods.length) {
+    const since = pods.every((p) => p.readySince)
+      ? new Date(Math.max(...pods.map((p) => Date.parse(p.readySince!))))
+      : undefined;
+    return {
+      up: false,
+      text: `its Pods in ${op.namespace}: ${pods.map((p) => `${p.name} ${p.phase ?? "?"}, not ready, ${plural(p.restarts, "restart")}`).join("; ")}`,
+      ...(since ? { since } : {}),
+    };
+  }
+  const deployments = op.deployments ?? [];
+  const readyDeployments = deployments.filter((d) => d.readyReplicas > 0);
+  if (readyDeployments.length) {
+    return {
+      up: true,
+      text: readyDeployments
+        .map((d) => `Deployment ${op.namespace}/${d.name}: ${d.readyReplicas}/${d.replicas} ready replicas`)
+        .join("; "),
+    };
+  }
+  if (deployments.length) {
+    const since = deployments.find((d) => d.available && !d.available.status && d.available.since)?.available?.since;
+    return {
+      up: false,
+      text: deployments
+        .map((d) => `Deployment ${op.namespace}/${d.name}: ${d.readyReplicas}/${d.replicas} ready replicas`)
+        .join("; "),
+      ...(since ? { since: new Date(since) } : {}),
+    };
+  }
+  return undefined;
+}
+
+/** Its Lease, where it holds one (its replicas run with --leader-elect, or a Lease is there). */
+function leaseSign(op: OperatorFacts, now: Date): Sign | undefined {
+  const where = `Lease ${op.namespace}/${op.leaseName}`;
   const lease = op.lease;
-  if (!lease || !lease.renewTime) {
-    if (pods === undefined || pods.length > 0) {
-      out.push({
-        cause: "operator-no-leader",
-        summary: `no replica leads: there is no leader Lease in ${op.namespace}`,
-        evidence: [`no Lease with a renewTime in ${op.namespace} (looked for the default leader election id)`],
-        fix: [causeOf("operator-no-leader").fix],
-      });
-    }
-  } else {
-    const renewed = new Date(lease.renewTime);
-    const duration = (lease.leaseDurationSeconds ?? 15) * SECOND;
-    const age = f.now.getTime() - renewed.getTime();
-    if (age > duration) {
-      out.push({
-        cause: "operator-no-leader",
-        summary: lease.holder
-          ? `no replica leads: the Lease was last renewed ${ago(renewed, f.now)} ago by ${lease.holder}`
-          : `no replica leads: the last leader released the Lease ${ago(renewed, f.now)} ago and none took it`,
-        evidence: [
-          `Lease ${op.namespace}: holder ${lease.holder ?? "(none)"}, renewTime ${lease.renewTime}, leaseDurationSeconds ${lease.leaseDurationSeconds ?? "?"}; the API server's time is ${iso(f.now)}`,
-        ],
-        fix: [causeOf("operator-no-leader").fix],
-      });
-    } else if (-age > CLOCK_SKEW_MS) {
+  if (!lease?.renewTime) {
+    const electing = (op.pods ?? []).some((p) => p.leaderElect);
+    if (!lease && !electing) return undefined;
+    return {
+      up: false,
+      text: lease ? `${where} has no renewTime` : `no ${where}, while its replicas run with --leader-elect`,
+    };
+  }
+  const renewed = new Date(lease.renewTime);
+  const duration = (lease.leaseDurationSeconds ?? 15) * SECOND;
+  const fresh = now.getTime() - renewed.getTime() <= duration;
+  const text = `${where}: holder ${lease.holder ?? "(none: released)"}, renewed ${stamp(lease.renewTime)} (${ago(renewed, now)} ago), leaseDurationSeconds ${lease.leaseDurationSeconds ?? "?"}`;
+  if (fresh && lease.holder) return { up: true, text };
+  return { up: false, text, since: new Date(renewed.getTime() + (lease.holder ? duration : 0)) };
+}
+
+/**
+ * The record: the newest decision the operator wrote, wherever it runs. It counts as "up" when it is newer than
+ * the time a down sign says the operator stopped (or, when none says, recent).
+ */
+function recordSign(op: OperatorFacts, now: Date, downSince: Date | undefined): Sign | undefined {
+  const newest = op.newestDecision;
+  if (!newest) return undefined;
+  const at = new Date(newest.at);
+  const after = downSince ? at > downSince : now.getTime() - at.getTime() <= RECENT_DECISION_MS;
+  if (!after) return undefined;
+  return {
+    up: true,
+    text: `the record shows a decision at ${stamp(newest.at)} (${ago(at, now)} ago, ${newest.cronJob})`,
+  };
+}
+
+/** Where the operator was looked for, in words (for a verdict that found no trace of it). */
+function lookedFor(op: OperatorFacts): string {
+  const how = {
+    flag: "--operator-namespace",
+    webhook: "its webhooks' Service",
+    label: "its Pods' labels",
+    default: "the default install",
+  }[op.foundBy];
+  return `looked for its Pods and Deployment (${op.selector}) and ${op.leaseName} in ${op.namespace} (from ${how})`;
+}
+
+/** What the operator shows of itself, for a verdict that asks whether it is at work (up signs, or where it was looked for). */
+function operatorTrace(op: OperatorFacts, now: Date): string[] {
+  const signs = [podsSign(op), leaseSign(op, now), recordSign(op, now, undefined)].filter((x): x is Sign => !!x);
+  if (signs.length) return signs.map((x) => `the operator: ${x.text}`);
+  return [
+    `the operator: no trace of it: ${lookedFor(op)}; ${op.newestDecision ? `the record's newest decision is ${stamp(op.newestDecision.at)} (${op.newestDecision.cronJob})` : "no decision in the record"} — if it runs outside the cluster (make run), it is stopped or cannot reach the API server`,
+  ];
+}
+
+/**
+ * Whether the operator runs, from what it shows wherever it runs: its Pods and Deployment, its Lease, the record.
+ * Down only when a sign says so and none says otherwise; "cannot tell" when they disagree.
+ */
+function livenessFindings(f: WhyFacts): Finding[] {
+  const op = f.operator;
+  const pods = podsSign(op);
+  const lease = leaseSign(op, f.now);
+  const downs = [pods, lease].filter((x): x is Sign => x !== undefined && !x.up);
+  const sinces = downs.map((x) => x.since).filter((t): t is Date => t !== undefined);
+  const record = recordSign(
+    op,
+    f.now,
+    sinces.length ? new Date(Math.min(...sinces.map((t) => t.getTime()))) : undefined,
+  );
+  if (!downs.length) return [];
+  const ups = [pods, lease, record].filter((x): x is Sign => x !== undefined && x.up);
+  const evidence = [...downs, ...ups].map((x) => x.text);
+  if (!record) {
+    evidence.push(
+      op.newestDecision
+        ? `the record's newest decision is older: ${stamp(op.newestDecision.at)} (${op.newestDecision.cronJob})`
+        : "no decision in the record of the CronJobs read",
+    );
+  }
+  const podsDown = pods !== undefined && !pods.up;
+  // Replicas up but none leading is the no-leader case, not a disagreement; a Lease renewed or a decision after
+  // the replicas went down, or a decision after the Lease lapsed, is.
+  const contradicting = podsDown ? [lease, record].filter((x) => x?.up) : [record].filter((x) => x?.up);
+  if (contradicting.length) {
+    return [
+      {
+        cause: "operator-unclear",
+        unsure: true,
+        summary: `cannot tell whether the operator runs: ${downs.map((x) => x.text).join("; ")}, but ${contradicting.map((x) => x!.text).join(", and ")}`,
+        evidence,
+        fix: [causeOf("operator-unclear").fix],
+      },
+    ];
+  }
+  if (podsDown) {
+    return [
+      {
+        cause: "operator-down",
+        summary: `the operator has no ready replica in namespace ${op.namespace}`,
+        evidence,
+        fix: [operatorDownFix(op)],
+      },
+    ];
+  }
+  const l = op.lease;
+  return [
+    {
+      cause: "operator-no-leader",
+      summary: !l?.renewTime
+        ? `no replica leads: there is no Lease ${op.namespace}/${op.leaseName}`
+        : l.holder
+          ? `no replica leads: the Lease was last renewed ${ago(new Date(l.renewTime), f.now)} ago by ${l.holder}`
+          : `no replica leads: the last leader released the Lease ${ago(new Date(l.renewTime), f.now)} ago and none took it`,
+      evidence: [...evidence, `the API server's time is ${iso(f.now)}`],
+      fix: [causeOf("operator-no-leader").fix],
+    },
+  ];
+}
+
+/** What to look at when the operator is down: what the read-only RBAC of docs/troubleshooting.md can read. */
+function operatorDownFix(op: OperatorFacts): string {
+  return causeOf("operator-down")
+    .fix.replace(/NAMESPACE/g, op.namespace)
+    .replace(/SELECTOR/g, op.selector);
+}
+
+/** What is wrong with the operator itself now (whether it runs, its webhooks, the clocks). */
+function operatorFindings(f: WhyFacts): Finding[] {
+  const out: Finding[] = livenessFindings(f);
+  const op = f.operator;
+  const lease = op.lease;
+  if (lease?.renewTime && lease.holder) {
+    const ahead = new Date(lease.renewTime).getTime() - f.now.getTime();
+    if (ahead > CLOCK_SKEW_MS) {
       out.push({
         cause: "clock-skew",
-        summary: `the leader's clock is ${humanDuration(Math.round(-age / SECOND))} ahead of the API server's`,
-        evidence: [`Lease renewTime ${lease.renewTime} is later than the API server's time ${iso(f.now)}`],
+        summary: `the leader's clock is ${humanDuration(Math.round(ahead / SECOND))} ahead of the API server's`,
+        evidence: [`Lease renewTime ${stamp(lease.renewTime)} is later than the API server's time ${iso(f.now)}`],
         fix: [causeOf("clock-skew").fix],
       });
     }
@@ -207,8 +387,21 @@ function operatorFindings(f: WhyFacts): Finding[] {
 
 // --- Jobs and Pods -----------------------------------------------------------------------------------
 
-function jobSpec(job: Readonly<Job>): { activeDeadlineSeconds?: number; backoffLimit?: number } {
-  return (job.spec ?? {}) as { activeDeadlineSeconds?: number; backoffLimit?: number };
+function jobSpec(job: Readonly<Job>): {
+  activeDeadlineSeconds?: number;
+  backoffLimit?: number;
+  restartPolicy?: string;
+} {
+  const spec = (job.spec ?? {}) as {
+    activeDeadlineSeconds?: number;
+    backoffLimit?: number;
+    template?: { spec?: { restartPolicy?: string } };
+  };
+  return {
+    ...(spec.activeDeadlineSeconds !== undefined ? { activeDeadlineSeconds: spec.activeDeadlineSeconds } : {}),
+    ...(spec.backoffLimit !== undefined ? { backoffLimit: spec.backoffLimit } : {}),
+    ...(spec.template?.spec?.restartPolicy ? { restartPolicy: spec.template.spec.restartPolicy } : {}),
+  };
 }
 
 /** One line per Pod of the Job: its phase and what holds it. */
@@ -335,7 +528,7 @@ function keptAlive(job: Readonly<Job>, pods: readonly PodFacts[], now: Date): { 
     evidence: [
       `Job ${job.metadata?.name}: started ${started ?? "?"}, ${bounds.join(", ")}` +
         ((spec.backoffLimit ?? 6) > 0
-          ? `; its retries alone can take ${humanDuration(worstCaseRetrySeconds(spec.backoffLimit ?? 6))} (the Job controller waits 10 s, doubling, at most 6 min, before each)`
+          ? `; its retries alone can take ${humanDuration(worstCaseRetrySeconds(spec.backoffLimit ?? 6, spec.restartPolicy))} (${retryBackoffWords(spec.restartPolicy)})`
           : ""),
       ...podLines(pods),
     ],
@@ -477,9 +670,14 @@ function lateness(c: SlotContext, decidedAt: Date): { because: string[]; evidenc
     new Date(lease.acquireTime) > c.slot &&
     new Date(lease.acquireTime) <= new Date(decidedAt.getTime() + 60 * SECOND)
   ) {
-    because.push(`the leader changed: ${lease.holder ?? "?"} took the Lease at ${lease.acquireTime}, after the slot`);
+    // The Lease keeps only its newest acquisition: it shows that no replica held it from before the slot until
+    // then, not why (a leader lost, a restart, every replica paused), nor any earlier gap.
+    const transitions = lease.transitions === undefined ? "" : `; ${plural(lease.transitions, "leader change")} in all`;
+    because.push(
+      `no replica led from before the slot until ${stamp(lease.acquireTime)}, when ${lease.holder ?? "?"} took the Lease`,
+    );
     evidence.push(
-      `the current leader ${lease.holder ?? "?"} took the Lease at ${lease.acquireTime} (${lease.transitions ?? "?"} leader changes in all): no replica led from before the slot until then (the operator was down, or its leader was lost)`,
+      `Lease ${c.f.operator.namespace}/${c.f.operator.leaseName}: ${lease.holder ?? "?"} acquired it at ${stamp(lease.acquireTime)}, after the slot${transitions}. The Lease shows only its newest acquisition: that no replica held it until then (a leader lost, a restart, or every replica paused), not which`,
     );
   }
   const started = (c.f.operator.pods ?? [])
@@ -744,6 +942,19 @@ function undecidedVerdict(c: SlotContext, operator: Finding[]): Verdict {
   if (down) {
     return found(down.cause, `did not run at ${when}: ${down.summary}`, down.evidence, down.fix);
   }
+  const unclear = operator.find((x) => x.cause === "operator-unclear");
+  if (unclear && f.now.getTime() - c.slot.getTime() >= JUST_DUE_MS) {
+    return {
+      status: "unknown",
+      cause: unclear.cause,
+      verdict: `did not run at ${when}, and ${unclear.summary}`,
+      evidence: [
+        `no entry for ${iso(c.slot)} in status.recentRuns, no Job ${jobNameFor(c.name, c.slot)}`,
+        ...unclear.evidence,
+      ],
+      fix: unclear.fix,
+    };
+  }
   if (f.now.getTime() - c.slot.getTime() < JUST_DUE_MS) {
     return {
       status: "healthy",
@@ -759,6 +970,7 @@ function undecidedVerdict(c: SlotContext, operator: Finding[]): Verdict {
     evidence: [
       `no entry for ${iso(c.slot)} in status.recentRuns, no Job ${jobNameFor(c.name, c.slot)}`,
       `status.lastScheduleTime: ${last ?? "(none)"}; status.nextScheduleTime: ${cronJob.status?.nextScheduleTime ?? "(none)"}`,
+      ...operatorTrace(f.operator, f.now),
     ],
     fix: [causeOf("not-yet-decided").fix],
   };
@@ -865,7 +1077,8 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
     extra: Finding[] = [],
   ): Diagnosis => {
     const also = [...operator, ...extra].filter((x) => x.cause !== d.cause);
-    const exitCode = d.status === "cause" || also.length ? 1 : d.status === "unknown" ? 2 : 0;
+    const exitCode =
+      d.status === "cause" || also.some((x) => !x.unsure) ? 1 : d.status === "unknown" || also.length ? 2 : 0;
     return { ...base, ...d, also, exitCode };
   };
   if (!schedules) {
@@ -917,30 +1130,33 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   const nextAt = schedules.schedule.next(f.now, anchor);
   const nextNote = nextRuns(schedules, anchor, new Date(nextAt.getTime() - 1), 1)[0]?.note;
   const blocked = nextBlocker(f, operator);
+  const nextFrom = slotSource(schedules, nextAt, anchor, zone);
   const next = {
     utc: iso(nextAt),
-    local: rfc3339InZone(nextAt, zone),
-    text: slotText(nextAt, zone),
+    local: rfc3339InZone(nextAt, nextFrom.zone),
+    text: `${slotText(nextAt, nextFrom.zone)}${nextFrom.words}`,
     ...(nextNote ? { note: nextNote } : {}),
     ...(blocked ? { blocked } : {}),
   };
   if (!slot || (!o.slot && created && slot < created)) {
     const verdict = cronJob.spec?.suspend
-      ? undecidedVerdict(ctx(f, name, namespace, zone, nextAt, jobsByName), operator)
+      ? undecidedVerdict(ctx(f, name, namespace, nextFrom, nextAt, jobsByName), operator)
       : {
           status: "healthy" as const,
-          verdict: `has had no slot since its creation; the first is ${slotText(nextAt, zone)}`,
+          verdict: `has had no slot since its creation; the first is ${next.text}`,
           evidence: [],
           fix: [],
         };
     return finish({ ...verdict, next }, risks(f, verdict.cause));
   }
-  const c = ctx(f, name, namespace, zone, slot, jobsByName);
+  const from = slotSource(schedules, slot, anchor, zone);
+  const c = ctx(f, name, namespace, from, slot, jobsByName);
   const slotNote = nextRuns(schedules, anchor, new Date(slot.getTime() - 1), 1)[0];
   const slotView = {
     utc: iso(slot),
-    local: rfc3339InZone(slot, zone),
-    timeZone: zone,
+    local: rfc3339InZone(slot, from.zone),
+    timeZone: from.zone,
+    ...(from.schedules ? { schedules: from.schedules } : {}),
     ...(slotNote?.note && slotNote.utc === iso(slot) ? { note: slotNote.note } : {}),
   };
   let verdict: Verdict;
@@ -981,7 +1197,7 @@ function ctx(
   f: WhyFacts,
   name: string,
   namespace: string,
-  zone: string,
+  from: SlotSource,
   slot: Date,
   jobsByName: Map<string, Readonly<Job>>,
 ): SlotContext {
@@ -990,9 +1206,9 @@ function ctx(
     cronJob: f.cronJob,
     name,
     namespace,
-    zone,
+    zone: from.zone,
     slot,
-    slotText: slotText(slot, zone),
+    slotText: `${slotText(slot, from.zone)}${from.words}`,
     podsOf: (job) => f.pods.filter((p) => p.job === job),
     jobNamed: (job) => jobsByName.get(job),
   };

@@ -31,7 +31,10 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
       ...(args.selector ? { labelSelector: args.selector } : {}),
     });
   }
-  const operator = await gatherOperator(ctx.client, clocks.attempt, { operatorNamespace: args.operatorNamespace });
+  const operator = await gatherOperator(ctx.client, clocks.attempt, {
+    operatorNamespace: args.operatorNamespace,
+    cronJobs,
+  });
   const byNamespace = new Map<string, CronJob[]>();
   for (const c of cronJobs) {
     const ns = c.metadata?.namespace ?? ctx.namespace;

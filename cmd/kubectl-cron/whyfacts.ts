@@ -7,11 +7,15 @@ import { APIError, isNotFound } from "../../runtime/errors.ts";
 import { type KubeObject, Kinds, type ResourceKind } from "../../runtime/kinds.ts";
 import { listAll } from "./api.ts";
 
-/** The operator's own objects, as the default install names them (kustomize config/default and the chart). */
-const OPERATOR_DEFAULTS = {
+/**
+ * The operator's own objects as every install names them (kustomize's config/default and the chart, whatever the
+ * release name): its Lease (--leader-election-id) and its Pods' and Deployment's labels. Where they live is found,
+ * not assumed: the webhooks' Service, else the Pods by label in any namespace, else the default install's namespace.
+ */
+const OPERATOR = {
   namespace: "cronjob-operator-system",
   leaseName: "80807133.tutorial.kubebuilder.io",
-  podSelector: "control-plane=controller-manager",
+  selector: "app.kubernetes.io/name=cronjob-operator,control-plane=controller-manager",
 } as const;
 
 const core = (kind: string, plural: string, namespaced = true): ResourceKind => ({
@@ -25,6 +29,13 @@ const POD = core("Pod", "pods");
 const RESOURCE_QUOTA = core("ResourceQuota", "resourcequotas");
 const LIMIT_RANGE = core("LimitRange", "limitranges");
 const ENDPOINTS = core("Endpoints", "endpoints");
+const DEPLOYMENT: ResourceKind = {
+  group: "apps",
+  version: "v1",
+  kind: "Deployment",
+  plural: "deployments",
+  namespaced: true,
+};
 const admission = (kind: string, plural: string): ResourceKind => ({
   group: "admissionregistration.k8s.io",
   version: "v1",
@@ -49,7 +60,7 @@ export interface PodFacts {
   job: string | undefined;
   phase: string | undefined;
   created: string | undefined;
-  conditions: { type: string; status: string; reason?: string; message?: string }[];
+  conditions: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
   containers: {
     name: string;
     ready: boolean;
@@ -96,21 +107,54 @@ export interface WhyFacts {
   foreignJobs: Job[];
   quotas: { name: string; hard: Record<string, string>; used: Record<string, string> }[];
   limitRanges: string[];
-  operator: {
-    namespace: string;
-    lease?: {
-      holder?: string;
-      renewTime?: string;
-      acquireTime?: string;
-      leaseDurationSeconds?: number;
-      transitions?: number;
-    };
-    /** undefined: could not be read. */
-    pods?: { name: string; ready: boolean; phase?: string; restarts: number; created?: string }[];
-    webhooks: WebhookFacts[];
-  };
+  operator: OperatorFacts;
   /** What could not be read, and why (e.g. "pods in cronjob-operator-system: forbidden"). */
   unreadable: string[];
+}
+
+/** A condition's state and since when (its lastTransitionTime). */
+interface Since {
+  status: boolean;
+  since?: string;
+}
+
+/**
+ * Where the operator runs and what it shows of its health: its Lease where it holds one, its Pods and Deployment
+ * where it is deployed, its webhooks, and the newest decision it wrote in the record of the CronJobs read. Under
+ * `make run` it has no Pod and no Lease: only the record shows it at work.
+ */
+export interface OperatorFacts {
+  /** Where its Lease, Pods and Deployment were looked for. */
+  namespace: string;
+  /** How that namespace was found. */
+  foundBy: "flag" | "webhook" | "label" | "default";
+  /** Its Pods' and Deployment's label selector. */
+  selector: string;
+  leaseName: string;
+  lease?: {
+    holder?: string;
+    renewTime?: string;
+    acquireTime?: string;
+    leaseDurationSeconds?: number;
+    transitions?: number;
+  };
+  /** undefined: could not be read. */
+  pods?: {
+    name: string;
+    ready: boolean;
+    /** Its Ready condition's last transition. */
+    readySince?: string;
+    phase?: string;
+    restarts: number;
+    created?: string;
+    /** Whether its manager runs with --leader-elect (undefined: its spec does not say). */
+    leaderElect?: boolean;
+  }[];
+  /** undefined: could not be read. */
+  deployments?: { name: string; replicas: number; readyReplicas: number; available?: Since }[];
+  webhooks: WebhookFacts[];
+  /** The newest decision in the record of the CronJobs read (decidedAt), and which CronJob's. */
+  newestDecision?: { at: string; cronJob: string };
 }
 
 type Reader = Pick<Client, "get" | "list" | "request">;
@@ -225,12 +269,25 @@ export async function gatherFacts(
   });
 }
 
-/** The operator's health: its webhooks (which also say where it runs), its Lease and its Pods. */
+/** The newest decision the record of `cronJobs` holds: the operator at work, wherever it runs. */
+function newestDecision(cronJobs: readonly CronJob[]): OperatorFacts["newestDecision"] {
+  let newest: OperatorFacts["newestDecision"];
+  for (const c of cronJobs) {
+    for (const e of c.status?.recentRuns ?? []) {
+      if (!newest || Date.parse(e.decidedAt) > Date.parse(newest.at)) {
+        newest = { at: e.decidedAt, cronJob: `${c.metadata?.namespace}/${c.metadata?.name}` };
+      }
+    }
+  }
+  return newest;
+}
+
+/** The operator's health: its webhooks (which also say where it runs), its Lease, its Pods and its Deployment. */
 export async function gatherOperator(
   client: Reader,
   attempt: Attempt,
-  o: { operatorNamespace?: string | undefined; leaseName?: string | undefined } = {},
-): Promise<WhyFacts["operator"]> {
+  o: { operatorNamespace?: string | undefined; leaseName?: string | undefined; cronJobs?: readonly CronJob[] } = {},
+): Promise<OperatorFacts> {
   const webhooks: (WebhookFacts & { service?: { namespace: string; name: string } })[] = [];
   for (const [kind, rk] of [
     ["validating", VALIDATING],
@@ -257,8 +314,6 @@ export async function gatherOperator(
   if (conversion?.strategy === "Webhook" && conversion.webhook?.clientConfig) {
     webhooks.push(webhookFacts(`conversion/${crd?.metadata?.name}`, conversion.webhook.clientConfig));
   }
-  const namespace =
-    o.operatorNamespace ?? webhooks.find((w) => w.service)?.service?.namespace ?? OPERATOR_DEFAULTS.namespace;
   for (const w of webhooks) {
     if (!w.service) continue;
     const ep = await attempt(`endpoints ${w.service.namespace}/${w.service.name}`, async () => {
@@ -273,9 +328,34 @@ export async function gatherOperator(
       const subsets = (ep.subsets ?? []) as { addresses?: unknown[] }[];
       w.readyEndpoints = subsets.reduce((n, s) => n + (s.addresses?.length ?? 0), 0);
     }
-    delete w.service;
   }
-  const leaseName = o.leaseName ?? OPERATOR_DEFAULTS.leaseName;
+  // Where it runs: the flag, else its webhooks' Service (a Helm release's namespace too), else its Pods found by
+  // label in any namespace (webhooks off, or served from a URL as under `make run`), else the default install's.
+  const selector = OPERATOR.selector;
+  let namespace: string | undefined = o.operatorNamespace;
+  let foundBy: OperatorFacts["foundBy"] = "flag";
+  let rawPods: KubeObject[] | undefined;
+  if (!namespace) {
+    namespace = webhooks.find((w) => w.service)?.service?.namespace;
+    foundBy = "webhook";
+  }
+  if (!namespace) {
+    // A cluster-wide list the user may not make: then the default namespace is read instead.
+    const anywhere = await attempt(`pods labelled ${selector} in any namespace`, () =>
+      listAll<KubeObject>(client, POD, { labelSelector: selector }),
+    );
+    const found = anywhere?.find((p) => p.metadata?.namespace)?.metadata?.namespace;
+    if (found) {
+      namespace = found;
+      foundBy = "label";
+      rawPods = anywhere!.filter((p) => p.metadata?.namespace === found);
+    }
+  }
+  if (!namespace) {
+    namespace = OPERATOR.namespace;
+    foundBy = "default";
+  }
+  const leaseName = o.leaseName ?? OPERATOR.leaseName;
   const lease = await attempt(`lease ${namespace}/${leaseName}`, async () => {
     try {
       return await client.get<KubeObject>(Kinds.Lease, namespace, leaseName);
@@ -291,22 +371,52 @@ export async function gatherOperator(
     leaseDurationSeconds?: number;
     leaseTransitions?: number;
   };
-  const rawPods = await attempt(`pods in ${namespace}`, () =>
-    listAll<KubeObject>(client, POD, { namespace, labelSelector: OPERATOR_DEFAULTS.podSelector }),
+  rawPods ??= await attempt(`pods in ${namespace}`, () =>
+    listAll<KubeObject>(client, POD, { namespace, labelSelector: selector }),
   );
   const pods = rawPods?.map((p) => {
     const f = podFacts(p);
-    const ready = f.conditions.some((c) => c.type === "Ready" && c.status === "True");
+    const readyCondition = f.conditions.find((c) => c.type === "Ready");
+    const leaderElect = leaderElectOf(p);
     return {
       name: f.name,
-      ready,
+      ready: readyCondition?.status === "True",
+      ...(readyCondition?.lastTransitionTime ? { readySince: readyCondition.lastTransitionTime } : {}),
       ...(f.phase ? { phase: f.phase } : {}),
       restarts: f.containers.reduce((n, c) => n + c.restartCount, 0),
       ...(f.created ? { created: f.created } : {}),
+      ...(leaderElect !== undefined ? { leaderElect } : {}),
     };
   });
+  const rawDeployments = await attempt(`deployments in ${namespace}`, () =>
+    listAll<KubeObject>(client, DEPLOYMENT, { namespace, labelSelector: selector }),
+  );
+  const deployments = rawDeployments?.map((d) => {
+    const st = (d.status ?? {}) as {
+      readyReplicas?: number;
+      conditions?: { type: string; status: string; lastTransitionTime?: string }[];
+    };
+    const available = st.conditions?.find((c) => c.type === "Available");
+    return {
+      name: d.metadata?.name ?? "",
+      replicas: ((d.spec ?? {}) as { replicas?: number }).replicas ?? 1,
+      readyReplicas: st.readyReplicas ?? 0,
+      ...(available
+        ? {
+            available: {
+              status: available.status === "True",
+              ...(available.lastTransitionTime ? { since: available.lastTransitionTime } : {}),
+            },
+          }
+        : {}),
+    };
+  });
+  const newest = newestDecision(o.cronJobs ?? []);
   return {
     namespace,
+    foundBy,
+    selector,
+    leaseName,
     ...(lease
       ? {
           lease: {
@@ -319,8 +429,23 @@ export async function gatherOperator(
         }
       : {}),
     ...(pods ? { pods } : {}),
+    ...(deployments ? { deployments } : {}),
     webhooks: webhooks.map(({ service: _s, ...w }) => w),
+    ...(newest ? { newestDecision: newest } : {}),
   };
+}
+
+/** Whether a Pod's manager runs with --leader-elect (the flag's default is off), from its containers' command lines. */
+function leaderElectOf(p: KubeObject): boolean | undefined {
+  const containers = ((p.spec ?? {}) as { containers?: { command?: string[]; args?: string[] }[] }).containers;
+  if (!containers) return undefined;
+  for (const c of containers) {
+    for (const a of [...(c.command ?? []), ...(c.args ?? [])]) {
+      if (a === "--leader-elect" || a === "--leader-elect=true") return true;
+      if (a === "--leader-elect=false") return false;
+    }
+  }
+  return false;
 }
 
 interface ClientConfig {
@@ -378,6 +503,7 @@ function podFacts(p: KubeObject): PodFacts {
       status: c.status,
       ...(c.reason ? { reason: c.reason } : {}),
       ...(c.message ? { message: c.message } : {}),
+      ...(c.lastTransitionTime ? { lastTransitionTime: c.lastTransitionTime } : {}),
     })),
     containers: statuses.map((c) => ({
       name: c.name,

@@ -1483,6 +1483,17 @@ describe("runs that outlast the schedule's interval: warnings at admission", () 
     }
     // The largest value the API server takes, at once.
     assert.equal(worstCaseRetrySeconds(2 ** 31 - 1), 630 + (2 ** 31 - 1 - 6) * 360);
+    assert.equal(worstCaseRetrySeconds(6, "Never"), 630);
+  });
+
+  it("with restartPolicy OnFailure, the kubelet's container restarts: 10 s doubling, at most 5 minutes each", () => {
+    for (const limit of [0, 1, 2, 5, 6, 7, 15, 100]) {
+      let sum = 0;
+      for (let i = 1; i <= limit; i++) sum += Math.min(10 * 2 ** (i - 1), 300);
+      assert.equal(worstCaseRetrySeconds(limit, "OnFailure"), sum, String(limit));
+    }
+    assert.equal(worstCaseRetrySeconds(6, "OnFailure"), 610);
+    assert.equal(worstCaseRetrySeconds(2 ** 31 - 1, "OnFailure"), 310 + (2 ** 31 - 1 - 5) * 300);
   });
 
   it("warns of a backoffLimit whose retries outlast the interval, just over it and not just under", () => {
@@ -1491,6 +1502,7 @@ describe("runs that outlast the schedule's interval: warnings at admission", () 
       validateCronJob(
         withSpec((s) => {
           job(s).backoffLimit = n;
+          job(s).template.spec.restartPolicy = "Never";
           mutate(s);
         }),
       ).warnings;
@@ -1499,7 +1511,13 @@ describe("runs that outlast the schedule's interval: warnings at admission", () 
       "spec.jobTemplate.spec.backoffLimit: 5 retries of a failing Pod take at least 5m10s (310 s: the Job controller waits 10 s before the first retry, doubling up to 6m, and the Pods' own run time comes on top), longer than the schedule's shortest interval between runs (5m, 300 s): a failing run retries past the next scheduled time, and with concurrencyPolicy \"Allow\" the next runs start beside it and pile up; set spec.jobTemplate.spec.activeDeadlineSeconds to at most 300 or a smaller backoffLimit",
     ]);
     // Hourly (3600 s): 14 retries wait 3510 s, 15 wait 3870 s.
-    const hourlyLimit = (n: number) => validateCronJob(hourly((s) => (job(s).backoffLimit = n))).warnings;
+    const hourlyLimit = (n: number, restartPolicy = "Never") =>
+      validateCronJob(
+        hourly((s) => {
+          job(s).backoffLimit = n;
+          job(s).template.spec.restartPolicy = restartPolicy;
+        }),
+      ).warnings;
     assert.deepEqual(hourlyLimit(14), []);
     assert.equal(hourlyLimit(15).length, 1);
     assert.match(
@@ -1507,6 +1525,11 @@ describe("runs that outlast the schedule's interval: warnings at admission", () 
       /^spec\.jobTemplate\.spec\.backoffLimit: 15 retries of a failing Pod take at least 1h4m30s \(3870 s: /,
     );
     assert.match(hourlyLimit(15)[0]!, /\(1h, 3600 s\)/);
+    // OnFailure: the kubelet restarts the container, capped at 5 minutes: 15 restarts wait 3310 s, 16 wait 3610 s.
+    assert.deepEqual(hourlyLimit(15, "OnFailure"), []);
+    assert.deepEqual(hourlyLimit(16, "OnFailure"), [
+      "spec.jobTemplate.spec.backoffLimit: 16 retries of a failing Pod take at least 1h10s (3610 s: with restartPolicy OnFailure the kubelet restarts the container in its Pod, waiting 10 s before the first restart, doubling up to 5m, and the Pods' own run time comes on top), longer than the schedule's shortest interval between runs (1h, 3600 s): a failing run retries past the next scheduled time, and with concurrencyPolicy \"Allow\" the next runs start beside it and pile up; set spec.jobTemplate.spec.activeDeadlineSeconds to at most 3600 or a smaller backoffLimit",
+    ]);
     // activeDeadlineSeconds at most the interval ends the retries in time; one second more does not.
     assert.deepEqual(
       limit(5, (s) => (job(s).activeDeadlineSeconds = 300)),
@@ -1545,11 +1568,11 @@ describe("runs that outlast the schedule's interval: warnings at admission", () 
     );
     // Forbid without a deadline: both warnings, the hang first.
     const both = validateCronJob(
-      hourly((s) => ((s.concurrencyPolicy = "Forbid"), (job(s).backoffLimit = 15))),
+      hourly((s) => ((s.concurrencyPolicy = "Forbid"), (job(s).backoffLimit = 16))),
     ).warnings;
     assert.equal(both.length, 2);
     assert.equal(both[0], FORBID_HOURLY);
-    assert.match(both[1]!, /^spec\.jobTemplate\.spec\.backoffLimit: 15 /);
+    assert.match(both[1]!, /^spec\.jobTemplate\.spec\.backoffLimit: 16 /);
   });
 
   it("measures the interval from the creation time, else the admission time: the same object, the same warning", () => {

@@ -43,6 +43,9 @@ const PREV_JOB = "backup-1795485600";
 const OPERATOR_NS = "cronjob-operator-system";
 const LEASE = "80807133.tutorial.kubebuilder.io";
 const WEBHOOK_SERVICE = "cronjob-operator-webhook-service";
+const DEPLOYMENT = "cronjob-operator-controller-manager";
+const OPERATOR_LABELS = { "app.kubernetes.io/name": "cronjob-operator", "control-plane": "controller-manager" };
+const OPERATOR_SELECTOR = "app.kubernetes.io/name=cronjob-operator,control-plane=controller-manager";
 
 const at = (t: string, seconds: number) => new Date(Date.parse(t) + seconds * 1000).toISOString();
 
@@ -156,13 +159,25 @@ function operator() {
       metadata: {
         name: "cronjob-operator-controller-manager-7d9f-abcde",
         namespace: OPERATOR_NS,
-        labels: { "control-plane": "controller-manager" },
+        labels: OPERATOR_LABELS,
         creationTimestamp: "2026-11-01T00:00:00Z",
       },
+      spec: { containers: [{ name: "manager", command: ["node"], args: ["dist/cmd/main.js", "--leader-elect"] }] },
       status: {
         phase: "Running",
         conditions: [{ type: "Ready", status: "True" }],
         containerStatuses: [{ name: "manager", ready: true, restartCount: 0 }],
+      },
+    } as KubeObject,
+    deployment: {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: DEPLOYMENT, namespace: OPERATOR_NS, labels: OPERATOR_LABELS },
+      spec: { replicas: 1 },
+      status: {
+        replicas: 1,
+        readyReplicas: 1,
+        conditions: [{ type: "Available", status: "True", lastTransitionTime: "2026-11-01T00:00:30Z" }],
       },
     } as KubeObject,
     lease: {
@@ -235,6 +250,7 @@ const DISCOVERY = {
     ["endpoints", "Endpoints", true],
   ]),
   "/apis/coordination.k8s.io/v1": resources("coordination.k8s.io/v1", [["leases", "Lease", true]]),
+  "/apis/apps/v1": resources("apps/v1", [["deployments", "Deployment", true]]),
   "/apis/admissionregistration.k8s.io/v1": resources("admissionregistration.k8s.io/v1", [
     ["validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false],
     ["mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false],
@@ -579,12 +595,12 @@ describe("kubectl cron why NAME: the operator's decisions (status.recentRuns)", 
         `did not run at ${SLOT_TEXT}`,
         "7m31s late",
         "startingDeadlineSeconds 60",
-        "the leader changed: cronjob-operator-controller-manager-7d9f-fghij_77aa took the Lease at 2026-11-25T02:07:20.000000Z, after the slot",
+        "no replica led from before the slot until 2026-11-25T02:07:20Z, when cronjob-operator-controller-manager-7d9f-fghij_77aa took the Lease",
       ],
       evidence: [
         "Missed (StartingDeadlineExceeded)",
-        "took the Lease at 2026-11-25T02:07:20.000000Z",
-        "cronjob-operator-controller-manager-7d9f-fghij_77aa",
+        `Lease ${OPERATOR_NS}/${LEASE}: cronjob-operator-controller-manager-7d9f-fghij_77aa acquired it at 2026-11-25T02:07:20Z, after the slot; 4 leader changes in all`,
+        "The Lease shows only its newest acquisition",
       ],
       fix: ["startingDeadlineSeconds", `kubectl cron backfill ${NAME} -n ${NS} --from=${SLOT} --to=${SLOT}`],
     });
@@ -696,6 +712,49 @@ describe("kubectl cron why NAME: held, skipped, refused", () => {
     assert.match(
       r.d.next?.blocked ?? "",
       new RegExp(`concurrencyPolicy Forbid: it will not run while ${blocker} runs`),
+    );
+  });
+
+  it("several schedules (API v2): a held slot names the schedule it came from and shows it in that schedule's zone", async () => {
+    const blocker = "backup-m1f2e3d4";
+    // 03:00 in Berlin, and 04:30 in New York (09:30Z): the latest slot is New York's.
+    const nySlot = "2026-11-25T09:30:00Z";
+    const server = await cluster([
+      cronJob({
+        meta: {
+          annotations: {
+            [`${GROUP}/more-schedules`]: JSON.stringify([{ schedule: "30 4 * * *", timeZone: "America/New_York" }]),
+          },
+        },
+        status: {
+          lastScheduleTime: SLOT,
+          recentRuns: [
+            entry(nySlot, "Held", "ConcurrencyPolicyForbid", { blockedBy: blocker }),
+            entry(SLOT, "Created", "Scheduled", { job: blocker, decidedAt: "2026-11-25T01:59:30Z" }),
+          ],
+        },
+      }),
+      hungJob(blocker),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "forbid-held", {
+      verdict: [
+        `did not run at 2026-11-25 04:30 America/New_York (2026-11-25T09:30:00Z) from schedule "30 4 * * *" (America/New_York): concurrencyPolicy Forbid and Job ${blocker}`,
+      ],
+      evidence: [`behind Job ${blocker}`],
+      fix: [`kubectl delete job ${blocker} -n ${NS}`],
+    });
+    assert.deepEqual(r.d.slot, {
+      utc: nySlot,
+      local: "2026-11-25T04:30:00-05:00",
+      timeZone: "America/New_York",
+      schedules: [{ schedule: "30 4 * * *", timeZone: "America/New_York" }],
+    });
+    // The next slot is Berlin's, named and shown in Berlin.
+    assert.match(
+      r.d.next?.text ?? "",
+      /^2026-11-26 03:00 Europe\/Berlin \(2026-11-26T02:00:00Z\) from schedule "0 3 \* \* \*" \(Europe\/Berlin\)$/,
     );
   });
 
@@ -1058,22 +1117,44 @@ describe("kubectl cron why NAME: the operator and the clocks", () => {
     expectCause(r, "operator-down", {
       verdict: [`did not run at ${SLOT_TEXT}`, `the operator has no ready replica in namespace ${OPERATOR_NS}`],
       evidence: ["cronjob-operator-controller-manager-7d9f-abcde Running, not ready, 31 restarts"],
-      fix: [`kubectl -n ${OPERATOR_NS} describe deploy`],
+      fix: [`kubectl -n ${OPERATOR_NS} get deployment,pods -l ${OPERATOR_SELECTOR}`],
     });
-    const noLeader = r.d.also.find((a) => a.cause === "operator-no-leader");
-    assert.ok(noLeader, r.text);
-    assert.match(noLeader.summary, /last renewed 9h30m ago by cronjob-operator-controller-manager-7d9f-abcde_0c1d/);
+    // The stale Lease is part of the same story, not a second finding.
+    assert.ok(
+      r.d.evidence.some((e) =>
+        /holder cronjob-operator-controller-manager-7d9f-abcde_0c1d, renewed 2026-11-25T01:41:12Z \(9h30m ago\)/.test(
+          e,
+        ),
+      ),
+      r.text,
+    );
+    assert.deepEqual(r.d.also, [], r.text);
     assert.match(r.d.next?.blocked ?? "", /nothing runs until it is back/);
   });
 
-  it("operator down: no Pod at all", async () => {
-    const server = await cluster([undecided()], { pod: undefined });
+  it("operator down: scaled to zero, no Pod at all (its Lease released)", async () => {
+    const op = operator();
+    const deployment = structuredClone(op.deployment) as KubeObject & { spec: any; status: any };
+    deployment.spec.replicas = 0;
+    deployment.status = {
+      replicas: 0,
+      conditions: [{ type: "Available", status: "False", lastTransitionTime: "2026-11-25T01:40:00Z" }],
+    };
+    const lease = structuredClone(op.lease) as KubeObject & { spec: Record<string, unknown> };
+    delete lease.spec.holderIdentity;
+    lease.spec.renewTime = "2026-11-25T01:39:58.123456Z";
+    const server = await cluster([undecided()], { pod: undefined, deployment, lease });
     const r = await why(server);
+    note(r.d);
     expectCause(r, "operator-down", {
       verdict: [`did not run at ${SLOT_TEXT}`, "no ready replica"],
-      evidence: [`no Pod with label control-plane=controller-manager in ${OPERATOR_NS}`],
-      fix: ["describe deploy"],
+      evidence: [
+        `Deployment ${OPERATOR_NS}/${DEPLOYMENT}: 0/0 ready replicas`,
+        "holder (none: released), renewed 2026-11-25T01:39:58Z (9h32m ago)",
+      ],
+      fix: [`kubectl -n ${OPERATOR_NS} get deployment,pods -l ${OPERATOR_SELECTOR}`],
     });
+    assert.doesNotMatch(r.text, /\.\d{6}Z/, "no time printed with microseconds");
   });
 
   it("no leader: a ready replica, but the Lease is stale by the API server's clock", async () => {
@@ -1089,8 +1170,9 @@ describe("kubectl cron why NAME: the operator and the clocks", () => {
         "the Lease was last renewed 9h14m ago by cronjob-operator-controller-manager-7d9f-abcde_0c1d",
       ],
       evidence: [
-        `Lease ${OPERATOR_NS}`,
-        "renewTime 2026-11-25T01:58:00.000000Z, leaseDurationSeconds 15; the API server's time is 2026-11-25T11:12:00Z",
+        `Lease ${OPERATOR_NS}/${LEASE}: holder cronjob-operator-controller-manager-7d9f-abcde_0c1d, renewed 2026-11-25T01:58:00Z (9h14m ago), leaseDurationSeconds 15`,
+        "1 ready replica in cronjob-operator-system",
+        "the API server's time is 2026-11-25T11:12:00Z",
       ],
       fix: ["leader election"],
     });
@@ -1100,8 +1182,8 @@ describe("kubectl cron why NAME: the operator and the clocks", () => {
     const server = await cluster([undecided()], { lease: undefined });
     const r = await why(server);
     expectCause(r, "operator-no-leader", {
-      verdict: [`did not run at ${SLOT_TEXT}`, `there is no leader Lease in ${OPERATOR_NS}`],
-      evidence: [`no Lease with a renewTime in ${OPERATOR_NS}`],
+      verdict: [`did not run at ${SLOT_TEXT}`, `there is no Lease ${OPERATOR_NS}/${LEASE}`],
+      evidence: [`no Lease ${OPERATOR_NS}/${LEASE}, while its replicas run with --leader-elect`],
       fix: ["leader election"],
     });
   });
@@ -1163,7 +1245,7 @@ describe("kubectl cron why NAME: the operator and the clocks", () => {
     assert.ok(skew, r.text);
     assert.equal(skew.summary, "the leader's clock is 40s ahead of the API server's");
     assert.deepEqual(skew.evidence, [
-      "Lease renewTime 2026-11-25T11:12:40.000000Z is later than the API server's time 2026-11-25T11:12:00Z",
+      "Lease renewTime 2026-11-25T11:12:40Z is later than the API server's time 2026-11-25T11:12:00Z",
     ]);
     assert.match(skew.fix.join("\n"), /NTP/);
   });
@@ -1188,6 +1270,162 @@ describe("kubectl cron why NAME: the operator and the clocks", () => {
     const close = await why(server);
     assert.deepEqual(close.d.also, [], close.text);
     assert.equal(close.code, 0);
+  });
+
+  /** An every-minute CronJob that ran its latest slot (the sample `make run` applies), as of NOW. */
+  const everyMinute = () => {
+    const slot = at(NOW.toISOString(), -60);
+    const jobName = `${NAME}-${Date.parse(slot) / 1000}`;
+    return [
+      cronJob({
+        spec: { schedule: "* * * * *", timeZone: "UTC" },
+        status: {
+          lastScheduleTime: slot,
+          recentRuns: [entry(slot, "Created", "Scheduled", { job: jobName, decidedAt: at(slot, 1) })],
+        },
+      }),
+      job(jobName, slot, { state: "complete", start: at(slot, 2), end: at(slot, 9) }),
+    ];
+  };
+  /** No Pod, Deployment, Lease or webhook Service of the operator anywhere in the cluster. */
+  const nothingDeployed = {
+    pod: undefined,
+    deployment: undefined,
+    lease: undefined,
+    validating: undefined,
+    endpoints: undefined,
+    crd: undefined,
+  } as const;
+
+  it("make run: the operator on the host (no Pod, no Lease, no Deployment): a healthy CronJob exits 0", async () => {
+    const server = await cluster(everyMinute(), nothingDeployed);
+    const r = await why(server);
+    note(r.d);
+    assert.equal(r.d.status, "healthy", r.text);
+    assert.deepEqual(r.d.also, [], r.text);
+    assert.equal(r.code, 0, r.text);
+    assert.equal(r.d.next?.blocked, undefined, r.text);
+    // The fleet view agrees: nothing needs attention.
+    const list = await run(server, ["why", "-A"]);
+    assert.equal(list.code, 0, list.out + list.err);
+    assert.equal(list.out, "all 1 CronJobs ran as scheduled\n");
+  });
+
+  it("make run beside a Deployment scaled to zero whose Lease lapsed: the record's decisions say it works, so cannot tell (exit 2), not down", async () => {
+    const op = operator();
+    const deployment = structuredClone(op.deployment) as KubeObject & { spec: any; status: any };
+    deployment.spec.replicas = 0;
+    deployment.status = {
+      replicas: 0,
+      conditions: [{ type: "Available", status: "False", lastTransitionTime: "2026-11-25T09:00:00Z" }],
+    };
+    const lease = structuredClone(op.lease) as KubeObject & { spec: Record<string, unknown> };
+    lease.spec.renewTime = "2026-11-25T08:59:50.000000Z";
+    const server = await cluster(everyMinute(), { pod: undefined, deployment, lease });
+    const r = await why(server);
+    note(r.d);
+    assert.equal(r.d.status, "healthy", r.text);
+    assert.equal(r.code, 2, r.text);
+    const unclear = r.d.also.find((a) => a.cause === "operator-unclear");
+    assert.ok(unclear, r.text);
+    assert.match(unclear.summary, /^cannot tell whether the operator runs: /);
+    assert.match(unclear.summary, /0\/0 ready replicas/);
+    assert.match(unclear.summary, /but the record shows a decision at 2026-11-25T11:11:01Z \(59s ago, prod\/backup\)/);
+    assert.ok(!r.d.also.some((a) => a.cause === "operator-down" || a.cause === "operator-no-leader"), r.text);
+    const list = await run(server, ["why", "-A"]);
+    assert.equal(list.code, 2, list.out);
+    assert.match(list.out, /^prod\/backup\toperator-unclear\tcannot tell whether the operator runs/);
+  });
+
+  it("Helm with another release name and namespace: found through its webhooks' Service, healthy, exit 0", async () => {
+    const ns = "platform-cron";
+    const op = operator();
+    const move = <T extends KubeObject>(o: T): T => {
+      const c = structuredClone(o);
+      c.metadata = { ...c.metadata, namespace: ns };
+      if (c.metadata.name?.startsWith("cronjob-operator-"))
+        c.metadata.name = c.metadata.name.replace("cronjob-operator-", "nightly-ops-");
+      return c;
+    };
+    const service = { namespace: ns, name: "nightly-ops-webhook-service", path: "/validate" };
+    const validating = structuredClone(op.validating) as KubeObject & { webhooks: any[] };
+    validating.metadata = { name: "nightly-ops-validating-webhook-configuration" };
+    validating.webhooks[0].clientConfig = { service };
+    const crd = structuredClone(op.crd) as KubeObject & { spec: any };
+    crd.spec.conversion.webhook.clientConfig = { service: { ...service, path: "/convert" } };
+    const endpoints = move(op.endpoints);
+    endpoints.metadata!.name = service.name;
+    const server = await cluster(everyMinute(), {
+      pod: move(op.pod),
+      deployment: move(op.deployment),
+      lease: move(op.lease),
+      validating,
+      endpoints,
+      crd,
+    });
+    const r = await why(server);
+    note(r.d);
+    assert.deepEqual(r.d.also, [], r.text);
+    assert.equal(r.code, 0, r.text);
+    // Down there is reported there, by its own names.
+    const lease = move(op.lease) as KubeObject & { spec: Record<string, unknown> };
+    lease.spec.renewTime = "2026-11-25T09:00:00.000000Z";
+    const pod = move(op.pod) as KubeObject & { status: any };
+    pod.status = {
+      phase: "Running",
+      conditions: [{ type: "Ready", status: "False", lastTransitionTime: "2026-11-25T09:00:00Z" }],
+      containerStatuses: [],
+    };
+    const down = await cluster([undecided()], { pod, deployment: undefined, lease, validating, endpoints, crd });
+    const d = await why(down);
+    expectCause(d, "operator-down", {
+      verdict: [`the operator has no ready replica in namespace ${ns}`],
+      evidence: [`its Pods in ${ns}`, `Lease ${ns}/${LEASE}`],
+      fix: [`kubectl -n ${ns} get deployment,pods -l ${OPERATOR_SELECTOR}`],
+    });
+  });
+
+  it("no webhooks (a release with webhook.enable=false): its Pods are found by label in any namespace", async () => {
+    const ns = "ops";
+    const op = operator();
+    const pod = structuredClone(op.pod);
+    pod.metadata = { ...pod.metadata, namespace: ns };
+    const lease = structuredClone(op.lease);
+    lease.metadata = { ...lease.metadata, namespace: ns };
+    const server = await cluster([undecided()], { ...nothingDeployed, pod, lease });
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "not-yet-decided", {
+      exit: 2,
+      verdict: ["has not decided about it"],
+      evidence: [`the operator: 1 ready replica in ${ns}`, `the operator: Lease ${ns}/${LEASE}: holder`],
+      fix: ["workqueue_depth"],
+    });
+  });
+
+  it("stopped under make run: no trace of the operator and an undecided slot: cannot tell (exit 2), saying where it looked", async () => {
+    const server = await cluster([undecided()], nothingDeployed);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "not-yet-decided", {
+      exit: 2,
+      verdict: ["has not decided about it"],
+      evidence: [
+        `the operator: no trace of it: looked for its Pods and Deployment (${OPERATOR_SELECTOR}) and ${LEASE} in ${OPERATOR_NS} (from the default install)`,
+        "if it runs outside the cluster (make run), it is stopped or cannot reach the API server",
+      ],
+      fix: ["workqueue_depth"],
+    });
+  });
+
+  it("a single replica without leader election and no Lease is not a missing leader", async () => {
+    const op = operator();
+    const pod = structuredClone(op.pod) as KubeObject & { spec: any };
+    pod.spec.containers[0].args = ["dist/cmd/main.js", "--leader-elect=false"];
+    const server = await cluster(everyMinute(), { pod, lease: undefined });
+    const r = await why(server);
+    assert.deepEqual(r.d.also, [], r.text);
+    assert.equal(r.code, 0, r.text);
   });
 
   it("not yet decided: no entry, no Job, the operator healthy (exit 2)", async () => {
@@ -1336,6 +1574,9 @@ describe("kubectl cron why [-A] [-l SEL]: one line per CronJob that needs attent
 function healthyOperatorFacts(now = NOW): WhyFacts["operator"] {
   return {
     namespace: OPERATOR_NS,
+    foundBy: "webhook",
+    selector: OPERATOR_SELECTOR,
+    leaseName: LEASE,
     lease: {
       holder: "cronjob-operator-controller-manager-7d9f-abcde_0c1d",
       acquireTime: "2026-01-01T00:00:10.000000Z",
@@ -1350,8 +1591,10 @@ function healthyOperatorFacts(now = NOW): WhyFacts["operator"] {
         phase: "Running",
         restarts: 0,
         created: "2026-01-01T00:00:00Z",
+        leaderElect: true,
       },
     ],
+    deployments: [{ name: DEPLOYMENT, replicas: 1, readyReplicas: 1, available: { status: true } }],
     webhooks: [
       {
         name: "validating/cronjob-operator/vcronjob-v1.kb.io",
