@@ -240,7 +240,10 @@ const schedule: Trigger<"schedule"> = {
   recordAs: "Schedule",
   runsWhileSuspended: false,
   onReplace: "replace",
-  onConflict: "stop",
+  // A foreign Job holding a due slot's name is refused (the record says so) and the walk goes on: with RunAll the
+  // newer missed slots run, and lastScheduleTime passes the refused one. Stopping there held every later slot
+  // back until RunAll's cap dropped the refused one, a hundred slots later.
+  onConflict: "next",
   movesLastScheduleTime: true,
   takesScheduleSlots: false,
   // Step 9: the due slots (one, unless missedRunPolicy RunAll catches up), oldest first, at most

@@ -1810,6 +1810,71 @@ describe("diagnose(): causes where the live layer adds nothing", () => {
     });
   });
 
+  // A deadline shorter than the operator's lag (5 s; it reached the slot 8 s after it, within its usual reaction) is
+  // the deadline's fault only when the operator was there: a leader change or a restart after the slot is why it was
+  // late, and the verdict names it. The three cases differ in the operator's facts only.
+  describe("a short startingDeadlineSeconds, with or without a leader change or restart after the slot", () => {
+    const decidedAt = at(SLOT, 8);
+    const shortDeadline = () =>
+      cronJob({
+        spec: { startingDeadlineSeconds: 5 },
+        status: {
+          lastScheduleTime: PREV_SLOT,
+          lastMissedTime: SLOT,
+          recentRuns: [entry(SLOT, "Missed", "StartingDeadlineExceeded", { decidedAt })],
+        },
+      });
+
+    it("neither: the deadline is shorter than the operator's lag (deadline-shorter-than-lag)", () => {
+      const r = ask(facts(shortDeadline()));
+      expectCause(r, "deadline-shorter-than-lag", {
+        verdict: [
+          `did not run at ${SLOT_TEXT}`,
+          "startingDeadlineSeconds 5 is shorter than the operator's lag: it reached the slot 8 s after it",
+        ],
+        evidence: ["Missed (StartingDeadlineExceeded)", "8s after the slot"],
+        fix: ["Raise `startingDeadlineSeconds`"],
+      });
+    });
+
+    it("the leader changed after the slot: deadline-missed, naming the leader change", () => {
+      const op = healthyOperatorFacts();
+      op.lease = {
+        ...op.lease!,
+        holder: "cronjob-operator-controller-manager-7d9f-fghij_77aa",
+        acquireTime: at(SLOT, 6),
+        transitions: 2,
+      };
+      const r = ask(facts(shortDeadline(), { operator: op }));
+      expectCause(r, "deadline-missed", {
+        verdict: [
+          `did not run at ${SLOT_TEXT}`,
+          "8s late, past startingDeadlineSeconds 5",
+          `the leader changed: cronjob-operator-controller-manager-7d9f-fghij_77aa took the Lease at ${at(SLOT, 6)}, after the slot`,
+        ],
+        evidence: [
+          `the current leader cronjob-operator-controller-manager-7d9f-fghij_77aa took the Lease at ${at(SLOT, 6)}`,
+        ],
+        fix: [`kubectl cron backfill ${NAME} -n ${NS} --from=${SLOT} --to=${SLOT}`],
+      });
+    });
+
+    it("the operator restarted after the slot: deadline-missed, naming the restart", () => {
+      const op = healthyOperatorFacts();
+      op.pods![0]!.created = at(SLOT, 4);
+      const r = ask(facts(shortDeadline(), { operator: op }));
+      expectCause(r, "deadline-missed", {
+        verdict: [
+          `did not run at ${SLOT_TEXT}`,
+          "8s late, past startingDeadlineSeconds 5",
+          `the operator restarted: its Pod started at ${at(SLOT, 4)}, after the slot`,
+        ],
+        evidence: [`operator Pods started after the slot: ${at(SLOT, 4)}`],
+        fix: [`kubectl cron backfill ${NAME} -n ${NS} --from=${SLOT} --to=${SLOT}`],
+      });
+    });
+  });
+
   it("a risk besides the verdict: recent runs started close to startingDeadlineSeconds", () => {
     const cj = cronJob({
       spec: { startingDeadlineSeconds: 60 },

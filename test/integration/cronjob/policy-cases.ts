@@ -166,6 +166,27 @@ const runAllRows: Row[] = [
     ],
   },
   {
+    title: "a foreign Job holding a missed slot's name: that slot is refused, the newer ones run, none waits on it",
+    spec: { missedRunPolicy: "RunAll", maxCatchUpRuns: 10 },
+    steps: [
+      { createJob: 0, owner: "none" },
+      { at: 2 * HOUR + 5 * MIN, reconcile: "pass", requeue: 3 * HOUR },
+      {
+        expect: {
+          scheduledJobs: hours(1, 2),
+          status: { lastScheduleTime: 2 * HOUR },
+          events: { containing: "FailedCreate", count: 1 },
+        },
+      },
+      { at: 3 * HOUR + 5 * MIN, reconcile: "pass" },
+      "restart",
+      {
+        expect: { scheduledJobs: hours(1, 2, 3), events: { containing: "FailedCreate", count: 0 } },
+        why: "the refused slot is behind lastScheduleTime: not tried again",
+      },
+    ],
+  },
+  {
     title: "with Forbid, the missed slots run one after the other, each when the one before finished",
     spec: { missedRunPolicy: "RunAll", concurrencyPolicy: "Forbid" },
     steps: [
@@ -350,6 +371,50 @@ const backfillRows: Row[] = [
       "restart",
       "restart",
       { expect: { backfillJobs: 5 }, why: "a finished request runs nothing again" },
+    ],
+  },
+  {
+    title:
+      "a foreign Job holding a slot's name stops nothing: that slot is skipped, the others run, the request completes, no retry loop",
+    spec: HISTORY_SPEC,
+    steps: [
+      ...HISTORY,
+      // Jobs that are not this CronJob's hold the names of the range's first and third slots (of four).
+      { createJob: 0, owner: "none" },
+      { createJob: 2 * HOUR, owner: "none" },
+      { backfill: { from: 0, to: 3 * HOUR } },
+      { reconcile: "pass", requeue: "later" },
+      {
+        expect: {
+          backfillJobs: [HOUR],
+          status: { backfill: { phase: "Running", created: 1, skipped: 1, lastSlot: HOUR } },
+          events: { containing: "FailedCreate", count: 1 },
+        },
+        why: "the first slot's name is taken: skipped, and the next slot runs",
+      },
+      { finish: HOUR, as: "Complete" },
+      { reconcile: "pass", requeue: "later" },
+      {
+        expect: {
+          backfillJobs: hours(1, 3),
+          status: { backfill: { phase: "Complete", total: 4, created: 2, skipped: 2, lastSlot: 3 * HOUR } },
+          events: {
+            include: ['Normal BackfillComplete Backfill "bf-1" complete: 2 slots run, 2 already had their Job'],
+          },
+        },
+        why: "the third slot's name is taken too: skipped, and the fourth runs, the last",
+      },
+      { finish: 3 * HOUR, as: "Complete" },
+      "pass",
+      "restart",
+      {
+        expect: {
+          backfillJobs: hours(1, 3),
+          status: { backfill: { phase: "Complete", created: 2, skipped: 2 } },
+          events: { containing: "FailedCreate", count: 0 },
+        },
+        why: "a skipped slot is not tried again",
+      },
     ],
   },
   {

@@ -393,6 +393,35 @@ const requestRows: Row[] = [
       },
     ],
   },
+  {
+    title: "backfill: a slot a foreign Job holds is Refused, AlreadyExists, for the request; the next slot runs",
+    spec: { successfulJobsHistoryLimit: 20 },
+    steps: [
+      { at: 2 * HOUR + 30 * MIN, reconcile: "pass" },
+      { finish: 2 * HOUR, as: "Complete", start: 2 * HOUR + 30 * MIN, end: 2 * HOUR + 31 * MIN },
+      { createJob: 0, owner: "none" },
+      { backfill: { from: -1, to: 2 * HOUR } },
+      { at: 2 * HOUR + 40 * MIN, reconcile: "pass" },
+      {
+        expect: {
+          backfillJobs: [HOUR],
+          recentRuns: [
+            { ...scheduled(HOUR), trigger: "Backfill", request: "bf-1", reason: "BackfillRequested" },
+            {
+              trigger: "Backfill",
+              scheduledTime: 0,
+              request: "bf-1",
+              decision: "Refused",
+              reason: "AlreadyExists",
+              message: (c) => `a Job named ${c.job(0)} already exists and is not controlled by this CronJob`,
+              decidedAt: 2 * HOUR + 40 * MIN,
+            },
+            scheduled(2 * HOUR, { outcome: { result: "Complete", finishedAt: 2 * HOUR + 31 * MIN } }),
+          ],
+        },
+      },
+    ],
+  },
 ];
 
 /** One failed run: the slot's Job created at the slot, failed a minute later, the failure seen at +2m. */

@@ -156,6 +156,30 @@ const rows: Row[] = [
     ],
   },
   {
+    title:
+      "a foreign Job holding the request's name: the request waits, without a retry loop; a backfill and the schedule run meanwhile; it runs once the name is free",
+    steps: [
+      { createJob: { runNow: "taken" }, owner: "none" },
+      runNow("taken"),
+      { backfill: { from: -HOUR, to: -HOUR } },
+      { reconcile: "pass", requeue: 0 },
+      {
+        expect: {
+          runNowJobs: [],
+          backfillJobs: [-HOUR],
+          status: { lastRunNowRequest: null },
+          conditions: { Degraded: { reason: "JobCreationFailed", status: "True" } },
+          events: { containing: "FailedCreate", count: 1, firstHas: [(c) => c.job({ runNow: "taken" })] },
+        },
+      },
+      { at: 1000, reconcile: "pass", requeue: HOUR },
+      { expect: { exist: [0], status: { lastScheduleTime: 0, lastRunNowRequest: null } }, why: "the slot runs" },
+      { deleteJob: { runNow: "taken" } },
+      "pass",
+      { expect: { runNowJobs: ["taken"], status: { lastRunNowRequest: "taken" } } },
+    ],
+  },
+  {
     title: "lastFailedTime: the newest failure, never moving backward; outcomes counted",
     spec: { failedJobsHistoryLimit: 5 },
     steps: [
