@@ -1,4 +1,4 @@
-// Steps 7–9, the schedule's decision: which slots are due, when the next one is, and which missed slots are
+// Steps 7–8, the schedule's decision: which slots are due, when the next one is, and which missed slots are
 // reported (a deadline passed, or the missed-run policy does not run them). Pure: slot math comes from
 // api/v1/schedule.
 import { MAX_CATCH_UP_SLOTS, type MissedRunPolicy } from "../api/v1/index.ts";

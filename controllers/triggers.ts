@@ -243,7 +243,7 @@ const schedule: Trigger<"schedule"> = {
   onConflict: "stop",
   movesLastScheduleTime: true,
   takesScheduleSlots: false,
-  // Step 9: the due slots (one, unless missedRunPolicy RunAll catches up), oldest first, at most
+  // Step 9, the schedule's row: the due slots (one, unless missedRunPolicy RunAll catches up), oldest first, at most
   // spec.maxCatchUpRuns per pass.
   plan: (input) => ({
     max: catchUpCap(input.cronJob.spec.maxCatchUpRuns),
@@ -313,7 +313,7 @@ const runNow: Trigger<"runNow"> = {
   requestAnnotation: RUN_NOW_REQUEST_ANNOTATION,
   movesLastScheduleTime: false,
   takesScheduleSlots: false,
-  // Step 10: a new run-now request runs once. The Job's name comes from the request, so a repeat after a crash
+  // Step 9, the run-now row: a new request runs once. The Job's name comes from the request, so a repeat after a crash
   // finds it; status.lastRunNowRequest records it (history cleanup keeps the Job until then).
   plan: (input) => {
     const request = runNowRequestOf(input.cronJob);
@@ -397,8 +397,8 @@ const backfill: Trigger<"backfill"> = {
   requestAnnotation: BACKFILL_REQUEST_ANNOTATION,
   movesLastScheduleTime: false,
   takesScheduleSlots: true,
-  // Step 11: a backfill request (backfill.ts decides whether it starts, is refused or cancelled), worked through
-  // oldest slot first after status.backfill.lastSlot. A slot whose Job exists (scheduled, run by an earlier
+  // Step 9, the backfill row: a request (backfill.ts decides whether it starts, is refused or cancelled), worked
+  // through oldest slot first after status.backfill.lastSlot. A slot whose Job exists (scheduled, run by an earlier
   // request, or by this one before a crash) is not run again; admission holds the rest to the request's
   // parallelism.
   plan: (input) => {
@@ -484,5 +484,5 @@ export function backfillRecord(
   return withBackfill(status, { ...counted, lastSlot: rfc3339(r.slot) });
 }
 
-/** The product's triggers, in the order a pass runs them (steps 9, 10, 11). */
+/** The product's triggers, in the order a pass runs them (step 9). */
 export const TRIGGERS = [schedule, runNow, backfill] as const satisfies readonly Trigger[];
