@@ -8,7 +8,6 @@ import {
   type CronJob,
   cronJobSchedules,
   type CronJobSchedules,
-  EventReason,
   finishedAt,
   type Job,
   jobNameFor,
@@ -288,7 +287,7 @@ function podTrouble(
   const counts = (job.status ?? {}) as { active?: number; ready?: number; succeeded?: number; failed?: number };
   const counted = (counts.active ?? 0) + (counts.ready ?? 0) + (counts.succeeded ?? 0) + (counts.failed ?? 0);
   if (pods.length === 0 && counted === 0 && created && now.getTime() - created.getTime() > NO_POD_GRACE_MS) {
-    const failed = events.filter((e) => e.object === `Job/${name}` && e.reason === EventReason.FailedCreate);
+    const failed = events.filter((e) => e.object === `Job/${name}` && e.reason === "FailedCreate");
     return {
       cause: "pods-not-created",
       summary: `its Job ${name} has no Pod ${ago(created, now)} after its creation`,
