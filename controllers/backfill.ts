@@ -5,6 +5,7 @@ import {
   type backfillRequestOf,
   type CronJobSchedules,
   type CronJobWireStatus,
+  EventReason,
   MAX_BACKFILL_SLOTS,
 } from "../api/v1/index.ts";
 import { countText } from "../api/v1/schedule/index.ts";
@@ -37,21 +38,21 @@ export function backfillDecision(o: {
       ? {
           backfill: { ...stored, phase: "Cancelled" },
           event: {
-            reason: "BackfillCancelled",
+            reason: EventReason.BackfillCancelled,
             message: `Backfill "${stored.id}" cancelled after ${stored.created} of ${stored.total} slots (the request was removed or replaced); Jobs already started keep running`,
           },
         }
       : { backfill: stored };
   if (!request) return cancel();
   if (!request.ok) {
-    // A value that does not parse has no id or range: the refusal is recorded under none (never under the previous
+    // A value that does not parse has no id or range: the refusal is written under none (never under the previous
     // request's), and reported once — the stored refusal says it was.
     const message = `${BACKFILL_ANNOTATION}: ${request.reason}`;
     if (stored?.phase === "Refused" && stored.id === undefined && stored.message === message)
       return { backfill: stored };
     const refused: BackfillStatus = { phase: "Refused", total: 0, created: 0, skipped: 0, message };
     const cancelled = stored?.phase === "Running" ? ` (replaces "${stored.id}", cancelled)` : "";
-    return { backfill: refused, event: { reason: "BackfillRefused", message: message + cancelled } };
+    return { backfill: refused, event: { reason: EventReason.BackfillRefused, message: message + cancelled } };
   }
   const r = request.request;
   if (stored?.id === r.id) return { backfill: stored };
@@ -66,7 +67,7 @@ export function backfillDecision(o: {
   };
   const refuse = (message: string): BackfillDecision => ({
     backfill: { ...base, phase: "Refused", message },
-    event: { reason: "BackfillRefused", message: `Backfill "${r.id}" refused: ${message}` },
+    event: { reason: EventReason.BackfillRefused, message: `Backfill "${r.id}" refused: ${message}` },
   });
   if (r.to.getTime() > o.now.getTime())
     return refuse(`to (${base.to}) is in the future; a backfill runs past slots only`);
@@ -79,7 +80,7 @@ export function backfillDecision(o: {
   const started: BackfillDecision = {
     backfill: { ...base, total: slots.count },
     event: {
-      reason: "BackfillStarted",
+      reason: EventReason.BackfillStarted,
       message: `Backfill "${r.id}": ${slots.count} slots from ${base.from} to ${base.to}, at most ${r.parallelism} at a time`,
     },
   };

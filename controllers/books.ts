@@ -10,7 +10,7 @@ import type { Trigger } from "./triggers.ts";
  * or with other CronJobs waiting in the queue, may leave its status write and history cleanup to a later
  * pass — once. Under load that never lets up (more every-minute CronJobs than the apiserver can take), every
  * pass has a slot to create, so "a later pass" would never come: the status would stay without the runs
- * (and history cleanup, which keeps any Job whose run the stored status has not recorded, could delete
+ * (and history cleanup, which keeps any Job whose run the stored status has not booked, could delete
  * nothing), and Jobs would pile up in the cluster and in the controller's cache without bound. These decide
  * from stored state only, so a restart keeps the bound (bench/results/2026-11-24.analysis.md has the run that
  * showed it).
@@ -52,7 +52,7 @@ export function historyBehind(
 
 /**
  * History cleanup: the oldest finished Jobs (by start time) beyond each history limit. A Job some book still needs
- * (mayDelete: a run the stored status has not recorded, a backfill slot the schedule has not passed) waits for a
+ * (mayDelete: a run the stored status has not booked, a backfill slot the schedule has not passed) waits for a
  * later pass: deleting it would let a crash, or the schedule, run its slot again.
  */
 export function historyToDelete(

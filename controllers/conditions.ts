@@ -45,7 +45,7 @@ export const NOT_DEGRADED: ConditionInput = {
   message: "No problems detected",
 };
 
-/** What went wrong in this pass's writes (steps 10–11b), for Degraded. */
+/** What went wrong in this pass's writes (step 9's creates and deletes, step 10's), for Degraded. */
 export interface WriteProblems {
   createFailed?: string;
   createConflict?: string;
@@ -89,7 +89,10 @@ export function degradedCondition(problems: WriteProblems, finished: readonly Re
   return NOT_DEGRADED;
 }
 
-/** Step 12's conditions of a CronJob that schedules: Available (with the next run), Progressing, Degraded. */
+/**
+ * The conditions of a CronJob that schedules, once the triggers ran (step 9; the commit, step 10, writes them):
+ * Available (with the next run), Progressing, Degraded.
+ */
 export function scheduledConditions(
   activeCount: number,
   nextScheduleTime: string | undefined,

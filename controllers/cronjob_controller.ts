@@ -14,11 +14,16 @@ import {
   type CronJobWire,
   CronJobWireSchema,
   type CronJobWireStatus,
+  EventReason,
   type Job,
   MORE_SCHEDULES_ANNOTATION,
   readJob,
+  RecordDecision,
+  RecordReason,
+  RecordTrigger,
   resumeRequestOf,
   runFactsOf,
+  type SKIPPED_REASONS,
   withRunFacts,
 } from "../api/v1/index.ts";
 import { type Clock, realClock } from "../runtime/clock.ts";
@@ -38,7 +43,7 @@ import { deepFreeze } from "../runtime/objects.ts";
 import { historyBehind, historyToDelete, statusBehind } from "./books.ts";
 import { type ConditionInput, scheduledConditions, type WriteProblems } from "./conditions.ts";
 import { missedByPolicy, missedDeadline, scheduleDecision } from "./due.ts";
-import { type EventDecision, recordEvent } from "./events.ts";
+import { emitEvent, type EventDecision } from "./events.ts";
 import { failureStop } from "./failures.ts";
 import { guards, type ParsedSchedules, parsedSchedules, statusAfterGuards } from "./guards.ts";
 import { JOB_OWNER_INDEX, setupJobCache } from "./job.ts";
@@ -202,7 +207,7 @@ export class CronJobReconciler implements Reconciler {
     // 3. Active Jobs status lists that the cache has not seen: the API server decides (live reads).
     const live = await this.confirmActive(cronJob, cached, ctx);
 
-    // 4. What the children say: status, the runs whose end status has not recorded, their Events and counts.
+    // 4. What the children say: status, the runs whose end status has not booked, their Events and counts.
     const remembered = this.memory.recall(keyOf(cronJob));
     const seen = observeChildren({
       triggers: this.triggers,
@@ -225,9 +230,13 @@ export class CronJobReconciler implements Reconciler {
 
     // 6. Guards: deleting, bad time zone, bad schedule, suspended, stopped.
     const parsed = this.parseCached(cronJob);
-    if (stop.event?.reason === "StoppedAfterFailures" && stop.status.stopped) {
+    if (stop.event?.reason === EventReason.StoppedAfterFailures && stop.status.stopped) {
       const { time, failures } = stop.status.stopped;
-      const stopped = { trigger: "Schedule", decision: "Stopped", reason: "StoppedAfterFailures" } as const;
+      const stopped = {
+        trigger: RecordTrigger.Schedule,
+        decision: RecordDecision.Stopped,
+        reason: RecordReason.StoppedAfterFailures,
+      } as const;
       stop.status = recordDecision(stop.status, { ...stopped, message: stop.event.message }, new Date(time));
       ctx.log.info("stopped scheduling after failed runs in a row", { failures });
     }
@@ -268,7 +277,7 @@ export class CronJobReconciler implements Reconciler {
       });
       if (window.tooManyMissed) {
         const key = rfc3339(window.due.at(-1) ?? window.next);
-        pass.events.push({ ...window.tooManyMissed, once: { topic: "TooManyMissedTimes", key } });
+        pass.events.push({ ...window.tooManyMissed, once: { topic: EventReason.TooManyMissedTimes, key } });
       }
 
       // 8. A slot past its starting deadline unstarted, or one the missed-run policy does not run: reported once.
@@ -356,23 +365,23 @@ export class CronJobReconciler implements Reconciler {
 
   // --- 8 -------------------------------------------------------------------------------------------
 
-  /** The schedule's missed slots, each reported once (status.lastMissedTime is the schedule's record of them). */
+  /** The schedule's missed slots, each reported once (status.lastMissedTime is the schedule's book of them). */
   private reportMissed(pass: Pass, window: ReturnType<typeof scheduleDecision>, now: Date): void {
     const before = pass.status.lastMissedTime;
     const late = window.tooLate && missedDeadline(before, window.tooLate);
     const notRun = window.notRun && missedByPolicy(before, window.notRun);
     for (const [missed, outcome, slot, reason] of [
-      [late, "missed_deadline", window.tooLate?.slot, "StartingDeadlineExceeded"],
+      [late, "missed_deadline", window.tooLate?.slot, RecordReason.StartingDeadlineExceeded],
       [notRun, "missed_policy", window.notRun?.slot, MISSED_POLICY_REASON[window.notRun?.why ?? "skip"]],
     ] as const) {
       if (!missed) continue;
       pass.counts.push(outcome);
       pass.events.push(missed.event);
-      const decision = outcome === "missed_deadline" ? "Missed" : "Skipped";
+      const decision = outcome === "missed_deadline" ? RecordDecision.Missed : RecordDecision.Skipped;
       const message = missed.event.message;
       pass.status = recordDecision(
         pass.status,
-        { trigger: "Schedule", scheduledTime: slot, decision, reason, message },
+        { trigger: RecordTrigger.Schedule, scheduledTime: slot, decision, reason, message },
         now,
       );
       const t = pass.status.lastMissedTime;
@@ -386,7 +395,7 @@ export class CronJobReconciler implements Reconciler {
    * Step 9 for one trigger: its source's requests (triggers.ts), oldest first, each not already run, through
    * run(); at most the plan's `max` start (true: requests are left, the pass requeues at once). The walk stops at
    * the first request that cannot run now (held, a failed write, or a conflict where the row says so), so no later
-   * one overtakes it. Every handled request goes into the trigger's books (its row's record).
+   * one overtakes it. Every handled request goes into the trigger's books (its row's `book`).
    */
   private async runTrigger(pass: Pass, trigger: Trigger, input: Omit<SourceInput, "status">, ctx: ReconcileContext) {
     const plan = trigger.plan({ ...input, status: pass.status });
@@ -398,7 +407,7 @@ export class CronJobReconciler implements Reconciler {
     for (const r of plan.requests) {
       const ran = r.ran({ cronJobName: pass.cronJob.metadata.name ?? "", jobs: pass.jobs, status: pass.status });
       if (ran.ran) {
-        pass.status = r.record(pass.status, { result: "ran", job: ran.job });
+        pass.status = r.book(pass.status, { result: "ran", job: ran.job });
         continue;
       }
       if (plan.max !== undefined && started >= plan.max) {
@@ -414,7 +423,7 @@ export class CronJobReconciler implements Reconciler {
         complete = false;
         break;
       }
-      pass.status = r.record(pass.status, { result, job });
+      pass.status = r.book(pass.status, { result, job });
       if (result !== "conflict") started++;
     }
     if (plan.finish) {
@@ -431,8 +440,8 @@ export class CronJobReconciler implements Reconciler {
   private async run(pass: Pass, r: TriggerRun, ctx: ReconcileContext): Promise<RunResult> {
     const { cronJob } = pass;
     const due = r.dueAt?.();
-    const recorded = (job: Readonly<Job>) => mayReplace(this.triggers, cronJob, job, due);
-    const admission = admit(cronJob.spec.concurrencyPolicy, r, [...pass.active.values()], recorded);
+    const replaceable = (job: Readonly<Job>) => mayReplace(this.triggers, cronJob, job, due);
+    const admission = admit(cronJob.spec.concurrencyPolicy, r, [...pass.active.values()], replaceable);
     if (!admission.run) {
       if (admission.held) pass.events.push(admission.held);
       ctx.log.debug("run held back by the concurrency policy or the request's limit", { trigger: r.trigger });
@@ -464,7 +473,7 @@ export class CronJobReconciler implements Reconciler {
     const made = r.created(name);
     pass.events.push(made.event);
     if (outcome.warnings) {
-      pass.events.push({ reason: "JobWarning", message: `Job ${name}: ${outcome.warnings.join("; ")}` });
+      pass.events.push({ reason: EventReason.JobWarning, message: `Job ${name}: ${outcome.warnings.join("; ")}` });
     }
     pass.counts.push(made.count);
     if (due) pass.skews.push(Math.max(0, (this.clock.now().getTime() - due.getTime()) / 1000));
@@ -564,7 +573,7 @@ export class CronJobReconciler implements Reconciler {
   }
 
   private event(cronJob: StoredCronJob, e: EventDecision): void {
-    recordEvent(this.recorder, cronJob, e.reason, e.message);
+    emitEvent(this.recorder, cronJob, e.reason, e.message);
   }
 
   /** Deletes the oldest finished Jobs beyond each history limit (best effort: a later pass tries again). */
@@ -620,7 +629,11 @@ function loadedFrom(req: Request, raw: Readonly<KubeObject>): LoadedCronJob {
 }
 
 /** The record's reason for a missed slot the missed-run policy does not run (due.ts notRun.why). */
-const MISSED_POLICY_REASON = { skip: "MissedRunPolicySkip", cap: "RunAllLimit", replace: "RunAllReplace" } as const;
+const MISSED_POLICY_REASON = {
+  skip: RecordReason.MissedRunPolicySkip,
+  cap: RecordReason.RunAllLimit,
+  replace: RecordReason.RunAllReplace,
+} as const satisfies Record<string, (typeof SKIPPED_REASONS)[number]>;
 
 /** A CronJob's key in the reconciler's memory. */
 function keyOf(cronJob: StoredCronJob): CronJobKey {

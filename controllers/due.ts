@@ -1,7 +1,7 @@
-// Steps 7–9, the schedule's decision: which slots are due, when the next one is, and which missed slots are
+// Steps 7–8, the schedule's decision: which slots are due, when the next one is, and which missed slots are
 // reported (a deadline passed, or the missed-run policy does not run them). Pure: slot math comes from
 // api/v1/schedule.
-import { MAX_CATCH_UP_SLOTS, type MissedRunPolicy } from "../api/v1/index.ts";
+import { EventReason, MAX_CATCH_UP_SLOTS, type MissedRunPolicy } from "../api/v1/index.ts";
 import { countSlots, newestSlots, type Schedule, scheduleWindow, TOO_MANY_MISSED } from "../api/v1/schedule/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { EventDecision } from "./events.ts";
@@ -76,7 +76,7 @@ export function scheduleDecision(o: {
   if (tooMany && policy === "RunLatest") {
     // The built-in controller and the tutorial stop scheduling here; we report and run the newest.
     decision.tooManyMissed = {
-      reason: "TooManyMissedTimes",
+      reason: EventReason.TooManyMissedTimes,
       message: `too many missed start times: more than ${TOO_MANY_MISSED} since ${rfc3339(earliest)}; starting only the most recent one`,
     };
   }
@@ -97,7 +97,7 @@ export function scheduleDecision(o: {
         const dropped = slots.pop()!;
         decision.notRun = { slot: dropped, why: "cap", notRun: () => countSlots(schedule, earliest, dropped, anchor) };
         decision.tooManyMissed = {
-          reason: "TooManyMissedTimes",
+          reason: EventReason.TooManyMissedTimes,
           message: `too many missed start times: more than ${MAX_CATCH_UP_SLOTS} since ${rfc3339(earliest)}; running the newest ${MAX_CATCH_UP_SLOTS}, oldest first (missedRunPolicy RunAll)`,
         };
       }
@@ -130,7 +130,7 @@ function announcedSlot(
   return o.neverReconciled && !o.lastScheduleTime ? schedule.next(base, anchor) : undefined;
 }
 
-/** Step 8's decision: the slot to record as status.lastMissedTime, with its Event; none if reported already. */
+/** Step 8's decision: the slot to write as status.lastMissedTime, with its Event; none if reported already. */
 interface MissedDeadlineDecision {
   lastMissedTime: string;
   event: EventDecision;
@@ -145,14 +145,14 @@ export function missedDeadline(
   tooLate: { slot: Date; deadline: number },
 ): MissedDeadlineDecision | undefined {
   const slot = rfc3339(tooLate.slot);
-  // Reported once: a slot at or before the recorded one was reported already, by this rule or as not run by the
+  // Reported once: a slot at or before the one status holds was reported already, by this rule or as not run by the
   // missed-run policy (a slot the policy chose not to run is the policy's, also once it is past its deadline).
   if (lastMissedTime && Date.parse(lastMissedTime) >= tooLate.slot.getTime()) return undefined;
   const passed = rfc3339(new Date(tooLate.slot.getTime() + tooLate.deadline * 1000));
   return {
     lastMissedTime: slot,
     event: {
-      reason: "MissSchedule",
+      reason: EventReason.MissSchedule,
       message: `Missed scheduled time to start a job: ${slot} (startingDeadlineSeconds ${tooLate.deadline} passed at ${passed})`,
     },
   };
@@ -178,6 +178,6 @@ export function missedByPolicy(
         : `missedRunPolicy RunAll runs at most the newest ${MAX_CATCH_UP_SLOTS} missed times: ${older}`;
   return {
     lastMissedTime: slot,
-    event: { reason: "MissSchedule", message: `Missed scheduled time to start a job: ${slot} (${why})` },
+    event: { reason: EventReason.MissSchedule, message: `Missed scheduled time to start a job: ${slot} (${why})` },
   };
 }

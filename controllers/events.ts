@@ -1,36 +1,11 @@
-// The Events the CronJob controller records: one typed list (docs/using-cronjobs.md's list is tested against it).
-// Messages quote user values (schedules, API errors); they are bounded so a huge value can never turn
-// into a huge Event or a status the API server refuses (events.k8s.io caps a note at 1 kB).
+// The Events the CronJob controller emits: their reasons and types are one typed list, EVENT_REASONS in
+// api/v1/reasons.ts (docs/using-cronjobs.md's list is tested against it). Messages quote user values (schedules, API
+// errors); they are bounded so a huge value can never turn into a huge Event or a status the API server refuses
+// (events.k8s.io caps a note at 1 kB).
+import { EVENT_REASONS, type EventReason } from "../api/v1/index.ts";
 import type { EventSubject, EventType, Recorder } from "../runtime/events/types.ts";
 
-export const EVENT_REASONS = {
-  SuccessfulCreate: "Normal",
-  FailedCreate: "Warning",
-  JobWarning: "Warning",
-  SuccessfulDelete: "Normal",
-  FailedDelete: "Warning",
-  SawCompletedJob: "Normal",
-  MissingJob: "Normal",
-  UnexpectedJob: "Warning",
-  JobAlreadyActive: "Normal",
-  MissSchedule: "Warning",
-  TooManyMissedTimes: "Warning",
-  UnknownTimeZone: "Warning",
-  UnparseableSchedule: "Warning",
-  RunNow: "Normal",
-  RunNowDeferred: "Normal",
-  RunNowRefused: "Warning",
-  StoppedAfterFailures: "Warning",
-  Resumed: "Normal",
-  BackfillStarted: "Normal",
-  BackfillComplete: "Normal",
-  BackfillCancelled: "Normal",
-  BackfillRefused: "Warning",
-} as const satisfies Record<string, EventType>;
-
-type EventReason = keyof typeof EVENT_REASONS;
-
-/** An Event a step decided on, recorded by the commit step. */
+/** An Event a step decided on, emitted by the commit step. */
 export interface EventDecision {
   reason: EventReason;
   message: string;
@@ -46,7 +21,8 @@ export function bounded(s: string, max: number): string {
   return s.slice(0, Math.max(0, max - marker.length)) + marker;
 }
 
-/** Records the controller's Events with their declared type and a bounded message. */
-export function recordEvent(recorder: Recorder, obj: EventSubject, reason: EventReason, message: string): void {
-  recorder.event(obj, EVENT_REASONS[reason], reason, bounded(message, MAX_EVENT_MESSAGE));
+/** Emits one of the controller's Events through the recorder, with its declared type and a bounded message. */
+export function emitEvent(recorder: Recorder, obj: EventSubject, reason: EventReason, message: string): void {
+  const type: EventType = EVENT_REASONS[reason].type;
+  recorder.event(obj, type, reason, bounded(message, MAX_EVENT_MESSAGE));
 }

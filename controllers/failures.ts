@@ -1,5 +1,5 @@
 // Step 5, stop after repeated failures (spec.stopAfterConsecutiveFailures) and resume. Pure.
-import { classifyJob, type CronJobWireStatus, finishedAt, type Job } from "../api/v1/index.ts";
+import { classifyJob, type CronJobWireStatus, EventReason, finishedAt, type Job } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { EventDecision } from "./events.ts";
 
@@ -35,7 +35,7 @@ export function failureStop(o: {
   if (o.stopAfter === undefined) return { status };
   if (stopped && (newRequest || stopped.generation !== generation)) {
     event = {
-      reason: "Resumed",
+      reason: EventReason.Resumed,
       message: newRequest
         ? `Scheduling resumed by the resume request "${o.resumeRequest}" after ${stopped.failures} failed runs in a row`
         : `Scheduling resumed: the spec changed (generation ${generation}) after ${stopped.failures} failed runs in a row`,
@@ -53,7 +53,7 @@ export function failureStop(o: {
   if (!stopped && count >= o.stopAfter) {
     stopped = { time: rfc3339(o.now), failures: count, generation };
     event = {
-      reason: "StoppedAfterFailures",
+      reason: EventReason.StoppedAfterFailures,
       message: `Stopped scheduling after ${count} failed runs in a row (spec.stopAfterConsecutiveFailures ${o.stopAfter}); running Jobs are not touched. Resume with kubectl cron resume, or change the spec.`,
     };
   }

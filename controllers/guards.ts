@@ -1,6 +1,12 @@
 // Step 6, the guards: what keeps a CronJob from scheduling this pass (deleting, an unknown zone, an unparseable
 // schedule, suspended, stopped after failures), with the conditions that say why. Pure.
-import { cronJobSchedules, type CronJobSchedules, type CronJobWire, type CronJobWireStatus } from "../api/v1/index.ts";
+import {
+  cronJobSchedules,
+  type CronJobSchedules,
+  type CronJobWire,
+  type CronJobWireStatus,
+  EventReason,
+} from "../api/v1/index.ts";
 import { type HashKey, type Schedule, validateTimeZone } from "../api/v1/schedule/index.ts";
 import { type FieldError, fieldErrorBody } from "../runtime/field.ts";
 import { type ConditionInput, NOT_DEGRADED, progressingCondition } from "./conditions.ts";
@@ -85,7 +91,7 @@ export function guards(
       stop: true,
       requestsRun: false,
       conditions: invalid("UnknownTimeZone", tzErr.message),
-      event: { reason: "UnknownTimeZone", message: tzErr.message },
+      event: { reason: EventReason.UnknownTimeZone, message: tzErr.message },
     };
   }
   if (!parsed.ok) {
@@ -97,7 +103,7 @@ export function guards(
         parsed.error.message,
       ),
       resolvedSchedule: null,
-      event: { reason: "UnparseableSchedule", message: parsed.error.message },
+      event: { reason: EventReason.UnparseableSchedule, message: parsed.error.message },
     };
   }
   if (cronJob.spec.suspend) {

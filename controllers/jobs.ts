@@ -1,7 +1,7 @@
 // The reconciler's writes and live reads of its child Jobs: a create whose name is the run's lock (adopting our
 // own Job of that name), a delete of exactly one Job (by UID), and a live read for a Job the cache has not seen.
-// What a failure means for the pass (a problem for Degraded, an Event, a retry) is returned, never recorded here.
-import { cronJobOwnerOf, type Job, readJob } from "../api/v1/index.ts";
+// What a failure means for the pass (a problem for Degraded, an Event, a retry) is returned, never acted on here.
+import { cronJobOwnerOf, EventReason, type Job, readJob, RefusedReason } from "../api/v1/index.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import { APIError, hasStatusCause, isAlreadyExists, isConflict, isNotFound } from "../runtime/errors.ts";
 import type { ObjectReader, ObjectWriter } from "../runtime/interfaces.ts";
@@ -80,7 +80,10 @@ export class ChildJobs {
       }
       if (!isAlreadyExists(err)) {
         const failed = `creating Job ${name}: ${message}`;
-        const event: EventDecision = { reason: "FailedCreate", message: `Error creating job ${name}: ${message}` };
+        const event: EventDecision = {
+          reason: EventReason.FailedCreate,
+          message: `Error creating job ${name}: ${message}`,
+        };
         const reason = err instanceof APIError ? err.reason : "Unknown";
         return { ok: false, problems: { createFailed: failed }, event, retry: failed, refused: { reason, message } };
       }
@@ -92,9 +95,9 @@ export class ChildJobs {
       return {
         ok: false,
         problems: { createConflict: msg },
-        event: { reason: "FailedCreate", message: msg },
+        event: { reason: EventReason.FailedCreate, message: msg },
         refused: {
-          reason: "AlreadyExists",
+          reason: RefusedReason.AlreadyExists,
           message: `a Job named ${name} already exists and is not controlled by this CronJob`,
         },
       };
@@ -121,9 +124,9 @@ export class ChildJobs {
       if (!isNotFound(err) && !isConflict(err)) {
         ctx.log.error("deleting Job failed", err, { job: name, why });
         const failed = `Deleted job ${name} failed: ${(err as Error).message}`;
-        return { event: { reason: "FailedDelete", message: failed }, failed };
+        return { event: { reason: EventReason.FailedDelete, message: failed }, failed };
       }
     }
-    return { event: { reason: "SuccessfulDelete", message: `Deleted job ${name}` } };
+    return { event: { reason: EventReason.SuccessfulDelete, message: `Deleted job ${name}` } };
   }
 }

@@ -14,7 +14,7 @@ export interface CronJobKey {
   readonly uid?: string;
 }
 
-/** The facts remembered per CronJob. A new fact is a new field here: forget() drops the whole record. */
+/** The facts remembered per CronJob. A new fact is a new field here: forget() drops them whole. */
 export interface Remembered {
   /**
    * Events that describe a state rather than an action (JobAlreadyActive for a slot, RunNowDeferred and
@@ -26,7 +26,7 @@ export interface Remembered {
   lastWritten?: { basedOn: string; status: string };
   /**
    * Job UIDs already reported by SawCompletedJob, kept while the cached status still lists them as active or
-   * has not recorded their run: a cache that has not caught up with our status write must not repeat it.
+   * has not booked their run: a cache that has not caught up with our status write must not repeat it.
    */
   sawCompleted?: Set<string>;
   /** UIDs of active Jobs Replace deleted, kept while status still lists them: they did not "go missing". */
@@ -46,7 +46,7 @@ export class ReconcilerMemory<Loaded = unknown> {
   /** Parsed (zone, schedule[, more schedules]) entries; an H schedule's entry is its CronJob's own (H is hashed per CronJob). */
   readonly #schedules = new Map<string, unknown>();
 
-  /** The record of a CronJob, created empty; a different UID under the same name starts a new one. */
+  /** What is remembered of a CronJob, created empty; a different UID under the same name starts a new one. */
   recall(key: CronJobKey): Remembered {
     const k = keyString(key);
     let r = this.#byCronJob.get(k);
@@ -103,12 +103,12 @@ export class ReconcilerMemory<Loaded = unknown> {
     return r;
   }
 
-  /** How many CronJobs have a record, and how many schedules are cached (tests, and a gauge if ever needed). */
+  /** How many CronJobs have something remembered, and how many schedules are cached (tests, and a gauge if ever needed). */
   sizes(): { cronJobs: number; schedules: number } {
     return { cronJobs: this.#byCronJob.size, schedules: this.#schedules.size };
   }
 
-  /** Whether anything is remembered of a CronJob (its record, or an H schedule of its own). */
+  /** Whether anything is remembered of a CronJob (its facts, or an H schedule of its own). */
   remembers(key: Pick<CronJobKey, "namespace" | "name">): boolean {
     const k = keyString(key);
     if (this.#byCronJob.has(k)) return true;

@@ -15,6 +15,7 @@
 // Only the leader exports them (isLeader): every replica caches the same CronJobs, and two replicas
 // exporting the same series would double every dashboard line and alert.
 import { Histogram, type Registry } from "prom-client";
+import { RecordDecision } from "../api/v1/index.ts";
 import { type Sample, ScrapeTimeMetric } from "../runtime/metrics/collector.ts";
 import { getOrCreate, metricsRegistry } from "../runtime/metrics/registry.ts";
 
@@ -302,7 +303,7 @@ function blockedRuns(cj: Readonly<CronJobView>): number {
   if (!running) return 0;
   let count = 0;
   for (const r of runs) {
-    const held = r?.decision === "Held" || r?.decision === "Missed";
+    const held = r?.decision === RecordDecision.Held || r?.decision === RecordDecision.Missed;
     if (!held || r.blockedBy !== blocker) break;
     count++;
   }

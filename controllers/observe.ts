@@ -1,10 +1,11 @@
 // Step 4, what the children say: the status they imply (active Jobs, the newest-of times, requests whose Job
-// exists), the runs whose end the stored status has not recorded, and the Events that go with them. Pure: the
+// exists), the runs whose end the stored status has not booked, and the Events that go with them. Pure: the
 // live reads of active Jobs the cache lacks are the reconciler's, done before; what was reported before is
-// passed in and the new record handed back.
+// passed in and what to remember handed back.
 import {
   classifyJob,
   type CronJobWireStatus,
+  EventReason,
   type Job,
   type ObjectReference,
   scheduledTimeOf,
@@ -23,24 +24,24 @@ function isOurCreation(triggers: readonly Trigger[], cronJob: CronJobView, job: 
 }
 
 /**
- * A Job of ours whose run the stored status has not recorded, by the books of the trigger that made it (its row's
- * `unrecorded`). It is that run's only record, so history cleanup keeps it, and its end is reported. Each
+ * A Job of ours whose run the stored status has not booked, by the books of the trigger that made it (its row's
+ * `unbooked`). It is that run's only trace, so history cleanup keeps it, and its end is reported. Each
  * trigger's books are written in the same status write as status.active.
  */
-export function isUnrecordedRun(triggers: readonly Trigger[], cronJob: CronJobView, job: Readonly<Job>): boolean {
-  return triggerOfJob(triggers, job).unrecorded(cronJob, job);
+export function isUnbookedRun(triggers: readonly Trigger[], cronJob: CronJobView, job: Readonly<Job>): boolean {
+  return triggerOfJob(triggers, job).unbooked(cronJob, job);
 }
 
 /**
  * Whether the Job may be deleted (history cleanup, Replace): only once no book needs it. A run the stored status
- * has not recorded needs it (isUnrecordedRun); so does a Job that takes a schedule slot's name without moving
+ * has not booked needs it (isUnbookedRun); so does a Job that takes a schedule slot's name without moving
  * lastScheduleTime (a backfill's) for a slot the schedule has not passed yet (newer than lastScheduleTime, or than
  * the creation when the schedule never ran): for the schedule that Job is the only sign its slot ran, and without
  * it the schedule would start the slot again.
  */
 export function mayDelete(triggers: readonly Trigger[], cronJob: CronJobView, job: Readonly<Job>): boolean {
   const row = triggerOfJob(triggers, job);
-  if (row.unrecorded(cronJob, job)) return false;
+  if (row.unbooked(cronJob, job)) return false;
   if (!row.takesScheduleSlots || !row.ours(cronJob, job)) return true;
   const slot = scheduledTimeOf(job);
   const base = cronJob.status?.lastScheduleTime ?? cronJob.metadata.creationTimestamp;
@@ -62,7 +63,7 @@ export function mayReplace(
   if (mayDelete(triggers, cronJob, job)) return true;
   const row = triggerOfJob(triggers, job);
   const at = scheduledTimeOf(job);
-  return !!slot && !!at && row.takesScheduleSlots && !row.unrecorded(cronJob, job) && at < slot;
+  return !!slot && !!at && row.takesScheduleSlots && !row.unbooked(cronJob, job) && at < slot;
 }
 
 /** An active Job as status.active lists it. */
@@ -84,11 +85,11 @@ interface Observation {
   status: CronJobWireStatus;
   /** Every Job of this CronJob known this pass (the cache's, and the live reads of Jobs it lacks). */
   jobs: Readonly<Job>[];
-  /** The runs whose end the stored status has not recorded (what the failure stop counts). */
+  /** The runs whose end the stored status has not booked (what the failure stop counts). */
   newlyEnded: Readonly<Job>[];
   events: EventDecision[];
   counts: RunOutcome[];
-  /** The Job UIDs reported finished, kept while status has not recorded them (memory's sawCompleted). */
+  /** The Job UIDs reported finished, kept while status has not booked them (memory's sawCompleted). */
   reported: Set<string>;
   /** Replace's deleted UIDs still listed by status (memory's replaced). */
   replaced: Set<string>;
@@ -123,7 +124,7 @@ export function observeChildren(o: {
     counts.push(kind === "successful" ? "succeeded" : "failed");
     const condition = kind === "successful" ? "Complete" : kind === "failed" ? "Failed" : "Running";
     events.push({
-      reason: "SawCompletedJob",
+      reason: EventReason.SawCompletedJob,
       message: `Saw completed job: ${job.metadata?.name}, condition: ${condition}`,
     });
   };
@@ -141,13 +142,13 @@ export function observeChildren(o: {
       else reportCompleted(live);
     } else if (!o.replaced.has(ref.uid ?? "")) {
       // Gone, or its name now belongs to another Job (a different UID): not the run we started.
-      events.push({ reason: "MissingJob", message: `Active job went missing: ${ref.name}` });
+      events.push({ reason: EventReason.MissingJob, message: `Active job went missing: ${ref.name}` });
     }
   }
 
   const prevUIDs = new Set(prevActive.map((r) => r.uid));
   // A finished Job is reported when status listed it as active, as in the built-in, and also when status never
-  // recorded its run at all (creation first can leave the status write after a create to a later pass, and a Job
+  // booked its run at all (creation first can leave the status write after a create to a later pass, and a Job
   // that finishes before it was never in status.active). Both are facts of the stored status, so a restart does
   // not report a Job again once status is written.
   const toReport = new Set<string>();
@@ -156,14 +157,14 @@ export function observeChildren(o: {
     const name = job.metadata?.name ?? "";
     if (!prevUIDs.has(job.metadata?.uid) && !isOurCreation(triggers, cronJob, job)) {
       events.push({
-        reason: "UnexpectedJob",
+        reason: EventReason.UnexpectedJob,
         message: `Saw a job that the controller did not create or forgot: ${name}`,
       });
     }
     active.set(name, jobRef(job));
   }
   for (const job of [...byClass("successful"), ...byClass("failed")]) {
-    if (prevUIDs.has(job.metadata?.uid) || isUnrecordedRun(triggers, cronJob, job)) {
+    if (prevUIDs.has(job.metadata?.uid) || isUnbookedRun(triggers, cronJob, job)) {
       toReport.add(job.metadata?.uid ?? "");
       reportCompleted(job);
     }

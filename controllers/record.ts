@@ -11,9 +11,11 @@ import {
   type Job,
   MAX_RECENT_RUNS,
   MAX_RECORD_MESSAGE_LENGTH,
+  OutcomeResult,
   type RecentRunWire,
-  type RecordDecision,
-  type RecordTrigger,
+  RecordDecision,
+  RecordReason,
+  RecordTrigger,
   runFactsOf,
   scheduledTimeOf,
 } from "../api/v1/index.ts";
@@ -95,11 +97,11 @@ function outcomeOf(job: Readonly<Job>): RecentRunWire["outcome"] {
   if (kind === "active") return undefined;
   const done = finishedAt(job);
   const at = done ? { finishedAt: rfc3339(done) } : {};
-  if (kind === "successful") return { result: "Complete", ...at };
+  if (kind === "successful") return { result: OutcomeResult.Complete, ...at };
   const failed = job.status?.conditions?.find((c) => c.type === "Failed" && c.status === "True");
   const message = bounded(failed?.message);
   return {
-    result: "Failed",
+    result: OutcomeResult.Failed,
     ...(failed?.reason ? { reason: failed.reason.slice(0, 64) } : {}),
     ...(message ? { message } : {}),
     ...at,
@@ -143,13 +145,13 @@ export function recordFromChildren(
     const slot = scheduledTimeOf(job);
     // What the run path knew when it created the Job, written on the Job then (api/v1/recentruns.ts).
     const facts = runFactsOf(job);
-    const trigger = rowTrigger === "Schedule" && facts.catchUp ? "CatchUp" : rowTrigger;
+    const trigger = rowTrigger === RecordTrigger.Schedule && facts.catchUp ? RecordTrigger.CatchUp : rowTrigger;
     const entry = entryOf(
       {
         trigger,
-        scheduledTime: trigger === "RunNow" ? undefined : slot,
+        scheduledTime: trigger === RecordTrigger.RunNow ? undefined : slot,
         request,
-        decision: "Created",
+        decision: RecordDecision.Created,
         reason: createdReason(trigger),
         job: name,
         ...replacedFacts(facts.replaced),
@@ -172,16 +174,16 @@ function replacedFacts(replaced: readonly string[] | undefined): Pick<Decision, 
 }
 
 /** The reason of a Created entry, by trigger. */
-function createdReason(trigger: RecordTrigger): string {
+function createdReason(trigger: RecordTrigger): RecordReason {
   switch (trigger) {
-    case "Schedule":
-      return "Scheduled";
-    case "CatchUp":
-      return "MissedRunPolicyRunAll";
-    case "RunNow":
-      return "RunNowRequested";
-    case "Backfill":
-      return "BackfillRequested";
+    case RecordTrigger.Schedule:
+      return RecordReason.Scheduled;
+    case RecordTrigger.CatchUp:
+      return RecordReason.MissedRunPolicyRunAll;
+    case RecordTrigger.RunNow:
+      return RecordReason.RunNowRequested;
+    case RecordTrigger.Backfill:
+      return RecordReason.BackfillRequested;
   }
 }
 
@@ -205,7 +207,7 @@ export function runDecision(
   run: RunReport,
   now: Date,
 ): { decision: Decision; at: Date } | undefined {
-  const base = { ...subject, ...(subject.trigger === "RunNow" ? { scheduledTime: undefined } : {}) };
+  const base = { ...subject, ...(subject.trigger === RecordTrigger.RunNow ? { scheduledTime: undefined } : {}) };
   switch (run.result) {
     case "created":
     case "adopted": {
@@ -214,7 +216,7 @@ export function runDecision(
       return {
         decision: {
           ...base,
-          decision: run.result === "created" ? "Created" : "Adopted",
+          decision: run.result === "created" ? RecordDecision.Created : RecordDecision.Adopted,
           reason: createdReason(subject.trigger),
           job: name,
           ...replacedFacts(run.replaced),
@@ -227,8 +229,8 @@ export function runDecision(
       return {
         decision: {
           ...base,
-          decision: "Held",
-          reason: "ConcurrencyPolicyForbid",
+          decision: RecordDecision.Held,
+          reason: RecordReason.ConcurrencyPolicyForbid,
           blockedBy: run.blockedBy,
           message: `not started: concurrencyPolicy Forbid and Job ${run.blockedBy} still running`,
         },
@@ -240,7 +242,7 @@ export function runDecision(
       return {
         decision: {
           ...base,
-          decision: "Refused",
+          decision: RecordDecision.Refused,
           reason: run.refused.reason.slice(0, 64),
           message: run.refused.message,
         },

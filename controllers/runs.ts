@@ -17,10 +17,11 @@ export function admit(
   r: TriggerRun,
   active: readonly Readonly<Job>[],
   /**
-   * Whether the stored status records a Job's run. A Job is deleted only once it does: until then the Job (its
-   * name) is the run's only record, and a pass reading a status from before it would run the slot again.
+   * Whether Replace may delete a running Job (observe.ts mayReplace): its run is in the stored status's books. Until
+   * then the Job (its name) is the run's only trace, and a pass reading a status from before it would run the slot
+   * again.
    */
-  recorded: (job: Readonly<Job>) => boolean = () => true,
+  replaceable: (job: Readonly<Job>) => boolean = () => true,
 ): Admission {
   if (active.length > 0) {
     const running = active.map((j) => j.metadata?.name ?? "");
@@ -31,7 +32,7 @@ export function admit(
     // Replace waits for the books: a run this pass (or a pass whose status write is not stored yet) started is
     // replaced by a later pass.
     if (concurrencyPolicy === "Replace")
-      return active.every(recorded) ? { run: true, replace: active } : { run: false };
+      return active.every(replaceable) ? { run: true, replace: active } : { run: false };
   }
   const room = r.room?.(active);
   if (room !== undefined && room <= 0) return { run: false };

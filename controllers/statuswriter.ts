@@ -37,7 +37,7 @@ export async function writeStatus(
     o.remembered.lastWritten = { basedOn: cronJob.metadata.resourceVersion ?? "", status: wanted };
     return true;
   } catch (err) {
-    if (isNotFound(err)) return true; // deleted meanwhile: nothing to record
+    if (isNotFound(err)) return true; // deleted meanwhile: nothing to write
     if (isConflict(err)) {
       o.ctx.log.debug("status update conflicted; retrying with the newer object", {
         resourceVersion: cronJob.metadata.resourceVersion,

@@ -1,6 +1,6 @@
 // The triggers' table: everything that differs between the schedule, a run-now request and a backfill request is a
 // row here — which requests the trigger has this pass (its source), the Job a request creates, whether it already
-// ran, the trigger's books (which status fields record its runs, which Jobs are its own), what admission asks of it,
+// ran, the trigger's books (which status fields count its runs, which Jobs are its own), what admission asks of it,
 // and the Event and count a create makes. The run path (controllers/cronjob_controller.ts run()), the books
 // (observe.ts, books.ts) and admission (runs.ts) read the row and never switch on a trigger, so a new trigger is a
 // row and its source, not an edit there. Pure.
@@ -11,6 +11,7 @@ import {
   type CronJobWire,
   type CronJobWireStatus,
   DEFAULT_MAX_CATCH_UP_RUNS,
+  EventReason,
   type Job,
   jobForBackfill,
   jobForRunNow,
@@ -18,10 +19,10 @@ import {
   jobNameFor,
   type JobSource,
   manualJobName,
-  type RecordTrigger,
   MAX_BACKFILL_SLOTS,
   MAX_CATCH_UP_SLOTS,
   MAX_RUN_NOW_REQUEST_LENGTH,
+  RecordTrigger,
   RUN_NOW_REQUEST_ANNOTATION,
   runNowRequesterOf,
   runNowRequestOf,
@@ -82,10 +83,10 @@ interface Plan<R> {
 
 /**
  * What happened to one request: its Job created, an existing one of ours adopted, its run found already done
- * (`ran`: status records it, or a Job holds its name), or a foreign Job holding the name (`conflict`). `job`: the
+ * (`ran`: status books it, or a Job holds its name), or a foreign Job holding the name (`conflict`). `job`: the
  * Job that holds the name, when known.
  */
-interface RunRecord {
+interface Handled {
   readonly result: "created" | "adopted" | "ran" | "conflict";
   readonly job?: Readonly<Job> | undefined;
 }
@@ -104,14 +105,14 @@ export interface TriggerRun {
   readonly row: Trigger;
   /** The Job the request creates (its name is the run's lock). */
   job(cronJob: JobSource): Job;
-  /** Whether the request already ran: its run recorded, or a Job holding its name (returned). */
+  /** Whether the request already ran: its run in the books, or a Job holding its name (returned). */
   ran(view: RanView): { ran: false } | { ran: true; job?: Readonly<Job> | undefined };
   /** How many more of the trigger's own Jobs may run now, given every active Job (none: no limit of its own). */
   room?(active: readonly Readonly<Job>[]): number;
   /** What is reported while the concurrency policy holds the request back (`running`: the active Jobs' names). */
   held?(running: string[]): StateEvent;
-  /** The trigger's books after the request was handled. */
-  record(status: Readonly<CronJobWireStatus>, r: RunRecord): CronJobWireStatus;
+  /** Books the handled request: the trigger's books after it. */
+  book(status: Readonly<CronJobWireStatus>, r: Handled): CronJobWireStatus;
   /**
    * The slot the run was due at, for a trigger that runs slots as they come (the schedule): the creation skew is
    * measured from it, and with Replace it may pass a Job of an older slot that does not move lastScheduleTime
@@ -155,8 +156,8 @@ export interface Trigger<Name extends string = string> {
   plan(input: SourceInput): Plan<TriggerRun> | undefined;
   /** A Job with the name this trigger gives its run: created by us (maybe before a crash). */
   ours(cronJob: CronJobView, job: Readonly<Job>): boolean;
-  /** A Job of ours whose run the stored status has not recorded, by this trigger's books. */
-  unrecorded(cronJob: CronJobView, job: Readonly<Job>): boolean;
+  /** A Job of ours whose run the stored status has not booked, by this trigger's books. */
+  unbooked(cronJob: CronJobView, job: Readonly<Job>): boolean;
   /** The trigger's books brought up to date with the children (step 4); unchanged by default. */
   observe?(status: CronJobWireStatus, cronJob: CronJobView, jobs: readonly Readonly<Job>[]): CronJobWireStatus;
 }
@@ -181,7 +182,7 @@ export interface RunParts<R> {
   ran(view: RanView, r: R): { ran: false } | { ran: true; job?: Readonly<Job> | undefined };
   room?(r: R, active: readonly Readonly<Job>[]): number;
   held?(r: R, running: string[]): StateEvent;
-  record(status: Readonly<CronJobWireStatus>, r: R, rec: RunRecord): CronJobWireStatus;
+  book(status: Readonly<CronJobWireStatus>, r: R, rec: Handled): CronJobWireStatus;
   dueAt?(r: R): Date;
   created(r: R, jobName: string): { event: EventDecision; count: RunOutcome; log: string };
   subject(r: R): RunSubject;
@@ -197,7 +198,7 @@ export function bindRun<R>(row: Trigger, r: R, parts: RunParts<R>): TriggerRun {
     ran: (view) => parts.ran(view, r),
     ...(room ? { room: (active: readonly Readonly<Job>[]) => room(r, active) } : {}),
     ...(held ? { held: (running: string[]) => held(r, running) } : {}),
-    record: (status, rec) => parts.record(status, r, rec),
+    book: (status, rec) => parts.book(status, r, rec),
     ...(dueAt ? { dueAt: () => dueAt(r) } : {}),
     created: (jobName) => parts.created(r, jobName),
     subject: () => parts.subject(r),
@@ -237,7 +238,7 @@ const slotJob = (cronJob: JobSource, r: SlotRequest) =>
 
 const schedule: Trigger<"schedule"> = {
   name: "schedule",
-  recordAs: "Schedule",
+  recordAs: RecordTrigger.Schedule,
   runsWhileSuspended: false,
   onReplace: "replace",
   // A foreign Job holding a due slot's name is refused (the record says so) and the walk goes on: with RunAll the
@@ -246,7 +247,7 @@ const schedule: Trigger<"schedule"> = {
   onConflict: "next",
   movesLastScheduleTime: true,
   takesScheduleSlots: false,
-  // Step 9: the due slots (one, unless missedRunPolicy RunAll catches up), oldest first, at most
+  // Step 9, the schedule's row: the due slots (one, unless missedRunPolicy RunAll catches up), oldest first, at most
   // spec.maxCatchUpRuns per pass.
   plan: (input) => ({
     max: catchUpCap(input.cronJob.spec.maxCatchUpRuns),
@@ -259,7 +260,7 @@ const schedule: Trigger<"schedule"> = {
     ),
   }),
   ours: holdsSlotName,
-  unrecorded: (cronJob, job) => {
+  unbooked: (cronJob, job) => {
     const slot = scheduledTimeOf(job);
     const last = cronJob.status?.lastScheduleTime;
     return holdsSlotName(cronJob, job) && !!slot && (!last || slot.getTime() > Date.parse(last));
@@ -280,24 +281,27 @@ const scheduleParts: RunParts<SlotRequest> = {
     return view.status.active?.some((a) => a.name === name) ? { ran: true } : { ran: false };
   },
   held: (r: SlotRequest): StateEvent => ({
-    reason: "JobAlreadyActive",
+    reason: EventReason.JobAlreadyActive,
     message: `Not starting job for ${rfc3339(r.slot)} because a previous job is still running (concurrencyPolicy Forbid)`,
-    once: { topic: "JobAlreadyActive", key: rfc3339(r.slot) },
+    once: { topic: EventReason.JobAlreadyActive, key: rfc3339(r.slot) },
     count: "skipped_forbid",
   }),
   // lastScheduleTime is the schedule's alone: the base the next missed slots are counted from. A slot that ran
   // already changes nothing.
-  record: (status: Readonly<CronJobWireStatus>, r: SlotRequest, rec: RunRecord): CronJobWireStatus =>
+  book: (status: Readonly<CronJobWireStatus>, r: SlotRequest, rec: Handled): CronJobWireStatus =>
     rec.result === "created" || rec.result === "adopted"
       ? { ...status, lastScheduleTime: rfc3339(r.slot) }
       : { ...status },
   dueAt: (r: SlotRequest) => r.slot,
   created: (r: SlotRequest, name: string) => ({
-    event: { reason: "SuccessfulCreate", message: `Created job ${name}` },
+    event: { reason: EventReason.SuccessfulCreate, message: `Created job ${name}` },
     count: "created",
     log: `created Job for scheduled time ${rfc3339(r.slot)}`,
   }),
-  subject: (r: SlotRequest) => ({ trigger: r.catchUp ? "CatchUp" : "Schedule", scheduledTime: r.slot }),
+  subject: (r: SlotRequest) => ({
+    trigger: r.catchUp ? RecordTrigger.CatchUp : RecordTrigger.Schedule,
+    scheduledTime: r.slot,
+  }),
 };
 
 // --- run now ---------------------------------------------------------------------------------------
@@ -309,15 +313,15 @@ interface RunNowRequest {
 
 const runNow: Trigger<"runNow"> = {
   name: "runNow",
-  recordAs: "RunNow",
+  recordAs: RecordTrigger.RunNow,
   runsWhileSuspended: true,
   onReplace: "replace",
   onConflict: "stop",
   requestAnnotation: RUN_NOW_REQUEST_ANNOTATION,
   movesLastScheduleTime: false,
   takesScheduleSlots: false,
-  // Step 10: a new run-now request runs once. The Job's name comes from the request, so a repeat after a crash
-  // finds it; status.lastRunNowRequest records it (history cleanup keeps the Job until then).
+  // Step 9, the run-now row: a new request runs once. The Job's name comes from the request, so a repeat after a crash
+  // finds it; status.lastRunNowRequest books it (history cleanup keeps the Job until then).
   plan: (input) => {
     const request = runNowRequestOf(input.cronJob);
     if (!request || input.status.lastRunNowRequest === request) return undefined;
@@ -326,9 +330,9 @@ const runNow: Trigger<"runNow"> = {
         requests: [],
         events: [
           {
-            reason: "RunNowRefused",
+            reason: EventReason.RunNowRefused,
             message: `run-now request refused: the annotation's value is ${request.length} characters, at most ${MAX_RUN_NOW_REQUEST_LENGTH} are allowed`,
-            once: { topic: "RunNowRefused", key: digest(request) },
+            once: { topic: EventReason.RunNowRefused, key: digest(request) },
           },
         ],
       };
@@ -338,7 +342,7 @@ const runNow: Trigger<"runNow"> = {
   },
   ours: (cronJob, job) =>
     job.metadata?.name === manualJobName(cronJob.metadata.name ?? "", requestIdOf(runNow, job) ?? ""),
-  unrecorded: (cronJob, job) => {
+  unbooked: (cronJob, job) => {
     const request = requestIdOf(runNow, job);
     return (
       runNow.ours(cronJob, job) && request === runNowRequestOf(cronJob) && request !== cronJob.status?.lastRunNowRequest
@@ -357,21 +361,21 @@ const runNowParts: RunParts<RunNowRequest> = {
   ran: (view: RanView, r: RunNowRequest) =>
     view.status.lastRunNowRequest === r.request ? { ran: true } : { ran: false },
   held: (r: RunNowRequest, running: string[]): StateEvent => ({
-    reason: "RunNowDeferred",
+    reason: EventReason.RunNowDeferred,
     message: `run-now request "${r.request}" waits: concurrencyPolicy is Forbid and ${running.join(", ")} still running`,
-    once: { topic: "RunNowDeferred", key: r.request },
+    once: { topic: EventReason.RunNowDeferred, key: r.request },
   }),
-  record: (status: Readonly<CronJobWireStatus>, r: RunNowRequest, rec: RunRecord): CronJobWireStatus =>
+  book: (status: Readonly<CronJobWireStatus>, r: RunNowRequest, rec: Handled): CronJobWireStatus =>
     rec.result === "created" || rec.result === "adopted" ? { ...status, lastRunNowRequest: r.request } : { ...status },
   created: (r: RunNowRequest, name: string) => ({
     event: {
-      reason: "RunNow",
+      reason: EventReason.RunNow,
       message: `Created job ${name} for run-now request "${r.request}", requested by ${r.requestedBy ?? "an unknown user (no admission webhook recorded who)"}`,
     },
     count: "manual",
     log: `created Job for run-now request "${r.request}"`,
   }),
-  subject: (r: RunNowRequest) => ({ trigger: "RunNow", request: r.request }),
+  subject: (r: RunNowRequest) => ({ trigger: RecordTrigger.RunNow, request: r.request }),
 };
 
 // --- backfill --------------------------------------------------------------------------------------
@@ -391,7 +395,7 @@ function withBackfill(status: Readonly<CronJobWireStatus>, bf: BackfillStatus | 
 
 const backfill: Trigger<"backfill"> = {
   name: "backfill",
-  recordAs: "Backfill",
+  recordAs: RecordTrigger.Backfill,
   runsWhileSuspended: true,
   // A backfill never replaces a run: with Forbid or Replace it runs one Job at a time, when nothing runs.
   onReplace: "wait",
@@ -400,8 +404,8 @@ const backfill: Trigger<"backfill"> = {
   requestAnnotation: BACKFILL_REQUEST_ANNOTATION,
   movesLastScheduleTime: false,
   takesScheduleSlots: true,
-  // Step 11: a backfill request (backfill.ts decides whether it starts, is refused or cancelled), worked through
-  // oldest slot first after status.backfill.lastSlot. A slot whose Job exists (scheduled, run by an earlier
+  // Step 9, the backfill row: a request (backfill.ts decides whether it starts, is refused or cancelled), worked
+  // through oldest slot first after status.backfill.lastSlot. A slot whose Job exists (scheduled, run by an earlier
   // request, or by this one before a crash) is not run again; admission holds the rest to the request's
   // parallelism.
   plan: (input) => {
@@ -433,7 +437,7 @@ const backfill: Trigger<"backfill"> = {
           status: withBackfill(after, { ...done, phase: "Complete" }),
           events: [
             {
-              reason: "BackfillComplete",
+              reason: EventReason.BackfillComplete,
               message: `Backfill "${id}" complete: ${done.created} slots run, ${done.skipped} already had their Job`,
             },
           ],
@@ -442,7 +446,7 @@ const backfill: Trigger<"backfill"> = {
     };
   },
   ours: holdsSlotName,
-  unrecorded: (cronJob, job) => {
+  unbooked: (cronJob, job) => {
     if (!holdsSlotName(cronJob, job)) return false;
     const id = requestIdOf(backfill, job);
     const current = backfillRequestOf(cronJob);
@@ -460,13 +464,13 @@ const backfillParts: RunParts<BackfillSlot> = {
   ran: (view: RanView, r: BackfillSlot) => jobNamed(view, jobNameFor(view.cronJobName, r.slot)),
   room: (r: BackfillSlot, active: readonly Readonly<Job>[]) =>
     r.parallelism - active.filter((j) => requestIdOf(backfill, j) === r.id).length,
-  record: backfillRecord,
+  book: backfillBook,
   created: (r: BackfillSlot, name: string) => ({
-    event: { reason: "SuccessfulCreate", message: `Created job ${name} (backfill "${r.id}")` },
+    event: { reason: EventReason.SuccessfulCreate, message: `Created job ${name} (backfill "${r.id}")` },
     count: "created",
     log: `created Job for backfill "${r.id}" slot ${rfc3339(r.slot)}`,
   }),
-  subject: (r: BackfillSlot) => ({ trigger: "Backfill", scheduledTime: r.slot, request: r.id }),
+  subject: (r: BackfillSlot) => ({ trigger: RecordTrigger.Backfill, scheduledTime: r.slot, request: r.id }),
 };
 
 /**
@@ -474,10 +478,10 @@ const backfillParts: RunParts<BackfillSlot> = {
  * or found: created by this request before a crash lost the status write), `skipped` when another Job holds it
  * (scheduled, an earlier request's, a foreign Job); either way its progress moves past the slot.
  */
-export function backfillRecord(
+export function backfillBook(
   status: Readonly<CronJobWireStatus>,
   r: { slot: Date; id: string },
-  rec: RunRecord,
+  rec: Handled,
 ): CronJobWireStatus {
   const bf = status.backfill;
   if (!bf) return { ...status };
@@ -487,5 +491,5 @@ export function backfillRecord(
   return withBackfill(status, { ...counted, lastSlot: rfc3339(r.slot) });
 }
 
-/** The product's triggers, in the order a pass runs them (steps 9, 10, 11). */
+/** The product's triggers, in the order a pass runs them (step 9). */
 export const TRIGGERS = [schedule, runNow, backfill] as const satisfies readonly Trigger[];

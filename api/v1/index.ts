@@ -6,3 +6,4 @@ export * from "./job.ts";
 export * from "./backfill.ts";
 export * from "./schedules.ts";
 export * from "./recentruns.ts";
+export * from "./reasons.ts";

@@ -5,6 +5,17 @@
 import { z } from "zod";
 import { GROUP } from "./groupversion_info.ts";
 import { TimeSchema } from "./meta.ts";
+import {
+  listed,
+  OUTCOME_RESULTS,
+  OutcomeResult,
+  RECORD_DECISIONS,
+  RECORD_REASONS,
+  RECORD_TRIGGERS,
+  RecordDecision,
+  RecordTrigger,
+  RefusedReason,
+} from "./reasons.ts";
 
 /**
  * On a Job: what the record says of its run that the Job's name and slot do not. Written when the Job is created,
@@ -42,41 +53,25 @@ export const MAX_RECENT_RUNS = 10;
 /** The longest message an entry keeps (an API server's refusal can be long). */
 export const MAX_RECORD_MESSAGE_LENGTH = 512;
 
-export const RECORD_TRIGGERS = ["Schedule", "CatchUp", "RunNow", "Backfill"] as const;
-export type RecordTrigger = (typeof RECORD_TRIGGERS)[number];
-
-export const RECORD_DECISIONS = ["Created", "Adopted", "Missed", "Skipped", "Held", "Refused", "Stopped"] as const;
-export type RecordDecision = (typeof RECORD_DECISIONS)[number];
-
+// Its words (trigger, decision, reason, outcome) and what they mean: api/v1/reasons.ts.
 export const RecentRunSchema = z
   .object({
-    trigger: z.enum(RECORD_TRIGGERS).meta({
-      description:
-        "What asked for the run: Schedule (a slot, when it came), CatchUp (an older missed slot run by " +
-        "missedRunPolicy RunAll), RunNow (a run-now request), Backfill (a slot of a backfill request).",
-    }),
+    trigger: z.enum(RecordTrigger).meta({ description: `What asked for the run: ${listed(RECORD_TRIGGERS)}.` }),
     scheduledTime: TimeSchema.optional().meta({
       description: "The slot decided about (Schedule, CatchUp, Backfill); absent for a run-now request.",
     }),
     request: z.string().max(256).optional().meta({
       description: "The run-now request, or the backfill request's id.",
     }),
-    decision: z.enum(RECORD_DECISIONS).meta({
-      description:
-        "Created (its Job was created), Adopted (its Job existed, created by this operator before a restart), " +
-        "Missed (not started: startingDeadlineSeconds had passed when the operator reached it), Skipped (not " +
-        "run by missedRunPolicy), Held (not started: concurrencyPolicy and a running Job, see blockedBy), " +
-        "Refused (the API server refused to create its Job, see reason and message), Stopped (scheduling " +
-        "stopped after spec.stopAfterConsecutiveFailures failed runs in a row).",
-    }),
+    decision: z.enum(RecordDecision).meta({ description: `${listed(RECORD_DECISIONS)}.` }),
     reason: z
       .string()
       .max(64)
       .meta({
         description:
-          "Why, in one CamelCase word: Scheduled, RunNowRequested, BackfillRequested, StartingDeadlineExceeded, " +
-          "MissedRunPolicySkip, RunAllLimit, RunAllReplace, ConcurrencyPolicyForbid, the API server's reason for a " +
-          "refused create (Forbidden, Invalid, AlreadyExists, ...), StoppedAfterFailures.",
+          `Why, in one CamelCase word: ${Object.keys(RECORD_REASONS).join(", ")}; for Refused, the API server's ` +
+          `reason (Forbidden, Invalid, ${RefusedReason.AlreadyExists}: a Job this CronJob does not control holds ` +
+          "the name, ...).",
       }),
     message: z.string().max(MAX_RECORD_MESSAGE_LENGTH).optional().meta({
       description: "The decision in words, with the values it was made on (a refusal: the API server's message).",
@@ -97,7 +92,7 @@ export const RecentRunSchema = z
       .meta({ "x-kubernetes-list-type": "atomic", description: "Jobs deleted to run it (concurrencyPolicy Replace)." }),
     outcome: z
       .object({
-        result: z.enum(["Complete", "Failed"]).meta({ description: "How the Job ended." }),
+        result: z.enum(OutcomeResult).meta({ description: `How the Job ended: ${listed(OUTCOME_RESULTS)}.` }),
         reason: z.string().max(64).optional().meta({
           description: "The Job's Failed condition reason: BackoffLimitExceeded, DeadlineExceeded, ...",
         }),

@@ -1,6 +1,7 @@
 // The one table of why a CronJob did not run (or ran and did nothing): each cause, how `kubectl cron why` detects
 // it, and what to do. The command's verdicts name a row; docs/troubleshooting.md's list of causes is generated from
 // this table (test/unit/troubleshooting.test.ts checks it), and the runbooks point at its rows.
+import { RecordReason, RefusedReason } from "../../api/v1/index.ts";
 
 interface Cause {
   /** Stable id: the JSON output's `cause`, and the anchor of its section in docs/troubleshooting.md. */
@@ -62,7 +63,7 @@ export const CAUSES = [
     id: "deadline-missed",
     title: "Missed: the operator reached the slot after startingDeadlineSeconds",
     detect:
-      "A `Missed` entry with reason StartingDeadlineExceeded in `status.recentRuns`: how late the operator decided " +
+      `A \`Missed\` entry with reason ${RecordReason.StartingDeadlineExceeded} in \`status.recentRuns\`: how late the operator decided ` +
       "(decidedAt minus the slot) against `startingDeadlineSeconds`, and why it was late: a leader change or no " +
       "leader (the Lease's acquireTime and renewTime), the operator down (no ready Pod), or a Job it was held behind.",
     fix:
@@ -101,8 +102,8 @@ export const CAUSES = [
     id: "policy-skipped",
     title: "Not run: missedRunPolicy chose not to",
     detect:
-      "A `Skipped` entry in `status.recentRuns`: MissedRunPolicySkip (Skip runs only the announced time), RunAllLimit " +
-      "(RunAll runs at most the newest 100), RunAllReplace (RunAll with Replace runs only the newest).",
+      `A \`Skipped\` entry in \`status.recentRuns\`: ${RecordReason.MissedRunPolicySkip} (Skip runs only the announced time), ${RecordReason.RunAllLimit} ` +
+      `(RunAll runs at most the newest 100), ${RecordReason.RunAllReplace} (RunAll with Replace runs only the newest).`,
     fix: "Change `spec.missedRunPolicy` if the slot should have run; `kubectl cron backfill` runs it now.",
     alert: "CronJobMissedSchedule",
   },
@@ -124,8 +125,7 @@ export const CAUSES = [
   {
     id: "create-refused-name-taken",
     title: "A Job that is not this CronJob's holds the slot's name",
-    detect:
-      "A `Refused` entry with reason AlreadyExists; the Job with that name has no owner reference to this CronJob.",
+    detect: `A \`Refused\` entry with reason ${RefusedReason.AlreadyExists}; the Job with that name has no owner reference to this CronJob.`,
     fix: "Delete or rename the foreign Job; the slot runs at the next pass if it is still within its deadline.",
   },
   {

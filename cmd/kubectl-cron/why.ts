@@ -12,9 +12,15 @@ import {
   type Job,
   jobNameFor,
   manualJobName,
+  OutcomeResult,
+  RECORD_REASONS,
   type RecentRun,
+  RecordDecision,
+  RecordTrigger,
+  RefusedReason,
   rfc3339InZone,
   retryBackoffWords,
+  SKIPPED_REASONS,
   worstCaseRetrySeconds,
   runNowRequestOf,
   scheduledTimeOf,
@@ -581,14 +587,14 @@ function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry: Recen
   const startedLate = created ? ` (created ${secondsBetween(c.slot, new Date(created))} s after the slot)` : "";
   if (!job) {
     const o = entry?.outcome;
-    if (o?.result === "Complete") {
+    if (o?.result === OutcomeResult.Complete) {
       const took =
         o.finishedAt && created
           ? `Complete in ${humanDuration(secondsBetween(new Date(created), new Date(o.finishedAt)))}`
           : "Complete";
       return { status: "healthy", verdict: `ran at ${when}: Job ${name}${startedLate}, ${took}`, evidence, fix: [] };
     }
-    if (o?.result === "Failed") {
+    if (o?.result === OutcomeResult.Failed) {
       return found(
         "job-failed",
         `ran at ${when} and failed: Job ${name} ${o.reason ?? "Failed"}${o.message ? ` (${o.message})` : ""}`,
@@ -696,27 +702,28 @@ function lateness(c: SlotContext, decidedAt: Date): { because: string[]; evidenc
 function observedLags(cronJob: CronJob): number[] {
   return (cronJob.status?.recentRuns ?? [])
     .filter(
-      (e) => (e.decision === "Created" || e.decision === "Adopted") && e.trigger === "Schedule" && e.scheduledTime,
+      (e) =>
+        (e.decision === RecordDecision.Created || e.decision === RecordDecision.Adopted) &&
+        e.trigger === RecordTrigger.Schedule &&
+        e.scheduledTime,
     )
     .map((e) => secondsBetween(new Date(e.scheduledTime!), new Date(e.decidedAt)));
 }
 
-/** What each reason of a Skipped entry means (the reconciler's MISSED_POLICY_REASON). */
-const SKIP_REASONS: Record<string, string> = {
-  MissedRunPolicySkip: "missedRunPolicy Skip runs only the announced time, not a missed one",
-  RunAllLimit: "missedRunPolicy RunAll runs only the newest missed times, up to its limit",
-  RunAllReplace: "missedRunPolicy RunAll with concurrencyPolicy Replace runs only the newest missed time",
-};
+/** What each reason of a Skipped entry means (api/v1 SKIPPED_REASONS, as the reconciler writes them). */
+const SKIP_REASONS: Record<string, string> = Object.fromEntries(
+  SKIPPED_REASONS.map((r) => [r, RECORD_REASONS[r].description]),
+);
 
 function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
   const { cronJob, slotText: when, f } = c;
   const evidence = [entryLine(e)];
   const deadline = cronJob.spec?.startingDeadlineSeconds;
   switch (e.decision) {
-    case "Created":
-    case "Adopted":
+    case RecordDecision.Created:
+    case RecordDecision.Adopted:
       return ranVerdict(c, e.job ? c.jobNamed(e.job) : undefined, e);
-    case "Held": {
+    case RecordDecision.Held: {
       const blocker = e.blockedBy ? c.jobNamed(e.blockedBy) : undefined;
       if (!blocker || classifyJob(blocker) !== "active") {
         return found(
@@ -741,7 +748,7 @@ function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
         ],
       );
     }
-    case "Missed": {
+    case RecordDecision.Missed: {
       const decided = new Date(e.decidedAt);
       if (e.blockedBy) {
         const blocker = c.jobNamed(e.blockedBy);
@@ -783,7 +790,7 @@ function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
         ],
       );
     }
-    case "Skipped": {
+    case RecordDecision.Skipped: {
       // The policy that decided is the entry's (the spec may have changed since; RunLatest skips nothing).
       const policy = SKIP_REASONS[e.reason] ?? `missedRunPolicy chose not to run it`;
       const now = cronJob.spec?.missedRunPolicy ?? "RunLatest";
@@ -802,9 +809,9 @@ function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
         ],
       );
     }
-    case "Refused":
+    case RecordDecision.Refused:
       return refusedVerdict(c, e, evidence);
-    case "Stopped":
+    case RecordDecision.Stopped:
       return stoppedVerdict(c);
   }
 }
@@ -812,7 +819,7 @@ function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
 function refusedVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdict {
   const { slotText: when, f } = c;
   const msg = e.message ?? "";
-  if (e.reason === "AlreadyExists") {
+  if (e.reason === RefusedReason.AlreadyExists) {
     const foreign = f.foreignJobs[0];
     const owner = foreign?.metadata?.ownerReferences?.find((r) => r.controller);
     return found(
@@ -859,7 +866,7 @@ function refusedVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdi
 
 function stoppedVerdict(c: SlotContext): Verdict {
   const st = c.cronJob.status?.stopped;
-  const failed = (c.cronJob.status?.recentRuns ?? []).filter((e) => e.outcome?.result === "Failed");
+  const failed = (c.cronJob.status?.recentRuns ?? []).filter((e) => e.outcome?.result === OutcomeResult.Failed);
   return found(
     "stopped-after-failures",
     `did not run at ${c.slotText}: scheduling stopped at ${st?.time ?? "?"} after ${st?.failures ?? "?"} failed runs in a row (spec.stopAfterConsecutiveFailures ${c.cronJob.spec?.stopAfterConsecutiveFailures ?? "?"})`,
@@ -1098,7 +1105,9 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   const entryFor = (slot: Date) =>
     (cronJob.status?.recentRuns ?? []).find(
       (e) =>
-        e.scheduledTime !== undefined && Date.parse(e.scheduledTime) === slot.getTime() && e.trigger !== "Backfill",
+        e.scheduledTime !== undefined &&
+        Date.parse(e.scheduledTime) === slot.getTime() &&
+        e.trigger !== RecordTrigger.Backfill,
     ) ??
     (cronJob.status?.recentRuns ?? []).find(
       (e) => e.scheduledTime !== undefined && Date.parse(e.scheduledTime) === slot.getTime(),

@@ -1,7 +1,15 @@
 // What `kubectl cron why` reads: live state only, with read access only. Everything is gathered into plain data
 // (WhyFacts) first, so the diagnosis (why.ts) is a pure function of it and its tests need no cluster. A read the
 // user may not make (403) or that fails is noted, not fatal: the diagnosis says what it could not see.
-import { CronJobResource, type CronJob, GROUP, type Job, jobNameFor, manualJobName } from "../../api/v1/index.ts";
+import {
+  CronJobResource,
+  type CronJob,
+  GROUP,
+  type Job,
+  jobNameFor,
+  manualJobName,
+  RefusedReason,
+} from "../../api/v1/index.ts";
 import type { Client } from "../../runtime/client.ts";
 import { APIError, isNotFound } from "../../runtime/errors.ts";
 import { type KubeObject, Kinds, type ResourceKind } from "../../runtime/kinds.ts";
@@ -234,7 +242,7 @@ export async function gatherFacts(
     const name = cronJob.metadata?.name ?? "";
     const refusedNames = new Set(
       (cronJob.status?.recentRuns ?? [])
-        .filter((e) => e.reason === "AlreadyExists")
+        .filter((e) => e.reason === RefusedReason.AlreadyExists)
         .map((e) =>
           e.scheduledTime
             ? jobNameFor(name, new Date(e.scheduledTime))

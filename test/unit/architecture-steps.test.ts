@@ -1,8 +1,8 @@
 // docs/architecture.md matches the code step for step: the numbered steps of reconcile() (its `// N.` comments), the
 // step list in the controller's header, and the "reconcile as data" list in the docs are one numbering, with the
-// same names.
+// same names; and every module of controllers/ that refers to a step ("step 9", "steps 7–8") names one of them.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 
 const root = new URL("../../", import.meta.url);
@@ -33,12 +33,47 @@ function headerSteps(): Map<number, string> {
   );
 }
 
+/** Every module of controllers/ (the controller's own file included): file name → source. */
+function controllerModules(): Map<string, string> {
+  const dir = new URL("controllers/", root);
+  const files = readdirSync(dir).filter((f) => f.endsWith(".ts"));
+  assert.ok(files.includes("cronjob_controller.ts"), "the controller is among the modules read");
+  return new Map(files.map((f) => [f, readFileSync(new URL(f, dir), "utf8")]));
+}
+
+/**
+ * The step references in a module's comments: "Step 9", "step 4's", "steps 7–8", "steps 9, 10 and 11", "10–11b";
+ * each with the line it is on and the step numbers as written (a range's two ends).
+ */
+function stepReferences(source: string): { line: number; text: string; steps: string[] }[] {
+  const out: { line: number; text: string; steps: string[] }[] = [];
+  source.split("\n").forEach((text, i) => {
+    const comment = /\/\/|^\s*\*|\/\*\*/.exec(text);
+    if (!comment) return;
+    const part = text.slice(comment.index);
+    for (const m of part.matchAll(/\b[Ss]teps? ((?:\d+[a-z]?)(?:(?:\s*[–-]\s*|, | and )\d+[a-z]?)*)/g)) {
+      out.push({ line: i + 1, text: text.trim(), steps: [...m[1]!.matchAll(/\d+[a-z]?/g)].map((n) => n[0]) });
+    }
+  });
+  return out;
+}
+
 /** docs/architecture.md's "The reconcile as data" block: number → name (the words before "(" or "──►"). */
 function docSteps(): Map<number, string> {
-  const section = docs.slice(docs.indexOf("## The reconcile as data"));
-  const block = section.slice(section.indexOf("```\n") + 4, section.indexOf("\n```", section.indexOf("```\n") + 4));
   const out = new Map<number, string>();
-  for (const m of block.matchAll(/^(\d+) ([a-z ]+?)(?= \(| ──►|:)/gm)) out.set(Number(m[1]), m[2]!.trim());
+  for (const m of docBlock().matchAll(/^(\d+) ([a-z ]+?)(?= \(| ──►|:)/gm)) out.set(Number(m[1]), m[2]!.trim());
+  return out;
+}
+
+function docBlock(): string {
+  const section = docs.slice(docs.indexOf("## The reconcile as data"));
+  return section.slice(section.indexOf("```\n") + 4, section.indexOf("\n```", section.indexOf("```\n") + 4));
+}
+
+/** The module the docs block names first for a step ("4 observe (observe.ts)"): module → its step. */
+function docModuleSteps(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const m of docBlock().matchAll(/^(\d+) [a-z ]+\(([a-z_]+\.ts)/gm)) out.set(m[2]!, Number(m[1]));
   return out;
 }
 
@@ -67,5 +102,44 @@ describe("docs/architecture.md matches reconcile() step for step", () => {
       "docs",
     );
     assert.deepEqual([...documented.values()], [...header.values()]);
+  });
+});
+
+describe("the modules of controllers/ refer to reconcile()'s steps as it numbers them", () => {
+  it("every step a module's comments name is one of reconcile()'s (no step past the last, no lettered step)", () => {
+    const n = reconcileSteps().length;
+    const wrong: string[] = [];
+    for (const [file, source] of controllerModules()) {
+      for (const ref of stepReferences(source)) {
+        const numbers = ref.steps.map((s) => (/^\d+$/.test(s) ? Number(s) : NaN));
+        const bad = numbers.some((x) => !(x >= 1 && x <= n)) || numbers.some((x, i) => i > 0 && x <= numbers[i - 1]!);
+        if (bad) wrong.push(`controllers/${file}:${ref.line}: step ${ref.steps.join(", ")}: ${ref.text}`);
+      }
+    }
+    assert.deepEqual(wrong, [], `reconcile() has steps 1..${n}`);
+  });
+
+  it("a module the docs name for a step refers to that step in its header", () => {
+    const modules = controllerModules();
+    const named = docModuleSteps();
+    assert.ok(named.size >= 4, `${named.size} modules named in the docs' step list`);
+    for (const [file, step] of named) {
+      const source = modules.get(file);
+      assert.ok(source !== undefined, `controllers/${file} (named in the docs for step ${step}) exists`);
+      const header = source.slice(0, source.indexOf("\nimport "));
+      const steps = stepReferences(header).flatMap((r) => r.steps.map(Number));
+      if (steps.length) assert.ok(steps.includes(step), `controllers/${file}'s header names step ${step}: ${steps}`);
+    }
+  });
+
+  it("finds the references it checks", () => {
+    const refs = stepReferences(
+      "// Steps 7–8, the schedule\n/** Step 4's part */\nconst x = 1; // (steps 9, 10 and 11)",
+    );
+    assert.deepEqual(
+      refs.map((r) => r.steps),
+      [["7", "8"], ["4"], ["9", "10", "11"]],
+    );
+    assert.deepEqual(stepReferences("// (steps 10–11b)")[0]?.steps, ["10", "11b"]);
   });
 });

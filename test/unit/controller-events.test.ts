@@ -3,7 +3,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { MAX_CONDITION_MESSAGE, setConditions } from "../../controllers/conditions.ts";
-import { bounded, EVENT_REASONS, MAX_EVENT_MESSAGE, recordEvent } from "../../controllers/events.ts";
+import { bounded, emitEvent, MAX_EVENT_MESSAGE } from "../../controllers/events.ts";
+import { EVENT_REASONS } from "../../api/v1/index.ts";
 import { parseSchedule, validateTimeZone } from "../../api/v1/schedule/index.ts";
 import { FakeRecorder } from "../../runtime/events/fake.ts";
 
@@ -11,17 +12,17 @@ import { FakeRecorder } from "../../runtime/events/fake.ts";
 const eventsDoc = readFileSync(join(import.meta.dirname, "..", "..", "docs", "using-cronjobs.md"), "utf8");
 
 describe("controller Events", () => {
-  it("the docs list exactly the reasons the controller records", () => {
+  it("the docs list exactly the reasons the controller emits", () => {
     const line = eventsDoc.split("\n\n").find((p) => p.startsWith("Events: "));
     assert.ok(line, "docs/using-cronjobs.md has an `Events: ...` paragraph");
     const listed = [...line.matchAll(/`(\w+)`/g)].map((m) => m[1]).sort();
     assert.deepEqual(listed, Object.keys(EVENT_REASONS).sort());
   });
 
-  it("records with the declared type and a bounded message", () => {
+  it("emits with the declared type and a bounded message", () => {
     const r = new FakeRecorder();
-    recordEvent(r, { metadata: { name: "x" } }, "FailedCreate", "e".repeat(5000));
-    recordEvent(r, { metadata: { name: "x" } }, "SuccessfulCreate", "Created job x-1");
+    emitEvent(r, { metadata: { name: "x" } }, "FailedCreate", "e".repeat(5000));
+    emitEvent(r, { metadata: { name: "x" } }, "SuccessfulCreate", "Created job x-1");
     const [long, short] = r.take();
     assert.ok(long!.startsWith("Warning FailedCreate eee"));
     assert.equal(long!.length, "Warning FailedCreate ".length + MAX_EVENT_MESSAGE);

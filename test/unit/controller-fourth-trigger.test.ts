@@ -53,7 +53,7 @@ const pokeParts: RunParts<Poke> = {
     message: `poke ${r.id} waits for ${running.join(", ")}`,
     once: { topic: "poke", key: r.id },
   }),
-  record: (status) => ({ ...status }),
+  book: (status) => ({ ...status }),
   created: (r, name) => ({
     event: { reason: "SuccessfulCreate", message: `Created job ${name} (poke ${r.id})` },
     count: "manual",
@@ -78,7 +78,7 @@ const poke: Trigger<"poke"> = {
   },
   ours: (cronJob, job) =>
     job.metadata?.name === pokeName(cronJob.metadata.name ?? "", job.metadata?.annotations?.[POKED_BY] ?? ""),
-  unrecorded: () => false,
+  unbooked: () => false,
 };
 
 async function setUp(o: { suspend?: boolean; concurrencyPolicy?: "Forbid" } = {}) {

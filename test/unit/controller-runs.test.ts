@@ -1,6 +1,6 @@
 // The run path's pure parts: the one admission rule (controllers/runs.ts) over the triggers' rows
 // (controllers/triggers.ts), and each trigger's books as step 4 reads them (controllers/observe.ts): which Jobs move
-// lastScheduleTime, and which runs are unrecorded.
+// lastScheduleTime, and which runs are unbooked.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
@@ -16,9 +16,9 @@ import {
   RUN_NOW_REQUEST_ANNOTATION,
   SCHEDULED_AT_ANNOTATION,
 } from "../../api/v1/index.ts";
-import { isUnrecordedRun, mayDelete, mayReplace, observeChildren } from "../../controllers/observe.ts";
+import { isUnbookedRun, mayDelete, mayReplace, observeChildren } from "../../controllers/observe.ts";
 import { admit } from "../../controllers/runs.ts";
-import { backfillRecord, type Trigger, TRIGGERS, type TriggerRun } from "../../controllers/triggers.ts";
+import { backfillBook, type Trigger, TRIGGERS, type TriggerRun } from "../../controllers/triggers.ts";
 
 const CJ = "cj";
 const slot = (iso: string) => new Date(iso);
@@ -106,11 +106,11 @@ describe("admit: the one admission rule", () => {
     assert.deepEqual(admit("Replace", backfill(5), [other]), { run: false });
   });
 
-  it("Replace waits while the stored status has not recorded a running Job's run (its name is the run's only record)", () => {
-    const unrecorded = running("cj-2");
-    const recorded = (j: Job) => j !== unrecorded;
-    assert.deepEqual(admit("Replace", runNow, [other, unrecorded], recorded), { run: false });
-    assert.deepEqual(admit("Replace", runNow, [other], recorded), { run: true, replace: [other] });
+  it("Replace waits while the stored status has not booked a running Job's run (its name is the run's only trace)", () => {
+    const unbooked = running("cj-2");
+    const replaceable = (j: Job) => j !== unbooked;
+    assert.deepEqual(admit("Replace", runNow, [other, unbooked], replaceable), { run: false });
+    assert.deepEqual(admit("Replace", runNow, [other], replaceable), { run: true, replace: [other] });
   });
 
   it("a backfill's parallelism counts only its own running Jobs, whoever else runs", () => {
@@ -177,21 +177,17 @@ describe("each trigger's books", () => {
     assert.equal(withSlot.status.lastScheduleTime, "2026-11-24T04:00:00Z");
   });
 
-  it("a run is unrecorded by its own trigger's books only", () => {
+  it("a run is unbooked by its own trigger's books only", () => {
     // The schedule: a slot newer than lastScheduleTime.
-    assert.equal(isUnrecordedRun(TRIGGERS, base, scheduledJob("2026-11-24T11:00:00Z")), true);
-    assert.equal(isUnrecordedRun(TRIGGERS, base, scheduledJob("2026-11-24T10:00:00Z")), false);
-    // A backfill Job newer than lastScheduleTime is not the schedule's to record: its request's progress decides.
-    assert.equal(isUnrecordedRun(TRIGGERS, base, backfillJob("bf", "2026-11-24T03:00:00Z")), true, "past lastSlot");
-    assert.equal(isUnrecordedRun(TRIGGERS, base, backfillJob("bf", "2026-11-24T02:00:00Z")), false, "at lastSlot");
-    assert.equal(
-      isUnrecordedRun(TRIGGERS, base, backfillJob("old", "2026-11-24T23:00:00Z")),
-      false,
-      "another request's",
-    );
+    assert.equal(isUnbookedRun(TRIGGERS, base, scheduledJob("2026-11-24T11:00:00Z")), true);
+    assert.equal(isUnbookedRun(TRIGGERS, base, scheduledJob("2026-11-24T10:00:00Z")), false);
+    // A backfill Job newer than lastScheduleTime is not the schedule's to book: its request's progress decides.
+    assert.equal(isUnbookedRun(TRIGGERS, base, backfillJob("bf", "2026-11-24T03:00:00Z")), true, "past lastSlot");
+    assert.equal(isUnbookedRun(TRIGGERS, base, backfillJob("bf", "2026-11-24T02:00:00Z")), false, "at lastSlot");
+    assert.equal(isUnbookedRun(TRIGGERS, base, backfillJob("old", "2026-11-24T23:00:00Z")), false, "another request's");
     // Run-now: the current request before lastRunNowRequest holds it.
-    assert.equal(isUnrecordedRun(TRIGGERS, base, manual("r2")), true);
-    assert.equal(isUnrecordedRun(TRIGGERS, base, manual("r1")), false);
+    assert.equal(isUnbookedRun(TRIGGERS, base, manual("r2")), true);
+    assert.equal(isUnbookedRun(TRIGGERS, base, manual("r1")), false);
   });
 
   it("a backfill Job of a slot the schedule has not passed is kept: for the schedule it is the only sign the slot ran", () => {
@@ -199,7 +195,7 @@ describe("each trigger's books", () => {
     // slot (lastScheduleTime is the schedule's alone) if history cleanup had deleted the Job.
     const done = { ...backfillJob("old", "2026-11-24T11:00:00Z"), status: { succeeded: 1 } };
     const cronJob = { metadata: { ...base.metadata, creationTimestamp: "2026-11-20T00:00:00Z" }, status: base.status };
-    assert.equal(isUnrecordedRun(TRIGGERS, cronJob, done), false, "recorded by its request's books");
+    assert.equal(isUnbookedRun(TRIGGERS, cronJob, done), false, "booked by its request's books");
     assert.equal(mayDelete(TRIGGERS, cronJob, done), false, "newer than lastScheduleTime 10:00");
     assert.equal(mayDelete(TRIGGERS, cronJob, { ...done, ...backfillJob("old", "2026-11-24T09:00:00Z") }), true);
     // Before the CronJob existed the schedule never runs a slot: such a Job may go.
@@ -235,8 +231,7 @@ describe("the backfill's book: its row's record", () => {
     },
   };
   const at = slot("2026-11-24T02:00:00Z");
-  const book = (rec: Parameters<typeof backfillRecord>[2]) =>
-    backfillRecord(status, { slot: at, id: "bf" }, rec).backfill;
+  const book = (rec: Parameters<typeof backfillBook>[2]) => backfillBook(status, { slot: at, id: "bf" }, rec).backfill;
 
   it("a slot this request's Job runs is created, one another Job holds is skipped; either way progress moves past it", () => {
     assert.deepEqual(book({ result: "created", job: backfillJob("bf", "2026-11-24T02:00:00Z") }), {
@@ -255,9 +250,9 @@ describe("the backfill's book: its row's record", () => {
   });
 
   it("leaves every other field, and a status without a backfill, as they were", () => {
-    const after = backfillRecord(status, { slot: at, id: "bf" }, { result: "created" });
+    const after = backfillBook(status, { slot: at, id: "bf" }, { result: "created" });
     assert.equal(after.lastScheduleTime, status.lastScheduleTime);
-    assert.deepEqual(backfillRecord({ lastScheduleTime: "x" }, { slot: at, id: "bf" }, { result: "created" }), {
+    assert.deepEqual(backfillBook({ lastScheduleTime: "x" }, { slot: at, id: "bf" }, { result: "created" }), {
       lastScheduleTime: "x",
     });
     assert.equal(status.backfill.created, 1, "the input untouched");

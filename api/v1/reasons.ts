@@ -1,0 +1,176 @@
+// The words the operator writes for users to read, declared once (as k8s.io/api declares a Job's
+// JobReasonBackoffLimitExceeded): the record's (status.recentRuns: an entry's trigger, decision, reason and outcome)
+// and the reasons of the controller's Events. The controller writes them, the API schema's enums and descriptions
+// (the CRD, docs/reference/api.md) are built from them, and `kubectl cron why` reads them, with their descriptions.
+// Each table maps a word to what it means; `Words` turns a table into its constants (`RecordDecision.Held` is
+// "Held"), so no part spells a word out.
+
+/** A table's constants: each word is its own value, with the table's doc comment. */
+export type Words<T> = { readonly [K in keyof T]: K };
+
+function wordsOf<T extends Record<string, unknown>>(table: T): Words<T> {
+  return Object.freeze(Object.fromEntries(Object.keys(table).map((k) => [k, k]))) as Words<T>;
+}
+
+/** A word's meaning, in the words users read (the API reference, `kubectl cron why`). */
+interface Meaning {
+  readonly description: string;
+}
+
+/** "Word (its description), Word (…)": a table as the API reference lists it. */
+export function listed(
+  table: Readonly<Record<string, Meaning>>,
+  words: readonly string[] = Object.keys(table),
+): string {
+  return words.map((w) => `${w} (${table[w]!.description})`).join(", ");
+}
+
+// --- the record: status.recentRuns ------------------------------------------------------------------
+
+/** An entry's `trigger`: what asked for the run. */
+export const RECORD_TRIGGERS = {
+  /** A slot of the schedule, decided when it came. */
+  Schedule: { description: "a slot, when it came" },
+  /** An older missed slot, run by missedRunPolicy RunAll while a newer one was due too. */
+  CatchUp: { description: "an older missed slot run by missedRunPolicy RunAll" },
+  /** A run-now request (the run-now annotation, `kubectl cron run`). */
+  RunNow: { description: "a run-now request" },
+  /** A slot of a backfill request (`kubectl cron backfill`). */
+  Backfill: { description: "a slot of a backfill request" },
+} as const satisfies Record<string, Meaning>;
+export const RecordTrigger = wordsOf(RECORD_TRIGGERS);
+export type RecordTrigger = keyof typeof RECORD_TRIGGERS;
+
+/** An entry's `decision`: what the operator decided about the slot or request. */
+export const RECORD_DECISIONS = {
+  /** Its Job was created. */
+  Created: { description: "its Job was created" },
+  /** Its Job already existed, created by this operator (before a restart, or a lost status write). */
+  Adopted: { description: "its Job existed, created by this operator before a restart" },
+  /** Not started: the starting deadline had passed when the operator reached the slot. */
+  Missed: { description: "not started: startingDeadlineSeconds had passed when the operator reached it" },
+  /** Not run: the missed-run policy runs other slots (the reason says which rule). */
+  Skipped: { description: "not run by missedRunPolicy" },
+  /** Not started (yet): the concurrency policy and a running Job (blockedBy). */
+  Held: { description: "not started: concurrencyPolicy and a running Job, see blockedBy" },
+  /** The API server refused to create its Job (the reason and message are the API server's). */
+  Refused: { description: "the API server refused to create its Job, see reason and message" },
+  /** Scheduling stopped after failed runs in a row. */
+  Stopped: { description: "scheduling stopped after spec.stopAfterConsecutiveFailures failed runs in a row" },
+} as const satisfies Record<string, Meaning>;
+export const RecordDecision = wordsOf(RECORD_DECISIONS);
+export type RecordDecision = keyof typeof RECORD_DECISIONS;
+
+/**
+ * An entry's `reason`, when the operator gives it (a Refused entry's is the API server's: an open set, so the field
+ * stays a string). By decision: Created and Adopted, the trigger's reason; Missed, StartingDeadlineExceeded;
+ * Skipped, one of SKIPPED_REASONS; Held, ConcurrencyPolicyForbid; Stopped, StoppedAfterFailures.
+ */
+export const RECORD_REASONS = {
+  /** Created or Adopted for a slot of the schedule (trigger Schedule). */
+  Scheduled: { description: "its slot came" },
+  /** Created or Adopted for an older missed slot (trigger CatchUp). */
+  MissedRunPolicyRunAll: { description: "missedRunPolicy RunAll runs a missed slot" },
+  /** Created or Adopted for a run-now request (trigger RunNow). */
+  RunNowRequested: { description: "a run-now request" },
+  /** Created or Adopted for a slot of a backfill request (trigger Backfill). */
+  BackfillRequested: { description: "a backfill request" },
+  /** Missed: the slot's startingDeadlineSeconds had passed when the operator reached it. */
+  StartingDeadlineExceeded: { description: "startingDeadlineSeconds had passed" },
+  /** Skipped: missedRunPolicy Skip runs only the slot announced in nextScheduleTime. */
+  MissedRunPolicySkip: { description: "missedRunPolicy Skip runs only the announced time, not a missed one" },
+  /** Skipped: missedRunPolicy RunAll runs at most the newest missed slots (its cap). */
+  RunAllLimit: { description: "missedRunPolicy RunAll runs only the newest missed times, up to its limit" },
+  /** Skipped: missedRunPolicy RunAll with concurrencyPolicy Replace runs only the newest slot. */
+  RunAllReplace: {
+    description: "missedRunPolicy RunAll with concurrencyPolicy Replace runs only the newest missed time",
+  },
+  /** Held: concurrencyPolicy Forbid and a running Job. */
+  ConcurrencyPolicyForbid: { description: "concurrencyPolicy Forbid and a running Job" },
+  /** Stopped: spec.stopAfterConsecutiveFailures failed runs in a row. */
+  StoppedAfterFailures: { description: "too many failed runs in a row" },
+} as const satisfies Record<string, Meaning>;
+export const RecordReason = wordsOf(RECORD_REASONS);
+export type RecordReason = keyof typeof RECORD_REASONS;
+
+/** The reasons of a Skipped entry: the missed-run policy's rule that did not run the slot. */
+export const SKIPPED_REASONS = [
+  RecordReason.MissedRunPolicySkip,
+  RecordReason.RunAllLimit,
+  RecordReason.RunAllReplace,
+] as const satisfies readonly RecordReason[];
+
+/**
+ * A Refused entry's reason the operator gives itself (otherwise the API server's StatusReason: Forbidden,
+ * Invalid, ...). AlreadyExists: the Job's name (the slot's or request's lock) is held by a Job this CronJob does not
+ * control.
+ */
+export const RefusedReason = {
+  /** The Job's name is taken by a Job that is not this CronJob's. */
+  AlreadyExists: "AlreadyExists",
+} as const;
+
+/** An entry's `outcome.result`: how its Job ended. */
+export const OUTCOME_RESULTS = {
+  /** The Job completed. */
+  Complete: { description: "the Job completed" },
+  /** The Job failed (its Failed condition's reason and message go with it). */
+  Failed: { description: "the Job failed, see reason and message" },
+} as const satisfies Record<string, Meaning>;
+export const OutcomeResult = wordsOf(OUTCOME_RESULTS);
+export type OutcomeResult = keyof typeof OUTCOME_RESULTS;
+
+// --- the controller's Events --------------------------------------------------------------------------
+
+/** An Event's type (core/v1). */
+type EventType = "Normal" | "Warning";
+
+/** The reasons of the Events the CronJob controller emits, each with its type (docs/using-cronjobs.md lists them). */
+export const EVENT_REASONS = {
+  /** A Job was created for a slot (of the schedule or of a backfill request). */
+  SuccessfulCreate: { type: "Normal", description: "a Job was created" },
+  /** The API server refused a Job create. */
+  FailedCreate: { type: "Warning", description: "the API server refused to create a Job" },
+  /** The API server warned about a Job it created, or dropped fields of the template its Job API lacks. */
+  JobWarning: { type: "Warning", description: "the API server's warnings about a Job it created" },
+  /** A Job was deleted (history cleanup, concurrencyPolicy Replace). */
+  SuccessfulDelete: { type: "Normal", description: "a Job was deleted (history cleanup, Replace)" },
+  /** A Job delete failed. */
+  FailedDelete: { type: "Warning", description: "a Job could not be deleted" },
+  /** A Job of this CronJob ended. */
+  SawCompletedJob: { type: "Normal", description: "a Job ended" },
+  /** A Job status listed as active is gone. */
+  MissingJob: { type: "Normal", description: "an active Job went missing" },
+  /** A running Job of this CronJob that the operator did not create (or forgot). */
+  UnexpectedJob: { type: "Warning", description: "a running Job the operator did not create" },
+  /** A slot held back by concurrencyPolicy Forbid (once per slot). */
+  JobAlreadyActive: { type: "Normal", description: "a slot waits: concurrencyPolicy Forbid and a running Job" },
+  /** A slot not run: its starting deadline passed, or the missed-run policy does not run it. */
+  MissSchedule: { type: "Warning", description: "a slot was missed" },
+  /** More missed slots than the operator counts (the controller runs the newest). */
+  TooManyMissedTimes: { type: "Warning", description: "too many missed slots to count" },
+  /** spec.timeZone is not a known time zone. */
+  UnknownTimeZone: { type: "Warning", description: "an unknown time zone" },
+  /** The schedule does not parse. */
+  UnparseableSchedule: { type: "Warning", description: "a schedule that does not parse" },
+  /** A Job was created for a run-now request. */
+  RunNow: { type: "Normal", description: "a Job was created for a run-now request" },
+  /** A run-now request waits for a running Job (concurrencyPolicy Forbid). */
+  RunNowDeferred: { type: "Normal", description: "a run-now request waits for a running Job" },
+  /** A run-now request was refused (its value is too long). */
+  RunNowRefused: { type: "Warning", description: "a run-now request was refused" },
+  /** Scheduling stopped after spec.stopAfterConsecutiveFailures failed runs in a row. */
+  StoppedAfterFailures: { type: "Warning", description: "scheduling stopped after failed runs in a row" },
+  /** Scheduling resumed after a stop (a resume request, or a changed spec). */
+  Resumed: { type: "Normal", description: "scheduling resumed" },
+  /** A backfill request started. */
+  BackfillStarted: { type: "Normal", description: "a backfill request started" },
+  /** A backfill request ran every slot of its range. */
+  BackfillComplete: { type: "Normal", description: "a backfill request completed" },
+  /** A backfill request was cancelled (its annotation removed or replaced). */
+  BackfillCancelled: { type: "Normal", description: "a backfill request was cancelled" },
+  /** A backfill request was refused (a range too large, a value that does not parse). */
+  BackfillRefused: { type: "Warning", description: "a backfill request was refused" },
+} as const satisfies Record<string, Meaning & { type: EventType }>;
+export const EventReason = wordsOf(EVENT_REASONS);
+export type EventReason = keyof typeof EVENT_REASONS;
