@@ -566,13 +566,15 @@ const found = (cause: CauseId, verdict: string, evidence: string[], fix: string[
 });
 
 function entryLine(e: RecentRun): string {
-  const parts = [`status.recentRuns: ${e.scheduledTime ?? e.request ?? ""} ${e.trigger} ${e.decision} (${e.reason})`];
-  parts.push(`decided ${e.decidedAt}`);
+  const parts = [
+    `status.recentRuns: ${e.scheduledTime ? stamp(e.scheduledTime) : (e.request ?? "")} ${e.trigger} ${e.decision} (${e.reason})`,
+  ];
+  parts.push(`decided ${stamp(e.decidedAt)}`);
   if (e.job) parts.push(`Job ${e.job}`);
   if (e.blockedBy) parts.push(`behind Job ${e.blockedBy}`);
   if (e.outcome)
     parts.push(
-      `ended ${e.outcome.result}${e.outcome.reason ? ` (${e.outcome.reason})` : ""}${e.outcome.finishedAt ? ` at ${e.outcome.finishedAt}` : ""}`,
+      `ended ${e.outcome.result}${e.outcome.reason ? ` (${e.outcome.reason})` : ""}${e.outcome.finishedAt ? ` at ${stamp(e.outcome.finishedAt)}` : ""}`,
     );
   if (e.message) parts.push(e.message);
   return parts.join(", ");

@@ -1079,7 +1079,7 @@ describe("kubectl cron why NAME: the Job and its Pods", () => {
         `Job ${JOB} DeadlineExceeded (Job was active longer than specified deadline)`,
       ],
       evidence: [
-        `status.recentRuns: ${SLOT} Schedule Created (Scheduled), decided ${at(SLOT, 2)}, Job ${JOB}, ended Failed (DeadlineExceeded) at ${at(SLOT, 3602)}`,
+        `status.recentRuns: ${SLOT} Schedule Created (Scheduled), decided 2026-11-25T02:00:02Z, Job ${JOB}, ended Failed (DeadlineExceeded) at 2026-11-25T03:00:02Z`,
         `Job ${JOB} is gone`,
       ],
       fix: ["activeDeadlineSeconds"],
@@ -1850,10 +1850,10 @@ describe("diagnose(): causes where the live layer adds nothing", () => {
         verdict: [
           `did not run at ${SLOT_TEXT}`,
           "8s late, past startingDeadlineSeconds 5",
-          `the leader changed: cronjob-operator-controller-manager-7d9f-fghij_77aa took the Lease at ${at(SLOT, 6)}, after the slot`,
+          "no replica led from before the slot until 2026-11-25T02:00:06Z, when cronjob-operator-controller-manager-7d9f-fghij_77aa took the Lease",
         ],
         evidence: [
-          `the current leader cronjob-operator-controller-manager-7d9f-fghij_77aa took the Lease at ${at(SLOT, 6)}`,
+          `Lease ${OPERATOR_NS}/${LEASE}: cronjob-operator-controller-manager-7d9f-fghij_77aa acquired it at 2026-11-25T02:00:06Z, after the slot; 2 leader changes in all`,
         ],
         fix: [`kubectl cron backfill ${NAME} -n ${NS} --from=${SLOT} --to=${SLOT}`],
       });
