@@ -16,10 +16,12 @@ import { IMG, type Result, conditionTrue, ready, sleep } from "./cluster-tools.t
 import { CRONJOBS, e2eSuite } from "./suite.ts";
 
 const CHART = join(PROJECT_ROOT, "dist", "chart");
-const RELEASE = "cronjob-operator";
-const RELEASE_NS = "cronjob-operator-helm";
+// A release name, fullnameOverride and namespace of a platform team's choosing, none the default install's: the
+// plugin finds the operator where the release put it.
+const RELEASE = "nightly-ops";
+const RELEASE_NS = "platform-cron";
 const NS = "helm-e2e";
-const DEPLOYMENT = "cronjob-operator-controller-manager";
+const DEPLOYMENT = "nightly-ops-controller-manager";
 const CRD = "customresourcedefinition.apiextensions.k8s.io/cronjobs.batch.tutorial.kubebuilder.io";
 /** The pace of applies during the upgrade the issue asks for, at least. */
 const MIN_APPLIES_PER_SECOND = 5;
@@ -106,6 +108,8 @@ describe(
         RELEASE_NS,
         "--create-namespace",
         "--set",
+        `fullnameOverride=${RELEASE}`,
+        "--set",
         `image.repository=${IMG.slice(0, colon)}`,
         "--set-string",
         `image.tag=${IMG.slice(colon + 1)}`,
@@ -143,6 +147,12 @@ describe(
       );
       const log = await kubectl(["-n", NS, "logs", `job/${job.metadata.name}`]);
       assert.match(log, /hello from helm/);
+      // kubectl cron why finds the operator under the release's names and namespace: healthy, exit 0.
+      const why = await suite.kubectlCron(["why", "every-minute", "-n", NS, "-o", "json"]);
+      const d = JSON.parse(why.stdout) as { status: string; exitCode: number; also: unknown[] };
+      assert.deepEqual([why.code, d.status, d.also], [0, "healthy", []], why.stdout + why.stderr);
+      const all = await suite.kubectlCron(["why", "-A"]);
+      assert.equal(all.code, 0, all.stdout + all.stderr);
     });
 
     it("helm upgrade: a changed value rolls out while CronJobs are applied continuously, none refused", async (t) => {

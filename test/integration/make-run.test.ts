@@ -76,10 +76,14 @@ describe("make run LOCAL=1", () => {
     const tail = () => out.slice(-4000);
     let kubeconfig = "";
 
-    function kubectl(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+    function kubectl(
+      args: string[],
+      stdin?: string,
+      command = "kubectl",
+    ): Promise<{ code: number; stdout: string; stderr: string }> {
       return new Promise((resolve) => {
         const p = execFile(
-          "kubectl",
+          command,
           args,
           { env: { ...process.env, KUBECONFIG: kubeconfig }, maxBuffer: 64 << 20 },
           (err, stdout, stderr) =>
@@ -189,6 +193,22 @@ describe("make run LOCAL=1", () => {
         async () => (await events("cronjob-sample")).includes("SawCompletedJob"),
         30_000,
       );
+      // kubectl cron why, as a new user asks it here: the operator runs on this host, with no Pod, no Deployment and
+      // no Lease, and a CronJob it runs is healthy (exit 0), not "operator down"; so is every CronJob (-A).
+      const plugin = join(PROJECT_ROOT, "cmd", "kubectl-cron", "kubectl-cron");
+      let lastWhy = "";
+      await eventually(
+        "kubectl cron why cronjob-sample: healthy, exit 0",
+        async () => {
+          const one = await kubectl(["why", "cronjob-sample", "-o", "json"], undefined, plugin);
+          const all = await kubectl(["why", "-A"], undefined, plugin);
+          lastWhy = `why: exit ${one.code} ${one.stdout}${one.stderr}\nwhy -A: exit ${all.code} ${all.stdout}${all.stderr}`;
+          const d = JSON.parse(one.stdout || "{}") as { status?: string; also?: unknown[] };
+          return one.code === 0 && d.status === "healthy" && d.also?.length === 0 && all.code === 0 ? true : undefined;
+        },
+        60_000,
+      ).catch((e: Error) => assert.fail(`${e.message}\n${lastWhy}`));
+
       // The printer columns show real values. make run serves API v2 as a deploy does (docs/several-schedules.md),
       // so the preferred version, and plain `kubectl get`, is v2: its SCHEDULES column is status.resolvedSchedule.
       const table = await kubectl(["get", CRONJOBS, "cronjob-sample"]);
