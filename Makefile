@@ -228,12 +228,31 @@ undeploy: ## Remove what deploy applied (CRD, CronJobs, namespace, RBAC, webhook
 
 ##@ kubectl plugin
 
+# The plugin built ahead of time (hack/build-plugin.ts, esbuild): bin/plugin/ (what the launcher
+# cmd/kubectl-cron/kubectl-cron runs while it is newer than its sources; else it runs the TypeScript) and
+# bin/kubectl-cron.mjs, the same in one file for any Node 24. plugin-sea: bin/kubectl-cron, one executable with
+# Node inside (no Node, no clone: docs/run-now-and-the-plugin.md).
+PLUGIN_SOURCES := $(shell find cmd/kubectl-cron api runtime webhooks -name '*.ts' 2>/dev/null) hack/build-plugin.ts hack/plugin-entry.ts package-lock.json
+
+bin/plugin/kubectl-cron.mjs: $(NODE_MODULES) $(PLUGIN_SOURCES)
+	$(NODE) hack/build-plugin.ts bundle
+
+bin/kubectl-cron: $(NODE_MODULES) $(PLUGIN_SOURCES)
+	$(NODE) hack/build-plugin.ts sea
+
+.PHONY: plugin
+plugin: bin/plugin/kubectl-cron.mjs ## Build the kubectl plugin ahead of time: bin/plugin/ (what the launcher runs) and bin/kubectl-cron.mjs (one file).
+
+.PHONY: plugin-sea
+plugin-sea: bin/kubectl-cron ## Build bin/kubectl-cron: the plugin as one executable with Node inside (no clone, no Node needed), ~120 MB.
+
 # `kubectl cron run|suspend|resume|next|history NAME`: a link to cmd/kubectl-cron/kubectl-cron in a directory on
-# PATH (kubectl finds plugins by their kubectl-* name). It runs the project's Node 24 from node_modules.
+# PATH (kubectl finds plugins by their kubectl-* name). It runs the project's Node 24 from node_modules, on the
+# bundle this target builds.
 PLUGIN_DIR ?= /usr/local/bin
 
 .PHONY: install-plugin
-install-plugin: $(NODE_MODULES) ## Install the kubectl plugin `kubectl cron` and its shell completion (kubectl_complete-cron) into PLUGIN_DIR (default /usr/local/bin).
+install-plugin: plugin ## Install the kubectl plugin `kubectl cron` and its shell completion (kubectl_complete-cron) into PLUGIN_DIR (default /usr/local/bin).
 	@mkdir -p "$(PLUGIN_DIR)"
 	ln -sf "$(CURDIR)/cmd/kubectl-cron/kubectl-cron" "$(PLUGIN_DIR)/kubectl-cron"
 	ln -sf "$(CURDIR)/cmd/kubectl-cron/kubectl_complete-cron" "$(PLUGIN_DIR)/kubectl_complete-cron"
