@@ -246,6 +246,15 @@ plugin: bin/plugin/kubectl-cron.mjs ## Build the kubectl plugin ahead of time: b
 .PHONY: plugin-sea
 plugin-sea: bin/kubectl-cron ## Build bin/kubectl-cron: the plugin as one executable with Node inside (no clone, no Node needed), ~120 MB.
 
+# A release of the plugin for krew: the single executable packed as bin/release/kubectl-cron-linux-amd64.tar.gz
+# and bin/release/cron.yaml, config/krew/cron.yaml (make manifests) with the archive's URL and sha256 filled in.
+.PHONY: plugin-release
+plugin-release: plugin-sea ## Pack bin/kubectl-cron for krew: bin/release/ archive + manifest (RELEASE_URL=https://... where the archive will be published).
+	@test -n "$(RELEASE_URL)" || { echo "plugin-release: set RELEASE_URL, the URL the archive will be published under" >&2; exit 1; }
+	@mkdir -p bin/release
+	tar -czf bin/release/kubectl-cron-linux-amd64.tar.gz -C bin kubectl-cron
+	$(NODE) hack/krew.ts --archive bin/release/kubectl-cron-linux-amd64.tar.gz --release-url "$(RELEASE_URL)" --out bin/release/cron.yaml
+
 # `kubectl cron run|suspend|resume|next|history NAME`: a link to cmd/kubectl-cron/kubectl-cron in a directory on
 # PATH (kubectl finds plugins by their kubectl-* name). It runs the project's Node 24 from node_modules, on the
 # bundle this target builds.
@@ -285,3 +294,10 @@ bench: $(NODE_MODULES) build ## Benchmark ours vs the built-in CronJob controlle
 	$(NODE) bench/run.ts $(if $(N),--n=$(N)) $(if $(MINUTES),--minutes=$(MINUTES)) \
 	  $(if $(NAMESPACES),--namespaces=$(NAMESPACES)) $(if $(OUT),--out=$(OUT)) \
 	  $(if $(PHASES),--phases=$(PHASES)) $(if $(OPERATOR_LIMITS),--operator-limits=$(OPERATOR_LIMITS))
+
+# The kubectl plugin's start and answers (bench/plugin.ts): the TypeScript, the bundle, the single executable and
+# kubectl on the same objects of a real kube-apiserver (envtest), median of RUNS; and the manager's start.
+.PHONY: bench-plugin
+bench-plugin: $(NODE_MODULES) build plugin plugin-sea ## Benchmark kubectl cron's start, why NAME and why -A beside kubectl (N=1000,5000 RUNS=5 OUT=<file>.md).
+	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)"; \
+	$(NODE) bench/plugin.ts $(if $(N),--n=$(N)) $(if $(RUNS),--runs=$(RUNS)) $(if $(OUT),--out=$(OUT))
