@@ -228,12 +228,40 @@ undeploy: ## Remove what deploy applied (CRD, CronJobs, namespace, RBAC, webhook
 
 ##@ kubectl plugin
 
+# The plugin built ahead of time (hack/build-plugin.ts, esbuild): bin/plugin/ (what the launcher
+# cmd/kubectl-cron/kubectl-cron runs while it is newer than its sources; else it runs the TypeScript) and
+# bin/kubectl-cron.mjs, the same in one file for any Node 24. plugin-sea: bin/kubectl-cron, one executable with
+# Node inside (no Node, no clone: docs/run-now-and-the-plugin.md).
+PLUGIN_SOURCES := $(shell find cmd/kubectl-cron api runtime webhooks -name '*.ts' 2>/dev/null) hack/build-plugin.ts hack/plugin-entry.ts package-lock.json
+
+bin/plugin/kubectl-cron.mjs: $(NODE_MODULES) $(PLUGIN_SOURCES)
+	$(NODE) hack/build-plugin.ts bundle
+
+bin/kubectl-cron: $(NODE_MODULES) $(PLUGIN_SOURCES)
+	$(NODE) hack/build-plugin.ts sea
+
+.PHONY: plugin
+plugin: bin/plugin/kubectl-cron.mjs ## Build the kubectl plugin ahead of time: bin/plugin/ (what the launcher runs) and bin/kubectl-cron.mjs (one file).
+
+.PHONY: plugin-sea
+plugin-sea: bin/kubectl-cron ## Build bin/kubectl-cron: the plugin as one executable with Node inside (no clone, no Node needed), ~120 MB.
+
+# A release of the plugin for krew: the single executable packed as bin/release/kubectl-cron-linux-amd64.tar.gz
+# and bin/release/cron.yaml, config/krew/cron.yaml (make manifests) with the archive's URL and sha256 filled in.
+.PHONY: plugin-release
+plugin-release: plugin-sea ## Pack bin/kubectl-cron for krew: bin/release/ archive + manifest (RELEASE_URL=https://... where the archive will be published).
+	@test -n "$(RELEASE_URL)" || { echo "plugin-release: set RELEASE_URL, the URL the archive will be published under" >&2; exit 1; }
+	@mkdir -p bin/release
+	tar -czf bin/release/kubectl-cron-linux-amd64.tar.gz -C bin kubectl-cron
+	$(NODE) hack/krew.ts --archive bin/release/kubectl-cron-linux-amd64.tar.gz --release-url "$(RELEASE_URL)" --out bin/release/cron.yaml
+
 # `kubectl cron run|suspend|resume|next|history NAME`: a link to cmd/kubectl-cron/kubectl-cron in a directory on
-# PATH (kubectl finds plugins by their kubectl-* name). It runs the project's Node 24 from node_modules.
+# PATH (kubectl finds plugins by their kubectl-* name). It runs the project's Node 24 from node_modules, on the
+# bundle this target builds.
 PLUGIN_DIR ?= /usr/local/bin
 
 .PHONY: install-plugin
-install-plugin: $(NODE_MODULES) ## Install the kubectl plugin `kubectl cron` and its shell completion (kubectl_complete-cron) into PLUGIN_DIR (default /usr/local/bin).
+install-plugin: plugin ## Install the kubectl plugin `kubectl cron` and its shell completion (kubectl_complete-cron) into PLUGIN_DIR (default /usr/local/bin).
 	@mkdir -p "$(PLUGIN_DIR)"
 	ln -sf "$(CURDIR)/cmd/kubectl-cron/kubectl-cron" "$(PLUGIN_DIR)/kubectl-cron"
 	ln -sf "$(CURDIR)/cmd/kubectl-cron/kubectl_complete-cron" "$(PLUGIN_DIR)/kubectl_complete-cron"
@@ -266,3 +294,10 @@ bench: $(NODE_MODULES) build ## Benchmark ours vs the built-in CronJob controlle
 	$(NODE) bench/run.ts $(if $(N),--n=$(N)) $(if $(MINUTES),--minutes=$(MINUTES)) \
 	  $(if $(NAMESPACES),--namespaces=$(NAMESPACES)) $(if $(OUT),--out=$(OUT)) \
 	  $(if $(PHASES),--phases=$(PHASES)) $(if $(OPERATOR_LIMITS),--operator-limits=$(OPERATOR_LIMITS))
+
+# The kubectl plugin's start and answers (bench/plugin.ts): the TypeScript, the bundle, the single executable and
+# kubectl on the same objects of a real kube-apiserver (envtest), median of RUNS; and the manager's start.
+.PHONY: bench-plugin
+bench-plugin: $(NODE_MODULES) build plugin plugin-sea ## Benchmark kubectl cron's start, why NAME and why -A beside kubectl (N=1000,5000 RUNS=5 OUT=<file>.md).
+	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)"; \
+	$(NODE) bench/plugin.ts $(if $(N),--n=$(N)) $(if $(RUNS),--runs=$(RUNS)) $(if $(OUT),--out=$(OUT))

@@ -25,6 +25,7 @@ import { CHART_DIR, chartFiles } from "./helmgen/chart.ts";
 import { API_REFERENCE_PATH, apiReference, referenceSources } from "./apidocs/reference.ts";
 import { runbookPaths, TROUBLESHOOTING_PATH, withCauses, withRunbookCauses } from "./apidocs/causes.ts";
 import * as api from "../api/v1/index.ts";
+import { KREW_MANIFEST_PATH, krewManifestYAML } from "./krew.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -85,6 +86,9 @@ function main(): number {
     files.set(rel, withRunbookCauses(rel, readFileSync(join(root, rel), "utf8")));
   }
 
+  // The krew plugin manifest's template (its release fills in the archive's URL and sha256: hack/krew.ts).
+  files.set(KREW_MANIFEST_PATH, krewManifestYAML());
+
   let stale = 0;
   for (const [rel, content] of files) stale += syncFile(rel, content, values.check ?? false);
   // dist/install.yaml, the one-file installer (kubebuilder's build-installer output), rendered from the files
@@ -117,6 +121,9 @@ function installerYAML(): string {
 /** dist/chart's files written (or compared); a file there that is no longer generated is removed (or reported). */
 function syncChart(check: boolean): number {
   const files = chartFiles(root);
+  // The krew plugin manifest's template (its release fills in the archive's URL and sha256: hack/krew.ts).
+  files.set(KREW_MANIFEST_PATH, krewManifestYAML());
+
   let stale = 0;
   for (const [rel, content] of files) stale += syncFile(rel, content, check);
   const dir = join(root, CHART_DIR);

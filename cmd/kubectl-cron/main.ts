@@ -1,14 +1,11 @@
 // kubectl-cron: the project's kubectl plugin (`kubectl cron ...`). See USAGE in args.ts.
 import { stringify } from "yaml";
-import { CronJobResource, type CronJob } from "../../api/v1/index.ts";
 import { Client } from "../../runtime/client.ts";
 import { APIError } from "../../runtime/errors.ts";
-import { Kinds } from "../../runtime/kinds.ts";
 import { ContextNotFoundError, type LoadedKubeConfig, loadKubeConfig } from "../../runtime/kubeconfig.ts";
 import { clientAPI } from "./api.ts";
 import { parseCommandLine, UsageError, USAGE, type Args } from "./args.ts";
-import { builtinCronJobKind, discoverBuiltinVersion } from "./builtin.ts";
-import { complete, formatCompletion, type CompletionSources } from "./completion.ts";
+import { completion } from "./completecommand.ts";
 import {
   FIELD_MANAGER,
   history,
@@ -102,52 +99,6 @@ function printed(args: Args, out: Output): string {
   if (args.output === "json") return `${JSON.stringify(out.json, null, 2)}\n`;
   if (args.output === "yaml") return stringify(out.json);
   return out.text;
-}
-
-/** `kubectl cron __complete WORDS...` (what kubectl_complete-cron runs): never fails, never prints errors. */
-async function completion(words: readonly string[], io: IO): Promise<number> {
-  const flag = (long: string, short?: string) => {
-    const i = words.findIndex((w, j) => j < words.length - 1 && (w === `--${long}` || (short && w === `-${short}`)));
-    if (i >= 0) return words[i + 1];
-    return words.find((w) => w.startsWith(`--${long}=`))?.slice(long.length + 3);
-  };
-  let kc: LoadedKubeConfig | undefined;
-  let client: Client | undefined;
-  const connect = () => {
-    kc ??= loadConfig({ kubeconfig: flag("kubeconfig"), context: flag("context") }, io.env);
-    client ??= new Client(kc, { userAgent: FIELD_MANAGER, timeoutMs: 5_000 });
-    return { kc, client };
-  };
-  const sources: CompletionSources = {
-    async cronJobNames(kind, namespace) {
-      const { kc, client } = connect();
-      const ns = namespace ?? namespaceOf({}, kc);
-      const rk = kind === "ours" ? CronJobResource : builtinCronJobKind(await discoverBuiltinVersion(client));
-      const items = (await client.list<CronJob>(rk, { namespace: ns, limit: 500 })).items;
-      return items.map((c) => c.metadata.name ?? "").sort();
-    },
-    async namespaces() {
-      const items = (await connect().client.list(Kinds.Namespace, { limit: 500 })).items;
-      return items.map((n) => n.metadata?.name ?? "").sort();
-    },
-    contexts() {
-      try {
-        return connect()
-          .kc.getContexts()
-          .map((c) => c.name);
-      } catch {
-        return [];
-      }
-    },
-  };
-  let result;
-  try {
-    result = await complete(words, sources);
-  } catch {
-    result = { candidates: [], directive: 4 };
-  }
-  io.stdout(formatCompletion(result));
-  return EXIT.ok;
 }
 
 export async function main(argv: readonly string[], io: IO): Promise<number> {

@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import { OPENAPI_VERSION, readVendoredOpenAPI, VENDORED_OPENAPI } from "../../hack/crdgen/vendored-openapi.ts";
 
 const root = resolve(import.meta.dirname, "..", "..");
-const SKIP = new Set(["node_modules", ".git", "dist", "bench/results"]);
+const SKIP = new Set(["node_modules", ".git", "dist", "bin", "bench/results"]);
 const CODE = /\.(ts|js|mjs|cjs|sh|json|ya?ml)$|^Makefile$|^Dockerfile$|^run$|^setup-envtest$/;
 
 function* files(dir: string): Generator<string> {

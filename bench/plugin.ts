@@ -1,0 +1,247 @@
+// The kubectl plugin's benchmark (make bench-plugin): how fast `kubectl cron` starts and answers, built ahead of
+// time or not, beside kubectl itself on the same objects. Never part of `make test`.
+//
+//   make bench-plugin                              # N=1000,5000, 5 runs each
+//   node_modules/.bin/node bench/plugin.ts --n=1000 --runs=3 --out=/tmp/plugin.md
+//
+// Each command runs `runs` times after one untimed run (which fills Node's compile cache for the split bundle),
+// under /usr/bin/time: the median wall time, CPU time (user + sys, children included) and maximum RSS. The
+// cluster is a real kube-apiserver (envtest/, 1.20) with the CRDs, no controller: N CronJobs of ours spread
+// over 4 namespaces, as bench/run.ts creates them, never run (`why` reads them, their Jobs, Events and the
+// operator's Pods and Lease, and explains each). What runs:
+//   before      node cmd/kubectl-cron/main.ts: the launcher as it was (TypeScript, every module at start)
+//   ts          node cmd/kubectl-cron/cli.ts: the launcher's fallback now (TypeScript, modules on demand)
+//   launcher    cmd/kubectl-cron/kubectl-cron with a fresh bin/plugin/ (make plugin): the split bundle
+//   one-file    node bin/kubectl-cron.mjs (make plugin)
+//   sea         bin/kubectl-cron (make plugin-sea): the single executable
+//   kubectl     the same question put to kubectl: `kubectl version --client`, `kubectl __complete ""`,
+//               `kubectl get cronjobs.batch.tutorial.kubebuilder.io NAME` and `... -A`
+// The manager's start (`--help`) is measured too: cmd/main.ts (TypeScript), dist/cmd/main.js (make build) and
+// an esbuild bundle of cmd/main.ts.
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { parseArgs } from "node:util";
+import { build } from "esbuild";
+import { CronJobResource } from "../api/v1/index.ts";
+import { PROJECT_ROOT, TestEnv } from "../envtest/index.ts";
+import { Client } from "../runtime/client.ts";
+import { forEachLimit } from "./lib/pool.ts";
+import { createNamespaces, ourCronJob, placement } from "./lib/workload.ts";
+
+const { values } = parseArgs({
+  options: {
+    n: { type: "string", default: process.env.N ?? "1000,5000" },
+    runs: { type: "string", default: process.env.RUNS ?? "5" },
+    out: { type: "string", default: process.env.OUT },
+  },
+});
+const NS = values.n.split(",").map((s) => Number(s.trim()));
+const RUNS = Number(values.runs);
+const NAMESPACES = 4;
+const NODE = process.execPath;
+const CRD = "cronjobs.batch.tutorial.kubebuilder.io";
+const root = (p: string) => join(PROJECT_ROOT, p);
+
+interface Sample {
+  wall: number;
+  cpu: number;
+  rssMB: number;
+  code: number | null;
+  bytes: number;
+  stderr: string;
+}
+
+async function once(cmd: string[], env: NodeJS.ProcessEnv): Promise<Sample> {
+  const timeFile = join(work, "time");
+  const started = performance.now();
+  const child = spawn("/usr/bin/time", ["-q", "-f", "%U %S %M", "-o", timeFile, ...cmd], {
+    cwd: work,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let bytes = 0;
+  let stderr = "";
+  child.stdout.on("data", (b: Buffer) => (bytes += b.length));
+  child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
+  const code = await new Promise<number | null>((r) => child.on("close", (c) => r(c)));
+  const wall = (performance.now() - started) / 1000;
+  const [user, sys, rss] = readFileSync(timeFile, "utf8").trim().split("\n").at(-1)!.split(" ").map(Number);
+  return { wall, cpu: user! + sys!, rssMB: rss! / 1024, code, bytes, stderr };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+interface Row {
+  what: string;
+  variant: string;
+  wall: number;
+  cpu: number;
+  rssMB: number;
+  code: number | null;
+  bytes: number;
+}
+
+async function measure(what: string, variant: string, cmd: string[], env: NodeJS.ProcessEnv): Promise<Row> {
+  const warm = await once(cmd, env);
+  if (/^error: /m.test(warm.stderr) && variant !== "kubectl" && what !== "usage error") {
+    throw new Error(`${variant} ${what}: ${warm.stderr.slice(0, 500)}`);
+  }
+  const samples: Sample[] = [];
+  for (let i = 0; i < RUNS; i++) samples.push(await once(cmd, env));
+  const row = {
+    what,
+    variant,
+    wall: median(samples.map((s) => s.wall)),
+    cpu: median(samples.map((s) => s.cpu)),
+    rssMB: median(samples.map((s) => s.rssMB)),
+    code: samples[0]!.code,
+    bytes: samples[0]!.bytes,
+  };
+  console.log(
+    `${what.padEnd(28)} ${variant.padEnd(9)} wall ${row.wall.toFixed(3)} s  cpu ${row.cpu.toFixed(2)} s  rss ${row.rssMB.toFixed(0)} MB  exit ${row.code}  ${row.bytes} B`,
+  );
+  return row;
+}
+
+const PLUGIN: Record<string, string[]> = {
+  before: [NODE, "--no-warnings=ExperimentalWarning", root("cmd/kubectl-cron/main.ts")],
+  ts: [NODE, "--no-warnings=ExperimentalWarning", root("cmd/kubectl-cron/cli.ts")],
+  launcher: [root("cmd/kubectl-cron/kubectl-cron")],
+  "one-file": [NODE, root("bin/kubectl-cron.mjs")],
+  sea: [root("bin/kubectl-cron")],
+};
+
+function checkBuilt(): void {
+  for (const f of ["bin/plugin/kubectl-cron.mjs", "bin/kubectl-cron.mjs", "bin/kubectl-cron"]) {
+    if (!existsSync(root(f))) throw new Error(`${f} is missing: make plugin plugin-sea`);
+  }
+  // The launcher runs the bundle only while it is fresh: say so rather than measure the TypeScript twice.
+  const stale = execFileSync(
+    "sh",
+    ["-c", "find $(cat bin/plugin/inputs) -newer bin/plugin/kubectl-cron.mjs -print -quit"],
+    { cwd: PROJECT_ROOT, encoding: "utf8" },
+  ).trim();
+  if (stale) throw new Error(`bin/plugin/ is older than ${stale}: make plugin`);
+}
+
+const work = mkdtempSync(join(tmpdir(), "bench-plugin-"));
+const rows: Row[] = [];
+const baseEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, KUBECONFIG: join(work, "none") };
+
+async function startCommands(): Promise<void> {
+  for (const [variant, cmd] of Object.entries(PLUGIN)) {
+    rows.push(await measure("--help", variant, [...cmd, "--help"], baseEnv));
+    rows.push(await measure("__complete (a command)", variant, [...cmd, "__complete", "w"], baseEnv));
+    rows.push(await measure("usage error", variant, [...cmd, "bogus"], baseEnv));
+  }
+  rows.push(await measure("--help", "kubectl", ["kubectl", "version", "--client"], baseEnv));
+  rows.push(await measure("__complete (a command)", "kubectl", ["kubectl", "__complete", "g"], baseEnv));
+}
+
+/**
+ * The manager: `--help` (flags only: cmd/main.ts imports run.ts after parsing them) and importing cmd/run.ts,
+ * which loads everything the manager runs with; from TypeScript, from dist/ (make build) and from an esbuild
+ * bundle split like the plugin's (written under bin/, where node_modules resolves: its createRequire("yaml")).
+ */
+async function managerStart(): Promise<void> {
+  const out = root("bin/manager-bench");
+  rmSync(out, { recursive: true, force: true });
+  await build({
+    absWorkingDir: PROJECT_ROOT,
+    entryPoints: [root("cmd/main.ts"), root("cmd/run.ts")],
+    bundle: true,
+    splitting: true,
+    platform: "node",
+    target: "node24",
+    format: "esm",
+    outdir: out,
+    outExtension: { ".js": ".mjs" },
+    banner: { js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);' },
+    logLevel: "error",
+  });
+  const importing = (file: string) => [NODE, "--input-type=module", "-e", `await import(${JSON.stringify(file)})`];
+  const variants: [string, string, string][] = [
+    ["ts", root("cmd/main.ts"), root("cmd/run.ts")],
+    ["dist", root("dist/cmd/main.js"), root("dist/cmd/run.js")],
+    ["bundle", join(out, "main.mjs"), join(out, "run.mjs")],
+  ];
+  try {
+    for (const [variant, main, run] of variants) {
+      if (!existsSync(main)) continue;
+      rows.push(await measure("manager --help", variant, [NODE, main, "--help"], baseEnv));
+      rows.push(await measure("manager: import cmd/run", variant, importing(run), baseEnv));
+    }
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+async function clusterCommands(): Promise<void> {
+  const env = await TestEnv.start({ verbose: false });
+  try {
+    const client = new Client(env.kubeConfig, { userAgent: "bench", maxSockets: 64 });
+    await createNamespaces(client, NAMESPACES);
+    const clusterEnv = { ...baseEnv, KUBECONFIG: env.kubeconfigPath };
+    let created = 0;
+    for (const n of NS) {
+      const started = performance.now();
+      await forEachLimit(n - created, 48, async (j) => {
+        const p = placement(created + j, NAMESPACES);
+        await client.create(CronJobResource, ourCronJob(p.namespace, p.name));
+      });
+      created = n;
+      console.log(`${n} CronJobs in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      const one = placement(0, NAMESPACES);
+      if (n === NS[0]) {
+        for (const [variant, cmd] of Object.entries(PLUGIN)) {
+          rows.push(await measure("why NAME", variant, [...cmd, "why", one.name, "-n", one.namespace], clusterEnv));
+        }
+        rows.push(
+          await measure("why NAME", "kubectl", ["kubectl", "get", CRD, one.name, "-n", one.namespace], clusterEnv),
+        );
+      }
+      for (const [variant, cmd] of Object.entries(PLUGIN)) {
+        rows.push(await measure(`why -A (N=${n})`, variant, [...cmd, "why", "-A"], clusterEnv));
+      }
+      rows.push(await measure(`why -A (N=${n})`, "kubectl", ["kubectl", "get", CRD, "-A"], clusterEnv));
+    }
+  } finally {
+    await env.stop();
+  }
+}
+
+function report(): string {
+  const lines = [
+    `# kubectl cron: start and answers (bench/plugin.ts)`,
+    ``,
+    `${new Date().toISOString()}; ${cpus().length} × ${cpus()[0]?.model ?? "?"}; load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")} at the end; Node ${process.version}; median of ${RUNS} runs after one untimed run.`,
+    ``,
+    `| command | variant | wall (s) | CPU user+sys (s) | max RSS (MB) | exit | stdout (bytes) |`,
+    `|---|---|--:|--:|--:|--:|--:|`,
+    ...rows.map(
+      (r) =>
+        `| ${r.what} | ${r.variant} | ${r.wall.toFixed(3)} | ${r.cpu.toFixed(2)} | ${r.rssMB.toFixed(0)} | ${r.code} | ${r.bytes} |`,
+    ),
+  ];
+  return lines.join("\n") + "\n";
+}
+
+try {
+  checkBuilt();
+  await startCommands();
+  await managerStart();
+  await clusterCommands();
+  const text = report();
+  process.stdout.write(`\n${text}`);
+  if (values.out) {
+    mkdirSync(join(values.out, ".."), { recursive: true });
+    writeFileSync(values.out, text);
+    console.log(`wrote ${relative(process.cwd(), values.out)}`);
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

@@ -1,0 +1,154 @@
+// Builds the kubectl plugin ahead of time (make plugin, make plugin-sea): no TypeScript to strip at start, and
+// only what a command needs is evaluated (docs/run-now-and-the-plugin.md, "Installing the plugin").
+//
+//   bundle  bin/kubectl-cron.mjs: one ESM file with every dependency, `#!/usr/bin/env node`. Each import() of
+//           cmd/kubectl-cron/cli.ts and completecommand.ts stays lazy (esbuild wraps the module, evaluated on
+//           first import), so --help, usage errors and __complete evaluate args.ts and completion.ts only.
+//           bin/plugin/ holds the same split into chunks, the fastest start, with `inputs`: what it was built
+//           from. The launcher (cmd/kubectl-cron/kubectl-cron) runs it while none of those is newer.
+//   sea     bin/kubectl-cron: a single executable (Node's single-executable applications): this project's
+//           Node 24 with the same bundle (as CommonJS, which SEA's main script must be in Node 24) and its
+//           V8 code cache injected by postject. Runs with no Node and no clone.
+//
+// Usage: node hack/build-plugin.ts [bundle|sea]... [--out-dir DIR]
+import { execFileSync } from "node:child_process";
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { build, type Plugin } from "esbuild";
+
+const ROOT = resolve(import.meta.dirname, "..");
+const ENTRY = "hack/plugin-entry.ts";
+
+/**
+ * runtime/kubeconfig.ts loads `yaml` with createRequire(import.meta.url), which a bundler cannot follow (and which
+ * would look for node_modules beside the bundle): a plain require("yaml") is bundled, and stays lazy.
+ */
+const bundleKubeconfigYAML: Plugin = {
+  name: "kubeconfig-yaml",
+  setup(b) {
+    b.onLoad({ filter: /runtime[\\/]kubeconfig\.ts$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      const from = 'createRequire(import.meta.url)("yaml")';
+      if (!source.includes(from))
+        throw new Error(`${args.path} no longer contains ${from}: update hack/build-plugin.ts`);
+      return { contents: source.replace(from, 'require("yaml")'), loader: "ts" };
+    });
+  },
+};
+
+type Layout = { format: "esm"; outdir: string } | { format: "esm" | "cjs"; outfile: string };
+
+async function bundle(layout: Layout): Promise<string[]> {
+  const esm = layout.format === "esm";
+  const result = await build({
+    absWorkingDir: ROOT,
+    entryPoints: { "kubectl-cron": ENTRY },
+    ...("outdir" in layout ? { outdir: layout.outdir, splitting: true, outExtension: { ".js": ".mjs" } } : {}),
+    ...("outfile" in layout ? { outfile: layout.outfile } : {}),
+    bundle: true,
+    platform: "node",
+    target: "node24",
+    format: layout.format,
+    define: { "import.meta.main": "false" },
+    // Node's builtins for the CommonJS packages bundled into an ES module (yaml, winston's dependencies, ...).
+    banner: {
+      js: esm
+        ? '#!/usr/bin/env node\nimport { createRequire as __createRequire } from "node:module";\nconst require = __createRequire(import.meta.url);'
+        : "",
+    },
+    plugins: [bundleKubeconfigYAML],
+    metafile: true,
+    legalComments: "none",
+    minifySyntax: true,
+    minifyWhitespace: true,
+    logLevel: "warning",
+  });
+  return Object.keys(result.metafile.inputs);
+}
+
+/** The project's files the bundle was built from, and package-lock.json (its dependencies' versions). */
+function projectInputs(inputs: readonly string[]): string[] {
+  return ["package-lock.json", ...inputs.filter((i) => !i.startsWith("node_modules/") && !i.includes(":"))].sort();
+}
+
+/**
+ * bin/plugin/: the split bundle the launcher runs (kubectl-cron.mjs and its chunks, and `inputs`); and
+ * bin/kubectl-cron.mjs: the same in one file, for a Node 24 without the project.
+ */
+async function buildBundle(outDir: string): Promise<void> {
+  const dir = join(outDir, "plugin");
+  const tmp = `${dir}.tmp`;
+  rmSync(tmp, { recursive: true, force: true });
+  const inputs = await bundle({ format: "esm", outdir: tmp });
+  chmodSync(join(tmp, "kubectl-cron.mjs"), 0o755);
+  writeFileSync(join(tmp, "inputs"), projectInputs(inputs).join("\n") + "\n");
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+  console.log(
+    `${relative(process.cwd(), dir)}/kubectl-cron.mjs: ${size(join(dir, "kubectl-cron.mjs"))} (and its chunks)`,
+  );
+  const single = join(outDir, "kubectl-cron.mjs");
+  await bundle({ format: "esm", outfile: single });
+  chmodSync(single, 0o755);
+  console.log(`${relative(process.cwd(), single)}: ${size(single)} (one file)`);
+}
+
+const size = (file: string) => `${(statSync(file).size / 1e6).toFixed(1)} MB`;
+
+async function buildSEA(outDir: string): Promise<void> {
+  const work = join(outDir, "sea");
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  const main = join(work, "kubectl-cron.cjs");
+  await bundle({ format: "cjs", outfile: main });
+  const blob = join(work, "kubectl-cron.blob");
+  const config = join(work, "sea-config.json");
+  writeFileSync(
+    config,
+    JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true }, null, 2),
+  );
+  execFileSync(process.execPath, ["--experimental-sea-config", config], { stdio: "pipe" });
+  const exe = join(outDir, "kubectl-cron");
+  const tmp = `${exe}.tmp`;
+  copyFileSync(process.execPath, tmp);
+  chmodSync(tmp, 0o755);
+  // The npm package's node carries its symbol tables (about 18 MB), which running it does not need (the dynamic
+  // symbols that native addons link against stay).
+  try {
+    execFileSync("strip", ["--strip-all", tmp], { stdio: "ignore" });
+  } catch {
+    console.warn("strip (binutils) failed or is missing: the executable keeps Node's symbol tables");
+  }
+  execFileSync(
+    process.execPath,
+    [
+      join(ROOT, "node_modules", "postject", "dist", "cli.js"),
+      tmp,
+      "NODE_SEA_BLOB",
+      blob,
+      "--sentinel-fuse",
+      "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2",
+    ],
+    // postject warns about the ELF notes of every build of node it injects into: its output shows on failure only.
+    { stdio: "pipe" },
+  );
+  copyFileSync(tmp, exe);
+  rmSync(tmp);
+  chmodSync(exe, 0o755);
+  rmSync(work, { recursive: true, force: true });
+  console.log(`${relative(process.cwd(), exe)}: ${size(exe)} (single executable)`);
+}
+
+const { values, positionals } = parseArgs({
+  options: { "out-dir": { type: "string", default: join(ROOT, "bin") } },
+  allowPositionals: true,
+});
+const outDir = resolve(values["out-dir"]);
+mkdirSync(outDir, { recursive: true });
+const what = positionals.length > 0 ? positionals : ["bundle"];
+for (const w of what) {
+  if (w === "bundle") await buildBundle(outDir);
+  else if (w === "sea") await buildSEA(outDir);
+  else throw new Error(`unknown artifact ${w}: want bundle or sea`);
+}

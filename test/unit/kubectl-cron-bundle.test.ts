@@ -1,0 +1,167 @@
+// The plugin built ahead of time (hack/build-plugin.ts, make plugin / make plugin-sea): what it loads for the
+// commands that need no cluster, the launcher's choice between the bundle and the TypeScript, and the single
+// files run from a directory outside the clone, as a user without one runs them. No timings here: bench/plugin.ts
+// measures them.
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { run } from "../../cmd/kubectl-cron/cli.ts";
+import { main } from "../../cmd/kubectl-cron/main.ts";
+
+const root = resolve(import.meta.dirname, "..", "..");
+
+async function capture(f: typeof main, argv: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await f(argv, { stdout: (s) => (stdout += s), stderr: (s) => (stderr += s), env: {} });
+  return { code, stdout, stderr };
+}
+
+/** Runs a command with a PATH that has only dir and the system's directories, from dir, with no kubeconfig. */
+function runIn(dir: string, cmd: string, args: string[]) {
+  const r = spawnSync(cmd, args, {
+    cwd: dir,
+    env: { PATH: `${dir}:/usr/local/bin:/usr/bin:/bin`, HOME: dir, KUBECONFIG: join(dir, "none") },
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe("kubectl cron's entry point (cli.ts)", () => {
+  for (const argv of [
+    ["--help"],
+    ["why", "--help"],
+    ["bogus"],
+    ["next"],
+    ["run", "a", "b"],
+    ["--output=xml", "list"],
+  ]) {
+    it(`answers ${JSON.stringify(argv)} as main() does`, async () => {
+      assert.deepEqual(await capture(run, argv), await capture(main, argv));
+    });
+  }
+
+  it("loads neither the client, zod, yaml, prom-client nor the API types for --help, a usage error or __complete", () => {
+    const script = `
+      import { registerHooks } from "node:module";
+      const seen = [];
+      registerHooks({ resolve(spec, ctx, next) { const r = next(spec, ctx); seen.push(r.url); return r; } });
+      const { run } = await import(${JSON.stringify(join(root, "cmd/kubectl-cron/cli.ts"))});
+      const io = { stdout: () => {}, stderr: () => {}, env: { KUBECONFIG: "/nonexistent" } };
+      await run(["--help"], io);
+      await run(["bogus"], io);
+      await run(["__complete", "w"], io);
+      await run(["__complete", "why", "--"], io);
+      console.log(JSON.stringify(seen));`;
+    const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    const loaded = (JSON.parse(out) as string[]).filter((u) => !u.startsWith("node:"));
+    const heavy = loaded.filter((u) => /node_modules|\/api\/|runtime\/client\.ts|\/main\.ts$/.test(u));
+    assert.deepEqual(heavy, []);
+    assert.ok(loaded.some((u) => u.endsWith("/completion.ts")));
+  });
+});
+
+describe("the launcher cmd/kubectl-cron/kubectl-cron", () => {
+  let fake: string;
+  before(() => {
+    // A clone in miniature: the launcher, a node, a bundle that says so, and the TypeScript entry that says so.
+    fake = mkdtempSync(join(tmpdir(), "kubectl-cron-launcher-"));
+    mkdirSync(join(fake, "cmd/kubectl-cron"), { recursive: true });
+    mkdirSync(join(fake, "node_modules/.bin"), { recursive: true });
+    mkdirSync(join(fake, "bin/plugin"), { recursive: true });
+    copyFileSync(join(root, "cmd/kubectl-cron/kubectl-cron"), join(fake, "cmd/kubectl-cron/kubectl-cron"));
+    chmodSync(join(fake, "cmd/kubectl-cron/kubectl-cron"), 0o755);
+    symlinkSync(process.execPath, join(fake, "node_modules/.bin/node"));
+    writeFileSync(
+      join(fake, "cmd/kubectl-cron/cli.ts"),
+      'console.log("typescript", process.argv.slice(2).join(" "));\n',
+    );
+    writeFileSync(join(fake, "cmd/kubectl-cron/args.ts"), "\n");
+    writeFileSync(join(fake, "package-lock.json"), "{}\n");
+    writeFileSync(
+      join(fake, "bin/plugin/kubectl-cron.mjs"),
+      'console.log("bundle", process.argv.slice(2).join(" "));\n',
+    );
+    writeFileSync(
+      join(fake, "bin/plugin/inputs"),
+      "package-lock.json\ncmd/kubectl-cron/args.ts\ncmd/kubectl-cron/cli.ts\n",
+    );
+    const old = new Date(Date.now() - 60_000);
+    for (const f of ["cmd/kubectl-cron/cli.ts", "cmd/kubectl-cron/args.ts", "package-lock.json"]) {
+      utimesSync(join(fake, f), old, old);
+    }
+  });
+  after(() => rmSync(fake, { recursive: true, force: true }));
+  const launch = () => runIn(fake, join(fake, "cmd/kubectl-cron/kubectl-cron"), ["next", "x"]).stdout.trim();
+
+  it("runs the bundle while none of its sources is newer", () => {
+    assert.equal(launch(), "bundle next x");
+  });
+
+  it("runs the TypeScript when a source is newer than the bundle, and when there is no bundle", () => {
+    const now = new Date(Date.now() + 5_000);
+    utimesSync(join(fake, "cmd/kubectl-cron/args.ts"), now, now);
+    assert.equal(launch(), "typescript next x");
+    rmSync(join(fake, "bin/plugin"), { recursive: true });
+    assert.equal(launch(), "typescript next x");
+  });
+});
+
+describe("the single files, outside the clone (make plugin, make plugin-sea)", () => {
+  let out: string;
+  let away: string;
+  before(() => {
+    out = mkdtempSync(join(tmpdir(), "kubectl-cron-build-"));
+    away = mkdtempSync(join(tmpdir(), "kubectl-cron-user-"));
+    execFileSync(process.execPath, [join(root, "hack/build-plugin.ts"), "bundle", "sea", "--out-dir", out], {
+      stdio: "pipe",
+    });
+    copyFileSync(join(out, "kubectl-cron"), join(away, "kubectl-cron"));
+    chmodSync(join(away, "kubectl-cron"), 0o755);
+    copyFileSync(join(out, "kubectl-cron.mjs"), join(away, "kubectl-cron.mjs"));
+    rmSync(out, { recursive: true, force: true });
+  });
+  after(() => rmSync(away, { recursive: true, force: true }));
+
+  const cases = [
+    { name: "the single executable", cmd: () => join(away, "kubectl-cron"), pre: [] as string[] },
+    { name: "the one-file bundle on Node 24", cmd: () => process.execPath, pre: ["kubectl-cron.mjs"] },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: --help, a usage error and __complete`, () => {
+      const help = runIn(away, c.cmd(), [...c.pre, "--help"]);
+      assert.equal(help.code, 0, help.stderr);
+      assert.match(help.stdout, /^kubectl cron: /);
+      const usage = runIn(away, c.cmd(), [...c.pre, "bogus"]);
+      assert.equal(usage.code, 2);
+      assert.match(usage.stderr, /^error: unknown command "bogus"/);
+      const complete = runIn(away, c.cmd(), [...c.pre, "__complete", "w"]);
+      assert.equal(complete.code, 0);
+      assert.match(complete.stdout, /^why\t.*\n:4\n$/);
+      // A command that needs the cluster gets as far as the kubeconfig: every module it needs is inside.
+      const list = runIn(away, c.cmd(), [...c.pre, "list"]);
+      assert.equal(list.code, 1);
+      assert.match(list.stderr, /^error: cannot read the kubeconfig/);
+    });
+  }
+
+  it("kubectl finds the single executable on the PATH as `kubectl cron`", (t) => {
+    if (spawnSync("kubectl", ["version", "--client"]).status !== 0) return t.skip("no kubectl");
+    const r = runIn(away, "kubectl", ["cron", "--help"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^kubectl cron: /);
+  });
+});
