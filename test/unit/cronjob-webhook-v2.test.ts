@@ -73,10 +73,13 @@ describe("CronJob validating webhook, v2", () => {
     assert.deepEqual(validateCronJob(forbid, { namespace: "default" }).warnings, [
       'spec.concurrencyPolicy: "Forbid" without spec.jobTemplate.spec.activeDeadlineSeconds: a Job that hangs holds back every later run until someone deletes it; set activeDeadlineSeconds below the schedule\'s shortest interval between runs (30m, 1800 s)',
     ]);
-    // 10 retries wait 2070 s; 9 wait 1710 s.
+    // restartPolicy Never: 10 retries wait 2070 s; 9 wait 1710 s.
     const retries = (n: number) =>
       validateCronJob(
-        v2CronJob("cj", schedules, (o) => (o.spec.jobTemplate.spec.backoffLimit = n)),
+        v2CronJob("cj", schedules, (o) => {
+          o.spec.jobTemplate.spec.backoffLimit = n;
+          o.spec.jobTemplate.spec.template.spec.restartPolicy = "Never";
+        }),
         { namespace: "default" },
       ).warnings;
     assert.deepEqual(retries(9), []);
