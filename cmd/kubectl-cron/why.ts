@@ -26,7 +26,7 @@ import {
   scheduledTimeOf,
 } from "../../api/v1/index.ts";
 import { utcOffsetAt } from "../../api/v1/schedule/index.ts";
-import { type CauseId, causeOf } from "./causes.ts";
+import { type CauseId, type FixParamsOf, fixOf } from "./causes.ts";
 import { humanDuration, iso } from "./history.ts";
 import { nextRuns } from "./next.ts";
 import type { OperatorFacts, PodFacts, WhyFacts } from "./whyfacts.ts";
@@ -312,7 +312,7 @@ function livenessFindings(f: WhyFacts): Finding[] {
         unsure: true,
         summary: `cannot tell whether the operator runs: ${downs.map((x) => x.text).join("; ")}, but ${contradicting.map((x) => x!.text).join(", and ")}`,
         evidence,
-        fix: [causeOf("operator-unclear").fix],
+        fix: fixOf("operator-unclear", {}),
       },
     ];
   }
@@ -322,7 +322,7 @@ function livenessFindings(f: WhyFacts): Finding[] {
         cause: "operator-down",
         summary: `the operator has no ready replica in namespace ${op.namespace}`,
         evidence,
-        fix: [operatorDownFix(op)],
+        fix: fixOf("operator-down", { operatorNamespace: op.namespace, operatorSelector: op.selector }),
       },
     ];
   }
@@ -336,16 +336,9 @@ function livenessFindings(f: WhyFacts): Finding[] {
           ? `no replica leads: the Lease was last renewed ${ago(new Date(l.renewTime), f.now)} ago by ${l.holder}`
           : `no replica leads: the last leader released the Lease ${ago(new Date(l.renewTime), f.now)} ago and none took it`,
       evidence: [...evidence, `the API server's time is ${iso(f.now)}`],
-      fix: [causeOf("operator-no-leader").fix],
+      fix: fixOf("operator-no-leader", {}),
     },
   ];
-}
-
-/** What to look at when the operator is down: what the read-only RBAC of docs/troubleshooting.md can read. */
-function operatorDownFix(op: OperatorFacts): string {
-  return causeOf("operator-down")
-    .fix.replace(/NAMESPACE/g, op.namespace)
-    .replace(/SELECTOR/g, op.selector);
 }
 
 /** What is wrong with the operator itself now (whether it runs, its webhooks, the clocks). */
@@ -360,7 +353,7 @@ function operatorFindings(f: WhyFacts): Finding[] {
         cause: "clock-skew",
         summary: `the leader's clock is ${humanDuration(Math.round(ahead / SECOND))} ahead of the API server's`,
         evidence: [`Lease renewTime ${stamp(lease.renewTime)} is later than the API server's time ${iso(f.now)}`],
-        fix: [causeOf("clock-skew").fix],
+        fix: fixOf("clock-skew", { localClock: false }),
       });
     }
   }
@@ -373,7 +366,7 @@ function operatorFindings(f: WhyFacts): Finding[] {
         `Service ${w.target} has 0 ready addresses: kubectl apply of a CronJob fails with "failed calling webhook"` +
           (w.name.startsWith("conversion/") ? ', and every API v2 request with "conversion webhook … failed"' : ""),
       ],
-      fix: [causeOf("operator-webhook-failing").fix],
+      fix: fixOf("operator-webhook-failing", {}),
     });
   }
   if (f.serverClock) {
@@ -384,7 +377,7 @@ function operatorFindings(f: WhyFacts): Finding[] {
         cause: "clock-skew",
         summary: `this machine's clock is ${humanDuration(Math.round(Math.abs(skew) / SECOND))} ${skew > 0 ? "ahead of" : "behind"} the API server's`,
         evidence: [`this machine: ${iso(f.localNow)}; the API server (Date header): ${iso(f.now)}`],
-        fix: [causeOf("clock-skew").fix, "times here are the API server's"],
+        fix: fixOf("clock-skew", { localClock: true }),
       });
     }
   }
@@ -440,8 +433,9 @@ function podTrouble(
   pods: readonly PodFacts[],
   events: WhyFacts["events"],
   now: Date,
-): { cause: CauseId; summary: string; evidence: string[]; pod?: string } | undefined {
+): { cause: CauseId; summary: string; evidence: string[]; fix: string[] } | undefined {
   const name = job.metadata?.name ?? "";
+  const namespace = job.metadata?.namespace ?? "";
   for (const p of pods) {
     for (const c of p.containers) {
       if (c.waiting?.reason && PULL_ERRORS.has(c.waiting.reason)) {
@@ -451,6 +445,7 @@ function podTrouble(
           evidence: [
             `Pod ${p.name} container ${c.name}: ${c.waiting.reason}${c.waiting.message ? `: ${c.waiting.message}` : ""}`,
           ],
+          fix: fixOf("image-pull", {}),
         };
       }
     }
@@ -460,6 +455,7 @@ function podTrouble(
         cause: "pods-unschedulable",
         summary: `its Pod ${p.name} is Pending: ${unsched.reason ?? "not scheduled"}`,
         evidence: [`Pod ${p.name}: PodScheduled=False, ${unsched.reason ?? ""}: ${unsched.message ?? ""}`],
+        fix: fixOf("pods-unschedulable", {}),
       };
     }
     for (const c of p.containers) {
@@ -467,9 +463,9 @@ function podTrouble(
         const last = c.lastTerminated;
         return {
           cause: "crash-looping",
-          pod: p.name,
           summary: `its Pod ${p.name} keeps crashing (CrashLoopBackOff, ${c.restartCount} restarts${last ? `, last exit code ${last.exitCode ?? "?"}${last.reason ? ` ${last.reason}` : ""}` : ""})`,
           evidence: podLines([p]),
+          fix: fixOf("crash-looping", { namespace, pod: p.name }),
         };
       }
     }
@@ -491,6 +487,7 @@ function podTrouble(
         : [
             `Job ${name} has no Pods (status: 0 active, 0 succeeded, 0 failed) and no FailedCreate Event is left to say why (Events expire after an hour)`,
           ],
+      fix: fixOf("pods-not-created", {}),
     };
   }
   return undefined;
@@ -557,12 +554,13 @@ interface SlotContext {
 
 type Verdict = Pick<Diagnosis, "status" | "verdict" | "cause" | "evidence" | "fix">;
 
-const found = (cause: CauseId, verdict: string, evidence: string[], fix: string[]): Verdict => ({
+/** A verdict naming a cause; its fix is the cause's row said with `fix`'s names. */
+const found = <I extends CauseId>(cause: I, verdict: string, evidence: string[], fix: FixParamsOf<I>): Verdict => ({
   status: "cause",
   verdict,
   cause,
   evidence,
-  fix,
+  fix: fixOf(cause, fix),
 });
 
 function entryLine(e: RecentRun): string {
@@ -601,7 +599,12 @@ function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry: Recen
         "job-failed",
         `ran at ${when} and failed: Job ${name} ${o.reason ?? "Failed"}${o.message ? ` (${o.message})` : ""}`,
         [...evidence, `Job ${name} is gone (history cleanup): its Pods' details went with it`],
-        [causeOf("job-failed").fix],
+        {
+          namespace: c.namespace,
+          job: name,
+          oomKilled: false,
+          deadlineExceeded: o.reason === "DeadlineExceeded",
+        },
       );
     }
     return {
@@ -627,32 +630,22 @@ function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry: Recen
   }
   if (kind === "failed") {
     const why = failureEvidence(job, pods);
-    const oom = why.reason.includes("OOMKilled");
-    return found(
-      "job-failed",
-      `ran at ${when} and failed: Job ${name} ${why.reason}`,
-      [...evidence, ...why.evidence],
-      [
-        oom
-          ? "raise the container's memory limit (spec.jobTemplate.spec.template.spec.containers[].resources.limits.memory)"
-          : causeOf("job-failed").fix,
-        `kubectl logs job/${name} -n ${c.namespace}`,
-      ],
-    );
+    return found("job-failed", `ran at ${when} and failed: Job ${name} ${why.reason}`, [...evidence, ...why.evidence], {
+      namespace: c.namespace,
+      job: name,
+      oomKilled: why.reason.includes("OOMKilled"),
+      deadlineExceeded: why.reason.startsWith("DeadlineExceeded"),
+    });
   }
   const trouble = podTrouble(job, pods, f.events, f.now);
   if (trouble) {
-    return found(
-      trouble.cause,
-      `started at ${when} but never got to work: ${trouble.summary}`,
-      [...evidence, ...trouble.evidence],
-      [
-        ...(trouble.cause === "crash-looping" && trouble.pod
-          ? [`kubectl logs ${trouble.pod} -n ${c.namespace} --previous`]
-          : []),
-        causeOf(trouble.cause).fix,
-      ],
-    );
+    return {
+      status: "cause",
+      cause: trouble.cause,
+      verdict: `started at ${when} but never got to work: ${trouble.summary}`,
+      evidence: [...evidence, ...trouble.evidence],
+      fix: trouble.fix,
+    };
   }
   const alive = keptAlive(job, pods, f.now);
   return {
@@ -732,9 +725,7 @@ function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
           "forbid-held",
           `did not run at ${when}: concurrencyPolicy Forbid and Job ${e.blockedBy ?? "?"} was still running`,
           [...evidence, blocker ? `Job ${e.blockedBy} has ended since` : `Job ${e.blockedBy} is gone`],
-          [
-            "set spec.jobTemplate.spec.activeDeadlineSeconds below the schedule's interval so a run cannot hold the next ones",
-          ],
+          { namespace: c.namespace, job: e.blockedBy ?? "", running: false, noActiveDeadline: true },
         );
       }
       const alive = keptAlive(blocker, c.podsOf(e.blockedBy!), f.now);
@@ -742,12 +733,12 @@ function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
         "forbid-held",
         `did not run at ${when}: concurrencyPolicy Forbid and Job ${e.blockedBy} ${alive.text}; it will not run until that Job ends`,
         [...evidence, ...alive.evidence],
-        [
-          `kubectl delete job ${e.blockedBy} -n ${c.namespace}`,
-          ...(jobSpec(blocker).activeDeadlineSeconds === undefined
-            ? ["set spec.jobTemplate.spec.activeDeadlineSeconds"]
-            : []),
-        ],
+        {
+          namespace: c.namespace,
+          job: e.blockedBy!,
+          running: true,
+          noActiveDeadline: jobSpec(blocker).activeDeadlineSeconds === undefined,
+        },
       );
     }
     case RecordDecision.Missed: {
@@ -760,10 +751,7 @@ function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
           "forbid-held",
           `did not run at ${when}: held by concurrencyPolicy Forbid behind Job ${e.blockedBy} until startingDeadlineSeconds (${deadline ?? "?"}) passed${alive ? `; that Job ${alive.text}` : ""}`,
           [...evidence, ...(alive?.evidence ?? [])],
-          [
-            ...(alive ? [`kubectl delete job ${e.blockedBy} -n ${c.namespace}`] : []),
-            "set spec.jobTemplate.spec.activeDeadlineSeconds below the schedule's interval",
-          ],
+          { namespace: c.namespace, job: e.blockedBy, running: alive !== undefined, noActiveDeadline: true },
         );
       }
       const why = lateness(c, decided);
@@ -779,17 +767,14 @@ function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
           "deadline-shorter-than-lag",
           `did not run at ${when}: startingDeadlineSeconds ${deadline} is shorter than the operator's lag: it reached the slot ${late} s after it${lags.length ? ` (recent runs started ${lags.join(", ")} s after their slot)` : ""}`,
           [...evidence, ...why.evidence],
-          [causeOf("deadline-shorter-than-lag").fix],
+          {},
         );
       }
       return found(
         "deadline-missed",
         `did not run at ${when}: the operator reached it ${humanDuration(late)} late, past startingDeadlineSeconds ${deadline ?? "?"}${away ? `, because ${why.because.join(", and ")}` : " (no leader change or restart is on record: it was overloaded, or down without a trace left)"}`,
         [...evidence, ...why.evidence],
-        [
-          causeOf("deadline-missed").fix,
-          `kubectl cron backfill ${c.name} -n ${c.namespace} --from=${iso(c.slot)} --to=${iso(c.slot)}`,
-        ],
+        { name: c.name, namespace: c.namespace, slot: iso(c.slot) },
       );
     }
     case RecordDecision.Skipped: {
@@ -805,10 +790,7 @@ function recordVerdict(c: SlotContext, e: RecentRun): Verdict {
             ? [`spec.missedRunPolicy is ${now} now (changed since the decision)`]
             : []),
         ],
-        [
-          causeOf("policy-skipped").fix,
-          `kubectl cron backfill ${c.name} -n ${c.namespace} --from=${iso(c.slot)} --to=${iso(c.slot)}`,
-        ],
+        { name: c.name, namespace: c.namespace, slot: iso(c.slot) },
       );
     }
     case RecordDecision.Refused:
@@ -833,7 +815,7 @@ function refusedVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdi
           ? [`Job ${foreign.metadata?.name}: ${owner ? `controlled by ${owner.kind} ${owner.name}` : "no controller"}`]
           : []),
       ],
-      [causeOf("create-refused-name-taken").fix],
+      {},
     );
   }
   if (/exceeded quota/i.test(msg)) {
@@ -847,7 +829,7 @@ function refusedVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdi
       "create-refused-quota",
       `did not run at ${when}: the API server refused its Job: ${msg}`,
       [...evidence, ...quotas],
-      [causeOf("create-refused-quota").fix],
+      {},
     );
   }
   if (/admission webhook|denied the request|violates PodSecurity|denied by/i.test(msg)) {
@@ -855,14 +837,14 @@ function refusedVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdi
       "create-refused-admission",
       `did not run at ${when}: the API server refused its Job: ${msg}`,
       evidence,
-      [causeOf("create-refused-admission").fix],
+      {},
     );
   }
   return found(
     "create-refused",
     `did not run at ${when}: the API server refused its Job (${e.reason}): ${msg}`,
     evidence,
-    [causeOf("create-refused").fix.replace("NAME", `${c.name} -n ${c.namespace}`)],
+    { name: c.name, namespace: c.namespace },
   );
 }
 
@@ -881,7 +863,7 @@ function stoppedVerdict(c: SlotContext): Verdict {
             `Job ${e.job ?? "?"} failed: ${e.outcome?.reason ?? "?"}${e.outcome?.message ? ` (${e.outcome.message})` : ""}`,
         ),
     ],
-    [causeOf("stopped-after-failures").fix.replace("NAME", `${c.name} -n ${c.namespace}`)],
+    { name: c.name, namespace: c.namespace },
   );
 }
 
@@ -908,7 +890,7 @@ function undecidedVerdict(c: SlotContext, operator: Finding[]): Verdict {
       "suspended",
       `did not run at ${when}: the CronJob is suspended${by ? ` (spec.suspend set by ${by})` : ""}`,
       [`spec.suspend: true${by ? `; managedFields: ${by}` : ""}`],
-      [`kubectl cron resume ${c.name} -n ${c.namespace}`],
+      { name: c.name, namespace: c.namespace },
     );
   }
   if (cronJob.status?.stopped) return stoppedVerdict(c);
@@ -923,7 +905,7 @@ function undecidedVerdict(c: SlotContext, operator: Finding[]): Verdict {
       "invalid-schedule",
       `did not run at ${when}: ${unavailable.message}`,
       [`condition Available=False ${unavailable.reason}: ${unavailable.message}`],
-      [causeOf("invalid-schedule").fix],
+      {},
     );
   }
   const last = cronJob.status?.lastScheduleTime;
@@ -933,7 +915,7 @@ function undecidedVerdict(c: SlotContext, operator: Finding[]): Verdict {
       "deadline-missed",
       `did not run at ${when}: the operator reported it missed (status.lastMissedTime); the record no longer holds why`,
       [`status.lastMissedTime: ${lastMissed}`],
-      [causeOf("deadline-missed").fix],
+      { name: c.name, namespace: c.namespace, slot: iso(c.slot) },
     );
   }
   if (last && Date.parse(last) >= c.slot.getTime()) {
@@ -949,7 +931,13 @@ function undecidedVerdict(c: SlotContext, operator: Finding[]): Verdict {
   }
   const down = operator.find((x) => x.cause === "operator-down" || x.cause === "operator-no-leader");
   if (down) {
-    return found(down.cause, `did not run at ${when}: ${down.summary}`, down.evidence, down.fix);
+    return {
+      status: "cause",
+      cause: down.cause,
+      verdict: `did not run at ${when}: ${down.summary}`,
+      evidence: down.evidence,
+      fix: down.fix,
+    };
   }
   const unclear = operator.find((x) => x.cause === "operator-unclear");
   if (unclear && f.now.getTime() - c.slot.getTime() >= JUST_DUE_MS) {
@@ -981,7 +969,7 @@ function undecidedVerdict(c: SlotContext, operator: Finding[]): Verdict {
       `status.lastScheduleTime: ${last ?? "(none)"}; status.nextScheduleTime: ${cronJob.status?.nextScheduleTime ?? "(none)"}`,
       ...operatorTrace(f.operator, f.now),
     ],
-    fix: [causeOf("not-yet-decided").fix],
+    fix: fixOf("not-yet-decided", {}),
   };
 }
 
@@ -1013,7 +1001,7 @@ function notASlot(c: SlotContext, schedules: CronJobSchedules, anchor: Date | un
     "not-a-slot",
     `${c.slotText} is not a time this CronJob runs: the nearest slots are ${before ? `${slotText(before, c.zone)} and ` : ""}${slotText(after, c.zone)}`,
     [`schedule: ${resolved.join("; ")}`, ...lines],
-    [causeOf("not-a-slot").fix.replace("NAME", `${c.name} -n ${c.namespace}`)],
+    { name: c.name, namespace: c.namespace },
   );
 }
 
@@ -1048,7 +1036,7 @@ function risks(f: WhyFacts, verdictCause: CauseId | undefined): Finding[] {
       cause: "deadline-shorter-than-lag",
       summary: `startingDeadlineSeconds ${deadline} leaves little room: recent runs started up to ${worst} s after their slot`,
       evidence: [`lags in status.recentRuns: ${lags.join(", ")} s`],
-      fix: [causeOf("deadline-shorter-than-lag").fix],
+      fix: fixOf("deadline-shorter-than-lag", {}),
     });
   }
   const request = runNowRequestOf(cj);
@@ -1061,7 +1049,7 @@ function risks(f: WhyFacts, verdictCause: CauseId | undefined): Finding[] {
         evidence: [
           `annotation run-now: ${request}; status.lastRunNowRequest: ${cj.status?.lastRunNowRequest ?? "(none)"}; its Job would be ${manualJobName(cj.metadata?.name ?? "", request)}`,
         ],
-        fix: [causeOf("run-now-waiting").fix.replace("JOB", `${running.join(" ")} -n ${cj.metadata?.namespace ?? ""}`)],
+        fix: fixOf("run-now-waiting", { namespace: cj.metadata?.namespace ?? "", job: running.join(" ") }),
       });
     }
   }
@@ -1100,7 +1088,7 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
         `spec.schedule: ${JSON.stringify(cronJob.spec?.schedule)}; spec.timeZone: ${JSON.stringify(cronJob.spec?.timeZone ?? "UTC")}`,
         ...(cond ? [`condition Available=False ${cond.reason ?? "?"}: ${cond.message ?? ""}`] : []),
       ],
-      fix: [causeOf("invalid-schedule").fix],
+      fix: fixOf("invalid-schedule", {}),
     });
   }
   const anchor = anchorOf(cronJob, schedules);
@@ -1178,7 +1166,7 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
       "before-creation",
       `did not run at ${c.slotText}: the CronJob was created later, at ${iso(created)}`,
       [`metadata.creationTimestamp: ${iso(created)}`],
-      [`kubectl cron backfill ${name} -n ${namespace} --from=${iso(slot)} --to=${iso(slot)}`],
+      { name, namespace, slot: iso(slot) },
     );
   } else {
     const entry = entryFor(slot);
