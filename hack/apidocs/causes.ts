@@ -1,7 +1,12 @@
 // docs/troubleshooting.md's list of causes, generated from the one table (cmd/kubectl-cron/causes.ts) that
 // `kubectl cron why` diagnoses with: written by `make manifests` between the markers, so the page and the command
 // cannot drift apart.
-import { CAUSES } from "../../cmd/kubectl-cron/causes.ts";
+import { CAUSES, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
+
+/** A cause's fix as the docs say it: the command's words, with the placeholders for the names it finds. */
+export function fixWords(c: (typeof CAUSES)[number]): string {
+  return c.fix(PLACEHOLDERS).join(" ");
+}
 
 export const TROUBLESHOOTING_PATH = "docs/troubleshooting.md";
 const BEGIN =
@@ -17,7 +22,7 @@ export function causesMarkdown(): string {
       `**${c.title}.**`,
       "",
       `- How \`kubectl cron why\` finds it: ${c.detect}`,
-      `- What to do: ${c.fix}`,
+      `- What to do: ${fixWords(c)}`,
     ];
     if ("alert" in c && c.alert) lines.push(`- Alert: [${c.alert}](runbooks/${c.alert}.md)`);
     return lines.join("\n");
@@ -55,7 +60,7 @@ export function withRunbookCauses(path: string, page: string): string {
     "",
     "The causes `kubectl cron why <cronjob> -n <namespace>` finds behind this alert, with their fixes:",
     "",
-    ...causes.map((c) => `- [${c.title}](../troubleshooting.md#${c.id}): ${c.fix}`),
+    ...causes.map((c) => `- [${c.title}](../troubleshooting.md#${c.id}): ${fixWords(c)}`),
     "",
     RUNBOOK_END,
   ].join("\n");

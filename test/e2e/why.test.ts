@@ -4,6 +4,7 @@
 // (status.recentRuns) answers after the Events are deleted, as it must hours later. Needs root; `make test-e2e`.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { causeOf, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
 import { eventually } from "../eventually.ts";
 import { conditionTrue, type K8sObject } from "./cluster-tools.ts";
 import { e2eSuite, SYSTEM_NS } from "./suite.ts";
@@ -99,7 +100,7 @@ describe("end to end: kubectl cron why, each cause staged on a real node", { tim
       d.verdict,
       /the CronJob is suspended \(spec\.suspend set by kubectl[^ ]* \((Update|Apply)\) at \d{4}-/,
     );
-    assert.deepEqual(d.fix, [`kubectl cron resume paused -n ${NS}`]);
+    assert.deepEqual(d.fix, causeOf("suspended").fix({ ...PLACEHOLDERS, name: "paused", namespace: NS }));
     assert.match(d.next?.blocked ?? "", /suspended/);
   });
 
@@ -112,8 +113,7 @@ describe("end to end: kubectl cron why, each cause staged on a real node", { tim
       d.verdict,
       /did not run at .*: concurrencyPolicy Forbid and Job hung-\d+ has been running for \d+[sm].* \(activeDeadlineSeconds unset, backoffLimit 0\); it will not run until that Job ends/,
     );
-    assert.ok(d.fix.includes(`kubectl delete job ${job} -n ${NS}`), JSON.stringify(d.fix));
-    assert.ok(d.fix.includes("set spec.jobTemplate.spec.activeDeadlineSeconds"), JSON.stringify(d.fix));
+    assert.deepEqual(d.fix, causeOf("forbid-held").fix({ ...PLACEHOLDERS, namespace: NS, job }));
     assert.ok(
       d.evidence.some((e) => /Held \(ConcurrencyPolicyForbid\).*behind Job hung-/.test(e)),
       d.evidence.join("\n"),

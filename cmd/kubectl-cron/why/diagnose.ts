@@ -1,0 +1,170 @@
+// The diagnosis of one CronJob: which slot is asked about, and which module decides its verdict.
+import { type Job, jobNameFor, RecordTrigger, rfc3339InZone, scheduledTimeOf } from "../../../api/v1/index.ts";
+import { fixOf } from "../causes.ts";
+import { iso } from "../history.ts";
+import { nextRuns } from "../next.ts";
+import type { WhyFacts } from "../whyfacts.ts";
+import { operatorFindings } from "./operator.ts";
+import { ranVerdict } from "./ran.ts";
+import { recordVerdict } from "./record.ts";
+import { nextBlocker, risks } from "./risks.ts";
+import { anchorOf, notASlot, schedulesOf, type SlotSource, slotSource, slotText, zoneOf } from "./slot.ts";
+import { futureVerdict, JUST_DUE_MS, undecidedVerdict } from "./undecided.ts";
+import { type Diagnosis, type Finding, found, type SlotContext, type Verdict } from "./verdict.ts";
+
+/**
+ * The diagnosis of one CronJob: about `slot` when given (the user's question), else the latest slot that should
+ * have run (one just due and not yet decided about yields to the one before it).
+ */
+export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
+  const cronJob = f.cronJob;
+  const name = cronJob.metadata?.name ?? "";
+  const namespace = cronJob.metadata?.namespace ?? "";
+  const zone = zoneOf(cronJob);
+  const operator = operatorFindings(f);
+  const base = { cronJob: { namespace, name }, unreadable: f.unreadable };
+  const jobsByName = new Map(f.jobs.map((j) => [j.metadata?.name ?? "", j]));
+  const schedules = schedulesOf(cronJob);
+  const finish = (
+    d: Omit<Diagnosis, "exitCode" | "also" | "unreadable" | "cronJob">,
+    extra: Finding[] = [],
+  ): Diagnosis => {
+    const also = [...operator, ...extra].filter((x) => x.cause !== d.cause);
+    const exitCode =
+      d.status === "cause" || also.some((x) => !x.unsure) ? 1 : d.status === "unknown" || also.length ? 2 : 0;
+    return { ...base, ...d, also, exitCode };
+  };
+  if (!schedules) {
+    const cond = cronJob.status?.conditions?.find((x) => x.type === "Available" && x.status === "False");
+    return finish({
+      status: "cause",
+      cause: "invalid-schedule",
+      verdict: `never runs: its schedule cannot be used${cond ? ` (${cond.message})` : ""}`,
+      evidence: [
+        `spec.schedule: ${JSON.stringify(cronJob.spec?.schedule)}; spec.timeZone: ${JSON.stringify(cronJob.spec?.timeZone ?? "UTC")}`,
+        ...(cond ? [`condition Available=False ${cond.reason ?? "?"}: ${cond.message ?? ""}`] : []),
+      ],
+      fix: fixOf("invalid-schedule", {}),
+    });
+  }
+  const anchor = anchorOf(cronJob, schedules);
+  const entryFor = (slot: Date) =>
+    (cronJob.status?.recentRuns ?? []).find(
+      (e) =>
+        e.scheduledTime !== undefined &&
+        Date.parse(e.scheduledTime) === slot.getTime() &&
+        e.trigger !== RecordTrigger.Backfill,
+    ) ??
+    (cronJob.status?.recentRuns ?? []).find(
+      (e) => e.scheduledTime !== undefined && Date.parse(e.scheduledTime) === slot.getTime(),
+    );
+  const jobFor = (slot: Date) =>
+    jobsByName.get(jobNameFor(name, slot)) ?? f.jobs.find((j) => scheduledTimeOf(j)?.getTime() === slot.getTime());
+
+  // The newest slot at or before t. `@every` counts from its anchor (the last run), which mostRecent does not look
+  // behind: the last run is a slot too.
+  const lastRun = cronJob.status?.lastScheduleTime ? new Date(cronJob.status.lastScheduleTime) : undefined;
+  // Only an `@every` member counts from the last run; a cron schedule's last run may be another schedule's slot
+  // (the spec changed since).
+  const everyMember = schedules.schedule.set.members.some((m) => m.schedule.isEvery);
+  const latest = (t: Date): Date | undefined => {
+    const recent = schedules.schedule.mostRecent(t, anchor);
+    const ran = lastRun && lastRun <= t && everyMember ? lastRun : undefined;
+    return recent && (!ran || recent > ran) ? recent : ran;
+  };
+  const isSlot = (t: Date) =>
+    latest(t)?.getTime() === t.getTime() ||
+    entryFor(t) !== undefined ||
+    jobFor(t) !== undefined ||
+    (created !== undefined && schedules.schedule.mostRecent(t, created)?.getTime() === t.getTime());
+  const created = cronJob.metadata?.creationTimestamp ? new Date(cronJob.metadata.creationTimestamp) : undefined;
+  let slot = o.slot ?? latest(f.now);
+  if (!o.slot && slot && !entryFor(slot) && !jobFor(slot) && f.now.getTime() - slot.getTime() < JUST_DUE_MS) {
+    slot = latest(new Date(slot.getTime() - 1)) ?? slot;
+  }
+  const nextAt = schedules.schedule.next(f.now, anchor);
+  const nextNote = nextRuns(schedules, anchor, new Date(nextAt.getTime() - 1), 1)[0]?.note;
+  const blocked = nextBlocker(f, operator);
+  const nextFrom = slotSource(schedules, nextAt, anchor, zone);
+  const next = {
+    utc: iso(nextAt),
+    local: rfc3339InZone(nextAt, nextFrom.zone),
+    text: `${slotText(nextAt, nextFrom.zone)}${nextFrom.words}`,
+    ...(nextNote ? { note: nextNote } : {}),
+    ...(blocked ? { blocked } : {}),
+  };
+  if (!slot || (!o.slot && created && slot < created)) {
+    const verdict = cronJob.spec?.suspend
+      ? undecidedVerdict(ctx(f, name, namespace, nextFrom, nextAt, jobsByName), operator)
+      : {
+          status: "healthy" as const,
+          verdict: `has had no slot since its creation; the first is ${next.text}`,
+          evidence: [],
+          fix: [],
+        };
+    return finish({ ...verdict, next }, risks(f, verdict.cause));
+  }
+  const from = slotSource(schedules, slot, anchor, zone);
+  const c = ctx(f, name, namespace, from, slot, jobsByName);
+  const slotNote = nextRuns(schedules, anchor, new Date(slot.getTime() - 1), 1)[0];
+  const slotView = {
+    utc: iso(slot),
+    local: rfc3339InZone(slot, from.zone),
+    timeZone: from.zone,
+    ...(from.schedules ? { schedules: from.schedules } : {}),
+    ...(slotNote?.note && slotNote.utc === iso(slot) ? { note: slotNote.note } : {}),
+  };
+  let verdict: Verdict;
+  if (o.slot && !isSlot(o.slot)) {
+    verdict = notASlot(c, schedules, anchor);
+  } else if (created && slot < created) {
+    verdict = found(
+      "before-creation",
+      `did not run at ${c.slotText}: the CronJob was created later, at ${iso(created)}`,
+      [`metadata.creationTimestamp: ${iso(created)}`],
+      { name, namespace, slot: iso(slot) },
+    );
+  } else {
+    const entry = entryFor(slot);
+    const job = jobFor(slot);
+    verdict = job
+      ? ranVerdict(c, job, entry)
+      : entry
+        ? recordVerdict(c, entry)
+        : slot > f.now
+          ? futureVerdict(c, operator)
+          : undecidedVerdict(c, operator);
+  }
+  // An H field runs at a minute the user may not expect: say which.
+  const hashed =
+    verdict.cause === "not-a-slot" ? [] : schedules.entries.filter((e) => e.resolvedSchedule !== e.schedule);
+  const evidence = [
+    ...verdict.evidence,
+    ...hashed.map(
+      (e) =>
+        `schedule ${JSON.stringify(e.schedule)} runs as ${JSON.stringify(e.resolvedSchedule)} (H hashed from ${namespace}/${name})`,
+    ),
+  ];
+  return finish({ ...verdict, evidence, slot: slotView, next }, risks(f, verdict.cause));
+}
+
+function ctx(
+  f: WhyFacts,
+  name: string,
+  namespace: string,
+  from: SlotSource,
+  slot: Date,
+  jobsByName: Map<string, Readonly<Job>>,
+): SlotContext {
+  return {
+    f,
+    cronJob: f.cronJob,
+    name,
+    namespace,
+    zone: from.zone,
+    slot,
+    slotText: `${slotText(slot, from.zone)}${from.words}`,
+    podsOf: (job) => f.pods.filter((p) => p.job === job),
+    jobNamed: (job) => jobsByName.get(job),
+  };
+}

@@ -1,0 +1,44 @@
+// Held: concurrencyPolicy Forbid kept the slot behind a running Job (forbid-held).
+import { classifyJob, type RecentRun } from "../../../api/v1/index.ts";
+import { jobSpec, keptAlive } from "./jobs.ts";
+import { found, type SlotContext, type Verdict } from "./verdict.ts";
+
+/** A Held entry: concurrencyPolicy Forbid kept the slot behind a Job that was still running. */
+export function heldVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdict {
+  const { slotText: when, f } = c;
+  const blocker = e.blockedBy ? c.jobNamed(e.blockedBy) : undefined;
+  if (!blocker || classifyJob(blocker) !== "active") {
+    return found(
+      "forbid-held",
+      `did not run at ${when}: concurrencyPolicy Forbid and Job ${e.blockedBy ?? "?"} was still running`,
+      [...evidence, blocker ? `Job ${e.blockedBy} has ended since` : `Job ${e.blockedBy} is gone`],
+      { namespace: c.namespace, job: e.blockedBy ?? "", running: false, noActiveDeadline: true },
+    );
+  }
+  const alive = keptAlive(blocker, c.podsOf(e.blockedBy!), f.now);
+  return found(
+    "forbid-held",
+    `did not run at ${when}: concurrencyPolicy Forbid and Job ${e.blockedBy} ${alive.text}; it will not run until that Job ends`,
+    [...evidence, ...alive.evidence],
+    {
+      namespace: c.namespace,
+      job: e.blockedBy!,
+      running: true,
+      noActiveDeadline: jobSpec(blocker).activeDeadlineSeconds === undefined,
+    },
+  );
+}
+
+/** A Missed entry naming a Job: held by concurrencyPolicy Forbid behind it until startingDeadlineSeconds passed. */
+export function heldPastDeadlineVerdict(c: SlotContext, blockedBy: string, evidence: string[]): Verdict {
+  const deadline = c.cronJob.spec?.startingDeadlineSeconds;
+  const blocker = c.jobNamed(blockedBy);
+  const alive =
+    blocker && classifyJob(blocker) === "active" ? keptAlive(blocker, c.podsOf(blockedBy), c.f.now) : undefined;
+  return found(
+    "forbid-held",
+    `did not run at ${c.slotText}: held by concurrencyPolicy Forbid behind Job ${blockedBy} until startingDeadlineSeconds (${deadline ?? "?"}) passed${alive ? `; that Job ${alive.text}` : ""}`,
+    [...evidence, ...(alive?.evidence ?? [])],
+    { namespace: c.namespace, job: blockedBy, running: alive !== undefined, noActiveDeadline: true },
+  );
+}

@@ -1,0 +1,52 @@
+// Refused: the API server refused the slot's Job (a quota, an admission webhook or policy, a foreign Job holding the
+// name, or another reason).
+import { type RecentRun, RefusedReason } from "../../../api/v1/index.ts";
+import { found, type SlotContext, type Verdict } from "./verdict.ts";
+
+export function refusedVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdict {
+  const { slotText: when, f } = c;
+  const msg = e.message ?? "";
+  if (e.reason === RefusedReason.AlreadyExists) {
+    const foreign = f.foreignJobs[0];
+    const owner = foreign?.metadata?.ownerReferences?.find((r) => r.controller);
+    return found(
+      "create-refused-name-taken",
+      `did not run at ${when}: ${msg || "a Job that is not this CronJob's holds the slot's name"}`,
+      [
+        ...evidence,
+        ...(foreign
+          ? [`Job ${foreign.metadata?.name}: ${owner ? `controlled by ${owner.kind} ${owner.name}` : "no controller"}`]
+          : []),
+      ],
+      {},
+    );
+  }
+  if (/exceeded quota/i.test(msg)) {
+    const quotas = f.quotas.map(
+      (q) =>
+        `ResourceQuota ${q.name}: ${Object.entries(q.hard)
+          .map(([k, v]) => `${k} ${q.used[k] ?? "?"}/${v}`)
+          .join(", ")}`,
+    );
+    return found(
+      "create-refused-quota",
+      `did not run at ${when}: the API server refused its Job: ${msg}`,
+      [...evidence, ...quotas],
+      {},
+    );
+  }
+  if (/admission webhook|denied the request|violates PodSecurity|denied by/i.test(msg)) {
+    return found(
+      "create-refused-admission",
+      `did not run at ${when}: the API server refused its Job: ${msg}`,
+      evidence,
+      {},
+    );
+  }
+  return found(
+    "create-refused",
+    `did not run at ${when}: the API server refused its Job (${e.reason}): ${msg}`,
+    evidence,
+    { name: c.name, namespace: c.namespace },
+  );
+}

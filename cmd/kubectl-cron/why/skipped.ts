@@ -1,0 +1,27 @@
+// Skipped: missedRunPolicy chose not to run the slot (policy-skipped).
+import { type RecentRun, RECORD_REASONS, SKIPPED_REASONS } from "../../../api/v1/index.ts";
+import { iso } from "../history.ts";
+import { found, type SlotContext, type Verdict } from "./verdict.ts";
+
+/** What each reason of a Skipped entry means (api/v1 SKIPPED_REASONS, as the reconciler writes them). */
+const SKIP_REASONS: Record<string, string> = Object.fromEntries(
+  SKIPPED_REASONS.map((r) => [r, RECORD_REASONS[r].description]),
+);
+
+/** A Skipped entry: missedRunPolicy chose not to run the slot. */
+export function skippedVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdict {
+  const { cronJob, slotText: when } = c;
+  const policy = SKIP_REASONS[e.reason] ?? `missedRunPolicy chose not to run it`;
+  const now = cronJob.spec?.missedRunPolicy ?? "RunLatest";
+  return found(
+    "policy-skipped",
+    `did not run at ${when}: ${policy} (${e.reason})`,
+    [
+      ...evidence,
+      ...(SKIP_REASONS[e.reason] && !SKIP_REASONS[e.reason]!.includes(`missedRunPolicy ${now} `)
+        ? [`spec.missedRunPolicy is ${now} now (changed since the decision)`]
+        : []),
+    ],
+    { name: c.name, namespace: c.namespace, slot: iso(c.slot) },
+  );
+}

@@ -1,0 +1,79 @@
+// What a verdict is made of: the Diagnosis the command prints, a Finding (a cause found besides the verdict),
+// the context of the slot asked about, and found(), the one way a verdict names a cause (its fix is the row's).
+import type { CronJob, Job } from "../../../api/v1/index.ts";
+import { type CauseId, fixOf, type FixParamsOf } from "../causes.ts";
+import { humanDuration, iso } from "../history.ts";
+import type { PodFacts, WhyFacts } from "../whyfacts.ts";
+
+export const SECOND = 1000;
+
+export const secondsBetween = (a: Date, b: Date) => Math.max(0, Math.round((b.getTime() - a.getTime()) / SECOND));
+export const ago = (t: Date, now: Date) => humanDuration(secondsBetween(t, now));
+export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+/** A stored time (a Lease's MicroTime too) as the plugin prints times: to the second, in UTC. */
+export const stamp = (t: string) => (Number.isNaN(Date.parse(t)) ? t : iso(new Date(t)));
+
+/** A finding: a cause with the evidence for it and what to do. */
+export interface Finding {
+  cause: CauseId;
+  /** One line. */
+  summary: string;
+  evidence: string[];
+  fix: string[];
+  /** It says the state cannot be told (exit 2), not that something is wrong. */
+  unsure?: true;
+}
+
+export interface Diagnosis {
+  cronJob: { namespace: string; name: string };
+  /** The slot the verdict is about (absent: the CronJob has had none yet). */
+  slot?: {
+    utc: string;
+    local: string;
+    timeZone: string;
+    note?: string;
+    /** With several schedules (API v2): the ones it is a slot of, each with its zone. */
+    schedules?: { schedule: string; timeZone: string }[];
+  };
+  /** healthy: it ran (or runs) as it should; cause: a cause found; unknown: the state does not tell. */
+  status: "healthy" | "cause" | "unknown";
+  verdict: string;
+  cause?: CauseId;
+  evidence: string[];
+  fix: string[];
+  next?: { utc: string; local: string; text: string; note?: string; blocked?: string };
+  /** Other findings that need attention (the operator's health, a risk), besides the verdict. */
+  also: Finding[];
+  /** What could not be read. */
+  unreadable: string[];
+  /** 0 healthy, 1 a cause found, 2 cannot tell. */
+  exitCode: 0 | 1 | 2;
+}
+
+export interface SlotContext {
+  f: WhyFacts;
+  cronJob: CronJob;
+  name: string;
+  namespace: string;
+  zone: string;
+  slot: Date;
+  slotText: string;
+  podsOf: (job: string) => PodFacts[];
+  jobNamed: (job: string) => Readonly<Job> | undefined;
+}
+
+export type Verdict = Pick<Diagnosis, "status" | "verdict" | "cause" | "evidence" | "fix">;
+
+/** A verdict naming a cause; its fix is the cause's row said with `fix`'s names. */
+export const found = <I extends CauseId>(
+  cause: I,
+  verdict: string,
+  evidence: string[],
+  fix: FixParamsOf<I>,
+): Verdict => ({
+  status: "cause",
+  verdict,
+  cause,
+  evidence,
+  fix: fixOf(cause, fix),
+});
