@@ -424,7 +424,9 @@ export class CronJobReconciler implements Reconciler {
         break;
       }
       pass.status = r.book(pass.status, { result, job });
-      if (result !== "conflict") started++;
+      // Only a create starts a run: an adopted Job (created by an earlier pass the cache has not caught up with)
+      // or a conflict takes none of the plan's `max`.
+      if (result === "created") started++;
     }
     if (plan.finish) {
       const done = plan.finish(pass.status, complete);

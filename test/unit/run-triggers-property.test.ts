@@ -788,6 +788,58 @@ function check(c: Case, o: Outcome): string[] {
 }
 
 describe("interleaved triggers: schedule, run-now and backfill, with restarts, outages and a lagging cache", () => {
+  it("settles when RunAll (maxCatchUpRuns 1) catches up after a suspension, with historyLimit 0 and a lagging cache", async () => {
+    // Seed 1579629395: the reconciler kept writing status at one instant (the unsuspend), pass after pass.
+    const cases: Case[] = [
+      {
+        schedule: "*/5 * * * *",
+        timeZone: undefined,
+        policy: "RunAll",
+        concurrencyPolicy: "Allow",
+        startingDeadlineSeconds: undefined,
+        historyLimit: 0,
+        actions: [
+          { kind: "suspend", at: 1 },
+          { kind: "restart", at: 2 },
+          { kind: "unsuspend", at: 9000 },
+        ],
+        fates: [{ outcome: "Complete", seconds: 1, terminating: 0 }],
+        lag: [1, 2],
+        created: "2026-03-28T00:00:00.000Z",
+        maxCatchUpRuns: 1,
+      },
+      {
+        schedule: "*/5 * * * *",
+        timeZone: undefined,
+        policy: "RunAll",
+        concurrencyPolicy: "Allow",
+        startingDeadlineSeconds: undefined,
+        historyLimit: 0,
+        actions: [
+          { kind: "backfill", back: 41788, span: 13746, parallelism: 1, future: false, at: 4149 },
+          { kind: "suspend", at: 6001 },
+          { kind: "runNow", at: 7428 },
+          { kind: "backfill", back: 318, span: 14619, parallelism: 1, future: false, at: 14936 },
+          { kind: "restart", at: 15809 },
+          { kind: "backfill", back: 3018, span: 6426, parallelism: 3, future: true, at: 15964 },
+          { kind: "runNow", at: 19457 },
+          { kind: "unsuspend", at: 19525 },
+        ],
+        fates: [
+          { outcome: "Complete", seconds: 8104, terminating: 0 },
+          { outcome: "Complete", seconds: 2235, terminating: 0 },
+        ],
+        lag: [2, 3, 1, 1, 2, 1, 2],
+        created: "2026-03-28T00:00:00.000Z",
+        maxCatchUpRuns: 1,
+      },
+    ];
+    for (const c of cases) {
+      const failures = check(c, await simulate(c));
+      assert.deepEqual(failures, [], `case ${JSON.stringify(c)}\n${failures.join("\n")}`);
+    }
+  });
+
   it("slots run once each and only when owed, backfills keep their parallelism, run-now runs once", async () => {
     const runs = Number(process.env.PROPERTY_RUNS ?? 300);
     const seed = process.env.PROPERTY_SEED;
