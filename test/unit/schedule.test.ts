@@ -444,16 +444,14 @@ describe("scheduleWindow", () => {
     };
     const now = d("2026-06-15T08:42:31Z");
     const earliest = d("2025-06-15T08:42:31Z");
-    const started = performance.now();
     const w = scheduleWindow({ schedule: s, earliest, now, anchor: earliest });
-    const elapsed = performance.now() - started;
-    // 525,600 slots were missed; the work is bounded by the cap, not by the downtime.
+    // 525,600 slots were missed; the work is bounded by the cap, not by the downtime: counted in schedule calls,
+    // not timed (a busy machine would fail a timing without any extra work done).
     assert.ok(calls <= MISSED_COUNT_CAP + 3, `${calls} schedule calls`);
     assert.equal(w.missed?.toISOString(), "2026-06-15T08:42:00.000Z");
     assert.equal(w.missedCount, MISSED_COUNT_CAP);
     assert.ok(MISSED_COUNT_CAP > 100);
     assert.equal(w.next.toISOString(), "2026-06-15T08:43:00.000Z");
-    assert.ok(elapsed < 2000, `took ${elapsed} ms`);
   });
 
   it("counts up to a custom cap", () => {

@@ -175,6 +175,23 @@ describe("the Job template checked with kube-apiserver's Job validation (dry-run
   ]);
   const validatorWith = (client: DryRunClient): AdmissionHandler =>
     cronJobWebhookHandlers({ client, logger: discardLogger }).get(VALIDATE_PATH)!;
+  /**
+   * The validating handler on `client`, timing each of its answers: how fast the webhook answers is the property,
+   * not how long kubectl, the API server and a busy machine take around it.
+   */
+  const timedValidatorWith = (client: DryRunClient): { handler: AdmissionHandler; answers: number[] } => {
+    const inner = validatorWith(client);
+    const answers: number[] = [];
+    const handler: AdmissionHandler = async (req) => {
+      const started = performance.now();
+      try {
+        return await inner(req);
+      } finally {
+        answers.push(performance.now() - started);
+      }
+    };
+    return { handler, answers };
+  };
 
   const apply = (obj: Record<string, any>) => webhooks.env.kubectl(["apply", "-f", "-"], stringify(obj));
 
@@ -309,14 +326,16 @@ describe("the Job template checked with kube-apiserver's Job validation (dry-run
     const port = await freePort(); // nothing listens there
     const closed = new Client(kubeConfigFor(`https://127.0.0.1:${port}`));
     clients.push(closed);
-    validate = validatorWith(closed);
+    const timed = timedValidatorWith(closed);
+    validate = timed.handler;
     try {
-      const started = Date.now();
       const res = await apply(minimalCronJob("unchecked-refused"));
       assert.equal(res.code, 0, res.stderr);
       assert.match(res.stderr, /^Warning: spec\.jobTemplate: could not be checked against the API server \(/m);
       assert.match(res.stderr, /ECONNREFUSED/);
-      assert.ok(Date.now() - started < WEBHOOK_TIMEOUT_MS / 2, `took ${Date.now() - started} ms`);
+      // At once: a refused connection is not waited on (the webhook's answers, not the whole kubectl apply).
+      assert.ok(timed.answers.length > 0, "the webhook answered");
+      assert.ok(Math.max(...timed.answers) < WEBHOOK_TIMEOUT_MS / 2, `answered in ${timed.answers.join(", ")} ms`);
       const get = await webhooks.env.kubectl(["get", CRONJOBS, "unchecked-refused", "-n", NS]);
       assert.equal(get.code, 0, get.stderr);
     } finally {
@@ -333,11 +352,10 @@ describe("the Job template checked with kube-apiserver's Job validation (dry-run
     const { port } = silent.address() as { port: number };
     const hanging = new Client(kubeConfigFor(`https://127.0.0.1:${port}`));
     clients.push(hanging);
-    validate = validatorWith(hanging);
+    const timed = timedValidatorWith(hanging);
+    validate = timed.handler;
     try {
-      const started = Date.now();
       const res = await apply(minimalCronJob("unchecked-silent"));
-      const took = Date.now() - started;
       assert.equal(res.code, 0, res.stderr);
       assert.match(
         res.stderr,
@@ -346,8 +364,10 @@ describe("the Job template checked with kube-apiserver's Job validation (dry-run
           "m",
         ),
       );
-      // The dry-run's deadline, not the webhook's timeout (failurePolicy Fail would refuse the apply).
-      assert.ok(took >= DRY_RUN_TIMEOUT_MS - 500 && took < WEBHOOK_TIMEOUT_MS - 1000, `took ${took} ms`);
+      // The dry-run's deadline, not the webhook's timeout (failurePolicy Fail would refuse the apply): the webhook's
+      // own answer, timed without kubectl and the API server around it.
+      const took = Math.max(...timed.answers);
+      assert.ok(took >= DRY_RUN_TIMEOUT_MS - 500 && took < WEBHOOK_TIMEOUT_MS - 1000, `answered in ${took} ms`);
     } finally {
       validate = validatorWith(real!);
     }
