@@ -31,14 +31,18 @@ export function fixDiffersFromRow(cause: CauseId, fix: readonly string[]): strin
   return fix.length ? undefined : `${cause}: no fix`;
 }
 
-const renderingsOf = new Map<Say, string[]>();
+const renderingsOf = new Map<string, string[]>();
+const ids = new Map<Say, number>();
 
 /**
  * Every way `say` words a verdict with the placeholders: for each choice of the facts it reads, a flag either way
- * and a fact given or not (a rendering that says "undefined" or fails needs that fact, and is not one).
+ * and a fact given or not (a rendering that says "undefined" or fails needs that fact, and is not one). `as`: a
+ * verdict on the slot (`when` given), a finding besides it (no `when`), or either.
  */
-export function renderings(say: Say): string[] {
-  const known = renderingsOf.get(say);
+export function renderings(say: Say, as: "verdict" | "finding" | "either" = "either"): string[] {
+  if (!ids.has(say)) ids.set(say, ids.size);
+  const key = `${ids.get(say)}/${as}`;
+  const known = renderingsOf.get(key);
   if (known) return known;
   const read = new Set<keyof Params>();
   const watched = (p: Params) =>
@@ -50,11 +54,15 @@ export function renderings(say: Say): string[] {
     });
   const out = new Set<string>();
   let keys: (keyof Params)[] = [];
-  say(watched({ ...PLACEHOLDERS }));
-  while (read.size > keys.length) {
-    keys = [...read];
+  const base: Record<string, unknown> = { ...PLACEHOLDERS };
+  if (as === "finding") delete base.when;
+  say(watched(base as Params));
+  // The facts it reads, `when` aside unless either will do; reading grows as flags open other words.
+  const flippable = () => [...read].filter((k) => as === "either" || k !== "when");
+  for (let next = flippable(); next.length > keys.length; next = flippable()) {
+    keys = next;
     for (let mask = 0; mask < 1 << keys.length; mask++) {
-      const p: Record<string, unknown> = { ...PLACEHOLDERS };
+      const p: Record<string, unknown> = { ...base };
       keys.forEach((k, i) => {
         if (mask & (1 << i)) p[k] = typeof PLACEHOLDERS[k] === "boolean" ? !PLACEHOLDERS[k] : undefined;
       });
@@ -67,7 +75,7 @@ export function renderings(say: Say): string[] {
     }
   }
   const all = [...out];
-  renderingsOf.set(say, all);
+  renderingsOf.set(key, all);
   return all;
 }
 
@@ -75,22 +83,29 @@ export function renderings(say: Say): string[] {
 export const saysAs = (rendering: string, words: string) => linePattern(rendering).test(words);
 
 /** Why `words` is not one of `say`'s renderings with the facts filled in (undefined when it is). */
-function differs(what: string, say: Say, words: string): string | undefined {
-  const all = renderings(say);
+function differs(what: string, say: Say, words: string, as: "verdict" | "finding" | "either"): string | undefined {
+  const all = renderings(say, as);
   return all.some((r) => saysAs(r, words))
     ? undefined
     : `${what}: ${JSON.stringify(words)} is not its row's words, with any facts: ${JSON.stringify(all)}`;
 }
 
-/** Why `verdict` (a diagnosis's, or an `also` finding's summary) is not the row's words for `cause`. */
-export function verdictDiffersFromRow(cause: CauseId, verdict: string): string | undefined {
-  return differs(cause, causeOf(cause).verdict, verdict);
+/**
+ * Why `words` are not the row's for `cause`: as a diagnosis's verdict (said of its slot), or (`as` "finding") as an
+ * `also` finding's summary (of no slot); "either" for a verdict about no slot (a schedule that has none).
+ */
+export function verdictDiffersFromRow(
+  cause: CauseId,
+  words: string,
+  as: "verdict" | "finding" | "either" = "verdict",
+): string | undefined {
+  return differs(`${cause} (${as})`, causeOf(cause).verdict, words, as);
 }
 
 /** Why a verdict naming no cause is none of NO_CAUSE's words. */
 export function verdictDiffersFromNoCause(verdict: string): string | undefined {
   const says = Object.values(NO_CAUSE) as Say[];
-  return says.some((say) => differs("", say, verdict) === undefined)
+  return says.some((say) => differs("", say, verdict, "either") === undefined)
     ? undefined
-    : `${JSON.stringify(verdict)} names no cause and is none of NO_CAUSE's words: ${JSON.stringify(says.flatMap(renderings))}`;
+    : `${JSON.stringify(verdict)} names no cause and is none of NO_CAUSE's words: ${JSON.stringify(says.flatMap((say) => renderings(say)))}`;
 }

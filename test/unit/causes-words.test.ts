@@ -48,7 +48,8 @@ describe("a cause's verdict and fix: its row's words, wherever they are said", (
       const all = renderings(c.verdict);
       assert.ok(all.includes(c.verdict(PLACEHOLDERS)), `${c.id}: the docs' words are one of its renderings`);
       for (const words of all) {
-        assert.equal(verdictDiffersFromRow(c.id, words), undefined, `${c.id}: ${words}`);
+        const as = renderings(c.verdict, "verdict").includes(words) ? "verdict" : "finding";
+        assert.equal(verdictDiffersFromRow(c.id, words, as), undefined, `${c.id}: ${words}`);
         assert.ok(!saysAs(words, reworded(words)), `${c.id}: ${words}`);
         assert.ok(!saysAs(words, `${words.toUpperCase()}!`), `${c.id}: ${words}`);
       }
@@ -75,8 +76,11 @@ describe("a cause's verdict and fix: its row's words, wherever they are said", (
     // A finding besides the verdict is the row's words without the slot; as the verdict, with it.
     const down = CAUSES.find((c) => c.id === "operator-down")!;
     const { when: _, ...noSlot } = PLACEHOLDERS;
-    assert.equal(verdictDiffersFromRow("operator-down", down.verdict(noSlot as typeof PLACEHOLDERS)), undefined);
+    const summary = down.verdict(noSlot as typeof PLACEHOLDERS);
+    assert.equal(verdictDiffersFromRow("operator-down", summary, "finding"), undefined);
+    assert.notEqual(verdictDiffersFromRow("operator-down", summary, "verdict"), undefined);
     assert.equal(verdictDiffersFromRow("operator-down", down.verdict(facts)), undefined);
+    assert.notEqual(verdictDiffersFromRow("operator-down", down.verdict(facts), "finding"), undefined);
   });
 
   it("docs/troubleshooting.md says each cause's fix as its row does, with the placeholders", () => {

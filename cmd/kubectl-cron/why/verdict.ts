@@ -101,8 +101,8 @@ export const fact = <I extends CauseId>(
 /** A finding as the diagnosis shows it: its summary and fix are its row's, said with its facts (no slot). */
 export const finding = (x: Found): Finding => ({
   cause: x.cause,
+  ...(x.unsure ? { unsure: x.unsure } : {}),
   summary: verdictOf(x.cause, x.params),
   evidence: x.evidence,
   fix: fixOf(x.cause, x.params),
-  ...(x.unsure ? { unsure: x.unsure } : {}),
 });
