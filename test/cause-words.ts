@@ -1,12 +1,16 @@
-// The words of a cause's fix, as its row in cmd/kubectl-cron/causes.ts says them: what `kubectl cron why` prints
-// must be the row's lines with the placeholders filled in (some of them, in the row's order), nothing reworded.
-import { type CauseId, causeOf, PLACEHOLDERS } from "../cmd/kubectl-cron/causes.ts";
+// The words of a cause, as its row in cmd/kubectl-cron/causes.ts says them: what `kubectl cron why` prints must be
+// the row's verdict and fix lines with the placeholders filled in (the fix: some of its lines, in the row's order),
+// nothing reworded. The verdicts that name no cause are held to their table (NO_CAUSE) the same way.
+import { type CauseId, causeOf, NO_CAUSE, PLACEHOLDERS } from "../cmd/kubectl-cron/causes.ts";
+
+type Params = typeof PLACEHOLDERS;
+type Say = (p: Params) => string;
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-/** A fix line of the row (with PLACEHOLDERS) as a pattern: each placeholder stands for a name. */
+/** A line of the row (with PLACEHOLDERS) as a pattern: each placeholder stands for a name or a fact. */
 function linePattern(line: string): RegExp {
-  const names = Object.values(PLACEHOLDERS).filter((v): v is string => typeof v === "string");
+  const names = [...new Set(Object.values(PLACEHOLDERS).filter((v): v is string => typeof v === "string"))];
   // The longest first: OPERATOR_NAMESPACE before NAMESPACE before NAME.
   const placeholder = new RegExp(`\\b(${names.sort((a, b) => b.length - a.length).join("|")})\\b`, "g");
   const parts = line.split(placeholder);
@@ -25,4 +29,83 @@ export function fixDiffersFromRow(cause: CauseId, fix: readonly string[]): strin
     next = at + 1;
   }
   return fix.length ? undefined : `${cause}: no fix`;
+}
+
+const renderingsOf = new Map<string, string[]>();
+const ids = new Map<Say, number>();
+
+/**
+ * Every way `say` words a verdict with the placeholders: for each choice of the facts it reads, a flag either way
+ * and a fact given or not (a rendering that says "undefined" or fails needs that fact, and is not one). `as`: a
+ * verdict on the slot (`when` given), a finding besides it (no `when`), or either.
+ */
+export function renderings(say: Say, as: "verdict" | "finding" | "either" = "either"): string[] {
+  if (!ids.has(say)) ids.set(say, ids.size);
+  const key = `${ids.get(say)}/${as}`;
+  const known = renderingsOf.get(key);
+  if (known) return known;
+  const read = new Set<keyof Params>();
+  const watched = (p: Params) =>
+    new Proxy(p, {
+      get: (t, k) => {
+        if (typeof k === "string" && k in PLACEHOLDERS) read.add(k as keyof Params);
+        return t[k as keyof Params];
+      },
+    });
+  const out = new Set<string>();
+  let keys: (keyof Params)[] = [];
+  const base: Record<string, unknown> = { ...PLACEHOLDERS };
+  if (as === "finding") delete base.when;
+  say(watched(base as Params));
+  // The facts it reads, `when` aside unless either will do; reading grows as flags open other words.
+  const flippable = () => [...read].filter((k) => as === "either" || k !== "when");
+  for (let next = flippable(); next.length > keys.length; next = flippable()) {
+    keys = next;
+    for (let mask = 0; mask < 1 << keys.length; mask++) {
+      const p: Record<string, unknown> = { ...base };
+      keys.forEach((k, i) => {
+        if (mask & (1 << i)) p[k] = typeof PLACEHOLDERS[k] === "boolean" ? !PLACEHOLDERS[k] : undefined;
+      });
+      try {
+        const s = say(watched(p as Params));
+        if (!/\bundefined\b/.test(s)) out.add(s);
+      } catch {
+        // a fact the words need
+      }
+    }
+  }
+  const all = [...out];
+  renderingsOf.set(key, all);
+  return all;
+}
+
+/** Whether `words` are `rendering`'s (a verdict said with PLACEHOLDERS) with the facts filled in. */
+export const saysAs = (rendering: string, words: string) => linePattern(rendering).test(words);
+
+/** Why `words` is not one of `say`'s renderings with the facts filled in (undefined when it is). */
+function differs(what: string, say: Say, words: string, as: "verdict" | "finding" | "either"): string | undefined {
+  const all = renderings(say, as);
+  return all.some((r) => saysAs(r, words))
+    ? undefined
+    : `${what}: ${JSON.stringify(words)} is not its row's words, with any facts: ${JSON.stringify(all)}`;
+}
+
+/**
+ * Why `words` are not the row's for `cause`: as a diagnosis's verdict (said of its slot), or (`as` "finding") as an
+ * `also` finding's summary (of no slot); "either" for a verdict about no slot (a schedule that has none).
+ */
+export function verdictDiffersFromRow(
+  cause: CauseId,
+  words: string,
+  as: "verdict" | "finding" | "either" = "verdict",
+): string | undefined {
+  return differs(`${cause} (${as})`, causeOf(cause).verdict, words, as);
+}
+
+/** Why a verdict naming no cause is none of NO_CAUSE's words. */
+export function verdictDiffersFromNoCause(verdict: string): string | undefined {
+  const says = Object.values(NO_CAUSE) as Say[];
+  return says.some((say) => differs("", say, verdict, "either") === undefined)
+    ? undefined
+    : `${JSON.stringify(verdict)} names no cause and is none of NO_CAUSE's words: ${JSON.stringify(says.flatMap((say) => renderings(say)))}`;
 }

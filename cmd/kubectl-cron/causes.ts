@@ -5,10 +5,10 @@
 import { RecordReason, RefusedReason } from "../../api/v1/index.ts";
 
 /**
- * What a fix is said with: the names the diagnosis found (the docs: PLACEHOLDERS), and which of a row's
- * conditional lines the facts call for (the docs show every line).
+ * What a cause's verdict and fix are said with: the facts the diagnosis found (the docs: PLACEHOLDERS), and which
+ * of a row's conditional words the facts call for (the docs show one choice of them, every fix line).
  */
-interface FixParams {
+interface CauseParams {
   /** The CronJob and its namespace. */
   name: string;
   namespace: string;
@@ -18,6 +18,13 @@ interface FixParams {
   pod: string;
   /** The slot, RFC 3339 in UTC. */
   slot: string;
+  /**
+   * The slot in words, as the verdict names it ("did not run at SLOT: …"); absent, the words are a finding besides
+   * the verdict (`also`), about no slot.
+   */
+  when?: string;
+  /** The slot is still to come: "will not run at SLOT: …". */
+  toCome: boolean;
   /** Where the operator was looked for, and its Pods' label selector. */
   operatorNamespace: string;
   operatorSelector: string;
@@ -25,28 +32,118 @@ interface FixParams {
   running: boolean;
   /** forbid-held: that Job has no activeDeadlineSeconds (or it is not known to have one). */
   noActiveDeadline: boolean;
+  /** forbid-held: the record says the slot was missed behind that Job (startingDeadlineSeconds passed). */
+  pastDeadline: boolean;
+  /** It ran: seconds from the slot to its Job's creation, and how long the Job took (when known). */
+  createdAfter?: string;
+  took?: string;
+  /** How long: a running Job's age, a Job without Pods, a slot not decided about, a Lease not renewed. */
+  age: string;
+  /** forbid-held: what bounds the running Job (activeDeadlineSeconds, backoffLimit, its Pods' restarts). */
+  bounds: string;
   /** job-failed: a container was OOMKilled. */
   oomKilled: boolean;
   /** job-failed: the Job failed with DeadlineExceeded. */
   deadlineExceeded: boolean;
-  /** clock-skew: this machine's clock is the one off. */
+  /** clock-skew: this machine's clock is the one off (else the leader's). */
   localClock: boolean;
+  /** clock-skew: the clock is behind (else ahead), and by how much. */
+  behind: boolean;
+  skew: string;
+  /** A reason (a condition's, a record entry's, a container's waiting or a Job's failure). */
+  reason: string;
+  /** A message (a condition's, the API server's, a Job's failure), when there is one. */
+  message?: string;
+  /** suspended: who set spec.suspend, and when (managedFields), when known. */
+  suspendedBy?: string;
+  /** stopped-after-failures: when, after how many failures, and the spec's limit. */
+  stoppedAt: string;
+  failures: string;
+  limit: string;
+  /** before-creation: metadata.creationTimestamp. */
+  created: string;
+  /** not-a-slot: the schedule's slots before (if any) and after the asked time. */
+  previousSlot?: string;
+  nextSlot: string;
+  /** startingDeadlineSeconds. */
+  deadline: string;
+  /** How late the operator reached the slot (deadline-missed in words, deadline-shorter-than-lag in seconds). */
+  late: string;
+  /** The lags (seconds) of recent runs, and the largest. */
+  lags?: string;
+  worstLag: string;
+  /** deadline-missed: why the operator was late (a leader change, a restart), when on record. */
+  because?: string;
+  /** deadline-missed: only status.lastMissedTime says the slot was missed; the record no longer holds why. */
+  recordLost: boolean;
+  /** policy-skipped: what the policy's reason means; run-now-waiting: the concurrencyPolicy. */
+  policy: string;
+  /** crash-looping: the container's restarts, and its last exit code when known. */
+  restarts: string;
+  exitCode?: string;
+  /** run-now-waiting: the run-now request. */
+  request: string;
+  /** operator-no-leader: there is no Lease (or none renewed); its namespace/name, and its last holder. */
+  noLease: boolean;
+  lease: string;
+  holder?: string;
+  /** operator-unclear: the signs that say it is down, and those that say it works. */
+  downSigns: string;
+  upSigns: string;
+  /** operator-webhook-failing: the webhook, and its Service. */
+  webhook: string;
+  service: string;
 }
 
-/** The names and lines the docs say a fix with: every placeholder, every conditional line. */
-export const PLACEHOLDERS: FixParams = {
+/** The names and words the docs say a cause with: every placeholder, every fix line, the verdict's usual words. */
+export const PLACEHOLDERS: Required<CauseParams> = {
   name: "NAME",
   namespace: "NAMESPACE",
   job: "JOB",
   pod: "POD",
   slot: "SLOT",
+  when: "SLOT",
+  toCome: false,
   operatorNamespace: "OPERATOR_NAMESPACE",
   operatorSelector: "SELECTOR",
   running: true,
   noActiveDeadline: true,
+  pastDeadline: false,
+  createdAfter: "CREATED_AFTER",
+  took: "DURATION",
+  age: "AGE",
+  bounds: "BOUNDS",
   oomKilled: true,
   deadlineExceeded: true,
   localClock: true,
+  behind: false,
+  skew: "SKEW",
+  reason: "REASON",
+  message: "MESSAGE",
+  suspendedBy: "MANAGER",
+  stoppedAt: "STOPPED_AT",
+  failures: "FAILURES",
+  limit: "LIMIT",
+  created: "CREATED",
+  previousSlot: "PREVIOUS_SLOT",
+  nextSlot: "NEXT_SLOT",
+  deadline: "DEADLINE",
+  late: "LATE",
+  lags: "LAGS",
+  worstLag: "LAG",
+  because: "BECAUSE",
+  recordLost: false,
+  policy: "POLICY",
+  restarts: "RESTARTS",
+  exitCode: "EXIT_CODE",
+  request: "REQUEST",
+  noLease: false,
+  lease: "LEASE",
+  holder: "HOLDER",
+  downSigns: "DOWN_SIGNS",
+  upSigns: "UP_SIGNS",
+  webhook: "WEBHOOK",
+  service: "SERVICE",
 };
 
 interface Cause {
@@ -56,13 +153,18 @@ interface Cause {
   readonly title: string;
   /** How `kubectl cron why` finds it, from which live state. */
   readonly detect: string;
+  /**
+   * What `kubectl cron why` says, one line: its verdict on the slot (`when` given: "did not run at SLOT: …"), or
+   * a finding besides it (no `when`); with PLACEHOLDERS, the docs'.
+   */
+  readonly verdict: (p: Required<CauseParams>) => string;
   /** What to do, one line each: the command's fix lines, and (with PLACEHOLDERS) the docs'. */
-  readonly fix: (p: FixParams) => string[];
+  readonly fix: (p: CauseParams) => string[];
   /** The alert whose runbook covers it, when one does. */
   readonly alert?: string;
 }
 
-type Names = Pick<FixParams, "name" | "namespace">;
+type Names = Pick<CauseParams, "name" | "namespace">;
 /** A fix that names nothing. */
 const fixed =
   (...lines: string[]) =>
@@ -71,9 +173,23 @@ const fixed =
 /** `kubectl cron VERB NAME -n NAMESPACE`. */
 const cron = (verb: string, p: Names) => `\`kubectl cron ${verb} ${p.name} -n ${p.namespace}\``;
 /** The backfill of one slot. */
-const backfill = (p: Names & Pick<FixParams, "slot">) =>
+const backfill = (p: Names & Pick<CauseParams, "slot">) =>
   `\`kubectl cron backfill ${p.name} -n ${p.namespace} --from=${p.slot} --to=${p.slot}\``;
 const when = (yes: boolean, line: string) => (yes ? [line] : []);
+/** The slot a verdict is about, in words (absent: a finding besides the verdict), and whether it is still to come. */
+type At = Partial<Pick<CauseParams, "when" | "toCome">>;
+/** A verdict always about a slot. */
+type Slot = Required<Pick<CauseParams, "when">>;
+/**
+ * The verdict's words on a slot that did not run: "did not run at SLOT: WORDS" (of a slot to come, "will not run
+ * at …"); without a slot (a finding besides the verdict), the words alone.
+ */
+const didNotRun = (p: At, words: string) =>
+  p.when === undefined ? words : `${p.toCome ? "will not run" : "did not run"} at ${p.when}: ${words}`;
+/** The same, of a cause that is only ever a verdict on a slot. */
+const didNotRunAt = (p: Slot, words: string) => `did not run at ${p.when}: ${words}`;
+/** A Job that started but whose Pods never worked: "started at SLOT but never got to work: WORDS". */
+const neverWorked = (p: Slot, words: string) => `started at ${p.when} but never got to work: ${words}`;
 
 export const CAUSES = [
   {
@@ -82,6 +198,8 @@ export const CAUSES = [
     detect:
       "`spec.suspend` is true. Since when and by whom: the managedFields entry that owns `spec.suspend` (its manager " +
       "and time).",
+    verdict: (p: At & Pick<CauseParams, "suspendedBy">) =>
+      didNotRun(p, `the CronJob is suspended${p.suspendedBy ? ` (spec.suspend set by ${p.suspendedBy})` : ""}`),
     fix: (p: Names) => [
       `${cron("resume", p)} (a slot missed while suspended runs only if \`missedRunPolicy\` and ` +
         "`startingDeadlineSeconds` allow it).",
@@ -93,6 +211,12 @@ export const CAUSES = [
     detect:
       "`status.stopped` (when, after how many failures) with `spec.stopAfterConsecutiveFailures`; the failed Jobs " +
       "in `status.recentRuns` with their reasons.",
+    verdict: (p: At & Pick<CauseParams, "stoppedAt" | "failures" | "limit">) =>
+      didNotRun(
+        p,
+        `scheduling stopped at ${p.stoppedAt} after ${p.failures} failed runs in a row ` +
+          `(spec.stopAfterConsecutiveFailures ${p.limit})`,
+      ),
     fix: (p: Names) => [
       `Fix what makes the Jobs fail (see their outcome), then ${cron("resume", p)}, or change the spec.`,
     ],
@@ -103,6 +227,10 @@ export const CAUSES = [
     title: "The schedule or time zone cannot be used",
     detect:
       "The Available condition is False with reason InvalidSchedule or UnknownTimeZone (its message names the field).",
+    verdict: (p: At & Pick<CauseParams, "message">) =>
+      p.when === undefined
+        ? `never runs: its schedule cannot be used${p.message ? ` (${p.message})` : ""}`
+        : didNotRun(p, p.message ?? "its schedule cannot be used"),
     fix: fixed(
       "Correct `spec.schedule` or `spec.timeZone`; `kubectl apply` shows the same error when the webhook is on.",
     ),
@@ -113,6 +241,9 @@ export const CAUSES = [
     detect:
       "The asked time is not one of the schedule's slots: the slots around it are shown in the CronJob's zone and in " +
       "UTC, with what DST does that day (a skipped or repeated hour) and each `H` field resolved.",
+    verdict: (p: Slot & Pick<CauseParams, "previousSlot" | "nextSlot">) =>
+      `${p.when} is not a time this CronJob runs: the nearest slots are ` +
+      `${p.previousSlot ? `${p.previousSlot} and ` : ""}${p.nextSlot}`,
     fix: (p: Names) => [
       `Check \`spec.timeZone\` (unset means UTC) and the resolved schedule (${cron("next", p)}); change the ` +
         "schedule if it is not what you meant.",
@@ -122,7 +253,9 @@ export const CAUSES = [
     id: "before-creation",
     title: "The CronJob did not exist yet at that time",
     detect: "The slot is before `metadata.creationTimestamp`.",
-    fix: (p: Names & Pick<FixParams, "slot">) => [`Nothing to fix; ${backfill(p)} runs the slot if you need it.`],
+    verdict: (p: Slot & Pick<CauseParams, "created">) =>
+      didNotRunAt(p, `the CronJob was created later, at ${p.created}`),
+    fix: (p: Names & Pick<CauseParams, "slot">) => [`Nothing to fix; ${backfill(p)} runs the slot if you need it.`],
   },
   {
     id: "deadline-missed",
@@ -131,7 +264,17 @@ export const CAUSES = [
       `A \`Missed\` entry with reason ${RecordReason.StartingDeadlineExceeded} in \`status.recentRuns\`: how late the operator decided ` +
       "(decidedAt minus the slot) against `startingDeadlineSeconds`, and why it was late: a leader change or no " +
       "leader (the Lease's acquireTime and renewTime), the operator down (no ready Pod), or a Job it was held behind.",
-    fix: (p: Names & Pick<FixParams, "slot">) => [
+    verdict: (p: At & Pick<CauseParams, "recordLost" | "because"> & Partial<Pick<CauseParams, "late" | "deadline">>) =>
+      didNotRun(
+        p,
+        p.recordLost
+          ? "the operator reported it missed (status.lastMissedTime); the record no longer holds why"
+          : `the operator reached it ${p.late} late, past startingDeadlineSeconds ${p.deadline}` +
+              (p.because
+                ? `, because ${p.because}`
+                : " (no leader change or restart is on record: it was overloaded, or down without a trace left)"),
+      ),
+    fix: (p: Names & Pick<CauseParams, "slot">) => [
       "Raise `startingDeadlineSeconds` well above the operator's lag (or remove it); keep the operator running " +
         "with two replicas.",
       `${backfill(p)} runs the missed slot.`,
@@ -144,6 +287,14 @@ export const CAUSES = [
     detect:
       "The latest starts in `status.recentRuns` (decidedAt minus the slot) came close to or beyond " +
       "`startingDeadlineSeconds`.",
+    verdict: (p: At & Pick<CauseParams, "deadline" | "lags"> & Partial<Pick<CauseParams, "late" | "worstLag">>) =>
+      p.when === undefined
+        ? `startingDeadlineSeconds ${p.deadline} leaves little room: recent runs started up to ${p.worstLag} s after their slot`
+        : didNotRun(
+            p,
+            `startingDeadlineSeconds ${p.deadline} is shorter than the operator's lag: it reached the slot ${p.late} s ` +
+              `after it${p.lags ? ` (recent runs started ${p.lags} s after their slot)` : ""}`,
+          ),
     fix: fixed("Raise `startingDeadlineSeconds` (at least a few minutes), or remove it."),
   },
   {
@@ -152,7 +303,22 @@ export const CAUSES = [
     detect:
       "A `Held` entry in `status.recentRuns` names the Job it waits behind (blockedBy); that Job's age, its " +
       "`activeDeadlineSeconds` and `backoffLimit`, and its Pods (CrashLoopBackOff, restarts, Pending).",
-    fix: (p: Pick<FixParams, "namespace" | "job" | "running" | "noActiveDeadline">) => [
+    verdict: (
+      p: Slot &
+        Pick<CauseParams, "job" | "running" | "pastDeadline"> &
+        Partial<Pick<CauseParams, "age" | "bounds" | "deadline">>,
+    ) =>
+      didNotRunAt(
+        p,
+        p.pastDeadline
+          ? `held by concurrencyPolicy Forbid behind Job ${p.job} until startingDeadlineSeconds (${p.deadline}) passed` +
+              (p.running ? `; that Job has been running for ${p.age} (${p.bounds})` : "")
+          : `concurrencyPolicy Forbid and Job ${p.job} ` +
+              (p.running
+                ? `has been running for ${p.age} (${p.bounds}); it will not run until that Job ends`
+                : "was still running"),
+      ),
+    fix: (p: Pick<CauseParams, "namespace" | "job" | "running" | "noActiveDeadline">) => [
       ...when(p.running, `Delete the hung Job: \`kubectl delete job ${p.job} -n ${p.namespace}\`.`),
       ...when(
         p.noActiveDeadline,
@@ -168,7 +334,9 @@ export const CAUSES = [
     detect:
       "The run-now annotation differs from `status.lastRunNowRequest` and a Job is running with concurrencyPolicy " +
       "Forbid.",
-    fix: (p: Pick<FixParams, "namespace" | "job">) => [
+    verdict: (p: Pick<CauseParams, "request" | "job" | "policy">) =>
+      `run-now request "${p.request}" waits: ${p.job.split(" ").join(", ")} still running (concurrencyPolicy ${p.policy})`,
+    fix: (p: Pick<CauseParams, "namespace" | "job">) => [
       `Wait for the running Job, or delete it: \`kubectl delete job ${p.job} -n ${p.namespace}\`.`,
     ],
   },
@@ -178,7 +346,9 @@ export const CAUSES = [
     detect:
       `A \`Skipped\` entry in \`status.recentRuns\`: ${RecordReason.MissedRunPolicySkip} (Skip runs only the announced time), ${RecordReason.RunAllLimit} ` +
       `(RunAll runs at most the newest 100), ${RecordReason.RunAllReplace} (RunAll with Replace runs only the newest).`,
-    fix: (p: Names & Pick<FixParams, "slot">) => [
+    verdict: (p: Slot & Pick<CauseParams, "reason"> & Partial<Pick<CauseParams, "policy">>) =>
+      didNotRunAt(p, `${p.policy ?? "missedRunPolicy chose not to run it"} (${p.reason})`),
+    fix: (p: Names & Pick<CauseParams, "slot">) => [
       "Change `spec.missedRunPolicy` if the slot should have run.",
       `${backfill(p)} runs it now.`,
     ],
@@ -190,6 +360,8 @@ export const CAUSES = [
     detect:
       "A `Refused` entry with the API server's message (`exceeded quota`), and the namespace's ResourceQuotas with " +
       "their used and hard values.",
+    verdict: (p: Slot & Required<Pick<CauseParams, "message">>) =>
+      didNotRunAt(p, `the API server refused its Job: ${p.message}`),
     fix: fixed("Raise the quota, or free what it counts (old Jobs: lower `successfulJobsHistoryLimit`)."),
   },
   {
@@ -197,18 +369,24 @@ export const CAUSES = [
     title: "The Job's create was refused by an admission webhook or policy",
     detect:
       "A `Refused` entry whose message names the webhook or policy that denied the Job (`admission webhook … denied`).",
+    verdict: (p: Slot & Required<Pick<CauseParams, "message">>) =>
+      didNotRunAt(p, `the API server refused its Job: ${p.message}`),
     fix: fixed("Change the Job template to satisfy the policy, or ask its owners for an exception."),
   },
   {
     id: "create-refused-name-taken",
     title: "A Job that is not this CronJob's holds the slot's name",
     detect: `A \`Refused\` entry with reason ${RefusedReason.AlreadyExists}; the Job with that name has no owner reference to this CronJob.`,
+    verdict: (p: Slot & Pick<CauseParams, "message">) =>
+      didNotRunAt(p, p.message || "a Job that is not this CronJob's holds the slot's name"),
     fix: fixed("Delete or rename the foreign Job; the slot runs at the next pass if it is still within its deadline."),
   },
   {
     id: "create-refused",
     title: "The Job's create was refused by the API server",
     detect: "A `Refused` entry with the API server's reason and message (Invalid, Forbidden, …).",
+    verdict: (p: Slot & Pick<CauseParams, "reason" | "message">) =>
+      didNotRunAt(p, `the API server refused its Job (${p.reason}): ${p.message ?? ""}`),
     fix: (p: Names) => [
       `Fix what the message names (usually the Job template); ${cron("run", p)} tries a run at once.`,
     ],
@@ -218,18 +396,24 @@ export const CAUSES = [
     title: "The Job ran but its Pods were never created",
     detect:
       "The Job is active with no Pods; the Job's FailedCreate Events say why (a Pod quota, PodSecurity, a LimitRange).",
+    verdict: (p: Slot & Pick<CauseParams, "job" | "age">) =>
+      neverWorked(p, `its Job ${p.job} has no Pod ${p.age} after its creation`),
     fix: fixed("Fix what the Event names (quota, the Pod's securityContext, resource requests)."),
   },
   {
     id: "pods-unschedulable",
     title: "The Job's Pod is Pending: it cannot be scheduled",
     detect: "A Pod with condition PodScheduled=False, reason Unschedulable, and the scheduler's message.",
+    verdict: (p: Slot & Pick<CauseParams, "pod"> & Partial<Pick<CauseParams, "reason">>) =>
+      neverWorked(p, `its Pod ${p.pod} is Pending: ${p.reason ?? "not scheduled"}`),
     fix: fixed("Free or add capacity, or change the template's requests, nodeSelector, affinity or tolerations."),
   },
   {
     id: "image-pull",
     title: "The Job's Pod cannot pull its image",
     detect: "A container waiting with ErrImagePull, ImagePullBackOff or InvalidImageName, and the kubelet's message.",
+    verdict: (p: Slot & Pick<CauseParams, "pod" | "reason">) =>
+      neverWorked(p, `its Pod ${p.pod} cannot pull its image (${p.reason})`),
     fix: fixed(
       "Correct the image name or tag, or the pull secret (`imagePullSecrets`) and the registry's reachability.",
     ),
@@ -238,7 +422,13 @@ export const CAUSES = [
     id: "crash-looping",
     title: "The Job's Pod keeps crashing",
     detect: "A container in CrashLoopBackOff, with its restarts and last exit code.",
-    fix: (p: Pick<FixParams, "namespace" | "pod">) => [
+    verdict: (p: Slot & Pick<CauseParams, "pod" | "restarts" | "exitCode"> & Partial<Pick<CauseParams, "reason">>) =>
+      neverWorked(
+        p,
+        `its Pod ${p.pod} keeps crashing (CrashLoopBackOff, ${p.restarts} restarts` +
+          `${p.exitCode ? `, last exit code ${p.exitCode}${p.reason ? ` ${p.reason}` : ""}` : ""})`,
+      ),
+    fix: (p: Pick<CauseParams, "namespace" | "pod">) => [
       `Read its logs: \`kubectl logs ${p.pod} -n ${p.namespace} --previous\`.`,
       "Set `backoffLimit` and `activeDeadlineSeconds` to bound retries.",
     ],
@@ -250,7 +440,9 @@ export const CAUSES = [
     detect:
       "The Job's Failed condition (BackoffLimitExceeded, DeadlineExceeded) from the Job or the record's outcome, and " +
       "its Pods' terminations (OOMKilled, exit codes) while they exist.",
-    fix: (p: Pick<FixParams, "namespace" | "job" | "oomKilled" | "deadlineExceeded">) => [
+    verdict: (p: Slot & Pick<CauseParams, "job" | "reason" | "message">) =>
+      `ran at ${p.when} and failed: Job ${p.job} ${p.reason}${p.message ? ` (${p.message})` : ""}`,
+    fix: (p: Pick<CauseParams, "namespace" | "job" | "oomKilled" | "deadlineExceeded">) => [
       `Read its Pods' logs while the Job is kept (\`failedJobsHistoryLimit\`): \`kubectl logs job/${p.job} -n ${p.namespace}\`.`,
       ...when(
         p.oomKilled,
@@ -267,7 +459,9 @@ export const CAUSES = [
     detect:
       "Its Deployment (found by its webhooks' Service, else by its labels in any namespace, whatever the Helm release " +
       "or kustomize namespace) has no ready replica, and neither its Lease nor the record shows it at work since.",
-    fix: (p: Pick<FixParams, "operatorNamespace" | "operatorSelector">) => [
+    verdict: (p: At & Pick<CauseParams, "operatorNamespace">) =>
+      didNotRun(p, `the operator has no ready replica in namespace ${p.operatorNamespace}`),
+    fix: (p: Pick<CauseParams, "operatorNamespace" | "operatorSelector">) => [
       `\`kubectl -n ${p.operatorNamespace} get deployment,pods -l ${p.operatorSelector}\` and ` +
         `\`kubectl -n ${p.operatorNamespace} get events\`: why its Pods are not ready; the missed slots run when ` +
         "it is back if their deadline allows.",
@@ -280,6 +474,16 @@ export const CAUSES = [
     detect:
       "Its replicas run with --leader-elect and the Lease's renewTime is older than its leaseDurationSeconds (by the " +
       "API server's clock), or there is none, and the record shows no decision since.",
+    verdict: (p: At & Pick<CauseParams, "noLease" | "holder"> & Partial<Pick<CauseParams, "lease" | "age">>) =>
+      didNotRun(
+        p,
+        "no replica leads: " +
+          (p.noLease
+            ? `there is no Lease ${p.lease}`
+            : p.holder
+              ? `the Lease was last renewed ${p.age} ago by ${p.holder}`
+              : `the last leader released the Lease ${p.age} ago and none took it`),
+      ),
     fix: fixed("Check the replicas' logs for leader election errors; RBAC on leases; the API server's reachability."),
     alert: "CronJobOperatorDown",
   },
@@ -290,6 +494,9 @@ export const CAUSES = [
       "One sign says it is down (no ready replica, a stale Lease) and another says it works: the Lease renewed, or a " +
       "decision in `status.recentRuns` after the time it went down. A copy may run elsewhere (`make run` on a host " +
       "beside a Deployment scaled to zero), or it went down a moment ago. Exit code 2.",
+    verdict: (p: At & Pick<CauseParams, "downSigns" | "upSigns">) =>
+      `${p.when === undefined ? "" : `did not run at ${p.when}, and `}cannot tell whether the operator runs: ` +
+      `${p.downSigns}, but ${p.upSigns}`,
     fix: fixed(
       "Find where it runs: a copy outside the cluster (`make run`), another install; if the Deployment should be it, " +
         "see operator-down.",
@@ -301,6 +508,8 @@ export const CAUSES = [
     detect:
       "A webhook configuration of the operator whose Service has no ready endpoint: `kubectl apply` of a CronJob and " +
       "every API v2 request fail with `failed calling webhook` / `conversion webhook … failed`.",
+    verdict: (p: Pick<CauseParams, "webhook" | "service">) =>
+      `webhook ${p.webhook} has no ready endpoint (Service ${p.service})`,
     fix: fixed("Bring a replica up (see operator-down); check the webhook Service's selector and the certificate."),
     alert: "CronJobWebhookFailing",
   },
@@ -310,7 +519,11 @@ export const CAUSES = [
     detect:
       "The leader's Lease renewTime is ahead of the API server's clock, or this machine's clock differs from the " +
       "API server's Date by more than a few seconds.",
-    fix: (p: Pick<FixParams, "localClock">) => [
+    verdict: (p: Pick<CauseParams, "localClock" | "behind" | "skew">) =>
+      p.localClock
+        ? `this machine's clock is ${p.skew} ${p.behind ? "behind" : "ahead of"} the API server's`
+        : `the leader's clock is ${p.skew} ahead of the API server's`,
+    fix: (p: Pick<CauseParams, "localClock">) => [
       "Fix NTP on the node or machine whose clock is off; slots are computed on the operator's clock.",
       ...when(p.localClock, "The times `kubectl cron why` shows are the API server's."),
     ],
@@ -321,6 +534,8 @@ export const CAUSES = [
     detect:
       "No entry for the slot in `status.recentRuns` and no Job for it, while the operator looks healthy (it may be " +
       "overloaded: see `workqueue_depth`).",
+    verdict: (p: Slot & Pick<CauseParams, "age">) =>
+      didNotRunAt(p, `the operator has not decided about it (${p.age} ago) and looks healthy`),
     fix: fixed(
       "Check the operator's logs and `workqueue_depth`; with startingDeadlineSeconds unset the slot still runs when reached.",
     ),
@@ -330,15 +545,49 @@ export const CAUSES = [
 type Row = (typeof CAUSES)[number];
 export type CauseId = Row["id"];
 
-/** What a row's fix is said with: the names and conditional lines it takes. */
-export type FixParamsOf<I extends CauseId> =
-  Parameters<Extract<Row, { id: I }>["fix"]> extends [infer P, ...unknown[]] ? P : Record<string, never>;
+/** What a row's verdict and fix are said with: the facts they take (a row that takes none: nothing). */
+export type CauseParamsOf<I extends CauseId> = ParamOf<Extract<Row, { id: I }>["verdict"]> &
+  ParamOf<Extract<Row, { id: I }>["fix"]>;
+type ParamOf<F> = F extends (...a: infer A) => unknown ? (A extends [infer P, ...unknown[]] ? P : unknown) : never;
 
 export function causeOf(id: CauseId): Cause {
   return CAUSES.find((c) => c.id === id)!;
 }
 
-/** A cause's fix, said with the names the diagnosis found: the only way `kubectl cron why` words one. */
-export function fixOf<I extends CauseId>(id: I, p: FixParamsOf<I>): string[] {
-  return causeOf(id).fix(p as FixParams);
+/** A cause's verdict (with `when`) or finding (without), said with the facts the diagnosis found. */
+export function verdictOf<I extends CauseId>(id: I, p: CauseParamsOf<I>): string {
+  return causeOf(id).verdict(p as Required<CauseParams>);
 }
+
+/** A cause's fix, said with the names the diagnosis found: the only way `kubectl cron why` words one. */
+export function fixOf<I extends CauseId>(id: I, p: CauseParamsOf<I>): string[] {
+  return causeOf(id).fix(p as CauseParams);
+}
+
+/**
+ * The verdicts that name no cause: the slot ran (or runs) as it should, is not due yet, or the state cannot tell.
+ * Their words, as functions of the facts like a cause's (the command's modules write none of their own).
+ */
+export const NO_CAUSE = {
+  /** It ran and completed (`createdAfter`: seconds from the slot to the Job's creation; `took`: how long). */
+  completed: (p: Slot & Pick<CauseParams, "job" | "createdAfter" | "took">) =>
+    `ran at ${p.when}: Job ${p.job}${createdAfter(p)}, Complete${p.took ? ` in ${p.took}` : ""}`,
+  /** It runs, and nothing keeps its Pods from working. */
+  running: (p: Slot & Pick<CauseParams, "job" | "createdAfter" | "age" | "bounds">) =>
+    `ran at ${p.when}: Job ${p.job}${createdAfter(p)} has been running for ${p.age} (${p.bounds})`,
+  /** Its Job is gone and the record has no outcome. */
+  outcomeLost: (p: Slot & Pick<CauseParams, "job">) =>
+    `ran at ${p.when} (Job ${p.job}), but the Job is gone and the record has no outcome for it`,
+  /** Older than the record and no Job left. */
+  beyondRecord: (p: Slot) =>
+    `cannot tell about ${p.when}: it is older than the 10 decisions the record keeps, and no Job for it is left`,
+  /** Just due (`late`: seconds since the slot). */
+  dueNow: (p: Slot & Pick<CauseParams, "late">) =>
+    `${p.when} is due now: the operator has not started it yet (${p.late} s ago)`,
+  /** A slot still to come (`age`: how long until it). */
+  toCome: (p: Slot & Pick<CauseParams, "age">) => `${p.when} has not come yet (in ${p.age})`,
+  /** No slot since the CronJob's creation (`nextSlot`: the first). */
+  noSlotYet: (p: Pick<CauseParams, "nextSlot">) => `has had no slot since its creation; the first is ${p.nextSlot}`,
+} satisfies Record<string, (p: Required<CauseParams>) => string>;
+const createdAfter = (p: Pick<CauseParams, "createdAfter">) =>
+  p.createdAfter === undefined ? "" : ` (created ${p.createdAfter} s after the slot)`;

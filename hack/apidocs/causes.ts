@@ -1,11 +1,16 @@
 // docs/troubleshooting.md's list of causes, generated from the one table (cmd/kubectl-cron/causes.ts) that
 // `kubectl cron why` diagnoses with: written by `make manifests` between the markers, so the page and the command
-// cannot drift apart.
+// cannot drift apart: each cause's verdict and fix are its row's, said with PLACEHOLDERS.
 import { CAUSES, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
 
 /** A cause's fix as the docs say it: the command's words, with the placeholders for the names it finds. */
 export function fixWords(c: (typeof CAUSES)[number]): string {
   return c.fix(PLACEHOLDERS).join(" ");
+}
+
+/** A cause's verdict as the docs say it: the command's words, with the placeholders for the facts it finds. */
+export function verdictWords(c: (typeof CAUSES)[number]): string {
+  return c.verdict(PLACEHOLDERS);
 }
 
 export const TROUBLESHOOTING_PATH = "docs/troubleshooting.md";
@@ -22,6 +27,7 @@ export function causesMarkdown(): string {
       `**${c.title}.**`,
       "",
       `- How \`kubectl cron why\` finds it: ${c.detect}`,
+      `- What \`kubectl cron why\` says: ${verdictWords(c)}`,
       `- What to do: ${fixWords(c)}`,
     ];
     if ("alert" in c && c.alert) lines.push(`- Alert: [${c.alert}](runbooks/${c.alert}.md)`);

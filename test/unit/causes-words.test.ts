@@ -1,20 +1,88 @@
-// One table, all the words (issue 42): a cause's fix is written once, in its row of cmd/kubectl-cron/causes.ts, as a
-// function of the facts. `kubectl cron why` says it with the names it found (kubectl-cron-why.test.ts holds every
-// diagnosis it makes to its row, through test/cause-words.ts), docs/troubleshooting.md and the runbooks with the
-// placeholders; the diagnosis's modules write no fix of their own and rewrite no row's text.
+// One table, all the words (issue 42): a cause's verdict and fix are written once, in its row of
+// cmd/kubectl-cron/causes.ts, as functions of the facts. `kubectl cron why` says them with the facts it found
+// (kubectl-cron-why.test.ts holds every diagnosis it makes, and each `also` finding, to its row through
+// test/cause-words.ts), docs/troubleshooting.md (and the runbooks, the fix) with the placeholders; the diagnosis's
+// modules gather facts and write no verdict, finding or fix of their own, and rewrite no row's text. The verdicts
+// that name no cause have their small table too (NO_CAUSE).
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, it } from "node:test";
-import { CAUSES, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
+import { CAUSES, NO_CAUSE, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
 import { runbookPaths, TROUBLESHOOTING_PATH } from "../../hack/apidocs/causes.ts";
-import { fixDiffersFromRow } from "../cause-words.ts";
+import {
+  fixDiffersFromRow,
+  renderings,
+  saysAs,
+  verdictDiffersFromNoCause,
+  verdictDiffersFromRow,
+} from "../cause-words.ts";
 
 const root = resolve(import.meta.dirname, "..", "..");
 const read = (rel: string) => readFileSync(join(root, rel), "utf8");
 const words = (c: (typeof CAUSES)[number]) => c.fix(PLACEHOLDERS).join(" ");
+/** Words with their longest own word (not a placeholder's) changed: a placeholder may stand for anything but not that. */
+const reworded = (s: string) => {
+  const longest = (s.match(/\b[a-z]{3,}\b/g) ?? []).sort((a, b) => b.length - a.length)[0] ?? "";
+  const r = s.replace(new RegExp(`\\b${longest}\\b`), longest.toUpperCase());
+  assert.notEqual(r, s, `${s}: a word to change`);
+  return r;
+};
 
-describe("a cause's fix: its row's words, wherever it is said", () => {
+describe("a cause's verdict and fix: its row's words, wherever they are said", () => {
+  it("docs/troubleshooting.md says each cause's verdict as its row does, with the placeholders", () => {
+    const page = read(TROUBLESHOOTING_PATH);
+    for (const c of CAUSES) {
+      const section = page.slice(page.indexOf(`\n### ${c.id}\n`) + 1).split(/\n(?=### |<!-- causes: end)/)[0]!;
+      const said = section.split("\n").filter((l) => l.startsWith("- What `kubectl cron why` says: "));
+      assert.deepEqual(
+        said,
+        [`- What \`kubectl cron why\` says: ${c.verdict(PLACEHOLDERS)}`],
+        `${c.id}: its verdict on the page`,
+      );
+    }
+  });
+
+  it("every rendering of a row's verdict reads as words the command may say, and reworded words do not", () => {
+    for (const c of CAUSES) {
+      const all = renderings(c.verdict);
+      assert.ok(all.includes(c.verdict(PLACEHOLDERS)), `${c.id}: the docs' words are one of its renderings`);
+      for (const words of all) {
+        const as = renderings(c.verdict, "verdict").includes(words) ? "verdict" : "finding";
+        assert.equal(verdictDiffersFromRow(c.id, words, as), undefined, `${c.id}: ${words}`);
+        assert.ok(!saysAs(words, reworded(words)), `${c.id}: ${words}`);
+        assert.ok(!saysAs(words, `${words.toUpperCase()}!`), `${c.id}: ${words}`);
+      }
+    }
+    for (const say of Object.values(NO_CAUSE)) {
+      for (const words of renderings(say)) {
+        assert.equal(verdictDiffersFromNoCause(words), undefined, words);
+        assert.ok(!saysAs(words, reworded(words)), words);
+      }
+    }
+    // The facts fill the placeholders, each of the row's choices of words is one; a missing fact is not, nor is a
+    // verdict said with another cause's words or the slot left out where the row needs one.
+    const held = CAUSES.find((c) => c.id === "forbid-held")!;
+    const facts = { ...PLACEHOLDERS, when: "2026-11-25 03:00 UTC", job: "backup-1795572000", age: "2h 5m" };
+    assert.equal(verdictDiffersFromRow("forbid-held", held.verdict(facts)), undefined);
+    assert.equal(verdictDiffersFromRow("forbid-held", held.verdict({ ...facts, running: false })), undefined);
+    assert.equal(verdictDiffersFromRow("forbid-held", held.verdict({ ...facts, pastDeadline: true })), undefined);
+    assert.notEqual(verdictDiffersFromRow("forbid-held", held.verdict({ ...facts, job: "undefined" })), undefined);
+    assert.notEqual(verdictDiffersFromRow("suspended", held.verdict(facts)), undefined);
+    assert.notEqual(
+      verdictDiffersFromRow("forbid-held", "concurrencyPolicy Forbid and Job backup-1 was still running"),
+      undefined,
+    );
+    // A finding besides the verdict is the row's words without the slot; as the verdict, with it.
+    const down = CAUSES.find((c) => c.id === "operator-down")!;
+    const { when: _, ...noSlot } = PLACEHOLDERS;
+    const summary = down.verdict(noSlot as typeof PLACEHOLDERS);
+    assert.equal(verdictDiffersFromRow("operator-down", summary, "finding"), undefined);
+    assert.notEqual(verdictDiffersFromRow("operator-down", summary, "verdict"), undefined);
+    assert.equal(verdictDiffersFromRow("operator-down", down.verdict(facts)), undefined);
+    assert.notEqual(verdictDiffersFromRow("operator-down", down.verdict(facts), "finding"), undefined);
+  });
+
   it("docs/troubleshooting.md says each cause's fix as its row does, with the placeholders", () => {
     const page = read(TROUBLESHOOTING_PATH);
     for (const c of CAUSES) {
@@ -55,7 +123,7 @@ describe("a cause's fix: its row's words, wherever it is said", () => {
     );
   });
 
-  it("the diagnosis (cmd/kubectl-cron/why.ts and why/) writes no fix and rewrites no row's text", () => {
+  it("the diagnosis (cmd/kubectl-cron/why.ts and why/) writes no verdict, finding or fix and rewrites no row's text", () => {
     const dir = join(root, "cmd", "kubectl-cron", "why");
     const files = ["cmd/kubectl-cron/why.ts", ...readdirSync(dir).map((f) => `cmd/kubectl-cron/why/${f}`)];
     assert.ok(files.length > 5, "the diagnosis's modules");
@@ -64,6 +132,15 @@ describe("a cause's fix: its row's words, wherever it is said", () => {
       assert.doesNotMatch(src, /\.replace(All)?\(/, `${rel}: no text rewritten (a row's fix takes its names)`);
       assert.doesNotMatch(src, /\bcauseOf\(/, `${rel}: a fix through fixOf or found, never a row read directly`);
       assert.doesNotMatch(src, /\bfix:\s*\[\s*[^\]\s]/, `${rel}: no fix written out (only fix: [] when healthy)`);
+      // A verdict or a finding's summary is a row's (verdictOf through found, finding; NO_CAUSE's), never written out:
+      // no string that opens as one, no `verdict:` or `summary:` given words, no words handed to found().
+      assert.doesNotMatch(
+        src,
+        /["'`](\$\{[^}]*\}\s*)?(did not run|will not run|ran at|started at|never runs|cannot tell|has had no slot|is due now|has not come|is not a time)\b/,
+        `${rel}: no verdict's words`,
+      );
+      assert.doesNotMatch(src, /\b(verdict|summary):\s*["'`]/, `${rel}: no verdict or summary written out`);
+      assert.doesNotMatch(src, /\bfound\(\s*"[^"]*",\s*["'`]/, `${rel}: found() takes facts, not words`);
     }
   });
 });

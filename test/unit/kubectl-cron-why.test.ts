@@ -22,7 +22,7 @@ import { type Diagnosis, diagnose as diagnoseFacts, parseSlot } from "../../cmd/
 import type { PodFacts, WhyFacts } from "../../cmd/kubectl-cron/whyfacts.ts";
 import { APIError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kinds.ts";
-import { fixDiffersFromRow } from "../cause-words.ts";
+import { fixDiffersFromRow, verdictDiffersFromNoCause, verdictDiffersFromRow } from "../cause-words.ts";
 import { FakeAPIServer } from "../fake-apiserver.ts";
 import { batchJob } from "../fixtures.ts";
 import { recorded } from "../fixtures/builtin-v1/index.ts";
@@ -284,14 +284,23 @@ async function cluster(
   return server;
 }
 
-/** Every fix a diagnosis gives (its verdict's and each `also`'s) is its cause's row, in the row's words. */
+/**
+ * Every verdict and fix a diagnosis gives (its own and each `also`'s) is its cause's row, in the row's words; a
+ * verdict that names no cause is one of NO_CAUSE's.
+ */
 function fixesAsRows(d: Diagnosis): Diagnosis {
   if (d.cause && d.status !== "healthy") {
-    const differs = fixDiffersFromRow(d.cause, d.fix);
+    // A verdict about its slot says it ("did not run at SLOT: …"); with no slot to name, it may not.
+    const differs =
+      fixDiffersFromRow(d.cause, d.fix) ?? verdictDiffersFromRow(d.cause, d.verdict, d.slot ? "verdict" : "either");
     assert.equal(differs, undefined, differs);
-  } else assert.deepEqual(d.fix, [], "no fix without a cause");
+  } else {
+    assert.deepEqual(d.fix, [], "no fix without a cause");
+    const differs = verdictDiffersFromNoCause(d.verdict);
+    assert.equal(differs, undefined, differs);
+  }
   for (const a of d.also) {
-    const differs = fixDiffersFromRow(a.cause, a.fix);
+    const differs = fixDiffersFromRow(a.cause, a.fix) ?? verdictDiffersFromRow(a.cause, a.summary, "finding");
     assert.equal(differs, undefined, differs);
   }
   return d;

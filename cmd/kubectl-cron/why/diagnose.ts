@@ -1,6 +1,6 @@
 // The diagnosis of one CronJob: which slot is asked about, and which module decides its verdict.
 import { type Job, jobNameFor, RecordTrigger, rfc3339InZone, scheduledTimeOf } from "../../../api/v1/index.ts";
-import { fixOf } from "../causes.ts";
+import { NO_CAUSE } from "../causes.ts";
 import { iso } from "../history.ts";
 import { nextRuns } from "../next.ts";
 import type { WhyFacts } from "../whyfacts.ts";
@@ -10,7 +10,7 @@ import { recordVerdict } from "./record.ts";
 import { nextBlocker, risks } from "./risks.ts";
 import { anchorOf, notASlot, schedulesOf, type SlotSource, slotSource, slotText, zoneOf } from "./slot.ts";
 import { futureVerdict, JUST_DUE_MS, undecidedVerdict } from "./undecided.ts";
-import { type Diagnosis, type Finding, found, type SlotContext, type Verdict } from "./verdict.ts";
+import { type Diagnosis, type Finding, finding, found, type SlotContext, type Verdict } from "./verdict.ts";
 
 /**
  * The diagnosis of one CronJob: about `slot` when given (the user's question), else the latest slot that should
@@ -29,23 +29,19 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
     d: Omit<Diagnosis, "exitCode" | "also" | "unreadable" | "cronJob">,
     extra: Finding[] = [],
   ): Diagnosis => {
-    const also = [...operator, ...extra].filter((x) => x.cause !== d.cause);
+    const also = [...operator.map(finding), ...extra].filter((x) => x.cause !== d.cause);
     const exitCode =
       d.status === "cause" || also.some((x) => !x.unsure) ? 1 : d.status === "unknown" || also.length ? 2 : 0;
     return { ...base, ...d, also, exitCode };
   };
   if (!schedules) {
     const cond = cronJob.status?.conditions?.find((x) => x.type === "Available" && x.status === "False");
-    return finish({
-      status: "cause",
-      cause: "invalid-schedule",
-      verdict: `never runs: its schedule cannot be used${cond ? ` (${cond.message})` : ""}`,
-      evidence: [
+    return finish(
+      found("invalid-schedule", cond?.message ? { message: cond.message } : {}, [
         `spec.schedule: ${JSON.stringify(cronJob.spec?.schedule)}; spec.timeZone: ${JSON.stringify(cronJob.spec?.timeZone ?? "UTC")}`,
         ...(cond ? [`condition Available=False ${cond.reason ?? "?"}: ${cond.message ?? ""}`] : []),
-      ],
-      fix: fixOf("invalid-schedule", {}),
-    });
+      ]),
+    );
   }
   const anchor = anchorOf(cronJob, schedules);
   const entryFor = (slot: Date) =>
@@ -98,7 +94,7 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
       ? undecidedVerdict(ctx(f, name, namespace, nextFrom, nextAt, jobsByName), operator)
       : {
           status: "healthy" as const,
-          verdict: `has had no slot since its creation; the first is ${next.text}`,
+          verdict: NO_CAUSE.noSlotYet({ nextSlot: next.text }),
           evidence: [],
           fix: [],
         };
@@ -118,12 +114,9 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   if (o.slot && !isSlot(o.slot)) {
     verdict = notASlot(c, schedules, anchor);
   } else if (created && slot < created) {
-    verdict = found(
-      "before-creation",
-      `did not run at ${c.slotText}: the CronJob was created later, at ${iso(created)}`,
-      [`metadata.creationTimestamp: ${iso(created)}`],
-      { name, namespace, slot: iso(slot) },
-    );
+    verdict = found("before-creation", { when: c.slotText, created: iso(created), name, namespace, slot: iso(slot) }, [
+      `metadata.creationTimestamp: ${iso(created)}`,
+    ]);
   } else {
     const entry = entryFor(slot);
     const job = jobFor(slot);

@@ -10,22 +10,31 @@ export function heldVerdict(c: SlotContext, e: RecentRun, evidence: string[]): V
   if (!blocker || classifyJob(blocker) !== "active") {
     return found(
       "forbid-held",
-      `did not run at ${when}: concurrencyPolicy Forbid and Job ${e.blockedBy ?? "?"} was still running`,
+      {
+        when,
+        namespace: c.namespace,
+        job: e.blockedBy ?? "?",
+        running: false,
+        pastDeadline: false,
+        noActiveDeadline: true,
+      },
       [...evidence, blocker ? `Job ${e.blockedBy} has ended since` : `Job ${e.blockedBy} is gone`],
-      { namespace: c.namespace, job: e.blockedBy ?? "", running: false, noActiveDeadline: true },
     );
   }
   const alive = keptAlive(blocker, c.podsOf(e.blockedBy!), f.now);
   return found(
     "forbid-held",
-    `did not run at ${when}: concurrencyPolicy Forbid and Job ${e.blockedBy} ${alive.text}; it will not run until that Job ends`,
-    [...evidence, ...alive.evidence],
     {
+      when,
       namespace: c.namespace,
       job: e.blockedBy!,
       running: true,
+      pastDeadline: false,
+      age: alive.age,
+      bounds: alive.bounds,
       noActiveDeadline: jobSpec(blocker).activeDeadlineSeconds === undefined,
     },
+    [...evidence, ...alive.evidence],
   );
 }
 
@@ -37,8 +46,16 @@ export function heldPastDeadlineVerdict(c: SlotContext, blockedBy: string, evide
     blocker && classifyJob(blocker) === "active" ? keptAlive(blocker, c.podsOf(blockedBy), c.f.now) : undefined;
   return found(
     "forbid-held",
-    `did not run at ${c.slotText}: held by concurrencyPolicy Forbid behind Job ${blockedBy} until startingDeadlineSeconds (${deadline ?? "?"}) passed${alive ? `; that Job ${alive.text}` : ""}`,
+    {
+      when: c.slotText,
+      namespace: c.namespace,
+      job: blockedBy,
+      running: alive !== undefined,
+      pastDeadline: true,
+      deadline: String(deadline ?? "?"),
+      ...(alive ? { age: alive.age, bounds: alive.bounds } : {}),
+      noActiveDeadline: true,
+    },
     [...evidence, ...(alive?.evidence ?? [])],
-    { namespace: c.namespace, job: blockedBy, running: alive !== undefined, noActiveDeadline: true },
   );
 }

@@ -1,10 +1,9 @@
 // A Job and its Pods, in words: what keeps a running Job's Pods from working (image-pull, pods-unschedulable,
 // crash-looping, pods-not-created), why a failed Job failed, what keeps a running Job alive.
 import { type Job, retryBackoffWords, worstCaseRetrySeconds } from "../../../api/v1/index.ts";
-import { type CauseId, fixOf } from "../causes.ts";
 import { humanDuration } from "../history.ts";
 import type { PodFacts, WhyFacts } from "../whyfacts.ts";
-import { ago, SECOND } from "./verdict.ts";
+import { ago, found, SECOND, type Verdict } from "./verdict.ts";
 
 /** A Job with no Pod for this long after its creation never got one. */
 const NO_POD_GRACE_MS = 60 * SECOND;
@@ -50,46 +49,46 @@ function podLines(pods: readonly PodFacts[]): string[] {
 
 const PULL_ERRORS = new Set(["ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"]);
 
-/** What keeps a running Job's Pods from working, if something does. */
+/** What keeps a running Job's Pods from working, if something does: the verdict on the slot (`when`, in words). */
 export function podTrouble(
   job: Readonly<Job>,
   pods: readonly PodFacts[],
   events: WhyFacts["events"],
   now: Date,
-): { cause: CauseId; summary: string; evidence: string[]; fix: string[] } | undefined {
+  when: string,
+): Verdict | undefined {
   const name = job.metadata?.name ?? "";
   const namespace = job.metadata?.namespace ?? "";
   for (const p of pods) {
     for (const c of p.containers) {
       if (c.waiting?.reason && PULL_ERRORS.has(c.waiting.reason)) {
-        return {
-          cause: "image-pull",
-          summary: `its Pod ${p.name} cannot pull its image (${c.waiting.reason})`,
-          evidence: [
-            `Pod ${p.name} container ${c.name}: ${c.waiting.reason}${c.waiting.message ? `: ${c.waiting.message}` : ""}`,
-          ],
-          fix: fixOf("image-pull", {}),
-        };
+        return found("image-pull", { when, pod: p.name, reason: c.waiting.reason }, [
+          `Pod ${p.name} container ${c.name}: ${c.waiting.reason}${c.waiting.message ? `: ${c.waiting.message}` : ""}`,
+        ]);
       }
     }
     const unsched = p.conditions.find((c) => c.type === "PodScheduled" && c.status === "False");
     if (p.phase === "Pending" && unsched) {
-      return {
-        cause: "pods-unschedulable",
-        summary: `its Pod ${p.name} is Pending: ${unsched.reason ?? "not scheduled"}`,
-        evidence: [`Pod ${p.name}: PodScheduled=False, ${unsched.reason ?? ""}: ${unsched.message ?? ""}`],
-        fix: fixOf("pods-unschedulable", {}),
-      };
+      return found("pods-unschedulable", { when, pod: p.name, ...(unsched.reason ? { reason: unsched.reason } : {}) }, [
+        `Pod ${p.name}: PodScheduled=False, ${unsched.reason ?? ""}: ${unsched.message ?? ""}`,
+      ]);
     }
     for (const c of p.containers) {
       if (c.waiting?.reason === "CrashLoopBackOff") {
         const last = c.lastTerminated;
-        return {
-          cause: "crash-looping",
-          summary: `its Pod ${p.name} keeps crashing (CrashLoopBackOff, ${c.restartCount} restarts${last ? `, last exit code ${last.exitCode ?? "?"}${last.reason ? ` ${last.reason}` : ""}` : ""})`,
-          evidence: podLines([p]),
-          fix: fixOf("crash-looping", { namespace, pod: p.name }),
-        };
+        return found(
+          "crash-looping",
+          {
+            when,
+            namespace,
+            pod: p.name,
+            restarts: String(c.restartCount),
+            ...(last
+              ? { exitCode: String(last.exitCode ?? "?"), ...(last.reason ? { reason: last.reason } : {}) }
+              : {}),
+          },
+          podLines([p]),
+        );
       }
     }
   }
@@ -100,18 +99,17 @@ export function podTrouble(
   const counted = (counts.active ?? 0) + (counts.ready ?? 0) + (counts.succeeded ?? 0) + (counts.failed ?? 0);
   if (pods.length === 0 && counted === 0 && created && now.getTime() - created.getTime() > NO_POD_GRACE_MS) {
     const failed = events.filter((e) => e.object === `Job/${name}` && e.reason === "FailedCreate");
-    return {
-      cause: "pods-not-created",
-      summary: `its Job ${name} has no Pod ${ago(created, now)} after its creation`,
-      evidence: failed.length
+    return found(
+      "pods-not-created",
+      { when, job: name, age: ago(created, now) },
+      failed.length
         ? failed.map(
             (e) => `Event FailedCreate on Job ${name} (${e.count}×, last ${e.last ?? "?"}): ${e.message ?? ""}`,
           )
         : [
             `Job ${name} has no Pods (status: 0 active, 0 succeeded, 0 failed) and no FailedCreate Event is left to say why (Events expire after an hour)`,
           ],
-      fix: fixOf("pods-not-created", {}),
-    };
+    );
   }
   return undefined;
 }
@@ -133,12 +131,12 @@ export function failureEvidence(job: Readonly<Job>, pods: readonly PodFacts[]): 
   return { reason, evidence };
 }
 
-/** What keeps a running Job alive, in words: its age and its bounds. */
+/** What keeps a running Job alive: its age and its bounds, in words. */
 export function keptAlive(
   job: Readonly<Job>,
   pods: readonly PodFacts[],
   now: Date,
-): { text: string; evidence: string[] } {
+): { age: string; bounds: string; evidence: string[] } {
   const spec = jobSpec(job);
   const started = job.status?.startTime ?? job.metadata?.creationTimestamp;
   const age = started ? ago(new Date(started), now) : "?";
@@ -154,7 +152,8 @@ export function keptAlive(
   const failed = (job.status as { failed?: number } | undefined)?.failed ?? 0;
   if (failed > 0) bounds.push(`${failed} failed Pods so far`);
   return {
-    text: `has been running for ${age} (${bounds.join(", ")})`,
+    age,
+    bounds: bounds.join(", "),
     evidence: [
       `Job ${job.metadata?.name}: started ${started ?? "?"}, ${bounds.join(", ")}` +
         ((spec.backoffLimit ?? 6) > 0

@@ -74,15 +74,22 @@ export function missedVerdict(c: SlotContext, e: RecentRun, evidence: string[]):
   if (!away && deadline !== undefined && late <= usual) {
     return found(
       "deadline-shorter-than-lag",
-      `did not run at ${when}: startingDeadlineSeconds ${deadline} is shorter than the operator's lag: it reached the slot ${late} s after it${lags.length ? ` (recent runs started ${lags.join(", ")} s after their slot)` : ""}`,
+      { when, deadline: String(deadline), late: String(late), ...(lags.length ? { lags: lags.join(", ") } : {}) },
       [...evidence, ...why.evidence],
-      {},
     );
   }
   return found(
     "deadline-missed",
-    `did not run at ${when}: the operator reached it ${humanDuration(late)} late, past startingDeadlineSeconds ${deadline ?? "?"}${away ? `, because ${why.because.join(", and ")}` : " (no leader change or restart is on record: it was overloaded, or down without a trace left)"}`,
+    {
+      when,
+      recordLost: false,
+      late: humanDuration(late),
+      deadline: String(deadline ?? "?"),
+      ...(away ? { because: why.because.join(", and ") } : {}),
+      name: c.name,
+      namespace: c.namespace,
+      slot: iso(c.slot),
+    },
     [...evidence, ...why.evidence],
-    { name: c.name, namespace: c.namespace, slot: iso(c.slot) },
   );
 }

@@ -1,9 +1,8 @@
 // The operator itself, from what it shows wherever it runs: its Pods and Deployment, its Lease, the record's newest
 // decision (operator-down, operator-no-leader, operator-unclear), its webhooks and the clocks.
-import { fixOf } from "../causes.ts";
 import { humanDuration, iso } from "../history.ts";
 import type { OperatorFacts, WhyFacts } from "../whyfacts.ts";
-import { ago, type Finding, plural, SECOND, stamp } from "./verdict.ts";
+import { ago, fact, type Found, plural, SECOND, stamp } from "./verdict.ts";
 
 /** Clocks further apart than this are reported. */
 const CLOCK_SKEW_MS = 5 * SECOND;
@@ -119,9 +118,9 @@ export function operatorTrace(op: OperatorFacts, now: Date): string[] {
 
 /**
  * Whether the operator runs, from what it shows wherever it runs: its Pods and Deployment, its Lease, the record.
- * Down only when a sign says so and none says otherwise; "cannot tell" when they disagree.
+ * Down only when a sign says so and none says otherwise; unclear (exit 2) when they disagree.
  */
-function livenessFindings(f: WhyFacts): Finding[] {
+function livenessFindings(f: WhyFacts): Found[] {
   const op = f.operator;
   const pods = podsSign(op);
   const lease = leaseSign(op, f.now);
@@ -148,78 +147,67 @@ function livenessFindings(f: WhyFacts): Finding[] {
   const contradicting = podsDown ? [lease, record].filter((x) => x?.up) : [record].filter((x) => x?.up);
   if (contradicting.length) {
     return [
-      {
-        cause: "operator-unclear",
-        unsure: true,
-        summary: `cannot tell whether the operator runs: ${downs.map((x) => x.text).join("; ")}, but ${contradicting.map((x) => x!.text).join(", and ")}`,
+      fact(
+        "operator-unclear",
+        {
+          downSigns: downs.map((x) => x.text).join("; "),
+          upSigns: contradicting.map((x) => x!.text).join(", and "),
+        },
         evidence,
-        fix: fixOf("operator-unclear", {}),
-      },
+        true,
+      ),
     ];
   }
   if (podsDown) {
-    return [
-      {
-        cause: "operator-down",
-        summary: `the operator has no ready replica in namespace ${op.namespace}`,
-        evidence,
-        fix: fixOf("operator-down", { operatorNamespace: op.namespace, operatorSelector: op.selector }),
-      },
-    ];
+    return [fact("operator-down", { operatorNamespace: op.namespace, operatorSelector: op.selector }, evidence)];
   }
   const l = op.lease;
   return [
-    {
-      cause: "operator-no-leader",
-      summary: !l?.renewTime
-        ? `no replica leads: there is no Lease ${op.namespace}/${op.leaseName}`
-        : l.holder
-          ? `no replica leads: the Lease was last renewed ${ago(new Date(l.renewTime), f.now)} ago by ${l.holder}`
-          : `no replica leads: the last leader released the Lease ${ago(new Date(l.renewTime), f.now)} ago and none took it`,
-      evidence: [...evidence, `the API server's time is ${iso(f.now)}`],
-      fix: fixOf("operator-no-leader", {}),
-    },
+    fact(
+      "operator-no-leader",
+      !l?.renewTime
+        ? { noLease: true, lease: `${op.namespace}/${op.leaseName}` }
+        : { noLease: false, age: ago(new Date(l.renewTime), f.now), ...(l.holder ? { holder: l.holder } : {}) },
+      [...evidence, `the API server's time is ${iso(f.now)}`],
+    ),
   ];
 }
 
 /** What is wrong with the operator itself now (whether it runs, its webhooks, the clocks). */
-export function operatorFindings(f: WhyFacts): Finding[] {
-  const out: Finding[] = livenessFindings(f);
+export function operatorFindings(f: WhyFacts): Found[] {
+  const out: Found[] = livenessFindings(f);
   const op = f.operator;
   const lease = op.lease;
   if (lease?.renewTime && lease.holder) {
     const ahead = new Date(lease.renewTime).getTime() - f.now.getTime();
     if (ahead > CLOCK_SKEW_MS) {
-      out.push({
-        cause: "clock-skew",
-        summary: `the leader's clock is ${humanDuration(Math.round(ahead / SECOND))} ahead of the API server's`,
-        evidence: [`Lease renewTime ${stamp(lease.renewTime)} is later than the API server's time ${iso(f.now)}`],
-        fix: fixOf("clock-skew", { localClock: false }),
-      });
+      out.push(
+        fact("clock-skew", { localClock: false, behind: false, skew: humanDuration(Math.round(ahead / SECOND)) }, [
+          `Lease renewTime ${stamp(lease.renewTime)} is later than the API server's time ${iso(f.now)}`,
+        ]),
+      );
     }
   }
   for (const w of op.webhooks) {
     if (w.readyEndpoints !== 0) continue;
-    out.push({
-      cause: "operator-webhook-failing",
-      summary: `webhook ${w.name} has no ready endpoint (Service ${w.target})`,
-      evidence: [
+    out.push(
+      fact("operator-webhook-failing", { webhook: w.name, service: w.target }, [
         `Service ${w.target} has 0 ready addresses: kubectl apply of a CronJob fails with "failed calling webhook"` +
           (w.name.startsWith("conversion/") ? ', and every API v2 request with "conversion webhook … failed"' : ""),
-      ],
-      fix: fixOf("operator-webhook-failing", {}),
-    });
+      ]),
+    );
   }
   if (f.serverClock) {
     const skew = f.localNow.getTime() - f.now.getTime();
     // The Date header has whole seconds: a second of difference is rounding.
     if (Math.abs(skew) > CLOCK_SKEW_MS) {
-      out.push({
-        cause: "clock-skew",
-        summary: `this machine's clock is ${humanDuration(Math.round(Math.abs(skew) / SECOND))} ${skew > 0 ? "ahead of" : "behind"} the API server's`,
-        evidence: [`this machine: ${iso(f.localNow)}; the API server (Date header): ${iso(f.now)}`],
-        fix: fixOf("clock-skew", { localClock: true }),
-      });
+      out.push(
+        fact(
+          "clock-skew",
+          { localClock: true, behind: skew < 0, skew: humanDuration(Math.round(Math.abs(skew) / SECOND)) },
+          [`this machine: ${iso(f.localNow)}; the API server (Date header): ${iso(f.now)}`],
+        ),
+      );
     }
   }
   return out;

@@ -1,6 +1,7 @@
 // The verdict on a slot a Job ran (found live, or only in the record): healthy, job-failed, or what keeps its Pods
 // from working.
 import { classifyJob, finishedAt, type Job, OutcomeResult, type RecentRun } from "../../../api/v1/index.ts";
+import { NO_CAUSE } from "../causes.ts";
 import { humanDuration } from "../history.ts";
 import { failureEvidence, keptAlive, podTrouble } from "./jobs.ts";
 import { entryLine } from "./record.ts";
@@ -12,73 +13,79 @@ export function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry
   const evidence = entry ? [entryLine(entry)] : [];
   const name = job?.metadata?.name ?? entry?.job ?? "";
   const created = job?.metadata?.creationTimestamp ?? entry?.decidedAt;
-  const startedLate = created ? ` (created ${secondsBetween(c.slot, new Date(created))} s after the slot)` : "";
+  const ran = {
+    when,
+    job: name,
+    ...(created ? { createdAfter: String(secondsBetween(c.slot, new Date(created))) } : {}),
+  };
   if (!job) {
     const o = entry?.outcome;
     if (o?.result === OutcomeResult.Complete) {
       const took =
         o.finishedAt && created
-          ? `Complete in ${humanDuration(secondsBetween(new Date(created), new Date(o.finishedAt)))}`
-          : "Complete";
-      return { status: "healthy", verdict: `ran at ${when}: Job ${name}${startedLate}, ${took}`, evidence, fix: [] };
+          ? { took: humanDuration(secondsBetween(new Date(created), new Date(o.finishedAt))) }
+          : {};
+      return { status: "healthy", verdict: NO_CAUSE.completed({ ...ran, ...took }), evidence, fix: [] };
     }
     if (o?.result === OutcomeResult.Failed) {
       return found(
         "job-failed",
-        `ran at ${when} and failed: Job ${name} ${o.reason ?? "Failed"}${o.message ? ` (${o.message})` : ""}`,
-        [...evidence, `Job ${name} is gone (history cleanup): its Pods' details went with it`],
         {
+          when,
+          reason: o.reason ?? "Failed",
+          ...(o.message ? { message: o.message } : {}),
           namespace: c.namespace,
           job: name,
           oomKilled: false,
           deadlineExceeded: o.reason === "DeadlineExceeded",
         },
+        [...evidence, `Job ${name} is gone (history cleanup): its Pods' details went with it`],
       );
     }
     return {
       status: "unknown",
-      verdict: `ran at ${when} (Job ${name}), but the Job is gone and the record has no outcome for it`,
+      verdict: NO_CAUSE.outcomeLost({ when, job: name }),
       evidence: [...evidence, `no Job named ${name} in ${c.namespace}: deleted before it ended, or by hand`],
       fix: [],
     };
   }
   const pods = c.podsOf(name);
-  evidence.push(`Job ${name}: created ${created ?? "?"}${startedLate}`);
+  evidence.push(
+    `Job ${name}: created ${created ?? "?"}${created ? ` (created ${ran.createdAfter} s after the slot)` : ""}`,
+  );
   const kind = classifyJob(job);
   if (kind === "successful") {
     const start = job.status?.startTime ?? created;
     const end = finishedAt(job);
-    const took = start && end ? ` in ${humanDuration(secondsBetween(new Date(start), end))}` : "";
+    const took = start && end ? { took: humanDuration(secondsBetween(new Date(start), end)) } : {};
     return {
       status: "healthy",
-      verdict: `ran at ${when}: Job ${name}${startedLate}, Complete${took}`,
+      verdict: NO_CAUSE.completed({ ...ran, ...took }),
       evidence,
       fix: [],
     };
   }
   if (kind === "failed") {
     const why = failureEvidence(job, pods);
-    return found("job-failed", `ran at ${when} and failed: Job ${name} ${why.reason}`, [...evidence, ...why.evidence], {
-      namespace: c.namespace,
-      job: name,
-      oomKilled: why.reason.includes("OOMKilled"),
-      deadlineExceeded: why.reason.startsWith("DeadlineExceeded"),
-    });
+    return found(
+      "job-failed",
+      {
+        when,
+        reason: why.reason,
+        namespace: c.namespace,
+        job: name,
+        oomKilled: why.reason.includes("OOMKilled"),
+        deadlineExceeded: why.reason.startsWith("DeadlineExceeded"),
+      },
+      [...evidence, ...why.evidence],
+    );
   }
-  const trouble = podTrouble(job, pods, f.events, f.now);
-  if (trouble) {
-    return {
-      status: "cause",
-      cause: trouble.cause,
-      verdict: `started at ${when} but never got to work: ${trouble.summary}`,
-      evidence: [...evidence, ...trouble.evidence],
-      fix: trouble.fix,
-    };
-  }
+  const trouble = podTrouble(job, pods, f.events, f.now, when);
+  if (trouble) return { ...trouble, evidence: [...evidence, ...trouble.evidence] };
   const alive = keptAlive(job, pods, f.now);
   return {
     status: "healthy",
-    verdict: `ran at ${when}: Job ${name}${startedLate} ${alive.text}`,
+    verdict: NO_CAUSE.running({ ...ran, age: alive.age, bounds: alive.bounds }),
     evidence: [...evidence, ...alive.evidence],
     fix: [],
   };

@@ -9,17 +9,12 @@ export function refusedVerdict(c: SlotContext, e: RecentRun, evidence: string[])
   if (e.reason === RefusedReason.AlreadyExists) {
     const foreign = f.foreignJobs[0];
     const owner = foreign?.metadata?.ownerReferences?.find((r) => r.controller);
-    return found(
-      "create-refused-name-taken",
-      `did not run at ${when}: ${msg || "a Job that is not this CronJob's holds the slot's name"}`,
-      [
-        ...evidence,
-        ...(foreign
-          ? [`Job ${foreign.metadata?.name}: ${owner ? `controlled by ${owner.kind} ${owner.name}` : "no controller"}`]
-          : []),
-      ],
-      {},
-    );
+    return found("create-refused-name-taken", { when, ...(msg ? { message: msg } : {}) }, [
+      ...evidence,
+      ...(foreign
+        ? [`Job ${foreign.metadata?.name}: ${owner ? `controlled by ${owner.kind} ${owner.name}` : "no controller"}`]
+        : []),
+    ]);
   }
   if (/exceeded quota/i.test(msg)) {
     const quotas = f.quotas.map(
@@ -28,25 +23,14 @@ export function refusedVerdict(c: SlotContext, e: RecentRun, evidence: string[])
           .map(([k, v]) => `${k} ${q.used[k] ?? "?"}/${v}`)
           .join(", ")}`,
     );
-    return found(
-      "create-refused-quota",
-      `did not run at ${when}: the API server refused its Job: ${msg}`,
-      [...evidence, ...quotas],
-      {},
-    );
+    return found("create-refused-quota", { when, message: msg }, [...evidence, ...quotas]);
   }
   if (/admission webhook|denied the request|violates PodSecurity|denied by/i.test(msg)) {
-    return found(
-      "create-refused-admission",
-      `did not run at ${when}: the API server refused its Job: ${msg}`,
-      evidence,
-      {},
-    );
+    return found("create-refused-admission", { when, message: msg }, evidence);
   }
   return found(
     "create-refused",
-    `did not run at ${when}: the API server refused its Job (${e.reason}): ${msg}`,
+    { when, reason: e.reason, message: msg, name: c.name, namespace: c.namespace },
     evidence,
-    { name: c.name, namespace: c.namespace },
   );
 }

@@ -1,16 +1,16 @@
 // What needs attention besides the verdict: what keeps the next slot from running, and the risks the record shows
 // (a deadline close to the operator's lag, a run-now request waiting).
 import { classifyJob, manualJobName, runNowRequestOf } from "../../../api/v1/index.ts";
-import { type CauseId, fixOf } from "../causes.ts";
+import type { CauseId } from "../causes.ts";
 import type { WhyFacts } from "../whyfacts.ts";
 import { observedLags } from "./missed.ts";
-import type { Finding } from "./verdict.ts";
+import { fact, type Finding, finding, type Found } from "./verdict.ts";
 
 /** A deadline whose use by the operator's lag passed this share is too short. */
 const LAG_SHARE = 0.5;
 
 /** What may keep the next slot from running. */
-export function nextBlocker(f: WhyFacts, operator: Finding[]): string | undefined {
+export function nextBlocker(f: WhyFacts, operator: Found[]): string | undefined {
   const cj = f.cronJob;
   if (cj.spec?.suspend) return "suspended: it will not run until resumed";
   if (cj.status?.stopped) return "stopped after failures: it will not run until resumed";
@@ -19,7 +19,7 @@ export function nextBlocker(f: WhyFacts, operator: Finding[]): string | undefine
     if (running.length) return `concurrencyPolicy Forbid: it will not run while ${running.join(", ")} runs`;
   }
   const down = operator.find((x) => x.cause === "operator-down" || x.cause === "operator-no-leader");
-  if (down) return `${down.summary}: nothing runs until it is back`;
+  if (down) return `${finding(down).summary}: nothing runs until it is back`;
   return undefined;
 }
 
@@ -36,25 +36,34 @@ export function risks(f: WhyFacts, verdictCause: CauseId | undefined): Finding[]
     worst > deadline * LAG_SHARE &&
     verdictCause !== "deadline-shorter-than-lag"
   ) {
-    out.push({
-      cause: "deadline-shorter-than-lag",
-      summary: `startingDeadlineSeconds ${deadline} leaves little room: recent runs started up to ${worst} s after their slot`,
-      evidence: [`lags in status.recentRuns: ${lags.join(", ")} s`],
-      fix: fixOf("deadline-shorter-than-lag", {}),
-    });
+    out.push(
+      finding(
+        fact("deadline-shorter-than-lag", { deadline: String(deadline), worstLag: String(worst) }, [
+          `lags in status.recentRuns: ${lags.join(", ")} s`,
+        ]),
+      ),
+    );
   }
   const request = runNowRequestOf(cj);
   if (request && request !== cj.status?.lastRunNowRequest && verdictCause !== "run-now-waiting") {
     const running = f.jobs.filter((j) => classifyJob(j) === "active").map((j) => j.metadata?.name ?? "");
     if (running.length && cj.spec?.concurrencyPolicy !== "Allow") {
-      out.push({
-        cause: "run-now-waiting",
-        summary: `run-now request "${request}" waits: ${running.join(", ")} still running (concurrencyPolicy ${cj.spec?.concurrencyPolicy})`,
-        evidence: [
-          `annotation run-now: ${request}; status.lastRunNowRequest: ${cj.status?.lastRunNowRequest ?? "(none)"}; its Job would be ${manualJobName(cj.metadata?.name ?? "", request)}`,
-        ],
-        fix: fixOf("run-now-waiting", { namespace: cj.metadata?.namespace ?? "", job: running.join(" ") }),
-      });
+      out.push(
+        finding(
+          fact(
+            "run-now-waiting",
+            {
+              request,
+              policy: String(cj.spec?.concurrencyPolicy),
+              namespace: cj.metadata?.namespace ?? "",
+              job: running.join(" "),
+            },
+            [
+              `annotation run-now: ${request}; status.lastRunNowRequest: ${cj.status?.lastRunNowRequest ?? "(none)"}; its Job would be ${manualJobName(cj.metadata?.name ?? "", request)}`,
+            ],
+          ),
+        ),
+      );
     }
   }
   return out;

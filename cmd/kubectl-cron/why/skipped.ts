@@ -11,17 +11,22 @@ const SKIP_REASONS: Record<string, string> = Object.fromEntries(
 /** A Skipped entry: missedRunPolicy chose not to run the slot. */
 export function skippedVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdict {
   const { cronJob, slotText: when } = c;
-  const policy = SKIP_REASONS[e.reason] ?? `missedRunPolicy chose not to run it`;
   const now = cronJob.spec?.missedRunPolicy ?? "RunLatest";
   return found(
     "policy-skipped",
-    `did not run at ${when}: ${policy} (${e.reason})`,
+    {
+      when,
+      reason: e.reason,
+      ...(SKIP_REASONS[e.reason] ? { policy: SKIP_REASONS[e.reason] } : {}),
+      name: c.name,
+      namespace: c.namespace,
+      slot: iso(c.slot),
+    },
     [
       ...evidence,
       ...(SKIP_REASONS[e.reason] && !SKIP_REASONS[e.reason]!.includes(`missedRunPolicy ${now} `)
         ? [`spec.missedRunPolicy is ${now} now (changed since the decision)`]
         : []),
     ],
-    { name: c.name, namespace: c.namespace, slot: iso(c.slot) },
   );
 }

@@ -100,8 +100,13 @@ export function notASlot(c: SlotContext, schedules: CronJobSchedules, anchor: Da
   );
   return found(
     "not-a-slot",
-    `${c.slotText} is not a time this CronJob runs: the nearest slots are ${before ? `${slotText(before, c.zone)} and ` : ""}${slotText(after, c.zone)}`,
+    {
+      when: c.slotText,
+      ...(before ? { previousSlot: slotText(before, c.zone) } : {}),
+      nextSlot: slotText(after, c.zone),
+      name: c.name,
+      namespace: c.namespace,
+    },
     [`schedule: ${resolved.join("; ")}`, ...lines],
-    { name: c.name, namespace: c.namespace },
   );
 }

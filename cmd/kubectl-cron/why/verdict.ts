@@ -1,7 +1,8 @@
 // What a verdict is made of: the Diagnosis the command prints, a Finding (a cause found besides the verdict),
-// the context of the slot asked about, and found(), the one way a verdict names a cause (its fix is the row's).
+// the context of the slot asked about, and found() and finding(), the one way a verdict or a finding names a cause (its
+// words and its fix are the row's, said with the facts the modules gathered).
 import type { CronJob, Job } from "../../../api/v1/index.ts";
-import { type CauseId, fixOf, type FixParamsOf } from "../causes.ts";
+import { type CauseId, type CauseParamsOf, fixOf, verdictOf } from "../causes.ts";
 import { humanDuration, iso } from "../history.ts";
 import type { PodFacts, WhyFacts } from "../whyfacts.ts";
 
@@ -64,16 +65,44 @@ export interface SlotContext {
 
 export type Verdict = Pick<Diagnosis, "status" | "verdict" | "cause" | "evidence" | "fix">;
 
-/** A verdict naming a cause; its fix is the cause's row said with `fix`'s names. */
+/**
+ * A verdict naming a cause: its words (said with `params.when`, the slot in words) and its fix are the cause's row
+ * said with `params`, the facts found.
+ */
 export const found = <I extends CauseId>(
   cause: I,
-  verdict: string,
+  params: CauseParamsOf<I>,
   evidence: string[],
-  fix: FixParamsOf<I>,
+  status: "cause" | "unknown" = "cause",
 ): Verdict => ({
-  status: "cause",
-  verdict,
+  status,
+  verdict: verdictOf(cause, params),
   cause,
   evidence,
-  fix: fixOf(cause, fix),
+  fix: fixOf(cause, params),
+});
+
+/** A cause found besides the verdict, as facts: finding() says it; with the slot (`when`) found() makes it the verdict. */
+export interface Found {
+  cause: CauseId;
+  params: CauseParamsOf<CauseId>;
+  evidence: string[];
+  unsure?: true;
+}
+
+/** A cause found besides the verdict, its facts typed by its row. */
+export const fact = <I extends CauseId>(
+  cause: I,
+  params: CauseParamsOf<I>,
+  evidence: string[],
+  unsure?: true,
+): Found => ({ cause, params, evidence, ...(unsure ? { unsure } : {}) });
+
+/** A finding as the diagnosis shows it: its summary and fix are its row's, said with its facts (no slot). */
+export const finding = (x: Found): Finding => ({
+  cause: x.cause,
+  ...(x.unsure ? { unsure: x.unsure } : {}),
+  summary: verdictOf(x.cause, x.params),
+  evidence: x.evidence,
+  fix: fixOf(x.cause, x.params),
 });
