@@ -5,10 +5,10 @@ import { CronJobResource, type CronJob, RESOURCE } from "../../api/v1/index.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import type { Args } from "./args.ts";
 import { UsageError } from "./args.ts";
-import { listAll } from "./api.ts";
+import { listMapped } from "./api.ts";
 import type { Context, Output } from "./commands.ts";
 import { type Diagnosis, diagnose, parseSlot, whyListText, whyText, zoneOf } from "./why.ts";
-import { gatherFacts, gatherOperator, readClocks } from "./whyfacts.ts";
+import { gatherFacts, gatherOperator, readClocks, trimCronJob } from "./whyfacts.ts";
 
 export async function why(ctx: Context, args: Args): Promise<Output & { exitCode: number }> {
   const unreadable: string[] = [];
@@ -26,10 +26,16 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
       );
     }
   } else {
-    cronJobs = await listAll<CronJob>(ctx.client, CronJobResource, {
-      ...(args.allNamespaces ? {} : { namespace: ctx.namespace }),
-      ...(args.selector ? { labelSelector: args.selector } : {}),
-    });
+    // Trimmed page by page to what the diagnosis reads: `why -A` holds every CronJob of the cluster.
+    cronJobs = await listMapped(
+      ctx.client,
+      CronJobResource,
+      {
+        ...(args.allNamespaces ? {} : { namespace: ctx.namespace }),
+        ...(args.selector ? { labelSelector: args.selector } : {}),
+      },
+      trimCronJob,
+    );
   }
   const operator = await gatherOperator(ctx.client, clocks.attempt, {
     operatorNamespace: args.operatorNamespace,
@@ -38,10 +44,16 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
   const byNamespace = new Map<string, CronJob[]>();
   for (const c of cronJobs) {
     const ns = c.metadata?.namespace ?? ctx.namespace;
-    byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), c]);
+    const list = byNamespace.get(ns);
+    if (list) list.push(c);
+    else byNamespace.set(ns, [c]);
   }
   const diagnoses: Diagnosis[] = [];
-  for (const [ns, list] of [...byNamespace].sort(([a], [b]) => a.localeCompare(b))) {
+  cronJobs = [];
+  // One namespace at a time: its Jobs, Pods and Events are released before the next is read.
+  for (const ns of [...byNamespace.keys()].sort((a, b) => a.localeCompare(b))) {
+    const list = byNamespace.get(ns)!;
+    byNamespace.delete(ns);
     for (const f of await gatherFacts(ctx.client, ns, list, operator, clocks, unreadable)) {
       let slot: Date | undefined;
       if (args.slot !== undefined) {
