@@ -3,6 +3,7 @@
 //
 //   make bench-plugin                              # N=1000,5000, 5 runs each
 //   node_modules/.bin/node bench/plugin.ts --n=1000 --runs=3 --out=/tmp/plugin.md
+//   node_modules/.bin/node bench/plugin.ts --n=1000,5000 --only='why -A.*launcher'   # only some rows
 //
 // Each command runs `runs` times after one untimed run (which fills Node's compile cache for the split bundle),
 // under /usr/bin/time: the median wall time, CPU time (user + sys, children included) and maximum RSS. The
@@ -35,8 +36,12 @@ const { values } = parseArgs({
     n: { type: "string", default: process.env.N ?? "1000,5000" },
     runs: { type: "string", default: process.env.RUNS ?? "5" },
     out: { type: "string", default: process.env.OUT },
+    /** Only the rows whose `command variant` matches this regular expression (e.g. `why -A.*launcher`). */
+    only: { type: "string", default: process.env.ONLY },
   },
 });
+const only = values.only ? new RegExp(values.only) : undefined;
+const wanted = (what: string, variant: string) => !only || only.test(`${what} ${variant}`);
 const NS = values.n.split(",").map((s) => Number(s.trim()));
 const RUNS = Number(values.runs);
 const NAMESPACES = 4;
@@ -83,7 +88,8 @@ interface Row {
   bytes: number;
 }
 
-async function measure(what: string, variant: string, cmd: string[], env: NodeJS.ProcessEnv): Promise<Row> {
+async function measure(what: string, variant: string, cmd: string[], env: NodeJS.ProcessEnv): Promise<Row[]> {
+  if (!wanted(what, variant)) return [];
   const warm = await once(cmd, env);
   if (/^error: /m.test(warm.stderr) && variant !== "kubectl" && what !== "usage error") {
     throw new Error(`${variant} ${what}: ${warm.stderr.slice(0, 500)}`);
@@ -102,7 +108,7 @@ async function measure(what: string, variant: string, cmd: string[], env: NodeJS
   console.log(
     `${what.padEnd(28)} ${variant.padEnd(9)} wall ${row.wall.toFixed(3)} s  cpu ${row.cpu.toFixed(2)} s  rss ${row.rssMB.toFixed(0)} MB  exit ${row.code}  ${row.bytes} B`,
   );
-  return row;
+  return [row];
 }
 
 const PLUGIN: Record<string, string[]> = {
@@ -114,7 +120,12 @@ const PLUGIN: Record<string, string[]> = {
 };
 
 function checkBuilt(): void {
-  for (const f of ["bin/plugin/kubectl-cron.mjs", "bin/kubectl-cron.mjs", "bin/kubectl-cron"]) {
+  const files = [
+    "bin/plugin/kubectl-cron.mjs",
+    "bin/kubectl-cron.mjs",
+    ...(!only || only.test("sea") ? ["bin/kubectl-cron"] : []),
+  ];
+  for (const f of files) {
     if (!existsSync(root(f))) throw new Error(`${f} is missing: make plugin plugin-sea`);
   }
   // The launcher runs the bundle only while it is fresh: say so rather than measure the TypeScript twice.
@@ -128,16 +139,17 @@ function checkBuilt(): void {
 
 const work = mkdtempSync(join(tmpdir(), "bench-plugin-"));
 const rows: Row[] = [];
+const add = (r: Row[]) => rows.push(...r);
 const baseEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, KUBECONFIG: join(work, "none") };
 
 async function startCommands(): Promise<void> {
   for (const [variant, cmd] of Object.entries(PLUGIN)) {
-    rows.push(await measure("--help", variant, [...cmd, "--help"], baseEnv));
-    rows.push(await measure("__complete (a command)", variant, [...cmd, "__complete", "w"], baseEnv));
-    rows.push(await measure("usage error", variant, [...cmd, "bogus"], baseEnv));
+    add(await measure("--help", variant, [...cmd, "--help"], baseEnv));
+    add(await measure("__complete (a command)", variant, [...cmd, "__complete", "w"], baseEnv));
+    add(await measure("usage error", variant, [...cmd, "bogus"], baseEnv));
   }
-  rows.push(await measure("--help", "kubectl", ["kubectl", "version", "--client"], baseEnv));
-  rows.push(await measure("__complete (a command)", "kubectl", ["kubectl", "__complete", "g"], baseEnv));
+  add(await measure("--help", "kubectl", ["kubectl", "version", "--client"], baseEnv));
+  add(await measure("__complete (a command)", "kubectl", ["kubectl", "__complete", "g"], baseEnv));
 }
 
 /**
@@ -170,8 +182,8 @@ async function managerStart(): Promise<void> {
   try {
     for (const [variant, main, run] of variants) {
       if (!existsSync(main)) continue;
-      rows.push(await measure("manager --help", variant, [NODE, main, "--help"], baseEnv));
-      rows.push(await measure("manager: import cmd/run", variant, importing(run), baseEnv));
+      add(await measure("manager --help", variant, [NODE, main, "--help"], baseEnv));
+      add(await measure("manager: import cmd/run", variant, importing(run), baseEnv));
     }
   } finally {
     rmSync(out, { recursive: true, force: true });
@@ -196,16 +208,14 @@ async function clusterCommands(): Promise<void> {
       const one = placement(0, NAMESPACES);
       if (n === NS[0]) {
         for (const [variant, cmd] of Object.entries(PLUGIN)) {
-          rows.push(await measure("why NAME", variant, [...cmd, "why", one.name, "-n", one.namespace], clusterEnv));
+          add(await measure("why NAME", variant, [...cmd, "why", one.name, "-n", one.namespace], clusterEnv));
         }
-        rows.push(
-          await measure("why NAME", "kubectl", ["kubectl", "get", CRD, one.name, "-n", one.namespace], clusterEnv),
-        );
+        add(await measure("why NAME", "kubectl", ["kubectl", "get", CRD, one.name, "-n", one.namespace], clusterEnv));
       }
       for (const [variant, cmd] of Object.entries(PLUGIN)) {
-        rows.push(await measure(`why -A (N=${n})`, variant, [...cmd, "why", "-A"], clusterEnv));
+        add(await measure(`why -A (N=${n})`, variant, [...cmd, "why", "-A"], clusterEnv));
       }
-      rows.push(await measure(`why -A (N=${n})`, "kubectl", ["kubectl", "get", CRD, "-A"], clusterEnv));
+      add(await measure(`why -A (N=${n})`, "kubectl", ["kubectl", "get", CRD, "-A"], clusterEnv));
     }
   } finally {
     await env.stop();
@@ -233,7 +243,7 @@ function report(): string {
 try {
   checkBuilt();
   await startCommands();
-  await managerStart();
+  if (!only || only.test("manager")) await managerStart();
   await clusterCommands();
   const text = report();
   process.stdout.write(`\n${text}`);

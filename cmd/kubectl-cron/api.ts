@@ -37,14 +37,30 @@ export async function listAll<T extends KubeObject>(
   rk: ResourceKind,
   o: { namespace?: string; labelSelector?: string },
 ): Promise<T[]> {
-  const items: T[] = [];
+  return listMapped<T, T>(client, rk, o, (x) => x);
+}
+
+/**
+ * Every object the selection holds, read in pages of 500 and each mapped as its page arrives (`undefined`: left
+ * out): only what `map` keeps outlives its page, not the whole objects.
+ */
+export async function listMapped<T extends KubeObject, U>(
+  client: Pick<Client, "list">,
+  rk: ResourceKind,
+  o: { namespace?: string; labelSelector?: string },
+  map: (item: T) => U | undefined,
+): Promise<U[]> {
+  const out: U[] = [];
   let cont: string | undefined;
   do {
     const page = await client.list<T>(rk, { ...o, limit: 500, continue: cont });
-    items.push(...page.items);
+    for (const item of page.items) {
+      const u = map(item);
+      if (u !== undefined) out.push(u);
+    }
     cont = page.metadata.continue || undefined;
   } while (cont);
-  return items;
+  return out;
 }
 
 export function clientAPI(client: Client, fieldManager: string): HandoverAPI {

@@ -5,10 +5,10 @@ import { CronJobResource, type CronJob, RESOURCE } from "../../api/v1/index.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import type { Args } from "./args.ts";
 import { UsageError } from "./args.ts";
-import { listAll } from "./api.ts";
+import { listMapped } from "./api.ts";
 import type { Context, Output } from "./commands.ts";
 import { type Diagnosis, diagnose, parseSlot, whyListText, whyText, zoneOf } from "./why.ts";
-import { gatherFacts, gatherOperator, readClocks } from "./whyfacts.ts";
+import { gatherFacts, gatherOperator, readClocks, trimCronJob } from "./whyfacts.ts";
 
 export async function why(ctx: Context, args: Args): Promise<Output & { exitCode: number }> {
   const unreadable: string[] = [];
@@ -26,10 +26,16 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
       );
     }
   } else {
-    cronJobs = await listAll<CronJob>(ctx.client, CronJobResource, {
-      ...(args.allNamespaces ? {} : { namespace: ctx.namespace }),
-      ...(args.selector ? { labelSelector: args.selector } : {}),
-    });
+    // Trimmed page by page to what the diagnosis reads: `why -A` holds every CronJob of the cluster.
+    cronJobs = await listMapped(
+      ctx.client,
+      CronJobResource,
+      {
+        ...(args.allNamespaces ? {} : { namespace: ctx.namespace }),
+        ...(args.selector ? { labelSelector: args.selector } : {}),
+      },
+      trimCronJob,
+    );
   }
   const operator = await gatherOperator(ctx.client, clocks.attempt, {
     operatorNamespace: args.operatorNamespace,
@@ -38,10 +44,24 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
   const byNamespace = new Map<string, CronJob[]>();
   for (const c of cronJobs) {
     const ns = c.metadata?.namespace ?? ctx.namespace;
-    byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), c]);
+    const list = byNamespace.get(ns);
+    if (list) list.push(c);
+    else byNamespace.set(ns, [c]);
   }
-  const diagnoses: Diagnosis[] = [];
-  for (const [ns, list] of [...byNamespace].sort(([a], [b]) => a.localeCompare(b))) {
+  cronJobs = [];
+  // A list keeps of each diagnosis only what it prints, as it goes: with a table, the line of one needing attention
+  // (whyListText's, in order); with -o json|yaml, the diagnosis of one needing attention; of the others, a count.
+  const table = args.output === "table";
+  const lines: string[] = [];
+  const items: Diagnosis[] = [];
+  let checked = 0;
+  let worst = 0;
+  let healthy: Diagnosis | undefined;
+  // One namespace at a time, in the order of the list: its Jobs, Pods and Events are released before the next.
+  for (const ns of [...byNamespace.keys()].sort((a, b) => a.localeCompare(b))) {
+    // In the order of the list (by name): each diagnosis is reduced to what is printed as soon as it is made.
+    const list = byNamespace.get(ns)!.sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
+    byNamespace.delete(ns);
     for (const f of await gatherFacts(ctx.client, ns, list, operator, clocks, unreadable)) {
       let slot: Date | undefined;
       if (args.slot !== undefined) {
@@ -52,22 +72,26 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
           );
         }
       }
-      diagnoses.push(diagnose(f, slot ? { slot } : {}));
+      const d = diagnose(f, slot ? { slot } : {});
+      if (args.name) return { text: whyText(d), json: d, exitCode: d.exitCode };
+      checked++;
+      if (d.exitCode === 1 || (d.exitCode === 2 && worst === 0)) worst = d.exitCode;
+      if (d.exitCode === 0) healthy ??= d;
+      else if (table) lines.push(whyListText([d], args.allNamespaces));
+      else items.push(d);
     }
   }
-  diagnoses.sort(
-    (a, b) => a.cronJob.namespace.localeCompare(b.cronJob.namespace) || a.cronJob.name.localeCompare(b.cronJob.name),
-  );
-  if (args.name) {
-    const d = diagnoses[0]!;
-    return { text: whyText(d), json: d, exitCode: d.exitCode };
-  }
-  const worst = diagnoses.some((d) => d.exitCode === 1) ? 1 : diagnoses.some((d) => d.exitCode === 2) ? 2 : 0;
   const where = args.allNamespaces ? "any namespace" : `namespace ${ctx.namespace}`;
+  // None needs attention: whyListText's words for all of them (it reads only their count and exit codes).
+  const text = lines.length
+    ? lines.join("")
+    : healthy
+      ? whyListText(new Array<Diagnosis>(checked).fill(healthy), args.allNamespaces)
+      : "";
   return {
-    text: diagnoses.length ? whyListText(diagnoses, args.allNamespaces) : "",
-    json: { items: diagnoses.filter((d) => d.exitCode !== 0), checked: diagnoses.length },
-    notes: diagnoses.length === 0 ? [`no ${RESOURCE} in ${where}`] : [],
+    text,
+    json: { items, checked },
+    notes: checked === 0 ? [`no ${RESOURCE} in ${where}`] : [],
     exitCode: worst,
   };
 }

@@ -13,7 +13,7 @@ import {
 import type { Client } from "../../runtime/client.ts";
 import { APIError, isNotFound } from "../../runtime/errors.ts";
 import { type KubeObject, Kinds, type ResourceKind } from "../../runtime/kinds.ts";
-import { listAll } from "./api.ts";
+import { listAll, listMapped } from "./api.ts";
 
 /**
  * The operator's own objects as every install names them (kustomize's config/default and the chart, whatever the
@@ -211,29 +211,35 @@ export async function gatherFacts(
   unreadable: string[],
 ): Promise<WhyFacts[]> {
   const { attempt } = clocks;
-  const allJobs = (await attempt(`jobs in ${namespace}`, () => listAll<Job>(client, Kinds.Job, { namespace }))) ?? [];
+  // Each list is trimmed page by page to what the diagnosis reads: only that outlives its page.
+  const allJobs =
+    (await attempt(`jobs in ${namespace}`, () => listMapped(client, Kinds.Job, { namespace }, jobFacts))) ?? [];
   const owned = new Set(cronJobs.map((c) => c.metadata?.uid));
   const anyJobs = allJobs.some((j) => (j.metadata?.ownerReferences ?? []).some((r) => owned.has(r.uid)));
-  const rawPods = anyJobs
+  const allPods = anyJobs
     ? ((await attempt(`pods in ${namespace}`, () =>
-        listAll<KubeObject>(client, POD, { namespace, labelSelector: "job-name" }),
+        listMapped(client, POD, { namespace, labelSelector: "job-name" }, podFacts),
       )) ?? [])
     : [];
-  const allPods = rawPods.map(podFacts);
-  const allEvents = (
-    (await attempt(`events in ${namespace}`, () => listAll<KubeObject>(client, Kinds.Event, { namespace }))) ?? []
-  ).map(eventFacts);
-  const quotas = (
+  // Only Events about a CronJob, a Job or a Pod can be about one of ours (their facts' `about`).
+  const allEvents =
+    (await attempt(`events in ${namespace}`, () =>
+      listMapped(client, Kinds.Event, { namespace }, (e: KubeObject) => {
+        const kind = (e as { involvedObject?: { kind?: string } }).involvedObject?.kind;
+        return kind === "CronJob" || kind === "Job" || kind === "Pod" ? eventFacts(e) : undefined;
+      }),
+    )) ?? [];
+  const quotas =
     (await attempt(`resourcequotas in ${namespace}`, () =>
-      listAll<KubeObject>(client, RESOURCE_QUOTA, { namespace }),
-    )) ?? []
-  ).map((q) => {
-    const st = (q.status ?? {}) as { hard?: Record<string, string>; used?: Record<string, string> };
-    return { name: q.metadata?.name ?? "", hard: st.hard ?? {}, used: st.used ?? {} };
-  });
-  const limitRanges = (
-    (await attempt(`limitranges in ${namespace}`, () => listAll<KubeObject>(client, LIMIT_RANGE, { namespace }))) ?? []
-  ).map((l) => l.metadata?.name ?? "");
+      listMapped(client, RESOURCE_QUOTA, { namespace }, (q: KubeObject) => {
+        const st = (q.status ?? {}) as { hard?: Record<string, string>; used?: Record<string, string> };
+        return { name: q.metadata?.name ?? "", hard: st.hard ?? {}, used: st.used ?? {} };
+      }),
+    )) ?? [];
+  const limitRanges =
+    (await attempt(`limitranges in ${namespace}`, () =>
+      listMapped(client, LIMIT_RANGE, { namespace }, (l: KubeObject) => l.metadata?.name ?? ""),
+    )) ?? [];
   return cronJobs.map((cronJob) => {
     const uid = cronJob.metadata?.uid;
     const jobs = allJobs.filter((j) => (j.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === uid));
@@ -480,6 +486,80 @@ function webhookFacts(
     };
   }
   return { name, target: cc?.url ?? "(no clientConfig)", readyEndpoints: undefined };
+}
+
+/** kubectl apply's copy of the whole object: nothing the diagnosis reads, often the largest annotation. */
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+function trimAnnotations(a: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (!a || !(LAST_APPLIED in a)) return a;
+  const { [LAST_APPLIED]: _applied, ...rest } = a;
+  return rest;
+}
+
+/**
+ * A CronJob of a list, with only what the diagnosis reads: not its Job template, nor its managedFields but the
+ * entries that own spec.suspend (who suspended it), nor kubectl apply's copy of it. `why -A` holds thousands.
+ */
+export function trimCronJob(c: CronJob): CronJob {
+  const { managedFields, annotations, ...metadata } = c.metadata ?? {};
+  const suspendOwners = ((managedFields ?? []) as ManagedFieldsEntry[])
+    .filter((m) => m.fieldsV1?.["f:spec"]?.["f:suspend"] !== undefined)
+    .map((m) => ({
+      manager: m.manager,
+      operation: m.operation,
+      time: m.time,
+      fieldsV1: { "f:spec": { "f:suspend": {} } },
+    }));
+  const trimmedAnnotations = trimAnnotations(annotations);
+  const { jobTemplate: _template, ...spec } = c.spec ?? {};
+  return {
+    ...c,
+    metadata: {
+      ...metadata,
+      ...(trimmedAnnotations ? { annotations: trimmedAnnotations } : {}),
+      ...(suspendOwners.length ? { managedFields: suspendOwners } : {}),
+    },
+    ...(c.spec ? { spec } : {}),
+  } as CronJob;
+}
+
+interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: string;
+  time?: string;
+  fieldsV1?: { "f:spec"?: Record<string, unknown> };
+}
+
+/** A Job of the namespace, with only what the diagnosis reads: its metadata's, spec's limits and status. */
+function jobFacts(j: Job): Job {
+  const m = j.metadata ?? {};
+  const spec = (j.spec ?? {}) as {
+    activeDeadlineSeconds?: number;
+    backoffLimit?: number;
+    template?: { spec?: { restartPolicy?: string } };
+  };
+  const restartPolicy = spec.template?.spec?.restartPolicy;
+  const annotations = trimAnnotations(m.annotations);
+  return {
+    ...(j.apiVersion ? { apiVersion: j.apiVersion } : {}),
+    ...(j.kind ? { kind: j.kind } : {}),
+    metadata: {
+      ...(m.name !== undefined ? { name: m.name } : {}),
+      ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
+      ...(m.uid !== undefined ? { uid: m.uid } : {}),
+      ...(m.creationTimestamp !== undefined ? { creationTimestamp: m.creationTimestamp } : {}),
+      ...(m.labels ? { labels: m.labels } : {}),
+      ...(annotations ? { annotations } : {}),
+      ...(m.ownerReferences ? { ownerReferences: m.ownerReferences } : {}),
+    },
+    spec: {
+      ...(spec.activeDeadlineSeconds !== undefined ? { activeDeadlineSeconds: spec.activeDeadlineSeconds } : {}),
+      ...(spec.backoffLimit !== undefined ? { backoffLimit: spec.backoffLimit } : {}),
+      ...(restartPolicy ? { template: { spec: { restartPolicy } } } : {}),
+    },
+    ...(j.status ? { status: j.status } : {}),
+  } as Job;
 }
 
 function podFacts(p: KubeObject): PodFacts {

@@ -14,6 +14,7 @@ import {
   RUN_NOW_ANNOTATION,
   type CronJob,
   type Job,
+  jobNameFor,
   type RecentRun,
 } from "../../api/v1/index.ts";
 import { CAUSES, type CauseId, causeOf, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
@@ -1581,6 +1582,152 @@ describe("kubectl cron why [-A] [-l SEL]: one line per CronJob that needs attent
     assert.equal(prod.out, "all 1 CronJobs ran as scheduled\n");
     const json = await run(server, ["why", "-o", "json"]);
     assert.deepEqual(JSON.parse(json.out), { items: [], checked: 1 });
+  });
+
+  it("-A over several pages of each list (CronJobs, Jobs, Pods, Events): each line and item as `why NAME` says it", async () => {
+    // 1,100 CronJobs over two namespaces (3 pages of CronJobs; 2 of Jobs, Pods and Events in the larger one), five
+    // kinds of state: a complete Job; suspended (managedFields, kubectl apply's annotation); a failed Job with its
+    // Pod and Events (and an Event about another kind); not decided yet; refused, a foreign Job holding the name.
+    const objects: KubeObject[] = [];
+    const names: string[] = [];
+    for (let i = 0; i < 1100; i++) {
+      const namespace = i % 10 === 9 ? "staging" : NS;
+      const name = `cj-${String(i).padStart(4, "0")}`;
+      const uid = `uid-${name}`;
+      const jobName = jobNameFor(name, new Date(SLOT));
+      names.push(`${namespace}/${name}`);
+      const meta = { name, namespace, uid };
+      const ours = (state: "complete" | "failed") => {
+        const j = batchJob({
+          name: jobName,
+          namespace,
+          owner: { name, uid },
+          slot: SLOT,
+          timeZone: ZONE,
+          state,
+          start: at(SLOT, 3),
+          end: at(SLOT, 60),
+        });
+        j.metadata!.creationTimestamp = at(SLOT, 2);
+        return j;
+      };
+      const inNs = <T extends KubeObject>(o: T) => ({ ...o, metadata: { ...o.metadata, namespace } }) as T;
+      switch (i % 5) {
+        case 0:
+          objects.push(
+            cronJob({ meta, status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: jobName })] } }),
+            ours("complete"),
+          );
+          break;
+        case 1:
+          objects.push(
+            cronJob({
+              spec: { suspend: true },
+              status: { lastScheduleTime: PREV_SLOT },
+              meta: {
+                ...meta,
+                annotations: { "kubectl.kubernetes.io/last-applied-configuration": JSON.stringify({ spec: {} }) },
+                managedFields: [
+                  {
+                    manager: "kubectl-client-side-apply",
+                    operation: "Update",
+                    time: "2026-11-01T00:00:00Z",
+                    fieldsV1: { "f:spec": { "f:schedule": {} } },
+                  },
+                  {
+                    manager: `kubectl-cron-${i}`,
+                    operation: "Update",
+                    time: at("2026-11-20T08:15:00Z", i),
+                    fieldsV1: { "f:spec": { "f:suspend": {} } },
+                  },
+                ],
+              },
+            }),
+          );
+          break;
+        case 2:
+          objects.push(
+            cronJob({ meta, status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: jobName })] } }),
+            ours("failed"),
+            ...[0, 1, 2].flatMap((k) => [
+              inNs(
+                pod(`${jobName}-x${k}`, jobName, {
+                  phase: "Failed",
+                  containers: [
+                    { state: { terminated: { reason: "OOMKilled", exitCode: 137, finishedAt: at(SLOT, 50 + k) } } },
+                  ],
+                }),
+              ),
+              inNs(event("Pod", `${jobName}-x${k}`, "BackOff", "Back-off restarting failed container")),
+            ]),
+            inNs(event("Job", jobName, "BackoffLimitExceeded", "Job has reached the specified backoff limit")),
+            inNs(event("ConfigMap", `${jobName}-config`, "BackoffLimitExceeded", "not about a Job")),
+          );
+          break;
+        case 3:
+          objects.push(cronJob({ meta, status: { lastScheduleTime: PREV_SLOT } }));
+          break;
+        default: {
+          const message = `a Job named ${jobName} already exists and is not controlled by this CronJob`;
+          const foreign = batchJob({
+            name: jobName,
+            namespace,
+            state: "complete",
+            start: at(SLOT, -60),
+            end: at(SLOT, -30),
+          });
+          foreign.metadata!.creationTimestamp = at(SLOT, -60);
+          objects.push(
+            cronJob({
+              meta,
+              status: {
+                lastScheduleTime: PREV_SLOT,
+                recentRuns: [entry(SLOT, "Refused", "AlreadyExists", { message })],
+              },
+            }),
+            foreign,
+          );
+        }
+      }
+    }
+    const server = await cluster(objects);
+    const text = await run(server, ["why", "-A"]);
+    const json = await run(server, ["why", "-A", "-o", "json"]);
+    assert.equal(text.code, 1, text.err);
+    assert.equal(json.code, 1, json.err);
+    const continued = server.requests.filter((r) => r.method === "GET" && r.query.has("continue"));
+    for (const what of ["cronjobs", "jobs", "pods", "events"]) {
+      assert.ok(
+        continued.some((r) => r.path.endsWith(`/${what}`)),
+        `the ${what} were read in more than one page`,
+      );
+    }
+    const data = JSON.parse(json.out) as { items: Diagnosis[]; checked: number };
+    assert.equal(data.checked, 1100);
+    const lines = text.out.trimEnd().split("\n");
+    assert.deepEqual(
+      lines.map((l) => l.split("\t")[0]),
+      data.items.map((d) => `${d.cronJob.namespace}/${d.cronJob.name}`),
+    );
+    // Two of each kind, in both namespaces: `why NAME` reads the whole CronJob, -A its trimmed copy.
+    for (const i of [...Array(10).keys()].map((k) => k * 21)) {
+      const [namespace, name] = names[i]!.split("/") as [string, string];
+      const one = await run(server, ["why", name, "-n", namespace, "-o", "json"]);
+      const d = JSON.parse(one.out) as Diagnosis;
+      const listed = data.items.find((x) => x.cronJob.namespace === namespace && x.cronJob.name === name);
+      if (d.exitCode === 0) {
+        assert.equal(listed, undefined, `${namespace}/${name} is not listed`);
+        continue;
+      }
+      assert.deepEqual(listed, d, `${namespace}/${name}: -A -o json's item is why NAME's diagnosis`);
+      const cause = d.cause ?? d.also[0]?.cause ?? "unknown";
+      const words = d.status === "healthy" && d.also[0] ? d.also[0].summary : d.verdict;
+      assert.ok(lines.includes(`${namespace}/${name}\t${cause}\t${words}`), `${namespace}/${name}'s line`);
+    }
+    assert.deepEqual(
+      new Set(data.items.map((d) => d.cause)),
+      new Set(["suspended", "job-failed", "not-yet-decided", "create-refused-name-taken"]),
+    );
   });
 
   it("a healthy verdict with an operator finding is listed by that finding", async () => {

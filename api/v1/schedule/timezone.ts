@@ -39,7 +39,7 @@ export function validateTimeZone(timeZone: string): ScheduleError | undefined {
   }
   let resolved: string;
   try {
-    resolved = new Intl.DateTimeFormat("en-US", { timeZone }).resolvedOptions().timeZone;
+    resolved = resolvedZone(timeZone);
   } catch {
     return invalid(`unknown time zone; use ${EXAMPLE}`);
   }
@@ -83,6 +83,22 @@ const FROM_YEAR_ONE = -62_135_596_800_000 + DAY;
 // that gap began, so the process's offset then differs from this long before.
 const PROCESS_GAP_LOOKBACK = 2 * DAY + HOUR;
 
+/**
+ * ICU's name for a zone (its canonical spelling: "UTC" for "Etc/UTC"), memoised: an Intl.DateTimeFormat is costly to
+ * make (native ICU objects, freed only when collected), and every CronJob's schedule and slot ask again. Throws a
+ * RangeError for a zone ICU does not know (not memoised).
+ */
+function resolvedZone(name: string): string {
+  let resolved = resolvedNames.get(name);
+  if (resolved === undefined) {
+    resolved = new Intl.DateTimeFormat("en-US", { timeZone: name }).resolvedOptions().timeZone;
+    if (resolvedNames.size >= 1024) resolvedNames.clear();
+    resolvedNames.set(name, resolved);
+  }
+  return resolved;
+}
+const resolvedNames = new Map<string, string>();
+
 export class ZoneRules {
   readonly name: string;
   /** True for UTC, where wall time is the instant and every lookup is skipped. */
@@ -93,7 +109,7 @@ export class ZoneRules {
 
   constructor(name: string) {
     this.name = name;
-    const resolved = new Intl.DateTimeFormat("en-US", { timeZone: name }).resolvedOptions().timeZone;
+    const resolved = resolvedZone(name);
     this.isUTC = resolved === "UTC";
     let years = yearCache.get(resolved);
     if (!years) {
