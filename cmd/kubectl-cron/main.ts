@@ -145,13 +145,5 @@ export async function main(argv: readonly string[], io: IO): Promise<number> {
   }
 }
 
-if (import.meta.main) {
-  const code = await main(process.argv.slice(2), {
-    stdout: (s) => process.stdout.write(s),
-    stderr: (s) => process.stderr.write(s),
-    env: process.env,
-  });
-  // The client's keep-alive sockets would hold the process open; exit once the output is flushed.
-  await new Promise<void>((r) => process.stdout.write("", () => r()));
-  process.exit(code);
-}
+// Run directly (the benchmark's "before" variant), it starts as cli.ts does: one way to run the command line.
+if (import.meta.main) await (await import("./cli.ts")).start();
