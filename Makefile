@@ -9,6 +9,8 @@ SHELL := /usr/bin/env bash -o pipefail
 NODE_MODULES := node_modules/.installed
 NODE := $(CURDIR)/node_modules/.bin/node
 NPM_RUN := PATH="$(CURDIR)/node_modules/.bin:$$PATH" npm run --silent
+# Beside the spec output, each runner's slowest files and suites (test/timings-reporter.ts), for .ci/run.
+TIMINGS_REPORTER := --test-reporter-destination=stdout --test-reporter=./test/timings-reporter.ts --test-reporter-destination=bin/test-timings/
 KUBECTL ?= kubectl
 # The manager image that docker-build/docker-push build and push and deploy/build-installer deploy.
 IMG ?= controller:latest
@@ -66,19 +68,27 @@ test: $(NODE_MODULES) ## Run unit and integration tests (integration against a r
 	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)" HELM="$$(hack/setup-helm)"; \
 	$(NPM_RUN) test
 
-# kubebuilder's convention: test/e2e against a real cluster. Here: a local cluster with a real node (root;
+# kubebuilder's convention: test/e2e against a real cluster. Here: one local cluster with a real node (root;
 # provisioned by hack/setup-envtest --node), the image from `make image-build` loaded into it, then
-# `make deploy OVERLAY=config/local` and real CronJobs, Jobs and Pods. The cluster is stopped and the
-# machine restored at the end, also when a test fails.
+# `make deploy OVERLAY=config/local` and real CronJobs, Jobs and Pods; the suites that disturb nobody run
+# concurrently, each in its own namespace, then the disruptive ones one at a time (test/e2e/run.ts). The cluster
+# is stopped and the machine restored at the end, also when a test fails. E2E_MODE=per-file: each file on a
+# cluster of its own, one after another; E2E_FILES=...: only those files, each on its own cluster.
 .PHONY: setup-node
 setup-node: ## Provision the local node too: kubelet, kube-scheduler, containerd, umoci, local images (root; cached).
 	@hack/setup-envtest --node >/dev/null
 
+E2E_MODE ?= shared
+E2E_FILES ?=
 .PHONY: test-e2e
-test-e2e: $(NODE_MODULES) setup-node image-build ## Run the end-to-end tests on a local cluster with a real node (needs root).
+test-e2e: $(NODE_MODULES) setup-node image-build ## Run the end-to-end tests on one local cluster with a real node (needs root). E2E_MODE=per-file, E2E_FILES=...
 	export NODE_CLUSTER_ASSETS="$$(hack/setup-envtest --node)" HELM="$$(hack/setup-helm)"; \
-	$(NODE) --unhandled-rejections=strict --test --test-reporter=spec --test-timeout=1800000 \
-	  "test/e2e/**/*.test.ts"
+	mkdir -p bin/test-timings; \
+	if [ -n "$(E2E_FILES)" ]; then files="$(E2E_FILES)"; \
+	elif [ "$(E2E_MODE)" = per-file ]; then files="$$(ls test/e2e/*.test.ts)"; \
+	else files=test/e2e/run.ts; fi; \
+	$(NODE) --unhandled-rejections=strict --test --test-reporter=spec $(TIMINGS_REPORTER)e2e.txt \
+	  --test-timeout=3600000 $$files
 
 .PHONY: test-unit
 test-unit: $(NODE_MODULES) ## Run the unit tests only (no control plane).

@@ -176,15 +176,13 @@ export class ClusterTools {
   };
   /**
    * The operator deployed as a user deploys it: the image loaded into the node, `make deploy` of the
-   * config/local overlay (it must exit 0), the Deployment's rollout waited for; then the suite's own
-   * `namespace` (createNamespace). Throws on the first step that fails.
+   * config/local overlay (it must exit 0), the Deployment's rollout waited for. Throws on the first step that fails.
    */
-  deployOperator = async (o: { namespace: string; pollMs: number }): Promise<void> => {
+  deployOperator = async (): Promise<void> => {
     await this.loadImage();
     const deploy = await this.make(["deploy", "OVERLAY=config/local", `IMG=${IMG}`]);
     assert.equal(deploy.code, 0, deploy.out);
     await this.kubectl(["-n", this.managerNamespace, "rollout", "status", MANAGER_DEPLOYMENT, "--timeout=180s"]);
-    await this.createNamespace(o.namespace, o.pollMs);
   };
   /** The manager's pods that are not being deleted. */
   managerPods = async (): Promise<K8sObject[]> => {
@@ -233,30 +231,43 @@ export class ClusterTools {
     ]);
   };
   /**
-   * What the cluster holds, written to stderr for a failed suite: every Pod, the Events of `namespaces` (the
-   * manager's and the test's), and the last `tail` lines of each manager pod's log (its previous container's
-   * too, when it restarted). Reads with kubectl and never throws: the cluster may be half broken.
+   * What a failed suite left, written to stderr: the Pods and Events of its `namespaces`, the manager's Pods, and
+   * the last `tail` lines of each manager pod's log that mention one of the namespaces (its previous container's
+   * too, when it restarted): on a shared cluster, the other suites' objects and lines are not the failed one's.
+   * Reads with kubectl and never throws: the cluster may be half broken.
    */
   dumpDiagnostics = async (namespaces: string[], tail: number): Promise<void> => {
-    const section = async (title: string, args: string[]): Promise<void> => {
-      const r: CommandResult = await this.cluster.kubectl(args).catch((e: unknown) => ({
-        code: 1,
-        stdout: "",
-        stderr: String(e),
-      }));
-      process.stderr.write(`--- ${title}\n${r.stdout}${r.code === 0 ? "" : r.stderr}`);
+    const read = (args: string[]): Promise<CommandResult> =>
+      this.cluster.kubectl(args).catch((e: unknown) => ({ code: 1, stdout: "", stderr: String(e) }));
+    const section = async (title: string, args: string[], keep = (out: string) => out): Promise<void> => {
+      const r = await read(args);
+      process.stderr.write(`--- ${title}\n${r.code === 0 ? keep(r.stdout) : r.stderr}`);
     };
-    await section("pods, all namespaces", ["get", "pods", "-A", "-o", "wide"]);
     for (const ns of namespaces) {
+      await section(`pods in ${ns}`, ["get", "pods", "-n", ns, "-o", "wide"]);
       await section(`events in ${ns}`, ["get", "events", "-n", ns, "--sort-by=.lastTimestamp"]);
     }
+    await section(`manager pods in ${this.managerNamespace}`, [
+      "get",
+      "pods",
+      "-n",
+      this.managerNamespace,
+      "-o",
+      "wide",
+    ]);
+    const about = (out: string) => {
+      const lines = out
+        .split("\n")
+        .filter((l) => namespaces.some((ns) => l.includes(`"${ns}"`) || l.includes(`${ns}/`)));
+      return lines.slice(-tail).join("\n") + (lines.length ? "\n" : "");
+    };
     const pods = await this.list("pods", this.managerNamespace, "control-plane=controller-manager").catch(() => []);
     for (const p of pods) {
       const name = p.metadata.name;
-      const logs = ["-n", this.managerNamespace, "logs", name, `--tail=${tail}`];
-      await section(`logs of ${name} (last ${tail} lines)`, logs);
+      const logs = ["-n", this.managerNamespace, "logs", name];
+      await section(`logs of ${name} about ${namespaces.join(", ")} (last ${tail} lines)`, logs, about);
       const restarts = (p.status?.containerStatuses as { restartCount?: number }[] | undefined)?.[0]?.restartCount;
-      if (restarts) await section(`logs of ${name}'s previous container`, [...logs, "--previous"]);
+      if (restarts) await section(`logs of ${name}'s previous container`, [...logs, "--previous"], about);
     }
   };
 }

@@ -5,33 +5,21 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { request } from "node:https";
 import { join } from "node:path";
-import { describe, it } from "node:test";
+import { it } from "node:test";
 import { eventually } from "../eventually.ts";
 import { IMG, type K8sObject, conditionTrue, ready, sleep } from "./cluster-tools.ts";
-import { CRONJOBS, SCHEDULED_AT, SYSTEM_NS, e2eSuite } from "./suite.ts";
+import { CRONJOBS, SCHEDULED_AT, SYSTEM_NS, e2eDescribe, e2eSuite } from "./suite.ts";
 
 const NS = "e2e";
 /** How often eventually() polls: each poll is a kubectl process or two. */
 const POLL_MS = 1000;
 
-describe(
+e2eDescribe(
   "end to end: the operator deployed from its image on a cluster with a real node",
   { timeout: 1_500_000 },
   () => {
     const suite = e2eSuite({ namespace: NS, pollMs: POLL_MS });
-    const {
-      kubectl,
-      getJSON,
-      list,
-      make,
-      admit,
-      jobsOf,
-      waitForEvent,
-      managerPods,
-      readyManagerPods,
-      leaseHolder,
-      leaderPod,
-    } = suite;
+    const { kubectl, getJSON, list, make, admit, jobsOf, waitForEvent, managerPods, readyManagerPods } = suite;
 
     /** Our CronJob in v1 whose Pod runs `command` (sh -c); concurrencyPolicy Allow unless `spec` says otherwise. */
     const cronJob = (name: string, spec: Record<string, unknown>, command: string) =>
@@ -269,49 +257,6 @@ describe(
       await kubectl(["delete", CRONJOBS, "replace", "-n", NS, "--wait=false"]);
     });
 
-    it("a leader handover (the leader's Pod deleted) creates no duplicate Job and keeps scheduling", async () => {
-      await admit(cronJob("handover", { schedule: "@every 5s", successfulJobsHistoryLimit: 100 }, "true"));
-      await eventually(
-        "two runs before the handover",
-        async () => (await jobsOf("handover")).length >= 2,
-        60_000,
-        undefined,
-        POLL_MS,
-      );
-      const { pod: old, holder: before } = await leaderPod();
-      await kubectl(["-n", SYSTEM_NS, "delete", "pod", old.metadata.name, "--wait=false"]);
-      const successor = await eventually(
-        "a new Ready manager pod",
-        async () => {
-          const pods = await managerPods();
-          return pods.find((p) => p.metadata.name !== old.metadata.name && ready(p));
-        },
-        120_000,
-        undefined,
-        POLL_MS,
-      );
-      const leaderSince = Date.now();
-      await eventually(
-        "runs after the handover",
-        async () => {
-          const jobs = await jobsOf("handover");
-          return jobs.some((j) => new Date(j.metadata.annotations![SCHEDULED_AT]!).getTime() > leaderSince)
-            ? jobs
-            : undefined;
-        },
-        60_000,
-        undefined,
-        POLL_MS,
-      );
-      const jobs = await jobsOf("handover");
-      const slots = jobs.map((j) => j.metadata.annotations![SCHEDULED_AT]!);
-      assert.equal(new Set(slots).size, slots.length, `one Job per scheduled time: ${slots.sort().join(", ")}`);
-      assert.ok(successor);
-      const after = await leaseHolder();
-      assert.ok(after && after !== before, `a new leader holds the lease (before ${before}, after ${after})`);
-      await suspend("handover");
-    });
-
     it("kubectl cron: run now (its Pod runs to Complete), history, next, suspend and resume", async () => {
       // A schedule that will not fire during the test: every Job seen here is the manual one.
       await admit(cronJob("manual", { schedule: "0 0 1 1 *" }, "echo manual run"));
@@ -397,6 +342,73 @@ describe(
         POLL_MS,
       );
     });
+  },
+);
+
+// Disruptive: the leader's Pod is deleted (run.ts runs it after the concurrent suites).
+e2eDescribe(
+  "end to end: a leader handover on a cluster with a real node",
+  { timeout: 600_000, disruptive: "e2e: the leader's Pod deleted" },
+  () => {
+    const suite = e2eSuite({ namespace: `${NS}-handover`, pollMs: POLL_MS });
+    const { kubectl, admit, jobsOf, managerPods, leaseHolder, leaderPod } = suite;
+    const cronJob = (name: string, spec: Record<string, unknown>, command: string) =>
+      suite.cronJob(name, { concurrencyPolicy: "Allow", ...spec }, command);
+    const suspend = (name: string) =>
+      kubectl(["patch", CRONJOBS, name, "-n", suite.namespace, "--type=merge", "-p", '{"spec":{"suspend":true}}']);
+
+    it("a leader handover (the leader's Pod deleted) creates no duplicate Job and keeps scheduling", async () => {
+      await admit(cronJob("handover", { schedule: "@every 5s", successfulJobsHistoryLimit: 100 }, "true"));
+      await eventually(
+        "two runs before the handover",
+        async () => (await jobsOf("handover")).length >= 2,
+        60_000,
+        undefined,
+        POLL_MS,
+      );
+      const { pod: old, holder: before } = await leaderPod();
+      await kubectl(["-n", SYSTEM_NS, "delete", "pod", old.metadata.name, "--wait=false"]);
+      const successor = await eventually(
+        "a new Ready manager pod",
+        async () => {
+          const pods = await managerPods();
+          return pods.find((p) => p.metadata.name !== old.metadata.name && ready(p));
+        },
+        120_000,
+        undefined,
+        POLL_MS,
+      );
+      const leaderSince = Date.now();
+      await eventually(
+        "runs after the handover",
+        async () => {
+          const jobs = await jobsOf("handover");
+          return jobs.some((j) => new Date(j.metadata.annotations![SCHEDULED_AT]!).getTime() > leaderSince)
+            ? jobs
+            : undefined;
+        },
+        60_000,
+        undefined,
+        POLL_MS,
+      );
+      const jobs = await jobsOf("handover");
+      const slots = jobs.map((j) => j.metadata.annotations![SCHEDULED_AT]!);
+      assert.equal(new Set(slots).size, slots.length, `one Job per scheduled time: ${slots.sort().join(", ")}`);
+      assert.ok(successor);
+      const after = await leaseHolder();
+      assert.ok(after && after !== before, `a new leader holds the lease (before ${before}, after ${after})`);
+      await suspend("handover");
+    });
+  },
+);
+
+// Disruptive: everything the operator installed is removed (run.ts runs it last but Helm, which installs its own).
+e2eDescribe(
+  "end to end: make undeploy on a cluster with a real node",
+  { timeout: 600_000, disruptive: "e2e: make undeploy" },
+  () => {
+    const suite = e2eSuite({ namespace: `${NS}-undeploy`, pollMs: POLL_MS });
+    const { kubectl, make } = suite;
 
     it("make undeploy removes everything and exits 0", async () => {
       await kubectl(["delete", CRONJOBS, "--all", "-A", "--wait=true"]);

@@ -10,12 +10,12 @@
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, it } from "node:test";
+import { it } from "node:test";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { Client } from "../../runtime/client.ts";
 import { eventually } from "../eventually.ts";
 import { type K8sObject, ready, sleep } from "./cluster-tools.ts";
-import { SCHEDULED_AT, SYSTEM_NS, cronJobManifest, e2eSuite } from "./suite.ts";
+import { SCHEDULED_AT, SYSTEM_NS, cronJobManifest, e2eDescribe, e2eSuite } from "./suite.ts";
 
 const DEPLOY = "deploy/cronjob-operator-controller-manager";
 const NS = "ha";
@@ -101,363 +101,374 @@ function cronJob(name: string, schedule: string, seq: number, version: "v1" | "v
   return JSON.stringify(cronJobManifest(metadata, spec, ["true"], `batch.tutorial.kubebuilder.io/${version}`));
 }
 
-describe("high availability: two replicas under continuous applies", { timeout: 1_500_000 }, () => {
-  const results: ApplyResult[] = [];
-  /** When each apply was started: the load's own rate, whatever its answers take. */
-  const applyStarts: number[] = [];
-  /** The test's own client, for the cache reads. */
-  let api: Client;
-  const scenarios: Scenario[] = [];
-  let loadStop: (() => Promise<void>) | undefined;
-  const suite = e2eSuite({
-    namespace: NS,
-    pollMs: POLL_MS,
-    logLines: 40,
-    setUp: async () => {
-      api = new Client(suite.cluster.kubeConfig, { userAgent: "ha-e2e" });
-      await settled();
-    },
-    tearDown: async () => {
-      await loadStop?.();
-      api?.close();
-    },
-  });
-  const { kubectl, getJSON, list, managerPods, leaseHolder, leaderPod } = suite;
-
-  /** Both replicas Ready and both in the webhook Service's endpoints: the state every scenario starts from. */
-  async function settled(): Promise<K8sObject[]> {
-    return eventually(
-      "two Ready replicas, both webhook endpoints, a lease holder",
-      async () => {
-        const pods = (await managerPods()).filter(ready);
-        if (pods.length !== 2) return undefined;
-        const ep = await getJSON(["-n", SYSTEM_NS, "get", "endpoints", "cronjob-operator-webhook-service"]);
-        const ips = ((ep as any).subsets?.[0]?.addresses ?? []).map((a: { ip: string }) => a.ip).sort();
-        const podIPs = pods.map((p) => String(p.status!.podIP)).sort();
-        if (JSON.stringify(ips) !== JSON.stringify(podIPs)) return undefined;
-        const holder = await leaseHolder();
-        return pods.some((p) => holder.startsWith(`${p.metadata.name}_`)) ? pods : undefined;
+e2eDescribe(
+  "high availability: two replicas under continuous applies",
+  { timeout: 1_500_000, disruptive: "ha: the leader and the standby SIGKILLed, a rollout restart" },
+  () => {
+    const results: ApplyResult[] = [];
+    /** When each apply was started: the load's own rate, whatever its answers take. */
+    const applyStarts: number[] = [];
+    /** The test's own client, for the cache reads. */
+    let api: Client;
+    const scenarios: Scenario[] = [];
+    let loadStop: (() => Promise<void>) | undefined;
+    const suite = e2eSuite({
+      namespace: NS,
+      pollMs: POLL_MS,
+      logLines: 40,
+      setUp: async () => {
+        api = new Client(suite.cluster.kubeConfig, { userAgent: "ha-e2e" });
+        await settled();
       },
-      180_000,
-      undefined,
-      POLL_MS,
-    );
-  }
-  async function killContainer(pod: K8sObject): Promise<number> {
-    const id = String(pod.status!.containerStatuses[0].containerID).replace(/^containerd:\/\//, "");
-    const r = await suite.cluster.ctr(["tasks", "kill", "--signal", "SIGKILL", id]);
-    assert.equal(r.code, 0, `ctr tasks kill: ${r.stderr}`);
-    return Date.now();
-  }
-  /** Wait until `seconds` before the next minute boundary (so a slot falls inside the disruption). */
-  async function untilBeforeMinute(seconds: number): Promise<void> {
-    const now = Date.now();
-    let target = Math.ceil(now / 60_000) * 60_000 - seconds * 1000;
-    if (target - now < 1000) target += 60_000;
-    await sleep(target - now);
-  }
-  async function minutelyJobs(): Promise<K8sObject[]> {
-    const jobs = await list("jobs", NS);
-    return jobs.filter((j) => j.metadata.name.startsWith("minutely-"));
-  }
+      tearDown: async () => {
+        await loadStop?.();
+        api?.close();
+      },
+    });
+    const { kubectl, getJSON, list, managerPods, leaseHolder, leaderPod } = suite;
 
-  /**
-   * Starts one `kubectl apply` every APPLY_EVERY_MS, whatever the earlier ones are doing: a new CronJob and an
-   * update of one whose create has completed, alternately (an update of an object still being created would be
-   * a create racing a create: AlreadyExists from the load itself, not a refusal).
-   */
-  function startLoad(): () => Promise<void> {
-    let stopped = false;
-    const inFlight = new Set<Promise<void>>();
-    const created = { v1: [] as string[], v2: [] as string[] };
-    const turn = { v1: 0, v2: 0 };
-    // A server-side apply from this process (what `kubectl apply --server-side` sends: one PATCH, through the same
-    // admission and conversion webhooks) rather than a kubectl process per apply: 5.5 kubectl processes a second
-    // take most of a core from the replicas and the API server being measured on 2 cores.
-    const serverSideApply = (version: "v1" | "v2", name: string, body: string) =>
-      api
-        .request("PATCH", `/apis/batch.tutorial.kubebuilder.io/${version}/namespaces/${NS}/cronjobs/${name}`, {
-          query: { fieldManager: "ha-e2e", force: true },
-          body,
-          contentType: "application/apply-patch+yaml",
-          timeoutMs: 20_000,
-        })
-        .then(
-          () => ({ code: 0, stderr: "" }),
-          (err: unknown) => ({ code: 1, stderr: err instanceof Error ? err.message : String(err) }),
-        );
-    let seq = 0;
-    let nextName = 0;
-    const record = (
-      at: number,
-      op: ApplyResult["op"],
-      version: ApplyResult["version"],
-      p: Promise<{ code: number; stderr: string }>,
-      from?: ReadSource,
-    ) => {
-      const source = from ? { from } : {};
-      const done = p
-        .then(
-          (r) => {
-            results.push({
-              at,
-              op,
-              version,
-              ...source,
-              ok: r.code === 0,
-              ...(r.code === 0 ? {} : { error: r.stderr.trim() }),
-            });
-            return r.code === 0;
-          },
-          (e: unknown) => {
-            results.push({ at, op, version, ...source, ok: false, error: String(e) });
-            return false;
-          },
-        )
-        .finally(() => inFlight.delete(tracked));
-      const tracked = done.then(() => undefined);
-      inFlight.add(tracked);
-      return done;
-    };
-    const applies = (async () => {
-      let next = Date.now();
-      while (!stopped) {
-        const i = seq++;
-        // create v1, update v1, create v2, update v2, …: each object is updated in the version it was created in.
-        const version = Math.floor(i / 2) % 2 === 0 ? "v1" : "v2";
-        const mine = created[version];
-        // Once LOAD_OBJECTS exist, a create's turn updates one of them (in turn): the namespace, which every v2
-        // list converts whole, stays the same size however long the disruptions take.
-        const full = nextName >= LOAD_OBJECTS && mine.length > 0;
-        const update = (i % 2 === 1 && mine.length > 0) || full;
-        const op: ApplyResult["op"] = update ? "update" : "create";
-        // A full pool is updated in turn, so two applies in flight never patch the same object.
-        const name = !update
-          ? `load-${nextName++}`
-          : full
-            ? mine[turn[version]++ % mine.length]!
-            : mine[mine.length - 1]!;
-        applyStarts.push(Date.now());
-        const applied = serverSideApply(version, name, cronJob(name, "0 0 1 1 *", i, version));
-        void record(Date.now(), op, version, applied).then((ok) => {
-          if (ok && op === "create") created[version].push(name);
-        });
-        next += APPLY_EVERY_MS;
-        await sleep(Math.max(0, next - Date.now()));
-      }
-    })();
-    // v2 lists, one a second from each source (a read has no admission, so this is the conversion alone).
-    const readLoop = (from: ReadSource, read: () => Promise<{ code: number; stderr: string }>) =>
-      (async () => {
+    /** Both replicas Ready and both in the webhook Service's endpoints: the state every scenario starts from. */
+    async function settled(): Promise<K8sObject[]> {
+      return eventually(
+        "two Ready replicas, both webhook endpoints, a lease holder",
+        async () => {
+          const pods = (await managerPods()).filter(ready);
+          if (pods.length !== 2) return undefined;
+          const ep = await getJSON(["-n", SYSTEM_NS, "get", "endpoints", "cronjob-operator-webhook-service"]);
+          const ips = ((ep as any).subsets?.[0]?.addresses ?? []).map((a: { ip: string }) => a.ip).sort();
+          const podIPs = pods.map((p) => String(p.status!.podIP)).sort();
+          if (JSON.stringify(ips) !== JSON.stringify(podIPs)) return undefined;
+          const holder = await leaseHolder();
+          return pods.some((p) => holder.startsWith(`${p.metadata.name}_`)) ? pods : undefined;
+        },
+        180_000,
+        undefined,
+        POLL_MS,
+      );
+    }
+    async function killContainer(pod: K8sObject): Promise<number> {
+      const id = String(pod.status!.containerStatuses[0].containerID).replace(/^containerd:\/\//, "");
+      const r = await suite.cluster.ctr(["tasks", "kill", "--signal", "SIGKILL", id]);
+      assert.equal(r.code, 0, `ctr tasks kill: ${r.stderr}`);
+      return Date.now();
+    }
+    /** Wait until `seconds` before the next minute boundary (so a slot falls inside the disruption). */
+    async function untilBeforeMinute(seconds: number): Promise<void> {
+      const now = Date.now();
+      let target = Math.ceil(now / 60_000) * 60_000 - seconds * 1000;
+      if (target - now < 1000) target += 60_000;
+      await sleep(target - now);
+    }
+    async function minutelyJobs(): Promise<K8sObject[]> {
+      const jobs = await list("jobs", NS);
+      return jobs.filter((j) => j.metadata.name.startsWith("minutely-"));
+    }
+
+    /**
+     * Starts one `kubectl apply` every APPLY_EVERY_MS, whatever the earlier ones are doing: a new CronJob and an
+     * update of one whose create has completed, alternately (an update of an object still being created would be
+     * a create racing a create: AlreadyExists from the load itself, not a refusal).
+     */
+    function startLoad(): () => Promise<void> {
+      let stopped = false;
+      const inFlight = new Set<Promise<void>>();
+      const created = { v1: [] as string[], v2: [] as string[] };
+      const turn = { v1: 0, v2: 0 };
+      // A server-side apply from this process (what `kubectl apply --server-side` sends: one PATCH, through the same
+      // admission and conversion webhooks) rather than a kubectl process per apply: 5.5 kubectl processes a second
+      // take most of a core from the replicas and the API server being measured on 2 cores.
+      const serverSideApply = (version: "v1" | "v2", name: string, body: string) =>
+        api
+          .request("PATCH", `/apis/batch.tutorial.kubebuilder.io/${version}/namespaces/${NS}/cronjobs/${name}`, {
+            query: { fieldManager: "ha-e2e", force: true },
+            body,
+            contentType: "application/apply-patch+yaml",
+            timeoutMs: 20_000,
+          })
+          .then(
+            () => ({ code: 0, stderr: "" }),
+            (err: unknown) => ({ code: 1, stderr: err instanceof Error ? err.message : String(err) }),
+          );
+      let seq = 0;
+      let nextName = 0;
+      const record = (
+        at: number,
+        op: ApplyResult["op"],
+        version: ApplyResult["version"],
+        p: Promise<{ code: number; stderr: string }>,
+        from?: ReadSource,
+      ) => {
+        const source = from ? { from } : {};
+        const done = p
+          .then(
+            (r) => {
+              results.push({
+                at,
+                op,
+                version,
+                ...source,
+                ok: r.code === 0,
+                ...(r.code === 0 ? {} : { error: r.stderr.trim() }),
+              });
+              return r.code === 0;
+            },
+            (e: unknown) => {
+              results.push({ at, op, version, ...source, ok: false, error: String(e) });
+              return false;
+            },
+          )
+          .finally(() => inFlight.delete(tracked));
+        const tracked = done.then(() => undefined);
+        inFlight.add(tracked);
+        return done;
+      };
+      const applies = (async () => {
         let next = Date.now();
         while (!stopped) {
-          void record(Date.now(), "read", "v2", read(), from);
-          next += READ_EVERY_MS[from];
+          const i = seq++;
+          // create v1, update v1, create v2, update v2, …: each object is updated in the version it was created in.
+          const version = Math.floor(i / 2) % 2 === 0 ? "v1" : "v2";
+          const mine = created[version];
+          // Once LOAD_OBJECTS exist, a create's turn updates one of them (in turn): the namespace, which every v2
+          // list converts whole, stays the same size however long the disruptions take.
+          const full = nextName >= LOAD_OBJECTS && mine.length > 0;
+          const update = (i % 2 === 1 && mine.length > 0) || full;
+          const op: ApplyResult["op"] = update ? "update" : "create";
+          // A full pool is updated in turn, so two applies in flight never patch the same object.
+          const name = !update
+            ? `load-${nextName++}`
+            : full
+              ? mine[turn[version]++ % mine.length]!
+              : mine[mine.length - 1]!;
+          applyStarts.push(Date.now());
+          const applied = serverSideApply(version, name, cronJob(name, "0 0 1 1 *", i, version));
+          void record(Date.now(), op, version, applied).then((ok) => {
+            if (ok && op === "create") created[version].push(name);
+          });
+          next += APPLY_EVERY_MS;
           await sleep(Math.max(0, next - Date.now()));
         }
       })();
-    const reads = readLoop("etcd", () =>
-      suite.cluster.kubectl(["get", V2_CRONJOBS, "-n", NS, "-o", "name", "--request-timeout=20s"]),
-    );
-    // In this process rather than a kubectl each second: the list is the whole namespace as JSON, and parsing it
-    // in a new process every second would take CPU from the replicas being measured.
-    const cacheReads = readLoop("cache", () =>
-      api.request("GET", V2_LIST_PATH, { query: { resourceVersion: "0" }, timeoutMs: 20_000 }).then(
-        () => ({ code: 0, stderr: "" }),
-        (err: unknown) => ({ code: 1, stderr: err instanceof Error ? err.message : String(err) }),
-      ),
-    );
-    return async () => {
-      stopped = true;
-      await Promise.all([applies, reads, cacheReads]);
-      await Promise.all(inFlight);
-    };
-  }
-
-  function appliesBetween(from: number, to: number): ApplyResult[] {
-    return results.filter((r) => r.at >= from && r.at < to && r.op !== "read");
-  }
-  function readsBetween(from: number, to: number, source: ReadSource = "etcd"): ApplyResult[] {
-    return results.filter((r) => r.at >= from && r.at < to && r.op === "read" && r.from === source);
-  }
-  const distinct = (rs: ApplyResult[]) => [
-    ...new Set(rs.map((r) => (r.error ?? "").replace(/\s+/g, " ").slice(0, 300))),
-  ];
-
-  it("runs two Ready replicas, on their own pod IPs, both serving the webhook Service; one leads", async () => {
-    const pods = await settled();
-    assert.equal(new Set(pods.map((p) => p.status!.podIP)).size, 2);
-    for (const p of pods) assert.notEqual(p.spec!.hostNetwork, true);
-    const { pod } = await leaderPod();
-    assert.ok(pods.some((p) => p.metadata.name === pod.metadata.name));
-  });
-
-  it("under continuous applies: the leader SIGKILLed, the standby SIGKILLed, a rollout restart", async () => {
-    // Every-minute CronJobs whose slots are counted across all three disruptions.
-    for (const name of MINUTELY) await kubectl(["apply", "-f", "-"], cronJob(name, "* * * * *", 0));
-    const countFrom = Date.now();
-    loadStop = startLoad();
-    await sleep(20_000);
-    const quiet = appliesBetween(countFrom, Date.now());
-    // Started, not answered: an apply still in flight at the check is not a slow load generator.
-    const started = applyStarts.filter((t) => t >= countFrom).length;
-    assert.ok(started >= 100, `the load starts >= 5 applies a second (${started} in 20 s)`);
-    const v2Share = quiet.filter((r) => r.version === "v2").length / quiet.length;
-    assert.ok(v2Share >= 0.4, `half the answered applies are v2 (${Math.round(v2Share * 100)} %)`);
-    assert.deepEqual(
-      [...quiet, ...readsBetween(countFrom, Date.now()), ...readsBetween(countFrom, Date.now(), "cache")]
-        .filter((r) => !r.ok)
-        .map((r) => r.error),
-      [],
-      "applies or v2 reads fail with no disruption at all",
-    );
-
-    const measure = async (
-      name: string,
-      disrupt: () => Promise<{ at: number; leaderDied: boolean }>,
-    ): Promise<Scenario> => {
-      await settled();
-      const { holder: leaderBefore } = await leaderPod();
-      await untilBeforeMinute(5);
-      const { at, leaderDied } = await disrupt();
-      // Through the slot inside the disruption (a dead leader's Lease expires in 15 s), then until both
-      // replicas are back. The applies are counted once the load has stopped (all of them answered).
-      await sleep(Math.max(0, Math.ceil(at / 60_000) * 60_000 + 30_000 - Date.now()));
-      await settled();
-      const s: Scenario = {
-        name,
-        at,
-        applies: 0,
-        refused: 0,
-        errors: [],
-        v2Applies: 0,
-        v2Refused: 0,
-        v2Reads: 0,
-        v2ReadsFailed: 0,
-        v2ReadErrors: [],
-        v2CacheReads: 0,
-        v2CacheReadsFailed: 0,
-        v2CacheReadErrors: [],
-        leaderBefore,
-        leaderAfter: await leaseHolder(),
-        maxLatenessS: 0,
-      };
-      const jobs = (await minutelyJobs()).map((j) => ({
-        created: new Date(j.metadata.creationTimestamp!).getTime(),
-        slot: new Date(j.metadata.annotations![SCHEDULED_AT]!).getTime(),
-      }));
-      for (const j of jobs.filter((j) => j.slot >= at - 5_000 && j.slot <= at + 30_000)) {
-        s.maxLatenessS = Math.max(s.maxLatenessS, Math.round((j.created - j.slot) / 100) / 10);
-      }
-      if (leaderDied) {
-        const created = jobs.filter((j) => j.created >= at - 1000).sort((a, b) => a.created - b.created);
-        assert.ok(created[0], `${name}: no Job created after the leader's death`);
-        // creationTimestamp has whole seconds.
-        s.nextJobAfterS = Math.max(0, Math.round((created[0].created - at) / 100) / 10);
-        s.nextJobSlotAfterS = Math.round((created[0].slot - at) / 100) / 10;
-      }
-      scenarios.push(s);
-      return s;
-    };
-
-    const leaderKill = await measure("leader SIGKILL", async () => {
-      const { pod } = await leaderPod();
-      return { at: await killContainer(pod), leaderDied: true };
-    });
-    const standbyKill = await measure("standby SIGKILL", async () => {
-      const { pod } = await leaderPod();
-      const standby = (await managerPods()).find((p) => p.metadata.name !== pod.metadata.name);
-      assert.ok(standby, "a standby replica");
-      return { at: await killContainer(standby), leaderDied: false };
-    });
-    const rollout = await measure("rollout restart", async () => {
-      const at = Date.now();
-      await kubectl(["-n", SYSTEM_NS, "rollout", "restart", DEPLOY]);
-      await kubectl(["-n", SYSTEM_NS, "rollout", "status", DEPLOY, "--timeout=240s"]);
-      return { at, leaderDied: false };
-    });
-    // The last request was started now; loadStop waits for every answer (a hung read: up to its 20 s).
-    const stoppedAt = Date.now();
-    await loadStop();
-    loadStop = undefined;
-    const countTo = Date.now();
-    // Each disruption's applies: from 5 s before it to 5 s before the next one (the last: to the end).
-    scenarios.forEach((sc, i) => {
-      const end = (scenarios[i + 1]?.at ?? countTo + 5_000) - 5_000;
-      const window = appliesBetween(sc.at - 5_000, end);
-      const failed = window.filter((r) => !r.ok);
-      sc.applies = window.length;
-      sc.refused = failed.length;
-      sc.errors = distinct(failed);
-      sc.v2Applies = window.filter((r) => r.version === "v2").length;
-      sc.v2Refused = failed.filter((r) => r.version === "v2").length;
-      const reads = readsBetween(sc.at - 5_000, end);
-      sc.v2Reads = reads.length;
-      sc.v2ReadsFailed = reads.filter((r) => !r.ok).length;
-      sc.v2ReadErrors = distinct(reads.filter((r) => !r.ok));
-      const cacheReads = readsBetween(sc.at - 5_000, end, "cache");
-      sc.v2CacheReads = cacheReads.length;
-      sc.v2CacheReadsFailed = cacheReads.filter((r) => !r.ok).length;
-      sc.v2CacheReadErrors = distinct(cacheReads.filter((r) => !r.ok));
-      process.stderr.write(`ha: ${JSON.stringify(sc)}\n`);
-    });
-
-    // Exactly once: every slot from the first full minute after the CronJobs existed has one Job each.
-    const jobs = await minutelyJobs();
-    const problems: string[] = [];
-    for (const name of MINUTELY) {
-      const slots = jobs
-        .filter((j) => j.metadata.name.startsWith(`${name}-`))
-        .map((j) => new Date(j.metadata.annotations![SCHEDULED_AT]!).getTime());
-      const first = Math.ceil((countFrom + 1000) / 60_000) * 60_000;
-      for (let t = first; t <= countTo - 30_000; t += 60_000) {
-        const n = slots.filter((s) => s === t).length;
-        if (n !== 1) problems.push(`${name} ${new Date(t).toISOString()}: ${n} Jobs`);
-      }
-    }
-    const duplicates = problems.filter((p) => !p.endsWith(": 0 Jobs")).length;
-    const missed = problems.length - duplicates;
-    const total = appliesBetween(countFrom, countTo);
-    const reads = readsBetween(countFrom, countTo);
-    const cacheReads = readsBetween(countFrom, countTo, "cache");
-    const report = {
-      applyRatePerSecond: Math.round((total.length / ((countTo - countFrom) / 1000)) * 10) / 10,
-      applies: total.length,
-      refused: total.filter((r) => !r.ok).length,
-      v2Applies: total.filter((r) => r.version === "v2").length,
-      v2Refused: total.filter((r) => r.version === "v2" && !r.ok).length,
-      v2Reads: reads.length,
-      v2ReadsFailed: reads.filter((r) => !r.ok).length,
-      v2CacheReads: cacheReads.length,
-      v2CacheReadsFailed: cacheReads.filter((r) => !r.ok).length,
-      duplicates,
-      missed,
-      scenarios,
-    };
-    mkdirSync(join(PROJECT_ROOT, "bin"), { recursive: true });
-    writeFileSync(join(PROJECT_ROOT, "bin", "ha-e2e.json"), JSON.stringify(report, null, 2) + "\n");
-    process.stderr.write(`ha: report ${JSON.stringify(report)}\n`);
-
-    assert.deepEqual(problems, [], "every slot has exactly one Job");
-    assert.ok(report.applyRatePerSecond >= 5, `applies ran at ${report.applyRatePerSecond}/s`);
-    // A rollout is the disruption the shutdown delay is for: nothing may be refused.
-    assert.deepEqual(rollout.errors, [], `a rollout restart refused ${rollout.refused} of ${rollout.applies} applies`);
-    // v2 reads go through the conversion webhook, which has no failure policy: their failures during each
-    // disruption are measured and reported (goal 0; docs/operating.md has the figures). Once both replicas are
-    // back, reads must work again (the last one started succeeds).
-    for (const source of ["etcd", "cache"] as const) {
-      const lastReads = readsBetween(stoppedAt - 15_000, stoppedAt, source).sort((a, b) => a.at - b.at);
-      const want = Math.floor(15_000 / READ_EVERY_MS[source]) - 1;
-      assert.ok(lastReads.length >= want, `v2 reads (${source}) kept running to the end (${lastReads.length} in 15 s)`);
-      assert.ok(
-        lastReads.at(-1)!.ok,
-        `the last v2 read (${source}), with both replicas back, failed: ${lastReads.at(-1)!.error ?? ""}`,
+      // v2 lists, one a second from each source (a read has no admission, so this is the conversion alone).
+      const readLoop = (from: ReadSource, read: () => Promise<{ code: number; stderr: string }>) =>
+        (async () => {
+          let next = Date.now();
+          while (!stopped) {
+            void record(Date.now(), "read", "v2", read(), from);
+            next += READ_EVERY_MS[from];
+            await sleep(Math.max(0, next - Date.now()));
+          }
+        })();
+      const reads = readLoop("etcd", () =>
+        suite.cluster.kubectl(["get", V2_CRONJOBS, "-n", NS, "-o", "name", "--request-timeout=20s"]),
       );
+      // In this process rather than a kubectl each second: the list is the whole namespace as JSON, and parsing it
+      // in a new process every second would take CPU from the replicas being measured.
+      const cacheReads = readLoop("cache", () =>
+        api.request("GET", V2_LIST_PATH, { query: { resourceVersion: "0" }, timeoutMs: 20_000 }).then(
+          () => ({ code: 0, stderr: "" }),
+          (err: unknown) => ({ code: 1, stderr: err instanceof Error ? err.message : String(err) }),
+        ),
+      );
+      return async () => {
+        stopped = true;
+        await Promise.all([applies, reads, cacheReads]);
+        await Promise.all(inFlight);
+      };
     }
-    // The standby's death never holds up scheduling, and the lease did not move.
-    assert.equal(standbyKill.leaderAfter, standbyKill.leaderBefore, "killing the standby moved the lease");
-    assert.notEqual(leaderKill.leaderAfter, leaderKill.leaderBefore, "a new leader after the leader's death");
-    assert.ok(leaderKill.nextJobAfterS !== undefined);
-    assert.notEqual(rollout.leaderAfter, rollout.leaderBefore, "the rollout replaced the leader");
-  });
-});
+
+    function appliesBetween(from: number, to: number): ApplyResult[] {
+      return results.filter((r) => r.at >= from && r.at < to && r.op !== "read");
+    }
+    function readsBetween(from: number, to: number, source: ReadSource = "etcd"): ApplyResult[] {
+      return results.filter((r) => r.at >= from && r.at < to && r.op === "read" && r.from === source);
+    }
+    const distinct = (rs: ApplyResult[]) => [
+      ...new Set(rs.map((r) => (r.error ?? "").replace(/\s+/g, " ").slice(0, 300))),
+    ];
+
+    it("runs two Ready replicas, on their own pod IPs, both serving the webhook Service; one leads", async () => {
+      const pods = await settled();
+      assert.equal(new Set(pods.map((p) => p.status!.podIP)).size, 2);
+      for (const p of pods) assert.notEqual(p.spec!.hostNetwork, true);
+      const { pod } = await leaderPod();
+      assert.ok(pods.some((p) => p.metadata.name === pod.metadata.name));
+    });
+
+    it("under continuous applies: the leader SIGKILLed, the standby SIGKILLed, a rollout restart", async () => {
+      // Every-minute CronJobs whose slots are counted across all three disruptions.
+      for (const name of MINUTELY) await kubectl(["apply", "-f", "-"], cronJob(name, "* * * * *", 0));
+      const countFrom = Date.now();
+      loadStop = startLoad();
+      await sleep(20_000);
+      const quiet = appliesBetween(countFrom, Date.now());
+      // Started, not answered: an apply still in flight at the check is not a slow load generator.
+      const started = applyStarts.filter((t) => t >= countFrom).length;
+      assert.ok(started >= 100, `the load starts >= 5 applies a second (${started} in 20 s)`);
+      const v2Share = quiet.filter((r) => r.version === "v2").length / quiet.length;
+      assert.ok(v2Share >= 0.4, `half the answered applies are v2 (${Math.round(v2Share * 100)} %)`);
+      assert.deepEqual(
+        [...quiet, ...readsBetween(countFrom, Date.now()), ...readsBetween(countFrom, Date.now(), "cache")]
+          .filter((r) => !r.ok)
+          .map((r) => r.error),
+        [],
+        "applies or v2 reads fail with no disruption at all",
+      );
+
+      const measure = async (
+        name: string,
+        disrupt: () => Promise<{ at: number; leaderDied: boolean }>,
+      ): Promise<Scenario> => {
+        await settled();
+        const { holder: leaderBefore } = await leaderPod();
+        await untilBeforeMinute(5);
+        const { at, leaderDied } = await disrupt();
+        // Through the slot inside the disruption (a dead leader's Lease expires in 15 s), then until both
+        // replicas are back. The applies are counted once the load has stopped (all of them answered).
+        await sleep(Math.max(0, Math.ceil(at / 60_000) * 60_000 + 30_000 - Date.now()));
+        await settled();
+        const s: Scenario = {
+          name,
+          at,
+          applies: 0,
+          refused: 0,
+          errors: [],
+          v2Applies: 0,
+          v2Refused: 0,
+          v2Reads: 0,
+          v2ReadsFailed: 0,
+          v2ReadErrors: [],
+          v2CacheReads: 0,
+          v2CacheReadsFailed: 0,
+          v2CacheReadErrors: [],
+          leaderBefore,
+          leaderAfter: await leaseHolder(),
+          maxLatenessS: 0,
+        };
+        const jobs = (await minutelyJobs()).map((j) => ({
+          created: new Date(j.metadata.creationTimestamp!).getTime(),
+          slot: new Date(j.metadata.annotations![SCHEDULED_AT]!).getTime(),
+        }));
+        for (const j of jobs.filter((j) => j.slot >= at - 5_000 && j.slot <= at + 30_000)) {
+          s.maxLatenessS = Math.max(s.maxLatenessS, Math.round((j.created - j.slot) / 100) / 10);
+        }
+        if (leaderDied) {
+          const created = jobs.filter((j) => j.created >= at - 1000).sort((a, b) => a.created - b.created);
+          assert.ok(created[0], `${name}: no Job created after the leader's death`);
+          // creationTimestamp has whole seconds.
+          s.nextJobAfterS = Math.max(0, Math.round((created[0].created - at) / 100) / 10);
+          s.nextJobSlotAfterS = Math.round((created[0].slot - at) / 100) / 10;
+        }
+        scenarios.push(s);
+        return s;
+      };
+
+      const leaderKill = await measure("leader SIGKILL", async () => {
+        const { pod } = await leaderPod();
+        return { at: await killContainer(pod), leaderDied: true };
+      });
+      const standbyKill = await measure("standby SIGKILL", async () => {
+        const { pod } = await leaderPod();
+        const standby = (await managerPods()).find((p) => p.metadata.name !== pod.metadata.name);
+        assert.ok(standby, "a standby replica");
+        return { at: await killContainer(standby), leaderDied: false };
+      });
+      const rollout = await measure("rollout restart", async () => {
+        const at = Date.now();
+        await kubectl(["-n", SYSTEM_NS, "rollout", "restart", DEPLOY]);
+        await kubectl(["-n", SYSTEM_NS, "rollout", "status", DEPLOY, "--timeout=240s"]);
+        return { at, leaderDied: false };
+      });
+      // The last request was started now; loadStop waits for every answer (a hung read: up to its 20 s).
+      const stoppedAt = Date.now();
+      await loadStop();
+      loadStop = undefined;
+      const countTo = Date.now();
+      // Each disruption's applies: from 5 s before it to 5 s before the next one (the last: to the end).
+      scenarios.forEach((sc, i) => {
+        const end = (scenarios[i + 1]?.at ?? countTo + 5_000) - 5_000;
+        const window = appliesBetween(sc.at - 5_000, end);
+        const failed = window.filter((r) => !r.ok);
+        sc.applies = window.length;
+        sc.refused = failed.length;
+        sc.errors = distinct(failed);
+        sc.v2Applies = window.filter((r) => r.version === "v2").length;
+        sc.v2Refused = failed.filter((r) => r.version === "v2").length;
+        const reads = readsBetween(sc.at - 5_000, end);
+        sc.v2Reads = reads.length;
+        sc.v2ReadsFailed = reads.filter((r) => !r.ok).length;
+        sc.v2ReadErrors = distinct(reads.filter((r) => !r.ok));
+        const cacheReads = readsBetween(sc.at - 5_000, end, "cache");
+        sc.v2CacheReads = cacheReads.length;
+        sc.v2CacheReadsFailed = cacheReads.filter((r) => !r.ok).length;
+        sc.v2CacheReadErrors = distinct(cacheReads.filter((r) => !r.ok));
+        process.stderr.write(`ha: ${JSON.stringify(sc)}\n`);
+      });
+
+      // Exactly once: every slot from the first full minute after the CronJobs existed has one Job each.
+      const jobs = await minutelyJobs();
+      const problems: string[] = [];
+      for (const name of MINUTELY) {
+        const slots = jobs
+          .filter((j) => j.metadata.name.startsWith(`${name}-`))
+          .map((j) => new Date(j.metadata.annotations![SCHEDULED_AT]!).getTime());
+        const first = Math.ceil((countFrom + 1000) / 60_000) * 60_000;
+        for (let t = first; t <= countTo - 30_000; t += 60_000) {
+          const n = slots.filter((s) => s === t).length;
+          if (n !== 1) problems.push(`${name} ${new Date(t).toISOString()}: ${n} Jobs`);
+        }
+      }
+      const duplicates = problems.filter((p) => !p.endsWith(": 0 Jobs")).length;
+      const missed = problems.length - duplicates;
+      const total = appliesBetween(countFrom, countTo);
+      const reads = readsBetween(countFrom, countTo);
+      const cacheReads = readsBetween(countFrom, countTo, "cache");
+      const report = {
+        applyRatePerSecond: Math.round((total.length / ((countTo - countFrom) / 1000)) * 10) / 10,
+        applies: total.length,
+        refused: total.filter((r) => !r.ok).length,
+        v2Applies: total.filter((r) => r.version === "v2").length,
+        v2Refused: total.filter((r) => r.version === "v2" && !r.ok).length,
+        v2Reads: reads.length,
+        v2ReadsFailed: reads.filter((r) => !r.ok).length,
+        v2CacheReads: cacheReads.length,
+        v2CacheReadsFailed: cacheReads.filter((r) => !r.ok).length,
+        duplicates,
+        missed,
+        scenarios,
+      };
+      mkdirSync(join(PROJECT_ROOT, "bin"), { recursive: true });
+      writeFileSync(join(PROJECT_ROOT, "bin", "ha-e2e.json"), JSON.stringify(report, null, 2) + "\n");
+      process.stderr.write(`ha: report ${JSON.stringify(report)}\n`);
+
+      assert.deepEqual(problems, [], "every slot has exactly one Job");
+      assert.ok(report.applyRatePerSecond >= 5, `applies ran at ${report.applyRatePerSecond}/s`);
+      // A rollout is the disruption the shutdown delay is for: nothing may be refused.
+      assert.deepEqual(
+        rollout.errors,
+        [],
+        `a rollout restart refused ${rollout.refused} of ${rollout.applies} applies`,
+      );
+      // v2 reads go through the conversion webhook, which has no failure policy: their failures during each
+      // disruption are measured and reported (goal 0; docs/operating.md has the figures). Once both replicas are
+      // back, reads must work again (the last one started succeeds).
+      for (const source of ["etcd", "cache"] as const) {
+        const lastReads = readsBetween(stoppedAt - 15_000, stoppedAt, source).sort((a, b) => a.at - b.at);
+        const want = Math.floor(15_000 / READ_EVERY_MS[source]) - 1;
+        assert.ok(
+          lastReads.length >= want,
+          `v2 reads (${source}) kept running to the end (${lastReads.length} in 15 s)`,
+        );
+        assert.ok(
+          lastReads.at(-1)!.ok,
+          `the last v2 read (${source}), with both replicas back, failed: ${lastReads.at(-1)!.error ?? ""}`,
+        );
+      }
+      // The standby's death never holds up scheduling, and the lease did not move.
+      assert.equal(standbyKill.leaderAfter, standbyKill.leaderBefore, "killing the standby moved the lease");
+      assert.notEqual(leaderKill.leaderAfter, leaderKill.leaderBefore, "a new leader after the leader's death");
+      assert.ok(leaderKill.nextJobAfterS !== undefined);
+      assert.notEqual(rollout.leaderAfter, rollout.leaderBefore, "the rollout replaced the leader");
+    });
+  },
+);

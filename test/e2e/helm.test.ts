@@ -7,13 +7,13 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, it } from "node:test";
+import { it } from "node:test";
 import { parseAllDocuments } from "yaml";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { Client } from "../../runtime/client.ts";
 import { eventually } from "../eventually.ts";
 import { IMG, type Result, conditionTrue, ready, sleep } from "./cluster-tools.ts";
-import { CRONJOBS, e2eSuite } from "./suite.ts";
+import { CRONJOBS, e2eDescribe, e2eSuite } from "./suite.ts";
 
 const CHART = join(PROJECT_ROOT, "dist", "chart");
 // A release name, fullnameOverride and namespace of a platform team's choosing, none the default install's: the
@@ -37,9 +37,9 @@ function helmPath(): string {
   return out.at(-1)!;
 }
 
-describe(
+e2eDescribe(
   "end to end: the Helm chart installed, upgraded and uninstalled on a cluster with a real node",
-  { timeout: 1_500_000 },
+  { timeout: 1_500_000, disruptive: "helm: the chart's own install" },
   () => {
     let helmBin: string;
     let helmHome: string;
@@ -50,6 +50,7 @@ describe(
       pollMs: 250,
       install: "image",
       managerNamespace: RELEASE_NS,
+      alsoNamespaces: [RELEASE_NS],
       setUp: async () => {
         helmBin = helmPath();
         helmHome = mkdtempSync(join(tmpdir(), "helm-e2e-"));

@@ -4,10 +4,10 @@
 // are given back and run again as the built-in's; across both kinds every slot has exactly one Job.
 // Needs root (the node); `make image-build` first.
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { it } from "node:test";
 import { eventually } from "../eventually.ts";
 import { type K8sObject, sleep } from "./cluster-tools.ts";
-import { SCHEDULED_AT, e2eSuite } from "./suite.ts";
+import { SCHEDULED_AT, e2eDescribe, e2eSuite } from "./suite.ts";
 import { builtinCronJobVersion, serverVersion } from "../versions.ts";
 
 const NS = "migrate-e2e";
@@ -30,7 +30,7 @@ function slotOf(job: K8sObject): { cronJob: string; kind: "ours" | "builtin"; sl
   return { cronJob: m[1]!, kind: "builtin", slot: Number(m[2]) * (m[2]!.length >= 10 ? 1000 : MINUTE) };
 }
 
-describe(
+e2eDescribe(
   "end to end: kubectl cron migrate/unmigrate between the built-in CronJob and ours",
   { timeout: 1_500_000 },
   () => {

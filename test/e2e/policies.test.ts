@@ -3,17 +3,17 @@
 // range (dry run, each slot once, across a leader's death, a repeated request skipping every slot). Needs root
 // (the node); `make test-e2e`.
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { it } from "node:test";
 import { eventually } from "../eventually.ts";
 import { conditionTrue } from "./cluster-tools.ts";
-import { CRONJOBS, SCHEDULED_AT, e2eSuite } from "./suite.ts";
+import { CRONJOBS, SCHEDULED_AT, e2eDescribe, e2eSuite } from "./suite.ts";
 
 const NS = "policies";
 const POLL_MS = 1000;
 
-describe("end to end: stop after failures and backfill, with Pods on a real node", { timeout: 1_500_000 }, () => {
+e2eDescribe("end to end: stop after failures, with Pods on a real node", { timeout: 1_500_000 }, () => {
   const suite = e2eSuite({ namespace: NS, pollMs: POLL_MS, logLines: 60 });
-  const { kubectl, getJSON, cronJob, admit, jobsOf, plugin, waitForEvent, killLeaderPod } = suite;
+  const { kubectl, getJSON, cronJob, admit, jobsOf, plugin, waitForEvent } = suite;
   const get = (name: string) => getJSON(["get", CRONJOBS, name, "-n", NS]);
 
   it("stops after 2 failed runs in a row, says so, starts nothing more; resume and a fixed spec start it again", async () => {
@@ -94,95 +94,107 @@ describe("end to end: stop after failures and backfill, with Pods on a real node
     assert.equal(ok.status!.consecutiveFailures, 0);
     await kubectl(["delete", CRONJOBS, "flaky", "-n", NS]);
   });
-
-  it("backfills a past range: dry run, each slot's Pod runs once (the leader killed midway), a repeat skips them all", async () => {
-    // Suspended: only the backfill runs Jobs. Slots every minute; the range is the 5 minutes before now.
-    await admit(
-      cronJob(
-        "report",
-        { schedule: "* * * * *", suspend: true, successfulJobsHistoryLimit: 20 },
-        "echo report; sleep 4",
-      ),
-    );
-    const now = Date.now();
-    const to = new Date(Math.floor(now / 60_000) * 60_000 - 1000); // just before the current minute
-    const from = new Date(to.getTime() - 5 * 60_000 + 1000);
-    const range = [`--from=${from.toISOString()}`, `--to=${to.toISOString()}`];
-    const slots = Array.from({ length: 5 }, (_, i) => new Date(from.getTime() + i * 60_000)); // from is on a minute
-    const want = slots.map((s) => s.toISOString().replace(".000Z", "Z"));
-
-    const dry = await plugin(["backfill", "report", ...range, "--dry-run"]);
-    assert.equal(dry.code, 0, dry.stderr);
-    for (const s of want) assert.match(dry.stdout, new RegExp(`${s} +report-\\d+ +run`));
-    assert.equal((await jobsOf("report")).length, 0, "a dry run changes nothing");
-
-    const req = await plugin(["backfill", "report", ...range, "--parallelism=1"]);
-    assert.equal(req.code, 0, req.stderr);
-    assert.match(req.stdout, /requested: 5 slots/);
-    // Kill the leader once two slots have their Jobs: the other replica takes over from status.backfill.
-    await eventually(
-      "two backfill Jobs",
-      async () => ((await jobsOf("report")).length >= 2 ? true : undefined),
-      90_000,
-      undefined,
-      POLL_MS,
-    );
-    await killLeaderPod();
-
-    const done = await eventually(
-      "the backfill complete and every Job finished",
-      async () => {
-        const cj = await get("report");
-        const jobs = await jobsOf("report");
-        return cj.status?.backfill?.phase === "Complete" &&
-          jobs.length === 5 &&
-          jobs.every((j) => conditionTrue(j, "Complete"))
-          ? { cj, jobs }
-          : undefined;
-      },
-      240_000,
-      undefined,
-      POLL_MS,
-    );
-    assert.deepEqual(
-      done.jobs.map((j) => j.metadata.annotations?.[SCHEDULED_AT]).sort(),
-      want,
-      "each slot exactly once",
-    );
-    assert.deepEqual(
-      {
-        created: done.cj.status!.backfill.created,
-        skipped: done.cj.status!.backfill.skipped,
-        total: done.cj.status!.backfill.total,
-      },
-      { created: 5, skipped: 0, total: 5 },
-    );
-    const history = await plugin(["history", "report"]);
-    assert.equal(history.code, 0, history.stderr);
-    assert.equal(
-      history.stdout.split("\n").filter((l) => / backfill +\S+ +Complete /.test(l)).length,
-      5,
-      history.stdout,
-    );
-    const logs = await kubectl(["logs", "-n", NS, `job/${done.jobs[0]!.metadata.name}`]);
-    assert.match(logs, /report/, "its Pod really ran");
-
-    // The same range again: every slot has its Job, none runs twice.
-    const again = await plugin(["backfill", "report", ...range]);
-    assert.equal(again.code, 0, again.stderr);
-    const repeat = await eventually(
-      "the repeated backfill complete",
-      async () => {
-        const cj = await get("report");
-        return cj.status?.backfill?.phase === "Complete" && cj.status.backfill.id !== done.cj.status!.backfill.id
-          ? cj
-          : undefined;
-      },
-      90_000,
-      undefined,
-      POLL_MS,
-    );
-    assert.deepEqual([repeat.status!.backfill.created, repeat.status!.backfill.skipped], [0, 5]);
-    assert.equal((await jobsOf("report")).length, 5);
-  });
 });
+
+// Disruptive: the leader is killed midway, so it runs after the concurrent suites (run.ts).
+e2eDescribe(
+  "end to end: backfill across the leader's death, with Pods on a real node",
+  { timeout: 1_500_000, disruptive: "policies: the leader killed in a backfill" },
+  () => {
+    const suite = e2eSuite({ namespace: `${NS}-backfill`, pollMs: POLL_MS, logLines: 60 });
+    const { kubectl, getJSON, cronJob, admit, jobsOf, plugin, killLeaderPod } = suite;
+    const NS_B = suite.namespace;
+    const get = (name: string) => getJSON(["get", CRONJOBS, name, "-n", NS_B]);
+
+    it("backfills a past range: dry run, each slot's Pod runs once (the leader killed midway), a repeat skips them all", async () => {
+      // Suspended: only the backfill runs Jobs. Slots every minute; the range is the 5 minutes before now.
+      await admit(
+        cronJob(
+          "report",
+          { schedule: "* * * * *", suspend: true, successfulJobsHistoryLimit: 20 },
+          "echo report; sleep 4",
+        ),
+      );
+      const now = Date.now();
+      const to = new Date(Math.floor(now / 60_000) * 60_000 - 1000); // just before the current minute
+      const from = new Date(to.getTime() - 5 * 60_000 + 1000);
+      const range = [`--from=${from.toISOString()}`, `--to=${to.toISOString()}`];
+      const slots = Array.from({ length: 5 }, (_, i) => new Date(from.getTime() + i * 60_000)); // from is on a minute
+      const want = slots.map((s) => s.toISOString().replace(".000Z", "Z"));
+
+      const dry = await plugin(["backfill", "report", ...range, "--dry-run"]);
+      assert.equal(dry.code, 0, dry.stderr);
+      for (const s of want) assert.match(dry.stdout, new RegExp(`${s} +report-\\d+ +run`));
+      assert.equal((await jobsOf("report")).length, 0, "a dry run changes nothing");
+
+      const req = await plugin(["backfill", "report", ...range, "--parallelism=1"]);
+      assert.equal(req.code, 0, req.stderr);
+      assert.match(req.stdout, /requested: 5 slots/);
+      // Kill the leader once two slots have their Jobs: the other replica takes over from status.backfill.
+      await eventually(
+        "two backfill Jobs",
+        async () => ((await jobsOf("report")).length >= 2 ? true : undefined),
+        90_000,
+        undefined,
+        POLL_MS,
+      );
+      await killLeaderPod();
+
+      const done = await eventually(
+        "the backfill complete and every Job finished",
+        async () => {
+          const cj = await get("report");
+          const jobs = await jobsOf("report");
+          return cj.status?.backfill?.phase === "Complete" &&
+            jobs.length === 5 &&
+            jobs.every((j) => conditionTrue(j, "Complete"))
+            ? { cj, jobs }
+            : undefined;
+        },
+        240_000,
+        undefined,
+        POLL_MS,
+      );
+      assert.deepEqual(
+        done.jobs.map((j) => j.metadata.annotations?.[SCHEDULED_AT]).sort(),
+        want,
+        "each slot exactly once",
+      );
+      assert.deepEqual(
+        {
+          created: done.cj.status!.backfill.created,
+          skipped: done.cj.status!.backfill.skipped,
+          total: done.cj.status!.backfill.total,
+        },
+        { created: 5, skipped: 0, total: 5 },
+      );
+      const history = await plugin(["history", "report"]);
+      assert.equal(history.code, 0, history.stderr);
+      assert.equal(
+        history.stdout.split("\n").filter((l) => / backfill +\S+ +Complete /.test(l)).length,
+        5,
+        history.stdout,
+      );
+      const logs = await kubectl(["logs", "-n", NS_B, `job/${done.jobs[0]!.metadata.name}`]);
+      assert.match(logs, /report/, "its Pod really ran");
+
+      // The same range again: every slot has its Job, none runs twice.
+      const again = await plugin(["backfill", "report", ...range]);
+      assert.equal(again.code, 0, again.stderr);
+      const repeat = await eventually(
+        "the repeated backfill complete",
+        async () => {
+          const cj = await get("report");
+          return cj.status?.backfill?.phase === "Complete" && cj.status.backfill.id !== done.cj.status!.backfill.id
+            ? cj
+            : undefined;
+        },
+        90_000,
+        undefined,
+        POLL_MS,
+      );
+      assert.deepEqual([repeat.status!.backfill.created, repeat.status!.backfill.skipped], [0, 5]);
+      assert.equal((await jobsOf("report")).length, 5);
+    });
+  },
+);

@@ -3,16 +3,18 @@
 // checked. The CronJobs run side by side on one cluster; the operator is stopped last. The record
 // (status.recentRuns) answers after the Events are deleted, as it must hours later. Needs root; `make test-e2e`.
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { it } from "node:test";
 import { causeOf, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
 import { eventually } from "../eventually.ts";
 import { conditionTrue, type K8sObject } from "./cluster-tools.ts";
-import { e2eSuite, SYSTEM_NS } from "./suite.ts";
+import { type Suite, e2eDescribe, e2eSuite, SYSTEM_NS } from "./suite.ts";
 
 const NS = "why";
 /** A namespace of its own for the quota, which would refuse every other CronJob's Jobs. */
 const QUOTA_NS = "why-quota";
 const POLL_MS = 1000;
+/** The manager's Deployment, as `make deploy` names it. */
+const MANAGER = "cronjob-operator-controller-manager";
 /** Our CronJobs read as v1, which needs no conversion webhook (the operator is stopped in the last case). */
 const V1_CRONJOBS = "cronjobs.v1.batch.tutorial.kubebuilder.io";
 
@@ -35,10 +37,35 @@ interface WhyJSON {
   exitCode: number;
 }
 
-describe("end to end: kubectl cron why, each cause staged on a real node", { timeout: 1_200_000 }, () => {
+/** `kubectl cron why` until its answer satisfies `ok` (the staged cause takes a slot or two to show). */
+function whyUntilOf(suite: Suite) {
+  return (name: string, ok: (d: WhyJSON) => boolean, ns = NS, timeoutMs = 120_000) => {
+    let last = "";
+    return eventually(
+      `kubectl cron why ${name} to answer as expected`,
+      async () => {
+        const r = await suite.kubectlCron(["why", name, "-n", ns, "-o", "json"]);
+        last = `exit ${r.code}: ${r.stdout}${r.stderr}`;
+        const d = JSON.parse(r.stdout) as WhyJSON;
+        assert.equal(r.code, d.exitCode, "the exit code is the diagnosis'");
+        return ok(d) ? d : undefined;
+      },
+      timeoutMs,
+      () => `; last answer: ${last}`,
+      2000,
+    );
+  };
+}
+
+e2eDescribe("end to end: kubectl cron why, each cause staged on a real node", { timeout: 1_200_000 }, () => {
   const suite = e2eSuite({
     namespace: NS,
     pollMs: POLL_MS,
+    // The operator-stopped case (below, run with the disruptive suites) goes on with the CronJob "ok".
+    keepNamespace: true,
+    tearDown: async () => {
+      await suite.kubectl(["delete", "namespace", QUOTA_NS, "--ignore-not-found", "--wait=false"]);
+    },
     setUp: async () => {
       await suite.createNamespace(QUOTA_NS, POLL_MS);
       await suite.kubectl(["create", "quota", "no-jobs", "-n", QUOTA_NS, "--hard=count/jobs.batch=0"]);
@@ -57,25 +84,9 @@ describe("end to end: kubectl cron why, each cause staged on a real node", { tim
       ]);
     },
   });
-  const { kubectl, getJSON, kubectlCron } = suite;
+  const { kubectl, kubectlCron } = suite;
 
-  /** `kubectl cron why` until its answer satisfies `ok` (the staged cause takes a slot or two to show). */
-  const whyUntil = (name: string, ok: (d: WhyJSON) => boolean, ns = NS, timeoutMs = 120_000) => {
-    let last = "";
-    return eventually(
-      `kubectl cron why ${name} to answer as expected`,
-      async () => {
-        const r = await kubectlCron(["why", name, "-n", ns, "-o", "json"]);
-        last = `exit ${r.code}: ${r.stdout}${r.stderr}`;
-        const d = JSON.parse(r.stdout) as WhyJSON;
-        assert.equal(r.code, d.exitCode, "the exit code is the diagnosis'");
-        return ok(d) ? d : undefined;
-      },
-      timeoutMs,
-      () => `; last answer: ${last}`,
-      2000,
-    );
-  };
+  const whyUntil = whyUntilOf(suite);
 
   it("a successful run: ran at …, Complete in …; exit 0", async () => {
     const d = await whyUntil("ok", (x) => x.status === "healthy" && /Complete/.test(x.verdict));
@@ -172,31 +183,52 @@ describe("end to end: kubectl cron why, each cause staged on a real node", { tim
     for (const name of ["paused", "hung", "late", "nopull"]) assert.match(list.stdout, new RegExp(`^${name}\\t`, "m"));
     assert.doesNotMatch(list.stdout, /^ok\t/m);
   });
-
-  it("the operator stopped: no ready replica, and nothing decided since; exit 1", async () => {
-    const ok = await getJSON(["get", V1_CRONJOBS, "ok", "-n", NS]);
-    assert.ok(ok.status?.lastScheduleTime);
-    await kubectl(["-n", SYSTEM_NS, "scale", "deployment", "cronjob-operator-controller-manager", "--replicas=0"]);
-    await eventually(
-      "the manager's Pods gone",
-      async () => ((await suite.managerPods()).length === 0 ? true : undefined),
-      120_000,
-      undefined,
-      POLL_MS,
-    );
-    const d = await whyUntil("ok", (x) => x.cause === "operator-down", NS, 60_000);
-    assert.equal(d.exitCode, 1);
-    assert.match(
-      d.verdict,
-      /did not run at .*: the operator has no ready replica in namespace cronjob-operator-system/,
-    );
-    // What a user would meet at kubectl apply, and with API v2: the webhooks have no endpoint.
-    assert.ok(
-      d.also.some((a) => a.cause === "operator-webhook-failing" && /no ready endpoint/.test(a.summary)),
-      JSON.stringify(d.also),
-    );
-    // The Jobs it ran before still ran (read as v1: v2 needs the conversion webhook, which is down now).
-    const jobs = await suite.jobsOf("ok", "cronjobs.v1.batch.tutorial.kubebuilder.io");
-    assert.ok(jobs.some((j) => conditionTrue(j, "Complete")));
-  });
 });
+
+// Disruptive: the operator is scaled to 0, then brought back (run.ts runs it after the concurrent suites).
+e2eDescribe(
+  "end to end: kubectl cron why when the operator is stopped, on a real node",
+  { timeout: 1_200_000, disruptive: "why: the operator scaled to 0" },
+  () => {
+    const suite = e2eSuite({
+      namespace: NS,
+      pollMs: POLL_MS,
+      tearDown: async () => {
+        await suite.kubectl(["-n", SYSTEM_NS, "scale", "deployment", MANAGER, `--replicas=${replicas}`]);
+        await suite.kubectl(["-n", SYSTEM_NS, "rollout", "status", `deployment/${MANAGER}`, "--timeout=180s"]);
+      },
+    });
+    const { kubectl, getJSON } = suite;
+    const whyUntil = whyUntilOf(suite);
+    /** The manager's replicas before it is stopped, restored at the end. */
+    let replicas = 2;
+
+    it("the operator stopped: no ready replica, and nothing decided since; exit 1", async () => {
+      const ok = await getJSON(["get", V1_CRONJOBS, "ok", "-n", NS]);
+      assert.ok(ok.status?.lastScheduleTime);
+      replicas = Number((await getJSON(["-n", SYSTEM_NS, "get", "deployment", MANAGER])).spec!.replicas ?? 1);
+      await kubectl(["-n", SYSTEM_NS, "scale", "deployment", MANAGER, "--replicas=0"]);
+      await eventually(
+        "the manager's Pods gone",
+        async () => ((await suite.managerPods()).length === 0 ? true : undefined),
+        120_000,
+        undefined,
+        POLL_MS,
+      );
+      const d = await whyUntil("ok", (x) => x.cause === "operator-down", NS, 60_000);
+      assert.equal(d.exitCode, 1);
+      assert.match(
+        d.verdict,
+        /did not run at .*: the operator has no ready replica in namespace cronjob-operator-system/,
+      );
+      // What a user would meet at kubectl apply, and with API v2: the webhooks have no endpoint.
+      assert.ok(
+        d.also.some((a) => a.cause === "operator-webhook-failing" && /no ready endpoint/.test(a.summary)),
+        JSON.stringify(d.also),
+      );
+      // The Jobs it ran before still ran (read as v1: v2 needs the conversion webhook, which is down now).
+      const jobs = await suite.jobsOf("ok", "cronjobs.v1.batch.tutorial.kubebuilder.io");
+      assert.ok(jobs.some((j) => conditionTrue(j, "Complete")));
+    });
+  },
+);

@@ -54,11 +54,11 @@ describe("shortestInterval", () => {
     assert.equal(shortestInterval(berlin, new Date("2026-04-10T00:00:00Z")), DAY);
   });
 
-  it("is deterministic from its starting point, and bounded for a rare schedule", () => {
+  // Bounded: a search that ran on would hit the test's time-out (a limit on a hang, not a performance figure:
+  // those are `make bench`'s).
+  it("is deterministic from its starting point, and bounded for a rare schedule", { timeout: 10_000 }, () => {
     const leap = v1("0 0 29 2 *");
-    const started = performance.now();
     assert.equal(shortestInterval(leap, from), 1461 * DAY);
     assert.equal(shortestInterval(leap, from), shortestInterval(leap, new Date(from)));
-    assert.ok(performance.now() - started < 1000, "50 slots of a leap-day schedule take under a second");
   });
 });

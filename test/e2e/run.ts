@@ -1,0 +1,55 @@
+// `make test-e2e`: every end-to-end suite on one local cluster with a real node, as Kubernetes' e2e framework and
+// kubebuilder's scaffolded suite share one cluster per run. The cluster is set up once (node, image, `make
+// deploy`); the suites that disturb nobody run concurrently, each in its own namespace; then the disruptive ones,
+// one at a time, in DISRUPTIONS' order; then the cluster is stopped and the machine restored. A suite that finds
+// the cluster broken names the suite that left it so (shared-cluster.ts). `make test-e2e E2E_MODE=per-file` runs
+// each file on a cluster of its own instead, as a file run alone does (`E2E_FILES=test/e2e/why.test.ts`).
+import { readdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { describe, after, before } from "node:test";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { collectSuites, startCluster, stopCluster } from "./suite.ts";
+
+/**
+ * The disruptive suites' order. HA first: its kills and rollout are the failover the API v2 union is then checked
+ * across (its slots ran through them); the leader kills next; the operator scaled to 0 and brought back; undeploy;
+ * Helm's own install last, on the cluster undeploy left empty.
+ */
+export const DISRUPTIONS = [
+  "ha: the leader and the standby SIGKILLed, a rollout restart",
+  "api-v2: the union's slots across the leader's death",
+  "policies: the leader killed in a backfill",
+  "e2e: the leader's Pod deleted",
+  "why: the operator scaled to 0",
+  "e2e: make undeploy",
+  "helm: the chart's own install",
+] as const;
+
+const here = dirname(fileURLToPath(import.meta.url));
+const suites = collectSuites();
+for (const f of readdirSync(here)
+  .filter((n) => n.endsWith(".test.ts"))
+  .sort()) {
+  await import(pathToFileURL(join(here, f)).href);
+}
+const concurrent = suites.filter((s) => !s.disruptive);
+const disruptive = DISRUPTIONS.map((d) => {
+  const s = suites.find((x) => x.disruptive === d);
+  if (!s) throw new Error(`run.ts: no suite makes the disruption "${d}"`);
+  return s;
+});
+const unordered = suites.filter((s) => s.disruptive && !(DISRUPTIONS as readonly string[]).includes(s.disruptive));
+if (unordered.length) {
+  throw new Error(
+    `run.ts: disruptive suites missing from DISRUPTIONS: ${unordered.map((s) => s.disruptive).join(", ")}`,
+  );
+}
+
+describe("end to end, on one cluster with a real node", { timeout: 3_600_000 }, () => {
+  before(() => startCluster(true), { timeout: 900_000 });
+  after(() => stopCluster());
+  describe("the non-disruptive suites, concurrently", { concurrency: true }, () => {
+    for (const s of concurrent) describe(s.name, { ...s.options, concurrency: false }, s.fn);
+  });
+  for (const s of disruptive) describe(s.name, { ...s.options, concurrency: false }, s.fn);
+});
