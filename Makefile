@@ -95,6 +95,11 @@ test-unit: $(NODE_MODULES) ## Run the unit tests only (no control plane).
 	export HELM="$$(hack/setup-helm)"; \
 	$(NPM_RUN) test:unit
 
+.PHONY: test-integration
+test-integration: $(NODE_MODULES) ## Run the integration tests only (a real kube-apiserver; a real node as root).
+	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)" HELM="$$(hack/setup-helm)"; \
+	$(NPM_RUN) test:integration
+
 ##@ Build
 
 .PHONY: run

@@ -166,9 +166,6 @@ export function collectSuites(): E2eDescribe[] {
   return registry;
 }
 
-/** Suites of a file run on its own, for its cluster's set-up: whether any needs `make deploy`. */
-const fileSuites: { needs: Needs }[] = [];
-
 /**
  * A suite of end-to-end tests: a describe() whose body calls e2eSuite(). Collected for run.ts in shared mode;
  * otherwise described at once, on a cluster the file starts for itself before its first suite (and stops
@@ -191,11 +188,13 @@ export function e2eDescribe(name: string, options: { timeout: number; disruptive
 /** The name of the suite whose body is running (e2eDescribe sets it for e2eSuite). */
 let describing = "";
 
-/** The cluster of a file run on its own: root-level hooks, before its first suite and after its last. */
+/**
+ * The cluster of a file run on its own: started by its first suite's before() (deployed if that suite needs the
+ * operator; a root-level before() would run before any describe() body, not knowing), stopped after its last.
+ */
 let perFile = false;
 function perFileCluster(): void {
   perFile = true;
-  before(() => startCluster(fileSuites.some((s) => s.needs === "operator")), { timeout: 900_000 });
   after(() => stopCluster());
 }
 
@@ -245,22 +244,25 @@ export function e2eSuite(o: SuiteOptions): Suite {
     () => setUpFailed || testFailed(),
   );
   const needs: Needs = (o.install ?? "deploy") === "deploy" ? "operator" : "no-operator";
-  if (!registry) fileSuites.push({ needs });
   const namespaces = [o.namespace, ...(o.alsoNamespaces ?? [])];
   const name = describing || o.namespace;
 
-  before(async () => {
-    try {
-      await book.check(name, needs, () => readClusterState(s));
-      if (needs === "operator" && (await s.cluster.kubectl(["get", "namespace", o.namespace])).code !== 0) {
-        await s.createNamespace(o.namespace, o.pollMs);
+  before(
+    async () => {
+      try {
+        if (perFile && !cluster) await startCluster(needs === "operator");
+        await book.check(name, needs, () => readClusterState(s));
+        if (needs === "operator" && (await s.cluster.kubectl(["get", "namespace", o.namespace])).code !== 0) {
+          await s.createNamespace(o.namespace, o.pollMs);
+        }
+        await o.setUp?.();
+      } catch (err) {
+        setUpFailed = true;
+        throw err;
       }
-      await o.setUp?.();
-    } catch (err) {
-      setUpFailed = true;
-      throw err;
-    }
-  });
+    },
+    { timeout: 900_000 },
+  );
 
   after(async () => {
     try {

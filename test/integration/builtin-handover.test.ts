@@ -2,7 +2,8 @@
 // (batch/v1beta1 on 1.20, batch/v1 from 1.21), our manager runs in-process, and `kubectl cron migrate` /
 // `unmigrate` hand a CronJob firing every minute from one to the other and back. Across both kinds every
 // slot has exactly one Job (the Jobs run no Pods here; test/e2e/migrate.test.ts is the same on a real node).
-// About five minutes.
+// About five minutes. Named to sort first: the integration runner starts files in name order, and this one, mostly
+// waiting for real minutes, is the longest; started last it would be the run's tail.
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { after, before, describe, it } from "node:test";
