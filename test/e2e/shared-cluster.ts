@@ -48,10 +48,15 @@ export function shortfall(s: ClusterState, needs: Needs): Shortfall {
  */
 export class ClusterBook {
   #last = "the shared set-up (NodeCluster start, image load, make deploy)";
+  /** The suites that found the cluster as they needed it: only they can have left it otherwise. */
+  readonly #started = new Set<string>();
 
-  /** Notes that the suite `name` has finished (passed or not). */
+  /**
+   * Notes that the suite `name` has finished (passed or not). One that found the cluster broken never ran: the
+   * suite that left it so stays the one named.
+   */
   finished(name: string): void {
-    this.#last = `${name}`;
+    if (this.#started.delete(name)) this.#last = name;
   }
 
   /** The suite that finished last. */
@@ -74,7 +79,10 @@ export class ClusterBook {
     const deadline = Date.now() + settleMs;
     for (;;) {
       const s = shortfall(await read(), needs);
-      if (s.problems.length === 0) return;
+      if (s.problems.length === 0) {
+        this.#started.add(suite);
+        return;
+      }
       if (!s.settling || Date.now() >= deadline) {
         const waited = s.settling ? ` (still so after ${Math.round(settleMs / 1000)} s)` : "";
         throw new Error(

@@ -40,7 +40,7 @@ describe("e2e shared cluster: the suite that left it broken is named", () => {
       reads++;
       return { crd: true, deployment: { replicas: 0, ready: 0, updated: 0 } };
     };
-    await book.check("first", "operator", async () => healthy);
+    await book.check("why: the operator stopped", "operator", async () => healthy);
     book.finished("why: the operator stopped");
     await assert.rejects(book.check("e2e: make undeploy", "operator", read, 60_000, 1), (err: Error) => {
       assert.match(err.message, /suite "e2e: make undeploy" needs it \(operator\)/);
@@ -49,6 +49,19 @@ describe("e2e shared cluster: the suite that left it broken is named", () => {
       return true;
     });
     assert.equal(reads, 1, "no waiting for what waiting cannot fix");
+  });
+
+  it("a suite that found the cluster broken, and so never ran, does not take the blame from the one that broke it", async () => {
+    const book = new ClusterBook();
+    const zero: ClusterState = { crd: true, deployment: { replicas: 0, ready: 0, updated: 0 } };
+    await book.check("why: the operator stopped", "operator", async () => healthy);
+    book.finished("why: the operator stopped");
+    await assert.rejects(book.check("e2e: make undeploy", "operator", async () => zero, 60_000, 1));
+    book.finished("e2e: make undeploy");
+    await assert.rejects(
+      book.check("helm", "operator", async () => zero, 60_000, 1),
+      /left so by "why: the operator stopped"/,
+    );
   });
 
   it("the CRD deleted: named the same way; before any suite finished, the set-up is named", async () => {
@@ -61,6 +74,7 @@ describe("e2e shared cluster: the suite that left it broken is named", () => {
 
   it("a rollout in progress is waited for; one that never ends fails with the figure, still naming the suite", async () => {
     const book = new ClusterBook();
+    await book.check("ha", "operator", async () => healthy);
     book.finished("ha");
     const states: ClusterState[] = [
       { crd: true, deployment: { replicas: 2, ready: 1, updated: 1 } },
