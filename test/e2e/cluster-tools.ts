@@ -38,7 +38,8 @@ export const IMG = process.env.IMG || "localhost/cronjob-operator:dev";
 /** The image as `make image-build` writes it: an OCI archive. */
 const IMAGE_ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cronjob-operator-image.oci.tar");
 /** The manager's Deployment, as `make deploy` and the chart name it. */
-const MANAGER_DEPLOYMENT = "deploy/cronjob-operator-controller-manager";
+export const MANAGER = "cronjob-operator-controller-manager";
+const MANAGER_DEPLOYMENT = `deploy/${MANAGER}`;
 /** The kubectl-cron plugin as a user runs it: the executable (`make install-plugin` puts it on a PATH). */
 const PLUGIN = join(PROJECT_ROOT, "cmd", "kubectl-cron", "kubectl-cron");
 

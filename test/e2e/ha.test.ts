@@ -14,10 +14,10 @@ import { it } from "node:test";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { Client } from "../../runtime/client.ts";
 import { eventually } from "../eventually.ts";
-import { type K8sObject, ready, sleep } from "./cluster-tools.ts";
+import { type K8sObject, MANAGER, ready, sleep } from "./cluster-tools.ts";
 import { SCHEDULED_AT, SYSTEM_NS, cronJobManifest, e2eDescribe, e2eSuite } from "./suite.ts";
 
-const DEPLOY = "deploy/cronjob-operator-controller-manager";
+const DEPLOY = `deploy/${MANAGER}`;
 const NS = "ha";
 /** Every-minute CronJobs whose Jobs are counted per slot. */
 const MINUTELY = ["minutely-a", "minutely-b", "minutely-c"];

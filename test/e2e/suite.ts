@@ -9,7 +9,7 @@
 import { after, before, describe } from "node:test";
 import { BUSYBOX_IMAGE, NodeCluster } from "../../envtest/node-cluster.ts";
 import { eventually } from "../eventually.ts";
-import { ClusterTools, type K8sObject, suiteFailed } from "./cluster-tools.ts";
+import { ClusterTools, type K8sObject, MANAGER, suiteFailed } from "./cluster-tools.ts";
 import { ClusterBook, type ClusterState, type Needs } from "./shared-cluster.ts";
 
 /** The API versions of our CronJob. */
@@ -228,8 +228,6 @@ async function readClusterState(s: Suite): Promise<ClusterState> {
     },
   };
 }
-/** The manager's Deployment, as `make deploy` names it. */
-const MANAGER = "cronjob-operator-controller-manager";
 
 /**
  * The fixture, for a describe() body: registers the before() and after() hooks described at the top and

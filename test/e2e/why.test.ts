@@ -6,15 +6,13 @@ import assert from "node:assert/strict";
 import { it } from "node:test";
 import { causeOf, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
 import { eventually } from "../eventually.ts";
-import { conditionTrue, type K8sObject } from "./cluster-tools.ts";
+import { MANAGER, conditionTrue, type K8sObject } from "./cluster-tools.ts";
 import { type Suite, e2eDescribe, e2eSuite, SYSTEM_NS } from "./suite.ts";
 
 const NS = "why";
 /** A namespace of its own for the quota, which would refuse every other CronJob's Jobs. */
 const QUOTA_NS = "why-quota";
 const POLL_MS = 1000;
-/** The manager's Deployment, as `make deploy` names it. */
-const MANAGER = "cronjob-operator-controller-manager";
 /** Our CronJobs read as v1, which needs no conversion webhook (the operator is stopped in the last case). */
 const V1_CRONJOBS = "cronjobs.v1.batch.tutorial.kubebuilder.io";
 
