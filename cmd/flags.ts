@@ -33,6 +33,8 @@ export interface Flags {
   maxConcurrentReconciles: number;
   perCronJobMetrics: boolean;
   shutdownDelayMs: number;
+  /** --status-write-delay: how long a new run may wait to be written to status. */
+  statusWriteDelayMs: number;
   enableWebhooks: boolean;
   help: boolean;
 }
@@ -188,6 +190,14 @@ export const FLAGS: FlagSpec[] = [
       "CronJob). Use --per-cronjob-metrics=false on very large clusters to export none of them.",
   },
   {
+    name: "status-write-delay",
+    type: "string",
+    default: "10s",
+    help:
+      "How long a CronJob's status may wait to show a Job the operator just created (a Go duration; 0s: at once). A " +
+      "Job that ends within it costs one status write, its start and its end together, instead of two.",
+  },
+  {
     name: "shutdown-delay-duration",
     type: "string",
     default: "0s",
@@ -314,6 +324,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     maxConcurrentReconciles: int("max-concurrent-reconciles", 1, 1000),
     perCronJobMetrics: get<boolean>("per-cronjob-metrics"),
     shutdownDelayMs: duration("shutdown-delay-duration", 10 * 60_000),
+    statusWriteDelayMs: duration("status-write-delay", 60_000),
     enableWebhooks: enableWebhooksEnv !== "false",
     help: get<boolean>("help"),
   };

@@ -75,7 +75,11 @@ export async function run(flags: Flags): Promise<number> {
     cronJobMetrics = m;
   }
   // `metrics` is the reconciler's run counter (countRun, forget) once setupWithManager takes it.
-  const reconcilerOptions = { maxConcurrentReconciles: flags.maxConcurrentReconciles, metrics: cronJobMetrics };
+  const reconcilerOptions = {
+    maxConcurrentReconciles: flags.maxConcurrentReconciles,
+    metrics: cronJobMetrics,
+    statusDelayMs: flags.statusWriteDelayMs,
+  };
   CronJobReconciler.setupWithManager(mgr, reconcilerOptions);
 
   // ENABLE_WEBHOOKS=false (e.g. `make run` against a cluster without the certificates) serves none.

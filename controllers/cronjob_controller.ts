@@ -104,6 +104,8 @@ interface Pass {
   retry?: string;
   /** This pass created (or adopted) a Job. */
   created: boolean;
+  /** The Jobs this pass created (not adopted): their runs may wait statusDelayMs to be written. */
+  readonly fresh: string[];
 }
 
 /** What run() did with a request, and the Job that now runs it (created or adopted). */
@@ -126,6 +128,8 @@ interface Outcome {
   /** The Jobs the cache listed that ended, by class (history cleanup's input). */
   history: { successful: Readonly<Job>[]; failed: Readonly<Job>[] };
   conditions: ConditionInput[];
+  /** Runs whose end the stored status has not booked (step 4). */
+  unbookedEnds: number;
   /** Reconcile again after this many milliseconds; none while not scheduling. */
   requeueAfterMs?: number;
 }
@@ -141,6 +145,11 @@ interface CronJobReconcilerDeps {
   metrics?: CronJobRunMetrics;
   /** The triggers (triggers.ts TRIGGERS by default): a row each, run in this order in step 9. */
   triggers?: readonly Trigger[];
+  /**
+   * How long a run this process created may wait to be written to status (default 0: at once). A Job that ends
+   * within it is written once, its creation and its end together, instead of twice (--status-write-delay).
+   */
+  statusDelayMs?: number;
 }
 
 export class CronJobReconciler implements Reconciler {
@@ -151,6 +160,7 @@ export class CronJobReconciler implements Reconciler {
   private readonly clock: Clock;
   private readonly metrics: CronJobRunMetrics;
   private readonly triggers: readonly Trigger[];
+  private readonly statusDelayMs: number;
   /** Everything remembered between passes (controllers/memory.ts): one object, one forget. */
   private readonly memory = new ReconcilerMemory<LoadedCronJob>();
 
@@ -162,12 +172,13 @@ export class CronJobReconciler implements Reconciler {
     this.clock = d.clock ?? realClock;
     this.metrics = d.metrics ?? noCronJobMetrics;
     this.triggers = d.triggers ?? TRIGGERS;
+    this.statusDelayMs = d.statusDelayMs ?? 0;
   }
 
   /** Register the Job cache, the owner index and the controller (kubebuilder's SetupWithManager). */
   static setupWithManager(
     mgr: Manager,
-    o: { clock?: Clock; maxConcurrentReconciles?: number; metrics?: CronJobRunMetrics } = {},
+    o: { clock?: Clock; maxConcurrentReconciles?: number; metrics?: CronJobRunMetrics; statusDelayMs?: number } = {},
   ): CronJobReconciler {
     setupJobCache(mgr.cache);
     const r = new CronJobReconciler({
@@ -176,6 +187,7 @@ export class CronJobReconciler implements Reconciler {
       recorder: mgr.getEventRecorder(),
       ...(o.clock ? { clock: o.clock } : {}),
       ...(o.metrics ? { metrics: o.metrics } : {}),
+      ...(o.statusDelayMs !== undefined ? { statusDelayMs: o.statusDelayMs } : {}),
     });
     mgr
       .newControllerManagedBy()
@@ -250,7 +262,13 @@ export class CronJobReconciler implements Reconciler {
       successful: cached.filter((j) => classifyJob(j) === "successful"),
       failed: cached.filter((j) => classifyJob(j) === "failed"),
     };
-    const outcome: Outcome = { pass, observed: stop.status, history, conditions: [] };
+    const outcome: Outcome = {
+      pass,
+      observed: stop.status,
+      history,
+      conditions: [],
+      unbookedEnds: seen.newlyEnded.length,
+    };
     const schedules = parsed.ok ? parsed.schedules : undefined;
 
     // What `@every` counts from (the schedules decide: api/v1/schedules.ts everyAnchor).
@@ -478,6 +496,7 @@ export class CronJobReconciler implements Reconciler {
       pass.events.push({ reason: EventReason.JobWarning, message: `Job ${name}: ${outcome.warnings.join("; ")}` });
     }
     pass.counts.push(made.count);
+    pass.fresh.push(name);
     if (due) pass.skews.push(Math.max(0, (this.clock.now().getTime() - due.getTime()) / 1000));
     ctx.log.info(made.log, { job: name, trigger: r.trigger });
     return { result: "created", job: outcome.job, replaced: replacing };
@@ -519,6 +538,10 @@ export class CronJobReconciler implements Reconciler {
     const remembered = this.memory.recall(keyOf(cronJob));
     remembered.sawCompleted = pass.remember.sawCompleted.size ? pass.remember.sawCompleted : undefined;
     remembered.replaced = pass.remember.replaced.size ? pass.remember.replaced : undefined;
+    if (this.statusDelayMs > 0)
+      remembered.fresh = freshRuns(remembered.fresh, pass, this.clock.now(), this.statusDelayMs);
+    // What this pass decided, before the Events and counts below are handed on.
+    const decided = pass.created || pass.events.length > 0 || pass.counts.length > 0;
     const count = (c: RunOutcome) =>
       this.metrics.countRun(cronJob.metadata.namespace ?? "", cronJob.metadata.name ?? "", c, cronJob.metadata.uid);
     for (const e of pass.events) {
@@ -558,6 +581,23 @@ export class CronJobReconciler implements Reconciler {
     }
     const refs = [...pass.active.values()].map(jobRef).sort((a, b) => (a.name ?? "").localeCompare(b.name ?? ""));
     const status = { ...pass.status, active: refs, activeCount: refs.length };
+    if (!decided && !writeFailed && announcesOnly(cronJob.status, status, o.conditions)) {
+      // A new CronJob's first status that decides nothing (no run, no record entry, no problem) waits while other
+      // CronJobs are queued: a cold start over thousands of new CronJobs decides all of them first, then writes
+      // what they announce (docs/architecture.md, "Cold start"). Deferred once: the pass it comes back to writes.
+      if (remembered.announceDeferred) remembered.announceDeferred = undefined;
+      else if ((ctx.queueLength?.() ?? 0) > 0) {
+        remembered.announceDeferred = true;
+        return { ...requeue, requeueWhenIdle: true };
+      }
+    }
+    const hold = writeFailed
+      ? undefined
+      : holdForRun(o, status, remembered.fresh, this.clock.now(), this.statusDelayMs);
+    if (hold !== undefined) {
+      // Woken by the Job's end, or when the delay is over: whichever comes first writes.
+      return { requeueAfterMs: Math.min(requeue.requeueAfterMs ?? Infinity, hold + REQUEUE_SLACK_MS) };
+    }
     const written = await writeStatus(this.client, cronJob, status, o.conditions, { now, remembered, ctx });
     if (pass.retry !== undefined) throw retry(pass.retry);
     // A conflict means the object changed under us: read it again soon (a Job created meanwhile is found by its
@@ -608,10 +648,69 @@ function newPass(
     remember: { sawCompleted: seen.reported, replaced: seen.replaced },
     problems: {},
     created: false,
+    fresh: [],
   };
 }
 
 /** A guard's Event describes the CronJob's state: once per reason and message. */
+/** The Jobs this process created and status has not shown yet, by name: when each was created (ms). */
+function freshRuns(
+  before: ReadonlyMap<string, number> | undefined,
+  pass: Readonly<Pass>,
+  now: Date,
+  delayMs: number,
+): Map<string, number> | undefined {
+  const out = new Map<string, number>();
+  for (const [name, at] of before ?? []) if (pass.active.has(name) && now.getTime() - at < delayMs) out.set(name, at);
+  for (const name of pass.fresh) out.set(name, now.getTime());
+  return out.size ? out : undefined;
+}
+
+/**
+ * How long the status write may wait for the runs this process just created (ms), or undefined to write now
+ * (docs/architecture.md, "Status writes"). It waits only while the runs status does not show yet are all this
+ * process's own, younger than the delay and running, and nothing else is news: no run ended that status has not
+ * booked, every Job status lists as active still runs, the pass met no problem. A restart, or a Job someone else
+ * created, is written at once.
+ */
+function holdForRun(
+  o: Pick<Outcome, "pass" | "unbookedEnds">,
+  next: Readonly<CronJobWireStatus>,
+  fresh: ReadonlyMap<string, number> | undefined,
+  now: Date,
+  delayMs: number,
+): number | undefined {
+  if (delayMs <= 0 || !fresh?.size || o.unbookedEnds > 0 || Object.keys(o.pass.problems).length) return undefined;
+  const shown = new Set((o.pass.cronJob.status?.active ?? []).map((r) => r.name));
+  const running = new Set((next.active ?? []).map((r) => r.name));
+  for (const name of shown) if (!running.has(name)) return undefined;
+  let wait: number | undefined;
+  for (const name of running) {
+    if (shown.has(name)) continue;
+    const at = fresh.get(name ?? "");
+    const left = at === undefined ? 0 : at + delayMs - now.getTime();
+    if (left <= 0) return undefined;
+    wait = Math.max(wait ?? 0, left);
+  }
+  return wait;
+}
+
+/**
+ * Whether writing `next` would only announce what a never-written status lacks (the next run, conditions saying all
+ * is well): no record entry, no active Job, no condition reporting a problem.
+ */
+function announcesOnly(
+  stored: Readonly<CronJobWireStatus> | undefined,
+  next: Readonly<CronJobWireStatus>,
+  conditions: readonly ConditionInput[],
+): boolean {
+  const neverWritten = stored?.observedGeneration === undefined && !stored?.conditions?.length;
+  if (!neverWritten || next.recentRuns?.length || next.active?.length) return false;
+  return conditions.every(
+    (c) => !(c.type === "Degraded" && c.status === "True") && !(c.type === "Available" && c.status !== "True"),
+  );
+}
+
 function guardEvent(e: EventDecision): StateEvent {
   return { ...e, once: { topic: "guard", key: `${e.reason}\u0000${e.message}` } };
 }

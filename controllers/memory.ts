@@ -31,6 +31,10 @@ export interface Remembered {
   sawCompleted?: Set<string>;
   /** UIDs of active Jobs Replace deleted, kept while status still lists them: they did not "go missing". */
   replaced?: Set<string>;
+  /** The first status of a new CronJob was held back once behind other CronJobs' passes (announcesOnly). */
+  announceDeferred?: boolean;
+  /** Jobs this process created whose runs status does not show yet, and when (ms): statusDelayMs's clock. */
+  fresh?: Map<string, number>;
 }
 
 /** Distinct (zone, schedule[, H owner]) entries kept parsed; insertion-ordered eviction. */

@@ -26,6 +26,13 @@ export interface Result {
    * writes that can wait. Independent of requeueAfterMs (both may be asked).
    */
   requeueWhenQuiet?: boolean;
+  /**
+   * Reconcile again once the controller has spare capacity (fewer keys waiting than it has workers, and no burst):
+   * the pass held back a write that decides nothing (it only reports what the pass saw), so that the passes
+   * that decide come first. Controller-runtime's priority queue gives the initial list's events low priority
+   * for the same reason. Independent of requeueAfterMs (both may be asked).
+   */
+  requeueWhenIdle?: boolean;
 }
 
 /**
@@ -146,6 +153,17 @@ const activeWorkers = getOrCreate(
     }),
 );
 
+const deferredKeys = getOrCreate(
+  "controller_runtime_deferred_reconciles",
+  () =>
+    new Gauge({
+      name: "controller_runtime_deferred_reconciles",
+      help: "Reconciles waiting for spare capacity (work that decides nothing, behind the work that does) per controller",
+      labelNames: ["controller"],
+      registers: [metricsRegistry],
+    }),
+);
+
 /** The `result` label values of controller_runtime_reconcile_total. */
 const RECONCILE_RESULTS = ["error", "requeue", "requeue_after", "success"] as const;
 
@@ -167,6 +185,9 @@ export class Controller {
   private readonly burst: BurstWindow | undefined;
   /** Keys waiting for the burst to end (requeueWhenQuiet); added to the queue together when it does. */
   private readonly parked = new Set<string>();
+  /** Keys waiting for spare capacity (requeueWhenIdle), oldest first; added a few at a time. */
+  private readonly idle = new Set<string>();
+  private idleWake: Promise<void> | undefined;
   private started = false;
 
   constructor(name: string, reconciler: Reconciler, o: ControllerOptions) {
@@ -192,6 +213,7 @@ export class Controller {
     initHistogram(reconcileTime, { controller });
     maxConcurrent.set({ controller }, this.workers);
     activeWorkers.set({ controller }, 0);
+    deferredKeys.set({ controller }, 0);
   }
 
   /** Enqueue what `map` returns for every event on `informer` that passes the predicates. */
@@ -254,6 +276,7 @@ export class Controller {
       } finally {
         activeWorkers.dec({ controller: this.name });
         this.queue.done(item.key);
+        this.releaseIdle();
       }
     }
   }
@@ -284,6 +307,10 @@ export class Controller {
       reconcileTime.observe({ controller: this.name }, (performance.now() - started) / 1000);
     }
     if (result?.requeueWhenQuiet) this.park(key);
+    if (result?.requeueWhenIdle) {
+      this.idle.add(key);
+      deferredKeys.set({ controller: this.name }, this.idle.size);
+    }
     if (result?.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
       this.queue.forget(key);
       this.queue.addAfter(key, result.requeueAfterMs);
@@ -295,6 +322,28 @@ export class Controller {
       this.queue.forget(key);
       reconcileTotal.inc({ controller: this.name, result: "success" });
     }
+  }
+
+  /**
+   * Hand idle-parked keys to the queue while it has room: at most as many as there are workers at a time, so that
+   * a key that needs a decision (a slot's wake-up, an event) never waits behind more than one round of them.
+   */
+  private releaseIdle(): void {
+    if (this.idle.size === 0 || this.queue.shuttingDown()) return;
+    if (this.burst?.active()) {
+      this.idleWake ??= this.burst.whenQuiet().then(() => {
+        this.idleWake = undefined;
+        this.releaseIdle();
+      });
+      return;
+    }
+    let room = this.workers - this.queue.len();
+    for (const k of this.idle) {
+      if (room-- <= 0) break;
+      this.idle.delete(k);
+      this.queue.add(k);
+    }
+    deferredKeys.set({ controller: this.name }, this.idle.size);
   }
 
   /** Hold `key` until the burst is over; one wake-up adds every parked key. */

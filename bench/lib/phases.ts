@@ -742,6 +742,7 @@ function readLines(file: string): string[] {
 }
 
 const QUEUE = { name: "cronjob" };
+const QUEUE_CONTROLLER = { controller: "cronjob" };
 
 function sumWrites(w: Record<string, number>): number {
   return Object.values(w).reduce((a, b) => a + b, 0);
@@ -882,7 +883,9 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
         scrapes++;
         scrapeMaxMs = Math.max(scrapeMaxMs, took);
         processed = sumOf(m, "workqueue_work_duration_seconds_count", QUEUE);
-        depth = sumOf(m, "workqueue_depth", QUEUE);
+        // Ours' passes that wait for spare capacity (a new CronJob's first status) are work left too.
+        depth =
+          sumOf(m, "workqueue_depth", QUEUE) + sumOf(m, "controller_runtime_deferred_reconciles", QUEUE_CONTROLLER);
         if (processed >= n && result.firstNProcessedS === undefined)
           result.firstNProcessedS = (Date.now() - spawnedAt) / 1000;
         if (processed >= n && depth === 0) {

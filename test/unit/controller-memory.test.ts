@@ -15,6 +15,8 @@ function everything(): Required<Remembered> {
     lastWritten: { basedOn: "42", status: "{}" },
     sawCompleted: new Set(["job-uid"]),
     replaced: new Set(["other-uid"]),
+    announceDeferred: true,
+    fresh: new Map([["job-1", 1]]),
   };
 }
 

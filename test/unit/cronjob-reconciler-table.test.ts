@@ -6,6 +6,7 @@ import { reconcilerEdgeCases } from "../integration/cronjob/reconciler-edges-cas
 import { policyCases } from "../integration/cronjob/policy-cases.ts";
 import { runNowCases } from "../integration/cronjob/run-now-cases.ts";
 import { recordCases } from "../integration/cronjob/record-cases.ts";
+import { statusDelayCases } from "../integration/cronjob/status-delay-cases.ts";
 
 reconcilerCases(fakeDriver());
 reconcilerEdgeCases(fakeDriver());
@@ -13,3 +14,5 @@ runNowCases(fakeDriver());
 policyCases(fakeDriver());
 // The record's exact entries order what a pass created against what it decided: Jobs stamped by the fake clock.
 recordCases(fakeDriver({ clockStamps: true }));
+// --status-write-delay's rows: a new run's status write waits for its end.
+statusDelayCases(fakeDriver({ clockStamps: true }));

@@ -58,6 +58,12 @@ describe("manager flags", () => {
     assert.equal(parseFlags(["--shutdown-delay-duration=0"], {}).shutdownDelayMs, 0);
   });
 
+  it("lets a new run's status wait --status-write-delay (default 10s; 0s: at once)", () => {
+    assert.equal(parseFlags([], {}).statusWriteDelayMs, 10_000);
+    assert.equal(parseFlags(["--status-write-delay=0s"], {}).statusWriteDelayMs, 0);
+    assert.equal(parseFlags(["--status-write-delay=2500ms"], {}).statusWriteDelayMs, 2_500);
+  });
+
   it("exports per-CronJob metrics unless --per-cronjob-metrics=false", () => {
     assert.equal(parseFlags([], {}).perCronJobMetrics, true);
     assert.equal(parseFlags(["--per-cronjob-metrics=false"], {}).perCronJobMetrics, false);
@@ -102,6 +108,8 @@ describe("manager flags", () => {
     [["--shutdown-delay-duration=5"], {}, /(?=.*--shutdown-delay-duration)(?=.*"5")/],
     [["--shutdown-delay-duration=-1s"], {}, /(?=.*--shutdown-delay-duration)(?=.*"-1s")/],
     [["--shutdown-delay-duration=1h"], {}, /(?=.*--shutdown-delay-duration)(?=.*"1h")/],
+    [["--status-write-delay=5m"], {}, /(?=.*--status-write-delay)(?=.*"5m")/],
+    [["--status-write-delay=soon"], {}, /(?=.*--status-write-delay)(?=.*"soon")/],
     [[], { ENABLE_WEBHOOKS: "nope" }, /(?=.*ENABLE_WEBHOOKS)(?=.*"nope")/],
     [["--webhook-cert-provision=cert-manager"], {}, /(?=.*--webhook-cert-provision)(?=.*"cert-manager")/],
     [["--webhook-cert-provision=self"], {}, /--webhook-cert-provision=self needs --webhook-service-name/],

@@ -292,6 +292,8 @@ export interface TableOptions {
   firstPass: boolean;
   /** Passes by a reconciler of the table's own that counts runs (Expect.counted); else the harness's. */
   countRuns?: boolean;
+  /** The reconciler's statusDelayMs (--status-write-delay), for the table's passes and its restarts; default 0. */
+  statusDelayMs?: number;
 }
 
 /**
@@ -365,12 +367,13 @@ class RowTable {
       return updateStatus.call(client, kind, obj, o);
     }) as typeof client.updateStatus;
     this.#restoreClient = () => void (client.updateStatus = updateStatus);
-    if (this.#o.countRuns)
+    if (this.#o.countRuns || this.#o.statusDelayMs)
       this.#reconciler = new CronJobReconciler({
         client: h.client,
         cache: h.cache,
         recorder: h.recorder,
         clock: h.clock,
+        ...(this.#o.statusDelayMs ? { statusDelayMs: this.#o.statusDelayMs } : {}),
         metrics: {
           countRun: (ns: string, name: string, outcome: RunOutcome) => this.counted.push(`${ns}/${name} ${outcome}`),
           forget: () => {},
@@ -450,7 +453,13 @@ class RowTable {
       return h.reconcile(name, unseen ? { unseenJobs: unseen } : {});
     const reconciler =
       who === "restart"
-        ? new CronJobReconciler({ client: h.client, cache: h.cache, recorder: h.recorder, clock: h.clock })
+        ? new CronJobReconciler({
+            client: h.client,
+            cache: h.cache,
+            recorder: h.recorder,
+            clock: h.clock,
+            ...(this.#o.statusDelayMs ? { statusDelayMs: this.#o.statusDelayMs } : {}),
+          })
         : this.reconciler;
     const ctx: ReconcileContext = {
       log: discardLogger,

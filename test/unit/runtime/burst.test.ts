@@ -177,3 +177,54 @@ describe("a controller's parked keys (requeueWhenQuiet)", bounded, () => {
     await run;
   });
 });
+
+describe("a controller's deferred keys (requeueWhenIdle)", bounded, () => {
+  it("come back behind the keys that decide, a worker's worth at a time, and each once", async () => {
+    const order: string[] = [];
+    const passed = new Set<string>();
+    let deferring = true;
+    const reconciler = {
+      reconcile: async (req: Request, ctx: { queueLength?: () => number }): Promise<Result> => {
+        order.push(req.name);
+        const first = !passed.has(req.name);
+        passed.add(req.name);
+        await sleep(2);
+        // The first pass of each "new" key defers while others wait; its second pass does the work.
+        if (req.name.startsWith("new") && deferring && first && (ctx.queueLength?.() ?? 0) > 0)
+          return { requeueWhenIdle: true };
+        return {};
+      },
+    };
+    const ctl = new Controller("idle-defer", reconciler, { logger: discardLogger, maxConcurrentReconciles: 2 });
+    const stop = new AbortController();
+    const run = ctl.start(stop.signal, 1000);
+    const news = Array.from({ length: 10 }, (_, i) => `new-${i}`);
+    for (const name of news) ctl.enqueue({ name });
+    // Keys that decide, enqueued while the deferred ones wait: they must not queue behind all of them.
+    await sleep(5);
+    for (const name of ["due-a", "due-b"]) ctl.enqueue({ name });
+    const deadline = Date.now() + 3000;
+    while (order.length < 22 && Date.now() < deadline) await sleep(10);
+    deferring = false;
+    await sleep(100);
+    const firstPasses = new Set<string>();
+    const second = order.filter((n) => {
+      if (!n.startsWith("new")) return false;
+      if (firstPasses.has(n)) return true;
+      firstPasses.add(n);
+      return false;
+    });
+    assert.deepEqual([...firstPasses].sort(), [...news].sort(), "every new key had its first pass");
+    // The last new key found nothing else queued (the due keys came later or were taken): it did not defer.
+    assert.ok(second.length >= 8 && second.length <= 10, `each deferred key came back once: ${order.join(" ")}`);
+    assert.equal(new Set(second).size, second.length, `no key came back twice: ${order.join(" ")}`);
+    const lastDue = Math.max(order.indexOf("due-a"), order.indexOf("due-b"));
+    const secondPassesBeforeDue = order.slice(0, lastDue).filter((n, i) => n.startsWith("new") && order.indexOf(n) < i);
+    assert.ok(
+      secondPassesBeforeDue.length <= 2,
+      `the keys that decide waited behind at most a worker's worth of deferred keys: ${order.join(" ")}`,
+    );
+    stop.abort();
+    await run;
+  });
+});

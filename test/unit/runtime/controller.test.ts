@@ -53,6 +53,7 @@ describe("metrics exist from the start", bounded, () => {
       `controller_runtime_reconcile_time_seconds_count{controller="${name}"} 0`,
       `controller_runtime_max_concurrent_reconciles{controller="${name}"} 3`,
       `controller_runtime_active_workers{controller="${name}"} 0`,
+      `controller_runtime_deferred_reconciles{controller="${name}"} 0`,
       // Its work queue's series too.
       `workqueue_depth{controller="${name}",name="${name}"} 0`,
       `workqueue_adds_total{controller="${name}",name="${name}"} 0`,

@@ -1,0 +1,77 @@
+// --status-write-delay (the reconciler's statusDelayMs): a run this process created may wait that long to be
+// written to status, so that a Job that ends within it costs one status write (its creation and its end
+// together) instead of two. Only the process's own fresh runs wait; anything else that is news is written at
+// once, and the record a later pass writes is the one the run path would have written (docs/architecture.md,
+// "Status writes"). Rows of the one runner (rows.ts: offsets from the CronJob's first slot h1).
+import { describe } from "node:test";
+import type { ReconcilerDriver } from "./harness.ts";
+import { MIN, type Offset, type Row, rowTable, type RunEntry, runRows } from "./rows.ts";
+
+const DELAY = 10_000;
+
+const scheduled = (slot: Offset, more: Partial<RunEntry> = {}): RunEntry => ({
+  trigger: "Schedule",
+  scheduledTime: slot,
+  decision: "Created",
+  reason: "Scheduled",
+  decidedAt: "created",
+  job: slot,
+  ...more,
+});
+
+const rows: Row[] = [
+  {
+    title: "a Job that ends within the delay: one status write holds its creation and its end",
+    steps: [
+      // Woken when the delay is over (10 ms slack) unless the Job's end wakes it first.
+      { at: 1000, reconcile: "pass", requeue: 1000 + DELAY },
+      { expect: { statusWrites: 0, jobNames: [0], status: { lastScheduleTime: null } } },
+      { finish: 0, as: "Complete", start: 1000, end: 6000 },
+      { at: 6000, reconcile: "pass" },
+      {
+        expect: {
+          statusWrites: 1,
+          status: { lastScheduleTime: 0, lastSuccessfulTime: 6000, active: [] },
+          recentRuns: [scheduled(0, { outcome: { result: "Complete", finishedAt: 6000 } })],
+        },
+        why: "the creation and the end in one write",
+      },
+    ],
+  },
+  {
+    title: "a Job still running when the delay is over: written then, and again at its end",
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      { at: 5000, reconcile: "pass" },
+      { expect: { statusWrites: 0 }, why: "a pass within the delay writes nothing while the Job runs" },
+      { at: 1000 + DELAY, reconcile: "pass" },
+      { expect: { statusWrites: 1, status: { lastScheduleTime: 0, active: [0] }, recentRuns: [scheduled(0)] } },
+      { finish: 0, as: "Complete", start: 1000, end: MIN },
+      { at: MIN, reconcile: "pass" },
+      { expect: { statusWrites: 1, status: { lastSuccessfulTime: MIN, active: [] } } },
+    ],
+  },
+  {
+    title: "another process (a restart, a new leader) writes the run at once: it did not create it",
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      { expect: { statusWrites: 0 } },
+      { at: 2000, reconcile: "restart" },
+      { expect: { statusWrites: 1, status: { lastScheduleTime: 0, active: [0] }, recentRuns: [scheduled(0)] } },
+    ],
+  },
+  {
+    title: "a Job someone else created for a slot is written at once",
+    steps: [
+      { createJob: 0 },
+      { at: 1000, reconcile: "pass" },
+      { expect: { statusWrites: 1, status: { lastScheduleTime: 0, active: [0] } } },
+    ],
+  },
+];
+
+export function statusDelayCases(driver: ReconcilerDriver): void {
+  describe(`--status-write-delay: a new run's status write waits for its end (fake clock, ${driver.name})`, () => {
+    runRows(rowTable(driver, { namespace: "status-delay", prefix: "sd", firstPass: true, statusDelayMs: DELAY }), rows);
+  });
+}
