@@ -88,19 +88,20 @@ export type Step =
   /**
    * A reconcile, the clock first set to `at`; with what it must return: requeued at once (at most 1 s), later
    * (more), for an instant (10 ms after it, the reconciler's slack), not at all ("none": an empty result), a
-   * retry ("retry": result.requeue), or after at least `atLeastMs` (and, `whenQuiet`, once the burst is over).
+   * retry ("retry": result.requeue), or after at least `atLeastMs` (and, `whenQuiet`, once the burst is over;
+   * `whenIdle`, once the controller has room: a pass that decided nothing held its write back).
    * `rejects`: the pass throws this. `unseen`: Jobs that pass's cache does not show yet; `cacheHolds`: the
    * cache hands out the CronJob kept under that name. `load`: the manager's burst of urgent writes is on
-   * ("burst"), and other CronJobs always wait too ("overloaded"); `urgentWrites`: how many the pass noted.
+   * ("burst"), and other CronJobs always wait too ("overloaded"), or only the latter, no burst ("queued"); `urgentWrites`: how many the pass noted.
    */
   | {
       reconcile: "pass" | "restart";
       at?: At;
       unseen?: JobRef[];
       cacheHolds?: string;
-      load?: "burst" | "overloaded";
+      load?: "burst" | "overloaded" | "queued";
       urgentWrites?: number;
-      requeue?: "now" | "later" | "none" | "retry" | Offset | { atLeastMs?: number; whenQuiet?: true };
+      requeue?: "now" | "later" | "none" | "retry" | Offset | { atLeastMs?: number; whenQuiet?: true; whenIdle?: true };
       rejects?: RegExp;
       /** With `rejects`: the retry comes no later than this instant (RetryNoLaterThan; 10 ms slack added). */
       retryBy?: Offset;
@@ -431,7 +432,12 @@ class RowTable {
   async #pass(
     name: string,
     who: "pass" | "restart",
-    o: { unseen?: readonly string[]; cacheHolds?: CronJob; load?: "burst" | "overloaded"; noted?: () => void },
+    o: {
+      unseen?: readonly string[];
+      cacheHolds?: CronJob;
+      load?: "burst" | "overloaded" | "queued";
+      noted?: () => void;
+    },
   ): Promise<Result> {
     this.#passing = true;
     try {
@@ -444,7 +450,12 @@ class RowTable {
   async #passOnce(
     name: string,
     who: "pass" | "restart",
-    o: { unseen?: readonly string[]; cacheHolds?: CronJob; load?: "burst" | "overloaded"; noted?: () => void },
+    o: {
+      unseen?: readonly string[];
+      cacheHolds?: CronJob;
+      load?: "burst" | "overloaded" | "queued";
+      noted?: () => void;
+    },
   ): Promise<Result> {
     const h = this.h;
     const { unseen, cacheHolds, load } = o;
@@ -465,8 +476,8 @@ class RowTable {
       log: discardLogger,
       reconcileID: who === "restart" ? "restarted" : "run-now",
       signal: new AbortController().signal,
-      ...(load ? { burst: { active: () => true, note: () => o.noted?.() } } : {}),
-      ...(load === "overloaded" ? { queueLength: () => 5 } : {}),
+      ...(load === "burst" || load === "overloaded" ? { burst: { active: () => true, note: () => o.noted?.() } } : {}),
+      ...(load === "overloaded" || load === "queued" ? { queueLength: () => 5 } : {}),
     };
     let pass = () => reconciler.reconcile({ namespace: h.namespace, name }, ctx);
     if (cacheHolds) pass = this.#withCronJobCached(name, cacheHolds, pass);
@@ -627,6 +638,8 @@ class RowTable {
           `requeued after ${atLeastMs} ms at least: ${JSON.stringify(r)}`,
         );
       if (s.requeue.whenQuiet) assert.equal(r.requeueWhenQuiet, true, `requeued after the burst: ${JSON.stringify(r)}`);
+      if (s.requeue.whenIdle)
+        assert.equal(r.requeueWhenIdle, true, `requeued once the controller has room: ${JSON.stringify(r)}`);
     } else if (s.requeue === "now")
       assert.ok((r.requeueAfterMs ?? Infinity) <= 1000, `requeued at once: ${JSON.stringify(r)}`);
     else if (s.requeue === "later")

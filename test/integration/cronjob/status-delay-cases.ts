@@ -70,8 +70,45 @@ const rows: Row[] = [
   },
 ];
 
+/**
+ * A new CronJob's first status when it decides nothing: held back while other CronJobs wait in the queue (the
+ * table's "queued" load: others always wait), written by the pass it comes back to.
+ */
+const firstStatusRows: Row[] = [
+  {
+    title: "a new CronJob's first status waits once behind other CronJobs' passes, then is written",
+    firstPass: false,
+    steps: [
+      { reconcile: "pass", load: "queued", requeue: { whenIdle: true } },
+      { expect: { statusWrites: 0, status: { nextScheduleTime: null } }, why: "nothing decided: the write waits" },
+      { reconcile: "pass", load: "queued" },
+      {
+        expect: { statusWrites: 1, status: { nextScheduleTime: 0, observedCurrent: true } },
+        why: "the pass it came back to writes, however busy the controller still is",
+      },
+    ],
+  },
+  {
+    title: "with nothing else queued, a new CronJob's first status is written at once",
+    firstPass: false,
+    steps: [{ reconcile: "pass" }, { expect: { statusWrites: 1, status: { nextScheduleTime: 0 } } }],
+  },
+  {
+    title: "a first status that reports a problem (a time zone that does not exist) is written at once, others queued",
+    firstPass: false,
+    spec: { timeZone: "Mars/Olympus_Mons" },
+    steps: [
+      { reconcile: "pass", load: "queued" },
+      { expect: { statusWrites: 1, conditions: { Available: { status: "False" } } } },
+    ],
+  },
+];
+
 export function statusDelayCases(driver: ReconcilerDriver): void {
   describe(`--status-write-delay: a new run's status write waits for its end (fake clock, ${driver.name})`, () => {
     runRows(rowTable(driver, { namespace: "status-delay", prefix: "sd", firstPass: true, statusDelayMs: DELAY }), rows);
+  });
+  describe(`a new CronJob's first status waits behind the passes that decide (fake clock, ${driver.name})`, () => {
+    runRows(rowTable(driver, { namespace: "first-status", prefix: "fs", firstPass: false }), firstStatusRows);
   });
 }
