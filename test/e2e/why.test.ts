@@ -175,8 +175,15 @@ e2eDescribe("end to end: kubectl cron why, each cause staged on a real node", { 
     assert.match(held.verdict, /Job hung-\d+ has been running for/);
     const refused = await whyUntil("quota", (x) => x.cause === "create-refused-quota", QUOTA_NS, 10_000);
     assert.match(refused.verdict, /exceeded quota/);
-    // The namespace at a glance: the CronJobs that need attention, and not the healthy one.
-    const list = await kubectlCron(["why", "-n", NS]);
+    // The namespace at a glance: the CronJobs that need attention, and not the healthy one. Asked again for up to two
+    // minutes until all four are listed: these CronJobs run every 15 s, and what each answer sees is live state.
+    let list = await kubectlCron(["why", "-n", NS]);
+    const listed = (out: string) =>
+      ["paused", "hung", "late", "nopull"].every((n) => new RegExp(`^${n}\\t`, "m").test(out));
+    for (let i = 0; i < 60 && !listed(list.stdout); i++) {
+      await new Promise((r) => setTimeout(r, 2000));
+      list = await kubectlCron(["why", "-n", NS]);
+    }
     assert.equal(list.code, 1, list.stderr);
     for (const name of ["paused", "hung", "late", "nopull"]) assert.match(list.stdout, new RegExp(`^${name}\\t`, "m"));
     assert.doesNotMatch(list.stdout, /^ok\t/m);

@@ -1936,6 +1936,31 @@ describe("diagnose(): causes where the live layer adds nothing", () => {
     });
   }
 
+  it("a run seconds old whose Pods show nothing yet: an earlier run still stuck pulling its image says why", () => {
+    const message = 'Back-off pulling image "registry.example.com/backup:1.2.3"';
+    const jobs = [
+      job(JOB, SLOT, { state: "active", created: at(SLOT, 1) }),
+      job(PREV_JOB, PREV_SLOT, { state: "active", start: at(PREV_SLOT, 3) }),
+    ];
+    const pods = [
+      podFacts(`${JOB}-n3w0n`, JOB, { created: at(SLOT, 2) }),
+      podFacts(`${PREV_JOB}-01dp0`, PREV_JOB, {
+        containers: [
+          { name: "backup", ready: false, restartCount: 0, waiting: { reason: "ImagePullBackOff", message } },
+        ],
+      }),
+    ];
+    const r = ask(facts(created(), { jobs, pods, now: new Date(at(SLOT, 6)) }));
+    expectCause(r, "image-pull", {
+      verdict: [`started at ${SLOT_TEXT}`, `its Pod ${PREV_JOB}-01dp0 cannot pull its image (ImagePullBackOff)`],
+      evidence: [`Job ${JOB} started 5 s ago: its Pods show nothing yet; Job ${PREV_JOB}`, message],
+      fix: ["image name or tag"],
+    });
+    // Half a minute later the run's own Pods would have said so: it is judged on its own.
+    const later = ask(facts(created(), { jobs, pods, now: new Date(at(SLOT, 40)) }));
+    assert.equal(later.d.status, "healthy", later.d.verdict);
+  });
+
   it("missed while held behind a running Job (Missed with blockedBy): forbid-held, the Job named", () => {
     const blocker = "backup-m1f2e3d4";
     const cj = cronJob({

@@ -7,6 +7,9 @@ import { failureEvidence, keptAlive, podTrouble } from "./jobs.ts";
 import { entryLine } from "./record.ts";
 import { found, secondsBetween, type SlotContext, type Verdict } from "./verdict.ts";
 
+/** A run younger than this may not show its trouble yet (a Pod's image pull fails seconds after it starts). */
+const JUST_STARTED_MS = 30_000;
+
 /** The verdict on a Job that ran the slot (found live, or only in the record). */
 export function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry: RecentRun | undefined): Verdict {
   const { f, slotText: when } = c;
@@ -82,6 +85,29 @@ export function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry
   }
   const trouble = podTrouble(job, pods, f.events, f.now, when);
   if (trouble) return { ...trouble, evidence: [...evidence, ...trouble.evidence] };
+  // A Job just created has nothing to show yet; an earlier run of the same CronJob still running may show what will
+  // hold this one too (every run of an image that cannot be pulled: under a short schedule the newest run is often
+  // seconds old).
+  const age = created ? f.now.getTime() - Date.parse(created) : Infinity;
+  if (age < JUST_STARTED_MS) {
+    const earlier = f.jobs
+      .filter((j) => j !== job && classifyJob(j) === "active")
+      .sort((a, b) => (b.metadata?.creationTimestamp ?? "").localeCompare(a.metadata?.creationTimestamp ?? ""));
+    for (const other of earlier) {
+      const otherName = other.metadata?.name ?? "";
+      const t = podTrouble(other, c.podsOf(otherName), f.events, f.now, when);
+      if (!t) continue;
+      const seconds = Math.max(0, Math.round(age / 1000));
+      return {
+        ...t,
+        evidence: [
+          ...evidence,
+          `Job ${name} started ${seconds} s ago: its Pods show nothing yet; Job ${otherName}, an earlier run still running:`,
+          ...t.evidence,
+        ],
+      };
+    }
+  }
   const alive = keptAlive(job, pods, f.now);
   return {
     status: "healthy",
