@@ -13,7 +13,7 @@
 //   node_modules/.bin/node bench/failover.ts [--n=5000] [--namespaces=4] [--out=bench/results/<file>.md]
 //
 // A finisher marks each Job Complete 5 s after it appears (no Job controller runs), as `make bench` does.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { CronJobResource } from "../api/v1/index.ts";
@@ -24,7 +24,7 @@ import { Client } from "../runtime/client.ts";
 import type { KubeObject } from "../runtime/kinds.ts";
 import { Cgroup, cgroupSupport, deploymentLimits, formatLimits } from "./lib/cgroup.ts";
 import { JobFinisher, JobRecorder, ourSlotOf } from "./lib/jobs.ts";
-import { deploymentNodeOptions } from "./lib/phases.ts";
+import { deploymentNodeOptions, loggedAt } from "./lib/phases.ts";
 import { sleep } from "./lib/pool.ts";
 import { findChild } from "./lib/proc.ts";
 import { scrape, sumOf } from "./lib/prom.ts";
@@ -117,25 +117,7 @@ async function processed(r: Replica, atLeast: number, timeoutMs = 180_000): Prom
 }
 
 /** The first log line of `r` containing `text`: its time, ms since the epoch. */
-function logged(r: Replica, text: string): number | undefined {
-  let content = "";
-  try {
-    content = readFileSync(r.logFile, "utf8");
-  } catch {
-    return undefined;
-  }
-  for (const line of content.split("\n")) {
-    if (!line.includes(text)) continue;
-    try {
-      const ts = (JSON.parse(line) as { ts?: unknown }).ts;
-      const t = typeof ts === "number" ? ts * 1000 : Date.parse(String(ts));
-      if (Number.isFinite(t)) return t;
-    } catch {
-      // not JSON
-    }
-  }
-  return undefined;
-}
+const logged = (r: Replica, text: string): number | undefined => loggedAt(r.logFile, text);
 
 /** When every CronJob has a status (its first write landed). */
 async function allHaveStatus(client: Client, timeoutMs = 180_000): Promise<number | undefined> {

@@ -627,19 +627,7 @@ export const oursDriver: Driver = {
       logFile,
       commandLine: `ENABLE_WEBHOOKS=false ${nodeOptions ? `NODE_OPTIONS=${shellQuote([nodeOptions])} ` : ""}${shellQuote(["node_modules/.bin/node", ...args]).replaceAll(`${PROJECT_ROOT}/`, "")}`,
       metrics: (timeoutMs = 5000) => scrape(`http://127.0.0.1:${port}/metrics`, { timeoutMs }),
-      workersStartedAt: () => {
-        for (const line of readLines(logFile)) {
-          if (!line.includes("Starting workers")) continue;
-          try {
-            const ts = (JSON.parse(line) as { ts?: unknown }).ts;
-            const t = typeof ts === "number" ? ts * 1000 : Date.parse(String(ts));
-            if (Number.isFinite(t)) return t;
-          } catch {
-            // not JSON
-          }
-        }
-        return undefined;
-      },
+      workersStartedAt: () => loggedAt(logFile, "Starting workers"),
     };
   },
 };
@@ -734,6 +722,21 @@ function controllerIO(launched: Launched): { read: number; written: number; log:
     return undefined;
   }
   return { ...io, log };
+}
+
+/** The time (epoch ms) of the first line of the operator's JSON log `file` that contains `text`. */
+export function loggedAt(file: string, text: string): number | undefined {
+  for (const line of readLines(file)) {
+    if (!line.includes(text)) continue;
+    try {
+      const ts = (JSON.parse(line) as { ts?: unknown }).ts;
+      const t = typeof ts === "number" ? ts * 1000 : Date.parse(String(ts));
+      if (Number.isFinite(t)) return t;
+    } catch {
+      // not JSON
+    }
+  }
+  return undefined;
 }
 
 function readLines(file: string): string[] {

@@ -21,19 +21,10 @@ import {
   rowTable,
   type RunEntry,
   runRows,
+  scheduled,
   type Step,
 } from "./rows.ts";
 
-/** The Created entry of a scheduled slot's Job, as the run path makes it. */
-const scheduled = (slot: Offset, more: Partial<RunEntry> = {}): RunEntry => ({
-  trigger: "Schedule",
-  scheduledTime: slot,
-  decision: "Created",
-  reason: "Scheduled",
-  decidedAt: "created",
-  job: slot,
-  ...more,
-});
 /** The Created entry of an older missed slot run by missedRunPolicy RunAll. */
 const caughtUp = (slot: Offset): RunEntry => ({
   ...scheduled(slot),

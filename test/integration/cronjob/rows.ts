@@ -262,6 +262,17 @@ export interface EventsExpect {
   counts?: Record<string, number | { atLeast: number }>;
 }
 
+/** The Created entry of a scheduled slot's Job, as the run path makes it (decidedAt: its Job's creation). */
+export const scheduled = (slot: Offset, more: Partial<RunEntry> = {}): RunEntry => ({
+  trigger: "Schedule",
+  scheduledTime: slot,
+  decision: "Created",
+  reason: "Scheduled",
+  decidedAt: "created",
+  job: slot,
+  ...more,
+});
+
 export interface Row {
   title: string;
   spec?: Spec;

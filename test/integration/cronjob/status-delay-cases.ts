@@ -5,19 +5,9 @@
 // "Status writes"). Rows of the one runner (rows.ts: offsets from the CronJob's first slot h1).
 import { describe } from "node:test";
 import type { ReconcilerDriver } from "./harness.ts";
-import { MIN, type Offset, type Row, rowTable, type RunEntry, runRows } from "./rows.ts";
+import { MIN, type Row, rowTable, runRows, scheduled } from "./rows.ts";
 
 const DELAY = 10_000;
-
-const scheduled = (slot: Offset, more: Partial<RunEntry> = {}): RunEntry => ({
-  trigger: "Schedule",
-  scheduledTime: slot,
-  decision: "Created",
-  reason: "Scheduled",
-  decidedAt: "created",
-  job: slot,
-  ...more,
-});
 
 const rows: Row[] = [
   {
