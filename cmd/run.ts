@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { selfSignedCertificate } from "../runtime/metrics/auth.ts";
 import { CronJobResource, RESOURCE } from "../api/v1/index.ts";
 import { CronJobReconciler } from "../controllers/cronjob_controller.ts";
+import { groupMetrics } from "../controllers/groups.ts";
+import { metricsRegistry } from "../runtime/metrics/registry.ts";
 import { CronJobMetrics, type CronJobRunMetrics, type CronJobView, noCronJobMetrics } from "../controllers/metrics.ts";
 import type { KubeObject } from "../runtime/kinds.ts";
 import { loadKubeConfig } from "../runtime/kubeconfig.ts";
@@ -80,7 +82,15 @@ export async function run(flags: Flags): Promise<number> {
     metrics: cronJobMetrics,
     statusDelayMs: flags.statusWriteDelayMs,
   };
-  CronJobReconciler.setupWithManager(mgr, reconcilerOptions);
+  const reconciler = CronJobReconciler.setupWithManager(mgr, reconcilerOptions);
+  // The concurrency groups' gauges (controllers/groups.ts), exported by the leader, whose books they read.
+  for (const m of groupMetrics({
+    cache: mgr.cache,
+    books: reconciler.groups,
+    now: () => Date.now(),
+    isLeader: () => mgr.isLeader(),
+  }))
+    m.register(metricsRegistry);
 
   // ENABLE_WEBHOOKS=false (e.g. `make run` against a cluster without the certificates) serves none.
   if (flags.enableWebhooks) {

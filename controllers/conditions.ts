@@ -50,6 +50,8 @@ export interface WriteProblems {
   createFailed?: string;
   createConflict?: string;
   deleteFailed?: string;
+  /** spec.concurrencyGroup names no group: its runs wait. */
+  groupMissing?: string;
 }
 
 /**
@@ -77,6 +79,8 @@ export function degradedCondition(problems: WriteProblems, finished: readonly Re
     return { type: "Degraded", status: "True", reason: "JobCreationFailed", message: problems.createConflict };
   if (problems.deleteFailed)
     return { type: "Degraded", status: "True", reason: "JobDeletionFailed", message: problems.deleteFailed };
+  if (problems.groupMissing)
+    return { type: "Degraded", status: "True", reason: "ConcurrencyGroupNotFound", message: problems.groupMissing };
   const newest = newestFinished(finished);
   if (newest && classifyJob(newest) === "failed") {
     return {

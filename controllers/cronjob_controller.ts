@@ -9,6 +9,7 @@
 // CronJob" and docs/architecture.md.
 import {
   classifyJob,
+  ConcurrencyGroupResource,
   CronJobResource as CronJobKind,
   CronJobSchema,
   type CronJobWire,
@@ -51,7 +52,9 @@ import { ChildJobs } from "./jobs.ts";
 import { type CronJobKey, ReconcilerMemory, type Remembered } from "./memory.ts";
 import { type CronJobRunMetrics, jobCreationSkew, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
 import { jobRef, mayReplace, observeChildren } from "./observe.ts";
-import { admit } from "./runs.ts";
+import { admit, type GroupHold } from "./runs.ts";
+import { GroupBooks, setupGroupCache } from "./groups.ts";
+import { endUnstarted } from "./starts.ts";
 import { recordDecision, runDecision } from "./record.ts";
 import { writeStatus } from "./statuswriter.ts";
 import { type SourceInput, type StateEvent, type Trigger, TRIGGERS, type TriggerRun } from "./triggers.ts";
@@ -106,6 +109,8 @@ interface Pass {
   created: boolean;
   /** The Jobs this pass created (not adopted): their runs may wait statusDelayMs to be written. */
   readonly fresh: string[];
+  /** A run its concurrency group holds: waiting since, and until when it may still start (ms). */
+  groupWait?: { since: number; until?: number | undefined };
 }
 
 /** What run() did with a request, and the Job that now runs it (created or adopted). */
@@ -118,6 +123,8 @@ type RunResult =
       blockedBy?: string;
       /** The API server refused the create. */
       refused?: { reason: string; message: string };
+      /** Held by the concurrency group. */
+      group?: GroupHold;
     };
 
 /** What reconcile() decided, for the commit (step 10). */
@@ -150,6 +157,8 @@ interface CronJobReconcilerDeps {
    * within it is written once, its creation and its end together, instead of twice (--status-write-delay).
    */
   statusDelayMs?: number;
+  /** The concurrency groups' books (groups.ts); one over `cache` by default. */
+  groups?: GroupBooks;
 }
 
 export class CronJobReconciler implements Reconciler {
@@ -157,10 +166,12 @@ export class CronJobReconciler implements Reconciler {
   private readonly jobs: ChildJobs;
   private readonly cache: CacheReader;
   private readonly recorder: Recorder;
-  private readonly clock: Clock;
+  readonly clock: Clock;
   private readonly metrics: CronJobRunMetrics;
   private readonly triggers: readonly Trigger[];
   private readonly statusDelayMs: number;
+  /** The concurrency groups: what admission reads of a group, and the places this process took. */
+  readonly groups: GroupBooks;
   /** Everything remembered between passes (controllers/memory.ts): one object, one forget. */
   private readonly memory = new ReconcilerMemory<LoadedCronJob>();
 
@@ -173,6 +184,7 @@ export class CronJobReconciler implements Reconciler {
     this.metrics = d.metrics ?? noCronJobMetrics;
     this.triggers = d.triggers ?? TRIGGERS;
     this.statusDelayMs = d.statusDelayMs ?? 0;
+    this.groups = d.groups ?? new GroupBooks(d.cache);
   }
 
   /** Register the Job cache, the owner index and the controller (kubebuilder's SetupWithManager). */
@@ -181,6 +193,7 @@ export class CronJobReconciler implements Reconciler {
     o: { clock?: Clock; maxConcurrentReconciles?: number; metrics?: CronJobRunMetrics; statusDelayMs?: number } = {},
   ): CronJobReconciler {
     setupJobCache(mgr.cache);
+    setupGroupCache(mgr.cache);
     const r = new CronJobReconciler({
       client: mgr.client,
       cache: mgr.cache,
@@ -194,6 +207,14 @@ export class CronJobReconciler implements Reconciler {
       .named("cronjob")
       .for(CronJobKind)
       .owns(Kinds.Job)
+      // A place in a group frees when a Job of it ends or goes: the group's waiting runs are woken, oldest first.
+      .watches(
+        Kinds.Job,
+        r.groups.jobEvents(() => r.clock.now().getTime()),
+        { predicates: [groupPlaceFreed] },
+      )
+      // A group created, deleted or changed: its CronJobs decide again.
+      .watches(ConcurrencyGroupResource, r.groups.groupEvents())
       .withOptions({ maxConcurrentReconciles: o.maxConcurrentReconciles ?? 1 })
       .complete(r);
     return r;
@@ -219,7 +240,8 @@ export class CronJobReconciler implements Reconciler {
     // 3. Active Jobs status lists that the cache has not seen: the API server decides (live reads).
     const live = await this.confirmActive(cronJob, cached, ctx);
 
-    // 4. What the children say: status, the runs whose end status has not booked, their Events and counts.
+    // 4. What the children say: status, the runs whose end status has not booked, their Events and counts; and a run
+    // whose Pods never started, ended.
     const remembered = this.memory.recall(keyOf(cronJob));
     const seen = observeChildren({
       triggers: this.triggers,
@@ -229,6 +251,18 @@ export class CronJobReconciler implements Reconciler {
       reported: remembered.sawCompleted ?? new Set(),
       replaced: remembered.replaced ?? new Set(),
     });
+
+    // A run whose Pods did not start within spec.startTimeoutSeconds is ended (starts.ts): it no longer holds Forbid
+    // or its group's place once the Job controller fails it.
+    const starts = await endUnstarted(
+      this.client,
+      seen.jobs.filter((j) => classifyJob(j) === "active"),
+      cronJob.spec.startTimeoutSeconds,
+      cronJob.spec.startTimeoutSeconds ? (remembered.started ??= new Set()) : new Set(),
+      clockNow.getTime(),
+      ctx,
+    );
+    seen.events.push(...starts.events);
 
     // 5. Stop after repeated failures (spec.stopAfterConsecutiveFailures), or resume.
     const stop = failureStop({
@@ -313,8 +347,21 @@ export class CronJobReconciler implements Reconciler {
         : []
       : this.triggers;
     const input = { cronJob, schedules, due, anchor, now };
+    const groupName = cronJob.spec.concurrencyGroup;
+    if (
+      groupName &&
+      !guard.stop &&
+      this.groups.view(cronJob.metadata.namespace ?? "", groupName, "", 0, 0).limit === undefined
+    ) {
+      pass.problems = {
+        ...pass.problems,
+        groupMissing: `spec.concurrencyGroup names ${groupName}, which is not a ConcurrencyGroup of namespace ${cronJob.metadata.namespace ?? ""}: runs wait until it exists`,
+      };
+    }
     let more = false;
     for (const trigger of runs) more = (await this.runTrigger(pass, trigger, input, ctx)) || more;
+    const { namespace = "", name = "" } = cronJob.metadata;
+    this.groups.decided(namespace, cronJob.spec.concurrencyGroup, name, pass.groupWait);
 
     if (next) {
       pass.status.nextScheduleTime = rfc3339(next);
@@ -322,6 +369,10 @@ export class CronJobReconciler implements Reconciler {
       // untruncated time: waking up to a second late would add that to every Job's start.
       const wake = more ? clockNow : next;
       outcome.requeueAfterMs = Math.max(wake.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS;
+    }
+    if (starts.nextCheckAt !== undefined) {
+      const check = Math.max(starts.nextCheckAt - clockNow.getTime(), 0) + REQUEUE_SLACK_MS;
+      outcome.requeueAfterMs = Math.min(outcome.requeueAfterMs ?? Infinity, check);
     }
     // The conditions after every trigger ran: a failed create of any of them is Degraded.
     outcome.conditions = guard.stop
@@ -342,6 +393,7 @@ export class CronJobReconciler implements Reconciler {
     if (!raw) {
       ctx.log.debug("CronJob not found; ignoring");
       this.memory.forget({ namespace: req.namespace ?? "", name: req.name });
+      this.groups.forget(req.namespace ?? "", req.name);
       this.metrics.forget(req.namespace ?? "", req.name);
       return undefined;
     }
@@ -461,23 +513,36 @@ export class CronJobReconciler implements Reconciler {
     const { cronJob } = pass;
     const due = r.dueAt?.();
     const replaceable = (job: Readonly<Job>) => mayReplace(this.triggers, cronJob, job, due);
-    const admission = admit(cronJob.spec.concurrencyPolicy, r, [...pass.active.values()], replaceable);
+    const group = this.groupOf(pass, r, due);
+    const admission = admit(cronJob.spec.concurrencyPolicy, r, [...pass.active.values()], replaceable, group);
     if (!admission.run) {
       if (admission.held) pass.events.push(admission.held);
-      ctx.log.debug("run held back by the concurrency policy or the request's limit", { trigger: r.trigger });
+      ctx.log.debug("run held back by the concurrency policy, the request's limit or the group", {
+        trigger: r.trigger,
+      });
+      if (admission.group && group) {
+        pass.groupWait = { since: group.since, until: group.until };
+        return { result: "held", group: admission.group };
+      }
       const blocking = admission.held ? [...pass.active.keys()].sort()[0] : undefined;
       return blocking ? { result: "held", blockedBy: blocking } : { result: "held" };
     }
-    if (admission.replace.length && !(await this.replaceActive(pass, admission.replace, ctx))) {
-      return { result: "failed" };
-    }
-
     // The Jobs it replaces are written on it, for the record rebuilt from it (api/v1/recentruns.ts).
     const replacing = admission.replace.map((j) => j.metadata?.name ?? "").filter((n) => n);
     const job = withRunFacts(r.job(cronJob), { replaced: replacing });
     const name = job.metadata!.name!;
+    // The group's place is taken with the decision, before any await: no other worker can take it meanwhile.
+    const ns = cronJob.metadata.namespace ?? "";
+    if (group) this.groups.take(ns, group.view.name, name, this.clock.now().getTime());
+    const release = () => group && this.groups.release(ns, group.view.name, name);
+    if (admission.replace.length && !(await this.replaceActive(pass, admission.replace, ctx))) {
+      release();
+      return { result: "failed" };
+    }
+
     const outcome = await this.jobs.createOrAdopt(cronJob, job, ctx);
     if (!outcome.ok) {
+      release();
       if (outcome.event) pass.events.push(outcome.event);
       pass.problems = { ...pass.problems, ...outcome.problems };
       if (outcome.retry !== undefined) pass.retry = outcome.retry;
@@ -500,6 +565,26 @@ export class CronJobReconciler implements Reconciler {
     if (due) pass.skews.push(Math.max(0, (this.clock.now().getTime() - due.getTime()) / 1000));
     ctx.log.info(made.log, { job: name, trigger: r.trigger });
     return { result: "created", job: outcome.job, replaced: replacing };
+  }
+
+  /**
+   * The CronJob's concurrency group as this request sees it (undefined: it names none). A scheduled slot waits since
+   * its time and may start until its starting deadline; a request without a slot (run-now, a backfill slot: old
+   * times) since it first waited, so it queues behind the runs already waiting.
+   */
+  private groupOf(pass: Pass, r: TriggerRun, due: Date | undefined) {
+    const { cronJob } = pass;
+    const name = cronJob.spec.concurrencyGroup;
+    if (!name) return undefined;
+    const ns = cronJob.metadata.namespace ?? "";
+    const now = this.clock.now().getTime();
+    const mine = this.groups.waitersOf(ns, name, now).find((w) => w.member === cronJob.metadata.name);
+    const since = r.row.movesLastScheduleTime && due ? due.getTime() : Math.min(mine?.since ?? now, now);
+    const deadline = cronJob.spec.startingDeadlineSeconds;
+    const until =
+      r.row.movesLastScheduleTime && due && typeof deadline === "number" ? due.getTime() + deadline * 1000 : undefined;
+    const view = this.groups.view(ns, name, cronJob.metadata.name ?? "", since, now);
+    return { view, key: runKey(r), since, until };
   }
 
   /**
@@ -735,6 +820,24 @@ const MISSED_POLICY_REASON = {
   cap: RecordReason.RunAllLimit,
   replace: RecordReason.RunAllReplace,
 } as const satisfies Record<string, (typeof SKIPPED_REASONS)[number]>;
+
+/** A run as its Events name it: its slot, or its trigger and request. */
+function runKey(r: TriggerRun): string {
+  const s = r.subject();
+  if (s.scheduledTime) return `run for ${rfc3339(s.scheduledTime)}`;
+  return s.request !== undefined ? `${s.trigger} request "${s.request}"` : `${s.trigger} run`;
+}
+
+/**
+ * A group's place frees when one of its Jobs ends or goes: only those events wake its waiting runs (a Job's other
+ * updates, its Pods' progress, do not).
+ */
+const groupPlaceFreed = {
+  create: () => false,
+  update: (a: Readonly<KubeObject>, b: Readonly<KubeObject>) =>
+    classifyJob(a as Readonly<Job>) !== classifyJob(b as Readonly<Job>),
+  delete: () => true,
+};
 
 /** A CronJob's key in the reconciler's memory. */
 function keyOf(cronJob: StoredCronJob): CronJobKey {

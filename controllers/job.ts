@@ -23,16 +23,23 @@ const LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuratio
 
 /**
  * What the CronJob controller keeps of a Job in its cache: metadata (name, namespace, uid, resourceVersion,
- * labels, annotations, ownerReferences, timestamps) and status. The spec (the pod template: most of a
- * Job's bytes) and kubectl's last-applied annotation go: no step reads them (children are classified and
- * sorted by status and annotations; Jobs are created from the CronJob's template and deleted by name and
- * UID). A Job from the cache must therefore never be written back (the controller never updates a Job);
- * a live GET (jobs.ts) or a create's answer is whole.
+ * labels, annotations, ownerReferences, timestamps), status, and of the spec only suspend and managedBy (what
+ * says a Job is queued). The rest of the spec (the pod template: most of a Job's bytes) and kubectl's
+ * last-applied annotation go: no step reads them (children are classified and sorted by status and annotations;
+ * Jobs are created from the CronJob's template and deleted by name and UID). A Job from the cache must therefore
+ * never be written back: the one update (ending a run that never started, controllers/starts.ts) is of a live GET.
  */
 export function trimJobForCache<T extends KubeObject>(job: T): T {
   // Copies without the keys, not `delete`: V8 turns an object that loses a property into a hash table, several
   // times larger (docs/operating.md, "The figures behind the code's rules").
-  const { spec: _spec, ...trimmed } = job;
+  const { spec, ...rest } = job;
+  // What a queued Job is read by (api/v1/job.ts queuedBy): a few bytes of the spec, kept.
+  const held = spec as { suspend?: unknown; managedBy?: unknown } | undefined;
+  const specKept = {
+    ...(held?.suspend !== undefined ? { suspend: held.suspend } : {}),
+    ...(held?.managedBy !== undefined ? { managedBy: held.managedBy } : {}),
+  };
+  const trimmed = Object.keys(specKept).length ? { ...rest, spec: specKept } : rest;
   const annotations = job.metadata?.annotations;
   if (annotations && LAST_APPLIED_ANNOTATION in annotations) {
     const { [LAST_APPLIED_ANNOTATION]: _applied, ...kept } = annotations;

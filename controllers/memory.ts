@@ -35,6 +35,8 @@ export interface Remembered {
   announceDeferred?: boolean;
   /** Jobs this process created whose runs status does not show yet, and when (ms): statusDelayMs's clock. */
   fresh?: Map<string, number>;
+  /** With spec.startTimeoutSeconds: UIDs of running Jobs whose Pods were seen started (never read again). */
+  started?: Set<string>;
 }
 
 /** Distinct (zone, schedule[, H owner]) entries kept parsed; insertion-ordered eviction. */

@@ -7,7 +7,7 @@
 //
 // The leader-election Role (leases, events in the manager's namespace) is static, in
 // config/rbac/leader_election_role.yaml; the metrics-auth ClusterRole is in config/rbac/metrics_auth_role.yaml.
-import { GROUP, PLURAL, RESOURCE } from "../api/v1/index.ts";
+import { GROUP, GROUP_PLURAL, PLURAL, RESOURCE } from "../api/v1/index.ts";
 
 /**
  * One +kubebuilder:rbac marker: `groups` uses "" (or "core") for the core API group; with `namespace` the rule
@@ -47,8 +47,16 @@ export const CRONJOB_CONTROLLER_RBAC: readonly RBACMarker[] = [
   // create: CronJobReconciler creating a run (client.create(Kinds.Job)), and the validating webhook's
   //   dry-run create of the Job template (webhooks/jobtemplate_dryrun.ts, POST ...?dryRun=All).
   // delete: CronJobReconciler.deleteJob (history cleanup, concurrencyPolicy Replace).
-  // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
-  { groups: ["batch"], resources: ["jobs"], verbs: ["get", "list", "watch", "create", "delete"] },
+  // update: endUnstarted (controllers/starts.ts: a run whose Pods never started is ended, PUT of a live GET).
+  // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;delete
+  { groups: ["batch"], resources: ["jobs"], verbs: ["get", "list", "watch", "create", "update", "delete"] },
+  // list, watch: the ConcurrencyGroup informer (.watches(ConcurrencyGroupResource)); admission reads a group's
+  // limit from the cache (controllers/groups.ts).
+  // +kubebuilder:rbac:groups=batch.tutorial.kubebuilder.io,resources=concurrencygroups,verbs=list;watch
+  { groups: [GROUP], resources: [GROUP_PLURAL], verbs: ["list", "watch"] },
+  // list: endUnstarted (controllers/starts.ts) reads a run's Pods once its start limit has passed.
+  // +kubebuilder:rbac:groups=core,resources=pods,verbs=list
+  { groups: [""], resources: ["pods"], verbs: ["list"] },
   // create, patch: the event recorder's sink (runtime/events/sink.ts: a new core/v1 Event, or a patch
   // of the count of a repeated one).
   // +kubebuilder:rbac:groups=core,resources=events,verbs=create;patch

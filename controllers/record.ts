@@ -7,6 +7,8 @@
 import {
   classifyJob,
   type CronJobWireStatus,
+  ENDED_MESSAGE_ANNOTATION,
+  ENDED_REASON_ANNOTATION,
   finishedAt,
   type Job,
   MAX_RECENT_RUNS,
@@ -20,6 +22,7 @@ import {
   scheduledTimeOf,
 } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
+import type { GroupHold } from "./runs.ts";
 
 /** A decision about one slot or request, as the steps hand it to the record. */
 interface Decision {
@@ -99,6 +102,12 @@ function outcomeOf(job: Readonly<Job>): RecentRunWire["outcome"] {
   const at = done ? { finishedAt: rfc3339(done) } : {};
   if (kind === "successful") return { result: OutcomeResult.Complete, ...at };
   const failed = job.status?.conditions?.find((c) => c.type === "Failed" && c.status === "True");
+  // A run the operator ended (controllers/starts.ts) says why in its own words, not the deadline it used.
+  const ended = job.metadata?.annotations?.[ENDED_REASON_ANNOTATION];
+  if (ended) {
+    const why = bounded(job.metadata?.annotations?.[ENDED_MESSAGE_ANNOTATION]);
+    return { result: OutcomeResult.Failed, reason: ended.slice(0, 64), ...(why ? { message: why } : {}), ...at };
+  }
   const message = bounded(failed?.message);
   return {
     result: OutcomeResult.Failed,
@@ -194,6 +203,8 @@ interface RunReport {
   replaced?: readonly string[] | undefined;
   blockedBy?: string | undefined;
   refused?: { reason: string; message: string } | undefined;
+  /** Held by the CronJob's concurrency group (runs.ts groupHold). */
+  group?: GroupHold | undefined;
 }
 
 /**
@@ -225,6 +236,10 @@ export function runDecision(
       };
     }
     case "held":
+      if (run.group) {
+        const { reason, message, blockedBy } = run.group;
+        return { decision: { ...base, decision: RecordDecision.Held, reason, message, blockedBy }, at: now };
+      }
       if (!run.blockedBy) return undefined;
       return {
         decision: {

@@ -39,6 +39,7 @@ export const Kinds = {
   Lease: { group: "coordination.k8s.io", version: "v1", kind: "Lease", plural: "leases", namespaced: true },
   Event: { group: "", version: "v1", kind: "Event", plural: "events", namespaced: true },
   ConfigMap: { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true },
+  Pod: { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true },
   Namespace: { group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false },
 } as const satisfies Record<string, ResourceKind>;
 

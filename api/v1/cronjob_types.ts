@@ -4,6 +4,7 @@ import { z } from "zod";
 import { API_VERSION, KIND } from "./groupversion_info.ts";
 import { type FieldError, fieldErrorString, invalidField, requiredField } from "../../runtime/field.ts";
 import { MAX_RUN_NOW_REQUEST_LENGTH } from "./runnow.ts";
+import { GROUP_NAME_PATTERN, MAX_GROUP_NAME_LENGTH } from "./concurrencygroup_types.ts";
 import { RecentRunsSchema, RecentRunWireSchema } from "./recentruns.ts";
 import { MAX_SCHEDULE_LENGTH, MAX_TIME_ZONE_LENGTH } from "./schedule/list.ts";
 import {
@@ -190,6 +191,20 @@ export const CronJobSpecSchema = z
           "resets it). The stop is in status.stopped and the Available condition; running Jobs are not touched. " +
           "`kubectl cron resume`, or any change to the spec, starts it again. Unset: never stop.",
       }),
+    concurrencyGroup: z
+      .string()
+      .max(MAX_GROUP_NAME_LENGTH)
+      .regex(GROUP_NAME_PATTERN, {
+        message: "must be a ConcurrencyGroup's name: lowercase letters, digits, '-' and '.' (a DNS-1123 subdomain)",
+      })
+      .optional()
+      .meta({
+        description: "The ConcurrencyGroup of this namespace whose limit the runs share.",
+      }),
+    startTimeoutSeconds: z.int().min(1).max(INT32_MAX).optional().meta({
+      format: "int32",
+      description: "How long a run's Pods may take to start before the operator ends the run.",
+    }),
     jobTemplate: JobTemplateSpecSchema,
     successfulJobsHistoryLimit: z
       .int()
@@ -379,6 +394,8 @@ export const CronJobWireSchema = z.looseObject({
     missedRunPolicy: z.string().optional(),
     maxCatchUpRuns: z.number().optional(),
     stopAfterConsecutiveFailures: z.number().optional(),
+    concurrencyGroup: z.string().optional(),
+    startTimeoutSeconds: z.number().optional(),
     jobTemplate: z.looseObject({
       metadata: z
         .looseObject({

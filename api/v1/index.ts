@@ -7,3 +7,4 @@ export * from "./backfill.ts";
 export * from "./schedules.ts";
 export * from "./recentruns.ts";
 export * from "./reasons.ts";
+export * from "./concurrencygroup_types.ts";

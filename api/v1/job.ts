@@ -99,6 +99,60 @@ export function scheduledTimeOf(job: Readonly<Job>): Date | undefined {
   return undefined;
 }
 
+/**
+ * On a Job of a CronJob in a concurrency group: the group's name, so the group's running Jobs are found by one
+ * index (controllers/groups.ts) whichever CronJob made them. A name longer than a label value (63) is kept as its
+ * first 54 characters and a hash, still unique.
+ */
+export const CONCURRENCY_GROUP_LABEL = `${GROUP}/concurrency-group`;
+
+/** CONCURRENCY_GROUP_LABEL's value for a group name. */
+export function groupLabelValue(group: string): string {
+  if (group.length <= 63) return group;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < group.length; i++) h = Math.imul(h ^ group.charCodeAt(i), 0x01000193) >>> 0;
+  return `${group.slice(0, 54).replace(/[.-]+$/, "")}-${h.toString(16).padStart(8, "0")}`;
+}
+
+/**
+ * On a Job the operator ended because its Pods did not start within spec.startTimeoutSeconds: the reason
+ * (ENDED_REASONS) and what its Pods showed. Written with the end itself (one update), so the record rebuilt from the
+ * Job says why after any crash.
+ */
+export const ENDED_REASON_ANNOTATION = `${GROUP}/ended-reason`;
+export const ENDED_MESSAGE_ANNOTATION = `${GROUP}/ended-message`;
+
+/** Who holds a queued Job: the controller or webhook that suspended it, and since when. */
+export interface Queued {
+  by: string;
+  since?: string | undefined;
+}
+
+/** Kueue's label naming the LocalQueue a Job is submitted to. */
+export const KUEUE_QUEUE_NAME_KEY = "kueue.x-k8s.io/queue-name";
+
+/**
+ * Whether a Job is queued: suspended (spec.suspend, or its Suspended condition) and not finished. Kueue suspends
+ * the Jobs it has not admitted; such a Job is waiting for a place, not stuck, and the operator never unsuspends it.
+ * `by` says who, from what the Job carries: Kueue's queue label, spec.managedBy, or else another controller.
+ */
+export function queuedBy(job: Readonly<Job>): Queued | undefined {
+  if (classifyJob(job) !== "active") return undefined;
+  const spec = job.spec ?? {};
+  const cond = job.status?.conditions?.find((c) => c.type === "Suspended");
+  // spec.suspend is what holds the Job; the condition follows it (the cache keeps both, controllers/job.ts).
+  const suspended = typeof spec.suspend === "boolean" ? spec.suspend : cond?.status === "True";
+  if (!suspended) return undefined;
+  const queue = job.metadata?.labels?.[KUEUE_QUEUE_NAME_KEY];
+  const managedBy = typeof spec.managedBy === "string" ? spec.managedBy : undefined;
+  const by = queue
+    ? `Kueue (queue ${queue})`
+    : managedBy && managedBy !== "kubernetes.io/job-controller"
+      ? managedBy
+      : "spec.suspend (set by the Job template, an admission webhook or another controller)";
+  return { by, since: cond?.lastTransitionTime ?? job.metadata?.creationTimestamp };
+}
+
 /** Deterministic Job name for a slot: the idempotency lock against duplicate runs. */
 export function jobNameFor(cronJobName: string, slot: Date): string {
   return `${cronJobName}-${Math.floor(slot.getTime() / 1000)}`;
@@ -136,7 +190,7 @@ export const JobSourceSchema = z.object({
     namespace: z.string().optional(),
     uid: z.string().optional(),
   }),
-  spec: CronJobWireSchema.shape.spec.pick({ timeZone: true, jobTemplate: true }),
+  spec: CronJobWireSchema.shape.spec.pick({ timeZone: true, jobTemplate: true, concurrencyGroup: true }),
 });
 export type JobSource = z.infer<typeof JobSourceSchema>;
 
@@ -237,7 +291,12 @@ function jobLabels(cronJob: JobSource): Record<string, string> {
   const tmpl = cronJob.spec.jobTemplate;
   const own = tmpl.metadata?.labels ?? {};
   const base = Object.keys(own).length > 0 ? own : podTemplateLabels(tmpl.spec);
-  return { ...base, [CRONJOB_NAME_LABEL]: cronJob.metadata.name ?? "" };
+  const group = cronJob.spec.concurrencyGroup;
+  return {
+    ...base,
+    [CRONJOB_NAME_LABEL]: cronJob.metadata.name ?? "",
+    ...(group ? { [CONCURRENCY_GROUP_LABEL]: groupLabelValue(group) } : {}),
+  };
 }
 
 /** spec.template.metadata.labels of a Job spec read as wire JSON (the CRD schema makes them strings). */

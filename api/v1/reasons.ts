@@ -46,17 +46,17 @@ export const RECORD_DECISIONS = {
   /** Its Job was created. */
   Created: { description: "its Job was created" },
   /** Its Job already existed, created by this operator (before a restart, or a lost status write). */
-  Adopted: { description: "its Job existed, created by this operator before a restart" },
+  Adopted: { description: "its Job existed (created before a restart)" },
   /** Not started: the starting deadline had passed when the operator reached the slot. */
-  Missed: { description: "not started: startingDeadlineSeconds had passed when the operator reached it" },
+  Missed: { description: "not started: past startingDeadlineSeconds" },
   /** Not run: the missed-run policy runs other slots (the reason says which rule). */
   Skipped: { description: "not run by missedRunPolicy" },
-  /** Not started (yet): the concurrency policy and a running Job (blockedBy). */
-  Held: { description: "not started: concurrencyPolicy and a running Job, see blockedBy" },
+  /** Not started (yet): the concurrency policy and a running Job, or its concurrency group (reason, blockedBy). */
+  Held: { description: "not started: concurrencyPolicy or the concurrency group, see reason" },
   /** The API server refused to create its Job (the reason and message are the API server's). */
   Refused: { description: "the API server refused to create its Job, see reason and message" },
   /** Scheduling stopped after failed runs in a row. */
-  Stopped: { description: "scheduling stopped after spec.stopAfterConsecutiveFailures failed runs in a row" },
+  Stopped: { description: "scheduling stopped after failed runs in a row" },
 } as const satisfies Record<string, Meaning>;
 export const RecordDecision = wordsOf(RECORD_DECISIONS);
 export type RecordDecision = keyof typeof RECORD_DECISIONS;
@@ -64,7 +64,8 @@ export type RecordDecision = keyof typeof RECORD_DECISIONS;
 /**
  * An entry's `reason`, when the operator gives it (a Refused entry's is the API server's: an open set, so the field
  * stays a string). By decision: Created and Adopted, the trigger's reason; Missed, StartingDeadlineExceeded;
- * Skipped, one of SKIPPED_REASONS; Held, ConcurrencyPolicyForbid; Stopped, StoppedAfterFailures.
+ * Skipped, one of SKIPPED_REASONS; Held, ConcurrencyPolicyForbid or one of HELD_BY_GROUP_REASONS; Stopped,
+ * StoppedAfterFailures.
  */
 export const RECORD_REASONS = {
   /** Created or Adopted for a slot of the schedule (trigger Schedule). */
@@ -87,6 +88,12 @@ export const RECORD_REASONS = {
   },
   /** Held: concurrencyPolicy Forbid and a running Job. */
   ConcurrencyPolicyForbid: { description: "concurrencyPolicy Forbid and a running Job" },
+  /** Held: the CronJob's concurrency group runs as many Jobs as its limit (blockedBy: one of them). */
+  ConcurrencyGroupFull: { description: "its group is full" },
+  /** Held: an older slot of another CronJob of the group waits for the next free place. */
+  ConcurrencyGroupQueue: { description: "older runs of its group wait first" },
+  /** Held: spec.concurrencyGroup names a ConcurrencyGroup that does not exist in the CronJob's namespace. */
+  ConcurrencyGroupNotFound: { description: "no such group in its namespace" },
   /** Stopped: spec.stopAfterConsecutiveFailures failed runs in a row. */
   StoppedAfterFailures: { description: "too many failed runs in a row" },
 } as const satisfies Record<string, Meaning>;
@@ -98,6 +105,13 @@ export const SKIPPED_REASONS = [
   RecordReason.MissedRunPolicySkip,
   RecordReason.RunAllLimit,
   RecordReason.RunAllReplace,
+] as const satisfies readonly RecordReason[];
+
+/** The reasons of a Held entry its concurrency group decided (spec.concurrencyGroup). */
+export const HELD_BY_GROUP_REASONS = [
+  RecordReason.ConcurrencyGroupFull,
+  RecordReason.ConcurrencyGroupQueue,
+  RecordReason.ConcurrencyGroupNotFound,
 ] as const satisfies readonly RecordReason[];
 
 /**
@@ -119,6 +133,16 @@ export const OUTCOME_RESULTS = {
 } as const satisfies Record<string, Meaning>;
 export const OutcomeResult = wordsOf(OUTCOME_RESULTS);
 export type OutcomeResult = keyof typeof OUTCOME_RESULTS;
+
+/**
+ * An outcome's reason the operator gives itself (otherwise the Job's Failed condition's: BackoffLimitExceeded,
+ * DeadlineExceeded, ...): the run the operator ended, and why (its message says what the Pods showed).
+ */
+export const ENDED_REASONS = {
+  /** Its Pods did not start within spec.startTimeoutSeconds: the operator ended the run. */
+  StartTimeout: { description: "its Pods did not start within spec.startTimeoutSeconds: the operator ended it" },
+} as const satisfies Record<string, Meaning>;
+export const EndedReason = wordsOf(ENDED_REASONS);
 
 // --- the controller's Events --------------------------------------------------------------------------
 
@@ -159,6 +183,12 @@ export const EVENT_REASONS = {
   RunNowDeferred: { type: "Normal", description: "a run-now request waits for a running Job" },
   /** A run-now request was refused (its value is too long). */
   RunNowRefused: { type: "Warning", description: "a run-now request was refused" },
+  /** A run waits for a place in its concurrency group (once per run). */
+  ConcurrencyGroupFull: { type: "Normal", description: "a run waits: its concurrency group is at its limit" },
+  /** spec.concurrencyGroup names a group that does not exist: runs wait. */
+  ConcurrencyGroupNotFound: { type: "Warning", description: "the concurrency group named does not exist" },
+  /** A run's Pods did not start within spec.startTimeoutSeconds: the operator ended it. */
+  StartTimeout: { type: "Warning", description: "a run was ended: its Pods did not start in time" },
   /** Scheduling stopped after spec.stopAfterConsecutiveFailures failed runs in a row. */
   StoppedAfterFailures: { type: "Warning", description: "scheduling stopped after failed runs in a row" },
   /** Scheduling resumed after a stop (a resume request, or a changed spec). */

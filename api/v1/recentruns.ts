@@ -6,6 +6,7 @@ import { z } from "zod";
 import { GROUP } from "./groupversion_info.ts";
 import { TimeSchema } from "./meta.ts";
 import {
+  ENDED_REASONS,
   listed,
   OUTCOME_RESULTS,
   OutcomeResult,
@@ -93,9 +94,13 @@ export const RecentRunSchema = z
     outcome: z
       .object({
         result: z.enum(OutcomeResult).meta({ description: `How the Job ended: ${listed(OUTCOME_RESULTS)}.` }),
-        reason: z.string().max(64).optional().meta({
-          description: "The Job's Failed condition reason: BackoffLimitExceeded, DeadlineExceeded, ...",
-        }),
+        reason: z
+          .string()
+          .max(64)
+          .optional()
+          .meta({
+            description: `The Job's Failed condition reason, or ${Object.keys(ENDED_REASONS).join(", ")}.`,
+          }),
         message: z.string().max(MAX_RECORD_MESSAGE_LENGTH).optional().meta({
           description: "The Job's Failed condition message.",
         }),

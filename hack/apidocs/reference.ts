@@ -236,6 +236,28 @@ const METADATA_DOCS: Record<string, MetadataDoc> = {
       "(with several schedules: of the zone of the first schedule the slot came from)",
     meaning: "The same slot, as the built-in CronJob controller writes it (Kubernetes 1.28 and later).",
   },
+  ENDED_REASON_ANNOTATION: {
+    on: "Job the operator ended because its Pods did not start within `spec.startTimeoutSeconds`",
+    setBy: "the controller, in the same update that lowers the Job's `spec.activeDeadlineSeconds`",
+    format: "`StartTimeout`",
+    meaning:
+      "Why the run ended: `status.recentRuns` gives its outcome this reason (not the Job's DeadlineExceeded), also " +
+      "when the entry is rebuilt from the Job.",
+  },
+  ENDED_MESSAGE_ANNOTATION: {
+    on: "Job the operator ended because its Pods did not start",
+    setBy: "the controller, with the reason",
+    format: "text: the start limit and what the Pods showed (`ImagePullBackOff`, the scheduler's message, ...)",
+    meaning: "The outcome's message in `status.recentRuns`, and what `kubectl cron why` quotes.",
+  },
+  CONCURRENCY_GROUP_LABEL: {
+    on: "Job of a CronJob with `spec.concurrencyGroup`",
+    setBy: "the controller (a template label of the same key is replaced)",
+    format: "the group's name (a name longer than 63 characters: its first 54 and a hash)",
+    meaning:
+      "The group whose place the Job takes: the operator counts a group's running Jobs by it, whichever CronJob " +
+      `made them (\`kubectl get jobs -l ${api.CONCURRENCY_GROUP_LABEL}=NAME\`).`,
+  },
   CRONJOB_NAME_LABEL: {
     on: "Job (every Job the controller creates)",
     setBy: "the controller (a template label of the same key is replaced)",

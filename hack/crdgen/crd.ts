@@ -277,3 +277,40 @@ export function cronJobCRD(opts: CrdOptions): Record<string, unknown> {
     },
   };
 }
+
+/** The ConcurrencyGroup CRD: one version (v1), no conversion, no status (api/v1/concurrencygroup_types.ts says why). */
+export function concurrencyGroupCRD(opts: CrdOptions): Record<string, unknown> {
+  const schema = openAPIV3Schema(api.ConcurrencyGroupSchema, opts);
+  const props = schema.properties as Record<string, JSONSchema>;
+  props.metadata = rootMetadataSchema(props.metadata);
+  const violations = structuralViolations(schema);
+  if (violations.length > 0) throw new Error(`generated schema is not structural:\n  ${violations.join("\n  ")}`);
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: {
+      annotations: { "cronjob-operator.tutorial.kubebuilder.io/generated-by": "hack/generate-manifests.ts" },
+      name: api.GROUP_RESOURCE,
+    },
+    spec: {
+      group: api.GROUP,
+      names: {
+        kind: api.GROUP_KIND,
+        listKind: api.GROUP_LIST_KIND,
+        plural: api.GROUP_PLURAL,
+        singular: api.GROUP_SINGULAR,
+        shortNames: [...api.GROUP_SHORT_NAMES],
+      },
+      scope: "Namespaced",
+      versions: [
+        {
+          additionalPrinterColumns: api.groupPrinterColumns.map((c) => ({ ...c })),
+          name: api.VERSION,
+          schema: { openAPIV3Schema: schema },
+          served: true,
+          storage: true,
+        },
+      ],
+    },
+  };
+}

@@ -91,8 +91,10 @@ const managerContainer = (dep: Obj): Obj => {
 // get/patch on cronjobs/status (written with PUT), no events.k8s.io (core/v1 Events are recorded).
 const CRONJOB_RULES = [
   { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
-  { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "delete", "get", "list", "watch"] },
-  { apiGroups: [api.GROUP], resources: ["cronjobs"], verbs: ["list", "watch"] },
+  // A run whose Pods never started: its Pods are read once its start limit passes (controllers/starts.ts).
+  { apiGroups: [""], resources: ["pods"], verbs: ["list"] },
+  { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "delete", "get", "list", "update", "watch"] },
+  { apiGroups: [api.GROUP], resources: ["concurrencygroups", "cronjobs"], verbs: ["list", "watch"] },
   { apiGroups: [api.GROUP], resources: ["cronjobs/finalizers", "cronjobs/status"], verbs: ["update"] },
 ];
 // The webhook certificate provisioner: its own two webhook configurations (names prefixed by kustomize)...
@@ -117,7 +119,7 @@ const CRD_RULE = {
   resources: ["customresourcedefinitions"],
   verbs: ["get", "list", "update", "watch"],
 };
-const EXPECTED_RULES = [CRONJOB_RULES[0]!, ...webhookConfigRules(), CRD_RULE, ...CRONJOB_RULES.slice(1)];
+const EXPECTED_RULES = [...CRONJOB_RULES.slice(0, 2), ...webhookConfigRules(), CRD_RULE, ...CRONJOB_RULES.slice(2)];
 // ...and, in the Role of the manager's namespace, its own Secret (create cannot be limited to a name).
 const EXPECTED_ROLE_RULES = [
   { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
@@ -165,10 +167,11 @@ function apiCallsIn(dirs: string[]): Map<string, string[]> {
   const kinds = new Map<string, ResourceKind>([
     ["CronJobKind", api.CronJobResource],
     ["CronJobResource", api.CronJobResource],
+    ["ConcurrencyGroupResource", api.ConcurrencyGroupResource],
   ]);
   for (const [k, v] of Object.entries(Kinds)) kinds.set(`Kinds.${k}`, v);
   for (const [k, v] of Object.entries(CertKinds)) kinds.set(`CertKinds.${k}`, v);
-  const KIND = String.raw`(CronJobKind|CronJobResource|Kinds\.\w+|CertKinds\.\w+)`;
+  const KIND = String.raw`(CronJobKind|CronJobResource|ConcurrencyGroupResource|Kinds\.\w+|CertKinds\.\w+)`;
   const GENERIC = String.raw`(?:<[^>()]*>)?`;
   const clientCall = new RegExp(
     String.raw`\bclient\.(get|list|watch|create|update|updateStatus|patch|delete)\s*${GENERIC}\(\s*${KIND}\b`,
@@ -178,7 +181,7 @@ function apiCallsIn(dirs: string[]): Map<string, string[]> {
     String.raw`\bclient\.request\s*${GENERIC}\(\s*"(GET|POST|PUT|PATCH|DELETE)",\s*(collectionPath|objectPath)\(\s*${KIND}\b`,
     "g",
   );
-  const informer = new RegExp(String.raw`\.(for|owns)\(\s*${KIND}\b`, "g");
+  const informer = new RegExp(String.raw`\.(for|owns|watches)\(\s*${KIND}\b`, "g");
   const calls = new Map<string, string[]>();
   const add = (kindRef: string, verb: string, subresource: string, where: string) => {
     const k = kinds.get(kindRef);
@@ -404,7 +407,7 @@ describe("generated RBAC (controllers/rbac.ts → config/rbac/role.yaml)", () =>
     ]) {
       const r = find(objs, "ClusterRole", name);
       assert.equal(r.metadata.labels[`rbac.authorization.k8s.io/${label}`], "true", name);
-      assert.deepEqual(r.rules[0].resources, ["cronjobs"]);
+      assert.deepEqual(r.rules[0].resources, ["concurrencygroups", "cronjobs"]);
     }
   });
 });
@@ -505,7 +508,7 @@ function assertNamespacedAndPrefixed(objs: Obj[]): void {
   for (const o of objs) {
     const id = `${o.kind}/${o.metadata.name}`;
     if (o.kind === "CustomResourceDefinition") {
-      assert.equal(o.metadata.name, api.RESOURCE, id);
+      assert.ok([api.RESOURCE, api.GROUP_RESOURCE].includes(o.metadata.name), id);
       continue;
     }
     if (o.kind === "Namespace") assert.equal(o.metadata.name, NAMESPACE, id);
@@ -588,10 +591,10 @@ describe("config/default: the manager provisions its webhook certificate", () =>
     const { flags } = managerOf(objs);
     const clusterRole = find(objs, "ClusterRole", `${PREFIX}manager-role`);
     assert.deepEqual(clusterRole.rules, [
-      CRONJOB_RULES[0],
+      ...CRONJOB_RULES.slice(0, 2),
       ...webhookConfigRules(PREFIX),
       CRD_RULE,
-      ...CRONJOB_RULES.slice(1),
+      ...CRONJOB_RULES.slice(2),
     ]);
     assert.deepEqual(
       [...flags.mutatingWebhookConfigurations, ...flags.validatingWebhookConfigurations],
@@ -704,7 +707,7 @@ describe("config/default-certmanager: config/default with cert-manager's certifi
       assert.equal(wc.metadata.annotations["cert-manager.io/inject-ca-from"], `${NAMESPACE}/${PREFIX}serving-cert`);
     }
     // The conversion webhook's caBundle too: the cainjector fills spec.conversion.webhook.clientConfig.
-    const crd = find(objs, "CustomResourceDefinition");
+    const crd = find(objs, "CustomResourceDefinition", api.RESOURCE);
     assert.equal(crd.metadata.annotations?.["cert-manager.io/inject-ca-from"], `${NAMESPACE}/${PREFIX}serving-cert`);
     assert.equal(crd.spec.conversion.strategy, "Webhook");
   });

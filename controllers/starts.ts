@@ -1,0 +1,164 @@
+// A run that never starts is ended (spec.startTimeoutSeconds): a Job whose Pods have not started once the limit has
+// passed (an image that cannot be pulled, no node that fits, Pods an admission webhook refuses) would otherwise hold
+// concurrencyPolicy Forbid and its group's place until someone deletes it. The operator ends it the Job API's own
+// way — spec.activeDeadlineSeconds lowered to what has passed, so the Job controller fails it (DeadlineExceeded) and
+// removes its Pods — in the same update that writes why on the Job (ENDED_*_ANNOTATION), so the record rebuilt from
+// the Job says why after any crash. A queued Job (suspended by Kueue or another controller) is never ended here.
+import {
+  ENDED_MESSAGE_ANNOTATION,
+  ENDED_REASON_ANNOTATION,
+  EndedReason,
+  EventReason,
+  type Job,
+  MAX_RECORD_MESSAGE_LENGTH,
+  queuedBy,
+} from "../api/v1/index.ts";
+import type { ReconcileContext } from "../runtime/controller.ts";
+import { isNotFound } from "../runtime/errors.ts";
+import type { ObjectClient } from "../runtime/interfaces.ts";
+import { type KubeObject, Kinds } from "../runtime/kinds.ts";
+import type { EventDecision } from "./events.ts";
+
+/** What the step decided: the Jobs it ended (with their Events), and when to look again (ms), if ever. */
+export interface StartCheck {
+  events: EventDecision[];
+  /** The earliest instant (ms) an active Job's start limit passes, for the requeue. */
+  nextCheckAt?: number;
+}
+
+/** A Pod as this step reads it. */
+interface PodView {
+  metadata?: { name?: string };
+  status?: {
+    phase?: string;
+    conditions?: { type?: string; status?: string; reason?: string; message?: string }[];
+    containerStatuses?: PodContainerStatus[];
+    initContainerStatuses?: PodContainerStatus[];
+  };
+}
+interface PodContainerStatus {
+  name?: string;
+  state?: { waiting?: { reason?: string; message?: string }; running?: object; terminated?: object };
+}
+
+/** Whether a Job shows, in its own status, that a Pod of it started: one is ready, succeeded or failed. */
+function startedByStatus(job: Readonly<Job>): boolean {
+  const s = job.status as { ready?: number; succeeded?: number; failed?: number } | undefined;
+  return (s?.ready ?? 0) > 0 || (s?.succeeded ?? 0) > 0 || (s?.failed ?? 0) > 0;
+}
+
+/** A Pod that started: running or ended, or one of its containers did. */
+function podStarted(p: PodView): boolean {
+  const phase = p.status?.phase;
+  if (phase === "Running" || phase === "Succeeded" || phase === "Failed") return true;
+  return [...(p.status?.containerStatuses ?? []), ...(p.status?.initContainerStatuses ?? [])].some(
+    (c) => c.state?.running !== undefined || c.state?.terminated !== undefined,
+  );
+}
+
+/** What the Pods show, in one line: each Pod's waiting reason or the scheduler's message. */
+export function podsReason(pods: readonly PodView[]): string {
+  if (!pods.length) {
+    return "no Pod was created (a ResourceQuota, a LimitRange or an admission webhook may refuse them: kubectl describe job)";
+  }
+  const seen = new Set<string>();
+  for (const p of pods) {
+    const waiting = [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])].find(
+      (c) =>
+        c.state?.waiting?.reason &&
+        c.state.waiting.reason !== "ContainerCreating" &&
+        c.state.waiting.reason !== "PodInitializing",
+    );
+    if (waiting) {
+      const w = waiting.state!.waiting!;
+      seen.add(`container ${waiting.name ?? "?"}: ${w.reason}${w.message ? ` (${w.message})` : ""}`);
+      continue;
+    }
+    const unscheduled = p.status?.conditions?.find((c) => c.type === "PodScheduled" && c.status === "False");
+    if (unscheduled) {
+      seen.add(`${unscheduled.reason ?? "Unschedulable"}${unscheduled.message ? `: ${unscheduled.message}` : ""}`);
+      continue;
+    }
+    seen.add(`Pod ${p.metadata?.name ?? "?"} is ${p.status?.phase ?? "Pending"}`);
+  }
+  const text = [...seen].join("; ");
+  return text.length > MAX_RECORD_MESSAGE_LENGTH - 80 ? `${text.slice(0, MAX_RECORD_MESSAGE_LENGTH - 81)}…` : text;
+}
+
+/** When a Job's start limit passes (ms): from its start (status.startTime), else its creation. */
+function limitPassesAt(job: Readonly<Job>, limitSeconds: number): number | undefined {
+  const from = job.status?.startTime ?? job.metadata?.creationTimestamp;
+  const t = from ? Date.parse(from) : NaN;
+  return Number.isNaN(t) ? undefined : t + limitSeconds * 1000;
+}
+
+/**
+ * Ends the CronJob's running Jobs whose Pods did not start within `limitSeconds`. `started`: the Jobs (by uid) seen
+ * started already, never read again; the step adds to it. Best effort: a failed read or update is tried again on
+ * the next pass.
+ */
+export async function endUnstarted(
+  client: ObjectClient,
+  active: readonly Readonly<Job>[],
+  limitSeconds: number | undefined,
+  started: Set<string>,
+  now: number,
+  ctx: ReconcileContext,
+): Promise<StartCheck> {
+  const out: StartCheck = { events: [] };
+  if (!limitSeconds || limitSeconds <= 0) return out;
+  const running = new Set(active.map((j) => j.metadata?.uid));
+  for (const uid of started) if (!running.has(uid)) started.delete(uid);
+  for (const job of active) {
+    const uid = job.metadata?.uid ?? "";
+    const name = job.metadata?.name ?? "";
+    const ns = job.metadata?.namespace;
+    if (!uid || started.has(uid) || job.metadata?.annotations?.[ENDED_REASON_ANNOTATION] || queuedBy(job)) continue;
+    if (startedByStatus(job)) {
+      started.add(uid);
+      continue;
+    }
+    const at = limitPassesAt(job, limitSeconds);
+    if (at === undefined) continue;
+    if (at > now) {
+      out.nextCheckAt = Math.min(out.nextCheckAt ?? Infinity, at);
+      continue;
+    }
+    try {
+      const pods = (
+        await client.list<PodView & KubeObject>(Kinds.Pod, { namespace: ns, labelSelector: `controller-uid=${uid}` })
+      ).items;
+      if (pods.some(podStarted)) {
+        started.add(uid);
+        continue;
+      }
+      const why = podsReason(pods);
+      const live = await client.get<Job & KubeObject>(Kinds.Job, ns, name);
+      if (live.metadata?.uid !== uid || queuedBy(live)) continue;
+      const startTime = live.status?.startTime ? Date.parse(live.status.startTime) : now;
+      const elapsed = Math.max(1, Math.floor((now - startTime) / 1000));
+      const message = `its Pods did not start within spec.startTimeoutSeconds (${limitSeconds}s): ${why}`;
+      await client.update(Kinds.Job, {
+        ...live,
+        metadata: {
+          ...live.metadata,
+          annotations: {
+            ...live.metadata?.annotations,
+            [ENDED_REASON_ANNOTATION]: EndedReason.StartTimeout,
+            [ENDED_MESSAGE_ANNOTATION]: message,
+          },
+        },
+        spec: { ...live.spec, activeDeadlineSeconds: elapsed },
+      });
+      out.events.push({ reason: EventReason.StartTimeout, message: `Ended job ${name}: ${message}` });
+      ctx.log.info("ended a run whose Pods did not start", { job: name, limitSeconds, why });
+    } catch (err) {
+      if (!isNotFound(err))
+        ctx.log.info("could not end a run whose Pods did not start", {
+          job: name,
+          err: err instanceof Error ? err.message : String(err),
+        });
+    }
+  }
+  return out;
+}
