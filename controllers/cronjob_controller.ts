@@ -36,7 +36,7 @@ import {
   RetryNoLaterThan,
 } from "../runtime/controller.ts";
 import type { Recorder } from "../runtime/events/types.ts";
-import type { CacheReader, ObjectClient } from "../runtime/interfaces.ts";
+import type { CacheIndexer, CacheReader, ObjectClient } from "../runtime/interfaces.ts";
 import { type KubeObject, Kinds } from "../runtime/kinds.ts";
 import type { Manager } from "../runtime/manager.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
@@ -59,7 +59,14 @@ import { recordDecision, runDecision } from "./record.ts";
 import { writeStatus } from "./statuswriter.ts";
 import { type SourceInput, type StateEvent, type Trigger, TRIGGERS, type TriggerRun } from "./triggers.ts";
 
-export { setupJobCache };
+/**
+ * What the reconciler reads from the cache, registered before it starts: the Jobs trimmed and indexed by owner
+ * (job.ts), and the concurrency groups' indexes (groups.ts).
+ */
+export function setupCache(cache: CacheIndexer): void {
+  setupJobCache(cache);
+  setupGroupCache(cache);
+}
 
 /**
  * Requeue slightly after the slot so the reconcile sees it as due. Every Job starts this much late, so it is
@@ -192,8 +199,7 @@ export class CronJobReconciler implements Reconciler {
     mgr: Manager,
     o: { clock?: Clock; maxConcurrentReconciles?: number; metrics?: CronJobRunMetrics; statusDelayMs?: number } = {},
   ): CronJobReconciler {
-    setupJobCache(mgr.cache);
-    setupGroupCache(mgr.cache);
+    setupCache(mgr.cache);
     const r = new CronJobReconciler({
       client: mgr.client,
       cache: mgr.cache,

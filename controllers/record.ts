@@ -89,7 +89,14 @@ export function recordDecision(status: Readonly<CronJobWireStatus>, d: Decision,
   if (prev && prev.decision === entry.decision && prev.reason === entry.reason && prev.job === entry.job) {
     return { ...status };
   }
-  if (prev?.blockedBy && entry.blockedBy === undefined && entry.job === undefined) entry.blockedBy = prev.blockedBy;
+  // A hold that changed (the group's queue, not a Job) names its own blocker or none; a miss keeps the last one.
+  if (
+    prev?.blockedBy &&
+    entry.blockedBy === undefined &&
+    entry.job === undefined &&
+    entry.decision !== RecordDecision.Held
+  )
+    entry.blockedBy = prev.blockedBy;
   if (prev?.outcome && prev.job === entry.job) entry.outcome = prev.outcome;
   return withRecord(status, [...record.filter((e) => keyOf(e) !== key), entry]);
 }

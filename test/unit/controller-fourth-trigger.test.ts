@@ -14,7 +14,7 @@ import {
   jobNameFor,
   SCHEDULED_AT_ANNOTATION,
 } from "../../api/v1/index.ts";
-import { CronJobReconciler, setupJobCache } from "../../controllers/cronjob_controller.ts";
+import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
 import { bindRun, type RunParts, type Trigger, TRIGGERS } from "../../controllers/triggers.ts";
 import { FakeClock } from "../../runtime/fake-clock.ts";
 import { FakeRecorder } from "../../runtime/events/fake.ts";
@@ -83,7 +83,7 @@ const poke: Trigger<"poke"> = {
 
 async function setUp(o: { suspend?: boolean; concurrencyPolicy?: "Forbid" } = {}) {
   const client = new FakeClient();
-  setupJobCache(client);
+  setupCache(client);
   const clock = new FakeClock("2026-11-25T09:45:00Z");
   const recorder = new FakeRecorder({ capacity: 100 });
   const reconciler = new CronJobReconciler({

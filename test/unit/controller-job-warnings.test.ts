@@ -3,7 +3,7 @@
 // template), named by path in one JobWarning Event beside SuccessfulCreate.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { setupJobCache } from "../../controllers/cronjob_controller.ts";
+import { setupCache } from "../../controllers/cronjob_controller.ts";
 import type { WriteOptions } from "../../runtime/client.ts";
 import { FakeClient } from "../../runtime/fake/client.ts";
 import { type KubeObject, Kinds } from "../../runtime/kinds.ts";
@@ -29,7 +29,7 @@ class OlderJobAPI extends FakeClient {
 describe("JobWarning", () => {
   it("reports the API server's warnings and the fields it dropped from a created Job", async () => {
     const client = new OlderJobAPI();
-    setupJobCache(client);
+    setupCache(client);
     const h = await ReconcileHarness.fake("warn", new Date().toISOString(), client);
     const created = await h.createCronJob("cj", {
       schedule: "0 * * * *",

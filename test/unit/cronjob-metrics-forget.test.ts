@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { API_VERSION, CronJobResource, KIND, type CronJobInput } from "../../api/v1/index.ts";
-import { CronJobReconciler, setupJobCache } from "../../controllers/cronjob_controller.ts";
+import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
 import type { CronJobRunMetrics, RunOutcome } from "../../controllers/metrics.ts";
 import { FakeRecorder } from "../../runtime/events/fake.ts";
 import { FakeClient } from "../../runtime/fake/client.ts";
@@ -24,7 +24,7 @@ class RecordingMetrics implements CronJobRunMetrics {
 describe("per-CronJob run series of a deleted CronJob", () => {
   it("the reconciler forgets them when it finds the CronJob gone", async () => {
     const client = new FakeClient();
-    setupJobCache(client);
+    setupCache(client);
     await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
     const metrics = new RecordingMetrics();
     const clock = new FakeClock(0);

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Registry } from "prom-client";
 import { API_VERSION, type CronJob, type CronJobInput, CronJobResource, KIND } from "../../api/v1/index.ts";
-import { CronJobReconciler, setupJobCache } from "../../controllers/cronjob_controller.ts";
+import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
 import { CronJobMetrics, type CronJobView } from "../../controllers/metrics.ts";
 import { FakeRecorder } from "../../runtime/events/fake.ts";
 import { FakeClient } from "../../runtime/fake/client.ts";
@@ -23,7 +23,7 @@ const H1 = Date.parse("2026-03-02T11:00:00Z");
 async function setup() {
   const clock = new FakeClock(CREATED);
   const client = new FakeClient({ now: () => clock.now() });
-  setupJobCache(client);
+  setupCache(client);
   await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
   const registry = new Registry();
   const metrics = new CronJobMetrics({

@@ -7,6 +7,7 @@ import { policyCases } from "../integration/cronjob/policy-cases.ts";
 import { runNowCases } from "../integration/cronjob/run-now-cases.ts";
 import { recordCases } from "../integration/cronjob/record-cases.ts";
 import { statusDelayCases } from "../integration/cronjob/status-delay-cases.ts";
+import { fleetCases } from "../integration/cronjob/fleet-cases.ts";
 
 reconcilerCases(fakeDriver());
 reconcilerEdgeCases(fakeDriver());
@@ -16,3 +17,5 @@ policyCases(fakeDriver());
 recordCases(fakeDriver({ clockStamps: true }));
 // --status-write-delay's rows: a new run's status write waits for its end.
 statusDelayCases(fakeDriver({ clockStamps: true }));
+// Issue 45's fleet rules: concurrency groups, the start limit, queued Jobs.
+fleetCases(fakeDriver({ clockStamps: true }));

@@ -16,7 +16,7 @@ import {
   type Job,
 } from "../../api/v1/index.ts";
 import { parseSchedule } from "../../api/v1/schedule/index.ts";
-import { setupJobCache } from "../../controllers/cronjob_controller.ts";
+import { setupCache } from "../../controllers/cronjob_controller.ts";
 import { APIError, isAlreadyExists } from "../../runtime/errors.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import { rfc3339 } from "../../runtime/metatime.ts";
@@ -50,7 +50,7 @@ async function cluster(o: { late?: boolean; extra?: (r: ReturnType<typeof record
     now: () => new Date("2026-11-24T10:00:00Z"),
   }).start(NS);
   servers.push(server);
-  setupJobCache(server.store);
+  setupCache(server.store);
   await server.seed(r.cronJob, ...r.jobs, ...(o.late ? [r.lateJob] : []), ...((o.extra?.(r) ?? []) as Job[]));
   return { server, r, originalUID: server.uid(r.cronJob.metadata.uid) };
 }

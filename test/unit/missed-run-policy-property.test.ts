@@ -21,7 +21,7 @@ import {
   SCHEDULED_AT_ANNOTATION,
 } from "../../api/v1/index.ts";
 import { parseHashedSchedule } from "../../api/v1/schedule/index.ts";
-import { CronJobReconciler, setupJobCache } from "../../controllers/cronjob_controller.ts";
+import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
 import { FakeRecorder } from "../../runtime/events/fake.ts";
 import { FakeClient } from "../../runtime/fake/client.ts";
 import { FakeClock } from "../../runtime/fake-clock.ts";
@@ -91,7 +91,7 @@ async function simulate(c: Case): Promise<{ created: Map<string, number>; slots:
   const start = new Date(c.start).getTime();
   const clock = new FakeClock(new Date(start));
   const client = new FakeClient({ now: () => clock.now() });
-  setupJobCache(client);
+  setupCache(client);
   const created = new Map<string, number>();
   // Counts the creates the API server accepted, per name.
   const counting = new Proxy(client, {

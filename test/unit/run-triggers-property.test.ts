@@ -42,7 +42,7 @@ import {
   SCHEDULED_AT_ANNOTATION,
 } from "../../api/v1/index.ts";
 import { parseHashedSchedule, type Schedule } from "../../api/v1/schedule/index.ts";
-import { CronJobReconciler, setupJobCache } from "../../controllers/cronjob_controller.ts";
+import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
 import type { Result } from "../../runtime/controller.ts";
 import { FakeRecorder } from "../../runtime/events/fake.ts";
 import { FakeClient } from "../../runtime/fake/client.ts";
@@ -406,7 +406,7 @@ async function simulate(c: Case): Promise<Outcome> {
   const start = new Date(c.created).getTime();
   const clock = new FakeClock(new Date(start));
   const fake = new FakeClient({ now: () => clock.now() });
-  setupJobCache(fake);
+  setupCache(fake);
   const recorder = new FakeRecorder({ capacity: 50 });
   await fake.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
   const cj = await fake.create<CronJob>(CronJobResource, {

@@ -6,8 +6,13 @@
 import assert from "node:assert/strict";
 import { API_VERSION, KIND, type CronJob, type CronJobInput } from "../../../api/v1/index.ts";
 import { FakeClock } from "../../../runtime/fake-clock.ts";
-import { CronJobReconciler, setupJobCache } from "../../../controllers/cronjob_controller.ts";
-import { cronJobOwnerOf, CronJobResource as CronJobKind, type Job } from "../../../api/v1/index.ts";
+import { CronJobReconciler, setupCache } from "../../../controllers/cronjob_controller.ts";
+import {
+  ConcurrencyGroupResource,
+  cronJobOwnerOf,
+  CronJobResource as CronJobKind,
+  type Job,
+} from "../../../api/v1/index.ts";
 import { Cache } from "../../../runtime/cache/cache.ts";
 import { Client } from "../../../runtime/client.ts";
 import type { Result } from "../../../runtime/controller.ts";
@@ -60,8 +65,9 @@ export class ReconcileHarness<C extends ObjectClient = Client> {
     const client = new Client(env.kubeConfig);
     const cache = new Cache(client, { namespace });
     // The Job cache as the manager's (setupWithManager): trimmed to metadata and status, owner-indexed.
-    setupJobCache(cache);
+    setupCache(cache);
     cache.informerFor(CronJobKind);
+    cache.informerFor(ConcurrencyGroupResource);
     const h = new ReconcileHarness<Client>({ kind: "apiserver", env, client, cache }, namespace, start);
     await client
       .create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } })
@@ -73,12 +79,12 @@ export class ReconcileHarness<C extends ObjectClient = Client> {
 
   /**
    * Against the in-memory fake (no garbage collector, as in envtest); `client` shares one store between
-   * harnesses, set up with setupJobCache.
+   * harnesses, set up with setupCache.
    */
   static async fake(namespace: string, start: string, client?: FakeClient): Promise<ReconcileHarness<FakeClient>> {
     if (!client) {
       client = new FakeClient();
-      setupJobCache(client);
+      setupCache(client);
     }
     const h = new ReconcileHarness<FakeClient>({ kind: "fake", client, cache: client.cache }, namespace, start);
     await client
@@ -279,7 +285,7 @@ export function apiserverDriver(): ReconcilerDriver {
 export function fakeDriver(o: { clockStamps?: boolean } = {}): ReconcilerDriver {
   let clock: FakeClock | undefined;
   const client = new FakeClient(o.clockStamps ? { now: () => clock?.now() ?? new Date() } : {});
-  setupJobCache(client);
+  setupCache(client);
   return {
     name: o.clockStamps ? "in-memory fake, creations stamped by the fake clock" : "in-memory fake",
     backend: "fake",
