@@ -31,6 +31,8 @@ const common = fc.record(
     missedRunPolicy: fc.constantFrom("RunLatest", "Skip", "RunAll"),
     successfulJobsHistoryLimit: fc.nat(10),
     failedJobsHistoryLimit: fc.nat(10),
+    concurrencyGroup: fc.constantFrom("backups", "db-1.eu"),
+    startTimeoutSeconds: fc.integer({ min: 1, max: 3600 }),
   },
   { requiredKeys: [] },
 );

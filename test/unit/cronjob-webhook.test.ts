@@ -276,6 +276,21 @@ describe("CronJob validating webhook", () => {
     assert.ok(msg.startsWith('spec.schedule: Invalid value: "invalid-cron-schedule": '), msg);
   });
 
+  it("denies a concurrency group that is no object name, and a start limit below 1, naming the field and the value", () => {
+    const group = validateCronJob(withSpec((s) => (s.concurrencyGroup = "Backups_1"))).errors;
+    assert.equal(group.length, 1);
+    const msg = fieldErrorString(group[0]!);
+    assert.ok(msg.startsWith('spec.concurrencyGroup: Invalid value: "Backups_1": '), msg);
+    assert.match(msg, /a DNS-1123 subdomain/);
+    const limit = validateCronJob(withSpec((s) => (s.startTimeoutSeconds = 0))).errors;
+    assert.equal(fieldErrorString(limit[0]!).startsWith("spec.startTimeoutSeconds: Invalid value: 0: "), true);
+    assert.deepEqual(
+      validateCronJob(withSpec((s) => Object.assign(s, { concurrencyGroup: "db-1.eu", startTimeoutSeconds: 300 })))
+        .errors,
+      [],
+    );
+  });
+
   it("admits valid names and schedules", () => {
     const schedules = [
       "*/5 * * * *",
