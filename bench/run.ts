@@ -46,6 +46,8 @@ Flags (environment variable in brackets; a flag wins over its variable):
   --n LIST            CronJob counts, comma-separated (N, default 1000)
   --minutes M         measured minute slots per run (MINUTES, default 3)
   --namespaces K      namespaces the CronJobs are spread over (NAMESPACES, default 4)
+  --groups G          ours only: every fifth CronJob in one of G ConcurrencyGroups (GROUPS, default 0), whose limit
+                      never holds a run: what a group costs each run
   --out FILE          report path (OUT, default bench/results/<YYYY-MM-DD>.md)
   --workers W         ours: --max-concurrent-reconciles (WORKERS, default 16 = the operator's default)
   --in-flight F       calibration: creates in flight (IN_FLIGHT, default 48)
@@ -105,6 +107,7 @@ async function main(): Promise<number> {
       n: { type: "string" },
       minutes: { type: "string" },
       namespaces: { type: "string" },
+      groups: { type: "string" },
       out: { type: "string" },
       workers: { type: "string" },
       "in-flight": { type: "string" },
@@ -128,6 +131,8 @@ async function main(): Promise<number> {
     .map((x) => positiveInt("N", x));
   const minutes = positiveInt("MINUTES", pick(values.minutes, "MINUTES", "3"));
   const namespaces = positiveInt("NAMESPACES", pick(values.namespaces, "NAMESPACES", "4"));
+  const groups = Number(pick(values.groups, "GROUPS", "0"));
+  if (!Number.isInteger(groups) || groups < 0) throw new Error(`GROUPS must be a whole number ≥ 0, not ${groups}`);
   const workers = positiveInt("WORKERS", pick(values.workers, "WORKERS", "16"));
   const inFlight = positiveInt("IN_FLIGHT", pick(values["in-flight"], "IN_FLIGHT", "48"));
   const finishAfterS = positiveInt("FINISH_AFTER", pick(values["finish-after"], "FINISH_AFTER", "5"));
@@ -178,6 +183,7 @@ async function main(): Promise<number> {
   const settings: Settings = {
     minutes,
     namespaces,
+    groups,
     workers,
     inFlight,
     finishAfterMs: finishAfterS * 1000,
@@ -208,6 +214,7 @@ async function main(): Promise<number> {
   );
 
   const cmdArgs = [`--n=${ns.join(",")}`, `--minutes=${minutes}`, `--namespaces=${namespaces}`];
+  if (groups) cmdArgs.push(`--groups=${groups}`);
   if (workers !== 16) cmdArgs.push(`--workers=${workers}`);
   if (phases.size !== PHASES.length) cmdArgs.push(`--phases=${[...phases].join(",")}`);
   if (limitsSpec !== "deployment") cmdArgs.push(`--operator-limits=${limitsSpec}`);
@@ -229,6 +236,7 @@ async function main(): Promise<number> {
     startedAt: new Date().toISOString(),
     command:
       `${envPrefix ? `${envPrefix} ` : ""}make bench N=${ns.join(",")} MINUTES=${minutes} NAMESPACES=${namespaces}` +
+      (groups ? ` GROUPS=${groups}` : "") +
       `   # = node_modules/.bin/node bench/run.ts ${cmdArgs.join(" ")}`,
     settings: {
       ns,

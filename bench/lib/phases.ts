@@ -24,7 +24,9 @@ import {
   BuiltinCronJobKind,
   builtinCronJob,
   createMany,
+  createGroups,
   createNamespaces,
+  groupOf,
   benchEvent,
   ourCronJob,
   placement,
@@ -58,6 +60,8 @@ export const CGROUP_PREFIX = "cronjob-bench-";
 export interface Settings {
   minutes: number;
   namespaces: number;
+  /** --groups: ours' CronJobs, every fifth one, in this many concurrency groups (0: none). */
+  groups: number;
   /** --max-concurrent-reconciles of ours (its default, 16; the built-in runs ConcurrentCronJobSyncs = 5 workers). */
   workers: number;
   /** Requests in flight in the calibration phase. */
@@ -536,7 +540,8 @@ export interface Driver {
   phase: ControllerPhase;
   label: string;
   kind: ResourceKind;
-  make(namespace: string, name: string): KubeObject;
+  /** CronJob `name`; `group`: the concurrency group it names (--groups; ours only, the built-in has none). */
+  make(namespace: string, name: string, group?: string): KubeObject;
   slotOf: SlotOf;
   /** The limits of its cgroup (ours: the Deployment's; the built-in: none, a group for the same accounting). */
   limits(s: Settings): Limits;
@@ -791,6 +796,7 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
   let sampler: NodeJS.Timeout | undefined;
   try {
     await createNamespaces(client, s.namespaces);
+    if (driver.phase === "ours" && s.groups > 0) await createGroups(client, s.namespaces, s.groups);
     // Start right after a minute boundary, so that neither a slot nor a catch-up run for CronJobs
     // created before a boundary lands inside the cold start (it has ~55 s before the next slot).
     const intoMinute = Date.now() % 60_000;
@@ -803,7 +809,7 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     result.setupSeconds = await createMany(client, driver.kind, n, 32, (i) => {
       const p = placement(i, s.namespaces);
       keys.push(`${p.namespace}/${p.name}`);
-      return driver.make(p.namespace, p.name);
+      return driver.make(p.namespace, p.name, groupOf(i, s.namespaces, s.groups));
     });
     log(`created ${n} CronJobs in ${result.setupSeconds.toFixed(1)} s`);
     await recorder.start();

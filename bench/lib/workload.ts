@@ -2,6 +2,7 @@
 // template, in our kind (batch.tutorial.kubebuilder.io/v1) or the built-in one (batch/v1beta1 on
 // Kubernetes 1.20), plus the raw Jobs of the calibration phase.
 import { API_VERSION, KIND } from "../../api/v1/groupversion_info.ts";
+import { ConcurrencyGroupResource, GROUP_KIND } from "../../api/v1/concurrencygroup_types.ts";
 import { smallJobSpec } from "../../envtest/small-job.ts";
 import type { Client } from "../../runtime/client.ts";
 import { isAlreadyExists } from "../../runtime/errors.ts";
@@ -33,9 +34,10 @@ export function placement(i: number, namespaces: number): { namespace: string; n
   return { namespace: namespaceName(i % namespaces), name: cronJobName(i) };
 }
 
-function cronJobSpec(name: string): Record<string, unknown> {
+function cronJobSpec(name: string, group?: string): Record<string, unknown> {
   return {
     schedule: SCHEDULE,
+    ...(group ? { concurrencyGroup: group } : {}),
     concurrencyPolicy: "Allow",
     successfulJobsHistoryLimit: HISTORY_LIMIT,
     failedJobsHistoryLimit: HISTORY_LIMIT,
@@ -43,8 +45,48 @@ function cronJobSpec(name: string): Record<string, unknown> {
   };
 }
 
-export function ourCronJob(namespace: string, name: string): KubeObject {
-  return { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace }, spec: cronJobSpec(name) };
+export function ourCronJob(namespace: string, name: string, group?: string): KubeObject {
+  return { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace }, spec: cronJobSpec(name, group) };
+}
+
+/** With --groups G: a fifth of the CronJobs (every fifth) are in G concurrency groups, spread over the namespaces. */
+export function groupName(j: number): string {
+  return `group-${String(j).padStart(3, "0")}`;
+}
+
+/**
+ * The group CronJob i names (undefined: none): every fifth CronJob, in one of the groups of its namespace (group j
+ * lives in namespace j mod K), round-robin over them.
+ */
+export function groupOf(i: number, namespaces: number, groups: number): string | undefined {
+  if (groups <= 0 || i % 5 !== 0) return undefined;
+  const ns = i % namespaces;
+  const here = Math.floor((groups - 1 - ns) / namespaces) + 1;
+  if (here <= 0) return undefined;
+  const t = Math.floor(i / 5 / namespaces) % here;
+  return groupName(ns + namespaces * t);
+}
+
+/**
+ * The limit of the bench's groups: higher than any group's members, so it never holds a run. The bench measures what
+ * a group costs the runs that pass through it (the decision, the index reads), not waits the limit makes by design.
+ */
+export const BENCH_GROUP_LIMIT = 10_000;
+
+/** The G groups, each in its namespace. */
+export async function createGroups(client: Client, namespaces: number, groups: number): Promise<void> {
+  for (let j = 0; j < groups; j++) {
+    await client
+      .create(ConcurrencyGroupResource, {
+        apiVersion: API_VERSION,
+        kind: GROUP_KIND,
+        metadata: { name: groupName(j), namespace: namespaceName(j % namespaces) },
+        spec: { limit: BENCH_GROUP_LIMIT },
+      } as KubeObject)
+      .catch((err: unknown) => {
+        if (!isAlreadyExists(err)) throw err;
+      });
+  }
 }
 
 export function builtinCronJob(namespace: string, name: string): KubeObject {

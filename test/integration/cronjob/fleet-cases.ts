@@ -147,10 +147,18 @@ const created = (slot: number, job: string) => ({
 export function fleetCases(driver: ReconcilerDriver): void {
   describe(`fleets: concurrency groups, the start limit, queued Jobs (${driver.name})`, () => {
     let n = 0;
+    const harnesses: ReconcileHarness<ObjectClient>[] = [];
     before(() => driver.setup());
-    after(() => driver.teardown());
-    const fleet = async (): Promise<Fleet> =>
-      new Fleet(await driver.harness(`fleet-${++n}-${driver.backend}`, new Date().toISOString()));
+    after(async () => {
+      // Each case's cache watches its namespace: stopped, or the process never exits.
+      for (const h of harnesses) await h.stop();
+      await driver.teardown();
+    });
+    const fleet = async (): Promise<Fleet> => {
+      const h = await driver.harness(`fleet-${++n}-${driver.backend}`, new Date().toISOString());
+      harnesses.push(h);
+      return new Fleet(h);
+    };
 
     it("a group of limit 1: the second CronJob's slot waits, recorded with the Job it waits behind; runs once a place frees", async () => {
       const f = await fleet();
