@@ -354,11 +354,7 @@ export class CronJobReconciler implements Reconciler {
       : this.triggers;
     const input = { cronJob, schedules, due, anchor, now };
     const groupName = cronJob.spec.concurrencyGroup;
-    if (
-      groupName &&
-      !guard.stop &&
-      this.groups.view(cronJob.metadata.namespace ?? "", groupName, "", 0, 0).limit === undefined
-    ) {
+    if (groupName && !guard.stop && !this.groups.exists(cronJob.metadata.namespace ?? "", groupName)) {
       pass.problems = {
         ...pass.problems,
         groupMissing: `spec.concurrencyGroup names ${groupName}, which is not a ConcurrencyGroup of namespace ${cronJob.metadata.namespace ?? ""}: runs wait until it exists`,

@@ -74,6 +74,8 @@ export class GroupBooks {
   private readonly waiting = new Map<string, Map<string, Waiter>>();
   /** The members this process reconciled: their own books are here, not in their stored record. */
   private readonly seen = new Map<string, Set<string>>();
+  /** Each member's group (by `<namespace>/<name>`): one group's books to leave when it names another or none. */
+  private readonly groupOf = new Map<string, string>();
 
   private readonly cache: CacheReader;
 
@@ -112,13 +114,24 @@ export class GroupBooks {
     this.taken.get(key(namespace, group))?.delete(job);
   }
 
+  /** Whether the group exists (in the cache) with a limit a run can be admitted by. */
+  exists(namespace: string, group: string): boolean {
+    const stored = this.cache.get(ConcurrencyGroupResource, namespace, group);
+    return !!stored && groupLimitOf(stored) !== undefined;
+  }
+
   /** This pass of `member` decided: waiting for a place (since, until), or not waiting (undefined). */
   decided(namespace: string, group: string | undefined, member: string, waiter: Waiter | undefined): void {
-    // A member leaves every other group's books (its spec may have named another one).
-    for (const [k, m] of this.waiting)
-      if (k.startsWith(`${namespace}/`) && (!group || k !== key(namespace, group))) m.delete(member);
-    if (!group) return;
+    const id = `${namespace}/${member}`;
+    const before = this.groupOf.get(id);
+    if (!group) {
+      // Not in a group (any more): out of the books of the one it was in.
+      if (before !== undefined) this.leave(id, member);
+      return;
+    }
     const k = key(namespace, group);
+    if (before !== undefined && before !== k) this.leave(id, member);
+    this.groupOf.set(id, k);
     let seen = this.seen.get(k);
     if (!seen) this.seen.set(k, (seen = new Set()));
     seen.add(member);
@@ -131,8 +144,15 @@ export class GroupBooks {
 
   /** A deleted CronJob waits nowhere. */
   forget(namespace: string, member: string): void {
-    for (const [k, m] of this.waiting) if (k.startsWith(`${namespace}/`)) m.delete(member);
-    for (const [k, s] of this.seen) if (k.startsWith(`${namespace}/`)) s.delete(member);
+    const id = `${namespace}/${member}`;
+    if (this.groupOf.has(id)) this.leave(id, member);
+  }
+
+  private leave(id: string, member: string): void {
+    const k = this.groupOf.get(id)!;
+    this.waiting.get(k)?.delete(member);
+    this.seen.get(k)?.delete(member);
+    this.groupOf.delete(id);
   }
 
   /**
