@@ -41,6 +41,12 @@ interface PodContainerStatus {
   state?: { waiting?: { reason?: string; message?: string }; running?: object; terminated?: object };
 }
 
+/** A Job whose spec.managedBy names a controller other than the built-in Job controller. */
+function managedElsewhere(job: Readonly<Job>): boolean {
+  const by = job.spec?.managedBy;
+  return typeof by === "string" && by !== "" && by !== "kubernetes.io/job-controller";
+}
+
 /** Whether a Job shows, in its own status, that a Pod of it started: one is ready, succeeded or failed. */
 function startedByStatus(job: Readonly<Job>): boolean {
   const s = job.status as { ready?: number; succeeded?: number; failed?: number } | undefined;
@@ -114,6 +120,9 @@ export async function endUnstarted(
     const name = job.metadata?.name ?? "";
     const ns = job.metadata?.namespace;
     if (!uid || started.has(uid) || job.metadata?.annotations?.[ENDED_REASON_ANNOTATION] || queuedBy(job)) continue;
+    // A Job another controller manages (spec.managedBy: MultiKueue runs its Pods in another cluster) has no Pods
+    // here to start: its outcome comes from its conditions alone.
+    if (managedElsewhere(job)) continue;
     if (startedByStatus(job)) {
       started.add(uid);
       continue;
@@ -134,7 +143,7 @@ export async function endUnstarted(
       }
       const why = podsReason(pods);
       const live = await client.get<Job & KubeObject>(Kinds.Job, ns, name);
-      if (live.metadata?.uid !== uid || queuedBy(live)) continue;
+      if (live.metadata?.uid !== uid || queuedBy(live) || managedElsewhere(live)) continue;
       const startTime = live.status?.startTime ? Date.parse(live.status.startTime) : now;
       const elapsed = Math.max(1, Math.floor((now - startTime) / 1000));
       const message = `its Pods did not start within spec.startTimeoutSeconds (${limitSeconds}s): ${why}`;

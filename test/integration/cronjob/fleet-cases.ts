@@ -436,6 +436,34 @@ export function fleetCases(driver: ReconcilerDriver): void {
         await f.pass("a", HOUR + 1000);
         assert.equal((await f.record("a"))[0]?.reason, "ConcurrencyPolicyForbid", "it holds Forbid");
       });
+
+      // spec.managedBy is GA in Kubernetes 1.35 (1.20 drops the field).
+      it("a Job another controller manages (spec.managedBy: MultiKueue) is not ended by the start limit: its Pods run elsewhere", async () => {
+        const f = await fleet();
+        await f.cronJobs({
+          a: {
+            startTimeoutSeconds: 60,
+            jobTemplate: {
+              spec: {
+                managedBy: "kueue.x-k8s.io/multikueue",
+                template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } },
+              },
+            },
+          },
+        });
+        await f.pass("a", 1000);
+        await f.start(f.job("a", 0), 1000);
+        await f.pass("a", 10 * MIN);
+        const job = await f.h.client.get<Job>(Kinds.Job, f.ns, f.job("a", 0));
+        assert.equal(job.metadata?.annotations?.[ENDED_REASON_ANNOTATION], undefined);
+        // Its outcome is its conditions' (mirrored from the worker cluster): the record reads them.
+        await f.finish(f.job("a", 0), "Complete", 1000, 20 * MIN);
+        await f.pass("a", 21 * MIN);
+        assert.equal(
+          ((await f.get("a")).status?.recentRuns?.[0] as { outcome?: { result?: string } }).outcome?.result,
+          "Complete",
+        );
+      });
     }
   });
 }
