@@ -570,9 +570,10 @@ export class CronJobReconciler implements Reconciler {
   }
 
   /**
-   * The CronJob's concurrency group as this request sees it (undefined: it names none). A scheduled slot waits since
-   * its time and may start until its starting deadline; a request without a slot (run-now, a backfill slot: old
-   * times) since it first waited, so it queues behind the runs already waiting.
+   * The CronJob's concurrency group as this request sees it (undefined: it names none). The CronJob waits since the
+   * first run of it the group held, while it keeps waiting: a scheduled slot's time, or for a request without a slot
+   * (run-now, a backfill slot: old times) when it first waited, so it queues behind the runs already waiting. A
+   * scheduled slot may start until its starting deadline.
    */
   private groupOf(pass: Pass, r: TriggerRun, due: Date | undefined) {
     const { cronJob } = pass;
@@ -581,7 +582,10 @@ export class CronJobReconciler implements Reconciler {
     const ns = cronJob.metadata.namespace ?? "";
     const now = this.clock.now().getTime();
     const mine = this.groups.waitersOf(ns, name, now).find((w) => w.member === cronJob.metadata.name);
-    const since = r.row.movesLastScheduleTime && due ? due.getTime() : Math.min(mine?.since ?? now, now);
+    // Waiting since its slot, or since it first waited if that is earlier: a CronJob whose held slot a newer one
+    // replaces (RunLatest) keeps its place in the queue, or a less frequent CronJob would always be older than it.
+    const asked = r.row.movesLastScheduleTime && due ? due.getTime() : now;
+    const since = Math.min(mine?.since ?? asked, asked);
     const deadline = cronJob.spec.startingDeadlineSeconds;
     const until =
       r.row.movesLastScheduleTime && due && typeof deadline === "number" ? due.getTime() + deadline * 1000 : undefined;

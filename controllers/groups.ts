@@ -12,10 +12,8 @@ import {
   type CronJobWire,
   groupLabelValue,
   groupLimitOf,
-  HELD_BY_GROUP_REASONS,
   type Job,
-  RecordDecision,
-  RecordTrigger,
+  waitingRunOf,
 } from "../api/v1/index.ts";
 import type { MapFunc, Request } from "../runtime/controller.ts";
 import type { CacheIndexer, CacheReader } from "../runtime/interfaces.ts";
@@ -23,9 +21,9 @@ import { ScrapeTimeMetric } from "../runtime/metrics/collector.ts";
 import { type KubeObject, Kinds } from "../runtime/kinds.ts";
 
 /** Field index: Jobs by `<namespace>/<CONCURRENCY_GROUP_LABEL's value>`. */
-export const JOB_GROUP_INDEX = "jobConcurrencyGroup";
+const JOB_GROUP_INDEX = "jobConcurrencyGroup";
 /** Field index: CronJobs by `<namespace>/<spec.concurrencyGroup>`. */
-export const CRONJOB_GROUP_INDEX = "cronJobConcurrencyGroup";
+const CRONJOB_GROUP_INDEX = "cronJobConcurrencyGroup";
 
 /**
  * A place this process took stays counted this long at most without the cache showing its Job (a Job deleted before
@@ -169,7 +167,7 @@ export class GroupBooks {
     for (const cj of this.cache.byIndex<CronJobWire & KubeObject>(CronJobResource, CRONJOB_GROUP_INDEX, k)) {
       const member = cj.metadata?.name ?? "";
       if (seen?.has(member)) continue;
-      const w = storedWaiter(cj, now);
+      const w = waitingRunOf(cj, now);
       if (w) out.push({ member, since: w.since });
     }
     return out.sort((a, b) => a.since - b.since || a.member.localeCompare(b.member));
@@ -207,24 +205,8 @@ export class GroupBooks {
   }
 }
 
-/** A member's stored waiting run: the newest Held entry its group decided, not run since, within its deadline. */
-function storedWaiter(cj: Readonly<CronJobWire>, now: number): Waiter | undefined {
-  if (cj.spec?.suspend) return undefined;
-  const held = cj.status?.recentRuns?.find((e) => e.decision === RecordDecision.Held);
-  if (!held || !(HELD_BY_GROUP_REASONS as readonly string[]).includes(held.reason)) return undefined;
-  const slot = held.scheduledTime ? Date.parse(held.scheduledTime) : undefined;
-  const last = cj.status?.lastScheduleTime ? Date.parse(cj.status.lastScheduleTime) : undefined;
-  const scheduled = held.trigger === RecordTrigger.Schedule || held.trigger === RecordTrigger.CatchUp;
-  if (scheduled && slot !== undefined && last !== undefined && last >= slot) return undefined;
-  const deadline = cj.spec?.startingDeadlineSeconds;
-  const since = scheduled && slot !== undefined ? slot : Date.parse(held.decidedAt);
-  if (scheduled && slot !== undefined && typeof deadline === "number" && slot + deadline * 1000 <= now)
-    return undefined;
-  return Number.isNaN(since) ? undefined : { since };
-}
-
 /** One group's use, as the metrics and `kubectl cron groups` show it. */
-export interface GroupUse {
+interface GroupUse {
   namespace: string;
   group: string;
   limit: number | undefined;
@@ -235,7 +217,7 @@ export interface GroupUse {
 }
 
 /** Every cached group's use now. O(groups + their members). */
-export function groupUses(cache: CacheReader, books: GroupBooks, now: number): GroupUse[] {
+function groupUses(cache: CacheReader, books: GroupBooks, now: number): GroupUse[] {
   const out: GroupUse[] = [];
   for (const g of cache.list<KubeObject>(ConcurrencyGroupResource)) {
     const namespace = g.metadata?.namespace ?? "";

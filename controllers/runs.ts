@@ -32,7 +32,7 @@ function names(list: readonly string[]): string {
  * The group's rule: a run takes a place when fewer than `limit` of the group's Jobs run (the ones Replace is about to
  * delete not counted) and no run of another member waits ahead of it for one. `key`: the run, once per state Event.
  */
-export function groupHold(group: GroupView, replacing: ReadonlySet<string>): GroupHold | undefined {
+function groupHold(group: GroupView, replacing: ReadonlySet<string>): GroupHold | undefined {
   if (group.limit === undefined) {
     return {
       reason: RecordReason.ConcurrencyGroupNotFound,

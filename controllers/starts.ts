@@ -20,7 +20,7 @@ import { type KubeObject, Kinds } from "../runtime/kinds.ts";
 import type { EventDecision } from "./events.ts";
 
 /** What the step decided: the Jobs it ended (with their Events), and when to look again (ms), if ever. */
-export interface StartCheck {
+interface StartCheck {
   events: EventDecision[];
   /** The earliest instant (ms) an active Job's start limit passes, for the requeue. */
   nextCheckAt?: number;
@@ -63,7 +63,7 @@ function podStarted(p: PodView): boolean {
 }
 
 /** What the Pods show, in one line: each Pod's waiting reason or the scheduler's message. */
-export function podsReason(pods: readonly PodView[]): string {
+function podsReason(pods: readonly PodView[]): string {
   if (!pods.length) {
     return "no Pod was created (a ResourceQuota, a LimitRange or an admission webhook may refuse them: kubectl describe job)";
   }

@@ -38,7 +38,7 @@ interface APIResource {
 /** Discovery documents by path: "/apis/batch" (APIGroup), "/apis/batch/v1" (APIResourceList), ... */
 export type DiscoveryDocuments = Record<string, unknown>;
 
-/** Our CRD's discovery document, as the apiserver serves it once the CRD is installed (any version). */
+/** Our CRDs' discovery document (CronJob, ConcurrencyGroup), as the apiserver serves it once they are installed. */
 const OUR_RESOURCES = {
   kind: "APIResourceList",
   apiVersion: "v1",
@@ -46,6 +46,13 @@ const OUR_RESOURCES = {
   resources: [
     { name: "cronjobs", singularName: "cronjob", namespaced: true, kind: "CronJob", verbs: ["get", "list", "patch"] },
     { name: "cronjobs/status", singularName: "", namespaced: true, kind: "CronJob", verbs: ["get", "patch", "update"] },
+    {
+      name: "concurrencygroups",
+      singularName: "concurrencygroup",
+      namespaced: true,
+      kind: "ConcurrencyGroup",
+      verbs: ["get", "list", "patch"],
+    },
   ],
 };
 

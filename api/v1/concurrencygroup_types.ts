@@ -7,6 +7,9 @@
 import { z } from "zod";
 import { GROUP, VERSION } from "./groupversion_info.ts";
 import { ObjectMetaSchema, WireObjectMetaSchema } from "./meta.ts";
+import type { CronJobWire } from "./cronjob_types.ts";
+import type { RecentRunWire } from "./recentruns.ts";
+import { HELD_BY_GROUP_REASONS, RecordDecision, RecordTrigger } from "./reasons.ts";
 
 export const GROUP_KIND = "ConcurrencyGroup";
 export const GROUP_LIST_KIND = "ConcurrencyGroupList";
@@ -82,3 +85,39 @@ export const groupPrinterColumns = [
   { name: "Limit", type: "integer", jsonPath: ".spec.limit" },
   { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
 ] as const;
+
+/**
+ * A CronJob's run waiting for a place in its group, from its stored record: its newest Held entry its group decided,
+ * not run since (for a slot: lastScheduleTime has not reached it), within its startingDeadlineSeconds; none while it
+ * is suspended. It waits since the oldest of the group's holds in a row up to it (a held slot that a newer one
+ * replaced keeps the CronJob's place in the queue). The operator reads it for a member it has not reconciled since
+ * it started (controllers/groups.ts), `kubectl cron groups` for every member.
+ */
+export function waitingRunOf(
+  cj: Readonly<Pick<CronJobWire, "spec" | "status">>,
+  now: number,
+): { since: number; held: Readonly<RecentRunWire> } | undefined {
+  if (cj.spec?.suspend) return undefined;
+  const record = cj.status?.recentRuns ?? [];
+  const byGroup = (e: Readonly<RecentRunWire>) =>
+    e.decision === RecordDecision.Held && (HELD_BY_GROUP_REASONS as readonly string[]).includes(e.reason);
+  const held = record.find((e) => e.decision === RecordDecision.Held);
+  if (!held || !byGroup(held)) return undefined;
+  const slot = held.scheduledTime ? Date.parse(held.scheduledTime) : undefined;
+  const last = cj.status?.lastScheduleTime ? Date.parse(cj.status.lastScheduleTime) : undefined;
+  const scheduled = held.trigger === RecordTrigger.Schedule || held.trigger === RecordTrigger.CatchUp;
+  if (scheduled && slot !== undefined && last !== undefined && last >= slot) return undefined;
+  const deadline = cj.spec?.startingDeadlineSeconds;
+  if (scheduled && slot !== undefined && typeof deadline === "number" && slot + deadline * 1000 <= now)
+    return undefined;
+  let since = Infinity;
+  for (const e of record) {
+    if (e.decision === RecordDecision.Created || e.decision === RecordDecision.Adopted) break;
+    if (!byGroup(e)) continue;
+    const slotted =
+      e.scheduledTime !== undefined && e.trigger !== RecordTrigger.RunNow && e.trigger !== RecordTrigger.Backfill;
+    const t = slotted ? Date.parse(e.scheduledTime!) : Date.parse(e.decidedAt);
+    if (!Number.isNaN(t)) since = Math.min(since, t);
+  }
+  return Number.isFinite(since) ? { since, held } : undefined;
+}

@@ -11,6 +11,7 @@ export const COMMANDS = [
   "history",
   "list",
   "why",
+  "groups",
   "backfill",
   "migrate",
   "unmigrate",
@@ -30,7 +31,10 @@ type OutputFormat = (typeof OUTPUTS)[number];
 
 export interface Args {
   command: Command;
-  /** The CronJob's name; optional (and then the whole selection) for list, migrate and unmigrate. */
+  /**
+   * The CronJob's name (groups: the ConcurrencyGroup's); optional (and then the whole selection) for list, why,
+   * groups, migrate and unmigrate.
+   */
   name: string;
   namespace?: string;
   allNamespaces: boolean;
@@ -77,7 +81,12 @@ Usage:
   kubectl cron why NAME      [--slot=TIME]                why it did not run (or ran and did nothing) at its
                                                           latest slot, or at TIME: the verdict, the evidence,
                                                           the fix, and the next run
-  kubectl cron why [-A] [-l SELECTOR]                     the CronJobs that need attention, one line each
+  kubectl cron why [-A] [-l SELECTOR]                     the CronJobs that need attention, one line each (a
+                                                          problem many share, the operator's or a group's, once)
+  kubectl cron groups [-A]                                the concurrency groups: limit, running Jobs, waiting
+                                                          runs, the oldest wait, how many CronJobs name each
+  kubectl cron groups NAME                                a group's running Jobs and waiting runs, with their
+                                                          CronJob, in the order they get places
   kubectl cron backfill NAME --from=T1 --to=T2 [--parallelism=1] [--dry-run]
                                                           run every slot in [T1, T2] (RFC 3339) once, oldest
                                                           first; slots that have their Job are skipped
@@ -92,7 +101,7 @@ Usage:
 
 Flags:
   -n, --namespace NS         the namespace (default: the context's, else "default")
-  -A, --all-namespaces       list/why/migrate/unmigrate: every namespace
+  -A, --all-namespaces       list/why/groups/migrate/unmigrate: every namespace
   -l, --selector SELECTOR    list/why/migrate/unmigrate: CronJobs with these labels (e.g. team=data,tier!=dev)
       --slot TIME            why: the slot to explain: RFC 3339 (2026-11-25T02:00:00Z), or a wall-clock time in
                              the CronJob's zone (2026-11-25T03:00 or "2026-11-25 03:00")
@@ -181,7 +190,7 @@ export const OPTIONS = {
 
 /** Which commands a flag means something to (a flag given to another command is a usage error). */
 const FLAG_COMMANDS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
-  "all-namespaces": ["list", "why", "migrate", "unmigrate"],
+  "all-namespaces": ["list", "why", "groups", "migrate", "unmigrate"],
   selector: ["list", "why", "migrate", "unmigrate"],
   slot: ["why"],
   "operator-namespace": ["why"],

@@ -2,7 +2,17 @@
 // it, and what to do. The command's verdicts name a row, and their fixes are the row's `fix` said with the names
 // the diagnosis found; docs/troubleshooting.md's list of causes and the runbooks' lists are generated from this table,
 // each fix said with PLACEHOLDERS (test/unit/troubleshooting.test.ts and causes-words.test.ts check both).
-import { RecordReason, RefusedReason } from "../../api/v1/index.ts";
+import {
+  API_VERSION,
+  CONCURRENCY_GROUP_LABEL,
+  ENDED_MESSAGE_ANNOTATION,
+  ENDED_REASON_ANNOTATION,
+  EndedReason,
+  GROUP_KIND,
+  KUEUE_QUEUE_NAME_KEY,
+  RecordReason,
+  RefusedReason,
+} from "../../api/v1/index.ts";
 
 /**
  * What a cause's verdict and fix are said with: the facts the diagnosis found (the docs: PLACEHOLDERS), and which
@@ -28,11 +38,14 @@ interface CauseParams {
   /** Where the operator was looked for, and its Pods' label selector. */
   operatorNamespace: string;
   operatorSelector: string;
-  /** forbid-held: the Job it waits behind still runs. */
+  /** forbid-held, group-full: the Job it waits behind still runs. */
   running: boolean;
   /** forbid-held: that Job has no activeDeadlineSeconds (or it is not known to have one). */
   noActiveDeadline: boolean;
-  /** forbid-held: the record says the slot was missed behind that Job (startingDeadlineSeconds passed). */
+  /**
+   * forbid-held, group-full, group-not-found: the record says the slot was missed while it waited
+   * (startingDeadlineSeconds passed).
+   */
   pastDeadline: boolean;
   /** It ran: seconds from the slot to its Job's creation, and how long the Job took (when known). */
   createdAfter?: string;
@@ -93,6 +106,27 @@ interface CauseParams {
   /** operator-webhook-failing: the webhook, and its Service. */
   webhook: string;
   service: string;
+  /** group-*: the concurrency group spec.concurrencyGroup names. */
+  group: string;
+  /** group-full, group-queue: how many of its places are taken now, its limit, and a limit one higher. */
+  inUse: string;
+  groupLimit: string;
+  newLimit: string;
+  /** group-full: the CronJob of the Job it waits behind (a Job of the group, maybe another CronJob's). */
+  owner: string;
+  /** group-queue: the CronJobs whose older runs wait first, when they still wait. */
+  waitingFirst?: string;
+  /** start-timeout: spec.startTimeoutSeconds when the run was ended, in seconds ("300s"). */
+  timeout: string;
+  /** start-timeout: what its Pods showed: an image that could not be pulled, no node that fits, no Pod at all. */
+  imagePull: boolean;
+  unschedulable: boolean;
+  noPod: boolean;
+  /** job-queued: who suspended the Job (Kueue and its queue, spec.managedBy, …), and since when. */
+  queuedBy: string;
+  since?: string;
+  /** job-queued: Kueue holds it. */
+  kueue: boolean;
 }
 
 /** The names and words the docs say a cause with: every placeholder, every fix line, the verdict's usual words. */
@@ -144,6 +178,19 @@ export const PLACEHOLDERS: Required<CauseParams> = {
   upSigns: "UP_SIGNS",
   webhook: "WEBHOOK",
   service: "SERVICE",
+  group: "GROUP",
+  inUse: "IN_USE",
+  groupLimit: "GROUP_LIMIT",
+  newLimit: "NEW_LIMIT",
+  owner: "OWNER",
+  waitingFirst: "WAITING",
+  timeout: "TIMEOUT",
+  imagePull: true,
+  unschedulable: true,
+  noPod: true,
+  queuedBy: "QUEUED_BY",
+  since: "SINCE",
+  kueue: true,
 };
 
 interface Cause {
@@ -329,6 +376,80 @@ export const CAUSES = [
     alert: "CronJobBlockedByRunningJob",
   },
   {
+    id: "group-full",
+    alert: "CronJobConcurrencyGroupWaiting",
+    title: "Held: its concurrency group is full",
+    detect:
+      `A \`Held\` entry with reason ${RecordReason.ConcurrencyGroupFull} in \`status.recentRuns\` (a \`Missed\` one when ` +
+      "`startingDeadlineSeconds` passed meanwhile, its blockedBy a Job of the group); the group's `spec.limit` (its " +
+      `ConcurrencyGroup) and the Jobs holding its places: the namespace's unfinished Jobs labelled ` +
+      `\`${CONCURRENCY_GROUP_LABEL}\`, whichever CronJob made them (a queued, suspended one too).`,
+    verdict: (
+      p: Slot &
+        Pick<CauseParams, "group" | "inUse" | "groupLimit" | "pastDeadline"> &
+        Partial<Pick<CauseParams, "deadline">>,
+    ) =>
+      didNotRunAt(
+        p,
+        p.pastDeadline
+          ? `it waited for a place in group ${p.group} (now at ${p.inUse}/${p.groupLimit}) until startingDeadlineSeconds (${p.deadline}) passed`
+          : `it waits for a place in group ${p.group}, which is at ${p.inUse}/${p.groupLimit}`,
+      ),
+    fix: (p: Pick<CauseParams, "namespace" | "group" | "newLimit" | "job" | "owner" | "running" | "pastDeadline">) => [
+      ...when(
+        !p.pastDeadline,
+        "Wait: it starts when a Job of the group ends (the group's oldest waiting run first), within its " +
+          "`startingDeadlineSeconds`.",
+      ),
+      `The group's running Jobs and waiting runs: \`kubectl cron groups ${p.group} -n ${p.namespace}\`.`,
+      `Let more run at once: \`kubectl patch concurrencygroup ${p.group} -n ${p.namespace} --type merge -p '{"spec":{"limit":${p.newLimit}}}'\`.`,
+      ...when(
+        p.running,
+        `Look at the Job holding a place, ${p.job} of CronJob ${p.owner}: \`kubectl cron why ${p.owner} -n ${p.namespace}\`; ` +
+          `if it hangs, \`kubectl delete job ${p.job} -n ${p.namespace}\`.`,
+      ),
+      "Give runs longer to wait for a place: raise `startingDeadlineSeconds` (or remove it).",
+    ],
+  },
+  {
+    id: "group-queue",
+    alert: "CronJobConcurrencyGroupWaiting",
+    title: "Held: older runs of its concurrency group wait first",
+    detect:
+      `A \`Held\` entry with reason ${RecordReason.ConcurrencyGroupQueue} in \`status.recentRuns\`: the group has a ` +
+      "place, but runs of its other CronJobs held since before this one take the next places first (oldest first); " +
+      "they are the members whose newest `Held` entry the group decided and that have not run since.",
+    verdict: (p: Slot & Pick<CauseParams, "group" | "inUse" | "groupLimit" | "waitingFirst">) =>
+      didNotRunAt(
+        p,
+        `group ${p.group} is at ${p.inUse}/${p.groupLimit} and older runs ` +
+          `${p.waitingFirst ? `of ${p.waitingFirst} ` : "of its other CronJobs "}wait for its next place first`,
+      ),
+    fix: (p: Pick<CauseParams, "namespace" | "group" | "newLimit">) => [
+      "Wait: the group's runs take its places oldest first, each within its `startingDeadlineSeconds`.",
+      `The group's running Jobs and waiting runs: \`kubectl cron groups ${p.group} -n ${p.namespace}\`.`,
+      `Let more run at once: \`kubectl patch concurrencygroup ${p.group} -n ${p.namespace} --type merge -p '{"spec":{"limit":${p.newLimit}}}'\`.`,
+    ],
+  },
+  {
+    id: "group-not-found",
+    title: "Held: spec.concurrencyGroup names a group that does not exist",
+    detect:
+      `A \`Held\` entry with reason ${RecordReason.ConcurrencyGroupNotFound} (and the condition Degraded=True, reason ` +
+      `${RecordReason.ConcurrencyGroupNotFound}), or \`spec.concurrencyGroup\` naming no ${GROUP_KIND} of the CronJob's ` +
+      "namespace: its runs wait until the group exists.",
+    verdict: (p: At & Pick<CauseParams, "group" | "namespace" | "pastDeadline">) =>
+      didNotRun(
+        p,
+        `spec.concurrencyGroup names ${p.group}, which is not a ${GROUP_KIND} of namespace ${p.namespace}: ` +
+          (p.pastDeadline ? "it waited until startingDeadlineSeconds passed" : "its runs wait until it exists"),
+      ),
+    fix: (p: Pick<CauseParams, "namespace" | "group">) => [
+      `Create it: \`echo '{"apiVersion":"${API_VERSION}","kind":"${GROUP_KIND}","metadata":{"name":"${p.group}","namespace":"${p.namespace}"},"spec":{"limit":1}}' | kubectl apply -f -\` (its limit: how many Jobs of its CronJobs run at once).`,
+      `Or name a group that exists in \`spec.concurrencyGroup\` (\`kubectl get concurrencygroups -n ${p.namespace}\`), or remove it.`,
+    ],
+  },
+  {
     id: "run-now-waiting",
     title: "A run-now request waits behind a running Job",
     detect:
@@ -419,6 +540,25 @@ export const CAUSES = [
     ),
   },
   {
+    id: "job-queued",
+    title: "Queued: its Job is suspended by Kueue or another controller",
+    detect:
+      "The Job has not finished and is suspended (`spec.suspend`, its Suspended condition since when): Kueue's " +
+      `\`${KUEUE_QUEUE_NAME_KEY}\` label names its queue, else \`spec.managedBy\` the controller. The operator counts ` +
+      "it as running (concurrencyPolicy Forbid, its group's places) and never unsuspends it.",
+    verdict: (p: Slot & Pick<CauseParams, "job" | "queuedBy" | "since">) =>
+      `ran at ${p.when}: Job ${p.job} is queued (suspended by ${p.queuedBy}${p.since ? `, since ${p.since}` : ""}), not running`,
+    fix: (p: Pick<CauseParams, "namespace" | "job" | "kueue">) => [
+      ...when(
+        p.kueue,
+        `Kueue starts it when its ClusterQueue has quota: its Workload (\`kubectl get workloads -n ${p.namespace}\`, ` +
+          "its conditions) and the ClusterQueue's use (`kubectl describe clusterqueue`).",
+      ),
+      `Whoever suspended it starts it: \`kubectl get job ${p.job} -n ${p.namespace} -o yaml\` (\`spec.suspend\`, ` +
+        "`spec.managedBy`, its Suspended condition).",
+    ],
+  },
+  {
     id: "crash-looping",
     title: "The Job's Pod keeps crashing",
     detect: "A container in CrashLoopBackOff, with its restarts and last exit code.",
@@ -431,6 +571,37 @@ export const CAUSES = [
     fix: (p: Pick<CauseParams, "namespace" | "pod">) => [
       `Read its logs: \`kubectl logs ${p.pod} -n ${p.namespace} --previous\`.`,
       "Set `backoffLimit` and `activeDeadlineSeconds` to bound retries.",
+    ],
+    alert: "CronJobLastRunFailed",
+  },
+  {
+    id: "start-timeout",
+    title: "Ended: its Pods did not start within startTimeoutSeconds",
+    detect:
+      `The Job carries \`${ENDED_REASON_ANNOTATION}: ${EndedReason.StartTimeout}\` and \`${ENDED_MESSAGE_ANNOTATION}\` ` +
+      `(what its Pods showed), or the record's outcome says Failed, reason ${EndedReason.StartTimeout}, once the Job ` +
+      "is gone: the operator ended the run (its activeDeadlineSeconds lowered) so it holds neither Forbid nor its " +
+      "group's place.",
+    verdict: (p: Slot & Pick<CauseParams, "timeout" | "message">) =>
+      `ran at ${p.when} but its Pods never started within ${p.timeout}` +
+      `${p.message ? `: ${p.message}` : ""}; the operator ended it`,
+    fix: (p: Pick<CauseParams, "namespace" | "job" | "imagePull" | "unschedulable" | "noPod">) => [
+      ...when(
+        p.imagePull,
+        "Its image could not be pulled: check the image name and tag, the registry's credentials " +
+          "(`imagePullSecrets`) and that the nodes reach the registry.",
+      ),
+      ...when(
+        p.unschedulable,
+        "No node fits its Pods: lower the template's resource requests, correct its nodeSelector, affinity or " +
+          "tolerations, or add capacity.",
+      ),
+      ...when(
+        p.noPod,
+        `No Pod was created: the Job's FailedCreate Events say why (\`kubectl describe job ${p.job} -n ${p.namespace}\`): ` +
+          "a ResourceQuota, a LimitRange or an admission webhook.",
+      ),
+      "If its Pods only need longer to start (a large image, a slow node pool), raise `spec.startTimeoutSeconds`.",
     ],
     alert: "CronJobLastRunFailed",
   },
@@ -591,3 +762,33 @@ export const NO_CAUSE = {
 } satisfies Record<string, (p: Required<CauseParams>) => string>;
 const createdAfter = (p: Pick<CauseParams, "createdAfter">) =>
   p.createdAfter === undefined ? "" : ` (created ${p.createdAfter} s after the slot)`;
+
+/** A count as the plugin says one: 4,812. */
+const thousands = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+/** "1 CronJob", "4,812 CronJobs". */
+const cronJobs = (n: number) => `${thousands(n)} ${n === 1 ? "CronJob" : "CronJobs"}`;
+/** How many names a line of many says, at most. */
+const SHOWN = 3;
+/** The first few of many names, and how many more. */
+const someOf = (names: readonly string[]) =>
+  names.length > SHOWN
+    ? `${names.slice(0, SHOWN).join(", ")} and ${thousands(names.length - SHOWN)} more`
+    : names.join(", ");
+
+/**
+ * A problem many CronJobs share, said once with how many it affects (`kubectl cron why -A`, `kubectl cron list`,
+ * `kubectl cron groups`): the operator's (its finding's words, `summary`), a concurrency group's.
+ */
+export const FLEET = {
+  /** A problem of the operator itself, or of a clock: its finding, and the CronJobs it affects. */
+  operator: (p: { summary: string; names: readonly string[] }) =>
+    `${p.summary}: affects ${cronJobs(p.names.length)} (${someOf(p.names)})`,
+  /** A group whose runs wait for a place: its use now, and its CronJobs waiting. */
+  groupWaiting: (p: { group: string; namespace: string; inUse: number; limit?: number; names: readonly string[] }) =>
+    `group ${p.group} (${p.namespace}) ${p.limit !== undefined && p.inUse >= p.limit ? "full " : ""}at ` +
+    `${p.inUse}/${p.limit ?? "?"}: ${cronJobs(p.names.length)} waiting (${someOf(p.names)})`,
+  /** A group CronJobs name that does not exist: their runs wait until it does. */
+  groupMissing: (p: { group: string; namespace: string; names: readonly string[] }) =>
+    `group ${p.group} (${p.namespace}) does not exist: the runs of ${cronJobs(p.names.length)} naming it wait ` +
+    `(${someOf(p.names)})`,
+};

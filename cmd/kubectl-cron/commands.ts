@@ -28,6 +28,7 @@ import { listAll } from "./api.ts";
 import { historyRows, humanDuration } from "./history.ts";
 import { HANDOVER_ANNOTATION, readMigratedFrom } from "./convert.ts";
 import { nextRuns } from "./next.ts";
+import { sharedProblems } from "./shared.ts";
 import { table } from "./table.ts";
 
 export const FIELD_MANAGER = "kubectl-cron";
@@ -222,19 +223,24 @@ export async function history(ctx: Context, args: Args): Promise<Output> {
   return { text, json: { name: args.name, items: rows }, notes };
 }
 
-/** `kubectl cron list`: ours in the namespace (or every namespace), with where a migrated one came from. */
+/**
+ * `kubectl cron list`: ours in the namespace (or every namespace), with where a migrated one came from; and once each,
+ * the problems they share (the operator's, their groups'), with how many they affect.
+ */
 export async function list(ctx: Context, args: Args): Promise<Output> {
   const items = await listAll<CronJob>(ctx.client, CronJobResource, {
     ...(args.allNamespaces ? {} : { namespace: ctx.namespace }),
     ...(args.selector ? { labelSelector: args.selector } : {}),
   });
+  const shared = items.length ? await sharedProblems(ctx, items, args.allNamespaces ? undefined : ctx.namespace) : [];
   items.sort(
     (a, b) =>
       (a.metadata.namespace ?? "").localeCompare(b.metadata.namespace ?? "") ||
       (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""),
   );
-  // Only when a listed CronJob can stop after failures: the table is unchanged for everyone else.
+  // Only when a listed CronJob can stop after failures, or names a group: the table is unchanged for everyone else.
   const stopColumn = items.some((c) => c.spec.stopAfterConsecutiveFailures !== undefined || c.status?.stopped);
+  const groupColumn = items.some((c) => c.spec.concurrencyGroup);
   const headers = [
     ...(args.allNamespaces ? ["NAMESPACE"] : []),
     "NAME",
@@ -242,6 +248,7 @@ export async function list(ctx: Context, args: Args): Promise<Output> {
     "TIMEZONE",
     "SUSPEND",
     ...(stopColumn ? ["STOPPED"] : []),
+    ...(groupColumn ? ["GROUP"] : []),
     "ACTIVE",
     "LAST SCHEDULE",
     "NEXT SCHEDULE",
@@ -253,14 +260,19 @@ export async function list(ctx: Context, args: Args): Promise<Output> {
     ...scheduleColumns(c),
     String(c.spec.suspend === true),
     ...(stopColumn ? [c.status?.stopped ? `after ${c.status.stopped.failures} failures` : "-"] : []),
+    ...(groupColumn ? [c.spec.concurrencyGroup ?? "-"] : []),
     String(c.status?.activeCount ?? c.status?.active?.length ?? 0),
     c.status?.lastScheduleTime ?? "-",
     c.status?.nextScheduleTime ?? "-",
     migratedFromColumn(c),
   ]);
   const where = args.allNamespaces ? "any namespace" : `namespace ${ctx.namespace}`;
-  const notes = items.length === 0 ? [`no ${RESOURCE} in ${where}`] : [];
-  return { text: items.length ? table(headers, rows) : "", json: { items }, notes };
+  const notes = items.length === 0 ? [`no ${RESOURCE} in ${where}`] : shared.map((p) => p.text);
+  return {
+    text: items.length ? table(headers, rows) : "",
+    json: { items, ...(shared.length ? { shared } : {}) },
+    notes,
+  };
 }
 
 /**

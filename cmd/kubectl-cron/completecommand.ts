@@ -1,6 +1,7 @@
 // `kubectl cron __complete WORDS...` (what kubectl_complete-cron runs). Loads only args.ts, completion.ts and the
 // kubeconfig reader up front: commands and flags complete without the client, zod, prom-client or the API types,
-// which are imported (a split point of the bundle, docs/run-now-and-the-plugin.md) only to complete a name.
+// which are imported (a split point of the bundle, docs/run-now-and-the-plugin.md) only to complete a name (a
+// CronJob's, a ConcurrencyGroup's).
 import type { CronJob } from "../../api/v1/index.ts";
 import type { Client } from "../../runtime/client.ts";
 import { type LoadedKubeConfig, loadKubeConfig } from "../../runtime/kubeconfig.ts";
@@ -38,6 +39,13 @@ export async function completion(
       const rk = kind === "ours" ? CronJobResource : builtinCronJobKind(await discoverBuiltinVersion(client));
       const items = (await client.list<CronJob>(rk, { namespace: ns, limit: 500 })).items;
       return items.map((c) => c.metadata.name ?? "").sort();
+    },
+    async groupNames(namespace) {
+      const { kc, client } = await connect();
+      const { ConcurrencyGroupResource } = await import("../../api/v1/index.ts");
+      const ns = namespace ?? kc.getNamespace() ?? "default";
+      const items = (await client.list(ConcurrencyGroupResource, { namespace: ns, limit: 500 })).items;
+      return items.map((g) => g.metadata?.name ?? "").sort();
     },
     async namespaces() {
       const { client } = await connect();

@@ -9,6 +9,8 @@ const DIRECTIVE = { default: 0, noFileComp: 4 } as const;
 export interface CompletionSources {
   /** Names of CronJobs in a namespace (undefined: the context's): ours, or the built-in kind's for migrate. */
   cronJobNames(kind: "ours" | "builtin", namespace: string | undefined): Promise<string[]>;
+  /** Names of the ConcurrencyGroups of a namespace (undefined: the context's). */
+  groupNames(namespace: string | undefined): Promise<string[]>;
   namespaces(): Promise<string[]>;
   contexts(): string[];
 }
@@ -26,6 +28,7 @@ const COMMAND_HELP: Record<Command, string> = {
   history: "its Jobs: slot, result, duration",
   list: "the CronJobs of the namespace (-A: all)",
   why: "why it did not run, with the evidence and the fix (no NAME: those that need attention)",
+  groups: "the concurrency groups: limit, running, waiting (NAME: its Jobs and waiting runs)",
   backfill: "run every slot of a past range (or show its progress)",
   migrate: "take over built-in CronJobs",
   unmigrate: "give migrated CronJobs back to the built-in kind",
@@ -62,6 +65,7 @@ const FLAGS_OF: Record<Command, readonly (keyof typeof OPTIONS)[]> = {
   history: [],
   list: ["all-namespaces", "selector"],
   why: ["all-namespaces", "selector", "slot", "operator-namespace"],
+  groups: ["all-namespaces"],
   backfill: ["from", "to", "parallelism", "dry-run", "cancel"],
   migrate: ["all-namespaces", "selector", "dry-run", "settle"],
   unmigrate: ["all-namespaces", "selector", "dry-run", "settle", "delete"],
@@ -130,6 +134,10 @@ export async function complete(words: readonly string[], sources: CompletionSour
   }
   // The NAME: one, after the command; none with -A or -l.
   if (command && positionals.length === 1 && values["all-namespaces"] === undefined && values.selector === undefined) {
+    if (command === "groups") {
+      const names = await sources.groupNames(values.namespace).catch(() => []);
+      return { candidates: match(names), directive: DIRECTIVE.noFileComp };
+    }
     if (SINGLE_OBJECT_COMMANDS.has(command) || ["migrate", "unmigrate", "why"].includes(command)) {
       const kind = command === "migrate" ? "builtin" : "ours";
       const names = await sources.cronJobNames(kind, values.namespace).catch(() => []);

@@ -18,6 +18,7 @@ import {
   type Context,
   type Output,
 } from "./commands.ts";
+import { groups } from "./groups.ts";
 import { REFUSED_EXIT, runMigrate } from "./migrate.ts";
 import { why } from "./whycommand.ts";
 
@@ -76,6 +77,8 @@ async function dispatch(ctx: Context, args: Args): Promise<Output & { refused?: 
       return backfill(ctx, args);
     case "why":
       return why(ctx, args);
+    case "groups":
+      return groups(ctx, args);
   }
 }
 

@@ -6,6 +6,7 @@
 // why/: diagnose.ts picks the slot and the module that decides (slot.ts, ran.ts, record.ts and one module per
 // decision of the record, undecided.ts), operator.ts and risks.ts what needs attention besides, text.ts prints.
 export { diagnose } from "./why/diagnose.ts";
+export { Fleet } from "./why/fleet.ts";
 export { parseSlot, zoneOf } from "./why/slot.ts";
-export { whyListText, whyText } from "./why/text.ts";
+export { allHealthyText, whyText } from "./why/text.ts";
 export type { Diagnosis } from "./why/verdict.ts";

@@ -1,13 +1,14 @@
 // `kubectl cron why [NAME] [--slot=TIME]`: reads (whyfacts.ts), diagnoses (why.ts), prints. With NAME: the whole
-// diagnosis. Without: every CronJob of the namespace (or -A, or -l), one line for each that needs attention.
-// Exit code: 0 healthy, 1 a cause found, 2 cannot tell.
+// diagnosis. Without: every CronJob of the namespace (or -A, or -l), one line for each that needs attention for a
+// cause of its own, and once each the problems many share (the operator's, a group's: why/fleet.ts) with how many
+// CronJobs they affect. Exit code: 0 healthy, 1 a cause found, 2 cannot tell.
 import { CronJobResource, type CronJob, RESOURCE } from "../../api/v1/index.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import type { Args } from "./args.ts";
 import { UsageError } from "./args.ts";
 import { listMapped } from "./api.ts";
 import type { Context, Output } from "./commands.ts";
-import { type Diagnosis, diagnose, parseSlot, whyListText, whyText, zoneOf } from "./why.ts";
+import { allHealthyText, type Diagnosis, diagnose, Fleet, parseSlot, whyText, zoneOf } from "./why.ts";
 import { gatherFacts, gatherOperator, readClocks, trimCronJob } from "./whyfacts.ts";
 
 export async function why(ctx: Context, args: Args): Promise<Output & { exitCode: number }> {
@@ -50,19 +51,22 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
   }
   cronJobs = [];
   // A list keeps of each diagnosis only what it prints, as it goes: with a table, the line of one needing attention
-  // (whyListText's, in order); with -o json|yaml, the diagnosis of one needing attention; of the others, a count.
+  // for a cause of its own (in order); with -o json|yaml, the diagnosis of one needing attention; of the others, a
+  // count; of the problems many share, the CronJobs they affect (fleet).
   const table = args.output === "table";
+  const fleet = new Fleet(args.allNamespaces);
   const lines: string[] = [];
   const items: Diagnosis[] = [];
   let checked = 0;
   let worst = 0;
-  let healthy: Diagnosis | undefined;
   // One namespace at a time, in the order of the list: its Jobs, Pods and Events are released before the next.
   for (const ns of [...byNamespace.keys()].sort((a, b) => a.localeCompare(b))) {
     // In the order of the list (by name): each diagnosis is reduced to what is printed as soon as it is made.
     const list = byNamespace.get(ns)!.sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
     byNamespace.delete(ns);
-    for (const f of await gatherFacts(ctx.client, ns, list, operator, clocks, unreadable)) {
+    // Without NAME or -l, the list is the whole namespace: a group's members are among it.
+    const whole = !args.name && !args.selector;
+    for (const f of await gatherFacts(ctx.client, ns, list, operator, clocks, unreadable, whole)) {
       let slot: Date | undefined;
       if (args.slot !== undefined) {
         slot = parseSlot(args.slot, zoneOf(f.cronJob));
@@ -76,21 +80,19 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
       if (args.name) return { text: whyText(d), json: d, exitCode: d.exitCode };
       checked++;
       if (d.exitCode === 1 || (d.exitCode === 2 && worst === 0)) worst = d.exitCode;
-      if (d.exitCode === 0) healthy ??= d;
-      else if (table) lines.push(whyListText([d], args.allNamespaces));
-      else items.push(d);
+      if (d.exitCode === 0) continue;
+      const own = fleet.add(d, f, f.group);
+      if (!table) items.push(d);
+      else if (own) lines.push(`${own}\n`);
     }
   }
+  const shared = fleet.problems();
   const where = args.allNamespaces ? "any namespace" : `namespace ${ctx.namespace}`;
-  // None needs attention: whyListText's words for all of them (it reads only their count and exit codes).
-  const text = lines.length
-    ? lines.join("")
-    : healthy
-      ? whyListText(new Array<Diagnosis>(checked).fill(healthy), args.allNamespaces)
-      : "";
+  const text =
+    lines.length || shared.length ? fleet.lines().join("") + lines.join("") : checked ? allHealthyText(checked) : "";
   return {
     text,
-    json: { items, checked },
+    json: { items, checked, ...(shared.length ? { shared } : {}) },
     notes: checked === 0 ? [`no ${RESOURCE} in ${where}`] : [],
     exitCode: worst,
   };

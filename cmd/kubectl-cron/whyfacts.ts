@@ -2,9 +2,11 @@
 // (WhyFacts) first, so the diagnosis (why.ts) is a pure function of it and its tests need no cluster. A read the
 // user may not make (403) or that fails is noted, not fatal: the diagnosis says what it could not see.
 import {
+  ConcurrencyGroupResource,
   CronJobResource,
   type CronJob,
   GROUP,
+  groupLimitOf,
   type Job,
   jobNameFor,
   manualJobName,
@@ -14,6 +16,7 @@ import type { Client } from "../../runtime/client.ts";
 import { APIError, isNotFound } from "../../runtime/errors.ts";
 import { type KubeObject, Kinds, type ResourceKind } from "../../runtime/kinds.ts";
 import { listAll, listMapped } from "./api.ts";
+import { type GroupFacts, type GroupMember, groupsOf, memberOf } from "./groupfacts.ts";
 
 /**
  * The operator's own objects as every install names them (kustomize's config/default and the chart, whatever the
@@ -115,6 +118,8 @@ export interface WhyFacts {
   foreignJobs: Job[];
   quotas: { name: string; hard: Record<string, string>; used: Record<string, string> }[];
   limitRanges: string[];
+  /** The concurrency group spec.concurrencyGroup names (absent: it names none). */
+  group?: GroupFacts;
   operator: OperatorFacts;
   /** What could not be read, and why (e.g. "pods in cronjob-operator-system: forbidden"). */
   unreadable: string[];
@@ -200,7 +205,9 @@ export async function readClocks(
 
 /**
  * The facts of each of `cronJobs` (all in `namespace`): the namespace's Jobs, Pods, Events, quotas and limit ranges
- * are read once for all of them. `operator`: gatherOperator's answer, read once per command.
+ * are read once for all of them. `operator`: gatherOperator's answer, read once per command. `all`: `cronJobs` are
+ * every CronJob of the namespace (else, when one of them names a concurrency group, the namespace's CronJobs are read
+ * for the group's other members).
  */
 export async function gatherFacts(
   client: Reader,
@@ -209,11 +216,13 @@ export async function gatherFacts(
   operator: WhyFacts["operator"],
   clocks: Awaited<ReturnType<typeof readClocks>>,
   unreadable: string[],
+  all = false,
 ): Promise<WhyFacts[]> {
   const { attempt } = clocks;
   // Each list is trimmed page by page to what the diagnosis reads: only that outlives its page.
   const allJobs =
     (await attempt(`jobs in ${namespace}`, () => listMapped(client, Kinds.Job, { namespace }, jobFacts))) ?? [];
+  const groups = await gatherGroups(client, namespace, cronJobs, allJobs, clocks, all);
   const owned = new Set(cronJobs.map((c) => c.metadata?.uid));
   const anyJobs = allJobs.some((j) => (j.metadata?.ownerReferences ?? []).some((r) => owned.has(r.uid)));
   const allPods = anyJobs
@@ -277,10 +286,41 @@ export async function gatherFacts(
       foreignJobs,
       quotas,
       limitRanges,
+      ...(cronJob.spec?.concurrencyGroup ? { group: groups.get(cronJob.spec.concurrencyGroup) } : {}),
       operator,
       unreadable,
     };
   });
+}
+
+/**
+ * The concurrency groups `cronJobs` name, in `namespace` (none named: nothing is read): the namespace's groups (one
+ * list), their Jobs among `jobs`, and their members' waiting runs (the namespace's CronJobs: `cronJobs` when `all`,
+ * else one list).
+ */
+async function gatherGroups(
+  client: Reader,
+  namespace: string,
+  cronJobs: readonly CronJob[],
+  jobs: readonly Job[],
+  clocks: Awaited<ReturnType<typeof readClocks>>,
+  all: boolean,
+): Promise<Map<string, GroupFacts>> {
+  if (!cronJobs.some((c) => c.spec?.concurrencyGroup)) return new Map();
+  const { attempt, now } = clocks;
+  const limits = await attempt(`concurrencygroups in ${namespace}`, async () => {
+    const read = await listMapped(client, ConcurrencyGroupResource, { namespace }, (g: KubeObject) => [
+      g.metadata?.name ?? "",
+      groupLimitOf(g),
+    ]);
+    return new Map(read as [string, number | undefined][]);
+  });
+  const member = (c: CronJob) => memberOf(c, now);
+  const members = all
+    ? cronJobs.map(member).filter((m): m is GroupMember => m !== undefined)
+    : ((await attempt(`cronjobs in ${namespace}`, () => listMapped(client, CronJobResource, { namespace }, member))) ??
+      cronJobs.map(member).filter((m): m is GroupMember => m !== undefined));
+  return groupsOf(namespace, limits, jobs, members);
 }
 
 /** The newest decision the record of `cronJobs` holds: the operator at work, wherever it runs. */
@@ -531,12 +571,14 @@ interface ManagedFieldsEntry {
   fieldsV1?: { "f:spec"?: Record<string, unknown> };
 }
 
-/** A Job of the namespace, with only what the diagnosis reads: its metadata's, spec's limits and status. */
+/** A Job of the namespace, with only what the diagnosis reads: its metadata's, spec's limits and suspension, status. */
 function jobFacts(j: Job): Job {
   const m = j.metadata ?? {};
   const spec = (j.spec ?? {}) as {
     activeDeadlineSeconds?: number;
     backoffLimit?: number;
+    suspend?: boolean;
+    managedBy?: string;
     template?: { spec?: { restartPolicy?: string } };
   };
   const restartPolicy = spec.template?.spec?.restartPolicy;
@@ -556,6 +598,9 @@ function jobFacts(j: Job): Job {
     spec: {
       ...(spec.activeDeadlineSeconds !== undefined ? { activeDeadlineSeconds: spec.activeDeadlineSeconds } : {}),
       ...(spec.backoffLimit !== undefined ? { backoffLimit: spec.backoffLimit } : {}),
+      // What says it is queued (api/v1/job.ts queuedBy).
+      ...(spec.suspend !== undefined ? { suspend: spec.suspend } : {}),
+      ...(spec.managedBy !== undefined ? { managedBy: spec.managedBy } : {}),
       ...(restartPolicy ? { template: { spec: { restartPolicy } } } : {}),
     },
     ...(j.status ? { status: j.status } : {}),

@@ -622,6 +622,10 @@ describe("kubectl cron: shell completion (kubectl_complete-cron)", () => {
       asked.push(`${kind}:${namespace ?? "(context)"}`);
       return kind === "ours" ? ["backup", "billing", "report"] : ["legacy-a", "legacy-b"];
     },
+    async groupNames(namespace) {
+      asked.push(`groups:${namespace ?? "(context)"}`);
+      return ["backups", "reports"];
+    },
     async namespaces() {
       return ["default", "prod"];
     },
@@ -638,6 +642,7 @@ describe("kubectl cron: shell completion (kubectl_complete-cron)", () => {
       "history",
       "list",
       "why",
+      "groups",
       "backfill",
       "migrate",
       "unmigrate",
@@ -657,6 +662,10 @@ describe("kubectl cron: shell completion (kubectl_complete-cron)", () => {
     assert.deepEqual(await values("next", "-n", ""), ["default", "prod"]);
     assert.deepEqual(await values("list", "-o", ""), ["json", "yaml"]);
     assert.deepEqual(await values("run", "--context", "p"), ["prod"]);
+    assert.deepEqual(await values("groups", "-n", "prod", "b"), ["backups"]);
+    assert.deepEqual(asked.at(-1), "groups:prod");
+    assert.deepEqual(await values("groups", "--a"), ["--all-namespaces"]);
+    assert.deepEqual(await values("groups", "-A", ""), [], "no NAME with -A");
     assert.deepEqual(await values("migrate", "-A", ""), [], "no NAME with -A");
     assert.deepEqual(await values("run", "backup", ""), [], "one NAME only");
     assert.equal(

@@ -9,8 +9,13 @@ import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it, mock } from "node:test";
 import {
   API_VERSION,
+  CONCURRENCY_GROUP_LABEL,
+  CRONJOB_NAME_LABEL,
+  ENDED_MESSAGE_ANNOTATION,
+  ENDED_REASON_ANNOTATION,
   GROUP,
   KIND,
+  KUEUE_QUEUE_NAME_KEY,
   RUN_NOW_ANNOTATION,
   type CronJob,
   type Job,
@@ -20,6 +25,7 @@ import {
 import { CAUSES, type CauseId, causeOf, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
 import { main } from "../../cmd/kubectl-cron/main.ts";
 import { type Diagnosis, diagnose as diagnoseFacts, parseSlot } from "../../cmd/kubectl-cron/why.ts";
+import type { GroupFacts } from "../../cmd/kubectl-cron/groupfacts.ts";
 import type { PodFacts, WhyFacts } from "../../cmd/kubectl-cron/whyfacts.ts";
 import { APIError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kinds.ts";
@@ -931,6 +937,219 @@ describe("kubectl cron why NAME: held, skipped, refused", () => {
   });
 });
 
+// --- fleets: concurrency groups, runs that never started, queued Jobs ---------------------------------------------
+
+const GROUP_NAME = "backups";
+/** The slots of the group's other CronJobs (their schedules do not matter here: only their Jobs and records do). */
+const A_SLOT = "2026-11-25T01:00:00Z";
+const B_SLOT = "2026-11-25T01:30:00Z";
+const C_SLOT = "2026-11-25T01:45:00Z";
+
+/** A ConcurrencyGroup of the namespace. */
+function concurrencyGroup(name: string, limit: number): KubeObject {
+  return {
+    apiVersion: API_VERSION,
+    kind: "ConcurrencyGroup",
+    metadata: { name, namespace: NS, creationTimestamp: "2026-11-01T00:00:00Z" },
+    spec: { limit },
+  } as KubeObject;
+}
+
+/** A Job of a CronJob of the group, labelled as the operator labels it (jobForSlot). */
+function groupJob(cronJobName: string, slot: string, state: "active" | "complete" = "active"): Job {
+  const j = batchJob({
+    name: jobNameFor(cronJobName, new Date(slot)),
+    namespace: NS,
+    owner: { name: cronJobName, uid: `uid-${cronJobName}` },
+    slot,
+    timeZone: ZONE,
+    labels: { [CRONJOB_NAME_LABEL]: cronJobName, [CONCURRENCY_GROUP_LABEL]: GROUP_NAME },
+    state,
+    start: at(slot, 3),
+    ...(state === "complete" ? { end: at(slot, 60) } : {}),
+  });
+  j.metadata!.creationTimestamp = at(slot, 2);
+  return j;
+}
+
+/** Another CronJob of the group; `held`: its slot waiting for a place (its record's newest Held entry). */
+function member(name: string, held?: string): KubeObject {
+  return cronJob({
+    meta: { name, uid: `uid-${name}` },
+    spec: { concurrencyGroup: GROUP_NAME },
+    status: {
+      lastScheduleTime: PREV_SLOT,
+      ...(held ? { recentRuns: [entry(held, "Held", "ConcurrencyGroupFull")] } : {}),
+    },
+  });
+}
+
+/** The CronJob asked about, in the group, its slot held for `reason`. */
+const heldInGroup = (reason: string, o: Partial<RecentRun> = {}, group = GROUP_NAME) =>
+  cronJob({
+    spec: { concurrencyGroup: group },
+    status: { lastScheduleTime: PREV_SLOT, recentRuns: [entry(SLOT, "Held", reason, o)] },
+  });
+
+describe("kubectl cron why NAME: concurrency groups", () => {
+  it("group full: the slot waits for a place; the Jobs holding the places, of other CronJobs, are named", async () => {
+    const a = groupJob("db-a", A_SLOT);
+    const b = groupJob("db-b", B_SLOT);
+    const aName = a.metadata!.name!;
+    const bName = b.metadata!.name!;
+    const server = await cluster([
+      concurrencyGroup(GROUP_NAME, 2),
+      heldInGroup("ConcurrencyGroupFull", {
+        blockedBy: aName,
+        message: `held: group ${GROUP_NAME} is at 2/2: Jobs ${aName}, ${bName}`,
+      }),
+      member("db-a"),
+      member("db-b"),
+      member("db-c", C_SLOT),
+      a,
+      b,
+      // Finished: it holds no place.
+      groupJob("db-c", PREV_SLOT, "complete"),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "group-full", {
+      verdict: [`did not run at ${SLOT_TEXT}: it waits for a place in group ${GROUP_NAME}, which is at 2/2`],
+      evidence: [
+        `held: group ${GROUP_NAME} is at 2/2`,
+        `ConcurrencyGroup ${NS}/${GROUP_NAME}: limit 2; 2 Jobs of its CronJobs hold its places (labelled ${CONCURRENCY_GROUP_LABEL}=${GROUP_NAME}): ${aName} (CronJob db-a, running for 10h11m), ${bName} (CronJob db-b, running for 9h41m)`,
+        `2 runs wait for a place, oldest first: db-c since ${C_SLOT}, ${NAME} since ${SLOT}`,
+        `Job ${aName}: started ${at(A_SLOT, 3)}`,
+      ],
+      fix: [
+        "Wait: it starts when a Job of the group ends",
+        `\`kubectl cron groups ${GROUP_NAME} -n ${NS}\``,
+        `\`kubectl patch concurrencygroup ${GROUP_NAME} -n ${NS} --type merge -p '{"spec":{"limit":3}}'\``,
+        `Look at the Job holding a place, ${aName} of CronJob db-a: \`kubectl cron why db-a -n ${NS}\``,
+      ],
+    });
+    assert.equal(r.d.next?.blocked, `group ${GROUP_NAME} is at 2/2: it waits for a place`);
+    // One list of the namespace's groups and one of its CronJobs (the members); the Jobs are the namespace's list.
+    const reads = server.requests.filter((q) => q.method === "GET").map((q) => q.path);
+    assert.equal(reads.filter((p) => p === `/apis/${API_VERSION}/namespaces/${NS}/concurrencygroups`).length, 2);
+    assert.equal(reads.filter((p) => p === `/apis/${API_VERSION}/namespaces/${NS}/cronjobs`).length, 2);
+  });
+
+  it("older runs of the group wait first: the group has a place, the members ahead are named", async () => {
+    const server = await cluster([
+      concurrencyGroup(GROUP_NAME, 2),
+      heldInGroup("ConcurrencyGroupQueue", {
+        message: `held: group ${GROUP_NAME} is at 1/2 and older runs of db-c wait for the next place first`,
+      }),
+      member("db-a"),
+      member("db-c", C_SLOT),
+      // Held after this slot: not ahead of it.
+      member("db-d", at(SLOT, 60)),
+      groupJob("db-a", A_SLOT),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "group-queue", {
+      verdict: [
+        `did not run at ${SLOT_TEXT}: group ${GROUP_NAME} is at 1/2 and older runs of db-c wait for its next place first`,
+      ],
+      evidence: [`3 runs wait for a place, oldest first: db-c since ${C_SLOT}, ${NAME} since ${SLOT}, db-d since`],
+      fix: ["Wait: the group's runs take its places oldest first", `'{"spec":{"limit":3}}'`],
+    });
+    assert.equal(r.d.next?.blocked, undefined, "the group has a place for the next slot");
+  });
+
+  it("no such group: the slot waits until it exists; the fix creates it (kubectl apply) or names another", async () => {
+    const server = await cluster([
+      cronJob({
+        spec: { concurrencyGroup: "nosuch" },
+        status: {
+          lastScheduleTime: PREV_SLOT,
+          recentRuns: [entry(SLOT, "Held", "ConcurrencyGroupNotFound")],
+          conditions: [
+            {
+              type: "Degraded",
+              status: "True",
+              reason: "ConcurrencyGroupNotFound",
+              message: `spec.concurrencyGroup names nosuch, which is not a ConcurrencyGroup of namespace ${NS}: runs wait until it exists`,
+              lastTransitionTime: at(SLOT, 2),
+            },
+          ],
+        },
+      }),
+      concurrencyGroup(GROUP_NAME, 2),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "group-not-found", {
+      verdict: [
+        `did not run at ${SLOT_TEXT}: spec.concurrencyGroup names nosuch, which is not a ConcurrencyGroup of namespace ${NS}: its runs wait until it exists`,
+      ],
+      evidence: ["Held (ConcurrencyGroupNotFound)", `no ConcurrencyGroup nosuch in namespace ${NS}`],
+      fix: [
+        `echo '{"apiVersion":"${API_VERSION}","kind":"ConcurrencyGroup","metadata":{"name":"nosuch","namespace":"${NS}"},"spec":{"limit":1}}' | kubectl apply -f -`,
+        `kubectl get concurrencygroups -n ${NS}`,
+      ],
+    });
+    assert.deepEqual(r.d.also, [], "the finding is the verdict, not said twice");
+    assert.equal(r.d.next?.blocked, "ConcurrencyGroup nosuch does not exist: it will not run until it does");
+  });
+});
+
+describe("kubectl cron why NAME: runs that never started, queued Jobs", () => {
+  const ranAt = (o: Partial<RecentRun> = {}) =>
+    cronJob({ status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB, ...o })] } });
+  const pull = 'container backup: ImagePullBackOff (Back-off pulling image "registry.example.com/backup:9")';
+
+  it("ended for StartTimeout: the operator ended it; its Pods' words from the Job; the fix for an image", async () => {
+    const message = `its Pods did not start within spec.startTimeoutSeconds (300s): ${pull}`;
+    const ended = job(JOB, SLOT, { state: "failed", start: at(SLOT, 3), end: at(SLOT, 304) });
+    ended.metadata!.annotations = {
+      ...ended.metadata!.annotations,
+      [ENDED_REASON_ANNOTATION]: "StartTimeout",
+      [ENDED_MESSAGE_ANNOTATION]: message,
+    };
+    ended.spec = { ...ended.spec, activeDeadlineSeconds: 301 };
+    ended.status!.conditions = ended.status!.conditions!.map((c) => ({ ...c, reason: "DeadlineExceeded" }));
+    const server = await cluster([
+      ranAt({ outcome: { result: "Failed", reason: "StartTimeout", message, finishedAt: at(SLOT, 304) } }),
+      ended,
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "start-timeout", {
+      verdict: [`ran at ${SLOT_TEXT} but its Pods never started within 300s: ${pull}; the operator ended it`],
+      evidence: [
+        `${ENDED_REASON_ANNOTATION}: StartTimeout; ${ENDED_MESSAGE_ANNOTATION}: ${message}`,
+        `Job ${JOB}: Failed, DeadlineExceeded (the operator lowered its activeDeadlineSeconds to 301 to end it)`,
+      ],
+      fix: ["image name and tag", "raise `spec.startTimeoutSeconds`"],
+    });
+    assert.ok(!r.d.fix.some((x) => /No node fits|No Pod was created/.test(x)), r.text);
+  });
+
+  it("queued by Kueue: queued (suspended by Kueue, since when) instead of running; the fix looks at its Workload", async () => {
+    const queued = job(JOB, SLOT);
+    queued.metadata!.labels = { ...queued.metadata!.labels, [KUEUE_QUEUE_NAME_KEY]: "team-a" };
+    queued.spec = { ...queued.spec, suspend: true };
+    queued.status = {
+      conditions: [
+        { type: "Suspended", status: "True", reason: "JobSuspended", lastTransitionTime: at(SLOT, 2), message: "" },
+      ],
+    } as Job["status"];
+    const server = await cluster([ranAt(), queued]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "job-queued", {
+      verdict: [
+        `ran at ${SLOT_TEXT}: Job ${JOB} is queued (suspended by Kueue (queue team-a), since ${at(SLOT, 2).slice(0, 19)}Z), not running`,
+      ],
+      evidence: [`Job ${JOB}: spec.suspend true, label ${KUEUE_QUEUE_NAME_KEY}=team-a`],
+      fix: [`kubectl get workloads -n ${NS}`, `kubectl get job ${JOB} -n ${NS} -o yaml`],
+    });
+  });
+});
+
 describe("kubectl cron why NAME: the Job and its Pods", () => {
   const created = (o: Record<string, unknown> = {}) =>
     cronJob({ status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB, ...o })] } });
@@ -1358,7 +1577,11 @@ describe("kubectl cron why NAME: the operator and the clocks", () => {
     assert.ok(!r.d.also.some((a) => a.cause === "operator-down" || a.cause === "operator-no-leader"), r.text);
     const list = await run(server, ["why", "-A"]);
     assert.equal(list.code, 2, list.out);
-    assert.match(list.out, /^prod\/backup\toperator-unclear\tcannot tell whether the operator runs/);
+    // The operator's state is every CronJob's: said once, with the CronJobs it affects.
+    assert.match(
+      list.out,
+      /^\(operator\)\toperator-unclear\tcannot tell whether the operator runs: .*: affects 1 CronJob \(prod\/backup\)\n$/,
+    );
   });
 
   it("Helm with another release name and namespace: found through its webhooks' Service, healthy, exit 0", async () => {
@@ -1730,11 +1953,126 @@ describe("kubectl cron why [-A] [-l SEL]: one line per CronJob that needs attent
     );
   });
 
-  it("a healthy verdict with an operator finding is listed by that finding", async () => {
-    const server = await cluster(healthy(), { endpoints: { ...operator().endpoints, subsets: [] } as KubeObject });
+  it("a healthy verdict with an operator finding is listed by that finding, once for all it affects", async () => {
+    const server = await cluster([...healthy(), named("report", { spec: { suspend: true } })], {
+      endpoints: { ...operator().endpoints, subsets: [] } as KubeObject,
+    });
     const r = await run(server, ["why"]);
     assert.equal(r.code, 1);
-    assert.match(r.out, /^backup\toperator-webhook-failing\twebhook validating\/.* has no ready endpoint/);
+    // Two webhooks, two findings, each said once; the suspended one has a line of its own too.
+    const service = `Service ${OPERATOR_NS}/${WEBHOOK_SERVICE}`;
+    assert.deepEqual(r.out.trimEnd().split("\n"), [
+      `(operator)\toperator-webhook-failing\twebhook validating/cronjob-operator-validating-webhook-configuration/vcronjob-v1.kb.io has no ready endpoint (${service}): affects 2 CronJobs (backup, report)`,
+      `(operator)\toperator-webhook-failing\twebhook conversion/cronjobs.${GROUP} has no ready endpoint (${service}): affects 2 CronJobs (backup, report)`,
+      `report\tsuspended\tdid not run at ${SLOT_TEXT}: the CronJob is suspended`,
+    ]);
+    // -o json: every diagnosis, and the shared problems with every CronJob each affects.
+    const json = JSON.parse((await run(server, ["why", "-o", "json"])).out) as {
+      items: Diagnosis[];
+      shared: { cause: string; text: string; cronJobs: string[] }[];
+    };
+    assert.deepEqual(
+      json.items.map((d) => d.cronJob.name),
+      ["backup", "report"],
+    );
+    assert.deepEqual(
+      json.shared.map((p) => [p.cause, p.cronJobs]),
+      [
+        ["operator-webhook-failing", ["backup", "report"]],
+        ["operator-webhook-failing", ["backup", "report"]],
+      ],
+    );
+    assert.equal(`(operator)\t${json.shared[0]!.cause}\t${json.shared[0]!.text}`, r.out.split("\n")[0]);
+  });
+});
+
+describe("kubectl cron why -A and list at 5,000 CronJobs: a problem many share is said once", () => {
+  it("the operator down, its webhooks unserved, a group full and a group missing: one line each, with the count", async () => {
+    const op = operator();
+    const down = structuredClone(op.pod) as KubeObject & { status: Record<string, unknown> };
+    down.status = {
+      phase: "Running",
+      conditions: [{ type: "Ready", status: "False", reason: "ContainersNotReady" }],
+      containerStatuses: [
+        { name: "manager", ready: false, restartCount: 12, state: { waiting: { reason: "CrashLoopBackOff" } } },
+      ],
+    };
+    const lease = structuredClone(op.lease) as KubeObject & { spec: Record<string, unknown> };
+    lease.spec.renewTime = "2026-11-25T10:00:00.000000Z";
+    const endpoints = { ...op.endpoints, subsets: [] } as KubeObject;
+    // No recorded uids: the fake maps each seeded one into every later object (quadratic at 5,000).
+    const at5000 = (name: string, namespace: string, o: Parameters<typeof cronJob>[0] = {}) =>
+      cronJob({ ...o, meta: { name, namespace, uid: undefined } });
+    const objects: KubeObject[] = [concurrencyGroup(GROUP_NAME, 2)];
+    const waiting: string[] = [];
+    for (let i = 0; i < 5000; i++) {
+      const namespace = i < 4000 ? NS : "staging";
+      const name = `cj-${String(i).padStart(4, "0")}`;
+      if (i < 37) {
+        // 37 wait for a place in backups, behind the Jobs of cj-0037 and cj-0038.
+        waiting.push(name);
+        objects.push(
+          at5000(name, namespace, {
+            spec: { concurrencyGroup: GROUP_NAME },
+            status: {
+              lastScheduleTime: PREV_SLOT,
+              recentRuns: [
+                entry(SLOT, "Held", "ConcurrencyGroupFull", { blockedBy: jobNameFor("cj-0037", new Date(A_SLOT)) }),
+              ],
+            },
+          }),
+        );
+      } else if (i < 39) {
+        objects.push(
+          at5000(name, namespace, { spec: { concurrencyGroup: GROUP_NAME }, status: { lastScheduleTime: PREV_SLOT } }),
+          groupJob(name, A_SLOT),
+        );
+      } else if (i >= 40 && i < 45) {
+        objects.push(
+          at5000(name, namespace, {
+            spec: { concurrencyGroup: "nosuch" },
+            status: { lastScheduleTime: PREV_SLOT, recentRuns: [entry(SLOT, "Held", "ConcurrencyGroupNotFound")] },
+          }),
+        );
+      } else if (i >= 50 && i < 53) {
+        objects.push(at5000(name, namespace, { spec: { suspend: true } }));
+      } else {
+        objects.push(at5000(name, namespace, { status: { lastScheduleTime: PREV_SLOT } }));
+      }
+    }
+    const server = await cluster(objects, { pod: down, lease, endpoints });
+    const r = await run(server, ["why", "-A"]);
+    assert.equal(r.code, 1, r.err);
+    const service = `Service ${OPERATOR_NS}/${WEBHOOK_SERVICE}`;
+    const all = "5,000 CronJobs (prod/cj-0000, prod/cj-0001, prod/cj-0002 and 4,997 more)";
+    const suspended = (n: string) => `prod/${n}\tsuspended\tdid not run at ${SLOT_TEXT}: the CronJob is suspended`;
+    assert.deepEqual(r.out.trimEnd().split("\n"), [
+      `(operator)\toperator-down\tthe operator has no ready replica in namespace ${OPERATOR_NS}: affects ${all}`,
+      `(operator)\toperator-webhook-failing\twebhook validating/cronjob-operator-validating-webhook-configuration/vcronjob-v1.kb.io has no ready endpoint (${service}): affects ${all}`,
+      `(operator)\toperator-webhook-failing\twebhook conversion/cronjobs.${GROUP} has no ready endpoint (${service}): affects ${all}`,
+      `(group)\tgroup-not-found\tgroup nosuch (${NS}) does not exist: the runs of 5 CronJobs naming it wait (cj-0040, cj-0041, cj-0042 and 2 more)`,
+      `(group)\tgroup-full\tgroup ${GROUP_NAME} (${NS}) full at 2/2: 37 CronJobs waiting (cj-0000, cj-0001, cj-0002 and 34 more)`,
+      suspended("cj-0050"),
+      suspended("cj-0051"),
+      suspended("cj-0052"),
+    ]);
+    // `list -A`: the table of all 5,000, and the same problems once each on stderr (a suspended one is not affected
+    // by the operator being down); the groups read once, the operator's state a constant number of times.
+    server.requests.length = 0;
+    const listed = await run(server, ["list", "-A"]);
+    assert.equal(listed.code, 0, listed.err);
+    assert.equal(listed.out.trimEnd().split("\n").length, 5001);
+    const some = "4,997 CronJobs (prod/cj-0000, prod/cj-0001, prod/cj-0002 and 4,994 more)";
+    assert.deepEqual(listed.err.trimEnd().split("\n"), [
+      `the operator has no ready replica in namespace ${OPERATOR_NS}: affects ${some}`,
+      `webhook validating/cronjob-operator-validating-webhook-configuration/vcronjob-v1.kb.io has no ready endpoint (${service}): affects ${some}`,
+      `webhook conversion/cronjobs.${GROUP} has no ready endpoint (${service}): affects ${some}`,
+      `group nosuch (${NS}) does not exist: the runs of 5 CronJobs naming it wait (cj-0040, cj-0041, cj-0042 and 2 more)`,
+      `group ${GROUP_NAME} (${NS}) full at 2/2: 37 CronJobs waiting (cj-0000, cj-0001, cj-0002 and 34 more)`,
+    ]);
+    const reads = server.requests.filter((q) => q.method === "GET" && !q.path.endsWith("/cronjobs"));
+    assert.ok(reads.length < 20, `the operator's and the groups' state in a few reads: ${reads.map((q) => q.path)}`);
+    assert.match(listed.out.split("\n")[0]!, /SUSPEND +GROUP +ACTIVE/);
   });
 });
 
@@ -1981,6 +2319,138 @@ describe("diagnose(): causes where the live layer adds nothing", () => {
       evidence: [`behind Job ${blocker}`, `Job ${blocker}: started 2026-11-25T01:59:31Z`],
       fix: [`kubectl delete job ${blocker} -n ${NS}`],
     });
+  });
+
+  /** The group as the plugin reads it: `running` its Jobs holding places. */
+  const groupFacts = (o: Partial<GroupFacts> = {}): GroupFacts => ({
+    namespace: NS,
+    name: GROUP_NAME,
+    exists: true,
+    limit: 2,
+    running: [],
+    waiting: [],
+    members: [NAME, "db-a", "db-b"],
+    ...o,
+  });
+
+  it("missed while waiting for a place in its group (Missed, blockedBy a Job of another CronJob): group-full", () => {
+    const a = groupJob("db-a", A_SLOT);
+    const b = groupJob("db-b", B_SLOT);
+    const cj = cronJob({
+      spec: { startingDeadlineSeconds: 300, concurrencyGroup: GROUP_NAME },
+      status: {
+        lastScheduleTime: PREV_SLOT,
+        recentRuns: [
+          entry(SLOT, "Missed", "StartingDeadlineExceeded", { blockedBy: a.metadata!.name!, decidedAt: at(SLOT, 301) }),
+        ],
+      },
+    });
+    const r = ask(facts(cj, { group: groupFacts({ running: [a, b] }) }));
+    expectCause(r, "group-full", {
+      verdict: [
+        `did not run at ${SLOT_TEXT}: it waited for a place in group ${GROUP_NAME} (now at 2/2) until startingDeadlineSeconds (300) passed`,
+      ],
+      evidence: ["Missed (StartingDeadlineExceeded)", `behind Job ${a.metadata!.name}`, "limit 2; 2 Jobs"],
+      fix: ["raise `startingDeadlineSeconds`", `kubectl cron why db-a -n ${NS}`],
+    });
+    assert.ok(!r.d.fix.some((x) => x.startsWith("Wait:")), "a missed slot waits no more");
+    // Its own Job under Forbid held it, not the group: forbid-held, as without a group.
+    const own = hungJob("backup-m1f2e3d4");
+    own.metadata!.labels = { [CONCURRENCY_GROUP_LABEL]: GROUP_NAME };
+    const forbid = cronJob({
+      spec: { startingDeadlineSeconds: 300, concurrencyGroup: GROUP_NAME },
+      status: {
+        recentRuns: [entry(SLOT, "Missed", "StartingDeadlineExceeded", { blockedBy: "backup-m1f2e3d4" })],
+      },
+    });
+    const held = ask(facts(forbid, { jobs: [own], group: groupFacts({ running: [own] }) }));
+    assert.equal(held.d.cause, "forbid-held", held.d.verdict);
+  });
+
+  it("a group named that does not exist is said besides a slot that ran (the condition Degraded with it)", () => {
+    const cj = cronJob({
+      spec: { concurrencyGroup: "nosuch" },
+      status: {
+        recentRuns: [
+          entry(SLOT, "Created", "Scheduled", { job: JOB, outcome: { result: "Complete", finishedAt: at(SLOT, 14) } }),
+        ],
+        conditions: [{ type: "Degraded", status: "True", reason: "ConcurrencyGroupNotFound", message: "names nosuch" }],
+      },
+    });
+    const d = diagnose(facts(cj, { group: groupFacts({ name: "nosuch", exists: false, limit: undefined }) }));
+    note(d);
+    assert.equal(d.status, "healthy", d.verdict);
+    assert.deepEqual(
+      d.also.map((a) => a.cause),
+      ["group-not-found"],
+    );
+    assert.equal(
+      d.also[0]!.summary,
+      `spec.concurrencyGroup names nosuch, which is not a ConcurrencyGroup of namespace ${NS}: its runs wait until it exists`,
+    );
+    assert.ok(d.also[0]!.evidence.includes("condition Degraded=True ConcurrencyGroupNotFound: names nosuch"));
+    assert.equal(d.exitCode, 1);
+    assert.equal(d.next?.blocked, "ConcurrencyGroup nosuch does not exist: it will not run until it does");
+  });
+
+  it("ended for StartTimeout, its Job gone: the record's outcome; the fix for Pods no node fits", () => {
+    const why = "Unschedulable: 0/3 nodes are available: 3 Insufficient memory.";
+    const cj = cronJob({
+      spec: { startTimeoutSeconds: 600 },
+      status: {
+        recentRuns: [
+          entry(SLOT, "Created", "Scheduled", {
+            job: JOB,
+            outcome: {
+              result: "Failed",
+              reason: "StartTimeout",
+              message: `its Pods did not start within spec.startTimeoutSeconds (120s): ${why}`,
+              finishedAt: at(SLOT, 125),
+            },
+          }),
+        ],
+      },
+    });
+    const r = ask(facts(cj));
+    expectCause(r, "start-timeout", {
+      verdict: [`ran at ${SLOT_TEXT} but its Pods never started within 120s: ${why}; the operator ended it`],
+      evidence: [`Job ${JOB} is gone (history cleanup)`],
+      fix: ["No node fits its Pods", "raise `spec.startTimeoutSeconds`"],
+    });
+    assert.ok(!r.d.fix.some((x) => /image could not be pulled/.test(x)));
+    // A message in other words: said whole, the limit from the spec.
+    const other = cronJob({
+      spec: { startTimeoutSeconds: 600 },
+      status: {
+        recentRuns: [
+          entry(SLOT, "Created", "Scheduled", {
+            job: JOB,
+            outcome: { result: "Failed", reason: "StartTimeout", message: "no Pod was created (a quota)" },
+          }),
+        ],
+      },
+    });
+    const r2 = ask(facts(other));
+    assert.equal(
+      r2.d.verdict,
+      `ran at ${SLOT_TEXT} but its Pods never started within 600s: no Pod was created (a quota); the operator ended it`,
+    );
+    assert.ok(r2.d.fix.some((x) => x.includes(`kubectl describe job ${JOB} -n ${NS}`)));
+  });
+
+  it("queued by another controller (spec.managedBy): no Kueue fix; not pods-not-created however long it waits", () => {
+    const queued = job(JOB, SLOT, { spec: { suspend: true, managedBy: "example.com/batch-admission" } });
+    const r = ask(
+      facts(cronJob({ status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB })] } }), {
+        jobs: [queued],
+      }),
+    );
+    expectCause(r, "job-queued", {
+      verdict: [`Job ${JOB} is queued (suspended by example.com/batch-admission, since ${at(SLOT, 2).slice(0, 19)}Z)`],
+      evidence: ["spec.managedBy example.com/batch-admission"],
+      fix: [`kubectl get job ${JOB} -n ${NS} -o yaml`],
+    });
+    assert.ok(!r.d.fix.some((x) => x.includes("workloads")));
   });
 
   it("missed past the deadline while the operator restarted (its Pod started after the slot)", () => {

@@ -22,6 +22,7 @@ const ALERTS = [
   "CronJobStoppedAfterFailures",
   "CronJobNotRunOnTime",
   "CronJobBlockedByRunningJob",
+  "CronJobConcurrencyGroupWaiting",
   "CronJobOperatorDown",
   "CronJobOperatorReconcileErrors",
   "CronJobCreationSkewSLO",

@@ -1,10 +1,13 @@
-// Held: concurrencyPolicy Forbid kept the slot behind a running Job (forbid-held).
-import { classifyJob, type RecentRun } from "../../../api/v1/index.ts";
+// Held: concurrencyPolicy Forbid kept the slot behind a running Job (forbid-held), or its concurrency group held it
+// (group.ts).
+import { classifyJob, HELD_BY_GROUP_REASONS, queuedBy, type RecentRun } from "../../../api/v1/index.ts";
+import { groupHeldVerdict, placeText } from "./group.ts";
 import { jobSpec, keptAlive } from "./jobs.ts";
 import { found, type SlotContext, type Verdict } from "./verdict.ts";
 
-/** A Held entry: concurrencyPolicy Forbid kept the slot behind a Job that was still running. */
+/** A Held entry: concurrencyPolicy Forbid kept the slot behind a Job that was still running, or its group held it. */
 export function heldVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdict {
+  if ((HELD_BY_GROUP_REASONS as readonly string[]).includes(e.reason)) return groupHeldVerdict(c, e, evidence);
   const { slotText: when, f } = c;
   const blocker = e.blockedBy ? c.jobNamed(e.blockedBy) : undefined;
   if (!blocker || classifyJob(blocker) !== "active") {
@@ -22,6 +25,8 @@ export function heldVerdict(c: SlotContext, e: RecentRun, evidence: string[]): V
     );
   }
   const alive = keptAlive(blocker, c.podsOf(e.blockedBy!), f.now);
+  // A queued Job holds its place without running: say so.
+  if (queuedBy(blocker)) alive.evidence.unshift(`Job ${placeText(blocker, f.now)}`);
   return found(
     "forbid-held",
     {

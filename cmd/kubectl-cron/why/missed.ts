@@ -2,6 +2,7 @@
 // its usual lag lost it (deadline-shorter-than-lag); why it was late (a leader change, a restart).
 import { type CronJob, type RecentRun, RecordDecision, RecordTrigger } from "../../../api/v1/index.ts";
 import { humanDuration, iso } from "../history.ts";
+import { groupContext, groupMissedVerdict } from "./group.ts";
 import { heldPastDeadlineVerdict } from "./held.ts";
 import { found, plural, SECOND, secondsBetween, type SlotContext, stamp, type Verdict } from "./verdict.ts";
 
@@ -57,11 +58,19 @@ export function observedLags(cronJob: CronJob): number[] {
     .map((e) => secondsBetween(new Date(e.scheduledTime!), new Date(e.decidedAt)));
 }
 
-/** A Missed entry: the operator reached the slot after startingDeadlineSeconds (behind a Job: held.ts). */
+/**
+ * A Missed entry: the operator reached the slot after startingDeadlineSeconds (behind a Job: held.ts; waiting in its
+ * group: group.ts).
+ */
 export function missedVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdict {
   const { cronJob, slotText: when } = c;
   const deadline = cronJob.spec?.startingDeadlineSeconds;
+  const byGroup = groupMissedVerdict(c, e, evidence);
+  if (byGroup) return byGroup;
   if (e.blockedBy) return heldPastDeadlineVerdict(c, e.blockedBy, evidence);
+  // A run of a group may have waited for a place until its deadline (the record keeps no reason for it): the group's
+  // state goes with the verdict.
+  const shown = [...evidence, ...groupContext(c.f)];
   const decided = new Date(e.decidedAt);
   const why = lateness(c, decided);
   const late = secondsBetween(c.slot, decided);
@@ -75,7 +84,7 @@ export function missedVerdict(c: SlotContext, e: RecentRun, evidence: string[]):
     return found(
       "deadline-shorter-than-lag",
       { when, deadline: String(deadline), late: String(late), ...(lags.length ? { lags: lags.join(", ") } : {}) },
-      [...evidence, ...why.evidence],
+      [...shown, ...why.evidence],
     );
   }
   return found(
@@ -90,6 +99,6 @@ export function missedVerdict(c: SlotContext, e: RecentRun, evidence: string[]):
       namespace: c.namespace,
       slot: iso(c.slot),
     },
-    [...evidence, ...why.evidence],
+    [...shown, ...why.evidence],
   );
 }

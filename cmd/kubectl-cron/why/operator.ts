@@ -116,11 +116,14 @@ export function operatorTrace(op: OperatorFacts, now: Date): string[] {
   ];
 }
 
+/** What the operator's findings read: its facts and the clocks, the same for every CronJob. */
+export type OperatorView = Pick<WhyFacts, "operator" | "now" | "localNow" | "serverClock">;
+
 /**
  * Whether the operator runs, from what it shows wherever it runs: its Pods and Deployment, its Lease, the record.
  * Down only when a sign says so and none says otherwise; unclear (exit 2) when they disagree.
  */
-function livenessFindings(f: WhyFacts): Found[] {
+function livenessFindings(f: OperatorView): Found[] {
   const op = f.operator;
   const pods = podsSign(op);
   const lease = leaseSign(op, f.now);
@@ -174,7 +177,7 @@ function livenessFindings(f: WhyFacts): Found[] {
 }
 
 /** What is wrong with the operator itself now (whether it runs, its webhooks, the clocks). */
-export function operatorFindings(f: WhyFacts): Found[] {
+export function operatorFindings(f: OperatorView): Found[] {
   const out: Found[] = livenessFindings(f);
   const op = f.operator;
   const lease = op.lease;

@@ -1,11 +1,22 @@
-// The verdict on a slot a Job ran (found live, or only in the record): healthy, job-failed, or what keeps its Pods
-// from working.
-import { classifyJob, finishedAt, type Job, OutcomeResult, type RecentRun } from "../../../api/v1/index.ts";
+// The verdict on a slot a Job ran (found live, or only in the record): healthy, job-failed, ended by the operator
+// because its Pods never started (start-timeout), queued (job-queued), or what keeps its Pods from working.
+import {
+  classifyJob,
+  ENDED_MESSAGE_ANNOTATION,
+  ENDED_REASON_ANNOTATION,
+  EndedReason,
+  finishedAt,
+  type Job,
+  KUEUE_QUEUE_NAME_KEY,
+  OutcomeResult,
+  queuedBy,
+  type RecentRun,
+} from "../../../api/v1/index.ts";
 import { NO_CAUSE } from "../causes.ts";
 import { humanDuration } from "../history.ts";
 import { failureEvidence, keptAlive, podTrouble } from "./jobs.ts";
 import { entryLine } from "./record.ts";
-import { found, secondsBetween, type SlotContext, type Verdict } from "./verdict.ts";
+import { found, secondsBetween, type SlotContext, stamp, type Verdict } from "./verdict.ts";
 
 /** A run younger than this may not show its trouble yet (a Pod's image pull fails seconds after it starts). */
 const JUST_STARTED_MS = 30_000;
@@ -29,6 +40,12 @@ export function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry
           ? { took: humanDuration(secondsBetween(new Date(created), new Date(o.finishedAt))) }
           : {};
       return { status: "healthy", verdict: NO_CAUSE.completed({ ...ran, ...took }), evidence, fix: [] };
+    }
+    if (o?.result === OutcomeResult.Failed && o.reason === EndedReason.StartTimeout) {
+      return startTimeout(c, name, o.message, [
+        ...evidence,
+        `Job ${name} is gone (history cleanup): the record's outcome says why it ended`,
+      ]);
     }
     if (o?.result === OutcomeResult.Failed) {
       return found(
@@ -68,6 +85,18 @@ export function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry
       fix: [],
     };
   }
+  const annotations = job.metadata?.annotations ?? {};
+  if (annotations[ENDED_REASON_ANNOTATION] === EndedReason.StartTimeout) {
+    const failed = job.status?.conditions?.find((x) => x.type === "Failed" && x.status === "True");
+    const deadline = (job.spec as { activeDeadlineSeconds?: number } | undefined)?.activeDeadlineSeconds;
+    return startTimeout(c, name, annotations[ENDED_MESSAGE_ANNOTATION], [
+      ...evidence,
+      `Job ${name}: ${ENDED_REASON_ANNOTATION}: ${EndedReason.StartTimeout}; ${ENDED_MESSAGE_ANNOTATION}: ${annotations[ENDED_MESSAGE_ANNOTATION] ?? "(none)"}`,
+      failed
+        ? `Job ${name}: Failed, ${failed.reason ?? "?"} (the operator lowered its activeDeadlineSeconds to ${deadline ?? "?"} to end it)`
+        : `Job ${name}: ending: the Job controller fails it at its lowered activeDeadlineSeconds (${deadline ?? "?"})`,
+    ]);
+  }
   if (kind === "failed") {
     const why = failureEvidence(job, pods);
     return found(
@@ -81,6 +110,32 @@ export function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry
         deadlineExceeded: why.reason.startsWith("DeadlineExceeded"),
       },
       [...evidence, ...why.evidence],
+    );
+  }
+  // A queued Job has no Pods until whoever suspended it lets it start: not stuck, waiting.
+  const queued = queuedBy(job);
+  if (queued) {
+    const spec = (job.spec ?? {}) as { suspend?: boolean; managedBy?: string };
+    const queue = job.metadata?.labels?.[KUEUE_QUEUE_NAME_KEY];
+    const held = [
+      `spec.suspend ${spec.suspend ?? "(unset)"}`,
+      ...(queue !== undefined ? [`label ${KUEUE_QUEUE_NAME_KEY}=${queue}`] : []),
+      ...(spec.managedBy ? [`spec.managedBy ${spec.managedBy}`] : []),
+    ];
+    return found(
+      "job-queued",
+      {
+        when,
+        job: name,
+        queuedBy: queued.by,
+        ...(queued.since ? { since: stamp(queued.since) } : {}),
+        namespace: c.namespace,
+        kueue: queue !== undefined,
+      },
+      [
+        ...evidence,
+        `Job ${name}: ${held.join(", ")}; the operator counts it as running (concurrencyPolicy, its group's places) and never unsuspends it`,
+      ],
     );
   }
   const trouble = podTrouble(job, pods, f.events, f.now, when);
@@ -115,4 +170,30 @@ export function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry
     evidence: [...evidence, ...alive.evidence],
     fix: [],
   };
+}
+
+/** What the operator's StartTimeout message says: its Pods' words after the limit (the whole message otherwise). */
+const ENDED_WORDS = /within spec\.startTimeoutSeconds \((\d+)s\): ([\s\S]*)$/;
+const PULL_WORDS = /ErrImagePull|ImagePullBackOff|InvalidImageName|ErrImageNeverPull/;
+const UNSCHEDULABLE_WORDS = /Unschedulable|nodes are available|Insufficient |didn't match|untolerated taint/;
+
+/** A run the operator ended because its Pods did not start within spec.startTimeoutSeconds (start-timeout). */
+function startTimeout(c: SlotContext, job: string, message: string | undefined, evidence: string[]): Verdict {
+  const m = ENDED_WORDS.exec(message ?? "");
+  const pods = m ? m[2]! : message;
+  const timeout = `${m?.[1] ?? String(c.cronJob.spec?.startTimeoutSeconds ?? "?")}s`;
+  return found(
+    "start-timeout",
+    {
+      when: c.slotText,
+      timeout,
+      ...(pods ? { message: pods } : {}),
+      namespace: c.namespace,
+      job,
+      imagePull: PULL_WORDS.test(pods ?? ""),
+      unschedulable: UNSCHEDULABLE_WORDS.test(pods ?? ""),
+      noPod: /no Pod was created/.test(pods ?? ""),
+    },
+    evidence,
+  );
 }

@@ -1,8 +1,10 @@
 // What needs attention besides the verdict: what keeps the next slot from running, and the risks the record shows
-// (a deadline close to the operator's lag, a run-now request waiting).
+// (a deadline close to the operator's lag, a run-now request waiting) or its group does (a group that does not
+// exist).
 import { classifyJob, manualJobName, runNowRequestOf } from "../../../api/v1/index.ts";
 import type { CauseId } from "../causes.ts";
 import type { WhyFacts } from "../whyfacts.ts";
+import { groupBlocker } from "./group.ts";
 import { observedLags } from "./missed.ts";
 import { fact, type Finding, finding, type Found } from "./verdict.ts";
 
@@ -20,7 +22,7 @@ export function nextBlocker(f: WhyFacts, operator: Found[]): string | undefined 
   }
   const down = operator.find((x) => x.cause === "operator-down" || x.cause === "operator-no-leader");
   if (down) return `${finding(down).summary}: nothing runs until it is back`;
-  return undefined;
+  return groupBlocker(f);
 }
 
 /** Risks the record shows even when the slot ran. */
@@ -40,6 +42,18 @@ export function risks(f: WhyFacts, verdictCause: CauseId | undefined): Finding[]
       finding(
         fact("deadline-shorter-than-lag", { deadline: String(deadline), worstLag: String(worst) }, [
           `lags in status.recentRuns: ${lags.join(", ")} s`,
+        ]),
+      ),
+    );
+  }
+  const group = f.group;
+  if (group?.exists === false && verdictCause !== "group-not-found") {
+    const degraded = cj.status?.conditions?.find((x) => x.type === "Degraded" && x.status === "True");
+    out.push(
+      finding(
+        fact("group-not-found", { group: group.name, namespace: group.namespace, pastDeadline: false }, [
+          `spec.concurrencyGroup: ${group.name}; no ConcurrencyGroup ${group.name} in namespace ${group.namespace}`,
+          ...(degraded ? [`condition Degraded=True ${degraded.reason ?? "?"}: ${degraded.message ?? ""}`] : []),
         ]),
       ),
     );
