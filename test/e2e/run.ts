@@ -18,6 +18,7 @@ import { collectSuites, startCluster, stopCluster } from "./suite.ts";
 export const DISRUPTIONS = [
   "ha: the leader and the standby SIGKILLed, a rollout restart",
   "api-v2: the union's slots across the leader's death",
+  "fleets: the leader SIGKILLed under a concurrency group",
   "policies: the leader killed in a backfill",
   "e2e: the leader's Pod deleted",
   "why: the operator scaled to 0",

@@ -4,9 +4,11 @@
 // between a Job's create and the status write that books it (the write is lost). The reconciler is driven as the
 // manager drives it: each CronJob by its own requeue times, by its Jobs' events (the owner), and by the group's
 // wake-ups (GroupBooks.jobEvents: the group's waiting runs when one of its Jobs ends), on a fake clock against the
-// in-memory FakeClient. What must hold:
+// in-memory FakeClient. Backfill requests take the group's places too. What must hold:
 //   1. After every reconcile, at most `limit` Jobs of the group run (the store's, not a cache's).
-//   2. No slot's Job is created twice (by name), across restarts and lost status writes.
+//   2. No slot's Job is created twice (by name), across restarts and lost status writes; the one exception is a
+//      backfill request filling a slot whose run Replace cancelled (its Job deleted by the next slot) before the
+//      backfill reached it (docs/missed-runs-and-backfill.md).
 //   3. No starvation: once the actions stop and every Job is short, every CronJob runs a slot of its schedule again
 //      (its newest due slot before the horizon's last hour has its Job, or a later one does).
 //   4. Every Held entry the group decided names the group, and a held run starts only when the group has room.
@@ -16,6 +18,9 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import {
   API_VERSION,
+  BACKFILL_ANNOTATION,
+  BACKFILL_REQUEST_ANNOTATION,
+  backfillAnnotationValue,
   classifyJob,
   ConcurrencyGroupResource,
   CONCURRENCY_GROUP_LABEL,
@@ -53,6 +58,8 @@ interface Case {
   /** Restarts: minutes after start, and whether the status write before it is lost. */
   restarts: { at: number; lost: boolean }[];
   runNows: { at: number; member: number }[];
+  /** Backfill requests: when, of which member, a range of `span` minutes ending `back` minutes before, parallelism. */
+  backfills: { at: number; member: number; back: number; span: number; parallelism: number }[];
   /** Per pass (cycled): the cache has not seen the Jobs this process created in the last 2 s (a lagging watch). */
   lag: boolean[];
   start: string;
@@ -76,6 +83,16 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
     fc.record({ at: fc.integer({ min: 1, max: LAST_ACTION / MIN }), member: fc.integer({ min: 0, max: 3 }) }),
     { maxLength: 4 },
   ),
+  backfills: fc.array(
+    fc.record({
+      at: fc.integer({ min: 1, max: LAST_ACTION / MIN }),
+      member: fc.integer({ min: 0, max: 3 }),
+      back: fc.integer({ min: 0, max: 120 }),
+      span: fc.integer({ min: 10, max: 90 }),
+      parallelism: fc.integer({ min: 1, max: 3 }),
+    }),
+    { maxLength: 2 },
+  ),
   lag: fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
   start: fc.constantFrom("2026-06-10T00:03:00Z", "2026-03-29T00:41:00Z"),
 });
@@ -83,6 +100,8 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
 interface Outcome {
   violation?: string;
   created: Map<string, number>;
+  /** Jobs deleted by Replace while they ran, then created again by a backfill request: allowed (assertion 2). */
+  refilled: Set<string>;
   /** Per member: the newest slot it ran. */
   lastRun: Map<string, number>;
 }
@@ -118,7 +137,9 @@ async function simulate(c: Case): Promise<Outcome> {
       },
     } as CronJob);
   }
-  const out: Outcome = { created: new Map(), lastRun: new Map() };
+  const out: Outcome = { created: new Map(), refilled: new Set(), lastRun: new Map() };
+  /** Jobs Replace deleted while they ran. */
+  const cancelled = new Set<string>();
   const now = () => clock.now().getTime();
   const ends: { at: number; name: string }[] = [];
   let loseNextStatusWrite = false;
@@ -153,6 +174,8 @@ async function simulate(c: Case): Promise<Outcome> {
           const created = await target.create(kind, obj);
           if (kind.kind === Kinds.Job.kind) {
             const name = created.metadata!.name!;
+            if (cancelled.has(name) && created.metadata?.annotations?.[BACKFILL_REQUEST_ANNOTATION])
+              out.refilled.add(name);
             made.set(name, { at: now(), by: process });
             out.created.set(name, (out.created.get(name) ?? 0) + 1);
             const length = c.lengths[creates++ % c.lengths.length]! * MIN;
@@ -162,6 +185,15 @@ async function simulate(c: Case): Promise<Outcome> {
             await target.updateStatus(Kinds.Job, job as KubeObject);
           }
           return created;
+        };
+      }
+      if (prop === "delete") {
+        return async (kind: ResourceKind, ns: string, name: string, o?: object) => {
+          if (kind.kind === Kinds.Job.kind) {
+            const job = await target.get<Job>(kind, ns, name).catch(() => undefined);
+            if (job && classifyJob(job) === "active") cancelled.add(name);
+          }
+          return target.delete(kind, ns, name, o);
         };
       }
       if (prop === "updateStatus") {
@@ -186,6 +218,7 @@ async function simulate(c: Case): Promise<Outcome> {
   const due = new Map<string, number>(names.map((n) => [n, now()]));
   const restarts = [...c.restarts].sort((a, b) => a.at - b.at);
   const runNows = [...c.runNows].sort((a, b) => a.at - b.at);
+  const backfills = [...c.backfills].sort((a, b) => a.at - b.at);
   const t0 = now();
   const running = async () =>
     (await fake.list<Job>(Kinds.Job, { namespace: NS })).items.filter(
@@ -198,7 +231,8 @@ async function simulate(c: Case): Promise<Outcome> {
     const nextEnd = ends.length ? Math.min(...ends.map((e) => e.at)) : Infinity;
     const nextRestart = restarts.length ? t0 + restarts[0]!.at * MIN : Infinity;
     const nextRunNow = runNows.length ? t0 + runNows[0]!.at * MIN : Infinity;
-    const t = Math.min(nextPass, nextEnd, nextRestart, nextRunNow);
+    const nextBackfill = backfills.length ? t0 + backfills[0]!.at * MIN : Infinity;
+    const t = Math.min(nextPass, nextEnd, nextRestart, nextRunNow, nextBackfill);
     if (t > t0 + HORIZON) break;
     clock.set(new Date(Math.max(t, now())));
     if (t === nextEnd) {
@@ -227,6 +261,22 @@ async function simulate(c: Case): Promise<Outcome> {
       const name = names[r.member % names.length]!;
       const cj = await fake.get<CronJob>(CronJobResource, NS, name);
       cj.metadata.annotations = { ...cj.metadata.annotations, [RUN_NOW_ANNOTATION]: `req-${r.at}` };
+      await fake.update(CronJobResource, cj as KubeObject);
+      due.set(name, now());
+      continue;
+    }
+    if (t === nextBackfill) {
+      const b = backfills.shift()!;
+      const name = names[b.member % names.length]!;
+      const to = t - b.back * MIN;
+      const value = backfillAnnotationValue({
+        id: `bf-${b.at}`,
+        from: new Date(to - b.span * MIN),
+        to: new Date(to),
+        parallelism: b.parallelism,
+      });
+      const cj = await fake.get<CronJob>(CronJobResource, NS, name);
+      cj.metadata.annotations = { ...cj.metadata.annotations, [BACKFILL_ANNOTATION]: value };
       await fake.update(CronJobResource, cj as KubeObject);
       due.set(name, now());
       continue;
@@ -273,7 +323,9 @@ describe("a concurrency group under interleaved triggers, restarts and lost stat
       fc.asyncProperty(caseArb, async (c) => {
         const out = await simulate(c);
         assert.equal(out.violation, undefined);
-        for (const [name, count] of out.created) assert.equal(count, 1, `${name} created ${count} times`);
+        for (const [name, count] of out.created) {
+          assert.equal(count, out.refilled.has(name) ? 2 : 1, `${name} created ${count} times`);
+        }
         // Liveness: the last two hours are quiet (Jobs of a minute): every member ran within the last hour.
         const end = Date.parse(c.start) + HORIZON;
         for (let i = 0; i < c.members.length; i++) {
