@@ -260,14 +260,17 @@ export class CronJobReconciler implements Reconciler {
 
     // A run whose Pods did not start within spec.startTimeoutSeconds is ended (starts.ts): it no longer holds Forbid
     // or its group's place once the Job controller fails it.
-    const starts = await endUnstarted(
-      this.client,
-      seen.jobs.filter((j) => classifyJob(j) === "active"),
-      cronJob.spec.startTimeoutSeconds,
-      cronJob.spec.startTimeoutSeconds ? (remembered.started ??= new Set()) : new Set(),
-      clockNow.getTime(),
-      ctx,
-    );
+    const limit = cronJob.spec.startTimeoutSeconds;
+    const starts = limit
+      ? await endUnstarted(
+          this.client,
+          seen.jobs.filter((j) => classifyJob(j) === "active"),
+          limit,
+          (remembered.started ??= new Set()),
+          clockNow.getTime(),
+          ctx,
+        )
+      : { events: [] };
     seen.events.push(...starts.events);
 
     // 5. Stop after repeated failures (spec.stopAfterConsecutiveFailures), or resume.
