@@ -228,11 +228,14 @@ export async function history(ctx: Context, args: Args): Promise<Output> {
  * the problems they share (the operator's, their groups'), with how many they affect.
  */
 export async function list(ctx: Context, args: Args): Promise<Output> {
-  const items = await listAll<CronJob>(ctx.client, CronJobResource, {
+  const listed = listAll<CronJob>(ctx.client, CronJobResource, {
     ...(args.allNamespaces ? {} : { namespace: ctx.namespace }),
     ...(args.selector ? { labelSelector: args.selector } : {}),
   });
-  const shared = items.length ? await sharedProblems(ctx, items, args.allNamespaces ? undefined : ctx.namespace) : [];
+  const sharing = sharedProblems(ctx, listed, args.allNamespaces ? undefined : ctx.namespace);
+  // The list's own error first (a shared problem's reads never throw: what cannot be read is skipped).
+  const items = await listed;
+  const shared = await sharing;
   items.sort(
     (a, b) =>
       (a.metadata.namespace ?? "").localeCompare(b.metadata.namespace ?? "") ||

@@ -12,15 +12,18 @@ import { byNamespace, type Member } from "./groups.ts";
 import { Fleet, type SharedProblem } from "./why/fleet.ts";
 import { gatherOperator, readClocks } from "./whyfacts.ts";
 
-/** The problems `items` (listed in `namespace`, or every namespace) share, once each. */
+/** The problems the CronJobs `listed` (in `namespace`, or every namespace) share, once each. */
 export async function sharedProblems(
   ctx: Context,
-  items: readonly CronJob[],
+  listed: Promise<readonly CronJob[]>,
   namespace: string | undefined,
 ): Promise<SharedProblem[]> {
   const unreadable: string[] = [];
+  // The operator's reads go beside the CronJobs' list (they need it only at their end): `list` waits for the longer.
   const clocks = await readClocks(ctx.client, unreadable, ctx.now);
-  const operator = await gatherOperator(ctx.client, clocks.attempt, { cronJobs: items });
+  const operator = await gatherOperator(ctx.client, clocks.attempt, { cronJobs: listed });
+  const items = await listed;
+  if (!items.length) return [];
   const fleet = new Fleet(namespace === undefined);
   // The operator runs none of them while it is down; a suspended one it would not run anyway.
   const scheduled = items

@@ -340,7 +340,12 @@ function newestDecision(cronJobs: readonly CronJob[]): OperatorFacts["newestDeci
 export async function gatherOperator(
   client: Reader,
   attempt: Attempt,
-  o: { operatorNamespace?: string | undefined; leaseName?: string | undefined; cronJobs?: readonly CronJob[] } = {},
+  o: {
+    operatorNamespace?: string | undefined;
+    leaseName?: string | undefined;
+    /** The CronJobs read (the record's newest decision); a promise: their list may still be on its way. */
+    cronJobs?: readonly CronJob[] | Promise<readonly CronJob[]>;
+  } = {},
 ): Promise<OperatorFacts> {
   const webhooks: (WebhookFacts & { service?: { namespace: string; name: string } })[] = [];
   for (const [kind, rk] of [
@@ -465,7 +470,7 @@ export async function gatherOperator(
         : {}),
     };
   });
-  const newest = newestDecision(o.cronJobs ?? []);
+  const newest = newestDecision((await o.cronJobs) ?? []);
   return {
     namespace,
     foundBy,
