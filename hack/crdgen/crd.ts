@@ -226,11 +226,18 @@ export function dropDescriptionsBelow(schema: JSONSchema, path: readonly string[
 
 /** One version's schema: structural, the root metadata as the apiserver allows, the Pod template undocumented. */
 function versionSchema(schema: z.ZodType, opts: CrdOptions): JSONSchema {
+  return structuralSchema(schema, opts, (out) => {
+    if (opts.descriptions !== false && !opts.templateDescriptions)
+      dropDescriptionsBelow(out, UNDOCUMENTED_TEMPLATE, TEMPLATE_NOTE);
+  });
+}
+
+/** A kind's schema as a CRD holds it: the root metadata as the apiserver allows, `adjust`ed, checked structural. */
+function structuralSchema(schema: z.ZodType, opts: CrdOptions, adjust?: (out: JSONSchema) => void): JSONSchema {
   const out = openAPIV3Schema(schema, opts);
   const props = out.properties as Record<string, JSONSchema>;
   props.metadata = rootMetadataSchema(props.metadata);
-  if (opts.descriptions !== false && !opts.templateDescriptions)
-    dropDescriptionsBelow(out, UNDOCUMENTED_TEMPLATE, TEMPLATE_NOTE);
+  adjust?.(out);
   const violations = structuralViolations(out);
   if (violations.length > 0) throw new Error(`generated schema is not structural:\n  ${violations.join("\n  ")}`);
   return out;
@@ -280,11 +287,7 @@ export function cronJobCRD(opts: CrdOptions): Record<string, unknown> {
 
 /** The ConcurrencyGroup CRD: one version (v1), no conversion, no status (api/v1/concurrencygroup_types.ts says why). */
 export function concurrencyGroupCRD(opts: CrdOptions): Record<string, unknown> {
-  const schema = openAPIV3Schema(api.ConcurrencyGroupSchema, opts);
-  const props = schema.properties as Record<string, JSONSchema>;
-  props.metadata = rootMetadataSchema(props.metadata);
-  const violations = structuralViolations(schema);
-  if (violations.length > 0) throw new Error(`generated schema is not structural:\n  ${violations.join("\n  ")}`);
+  const schema = structuralSchema(api.ConcurrencyGroupSchema, opts);
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
