@@ -41,6 +41,19 @@ interface PodContainerStatus {
   state?: { waiting?: { reason?: string; message?: string }; running?: object; terminated?: object };
 }
 
+/**
+ * A Job's Pods, by the label the Job controller puts on them: `batch.kubernetes.io/controller-uid` from Kubernetes
+ * 1.27, `controller-uid` before (and beside it since): the second is read only when the first finds none.
+ */
+async function podsOf(client: ObjectClient, namespace: string | undefined, uid: string): Promise<PodView[]> {
+  for (const label of ["batch.kubernetes.io/controller-uid", "controller-uid"]) {
+    const pods = (await client.list<PodView & KubeObject>(Kinds.Pod, { namespace, labelSelector: `${label}=${uid}` }))
+      .items;
+    if (pods.length) return pods;
+  }
+  return [];
+}
+
 /** A Job whose spec.managedBy names a controller other than the built-in Job controller. */
 function managedElsewhere(job: Readonly<Job>): boolean {
   const by = job.spec?.managedBy;
@@ -134,9 +147,7 @@ export async function endUnstarted(
       continue;
     }
     try {
-      const pods = (
-        await client.list<PodView & KubeObject>(Kinds.Pod, { namespace: ns, labelSelector: `controller-uid=${uid}` })
-      ).items;
+      const pods = await podsOf(client, ns, uid);
       if (pods.some(podStarted)) {
         started.add(uid);
         continue;
