@@ -239,14 +239,33 @@ e2eDescribe(
         undefined,
         POLL_MS,
       );
+      // The operator's part: the replaced Job deleted, and its Pod with it (Background propagation: the garbage
+      // collector marks the Pod deleted). The kubelet then stops the container on its own time, which on a node
+      // shared with the other suites can take longer: a separate, wider wait.
       await eventually(
-        "the replaced Job and its Pod gone",
+        "the replaced Job gone and its Pod deleted",
         async () => {
           const jobs = await list("jobs", NS);
           const pods = await list("pods", NS, `job-name=${first.metadata.name}`);
-          return !jobs.some((j) => j.metadata.name === first.metadata.name) && pods.length === 0;
+          return !jobs.some((j) => j.metadata.name === first.metadata.name) &&
+            pods.every((p) => p.metadata.deletionTimestamp)
+            ? true
+            : undefined;
         },
         60_000,
+        async () => {
+          const named = (o: { metadata: { name: string; deletionTimestamp?: string } }) =>
+            `${o.metadata.name}${o.metadata.deletionTimestamp ? " (deleting)" : ""}`;
+          const jobs = (await list("jobs", NS)).map(named);
+          const pods = (await list("pods", NS, `job-name=${first.metadata.name}`)).map(named);
+          return `\nJobs: ${jobs.join(", ")}\nits Pods: ${pods.join(", ")}`;
+        },
+        POLL_MS,
+      );
+      await eventually(
+        "the replaced Job's Pod gone from the node",
+        async () => ((await list("pods", NS, `job-name=${first.metadata.name}`)).length === 0 ? true : undefined),
+        180_000,
         undefined,
         POLL_MS,
       );
