@@ -59,6 +59,7 @@ export function historyToDelete(
   triggers: readonly Trigger[],
   cronJob: Pick<CronJobWire, "metadata" | "status" | "spec">,
   finished: { successful: readonly Readonly<Job>[]; failed: readonly Readonly<Job>[] },
+  kept: ReadonlySet<string> = new Set(),
 ): Readonly<Job>[] {
   const out: Readonly<Job>[] = [];
   for (const [jobs, limit] of [
@@ -66,7 +67,10 @@ export function historyToDelete(
     [finished.failed, cronJob.spec.failedJobsHistoryLimit],
   ] as const) {
     if (limit === undefined || jobs.length <= limit) continue;
-    const oldestFirst = jobs.filter((j) => mayDelete(triggers, cronJob, j)).sort(byStartTime);
+    // A Job a trigger still needs (a failed run whose retry is owed) counts toward the limit but is not deleted.
+    const oldestFirst = jobs
+      .filter((j) => !kept.has(j.metadata?.name ?? "") && mayDelete(triggers, cronJob, j))
+      .sort(byStartTime);
     out.push(...oldestFirst.slice(0, jobs.length - limit));
   }
   return out;

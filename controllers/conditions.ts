@@ -52,6 +52,8 @@ export interface WriteProblems {
   deleteFailed?: string;
   /** spec.concurrencyGroup names no group: its runs wait. */
   groupMissing?: string;
+  /** spec.exclusions cannot be read (a calendar missing or bad): its slots are held. */
+  calendarMissing?: string;
 }
 
 /**
@@ -81,6 +83,8 @@ export function degradedCondition(problems: WriteProblems, finished: readonly Re
     return { type: "Degraded", status: "True", reason: "JobDeletionFailed", message: problems.deleteFailed };
   if (problems.groupMissing)
     return { type: "Degraded", status: "True", reason: "ConcurrencyGroupNotFound", message: problems.groupMissing };
+  if (problems.calendarMissing)
+    return { type: "Degraded", status: "True", reason: "CalendarNotFound", message: problems.calendarMissing };
   const newest = newestFinished(finished);
   if (newest && classifyJob(newest) === "failed") {
     return {

@@ -15,7 +15,9 @@ import {
   type CronJobWire,
   CronJobWireSchema,
   type CronJobWireStatus,
+  type CronJobSchedules,
   EventReason,
+  ExclusionCalendarResource,
   type Job,
   MORE_SCHEDULES_ANNOTATION,
   readJob,
@@ -54,8 +56,9 @@ import { type CronJobRunMetrics, jobCreationSkew, noCronJobMetrics, type RunOutc
 import { jobRef, mayReplace, observeChildren } from "./observe.ts";
 import { admit, type GroupHold } from "./runs.ts";
 import { GroupBooks, setupGroupCache } from "./groups.ts";
+import { CalendarBooks, type CronJobExclusions, setupCalendarCache } from "./calendars.ts";
 import { endUnstarted } from "./starts.ts";
-import { recordDecision, runDecision } from "./record.ts";
+import { recordDecision, recordExclusions, runDecision } from "./record.ts";
 import { writeStatus } from "./statuswriter.ts";
 import { type SourceInput, type StateEvent, type Trigger, TRIGGERS, type TriggerRun } from "./triggers.ts";
 
@@ -66,6 +69,7 @@ import { type SourceInput, type StateEvent, type Trigger, TRIGGERS, type Trigger
 export function setupCache(cache: CacheIndexer): void {
   setupJobCache(cache);
   setupGroupCache(cache);
+  setupCalendarCache(cache);
 }
 
 /**
@@ -118,6 +122,10 @@ interface Pass {
   readonly fresh: string[];
   /** A run its concurrency group holds: waiting since, and until when it may still start (ms). */
   groupWait?: { since: number; until?: number | undefined };
+  /** Finished Jobs a trigger still needs (a failed run whose retry is owed): history cleanup passes them. */
+  readonly kept: Set<string>;
+  /** The earliest time a trigger's request that is not due yet is (a retry's delay). */
+  wakeAt?: Date;
 }
 
 /** What run() did with a request, and the Job that now runs it (created or adopted). */
@@ -179,6 +187,8 @@ export class CronJobReconciler implements Reconciler {
   private readonly statusDelayMs: number;
   /** The concurrency groups: what admission reads of a group, and the places this process took. */
   readonly groups: GroupBooks;
+  /** The exclusion calendars, as the CronJobs name them (calendars.ts). */
+  readonly calendars: CalendarBooks;
   /** Everything remembered between passes (controllers/memory.ts): one object, one forget. */
   private readonly memory = new ReconcilerMemory<LoadedCronJob>();
 
@@ -192,6 +202,7 @@ export class CronJobReconciler implements Reconciler {
     this.triggers = d.triggers ?? TRIGGERS;
     this.statusDelayMs = d.statusDelayMs ?? 0;
     this.groups = d.groups ?? new GroupBooks(d.cache);
+    this.calendars = new CalendarBooks(d.cache);
   }
 
   /** Register the Job cache, the owner index and the controller (kubebuilder's SetupWithManager). */
@@ -221,6 +232,8 @@ export class CronJobReconciler implements Reconciler {
       )
       // A group created, deleted or changed: its CronJobs decide again.
       .watches(ConcurrencyGroupResource, r.groups.groupEvents())
+      // A calendar created, deleted or changed: the CronJobs naming it decide again.
+      .watches(ExclusionCalendarResource, r.calendars.calendarEvents())
       .withOptions({ maxConcurrentReconciles: o.maxConcurrentReconciles ?? 1 })
       .complete(r);
     return r;
@@ -281,6 +294,8 @@ export class CronJobReconciler implements Reconciler {
       newlyEnded: seen.newlyEnded,
       resumeRequest: resumeRequestOf(cronJob),
       now,
+      jobs: seen.jobs,
+      spec: cronJob.spec,
     });
 
     // 6. Guards: deleting, bad time zone, bad schedule, suspended, stopped.
@@ -312,7 +327,11 @@ export class CronJobReconciler implements Reconciler {
       conditions: [],
       unbookedEnds: seen.newlyEnded.length,
     };
-    const schedules = parsed.ok ? parsed.schedules : undefined;
+    const written = parsed.ok ? parsed.schedules : undefined;
+    // 6b. Exclusions (spec.exclusions): the times the schedules skip. While they cannot be read (a calendar missing or
+    // bad), the schedule's slots are held, never run over a freeze nobody can read.
+    const exclusions = written && !guard.stop ? this.calendars.exclusionsOf(cronJob) : ({ kind: "none" } as const);
+    const schedules = written && exclusions.kind === "ok" ? this.calendars.excluding(written, exclusions) : written;
 
     // What `@every` counts from (the schedules decide: api/v1/schedules.ts everyAnchor).
     const anchor = schedules?.everyAnchor({
@@ -324,7 +343,7 @@ export class CronJobReconciler implements Reconciler {
     if (!guard.stop) {
       // 7. Which slots are due, and when the next one is: the union of the CronJob's schedules.
       const window = scheduleDecision({
-        schedule: guard.schedule,
+        schedule: schedules?.schedule ?? guard.schedule,
         lastScheduleTime: pass.status.lastScheduleTime,
         creationTimestamp: cronJob.metadata.creationTimestamp,
         startingDeadlineSeconds: cronJob.spec.startingDeadlineSeconds,
@@ -345,6 +364,8 @@ export class CronJobReconciler implements Reconciler {
       this.reportMissed(pass, window, now);
       due = window.due;
       next = window.next;
+      if (exclusions.kind === "ok" && schedules) recordExcluded(pass, schedules, anchor, now);
+      if (exclusions.kind === "unknown") due = holdForCalendar(pass, due, exclusions, now);
     }
 
     // 9. The triggers, in the table's order: the due slots (oldest first, not already run), a run-now request,
@@ -355,7 +376,7 @@ export class CronJobReconciler implements Reconciler {
         ? this.triggers.filter((t) => t.runsWhileSuspended)
         : []
       : this.triggers;
-    const input = { cronJob, schedules, due, anchor, now };
+    const input = { cronJob, schedules, written, due, anchor, now };
     const groupName = cronJob.spec.concurrencyGroup;
     if (groupName && !guard.stop && !this.groups.exists(cronJob.metadata.namespace ?? "", groupName)) {
       pass.problems = {
@@ -374,6 +395,10 @@ export class CronJobReconciler implements Reconciler {
       // untruncated time: waking up to a second late would add that to every Job's start.
       const wake = more ? clockNow : next;
       outcome.requeueAfterMs = Math.max(wake.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS;
+    }
+    if (pass.wakeAt) {
+      const wake = Math.max(pass.wakeAt.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS;
+      outcome.requeueAfterMs = Math.min(outcome.requeueAfterMs ?? Infinity, wake);
     }
     if (starts.nextCheckAt !== undefined) {
       const check = Math.max(starts.nextCheckAt - clockNow.getTime(), 0) + REQUEUE_SLACK_MS;
@@ -472,10 +497,17 @@ export class CronJobReconciler implements Reconciler {
    * the first request that cannot run now (held, a failed write, or a conflict where the row says so), so no later
    * one overtakes it. Every handled request goes into the trigger's books (its row's `book`).
    */
-  private async runTrigger(pass: Pass, trigger: Trigger, input: Omit<SourceInput, "status">, ctx: ReconcileContext) {
-    const plan = trigger.plan({ ...input, status: pass.status });
+  private async runTrigger(
+    pass: Pass,
+    trigger: Trigger,
+    input: Omit<SourceInput, "status" | "jobs">,
+    ctx: ReconcileContext,
+  ) {
+    const plan = trigger.plan({ ...input, status: pass.status, jobs: [...pass.jobs.values()] });
     if (!plan) return false;
     if (plan.status) pass.status = plan.status;
+    for (const name of plan.keep ?? []) pass.kept.add(name);
+    if (plan.wakeAt && (!pass.wakeAt || plan.wakeAt < pass.wakeAt)) pass.wakeAt = plan.wakeAt;
     pass.events.push(...(plan.events ?? []));
     let started = 0;
     let complete = true;
@@ -658,7 +690,7 @@ export class CronJobReconciler implements Reconciler {
       { successful: cronJob.spec.successfulJobsHistoryLimit, failed: cronJob.spec.failedJobsHistoryLimit },
     );
     // History cleanup does not wait for a create that keeps failing: it runs before the retry is thrown.
-    if (!burst || historyLate) await this.cleanupHistory(cronJob, o.history, ctx);
+    if (!burst || historyLate) await this.cleanupHistory(cronJob, o.history, pass.kept, ctx);
 
     const requeue: Result = o.requeueAfterMs !== undefined ? { requeueAfterMs: o.requeueAfterMs } : {};
     // A pass whose write failed reports it (Degraded, the record) whatever the burst: a failed create notes the burst
@@ -713,14 +745,79 @@ export class CronJobReconciler implements Reconciler {
   }
 
   /** Deletes the oldest finished Jobs beyond each history limit (best effort: a later pass tries again). */
-  private async cleanupHistory(cronJob: StoredCronJob, history: Outcome["history"], ctx: ReconcileContext) {
-    for (const job of historyToDelete(this.triggers, cronJob, history)) {
+  private async cleanupHistory(
+    cronJob: StoredCronJob,
+    history: Outcome["history"],
+    kept: ReadonlySet<string>,
+    ctx: ReconcileContext,
+  ) {
+    for (const job of historyToDelete(this.triggers, cronJob, history, kept)) {
       this.event(cronJob, (await this.jobs.delete(cronJob, job, ctx, "history")).event);
     }
   }
 }
 
 // --- helpers ---------------------------------------------------------------------------------------
+
+/** How far back one pass looks for excluded slots to record (more are one entry anyway). */
+const MAX_EXCLUDED_PER_PASS = 1000;
+
+/**
+ * Step 7's exclusions into the record: the slots of the schedules as written that an exclusion window held, since
+ * the last run or the newest excluded slot recorded, each window's run of them one Skipped entry (no Event, no
+ * count: an excluded slot is not a missed run).
+ */
+function recordExcluded(pass: Pass, schedules: CronJobSchedules, anchor: Date | undefined, now: Date): void {
+  const { status, cronJob } = pass;
+  const recorded = (status.recentRuns ?? [])
+    .filter((e) => e.reason === RecordReason.ExcludedByCalendar && e.scheduledTime)
+    .map((e) => Date.parse(e.scheduledTime!));
+  const base = Date.parse(status.lastScheduleTime ?? cronJob.metadata.creationTimestamp ?? rfc3339(now));
+  let after = new Date(Math.max(base, ...recorded));
+  const raw = schedules.written;
+  const excluded: { slot: Date; by: string; window: string }[] = [];
+  for (let i = 0; i < MAX_EXCLUDED_PER_PASS; i++) {
+    const slot = raw.next(after, anchor);
+    if (!(slot <= now)) break;
+    const hit = schedules.excludedBy(slot, anchor);
+    if (hit) excluded.push({ slot, ...hit });
+    after = slot;
+  }
+  if (excluded.length) pass.status = recordExclusions(pass.status, excluded, now);
+}
+
+/**
+ * The due slots while spec.exclusions cannot be read: none runs; each is a Held entry and one Warning Event per slot,
+ * and Degraded says why. The schedule's books do not move, so the slot runs once the calendar can be read (within
+ * its starting deadline), or is reported missed.
+ */
+function holdForCalendar(
+  pass: Pass,
+  due: readonly Date[],
+  exclusions: Extract<CronJobExclusions, { kind: "unknown" }>,
+  now: Date,
+): Date[] {
+  pass.problems = { ...pass.problems, calendarMissing: exclusions.problem };
+  for (const slot of due) {
+    pass.status = recordDecision(
+      pass.status,
+      {
+        trigger: RecordTrigger.Schedule,
+        scheduledTime: slot,
+        decision: RecordDecision.Held,
+        reason: RecordReason.CalendarNotFound,
+        message: `held: ${exclusions.problem}`,
+      },
+      now,
+    );
+    pass.events.push({
+      reason: EventReason.CalendarNotFound,
+      message: `Not starting job for ${rfc3339(slot)}: ${exclusions.problem}`,
+      once: { topic: EventReason.CalendarNotFound, key: rfc3339(slot) },
+    });
+  }
+  return [];
+}
 
 function newPass(
   cronJob: StoredCronJob,
@@ -743,6 +840,7 @@ function newPass(
     problems: {},
     created: false,
     fresh: [],
+    kept: new Set(),
   };
 }
 

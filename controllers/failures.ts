@@ -1,5 +1,15 @@
 // Step 5, stop after repeated failures (spec.stopAfterConsecutiveFailures) and resume. Pure.
-import { classifyJob, type CronJobWireStatus, EventReason, finishedAt, type Job } from "../api/v1/index.ts";
+import {
+  classifyJob,
+  type CronJobWireStatus,
+  EventReason,
+  finishedAt,
+  type Job,
+  retriable,
+  retryAttemptOf,
+  retryOf,
+  scheduledTimeOf,
+} from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { EventDecision } from "./events.ts";
 
@@ -10,10 +20,43 @@ interface FailureStopDecision {
 }
 
 /**
+ * Whether a failed Job is not its slot's last attempt (spec.retry): a newer attempt of the slot exists, or one is
+ * still owed (attempts left, and with Forbid or Replace no newer slot's run started: the retry row's rule). A
+ * slot counts once, after its last attempt: the failures before it are not counted (an attempt's own end is).
+ */
+export function retriedLater(
+  job: Readonly<Job>,
+  o: {
+    jobs: readonly Readonly<Job>[];
+    spec: { retry?: unknown; concurrencyPolicy?: unknown } | undefined;
+    lastScheduleTime: string | undefined;
+  },
+): boolean {
+  const attempt = retryAttemptOf(job);
+  if (!attempt && !retriable(job)) return false;
+  const k = attempt?.k ?? 0;
+  const first = attempt?.of ?? job.metadata?.name;
+  if (
+    o.jobs.some((j) => {
+      const a = retryAttemptOf(j);
+      return !!a && a.of === first && a.k > k;
+    })
+  )
+    return true;
+  const policy = retryOf(o.spec);
+  if (!policy || k >= policy.limit) return false;
+  const slot = scheduledTimeOf(job);
+  const exclusive = o.spec?.concurrencyPolicy === "Forbid" || o.spec?.concurrencyPolicy === "Replace";
+  const last = o.lastScheduleTime ? Date.parse(o.lastScheduleTime) : undefined;
+  return !(exclusive && slot && last !== undefined && last > slot.getTime());
+}
+
+/**
  * Step 5, stop after repeated failures: counts the runs whose end this pass reports (`newlyEnded`, in the order
- * they ended: a failure adds one, a success sets 0), stops at spec.stopAfterConsecutiveFailures, and resumes on
- * a new resume request or a spec change since the stop. Every input is stored state, so a pass repeated after a
- * crash decides the same. Without the spec field nothing is counted and the fields go.
+ * they ended: a failure adds one, a success sets 0; a failure spec.retry runs again is not counted, its retry's
+ * end is: retriedLater), stops at spec.stopAfterConsecutiveFailures, and resumes on a new resume request or a spec
+ * change since the stop. Every input is stored state, so a pass repeated after a crash decides the same. Without
+ * the spec field nothing is counted and the fields go.
  */
 export function failureStop(o: {
   stopAfter: number | undefined;
@@ -22,6 +65,9 @@ export function failureStop(o: {
   newlyEnded: readonly Readonly<Job>[];
   resumeRequest: string | undefined;
   now: Date;
+  /** Every Job of the CronJob and its spec (retry, concurrencyPolicy): which failures a retry follows. */
+  jobs?: readonly Readonly<Job>[];
+  spec?: { retry?: unknown; concurrencyPolicy?: unknown };
 }): FailureStopDecision {
   const { consecutiveFailures: _count, stopped: _stopped, ...rest } = o.status;
   const generation = o.generation ?? 0;
@@ -48,7 +94,11 @@ export function failureStop(o: {
       (finishedAt(a)?.getTime() ?? 0) - (finishedAt(b)?.getTime() ?? 0) ||
       (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""),
   );
-  for (const job of byEnd) count = classifyJob(job) === "failed" ? count + 1 : 0;
+  const retry = { jobs: o.jobs ?? o.newlyEnded, spec: o.spec, lastScheduleTime: o.status.lastScheduleTime };
+  for (const job of byEnd) {
+    if (classifyJob(job) !== "failed") count = 0;
+    else if (!retriedLater(job, retry)) count++;
+  }
   status.consecutiveFailures = count;
   if (!stopped && count >= o.stopAfter) {
     stopped = { time: rfc3339(o.now), failures: count, generation };

@@ -16,7 +16,7 @@ import type { EventDecision } from "./events.ts";
 import type { RunOutcome } from "./metrics.ts";
 import { recordFromChildren } from "./record.ts";
 import { newestTimes } from "./status.ts";
-import { type CronJobView, requestIdOf, type Trigger, triggerOfJob } from "./triggers.ts";
+import { type CronJobView, type Trigger, triggerOfJob } from "./triggers.ts";
 
 /** A Job with the name its trigger gives its run was created by us (maybe before a crash). */
 function isOurCreation(triggers: readonly Trigger[], cronJob: CronJobView, job: Readonly<Job>): boolean {
@@ -197,7 +197,7 @@ export function observeChildren(o: {
   const ours = jobs
     .map((job) => ({ job, row: triggerOfJob(triggers, job) }))
     .filter(({ job, row }) => row.ours(cronJob, job))
-    .map(({ job, row }) => ({ job, trigger: row.recordAs, request: requestIdOf(row, job) }));
+    .map(({ job, row }) => ({ job, subject: row.recorded(job) }));
   books = recordFromChildren(books, ours);
   if (cronJob.metadata.generation !== undefined) books.observedGeneration = cronJob.metadata.generation;
   return { status: books, jobs, newlyEnded, events, counts, reported, replaced };

@@ -7,7 +7,7 @@
 //
 // The leader-election Role (leases, events in the manager's namespace) is static, in
 // config/rbac/leader_election_role.yaml; the metrics-auth ClusterRole is in config/rbac/metrics_auth_role.yaml.
-import { GROUP, GROUP_PLURAL, PLURAL, RESOURCE } from "../api/v1/index.ts";
+import { CALENDAR_PLURAL, GROUP, GROUP_PLURAL, PLURAL, RESOURCE } from "../api/v1/index.ts";
 
 /**
  * One +kubebuilder:rbac marker: `groups` uses "" (or "core") for the core API group; with `namespace` the rule
@@ -54,6 +54,10 @@ export const CRONJOB_CONTROLLER_RBAC: readonly RBACMarker[] = [
   // limit from the cache (controllers/groups.ts).
   // +kubebuilder:rbac:groups=batch.tutorial.kubebuilder.io,resources=concurrencygroups,verbs=list;watch
   { groups: [GROUP], resources: [GROUP_PLURAL], verbs: ["list", "watch"] },
+  // list, watch: the ExclusionCalendar informer (.watches(ExclusionCalendarResource)); a CronJob's exclusions read
+  // the calendars it names from the cache (controllers/calendars.ts).
+  // +kubebuilder:rbac:groups=batch.tutorial.kubebuilder.io,resources=exclusioncalendars,verbs=list;watch
+  { groups: [GROUP], resources: [CALENDAR_PLURAL], verbs: ["list", "watch"] },
   // list: endUnstarted (controllers/starts.ts) reads a run's Pods once its start limit has passed.
   // +kubebuilder:rbac:groups=core,resources=pods,verbs=list
   { groups: [""], resources: ["pods"], verbs: ["list"] },

@@ -19,10 +19,10 @@ import {
   RecordReason,
   RecordTrigger,
   runFactsOf,
-  scheduledTimeOf,
 } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { GroupHold } from "./runs.ts";
+import type { RunSubject } from "./triggers.ts";
 
 /** A decision about one slot or request, as the steps hand it to the record. */
 interface Decision {
@@ -101,6 +101,50 @@ export function recordDecision(status: Readonly<CronJobWireStatus>, d: Decision,
   return withRecord(status, [...record.filter((e) => keyOf(e) !== key), entry]);
 }
 
+/** "(24 slots from 2026-12-25T00:00:00Z)": how an excluded entry counts the run of slots it stands for. */
+const EXCLUDED_RUN = / \((\d+) slots from (\S+)\)$/;
+
+/**
+ * Slots an exclusion window held, into the record (oldest first): one Skipped entry per window's run of slots, so a
+ * freeze over an hourly schedule is one entry that moves to its newest slot and counts them, not the record's whole
+ * length. The entry's own message says how many and from when (read back here only).
+ */
+export function recordExclusions(
+  status: Readonly<CronJobWireStatus>,
+  slots: readonly { slot: Date; by: string; window: string }[],
+  now: Date,
+): CronJobWireStatus {
+  let out: CronJobWireStatus = { ...status };
+  for (const { slot, by, window } of slots) {
+    const what = `excluded by ${by}: ${window}`;
+    const newest = (out.recentRuns ?? [])
+      .filter((e) => e.reason === RecordReason.ExcludedByCalendar && e.scheduledTime)
+      .sort((a, b) => Date.parse(b.scheduledTime!) - Date.parse(a.scheduledTime!))[0];
+    let count = 1;
+    let from = rfc3339(slot);
+    let record = out.recentRuns ?? [];
+    if (newest?.message?.replace(EXCLUDED_RUN, "") === what && Date.parse(newest.scheduledTime!) < slot.getTime()) {
+      const m = EXCLUDED_RUN.exec(newest.message);
+      count = (m ? Number(m[1]) : 1) + 1;
+      from = m ? m[2]! : newest.scheduledTime!;
+      record = record.filter((e) => e !== newest);
+    }
+    const message = count > 1 ? `${what} (${count} slots from ${from})` : what;
+    const entry = entryOf(
+      {
+        trigger: RecordTrigger.Schedule,
+        scheduledTime: slot,
+        decision: RecordDecision.Skipped,
+        reason: RecordReason.ExcludedByCalendar,
+        message,
+      },
+      rfc3339(now),
+    );
+    out = withRecord(out, [...record.filter((e) => keyOf(e) !== keyOf(entry)), entry]);
+  }
+  return out;
+}
+
 /** How a Job ended, as the record keeps it; undefined while it runs. */
 function outcomeOf(job: Readonly<Job>): RecentRunWire["outcome"] {
   const kind = classifyJob(job);
@@ -124,11 +168,10 @@ function outcomeOf(job: Readonly<Job>): RecentRunWire["outcome"] {
   };
 }
 
-/** A Job of ours as the record names it: its trigger, slot and request. */
+/** A Job of ours as the record names it: its trigger, reason, slot and request (its row's `recorded`). */
 interface RecordedJob {
   job: Readonly<Job>;
-  trigger: RecordTrigger;
-  request?: string | undefined;
+  subject: RunSubject;
 }
 
 /**
@@ -142,7 +185,7 @@ export function recordFromChildren(
 ): CronJobWireStatus {
   const record = [...(status.recentRuns ?? [])];
   let changed = false;
-  for (const { job, trigger: rowTrigger, request } of jobs) {
+  for (const { job, subject } of jobs) {
     const name = job.metadata?.name;
     if (!name) continue;
     const outcome = outcomeOf(job);
@@ -158,19 +201,14 @@ export function recordFromChildren(
     }
     const created = job.metadata?.creationTimestamp;
     if (!created) continue;
-    const slot = scheduledTimeOf(job);
     // What the run path knew when it created the Job, written on the Job then (api/v1/recentruns.ts).
     const facts = runFactsOf(job);
-    const trigger = rowTrigger === RecordTrigger.Schedule && facts.catchUp ? RecordTrigger.CatchUp : rowTrigger;
     const entry = entryOf(
       {
-        trigger,
-        scheduledTime: trigger === RecordTrigger.RunNow ? undefined : slot,
-        request,
+        ...subject,
         decision: RecordDecision.Created,
-        reason: createdReason(trigger),
         job: name,
-        ...replacedFacts(facts.replaced),
+        ...replacedFacts(facts.replaced, subject.message),
       },
       rfc3339(new Date(created)),
     );
@@ -183,24 +221,18 @@ export function recordFromChildren(
   return changed ? withRecord(status, record) : { ...status };
 }
 
-/** An entry's `replaced` and its message, for a run that deleted Jobs to start (concurrencyPolicy Replace). */
-function replacedFacts(replaced: readonly string[] | undefined): Pick<Decision, "replaced" | "message"> {
-  if (!replaced?.length) return {};
-  return { replaced, message: `replaced ${replaced.join(", ")} (concurrencyPolicy Replace)` };
-}
-
-/** The reason of a Created entry, by trigger. */
-function createdReason(trigger: RecordTrigger): RecordReason {
-  switch (trigger) {
-    case RecordTrigger.Schedule:
-      return RecordReason.Scheduled;
-    case RecordTrigger.CatchUp:
-      return RecordReason.MissedRunPolicyRunAll;
-    case RecordTrigger.RunNow:
-      return RecordReason.RunNowRequested;
-    case RecordTrigger.Backfill:
-      return RecordReason.BackfillRequested;
-  }
+/**
+ * An entry's `replaced` and its message: the trigger's own (a retry's attempt), and for a run that deleted Jobs to
+ * start (concurrencyPolicy Replace) which ones.
+ */
+function replacedFacts(
+  replaced: readonly string[] | undefined,
+  own: string | undefined,
+): Pick<Decision, "replaced" | "message"> {
+  const message = own === undefined ? {} : { message: own };
+  if (!replaced?.length) return message;
+  const also = `replaced ${replaced.join(", ")} (concurrencyPolicy Replace)`;
+  return { replaced, message: own === undefined ? also : `${own}; ${also}` };
 }
 
 /** What the run path did with a request, as the record needs it. */
@@ -221,11 +253,11 @@ interface RunReport {
  * books, a failed delete).
  */
 export function runDecision(
-  subject: { trigger: RecordTrigger; scheduledTime?: Date; request?: string },
+  subject: RunSubject,
   run: RunReport,
   now: Date,
 ): { decision: Decision; at: Date } | undefined {
-  const base = { ...subject, ...(subject.trigger === RecordTrigger.RunNow ? { scheduledTime: undefined } : {}) };
+  const { reason: ranFor, message: own, ...base } = subject;
   switch (run.result) {
     case "created":
     case "adopted": {
@@ -235,9 +267,9 @@ export function runDecision(
         decision: {
           ...base,
           decision: run.result === "created" ? RecordDecision.Created : RecordDecision.Adopted,
-          reason: createdReason(subject.trigger),
+          reason: ranFor,
           job: name,
-          ...replacedFacts(run.replaced),
+          ...replacedFacts(run.replaced, own),
         },
         at: created ? new Date(created) : now,
       };

@@ -5,12 +5,27 @@
 // (observe.ts, books.ts) and admission (runs.ts) read the row and never switch on a trigger, so a new trigger is a
 // row and its source, not an edit there. Pure.
 import {
+  BACKFILL_ANNOTATION,
   BACKFILL_REQUEST_ANNOTATION,
-  backfillRequestOf,
+  classifyJob,
+  CRONJOB_NAME_LABEL,
   type CronJobSchedules,
+  finishedAt,
+  RecordDecision,
+  RecordReason,
+  RETRY_ATTEMPT_ANNOTATION,
+  RETRY_OF_ANNOTATION,
+  retriable,
+  retryAttemptOf,
+  retryAttemptValue,
+  retryJobName,
+  retryOf,
+  withRetryMark,
+  backfillRequestOf,
   type CronJobWire,
   type CronJobWireStatus,
   DEFAULT_MAX_CATCH_UP_RUNS,
+  ENDED_REASON_ANNOTATION,
   EventReason,
   type Job,
   jobForBackfill,
@@ -20,10 +35,12 @@ import {
   type JobSource,
   manualJobName,
   MAX_BACKFILL_SLOTS,
+  RUN_NOW_ANNOTATION,
   MAX_CATCH_UP_SLOTS,
   MAX_RUN_NOW_REQUEST_LENGTH,
   RecordTrigger,
   RUN_NOW_REQUEST_ANNOTATION,
+  runFactsOf,
   runNowRequesterOf,
   runNowRequestOf,
   scheduledTimeOf,
@@ -31,12 +48,14 @@ import {
   withRunFacts,
   withScheduleSources,
 } from "../api/v1/index.ts";
-import { slotsInRange } from "../api/v1/schedule/index.ts";
+import { countText, slotsInRange } from "../api/v1/schedule/index.ts";
+import { type FieldError, invalidField } from "../runtime/field.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import { digest } from "../runtime/objects.ts";
 import { backfillDecision } from "./backfill.ts";
 import type { EventDecision } from "./events.ts";
 import type { RunOutcome } from "./metrics.ts";
+import { recordDecision } from "./record.ts";
 
 /** The CronJob as the rows read it. */
 export type CronJobView = Pick<CronJobWire, "metadata" | "status">;
@@ -55,14 +74,20 @@ export interface SourceInput {
   readonly cronJob: Readonly<CronJobWire> & { readonly spec: Readonly<CronJobWire["spec"]> };
   /** The pass's status so far. */
   readonly status: Readonly<CronJobWireStatus>;
-  /** The CronJob's schedules; undefined when they do not parse (the guards report it). */
+  /**
+   * The CronJob's schedules, skipping the slots spec.exclusions holds; undefined when they do not parse (the guards
+   * report it). `written`: the same without exclusions (what a backfill asked to include excluded slots runs).
+   */
   readonly schedules: CronJobSchedules | undefined;
+  readonly written: CronJobSchedules | undefined;
   /** The schedule's due slots this pass (step 7), oldest first; none while not scheduling. */
   readonly due: readonly Date[];
   /** What `@every` counted from when step 7 found them. */
   readonly anchor: Date | undefined;
   /** Truncated to the second. */
   readonly now: Date;
+  /** Every Job of the CronJob known this pass. */
+  readonly jobs: readonly Readonly<Job>[];
 }
 
 /** What a trigger asks of this pass. */
@@ -74,6 +99,10 @@ interface Plan<R> {
   /** Decided before any run (a backfill request started, refused or cancelled): the status, and its Events. */
   readonly status?: CronJobWireStatus;
   readonly events?: readonly (EventDecision | StateEvent)[];
+  /** A request that is not due yet is, then: the pass is requeued for it. */
+  readonly wakeAt?: Date;
+  /** Finished Jobs its requests still need (a failed run a retry is owed for): history cleanup keeps them. */
+  readonly keep?: readonly string[];
   /** After the walk; `complete`: every request was handled. */
   finish?(
     status: Readonly<CronJobWireStatus>,
@@ -125,11 +154,14 @@ export interface TriggerRun {
   subject(): RunSubject;
 }
 
-/** A request as the record names it. */
-interface RunSubject {
+/** A request as the record names it: its trigger, slot and request, and the reason it ran for. */
+export interface RunSubject {
   trigger: RecordTrigger;
+  reason: RecordReason;
   scheduledTime?: Date;
   request?: string;
+  /** What the entry of its Job says beyond its reason (a retry: which attempt, after which failure). */
+  message?: string;
 }
 
 /** A trigger: its source and its books. Requests come out of plan() already bound to the row (TriggerRun). */
@@ -137,6 +169,13 @@ export interface Trigger<Name extends string = string> {
   readonly name: Name;
   /** Its runs' trigger in the record (status.recentRuns). */
   readonly recordAs: RecordTrigger;
+  /**
+   * How the record names a Job of this row (step 4 enters a Job the record lacks): its trigger, the reason it ran
+   * for, its slot and request. The same words subject() gives the request the Job ran for.
+   */
+  recorded(job: Readonly<Job>): RunSubject;
+  /** The reasons of the Events its runs make (created, held): its own, so the API reference and `why` list them. */
+  readonly eventReasons: readonly EventReason[];
   /** Runs while scheduling is suspended or stopped after failures (an explicit request does, as `kubectl create job --from`). */
   readonly runsWhileSuspended: boolean;
   /** With concurrencyPolicy Replace: delete the running Jobs and run, or wait as with Forbid. */
@@ -154,6 +193,11 @@ export interface Trigger<Name extends string = string> {
   readonly takesScheduleSlots: boolean;
   /** This pass's requests; undefined: none. */
   plan(input: SourceInput): Plan<TriggerRun> | undefined;
+  /**
+   * The admission webhook's check of the trigger's own request (its annotation) and settings: errors name the field
+   * and the value. The webhook runs every row's; none for a trigger with nothing to check.
+   */
+  validate?(input: ValidationInput): { errors: FieldError[]; warnings: string[] };
   /** A Job with the name this trigger gives its run: created by us (maybe before a crash). */
   ours(cronJob: CronJobView, job: Readonly<Job>): boolean;
   /** A Job of ours whose run the stored status has not booked, by this trigger's books. */
@@ -162,8 +206,21 @@ export interface Trigger<Name extends string = string> {
   observe?(status: CronJobWireStatus, cronJob: CronJobView, jobs: readonly Readonly<Job>[]): CronJobWireStatus;
 }
 
+/** What a row's validate() sees of a CronJob under admission (any version: the schedules are parsed already). */
+export interface ValidationInput {
+  readonly annotations: Readonly<Record<string, unknown>>;
+  readonly spec: Readonly<Record<string, unknown>>;
+  /** Undefined when they do not parse (the webhook reports that itself). */
+  readonly schedules: CronJobSchedules | undefined;
+  readonly creationTimestamp: string | undefined;
+  /** The admission time. */
+  readonly now: Date;
+  /** The stored object's backfill annotation (UPDATE): an unchanged request is not checked again. */
+  readonly oldBackfill: string | undefined;
+}
+
 /** The request id a Job ran for, by the row's annotation (undefined: a scheduled run, or not this trigger's). */
-export function requestIdOf(row: Trigger, job: Readonly<Job>): string | undefined {
+function requestIdOf(row: Trigger, job: Readonly<Job>): string | undefined {
   return row.requestAnnotation === undefined ? undefined : job.metadata?.annotations?.[row.requestAnnotation];
 }
 
@@ -236,9 +293,18 @@ function catchUpCap(stored: unknown): number {
 const slotJob = (cronJob: JobSource, r: SlotRequest) =>
   withScheduleSources(jobForSlot(cronJob, r.slot), r.slot, r.sources);
 
+/** A slot's run as the record names it: an older missed slot run by RunAll says so by its reason. */
+const slotSubject = (slot: Date | undefined, catchUp: boolean | undefined): RunSubject => ({
+  trigger: RecordTrigger.Schedule,
+  reason: catchUp ? RecordReason.MissedRunPolicyRunAll : RecordReason.Scheduled,
+  ...(slot ? { scheduledTime: slot } : {}),
+});
+
 const schedule: Trigger<"schedule"> = {
   name: "schedule",
   recordAs: RecordTrigger.Schedule,
+  recorded: (job) => slotSubject(scheduledTimeOf(job), runFactsOf(job).catchUp),
+  eventReasons: [EventReason.SuccessfulCreate, EventReason.JobAlreadyActive],
   runsWhileSuspended: false,
   onReplace: "replace",
   // A foreign Job holding a due slot's name is refused (the record says so) and the walk goes on: with RunAll the
@@ -268,8 +334,10 @@ const schedule: Trigger<"schedule"> = {
 };
 
 const scheduleParts: RunParts<SlotRequest> = {
-  // A catch-up slot's Job says so, for the record rebuilt from it (api/v1/recentruns.ts).
-  job: (cronJob: JobSource, r: SlotRequest) => withRunFacts(slotJob(cronJob, r), { catchUp: r.catchUp }),
+  // A catch-up slot's Job says so, for the record rebuilt from it (api/v1/recentruns.ts); one made with spec.retry
+  // set may be retried (retry's row).
+  job: (cronJob: JobSource, r: SlotRequest) =>
+    withRetryMark(withRunFacts(slotJob(cronJob, r), { catchUp: r.catchUp }), cronJob.spec),
   // The slot ran if status says so, or a Job of ours holds its name: in the cache, or listed in status.active
   // (confirmed by the API server in step 3: a Job the cache has not seen yet).
   ran: (view: RanView, r: SlotRequest) => {
@@ -298,10 +366,7 @@ const scheduleParts: RunParts<SlotRequest> = {
     count: "created",
     log: `created Job for scheduled time ${rfc3339(r.slot)}`,
   }),
-  subject: (r: SlotRequest) => ({
-    trigger: r.catchUp ? RecordTrigger.CatchUp : RecordTrigger.Schedule,
-    scheduledTime: r.slot,
-  }),
+  subject: (r: SlotRequest) => slotSubject(r.slot, r.catchUp),
 };
 
 // --- run now ---------------------------------------------------------------------------------------
@@ -314,6 +379,19 @@ interface RunNowRequest {
 const runNow: Trigger<"runNow"> = {
   name: "runNow",
   recordAs: RecordTrigger.RunNow,
+  recorded: (job) => ({
+    trigger: RecordTrigger.RunNow,
+    reason: RecordReason.RunNowRequested,
+    ...(requestIdOf(runNow, job) !== undefined ? { request: requestIdOf(runNow, job)! } : {}),
+  }),
+  eventReasons: [EventReason.RunNow, EventReason.RunNowDeferred, EventReason.RunNowRefused],
+  validate: ({ annotations }) => {
+    const value = annotations[RUN_NOW_ANNOTATION];
+    if (typeof value !== "string" || value.trim().length <= MAX_RUN_NOW_REQUEST_LENGTH)
+      return { errors: [], warnings: [] };
+    const detail = `must be no more than ${MAX_RUN_NOW_REQUEST_LENGTH} characters (any new value requests one run)`;
+    return { errors: [invalidField(`metadata.annotations[${RUN_NOW_ANNOTATION}]`, value, detail)], warnings: [] };
+  },
   runsWhileSuspended: true,
   onReplace: "replace",
   onConflict: "stop",
@@ -375,7 +453,11 @@ const runNowParts: RunParts<RunNowRequest> = {
     count: "manual",
     log: `created Job for run-now request "${r.request}"`,
   }),
-  subject: (r: RunNowRequest) => ({ trigger: RecordTrigger.RunNow, request: r.request }),
+  subject: (r: RunNowRequest) => ({
+    trigger: RecordTrigger.RunNow,
+    reason: RecordReason.RunNowRequested,
+    request: r.request,
+  }),
 };
 
 // --- backfill --------------------------------------------------------------------------------------
@@ -396,6 +478,24 @@ function withBackfill(status: Readonly<CronJobWireStatus>, bf: BackfillStatus | 
 const backfill: Trigger<"backfill"> = {
   name: "backfill",
   recordAs: RecordTrigger.Backfill,
+  recorded: (job) => {
+    const slot = scheduledTimeOf(job);
+    const id = requestIdOf(backfill, job);
+    return {
+      trigger: RecordTrigger.Backfill,
+      reason: RecordReason.BackfillRequested,
+      ...(slot ? { scheduledTime: slot } : {}),
+      ...(id !== undefined ? { request: id } : {}),
+    };
+  },
+  eventReasons: [
+    EventReason.SuccessfulCreate,
+    EventReason.BackfillStarted,
+    EventReason.BackfillComplete,
+    EventReason.BackfillCancelled,
+    EventReason.BackfillRefused,
+  ],
+  validate: validateBackfill,
   runsWhileSuspended: true,
   // A backfill never replaces a run: with Forbid or Replace it runs one Job at a time, when nothing runs.
   onReplace: "wait",
@@ -409,8 +509,10 @@ const backfill: Trigger<"backfill"> = {
   // request, or by this one before a crash) is not run again; admission holds the rest to the request's
   // parallelism.
   plan: (input) => {
-    const { cronJob, schedules, now } = input;
+    const { cronJob, now } = input;
     const request = backfillRequestOf(cronJob);
+    // A backfill skips the slots spec.exclusions holds, as the schedule did, unless the request includes them.
+    const schedules = request?.ok && request.request.includeExcluded ? input.written : input.schedules;
     if (!schedules || (!request && !input.status.backfill)) return undefined;
     const anchor = new Date(cronJob.metadata.creationTimestamp ?? now);
     const decision = backfillDecision({ request, stored: input.status.backfill, schedules, anchor, now });
@@ -470,8 +572,39 @@ const backfillParts: RunParts<BackfillSlot> = {
     count: "created",
     log: `created Job for backfill "${r.id}" slot ${rfc3339(r.slot)}`,
   }),
-  subject: (r: BackfillSlot) => ({ trigger: RecordTrigger.Backfill, scheduledTime: r.slot, request: r.id }),
+  subject: (r: BackfillSlot) => ({
+    trigger: RecordTrigger.Backfill,
+    reason: RecordReason.BackfillRequested,
+    scheduledTime: r.slot,
+    request: r.id,
+  }),
 };
+
+/**
+ * The backfill row's admission check: the request parses, its range is in the past and holds at most
+ * MAX_BACKFILL_SLOTS slots, counted as the controller counts them (`@every` slots from the creation time). An
+ * unchanged request (an update of something else) is not checked again: its range only gets older.
+ */
+function validateBackfill(input: ValidationInput): { errors: FieldError[]; warnings: string[] } {
+  const raw = input.annotations[BACKFILL_ANNOTATION];
+  const none = { errors: [], warnings: [] };
+  if (typeof raw !== "string" || raw === input.oldBackfill) return none;
+  const field = `metadata.annotations[${BACKFILL_ANNOTATION}]`;
+  const bf = backfillRequestOf({ metadata: { annotations: { [BACKFILL_ANNOTATION]: raw } } });
+  if (!bf) return none;
+  if (!bf.ok) return { errors: [invalidField(field, raw, bf.reason)], warnings: [] };
+  const { now } = input;
+  if (bf.request.to.getTime() > now.getTime()) {
+    const detail = `to is in the future (now is ${now.toISOString()}): a backfill runs past slots only`;
+    return { errors: [invalidField(field, raw, detail)], warnings: [] };
+  }
+  if (!input.schedules) return none;
+  const created = input.creationTimestamp ? new Date(input.creationTimestamp) : now;
+  const slots = input.schedules.backfillSlotCount(bf.request.from, bf.request.to, created);
+  if (slots.exact && slots.count <= MAX_BACKFILL_SLOTS) return none;
+  const detail = `the range holds ${countText(slots)} slots of the schedule; at most ${MAX_BACKFILL_SLOTS} may be backfilled in one request: split it`;
+  return { errors: [invalidField(field, raw, detail)], warnings: [] };
+}
 
 /**
  * The backfill's book, status.backfill: a handled slot is `created` when this request's Job runs it (created now,
@@ -491,5 +624,207 @@ export function backfillBook(
   return withBackfill(status, { ...counted, lastSlot: rfc3339(r.slot) });
 }
 
+// --- retry ----------------------------------------------------------------------------------------
+
+interface RetryRequest {
+  slot: Date;
+  /** The slot's first Job: its name, with k, names every attempt. */
+  first: string;
+  /** The attempt (1 is the first retry) and the limit when it was decided. */
+  k: number;
+  n: number;
+  /** The attempt that failed, and how. */
+  failed: string;
+  why: string;
+  sources?: readonly ScheduleSource[] | undefined;
+}
+
+/** The attempts of each retriable slot, by its first Job's name. */
+interface Chain {
+  slot: Date;
+  first: string;
+  /** The newest attempt known (0: the first Job). */
+  latest: { k: number; job: Readonly<Job> };
+}
+
+/**
+ * The slots a retry may be owed for, from the Jobs: a slot's first Job made while spec.retry was set (withRetryMark),
+ * and the attempts that name it. A first Job deleted by history cleanup after its retry started is known from the
+ * retry's annotations.
+ */
+function chainsOf(cronJob: CronJobView, jobs: readonly Readonly<Job>[]): Chain[] {
+  const chains = new Map<string, Chain>();
+  for (const job of jobs) {
+    const slot = scheduledTimeOf(job);
+    const name = job.metadata?.name ?? "";
+    if (!slot) continue;
+    const attempt = retryAttemptOf(job);
+    const k = attempt ? attempt.k : 0;
+    const first = attempt ? attempt.of : name;
+    if (attempt ? !retry.ours(cronJob, job) : !(holdsSlotName(cronJob, job) && retriable(job))) continue;
+    const known = chains.get(first);
+    if (!known || k > known.latest.k) chains.set(first, { slot, first, latest: { k, job } });
+  }
+  return [...chains.values()].sort((a, b) => a.slot.getTime() - b.slot.getTime() || a.first.localeCompare(b.first));
+}
+
+/** How a Job failed, in the record's words: its Failed condition's reason, or the operator's own (starts.ts). */
+function failureOf(job: Readonly<Job>): string {
+  const ended = job.metadata?.annotations?.[ENDED_REASON_ANNOTATION];
+  const failed = job.status?.conditions?.find((c) => c.type === "Failed" && c.status === "True");
+  return ended ?? failed?.reason ?? "Failed";
+}
+
+/** A retry's entry: which attempt, after which Job failed (how it failed is that Job's entry's outcome). */
+const retriedText = (k: number, n: number, failed: string) => `attempt ${k} of ${n}: Job ${failed} failed`;
+
+const retry: Trigger<"retry"> = {
+  name: "retry",
+  recordAs: RecordTrigger.Retry,
+  recorded: (job) => {
+    const a = retryAttemptOf(job);
+    const slot = scheduledTimeOf(job);
+    // The attempt before it: the first Job, or the retry named from it (the Job is labelled with its CronJob).
+    const cronJob = job.metadata?.labels?.[CRONJOB_NAME_LABEL] ?? "";
+    const before = a && (a.k === 1 ? a.of : retryJobName(cronJob, a.of, a.k - 1));
+    return {
+      trigger: RecordTrigger.Retry,
+      reason: RecordReason.RetryAfterFailure,
+      ...(slot ? { scheduledTime: slot } : {}),
+      ...(a ? { request: retryAttemptValue(a.k, a.n), message: retriedText(a.k, a.n, before ?? a.of) } : {}),
+    };
+  },
+  eventReasons: [EventReason.RetryCreated, EventReason.JobAlreadyActive],
+  validate: validateRetry,
+  // A retry is the schedule's, not an explicit request: suspended or stopped, nothing is retried.
+  runsWhileSuspended: false,
+  // It never replaces a run: a newer slot's run supersedes it instead (below).
+  onReplace: "wait",
+  onConflict: "next",
+  requestAnnotation: RETRY_OF_ANNOTATION,
+  movesLastScheduleTime: false,
+  takesScheduleSlots: false,
+  // Step 9, the retry row: for each retriable slot whose newest attempt failed with attempts left, the next attempt,
+  // once spec.retry.delaySeconds have passed since the failure (until then a Held entry says when). With Forbid or
+  // Replace a retry does not run after a newer slot's run started (lastScheduleTime passed its slot): a Skipped entry
+  // says so. The attempts are derived from the Jobs on every pass, so a crash or a leader change neither repeats nor
+  // skips one.
+  plan: (input) => {
+    const policy = retryOf(input.cronJob.spec);
+    if (!policy) return undefined;
+    const { now, cronJob } = input;
+    const last = input.status.lastScheduleTime ? Date.parse(input.status.lastScheduleTime) : undefined;
+    const exclusive = cronJob.spec.concurrencyPolicy === "Forbid" || cronJob.spec.concurrencyPolicy === "Replace";
+    let status: CronJobWireStatus = { ...input.status };
+    let wakeAt: Date | undefined;
+    const requests: TriggerRun[] = [];
+    const keep: string[] = [];
+    for (const chain of chainsOf(cronJob, input.jobs)) {
+      const { job, k: tried } = chain.latest;
+      if (classifyJob(job) !== "failed" || tried >= policy.limit) continue;
+      const k = tried + 1;
+      const failed = job.metadata?.name ?? "";
+      const why = failureOf(job);
+      const subject = {
+        trigger: RecordTrigger.Retry,
+        scheduledTime: chain.slot,
+        request: retryAttemptValue(k, policy.limit),
+      };
+      const attempt = `attempt ${k} of ${policy.limit}`;
+      if (exclusive && last !== undefined && last > chain.slot.getTime()) {
+        const message = `${attempt} not run: Job ${failed} failed (${why}), and the run of ${rfc3339(new Date(last))} started first (concurrencyPolicy ${cronJob.spec.concurrencyPolicy})`;
+        status = recordDecision(
+          status,
+          { ...subject, decision: RecordDecision.Skipped, reason: RecordReason.RetrySuperseded, message },
+          now,
+        );
+        continue;
+      }
+      keep.push(failed);
+      const at = new Date((finishedAt(job) ?? now).getTime() + policy.delaySeconds * 1000);
+      if (at > now) {
+        const message = `${attempt} starts at ${rfc3339(at)}: Job ${failed} failed (${why}); spec.retry.delaySeconds ${policy.delaySeconds}`;
+        status = recordDecision(
+          status,
+          { ...subject, decision: RecordDecision.Held, reason: RecordReason.RetryDelay, message },
+          now,
+        );
+        if (!wakeAt || at < wakeAt) wakeAt = at;
+        continue;
+      }
+      const sources = input.schedules?.sourcesAt(chain.slot, input.anchor);
+      requests.push(
+        bindRun(retry, { slot: chain.slot, first: chain.first, k, n: policy.limit, failed, why, sources }, retryParts),
+      );
+    }
+    return { requests, status, keep, ...(wakeAt ? { wakeAt } : {}) };
+  },
+  ours: (cronJob, job) => {
+    const a = retryAttemptOf(job);
+    return !!a && job.metadata?.name === retryJobName(cronJob.metadata.name ?? "", a.of, a.k);
+  },
+  // Its books are the Jobs themselves: nothing in status to catch up.
+  unbooked: () => false,
+};
+
+/**
+ * The retry row's admission check: with Forbid or Replace a retry does not run once the next slot's run has started,
+ * so a delay that cannot fit before the next slot is said at once (a warning: the schedule may be irregular).
+ */
+function validateRetry(input: ValidationInput): { errors: FieldError[]; warnings: string[] } {
+  const policy = retryOf(input.spec);
+  const concurrency = input.spec.concurrencyPolicy;
+  if (!policy || !input.schedules || (concurrency !== "Forbid" && concurrency !== "Replace"))
+    return { errors: [], warnings: [] };
+  const { schedule } = input.schedules;
+  const first = schedule.next(input.now, input.now);
+  const gap = (schedule.next(first, input.now).getTime() - first.getTime()) / 1000;
+  if (!(policy.delaySeconds >= gap)) return { errors: [], warnings: [] };
+  return {
+    errors: [],
+    warnings: [
+      `spec.retry.delaySeconds: ${policy.delaySeconds} is not less than the ${gap} s between scheduled times: with concurrencyPolicy ${String(concurrency)} a retry is skipped once the next scheduled run has started (the record says so)`,
+    ],
+  };
+}
+
+const retryParts: RunParts<RetryRequest> = {
+  job: (cronJob: JobSource, r: RetryRequest) => {
+    const job = withScheduleSources(jobForSlot(cronJob, r.slot), r.slot, r.sources);
+    const annotations = {
+      ...job.metadata?.annotations,
+      [RETRY_OF_ANNOTATION]: r.first,
+      [RETRY_ATTEMPT_ANNOTATION]: retryAttemptValue(r.k, r.n),
+    };
+    return {
+      ...job,
+      metadata: { ...job.metadata, name: retryJobName(cronJob.metadata.name ?? "", r.first, r.k), annotations },
+    };
+  },
+  ran: (view: RanView, r: RetryRequest) => jobNamed(view, retryJobName(view.cronJobName, r.first, r.k)),
+  held: (r: RetryRequest, running: string[]): StateEvent => ({
+    reason: EventReason.JobAlreadyActive,
+    message: `Not starting attempt ${r.k} of ${r.n} for ${rfc3339(r.slot)} because ${running.join(", ")} still running (concurrencyPolicy Forbid)`,
+    once: { topic: EventReason.JobAlreadyActive, key: `${rfc3339(r.slot)}/${r.k}` },
+    count: "skipped_forbid",
+  }),
+  book: (status: Readonly<CronJobWireStatus>) => ({ ...status }),
+  created: (r: RetryRequest, name: string) => ({
+    event: {
+      reason: EventReason.RetryCreated,
+      message: `Created job ${name}: attempt ${r.k} of ${r.n} for ${rfc3339(r.slot)}, after ${r.failed} failed (${r.why})`,
+    },
+    count: "created",
+    log: `created Job for retry ${r.k} of ${r.n} of scheduled time ${rfc3339(r.slot)}`,
+  }),
+  subject: (r: RetryRequest) => ({
+    trigger: RecordTrigger.Retry,
+    reason: RecordReason.RetryAfterFailure,
+    scheduledTime: r.slot,
+    request: retryAttemptValue(r.k, r.n),
+    message: retriedText(r.k, r.n, r.failed),
+  }),
+};
+
 /** The product's triggers, in the order a pass runs them (step 9). */
-export const TRIGGERS = [schedule, runNow, backfill] as const satisfies readonly Trigger[];
+export const TRIGGERS = [schedule, runNow, backfill, retry] as const satisfies readonly Trigger[];

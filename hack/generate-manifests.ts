@@ -14,7 +14,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
-import { concurrencyGroupCRD, cronJobCRD, MAX_DESCRIPTION_LENGTH } from "./crdgen/crd.ts";
+import { cronJobCRD, MAX_DESCRIPTION_LENGTH, SIMPLE_KINDS, simpleKindCRD } from "./crdgen/crd.ts";
 import { definitionsOf, type Definitions } from "./crdgen/openapi.ts";
 import { readVendoredOpenAPI, VENDORED_OPENAPI } from "./crdgen/vendored-openapi.ts";
 import { managerRoleYAML, ROLE_PATH } from "./crdgen/rbac.ts";
@@ -71,11 +71,14 @@ function main(): number {
     ),
     renderYAML(crd),
   );
+  // The simple kinds' CRDs (ConcurrencyGroup, ExclusionCalendar): one version each, no status.
+  for (const kind of SIMPLE_KINDS) {
+    files.set(
+      join("config", "crd", "bases", `${api.GROUP}_${kind.plural}.yaml`),
+      renderYAML(simpleKindCRD(kind, { definitions: defs, maxDescriptionLength: MAX_DESCRIPTION_LENGTH })),
+    );
+  }
   // The manager's ClusterRole, from the controllers' RBAC declarations (controllers/rbac.ts).
-  files.set(
-    join("config", "crd", "bases", `${api.GROUP}_${api.GROUP_PLURAL}.yaml`),
-    renderYAML(concurrencyGroupCRD({ definitions: defs, maxDescriptionLength: MAX_DESCRIPTION_LENGTH })),
-  );
   files.set(ROLE_PATH, managerRoleYAML());
   files.set(PROMETHEUS_RULE_PATH, prometheusRuleYAML(root));
   // The admission webhook configurations, from the webhook declarations (webhooks/cronjob_webhook.ts).

@@ -38,7 +38,7 @@ interface APIResource {
 /** Discovery documents by path: "/apis/batch" (APIGroup), "/apis/batch/v1" (APIResourceList), ... */
 export type DiscoveryDocuments = Record<string, unknown>;
 
-/** Our CRDs' discovery document (CronJob, ConcurrencyGroup), as the apiserver serves it once they are installed. */
+/** Our CRDs' discovery document (CronJob, ConcurrencyGroup, ExclusionCalendar), as the apiserver serves it once they are installed. */
 const OUR_RESOURCES = {
   kind: "APIResourceList",
   apiVersion: "v1",
@@ -51,6 +51,13 @@ const OUR_RESOURCES = {
       singularName: "concurrencygroup",
       namespaced: true,
       kind: "ConcurrencyGroup",
+      verbs: ["get", "list", "patch"],
+    },
+    {
+      name: "exclusioncalendars",
+      singularName: "exclusioncalendar",
+      namespaced: true,
+      kind: "ExclusionCalendar",
       verbs: ["get", "list", "patch"],
     },
   ],

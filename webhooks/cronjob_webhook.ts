@@ -14,7 +14,6 @@ import {
   MAX_RUN_NOW_REQUEST_LENGTH,
   parseCronJob,
   PLURAL,
-  RUN_NOW_ANNOTATION,
   RUN_NOW_REQUESTED_BY_ANNOTATION,
   runNowRequestedByValue,
   runNowRequestOf,
@@ -22,8 +21,6 @@ import {
   DEFAULT_MAX_CATCH_UP_RUNS,
   RESUME_ANNOTATION,
   BACKFILL_ANNOTATION,
-  backfillRequestOf,
-  MAX_BACKFILL_SLOTS,
   MORE_SCHEDULES_ANNOTATION,
   cronJobSchedules,
   type CronJobSchedules,
@@ -33,7 +30,8 @@ import {
   retryBackoffWords,
   worstCaseRetrySeconds,
 } from "../api/v1/index.ts";
-import { countText } from "../api/v1/schedule/index.ts";
+import { TRIGGERS } from "../controllers/triggers.ts";
+import { validateExclusions } from "./exclusions.ts";
 import { API_VERSION as V2_API_VERSION, convertCronJob, CronJobV2Schema, VERSION as V2 } from "../api/v2/index.ts";
 import { log, type Logger } from "../runtime/log.ts";
 import { isObj } from "../runtime/objects.ts";
@@ -112,16 +110,6 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
     errors.push(invalidField("metadata.name", name, `must be no more than ${MAX_CRONJOB_NAME_LENGTH} characters`));
   }
   const annotations = isObj(meta.annotations) ? meta.annotations : {};
-  const runNow = annotations[RUN_NOW_ANNOTATION];
-  if (typeof runNow === "string" && runNow.trim().length > MAX_RUN_NOW_REQUEST_LENGTH) {
-    errors.push(
-      invalidField(
-        `metadata.annotations[${RUN_NOW_ANNOTATION}]`,
-        runNow,
-        `must be no more than ${MAX_RUN_NOW_REQUEST_LENGTH} characters (any new value requests one run)`,
-      ),
-    );
-  }
   const resume = annotations[RESUME_ANNOTATION];
   if (typeof resume === "string" && resume.trim().length > MAX_RUN_NOW_REQUEST_LENGTH) {
     errors.push(
@@ -181,38 +169,22 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
     );
   }
 
-  const bfRaw = annotations[BACKFILL_ANNOTATION];
-  if (typeof bfRaw === "string" && bfRaw !== context.oldBackfill) {
-    const field = `metadata.annotations[${BACKFILL_ANNOTATION}]`;
-    const bf = backfillRequestOf({ metadata: { annotations: { [BACKFILL_ANNOTATION]: bfRaw } } });
-    if (bf && !bf.ok) errors.push(invalidField(field, bfRaw, bf.reason));
-    else if (bf?.ok) {
-      const now = context.now ?? new Date();
-      const created = typeof meta.creationTimestamp === "string" ? new Date(meta.creationTimestamp) : now;
-      if (bf.request.to.getTime() > now.getTime()) {
-        errors.push(
-          invalidField(
-            field,
-            bfRaw,
-            `to is in the future (now is ${now.toISOString()}): a backfill runs past slots only`,
-          ),
-        );
-      } else if (schedules) {
-        // Counted as the controller counts it: `@every` slots from the creation time.
-        const slots = schedules.backfillSlotCount(bf.request.from, bf.request.to, created);
-        if (!slots.exact || slots.count > MAX_BACKFILL_SLOTS) {
-          const count = countText(slots);
-          errors.push(
-            invalidField(
-              field,
-              bfRaw,
-              `the range holds ${count} slots of the schedule; at most ${MAX_BACKFILL_SLOTS} may be backfilled in one request: split it`,
-            ),
-          );
-        }
-      }
-    }
+  // Each trigger checks its own request (its annotation) and settings: a row of controllers/triggers.ts.
+  for (const row of TRIGGERS) {
+    const checked = row.validate?.({
+      annotations,
+      spec,
+      schedules,
+      creationTimestamp: typeof meta.creationTimestamp === "string" ? meta.creationTimestamp : undefined,
+      now: context.now ?? new Date(),
+      oldBackfill: context.oldBackfill,
+    });
+    errors.push(...(checked?.errors ?? []));
+    warnings.push(...(checked?.warnings ?? []));
   }
+  const excluded = validateExclusions(spec.exclusions, schedules, context.now ?? new Date());
+  errors.push(...excluded.errors);
+  warnings.push(...excluded.warnings);
   if (spec.maxCatchUpRuns !== undefined && spec.maxCatchUpRuns !== null && spec.missedRunPolicy !== "RunAll") {
     errors.push(
       invalidField(

@@ -26,6 +26,8 @@ interface BackfillRequest {
   to: Date;
   /** At most this many of the request's Jobs run at a time. */
   parallelism: number;
+  /** Also run the slots spec.exclusions holds (by default a backfill skips them, as the schedule did). */
+  includeExcluded?: boolean;
 }
 
 /** A user value in a message: JSON, cut at 64 characters (the annotation may hold 256 KiB). */
@@ -36,7 +38,13 @@ function quoted(v: unknown): string {
 
 /** The annotation's value for a request. */
 export function backfillAnnotationValue(r: BackfillRequest): string {
-  return JSON.stringify({ id: r.id, from: r.from.toISOString(), to: r.to.toISOString(), parallelism: r.parallelism });
+  return JSON.stringify({
+    id: r.id,
+    from: r.from.toISOString(),
+    to: r.to.toISOString(),
+    parallelism: r.parallelism,
+    ...(r.includeExcluded ? { includeExcluded: true } : {}),
+  });
 }
 
 type ParsedBackfill = { ok: true; request: BackfillRequest } | { ok: false; reason: string };
@@ -82,7 +90,10 @@ export function backfillRequestOf(obj: {
       ok: false,
       reason: `parallelism must be an integer from 1 to ${MAX_BACKFILL_PARALLELISM}, not ${quoted(p)}`,
     };
-  return { ok: true, request: { id: o.id, from, to, parallelism: p } };
+  const inc = o.includeExcluded;
+  if (inc !== undefined && typeof inc !== "boolean")
+    return { ok: false, reason: `includeExcluded must be true or false, not ${quoted(inc)}` };
+  return { ok: true, request: { id: o.id, from, to, parallelism: p, ...(inc ? { includeExcluded: true } : {}) } };
 }
 
 /** The Job for a slot of a backfill: the slot's own Job (its name is the slot's), marked with the request. */

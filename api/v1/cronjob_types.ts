@@ -5,6 +5,8 @@ import { API_VERSION, KIND } from "./groupversion_info.ts";
 import { type FieldError, fieldErrorString, invalidField, requiredField } from "../../runtime/field.ts";
 import { MAX_RUN_NOW_REQUEST_LENGTH } from "./runnow.ts";
 import { GROUP_NAME_PATTERN, MAX_GROUP_NAME_LENGTH } from "./concurrencygroup_types.ts";
+import { CronJobExclusionsSchema } from "./exclusioncalendar_types.ts";
+import { RetrySpecSchema } from "./retry.ts";
 import { RecentRunsSchema, RecentRunWireSchema } from "./recentruns.ts";
 import { MAX_SCHEDULE_LENGTH, MAX_TIME_ZONE_LENGTH } from "./schedule/list.ts";
 import {
@@ -205,6 +207,8 @@ export const CronJobSpecSchema = z
       format: "int32",
       description: "How long a run's Pods may take to start before the operator ends the run.",
     }),
+    exclusions: CronJobExclusionsSchema.optional(),
+    retry: RetrySpecSchema.optional(),
     jobTemplate: JobTemplateSpecSchema,
     successfulJobsHistoryLimit: z
       .int()
@@ -396,6 +400,8 @@ export const CronJobWireSchema = z.looseObject({
     stopAfterConsecutiveFailures: z.number().optional(),
     concurrencyGroup: z.string().optional(),
     startTimeoutSeconds: z.number().optional(),
+    exclusions: z.unknown().optional(),
+    retry: z.unknown().optional(),
     jobTemplate: z.looseObject({
       metadata: z
         .looseObject({

@@ -8,3 +8,5 @@ export * from "./schedules.ts";
 export * from "./recentruns.ts";
 export * from "./reasons.ts";
 export * from "./concurrencygroup_types.ts";
+export * from "./exclusioncalendar_types.ts";
+export * from "./retry.ts";

@@ -190,7 +190,7 @@ export const JobSourceSchema = z.object({
     namespace: z.string().optional(),
     uid: z.string().optional(),
   }),
-  spec: CronJobWireSchema.shape.spec.pick({ timeZone: true, jobTemplate: true, concurrencyGroup: true }),
+  spec: CronJobWireSchema.shape.spec.pick({ timeZone: true, jobTemplate: true, concurrencyGroup: true, retry: true }),
 });
 export type JobSource = z.infer<typeof JobSourceSchema>;
 

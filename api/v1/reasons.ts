@@ -37,6 +37,8 @@ export const RECORD_TRIGGERS = {
   RunNow: { description: "a run-now request" },
   /** A slot of a backfill request (`kubectl cron backfill`). */
   Backfill: { description: "a slot of a backfill request" },
+  /** A new run for a slot whose run failed (spec.retry). */
+  Retry: { description: "a new run for a slot whose run failed (spec.retry)" },
 } as const satisfies Record<string, Meaning>;
 export const RecordTrigger = wordsOf(RECORD_TRIGGERS);
 export type RecordTrigger = keyof typeof RECORD_TRIGGERS;
@@ -51,8 +53,11 @@ export const RECORD_DECISIONS = {
   Missed: { description: "not started: past startingDeadlineSeconds" },
   /** Not run: the missed-run policy runs other slots (the reason says which rule). */
   Skipped: { description: "not run by missedRunPolicy" },
-  /** Not started (yet): the concurrency policy and a running Job, or its concurrency group (reason, blockedBy). */
-  Held: { description: "not started: concurrencyPolicy or the concurrency group, see reason" },
+  /**
+   * Not started (yet): the concurrency policy and a running Job, its concurrency group (reason, blockedBy), a
+   * calendar that cannot be read, or a retry's delay.
+   */
+  Held: { description: "not started (yet), see reason" },
   /** The API server refused to create its Job (the reason and message are the API server's). */
   Refused: { description: "the API server refused to create its Job, see reason and message" },
   /** Scheduling stopped after failed runs in a row. */
@@ -78,6 +83,16 @@ export const RECORD_REASONS = {
   BackfillRequested: { description: "a backfill request" },
   /** Missed: the slot's startingDeadlineSeconds had passed when the operator reached it. */
   StartingDeadlineExceeded: { description: "startingDeadlineSeconds had passed" },
+  /** Created or Adopted for a new run of a slot whose run failed (trigger Retry; request: attempt/limit). */
+  RetryAfterFailure: { description: "the slot's run failed and spec.retry runs it again" },
+  /** Held: a retry waits for spec.retry.delaySeconds after the failed run (the message says when). */
+  RetryDelay: { description: "a retry waits for its delay" },
+  /** Skipped: a retry not run, as a newer slot's run started (concurrencyPolicy Forbid or Replace). */
+  RetrySuperseded: { description: "a newer slot ran first" },
+  /** Skipped: a slot inside an exclusion window (the message names the calendar or spec.exclusions, and the window). */
+  ExcludedByCalendar: { description: "an exclusion window holds the slot" },
+  /** Held: spec.exclusions.calendars names an ExclusionCalendar that does not exist or does not parse. */
+  CalendarNotFound: { description: "a calendar named cannot be read" },
   /** Skipped: missedRunPolicy Skip runs only the slot announced in nextScheduleTime. */
   MissedRunPolicySkip: { description: "missedRunPolicy Skip runs only the announced time, not a missed one" },
   /** Skipped: missedRunPolicy RunAll runs at most the newest missed slots (its cap). */
@@ -189,6 +204,10 @@ export const EVENT_REASONS = {
   ConcurrencyGroupNotFound: { type: "Warning", description: "the concurrency group named does not exist" },
   /** A run's Pods did not start within spec.startTimeoutSeconds: the operator ended it. */
   StartTimeout: { type: "Warning", description: "a run was ended: its Pods did not start in time" },
+  /** A Job was created to run a slot again after its run failed (spec.retry). */
+  RetryCreated: { type: "Normal", description: "a Job was created to retry a failed slot" },
+  /** spec.exclusions.calendars names a calendar that does not exist or does not parse: slots wait. */
+  CalendarNotFound: { type: "Warning", description: "an exclusion calendar named cannot be read" },
   /** Scheduling stopped after spec.stopAfterConsecutiveFailures failed runs in a row. */
   StoppedAfterFailures: { type: "Warning", description: "scheduling stopped after failed runs in a row" },
   /** Scheduling resumed after a stop (a resume request, or a changed spec). */

@@ -9,11 +9,13 @@ import { MAX_BACKFILL_SLOTS } from "./backfill.ts";
 import { GROUP } from "./groupversion_info.ts";
 import type { ScheduleSource } from "./job.ts";
 import {
+  ExcludingSchedule,
+  type Exclusions,
   type HashKey,
   MAX_SCHEDULE_LENGTH,
   parseScheduleList,
   resolveHashedSchedule,
-  type ScheduleSet,
+  ScheduleSet,
   unionCountSlots,
   UnionSchedule,
 } from "./schedule/index.ts";
@@ -123,8 +125,24 @@ export class CronJobSchedules {
    */
   readonly resolved: string;
 
-  constructor(set: ScheduleSet, entries: readonly ScheduleEntry[], key: HashKey) {
+  readonly #entries: readonly ScheduleEntry[];
+  readonly #key: HashKey;
+  /** The exclusions applied (excluding()); none for the schedules as written. */
+  readonly exclusions: Exclusions | undefined;
+  /** The union of the schedules as written, no slot excluded (the same as `schedule` without exclusions). */
+  readonly written: UnionSchedule;
+
+  constructor(
+    set: ScheduleSet,
+    entries: readonly ScheduleEntry[],
+    key: HashKey,
+    exclusions?: { exclusions: Exclusions; written: UnionSchedule },
+  ) {
     this.schedule = new UnionSchedule(set);
+    this.written = exclusions?.written ?? this.schedule;
+    this.#entries = entries;
+    this.#key = key;
+    this.exclusions = exclusions?.exclusions;
     this.entries = set.members.map((m) => {
       const tz = entries[m.index]?.timeZone;
       const resolved = resolveHashedSchedule(m.text, key);
@@ -139,6 +157,32 @@ export class CronJobSchedules {
     // Once per parse (the reconciler caches the parse), not on every pass that reads it.
     const joined = this.entries.map((e) => e.resolvedSchedule).join("; ");
     this.resolved = joined.length <= MAX_SCHEDULE_LENGTH ? joined : `${joined.slice(0, MAX_SCHEDULE_LENGTH - 1)}…`;
+  }
+
+  /**
+   * The same schedules skipping the slots `exclusions` hold: each schedule reads the windows in its own zone, and a
+   * slot of several schedules runs when one of them is not excluded.
+   */
+  excluding(exclusions: Exclusions): CronJobSchedules {
+    const set = new ScheduleSet(
+      this.written.set.members.map((m) => ({ ...m, schedule: new ExcludingSchedule(m.schedule, exclusions) })),
+    );
+    return new CronJobSchedules(set, this.#entries, this.#key, { exclusions, written: this.written });
+  }
+
+  /**
+   * What excludes a slot of the schedules as written: the first of its schedules' zones whose window holds it
+   * (undefined: not excluded, or no exclusions applied).
+   */
+  excludedBy(slot: Date, anchor: Date | undefined): { by: string; window: string } | undefined {
+    if (!this.exclusions) return undefined;
+    const members = this.written.set.members;
+    for (const i of this.written.sourcesAt(slot, anchor)) {
+      const zone = members.find((x) => x.index === i)?.schedule.timeZone;
+      const hit = zone !== undefined && this.exclusions.excludedBy(slot, zone);
+      if (hit) return hit;
+    }
+    return undefined;
   }
 
   /** More than one schedule (API v2's list): its slots' Jobs name the schedules they came from. */

@@ -57,6 +57,8 @@ export interface Args {
   to?: Date;
   parallelism: number;
   cancel: boolean;
+  /** backfill: also run the slots spec.exclusions holds (by default a backfill skips them, as the schedule did). */
+  includeExcluded: boolean;
   /** why: the slot asked about, as given (read in the CronJob's zone when it has no offset). */
   slot?: string;
   /** why: where the operator runs (default: found from its webhooks, else cronjob-operator-system). */
@@ -87,9 +89,10 @@ Usage:
                                                           runs, the oldest wait, how many CronJobs name each
   kubectl cron groups NAME                                a group's running Jobs and waiting runs, with their
                                                           CronJob, in the order they get places
-  kubectl cron backfill NAME --from=T1 --to=T2 [--parallelism=1] [--dry-run]
+  kubectl cron backfill NAME --from=T1 --to=T2 [--parallelism=1] [--include-excluded] [--dry-run]
                                                           run every slot in [T1, T2] (RFC 3339) once, oldest
-                                                          first; slots that have their Job are skipped
+                                                          first; slots that have their Job are skipped, and
+                                                          those spec.exclusions holds unless --include-excluded
   kubectl cron backfill NAME [--cancel]                   the backfill's progress (or cancel it)
   kubectl cron migrate (NAME | -l SELECTOR | -A) [--dry-run] [--settle=15s]
                                                           take over built-in CronJobs: create ours, suspend
@@ -183,6 +186,7 @@ export const OPTIONS = {
   to: { type: "string" },
   parallelism: { type: "string" },
   cancel: { type: "boolean" },
+  "include-excluded": { type: "boolean" },
   slot: { type: "string" },
   "operator-namespace": { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -202,6 +206,7 @@ const FLAG_COMMANDS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> =
   to: ["backfill"],
   parallelism: ["backfill"],
   cancel: ["backfill"],
+  "include-excluded": ["backfill"],
   settle: ["migrate", "unmigrate"],
   delete: ["unmigrate"],
 };
@@ -253,6 +258,7 @@ export function parseCommandLine(argv: readonly string[]): Args | "help" {
     if (values.cancel && from) throw new UsageError("backfill: --cancel does not go with --from/--to");
     if (from && to && from > to) throw new UsageError(`backfill: --from (${values.from}) is after --to (${values.to})`);
     if (values["dry-run"] && !from) throw new UsageError("backfill: --dry-run needs --from and --to");
+    if (values["include-excluded"] && !from) throw new UsageError("backfill: --include-excluded needs --from and --to");
   }
   return {
     command: cmd,
@@ -277,6 +283,7 @@ export function parseCommandLine(argv: readonly string[]): Args | "help" {
     ...(to ? { to } : {}),
     parallelism: values.parallelism !== undefined ? parseParallelism(values.parallelism) : 1,
     cancel: values.cancel === true,
+    includeExcluded: values["include-excluded"] === true,
     ...(values.slot !== undefined ? { slot: values.slot } : {}),
     ...(values["operator-namespace"] !== undefined ? { operatorNamespace: values["operator-namespace"] } : {}),
   };

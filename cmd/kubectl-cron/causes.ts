@@ -4,6 +4,9 @@
 // each fix said with PLACEHOLDERS (test/unit/troubleshooting.test.ts and causes-words.test.ts check both).
 import {
   API_VERSION,
+  CALENDAR_KIND,
+  CALENDAR_PLURAL,
+  CALENDAR_SINGULAR,
   CONCURRENCY_GROUP_LABEL,
   ENDED_MESSAGE_ANNOTATION,
   ENDED_REASON_ANNOTATION,
@@ -11,7 +14,10 @@ import {
   GROUP_KIND,
   KUEUE_QUEUE_NAME_KEY,
   RecordReason,
+  RecordTrigger,
   RefusedReason,
+  RETRY_ATTEMPT_ANNOTATION,
+  RETRY_OF_ANNOTATION,
 } from "../../api/v1/index.ts";
 
 /**
@@ -127,6 +133,32 @@ interface CauseParams {
   since?: string;
   /** job-queued: Kueue holds it. */
   kueue: boolean;
+  /** excluded: what holds the slot, as the record names it ("calendar holidays-de", "spec.exclusions"), and the window. */
+  source: string;
+  window: string;
+  /** excluded, calendar-not-found: the ExclusionCalendar (spec.exclusions.calendars). */
+  calendar: string;
+  /** excluded: a window of that calendar holds it; a window of the CronJob's own (spec.exclusions.windows) does. */
+  byCalendar: boolean;
+  ownWindow: boolean;
+  /** calendar-not-found: it does not exist; its windows do not parse (`message` says where). */
+  calendarMissing: boolean;
+  calendarInvalid: boolean;
+  /**
+   * A run of spec.retry: attempt ATTEMPT (1 is the first retry) of the ATTEMPTS spec.retry.limit allows, after Job
+   * FAILED_JOB (the attempt before it) failed.
+   */
+  attempt?: string;
+  attempts: string;
+  failedJob: string;
+  /** retry-pending: when the attempt starts (the failure plus spec.retry.delaySeconds), and that it is late. */
+  startsAt: string;
+  overdue: boolean;
+  /** retry-pending: it waits besides its delay (`waiting`), and for what (concurrencyPolicy Forbid, its group). */
+  waiting: boolean;
+  waits: string;
+  /** retry-superseded: the newer slot's run that started first. */
+  newerRun: string;
 }
 
 /** The names and words the docs say a cause with: every placeholder, every fix line, the verdict's usual words. */
@@ -191,6 +223,21 @@ export const PLACEHOLDERS: Required<CauseParams> = {
   queuedBy: "QUEUED_BY",
   since: "SINCE",
   kueue: true,
+  source: "SOURCE",
+  window: "WINDOW",
+  calendar: "CALENDAR",
+  byCalendar: true,
+  ownWindow: true,
+  calendarMissing: true,
+  calendarInvalid: true,
+  attempt: "ATTEMPT",
+  attempts: "ATTEMPTS",
+  failedJob: "FAILED_JOB",
+  startsAt: "STARTS_AT",
+  overdue: false,
+  waiting: false,
+  waits: "WAITS",
+  newerRun: "NEWER_RUN",
 };
 
 interface Cause {
@@ -225,6 +272,8 @@ const backfill = (p: Names & Pick<CauseParams, "slot">) =>
 const when = (yes: boolean, line: string) => (yes ? [line] : []);
 /** The slot a verdict is about, in words (absent: a finding besides the verdict), and whether it is still to come. */
 type At = Partial<Pick<CauseParams, "when" | "toCome">>;
+/** A retry's Job (spec.retry): which attempt, after which Job failed; none for a slot's first Job. */
+type Retried = Partial<Pick<CauseParams, "attempt" | "attempts" | "failedJob">>;
 /** A verdict always about a slot. */
 type Slot = Required<Pick<CauseParams, "when">>;
 /**
@@ -450,6 +499,38 @@ export const CAUSES = [
     ],
   },
   {
+    id: "calendar-not-found",
+    title: "Held: spec.exclusions.calendars names a calendar that does not exist or does not parse",
+    detect:
+      `A \`Held\` entry with reason ${RecordReason.CalendarNotFound} (and the condition Degraded=True, reason ` +
+      `${RecordReason.CalendarNotFound}), or a name in \`spec.exclusions.calendars\` that is no ${CALENDAR_KIND} of ` +
+      "the CronJob's namespace, or one whose windows do not parse: the operator holds every slot until it can read " +
+      "them, rather than run through a freeze it cannot see.",
+    verdict: (p: At & Pick<CauseParams, "calendar" | "namespace" | "calendarMissing" | "pastDeadline" | "message">) =>
+      didNotRun(
+        p,
+        (p.calendarMissing
+          ? `spec.exclusions.calendars names ${p.calendar}, which is not an ${CALENDAR_KIND} of namespace ${p.namespace}`
+          : `${CALENDAR_KIND} ${p.calendar} cannot be read${p.message ? ` (${p.message})` : ""}`) +
+          (p.pastDeadline
+            ? ": the slot was held until startingDeadlineSeconds passed"
+            : `: its slots are held until it ${p.calendarMissing ? "exists" : "is fixed"}`),
+      ),
+    fix: (p: Pick<CauseParams, "namespace" | "calendar" | "calendarMissing" | "calendarInvalid">) => [
+      ...when(
+        p.calendarMissing,
+        `Create it, or correct the name (\`kubectl get ${CALENDAR_PLURAL} -n ${p.namespace}\` lists those that exist), ` +
+          "or remove it from `spec.exclusions.calendars`.",
+      ),
+      ...when(
+        p.calendarInvalid,
+        `Correct its windows (the message names the field): \`kubectl edit ${CALENDAR_SINGULAR} ${p.calendar} -n ${p.namespace}\`.`,
+      ),
+      "Once it can be read, the held slot runs within its `startingDeadlineSeconds`, as `spec.missedRunPolicy` runs " +
+        "missed slots.",
+    ],
+  },
+  {
     id: "run-now-waiting",
     title: "A run-now request waits behind a running Job",
     detect:
@@ -474,6 +555,27 @@ export const CAUSES = [
       `${backfill(p)} runs it now.`,
     ],
     alert: "CronJobMissedSchedule",
+  },
+  {
+    id: "excluded",
+    title: "Skipped: an exclusion window holds the slot",
+    detect:
+      `A \`Skipped\` entry with reason ${RecordReason.ExcludedByCalendar} in \`status.recentRuns\`: its message names ` +
+      `the calendar (or \`spec.exclusions\`) and the window, one entry standing for a run of slots the same window ` +
+      `held ("(24 slots from …)"); or, once the record no longer holds it, the slot inside a window of ` +
+      `\`spec.exclusions.windows\` or of an ${CALENDAR_KIND} named in \`spec.exclusions.calendars\`, read in the ` +
+      "schedule's zone. An excluded slot is not a missed run.",
+    verdict: (p: At & Pick<CauseParams, "source" | "window">) => didNotRun(p, `excluded by ${p.source}: ${p.window}`),
+    fix: (p: Names & Pick<CauseParams, "slot" | "calendar" | "byCalendar" | "ownWindow">) => [
+      ...when(
+        p.byCalendar,
+        `If it should have run, change the window in ${CALENDAR_KIND} ${p.calendar} (every CronJob naming it skips ` +
+          `it): \`kubectl edit ${CALENDAR_SINGULAR} ${p.calendar} -n ${p.namespace}\`.`,
+      ),
+      ...when(p.ownWindow, "If it should have run, change the window in the CronJob's `spec.exclusions.windows`."),
+      `\`kubectl cron backfill ${p.name} -n ${p.namespace} --from=${p.slot} --to=${p.slot} --include-excluded\` runs ` +
+        "the slot after all.",
+    ],
   },
   {
     id: "create-refused-quota",
@@ -611,8 +713,9 @@ export const CAUSES = [
     detect:
       "The Job's Failed condition (BackoffLimitExceeded, DeadlineExceeded) from the Job or the record's outcome, and " +
       "its Pods' terminations (OOMKilled, exit codes) while they exist.",
-    verdict: (p: Slot & Pick<CauseParams, "job" | "reason" | "message">) =>
-      `ran at ${p.when} and failed: Job ${p.job} ${p.reason}${p.message ? ` (${p.message})` : ""}`,
+    verdict: (p: Slot & Pick<CauseParams, "job" | "reason" | "message"> & Retried) =>
+      `ran at ${p.when} and failed: Job ${p.job} ${p.reason}${p.message ? ` (${p.message})` : ""}` +
+      (p.attempt === undefined ? "" : `, attempt ${p.attempt} of ${p.attempts} after Job ${p.failedJob} failed`),
     fix: (p: Pick<CauseParams, "namespace" | "job" | "oomKilled" | "deadlineExceeded">) => [
       `Read its Pods' logs while the Job is kept (\`failedJobsHistoryLimit\`): \`kubectl logs job/${p.job} -n ${p.namespace}\`.`,
       ...when(
@@ -623,6 +726,53 @@ export const CAUSES = [
       ...when(p.deadlineExceeded, "DeadlineExceeded: raise `spec.jobTemplate.spec.activeDeadlineSeconds`."),
     ],
     alert: "CronJobLastRunFailed",
+  },
+  {
+    id: "retry-pending",
+    title: "Failed, and a retry waits for spec.retry.delaySeconds",
+    detect:
+      "The slot's Job failed (its Failed condition, or the record's outcome) and a `Held` entry with trigger " +
+      `${RecordTrigger.Retry} in \`status.recentRuns\` says which attempt of \`spec.retry.limit\` is next: reason ` +
+      `${RecordReason.RetryDelay} and when it starts, or the reason it waits besides (concurrencyPolicy Forbid, its ` +
+      `group). The attempts are the Jobs annotated \`${RETRY_OF_ANNOTATION}\` (the slot's first Job) and ` +
+      `\`${RETRY_ATTEMPT_ANNOTATION}\` (k/N).`,
+    verdict: (
+      p: Slot &
+        Pick<CauseParams, "job" | "reason" | "attempts" | "startsAt" | "overdue" | "waiting" | "waits"> &
+        Required<Pick<CauseParams, "attempt">>,
+    ) =>
+      `ran at ${p.when} and failed (Job ${p.job}: ${p.reason}); attempt ${p.attempt} of ${p.attempts} ` +
+      (p.waiting
+        ? `waits: ${p.waits}`
+        : p.overdue
+          ? `was due at ${p.startsAt} and has not started`
+          : `starts at ${p.startsAt}`),
+    fix: (p: Pick<CauseParams, "namespace" | "job">) => [
+      `Read why it failed while the Job is kept: \`kubectl logs job/${p.job} -n ${p.namespace}\`.`,
+      "Nothing else to do: the operator starts the attempt then; with concurrencyPolicy Forbid or Replace only if no " +
+        "newer slot's run has started by then.",
+    ],
+  },
+  {
+    id: "retry-superseded",
+    title: "Failed, and its retry was not run: a newer slot's run started first",
+    detect:
+      `A \`Skipped\` entry with trigger ${RecordTrigger.Retry} and reason ${RecordReason.RetrySuperseded} in ` +
+      "`status.recentRuns`: the slot's Job failed, and with concurrencyPolicy Forbid or Replace a retry is not run " +
+      "once a newer slot's run has started (`status.lastScheduleTime` past the slot).",
+    verdict: (
+      p: Slot &
+        Pick<CauseParams, "job" | "reason" | "attempts" | "newerRun" | "policy"> &
+        Required<Pick<CauseParams, "attempt">>,
+    ) =>
+      `ran at ${p.when} and failed (Job ${p.job}: ${p.reason}); attempt ${p.attempt} of ${p.attempts} was not run: ` +
+      `the run of ${p.newerRun} started first (concurrencyPolicy ${p.policy})`,
+    fix: (p: Names & Pick<CauseParams, "job">) => [
+      `Read why it failed while the Job is kept: \`kubectl logs job/${p.job} -n ${p.namespace}\`.`,
+      "To retry before the next slot, set `spec.retry.delaySeconds` below the schedule's interval (the webhook warns " +
+        "when it is not), or concurrencyPolicy Allow.",
+      `If the slot's work is still owed, ${cron("run", p)} runs it once now.`,
+    ],
   },
   {
     id: "operator-down",
@@ -740,12 +890,15 @@ export function fixOf<I extends CauseId>(id: I, p: CauseParamsOf<I>): string[] {
  * Their words, as functions of the facts like a cause's (the command's modules write none of their own).
  */
 export const NO_CAUSE = {
-  /** It ran and completed (`createdAfter`: seconds from the slot to the Job's creation; `took`: how long). */
-  completed: (p: Slot & Pick<CauseParams, "job" | "createdAfter" | "took">) =>
-    `ran at ${p.when}: Job ${p.job}${createdAfter(p)}, Complete${p.took ? ` in ${p.took}` : ""}`,
-  /** It runs, and nothing keeps its Pods from working. */
-  running: (p: Slot & Pick<CauseParams, "job" | "createdAfter" | "age" | "bounds">) =>
-    `ran at ${p.when}: Job ${p.job}${createdAfter(p)} has been running for ${p.age} (${p.bounds})`,
+  /**
+   * It ran and completed (`createdAfter`: seconds from the slot to the Job's creation; `took`: how long); a retry
+   * (spec.retry) says which attempt, after which Job failed.
+   */
+  completed: (p: Slot & Pick<CauseParams, "job" | "createdAfter" | "took"> & Retried) =>
+    `ran at ${p.when}: Job ${p.job}${retried(p)}${createdAfter(p)}, Complete${p.took ? ` in ${p.took}` : ""}`,
+  /** It runs, and nothing keeps its Pods from working (a retry: which attempt). */
+  running: (p: Slot & Pick<CauseParams, "job" | "createdAfter" | "age" | "bounds"> & Retried) =>
+    `ran at ${p.when}: Job ${p.job}${retried(p)}${createdAfter(p)} has been running for ${p.age} (${p.bounds})`,
   /** Its Job is gone and the record has no outcome. */
   outcomeLost: (p: Slot & Pick<CauseParams, "job">) =>
     `ran at ${p.when} (Job ${p.job}), but the Job is gone and the record has no outcome for it`,
@@ -762,6 +915,9 @@ export const NO_CAUSE = {
 } satisfies Record<string, (p: Required<CauseParams>) => string>;
 const createdAfter = (p: Pick<CauseParams, "createdAfter">) =>
   p.createdAfter === undefined ? "" : ` (created ${p.createdAfter} s after the slot)`;
+/** A retry's Job: " (attempt 1 of 3, after Job X failed)". */
+const retried = (p: Retried) =>
+  p.attempt === undefined ? "" : ` (attempt ${p.attempt} of ${p.attempts}, after Job ${p.failedJob} failed)`;
 
 /** A count as the plugin says one: 4,812. */
 const thousands = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");

@@ -16,6 +16,7 @@ import {
   scheduleEntriesOf,
   type ScheduleEntry,
   scheduleSourceText,
+  rfc3339InZone,
 } from "../../api/v1/index.ts";
 import { countText, type HashKey, slotsInRange } from "../../api/v1/schedule/index.ts";
 import { fieldErrorString } from "../../runtime/field.ts";
@@ -25,9 +26,18 @@ import { Kinds } from "../../runtime/kinds.ts";
 import type { Job } from "../../api/v1/index.ts";
 import type { Args } from "./args.ts";
 import { listAll } from "./api.ts";
-import { historyRows, humanDuration } from "./history.ts";
+import { historyRows, humanDuration, iso } from "./history.ts";
 import { HANDOVER_ANNOTATION, readMigratedFrom } from "./convert.ts";
-import { nextRuns } from "./next.ts";
+import {
+  calendarNamesOf,
+  excludingSchedules,
+  exclusionsOf,
+  getCalendars,
+  hasExclusions,
+  NO_SLOT_LEFT,
+} from "./exclusions.ts";
+import { type FireTime, nextRuns } from "./next.ts";
+import { attemptText, pendingRetries } from "./retries.ts";
 import { sharedProblems } from "./shared.ts";
 import { table } from "./table.ts";
 
@@ -142,9 +152,11 @@ function schedulesOf(ctx: Context, cronJob: CronJob, name: string): ReturnType<t
 }
 
 /**
- * `kubectl cron next NAME`: the next slots of its schedules, each in the zone of the (first) schedule it came from,
- * with the DST cases spelled out; with several schedules, the ones each slot came from. `@every` counts from what
- * the controller counts it from.
+ * `kubectl cron next NAME`: the next slots of its schedules as written, each in the zone of the (first) schedule it
+ * came from, with the DST cases spelled out; with several schedules, the ones each slot came from. `@every` counts
+ * from what the controller counts it from. With spec.exclusions, each slot an exclusion window holds says which
+ * (its own windows, and the ExclusionCalendars it names, read here), and the next run is the first slot none holds;
+ * a calendar missing holds them all, as the operator does. A retry waiting for its delay (the record's) is said too.
  */
 export async function next(ctx: Context, args: Args): Promise<Output> {
   const cronJob = await getCronJob(ctx, args.name);
@@ -157,39 +169,88 @@ export async function next(ctx: Context, args: Args): Promise<Output> {
     lastScheduleTime: cronJob.status?.lastScheduleTime,
     creationTimestamp: cronJob.metadata.creationTimestamp,
   });
-  const times = nextRuns(schedules, anchor, ctx.now(), args.count);
+  const now = ctx.now();
+  const namespace = cronJob.metadata.namespace ?? ctx.namespace;
+  // Only a CronJob that has exclusions reads calendars, and gets the column.
+  const view = hasExclusions(cronJob.spec)
+    ? exclusionsOf(cronJob, await getCalendars(ctx.client, namespace, calendarNamesOf(cronJob.spec)))
+    : undefined;
+  const excluding = excludingSchedules(schedules, view?.exclusions);
+  const times = nextRuns(schedules, anchor, now, args.count, excluding.excludedBy);
   const suspended = cronJob.spec.suspend === true;
   const notes = suspended ? [`suspended: these are the times it would run (kubectl cron resume ${args.name})`] : [];
+  for (const u of view?.unreadable ?? [])
+    notes.push(`could not read ${u}: the slots it excludes are not marked (the operator reads it)`);
   // H is resolved per CronJob: say what this one runs as.
-  const header = schedules.entries
+  const lines = schedules.entries
     .filter((e) => e.resolvedSchedule !== e.schedule)
     .map(
       (e) =>
-        `schedule ${JSON.stringify(e.schedule)} runs as ${JSON.stringify(e.resolvedSchedule)} (H is hashed from namespace/name)\n`,
-    )
-    .join("");
-  // A SCHEDULE column only when slots name their schedules; the zone in the heading when there is one zone.
+        `schedule ${JSON.stringify(e.schedule)} runs as ${JSON.stringify(e.resolvedSchedule)} (H is hashed from namespace/name)`,
+    );
+  // The next run: the first slot no window holds, when the first listed is excluded (else it is the first row).
+  let nextRun: FireTime | undefined;
+  if (view) {
+    const at = excluding.schedules.schedule.next(now, anchor);
+    if (at.getTime() < NO_SLOT_LEFT) nextRun = nextRuns(excluding.schedules, anchor, now, 1)[0];
+    if (view.hold) lines.push(`held: ${view.hold.problem}`);
+    else if (!nextRun) lines.push("next run: none: the exclusions hold every slot for 28 years");
+    else if (times[0]?.excluded)
+      lines.push(`next run: ${nextRun.time} (${nextRun.utc}); the slots before it are excluded`);
+  }
+  const zone = schedules.schedule.timeZone;
+  for (const r of pendingRetries(cronJob)) {
+    const when = r.startsAt
+      ? `${r.startsAt > now ? "starts at" : "was due at"} ${rfc3339InZone(r.startsAt, zone)} (${iso(r.startsAt)})`
+      : "waits for its delay";
+    const failed = r.failedJob ? `: Job ${r.failedJob} failed${r.failure ? ` (${r.failure})` : ""}` : "";
+    lines.push(`retry: ${attemptText(r.k, r.n)} of ${rfc3339InZone(r.slot, zone)} ${when}${failed}`);
+  }
+  // A SCHEDULE column only when slots name their schedules; EXCLUDED BY only with exclusions; the zone in the
+  // heading when there is one zone.
   const named = times.some((t) => t.sources);
   const zones = new Set(schedules.entries.map((e) => e.timeZone ?? "UTC"));
-  const heading = zones.size === 1 && !named ? `NEXT (${schedules.schedule.timeZone})` : "NEXT";
+  const heading = zones.size === 1 && !named ? `NEXT (${zone})` : "NEXT";
+  const unsure = (view?.unreadable.length ?? 0) > 0;
+  const excludedCell = (t: FireTime) =>
+    t.excluded ? `${t.excluded.by}: ${t.excluded.window}` : view?.hold ? "held" : unsure ? "?" : "-";
   const rows = times.map((t) => [
     t.time,
     t.utc,
     ...(named ? [(t.sources ?? []).map(scheduleSourceText).join("; ")] : []),
+    ...(view ? [excludedCell(t)] : []),
     t.note ?? "",
   ]);
   const [first] = schedules.entries;
+  const retries = pendingRetries(cronJob).map((r) => ({
+    scheduledTime: iso(r.slot),
+    attempt: r.k,
+    limit: r.n,
+    ...(r.startsAt ? { startsAt: iso(r.startsAt) } : {}),
+    ...(r.failedJob ? { failedJob: r.failedJob } : {}),
+    ...(r.failure ? { failure: r.failure } : {}),
+  }));
   return {
-    text: header + table([heading, "UTC", ...(named ? ["SCHEDULE"] : []), "NOTE"], rows),
+    text:
+      lines.map((l) => `${l}\n`).join("") +
+      table([heading, "UTC", ...(named ? ["SCHEDULE"] : []), ...(view ? ["EXCLUDED BY"] : []), "NOTE"], rows),
     json: {
       name: args.name,
       // spec.schedule's, as a v1 reader knows it; `schedules` has every one.
       schedule: first!.schedule,
       resolvedSchedule: first!.resolvedSchedule,
-      timeZone: schedules.schedule.timeZone,
+      timeZone: zone,
       schedules: schedules.entries,
       suspended,
       times,
+      ...(view
+        ? {
+            nextRun: view.hold ? null : (nextRun ?? null),
+            ...(view.hold ? { held: view.hold } : {}),
+            ...(view.unreadable.length ? { unreadable: view.unreadable } : {}),
+          }
+        : {}),
+      ...(retries.length ? { retries } : {}),
     },
     notes,
   };
@@ -210,7 +271,8 @@ export async function history(ctx: Context, args: Args): Promise<Output> {
     ["NAME", "TRIGGER", "SCHEDULED", ...(scheduleColumn ? ["SCHEDULE"] : []), "RESULT", "STARTED", "DURATION"],
     rows.map((r) => [
       r.name,
-      r.trigger,
+      // A retry says which attempt: "retry 1/3".
+      r.attempt ? `${r.trigger} ${r.attempt}` : r.trigger,
       r.scheduledTime ?? "-",
       ...(scheduleColumn ? [r.schedules ?? "-"] : []),
       r.result,
@@ -359,6 +421,19 @@ export async function backfill(ctx: Context, args: Args): Promise<Output> {
     );
   }
   const slots = slotsInRange(schedules.schedule, args.from, args.to, { max: MAX_BACKFILL_SLOTS, anchor });
+  // The slots spec.exclusions holds are skipped, as the schedule skipped them, unless --include-excluded; a calendar
+  // that cannot be read is said (the operator holds the request's slots until it can).
+  const namespace = cronJob.metadata.namespace ?? ctx.namespace;
+  const view =
+    !args.includeExcluded && hasExclusions(cronJob.spec)
+      ? exclusionsOf(cronJob, await getCalendars(ctx.client, namespace, calendarNamesOf(cronJob.spec)))
+      : undefined;
+  const excluding = excludingSchedules(schedules, view?.exclusions);
+  const exclusionNotes = [
+    ...(view?.hold ? [`held: ${view.hold.problem}`] : []),
+    ...(view?.unreadable ?? []).map((u) => `could not read ${u}: the slots it excludes are not marked`),
+  ];
+  const excludedSlots = slots.filter((s) => excluding.excludedBy(s, anchor)).length;
   if (args.dryRun) {
     const jobs = await listAll<Job>(ctx.client, Kinds.Job, {
       namespace: ctx.namespace,
@@ -368,10 +443,15 @@ export async function backfill(ctx: Context, args: Args): Promise<Output> {
     const planned = slots.map((s) => {
       const job = jobNameFor(args.name, s);
       const sources = schedules.sourcesAt(s, anchor)?.map(scheduleSourceText).join("; ");
+      const excluded = excluding.excludedBy(s, anchor);
       return {
         slot: s.toISOString().replace(".000Z", "Z"),
         job,
-        action: existing.has(job) ? "skip: its Job exists" : "run",
+        action: existing.has(job)
+          ? "skip: its Job exists"
+          : excluded
+            ? `skip: excluded by ${excluded.by}: ${excluded.window}`
+            : "run",
         ...(sources ? { schedule: sources } : {}),
       };
     });
@@ -381,11 +461,20 @@ export async function backfill(ctx: Context, args: Args): Promise<Output> {
     return {
       text: table(["SLOT (UTC)", "JOB", ...(several ? ["SCHEDULE"] : []), "ACTION"], rows),
       json: { slots: planned },
-      notes: [`dry run: ${toRun} of ${slots.length} slots would run; nothing was changed`],
+      notes: [
+        ...exclusionNotes,
+        `dry run: ${toRun} of ${slots.length} slots would run${excludedSlots ? ` (${excludedSlots} excluded: --include-excluded runs them)` : ""}; nothing was changed`,
+      ],
     };
   }
   const id = newRunNowRequest(ctx.now());
-  const value = backfillAnnotationValue({ id, from: args.from, to: args.to, parallelism: args.parallelism });
+  const value = backfillAnnotationValue({
+    id,
+    from: args.from,
+    to: args.to,
+    parallelism: args.parallelism,
+    ...(args.includeExcluded ? { includeExcluded: true } : {}),
+  });
   await ctx.client.patch(
     CronJobResource,
     ctx.namespace,
@@ -394,12 +483,15 @@ export async function backfill(ctx: Context, args: Args): Promise<Output> {
     "merge",
     { fieldManager: FIELD_MANAGER },
   );
-  const notes = [`progress: kubectl cron backfill ${args.name}; cancel: kubectl cron backfill ${args.name} --cancel`];
+  const notes = [
+    ...exclusionNotes,
+    `progress: kubectl cron backfill ${args.name}; cancel: kubectl cron backfill ${args.name} --cancel`,
+  ];
   if (cronJob.status?.backfill?.phase === "Running")
     notes.push(`it replaces the running backfill "${cronJob.status.backfill.id}"`);
   return {
-    text: `${ref}: backfill "${id}" requested: ${slots.length} slots from ${args.from.toISOString()} to ${args.to.toISOString()}, at most ${args.parallelism} at a time\n`,
-    json: { id, slots: slots.length },
+    text: `${ref}: backfill "${id}" requested: ${slots.length - excludedSlots} slots${excludedSlots ? ` (${excludedSlots} more excluded: skipped)` : ""} from ${args.from.toISOString()} to ${args.to.toISOString()}, at most ${args.parallelism} at a time\n`,
+    json: { id, slots: slots.length - excludedSlots, ...(excludedSlots ? { excluded: excludedSlots } : {}) },
     notes,
   };
 }

@@ -52,6 +52,7 @@ const FLAG_HELP: Record<keyof typeof OPTIONS, string> = {
   to: "the range's last instant (RFC 3339)",
   parallelism: "how many of its Jobs at a time",
   cancel: "cancel the running backfill",
+  "include-excluded": "also run the slots spec.exclusions holds",
   slot: "why: the slot to explain (RFC 3339, or a wall-clock time in the CronJob's zone)",
   "operator-namespace": "why: the namespace the operator runs in",
   help: "usage",
@@ -66,7 +67,7 @@ const FLAGS_OF: Record<Command, readonly (keyof typeof OPTIONS)[]> = {
   list: ["all-namespaces", "selector"],
   why: ["all-namespaces", "selector", "slot", "operator-namespace"],
   groups: ["all-namespaces"],
-  backfill: ["from", "to", "parallelism", "dry-run", "cancel"],
+  backfill: ["from", "to", "parallelism", "include-excluded", "dry-run", "cancel"],
   migrate: ["all-namespaces", "selector", "dry-run", "settle"],
   unmigrate: ["all-namespaces", "selector", "dry-run", "settle", "delete"],
 };

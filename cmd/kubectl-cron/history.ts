@@ -1,4 +1,5 @@
-// `kubectl cron history`: a CronJob's Jobs, oldest first, with the slot each ran for, its result and duration.
+// `kubectl cron history`: a CronJob's Jobs, oldest first, with the slot each ran for, its result and duration. A
+// retry's Job (spec.retry) says which attempt it is and which Job's failure it follows.
 import {
   BACKFILL_REQUEST_ANNOTATION,
   classifyJob,
@@ -8,12 +9,19 @@ import {
   scheduleSourcesOf,
   scheduleSourceText,
   type Job,
+  retryAttemptOf,
 } from "../../api/v1/index.ts";
 
 interface HistoryRow {
   name: string;
-  /** "scheduled", "manual" (a run-now request or `kubectl create job --from`) or "backfill" (kubectl cron backfill). */
-  trigger: "scheduled" | "manual" | "backfill";
+  /**
+   * "scheduled", "manual" (a run-now request or `kubectl create job --from`), "backfill" (kubectl cron backfill) or
+   * "retry" (spec.retry: a new Job for a slot whose run failed).
+   */
+  trigger: "scheduled" | "manual" | "backfill" | "retry";
+  /** A retry: its attempt, "k/N" (attempt k of the N spec.retry.limit allowed), and the slot's first Job. */
+  attempt?: string;
+  retryOf?: string;
   /** The slot it ran for (UTC, RFC 3339); undefined for manual runs. */
   scheduledTime?: string;
   result: "Running" | "Complete" | "Failed";
@@ -45,13 +53,17 @@ function rowOf(job: Job, now: Date): HistoryRow {
   const started = job.status?.startTime ?? job.metadata?.creationTimestamp;
   const finished = cls === "active" ? undefined : finishedAt(job);
   const end = finished ?? (cls === "active" ? now : undefined);
+  const retry = retryAttemptOf(job);
   const row: HistoryRow = {
     name: job.metadata?.name ?? "",
     trigger: isManualJob(job)
       ? "manual"
-      : job.metadata?.annotations?.[BACKFILL_REQUEST_ANNOTATION] !== undefined
-        ? "backfill"
-        : "scheduled",
+      : retry
+        ? "retry"
+        : job.metadata?.annotations?.[BACKFILL_REQUEST_ANNOTATION] !== undefined
+          ? "backfill"
+          : "scheduled",
+    ...(retry ? { attempt: `${retry.k}/${retry.n}`, retryOf: retry.of } : {}),
     result,
   };
   if (slot && !isManualJob(job)) row.scheduledTime = iso(slot);

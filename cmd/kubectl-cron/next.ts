@@ -1,8 +1,10 @@
 // `kubectl cron next`: the next fire times of a CronJob in its own zone, computed by the schedule module the
 // controller uses, with the DST cases spelled out (a skipped local time, a repeated hour, an offset change).
-// A schedule with H is resolved with the CronJob's namespace/name first, as the controller does.
+// A schedule with H is resolved with the CronJob's namespace/name first, as the controller does. The slots are the
+// schedules' as written; one an exclusion window holds (spec.exclusions) says which (exclusions.ts).
 import type { CronJobSchedules, ScheduleSource } from "../../api/v1/index.ts";
 import { parseScheduleSpec, type Schedule, ZoneRules, type CronFields } from "../../api/v1/schedule/index.ts";
+import type { Excluded } from "./exclusions.ts";
 
 export interface FireTime {
   /** RFC 3339 in the CronJob's zone, e.g. 2026-03-29T03:30:00+02:00. */
@@ -13,6 +15,8 @@ export interface FireTime {
   offset: string;
   /** What DST does to this slot, when it does something. */
   note?: string;
+  /** The exclusion window that holds it (spec.exclusions): it is skipped, not run. */
+  excluded?: Excluded;
 }
 
 const MINUTE = 60_000;
@@ -62,13 +66,15 @@ interface SourcedFireTime extends FireTime {
 /**
  * The next `count` slots of a CronJob's schedules after `now` (the union, a second two schedules share shown once),
  * each in the zone of the first schedule it came from, with the schedules it came from when there are several.
- * `anchor`: what `@every` counts from (CronJobSchedules.everyAnchor), as the controller runs them.
+ * `anchor`: what `@every` counts from (CronJobSchedules.everyAnchor), as the controller runs them. `excludedBy`: what
+ * holds a slot (exclusions.ts excludingSchedules), marked on it.
  */
 export function nextRuns(
   schedules: CronJobSchedules,
   anchor: Date | undefined,
   now: Date,
   count: number,
+  excludedBy?: (slot: Date, anchor: Date | undefined) => Excluded | undefined,
 ): SourcedFireTime[] {
   const members = schedules.schedule.set.members;
   const zones = new Map(members.map((m) => [m.index, slotZone(m.schedule, schedules.entries, m.index)]));
@@ -82,7 +88,8 @@ export function nextRuns(
     const time = fireTime(zones.get(first)!, t, prevOffsets.get(first)!);
     for (const i of slot.sources) prevOffsets.set(i, zones.get(i)!.zone.offsetAt(t));
     const sources = schedules.sourcesAt(slot.at, anchor);
-    times.push(sources ? { ...time, sources } : time);
+    const excluded = excludedBy?.(slot.at, anchor);
+    times.push({ ...time, ...(sources ? { sources } : {}), ...(excluded ? { excluded } : {}) });
   }
   return times;
 }

@@ -4,6 +4,7 @@
 import {
   ConcurrencyGroupResource,
   CronJobResource,
+  ExclusionCalendarResource,
   type CronJob,
   GROUP,
   groupLimitOf,
@@ -16,6 +17,7 @@ import type { Client } from "../../runtime/client.ts";
 import { APIError, isNotFound } from "../../runtime/errors.ts";
 import { type KubeObject, Kinds, type ResourceKind } from "../../runtime/kinds.ts";
 import { listAll, listMapped } from "./api.ts";
+import { type CalendarRead, calendarNamesOf, calendarsFromList } from "./exclusions.ts";
 import { type GroupFacts, type GroupMember, groupsOf, memberOf } from "./groupfacts.ts";
 
 /**
@@ -120,6 +122,8 @@ export interface WhyFacts {
   limitRanges: string[];
   /** The concurrency group spec.concurrencyGroup names (absent: it names none). */
   group?: GroupFacts;
+  /** The ExclusionCalendars spec.exclusions.calendars names, as read (absent: it names none). */
+  calendars?: CalendarRead[];
   operator: OperatorFacts;
   /** What could not be read, and why (e.g. "pods in cronjob-operator-system: forbidden"). */
   unreadable: string[];
@@ -249,6 +253,17 @@ export async function gatherFacts(
     (await attempt(`limitranges in ${namespace}`, () =>
       listMapped(client, LIMIT_RANGE, { namespace }, (l: KubeObject) => l.metadata?.name ?? ""),
     )) ?? [];
+  // The namespace's calendars, once, only when one of them names any: each its windows as stored.
+  const calendarsRead = `${ExclusionCalendarResource.plural} in ${namespace}`;
+  const calendars = cronJobs.some((c) => calendarNamesOf(c.spec).length)
+    ? await attempt(calendarsRead, async () => {
+        const read = await listMapped(client, ExclusionCalendarResource, { namespace }, (c: KubeObject) => [
+          c.metadata?.name ?? "",
+          (c.spec as { windows?: unknown } | undefined)?.windows ?? [],
+        ]);
+        return new Map(read as [string, unknown][]);
+      })
+    : undefined;
   return cronJobs.map((cronJob) => {
     const uid = cronJob.metadata?.uid;
     const jobs = allJobs.filter((j) => (j.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === uid));
@@ -287,6 +302,9 @@ export async function gatherFacts(
       quotas,
       limitRanges,
       ...(cronJob.spec?.concurrencyGroup ? { group: groups.get(cronJob.spec.concurrencyGroup) } : {}),
+      ...(calendarNamesOf(cronJob.spec).length
+        ? { calendars: calendarsFromList(cronJob.spec, calendars, `${calendarsRead} could not be read`) }
+        : {}),
       operator,
       unreadable,
     };

@@ -9,6 +9,9 @@
 // from the storage version's at the same path, each with the fields that differ, and their printer columns.
 // Whether a version is served as deployed comes from config/crd's kustomize patches (the conversion webhook's
 // patch serves v2), not from config/crd/bases alone.
+//
+// The group's other kinds (ConcurrencyGroup, ExclusionCalendar: hack/crdgen/crd.ts SIMPLE_KINDS) have a part of
+// their own, from their CRDs and zod schemas the same way.
 import { readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
 import { join, resolve } from "node:path";
@@ -16,6 +19,7 @@ import { parse } from "yaml";
 import { z } from "zod";
 import * as api from "../../api/v1/index.ts";
 import * as v2 from "../../api/v2/index.ts";
+import { MAX_DESCRIPTION_LENGTH, SIMPLE_KINDS, simpleKindCRD } from "../crdgen/crd.ts";
 import { convertDefinition, type Definitions, type JSONSchema } from "../crdgen/openapi.ts";
 
 /** Where `make manifests` writes the reference. */
@@ -122,6 +126,8 @@ export interface ReferenceSources {
   webhookDefaults: readonly WebhookDefault[];
   annotations: readonly MetadataKey[];
   labels: readonly MetadataKey[];
+  /** The group's other kinds: each one's CRD, as simpleKindCRD builds it, and its zod JSON Schema. */
+  otherKinds: readonly { crd: Record<string, unknown>; zodSchema: JSONSchema }[];
 }
 
 type MetadataDoc = Omit<MetadataKey, "constant" | "key">;
@@ -184,6 +190,20 @@ const METADATA_DOCS: Record<string, MetadataDoc> = {
     setBy: "the controller",
     format: "the backfill request's `id`",
     meaning: "The backfill request the Job was created for (its name is the slot's, as a scheduled run's).",
+  },
+  RETRY_ATTEMPT_ANNOTATION: {
+    on: "Job (retry) of a CronJob with `spec.retry`",
+    setBy: "the controller",
+    format: `\`k/N\`: attempt k (1 is the first retry) of the N \`spec.retry.limit\` allowed when it was made (N at most ${api.MAX_RETRY_LIMIT})`,
+    meaning:
+      "The Job runs a failed slot again: `status.recentRuns` names its trigger Retry. Its name is " +
+      "`<cronjob>-r<8 hex digits>`, from the first Job's name and k, so an attempt is made once.",
+  },
+  RETRY_OF_ANNOTATION: {
+    on: "Job (retry)",
+    setBy: "the controller, with the attempt",
+    format: "the name of the slot's first Job",
+    meaning: "The Job whose failure started the retries: every attempt of a slot names the same one.",
   },
   MORE_SCHEDULES_ANNOTATION: {
     on: "CronJob (as v1 reads it)",
@@ -313,10 +333,17 @@ function crdPatches(): { file: string; ops: PatchOp[] }[] {
 
 /**
  * The reference's sources: `crd` as cronJobCRD built it (from `definitions`), and what api/v1 declares besides
- * (the zod JSON Schema, the webhook's defaults, the annotations and labels), api/v2's zod JSON Schema, and the
- * patches config/crd applies to the CRD.
+ * (the zod JSON Schema, the webhook's defaults, the annotations and labels), api/v2's zod JSON Schema, the
+ * patches config/crd applies to the CRD, and the group's other kinds (`kindCRDs`: simpleKindCRD's CRD of each of
+ * SIMPLE_KINDS, by default as `make manifests` builds them).
  */
-export function referenceSources(crd: Record<string, unknown>, definitions: Definitions): ReferenceSources {
+export function referenceSources(
+  crd: Record<string, unknown>,
+  definitions: Definitions,
+  kindCRDs: readonly Record<string, unknown>[] = SIMPLE_KINDS.map((k) =>
+    simpleKindCRD(k, { definitions, maxDescriptionLength: MAX_DESCRIPTION_LENGTH }),
+  ),
+): ReferenceSources {
   const versions = crdShape(crd).spec.versions;
   const storage = versions.find((v) => v.storage) ?? versions[0]!;
   const otherZodSchemas: Record<string, JSONSchema> = {};
@@ -352,6 +379,12 @@ export function referenceSources(crd: Record<string, unknown>, definitions: Defi
     ],
     annotations,
     labels,
+    otherKinds: kindCRDs.map((c) => {
+      const kind = crdShape(c).spec.names.kind;
+      const k = SIMPLE_KINDS.find((x) => x.kind === kind);
+      if (!k) throw new Error(`the reference is given a CRD of ${kind}: add it to SIMPLE_KINDS (hack/crdgen/crd.ts)`);
+      return { crd: c, zodSchema: toJSONSchema(k.schema) };
+    }),
   };
 }
 
@@ -779,6 +812,49 @@ const printerColumnsTable = (version: CrdVersion): string =>
     ]),
   );
 
+/**
+ * The part on the group's other kinds: for each, its facts, its types (breadth first, as the CronJob's) and its
+ * printer columns. Their webhook defaults are none: the defaulting webhook is the CronJob's.
+ */
+function otherKindsPart(src: ReferenceSources): string[] {
+  if (!src.otherKinds.length) return [];
+  const out: string[] = [
+    "## Other kinds",
+    "The kinds beside the CronJob in the same API group, each with a CRD of its own: one version, served and " +
+      "stored, no conversion, no status (what they decide for a CronJob's runs is in its `status.recentRuns`). " +
+      "A CronJob names them in its spec; the controller reads them from its cache.",
+  ];
+  const own: ReferenceSources = { ...src, webhookDefaults: [] };
+  for (const k of src.otherKinds) {
+    const crd = crdShape(k.crd).spec;
+    const version = crd.versions.find((v) => v.storage) ?? crd.versions[0]!;
+    const { kind, listKind, plural, singular, shortNames = [] } = crd.names;
+    const root: Section = {
+      name: kind,
+      title: kind,
+      paths: [""],
+      parents: [],
+      crd: version.schema.openAPIV3Schema,
+      zod: k.zodSchema,
+    };
+    const walk: Walk = { sections: [root], byName: new Map([[kind, root]]), version: version.name, suffix: "" };
+    const rendered: string[] = [];
+    for (let i = 0; i < walk.sections.length; i++) rendered.push(sectionText(own, walk, walk.sections[i]!));
+    const facts = [
+      `- Group: ${code(crd.group)}; version: ${code(version.name)} (served: ${version.served}, storage: ${version.storage})`,
+      `- Kind: ${code(kind)}; list kind: ${code(listKind)}`,
+      `- Resource: ${code(plural)} (singular ${code(singular)}), ${crd.scope === "Namespaced" ? "namespaced" : "cluster-scoped"}`,
+      `- Short names: ${shortNames.length ? shortNames.map(code).join(", ") : "none"}`,
+      `- CRD: \`config/crd/bases/${crd.group}_${plural}.yaml\``,
+    ].join("\n");
+    const columns = `What \`kubectl get ${plural}\` prints; \`-o wide\` adds the columns of priority 1.`;
+    // The kind's facts and printer columns go with its own section, before the sections of its types.
+    rendered[0] = [rendered[0]!, facts, columns, printerColumnsTable(version)].join("\n\n");
+    out.push(...rendered);
+  }
+  return out;
+}
+
 /** The reference page, docs/reference/api.md. Pure: the same sources give the same text. */
 export function apiReference(src: ReferenceSources): string {
   const crd = crdShape(src.crd).spec;
@@ -888,6 +964,15 @@ export function apiReference(src: ReferenceSources): string {
       `- Resource: ${code(plural)} (singular ${code(singular)}), ${crd.scope === "Namespaced" ? "namespaced" : "cluster-scoped"}`,
       `- Short names: ${list(shortNames)}; categories: ${list(categories)}`,
       `- Subresources: ${list(subresources)}`,
+      ...(src.otherKinds.length
+        ? [
+            "- Other kinds of the group: " +
+              src.otherKinds
+                .map((k) => crdShape(k.crd).spec.names.kind)
+                .map((n) => `[${n}](${anchor(n)})`)
+                .join(", "),
+          ]
+        : []),
     ].join("\n"),
     "## How to read it",
     "Each object type has a table, in the order of its fields' declaration in the zod schema:",
@@ -912,6 +997,7 @@ export function apiReference(src: ReferenceSources): string {
       : "What `kubectl get` prints; `-o wide` adds the columns of priority 1.",
     printerColumnsTable(version),
     ...otherParts,
+    ...otherKindsPart(src),
     "## Annotations",
     "The annotations the API defines (api/v1's `*_ANNOTATION` keys), on the CronJob and on the Jobs the controller creates.",
     metadataTable(src.annotations),

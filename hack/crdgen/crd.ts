@@ -285,29 +285,68 @@ export function cronJobCRD(opts: CrdOptions): Record<string, unknown> {
   };
 }
 
-/** The ConcurrencyGroup CRD: one version (v1), no conversion, no status (api/v1/concurrencygroup_types.ts says why). */
-export function concurrencyGroupCRD(opts: CrdOptions): Record<string, unknown> {
-  const schema = structuralSchema(api.ConcurrencyGroupSchema, opts);
+/** What a simple kind's CRD is built from: its names, its schema and its printer columns. */
+export interface SimpleKind {
+  kind: string;
+  listKind: string;
+  plural: string;
+  singular: string;
+  shortNames: readonly string[];
+  schema: z.ZodType;
+  printerColumns: readonly object[];
+}
+
+/** The ConcurrencyGroup kind (api/v1/concurrencygroup_types.ts). */
+export const CONCURRENCY_GROUP_KIND: SimpleKind = {
+  kind: api.GROUP_KIND,
+  listKind: api.GROUP_LIST_KIND,
+  plural: api.GROUP_PLURAL,
+  singular: api.GROUP_SINGULAR,
+  shortNames: api.GROUP_SHORT_NAMES,
+  schema: api.ConcurrencyGroupSchema,
+  printerColumns: api.groupPrinterColumns,
+};
+
+/** The ExclusionCalendar kind (api/v1/exclusioncalendar_types.ts). */
+export const EXCLUSION_CALENDAR_KIND: SimpleKind = {
+  kind: api.CALENDAR_KIND,
+  listKind: api.CALENDAR_LIST_KIND,
+  plural: api.CALENDAR_PLURAL,
+  singular: api.CALENDAR_SINGULAR,
+  shortNames: api.CALENDAR_SHORT_NAMES,
+  schema: api.ExclusionCalendarSchema,
+  printerColumns: api.calendarPrinterColumns,
+};
+
+/** The simple kinds beside the CronJob, each with a CRD of its own (simpleKindCRD). */
+export const SIMPLE_KINDS: readonly SimpleKind[] = [CONCURRENCY_GROUP_KIND, EXCLUSION_CALENDAR_KIND];
+
+/**
+ * The CRD of a simple namespaced kind: one version (v1, served and stored), no conversion, no status subresource
+ * (ConcurrencyGroup and ExclusionCalendar hold none: their types' files say why).
+ */
+export function simpleKindCRD(k: SimpleKind, opts: CrdOptions): Record<string, unknown> {
+  const schema = structuralSchema(k.schema, opts);
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
     metadata: {
       annotations: { "cronjob-operator.tutorial.kubebuilder.io/generated-by": "hack/generate-manifests.ts" },
-      name: api.GROUP_RESOURCE,
+      name: `${k.plural}.${api.GROUP}`,
     },
     spec: {
       group: api.GROUP,
       names: {
-        kind: api.GROUP_KIND,
-        listKind: api.GROUP_LIST_KIND,
-        plural: api.GROUP_PLURAL,
-        singular: api.GROUP_SINGULAR,
-        shortNames: [...api.GROUP_SHORT_NAMES],
+        kind: k.kind,
+        listKind: k.listKind,
+        plural: k.plural,
+        singular: k.singular,
+        shortNames: [...k.shortNames],
       },
       scope: "Namespaced",
       versions: [
         {
-          additionalPrinterColumns: api.groupPrinterColumns.map((c) => ({ ...c })),
+          additionalPrinterColumns: k.printerColumns.map((c) => ({ ...c })),
           name: api.VERSION,
           schema: { openAPIV3Schema: schema },
           served: true,

@@ -24,7 +24,11 @@ const NS = "helm-e2e";
 const DEPLOYMENT = "nightly-ops-controller-manager";
 const CRD = "customresourcedefinition.apiextensions.k8s.io/cronjobs.batch.tutorial.kubebuilder.io";
 /** The CRDs the chart installs and keeps on uninstall (crd.keep), by `kubectl get -o name`. */
-const CRDS = [CRD, "customresourcedefinition.apiextensions.k8s.io/concurrencygroups.batch.tutorial.kubebuilder.io"];
+const CRDS = [
+  CRD,
+  "customresourcedefinition.apiextensions.k8s.io/concurrencygroups.batch.tutorial.kubebuilder.io",
+  "customresourcedefinition.apiextensions.k8s.io/exclusioncalendars.batch.tutorial.kubebuilder.io",
+];
 /** The pace of applies during the upgrade the issue asks for, at least. */
 const MIN_APPLIES_PER_SECOND = 5;
 

@@ -11,7 +11,7 @@ import * as api from "../../api/v1/index.ts";
 import { MAX_SCHEDULES } from "../../api/v1/schedule/index.ts";
 import * as v2 from "../../api/v2/index.ts";
 import { API_REFERENCE_PATH, apiReference, referenceSources } from "../../hack/apidocs/reference.ts";
-import { cronJobCRD, MAX_DESCRIPTION_LENGTH } from "../../hack/crdgen/crd.ts";
+import { cronJobCRD, MAX_DESCRIPTION_LENGTH, SIMPLE_KINDS } from "../../hack/crdgen/crd.ts";
 import { definitionsOf, type JSONSchema } from "../../hack/crdgen/openapi.ts";
 import { readVendoredOpenAPI, VENDORED_OPENAPI } from "../../hack/crdgen/vendored-openapi.ts";
 
@@ -48,6 +48,13 @@ function sections(text: string): Map<string, Section> {
 function v2Part(text: string): string {
   const start = text.indexOf("\n## API v2\n");
   assert.ok(start > 0, "no ## API v2 part");
+  return text.slice(start, text.indexOf("\n## ", start + 1));
+}
+
+/** The part on the group's other kinds (ConcurrencyGroup, ExclusionCalendar), up to the next part. */
+function otherKindsPart(text: string): string {
+  const start = text.indexOf("\n## Other kinds\n");
+  assert.ok(start > 0, "no ## Other kinds part");
   return text.slice(start, text.indexOf("\n## ", start + 1));
 }
 
@@ -151,6 +158,8 @@ describe("the API reference (docs/reference/api.md)", () => {
     // API v2's part and its sections: `CronJobSpec (v2)` is #cronjobspec-v2.
     anchors.add("#api-v2");
     for (const n of v2Sections(md).keys()) anchors.add(`#${n.toLowerCase().replace(/[()]/g, "").replaceAll(" ", "-")}`);
+    // The other kinds' sections.
+    for (const n of typeSections(otherKindsPart(md)).keys()) anchors.add(`#${n.toLowerCase()}`);
     for (const m of md.matchAll(/\]\((#[^)]*)\)/g)) assert.ok(anchors.has(m[1]!), `dangling link ${m[1]}`);
     assert.match(
       rowAt(".spec.jobTemplate.spec").type,
@@ -158,7 +167,14 @@ describe("the API reference (docs/reference/api.md)", () => {
     );
     assert.match(sectionAt(".spec.jobTemplate").text, /workload-resources\/job-v1\//);
     // Stable order: the root, then breadth first in the fields' declaration order.
-    assert.deepEqual([...bySection.keys()].slice(0, 4), ["CronJob", "CronJobSpec", "CronJobStatus", "JobTemplateSpec"]);
+    assert.deepEqual([...bySection.keys()].slice(0, 6), [
+      "CronJob",
+      "CronJobSpec",
+      "CronJobStatus",
+      "CronJobSpecExclusions",
+      "CronJobSpecRetry",
+      "JobTemplateSpec",
+    ]);
     assert.deepEqual([...sectionAt(".spec").rows.keys()].slice(0, 2), ["schedule", "timeZone"]);
   });
 
@@ -454,5 +470,75 @@ describe("the API reference's part on API v2", () => {
       /version v3: link its user documentation/,
     );
     assert.equal(apiReference(sources), md, "deterministic");
+  });
+});
+
+describe("the API reference's part on the group's other kinds", () => {
+  const part = otherKindsPart(md);
+  const kindSections = typeSections(part);
+
+  it("documents every property of each kind's CRD, with its type, required-ness, checks and description", () => {
+    assert.deepEqual(
+      sources.otherKinds.map((k) => (k.crd as any).spec.names.kind),
+      SIMPLE_KINDS.map((k) => k.kind),
+    );
+    let rows = 0;
+    for (const k of sources.otherKinds) {
+      const kindSchema = (k.crd as any).spec.versions[0].schema.openAPIV3Schema as JSONSchema;
+      const kind = (k.crd as any).spec.names.kind as string;
+      const at = (path: string): Section => {
+        const sec = [...kindSections.values()].find((x) => x.paths.includes(path) && x.name.startsWith(kind));
+        assert.ok(sec, `no section documents ${kind}${path}`);
+        return sec;
+      };
+      const visit = (node: JSONSchema, path: string): void => {
+        for (const [f, v] of Object.entries(props(node))) {
+          const row = at(path).rows.get(f);
+          assert.ok(row, `${kind}: no row for ${path}.${f}`);
+          rows++;
+          const isRequired = required(node).includes(f);
+          assert.ok(row.validation.startsWith(isRequired ? "required" : "optional"), `${kind}${path}.${f}`);
+          for (const c of ["minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems"]) {
+            if (v[c] !== undefined) assert.ok(row.validation.includes(`${c}: ${v[c]}`), `${kind}${path}.${f}: ${c}`);
+          }
+          if (typeof v.description === "string") assert.equal(row.description, text(v.description), `${path}.${f}`);
+          if (f === "metadata") continue;
+          if (v.type === "array") visit(v.items as JSONSchema, `${path}.${f}[]`);
+          else visit(v, `${path}.${f}`);
+        }
+      };
+      visit(kindSchema, "");
+      // The kind's facts and printer columns, from its CRD.
+      const root = kindSections.get(kind)!;
+      const names = (k.crd as any).spec.names;
+      assert.match(
+        root.text,
+        new RegExp(`- Resource: \`${names.plural}\` \\(singular \`${names.singular}\`\\), namespaced`),
+      );
+      assert.ok(root.text.includes(`- Short names: ${names.shortNames.map((n: string) => `\`${n}\``).join(", ")}`));
+      for (const c of (k.crd as any).spec.versions[0].additionalPrinterColumns)
+        assert.ok(root.text.includes(`\`${c.jsonPath}\``), `${kind}: column ${c.name}`);
+    }
+    assert.equal(
+      [...kindSections.values()].reduce((n, x) => n + x.rows.size, 0),
+      rows,
+      "each field once",
+    );
+  });
+
+  it("names ExclusionCalendar's types and links them from the page's header", () => {
+    assert.deepEqual(
+      [...kindSections.keys()].filter((n) => n.startsWith("ExclusionCalendar")),
+      ["ExclusionCalendar", "ExclusionCalendarSpec", "ExclusionCalendarSpecWindow"],
+    );
+    assert.match(
+      md,
+      /^- Other kinds of the group: \[ConcurrencyGroup\]\(#concurrencygroup\), \[ExclusionCalendar\]\(#exclusioncalendar\)$/m,
+    );
+    const windows = kindSections.get("ExclusionCalendarSpec")!.rows.get("windows")!;
+    assert.match(windows.validation, new RegExp(`^required; maxItems: \\d+; list type: \`atomic\`$`));
+    assert.equal(windows.type, "[ExclusionCalendarSpecWindow](#exclusioncalendarspecwindow) array");
+    assert.match(md, /^\| `batch\.tutorial\.kubebuilder\.io\/retry-attempt` +\|/m);
+    assert.match(md, /^\| `batch\.tutorial\.kubebuilder\.io\/retry-of` +\|/m);
   });
 });

@@ -12,6 +12,7 @@ import { join, relative, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { parse, parseAllDocuments } from "yaml";
 import * as api from "../../api/v1/index.ts";
+import { parseExclusionWindows } from "../../api/v1/schedule/index.ts";
 import { parseFlags } from "../../cmd/flags.ts";
 import {
   CRONJOB_CONTROLLER_RBAC,
@@ -94,7 +95,11 @@ const CRONJOB_RULES = [
   // A run whose Pods never started: its Pods are read once its start limit passes (controllers/starts.ts).
   { apiGroups: [""], resources: ["pods"], verbs: ["list"] },
   { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "delete", "get", "list", "update", "watch"] },
-  { apiGroups: [api.GROUP], resources: ["concurrencygroups", "cronjobs"], verbs: ["list", "watch"] },
+  {
+    apiGroups: [api.GROUP],
+    resources: ["concurrencygroups", "cronjobs", "exclusioncalendars"],
+    verbs: ["list", "watch"],
+  },
   { apiGroups: [api.GROUP], resources: ["cronjobs/finalizers", "cronjobs/status"], verbs: ["update"] },
 ];
 // The webhook certificate provisioner: its own two webhook configurations (names prefixed by kustomize)...
@@ -168,10 +173,11 @@ function apiCallsIn(dirs: string[]): Map<string, string[]> {
     ["CronJobKind", api.CronJobResource],
     ["CronJobResource", api.CronJobResource],
     ["ConcurrencyGroupResource", api.ConcurrencyGroupResource],
+    ["ExclusionCalendarResource", api.ExclusionCalendarResource],
   ]);
   for (const [k, v] of Object.entries(Kinds)) kinds.set(`Kinds.${k}`, v);
   for (const [k, v] of Object.entries(CertKinds)) kinds.set(`CertKinds.${k}`, v);
-  const KIND = String.raw`(CronJobKind|CronJobResource|ConcurrencyGroupResource|Kinds\.\w+|CertKinds\.\w+)`;
+  const KIND = String.raw`(CronJobKind|CronJobResource|ConcurrencyGroupResource|ExclusionCalendarResource|Kinds\.\w+|CertKinds\.\w+)`;
   const GENERIC = String.raw`(?:<[^>()]*>)?`;
   const clientCall = new RegExp(
     String.raw`\bclient\.(get|list|watch|create|update|updateStatus|patch|delete)\s*${GENERIC}\(\s*${KIND}\b`,
@@ -407,7 +413,7 @@ describe("generated RBAC (controllers/rbac.ts → config/rbac/role.yaml)", () =>
     ]) {
       const r = find(objs, "ClusterRole", name);
       assert.equal(r.metadata.labels[`rbac.authorization.k8s.io/${label}`], "true", name);
-      assert.deepEqual(r.rules[0].resources, ["concurrencygroups", "cronjobs"]);
+      assert.deepEqual(r.rules[0].resources, ["concurrencygroups", "cronjobs", "exclusioncalendars"]);
     }
   });
 });
@@ -508,7 +514,7 @@ function assertNamespacedAndPrefixed(objs: Obj[]): void {
   for (const o of objs) {
     const id = `${o.kind}/${o.metadata.name}`;
     if (o.kind === "CustomResourceDefinition") {
-      assert.ok([api.RESOURCE, api.GROUP_RESOURCE].includes(o.metadata.name), id);
+      assert.ok([api.RESOURCE, api.GROUP_RESOURCE, api.CALENDAR_RESOURCE].includes(o.metadata.name), id);
       continue;
     }
     if (o.kind === "Namespace") assert.equal(o.metadata.name, NAMESPACE, id);
@@ -841,6 +847,25 @@ describe("other overlays", () => {
     assert.ok(parsed.ok, parsed.ok ? "" : api.formatFieldErrors(parsed.errors));
     assert.equal(sample.spec.schedule, "*/1 * * * *");
     assert.equal(sample.spec.jobTemplate.spec.template.spec.restartPolicy, "OnFailure");
+  });
+
+  it("config/samples holds a valid ExclusionCalendar: Germany's 2026 holidays and a first-Monday window", () => {
+    const sample = find(kustomize("samples"), api.CALENDAR_KIND, "exclusioncalendar-sample");
+    assert.equal(sample.apiVersion, api.API_VERSION);
+    const parsed = api.ExclusionCalendarSchema.safeParse(sample);
+    assert.ok(parsed.success, parsed.success ? "" : parsed.error.message);
+    // What the webhook and the controller accept (the CRD checks only the JSON shape).
+    const windows = parseExclusionWindows(sample.spec.windows, "spec.windows");
+    assert.ok(windows.ok, windows.ok ? "" : windows.errors.map((e) => e.message).join("\n"));
+    const at = (wall: string) =>
+      windows.windows.filter((w) => w.containsWall(Date.parse(`${wall}Z`))).map((w) => w.text);
+    assert.deepEqual(at("2026-04-03T12:00:00"), ["Karfreitag"]);
+    assert.deepEqual(at("2026-12-26T23:59:00"), ["Weihnachten"]);
+    assert.deepEqual(at("2026-12-27T00:00:00"), []);
+    // 2026-06-01 is the first Monday of June, 2026-06-08 the second.
+    assert.deepEqual(at("2026-06-01T03:00:00"), ["first Monday maintenance"]);
+    assert.deepEqual(at("2026-06-01T04:00:00"), []);
+    assert.deepEqual(at("2026-06-08T03:00:00"), []);
   });
 
   it("config/crd installs the generated CRD", () => {

@@ -49,9 +49,11 @@ function planned(
     cronJob,
     status,
     schedules: parsed.schedules,
+    written: parsed.schedules,
     due,
     anchor: undefined,
     now: slot("2026-11-24T12:00:00Z"),
+    jobs: [],
   };
   const [first] = [...(trigger.plan(input)?.requests ?? [])];
   assert.ok(first, `${trigger.name} planned a request`);

@@ -362,8 +362,16 @@ describe("step 9: the schedule's row says whether a due slot already ran", () =>
     spec: { schedule: "0 * * * *", jobTemplate: { spec: { template: { spec: { containers: [] } } } } },
   };
   const [request] = [
-    ...(scheduleRow.plan({ cronJob, status: {}, schedules: undefined, due: [due], anchor: undefined, now: due })
-      ?.requests ?? []),
+    ...(scheduleRow.plan({
+      cronJob,
+      status: {},
+      schedules: undefined,
+      written: undefined,
+      due: [due],
+      anchor: undefined,
+      now: due,
+      jobs: [],
+    })?.requests ?? []),
   ];
   assert.ok(request);
   const ran = (jobs: { metadata: { name: string } }[], status: CronJobWireStatus) =>

@@ -3,7 +3,13 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import * as api from "../../api/v1/index.ts";
-import { cronJobCRD, UNDOCUMENTED_TEMPLATE } from "../../hack/crdgen/crd.ts";
+import {
+  cronJobCRD,
+  MAX_DESCRIPTION_LENGTH,
+  SIMPLE_KINDS,
+  simpleKindCRD,
+  UNDOCUMENTED_TEMPLATE,
+} from "../../hack/crdgen/crd.ts";
 import type { Definitions, JSONSchema } from "../../hack/crdgen/openapi.ts";
 import { readVendoredOpenAPI } from "../../hack/crdgen/vendored-openapi.ts";
 
@@ -76,6 +82,49 @@ describe("the CRD for kubectl", () => {
     // Two versions (v1, v2), each with the whole Job template's schema: 189 KB. A client-side apply keeps it all
     // in one annotation (262,144 bytes at most); a quarter of that stays free for the Pod fields later
     // Kubernetes releases add (install-file.test.ts applies it).
-    assert.ok(JSON.stringify(crd).length < 262_144 * 0.75, `${JSON.stringify(crd).length} bytes of JSON`);
+    // Measured as shipped (config/crd/bases, dist/install.yaml): descriptions cut to MAX_DESCRIPTION_LENGTH.
+    const shipped = JSON.stringify(cronJobCRD({ definitions: defs, maxDescriptionLength: MAX_DESCRIPTION_LENGTH }));
+    assert.ok(shipped.length < 262_144 * 0.75, `${shipped.length} bytes of JSON`);
+  });
+});
+
+describe("the other kinds' CRDs for kubectl (ConcurrencyGroup, ExclusionCalendar)", () => {
+  it("have short names of their own, none the built-in's or another kind's", () => {
+    const seen = new Set<string>(api.SHORT_NAMES);
+    for (const k of SIMPLE_KINDS) {
+      const crd = simpleKindCRD(k, { definitions: defs }) as { spec: { names: { shortNames: string[] } } };
+      assert.deepEqual(crd.spec.names.shortNames, [...k.shortNames], k.kind);
+      for (const s of k.shortNames) {
+        assert.ok(!BUILTIN_SHORT_NAMES.includes(s), `${k.kind}: ${s}`);
+        assert.ok(!seen.has(s), `${k.kind}: ${s} is taken`);
+        seen.add(s);
+      }
+    }
+    assert.deepEqual(
+      SIMPLE_KINDS.map((k) => k.kind),
+      [api.GROUP_KIND, api.CALENDAR_KIND],
+    );
+  });
+
+  // apiVersion and kind apart: these kinds' zod schemas give them no description (the CronJob's do).
+  it("describe every field kubectl explain can show, but apiVersion and kind", () => {
+    for (const k of SIMPLE_KINDS) {
+      const crd = simpleKindCRD(k, { definitions: defs }) as {
+        spec: { versions: Array<{ schema: { openAPIV3Schema: JSONSchema } }> };
+      };
+      const missing: string[] = [];
+      const walk = (node: JSONSchema, path: string) => {
+        if (path === ".metadata" || path === ".apiVersion" || path === ".kind") return;
+        if (path && !node.description) missing.push(path);
+        for (const [f, v] of Object.entries((node.properties ?? {}) as Record<string, JSONSchema>))
+          walk(v, `${path}.${f}`);
+        const items = node.items as JSONSchema | undefined;
+        if (items?.properties)
+          for (const [f, v] of Object.entries(items.properties as Record<string, JSONSchema>))
+            walk(v, `${path}[].${f}`);
+      };
+      walk(crd.spec.versions[0]!.schema.openAPIV3Schema, "");
+      assert.deepEqual(missing, [], k.kind);
+    }
   });
 });

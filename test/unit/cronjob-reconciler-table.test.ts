@@ -8,6 +8,7 @@ import { runNowCases } from "../integration/cronjob/run-now-cases.ts";
 import { recordCases } from "../integration/cronjob/record-cases.ts";
 import { statusDelayCases } from "../integration/cronjob/status-delay-cases.ts";
 import { fleetCases } from "../integration/cronjob/fleet-cases.ts";
+import { triggerCases } from "../integration/cronjob/trigger-cases.ts";
 
 reconcilerCases(fakeDriver());
 reconcilerEdgeCases(fakeDriver());
@@ -19,3 +20,4 @@ recordCases(fakeDriver({ clockStamps: true }));
 statusDelayCases(fakeDriver({ clockStamps: true }));
 // Issue 45's fleet rules: concurrency groups, the start limit, queued Jobs.
 fleetCases(fakeDriver({ clockStamps: true }));
+triggerCases(fakeDriver({ clockStamps: true }));

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it, mock } from "node:test";
 import {
   API_VERSION,
+  CALENDAR_KIND,
   CONCURRENCY_GROUP_LABEL,
   CRONJOB_NAME_LABEL,
   ENDED_MESSAGE_ANNOTATION,
@@ -21,6 +22,9 @@ import {
   type Job,
   jobNameFor,
   type RecentRun,
+  RETRY_ATTEMPT_ANNOTATION,
+  RETRY_OF_ANNOTATION,
+  retryJobName,
 } from "../../api/v1/index.ts";
 import { CAUSES, type CauseId, causeOf, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
 import { main } from "../../cmd/kubectl-cron/main.ts";
@@ -91,6 +95,8 @@ function job(
     end?: string;
     spec?: Record<string, unknown>;
     created?: string;
+    annotations?: Record<string, string>;
+    failure?: { reason: string; message?: string };
   } = {},
 ): Job {
   const j = batchJob({
@@ -103,6 +109,8 @@ function job(
     ...(o.start ? { start: o.start } : {}),
     ...(o.end ? { end: o.end } : {}),
     ...(o.spec ? { spec: o.spec } : {}),
+    ...(o.annotations ? { annotations: o.annotations } : {}),
+    ...(o.failure ? { failure: o.failure } : {}),
   });
   j.metadata!.creationTimestamp = o.created ?? at(slot, 2);
   return j;
@@ -2565,6 +2573,325 @@ describe("diagnose(): causes where the live layer adds nothing", () => {
       /startingDeadlineSeconds 60 leaves little room: recent runs started up to 45 s after their slot/,
     );
     assert.equal(d.exitCode, 1);
+  });
+});
+
+describe("kubectl cron why NAME: exclusions (spec.exclusions)", () => {
+  const HOLIDAYS = {
+    apiVersion: API_VERSION,
+    kind: CALENDAR_KIND,
+    metadata: { name: "holidays-de", namespace: NS, creationTimestamp: "2026-11-01T00:00:00Z" },
+    spec: { windows: [{ name: "Staff day", start: "2026-11-25" }] },
+  } as KubeObject;
+  const byCalendar = { exclusions: { calendars: ["holidays-de"] } };
+  const skipped = (message: string, slot = SLOT) =>
+    entry(slot, "Skipped", "ExcludedByCalendar", { message, decidedAt: at(slot, 1) });
+
+  it("excluded by a calendar it names: the calendar and its window, from the record and the calendar read now", async () => {
+    const server = await cluster([
+      HOLIDAYS,
+      cronJob({
+        spec: byCalendar,
+        status: {
+          lastScheduleTime: PREV_SLOT,
+          recentRuns: [skipped("excluded by calendar holidays-de: Staff day")],
+        },
+      }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "excluded", {
+      verdict: [`did not run at ${SLOT_TEXT}: excluded by calendar holidays-de: Staff day`],
+      evidence: [
+        `status.recentRuns: ${SLOT} Schedule Skipped (ExcludedByCalendar), decided 2026-11-25T02:00:01Z, excluded by calendar holidays-de: Staff day`,
+        `ExclusionCalendar holidays-de: the window "Staff day" holds ${SLOT_TEXT}, read in ${ZONE}`,
+      ],
+      fix: [
+        `kubectl edit exclusioncalendar holidays-de -n ${NS}`,
+        `kubectl cron backfill ${NAME} -n ${NS} --from=${SLOT} --to=${SLOT} --include-excluded`,
+      ],
+    });
+    assert.equal(r.d.verdict, `did not run at ${SLOT_TEXT}: excluded by calendar holidays-de: Staff day`);
+    assert.equal(r.d.next?.utc, "2026-11-26T02:00:00Z", "the next run: a slot no window holds");
+    assert.ok(!r.d.fix.some((x) => x.includes("spec.exclusions.windows")), "a calendar's window, not its own");
+  });
+
+  it("a slot of a run of excluded slots one entry stands for; and one the record no longer holds, by the windows", () => {
+    const freeze = { exclusions: { windows: [{ start: "2026-11-20", end: "2026-11-25" }] } };
+    const message = "excluded by spec.exclusions: 2026-11-20 to 2026-11-25 (6 slots from 2026-11-20T02:00:00Z)";
+    const cj = cronJob({
+      spec: freeze,
+      status: { lastScheduleTime: "2026-11-19T02:00:00Z", recentRuns: [skipped(message)] },
+    });
+    const r = ask(facts(cj), new Date("2026-11-22T02:00:00Z"));
+    expectCause(r, "excluded", {
+      verdict: [
+        "did not run at 2026-11-22 03:00 Europe/Berlin (2026-11-22T02:00:00Z): excluded by spec.exclusions: 2026-11-20 to 2026-11-25",
+      ],
+      evidence: [
+        "the entry stands for the slots from 2026-11-20T02:00:00Z to 2026-11-25T02:00:00Z the same window held",
+        'spec.exclusions.windows: the window "2026-11-20 to 2026-11-25" holds',
+      ],
+      fix: ["spec.exclusions.windows", "--include-excluded"],
+    });
+    // The record's entry gone: the windows read now still say why.
+    const gone = ask(facts(cronJob({ spec: freeze, status: { lastScheduleTime: "2026-11-19T02:00:00Z" } })));
+    expectCause(gone, "excluded", {
+      verdict: [`did not run at ${SLOT_TEXT}: excluded by spec.exclusions: 2026-11-20 to 2026-11-25`],
+      evidence: [`spec.exclusions.windows: the window "2026-11-20 to 2026-11-25" holds ${SLOT_TEXT}`],
+      fix: [],
+    });
+    // A slot still to come that a window holds will not run.
+    const later = ask(
+      facts(cronJob({ spec: { exclusions: { windows: [{ name: "audit", start: "2026-11-26" }] } } })),
+      new Date("2026-11-26T02:00:00Z"),
+    );
+    expectCause(later, "excluded", {
+      verdict: [
+        "will not run at 2026-11-26 03:00 Europe/Berlin (2026-11-26T02:00:00Z): excluded by spec.exclusions: audit",
+      ],
+      evidence: ['the window "audit" holds'],
+      fix: [],
+    });
+  });
+
+  it("a calendar it names does not exist: the slot is held until it does (Degraded, next run blocked)", async () => {
+    const problem =
+      "spec.exclusions.calendars names holidays-de, which is not an ExclusionCalendar of namespace prod: slots are held until it exists";
+    const server = await cluster([
+      cronJob({
+        spec: byCalendar,
+        status: {
+          lastScheduleTime: PREV_SLOT,
+          recentRuns: [entry(SLOT, "Held", "CalendarNotFound", { message: `held: ${problem}` })],
+          conditions: [{ type: "Degraded", status: "True", reason: "CalendarNotFound", message: problem }],
+        },
+      }),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "calendar-not-found", {
+      verdict: [
+        `did not run at ${SLOT_TEXT}: spec.exclusions.calendars names holidays-de, which is not an ExclusionCalendar of namespace ${NS}: its slots are held until it exists`,
+      ],
+      evidence: [
+        `Held (CalendarNotFound)`,
+        `no ExclusionCalendar holidays-de in namespace ${NS}`,
+        `condition Degraded=True CalendarNotFound: ${problem}`,
+      ],
+      fix: [`kubectl get exclusioncalendars -n ${NS}`, "startingDeadlineSeconds"],
+    });
+    assert.equal(r.d.next?.blocked, "ExclusionCalendar holidays-de does not exist: it will not run until it does");
+  });
+
+  it("a calendar whose windows do not parse; one missing besides a slot that ran; a slot held past its deadline", () => {
+    const bad = [{ name: "holidays-de", state: "found" as const, windows: [{ start: "2026-11-31" }] }];
+    const held = entry(SLOT, "Held", "CalendarNotFound", { message: "held: ..." });
+    const r = ask(facts(cronJob({ spec: byCalendar, status: { recentRuns: [held] } }), { calendars: bad }));
+    expectCause(r, "calendar-not-found", {
+      verdict: [
+        `did not run at ${SLOT_TEXT}: ExclusionCalendar holidays-de cannot be read (spec.windows[0].start: Invalid value: "2026-11-31": no such day: November 2026 has 30 days): its slots are held until it is fixed`,
+      ],
+      evidence: ["Held (CalendarNotFound)"],
+      fix: ["kubectl edit exclusioncalendar holidays-de -n prod"],
+    });
+    // The slot ran before the calendar went: a finding besides, about the slots to come.
+    const ran = cronJob({
+      spec: byCalendar,
+      status: {
+        recentRuns: [
+          entry(SLOT, "Created", "Scheduled", { job: JOB, outcome: { result: "Complete", finishedAt: at(SLOT, 14) } }),
+        ],
+      },
+    });
+    const d = diagnose(facts(ran, { calendars: [{ name: "holidays-de", state: "missing" }] }));
+    note(d);
+    assert.equal(d.status, "healthy", d.verdict);
+    assert.deepEqual(
+      d.also.map((a) => [a.cause, a.summary]),
+      [
+        [
+          "calendar-not-found",
+          `spec.exclusions.calendars names holidays-de, which is not an ExclusionCalendar of namespace ${NS}: its slots are held until it exists`,
+        ],
+      ],
+    );
+    assert.equal(d.exitCode, 1);
+    // Held until its deadline passed: the record says Missed, the condition says why.
+    const missed = cronJob({
+      spec: { ...byCalendar, startingDeadlineSeconds: 300 },
+      status: {
+        recentRuns: [entry(SLOT, "Missed", "StartingDeadlineExceeded", { decidedAt: at(SLOT, 301) })],
+        conditions: [{ type: "Degraded", status: "True", reason: "CalendarNotFound", message: "held: ..." }],
+      },
+    });
+    const m = ask(facts(missed, { calendars: [{ name: "holidays-de", state: "missing" }] }));
+    expectCause(m, "calendar-not-found", {
+      verdict: [
+        `did not run at ${SLOT_TEXT}: spec.exclusions.calendars names holidays-de, which is not an ExclusionCalendar of namespace ${NS}: the slot was held until startingDeadlineSeconds passed`,
+      ],
+      evidence: ["Missed (StartingDeadlineExceeded)"],
+      fix: [],
+    });
+  });
+});
+
+describe("kubectl cron why NAME: retries (spec.retry)", () => {
+  const retry = { retry: { limit: 3, delaySeconds: 1800 } };
+  const FIRST_ATTEMPT = { [RETRY_ATTEMPT_ANNOTATION]: "0/3" };
+  const BACKOFF = { reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit" };
+  const R1 = retryJobName(NAME, JOB, 1);
+  const R2 = retryJobName(NAME, JOB, 2);
+  const attempt = (k: number, of = JOB) => ({ [RETRY_ATTEMPT_ANNOTATION]: `${k}/3`, [RETRY_OF_ANNOTATION]: of });
+  const firstRan = entry(SLOT, "Created", "Scheduled", {
+    job: JOB,
+    outcome: { result: "Failed", reason: "BackoffLimitExceeded", finishedAt: "2026-11-25T11:02:00Z" },
+  });
+  const failedFirst = () =>
+    job(JOB, SLOT, {
+      state: "failed",
+      start: at(SLOT, 3),
+      end: "2026-11-25T11:02:00Z",
+      annotations: FIRST_ATTEMPT,
+      failure: BACKOFF,
+    });
+  const retryEntry = (decision: RecentRun["decision"], reason: string, o: Partial<RecentRun>) =>
+    entry(SLOT, decision, reason, { trigger: "Retry", request: "1/3", decidedAt: "2026-11-25T11:02:05Z", ...o });
+
+  it("failed, and a retry waits for its delay: which attempt, when, after which Job failed how", async () => {
+    const pending = retryEntry("Held", "RetryDelay", {
+      message: `attempt 1 of 3 starts at 2026-11-25T11:32:00Z: Job ${JOB} failed (BackoffLimitExceeded); spec.retry.delaySeconds 1800`,
+    });
+    const server = await cluster([
+      cronJob({ spec: retry, status: { recentRuns: [pending, firstRan] } }),
+      failedFirst(),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "retry-pending", {
+      verdict: [
+        `ran at ${SLOT_TEXT} and failed (Job ${JOB}: BackoffLimitExceeded); attempt 1 of 3 starts at 2026-11-25 12:32 Europe/Berlin (2026-11-25T11:32:00Z)`,
+      ],
+      evidence: [
+        "spec.retry: limit 3, delaySeconds 1800",
+        `Job ${JOB} (the slot's first Job): Failed (BackoffLimitExceeded)`,
+        `${SLOT} Retry Held (RetryDelay)`,
+      ],
+      fix: [`kubectl logs job/${JOB} -n ${NS}`],
+    });
+  });
+
+  it("a retry waiting behind a running Job, or late; a retry a newer run superseded (Forbid)", () => {
+    const running = job(PREV_JOB, PREV_SLOT, { state: "active", start: at(PREV_SLOT, 3) });
+    const behind = retryEntry("Held", "ConcurrencyPolicyForbid", { blockedBy: PREV_JOB });
+    const r = ask(
+      facts(cronJob({ spec: retry, status: { recentRuns: [behind, firstRan] } }), { jobs: [failedFirst(), running] }),
+    );
+    expectCause(r, "retry-pending", {
+      verdict: [
+        `ran at ${SLOT_TEXT} and failed (Job ${JOB}: BackoffLimitExceeded); attempt 1 of 3 waits: concurrencyPolicy Forbid and a running Job (Job ${PREV_JOB})`,
+      ],
+      evidence: [`behind Job ${PREV_JOB}`],
+      fix: [],
+    });
+    const late = retryEntry("Held", "RetryDelay", {
+      message: `attempt 1 of 3 starts at 2026-11-25T11:32:00Z: Job ${JOB} failed (BackoffLimitExceeded); spec.retry.delaySeconds 1800`,
+    });
+    // Its Job gone: the record's outcome says how it failed.
+    const overdue = ask(
+      facts(cronJob({ spec: retry, status: { recentRuns: [late, firstRan] } }), {
+        now: new Date("2026-11-25T11:40:00Z"),
+      }),
+    );
+    expectCause(overdue, "retry-pending", {
+      verdict: [
+        `(Job ${JOB}: BackoffLimitExceeded); attempt 1 of 3 was due at 2026-11-25 12:32 Europe/Berlin (2026-11-25T11:32:00Z) and has not started`,
+      ],
+      evidence: [`Job ${JOB} (the slot's first Job): Failed (BackoffLimitExceeded), its Job gone`],
+      fix: [],
+    });
+    const superseded = retryEntry("Skipped", "RetrySuperseded", {
+      message: `attempt 1 of 3 not run: Job ${JOB} failed (BackoffLimitExceeded), and the run of 2026-11-26T02:00:00Z started first (concurrencyPolicy Forbid)`,
+    });
+    const s = ask(
+      facts(
+        cronJob({
+          spec: retry,
+          status: { lastScheduleTime: "2026-11-26T02:00:00Z", recentRuns: [superseded, firstRan] },
+        }),
+        {
+          jobs: [failedFirst()],
+          now: new Date("2026-11-26T03:00:00Z"),
+        },
+      ),
+      new Date(SLOT),
+    );
+    expectCause(s, "retry-superseded", {
+      verdict: [
+        `ran at ${SLOT_TEXT} and failed (Job ${JOB}: BackoffLimitExceeded); attempt 1 of 3 was not run: the run of 2026-11-26 03:00 Europe/Berlin (2026-11-26T02:00:00Z) started first (concurrencyPolicy Forbid)`,
+      ],
+      evidence: ["Retry Skipped (RetrySuperseded)"],
+      fix: ["spec.retry.delaySeconds", `kubectl cron run ${NAME} -n ${NS}`],
+    });
+  });
+
+  it("a retried run: the attempt that completed (exit 0), the one running, the last that failed", () => {
+    const r1Entry = retryEntry("Created", "RetryAfterFailure", {
+      job: R1,
+      message: `attempt 1 of 3: Job ${JOB} failed (BackoffLimitExceeded)`,
+      decidedAt: "2026-11-25T11:32:01Z",
+    });
+    const r1 = (state: "complete" | "active" | "failed") =>
+      job(R1, SLOT, {
+        state,
+        start: "2026-11-25T11:32:03Z",
+        ...(state === "active" ? {} : { end: "2026-11-25T11:32:15Z" }),
+        created: "2026-11-25T11:32:01Z",
+        annotations: attempt(1),
+        ...(state === "failed" ? { failure: BACKOFF } : {}),
+      });
+    const cj = cronJob({ spec: retry, status: { recentRuns: [r1Entry, firstRan] } });
+    const done = diagnose(facts(cj, { jobs: [failedFirst(), r1("complete")] }));
+    note(done);
+    assert.equal(done.status, "healthy", done.verdict);
+    assert.equal(
+      done.verdict,
+      `ran at ${SLOT_TEXT}: Job ${R1} (attempt 1 of 3, after Job ${JOB} failed), Complete in 12s`,
+    );
+    assert.equal(done.exitCode, 0);
+    assert.ok(done.evidence.includes(`Job ${R1} (attempt 1/3): Complete`), done.evidence.join("\n"));
+    const running = diagnose(facts(cj, { jobs: [failedFirst(), r1("active")], now: new Date("2026-11-25T11:40:00Z") }));
+    assert.match(
+      running.verdict,
+      new RegExp(`^ran at .*: Job ${R1} \\(attempt 1 of 3, after Job ${JOB} failed\\) has been running for 7m57s`),
+    );
+    // The last attempt failed: the run failed, after all its attempts.
+    const r2Entry = retryEntry("Created", "RetryAfterFailure", {
+      request: "2/3",
+      job: R2,
+      decidedAt: "2026-11-25T12:02:01Z",
+    });
+    const r2 = job(R2, SLOT, {
+      state: "failed",
+      start: "2026-11-25T12:02:03Z",
+      end: "2026-11-25T12:05:00Z",
+      created: "2026-11-25T12:02:01Z",
+      annotations: attempt(2),
+      failure: BACKOFF,
+    });
+    const last = ask(
+      facts(cronJob({ spec: { retry: { limit: 2 } }, status: { recentRuns: [r2Entry, r1Entry, firstRan] } }), {
+        jobs: [failedFirst(), r1("failed"), r2],
+        now: new Date("2026-11-25T12:10:00Z"),
+      }),
+    );
+    expectCause(last, "job-failed", {
+      verdict: [
+        `ran at ${SLOT_TEXT} and failed: Job ${R2} BackoffLimitExceeded, attempt 2 of 2 after Job ${R1} failed`,
+      ],
+      evidence: [`Job ${JOB} (the slot's first Job): Failed`, `Job ${R1} (attempt 1/2): Failed`],
+      fix: [`kubectl logs job/${R2} -n ${NS}`],
+    });
   });
 });
 

@@ -8,15 +8,21 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   BACKFILL_REQUEST_ANNOTATION,
+  CATCH_UP_ANNOTATION,
+  CRONJOB_NAME_LABEL,
   type CronJobWireStatus,
   type Job,
   MAX_RECENT_RUNS,
   MAX_RECORD_MESSAGE_LENGTH,
   type RecentRunWire,
   type RecordTrigger,
+  RETRY_ATTEMPT_ANNOTATION,
+  RETRY_OF_ANNOTATION,
+  retryJobName,
   RUN_NOW_REQUEST_ANNOTATION,
 } from "../../api/v1/index.ts";
 import { recordDecision, recordFromChildren, runDecision } from "../../controllers/record.ts";
+import { type RunSubject, TRIGGERS, triggerOfJob } from "../../controllers/triggers.ts";
 import { rfc3339 } from "../../runtime/metatime.ts";
 import { deepFreeze } from "../../runtime/objects.ts";
 import { batchJob } from "../fixtures.ts";
@@ -205,11 +211,14 @@ function slotJob(
   return deepFreeze(job);
 }
 
+/** A Job as step 4 hands it to the record: named by the row that made it (its `recorded`). */
+const rec = (job: Readonly<Job>) => ({ job, subject: triggerOfJob(TRIGGERS, job).recorded(job) });
+
 describe("recordFromChildren", () => {
   it("enters a Job of ours the record lacks as Created at its creation, as the run path would", () => {
-    const got = recordFromChildren(withRuns(), [{ job: slotJob(0), trigger: "Schedule" }]);
+    const got = recordFromChildren(withRuns(), [rec(slotJob(0))]);
     const run = runDecision(
-      { trigger: "Schedule", scheduledTime: at(0) },
+      { trigger: "Schedule", reason: "Scheduled", scheduledTime: at(0) },
       { result: "created", job: slotJob(0) },
       at(HOUR),
     );
@@ -227,10 +236,7 @@ describe("recordFromChildren", () => {
       },
     });
     const backfill = slotJob(-HOUR, { annotations: { [BACKFILL_REQUEST_ANNOTATION]: "bf-1" } });
-    const got = recordFromChildren(withRuns(), [
-      { job: runNow, trigger: "RunNow", request: "r1" },
-      { job: backfill, trigger: "Backfill", request: "bf-1" },
-    ]);
+    const got = recordFromChildren(withRuns(), [rec(runNow), rec(backfill)]);
     assert.deepEqual(got.recentRuns, [
       {
         trigger: "RunNow",
@@ -248,6 +254,36 @@ describe("recordFromChildren", () => {
         reason: "BackfillRequested",
         decidedAt: t(-HOUR + 1000),
         job: jobOf(-HOUR),
+      },
+    ]);
+  });
+
+  it("enters a RunAll catch-up Job as trigger Schedule, reason MissedRunPolicyRunAll (no CatchUp trigger)", () => {
+    const catchUp = slotJob(0, { annotations: { [CATCH_UP_ANNOTATION]: "true" } });
+    const got = recordFromChildren(withRuns(), [rec(catchUp)]);
+    assert.deepEqual(got.recentRuns, [{ ...createdEntry(0, 1000), reason: "MissedRunPolicyRunAll" }]);
+  });
+
+  it("enters a retry's Job by its row: trigger Retry, reason RetryAfterFailure, its slot and attempt", () => {
+    const name = retryJobName("cj", jobOf(0), 2);
+    const marked = slotJob(0, { annotations: { [RETRY_OF_ANNOTATION]: jobOf(0), [RETRY_ATTEMPT_ANNOTATION]: "2/3" } });
+    // Labelled with its CronJob, as every Job of ours is (jobForSlot).
+    const labels = { [CRONJOB_NAME_LABEL]: "cj" };
+    const attempt = deepFreeze({
+      ...marked,
+      metadata: { ...marked.metadata, name, labels, creationTimestamp: t(10 * MIN) },
+    });
+    const got = recordFromChildren(withRuns(), [rec(attempt)]);
+    assert.deepEqual(got.recentRuns, [
+      {
+        trigger: "Retry",
+        scheduledTime: t(0),
+        request: "2/3",
+        decision: "Created",
+        reason: "RetryAfterFailure",
+        message: `attempt 2 of 3: Job ${retryJobName("cj", jobOf(0), 1)} failed`,
+        decidedAt: t(10 * MIN),
+        job: name,
       },
     ]);
   });
@@ -284,11 +320,11 @@ describe("recordFromChildren", () => {
   ];
   for (const [title, job, outcome] of outcomes) {
     it(`adds the outcome of an entry whose Job ended: ${title}`, () => {
-      const got = recordFromChildren(withRuns(createdEntry(0, 1000)), [{ job, trigger: "Schedule" }]);
+      const got = recordFromChildren(withRuns(createdEntry(0, 1000)), [rec(job)]);
       assert.deepEqual(got.recentRuns, [{ ...createdEntry(0, 1000), outcome }]);
     });
     it(`enters a Job it lacks with its outcome: ${title}`, () => {
-      const got = recordFromChildren(withRuns(), [{ job, trigger: "Schedule" }]);
+      const got = recordFromChildren(withRuns(), [rec(job)]);
       assert.deepEqual(got.recentRuns, [{ ...createdEntry(0, 1000), outcome }]);
     });
   }
@@ -300,26 +336,20 @@ describe("recordFromChildren", () => {
       { ...createdEntry(HOUR, HOUR + 1000), outcome: { result: "Failed", reason: "Other", finishedAt: t(HOUR) } },
       createdEntry(0, 1000),
     );
-    const got = recordFromChildren(input, [
-      { job: slotJob(2 * HOUR), trigger: "Schedule" },
-      { job: ended, trigger: "Schedule" },
-    ]);
+    const got = recordFromChildren(input, [rec(slotJob(2 * HOUR)), rec(ended)]);
     assert.deepEqual(got, input, "an outcome once recorded stays; the entry of a gone Job stays");
     assert.deepEqual(recordFromChildren(withRuns(), []), withRuns());
   });
 
   it("applied twice is applied once", () => {
-    const jobs = [
-      { job: slotJob(0, { state: "complete" }), trigger: "Schedule" as const },
-      { job: slotJob(HOUR), trigger: "Schedule" as const },
-    ];
+    const jobs = [rec(slotJob(0, { state: "complete" })), rec(slotJob(HOUR))];
     const once = deepFreeze(recordFromChildren(withRuns(), jobs));
     assert.deepEqual(recordFromChildren(once, jobs), once);
   });
 
   it("a slot decided otherwise before (held, refused) is now the Created entry of its Job", () => {
     const before = decide(withRuns(), [held(0, "cj-older"), 500]);
-    const got = recordFromChildren(before, [{ job: slotJob(0), trigger: "Schedule" }]);
+    const got = recordFromChildren(before, [rec(slotJob(0))]);
     assert.deepEqual(got.recentRuns, [createdEntry(0, 1000)]);
   });
 
@@ -334,10 +364,7 @@ describe("recordFromChildren", () => {
       [slotJob(HOUR), ended],
       [ended, slotJob(HOUR)],
     ]) {
-      const got = recordFromChildren(
-        before,
-        jobs.map((job) => ({ job, trigger: "Schedule" })),
-      );
+      const got = recordFromChildren(before, jobs.map(rec));
       assert.deepEqual(got.recentRuns, want, jobs.map((j) => j.metadata?.name).join(", "));
     }
   });
@@ -346,10 +373,7 @@ describe("recordFromChildren", () => {
     const unnamed = deepFreeze({ metadata: { creationTimestamp: t(0) } });
     const { creationTimestamp: _c, ...meta } = slotJob(0).metadata!;
     const uncreated = deepFreeze({ ...slotJob(0), metadata: meta });
-    const got = recordFromChildren(withRuns(), [
-      { job: unnamed, trigger: "Schedule" },
-      { job: uncreated, trigger: "Schedule" },
-    ]);
+    const got = recordFromChildren(withRuns(), [rec(unnamed), rec(uncreated)]);
     assert.deepEqual(got, withRuns());
   });
 });
@@ -357,24 +381,26 @@ describe("recordFromChildren", () => {
 describe("runDecision", () => {
   const job = slotJob(HOUR);
   const now = at(HOUR + 5000);
-  const slot = { trigger: "Schedule" as const, scheduledTime: at(HOUR) };
+  /** The schedule row's subject of a slot; an entry's key fields are those less the reason. */
+  const slot: RunSubject = { trigger: "Schedule", reason: "Scheduled", scheduledTime: at(HOUR) };
+  const key = { trigger: "Schedule" as const, scheduledTime: at(HOUR) };
   const cases: Array<[string, Parameters<typeof runDecision>, ReturnType<typeof runDecision>]> = [
     [
       "created: Created at the Job's creation",
       [slot, { result: "created", job }, now],
-      { decision: { ...slot, decision: "Created", reason: "Scheduled", job: jobOf(HOUR) }, at: at(HOUR + 1000) },
+      { decision: { ...key, decision: "Created", reason: "Scheduled", job: jobOf(HOUR) }, at: at(HOUR + 1000) },
     ],
     [
       "adopted: Adopted at the Job's creation",
       [slot, { result: "adopted", job }, now],
-      { decision: { ...slot, decision: "Adopted", reason: "Scheduled", job: jobOf(HOUR) }, at: at(HOUR + 1000) },
+      { decision: { ...key, decision: "Adopted", reason: "Scheduled", job: jobOf(HOUR) }, at: at(HOUR + 1000) },
     ],
     [
       "created with Replace: the deleted Jobs listed, and said",
       [slot, { result: "created", job, replaced: [jobOf(0)] }, now],
       {
         decision: {
-          ...slot,
+          ...key,
           decision: "Created",
           reason: "Scheduled",
           job: jobOf(HOUR),
@@ -387,34 +413,27 @@ describe("runDecision", () => {
     [
       "created, nothing replaced: no replaced field",
       [slot, { result: "created", job, replaced: [] }, now],
-      { decision: { ...slot, decision: "Created", reason: "Scheduled", job: jobOf(HOUR) }, at: at(HOUR + 1000) },
+      { decision: { ...key, decision: "Created", reason: "Scheduled", job: jobOf(HOUR) }, at: at(HOUR + 1000) },
     ],
     [
       "created, the Job without a creation time: now",
       [slot, { result: "created", job: { metadata: { name: "j" } } }, now],
-      { decision: { ...slot, decision: "Created", reason: "Scheduled", job: "j" }, at: now },
+      { decision: { ...key, decision: "Created", reason: "Scheduled", job: "j" }, at: now },
     ],
     [
-      "a catch-up slot: MissedRunPolicyRunAll",
-      [{ ...slot, trigger: "CatchUp" }, { result: "created", job }, now],
+      "a catch-up slot (missedRunPolicy RunAll): trigger Schedule, the row's reason MissedRunPolicyRunAll",
+      [{ ...slot, reason: "MissedRunPolicyRunAll" }, { result: "created", job }, now],
       {
-        decision: {
-          ...slot,
-          trigger: "CatchUp",
-          decision: "Created",
-          reason: "MissedRunPolicyRunAll",
-          job: jobOf(HOUR),
-        },
+        decision: { ...key, decision: "Created", reason: "MissedRunPolicyRunAll", job: jobOf(HOUR) },
         at: at(HOUR + 1000),
       },
     ],
     [
-      "a run-now request: RunNowRequested, no slot",
-      [{ trigger: "RunNow", scheduledTime: at(0), request: "r1" }, { result: "created", job }, now],
+      "a run-now request: RunNowRequested, no slot (the row gives none)",
+      [{ trigger: "RunNow", reason: "RunNowRequested", request: "r1" }, { result: "created", job }, now],
       {
         decision: {
           trigger: "RunNow",
-          scheduledTime: undefined,
           request: "r1",
           decision: "Created",
           reason: "RunNowRequested",
@@ -425,10 +444,10 @@ describe("runDecision", () => {
     ],
     [
       "a backfill slot: BackfillRequested, its slot and request",
-      [{ ...slot, trigger: "Backfill", request: "bf-1" }, { result: "created", job }, now],
+      [{ ...slot, trigger: "Backfill", reason: "BackfillRequested", request: "bf-1" }, { result: "created", job }, now],
       {
         decision: {
-          ...slot,
+          ...key,
           trigger: "Backfill",
           request: "bf-1",
           decision: "Created",
@@ -439,11 +458,60 @@ describe("runDecision", () => {
       },
     ],
     [
-      "held behind a running Job: Held now, blockedBy",
-      [slot, { result: "held", blockedBy: jobOf(0) }, now],
+      "a reason the record has no switch for is the row's: the entry carries it as given",
+      [{ ...key, reason: "RetryAfterFailure" }, { result: "adopted", job }, now],
+      {
+        decision: { ...key, decision: "Adopted", reason: "RetryAfterFailure", job: jobOf(HOUR) },
+        at: at(HOUR + 1000),
+      },
+    ],
+    [
+      "a row's own message (a retry's attempt) is the created entry's message",
+      [
+        {
+          trigger: "Retry",
+          reason: "RetryAfterFailure",
+          scheduledTime: at(HOUR),
+          request: "1/2",
+          message: "attempt 1 of 2",
+        },
+        { result: "created", job },
+        now,
+      ],
       {
         decision: {
-          ...slot,
+          trigger: "Retry",
+          scheduledTime: at(HOUR),
+          request: "1/2",
+          decision: "Created",
+          reason: "RetryAfterFailure",
+          job: jobOf(HOUR),
+          message: "attempt 1 of 2",
+        },
+        at: at(HOUR + 1000),
+      },
+    ],
+    [
+      "a row's own message and a Replace: both said",
+      [{ ...slot, message: "own words" }, { result: "created", job, replaced: [jobOf(0)] }, now],
+      {
+        decision: {
+          ...key,
+          decision: "Created",
+          reason: "Scheduled",
+          job: jobOf(HOUR),
+          replaced: [jobOf(0)],
+          message: `own words; replaced ${jobOf(0)} (concurrencyPolicy Replace)`,
+        },
+        at: at(HOUR + 1000),
+      },
+    ],
+    [
+      "held behind a running Job: Held now, blockedBy (the row's reason and message are not the hold's)",
+      [{ ...slot, message: "own words" }, { result: "held", blockedBy: jobOf(0) }, now],
+      {
+        decision: {
+          ...key,
           decision: "Held",
           reason: "ConcurrencyPolicyForbid",
           blockedBy: jobOf(0),
@@ -456,17 +524,17 @@ describe("runDecision", () => {
     [
       "a create refused: Refused now, the API server's reason and message",
       [slot, { result: "failed", refused: { reason: "Forbidden", message: "exceeded quota: q" } }, now],
-      { decision: { ...slot, decision: "Refused", reason: "Forbidden", message: "exceeded quota: q" }, at: now },
+      { decision: { ...key, decision: "Refused", reason: "Forbidden", message: "exceeded quota: q" }, at: now },
     ],
     [
       "a foreign Job holding the name: Refused, AlreadyExists",
       [slot, { result: "conflict", refused: { reason: "AlreadyExists", message: "taken" } }, now],
-      { decision: { ...slot, decision: "Refused", reason: "AlreadyExists", message: "taken" }, at: now },
+      { decision: { ...key, decision: "Refused", reason: "AlreadyExists", message: "taken" }, at: now },
     ],
     [
       "a refusal's reason is cut to 64 characters",
       [slot, { result: "failed", refused: { reason: "R".repeat(80), message: "m" } }, now],
-      { decision: { ...slot, decision: "Refused", reason: "R".repeat(64), message: "m" }, at: now },
+      { decision: { ...key, decision: "Refused", reason: "R".repeat(64), message: "m" }, at: now },
     ],
     ["a failure with no refusal (a failed delete): nothing", [slot, { result: "failed" }, now], undefined],
   ];

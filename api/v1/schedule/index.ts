@@ -22,3 +22,13 @@ export {
   unionCountSlots,
   UnionSchedule,
 } from "./union.ts";
+export {
+  type CompiledWindow,
+  ExcludingSchedule,
+  type ExclusionSource,
+  Exclusions,
+  MAX_EXCLUSION_WINDOWS,
+  MAX_SKIPPED_SLOTS,
+  parseExclusionWindows,
+  slotsLeft,
+} from "./exclusions.ts";

@@ -1,12 +1,22 @@
 // The diagnosis of one CronJob: which slot is asked about, and which module decides its verdict.
-import { type Job, jobNameFor, RecordTrigger, rfc3339InZone, scheduledTimeOf } from "../../../api/v1/index.ts";
+import {
+  type Job,
+  jobNameFor,
+  RecordTrigger,
+  retryAttemptOf,
+  rfc3339InZone,
+  scheduledTimeOf,
+} from "../../../api/v1/index.ts";
 import { NO_CAUSE } from "../causes.ts";
+import { type Excluded, excludingSchedules, exclusionsOf, type ExclusionsView, NO_SLOT_LEFT } from "../exclusions.ts";
 import { iso } from "../history.ts";
 import { nextRuns } from "../next.ts";
 import type { WhyFacts } from "../whyfacts.ts";
+import { excludedEntryFor, excludedVerdict } from "./excluded.ts";
 import { operatorFindings } from "./operator.ts";
 import { ranVerdict } from "./ran.ts";
 import { recordVerdict } from "./record.ts";
+import { retryVerdict } from "./retry.ts";
 import { nextBlocker, risks } from "./risks.ts";
 import { anchorOf, notASlot, schedulesOf, type SlotSource, slotSource, slotText, zoneOf } from "./slot.ts";
 import { futureVerdict, JUST_DUE_MS, undecidedVerdict } from "./undecided.ts";
@@ -44,18 +54,25 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
     );
   }
   const anchor = anchorOf(cronJob, schedules);
-  const entryFor = (slot: Date) =>
-    (cronJob.status?.recentRuns ?? []).find(
-      (e) =>
-        e.scheduledTime !== undefined &&
-        Date.parse(e.scheduledTime) === slot.getTime() &&
-        e.trigger !== RecordTrigger.Backfill,
-    ) ??
-    (cronJob.status?.recentRuns ?? []).find(
+  // spec.exclusions as read: the slots stay the schedules' as written (an excluded one is asked about as such), the
+  // next run is the first no window holds.
+  const exclusions = exclusionsOf(cronJob, f.calendars ?? []);
+  const excluding = excludingSchedules(schedules, exclusions.exclusions);
+  const excludedBy = (slot: Date) => excluding.excludedBy(slot, anchor);
+  // The slot's own entry: the schedule's decision (a Backfill's, or a retry's, only when the record has no other).
+  const entriesAt = (slot: Date) =>
+    (cronJob.status?.recentRuns ?? []).filter(
       (e) => e.scheduledTime !== undefined && Date.parse(e.scheduledTime) === slot.getTime(),
     );
+  const entryFor = (slot: Date) => {
+    const at = entriesAt(slot);
+    const own = at.filter((e) => e.trigger !== RecordTrigger.Retry);
+    return own.find((e) => e.trigger !== RecordTrigger.Backfill) ?? own[0];
+  };
+  // The slot's first Job (a retry's Job names its slot too: retry.ts).
   const jobFor = (slot: Date) =>
-    jobsByName.get(jobNameFor(name, slot)) ?? f.jobs.find((j) => scheduledTimeOf(j)?.getTime() === slot.getTime());
+    jobsByName.get(jobNameFor(name, slot)) ??
+    f.jobs.find((j) => scheduledTimeOf(j)?.getTime() === slot.getTime() && !retryAttemptOf(j));
 
   // The newest slot at or before t. `@every` counts from its anchor (the last run), which mostRecent does not look
   // behind: the last run is a slot too.
@@ -70,7 +87,7 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   };
   const isSlot = (t: Date) =>
     latest(t)?.getTime() === t.getTime() ||
-    entryFor(t) !== undefined ||
+    entriesAt(t).length > 0 ||
     jobFor(t) !== undefined ||
     (created !== undefined && schedules.schedule.mostRecent(t, created)?.getTime() === t.getTime());
   const created = cronJob.metadata?.creationTimestamp ? new Date(cronJob.metadata.creationTimestamp) : undefined;
@@ -78,9 +95,11 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   if (!o.slot && slot && !entryFor(slot) && !jobFor(slot) && f.now.getTime() - slot.getTime() < JUST_DUE_MS) {
     slot = latest(new Date(slot.getTime() - 1)) ?? slot;
   }
-  const nextAt = schedules.schedule.next(f.now, anchor);
+  // The next run: the first slot no window holds (while one is left).
+  const unexcluded = excluding.schedules.schedule.next(f.now, anchor);
+  const nextAt = unexcluded.getTime() < NO_SLOT_LEFT ? unexcluded : schedules.schedule.next(f.now, anchor);
   const nextNote = nextRuns(schedules, anchor, new Date(nextAt.getTime() - 1), 1)[0]?.note;
-  const blocked = nextBlocker(f, operator);
+  const blocked = nextBlocker(f, operator, exclusions);
   const nextFrom = slotSource(schedules, nextAt, anchor, zone);
   const next = {
     utc: iso(nextAt),
@@ -91,17 +110,17 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   };
   if (!slot || (!o.slot && created && slot < created)) {
     const verdict = cronJob.spec?.suspend
-      ? undecidedVerdict(ctx(f, name, namespace, nextFrom, nextAt, jobsByName), operator)
+      ? undecidedVerdict(ctx(f, name, namespace, nextFrom, nextAt, jobsByName, exclusions, excludedBy), operator)
       : {
           status: "healthy" as const,
           verdict: NO_CAUSE.noSlotYet({ nextSlot: next.text }),
           evidence: [],
           fix: [],
         };
-    return finish({ ...verdict, next }, risks(f, verdict.cause));
+    return finish({ ...verdict, next }, risks(f, verdict.cause, exclusions));
   }
   const from = slotSource(schedules, slot, anchor, zone);
-  const c = ctx(f, name, namespace, from, slot, jobsByName);
+  const c = ctx(f, name, namespace, from, slot, jobsByName, exclusions, excludedBy);
   const slotNote = nextRuns(schedules, anchor, new Date(slot.getTime() - 1), 1)[0];
   const slotView = {
     utc: iso(slot),
@@ -120,13 +139,18 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   } else {
     const entry = entryFor(slot);
     const job = jobFor(slot);
-    verdict = job
-      ? ranVerdict(c, job, entry)
-      : entry
-        ? recordVerdict(c, entry)
-        : slot > f.now
-          ? futureVerdict(c, operator)
-          : undecidedVerdict(c, operator);
+    // A slot no one decided about that a window holds: excluded, unless nothing would run it anyway.
+    const excluded = () =>
+      cronJob.spec?.suspend || cronJob.status?.stopped
+        ? undefined
+        : excludedVerdict(c, excludedEntryFor(c), slot > f.now);
+    verdict =
+      retryVerdict(c, { job, entry }) ??
+      (job
+        ? ranVerdict(c, job, entry)
+        : entry
+          ? recordVerdict(c, entry)
+          : (excluded() ?? (slot > f.now ? futureVerdict(c, operator) : undecidedVerdict(c, operator))));
   }
   // An H field runs at a minute the user may not expect: say which.
   const hashed =
@@ -138,7 +162,7 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
         `schedule ${JSON.stringify(e.schedule)} runs as ${JSON.stringify(e.resolvedSchedule)} (H hashed from ${namespace}/${name})`,
     ),
   ];
-  return finish({ ...verdict, evidence, slot: slotView, next }, risks(f, verdict.cause));
+  return finish({ ...verdict, evidence, slot: slotView, next }, risks(f, verdict.cause, exclusions));
 }
 
 function ctx(
@@ -148,8 +172,12 @@ function ctx(
   from: SlotSource,
   slot: Date,
   jobsByName: Map<string, Readonly<Job>>,
+  exclusions: ExclusionsView,
+  excludedBy: (slot: Date) => Excluded | undefined,
 ): SlotContext {
   return {
+    exclusions,
+    excludedBy,
     f,
     cronJob: f.cronJob,
     name,

@@ -1,6 +1,7 @@
-// Held: concurrencyPolicy Forbid kept the slot behind a running Job (forbid-held), or its concurrency group held it
-// (group.ts).
-import { classifyJob, HELD_BY_GROUP_REASONS, queuedBy, type RecentRun } from "../../../api/v1/index.ts";
+// Held: concurrencyPolicy Forbid kept the slot behind a running Job (forbid-held), its concurrency group held it
+// (group.ts), or a calendar it names cannot be read (excluded.ts).
+import { classifyJob, HELD_BY_GROUP_REASONS, queuedBy, type RecentRun, RecordReason } from "../../../api/v1/index.ts";
+import { calendarHeldVerdict } from "./excluded.ts";
 import { groupHeldVerdict, placeText } from "./group.ts";
 import { jobSpec, keptAlive } from "./jobs.ts";
 import { found, type SlotContext, type Verdict } from "./verdict.ts";
@@ -8,6 +9,7 @@ import { found, type SlotContext, type Verdict } from "./verdict.ts";
 /** A Held entry: concurrencyPolicy Forbid kept the slot behind a Job that was still running, or its group held it. */
 export function heldVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdict {
   if ((HELD_BY_GROUP_REASONS as readonly string[]).includes(e.reason)) return groupHeldVerdict(c, e, evidence);
+  if (e.reason === RecordReason.CalendarNotFound) return calendarHeldVerdict(c, e, evidence);
   const { slotText: when, f } = c;
   const blocker = e.blockedBy ? c.jobNamed(e.blockedBy) : undefined;
   if (!blocker || classifyJob(blocker) !== "active") {

@@ -2,6 +2,7 @@
 // its usual lag lost it (deadline-shorter-than-lag); why it was late (a leader change, a restart).
 import { type CronJob, type RecentRun, RecordDecision, RecordTrigger } from "../../../api/v1/index.ts";
 import { humanDuration, iso } from "../history.ts";
+import { calendarMissedVerdict } from "./excluded.ts";
 import { groupContext, groupMissedVerdict } from "./group.ts";
 import { heldPastDeadlineVerdict } from "./held.ts";
 import { found, plural, SECOND, secondsBetween, type SlotContext, stamp, type Verdict } from "./verdict.ts";
@@ -68,6 +69,9 @@ export function missedVerdict(c: SlotContext, e: RecentRun, evidence: string[]):
   const byGroup = groupMissedVerdict(c, e, evidence);
   if (byGroup) return byGroup;
   if (e.blockedBy) return heldPastDeadlineVerdict(c, e.blockedBy, evidence);
+  // Held while a calendar it names could not be read, until its deadline passed.
+  const byCalendar = calendarMissedVerdict(c, evidence);
+  if (byCalendar) return byCalendar;
   // A run of a group may have waited for a place until its deadline (the record keeps no reason for it): the group's
   // state goes with the verdict.
   const shown = [...evidence, ...groupContext(c.f)];

@@ -21,16 +21,26 @@ import { found, secondsBetween, type SlotContext, stamp, type Verdict } from "./
 /** A run younger than this may not show its trouble yet (a Pod's image pull fails seconds after it starts). */
 const JUST_STARTED_MS = 30_000;
 
-/** The verdict on a Job that ran the slot (found live, or only in the record). */
-export function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry: RecentRun | undefined): Verdict {
+/**
+ * The verdict on a Job that ran the slot (found live, or only in the record); `retry`: the Job is a retry of it
+ * (spec.retry), which attempt after which Job failed.
+ */
+export function ranVerdict(
+  c: SlotContext,
+  job: Readonly<Job> | undefined,
+  entry: RecentRun | undefined,
+  retry?: { attempt: string; attempts: string; failedJob: string },
+): Verdict {
   const { f, slotText: when } = c;
   const evidence = entry ? [entryLine(entry)] : [];
   const name = job?.metadata?.name ?? entry?.job ?? "";
   const created = job?.metadata?.creationTimestamp ?? entry?.decidedAt;
+  // A retry's lateness is its delay, not the operator's: it says its attempt instead.
   const ran = {
     when,
     job: name,
-    ...(created ? { createdAfter: String(secondsBetween(c.slot, new Date(created))) } : {}),
+    ...(created && !retry ? { createdAfter: String(secondsBetween(c.slot, new Date(created))) } : {}),
+    ...retry,
   };
   if (!job) {
     const o = entry?.outcome;
@@ -58,6 +68,7 @@ export function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry
           job: name,
           oomKilled: false,
           deadlineExceeded: o.reason === "DeadlineExceeded",
+          ...retry,
         },
         [...evidence, `Job ${name} is gone (history cleanup): its Pods' details went with it`],
       );
@@ -71,7 +82,7 @@ export function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry
   }
   const pods = c.podsOf(name);
   evidence.push(
-    `Job ${name}: created ${created ?? "?"}${created ? ` (created ${ran.createdAfter} s after the slot)` : ""}`,
+    `Job ${name}: created ${created ?? "?"}${ran.createdAfter !== undefined ? ` (created ${ran.createdAfter} s after the slot)` : ""}`,
   );
   const kind = classifyJob(job);
   if (kind === "successful") {
@@ -108,6 +119,7 @@ export function ranVerdict(c: SlotContext, job: Readonly<Job> | undefined, entry
         job: name,
         oomKilled: why.reason.includes("OOMKilled"),
         deadlineExceeded: why.reason.startsWith("DeadlineExceeded"),
+        ...retry,
       },
       [...evidence, ...why.evidence],
     );

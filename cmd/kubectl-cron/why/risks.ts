@@ -1,9 +1,11 @@
 // What needs attention besides the verdict: what keeps the next slot from running, and the risks the record shows
 // (a deadline close to the operator's lag, a run-now request waiting) or its group does (a group that does not
 // exist).
-import { classifyJob, manualJobName, runNowRequestOf } from "../../../api/v1/index.ts";
+import { CALENDAR_KIND, classifyJob, manualJobName, runNowRequestOf } from "../../../api/v1/index.ts";
 import type { CauseId } from "../causes.ts";
+import type { ExclusionsView } from "../exclusions.ts";
 import type { WhyFacts } from "../whyfacts.ts";
+import { calendarFinding } from "./excluded.ts";
 import { groupBlocker } from "./group.ts";
 import { observedLags } from "./missed.ts";
 import { fact, type Finding, finding, type Found } from "./verdict.ts";
@@ -12,10 +14,15 @@ import { fact, type Finding, finding, type Found } from "./verdict.ts";
 const LAG_SHARE = 0.5;
 
 /** What may keep the next slot from running. */
-export function nextBlocker(f: WhyFacts, operator: Found[]): string | undefined {
+export function nextBlocker(f: WhyFacts, operator: Found[], exclusions: ExclusionsView): string | undefined {
   const cj = f.cronJob;
   if (cj.spec?.suspend) return "suspended: it will not run until resumed";
   if (cj.status?.stopped) return "stopped after failures: it will not run until resumed";
+  const hold = exclusions.hold;
+  if (hold)
+    return hold.missing
+      ? `${CALENDAR_KIND} ${hold.calendar ?? "?"} does not exist: it will not run until it does`
+      : `spec.exclusions cannot be read: it will not run until it is fixed`;
   if (cj.spec?.concurrencyPolicy === "Forbid") {
     const running = f.jobs.filter((j) => classifyJob(j) === "active").map((j) => j.metadata?.name);
     if (running.length) return `concurrencyPolicy Forbid: it will not run while ${running.join(", ")} runs`;
@@ -26,9 +33,14 @@ export function nextBlocker(f: WhyFacts, operator: Found[]): string | undefined 
 }
 
 /** Risks the record shows even when the slot ran. */
-export function risks(f: WhyFacts, verdictCause: CauseId | undefined): Finding[] {
+export function risks(f: WhyFacts, verdictCause: CauseId | undefined, exclusions: ExclusionsView): Finding[] {
   const out: Finding[] = [];
   const cj = f.cronJob;
+  const calendar =
+    verdictCause === "calendar-not-found"
+      ? undefined
+      : calendarFinding({ f, cronJob: cj, namespace: cj.metadata?.namespace ?? "", exclusions });
+  if (calendar) out.push(finding(calendar));
   const deadline = cj.spec?.startingDeadlineSeconds;
   const lags = observedLags(cj);
   const worst = lags.length ? Math.max(...lags) : undefined;

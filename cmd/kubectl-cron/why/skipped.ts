@@ -1,6 +1,7 @@
-// Skipped: missedRunPolicy chose not to run the slot (policy-skipped).
-import { type RecentRun, RECORD_REASONS, SKIPPED_REASONS } from "../../../api/v1/index.ts";
+// Skipped: missedRunPolicy chose not to run the slot (policy-skipped), or an exclusion window held it (excluded.ts).
+import { type RecentRun, RECORD_REASONS, RecordReason, SKIPPED_REASONS } from "../../../api/v1/index.ts";
 import { iso } from "../history.ts";
+import { excludedVerdict } from "./excluded.ts";
 import { found, type SlotContext, type Verdict } from "./verdict.ts";
 
 /** What each reason of a Skipped entry means (api/v1 SKIPPED_REASONS, as the reconciler writes them). */
@@ -10,6 +11,8 @@ const SKIP_REASONS: Record<string, string> = Object.fromEntries(
 
 /** A Skipped entry: missedRunPolicy chose not to run the slot. */
 export function skippedVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdict {
+  const excluded = e.reason === RecordReason.ExcludedByCalendar ? excludedVerdict(c, e, c.slot > c.f.now) : undefined;
+  if (excluded) return excluded;
   const { cronJob, slotText: when } = c;
   const now = cronJob.spec?.missedRunPolicy ?? "RunLatest";
   return found(

@@ -4,6 +4,7 @@
 import type { CronJob, Job } from "../../../api/v1/index.ts";
 import { type CauseId, type CauseParamsOf, fixOf, verdictOf } from "../causes.ts";
 import { humanDuration, iso } from "../history.ts";
+import type { Excluded, ExclusionsView } from "../exclusions.ts";
 import type { PodFacts, WhyFacts } from "../whyfacts.ts";
 
 export const SECOND = 1000;
@@ -61,6 +62,10 @@ export interface SlotContext {
   slotText: string;
   podsOf: (job: string) => PodFacts[];
   jobNamed: (job: string) => Readonly<Job> | undefined;
+  /** spec.exclusions as read (its own windows, the calendars it names). */
+  exclusions: ExclusionsView;
+  /** What excludes a slot of the schedules as written, by the windows read (undefined: none does). */
+  excludedBy: (slot: Date) => Excluded | undefined;
 }
 
 export type Verdict = Pick<Diagnosis, "status" | "verdict" | "cause" | "evidence" | "fix">;

@@ -9,6 +9,7 @@ import { FakeClock } from "../../../runtime/fake-clock.ts";
 import { CronJobReconciler, setupCache } from "../../../controllers/cronjob_controller.ts";
 import {
   ConcurrencyGroupResource,
+  ExclusionCalendarResource,
   cronJobOwnerOf,
   CronJobResource as CronJobKind,
   type Job,
@@ -68,6 +69,7 @@ export class ReconcileHarness<C extends ObjectClient = Client> {
     setupCache(cache);
     cache.informerFor(CronJobKind);
     cache.informerFor(ConcurrencyGroupResource);
+    cache.informerFor(ExclusionCalendarResource);
     const h = new ReconcileHarness<Client>({ kind: "apiserver", env, client, cache }, namespace, start);
     await client
       .create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } })
@@ -152,6 +154,20 @@ export class ReconcileHarness<C extends ObjectClient = Client> {
         cachedJobs.every((j) => want.get(j.metadata!.name!) === j.metadata!.resourceVersion);
       if (cjOK && jobsOK) return;
       if (Date.now() > deadline) assert.fail(`cache did not settle for ${name}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  /** Wait until the cache holds the ExclusionCalendar as the apiserver does. */
+  async settleCalendar(name: string): Promise<void> {
+    if (this.backend.kind === "fake") return;
+    const stored = await this.client.get<KubeObject>(ExclusionCalendarResource, this.namespace, name);
+    const deadline = Date.now() + 15_000;
+    while (
+      this.cache.get(ExclusionCalendarResource, this.namespace, name)?.metadata?.resourceVersion !==
+      stored.metadata?.resourceVersion
+    ) {
+      if (Date.now() > deadline) assert.fail(`cache did not settle for ExclusionCalendar ${name}`);
       await new Promise((r) => setTimeout(r, 10));
     }
   }

@@ -28,7 +28,7 @@ import {
 /** The Created entry of an older missed slot run by missedRunPolicy RunAll. */
 const caughtUp = (slot: Offset): RunEntry => ({
   ...scheduled(slot),
-  trigger: "CatchUp",
+  trigger: "Schedule",
   reason: "MissedRunPolicyRunAll",
 });
 /** The Held entry of a slot behind the running Job of `blocker` (concurrencyPolicy Forbid). */

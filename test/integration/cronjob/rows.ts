@@ -12,7 +12,11 @@
 import assert from "node:assert/strict";
 import { after, before, it } from "node:test";
 import {
+  API_VERSION,
   backfillAnnotationValue,
+  CALENDAR_KIND,
+  ExclusionCalendarResource,
+  retryJobName,
   BACKFILL_ANNOTATION,
   BACKFILL_REQUEST_ANNOTATION,
   type CronJob,
@@ -29,7 +33,7 @@ import { CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
 import type { RunOutcome } from "../../../controllers/metrics.ts";
 import { type ReconcileContext, type Result, RetryNoLaterThan } from "../../../runtime/controller.ts";
 import type { ObjectClient } from "../../../runtime/interfaces.ts";
-import { Kinds, resourceName } from "../../../runtime/kinds.ts";
+import { type KubeObject, Kinds, resourceName } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import { APIError } from "../../../runtime/errors.ts";
 import { batchJob } from "../../fixtures.ts";
@@ -56,7 +60,7 @@ export type At = Offset | { afterCreation: number };
  * A Job of the case's CronJob: the scheduled run of the slot at that offset, a run-now request's Job, or a Job
  * named `<cronjob>-<suffix>` (one a person or another process created).
  */
-export type JobRef = Offset | { runNow: string } | { named: string };
+export type JobRef = Offset | { runNow: string } | { named: string } | { retry: Offset; k: number };
 /** What a text names in a case: its CronJob, a Job's name, an instant as status writes it. */
 export interface Names {
   readonly name: string;
@@ -155,6 +159,10 @@ export type Step =
   | { backfill: { from: Offset; to: Offset; parallelism?: number; id?: string } }
   /** Change the CronJob's spec. */
   | { patch: Spec }
+  /** Set spec.exclusions.windows to one window from `from` to `to` (UTC wall clock, as HH:MM), named `name`. */
+  | { exclude: { from: Offset; to: Offset; name: string } }
+  /** Store an ExclusionCalendar of the CronJob's namespace with these windows (created, or replaced). */
+  | { calendar: { name: string; windows: unknown[] } }
   /** What the apiserver holds now; `why` is the message of each assertion. */
   | { expect: Expect; why?: string };
 
@@ -420,7 +428,9 @@ class RowTable {
           ? `${name}-${(h1 + ref) / 1000}`
           : "runNow" in ref
             ? manualJobName(name, ref.runNow)
-            : `${name}-${ref.named}`,
+            : "retry" in ref
+              ? retryJobName(name, `${name}-${(h1 + ref.retry) / 1000}`, ref.k)
+              : `${name}-${ref.named}`,
       time: (at) => iso(h1 + at),
     };
   }
@@ -609,7 +619,29 @@ class RowTable {
       const value = backfillAnnotationValue({ id, from: new Date(c.h1 + from), to: new Date(c.h1 + to), parallelism });
       await this.#annotate(c, { [BACKFILL_ANNOTATION]: value });
     } else if ("patch" in s) await this.#update(c, (cj) => Object.assign(cj.spec, s.patch));
-    else await this.#expect(c, s.expect, s.why);
+    else if ("exclude" in s) {
+      const { from, to, name } = s.exclude;
+      const window = { name, start: c.time(from).slice(0, 16), end: c.time(to).slice(0, 16) };
+      await this.#update(c, (cj) => Object.assign(cj.spec, { exclusions: { windows: [window] } }));
+    } else if ("calendar" in s) {
+      const { name, windows } = s.calendar;
+      const stored = await h.client
+        .get<KubeObject>(ExclusionCalendarResource, h.namespace, name)
+        .catch(() => undefined);
+      const calendar = {
+        apiVersion: API_VERSION,
+        kind: CALENDAR_KIND,
+        metadata: {
+          name,
+          namespace: h.namespace,
+          ...(stored ? { resourceVersion: stored.metadata?.resourceVersion } : {}),
+        },
+        spec: { windows },
+      };
+      if (stored) await h.client.update(ExclusionCalendarResource, calendar);
+      else await h.client.create(ExclusionCalendarResource, calendar);
+      await h.settleCalendar(name);
+    } else await this.#expect(c, s.expect, s.why);
   }
 
   async #reconcileStep(c: Case, s: Extract<Step, { reconcile: unknown }>): Promise<void> {

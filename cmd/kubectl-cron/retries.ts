@@ -1,0 +1,66 @@
+// spec.retry as the plugin reads it: which attempt of a slot a Job is (its annotations, api/v1/retry.ts), and what
+// the record (status.recentRuns) says of the attempts the operator decided about: one waiting for its delay (Held,
+// RetryDelay), one not run because a newer slot's run started first (Skipped, RetrySuperseded), one made (Created,
+// RetryAfterFailure). An entry's request is its attempt, "k/N"; when it starts and which Job failed how are in its
+// message, the operator's words, read here only.
+import { type RecentRun, RecordDecision, RecordReason, RecordTrigger, retryOf } from "../../api/v1/index.ts";
+
+/** An attempt the record decided about: its slot, k of n, and the words of its message. */
+export interface RetryEntry {
+  entry: RecentRun;
+  slot: Date;
+  /** Attempt k (1 is the first retry) of the n spec.retry.limit allowed. */
+  k: number;
+  n: number;
+  /** RetryDelay: when it starts (the message's "starts at"). */
+  startsAt?: Date;
+  /** The attempt before it that failed, and how (the message's "Job X failed (Reason)"). */
+  failedJob?: string;
+  failure?: string;
+  /** RetrySuperseded: the newer run that started first (the message's "the run of T"). */
+  newerRun?: Date;
+}
+
+const ATTEMPT = /^(\d{1,2})\/(\d{1,2})$/;
+const STARTS_AT = / starts at (\d{4}-\d{2}-\d{2}T\S+?Z|\d{4}-\d{2}-\d{2}T\S+?[+-]\d{2}:\d{2}):/;
+const FAILED = /\bJob (\S+) failed(?: \(([^)]*)\))?/;
+const NEWER_RUN = /\bthe run of (\S+) started first/;
+
+const time = (s: string | undefined) => (s === undefined || Number.isNaN(Date.parse(s)) ? undefined : new Date(s));
+
+/** A record entry about a retry (trigger Retry, request "k/N", a slot), read; undefined: it is none. */
+export function retryEntryOf(e: RecentRun): RetryEntry | undefined {
+  if (e.trigger !== RecordTrigger.Retry || !e.scheduledTime) return undefined;
+  const m = ATTEMPT.exec(e.request ?? "");
+  if (!m) return undefined;
+  const message = e.message ?? "";
+  const failed = FAILED.exec(message);
+  const startsAt = time(STARTS_AT.exec(message)?.[1]);
+  const newerRun = time(NEWER_RUN.exec(message)?.[1]);
+  return {
+    entry: e,
+    slot: new Date(e.scheduledTime),
+    k: Number(m[1]),
+    n: Number(m[2]),
+    ...(startsAt ? { startsAt } : {}),
+    ...(failed?.[1] ? { failedJob: failed[1] } : {}),
+    ...(failed?.[2] ? { failure: failed[2] } : {}),
+    ...(newerRun ? { newerRun } : {}),
+  };
+}
+
+/** The attempts waiting for their delay, oldest slot first (none when spec.retry is unset: the operator retries none). */
+export function pendingRetries(cronJob: {
+  spec?: { retry?: unknown };
+  status?: { recentRuns?: RecentRun[] };
+}): RetryEntry[] {
+  if (!retryOf(cronJob.spec)) return [];
+  return (cronJob.status?.recentRuns ?? [])
+    .filter((e) => e.decision === RecordDecision.Held && e.reason === RecordReason.RetryDelay)
+    .map(retryEntryOf)
+    .filter((r): r is RetryEntry => r !== undefined)
+    .sort((a, b) => a.slot.getTime() - b.slot.getTime() || a.k - b.k);
+}
+
+/** "attempt 2 of 3": how the record and the Events say an attempt. */
+export const attemptText = (k: number, n: number) => `attempt ${k} of ${n}`;

@@ -1,0 +1,157 @@
+// Exclusions (spec.exclusions): an exclusion window held the slot (excluded), from the record's Skipped entry, one
+// standing for a run of slots the same window held, or from the windows as read now; or spec.exclusions cannot be
+// read, a calendar missing or bad, so the operator holds every slot (calendar-not-found).
+import { CALENDAR_KIND, type RecentRun, RecordReason } from "../../../api/v1/index.ts";
+import type { CalendarHold, Excluded } from "../exclusions.ts";
+import { iso } from "../history.ts";
+import { entryLine } from "./record.ts";
+import { fact, type Found, found, type SlotContext, type Verdict } from "./verdict.ts";
+
+/** What the facts of a hold are read from: the CronJob, its calendars as read, and its exclusions. */
+type HoldContext = Pick<SlotContext, "f" | "cronJob" | "namespace" | "exclusions">;
+
+/** How the operator words an excluded slot's entry: "excluded by SOURCE: WINDOW", and the run of slots it stands for. */
+const EXCLUDED_WORDS = /^excluded by (.+?): (.*?)(?: \((\d+) slots from (\S+)\))?$/;
+/** How it words a calendar that does not exist, and one whose windows do not parse (controllers/calendars.ts). */
+const MISSING_WORDS = /names (\S+), which is not an \S+ of namespace/;
+const INVALID_WORDS = new RegExp(`${CALENDAR_KIND} (\\S+): (.*): slots are held until it is fixed$`);
+
+/** An ExcludedByCalendar entry, read: what held the slot, and from when its run of slots goes. */
+function excludedEntry(e: RecentRun): (Excluded & { from: number; to: number }) | undefined {
+  const m = EXCLUDED_WORDS.exec(e.message ?? "");
+  if (!m || !e.scheduledTime) return undefined;
+  const to = Date.parse(e.scheduledTime);
+  const from = m[4] ? Date.parse(m[4]) : to;
+  return { by: m[1]!, window: m[2]!, from: Number.isNaN(from) ? to : from, to };
+}
+
+/** The record's entry for an excluded slot: its own, or the one standing for the run of slots it belongs to. */
+export function excludedEntryFor(c: SlotContext): RecentRun | undefined {
+  const t = c.slot.getTime();
+  return (c.cronJob.status?.recentRuns ?? []).find((e) => {
+    if (e.reason !== RecordReason.ExcludedByCalendar) return false;
+    const x = excludedEntry(e);
+    return x ? x.from <= t && t <= x.to : e.scheduledTime !== undefined && Date.parse(e.scheduledTime) === t;
+  });
+}
+
+/** Where a window the record names lives: the calendar's name, or the CronJob's own windows. */
+function sourceOf(by: string): { calendar?: string; where: string } {
+  const calendar = by.startsWith("calendar ") ? by.slice("calendar ".length) : undefined;
+  return calendar ? { calendar, where: `${CALENDAR_KIND} ${calendar}` } : { where: "spec.exclusions.windows" };
+}
+
+/**
+ * excluded: the slot an exclusion window holds, by the record's entry (its own or its run's) and the windows read
+ * now; `toCome`: a slot still to come.
+ */
+export function excludedVerdict(c: SlotContext, e: RecentRun | undefined, toCome = false): Verdict | undefined {
+  const recorded = e ? excludedEntry(e) : undefined;
+  const live = c.excludedBy(c.slot);
+  const hit = recorded ?? live;
+  if (!hit) return undefined;
+  const { calendar, where } = sourceOf(hit.by);
+  const evidence = e ? [entryLine(e)] : [];
+  if (recorded && recorded.from < recorded.to)
+    evidence.push(
+      `the entry stands for the slots from ${iso(new Date(recorded.from))} to ${iso(new Date(recorded.to))} the same window held`,
+    );
+  if (live) {
+    const at = sourceOf(live.by);
+    evidence.push(`${at.where}: the window ${JSON.stringify(live.window)} holds ${c.slotText}, read in ${c.zone}`);
+  } else if (!c.exclusions.hold && !c.exclusions.unreadable.length) {
+    evidence.push(`${where} no longer holds it: the window was changed or removed since`);
+  }
+  return found(
+    "excluded",
+    {
+      when: c.slotText,
+      toCome,
+      source: hit.by,
+      window: hit.window,
+      name: c.name,
+      namespace: c.namespace,
+      slot: iso(c.slot),
+      calendar: calendar ?? "",
+      byCalendar: calendar !== undefined,
+      ownWindow: calendar === undefined,
+    },
+    evidence,
+  );
+}
+
+/**
+ * The calendar at fault, by the hold read now, else by the operator's words (a Held entry's message, the Degraded
+ * condition's).
+ */
+function holdOf(c: HoldContext, message: string): CalendarHold & { calendar: string } {
+  const live = c.exclusions.hold;
+  if (live?.calendar) return { ...live, calendar: live.calendar };
+  const missing = MISSING_WORDS.exec(message);
+  if (missing) return { calendar: missing[1]!, missing: true, problem: message };
+  const invalid = INVALID_WORDS.exec(message);
+  if (invalid) return { calendar: invalid[1]!, missing: false, problem: message, detail: invalid[2]! };
+  return { calendar: "?", missing: live?.missing ?? true, problem: live?.problem ?? message };
+}
+
+/** What is known of the calendars now, and the condition that says the operator holds the slots. */
+function holdEvidence(c: HoldContext, calendar: string): string[] {
+  const out: string[] = [];
+  const read = c.f.calendars?.find((x) => x.name === calendar);
+  if (read?.state === "missing") out.push(`no ${CALENDAR_KIND} ${calendar} in namespace ${c.namespace}`);
+  else if (read?.state === "found" && !c.exclusions.hold)
+    out.push(`${CALENDAR_KIND} ${calendar} can be read now: the operator runs the held slot at its next pass`);
+  const degraded = c.cronJob.status?.conditions?.find((x) => x.type === "Degraded" && x.status === "True");
+  if (degraded?.reason === RecordReason.CalendarNotFound)
+    out.push(`condition Degraded=True ${degraded.reason}: ${degraded.message ?? ""}`);
+  return out;
+}
+
+/** The facts of a hold, as calendar-not-found takes them. */
+function holdParams(c: HoldContext, hold: CalendarHold & { calendar: string }, pastDeadline: boolean) {
+  const message = hold.missing ? undefined : (hold.detail ?? hold.problem);
+  return {
+    calendar: hold.calendar,
+    namespace: c.namespace,
+    calendarMissing: hold.missing,
+    calendarInvalid: !hold.missing,
+    pastDeadline,
+    ...(message ? { message } : {}),
+  };
+}
+
+/** A Held entry with reason CalendarNotFound: the slot waits until the calendar can be read. */
+export function calendarHeldVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdict {
+  const hold = holdOf(c, e.message ?? "");
+  return found("calendar-not-found", { when: c.slotText, ...holdParams(c, hold, false) }, [
+    ...evidence,
+    ...holdEvidence(c, hold.calendar),
+  ]);
+}
+
+/**
+ * A Missed entry of a CronJob whose calendar cannot be read (now, or by its Degraded condition): it was held until its
+ * deadline passed. Undefined: no calendar is why.
+ */
+export function calendarMissedVerdict(c: SlotContext, evidence: string[]): Verdict | undefined {
+  const degraded = c.cronJob.status?.conditions?.find(
+    (x) => x.type === "Degraded" && x.status === "True" && x.reason === RecordReason.CalendarNotFound,
+  );
+  if (!c.exclusions.hold && !degraded) return undefined;
+  const hold = holdOf(c, degraded?.message ?? "");
+  return found("calendar-not-found", { when: c.slotText, ...holdParams(c, hold, true) }, [
+    ...evidence,
+    ...holdEvidence(c, hold.calendar),
+  ]);
+}
+
+/** A calendar that cannot be read, besides a verdict on a slot it did not hold (yet): the next slots wait. */
+export function calendarFinding(c: HoldContext): Found | undefined {
+  const hold = c.exclusions.hold;
+  if (!hold?.calendar) return undefined;
+  const calendar = hold.calendar;
+  return fact("calendar-not-found", holdParams(c, { ...hold, calendar }, false), [
+    `spec.exclusions.calendars: ${JSON.stringify(c.cronJob.spec?.exclusions?.calendars ?? [])}`,
+    ...holdEvidence(c, calendar),
+  ]);
+}

@@ -1,0 +1,292 @@
+// Exclusions (spec.exclusions) through the reconciler, against the fake API server: steps 6b and 7 of
+// controllers/cronjob_controller.ts with controllers/calendars.ts reading ExclusionCalendar objects from the cache. A
+// slot inside a window (the CronJob's own, or a named calendar's) is not run: one Skipped/ExcludedByCalendar record
+// entry per window's run of slots, naming where the window comes from, no Event, no run count, and
+// nextScheduleTime and the wake-up skip it. A calendar named but missing holds the due slots (Held/CalendarNotFound,
+// Degraded, one Warning per slot) until it exists. Run-now ignores windows; windows are read in spec.timeZone.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  type CronJob,
+  CronJobResource as CronJobKind,
+  type ExclusionCalendar,
+  ExclusionCalendarResource,
+  type Job,
+  jobNameFor,
+  type RecentRunWire,
+  RUN_NOW_ANNOTATION,
+} from "../../api/v1/index.ts";
+import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
+import type { CronJobRunMetrics, RunOutcome } from "../../controllers/metrics.ts";
+import { FakeClock } from "../../runtime/fake-clock.ts";
+import { FakeRecorder } from "../../runtime/events/fake.ts";
+import { FakeClient } from "../../runtime/fake/client.ts";
+import { Kinds } from "../../runtime/kinds.ts";
+import { discardLogger } from "../../runtime/log.ts";
+
+/** The slack the reconciler adds to a wake-up (cronjob_controller.ts REQUEUE_SLACK_MS). */
+const SLACK = 10;
+const slotJob = (iso: string) => jobNameFor("cj", new Date(iso));
+
+interface SetUp {
+  /** The clock, and the CronJob's creation a minute before. */
+  start: string;
+  spec?: Record<string, unknown>;
+  annotations?: Record<string, string>;
+}
+
+async function setUp(o: SetUp) {
+  const clock = new FakeClock(o.start);
+  const client = new FakeClient({ now: () => clock.now() });
+  setupCache(client);
+  const recorder = new FakeRecorder();
+  const counted: RunOutcome[] = [];
+  const metrics: CronJobRunMetrics = { countRun: (_ns, _name, outcome) => counted.push(outcome), forget() {} };
+  const reconciler = new CronJobReconciler({ client, cache: client.cache, recorder, clock, metrics });
+  await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
+  client.seed(CronJobKind, {
+    apiVersion: "batch.tutorial.kubebuilder.io/v1",
+    kind: "CronJob",
+    metadata: {
+      name: "cj",
+      namespace: "ns",
+      creationTimestamp: new Date(Date.parse(o.start) - 60_000).toISOString().replace(".000", ""),
+      ...(o.annotations ? { annotations: o.annotations } : {}),
+    },
+    spec: {
+      schedule: "0 * * * *",
+      jobTemplate: {
+        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
+      },
+      ...o.spec,
+    },
+  } as unknown as CronJob);
+  /** A reconcile at `at` (RFC 3339), as the work queue runs it. */
+  const reconcile = (at?: string) => {
+    if (at) clock.set(new Date(at));
+    return reconciler.reconcile(
+      { namespace: "ns", name: "cj" },
+      { log: discardLogger, reconcileID: "t", signal: new AbortController().signal },
+    );
+  };
+  const names = async () =>
+    (await client.list<Job>(Kinds.Job, { namespace: "ns" })).items.map((j) => j.metadata?.name ?? "").sort();
+  const stored = () => client.get<CronJob>(CronJobKind, "ns", "cj");
+  const record = async () => (await stored()).status?.recentRuns ?? [];
+  const events = () => recorder.events.map((e) => e);
+  const calendar = (name: string, windows: unknown[]) =>
+    client.create<ExclusionCalendar>(ExclusionCalendarResource, {
+      apiVersion: "batch.tutorial.kubebuilder.io/v1",
+      kind: "ExclusionCalendar",
+      metadata: { name, namespace: "ns" },
+      spec: { windows: windows as ExclusionCalendar["spec"]["windows"] },
+    });
+  return { client, clock, reconcile, names, stored, record, events, counted, calendar };
+}
+
+/** A Skipped entry of excluded slots, the newest at `slot`, decided at `at`. */
+const excluded = (slot: string, at: string, message: string): RecentRunWire => ({
+  trigger: "Schedule",
+  scheduledTime: slot,
+  decision: "Skipped",
+  reason: "ExcludedByCalendar",
+  message,
+  decidedAt: at,
+});
+
+/** A scheduled slot's Created entry. */
+const created = (slot: string, at: string): RecentRunWire => ({
+  trigger: "Schedule",
+  scheduledTime: slot,
+  decision: "Created",
+  reason: "Scheduled",
+  decidedAt: at,
+  job: slotJob(slot),
+});
+
+const LUNCH = { name: "lunch", from: "12:00", to: "14:00" };
+
+describe("exclusions: a slot in a window is not run", () => {
+  it("an inline window: the slot gets one Skipped/ExcludedByCalendar entry naming spec.exclusions and the window", async () => {
+    const t = await setUp({ start: "2026-11-25T11:59:00Z", spec: { exclusions: { windows: [LUNCH] } } });
+    await t.reconcile();
+    const events = t.events().length;
+    const counted = t.counted.length;
+    const r = await t.reconcile("2026-11-25T12:00:01Z");
+    assert.deepEqual(await t.names(), [], "not run");
+    assert.deepEqual(await t.record(), [
+      excluded("2026-11-25T12:00:00Z", "2026-11-25T12:00:01Z", "excluded by spec.exclusions: lunch"),
+    ]);
+    // No Event, no run counted: an excluded slot is neither a run nor a missed one.
+    assert.deepEqual(t.events().slice(events), []);
+    assert.deepEqual(t.counted.slice(counted), []);
+    assert.equal((await t.stored()).status?.lastMissedTime, undefined);
+    // The next run is the first slot after the window, and the wake-up is then.
+    assert.equal((await t.stored()).status?.nextScheduleTime, "2026-11-25T14:00:00Z");
+    assert.equal(r.requeueAfterMs, Date.parse("2026-11-25T14:00:00Z") - Date.parse("2026-11-25T12:00:01Z") + SLACK);
+    // Again in the same slot: the entry once.
+    await t.reconcile("2026-11-25T12:30:00Z");
+    assert.deepEqual(await t.record(), [
+      excluded("2026-11-25T12:00:00Z", "2026-11-25T12:00:01Z", "excluded by spec.exclusions: lunch"),
+    ]);
+  });
+
+  it("consecutive excluded slots coalesce into one entry with a count; the first slot after the window runs", async () => {
+    const t = await setUp({ start: "2026-11-25T11:59:00Z", spec: { exclusions: { windows: [LUNCH] } } });
+    await t.reconcile("2026-11-25T12:00:01Z");
+    await t.reconcile("2026-11-25T13:00:01Z");
+    const coalesced = excluded(
+      "2026-11-25T13:00:00Z",
+      "2026-11-25T13:00:01Z",
+      "excluded by spec.exclusions: lunch (2 slots from 2026-11-25T12:00:00Z)",
+    );
+    assert.deepEqual(await t.record(), [coalesced]);
+    await t.reconcile("2026-11-25T14:00:01Z");
+    assert.deepEqual(await t.names(), [slotJob("2026-11-25T14:00:00Z")]);
+    assert.deepEqual(await t.record(), [created("2026-11-25T14:00:00Z", "2026-11-25T14:00:01Z"), coalesced]);
+    assert.equal((await t.stored()).status?.nextScheduleTime, "2026-11-25T15:00:00Z");
+  });
+
+  it("slots passed while no reconcile ran (the wake-up is after the window) are recorded together, counted", async () => {
+    const t = await setUp({
+      start: "2026-12-24T22:59:00Z",
+      spec: { exclusions: { windows: [{ name: "Christmas Day", start: "2026-12-25" }] } },
+    });
+    await t.reconcile("2026-12-24T23:00:01Z");
+    const r = await t.reconcile("2026-12-24T23:00:30Z");
+    assert.equal(r.requeueAfterMs, Date.parse("2026-12-26T00:00:00Z") - Date.parse("2026-12-24T23:00:30Z") + SLACK);
+    await t.reconcile("2026-12-26T00:00:01Z");
+    assert.deepEqual(await t.names(), [slotJob("2026-12-24T23:00:00Z"), slotJob("2026-12-26T00:00:00Z")].sort());
+    assert.deepEqual((await t.record()).slice(0, 2), [
+      created("2026-12-26T00:00:00Z", "2026-12-26T00:00:01Z"),
+      excluded(
+        "2026-12-25T23:00:00Z",
+        "2026-12-26T00:00:01Z",
+        "excluded by spec.exclusions: Christmas Day (24 slots from 2026-12-25T00:00:00Z)",
+      ),
+    ]);
+  });
+
+  it("a calendar object's window excludes, named calendar <name>; windows of several sources are told apart", async () => {
+    const t = await setUp({
+      start: "2026-12-24T23:59:00Z",
+      spec: { exclusions: { calendars: ["holidays-de"], windows: [LUNCH] } },
+    });
+    await t.calendar("holidays-de", [{ name: "Christmas Day", start: "2026-12-25" }]);
+    await t.reconcile("2026-12-25T00:00:01Z");
+    assert.deepEqual(await t.names(), []);
+    assert.deepEqual(await t.record(), [
+      excluded("2026-12-25T00:00:00Z", "2026-12-25T00:00:01Z", "excluded by calendar holidays-de: Christmas Day"),
+    ]);
+    assert.equal((await t.stored()).status?.nextScheduleTime, "2026-12-26T00:00:00Z");
+    // The next day's lunch is the CronJob's own window.
+    await t.reconcile("2026-12-26T00:00:01Z");
+    await t.reconcile("2026-12-26T12:00:01Z");
+    assert.deepEqual((await t.record())[0], {
+      ...excluded("2026-12-26T12:00:00Z", "2026-12-26T12:00:01Z", "excluded by spec.exclusions: lunch"),
+    });
+  });
+
+  it("a calendar changed: its new windows apply at the next reconcile", async () => {
+    const t = await setUp({ start: "2026-12-24T23:59:00Z", spec: { exclusions: { calendars: ["freeze"] } } });
+    const cal = await t.calendar("freeze", [{ start: "2027-01-01" }]);
+    await t.reconcile("2026-12-25T00:00:01Z");
+    assert.deepEqual(await t.names(), [slotJob("2026-12-25T00:00:00Z")]);
+    await t.client.update(ExclusionCalendarResource, {
+      ...cal,
+      spec: { windows: [{ name: "Christmas", start: "2026-12-25" }] },
+    });
+    await t.reconcile("2026-12-25T01:00:01Z");
+    assert.deepEqual(await t.names(), [slotJob("2026-12-25T00:00:00Z")], "01:00 is excluded now");
+    assert.deepEqual(
+      (await t.record())[0],
+      excluded("2026-12-25T01:00:00Z", "2026-12-25T01:00:01Z", "excluded by calendar freeze: Christmas"),
+    );
+  });
+});
+
+describe("exclusions: a calendar named but missing holds the due slots", () => {
+  const missing =
+    "spec.exclusions.calendars names holidays-de, which is not an ExclusionCalendar of namespace ns: slots are held until it exists";
+
+  it("Held/CalendarNotFound, Degraded CalendarNotFound, one Warning per slot; the calendar created, the slot runs", async () => {
+    const t = await setUp({ start: "2026-11-25T09:59:00Z", spec: { exclusions: { calendars: ["holidays-de"] } } });
+    await t.reconcile("2026-11-25T10:00:01Z");
+    await t.reconcile("2026-11-25T10:00:30Z");
+    assert.deepEqual(await t.names(), [], "not run while its exclusions cannot be read");
+    const held: RecentRunWire = {
+      trigger: "Schedule",
+      scheduledTime: "2026-11-25T10:00:00Z",
+      decision: "Held",
+      reason: "CalendarNotFound",
+      message: `held: ${missing}`,
+      decidedAt: "2026-11-25T10:00:01Z",
+    };
+    assert.deepEqual(await t.record(), [held]);
+    const degraded = (await t.stored()).status?.conditions?.find((c) => c.type === "Degraded");
+    assert.deepEqual([degraded?.status, degraded?.reason, degraded?.message], ["True", "CalendarNotFound", missing]);
+    assert.deepEqual(t.events(), [`Warning CalendarNotFound Not starting job for 2026-11-25T10:00:00Z: ${missing}`]);
+    assert.deepEqual(t.counted, [], "no run counted");
+
+    await t.calendar("holidays-de", [{ name: "Christmas Day", start: "2026-12-25" }]);
+    await t.reconcile("2026-11-25T10:01:00Z");
+    assert.deepEqual(await t.names(), [slotJob("2026-11-25T10:00:00Z")], "the due slot runs");
+    assert.deepEqual(await t.record(), [created("2026-11-25T10:00:00Z", "2026-11-25T10:01:00Z")]);
+    const after = (await t.stored()).status?.conditions?.find((c) => c.type === "Degraded");
+    assert.deepEqual([after?.status, after?.reason], ["False", "AsExpected"]);
+  });
+
+  it("the calendar created with a window over the held slot: the slot is not run but recorded excluded", async () => {
+    const t = await setUp({ start: "2026-12-24T23:59:00Z", spec: { exclusions: { calendars: ["holidays-de"] } } });
+    await t.reconcile("2026-12-25T00:00:01Z");
+    assert.equal((await t.record())[0]?.reason, "CalendarNotFound");
+    await t.calendar("holidays-de", [{ name: "Christmas Day", start: "2026-12-25" }]);
+    await t.reconcile("2026-12-25T00:01:00Z");
+    assert.deepEqual(await t.names(), []);
+    assert.deepEqual(
+      (await t.record())[0],
+      excluded("2026-12-25T00:00:00Z", "2026-12-25T00:01:00Z", "excluded by calendar holidays-de: Christmas Day"),
+    );
+  });
+});
+
+describe("exclusions: what they do not hold", () => {
+  it("run-now runs during a window", async () => {
+    const t = await setUp({
+      start: "2026-11-25T12:29:00Z",
+      spec: { exclusions: { windows: [LUNCH] } },
+      annotations: { [RUN_NOW_ANNOTATION]: "r1" },
+    });
+    await t.reconcile("2026-11-25T12:30:00Z");
+    const names = await t.names();
+    assert.equal(names.length, 1, "run-now's Job");
+    assert.ok(
+      t.events().some((e) => e.startsWith("Normal RunNow Created job")),
+      t.events().join("\n"),
+    );
+    assert.deepEqual(
+      (await t.record()).map((e) => [e.trigger, e.decision, e.reason, e.job]),
+      [["RunNow", "Created", "RunNowRequested", names[0]]],
+    );
+  });
+
+  it("a window is read in spec.timeZone: 12:00–14:00 in Berlin holds 11:00Z and 12:00Z, not 13:00Z", async () => {
+    const t = await setUp({
+      start: "2026-11-25T10:59:00Z",
+      spec: { timeZone: "Europe/Berlin", exclusions: { windows: [LUNCH] } },
+    });
+    await t.reconcile("2026-11-25T11:00:01Z");
+    assert.equal((await t.stored()).status?.nextScheduleTime, "2026-11-25T13:00:00Z");
+    await t.reconcile("2026-11-25T12:00:01Z");
+    await t.reconcile("2026-11-25T13:00:01Z");
+    assert.deepEqual(await t.names(), [slotJob("2026-11-25T13:00:00Z")]);
+    assert.deepEqual(await t.record(), [
+      created("2026-11-25T13:00:00Z", "2026-11-25T13:00:01Z"),
+      excluded(
+        "2026-11-25T12:00:00Z",
+        "2026-11-25T12:00:01Z",
+        "excluded by spec.exclusions: lunch (2 slots from 2026-11-25T11:00:00Z)",
+      ),
+    ]);
+  });
+});
