@@ -48,6 +48,9 @@ Flags (environment variable in brackets; a flag wins over its variable):
   --namespaces K      namespaces the CronJobs are spread over (NAMESPACES, default 4)
   --groups G          ours only: every fifth CronJob in one of G ConcurrencyGroups (GROUPS, default 0), whose limit
                       never holds a run: what a group costs each run
+  --calendars C       ours only: another fifth of the CronJobs each name one of C ExclusionCalendars of their namespace
+                      and have a window of their own (CALENDARS, default 0); no window holds a slot during the run
+                      (whole days in the past year, the 1st of a month six months away): what exclusions cost each run
   --out FILE          report path (OUT, default bench/results/<YYYY-MM-DD>.md)
   --workers W         ours: --max-concurrent-reconciles (WORKERS, default 16 = the operator's default)
   --in-flight F       calibration: creates in flight (IN_FLIGHT, default 48)
@@ -108,6 +111,7 @@ async function main(): Promise<number> {
       minutes: { type: "string" },
       namespaces: { type: "string" },
       groups: { type: "string" },
+      calendars: { type: "string" },
       out: { type: "string" },
       workers: { type: "string" },
       "in-flight": { type: "string" },
@@ -133,6 +137,9 @@ async function main(): Promise<number> {
   const namespaces = positiveInt("NAMESPACES", pick(values.namespaces, "NAMESPACES", "4"));
   const groups = Number(pick(values.groups, "GROUPS", "0"));
   if (!Number.isInteger(groups) || groups < 0) throw new Error(`GROUPS must be a whole number ≥ 0, not ${groups}`);
+  const calendars = Number(pick(values.calendars, "CALENDARS", "0"));
+  if (!Number.isInteger(calendars) || calendars < 0)
+    throw new Error(`CALENDARS must be a whole number ≥ 0, not ${calendars}`);
   const workers = positiveInt("WORKERS", pick(values.workers, "WORKERS", "16"));
   const inFlight = positiveInt("IN_FLIGHT", pick(values["in-flight"], "IN_FLIGHT", "48"));
   const finishAfterS = positiveInt("FINISH_AFTER", pick(values["finish-after"], "FINISH_AFTER", "5"));
@@ -184,6 +191,7 @@ async function main(): Promise<number> {
     minutes,
     namespaces,
     groups,
+    calendars,
     workers,
     inFlight,
     finishAfterMs: finishAfterS * 1000,
@@ -208,13 +216,19 @@ async function main(): Promise<number> {
     if (phases.has("builtin-tuned")) estimateMin += base + 0.25;
     if (phases.has("builtin")) estimateMin += base + coldStartTimeoutMs(n) / 60_000 + DRAIN_MAX_MS / 60_000;
   }
+  // GROUPS and CALENDARS shape ours' CronJobs only: the built-in has neither concurrency groups nor calendars.
+  const oursOnly =
+    groups || calendars
+      ? `${groups ? ` GROUPS=${groups}` : ""}${calendars ? ` CALENDARS=${calendars}` : ""} (ours only)`
+      : "";
   log(
-    `N=${ns.join(",")} MINUTES=${minutes} NAMESPACES=${namespaces} phases ${[...phases].join(",")}: up to about ` +
+    `N=${ns.join(",")} MINUTES=${minutes} NAMESPACES=${namespaces}${oursOnly} phases ${[...phases].join(",")}: up to about ` +
       `${Math.ceil(estimateMin)} min; logs in ${relative(process.cwd(), workDir)}, report ${relative(process.cwd(), out)}`,
   );
 
   const cmdArgs = [`--n=${ns.join(",")}`, `--minutes=${minutes}`, `--namespaces=${namespaces}`];
   if (groups) cmdArgs.push(`--groups=${groups}`);
+  if (calendars) cmdArgs.push(`--calendars=${calendars}`);
   if (workers !== 16) cmdArgs.push(`--workers=${workers}`);
   if (phases.size !== PHASES.length) cmdArgs.push(`--phases=${[...phases].join(",")}`);
   if (limitsSpec !== "deployment") cmdArgs.push(`--operator-limits=${limitsSpec}`);
@@ -237,11 +251,17 @@ async function main(): Promise<number> {
     command:
       `${envPrefix ? `${envPrefix} ` : ""}make bench N=${ns.join(",")} MINUTES=${minutes} NAMESPACES=${namespaces}` +
       (groups ? ` GROUPS=${groups}` : "") +
-      `   # = node_modules/.bin/node bench/run.ts ${cmdArgs.join(" ")}`,
+      (calendars ? ` CALENDARS=${calendars}` : "") +
+      `   # = node_modules/.bin/node bench/run.ts ${cmdArgs.join(" ")}` +
+      (groups || calendars
+        ? `   (${[groups ? "GROUPS" : "", calendars ? "CALENDARS" : ""].filter(Boolean).join(", ")}: ours only)`
+        : ""),
     settings: {
       ns,
       minutes,
       namespaces,
+      ...(groups ? { groups } : {}),
+      ...(calendars ? { calendars } : {}),
       workers,
       inFlight,
       finishAfterS,
@@ -276,6 +296,21 @@ async function main(): Promise<number> {
     const prev = JSON.parse(readFileSync(jsonFile, "utf8")) as Report;
     if (prev.settings.minutes !== minutes || prev.settings.namespaces !== namespaces) {
       throw new Error(`--update: ${jsonFile} was measured with other MINUTES/NAMESPACES`);
+    }
+    // Ours' CronJobs there had these groups and calendars (reports before settings kept them: their command says).
+    const prevCount = (v: number | undefined, name: string) =>
+      v ?? Number(new RegExp(` ${name}=(\\d+)`).exec(prev.command)?.[1] ?? 0);
+    const prevGroups = prevCount(prev.settings.groups, "GROUPS");
+    const prevCalendars = prevCount(prev.settings.calendars, "CALENDARS");
+    if (phases.has("ours")) {
+      if (prev.results.some((r) => r.ours) && (prevGroups !== groups || prevCalendars !== calendars))
+        throw new Error(`--update: ${jsonFile} measured ours with other GROUPS/CALENDARS`);
+    } else {
+      // The ours results kept are still those of the earlier workload.
+      delete report.settings.groups;
+      delete report.settings.calendars;
+      if (prevGroups) report.settings.groups = prevGroups;
+      if (prevCalendars) report.settings.calendars = prevCalendars;
     }
     report.startedAt = prev.startedAt;
     report.command = `${prev.command}\n${report.command}`;

@@ -384,6 +384,9 @@ export class CronJobReconciler implements Reconciler {
         groupMissing: `spec.concurrencyGroup names ${groupName}, which is not a ConcurrencyGroup of namespace ${cronJob.metadata.namespace ?? ""}: runs wait until it exists`,
       };
     }
+    // What the rows will still need is kept from history cleanup, whether they run this pass or not.
+    for (const trigger of this.triggers)
+      for (const name of trigger.keeps?.(cronJob, [...pass.jobs.values()]) ?? []) pass.kept.add(name);
     let more = false;
     for (const trigger of runs) more = (await this.runTrigger(pass, trigger, input, ctx)) || more;
     const { namespace = "", name = "" } = cronJob.metadata;
@@ -506,7 +509,6 @@ export class CronJobReconciler implements Reconciler {
     const plan = trigger.plan({ ...input, status: pass.status, jobs: [...pass.jobs.values()] });
     if (!plan) return false;
     if (plan.status) pass.status = plan.status;
-    for (const name of plan.keep ?? []) pass.kept.add(name);
     if (plan.wakeAt && (!pass.wakeAt || plan.wakeAt < pass.wakeAt)) pass.wakeAt = plan.wakeAt;
     pass.events.push(...(plan.events ?? []));
     let started = 0;

@@ -101,8 +101,6 @@ interface Plan<R> {
   readonly events?: readonly (EventDecision | StateEvent)[];
   /** A request that is not due yet is, then: the pass is requeued for it. */
   readonly wakeAt?: Date;
-  /** Finished Jobs its requests still need (a failed run a retry is owed for): history cleanup keeps them. */
-  readonly keep?: readonly string[];
   /** After the walk; `complete`: every request was handled. */
   finish?(
     status: Readonly<CronJobWireStatus>,
@@ -193,6 +191,11 @@ export interface Trigger<Name extends string = string> {
   readonly takesScheduleSlots: boolean;
   /** This pass's requests; undefined: none. */
   plan(input: SourceInput): Plan<TriggerRun> | undefined;
+  /**
+   * Finished Jobs the row will still need (a failed run a retry may be owed for): history cleanup keeps them, also
+   * on a pass that does not run the row (suspended, stopped), so a resume still finds them.
+   */
+  keeps?(cronJob: SourceInput["cronJob"], jobs: readonly Readonly<Job>[]): string[];
   /**
    * The admission webhook's check of the trigger's own request (its annotation) and settings: errors name the field
    * and the value. The webhook runs every row's; none for a trigger with nothing to check.
@@ -718,7 +721,6 @@ const retry: Trigger<"retry"> = {
     let status: CronJobWireStatus = { ...input.status };
     let wakeAt: Date | undefined;
     const requests: TriggerRun[] = [];
-    const keep: string[] = [];
     for (const chain of chainsOf(cronJob, input.jobs)) {
       const { job, k: tried } = chain.latest;
       if (classifyJob(job) !== "failed" || tried >= policy.limit) continue;
@@ -740,7 +742,6 @@ const retry: Trigger<"retry"> = {
         );
         continue;
       }
-      keep.push(failed);
       const at = new Date((finishedAt(job) ?? now).getTime() + policy.delaySeconds * 1000);
       if (at > now) {
         const message = `${attempt} starts at ${rfc3339(at)}: Job ${failed} failed (${why}); spec.retry.delaySeconds ${policy.delaySeconds}`;
@@ -757,7 +758,14 @@ const retry: Trigger<"retry"> = {
         bindRun(retry, { slot: chain.slot, first: chain.first, k, n: policy.limit, failed, why, sources }, retryParts),
       );
     }
-    return { requests, status, keep, ...(wakeAt ? { wakeAt } : {}) };
+    return { requests, status, ...(wakeAt ? { wakeAt } : {}) };
+  },
+  keeps: (cronJob, jobs) => {
+    const policy = retryOf(cronJob.spec);
+    if (!policy) return [];
+    return chainsOf(cronJob, jobs)
+      .filter((c) => c.latest.k < policy.limit && classifyJob(c.latest.job) === "failed")
+      .map((c) => c.latest.job.metadata?.name ?? "");
   },
   ours: (cronJob, job) => {
     const a = retryAttemptOf(job);

@@ -171,18 +171,20 @@ export class CronJobSchedules {
   }
 
   /**
-   * What excludes a slot of the schedules as written: the first of its schedules' zones whose window holds it
-   * (undefined: not excluded, or no exclusions applied).
+   * What excludes a slot of the schedules as written: undefined unless every schedule the slot is one of holds it
+   * excluded in its own zone (a slot one of them keeps runs), else the first one's window.
    */
   excludedBy(slot: Date, anchor: Date | undefined): { by: string; window: string } | undefined {
     if (!this.exclusions) return undefined;
     const members = this.written.set.members;
+    let first: { by: string; window: string } | undefined;
     for (const i of this.written.sourcesAt(slot, anchor)) {
       const zone = members.find((x) => x.index === i)?.schedule.timeZone;
-      const hit = zone !== undefined && this.exclusions.excludedBy(slot, zone);
-      if (hit) return hit;
+      const hit = zone !== undefined ? this.exclusions.excludedBy(slot, zone) : undefined;
+      if (!hit) return undefined;
+      first ??= hit;
     }
-    return undefined;
+    return first;
   }
 
   /** More than one schedule (API v2's list): its slots' Jobs name the schedules they came from. */

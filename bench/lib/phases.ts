@@ -23,12 +23,15 @@ import { groupBy, has, type Sample, scrape, sumOf } from "./prom.ts";
 import {
   BuiltinCronJobKind,
   builtinCronJob,
+  benchWindows,
+  createCalendars,
   createMany,
   createGroups,
   createNamespaces,
-  groupOf,
   benchEvent,
   ourCronJob,
+  type OursExtras,
+  oursExtras,
   placement,
   rawJob,
 } from "./workload.ts";
@@ -62,6 +65,11 @@ export interface Settings {
   namespaces: number;
   /** --groups: ours' CronJobs, every fifth one, in this many concurrency groups (0: none). */
   groups: number;
+  /**
+   * --calendars: ours' CronJobs, every fifth one (not the groups' fifth), name one of this many ExclusionCalendars
+   * and have a window of their own, none of which holds a slot during the run (0: none).
+   */
+  calendars: number;
   /** --max-concurrent-reconciles of ours (its default, 16; the built-in runs ConcurrentCronJobSyncs = 5 workers). */
   workers: number;
   /** Requests in flight in the calibration phase. */
@@ -540,8 +548,8 @@ export interface Driver {
   phase: ControllerPhase;
   label: string;
   kind: ResourceKind;
-  /** CronJob `name`; `group`: the concurrency group it names (--groups; ours only, the built-in has none). */
-  make(namespace: string, name: string, group?: string): KubeObject;
+  /** CronJob `name`; `extras`: its concurrency group and exclusions (--groups, --calendars; ours only). */
+  make(namespace: string, name: string, extras?: OursExtras): KubeObject;
   slotOf: SlotOf;
   /** The limits of its cgroup (ours: the Deployment's; the built-in: none, a group for the same accounting). */
   limits(s: Settings): Limits;
@@ -796,7 +804,11 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
   let sampler: NodeJS.Timeout | undefined;
   try {
     await createNamespaces(client, s.namespaces);
-    if (driver.phase === "ours" && s.groups > 0) await createGroups(client, s.namespaces, s.groups);
+    // Groups and calendars (ours only: the built-in has neither) exist before the CronJobs that name them.
+    const ours = driver.phase === "ours";
+    if (ours && s.groups > 0) await createGroups(client, s.namespaces, s.groups);
+    const windows = ours && s.calendars > 0 ? benchWindows(new Date()) : undefined;
+    if (windows) await createCalendars(client, s.namespaces, s.calendars, windows.calendar);
     // Start right after a minute boundary, so that neither a slot nor a catch-up run for CronJobs
     // created before a boundary lands inside the cold start (it has ~55 s before the next slot).
     const intoMinute = Date.now() % 60_000;
@@ -809,7 +821,11 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     result.setupSeconds = await createMany(client, driver.kind, n, 32, (i) => {
       const p = placement(i, s.namespaces);
       keys.push(`${p.namespace}/${p.name}`);
-      return driver.make(p.namespace, p.name, groupOf(i, s.namespaces, s.groups));
+      return driver.make(
+        p.namespace,
+        p.name,
+        ours ? oursExtras(i, s.namespaces, s.groups, s.calendars, windows?.inline) : undefined,
+      );
     });
     log(`created ${n} CronJobs in ${result.setupSeconds.toFixed(1)} s`);
     await recorder.start();

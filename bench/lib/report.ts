@@ -51,6 +51,10 @@ export interface Report {
     ns: number[];
     minutes: number;
     namespaces: number;
+    /** --groups (ours only); absent: 0, or a report from before it was kept here (its command says). */
+    groups?: number;
+    /** --calendars (ours only); absent: 0. */
+    calendars?: number;
     workers: number;
     inFlight: number;
     finishAfterS: number;
@@ -768,7 +772,17 @@ export function renderMarkdown(r: Report, chartFile: string | undefined, analysi
     `- Workload: N CronJobs \`* * * * *\` spread over ${s.namespaces} namespaces, one-container Job template, ` +
       `successfulJobsHistoryLimit = failedJobsHistoryLimit = ${s.historyLimit} (so every minute each CronJob also ` +
       `deletes a Job), concurrencyPolicy Allow. No Job controller runs: a test-side finisher marks every Job ` +
-      `Complete (status subresource) ${s.finishAfterS} s after it appears.`,
+      `Complete (status subresource) ${s.finishAfterS} s after it appears.` +
+      (s.groups
+        ? ` Ours only (the built-in has no concurrency groups): every fifth CronJob (i mod 5 = 0) is in one of ` +
+          `${s.groups} ConcurrencyGroups of its namespace, whose limit never holds a run.`
+        : "") +
+      (s.calendars
+        ? ` Ours only (the built-in has no calendars): every fifth CronJob (i mod 5 = 1) names one of ` +
+          `${s.calendars} ExclusionCalendars of its namespace (10 whole days in the past year and the 1st of a month ` +
+          "six months away) and has a window of its own (a week a year ago): no window holds a slot during the run, " +
+          "so the runs are the same and what differs is reading and applying exclusions."
+        : ""),
     `- Measured: the ${s.minutes} minute slots that follow the controller's cold start; the measurement ends 50 s after the ` +
       "last one (late Jobs of the last slot are watched for up to 2 min more). Writes are kube-apiserver's " +
       "`apiserver_request_total` deltas (POST/PUT/PATCH/DELETE) minus the finisher's `jobs/status` patches and what " +

@@ -37,7 +37,7 @@ import {
   NO_SLOT_LEFT,
 } from "./exclusions.ts";
 import { type FireTime, nextRuns } from "./next.ts";
-import { attemptText, pendingRetries } from "./retries.ts";
+import { attemptText, pendingRetries, waitsFor } from "./retries.ts";
 import { sharedProblems } from "./shared.ts";
 import { table } from "./table.ts";
 
@@ -200,9 +200,12 @@ export async function next(ctx: Context, args: Args): Promise<Output> {
   }
   const zone = schedules.schedule.timeZone;
   for (const r of pendingRetries(cronJob)) {
-    const when = r.startsAt
-      ? `${r.startsAt > now ? "starts at" : "was due at"} ${rfc3339InZone(r.startsAt, zone)} (${iso(r.startsAt)})`
-      : "waits for its delay";
+    const waits = waitsFor(r);
+    const when = waits
+      ? `waits: ${waits}`
+      : r.startsAt
+        ? `${r.startsAt > now ? "starts at" : "was due at"} ${rfc3339InZone(r.startsAt, zone)} (${iso(r.startsAt)})`
+        : "waits for its delay";
     const failed = r.failedJob ? `: Job ${r.failedJob} failed${r.failure ? ` (${r.failure})` : ""}` : "";
     lines.push(`retry: ${attemptText(r.k, r.n)} of ${rfc3339InZone(r.slot, zone)} ${when}${failed}`);
   }
@@ -227,6 +230,7 @@ export async function next(ctx: Context, args: Args): Promise<Output> {
     attempt: r.k,
     limit: r.n,
     ...(r.startsAt ? { startsAt: iso(r.startsAt) } : {}),
+    ...(waitsFor(r) ? { waits: waitsFor(r) } : {}),
     ...(r.failedJob ? { failedJob: r.failedJob } : {}),
     ...(r.failure ? { failure: r.failure } : {}),
   }));

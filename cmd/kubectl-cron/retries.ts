@@ -3,7 +3,14 @@
 // RetryDelay), one not run because a newer slot's run started first (Skipped, RetrySuperseded), one made (Created,
 // RetryAfterFailure). An entry's request is its attempt, "k/N"; when it starts and which Job failed how are in its
 // message, the operator's words, read here only.
-import { type RecentRun, RecordDecision, RecordReason, RecordTrigger, retryOf } from "../../api/v1/index.ts";
+import {
+  RECORD_REASONS,
+  type RecentRun,
+  RecordDecision,
+  RecordReason,
+  RecordTrigger,
+  retryOf,
+} from "../../api/v1/index.ts";
 
 /** An attempt the record decided about: its slot, k of n, and the words of its message. */
 export interface RetryEntry {
@@ -49,17 +56,28 @@ export function retryEntryOf(e: RecentRun): RetryEntry | undefined {
   };
 }
 
-/** The attempts waiting for their delay, oldest slot first (none when spec.retry is unset: the operator retries none). */
+/**
+ * The attempts waiting, oldest slot first: for their delay (RetryDelay), or behind a running Job or for their group
+ * (the reason says). None when spec.retry is unset: the operator retries none.
+ */
 export function pendingRetries(cronJob: {
   spec?: { retry?: unknown };
   status?: { recentRuns?: RecentRun[] };
 }): RetryEntry[] {
   if (!retryOf(cronJob.spec)) return [];
   return (cronJob.status?.recentRuns ?? [])
-    .filter((e) => e.decision === RecordDecision.Held && e.reason === RecordReason.RetryDelay)
+    .filter((e) => e.decision === RecordDecision.Held)
     .map(retryEntryOf)
     .filter((r): r is RetryEntry => r !== undefined)
     .sort((a, b) => a.slot.getTime() - b.slot.getTime() || a.k - b.k);
+}
+
+/** What a waiting attempt waits for besides its delay, in the record's words (undefined: its delay only). */
+export function waitsFor(r: RetryEntry): string | undefined {
+  const e = r.entry;
+  if (e.reason === RecordReason.RetryDelay) return undefined;
+  const words = (RECORD_REASONS as Record<string, { description: string } | undefined>)[e.reason]?.description;
+  return `${words ?? e.reason}${e.blockedBy ? ` (Job ${e.blockedBy})` : ""}`;
 }
 
 /** "attempt 2 of 3": how the record and the Events say an attempt. */

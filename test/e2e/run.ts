@@ -19,6 +19,7 @@ export const DISRUPTIONS = [
   "ha: the leader and the standby SIGKILLed, a rollout restart",
   "api-v2: the union's slots across the leader's death",
   "fleets: the leader SIGKILLed under a concurrency group",
+  "fleets2: the leader SIGKILLed between retries",
   "policies: the leader killed in a backfill",
   "e2e: the leader's Pod deleted",
   "why: the operator scaled to 0",

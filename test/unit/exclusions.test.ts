@@ -14,6 +14,7 @@ import {
   type Schedule,
   slotsLeft,
 } from "../../api/v1/schedule/index.ts";
+import { scheduleListSchedules } from "../../api/v1/schedules.ts";
 
 const PATH = "spec.exclusions.windows";
 const NEVER = 8.64e15;
@@ -718,5 +719,38 @@ describe("exclusions: robustness and agreement with the plain schedule", () => {
         label,
       );
     }
+  });
+});
+
+describe("exclusions over several schedules (API v2), each read in its own zone", () => {
+  // 08:00 UTC is 09:00 in Berlin: both schedules fire at that instant. A window 08:30–09:30 holds it for the Berlin
+  // schedule only; the UTC one keeps it, so the slot runs and is not reported excluded.
+  const key = { namespace: "ns", name: "cj" };
+  const both = scheduleListSchedules(
+    [
+      { schedule: "0 8 * * *", timeZone: "UTC" },
+      { schedule: "0 9 * * *", timeZone: "Europe/Berlin" },
+    ],
+    key,
+  );
+  const berlinOnly = scheduleListSchedules([{ schedule: "0 9 * * *", timeZone: "Europe/Berlin" }], key);
+  const window = parseExclusionWindows(
+    [{ name: "late morning", daysOfMonth: "2", from: "08:30", to: "09:30" }],
+    "spec.exclusions.windows",
+  );
+  assert.ok(both.ok && berlinOnly.ok && window.ok);
+  const exclusions = new Exclusions([{ by: "spec.exclusions", windows: window.windows }]);
+  const slot = new Date("2026-12-02T08:00:00Z");
+
+  it("a slot one schedule keeps runs, and is not reported excluded", () => {
+    const s = both.schedules.excluding(exclusions);
+    assert.deepEqual(s.schedule.next(new Date(slot.getTime() - 1000)), slot);
+    assert.equal(s.excludedBy(slot, undefined), undefined);
+  });
+
+  it("a slot every schedule of it excludes is skipped, and reported by the window", () => {
+    const s = berlinOnly.schedules.excluding(exclusions);
+    assert.deepEqual(s.schedule.next(new Date(slot.getTime() - 1000)), new Date("2026-12-03T08:00:00Z"));
+    assert.deepEqual(s.excludedBy(slot, undefined), { by: "spec.exclusions", window: "late morning" });
   });
 });

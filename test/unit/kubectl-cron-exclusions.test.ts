@@ -260,6 +260,23 @@ describe("kubectl cron next: a retry waiting for its delay", () => {
     ]);
   });
 
+  it("one held behind a running Job says what it waits for", async () => {
+    const behind: RecentRun = {
+      ...record[0]!,
+      reason: "ConcurrencyPolicyForbid",
+      blockedBy: "backup-other",
+      message: "attempt 1 of 3 waits",
+    };
+    const server = await cluster([
+      cronJob({ spec: { retry: { limit: 3 } }, status: { recentRuns: [behind, record[1]!] } }),
+    ]);
+    const r = await run(server, ["next", NAME, "--count", "1"]);
+    assert.match(
+      r.out,
+      /^retry: attempt 1 of 3 of 2026-12-23T03:00:00\+01:00 waits: concurrencyPolicy Forbid and a running Job \(Job backup-other\)$/m,
+    );
+  });
+
   it("none once spec.retry is unset (the operator retries nothing)", async () => {
     const server = await cluster([cronJob({ status: { recentRuns: record } })]);
     const r = await run(server, ["next", NAME, "--count", "1"]);

@@ -48,7 +48,8 @@ function sourceOf(by: string): { calendar?: string; where: string } {
 export function excludedVerdict(c: SlotContext, e: RecentRun | undefined, toCome = false): Verdict | undefined {
   const recorded = e ? excludedEntry(e) : undefined;
   const live = c.excludedBy(c.slot);
-  const hit = recorded ?? live;
+  // An entry whose message does not say (written by hand, cut): its reason still says a window held the slot.
+  const hit = recorded ?? live ?? (e ? { by: "a window", window: e.message ?? "(the record names none)" } : undefined);
   if (!hit) return undefined;
   const { calendar, where } = sourceOf(hit.by);
   const evidence = e ? [entryLine(e)] : [];
@@ -59,7 +60,7 @@ export function excludedVerdict(c: SlotContext, e: RecentRun | undefined, toCome
   if (live) {
     const at = sourceOf(live.by);
     evidence.push(`${at.where}: the window ${JSON.stringify(live.window)} holds ${c.slotText}, read in ${c.zone}`);
-  } else if (!c.exclusions.hold && !c.exclusions.unreadable.length) {
+  } else if (recorded && !c.exclusions.hold && !c.exclusions.unreadable.length) {
     evidence.push(`${where} no longer holds it: the window was changed or removed since`);
   }
   return found(

@@ -6,7 +6,6 @@ import {
   classifyJob,
   finishedAt,
   type Job,
-  RECORD_REASONS,
   type RecentRun,
   RecordDecision,
   RecordReason,
@@ -15,7 +14,7 @@ import {
   scheduledTimeOf,
 } from "../../../api/v1/index.ts";
 import { iso } from "../history.ts";
-import { type RetryEntry, retryEntryOf } from "../retries.ts";
+import { type RetryEntry, retryEntryOf, waitsFor } from "../retries.ts";
 import { failureEvidence } from "./jobs.ts";
 import { ranVerdict } from "./ran.ts";
 import { entryLine } from "./record.ts";
@@ -136,11 +135,7 @@ export function retryVerdict(
     const ended = latest.job ? finishedAt(latest.job) : undefined;
     const at =
       next.startsAt ?? (ended && policy ? new Date(ended.getTime() + policy.delaySeconds * SECOND) : undefined);
-    const waits =
-      next.entry.reason === RecordReason.RetryDelay
-        ? undefined
-        : `${RECORD_REASONS[next.entry.reason as RecordReason]?.description ?? next.entry.reason}` +
-          (next.entry.blockedBy ? ` (Job ${next.entry.blockedBy})` : "");
+    const waits = waitsFor(next);
     return found(
       "retry-pending",
       {

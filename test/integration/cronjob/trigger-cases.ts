@@ -132,6 +132,22 @@ const retryRows: Row[] = [
     ],
   },
   {
+    title: "retry: suspended meanwhile, the failed Job is kept (failedJobsHistoryLimit 0) and retried after the resume",
+    spec: { retry: { limit: 1, delaySeconds: 300 }, failedJobsHistoryLimit: 0 },
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      { finish: 0, as: "Failed", end: MIN, failure: BACKOFF },
+      { patch: { suspend: true } },
+      { at: 2 * MIN, reconcile: "pass" },
+      { expect: { jobNames: [0] }, why: "kept while suspended: the retry is still owed" },
+      { patch: { suspend: false } },
+      { at: 6 * MIN + 1000, reconcile: "pass" },
+      { expect: { jobNames: [0, { retry: 0, k: 1 }] }, why: "retried after the resume" },
+      { at: 6 * MIN + 2000, reconcile: "pass" },
+      { expect: { jobNames: [{ retry: 0, k: 1 }] }, why: "no retry owed any more: the first Job goes (history 0)" },
+    ],
+  },
+  {
     title: "retry: spec.retry set after a failure does not retry that failure",
     spec: {},
     steps: [

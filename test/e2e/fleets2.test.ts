@@ -1,0 +1,405 @@
+// End to end, issue 46 on a real node: (1) an exclusion window of spec.exclusions over two slots of an every-minute
+// CronJob: `kubectl cron next` marks them and names the next run, no Job runs for them while the slots around them
+// run, the record has one coalesced Skipped/ExcludedByCalendar entry, and `kubectl cron why --slot` explains each;
+// (2) spec.retry: a slot whose Job fails is run again as two new Jobs (named from the first, annotated, each
+// delaySeconds after the failure before it), never a third, with the leader SIGKILLed between the first failure and
+// the second retry; `kubectl cron why` and `next` say the pending attempt while it waits, and the record ends with
+// both attempts. Needs root (the node); `make test-e2e`.
+//
+// The windows are local wall clock (UTC here: no spec.timeZone) at minute resolution, so (1) uses "* * * * *" and a
+// window of two whole minutes. (2) is disruptive (run.ts runs it with the others, in DISRUPTIONS' order). Its
+// CronJob fires once in the test (a cron for one minute of the year) with concurrencyPolicy Allow: under Forbid or
+// Replace a retry is superseded once a newer slot's run starts, and a suspended CronJob runs no retries.
+import assert from "node:assert/strict";
+import { it } from "node:test";
+import { RETRY_ATTEMPT_ANNOTATION, RETRY_OF_ANNOTATION, retryJobName } from "../../api/v1/index.ts";
+import { eventually } from "../eventually.ts";
+import { type K8sObject, conditionTrue, sleep } from "./cluster-tools.ts";
+import { CRONJOBS, SCHEDULED_AT, e2eDescribe, e2eSuite } from "./suite.ts";
+
+const NS = "fleets2";
+const POLL_MS = 1000;
+const MINUTE = 60_000;
+
+/** An entry of status.recentRuns, as the tests read it. */
+interface RecentRun {
+  trigger: string;
+  scheduledTime?: string;
+  request?: string;
+  decision: string;
+  reason: string;
+  message?: string;
+  decidedAt?: string;
+  job?: string;
+  outcome?: { result: string; reason?: string; finishedAt?: string };
+}
+
+/** `kubectl cron why -o json`, the fields read here. */
+interface WhyJSON {
+  status: string;
+  verdict: string;
+  cause?: string;
+  evidence: string[];
+  fix: string[];
+  exitCode: number;
+}
+
+const recordOf = (cj: K8sObject): RecentRun[] => (cj.status?.recentRuns as RecentRun[] | undefined) ?? [];
+const slotOf = (j: K8sObject) => Date.parse(j.metadata.annotations?.[SCHEDULED_AT] ?? "");
+/** RFC 3339 in UTC, without milliseconds: how the operator and the plugin write an instant. */
+const utc = (ms: number) => new Date(ms).toISOString().replace(".000Z", "Z");
+/** A wall-clock time in UTC as a window (or `why --slot`) takes it: "2026-11-26T09:17". */
+const wall = (ms: number) => new Date(ms).toISOString().slice(0, 16);
+/** How `kubectl cron why` says a time of a UTC CronJob: "2026-11-26 09:17 UTC" (seconds only when not 0). */
+const whyText = (ms: number) => {
+  const s = new Date(ms).toISOString();
+  return `${s.slice(0, 10)} ${s.slice(11, s.slice(17, 19) === "00" ? 16 : 19)} UTC`;
+};
+/** When a Job failed: its Failed condition's lastTransitionTime (1.20 sets no completionTime on a failed Job). */
+function failedAt(j: K8sObject): number {
+  const c = (j.status?.conditions as { type: string; status: string; lastTransitionTime: string }[] | undefined)?.find(
+    (x) => x.type === "Failed" && x.status === "True",
+  );
+  assert.ok(c, `Job ${j.metadata.name} has no Failed condition`);
+  return Date.parse(c.lastTransitionTime);
+}
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** The inline window's name: the record, `next` and `why` name it. */
+const WINDOW = "e2e freeze";
+
+e2eDescribe("end to end: an exclusion window over two slots, on a real node", { timeout: 600_000 }, () => {
+  const suite = e2eSuite({ namespace: NS, pollMs: POLL_MS, logLines: 80 });
+  const { kubectl, getJSON, cronJob, admit, jobsOf, plugin } = suite;
+  const get = (name: string) => getJSON(["get", CRONJOBS, name, "-n", NS]);
+
+  it(
+    "skips the two slots spec.exclusions holds (one coalesced Skipped entry) and runs the ones around them; next and why say so",
+    { timeout: 330_000 },
+    async () => {
+      // The first excluded slot: the first whole minute at least 25 s away, so that the CronJob is made and `next`
+      // asked before it. The window holds it and the next one: [e1, e1 + 2 min), end exclusive.
+      const e1 = Math.ceil((Date.now() + 25_000) / MINUTE) * MINUTE;
+      const excluded = [e1, e1 + MINUTE];
+      const after = e1 + 2 * MINUTE;
+      const before = e1 - MINUTE;
+      await admit(
+        cronJob(
+          "freeze",
+          {
+            schedule: "* * * * *",
+            successfulJobsHistoryLimit: 10,
+            exclusions: { windows: [{ name: WINDOW, start: wall(e1), end: wall(after) }] },
+          },
+          "true",
+        ),
+      );
+      const created = Date.parse(String((await get("freeze")).metadata.creationTimestamp));
+
+      // `kubectl cron next`, before the window: both slots marked, and the first slot after them is the next run.
+      const next = await plugin(["next", "freeze", "--count=4"]);
+      const answered = Date.now();
+      assert.equal(next.code, 0, next.stderr);
+      assert.ok(answered < e1, `next answered at ${utc(answered)}, before the window's first slot ${utc(e1)}`);
+      const row = (t: number, cell: string) => new RegExp(`^${utc(t)}\\s+${utc(t)}\\s+${escape(cell)}\\s*$`, "m");
+      for (const t of excluded) assert.match(next.stdout, row(t, `spec.exclusions: ${WINDOW}`));
+      assert.match(next.stdout, row(after, "-"));
+      assert.match(
+        next.stdout,
+        new RegExp(`^next run: ${utc(after)} \\(${utc(after)}\\); the slots before it are excluded$`, "m"),
+      );
+      assert.match(next.stdout.split("\n").find((l) => /^NEXT/.test(l)) ?? "", /EXCLUDED BY/, next.stdout);
+
+      // The slot after the window runs (its Job named after it); wait for it, then read what the operator did.
+      await eventually(
+        `the Job of ${utc(after)}, the first slot after the window`,
+        async () => (await jobsOf("freeze")).some((j) => slotOf(j) === after),
+        Math.max(after + 45_000 - Date.now(), 1000),
+        undefined,
+        POLL_MS,
+      );
+      const jobs = await jobsOf("freeze");
+      const bySlot = (t: number) => jobs.filter((j) => slotOf(j) === t).map((j) => j.metadata.name);
+      for (const t of excluded) assert.deepEqual(bySlot(t), [], `no Job for the excluded slot ${utc(t)}`);
+      assert.deepEqual(bySlot(after), [`freeze-${after / 1000}`], `one Job for ${utc(after)}`);
+      // The slot before the window is the CronJob's only when it was made before it (the test started late in a
+      // minute).
+      if (before > created) assert.deepEqual(bySlot(before), [`freeze-${before / 1000}`], `one Job for ${utc(before)}`);
+
+      // The record: one Skipped entry for both slots, on the newest, counting them.
+      const record = await eventually(
+        "the record's ExcludedByCalendar entry for both slots",
+        async () => {
+          const r = recordOf(await get("freeze"));
+          const x = r.filter((e) => e.reason === "ExcludedByCalendar");
+          return x.length === 1 && Date.parse(x[0]!.scheduledTime ?? "") === excluded[1] ? r : undefined;
+        },
+        30_000,
+        undefined,
+        POLL_MS,
+      );
+      const skipped = record.filter((e) => e.reason === "ExcludedByCalendar");
+      assert.equal(skipped.length, 1, JSON.stringify(record));
+      assert.equal(skipped[0]!.decision, "Skipped");
+      assert.equal(skipped[0]!.trigger, "Schedule");
+      assert.equal(skipped[0]!.message, `excluded by spec.exclusions: ${WINDOW} (2 slots from ${utc(e1)})`);
+      assert.ok(!skipped[0]!.job, "no Job on the excluded entry");
+      const missed = record.filter((e) => e.decision === "Missed");
+      assert.deepEqual(missed, [], "an excluded slot is not a missed run");
+      const ran = record.find((e) => Date.parse(e.scheduledTime ?? "") === after);
+      assert.equal(ran?.decision, "Created", JSON.stringify(record));
+
+      // `kubectl cron why --slot`: each excluded slot explained, by the record's entry and the window read now.
+      const why = await plugin(["why", "freeze", `--slot=${utc(e1)}`, "-o", "json"]);
+      const d = JSON.parse(why.stdout) as WhyJSON;
+      assert.equal(why.code, d.exitCode, "the exit code is the diagnosis'");
+      assert.equal(d.cause, "excluded", why.stdout);
+      assert.equal(d.exitCode, 1);
+      assert.equal(d.verdict, `did not run at ${whyText(e1)}: excluded by spec.exclusions: ${WINDOW}`);
+      const evidence = d.evidence.join("\n");
+      assert.match(evidence, /Schedule Skipped \(ExcludedByCalendar\)/);
+      assert.ok(
+        d.evidence.includes(
+          `the entry stands for the slots from ${utc(e1)} to ${utc(excluded[1]!)} the same window held`,
+        ),
+        evidence,
+      );
+      assert.match(
+        evidence,
+        new RegExp(`^spec\\.exclusions\\.windows: the window "${WINDOW}" holds .*, read in UTC$`, "m"),
+      );
+      assert.ok(
+        d.fix.some((f) => f.includes(`--from=${utc(e1)} --to=${utc(e1)} --include-excluded`)),
+        d.fix.join("\n"),
+      );
+      // As text, the second slot asked as a wall-clock time in the CronJob's zone.
+      const text = await plugin(["why", "freeze", `--slot=${wall(excluded[1]!)}`]);
+      assert.equal(text.code, 1, text.stderr);
+      assert.match(
+        text.stdout,
+        new RegExp(
+          `^why/freeze: did not run at ${whyText(excluded[1]!)}: excluded by spec\\.exclusions: ${WINDOW}$`,
+          "m",
+        ),
+      );
+      await kubectl(["delete", CRONJOBS, "freeze", "-n", NS, "--wait=false"]);
+    },
+  );
+});
+
+/** spec.retry of the disruptive suite: two new Jobs at most, each 10 s after the failure before it. */
+const LIMIT = 2;
+const DELAY_S = 10;
+
+e2eDescribe(
+  "end to end: retries as new Jobs across the leader's death, on a real node",
+  { timeout: 600_000, disruptive: "fleets2: the leader SIGKILLed between retries" },
+  () => {
+    const suite = e2eSuite({ namespace: `${NS}-retry`, pollMs: POLL_MS, logLines: 200 });
+    const { getJSON, cronJob, admit, jobsOf, plugin, readyManagerPods, leaderPod, leaseHolder, waitForEvent } = suite;
+    const NS_R = suite.namespace;
+    const NAME = "retried";
+    const get = () => getJSON(["get", CRONJOBS, NAME, "-n", NS_R]);
+
+    /** Both replicas Ready and one of them leading: what the kill starts from, and what the suite leaves. */
+    async function settled(): Promise<void> {
+      await readyManagerPods(2, 180_000, POLL_MS);
+      await eventually(
+        "a lease holder among the replicas",
+        () => leaderPod().then(() => true),
+        60_000,
+        undefined,
+        POLL_MS,
+      );
+    }
+    /** The leader's container SIGKILLed on the node (its Lease is not released): it restarts as a standby. */
+    async function killLeader(): Promise<{ at: number; holder: string }> {
+      const { pod, holder } = await leaderPod();
+      const id = String(pod.status!.containerStatuses[0].containerID).replace(/^containerd:\/\//, "");
+      const r = await suite.cluster.ctr(["tasks", "kill", "--signal", "SIGKILL", id]);
+      assert.equal(r.code, 0, `ctr tasks kill: ${r.stderr}`);
+      return { at: Date.now(), holder };
+    }
+    /** The CronJob's Job `name` once it has failed. */
+    const failedJob = (name: string, timeoutMs: number) =>
+      eventually(
+        `Job ${name} Failed`,
+        async () => {
+          const j = (await jobsOf(NAME)).find((x) => x.metadata.name === name);
+          return j && conditionTrue(j, "Failed") ? j : undefined;
+        },
+        timeoutMs,
+        undefined,
+        POLL_MS,
+      );
+
+    it("retries a failed slot as 2 new Jobs, each >= delaySeconds after the failure before it, the leader SIGKILLed between; never a third; why, next and the record say so", async () => {
+      await settled();
+      // One slot in the test: a cron for one minute of the year, the first whole minute at least 25 s away.
+      const slot = Math.ceil((Date.now() + 25_000) / MINUTE) * MINUTE;
+      const at = new Date(slot);
+      const schedule = `${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
+      await admit(
+        cronJob(
+          NAME,
+          {
+            schedule,
+            concurrencyPolicy: "Allow",
+            retry: { limit: LIMIT, delaySeconds: DELAY_S },
+            // Every attempt kept, to read when each failed.
+            failedJobsHistoryLimit: 5,
+          },
+          "echo failing; exit 1",
+        ),
+      );
+      const first = `${NAME}-${slot / 1000}`;
+      const r1 = retryJobName(NAME, first, 1);
+      const r2 = retryJobName(NAME, first, 2);
+      assert.match(r1, new RegExp(`^${NAME}-r[0-9a-f]{8}$`));
+
+      // The slot's Job fails; attempt 1 waits for its delay: the record's newest entry says when it starts.
+      const job0 = await failedJob(first, Math.max(slot + 90_000 - Date.now(), 1000));
+      const f0 = failedAt(job0);
+      const held = await eventually(
+        "the record's newest entry Held (RetryDelay) for attempt 1/2",
+        async () => {
+          const e = recordOf(await get())[0];
+          return e?.decision === "Held" && e.reason === "RetryDelay" && e.request === `1/${LIMIT}` ? e : undefined;
+        },
+        DELAY_S * 1000,
+        undefined,
+        250,
+      );
+      // Asked as a user asks, while it waits: both at once, the delay is short.
+      const [why, next] = await Promise.all([plugin(["why", NAME, "-o", "json"]), plugin(["next", NAME, "--count=1"])]);
+      const startsAt = f0 + DELAY_S * 1000;
+      assert.equal(Date.parse(held.scheduledTime ?? ""), slot);
+      assert.equal(
+        held.message,
+        `attempt 1 of ${LIMIT} starts at ${utc(startsAt)}: Job ${first} failed (BackoffLimitExceeded); spec.retry.delaySeconds ${DELAY_S}`,
+      );
+      const d = JSON.parse(why.stdout) as WhyJSON;
+      assert.equal(why.code, d.exitCode, "the exit code is the diagnosis'");
+      assert.equal(d.cause, "retry-pending", why.stdout);
+      assert.match(
+        d.verdict,
+        new RegExp(
+          `^ran at ${whyText(slot)} and failed \\(Job ${first}: BackoffLimitExceeded[^)]*\\); attempt 1 of ${LIMIT} starts at ${whyText(startsAt)}$`,
+        ),
+      );
+      assert.ok(d.evidence.includes(`spec.retry: limit ${LIMIT}, delaySeconds ${DELAY_S}`), d.evidence.join("\n"));
+      assert.equal(next.code, 0, next.stderr);
+      assert.match(
+        next.stdout,
+        new RegExp(
+          `^retry: attempt 1 of ${LIMIT} of ${utc(slot)} starts at \\S+ \\(${utc(startsAt)}\\): Job ${first} failed \\(BackoffLimitExceeded\\)$`,
+          "m",
+        ),
+      );
+
+      // Attempt 1 made; the leader killed before it fails, so the failure and attempt 2 are the successor's.
+      await eventually(
+        `attempt 1, Job ${r1}`,
+        async () => (await jobsOf(NAME)).some((j) => j.metadata.name === r1),
+        60_000,
+        undefined,
+        POLL_MS,
+      );
+      const kill = await killLeader();
+      const job1 = await failedJob(r1, 90_000);
+      const f1 = failedAt(job1);
+      const successor = await eventually(
+        "another holder of the Lease after the leader's death",
+        async () => {
+          const h = await leaseHolder();
+          return h && h !== kill.holder ? h : undefined;
+        },
+        90_000,
+        undefined,
+        POLL_MS,
+      );
+      const job2 = await failedJob(r2, 150_000);
+      const f2 = failedAt(job2);
+      // Long enough after the last attempt's failure for a third to have been made, were one made.
+      await sleep(Math.max(0, f2 + DELAY_S * 1000 + 20_000 - Date.now()));
+
+      const jobs = await jobsOf(NAME);
+      const attempts = jobs
+        .map((j) => ({
+          name: j.metadata.name,
+          slot: utc(slotOf(j)),
+          of: j.metadata.annotations?.[RETRY_OF_ANNOTATION],
+          attempt: j.metadata.annotations?.[RETRY_ATTEMPT_ANNOTATION],
+          failed: conditionTrue(j, "Failed"),
+          created: j.metadata.creationTimestamp,
+        }))
+        .sort((a, b) => String(a.attempt).localeCompare(String(b.attempt)));
+      process.stderr.write(
+        `fleets2: ${JSON.stringify({ kill: { at: utc(kill.at), before: kill.holder, after: successor }, attempts })}\n`,
+      );
+      assert.deepEqual(
+        attempts.map(({ created: _, ...a }) => a),
+        [
+          { name: first, slot: utc(slot), of: undefined, attempt: `0/${LIMIT}`, failed: true },
+          { name: r1, slot: utc(slot), of: first, attempt: `1/${LIMIT}`, failed: true },
+          { name: r2, slot: utc(slot), of: first, attempt: `2/${LIMIT}`, failed: true },
+        ],
+        "the slot's Job and exactly 2 attempts (no third, no attempt twice), named from the first, annotated k/N",
+      );
+      const createdAt = (j: K8sObject) => Date.parse(String(j.metadata.creationTimestamp));
+      const gap1 = createdAt(job1) - f0;
+      const gap2 = createdAt(job2) - f1;
+      assert.ok(gap1 >= DELAY_S * 1000, `attempt 1 created ${gap1 / 1000} s after ${first} failed`);
+      assert.ok(gap2 >= DELAY_S * 1000, `attempt 2 created ${gap2 / 1000} s after ${r1} failed`);
+      assert.ok(
+        kill.at > f0 && kill.at < createdAt(job2) + 1000,
+        "the leader was killed between the first failure and attempt 2",
+      );
+
+      // The record ends with both attempts made (each entry replacing its Held one), and nothing waits.
+      const record = recordOf(await get());
+      const retries = record
+        .filter((e) => e.trigger === "Retry")
+        .map((e) => ({
+          decision: e.decision,
+          reason: e.reason,
+          request: e.request,
+          job: e.job,
+          slot: e.scheduledTime,
+        }));
+      assert.deepEqual(
+        retries.sort((a, b) => String(a.request).localeCompare(String(b.request))),
+        [
+          { decision: "Created", reason: "RetryAfterFailure", request: `1/${LIMIT}`, job: r1, slot: utc(slot) },
+          { decision: "Created", reason: "RetryAfterFailure", request: `2/${LIMIT}`, job: r2, slot: utc(slot) },
+        ],
+        JSON.stringify(record),
+      );
+      assert.deepEqual(
+        record.filter((e) => e.decision === "Held"),
+        [],
+        "no attempt waits after the last",
+      );
+      const entry1 = record.find((e) => e.job === r1);
+      assert.equal(entry1?.message, `attempt 1 of ${LIMIT}: Job ${first} failed`);
+      const entry2 = record.find((e) => e.job === r2);
+      assert.equal(entry2?.message, `attempt 2 of ${LIMIT}: Job ${r1} failed`);
+      await waitForEvent(NS_R, NAME, new RegExp(`^RetryCreated: Created job ${r1}: attempt 1 of ${LIMIT} for `));
+      await waitForEvent(NS_R, NAME, new RegExp(`^RetryCreated: Created job ${r2}: attempt 2 of ${LIMIT} for `));
+      const history = await plugin(["history", NAME, "-o", "json"]);
+      assert.equal(history.code, 0, history.stderr);
+      const rows = (JSON.parse(history.stdout) as { items: { name: string; trigger: string; attempt?: string }[] })
+        .items;
+      assert.deepEqual(
+        rows.filter((r) => r.trigger === "retry").map((r) => [r.name, r.attempt]),
+        [
+          [r1, `1/${LIMIT}`],
+          [r2, `2/${LIMIT}`],
+        ],
+      );
+
+      // The suite leaves the operator as it found it: two Ready replicas.
+      await settled();
+    });
+  },
+);
