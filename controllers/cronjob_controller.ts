@@ -134,8 +134,9 @@ type RunResult =
   | {
       result: "held" | "failed" | "conflict";
       job?: undefined;
-      /** Held behind this running Job (the concurrency policy). */
+      /** Held behind this running Job (the concurrency policy, named). */
       blockedBy?: string;
+      policy?: string | undefined;
       /** The API server refused the create. */
       refused?: { reason: string; message: string };
       /** Held by the concurrency group. */
@@ -564,7 +565,8 @@ export class CronJobReconciler implements Reconciler {
         return { result: "held", group: admission.group };
       }
       const blocking = admission.held ? [...pass.active.keys()].sort()[0] : undefined;
-      return blocking ? { result: "held", blockedBy: blocking } : { result: "held" };
+      const policy = cronJob.spec.concurrencyPolicy;
+      return blocking ? { result: "held", blockedBy: blocking, policy } : { result: "held" };
     }
     // The Jobs it replaces are written on it, for the record rebuilt from it (api/v1/recentruns.ts).
     const replacing = admission.replace.map((j) => j.metadata?.name ?? "").filter((n) => n);

@@ -241,6 +241,8 @@ interface RunReport {
   job?: Readonly<Job> | undefined;
   replaced?: readonly string[] | undefined;
   blockedBy?: string | undefined;
+  /** The concurrency policy that held it (Forbid, or Replace for a trigger that waits instead of replacing). */
+  policy?: string | undefined;
   refused?: { reason: string; message: string } | undefined;
   /** Held by the CronJob's concurrency group (runs.ts groupHold). */
   group?: GroupHold | undefined;
@@ -286,7 +288,10 @@ export function runDecision(
           decision: RecordDecision.Held,
           reason: RecordReason.ConcurrencyPolicyForbid,
           blockedBy: run.blockedBy,
-          message: `not started: concurrencyPolicy Forbid and Job ${run.blockedBy} still running`,
+          message:
+            run.policy === "Replace"
+              ? `not started: Job ${run.blockedBy} still running, and with concurrencyPolicy Replace this trigger waits instead of replacing it`
+              : `not started: concurrencyPolicy Forbid and Job ${run.blockedBy} still running`,
         },
         at: now,
       };

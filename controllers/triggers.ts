@@ -812,7 +812,7 @@ const retryParts: RunParts<RetryRequest> = {
   ran: (view: RanView, r: RetryRequest) => jobNamed(view, retryJobName(view.cronJobName, r.first, r.k)),
   held: (r: RetryRequest, running: string[]): StateEvent => ({
     reason: EventReason.JobAlreadyActive,
-    message: `Not starting attempt ${r.k} of ${r.n} for ${rfc3339(r.slot)} because ${running.join(", ")} still running (concurrencyPolicy Forbid)`,
+    message: `Not starting attempt ${r.k} of ${r.n} for ${rfc3339(r.slot)} because ${running.join(", ")} still running (a retry waits for the running Jobs under concurrencyPolicy Forbid or Replace)`,
     once: { topic: EventReason.JobAlreadyActive, key: `${rfc3339(r.slot)}/${r.k}` },
     count: "skipped_forbid",
   }),

@@ -31,8 +31,11 @@ export function listed(
 export const RECORD_TRIGGERS = {
   /** A slot of the schedule, decided when it came. */
   Schedule: { description: "a slot, when it came" },
-  /** An older missed slot, run by missedRunPolicy RunAll while a newer one was due too. */
-  CatchUp: { description: "an older missed slot run by missedRunPolicy RunAll" },
+  /**
+   * Written by versions before issue 46 for an older missed slot run by missedRunPolicy RunAll; now such a run is
+   * trigger Schedule with reason MissedRunPolicyRunAll. Kept so stored records stay valid.
+   */
+  CatchUp: { description: "older records: a missed slot run by RunAll (now Schedule, MissedRunPolicyRunAll)" },
   /** A run-now request (the run-now annotation, `kubectl cron run`). */
   RunNow: { description: "a run-now request" },
   /** A slot of a backfill request (`kubectl cron backfill`). */

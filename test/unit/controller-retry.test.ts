@@ -283,7 +283,7 @@ describe("retry: a failed slot runs again as a new Job", () => {
       t
         .events()
         .includes(
-          `JobAlreadyActive Not starting attempt 1 of 1 for ${SLOT} because ${manual} still running (concurrencyPolicy Forbid)`,
+          `JobAlreadyActive Not starting attempt 1 of 1 for ${SLOT} because ${manual} still running (a retry waits for the running Jobs under concurrencyPolicy Forbid or Replace)`,
         ),
       t.events().join("\n"),
     );
@@ -331,8 +331,14 @@ describe("retry: a failed slot runs again as a new Job", () => {
     assert.ok(!t.events().some((e) => e.startsWith("SuccessfulDelete")));
     const entry = (await t.record()).find((e) => e.trigger === "Retry");
     assert.deepEqual(
-      [entry?.decision, entry?.reason, entry?.request, entry?.blockedBy],
-      ["Held", "ConcurrencyPolicyForbid", "1/1", manual],
+      [entry?.decision, entry?.reason, entry?.request, entry?.blockedBy, entry?.message],
+      [
+        "Held",
+        "ConcurrencyPolicyForbid",
+        "1/1",
+        manual,
+        `not started: Job ${manual} still running, and with concurrencyPolicy Replace this trigger waits instead of replacing it`,
+      ],
     );
     await t.finish(manual, "complete", "2026-11-25T10:03:00Z");
     await t.reconcile();

@@ -12,6 +12,9 @@
 //   3. No starvation: once the actions stop and every Job is short, every CronJob runs a slot of its schedule again
 //      (its newest due slot before the horizon's last hour has its Job, or a later one does).
 //   4. Every Held entry the group decided names the group, and a held run starts only when the group has room.
+//   5. Retries (spec.retry, on some members; Jobs fail at random until the actions stop): attempt k of a slot is
+//      created only after attempt k-1 failed, at least delaySeconds after that failure, k never above the limit,
+//      and no attempt twice (2.); with Forbid or Replace a member never has two Jobs running at once.
 // PROPERTY_RUNS sets the number of cases (default 60); PROPERTY_SEED fixes fast-check's seed.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -28,6 +31,8 @@ import {
   CronJobResource,
   type Job,
   KIND,
+  retryAttemptOf,
+  retryJobName,
   RUN_NOW_ANNOTATION,
 } from "../../api/v1/index.ts";
 import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
@@ -49,12 +54,15 @@ interface Member {
   schedule: string;
   policy: (typeof POLICIES)[number];
   deadline: number | undefined;
+  retry: { limit: number; delaySeconds: number } | undefined;
 }
 interface Case {
   limit: number;
   members: Member[];
   /** Each Job's run time in minutes, in creation order (cycled). */
   lengths: number[];
+  /** Whether each Job fails, in creation order (cycled; none after the actions stop). */
+  fails: boolean[];
   /** Restarts: minutes after start, and whether the status write before it is lost. */
   restarts: { at: number; lost: boolean }[];
   runNows: { at: number; member: number }[];
@@ -72,10 +80,15 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
       schedule: fc.constantFrom(...SCHEDULES),
       policy: fc.constantFrom(...POLICIES),
       deadline: fc.option(fc.constantFrom(300, 900, 3600), { nil: undefined }),
+      retry: fc.option(
+        fc.record({ limit: fc.integer({ min: 1, max: 2 }), delaySeconds: fc.constantFrom(0, 120, 600) }),
+        { nil: undefined },
+      ),
     }),
     { minLength: 2, maxLength: 4 },
   ),
   lengths: fc.array(fc.integer({ min: 1, max: 50 }), { minLength: 1, maxLength: 12 }),
+  fails: fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }),
   restarts: fc.array(fc.record({ at: fc.integer({ min: 1, max: LAST_ACTION / MIN }), lost: fc.boolean() }), {
     maxLength: 4,
   }),
@@ -104,6 +117,11 @@ interface Outcome {
   refilled: Set<string>;
   /** Per member: the newest slot it ran. */
   lastRun: Map<string, number>;
+  /** Each Job: when it was created, and when it failed (if it did). */
+  createdAt: Map<string, number>;
+  failedAt: Map<string, number>;
+  /** The Jobs the store holds at the end. */
+  jobs: Job[];
 }
 
 async function simulate(c: Case): Promise<Outcome> {
@@ -129,6 +147,7 @@ async function simulate(c: Case): Promise<Outcome> {
         concurrencyPolicy: m.policy,
         concurrencyGroup: "g",
         ...(m.deadline !== undefined ? { startingDeadlineSeconds: m.deadline } : {}),
+        ...(m.retry ? { retry: m.retry } : {}),
         successfulJobsHistoryLimit: 100,
         failedJobsHistoryLimit: 100,
         jobTemplate: {
@@ -137,7 +156,16 @@ async function simulate(c: Case): Promise<Outcome> {
       },
     } as CronJob);
   }
-  const out: Outcome = { created: new Map(), refilled: new Set(), lastRun: new Map() };
+  const out: Outcome = {
+    created: new Map(),
+    refilled: new Set(),
+    lastRun: new Map(),
+    createdAt: new Map(),
+    failedAt: new Map(),
+    jobs: [],
+  };
+  /** The Jobs that will fail when they end. */
+  const failing = new Set<string>();
   /** Jobs Replace deleted while they ran. */
   const cancelled = new Set<string>();
   const now = () => clock.now().getTime();
@@ -178,6 +206,9 @@ async function simulate(c: Case): Promise<Outcome> {
               out.refilled.add(name);
             made.set(name, { at: now(), by: process });
             out.created.set(name, (out.created.get(name) ?? 0) + 1);
+            out.createdAt.set(name, now());
+            const quiet = now() > LAST_ACTION + Date.parse(c.start);
+            if (!quiet && c.fails[creates % c.fails.length]) failing.add(name);
             const length = c.lengths[creates++ % c.lengths.length]! * MIN;
             ends.push({ at: now() + (now() > LAST_ACTION + Date.parse(c.start) ? MIN : length), name });
             const job = await target.get<Job>(Kinds.Job, NS, name);
@@ -241,7 +272,16 @@ async function simulate(c: Case): Promise<Outcome> {
       const job = await fake.get<Job>(Kinds.Job, NS, e!.name).catch(() => undefined);
       if (!job || classifyJob(job) !== "active") continue;
       const at = clock.now().toISOString();
-      job.status = jobStatus({ state: "complete", start: job.status?.startTime ?? at, end: at });
+      const fails = failing.has(e!.name);
+      if (fails) out.failedAt.set(e!.name, now());
+      job.status = jobStatus({
+        state: fails ? "failed" : "complete",
+        start: job.status?.startTime ?? at,
+        end: at,
+        ...(fails
+          ? { failure: { reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit" } }
+          : {}),
+      });
       await fake.updateStatus(Kinds.Job, job as KubeObject);
       // The watch: the owner, and the group's waiting runs.
       const owner = job.metadata?.ownerReferences?.[0]?.name;
@@ -299,15 +339,23 @@ async function simulate(c: Case): Promise<Outcome> {
       }
       result = { requeueAfterMs: 1000 };
     }
-    const n = (await running()).length;
-    if (n > c.limit) {
-      out.violation = `${n} Jobs of the group run after a pass of ${name} at ${clock.now().toISOString()} (limit ${c.limit})`;
+    const run = await running();
+    if (run.length > c.limit) {
+      out.violation = `${run.length} Jobs of the group run after a pass of ${name} at ${clock.now().toISOString()} (limit ${c.limit})`;
       return out;
+    }
+    for (const [i, m] of c.members.entries()) {
+      const mine = run.filter((j) => j.metadata?.ownerReferences?.[0]?.name === names[i]);
+      if (m.policy !== "Allow" && mine.length > 1) {
+        out.violation = `${names[i]} (${m.policy}) runs ${mine.map((j) => j.metadata?.name).join(", ")} at once at ${clock.now().toISOString()}`;
+        return out;
+      }
     }
     const after = result.requeueAfterMs ?? (result.requeue ? 1000 : 3_600_000);
     due.set(name, now() + Math.max(after, 1000));
   }
-  for (const j of (await fake.list<Job>(Kinds.Job, { namespace: NS })).items) {
+  out.jobs = (await fake.list<Job>(Kinds.Job, { namespace: NS })).items;
+  for (const j of out.jobs) {
     const owner = j.metadata?.ownerReferences?.[0]?.name ?? "";
     const slot = Date.parse(j.metadata?.annotations?.["batch.tutorial.kubebuilder.io/scheduled-at"] ?? "");
     if (!Number.isNaN(slot)) out.lastRun.set(owner, Math.max(out.lastRun.get(owner) ?? 0, slot));
@@ -315,14 +363,39 @@ async function simulate(c: Case): Promise<Outcome> {
   return out;
 }
 
-describe("a concurrency group under interleaved triggers, restarts and lost status writes (property)", () => {
-  it("never runs more than the limit, never runs a slot twice, starves no CronJob", async () => {
+/** Property 5: each retry attempt follows its previous attempt's failure by the member's delay, within its limit. */
+function retryViolation(c: Case, out: Outcome, jobs: readonly Job[]): string | undefined {
+  const attempts = new Map<string, string>();
+  for (const j of jobs) {
+    const a = retryAttemptOf(j);
+    if (!a) continue;
+    const same = attempts.get(`${a.of}/${a.k}`);
+    if (same) return `attempt ${a.k} of ${a.of} made twice: ${same} and ${j.metadata?.name}`;
+    attempts.set(`${a.of}/${a.k}`, j.metadata?.name ?? "");
+    const owner = j.metadata?.ownerReferences?.[0]?.name ?? "";
+    const member = c.members[Number(owner.slice(1))];
+    const name = j.metadata?.name ?? "";
+    if (!member?.retry) return `${name}: a retry of ${owner}, which has no spec.retry`;
+    if (a.k > member.retry.limit) return `${name}: attempt ${a.k} above the limit ${member.retry.limit}`;
+    const before = a.k === 1 ? a.of : retryJobName(owner, a.of, a.k - 1);
+    const failed = out.failedAt.get(before);
+    if (failed === undefined) return `${name}: attempt ${a.k} although ${before} did not fail`;
+    const at = out.createdAt.get(name) ?? 0;
+    if (at < failed + member.retry.delaySeconds * 1000)
+      return `${name}: created ${(at - failed) / 1000} s after ${before} failed (delaySeconds ${member.retry.delaySeconds})`;
+  }
+  return undefined;
+}
+
+describe("a concurrency group under interleaved triggers, retries, restarts and lost status writes (property)", () => {
+  it("never runs more than the limit, never runs a slot or an attempt twice, retries only as spec.retry says, starves no CronJob", async () => {
     const runs = Number(process.env.PROPERTY_RUNS ?? 60);
     const seed = process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined;
     await fc.assert(
       fc.asyncProperty(caseArb, async (c) => {
         const out = await simulate(c);
         assert.equal(out.violation, undefined);
+        assert.equal(retryViolation(c, out, out.jobs), undefined);
         for (const [name, count] of out.created) {
           assert.equal(count, out.refilled.has(name) ? 2 : 1, `${name} created ${count} times`);
         }
