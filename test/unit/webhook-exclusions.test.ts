@@ -1,0 +1,129 @@
+// The validating webhook's checks of issue 46's fields: spec.exclusions' own windows (each error naming the
+// window's field and value; exclusions that leave no slot ever refused, none within a year warned) and spec.retry
+// (a delay that cannot fit before the next slot under Forbid or Replace warned). The math is
+// test/unit/exclusions.test.ts's; here, what a user applying a manifest is told.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { fieldErrorString } from "../../runtime/webhook/index.ts";
+import { validateCronJob } from "../../webhooks/cronjob_webhook.ts";
+import { minimalCronJob, variant } from "../fixtures.ts";
+
+const NOW = new Date("2026-11-26T10:00:00Z");
+const check = (mutate: (o: Record<string, any>) => void) => {
+  const r = validateCronJob(variant(minimalCronJob("x"), mutate), { now: NOW });
+  return { errors: r.errors.map(fieldErrorString), warnings: r.warnings };
+};
+
+describe("the webhook and spec.exclusions", () => {
+  it("accepts windows that parse and leave slots", () => {
+    const r = check((o) => {
+      o.spec.exclusions = {
+        calendars: ["holidays-de"],
+        windows: [
+          { name: "freeze", start: "2026-12-20", end: "2027-01-05" },
+          { daysOfMonth: "1-7", daysOfWeek: "MON", from: "02:00", to: "04:00" },
+        ],
+      };
+    });
+    assert.deepEqual(r, { errors: [], warnings: [] });
+  });
+
+  it("refuses a window that does not parse, naming the window's field and the value", () => {
+    const r = check((o) => {
+      o.spec.exclusions = { windows: [{ start: "2026-12-20" }, { start: "2026-13-01" }] };
+    });
+    assert.equal(r.errors.length, 1, r.errors.join("\n"));
+    assert.match(r.errors[0]!, /^spec\.exclusions\.windows\[1\]\.start: Invalid value: "2026-13-01": /);
+  });
+
+  it("refuses an end before its start", () => {
+    const r = check((o) => {
+      o.spec.exclusions = { windows: [{ start: "2026-12-20", end: "2026-12-01" }] };
+    });
+    assert.equal(r.errors.length, 1, r.errors.join("\n"));
+    assert.match(r.errors[0]!, /^spec\.exclusions\.windows\[0\]\.end: Invalid value: "2026-12-01": /);
+  });
+
+  it("refuses exclusions that leave the schedule no slot ever, as a schedule that never fires", () => {
+    const r = check((o) => {
+      o.spec.schedule = "0 2 * * *";
+      o.spec.exclusions = { windows: [{ name: "nights", from: "01:00", to: "03:00" }] };
+    });
+    assert.equal(r.errors.length, 1, r.errors.join("\n"));
+    assert.match(r.errors[0]!, /^spec\.exclusions\.windows: Invalid value: .*leave the schedule no time to run/);
+  });
+
+  it("warns when they leave no slot in the next year, and accepts", () => {
+    const r = check((o) => {
+      o.spec.schedule = "0 0 25 12 *";
+      o.spec.exclusions = { windows: [{ start: "2026-12-25" }, { start: "2027-12-25" }] };
+    });
+    assert.deepEqual(r.errors, []);
+    assert.equal(r.warnings.length, 1, r.warnings.join("\n"));
+    assert.match(r.warnings[0]!, /^spec\.exclusions\.windows: .* in the next year/);
+  });
+
+  it("reads the windows in spec.timeZone, as the schedule", () => {
+    // 02:00 in Tokyo is 17:00 UTC: a window read in UTC would not hold it; read in Tokyo it holds every slot.
+    const r = check((o) => {
+      o.spec.schedule = "0 2 * * *";
+      o.spec.timeZone = "Asia/Tokyo";
+      o.spec.exclusions = { windows: [{ from: "01:00", to: "03:00" }] };
+    });
+    assert.equal(r.errors.length, 1, r.errors.join("\n"));
+    assert.match(r.errors[0]!, /leave the schedule no time to run/);
+  });
+
+  it("follows DST as the slots do: a slot the spring gap moves out of the window is a slot left", () => {
+    // In New York 02:00 does not exist on 2027-03-14: that day's slot runs at 03:00, outside 01:00–03:00.
+    const r = check((o) => {
+      o.spec.schedule = "0 2 * * *";
+      o.spec.timeZone = "America/New_York";
+      o.spec.exclusions = { windows: [{ from: "01:00", to: "03:00" }] };
+    });
+    assert.deepEqual(r.errors, []);
+  });
+});
+
+describe("the webhook and spec.retry", () => {
+  it("warns when the delay cannot fit before the next slot under Forbid", () => {
+    const r = check((o) => {
+      o.spec.schedule = "*/5 * * * *";
+      o.spec.concurrencyPolicy = "Forbid";
+      o.spec.retry = { limit: 1, delaySeconds: 600 };
+    });
+    assert.deepEqual(r.errors, []);
+    assert.ok(
+      r.warnings.some((w) => w.startsWith("spec.retry.delaySeconds: 600 is not less than the 300 s")),
+      r.warnings.join("\n"),
+    );
+  });
+
+  it("says nothing with Allow, or a delay that fits", () => {
+    for (const [policy, delay] of [
+      ["Allow", 600],
+      ["Forbid", 60],
+    ] as const) {
+      const r = check((o) => {
+        o.spec.concurrencyPolicy = policy;
+        o.spec.retry = { limit: 2, delaySeconds: delay };
+      });
+      assert.deepEqual(r.errors, [], `${policy} ${delay}`);
+      assert.deepEqual(
+        r.warnings.filter((w) => w.startsWith("spec.retry")),
+        [],
+        `${policy} ${delay}`,
+      );
+    }
+  });
+
+  it("refuses a limit out of range, naming the field", () => {
+    const r = check((o) => {
+      o.spec.retry = { limit: 11 };
+    });
+    assert.ok(
+      r.errors.some((e) => e.startsWith("spec.retry.limit")),
+      r.errors.join("\n"),
+    );
+  });
+});
