@@ -6,17 +6,14 @@
 // pass costs a key and a lookup.
 import {
   CALENDAR_NAME_PATTERN,
+  type CalendarRead,
+  calendarNamesOf,
   CronJobResource,
   type CronJobSchedules,
   ExclusionCalendarResource,
-  MAX_CALENDARS,
+  exclusionsOf,
 } from "../api/v1/index.ts";
-import {
-  type CompiledWindow,
-  type ExclusionSource,
-  Exclusions,
-  parseExclusionWindows,
-} from "../api/v1/schedule/index.ts";
+import type { Exclusions } from "../api/v1/schedule/index.ts";
 import type { CacheIndexer, CacheReader } from "../runtime/interfaces.ts";
 import type { MapFunc } from "../runtime/controller.ts";
 
@@ -24,17 +21,11 @@ const CRONJOB_CALENDAR_INDEX = "spec.exclusions.calendars";
 
 const key = (namespace: string, name: string) => `${namespace}/${name}`;
 
-/** The calendars a stored CronJob names, as stored (bounded; a bad entry is reported by exclusionsOf). */
-function calendarNames(spec: unknown): unknown[] {
-  const ex = (spec as { exclusions?: { calendars?: unknown } } | undefined)?.exclusions;
-  return Array.isArray(ex?.calendars) ? ex.calendars.slice(0, MAX_CALENDARS + 1) : [];
-}
-
 /** The index that finds a calendar's CronJobs (a calendar's change wakes them). */
 export function setupCalendarCache(cache: CacheIndexer): void {
   cache.indexField(CronJobResource, CRONJOB_CALENDAR_INDEX, (cj) =>
-    calendarNames((cj as { spec?: unknown }).spec)
-      .filter((n): n is string => typeof n === "string")
+    calendarNamesOf((cj as { spec?: unknown }).spec)
+      .filter((n) => n !== "")
       .map((n) => key(cj.metadata?.namespace ?? "", n)),
   );
 }
@@ -49,8 +40,8 @@ export type CronJobExclusions =
 
 export class CalendarBooks {
   readonly #cache: CacheReader;
-  /** Parsed exclusions by what they came from; bounded. */
-  readonly #parsed = new Map<string, Exclusions>();
+  /** Compiled exclusions by what they came from (the windows, each calendar's resourceVersion); bounded. */
+  readonly #parsed = new Map<string, CronJobExclusions>();
   /** Schedules with exclusions applied, per parsed schedules and exclusions key. */
   readonly #excluding = new WeakMap<CronJobSchedules, Map<string, CronJobSchedules>>();
 
@@ -58,57 +49,40 @@ export class CalendarBooks {
     this.#cache = cache;
   }
 
-  /** The CronJob's exclusions, from its spec and the calendars in the cache. */
+  /**
+   * The CronJob's exclusions, from its spec and the calendars in the cache, by the API's rule (api/v1/exclusions.ts,
+   * which `kubectl cron` applies too); kept by what they are compiled from.
+   */
   exclusionsOf(cronJob: { metadata: { namespace?: string | undefined }; spec: unknown }): CronJobExclusions {
-    const ex = (cronJob.spec as { exclusions?: { windows?: unknown } } | undefined)?.exclusions;
-    const names = calendarNames(cronJob.spec);
-    if (!ex || (names.length === 0 && (ex.windows === undefined || (Array.isArray(ex.windows) && !ex.windows.length))))
-      return { kind: "none" };
+    // Windows stored in any shape are compiled (one that is no list holds the slots, as a window that does not parse).
+    const own = (cronJob.spec as { exclusions?: { windows?: unknown } } | undefined)?.exclusions?.windows;
+    if (own === undefined && !calendarNamesOf(cronJob.spec).length) return { kind: "none" };
     const namespace = cronJob.metadata.namespace ?? "";
-    const parts: { by: string; raw: unknown; path: string; version: string }[] = [];
-    if (ex.windows !== undefined)
-      parts.push({ by: "spec.exclusions", raw: ex.windows, path: "spec.exclusions.windows", version: "" });
-    for (const name of names) {
-      if (typeof name !== "string" || !CALENDAR_NAME_PATTERN.test(name))
-        return {
-          kind: "unknown",
-          problem: `spec.exclusions.calendars: ${JSON.stringify(name)} is not a calendar name`,
-        };
-      const stored = this.#cache.get(ExclusionCalendarResource, namespace, name) as
-        { metadata?: { resourceVersion?: string }; spec?: { windows?: unknown } } | undefined;
-      if (!stored)
-        return {
-          kind: "unknown",
-          calendar: name,
-          problem: `spec.exclusions.calendars names ${name}, which is not an ExclusionCalendar of namespace ${namespace}: slots are held until it exists`,
-        };
-      parts.push({
-        by: `calendar ${name}`,
-        raw: stored.spec?.windows ?? [],
-        path: `ExclusionCalendar ${name}: spec.windows`,
-        version: stored.metadata?.resourceVersion ?? "",
-      });
-    }
-    const k = parts.map((p) => (p.version ? `${p.by}@${p.version}` : `${p.by}=${JSON.stringify(p.raw)}`)).join("\n");
+    const reads: CalendarRead[] = calendarNamesOf(cronJob.spec).map((name) => {
+      const stored = CALENDAR_NAME_PATTERN.test(name)
+        ? (this.#cache.get(ExclusionCalendarResource, namespace, name) as
+            { metadata?: { resourceVersion?: string }; spec?: { windows?: unknown } } | undefined)
+        : undefined;
+      return stored
+        ? { name, state: "found", windows: stored.spec?.windows ?? [], version: stored.metadata?.resourceVersion }
+        : { name, state: "missing" };
+    });
+    const k = [
+      JSON.stringify(own ?? null),
+      ...reads.map((r) => (r.state === "found" ? `${r.name}@${r.version}` : `${r.name}!`)),
+    ].join("\n");
     const known = this.#parsed.get(k);
-    if (known) return { kind: "ok", exclusions: known, key: k };
-    const sources: ExclusionSource[] = [];
-    for (const p of parts) {
-      const r = parseExclusionWindows(p.raw, p.path);
-      if (!r.ok) {
-        const calendar = p.by.startsWith("calendar ") ? p.by.slice("calendar ".length) : undefined;
-        return {
-          kind: "unknown",
-          ...(calendar ? { calendar } : {}),
-          problem: `${r.errors[0]?.message ?? `${p.path}: invalid`}: slots are held until it is fixed`,
-        };
-      }
-      sources.push({ by: p.by, windows: r.windows as readonly CompiledWindow[] });
-    }
-    const exclusions = new Exclusions(sources);
+    if (known) return known;
+    const view = exclusionsOf({ metadata: { namespace }, spec: cronJob.spec }, reads);
+    const out: CronJobExclusions = view.hold
+      ? { kind: "unknown", problem: view.hold.problem, ...(view.hold.calendar ? { calendar: view.hold.calendar } : {}) }
+      : view.exclusions
+        ? { kind: "ok", exclusions: view.exclusions, key: k }
+        : { kind: "none" };
+    // The key names each calendar's version, or that it is missing: a calendar created or changed is a new key.
     if (this.#parsed.size >= 4096) this.#parsed.clear();
-    this.#parsed.set(k, exclusions);
-    return { kind: "ok", exclusions, key: k };
+    this.#parsed.set(k, out);
+    return out;
   }
 
   /** The CronJob's schedules with its exclusions applied (kept per parsed schedules and exclusions). */

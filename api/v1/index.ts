@@ -10,3 +10,4 @@ export * from "./reasons.ts";
 export * from "./concurrencygroup_types.ts";
 export * from "./exclusioncalendar_types.ts";
 export * from "./retry.ts";
+export * from "./exclusions.ts";

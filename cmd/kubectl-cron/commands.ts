@@ -1,5 +1,8 @@
 // The plugin's commands against the cluster. Each returns what to print; main.ts prints it and picks the exit code.
 import {
+  calendarNamesOf,
+  exclusionsOf,
+  hasExclusions,
   CRONJOB_NAME_LABEL,
   CronJobResource,
   manualJobName,
@@ -28,14 +31,7 @@ import type { Args } from "./args.ts";
 import { listAll } from "./api.ts";
 import { historyRows, humanDuration, iso } from "./history.ts";
 import { HANDOVER_ANNOTATION, readMigratedFrom } from "./convert.ts";
-import {
-  calendarNamesOf,
-  excludingSchedules,
-  exclusionsOf,
-  getCalendars,
-  hasExclusions,
-  NO_SLOT_LEFT,
-} from "./exclusions.ts";
+import { excludingSchedules, getCalendars, NO_SLOT_LEFT } from "./exclusions.ts";
 import { type FireTime, nextRuns } from "./next.ts";
 import { attemptText, pendingRetries, waitsFor } from "./retries.ts";
 import { sharedProblems } from "./shared.ts";

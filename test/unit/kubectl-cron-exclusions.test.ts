@@ -16,10 +16,10 @@ import {
   type RecentRun,
   RETRY_ATTEMPT_ANNOTATION,
   RETRY_OF_ANNOTATION,
+  exclusionsOf,
   retryJobName,
 } from "../../api/v1/index.ts";
 import { main } from "../../cmd/kubectl-cron/main.ts";
-import { exclusionsOf } from "../../cmd/kubectl-cron/exclusions.ts";
 import { APIError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kinds.ts";
 import { FakeAPIServer } from "../fake-apiserver.ts";

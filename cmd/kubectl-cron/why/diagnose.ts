@@ -8,7 +8,8 @@ import {
   scheduledTimeOf,
 } from "../../../api/v1/index.ts";
 import { NO_CAUSE } from "../causes.ts";
-import { type Excluded, excludingSchedules, exclusionsOf, type ExclusionsView, NO_SLOT_LEFT } from "../exclusions.ts";
+import { exclusionsOf, type ExclusionsView } from "../../../api/v1/index.ts";
+import { type Excluded, excludingSchedules, NO_SLOT_LEFT } from "../exclusions.ts";
 import { iso } from "../history.ts";
 import { nextRuns } from "../next.ts";
 import type { WhyFacts } from "../whyfacts.ts";

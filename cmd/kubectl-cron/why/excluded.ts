@@ -2,7 +2,8 @@
 // standing for a run of slots the same window held, or from the windows as read now; or spec.exclusions cannot be
 // read, a calendar missing or bad, so the operator holds every slot (calendar-not-found).
 import { CALENDAR_KIND, type RecentRun, RecordReason } from "../../../api/v1/index.ts";
-import type { CalendarHold, Excluded } from "../exclusions.ts";
+import type { CalendarHold } from "../../../api/v1/index.ts";
+import type { Excluded } from "../exclusions.ts";
 import { iso } from "../history.ts";
 import { entryLine } from "./record.ts";
 import { fact, type Found, found, type SlotContext, type Verdict } from "./verdict.ts";

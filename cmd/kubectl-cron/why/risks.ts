@@ -3,7 +3,7 @@
 // exist).
 import { CALENDAR_KIND, classifyJob, manualJobName, runNowRequestOf } from "../../../api/v1/index.ts";
 import type { CauseId } from "../causes.ts";
-import type { ExclusionsView } from "../exclusions.ts";
+import type { ExclusionsView } from "../../../api/v1/index.ts";
 import type { WhyFacts } from "../whyfacts.ts";
 import { calendarFinding } from "./excluded.ts";
 import { groupBlocker } from "./group.ts";

@@ -4,7 +4,8 @@
 import type { CronJob, Job } from "../../../api/v1/index.ts";
 import { type CauseId, type CauseParamsOf, fixOf, verdictOf } from "../causes.ts";
 import { humanDuration, iso } from "../history.ts";
-import type { Excluded, ExclusionsView } from "../exclusions.ts";
+import type { ExclusionsView } from "../../../api/v1/index.ts";
+import type { Excluded } from "../exclusions.ts";
 import type { PodFacts, WhyFacts } from "../whyfacts.ts";
 
 export const SECOND = 1000;
