@@ -933,7 +933,8 @@ const someOf = (names: readonly string[]) =>
 
 /**
  * A problem many CronJobs share, said once with how many it affects (`kubectl cron why -A`, `kubectl cron list`,
- * `kubectl cron groups`): the operator's (its finding's words, `summary`), a concurrency group's.
+ * `kubectl cron groups`): the operator's (its finding's words, `summary`), a concurrency group's, an
+ * ExclusionCalendar's.
  */
 export const FLEET = {
   /** A problem of the operator itself, or of a clock: its finding, and the CronJobs it affects. */
@@ -946,5 +947,20 @@ export const FLEET = {
   /** A group CronJobs name that does not exist: their runs wait until it does. */
   groupMissing: (p: { group: string; namespace: string; names: readonly string[] }) =>
     `group ${p.group} (${p.namespace}) does not exist: the runs of ${cronJobs(p.names.length)} naming it wait ` +
+    `(${someOf(p.names)})`,
+  /**
+   * A calendar CronJobs name (spec.exclusions.calendars) that does not exist, or whose windows do not parse
+   * (`message`: where): the operator holds their slots until it can read it (calendar-not-found).
+   */
+  calendarHeld: (p: {
+    calendar: string;
+    namespace: string;
+    missing: boolean;
+    message?: string;
+    names: readonly string[];
+  }) =>
+    `calendar ${p.calendar} (${p.namespace}) ` +
+    (p.missing ? "does not exist" : `cannot be read${p.message ? ` (${p.message})` : ""}`) +
+    `: the slots of ${cronJobs(p.names.length)} naming it are held until it ${p.missing ? "exists" : "is fixed"} ` +
     `(${someOf(p.names)})`,
 };

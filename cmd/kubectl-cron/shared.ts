@@ -1,12 +1,22 @@
 // What `kubectl cron list` says once besides its table: the problems the listed CronJobs share, each with how many
 // it affects (why/fleet.ts): the operator's own (read as `kubectl cron why` reads it: its webhooks, Lease, Pods and
-// Deployment, a constant number of reads) and their concurrency groups' (a group missing, runs waiting: one list of
-// the groups and one of their Jobs, only when a listed CronJob names a group). A read the user may not make is
-// skipped: nothing is said of what could not be read.
-import { CONCURRENCY_GROUP_LABEL, ConcurrencyGroupResource, type CronJob, groupLimitOf } from "../../api/v1/index.ts";
+// Deployment, a constant number of reads), their concurrency groups' (a group missing, runs waiting: one list of the
+// groups and one of their Jobs, only when a listed CronJob names a group) and their ExclusionCalendars' (one missing
+// or whose windows do not parse: one list of the calendars, only when a listed CronJob names one). A read the user
+// may not make is skipped: nothing is said of what could not be read.
+import {
+  calendarNamesOf,
+  CONCURRENCY_GROUP_LABEL,
+  ConcurrencyGroupResource,
+  type CronJob,
+  ExclusionCalendarResource,
+  exclusionsOf,
+  groupLimitOf,
+} from "../../api/v1/index.ts";
 import { Kinds, type KubeObject } from "../../runtime/kinds.ts";
 import { listMapped } from "./api.ts";
 import type { Context } from "./commands.ts";
+import { calendarsFromList } from "./exclusions.ts";
 import { groupJobFacts, memberOf } from "./groupfacts.ts";
 import { byNamespace, type Member } from "./groups.ts";
 import { Fleet, type SharedProblem } from "./why/fleet.ts";
@@ -35,9 +45,9 @@ export async function sharedProblems(
     const m = memberOf(c, clocks.now);
     if (m) members.push({ ...m, namespace: c.metadata?.namespace ?? "" });
   }
-  if (members.length) {
-    const scope = namespace === undefined ? {} : { namespace };
-    const where = namespace === undefined ? "any namespace" : namespace;
+  const scope = namespace === undefined ? {} : { namespace };
+  const where = namespace === undefined ? "any namespace" : namespace;
+  const groups = async () => {
     const [limits, jobs] = await Promise.all([
       clocks.attempt(`concurrencygroups in ${where}`, () =>
         listMapped(ctx.client, ConcurrencyGroupResource, scope, (g: KubeObject) => ({
@@ -51,6 +61,33 @@ export async function sharedProblems(
       ),
     ]);
     if (limits && jobs) for (const g of byNamespace(limits, members, jobs)) fleet.groupAffects(g);
-  }
+  };
+  // The calendars, one list (of the namespace, or of every namespace), each with its windows as stored; each CronJob
+  // naming one compiled by the operator's rule (exclusionsOf), so the calendar that holds its slots is the one the
+  // operator holds them by.
+  const naming = items
+    .filter((c) => calendarNamesOf(c.spec).length)
+    .sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
+  const calendars = async () => {
+    const read = await clocks.attempt(`${ExclusionCalendarResource.plural} in ${where}`, () =>
+      listMapped(ctx.client, ExclusionCalendarResource, scope, (c: KubeObject) => ({
+        namespace: c.metadata?.namespace ?? "",
+        name: c.metadata?.name ?? "",
+        windows: (c.spec as { windows?: unknown } | undefined)?.windows ?? [],
+      })),
+    );
+    if (!read) return;
+    const inNamespace = new Map<string, Map<string, unknown>>();
+    for (const c of read) {
+      const own = inNamespace.get(c.namespace) ?? new Map<string, unknown>();
+      inNamespace.set(c.namespace, own.set(c.name, c.windows));
+    }
+    for (const c of naming) {
+      const ns = c.metadata?.namespace ?? "";
+      const { hold } = exclusionsOf(c, calendarsFromList(c.spec, inNamespace.get(ns) ?? new Map(), ""));
+      fleet.calendarAffects(ns, c.metadata?.name ?? "", hold);
+    }
+  };
+  await Promise.all([members.length ? groups() : undefined, naming.length ? calendars() : undefined]);
   return fleet.problems();
 }

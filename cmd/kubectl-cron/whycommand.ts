@@ -1,8 +1,8 @@
 // `kubectl cron why [NAME] [--slot=TIME]`: reads (whyfacts.ts), diagnoses (why.ts), prints. With NAME: the whole
 // diagnosis. Without: every CronJob of the namespace (or -A, or -l), one line for each that needs attention for a
-// cause of its own, and once each the problems many share (the operator's, a group's: why/fleet.ts) with how many
-// CronJobs they affect. Exit code: 0 healthy, 1 a cause found, 2 cannot tell.
-import { CronJobResource, type CronJob, RESOURCE } from "../../api/v1/index.ts";
+// cause of its own, and once each the problems many share (the operator's, a group's, a calendar's: why/fleet.ts)
+// with how many CronJobs they affect. Exit code: 0 healthy, 1 a cause found, 2 cannot tell.
+import { CronJobResource, type CronJob, exclusionsOf, RESOURCE } from "../../api/v1/index.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import type { Args } from "./args.ts";
 import { UsageError } from "./args.ts";
@@ -81,7 +81,9 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
       checked++;
       if (d.exitCode === 1 || (d.exitCode === 2 && worst === 0)) worst = d.exitCode;
       if (d.exitCode === 0) continue;
-      const own = fleet.add(d, f, f.group);
+      // What holds its slots by its spec.exclusions, as read (the calendars: one list of its namespace's).
+      const hold = f.calendars ? exclusionsOf(f.cronJob, f.calendars).hold : undefined;
+      const own = fleet.add(d, f, f.group, hold);
       if (!table) items.push(d);
       else if (own) lines.push(`${own}\n`);
     }

@@ -1992,10 +1992,138 @@ describe("kubectl cron why [-A] [-l SEL]: one line per CronJob that needs attent
     );
     assert.equal(`(operator)\t${json.shared[0]!.cause}\t${json.shared[0]!.text}`, r.out.split("\n")[0]);
   });
+
+  it("a calendar missing that several CronJobs name is one line per namespace; one that exists now is not", async () => {
+    const calendars = (...names: string[]) => ({ exclusions: { calendars: names } });
+    const problem = (calendar: string, namespace = NS) =>
+      `spec.exclusions.calendars names ${calendar}, which is not an ${CALENDAR_KIND} of namespace ${namespace}: slots are held until it exists`;
+    const heldBy = (calendar: string, namespace = NS) => ({
+      lastScheduleTime: PREV_SLOT,
+      recentRuns: [entry(SLOT, "Held", "CalendarNotFound", { message: `held: ${problem(calendar, namespace)}` })],
+      conditions: [
+        { type: "Degraded", status: "True", reason: "CalendarNotFound", message: problem(calendar, namespace) },
+      ],
+    });
+    const server = await cluster([
+      // prod: holidays-de does not exist. backup ran before it went (a finding besides), nightly's slot is held,
+      // report is suspended (its own line too); weekly's slot was held by team-cal, which exists now.
+      cronJob({
+        spec: calendars("holidays-de"),
+        status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB })] },
+      }),
+      job(JOB, SLOT, { state: "complete", start: at(SLOT, 3), end: at(SLOT, 15) }),
+      named("nightly", { spec: calendars("holidays-de"), status: heldBy("holidays-de") }),
+      named("report", { spec: { suspend: true, ...calendars("holidays-de") } }),
+      named("weekly", { spec: calendars("team-cal"), status: heldBy("team-cal") }),
+      {
+        apiVersion: API_VERSION,
+        kind: CALENDAR_KIND,
+        metadata: { name: "team-cal", namespace: NS },
+        spec: { windows: [{ name: "offsite", start: "2026-12-01" }] },
+      } as KubeObject,
+      // staging: a calendar of the same name, missing there too: a problem of its own namespace.
+      named("nightly", {
+        meta: { namespace: "staging", uid: "uid-staging-nightly" },
+        spec: calendars("holidays-de"),
+        status: heldBy("holidays-de", "staging"),
+      }),
+    ]);
+    const missing = (namespace: string, n: string, names: string) =>
+      `calendar holidays-de (${namespace}) does not exist: the slots of ${n} naming it are held until it exists (${names})`;
+    const prod = missing(NS, "3 CronJobs", "backup, nightly, report");
+    const staging = missing("staging", "1 CronJob", "nightly");
+    const weekly =
+      `did not run at ${SLOT_TEXT}: spec.exclusions.calendars names team-cal, which is not an ${CALENDAR_KIND} of ` +
+      `namespace ${NS}: its slots are held until it exists`;
+    const suspended = `did not run at ${SLOT_TEXT}: the CronJob is suspended`;
+    const all = await run(server, ["why", "-A"]);
+    assert.equal(all.code, 1, all.err);
+    assert.deepEqual(all.out.trimEnd().split("\n"), [
+      `(calendar)\tcalendar-not-found\t${prod}`,
+      `(calendar)\tcalendar-not-found\t${staging}`,
+      `${NS}/report\tsuspended\t${suspended}`,
+      `${NS}/weekly\tcalendar-not-found\t${weekly}`,
+    ]);
+    // -o json: every diagnosis, and each calendar's problem with every CronJob it holds.
+    const json = JSON.parse((await run(server, ["why", "-A", "-o", "json"])).out) as {
+      items: Diagnosis[];
+      shared: { cause: string; text: string; cronJobs: string[] }[];
+    };
+    assert.deepEqual(
+      json.items.map((d) => `${d.cronJob.namespace}/${d.cronJob.name}`),
+      [`${NS}/backup`, `${NS}/nightly`, `${NS}/report`, `${NS}/weekly`, "staging/nightly"],
+    );
+    assert.deepEqual(
+      json.shared.map((p) => [p.cause, p.text, p.cronJobs]),
+      [
+        ["calendar-not-found", prod, [`${NS}/backup`, `${NS}/nightly`, `${NS}/report`]],
+        ["calendar-not-found", staging, ["staging/nightly"]],
+      ],
+    );
+    // One namespace: its own calendar's problem only.
+    const one = await run(server, ["why"]);
+    assert.deepEqual(one.out.trimEnd().split("\n"), [
+      `(calendar)\tcalendar-not-found\t${prod}`,
+      `report\tsuspended\t${suspended}`,
+      `weekly\tcalendar-not-found\t${weekly}`,
+    ]);
+    // `list`: the same problems once each on stderr, the calendars read in one list (of every namespace with -A).
+    server.requests.length = 0;
+    const listed = await run(server, ["list", "-A"]);
+    assert.equal(listed.code, 0, listed.err);
+    assert.deepEqual(listed.err.trimEnd().split("\n"), [prod, staging]);
+    assert.deepEqual(
+      server.requests.filter((q) => q.path.endsWith("/exclusioncalendars")).map((q) => q.path),
+      [`/apis/${GROUP}/v1/exclusioncalendars`],
+    );
+    server.requests.length = 0;
+    const inProd = await run(server, ["list", "-o", "json"]);
+    assert.equal(inProd.err, `${prod}\n`);
+    assert.deepEqual(
+      (JSON.parse(inProd.out) as { shared: { cause: string; text: string; cronJobs: string[] }[] }).shared,
+      [{ cause: "calendar-not-found", text: prod, cronJobs: ["backup", "nightly", "report"] }],
+    );
+    assert.deepEqual(
+      server.requests.filter((q) => q.path.endsWith("/exclusioncalendars")).map((q) => q.path),
+      [`/apis/${GROUP}/v1/namespaces/${NS}/exclusioncalendars`],
+    );
+    // The calendars the user may not read: nothing is said of them as shared; a held slot is its CronJob's own line.
+    server.deny = (q) =>
+      q.path.endsWith("/exclusioncalendars")
+        ? new APIError(403, "Forbidden", "exclusioncalendars is forbidden")
+        : undefined;
+    const denied = await run(server, ["list", "-A"]);
+    assert.equal(denied.err, "");
+    const blind = await run(server, ["why"]);
+    assert.deepEqual(
+      blind.out
+        .trimEnd()
+        .split("\n")
+        .map((l) => l.split("\t").slice(0, 2).join(" ")),
+      ["nightly calendar-not-found", "report suspended", "weekly calendar-not-found"],
+    );
+  });
+
+  it("a group that exists now is not said missing for all: a slot held before it was created is its own line", async () => {
+    const notFound = (name: string) =>
+      cronJob({
+        meta: { name, uid: `uid-${name}` },
+        spec: { concurrencyGroup: GROUP_NAME },
+        status: { lastScheduleTime: PREV_SLOT, recentRuns: [entry(SLOT, "Held", "ConcurrencyGroupNotFound")] },
+      });
+    const server = await cluster([notFound("backup"), notFound("nightly"), concurrencyGroup(GROUP_NAME, 2)]);
+    const r = await run(server, ["why"]);
+    assert.equal(r.code, 1, r.err);
+    const held = `did not run at ${SLOT_TEXT}: spec.concurrencyGroup names ${GROUP_NAME}, which is not a ConcurrencyGroup of namespace ${NS}: its runs wait until it exists`;
+    assert.deepEqual(r.out.trimEnd().split("\n"), [
+      `backup\tgroup-not-found\t${held}`,
+      `nightly\tgroup-not-found\t${held}`,
+    ]);
+  });
 });
 
 describe("kubectl cron why -A and list at 5,000 CronJobs: a problem many share is said once", () => {
-  it("the operator down, its webhooks unserved, a group full and a group missing: one line each, with the count", async () => {
+  it("the operator down, its webhooks unserved, a group full, a group missing, a calendar missing and one that does not parse: one line each, with the count", async () => {
     const op = operator();
     const down = structuredClone(op.pod) as KubeObject & { status: Record<string, unknown> };
     down.status = {
@@ -2011,7 +2139,15 @@ describe("kubectl cron why -A and list at 5,000 CronJobs: a problem many share i
     // No recorded uids: the fake maps each seeded one into every later object (quadratic at 5,000).
     const at5000 = (name: string, namespace: string, o: Parameters<typeof cronJob>[0] = {}) =>
       cronJob({ ...o, meta: { name, namespace, uid: undefined } });
-    const objects: KubeObject[] = [concurrencyGroup(GROUP_NAME, 2)];
+    // A calendar whose windows do not parse: every slot of a CronJob naming it is held, as when it is missing.
+    const broken = {
+      apiVersion: API_VERSION,
+      kind: CALENDAR_KIND,
+      metadata: { name: "broken", namespace: NS },
+      spec: { windows: [{ start: "2026-11-31" }] },
+    } as KubeObject;
+    const BROKEN = 'spec.windows[0].start: Invalid value: "2026-11-31": no such day: November 2026 has 30 days';
+    const objects: KubeObject[] = [concurrencyGroup(GROUP_NAME, 2), broken];
     const waiting: string[] = [];
     for (let i = 0; i < 5000; i++) {
       const namespace = i < 4000 ? NS : "staging";
@@ -2042,6 +2178,25 @@ describe("kubectl cron why -A and list at 5,000 CronJobs: a problem many share i
             status: { lastScheduleTime: PREV_SLOT, recentRuns: [entry(SLOT, "Held", "ConcurrencyGroupNotFound")] },
           }),
         );
+      } else if (i >= 45 && i < 48) {
+        const problem = `spec.exclusions.calendars names nosuch-cal, which is not an ${CALENDAR_KIND} of namespace ${NS}: slots are held until it exists`;
+        objects.push(
+          at5000(name, namespace, {
+            spec: { exclusions: { calendars: ["nosuch-cal"] } },
+            status: {
+              lastScheduleTime: PREV_SLOT,
+              recentRuns: [entry(SLOT, "Held", "CalendarNotFound", { message: `held: ${problem}` })],
+              conditions: [{ type: "Degraded", status: "True", reason: "CalendarNotFound", message: problem }],
+            },
+          }),
+        );
+      } else if (i >= 48 && i < 50) {
+        objects.push(
+          at5000(name, namespace, {
+            spec: { exclusions: { calendars: ["broken"] } },
+            status: { lastScheduleTime: PREV_SLOT },
+          }),
+        );
       } else if (i >= 50 && i < 53) {
         objects.push(at5000(name, namespace, { spec: { suspend: true } }));
       } else {
@@ -2060,6 +2215,8 @@ describe("kubectl cron why -A and list at 5,000 CronJobs: a problem many share i
       `(operator)\toperator-webhook-failing\twebhook conversion/cronjobs.${GROUP} has no ready endpoint (${service}): affects ${all}`,
       `(group)\tgroup-not-found\tgroup nosuch (${NS}) does not exist: the runs of 5 CronJobs naming it wait (cj-0040, cj-0041, cj-0042 and 2 more)`,
       `(group)\tgroup-full\tgroup ${GROUP_NAME} (${NS}) full at 2/2: 37 CronJobs waiting (cj-0000, cj-0001, cj-0002 and 34 more)`,
+      `(calendar)\tcalendar-not-found\tcalendar broken (${NS}) cannot be read (${BROKEN}): the slots of 2 CronJobs naming it are held until it is fixed (cj-0048, cj-0049)`,
+      `(calendar)\tcalendar-not-found\tcalendar nosuch-cal (${NS}) does not exist: the slots of 3 CronJobs naming it are held until it exists (cj-0045, cj-0046, cj-0047)`,
       suspended("cj-0050"),
       suspended("cj-0051"),
       suspended("cj-0052"),
@@ -2077,9 +2234,19 @@ describe("kubectl cron why -A and list at 5,000 CronJobs: a problem many share i
       `webhook conversion/cronjobs.${GROUP} has no ready endpoint (${service}): affects ${some}`,
       `group nosuch (${NS}) does not exist: the runs of 5 CronJobs naming it wait (cj-0040, cj-0041, cj-0042 and 2 more)`,
       `group ${GROUP_NAME} (${NS}) full at 2/2: 37 CronJobs waiting (cj-0000, cj-0001, cj-0002 and 34 more)`,
+      `calendar broken (${NS}) cannot be read (${BROKEN}): the slots of 2 CronJobs naming it are held until it is fixed (cj-0048, cj-0049)`,
+      `calendar nosuch-cal (${NS}) does not exist: the slots of 3 CronJobs naming it are held until it exists (cj-0045, cj-0046, cj-0047)`,
     ]);
     const reads = server.requests.filter((q) => q.method === "GET" && !q.path.endsWith("/cronjobs"));
-    assert.ok(reads.length < 20, `the operator's and the groups' state in a few reads: ${reads.map((q) => q.path)}`);
+    assert.ok(
+      reads.length < 20,
+      `the operator's, groups' and calendars' state in a few reads: ${reads.map((q) => q.path)}`,
+    );
+    assert.deepEqual(
+      reads.filter((q) => q.path.endsWith("/exclusioncalendars")).map((q) => q.path),
+      ["/apis/batch.tutorial.kubebuilder.io/v1/exclusioncalendars"],
+      "the calendars in one list of every namespace, none read per CronJob",
+    );
     assert.match(listed.out.split("\n")[0]!, /SUSPEND +GROUP +ACTIVE/);
   });
 });
