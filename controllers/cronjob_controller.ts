@@ -768,7 +768,7 @@ const MAX_EXCLUDED_PER_PASS = 1000;
 
 /**
  * Step 7's exclusions into the record: the slots of the schedules as written that an exclusion window held, since
- * the last run or the newest excluded slot recorded, each window's run of them one Skipped entry (no Event, no
+ * the stored status's last run or the newest excluded slot recorded, each window's run of them one Skipped entry (no Event, no
  * count: an excluded slot is not a missed run).
  */
 function recordExcluded(pass: Pass, schedules: CronJobSchedules, anchor: Date | undefined, now: Date): void {
@@ -776,7 +776,11 @@ function recordExcluded(pass: Pass, schedules: CronJobSchedules, anchor: Date | 
   const recorded = (status.recentRuns ?? [])
     .filter((e) => e.reason === RecordReason.ExcludedByCalendar && e.scheduledTime)
     .map((e) => Date.parse(e.scheduledTime!));
-  const base = Date.parse(status.lastScheduleTime ?? cronJob.metadata.creationTimestamp ?? rfc3339(now));
+  // From the last run the stored status knows of, not the one the children just showed: a pass whose status write
+  // waited (--status-write-delay, a burst) recorded excluded slots that a later pass, which already sees the next
+  // slot's Job, must record again.
+  const stored = cronJob.status?.lastScheduleTime ?? cronJob.metadata.creationTimestamp ?? rfc3339(now);
+  const base = Date.parse(stored);
   let after = new Date(Math.max(base, ...recorded));
   const raw = schedules.written;
   const excluded: { slot: Date; by: string; window: string }[] = [];

@@ -43,7 +43,9 @@ export function historyRows(jobs: readonly Job[], ownerUID: string, now: Date): 
   const owned = jobs.filter((j) => (j.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === ownerUID));
   const rows = owned.map((job) => rowOf(job, now));
   const key = (r: HistoryRow) => r.scheduledTime ?? r.startTime ?? "";
-  return rows.sort((a, b) => key(a).localeCompare(key(b)) || a.name.localeCompare(b.name));
+  // A slot's attempts in their order (retry names are hashes): the first Job, then attempt 1, 2, …
+  const attempt = (r: HistoryRow) => Number(r.attempt?.split("/")[0] ?? 0);
+  return rows.sort((a, b) => key(a).localeCompare(key(b)) || attempt(a) - attempt(b) || a.name.localeCompare(b.name));
 }
 
 function rowOf(job: Job, now: Date): HistoryRow {

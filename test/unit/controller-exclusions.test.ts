@@ -33,6 +33,8 @@ interface SetUp {
   start: string;
   spec?: Record<string, unknown>;
   annotations?: Record<string, string>;
+  /** --status-write-delay (the manager's default is 60 s; 0 here unless given). */
+  statusDelayMs?: number;
 }
 
 async function setUp(o: SetUp) {
@@ -42,7 +44,14 @@ async function setUp(o: SetUp) {
   const recorder = new FakeRecorder();
   const counted: RunOutcome[] = [];
   const metrics: CronJobRunMetrics = { countRun: (_ns, _name, outcome) => counted.push(outcome), forget() {} };
-  const reconciler = new CronJobReconciler({ client, cache: client.cache, recorder, clock, metrics });
+  const reconciler = new CronJobReconciler({
+    client,
+    cache: client.cache,
+    recorder,
+    clock,
+    metrics,
+    statusDelayMs: o.statusDelayMs ?? 0,
+  });
   await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
   client.seed(CronJobKind, {
     apiVersion: "batch.tutorial.kubebuilder.io/v1",
@@ -288,5 +297,55 @@ describe("exclusions: what they do not hold", () => {
         "excluded by spec.exclusions: lunch (2 slots from 2026-11-25T11:00:00Z)",
       ),
     ]);
+  });
+});
+
+describe("exclusions under the manager's status-write delay", () => {
+  it("excluded slots decided by passes whose status write waited are recorded by the pass after the next run", async () => {
+    // Every minute, a window over 10:02 and 10:03, --status-write-delay 60 s (the manager's default). No pass comes
+    // in the window (the wake-up skips it): the 10:04 pass finds the excluded slots, and its write waits behind the
+    // 10:04 run; the pass that writes (the Job ended) already sees 10:04's Job, and must still record them.
+    const t = await setUp({
+      start: "2026-11-26T10:00:35Z",
+      statusDelayMs: 60_000,
+      spec: {
+        schedule: "* * * * *",
+        exclusions: { windows: [{ name: "e2e freeze", start: "2026-11-26T10:02", end: "2026-11-26T10:04" }] },
+      },
+    });
+    const finish = async (at: string) => {
+      for (const j of (await t.client.list<Job>(Kinds.Job, { namespace: "ns" })).items) {
+        if (j.status?.conditions?.length) continue;
+        const status = {
+          startTime: at,
+          completionTime: at,
+          succeeded: 1,
+          conditions: [
+            { type: "SuccessCriteriaMet", status: "True", lastTransitionTime: at },
+            { type: "Complete", status: "True", lastTransitionTime: at },
+          ],
+        };
+        await t.client.updateStatus(Kinds.Job, { ...j, status });
+      }
+    };
+    await t.reconcile();
+    await t.reconcile("2026-11-26T10:01:00.020Z");
+    await finish("2026-11-26T10:01:01Z");
+    await t.reconcile("2026-11-26T10:01:01.100Z");
+    await t.reconcile("2026-11-26T10:04:00.020Z");
+    await finish("2026-11-26T10:04:01Z");
+    await t.reconcile("2026-11-26T10:04:01.100Z");
+    await t.reconcile("2026-11-26T10:05:30Z");
+    assert.deepEqual(await t.names(), [
+      slotJob("2026-11-26T10:00:00Z"),
+      slotJob("2026-11-26T10:01:00Z"),
+      slotJob("2026-11-26T10:04:00Z"),
+      slotJob("2026-11-26T10:05:00Z"),
+    ]);
+    const skipped = (await t.record()).filter((e) => e.reason === "ExcludedByCalendar");
+    assert.deepEqual(
+      skipped.map((e) => [e.scheduledTime, e.message]),
+      [["2026-11-26T10:03:00Z", "excluded by spec.exclusions: e2e freeze (2 slots from 2026-11-26T10:02:00Z)"]],
+    );
   });
 });

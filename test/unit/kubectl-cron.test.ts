@@ -8,6 +8,9 @@ import {
   manualJobName,
   RUN_NOW_REQUEST_ANNOTATION,
   INSTANTIATE_ANNOTATION,
+  RETRY_ATTEMPT_ANNOTATION,
+  RETRY_OF_ANNOTATION,
+  retryJobName,
 } from "../../api/v1/index.ts";
 import { parseSchedule, resolveHashedSchedule } from "../../api/v1/schedule/index.ts";
 import type { Job } from "../../api/v1/index.ts";
@@ -321,6 +324,29 @@ describe("kubectl cron history", () => {
       ],
     );
     assert.equal(rows[1]?.scheduledTime, "2026-01-01T01:00:00Z");
+  });
+
+  it("lists a slot's attempts in their order (retry names are hashes): the first Job, then attempt 1, 2, …", () => {
+    const slot = "2026-01-01T01:00:00Z";
+    const first = "b-1767229200";
+    const attempt = (k: number) =>
+      job({
+        name: retryJobName("b", first, k),
+        slot,
+        annotations: { [RETRY_OF_ANNOTATION]: first, [RETRY_ATTEMPT_ANNOTATION]: `${k}/4` },
+      });
+    // Whatever order the hashes sort in, and the API server lists them in.
+    for (const listed of [
+      [attempt(3), attempt(1), job({ name: first, slot }), attempt(4), attempt(2)],
+      [attempt(4), attempt(2), attempt(3), attempt(1), job({ name: first, slot })],
+    ]) {
+      const rows = historyRows(listed, owner, new Date("2026-01-01T02:00:00Z"));
+      assert.deepEqual(
+        rows.map((r) => r.name),
+        // By name attempt 4 (b-r27c…) would come second.
+        [first, ...[1, 2, 3, 4].map((k) => retryJobName("b", first, k))],
+      );
+    }
   });
 
   it("asks the API server for the Jobs labelled with the CronJob's name, and still keeps only its own UID's", async () => {
