@@ -6,10 +6,10 @@
 // the second retry; `kubectl cron why` and `next` say the pending attempt while it waits, and the record ends with
 // both attempts. Needs root (the node); `make test-e2e`.
 //
-// The windows are local wall clock (UTC here: no spec.timeZone) at minute resolution, so (1) uses "* * * * *" and a
-// window of two whole minutes. (2) is disruptive (run.ts runs it with the others, in DISRUPTIONS' order). Its
-// CronJob fires once in the test (a cron for one minute of the year) with concurrencyPolicy Allow: under Forbid or
-// Replace a retry is superseded once a newer slot's run starts, and a suspended CronJob runs no retries.
+// The windows are local wall clock (UTC here: no spec.timeZone); (1) uses "* * * * *" and a window of two whole
+// minutes. (2) is disruptive (run.ts runs it with the others, in DISRUPTIONS' order). Its CronJob fires once in the
+// test (a cron for one minute of the year) with concurrencyPolicy Allow: under Forbid or Replace a retry is
+// superseded once a newer slot's run starts, and a suspended CronJob runs no retries.
 import assert from "node:assert/strict";
 import { it } from "node:test";
 import { RETRY_ATTEMPT_ANNOTATION, RETRY_OF_ANNOTATION, retryJobName } from "../../api/v1/index.ts";
@@ -96,13 +96,17 @@ e2eDescribe("end to end: an exclusion window over two slots, on a real node", { 
       );
       const created = Date.parse(String((await get("freeze")).metadata.creationTimestamp));
 
-      // `kubectl cron next`, before the window: both slots marked, and the first slot after them is the next run.
+      // `kubectl cron next`, before the window and once the slot before it (when it is the CronJob's) has passed:
+      // the window's two slots come first, marked, and the first slot after them is named the next run.
+      if (before > Date.now()) await sleep(before - Date.now() + 1000);
       const next = await plugin(["next", "freeze", "--count=4"]);
       const answered = Date.now();
       assert.equal(next.code, 0, next.stderr);
       assert.ok(answered < e1, `next answered at ${utc(answered)}, before the window's first slot ${utc(e1)}`);
       const row = (t: number, cell: string) => new RegExp(`^${utc(t)}\\s+${utc(t)}\\s+${escape(cell)}\\s*$`, "m");
       for (const t of excluded) assert.match(next.stdout, row(t, `spec.exclusions: ${WINDOW}`));
+      const marked = next.stdout.split("\n").filter((l) => l.includes("spec.exclusions:"));
+      assert.equal(marked.length, 2, `exactly the window's two slots are marked:\n${next.stdout}`);
       assert.match(next.stdout, row(after, "-"));
       assert.match(
         next.stdout,
@@ -126,47 +130,20 @@ e2eDescribe("end to end: an exclusion window over two slots, on a real node", { 
       // minute).
       if (before > created) assert.deepEqual(bySlot(before), [`freeze-${before / 1000}`], `one Job for ${utc(before)}`);
 
-      // The record: one Skipped entry for both slots, on the newest, counting them.
-      const record = await eventually(
-        "the record's ExcludedByCalendar entry for both slots",
-        async () => {
-          const r = recordOf(await get("freeze"));
-          const x = r.filter((e) => e.reason === "ExcludedByCalendar");
-          return x.length === 1 && Date.parse(x[0]!.scheduledTime ?? "") === excluded[1] ? r : undefined;
-        },
-        30_000,
-        undefined,
-        POLL_MS,
-      );
-      const skipped = record.filter((e) => e.reason === "ExcludedByCalendar");
-      assert.equal(skipped.length, 1, JSON.stringify(record));
-      assert.equal(skipped[0]!.decision, "Skipped");
-      assert.equal(skipped[0]!.trigger, "Schedule");
-      assert.equal(skipped[0]!.message, `excluded by spec.exclusions: ${WINDOW} (2 slots from ${utc(e1)})`);
-      assert.ok(!skipped[0]!.job, "no Job on the excluded entry");
-      const missed = record.filter((e) => e.decision === "Missed");
-      assert.deepEqual(missed, [], "an excluded slot is not a missed run");
-      const ran = record.find((e) => Date.parse(e.scheduledTime ?? "") === after);
-      assert.equal(ran?.decision, "Created", JSON.stringify(record));
-
-      // `kubectl cron why --slot`: each excluded slot explained, by the record's entry and the window read now.
-      const why = await plugin(["why", "freeze", `--slot=${utc(e1)}`, "-o", "json"]);
-      const d = JSON.parse(why.stdout) as WhyJSON;
-      assert.equal(why.code, d.exitCode, "the exit code is the diagnosis'");
-      assert.equal(d.cause, "excluded", why.stdout);
+      // `kubectl cron why --slot`: each excluded slot explained, by the window that holds it (read now, in its zone).
+      const why = async (slot: string) => {
+        const r = await plugin(["why", "freeze", `--slot=${slot}`, "-o", "json"]);
+        const d = JSON.parse(r.stdout) as WhyJSON;
+        assert.equal(r.code, d.exitCode, "the exit code is the diagnosis'");
+        return d;
+      };
+      const d = await why(utc(e1));
+      assert.equal(d.cause, "excluded", JSON.stringify(d));
       assert.equal(d.exitCode, 1);
       assert.equal(d.verdict, `did not run at ${whyText(e1)}: excluded by spec.exclusions: ${WINDOW}`);
-      const evidence = d.evidence.join("\n");
-      assert.match(evidence, /Schedule Skipped \(ExcludedByCalendar\)/);
       assert.ok(
-        d.evidence.includes(
-          `the entry stands for the slots from ${utc(e1)} to ${utc(excluded[1]!)} the same window held`,
-        ),
-        evidence,
-      );
-      assert.match(
-        evidence,
-        new RegExp(`^spec\\.exclusions\\.windows: the window "${WINDOW}" holds .*, read in UTC$`, "m"),
+        d.evidence.includes(`spec.exclusions.windows: the window "${WINDOW}" holds ${whyText(e1)}, read in UTC`),
+        d.evidence.join("\n"),
       );
       assert.ok(
         d.fix.some((f) => f.includes(`--from=${utc(e1)} --to=${utc(e1)} --include-excluded`)),
@@ -178,9 +155,51 @@ e2eDescribe("end to end: an exclusion window over two slots, on a real node", { 
       assert.match(
         text.stdout,
         new RegExp(
-          `^why/freeze: did not run at ${whyText(excluded[1]!)}: excluded by spec\\.exclusions: ${WINDOW}$`,
+          `^${NS}/freeze: did not run at ${whyText(excluded[1]!)}: excluded by spec\\.exclusions: ${WINDOW}$`,
           "m",
         ),
+      );
+
+      // The record, once it has the run after the window: one Skipped entry for both slots, on the newer, counting
+      // them; not a missed run.
+      let seen: unknown;
+      const record = await eventually(
+        `the record's entries for ${utc(after)} and the excluded slots`,
+        async () => {
+          const cj = await get("freeze");
+          seen = cj.status?.recentRuns;
+          const r = recordOf(cj);
+          const ran = r.some((e) => Date.parse(e.scheduledTime ?? "") === after && e.decision === "Created");
+          return ran && r.some((e) => e.reason === "ExcludedByCalendar") ? r : undefined;
+        },
+        30_000,
+        () => `; status.recentRuns: ${JSON.stringify(seen)}`,
+        POLL_MS,
+      );
+      const skipped = record.filter((e) => e.reason === "ExcludedByCalendar");
+      assert.equal(skipped.length, 1, JSON.stringify(record));
+      assert.equal(skipped[0]!.decision, "Skipped");
+      assert.equal(skipped[0]!.trigger, "Schedule");
+      assert.equal(skipped[0]!.scheduledTime, utc(excluded[1]!));
+      assert.equal(skipped[0]!.message, `excluded by spec.exclusions: ${WINDOW} (2 slots from ${utc(e1)})`);
+      assert.ok(!skipped[0]!.job, "no Job on the excluded entry");
+      assert.deepEqual(
+        record.filter((e) => e.decision === "Missed"),
+        [],
+        "an excluded slot is not a missed run",
+      );
+      // And why names the record's entry, the run of slots it stands for.
+      const recorded = await why(utc(e1));
+      assert.equal(recorded.cause, "excluded");
+      assert.ok(
+        recorded.evidence.some((e) => /Schedule Skipped \(ExcludedByCalendar\)/.test(e)),
+        recorded.evidence.join("\n"),
+      );
+      assert.ok(
+        recorded.evidence.includes(
+          `the entry stands for the slots from ${utc(e1)} to ${utc(excluded[1]!)} the same window held`,
+        ),
+        recorded.evidence.join("\n"),
       );
       await kubectl(["delete", CRONJOBS, "freeze", "-n", NS, "--wait=false"]);
     },
@@ -384,22 +403,27 @@ e2eDescribe(
       assert.equal(entry1?.message, `attempt 1 of ${LIMIT}: Job ${first} failed`);
       const entry2 = record.find((e) => e.job === r2);
       assert.equal(entry2?.message, `attempt 2 of ${LIMIT}: Job ${r1} failed`);
-      await waitForEvent(NS_R, NAME, new RegExp(`^RetryCreated: Created job ${r1}: attempt 1 of ${LIMIT} for `));
+      // Attempt 2's Event, from the new leader. Attempt 1's comes from the leader killed right after creating it, and
+      // may have died with it (an Event is sent after the create): its record entry above is what stays.
       await waitForEvent(NS_R, NAME, new RegExp(`^RetryCreated: Created job ${r2}: attempt 2 of ${LIMIT} for `));
+
+      // The suite leaves the operator as it found it: two Ready replicas.
+      await settled();
+
+      // `kubectl cron history`, oldest first: the slot's Job, then its attempts in order, each labelled k/N.
       const history = await plugin(["history", NAME, "-o", "json"]);
       assert.equal(history.code, 0, history.stderr);
       const rows = (JSON.parse(history.stdout) as { items: { name: string; trigger: string; attempt?: string }[] })
         .items;
       assert.deepEqual(
-        rows.filter((r) => r.trigger === "retry").map((r) => [r.name, r.attempt]),
+        rows.map((r) => [r.name, r.trigger, r.attempt]),
         [
-          [r1, `1/${LIMIT}`],
-          [r2, `2/${LIMIT}`],
+          [first, "scheduled", undefined],
+          [r1, "retry", `1/${LIMIT}`],
+          [r2, "retry", `2/${LIMIT}`],
         ],
+        `history lists the slot's Jobs oldest first:\n${history.stdout}`,
       );
-
-      // The suite leaves the operator as it found it: two Ready replicas.
-      await settled();
     });
   },
 );
