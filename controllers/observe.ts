@@ -197,7 +197,14 @@ export function observeChildren(o: {
   const ours = jobs
     .map((job) => ({ job, row: triggerOfJob(triggers, job) }))
     .filter(({ job, row }) => row.ours(cronJob, job))
-    .map(({ job, row }) => ({ job, subject: row.recorded(job) }));
+    // How the record names a Job is asked only for one it lacks (the rest only get their outcome): a getter, as every
+    // pass walks every Job of the CronJob.
+    .map(({ job, row }) => ({
+      job,
+      get subject() {
+        return row.recorded(job);
+      },
+    }));
   books = recordFromChildren(books, ours);
   if (cronJob.metadata.generation !== undefined) books.observedGeneration = cronJob.metadata.generation;
   return { status: books, jobs, newlyEnded, events, counts, reported, replaced };

@@ -19,7 +19,7 @@
 // not 20 000 slot tests), jumping only as far as the offset in force at the slot is known to hold, so a DST
 // change inside a span never makes it skip a slot the span does not hold.
 
-import { GO_SPACE, parseScheduleSpec, type CronFields } from "./grammar.ts";
+import { GO_SPACE, MONTH_LONG_NAMES, parseScheduleSpec, type CronFields } from "./grammar.ts";
 import type { Schedule } from "./schedule.ts";
 import { ZoneRules } from "./timezone.ts";
 
@@ -115,21 +115,7 @@ function invalid(field: string, value: unknown, reason: string): FieldError {
 // ---------------------------------------------------------------------------------------------------------------
 // Dates and times
 
-const MONTH_NAMES = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-const MONTH_LONG_NAMES = [
-  "January",
-  "February",
-  "March",
-  "April",
-  "May",
-  "June",
-  "July",
-  "August",
-  "September",
-  "October",
-  "November",
-  "December",
-];
+const MONTH_NAMES = MONTH_LONG_NAMES.map((n) => n.slice(0, 3));
 /** Monday first, as people list weekdays; index 7 is Sunday again (cron's 0). */
 const ISO_DAY_NAMES = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 

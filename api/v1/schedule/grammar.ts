@@ -38,7 +38,7 @@ interface FieldSpec {
 
 const MONTH_NAMES = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
 const DAY_NAMES = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
-const MONTH_LONG_NAMES = [
+export const MONTH_LONG_NAMES = [
   "January",
   "February",
   "March",
