@@ -387,7 +387,7 @@ export class CronJobReconciler implements Reconciler {
     }
     // What the rows will still need is kept from history cleanup, whether they run this pass or not.
     for (const trigger of this.triggers)
-      for (const name of trigger.keeps?.(cronJob, [...pass.jobs.values()]) ?? []) pass.kept.add(name);
+      for (const name of trigger.keeps?.(cronJob, [...pass.jobs.values()], pass.status) ?? []) pass.kept.add(name);
     let more = false;
     for (const trigger of runs) more = (await this.runTrigger(pass, trigger, input, ctx)) || more;
     const { namespace = "", name = "" } = cronJob.metadata;

@@ -195,7 +195,11 @@ export interface Trigger<Name extends string = string> {
    * Finished Jobs the row will still need (a failed run a retry may be owed for): history cleanup keeps them, also
    * on a pass that does not run the row (suspended, stopped), so a resume still finds them.
    */
-  keeps?(cronJob: SourceInput["cronJob"], jobs: readonly Readonly<Job>[]): string[];
+  keeps?(
+    cronJob: SourceInput["cronJob"],
+    jobs: readonly Readonly<Job>[],
+    status: Readonly<CronJobWireStatus> | undefined,
+  ): string[];
   /**
    * The admission webhook's check of the trigger's own request (its annotation) and settings: errors name the field
    * and the value. The webhook runs every row's; none for a trigger with nothing to check.
@@ -671,6 +675,45 @@ function chainsOf(cronJob: CronJobView, jobs: readonly Readonly<Job>[]): Chain[]
   return [...chains.values()].sort((a, b) => a.slot.getTime() - b.slot.getTime() || a.first.localeCompare(b.first));
 }
 
+/** The next attempt a slot is owed, and whether a newer slot's run superseded it (Forbid, Replace). */
+interface Owed {
+  k: number;
+  /** The attempt that failed, and how. */
+  failed: string;
+  why: string;
+  /** The newer slot's run that started first under Forbid or Replace: the retry is not run. */
+  newer?: Date;
+}
+
+/**
+ * Whether a slot is owed its next attempt: its newest attempt failed with attempts left, and the next was never made.
+ * An attempt is made once: a Job gone (Replace deleted it, or a user did) is still known from the books (the status
+ * lists it active, or the record names it) or from the Job that replaced it (its run facts), so it is not made again.
+ * With Forbid or Replace a newer slot's run supersedes it (the stored lastScheduleTime past its slot).
+ */
+function attemptOwed(
+  cronJob: CronJobView & Pick<CronJobWire, "spec">,
+  chain: Chain,
+  jobs: readonly Readonly<Job>[],
+  status: Readonly<CronJobWireStatus> | undefined,
+  limit: number,
+): Owed | undefined {
+  const { job, k: tried } = chain.latest;
+  if (classifyJob(job) !== "failed" || tried >= limit) return undefined;
+  const k = tried + 1;
+  const next = retryJobName(cronJob.metadata.name ?? "", chain.first, k);
+  const made =
+    (status?.active ?? []).some((r) => r.name === next) ||
+    (status?.recentRuns ?? []).some((e) => e.job === next || e.replaced?.includes(next)) ||
+    jobs.some((j) => runFactsOf(j).replaced.includes(next));
+  if (made) return undefined;
+  const owed: Owed = { k, failed: job.metadata?.name ?? "", why: failureOf(job) };
+  const policy = cronJob.spec.concurrencyPolicy;
+  const last = status?.lastScheduleTime ? new Date(status.lastScheduleTime) : undefined;
+  if ((policy === "Forbid" || policy === "Replace") && last && last > chain.slot) return { ...owed, newer: last };
+  return owed;
+}
+
 /** How a Job failed, in the record's words: its Failed condition's reason, or the operator's own (starts.ts). */
 function failureOf(job: Readonly<Job>): string {
   const ended = job.metadata?.annotations?.[ENDED_REASON_ANNOTATION];
@@ -716,25 +759,21 @@ const retry: Trigger<"retry"> = {
     const policy = retryOf(input.cronJob.spec);
     if (!policy) return undefined;
     const { now, cronJob } = input;
-    const last = input.status.lastScheduleTime ? Date.parse(input.status.lastScheduleTime) : undefined;
-    const exclusive = cronJob.spec.concurrencyPolicy === "Forbid" || cronJob.spec.concurrencyPolicy === "Replace";
     let status: CronJobWireStatus = { ...input.status };
     let wakeAt: Date | undefined;
     const requests: TriggerRun[] = [];
     for (const chain of chainsOf(cronJob, input.jobs)) {
-      const { job, k: tried } = chain.latest;
-      if (classifyJob(job) !== "failed" || tried >= policy.limit) continue;
-      const k = tried + 1;
-      const failed = job.metadata?.name ?? "";
-      const why = failureOf(job);
+      const owed = attemptOwed(cronJob, chain, input.jobs, input.status, policy.limit);
+      if (!owed) continue;
+      const { k, failed, why } = owed;
       const subject = {
         trigger: RecordTrigger.Retry,
         scheduledTime: chain.slot,
         request: retryAttemptValue(k, policy.limit),
       };
       const attempt = `attempt ${k} of ${policy.limit}`;
-      if (exclusive && last !== undefined && last > chain.slot.getTime()) {
-        const message = `${attempt} not run: Job ${failed} failed (${why}), and the run of ${rfc3339(new Date(last))} started first (concurrencyPolicy ${cronJob.spec.concurrencyPolicy})`;
+      if (owed.newer) {
+        const message = `${attempt} not run: Job ${failed} failed (${why}), and the run of ${rfc3339(owed.newer)} started first (concurrencyPolicy ${cronJob.spec.concurrencyPolicy})`;
         status = recordDecision(
           status,
           { ...subject, decision: RecordDecision.Skipped, reason: RecordReason.RetrySuperseded, message },
@@ -742,7 +781,7 @@ const retry: Trigger<"retry"> = {
         );
         continue;
       }
-      const at = new Date((finishedAt(job) ?? now).getTime() + policy.delaySeconds * 1000);
+      const at = new Date((finishedAt(chain.latest.job) ?? now).getTime() + policy.delaySeconds * 1000);
       if (at > now) {
         const message = `${attempt} starts at ${rfc3339(at)}: Job ${failed} failed (${why}); spec.retry.delaySeconds ${policy.delaySeconds}`;
         status = recordDecision(
@@ -760,11 +799,14 @@ const retry: Trigger<"retry"> = {
     }
     return { requests, status, ...(wakeAt ? { wakeAt } : {}) };
   },
-  keeps: (cronJob, jobs) => {
+  keeps: (cronJob, jobs, status) => {
     const policy = retryOf(cronJob.spec);
     if (!policy) return [];
     return chainsOf(cronJob, jobs)
-      .filter((c) => c.latest.k < policy.limit && classifyJob(c.latest.job) === "failed")
+      .filter((c) => {
+        const owed = attemptOwed(cronJob, c, jobs, status, policy.limit);
+        return owed && !owed.newer;
+      })
       .map((c) => c.latest.job.metadata?.name ?? "");
   },
   ours: (cronJob, job) => {

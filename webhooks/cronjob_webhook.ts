@@ -31,7 +31,7 @@ import {
   worstCaseRetrySeconds,
 } from "../api/v1/index.ts";
 import { TRIGGERS } from "../controllers/triggers.ts";
-import { validateExclusions } from "./exclusions.ts";
+import { type CalendarLookup, calendarWarnings, validateExclusions } from "./exclusions.ts";
 import { API_VERSION as V2_API_VERSION, convertCronJob, CronJobV2Schema, VERSION as V2 } from "../api/v2/index.ts";
 import { log, type Logger } from "../runtime/log.ts";
 import { isObj } from "../runtime/objects.ts";
@@ -93,6 +93,8 @@ interface ValidationContext {
   oldBackfill?: string;
   /** The admission time: a backfill range must be in the past. */
   now?: Date;
+  /** The calendars of the manager's cache: the ones spec.exclusions names are warned about (calendarWarnings). */
+  calendars?: CalendarLookup;
 }
 
 /**
@@ -185,6 +187,8 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
   const excluded = validateExclusions(spec.exclusions, schedules, context.now ?? new Date());
   errors.push(...excluded.errors);
   warnings.push(...excluded.warnings);
+  if (context.calendars && !excluded.errors.length)
+    warnings.push(...calendarWarnings(spec, namespace, schedules, context.calendars, context.now ?? new Date()));
   if (spec.maxCatchUpRuns !== undefined && spec.maxCatchUpRuns !== null && spec.missedRunPolicy !== "RunAll") {
     errors.push(
       invalidField(
@@ -325,7 +329,9 @@ function stampRunNowRequester(req: AdmissionRequest): JSONPatchOperation[] {
   ];
 }
 
-export const validateCronJobRequest: AdmissionHandler = (req): AdmissionResult => {
+export const validateCronJobRequest: AdmissionHandler = (req): AdmissionResult => validateRequest(req);
+
+function validateRequest(req: AdmissionRequest, calendars?: CalendarLookup): AdmissionResult {
   // Deletes are never blocked; an update of an already-invalid object is validated like a create.
   if (req.operation !== "CREATE" && req.operation !== "UPDATE") return allowed();
   const old = isObj(req.oldObject) && isObj(req.oldObject.metadata) ? req.oldObject.metadata : {};
@@ -333,10 +339,11 @@ export const validateCronJobRequest: AdmissionHandler = (req): AdmissionResult =
   const { errors, warnings } = validateCronJob(req.object, {
     namespace: req.namespace,
     ...(typeof oldBackfill === "string" ? { oldBackfill } : {}),
+    ...(calendars ? { calendars } : {}),
   });
   if (errors.length === 0) return allowed(warnings);
   return denied(invalid({ group: GROUP, kind: KIND }, nameOf(req), errors), warnings);
-};
+}
 
 interface CronJobWebhookOptions {
   /**
@@ -346,6 +353,8 @@ interface CronJobWebhookOptions {
   client?: DryRunClient;
   /** The dry-run's deadline (default DRY_RUN_TIMEOUT_MS). */
   dryRunTimeoutMs?: number;
+  /** The calendars of the manager's cache, for the warnings about the ones a CronJob names. */
+  calendars?: CalendarLookup;
   logger?: Logger;
 }
 
@@ -361,7 +370,7 @@ interface CronJobWebhookOptions {
 function validateCronJobWithDryRun(opts: CronJobWebhookOptions & { client: DryRunClient }): AdmissionHandler {
   const logger = opts.logger ?? log.withName("webhook").withName("cronjob");
   return async (req): Promise<AdmissionResult> => {
-    const result = await validateCronJobRequest(req);
+    const result = validateRequest(req, opts.calendars);
     if (!result.allowed || (req.operation !== "CREATE" && req.operation !== "UPDATE")) return result;
     if (req.operation === "UPDATE" && isDeepStrictEqual(jobTemplateOf(req.object), jobTemplateOf(req.oldObject))) {
       return result;
@@ -414,7 +423,14 @@ export function cronJobWebhookHandlers(opts: CronJobWebhookOptions = {}): Map<st
   const { client } = opts;
   return new Map([
     [MUTATE_PATH, mutateCronJob],
-    [VALIDATE_PATH, client ? validateCronJobWithDryRun({ ...opts, client }) : validateCronJobRequest],
+    [
+      VALIDATE_PATH,
+      client
+        ? validateCronJobWithDryRun({ ...opts, client })
+        : opts.calendars
+          ? (req: AdmissionRequest) => validateRequest(req, opts.calendars)
+          : validateCronJobRequest,
+    ],
   ]);
 }
 

@@ -1,8 +1,15 @@
 // The webhook's check of spec.exclusions: its own windows must parse (each error names the window's field and
 // value), and they must leave the schedule a slot: exclusions that leave none ever are refused, as a schedule that
-// never fires is; none in the next year is a warning. A named calendar is not read here (it may be applied after
-// the CronJob): the controller holds the slots while it is missing, and says so.
-import type { CronJobSchedules } from "../api/v1/index.ts";
+// never fires is; none in the next year is a warning. The calendars it names are read from the manager's cache and
+// only ever warned about (a calendar may be applied, changed or deleted after the CronJob): one that is missing or
+// does not parse (the controller would hold the slots), and calendars that leave the schedule no slot.
+import {
+  CALENDAR_NAME_PATTERN,
+  type CalendarRead,
+  calendarNamesOf,
+  type CronJobSchedules,
+  exclusionsOf,
+} from "../api/v1/index.ts";
 import { Exclusions, parseExclusionWindows, slotsLeft } from "../api/v1/schedule/index.ts";
 import { type FieldError, invalidField } from "../runtime/field.ts";
 import { isObj } from "../runtime/objects.ts";
@@ -45,4 +52,50 @@ export function validateExclusions(
       "spec.exclusions.windows: leave the schedule no time to run in the next year: every scheduled time until then falls in a window",
     ],
   };
+}
+
+/**
+ * A calendar of the request's namespace as the manager's cache has it: its windows, undefined when there is no
+ * calendar of that name, "unknown" while the cache cannot say (not synced yet).
+ */
+export type CalendarLookup = (namespace: string, name: string) => { windows: unknown } | undefined | "unknown";
+
+/**
+ * Warnings for the calendars spec.exclusions names: one missing or not parsing (its slots would be held until it is
+ * fixed), and exclusions that, with the calendars, leave the schedule no slot ever or in the next year. Nothing when
+ * the cache cannot say, or when the CronJob's own windows already leave none (validateExclusions says so).
+ */
+export function calendarWarnings(
+  spec: { exclusions?: unknown },
+  namespace: string,
+  schedules: CronJobSchedules | undefined,
+  lookup: CalendarLookup,
+  now: Date,
+): string[] {
+  const names = calendarNamesOf(spec).filter((n) => CALENDAR_NAME_PATTERN.test(n));
+  if (!names.length) return [];
+  const reads: CalendarRead[] = [];
+  for (const name of names) {
+    const found = lookup(namespace, name);
+    if (found === "unknown") return [];
+    reads.push(found ? { name, state: "found", windows: found.windows ?? [] } : { name, state: "missing" });
+  }
+  const view = exclusionsOf({ metadata: { namespace }, spec }, reads);
+  if (view.hold) return view.hold.calendar ? [view.hold.problem] : [];
+  if (!schedules || !view.exclusions) return [];
+  const members = schedules.written.set.members;
+  const ownOnly = exclusionsOf({ metadata: { namespace }, spec: { exclusions: { windows: windowsOf(spec) } } }, []);
+  if (ownOnly.exclusions && !members.some((m) => slotsLeft(m.schedule, ownOnly.exclusions!, now) === "ok")) return [];
+  const left = members.map((m) => slotsLeft(m.schedule, view.exclusions!, now));
+  if (left.includes("ok")) return [];
+  const by = `spec.exclusions.calendars (${names.join(", ")})`;
+  return left.every((l) => l === "never")
+    ? [
+        `${by}: with these calendars every scheduled time falls in a window: the schedule would never run (not refused: a calendar can change)`,
+      ]
+    : [`${by}: with these calendars every scheduled time in the next year falls in a window`];
+}
+
+function windowsOf(spec: { exclusions?: unknown }): unknown {
+  return isObj(spec.exclusions) ? spec.exclusions.windows : undefined;
 }

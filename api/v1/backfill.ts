@@ -6,11 +6,27 @@
 import { GROUP } from "./groupversion_info.ts";
 import { MAX_RUN_NOW_REQUEST_LENGTH } from "./runnow.ts";
 import { type Job, type JobSource, jobForSlot } from "./job.ts";
+import { documentedKey } from "./metadata.ts";
 
 /** Set it on a CronJob to request a backfill; remove it (or set another id) to cancel the running one. */
-export const BACKFILL_ANNOTATION = `${GROUP}/backfill`;
+export const BACKFILL_ANNOTATION = documentedKey(`${GROUP}/backfill`, () => ({
+  on: "CronJob",
+  setBy: "the user (`kubectl cron backfill`)",
+  format:
+    'JSON: `{"id":"<string>","from":"<RFC 3339>","to":"<RFC 3339>","parallelism":<1-100>}`; ' +
+    `\`id\` non-empty, at most ${MAX_RUN_NOW_REQUEST_LENGTH} characters; \`from\` not after \`to\`, in the past; ` +
+    `\`parallelism\` optional (1); at most ${MAX_BACKFILL_SLOTS} slots of the schedule in the range`,
+  meaning:
+    "Requests one run of every slot of the schedule in `[from, to]` (a slot that already has its Job is skipped); " +
+    "progress in `status.backfill`. Removing it, or a new `id`, cancels the running request.",
+}));
 /** On a backfill's Job: the id of the request it ran for. */
-export const BACKFILL_REQUEST_ANNOTATION = `${GROUP}/backfill-request`;
+export const BACKFILL_REQUEST_ANNOTATION = documentedKey(`${GROUP}/backfill-request`, () => ({
+  on: "Job (backfill)",
+  setBy: "the controller",
+  format: "the backfill request's `id`",
+  meaning: "The backfill request the Job was created for (its name is the slot's, as a scheduled run's).",
+}));
 /** The most slots one request may run; a larger range is refused with the count it would have made. */
 export const MAX_BACKFILL_SLOTS = 1000;
 /** How many of a request's Jobs may run at a time, unless the request says. */

@@ -1,7 +1,7 @@
 // The CronJob API: zod schemas are the single source of truth. The TypeScript types are inferred from
 // them, the controller and webhooks validate with them, and `make manifests` turns them into the CRD.
 import { z } from "zod";
-import { API_VERSION, KIND } from "./groupversion_info.ts";
+import { API_VERSION, KIND, MAX_CRONJOB_NAME_LENGTH } from "./groupversion_info.ts";
 import { type FieldError, fieldErrorString, invalidField, requiredField } from "../../runtime/field.ts";
 import { MAX_RUN_NOW_REQUEST_LENGTH } from "./runnow.ts";
 import { GROUP_NAME_PATTERN, MAX_GROUP_NAME_LENGTH } from "./concurrencygroup_types.ts";
@@ -72,11 +72,6 @@ export const WEBHOOK_ONLY_DEFAULTS: ReadonlySet<keyof typeof CRONJOB_SPEC_DEFAUL
 
 const INT32_MAX = 2 ** 31 - 1;
 
-/**
- * Longest CronJob name: a Job is named `<cronjob>-<scheduled time in Unix seconds>` (11 more characters)
- * and, with the `job-name` label of its Pods, must fit in 63.
- */
-export const MAX_CRONJOB_NAME_LENGTH = 52;
 // The bounds of a schedule and a time zone live with the schedule validation, which applies them to every
 // schedule of a list (v2's spec.schedules and v1's more-schedules annotation) as the schema does to spec.schedule.
 export { MAX_SCHEDULE_LENGTH, MAX_TIME_ZONE_LENGTH } from "./schedule/list.ts";

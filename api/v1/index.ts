@@ -11,3 +11,4 @@ export * from "./concurrencygroup_types.ts";
 export * from "./exclusioncalendar_types.ts";
 export * from "./retry.ts";
 export * from "./exclusions.ts";
+export * from "./metadata.ts";

@@ -17,15 +17,42 @@ import {
   RUN_NOW_REQUESTED_BY_ANNOTATION,
 } from "./runnow.ts";
 import { utcOffsetAt } from "./schedule/index.ts";
+import { documentedKey } from "./metadata.ts";
 
-export const SCHEDULED_AT_ANNOTATION = "batch.tutorial.kubebuilder.io/scheduled-at";
-export const K8S_SCHEDULED_TIMESTAMP_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestamp";
+export const SCHEDULED_AT_ANNOTATION = documentedKey("batch.tutorial.kubebuilder.io/scheduled-at", () => ({
+  on: "Job (scheduled, backfill)",
+  setBy: "the controller",
+  format: "RFC 3339, UTC, e.g. `2026-03-08T07:30:00Z`",
+  meaning: "The slot (scheduled time) the Job was created for. A run-now Job has none.",
+}));
+export const K8S_SCHEDULED_TIMESTAMP_ANNOTATION = documentedKey(
+  "batch.kubernetes.io/cronjob-scheduled-timestamp",
+  () => ({
+    on: "Job (scheduled, backfill)",
+    setBy: "the controller",
+    format:
+      "RFC 3339 with the offset of `spec.timeZone` at that time, e.g. `2026-03-08T03:30:00-04:00` " +
+      "(with several schedules: of the zone of the first schedule the slot came from)",
+    meaning: "The same slot, as the built-in CronJob controller writes it (Kubernetes 1.28 and later).",
+  }),
+);
 /**
  * On a Job of a CronJob with more than one schedule: the schedules its slot came from, as JSON
  * `[{"index":0,"schedule":"0 9 * * 1-5","timeZone":"Europe/Berlin"}, …]` (index: the position in spec.schedules;
  * schedule and timeZone as written there, timeZone left out when unset). A one-schedule CronJob's Jobs have none.
  */
-export const SCHEDULE_SOURCES_ANNOTATION = `${GROUP}/schedule-sources`;
+export const SCHEDULE_SOURCES_ANNOTATION = documentedKey(`${GROUP}/schedule-sources`, () => ({
+  on: "Job (scheduled, backfill) of a CronJob with more than one schedule",
+  setBy: "the controller",
+  format:
+    'JSON: `[{"index":0,"schedule":"<cron>","timeZone":"<IANA zone>"}, …]`, the schedules that fire at the ' +
+    "Job's slot (index: the position in `spec.schedules`; schedule and timeZone as written there, timeZone left " +
+    "out when unset)",
+  meaning:
+    "Which of the CronJob's schedules the Job ran for; a second two schedules share is one Job naming both " +
+    "(`kubectl cron history` shows them). The upstream scheduled-timestamp annotation is in the first one's " +
+    "zone. A one-schedule CronJob's Jobs and run-now Jobs have none.",
+}));
 
 const JobConditionSchema = z.looseObject({
   type: z.string(),
@@ -104,7 +131,14 @@ export function scheduledTimeOf(job: Readonly<Job>): Date | undefined {
  * index (controllers/groups.ts) whichever CronJob made them. A name longer than a label value (63) is kept as its
  * first 54 characters and a hash, still unique.
  */
-export const CONCURRENCY_GROUP_LABEL = `${GROUP}/concurrency-group`;
+export const CONCURRENCY_GROUP_LABEL: string = documentedKey(`${GROUP}/concurrency-group`, () => ({
+  on: "Job of a CronJob with `spec.concurrencyGroup`",
+  setBy: "the controller (a template label of the same key is replaced)",
+  format: "the group's name (a name longer than 63 characters: its first 54 and a hash)",
+  meaning:
+    "The group whose place the Job takes: the operator counts a group's running Jobs by it, whichever CronJob " +
+    `made them (\`kubectl get jobs -l ${CONCURRENCY_GROUP_LABEL}=NAME\`).`,
+}));
 
 /** CONCURRENCY_GROUP_LABEL's value for a group name. */
 export function groupLabelValue(group: string): string {
@@ -119,8 +153,20 @@ export function groupLabelValue(group: string): string {
  * (ENDED_REASONS) and what its Pods showed. Written with the end itself (one update), so the record rebuilt from the
  * Job says why after any crash.
  */
-export const ENDED_REASON_ANNOTATION = `${GROUP}/ended-reason`;
-export const ENDED_MESSAGE_ANNOTATION = `${GROUP}/ended-message`;
+export const ENDED_REASON_ANNOTATION = documentedKey(`${GROUP}/ended-reason`, () => ({
+  on: "Job the operator ended because its Pods did not start within `spec.startTimeoutSeconds`",
+  setBy: "the controller, in the same update that lowers the Job's `spec.activeDeadlineSeconds`",
+  format: "`StartTimeout`",
+  meaning:
+    "Why the run ended: `status.recentRuns` gives its outcome this reason (not the Job's DeadlineExceeded), also " +
+    "when the entry is rebuilt from the Job.",
+}));
+export const ENDED_MESSAGE_ANNOTATION = documentedKey(`${GROUP}/ended-message`, () => ({
+  on: "Job the operator ended because its Pods did not start",
+  setBy: "the controller, with the reason",
+  format: "text: the start limit and what the Pods showed (`ImagePullBackOff`, the scheduler's message, ...)",
+  meaning: "The outcome's message in `status.recentRuns`, and what `kubectl cron why` quotes.",
+}));
 
 /** Who holds a queued Job: the controller or webhook that suspended it, and since when. */
 export interface Queued {

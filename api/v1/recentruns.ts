@@ -17,6 +17,7 @@ import {
   RecordTrigger,
   RefusedReason,
 } from "./reasons.ts";
+import { documentedKey } from "./metadata.ts";
 
 /**
  * On a Job: what the record says of its run that the Job's name and slot do not. Written when the Job is created,
@@ -24,8 +25,22 @@ import {
  * the run path wrote. CATCH_UP_ANNOTATION: "true" on an older missed slot's Job run by missedRunPolicy RunAll;
  * REPLACED_ANNOTATION: the Jobs deleted to run it (concurrencyPolicy Replace), comma-separated.
  */
-export const CATCH_UP_ANNOTATION = `${GROUP}/catch-up`;
-export const REPLACED_ANNOTATION = `${GROUP}/replaced`;
+export const CATCH_UP_ANNOTATION = documentedKey(`${GROUP}/catch-up`, () => ({
+  on: "Job of an older missed slot run by `missedRunPolicy: RunAll`",
+  setBy: "the controller",
+  format: '`"true"`',
+  meaning:
+    "The run caught up a missed slot (a newer one was due too): its `status.recentRuns` entry has trigger Schedule " +
+    "and reason MissedRunPolicyRunAll, also when it is rebuilt from the Job after a lost status write.",
+}));
+export const REPLACED_ANNOTATION = documentedKey(`${GROUP}/replaced`, () => ({
+  on: "Job that replaced running Jobs (`concurrencyPolicy: Replace`)",
+  setBy: "the controller",
+  format: "the deleted Jobs' names, comma-separated",
+  meaning:
+    "The Jobs deleted to run this one: `status.recentRuns` lists them in its entry's `replaced`, also when the entry " +
+    "is rebuilt from the Job.",
+}));
 
 /** The job with the record's facts of its run as annotations (none when it has none). */
 export function withRunFacts<J extends { metadata?: { annotations?: Record<string, string> } }>(

@@ -6,11 +6,24 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { GROUP } from "./groupversion_info.ts";
+import { documentedKey } from "./metadata.ts";
 
 /** On a retry's Job: "k/N", attempt k (1 is the first retry) of the N spec.retry.limit allowed when it was made. */
-export const RETRY_ATTEMPT_ANNOTATION = `${GROUP}/retry-attempt`;
+export const RETRY_ATTEMPT_ANNOTATION = documentedKey(`${GROUP}/retry-attempt`, () => ({
+  on: "Job (retry) of a CronJob with `spec.retry`",
+  setBy: "the controller",
+  format: `\`k/N\`: attempt k (1 is the first retry) of the N \`spec.retry.limit\` allowed when it was made (N at most ${MAX_RETRY_LIMIT})`,
+  meaning:
+    "The Job runs a failed slot again: `status.recentRuns` names its trigger Retry. Its name is " +
+    "`<cronjob>-r<8 hex digits>`, from the first Job's name and k, so an attempt is made once.",
+}));
 /** On a retry's Job: the name of the slot's first Job, whose failure started the retries. */
-export const RETRY_OF_ANNOTATION = `${GROUP}/retry-of`;
+export const RETRY_OF_ANNOTATION = documentedKey(`${GROUP}/retry-of`, () => ({
+  on: "Job (retry)",
+  setBy: "the controller, with the attempt",
+  format: "the name of the slot's first Job",
+  meaning: "The Job whose failure started the retries: every attempt of a slot names the same one.",
+}));
 
 export const MAX_RETRY_LIMIT = 10;
 export const MAX_RETRY_DELAY_SECONDS = 7 * 24 * 3600;

@@ -4,17 +4,37 @@
 // idempotent: a second attempt (after a crash, a restart, a leader change) finds the name taken.
 import { createHash, randomBytes } from "node:crypto";
 import { GROUP } from "./groupversion_info.ts";
+import { documentedKey } from "./metadata.ts";
 
 /** Set or change it on a CronJob to request one run now; the value is the request's identity. */
-export const RUN_NOW_ANNOTATION = `${GROUP}/run-now`;
+export const RUN_NOW_ANNOTATION = documentedKey(`${GROUP}/run-now`, () => ({
+  on: "CronJob",
+  setBy: "the user (`kubectl annotate`, `kubectl cron run`)",
+  format: `any string (trimmed), at most ${MAX_RUN_NOW_REQUEST_LENGTH} characters; a new value is a new request, e.g. \`2026-11-23T08:49:10Z-9b5dad\``,
+  meaning:
+    "Requests one run now from `spec.jobTemplate`. The Job is named `<cronjob>-m<8 hex digits of sha256(value)>`, " +
+    "so a request runs once; `status.lastRunNowRequest` records the newest one handled.",
+}));
 /** On a manual Job: the request it ran for (the CronJob's run-now value at the time). */
-export const RUN_NOW_REQUEST_ANNOTATION = `${GROUP}/run-now-request`;
+export const RUN_NOW_REQUEST_ANNOTATION = documentedKey(`${GROUP}/run-now-request`, () => ({
+  on: "Job (run-now)",
+  setBy: "the controller",
+  format: "the run-now annotation's value",
+  meaning: "The run-now request the Job was created for.",
+}));
 /**
  * Who asked: `{"user":…,"request":…}`, the user name the API server authenticated for that request, set on
  * the CronJob by the defaulting webhook whenever the request changes (without the webhook nobody sets it;
  * naming the request keeps an old stamp from being taken for a new request's), and copied onto the Job.
  */
-export const RUN_NOW_REQUESTED_BY_ANNOTATION = `${GROUP}/run-now-requested-by`;
+export const RUN_NOW_REQUESTED_BY_ANNOTATION = documentedKey(`${GROUP}/run-now-requested-by`, () => ({
+  on: "CronJob; copied onto the run-now Job",
+  setBy: "the defaulting webhook, whenever the run-now request changes",
+  format: 'JSON: `{"user":"<user name>","request":"<run-now value>"}`',
+  meaning:
+    "The user the API server authenticated for the request; a stamp for another request value is ignored. " +
+    "Without the webhook nobody sets it.",
+}));
 
 export function runNowRequestedByValue(user: string, request: string): string {
   return JSON.stringify({ user, request });
@@ -48,7 +68,14 @@ export function runNowRequesterOf(
  * Set or change it on a CronJob stopped after failed runs (status.stopped) to resume it; the value is the
  * request's identity (status.lastResumeRequest holds the newest handled), like run-now's.
  */
-export const RESUME_ANNOTATION = `${GROUP}/resume`;
+export const RESUME_ANNOTATION = documentedKey(`${GROUP}/resume`, () => ({
+  on: "CronJob",
+  setBy: "the user (`kubectl cron resume`)",
+  format: `any string (trimmed), at most ${MAX_RUN_NOW_REQUEST_LENGTH} characters; a new value is a new request`,
+  meaning:
+    "Resumes a CronJob stopped after `spec.stopAfterConsecutiveFailures` failed runs (`status.stopped`); " +
+    "`status.lastResumeRequest` records the newest one handled.",
+}));
 
 /** The resume request on a CronJob, trimmed; undefined when there is none. */
 export function resumeRequestOf(obj: { metadata?: { annotations?: Record<string, string> } }): string | undefined {
@@ -57,7 +84,14 @@ export function resumeRequestOf(obj: { metadata?: { annotations?: Record<string,
 }
 
 /** On a manual Job, as `kubectl create job --from=cronjob/NAME` marks the Jobs it creates. */
-export const INSTANTIATE_ANNOTATION = "cronjob.kubernetes.io/instantiate";
+export const INSTANTIATE_ANNOTATION = documentedKey("cronjob.kubernetes.io/instantiate", () => ({
+  on: "Job (run-now)",
+  setBy: "the controller",
+  format: `\`${INSTANTIATE_MANUAL}\``,
+  meaning:
+    "Marks a manual run, as `kubectl create job --from=cronjob/NAME` marks the Jobs it creates. A Job with it " +
+    "(or with the run-now request annotation) is a manual run.",
+}));
 export const INSTANTIATE_MANUAL = "manual";
 
 /** Longer values are refused by the controller with an Event (annotations may hold 256 KiB). */

@@ -19,12 +19,21 @@ import {
   unionCountSlots,
   UnionSchedule,
 } from "./schedule/index.ts";
+import { documentedKey } from "./metadata.ts";
 
 /**
  * On a v1 CronJob: its schedules after the first, as JSON `[{"schedule":"…","timeZone":"…"}, …]` (timeZone
  * left out when unset), written by the v1 ↔ v2 conversion.
  */
-export const MORE_SCHEDULES_ANNOTATION = `${GROUP}/more-schedules`;
+export const MORE_SCHEDULES_ANNOTATION = documentedKey(`${GROUP}/more-schedules`, () => ({
+  on: "CronJob (as v1 reads it)",
+  setBy: "the v1 ↔ v2 conversion",
+  format: 'JSON: `[{"schedule":"<cron>","timeZone":"<IANA zone>"}, …]` (timeZone left out when unset)',
+  meaning:
+    "A v2 CronJob's schedules after its first, kept on the v1 object (the first is `spec.schedule` and " +
+    "`spec.timeZone`), so a v1 client that reads and writes it loses none; the controller runs the union of all. " +
+    "Not to be written by hand: set `spec.schedules` through the v2 API.",
+}));
 
 /** One schedule of a CronJob's list: a cron expression and the zone it is evaluated in (UTC when unset). */
 export interface ScheduleEntry {

@@ -130,169 +130,16 @@ export interface ReferenceSources {
   otherKinds: readonly { crd: Record<string, unknown>; zodSchema: JSONSchema }[];
 }
 
-type MetadataDoc = Omit<MetadataKey, "constant" | "key">;
-
-const RUN_NOW_MAX = api.MAX_RUN_NOW_REQUEST_LENGTH;
-
-/** What each annotation and label of api/v1 means; an export without an entry here fails the generator. */
-const METADATA_DOCS: Record<string, MetadataDoc> = {
-  RUN_NOW_ANNOTATION: {
-    on: "CronJob",
-    setBy: "the user (`kubectl annotate`, `kubectl cron run`)",
-    format: `any string (trimmed), at most ${RUN_NOW_MAX} characters; a new value is a new request, e.g. \`2026-11-23T08:49:10Z-9b5dad\``,
-    meaning:
-      "Requests one run now from `spec.jobTemplate`. The Job is named `<cronjob>-m<8 hex digits of sha256(value)>`, " +
-      "so a request runs once; `status.lastRunNowRequest` records the newest one handled.",
-  },
-  RUN_NOW_REQUEST_ANNOTATION: {
-    on: "Job (run-now)",
-    setBy: "the controller",
-    format: "the run-now annotation's value",
-    meaning: "The run-now request the Job was created for.",
-  },
-  RUN_NOW_REQUESTED_BY_ANNOTATION: {
-    on: "CronJob; copied onto the run-now Job",
-    setBy: "the defaulting webhook, whenever the run-now request changes",
-    format: 'JSON: `{"user":"<user name>","request":"<run-now value>"}`',
-    meaning:
-      "The user the API server authenticated for the request; a stamp for another request value is ignored. " +
-      "Without the webhook nobody sets it.",
-  },
-  RESUME_ANNOTATION: {
-    on: "CronJob",
-    setBy: "the user (`kubectl cron resume`)",
-    format: `any string (trimmed), at most ${RUN_NOW_MAX} characters; a new value is a new request`,
-    meaning:
-      "Resumes a CronJob stopped after `spec.stopAfterConsecutiveFailures` failed runs (`status.stopped`); " +
-      "`status.lastResumeRequest` records the newest one handled.",
-  },
-  INSTANTIATE_ANNOTATION: {
-    on: "Job (run-now)",
-    setBy: "the controller",
-    format: `\`${api.INSTANTIATE_MANUAL}\``,
-    meaning:
-      "Marks a manual run, as `kubectl create job --from=cronjob/NAME` marks the Jobs it creates. A Job with it " +
-      "(or with the run-now request annotation) is a manual run.",
-  },
-  BACKFILL_ANNOTATION: {
-    on: "CronJob",
-    setBy: "the user (`kubectl cron backfill`)",
-    format:
-      'JSON: `{"id":"<string>","from":"<RFC 3339>","to":"<RFC 3339>","parallelism":<1-100>}`; ' +
-      `\`id\` non-empty, at most ${RUN_NOW_MAX} characters; \`from\` not after \`to\`, in the past; ` +
-      `\`parallelism\` optional (1); at most ${api.MAX_BACKFILL_SLOTS} slots of the schedule in the range`,
-    meaning:
-      "Requests one run of every slot of the schedule in `[from, to]` (a slot that already has its Job is skipped); " +
-      "progress in `status.backfill`. Removing it, or a new `id`, cancels the running request.",
-  },
-  BACKFILL_REQUEST_ANNOTATION: {
-    on: "Job (backfill)",
-    setBy: "the controller",
-    format: "the backfill request's `id`",
-    meaning: "The backfill request the Job was created for (its name is the slot's, as a scheduled run's).",
-  },
-  RETRY_ATTEMPT_ANNOTATION: {
-    on: "Job (retry) of a CronJob with `spec.retry`",
-    setBy: "the controller",
-    format: `\`k/N\`: attempt k (1 is the first retry) of the N \`spec.retry.limit\` allowed when it was made (N at most ${api.MAX_RETRY_LIMIT})`,
-    meaning:
-      "The Job runs a failed slot again: `status.recentRuns` names its trigger Retry. Its name is " +
-      "`<cronjob>-r<8 hex digits>`, from the first Job's name and k, so an attempt is made once.",
-  },
-  RETRY_OF_ANNOTATION: {
-    on: "Job (retry)",
-    setBy: "the controller, with the attempt",
-    format: "the name of the slot's first Job",
-    meaning: "The Job whose failure started the retries: every attempt of a slot names the same one.",
-  },
-  MORE_SCHEDULES_ANNOTATION: {
-    on: "CronJob (as v1 reads it)",
-    setBy: "the v1 ↔ v2 conversion",
-    format: 'JSON: `[{"schedule":"<cron>","timeZone":"<IANA zone>"}, …]` (timeZone left out when unset)',
-    meaning:
-      "A v2 CronJob's schedules after its first, kept on the v1 object (the first is `spec.schedule` and " +
-      "`spec.timeZone`), so a v1 client that reads and writes it loses none; the controller runs the union of all. " +
-      "Not to be written by hand: set `spec.schedules` through the v2 API.",
-  },
-  SCHEDULE_SOURCES_ANNOTATION: {
-    on: "Job (scheduled, backfill) of a CronJob with more than one schedule",
-    setBy: "the controller",
-    format:
-      'JSON: `[{"index":0,"schedule":"<cron>","timeZone":"<IANA zone>"}, …]`, the schedules that fire at the ' +
-      "Job's slot (index: the position in `spec.schedules`; schedule and timeZone as written there, timeZone left " +
-      "out when unset)",
-    meaning:
-      "Which of the CronJob's schedules the Job ran for; a second two schedules share is one Job naming both " +
-      "(`kubectl cron history` shows them). The upstream scheduled-timestamp annotation is in the first one's " +
-      "zone. A one-schedule CronJob's Jobs and run-now Jobs have none.",
-  },
-  CATCH_UP_ANNOTATION: {
-    on: "Job of an older missed slot run by `missedRunPolicy: RunAll`",
-    setBy: "the controller",
-    format: '`"true"`',
-    meaning:
-      "The run caught up a missed slot (a newer one was due too): `status.recentRuns` names its trigger CatchUp, also " +
-      "when its entry is rebuilt from the Job after a lost status write.",
-  },
-  REPLACED_ANNOTATION: {
-    on: "Job that replaced running Jobs (`concurrencyPolicy: Replace`)",
-    setBy: "the controller",
-    format: "the deleted Jobs' names, comma-separated",
-    meaning:
-      "The Jobs deleted to run this one: `status.recentRuns` lists them in its entry's `replaced`, also when the entry " +
-      "is rebuilt from the Job.",
-  },
-  SCHEDULED_AT_ANNOTATION: {
-    on: "Job (scheduled, backfill)",
-    setBy: "the controller",
-    format: "RFC 3339, UTC, e.g. `2026-03-08T07:30:00Z`",
-    meaning: "The slot (scheduled time) the Job was created for. A run-now Job has none.",
-  },
-  K8S_SCHEDULED_TIMESTAMP_ANNOTATION: {
-    on: "Job (scheduled, backfill)",
-    setBy: "the controller",
-    format:
-      "RFC 3339 with the offset of `spec.timeZone` at that time, e.g. `2026-03-08T03:30:00-04:00` " +
-      "(with several schedules: of the zone of the first schedule the slot came from)",
-    meaning: "The same slot, as the built-in CronJob controller writes it (Kubernetes 1.28 and later).",
-  },
-  ENDED_REASON_ANNOTATION: {
-    on: "Job the operator ended because its Pods did not start within `spec.startTimeoutSeconds`",
-    setBy: "the controller, in the same update that lowers the Job's `spec.activeDeadlineSeconds`",
-    format: "`StartTimeout`",
-    meaning:
-      "Why the run ended: `status.recentRuns` gives its outcome this reason (not the Job's DeadlineExceeded), also " +
-      "when the entry is rebuilt from the Job.",
-  },
-  ENDED_MESSAGE_ANNOTATION: {
-    on: "Job the operator ended because its Pods did not start",
-    setBy: "the controller, with the reason",
-    format: "text: the start limit and what the Pods showed (`ImagePullBackOff`, the scheduler's message, ...)",
-    meaning: "The outcome's message in `status.recentRuns`, and what `kubectl cron why` quotes.",
-  },
-  CONCURRENCY_GROUP_LABEL: {
-    on: "Job of a CronJob with `spec.concurrencyGroup`",
-    setBy: "the controller (a template label of the same key is replaced)",
-    format: "the group's name (a name longer than 63 characters: its first 54 and a hash)",
-    meaning:
-      "The group whose place the Job takes: the operator counts a group's running Jobs by it, whichever CronJob " +
-      `made them (\`kubectl get jobs -l ${api.CONCURRENCY_GROUP_LABEL}=NAME\`).`,
-  },
-  CRONJOB_NAME_LABEL: {
-    on: "Job (every Job the controller creates)",
-    setBy: "the controller (a template label of the same key is replaced)",
-    format: `the CronJob's name (at most ${api.MAX_CRONJOB_NAME_LENGTH} characters)`,
-    meaning: `The CronJob the Job belongs to: \`kubectl get jobs -l ${api.CRONJOB_NAME_LABEL}=NAME\`. Not put on the Pods.`,
-  },
-};
-
-/** The annotations (`*_ANNOTATION`) and labels (`*_LABEL`) api/v1 exports, each with its documentation. */
+/**
+ * The annotations (`*_ANNOTATION`) and labels (`*_LABEL`) api/v1 exports, each with the documentation its module
+ * wrote beside the key (api/v1/metadata.ts documentedKey).
+ */
 function metadataKeys(suffix: "_ANNOTATION" | "_LABEL"): MetadataKey[] {
   const out: MetadataKey[] = [];
   for (const [constant, key] of Object.entries(api as Record<string, unknown>)) {
     if (!constant.endsWith(suffix) || typeof key !== "string") continue;
-    const doc = METADATA_DOCS[constant];
-    if (!doc) throw new Error(`api/v1 exports ${constant} (${key}): document it in hack/apidocs/reference.ts`);
+    const doc = api.metadataDocOf(key);
+    if (!doc) throw new Error(`api/v1 exports ${constant} (${key}): define it with documentedKey (api/v1/metadata.ts)`);
     out.push({ constant, key, ...doc });
   }
   return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -363,10 +210,6 @@ export function referenceSources(
   }
   const annotations = metadataKeys("_ANNOTATION");
   const labels = metadataKeys("_LABEL");
-  const documented = new Set([...annotations, ...labels].map((k) => k.constant));
-  for (const constant of Object.keys(METADATA_DOCS)) {
-    if (!documented.has(constant)) throw new Error(`hack/apidocs/reference.ts documents ${constant}: api/v1 has none`);
-  }
   return {
     crd,
     zodSchema,

@@ -217,6 +217,32 @@ export class ClusterTools {
     if (!pod) throw new Error(`no manager pod holds the lease (holder ${holder})`);
     return { pod, holder };
   };
+  /**
+   * The manager pod whose leader is alive: the Lease's holder renewed it since the last look. A leader SIGKILLed keeps
+   * its name in the Lease until the Lease expires, and its container restarts in the same pod, so a holder's pod name
+   * alone says nothing of whether anyone leads.
+   */
+  liveLeaderPod = (timeoutMs: number, pollMs: number): Promise<{ pod: K8sObject; holder: string }> => {
+    const lease = async () => (await this.getJSON(["-n", this.managerNamespace, "get", "lease", LEASE])).spec ?? {};
+    let before: { holderIdentity?: unknown; renewTime?: unknown } | undefined;
+    return eventually(
+      "a lease holder that renews the Lease",
+      async () => {
+        const now = await lease();
+        const renewed =
+          before !== undefined &&
+          now.holderIdentity === before.holderIdentity &&
+          now.renewTime !== before.renewTime &&
+          !!now.holderIdentity;
+        before = now;
+        return renewed ? this.leaderPod() : undefined;
+      },
+      timeoutMs,
+      undefined,
+      // Longer than the leader's retry period (2 s): a live holder renews between two looks.
+      Math.max(pollMs, 2_500),
+    );
+  };
   /** The leader's pod deleted at once (no grace period), as a crash would leave it; its Lease is not released. */
   killLeaderPod = async (): Promise<void> => {
     const { pod } = await this.leaderPod();

@@ -192,19 +192,13 @@ e2eDescribe(
         api?.close();
       },
     });
-    const { getJSON, cronJob, admit, list, readyManagerPods, leaderPod, leaseHolder } = suite;
+    const { getJSON, cronJob, admit, list, readyManagerPods, leaderPod, liveLeaderPod, leaseHolder } = suite;
     const NS_G = suite.namespace;
 
     /** Both replicas Ready and one of them leading: what the kill starts from, and what the suite leaves. */
     async function settled(): Promise<void> {
       await readyManagerPods(2, 180_000, POLL_MS);
-      await eventually(
-        "a lease holder among the replicas",
-        () => leaderPod().then(() => true),
-        60_000,
-        undefined,
-        POLL_MS,
-      );
+      await liveLeaderPod(90_000, POLL_MS);
     }
     /** The leader's container SIGKILLed on the node (its Lease is not released): it restarts as a standby. */
     async function killLeader(): Promise<{ at: number; holder: string }> {

@@ -96,6 +96,24 @@ e2eDescribe("end to end: an exclusion window over two slots, on a real node", { 
       );
       const created = Date.parse(String((await get("freeze")).metadata.creationTimestamp));
 
+      // Meanwhile: the webhook reads the calendars a CronJob names from the operator's cache. One the namespace lacks
+      // is a warning kubectl prints, never a refusal (the calendar may be applied next).
+      const lacking = cronJob(
+        "no-calendar",
+        { schedule: "0 0 1 1 *", exclusions: { calendars: ["no-such-calendar"] } },
+        "true",
+      );
+      const applied = await suite.cluster.kubectl(["apply", "-f", "-"], JSON.stringify(lacking));
+      assert.equal(applied.code, 0, applied.stderr);
+      assert.match(
+        applied.stderr,
+        new RegExp(
+          `^Warning: spec\\.exclusions\\.calendars names no-such-calendar, which is not an ExclusionCalendar of namespace ${NS}: slots are held until it exists$`,
+          "m",
+        ),
+      );
+      await kubectl(["delete", CRONJOBS, "no-calendar", "-n", NS, "--wait=false"]);
+
       // `kubectl cron next`, before the window and once the slot before it (when it is the CronJob's) has passed:
       // the window's two slots come first, marked, and the first slot after them is named the next run.
       if (before > Date.now()) await sleep(before - Date.now() + 1000);
@@ -206,16 +224,30 @@ e2eDescribe("end to end: an exclusion window over two slots, on a real node", { 
   );
 });
 
-/** spec.retry of the disruptive suite: two new Jobs at most, each 10 s after the failure before it. */
+/**
+ * spec.retry of the disruptive suite: two new Jobs at most, each 20 s after the failure before it. The Held entry
+ * lasts that long: room for a loaded machine to write it and for the test to see it.
+ */
 const LIMIT = 2;
-const DELAY_S = 10;
+const DELAY_S = 20;
 
 e2eDescribe(
   "end to end: retries as new Jobs across the leader's death, on a real node",
   { timeout: 600_000, disruptive: "fleets2: the leader SIGKILLed between retries" },
   () => {
     const suite = e2eSuite({ namespace: `${NS}-retry`, pollMs: POLL_MS, logLines: 200 });
-    const { getJSON, cronJob, admit, jobsOf, plugin, readyManagerPods, leaderPod, leaseHolder, waitForEvent } = suite;
+    const {
+      getJSON,
+      cronJob,
+      admit,
+      jobsOf,
+      plugin,
+      readyManagerPods,
+      leaderPod,
+      liveLeaderPod,
+      leaseHolder,
+      waitForEvent,
+    } = suite;
     const NS_R = suite.namespace;
     const NAME = "retried";
     const get = () => getJSON(["get", CRONJOBS, NAME, "-n", NS_R]);
@@ -223,13 +255,7 @@ e2eDescribe(
     /** Both replicas Ready and one of them leading: what the kill starts from, and what the suite leaves. */
     async function settled(): Promise<void> {
       await readyManagerPods(2, 180_000, POLL_MS);
-      await eventually(
-        "a lease holder among the replicas",
-        () => leaderPod().then(() => true),
-        60_000,
-        undefined,
-        POLL_MS,
-      );
+      await liveLeaderPod(90_000, POLL_MS);
     }
     /** The leader's container SIGKILLed on the node (its Lease is not released): it restarts as a standby. */
     async function killLeader(): Promise<{ at: number; holder: string }> {

@@ -345,6 +345,52 @@ describe("retry: a failed slot runs again as a new Job", () => {
     assert.ok((await t.names()).includes(attempt(1)), "runs once nothing runs, before the next slot");
   });
 
+  it("Replace: a run-now that replaces a running attempt ends it for good: never made again, by this process or a new one, after the record forgot it", async () => {
+    const t = await setUp({ spec: { concurrencyPolicy: "Replace", retry: { limit: 2, delaySeconds: 60 } } });
+    await t.reconcile("2026-11-25T10:00:01Z");
+    await t.finish(FIRST, "failed", "2026-11-25T10:01:00Z");
+    await t.reconcile("2026-11-25T10:01:00Z");
+    await t.reconcile("2026-11-25T10:02:00Z");
+    await t.reconcile("2026-11-25T10:02:30Z");
+    assert.deepEqual(await t.names(), [FIRST, attempt(1)].sort());
+    const cj = await t.stored();
+    await t.client.update(CronJobKind, {
+      ...cj,
+      metadata: { ...cj.metadata, annotations: { [RUN_NOW_ANNOTATION]: "r1" } },
+    });
+    await t.reconcile("2026-11-25T10:03:00Z");
+    const manual = (await t.names()).find((n) => n !== FIRST && n !== attempt(1))!;
+    assert.deepEqual(await t.names(), [FIRST, manual].sort(), "run-now replaced the running attempt");
+    const made = () => t.events().filter((e) => e.startsWith("RetryCreated")).length;
+    await t.reconcile("2026-11-25T10:03:30Z");
+    await t.finish(manual, "complete", "2026-11-25T10:04:00Z");
+    await t.reconcile("2026-11-25T10:04:00Z");
+    t.restart();
+    await t.reconcile("2026-11-25T10:05:00Z");
+    assert.deepEqual(await t.names(), [FIRST, manual].sort(), "attempt 1 not made again; attempt 2 not owed");
+    // The record forgot the attempt (ten newer entries): the Job that replaced it still names it.
+    const now = await t.stored();
+    await t.client.updateStatus(CronJobKind, { ...now, status: { ...now.status, recentRuns: [], active: [] } });
+    t.restart();
+    await t.reconcile("2026-11-25T10:06:00Z");
+    assert.deepEqual(await t.names(), [FIRST, manual].sort(), "nor after the record forgot it");
+    assert.equal(made(), 1);
+  });
+
+  it("Allow: an attempt a user deleted is not made again (the record names it)", async () => {
+    const t = await setUp({ spec: { retry: { limit: 2, delaySeconds: 60 } } });
+    await t.reconcile("2026-11-25T10:00:01Z");
+    await t.finish(FIRST, "failed", "2026-11-25T10:01:00Z");
+    await t.reconcile("2026-11-25T10:01:00Z");
+    await t.reconcile("2026-11-25T10:02:00Z");
+    await t.reconcile("2026-11-25T10:02:30Z");
+    await t.client.delete(Kinds.Job, "ns", attempt(1));
+    t.restart();
+    for (const at of ["2026-11-25T10:03:00Z", "2026-11-25T10:10:00Z"]) await t.reconcile(at);
+    assert.deepEqual(await t.names(), [FIRST]);
+    assert.equal(t.events().filter((e) => e.startsWith("RetryCreated")).length, 1);
+  });
+
   it("failedJobsHistoryLimit 0 keeps the failed Job until its retry is created, then cleans up as usual", async () => {
     const t = await setUp({ spec: { failedJobsHistoryLimit: 0, retry: { limit: 1, delaySeconds: 300 } } });
     await t.reconcile("2026-11-25T10:00:01Z");

@@ -1,5 +1,6 @@
 // The validating webhook's checks of issue 46's fields: spec.exclusions' own windows (each error naming the
-// window's field and value; exclusions that leave no slot ever refused, none within a year warned) and spec.retry
+// window's field and value; exclusions that leave no slot ever refused, none within a year warned), the calendars it
+// names as the manager's cache has them (warnings only: missing, not parsing, leaving no slot), and spec.retry
 // (a delay that cannot fit before the next slot under Forbid or Replace warned). The math is
 // test/unit/exclusions.test.ts's; here, what a user applying a manifest is told.
 import assert from "node:assert/strict";
@@ -61,6 +62,88 @@ describe("the webhook and spec.exclusions", () => {
     assert.deepEqual(r.errors, []);
     assert.equal(r.warnings.length, 1, r.warnings.join("\n"));
     assert.match(r.warnings[0]!, /^spec\.exclusions\.windows: .* in the next year/);
+  });
+
+  describe("the calendars it names, read from the manager's cache: warnings only", () => {
+    const withCalendars = (
+      calendars: Record<string, unknown[]> | "unknown",
+      mutate: (o: Record<string, any>) => void,
+    ) => {
+      const inTeam = (o: Record<string, any>) => {
+        o.metadata.namespace = "team";
+        mutate(o);
+      };
+      const r = validateCronJob(variant(minimalCronJob("x"), inTeam), {
+        now: NOW,
+        calendars: (namespace, name) =>
+          calendars === "unknown"
+            ? "unknown"
+            : namespace === "team" && calendars[name]
+              ? { windows: calendars[name] }
+              : undefined,
+      });
+      return { errors: r.errors.map(fieldErrorString), warnings: r.warnings };
+    };
+
+    it("says nothing of calendars that exist and leave slots", () => {
+      const r = withCalendars({ "holidays-de": [{ name: "Christmas Day", start: "2026-12-25" }] }, (o) => {
+        o.spec.exclusions = { calendars: ["holidays-de"] };
+      });
+      assert.deepEqual(r, { errors: [], warnings: [] });
+    });
+
+    it("warns of a calendar the namespace does not have: its slots would be held", () => {
+      const r = withCalendars({}, (o) => {
+        o.spec.exclusions = { calendars: ["holidays-de"] };
+      });
+      assert.deepEqual(r.errors, []);
+      assert.deepEqual(r.warnings, [
+        "spec.exclusions.calendars names holidays-de, which is not an ExclusionCalendar of namespace team: slots are held until it exists",
+      ]);
+    });
+
+    it("warns of a calendar whose windows do not parse", () => {
+      const r = withCalendars({ broken: [{ start: "2026-13-01" }] }, (o) => {
+        o.spec.exclusions = { calendars: ["broken"] };
+      });
+      assert.deepEqual(r.errors, []);
+      assert.equal(r.warnings.length, 1, r.warnings.join("\n"));
+      assert.match(
+        r.warnings[0]!,
+        /^ExclusionCalendar broken: spec\.windows\[0\]\.start: .*slots are held until it is fixed$/,
+      );
+    });
+
+    it("warns, never refuses, when the calendars leave no slot ever or none in the next year", () => {
+      const never = withCalendars({ nights: [{ from: "01:00", to: "03:00" }] }, (o) => {
+        o.spec.schedule = "0 2 * * *";
+        o.spec.exclusions = { calendars: ["nights"] };
+      });
+      assert.deepEqual(never.errors, []);
+      assert.deepEqual(never.warnings, [
+        "spec.exclusions.calendars (nights): with these calendars every scheduled time falls in a window: the schedule would never run (not refused: a calendar can change)",
+      ]);
+      const year = withCalendars({ xmas: [{ start: "2026-12-25" }, { start: "2027-12-25" }] }, (o) => {
+        o.spec.schedule = "0 0 25 12 *";
+        o.spec.exclusions = { calendars: ["xmas"] };
+      });
+      assert.deepEqual(year.warnings, [
+        "spec.exclusions.calendars (xmas): with these calendars every scheduled time in the next year falls in a window",
+      ]);
+    });
+
+    it("says nothing while the cache cannot say, and adds nothing to what the CronJob's own windows already get", () => {
+      const unknown = withCalendars("unknown", (o) => {
+        o.spec.exclusions = { calendars: ["holidays-de"] };
+      });
+      assert.deepEqual(unknown, { errors: [], warnings: [] });
+      const own = withCalendars({ nights: [{ from: "01:00", to: "03:00" }] }, (o) => {
+        o.spec.schedule = "0 2 * * *";
+        o.spec.exclusions = { calendars: ["nights"], windows: [{ from: "01:00", to: "03:00" }] };
+      });
+      assert.equal(own.errors.length, 1, "the own windows' error");
+      assert.deepEqual(own.warnings, []);
+    });
   });
 
   it("reads the windows in spec.timeZone, as the schedule", () => {
