@@ -6,6 +6,8 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { GROUP } from "./groupversion_info.ts";
+import { RecordReason, RecordTrigger } from "./reasons.ts";
+import type { WhyCause } from "./metadata.ts";
 import { documentedKey } from "./metadata.ts";
 
 /** On a retry's Job: "k/N", attempt k (1 is the first retry) of the N spec.retry.limit allowed when it was made. */
@@ -98,3 +100,77 @@ export function retryJobName(cronJobName: string, firstJob: string, k: number): 
   const digest = createHash("sha256").update(`${firstJob}/${k}`).digest("hex").slice(0, 8);
   return `${cronJobName}-r${digest}`;
 }
+
+/**
+ * The facts `kubectl cron why` says the retry trigger's causes with (the plugin's CauseParams has each of them, under
+ * the same name): the CronJob, the slot (`when`), the failed attempt's Job and reason, attempt k (`attempt`) of N
+ * (`attempts`), when it starts and whether it is late or waits besides its delay (retry-pending), and the newer run
+ * that started first under which concurrencyPolicy (retry-superseded).
+ */
+interface RetryFacts {
+  name: string;
+  namespace: string;
+  when: string;
+  job: string;
+  reason: string;
+  attempt: string;
+  attempts: string;
+  startsAt: string;
+  overdue: boolean;
+  waiting: boolean;
+  waits: string;
+  newerRun: string;
+  policy: string;
+}
+
+/**
+ * The retry trigger's causes of `kubectl cron why`: rows of the plugin's one table of causes (cmd/kubectl-cron/causes.ts
+ * CAUSES, which docs/troubleshooting.md is generated from), written here with the trigger's other words, as its
+ * annotations' reference entries are.
+ */
+export const RETRY_CAUSES = [
+  {
+    id: "retry-pending",
+    title: "Failed, and a retry waits for spec.retry.delaySeconds",
+    detect:
+      "The slot's Job failed (its Failed condition, or the record's outcome) and a `Held` entry with trigger " +
+      `${RecordTrigger.Retry} in \`status.recentRuns\` says which attempt of \`spec.retry.limit\` is next: reason ` +
+      `${RecordReason.RetryDelay} and when it starts, or the reason it waits besides (concurrencyPolicy Forbid, its ` +
+      `group). The attempts are the Jobs annotated \`${RETRY_OF_ANNOTATION}\` (the slot's first Job) and ` +
+      `\`${RETRY_ATTEMPT_ANNOTATION}\` (k/N).`,
+    verdict: (
+      p: Pick<
+        RetryFacts,
+        "when" | "job" | "reason" | "attempt" | "attempts" | "startsAt" | "overdue" | "waiting" | "waits"
+      >,
+    ) =>
+      `ran at ${p.when} and failed (Job ${p.job}: ${p.reason}); attempt ${p.attempt} of ${p.attempts} ` +
+      (p.waiting
+        ? `waits: ${p.waits}`
+        : p.overdue
+          ? `was due at ${p.startsAt} and has not started`
+          : `starts at ${p.startsAt}`),
+    fix: (p: Pick<RetryFacts, "namespace" | "job">) => [
+      `Read why it failed while the Job is kept: \`kubectl logs job/${p.job} -n ${p.namespace}\`.`,
+      "Nothing else to do: the operator starts the attempt then; with concurrencyPolicy Forbid or Replace only if no " +
+        "newer slot's run has started by then.",
+    ],
+  },
+  {
+    id: "retry-superseded",
+    title: "Failed, and its retry was not run: a newer slot's run started first",
+    detect:
+      `A \`Skipped\` entry with trigger ${RecordTrigger.Retry} and reason ${RecordReason.RetrySuperseded} in ` +
+      "`status.recentRuns`: the slot's Job failed, and with concurrencyPolicy Forbid or Replace a retry is not run " +
+      "once a newer slot's run has started (`status.lastScheduleTime` past the slot).",
+    verdict: (p: Pick<RetryFacts, "when" | "job" | "reason" | "attempt" | "attempts" | "newerRun" | "policy">) =>
+      `ran at ${p.when} and failed (Job ${p.job}: ${p.reason}); attempt ${p.attempt} of ${p.attempts} was not run: ` +
+      `the run of ${p.newerRun} started first (concurrencyPolicy ${p.policy})`,
+    fix: (p: Pick<RetryFacts, "name" | "namespace" | "job">) => [
+      `Read why it failed while the Job is kept: \`kubectl logs job/${p.job} -n ${p.namespace}\`.`,
+      "To retry before the next slot, set `spec.retry.delaySeconds` below the schedule's interval (the webhook warns " +
+        "when it is not), or concurrencyPolicy Allow.",
+      `If the slot's work is still owed, \`kubectl cron run ${p.name} -n ${p.namespace}\` runs it once now.`,
+    ],
+  },
+] as const satisfies readonly WhyCause[];

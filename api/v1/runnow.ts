@@ -4,7 +4,7 @@
 // idempotent: a second attempt (after a crash, a restart, a leader change) finds the name taken.
 import { createHash, randomBytes } from "node:crypto";
 import { GROUP } from "./groupversion_info.ts";
-import { documentedKey } from "./metadata.ts";
+import { documentedKey, type WhyCause } from "./metadata.ts";
 
 /** Set or change it on a CronJob to request one run now; the value is the request's identity. */
 export const RUN_NOW_ANNOTATION = documentedKey(`${GROUP}/run-now`, () => ({
@@ -122,3 +122,22 @@ export function isManualJob(job: { metadata?: { annotations?: Record<string, str
 export function newRunNowRequest(now: Date = new Date()): string {
   return `${now.toISOString().slice(0, 19)}Z-${randomBytes(3).toString("hex")}`;
 }
+
+/**
+ * The run-now trigger's cause of `kubectl cron why`: a row of the plugin's one table of causes
+ * (cmd/kubectl-cron/causes.ts CAUSES), written here with the trigger's other words (api/v1/retry.ts RETRY_CAUSES).
+ */
+export const RUN_NOW_CAUSES = [
+  {
+    id: "run-now-waiting",
+    title: "A run-now request waits behind a running Job",
+    detect:
+      "The run-now annotation differs from `status.lastRunNowRequest` and a Job is running with concurrencyPolicy " +
+      "Forbid.",
+    verdict: (p: { request: string; job: string; policy: string }) =>
+      `run-now request "${p.request}" waits: ${p.job.split(" ").join(", ")} still running (concurrencyPolicy ${p.policy})`,
+    fix: (p: { namespace: string; job: string }) => [
+      `Wait for the running Job, or delete it: \`kubectl delete job ${p.job} -n ${p.namespace}\`.`,
+    ],
+  },
+] as const satisfies readonly WhyCause[];

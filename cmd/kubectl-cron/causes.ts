@@ -14,10 +14,9 @@ import {
   GROUP_KIND,
   KUEUE_QUEUE_NAME_KEY,
   RecordReason,
-  RecordTrigger,
   RefusedReason,
-  RETRY_ATTEMPT_ANNOTATION,
-  RETRY_OF_ANNOTATION,
+  RETRY_CAUSES,
+  RUN_NOW_CAUSES,
 } from "../../api/v1/index.ts";
 
 /**
@@ -530,18 +529,8 @@ export const CAUSES = [
         "missed slots.",
     ],
   },
-  {
-    id: "run-now-waiting",
-    title: "A run-now request waits behind a running Job",
-    detect:
-      "The run-now annotation differs from `status.lastRunNowRequest` and a Job is running with concurrencyPolicy " +
-      "Forbid.",
-    verdict: (p: Pick<CauseParams, "request" | "job" | "policy">) =>
-      `run-now request "${p.request}" waits: ${p.job.split(" ").join(", ")} still running (concurrencyPolicy ${p.policy})`,
-    fix: (p: Pick<CauseParams, "namespace" | "job">) => [
-      `Wait for the running Job, or delete it: \`kubectl delete job ${p.job} -n ${p.namespace}\`.`,
-    ],
-  },
+  // The run-now trigger's cause, written with its other words in its spec module (api/v1/runnow.ts).
+  ...RUN_NOW_CAUSES,
   {
     id: "policy-skipped",
     title: "Not run: missedRunPolicy chose not to",
@@ -727,53 +716,8 @@ export const CAUSES = [
     ],
     alert: "CronJobLastRunFailed",
   },
-  {
-    id: "retry-pending",
-    title: "Failed, and a retry waits for spec.retry.delaySeconds",
-    detect:
-      "The slot's Job failed (its Failed condition, or the record's outcome) and a `Held` entry with trigger " +
-      `${RecordTrigger.Retry} in \`status.recentRuns\` says which attempt of \`spec.retry.limit\` is next: reason ` +
-      `${RecordReason.RetryDelay} and when it starts, or the reason it waits besides (concurrencyPolicy Forbid, its ` +
-      `group). The attempts are the Jobs annotated \`${RETRY_OF_ANNOTATION}\` (the slot's first Job) and ` +
-      `\`${RETRY_ATTEMPT_ANNOTATION}\` (k/N).`,
-    verdict: (
-      p: Slot &
-        Pick<CauseParams, "job" | "reason" | "attempts" | "startsAt" | "overdue" | "waiting" | "waits"> &
-        Required<Pick<CauseParams, "attempt">>,
-    ) =>
-      `ran at ${p.when} and failed (Job ${p.job}: ${p.reason}); attempt ${p.attempt} of ${p.attempts} ` +
-      (p.waiting
-        ? `waits: ${p.waits}`
-        : p.overdue
-          ? `was due at ${p.startsAt} and has not started`
-          : `starts at ${p.startsAt}`),
-    fix: (p: Pick<CauseParams, "namespace" | "job">) => [
-      `Read why it failed while the Job is kept: \`kubectl logs job/${p.job} -n ${p.namespace}\`.`,
-      "Nothing else to do: the operator starts the attempt then; with concurrencyPolicy Forbid or Replace only if no " +
-        "newer slot's run has started by then.",
-    ],
-  },
-  {
-    id: "retry-superseded",
-    title: "Failed, and its retry was not run: a newer slot's run started first",
-    detect:
-      `A \`Skipped\` entry with trigger ${RecordTrigger.Retry} and reason ${RecordReason.RetrySuperseded} in ` +
-      "`status.recentRuns`: the slot's Job failed, and with concurrencyPolicy Forbid or Replace a retry is not run " +
-      "once a newer slot's run has started (`status.lastScheduleTime` past the slot).",
-    verdict: (
-      p: Slot &
-        Pick<CauseParams, "job" | "reason" | "attempts" | "newerRun" | "policy"> &
-        Required<Pick<CauseParams, "attempt">>,
-    ) =>
-      `ran at ${p.when} and failed (Job ${p.job}: ${p.reason}); attempt ${p.attempt} of ${p.attempts} was not run: ` +
-      `the run of ${p.newerRun} started first (concurrencyPolicy ${p.policy})`,
-    fix: (p: Names & Pick<CauseParams, "job">) => [
-      `Read why it failed while the Job is kept: \`kubectl logs job/${p.job} -n ${p.namespace}\`.`,
-      "To retry before the next slot, set `spec.retry.delaySeconds` below the schedule's interval (the webhook warns " +
-        "when it is not), or concurrencyPolicy Allow.",
-      `If the slot's work is still owed, ${cron("run", p)} runs it once now.`,
-    ],
-  },
+  // The retry trigger's causes, written with its other words in its spec module (api/v1/retry.ts).
+  ...RETRY_CAUSES,
   {
     id: "operator-down",
     title: "The operator is not running",
