@@ -373,8 +373,26 @@ e2eDescribe(
     const { kubectl, admit, jobsOf, managerPods, leaseHolder, leaderPod } = suite;
     const cronJob = (name: string, spec: Record<string, unknown>, command: string) =>
       suite.cronJob(name, { concurrencyPolicy: "Allow", ...spec }, command);
+    // Retried as `admit` is: right after a handover the API server may still send an admission call to the replica
+    // that went away (its endpoint not yet removed), which times out; a user's retry goes through.
     const suspend = (name: string) =>
-      kubectl(["patch", CRONJOBS, name, "-n", suite.namespace, "--type=merge", "-p", '{"spec":{"suspend":true}}']);
+      eventually(
+        `${name} suspended`,
+        () =>
+          kubectl([
+            "patch",
+            CRONJOBS,
+            name,
+            "-n",
+            suite.namespace,
+            "--type=merge",
+            "-p",
+            '{"spec":{"suspend":true}}',
+          ]).then(() => true),
+        60_000,
+        undefined,
+        POLL_MS,
+      );
 
     it("a leader handover (the leader's Pod deleted) creates no duplicate Job and keeps scheduling", async () => {
       await admit(cronJob("handover", { schedule: "@every 5s", successfulJobsHistoryLimit: 100 }, "true"));
