@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { selfSignedCertificate } from "../runtime/metrics/auth.ts";
-import { CronJobResource, ExclusionCalendarResource, RESOURCE } from "../api/v1/index.ts";
+import { CronJobResource, RESOURCE } from "../api/v1/index.ts";
 import { CronJobReconciler } from "../controllers/cronjob_controller.ts";
 import { groupMetrics } from "../controllers/groups.ts";
 import { metricsRegistry } from "../runtime/metrics/registry.ts";
@@ -16,7 +16,6 @@ import { CertProvisioner } from "../runtime/webhook/certprovisioner.ts";
 import type { WebhookHandler } from "../runtime/webhook/index.ts";
 import { webhookRunnable } from "../runtime/webhook/runnable.ts";
 import { CONVERT_PATH, cronJobConversion, cronJobWebhookHandlers } from "../webhooks/cronjob_webhook.ts";
-import type { CalendarLookup } from "../webhooks/exclusions.ts";
 import type { Flags } from "./flags.ts";
 
 /** The product's name: user agent, field manager, certificate names (the runtime defaults to generic ones). */
@@ -139,7 +138,9 @@ export async function run(flags: Flags): Promise<number> {
         ...cronJobWebhookHandlers({
           client: mgr.client,
           logger: log.withName("webhook").withName("cronjob"),
-          calendars: cachedCalendars(mgr),
+          // The calendars a CronJob names, read as the reconciler reads them (the cache every replica runs).
+          calendars: (namespace, name) =>
+            mgr.cache.hasSynced() ? reconciler.calendars.read(namespace, name) : "unknown",
         }),
         [CONVERT_PATH, cronJobConversion],
       ]),
@@ -168,15 +169,3 @@ const WEBHOOK_CERT_SECRET_LABELS: Readonly<Record<string, string>> = {
   "app.kubernetes.io/component": "webhook-certificate",
   "app.kubernetes.io/managed-by": "cronjob-operator",
 };
-
-/**
- * The calendars a CronJob names, as the cache every replica runs has them (the webhook warns about them; the
- * controller reads the same cache): "unknown" until it has synced.
- */
-function cachedCalendars(mgr: Manager): CalendarLookup {
-  return (namespace, name) => {
-    if (!mgr.cache.hasSynced()) return "unknown";
-    const c = mgr.cache.get<KubeObject & { spec?: { windows?: unknown } }>(ExclusionCalendarResource, namespace, name);
-    return c ? { windows: c.spec?.windows } : undefined;
-  };
-}

@@ -49,6 +49,17 @@ export class CalendarBooks {
     this.#cache = cache;
   }
 
+  /** A calendar as the cache has it (the admission webhook reads calendars the same way). */
+  read(namespace: string, name: string): CalendarRead {
+    const stored = CALENDAR_NAME_PATTERN.test(name)
+      ? (this.#cache.get(ExclusionCalendarResource, namespace, name) as
+          { metadata?: { resourceVersion?: string }; spec?: { windows?: unknown } } | undefined)
+      : undefined;
+    return stored
+      ? { name, state: "found", windows: stored.spec?.windows ?? [], version: stored.metadata?.resourceVersion }
+      : { name, state: "missing" };
+  }
+
   /**
    * The CronJob's exclusions, from its spec and the calendars in the cache, by the API's rule (api/v1/exclusions.ts,
    * which `kubectl cron` applies too); kept by what they are compiled from.
@@ -58,15 +69,7 @@ export class CalendarBooks {
     const own = (cronJob.spec as { exclusions?: { windows?: unknown } } | undefined)?.exclusions?.windows;
     if (own === undefined && !calendarNamesOf(cronJob.spec).length) return { kind: "none" };
     const namespace = cronJob.metadata.namespace ?? "";
-    const reads: CalendarRead[] = calendarNamesOf(cronJob.spec).map((name) => {
-      const stored = CALENDAR_NAME_PATTERN.test(name)
-        ? (this.#cache.get(ExclusionCalendarResource, namespace, name) as
-            { metadata?: { resourceVersion?: string }; spec?: { windows?: unknown } } | undefined)
-        : undefined;
-      return stored
-        ? { name, state: "found", windows: stored.spec?.windows ?? [], version: stored.metadata?.resourceVersion }
-        : { name, state: "missing" };
-    });
+    const reads = calendarNamesOf(cronJob.spec).map((name) => this.read(namespace, name));
     const k = [
       JSON.stringify(own ?? null),
       ...reads.map((r) => (r.state === "found" ? `${r.name}@${r.version}` : `${r.name}!`)),

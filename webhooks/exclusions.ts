@@ -3,13 +3,7 @@
 // never fires is; none in the next year is a warning. The calendars it names are read from the manager's cache and
 // only ever warned about (a calendar may be applied, changed or deleted after the CronJob): one that is missing or
 // does not parse (the controller would hold the slots), and calendars that leave the schedule no slot.
-import {
-  CALENDAR_NAME_PATTERN,
-  type CalendarRead,
-  calendarNamesOf,
-  type CronJobSchedules,
-  exclusionsOf,
-} from "../api/v1/index.ts";
+import { type CalendarRead, calendarNamesOf, type CronJobSchedules, exclusionsOf } from "../api/v1/index.ts";
 import { Exclusions, parseExclusionWindows, slotsLeft } from "../api/v1/schedule/index.ts";
 import { type FieldError, invalidField } from "../runtime/field.ts";
 import { isObj } from "../runtime/objects.ts";
@@ -54,11 +48,8 @@ export function validateExclusions(
   };
 }
 
-/**
- * A calendar of the request's namespace as the manager's cache has it: its windows, undefined when there is no
- * calendar of that name, "unknown" while the cache cannot say (not synced yet).
- */
-export type CalendarLookup = (namespace: string, name: string) => { windows: unknown } | undefined | "unknown";
+/** A calendar of the request's namespace as the manager's cache has it; "unknown" while the cache cannot say. */
+export type CalendarLookup = (namespace: string, name: string) => CalendarRead | "unknown";
 
 /**
  * Warnings for the calendars spec.exclusions names: one missing or not parsing (its slots would be held until it is
@@ -72,13 +63,13 @@ export function calendarWarnings(
   lookup: CalendarLookup,
   now: Date,
 ): string[] {
-  const names = calendarNamesOf(spec).filter((n) => CALENDAR_NAME_PATTERN.test(n));
+  const names = calendarNamesOf(spec);
   if (!names.length) return [];
   const reads: CalendarRead[] = [];
   for (const name of names) {
-    const found = lookup(namespace, name);
-    if (found === "unknown") return [];
-    reads.push(found ? { name, state: "found", windows: found.windows ?? [] } : { name, state: "missing" });
+    const read = lookup(namespace, name);
+    if (read === "unknown") return [];
+    reads.push(read);
   }
   const view = exclusionsOf({ metadata: { namespace }, spec }, reads);
   if (view.hold) return view.hold.calendar ? [view.hold.problem] : [];

@@ -79,8 +79,8 @@ describe("the webhook and spec.exclusions", () => {
           calendars === "unknown"
             ? "unknown"
             : namespace === "team" && calendars[name]
-              ? { windows: calendars[name] }
-              : undefined,
+              ? { name, state: "found", windows: calendars[name] }
+              : { name, state: "missing" },
       });
       return { errors: r.errors.map(fieldErrorString), warnings: r.warnings };
     };
