@@ -73,16 +73,18 @@ test: $(NODE_MODULES) ## Run unit and integration tests (integration against a r
 # `make deploy OVERLAY=config/local` and real CronJobs, Jobs and Pods; the suites that disturb nobody run
 # concurrently, each in its own namespace, then the disruptive ones one at a time (test/e2e/run.ts). The cluster
 # is stopped and the machine restored at the end, also when a test fails. E2E_MODE=per-file: each file on a
-# cluster of its own, one after another; E2E_FILES=...: only those files, each on its own cluster.
+# cluster of its own, one after another; E2E_FILES=...: only those files, each on its own cluster;
+# E2E_SHARED=a.test.ts,b.test.ts: only those files, on one cluster in the shared run's order.
 .PHONY: setup-node
 setup-node: ## Provision the local node too: kubelet, kube-scheduler, containerd, umoci, local images (root; cached).
 	@hack/setup-envtest --node >/dev/null
 
 E2E_MODE ?= shared
 E2E_FILES ?=
+E2E_SHARED ?=
 .PHONY: test-e2e
-test-e2e: $(NODE_MODULES) setup-node image-build ## Run the end-to-end tests on one local cluster with a real node (needs root). E2E_MODE=per-file, E2E_FILES=...
-	export NODE_CLUSTER_ASSETS="$$(hack/setup-envtest --node)" HELM="$$(hack/setup-helm)"; \
+test-e2e: $(NODE_MODULES) setup-node image-build ## Run the end-to-end tests on one local cluster with a real node (needs root). E2E_MODE=per-file, E2E_FILES=..., E2E_SHARED=...
+	export E2E_SHARED="$(E2E_SHARED)" NODE_CLUSTER_ASSETS="$$(hack/setup-envtest --node)" HELM="$$(hack/setup-helm)"; \
 	mkdir -p bin/test-timings; \
 	if [ -n "$(E2E_FILES)" ]; then files="$(E2E_FILES)"; \
 	elif [ "$(E2E_MODE)" = per-file ]; then files="$$(ls test/e2e/*.test.ts)"; \

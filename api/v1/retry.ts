@@ -80,16 +80,21 @@ export function retryAttemptValue(k: number, n: number): string {
   return `${k}/${n}`;
 }
 
+/** "k/N" read back (the annotation's value, a record entry's request); undefined: not an attempt's. */
+export function parseRetryAttempt(value: string | undefined): { k: number; n: number } | undefined {
+  const m = /^(\d{1,2})\/(\d{1,2})$/.exec(value ?? "");
+  return m ? { k: Number(m[1]), n: Number(m[2]) } : undefined;
+}
+
 /** A Job's retry attempt: k of n; undefined for a slot's first Job (or a value that is not ours). */
 export function retryAttemptOf(job: {
   metadata?: { annotations?: Record<string, string> };
 }): { k: number; n: number; of: string } | undefined {
   const a = job.metadata?.annotations;
-  const m = /^(\d{1,2})\/(\d{1,2})$/.exec(a?.[RETRY_ATTEMPT_ANNOTATION] ?? "");
+  const attempt = parseRetryAttempt(a?.[RETRY_ATTEMPT_ANNOTATION]);
   const of = a?.[RETRY_OF_ANNOTATION];
-  if (!m || !of) return undefined;
-  const k = Number(m[1]);
-  return k >= 1 ? { k, n: Number(m[2]), of } : undefined;
+  if (!attempt || !of) return undefined;
+  return attempt.k >= 1 ? { ...attempt, of } : undefined;
 }
 
 /**

@@ -4,6 +4,7 @@
 // RetryAfterFailure). An entry's request is its attempt, "k/N"; when it starts and which Job failed how are in its
 // message, the operator's words, read here only.
 import {
+  parseRetryAttempt,
   RECORD_REASONS,
   type RecentRun,
   RecordDecision,
@@ -28,7 +29,6 @@ export interface RetryEntry {
   newerRun?: Date;
 }
 
-const ATTEMPT = /^(\d{1,2})\/(\d{1,2})$/;
 const STARTS_AT = / starts at (\d{4}-\d{2}-\d{2}T\S+?Z|\d{4}-\d{2}-\d{2}T\S+?[+-]\d{2}:\d{2}):/;
 const FAILED = /\bJob (\S+) failed(?: \(([^)]*)\))?/;
 const NEWER_RUN = /\bthe run of (\S+) started first/;
@@ -38,8 +38,8 @@ const time = (s: string | undefined) => (s === undefined || Number.isNaN(Date.pa
 /** A record entry about a retry (trigger Retry, request "k/N", a slot), read; undefined: it is none. */
 export function retryEntryOf(e: RecentRun): RetryEntry | undefined {
   if (e.trigger !== RecordTrigger.Retry || !e.scheduledTime) return undefined;
-  const m = ATTEMPT.exec(e.request ?? "");
-  if (!m) return undefined;
+  const attempt = parseRetryAttempt(e.request);
+  if (!attempt) return undefined;
   const message = e.message ?? "";
   const failed = FAILED.exec(message);
   const startsAt = time(STARTS_AT.exec(message)?.[1]);
@@ -47,8 +47,8 @@ export function retryEntryOf(e: RecentRun): RetryEntry | undefined {
   return {
     entry: e,
     slot: new Date(e.scheduledTime),
-    k: Number(m[1]),
-    n: Number(m[2]),
+    k: attempt.k,
+    n: attempt.n,
     ...(startsAt ? { startsAt } : {}),
     ...(failed?.[1] ? { failedJob: failed[1] } : {}),
     ...(failed?.[2] ? { failure: failed[2] } : {}),

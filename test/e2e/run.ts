@@ -3,7 +3,8 @@
 // deploy`); the suites that disturb nobody run concurrently, each in its own namespace; then the disruptive ones,
 // one at a time, in DISRUPTIONS' order; then the cluster is stopped and the machine restored. A suite that finds
 // the cluster broken names the suite that left it so (shared-cluster.ts). `make test-e2e E2E_MODE=per-file` runs
-// each file on a cluster of its own instead, as a file run alone does (`E2E_FILES=test/e2e/why.test.ts`).
+// each file on a cluster of its own instead, as a file run alone does (`E2E_FILES=test/e2e/why.test.ts`);
+// `make test-e2e E2E_SHARED=fleets.test.ts,fleets2.test.ts` only those files' suites, on one cluster as here.
 import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, after, before } from "node:test";
@@ -28,17 +29,21 @@ export const DISRUPTIONS = [
 ] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
+// E2E_SHARED=a.test.ts,b.test.ts: only these files' suites, still on one cluster and in this order (a failure that
+// needs the suites before it, e.g. a disruption's aftermath, reproduced without the whole run).
+const only = (process.env.E2E_SHARED ?? "").split(",").filter(Boolean);
+const files = readdirSync(here).filter((n) => n.endsWith(".test.ts"));
+const unknown = only.filter((n) => !files.includes(n));
+if (unknown.length) throw new Error(`run.ts: E2E_SHARED names no file of test/e2e: ${unknown.join(", ")}`);
 const suites = collectSuites();
-for (const f of readdirSync(here)
-  .filter((n) => n.endsWith(".test.ts"))
-  .sort()) {
+for (const f of files.filter((n) => !only.length || only.includes(n)).sort()) {
   await import(pathToFileURL(join(here, f)).href);
 }
 const concurrent = suites.filter((s) => !s.disruptive);
-const disruptive = DISRUPTIONS.map((d) => {
+const disruptive = DISRUPTIONS.flatMap((d) => {
   const s = suites.find((x) => x.disruptive === d);
-  if (!s) throw new Error(`run.ts: no suite makes the disruption "${d}"`);
-  return s;
+  if (!s && !only.length) throw new Error(`run.ts: no suite makes the disruption "${d}"`);
+  return s ? [s] : [];
 });
 const unordered = suites.filter((s) => s.disruptive && !(DISRUPTIONS as readonly string[]).includes(s.disruptive));
 if (unordered.length) {

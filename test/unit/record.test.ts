@@ -149,6 +149,30 @@ describe("recordDecision", () => {
     );
   });
 
+  it("a tie in decidedAt on one slot puts the later attempt first: a slot's run that failed within its second, then its retries (1/N < 10/N)", () => {
+    const attempt = (k: number, decision: "Held" | "Created"): Decision => ({
+      trigger: "Retry",
+      scheduledTime: at(0),
+      request: `${k}/10`,
+      decision,
+      reason: decision === "Held" ? "RetryDelay" : "RetryAfterFailure",
+      ...(decision === "Created" ? { job: `cj-r${k}` } : {}),
+    });
+    const decisions: Array<[Decision, number]> = [
+      [created(0), 0],
+      [attempt(1, "Created"), 0],
+      [attempt(2, "Created"), 0],
+      [attempt(9, "Created"), 0],
+      [attempt(10, "Held"), 0],
+    ];
+    const forward = decide(withRuns(), ...decisions);
+    assert.deepEqual(decide(withRuns(), ...[...decisions].reverse()), forward, "in any input order");
+    assert.deepEqual(
+      forward.recentRuns?.map((e) => `${e.trigger} ${e.request ?? ""} ${e.decision}`),
+      ["Retry 10/10 Held", "Retry 9/10 Created", "Retry 2/10 Created", "Retry 1/10 Created", "Schedule  Created"],
+    );
+  });
+
   it("a run-now request, a backfill slot and a schedule slot are entries of their own; a stop is one per time", () => {
     const runNow: Decision = {
       trigger: "RunNow",
