@@ -316,6 +316,6 @@ bench: $(NODE_MODULES) build ## Benchmark ours vs the built-in CronJob controlle
 # The kubectl plugin's start and answers (bench/plugin.ts): the TypeScript, the bundle, the single executable and
 # kubectl on the same objects of a real kube-apiserver (envtest), median of RUNS; and the manager's start.
 .PHONY: bench-plugin
-bench-plugin: $(NODE_MODULES) build plugin plugin-sea ## Benchmark kubectl cron's start, why NAME and why -A beside kubectl (N=1000,5000 RUNS=5 OUT=<file>.md).
+bench-plugin: $(NODE_MODULES) build plugin plugin-sea ## Benchmark kubectl cron's start, why/next NAME and why/list -A beside kubectl (N=1000,5000 RUNS=5 OUT=<file>.md).
 	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)"; \
 	$(NODE) bench/plugin.ts $(if $(N),--n=$(N)) $(if $(RUNS),--runs=$(RUNS)) $(if $(OUT),--out=$(OUT))

@@ -1,5 +1,5 @@
-// The kubectl plugin's benchmark (make bench-plugin): how fast `kubectl cron` starts and answers, built ahead of
-// time or not, beside kubectl itself on the same objects. Never part of `make test`.
+// The kubectl plugin's benchmark (make bench-plugin): how fast `kubectl cron` starts and answers (why, next, list),
+// built ahead of time or not, beside kubectl itself on the same objects. Never part of `make test`.
 //
 //   make bench-plugin                              # N=1000,5000, 5 runs each
 //   node_modules/.bin/node bench/plugin.ts --n=1000 --runs=3 --out=/tmp/plugin.md
@@ -206,16 +206,23 @@ async function clusterCommands(): Promise<void> {
       created = n;
       console.log(`${n} CronJobs in ${((performance.now() - started) / 1000).toFixed(1)} s`);
       const one = placement(0, NAMESPACES);
+      const getOne = ["kubectl", "get", CRD, one.name, "-n", one.namespace];
       if (n === NS[0]) {
-        for (const [variant, cmd] of Object.entries(PLUGIN)) {
-          add(await measure("why NAME", variant, [...cmd, "why", one.name, "-n", one.namespace], clusterEnv));
+        // One CronJob: what kubectl answers with one GET.
+        for (const sub of ["why", "next"]) {
+          for (const [variant, cmd] of Object.entries(PLUGIN)) {
+            add(await measure(`${sub} NAME`, variant, [...cmd, sub, one.name, "-n", one.namespace], clusterEnv));
+          }
+          add(await measure(`${sub} NAME`, "kubectl", getOne, clusterEnv));
         }
-        add(await measure("why NAME", "kubectl", ["kubectl", "get", CRD, one.name, "-n", one.namespace], clusterEnv));
       }
-      for (const [variant, cmd] of Object.entries(PLUGIN)) {
-        add(await measure(`why -A (N=${n})`, variant, [...cmd, "why", "-A"], clusterEnv));
+      // Every CronJob: what kubectl answers with one LIST.
+      for (const sub of ["why", "list"]) {
+        for (const [variant, cmd] of Object.entries(PLUGIN)) {
+          add(await measure(`${sub} -A (N=${n})`, variant, [...cmd, sub, "-A"], clusterEnv));
+        }
+        add(await measure(`${sub} -A (N=${n})`, "kubectl", ["kubectl", "get", CRD, "-A"], clusterEnv));
       }
-      add(await measure(`why -A (N=${n})`, "kubectl", ["kubectl", "get", CRD, "-A"], clusterEnv));
     }
   } finally {
     await env.stop();
