@@ -341,11 +341,14 @@ export class CronJobReconciler implements Reconciler {
     });
     let due: readonly Date[] = [];
     let next: Date | undefined;
+    /** The next slot of the schedules as written (an excluded one when it comes before `next`). */
+    let excludedNext: Date | undefined;
     if (!guard.stop) {
       // 7. Which slots are due, and when the next one is: the union of the CronJob's schedules.
       const window = scheduleDecision({
         schedule: schedules?.schedule ?? guard.schedule,
         lastScheduleTime: pass.status.lastScheduleTime,
+        lastExcludedTime: pass.status.lastExcludedTime,
         creationTimestamp: cronJob.metadata.creationTimestamp,
         startingDeadlineSeconds: cronJob.spec.startingDeadlineSeconds,
         missedRunPolicy: cronJob.spec.missedRunPolicy,
@@ -365,7 +368,12 @@ export class CronJobReconciler implements Reconciler {
       this.reportMissed(pass, window, now);
       due = window.due;
       next = window.next;
-      if (exclusions.kind === "ok" && schedules) recordExcluded(pass, schedules, anchor, now);
+      if (exclusions.kind === "ok" && schedules) {
+        recordExcluded(pass, schedules, anchor, now);
+        // Woken at an excluded slot too, not only at the next slot that runs: the slot is decided (recorded, its books
+        // moved) when it comes, by the calendar as it is then, so a later change of the calendar cannot run it.
+        excludedNext = schedules.written.next(now, anchor);
+      }
       if (exclusions.kind === "unknown") due = holdForCalendar(pass, due, exclusions, now);
     }
 
@@ -397,7 +405,7 @@ export class CronJobReconciler implements Reconciler {
       pass.status.nextScheduleTime = rfc3339(next);
       // Slots left over by RunAll's per-pass cap follow at once (the others' Jobs came first). Woken from the
       // untruncated time: waking up to a second late would add that to every Job's start.
-      const wake = more ? clockNow : next;
+      const wake = more ? clockNow : excludedNext && excludedNext < next ? excludedNext : next;
       outcome.requeueAfterMs = Math.max(wake.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS;
     }
     if (pass.wakeAt) {
@@ -688,7 +696,11 @@ export class CronJobReconciler implements Reconciler {
 
     const { successful, failed } = o.history;
     const burst = ctx.burst?.active() ?? false;
-    const booksLate = statusBehind(cronJob.status, o.observed, [...successful, ...failed], now);
+    // An excluded slot this pass decided is written now, never left to a later pass: that pass would judge the slot
+    // by the calendar as it is then.
+    const booksLate =
+      statusBehind(cronJob.status, o.observed, [...successful, ...failed], now) ||
+      pass.status.lastExcludedTime !== cronJob.status?.lastExcludedTime;
     const historyLate = historyBehind(
       { successful: successful.length, failed: failed.length },
       { successful: cronJob.spec.successfulJobsHistoryLimit, failed: cronJob.spec.failedJobsHistoryLimit },
@@ -780,8 +792,9 @@ function recordExcluded(pass: Pass, schedules: CronJobSchedules, anchor: Date | 
   // waited (--status-write-delay, a burst) recorded excluded slots that a later pass, which already sees the next
   // slot's Job, must record again.
   const stored = cronJob.status?.lastScheduleTime ?? cronJob.metadata.creationTimestamp ?? rfc3339(now);
+  const decided = Date.parse(cronJob.status?.lastExcludedTime ?? "");
   const base = Date.parse(stored);
-  let after = new Date(Math.max(base, ...recorded));
+  let after = new Date(Math.max(base, Number.isNaN(decided) ? base : decided, ...recorded));
   const raw = schedules.written;
   const excluded: { slot: Date; by: string; window: string }[] = [];
   for (let i = 0; i < MAX_EXCLUDED_PER_PASS; i++) {
@@ -791,7 +804,12 @@ function recordExcluded(pass: Pass, schedules: CronJobSchedules, anchor: Date | 
     if (hit) excluded.push({ slot, ...hit });
     after = slot;
   }
-  if (excluded.length) pass.status = recordExclusions(pass.status, excluded, now);
+  if (!excluded.length) return;
+  pass.status = recordExclusions(pass.status, excluded, now);
+  // The books of the excluded slots: never moves backward (a later pass may start from an older stored status).
+  const newest = excluded.at(-1)!.slot;
+  const prev = Date.parse(pass.status.lastExcludedTime ?? "");
+  if (Number.isNaN(prev) || newest.getTime() > prev) pass.status.lastExcludedTime = rfc3339(newest);
 }
 
 /**
@@ -881,6 +899,8 @@ function holdForRun(
   delayMs: number,
 ): number | undefined {
   if (delayMs <= 0 || !fresh?.size || o.unbookedEnds > 0 || Object.keys(o.pass.problems).length) return undefined;
+  // An excluded slot decided this pass is written at once: until it is stored, a calendar change could still run it.
+  if (next.lastExcludedTime !== o.pass.cronJob.status?.lastExcludedTime) return undefined;
   const shown = new Set((o.pass.cronJob.status?.active ?? []).map((r) => r.name));
   const running = new Set((next.active ?? []).map((r) => r.name));
   for (const name of shown) if (!running.has(name)) return undefined;

@@ -43,6 +43,11 @@ interface ScheduleDecision {
 export function scheduleDecision(o: {
   schedule: Schedule;
   lastScheduleTime: string | undefined;
+  /**
+   * The newest slot the exclusions skipped (status.lastExcludedTime): decided, like a run, so no slot at or before it
+   * is due or missed later, whatever a calendar change says of it now.
+   */
+  lastExcludedTime?: string | undefined;
   creationTimestamp: string | undefined;
   startingDeadlineSeconds: number | undefined;
   missedRunPolicy?: string | undefined;
@@ -64,8 +69,10 @@ export function scheduleDecision(o: {
   const { schedule, now, clockNow, startingDeadlineSeconds: deadline } = o;
   const policy: MissedRunPolicy =
     o.missedRunPolicy === "Skip" || o.missedRunPolicy === "RunAll" ? o.missedRunPolicy : "RunLatest";
-  const base = new Date(o.lastScheduleTime || o.creationTimestamp || now);
-  const anchor = o.everyAnchor ?? base;
+  const ran = new Date(o.lastScheduleTime || o.creationTimestamp || now);
+  const anchor = o.everyAnchor ?? ran;
+  const excluded = o.lastExcludedTime ? Date.parse(o.lastExcludedTime) : NaN;
+  const base = excluded > ran.getTime() ? new Date(excluded) : ran;
   // The first instant a slot may have and still start.
   const cutoff = deadline === undefined ? undefined : clockNow.getTime() - deadline * 1000;
   // scheduleWindow's lower bound is exclusive; one millisecond before the cut-off keeps it inclusive.

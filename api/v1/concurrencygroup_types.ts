@@ -107,6 +107,9 @@ export function waitingRunOf(
   const last = cj.status?.lastScheduleTime ? Date.parse(cj.status.lastScheduleTime) : undefined;
   const scheduled = held.trigger === RecordTrigger.Schedule || held.trigger === RecordTrigger.CatchUp;
   if (scheduled && slot !== undefined && last !== undefined && last >= slot) return undefined;
+  // An excluded slot at or after it was decided when it came: the older slot no longer runs (the schedule's base).
+  const excluded = cj.status?.lastExcludedTime ? Date.parse(cj.status.lastExcludedTime) : undefined;
+  if (scheduled && slot !== undefined && excluded !== undefined && excluded >= slot) return undefined;
   const deadline = cj.spec?.startingDeadlineSeconds;
   if (scheduled && slot !== undefined && typeof deadline === "number" && slot + deadline * 1000 <= now)
     return undefined;

@@ -257,6 +257,9 @@ export const CronJobStatusSchema = z
     lastFailedTime: TimeSchema.optional().meta({
       description: "The time the newest failed Job failed. Like lastSuccessfulTime, it never moves backward.",
     }),
+    lastExcludedTime: TimeSchema.optional().meta({
+      description: "The newest slot spec.exclusions skipped. It and older slots never run later.",
+    }),
     resolvedSchedule: z
       .string()
       .max(MAX_SCHEDULE_LENGTH)
@@ -418,6 +421,7 @@ export const CronJobWireSchema = z.looseObject({
       nextScheduleTime: z.string().optional(),
       lastMissedTime: z.string().optional(),
       lastFailedTime: z.string().optional(),
+      lastExcludedTime: z.string().optional(),
       resolvedSchedule: z.string().optional(),
       lastRunNowRequest: z.string().optional(),
       conditions: z

@@ -1,6 +1,8 @@
 // End to end, issue 46 on a real node: (1) an exclusion window of spec.exclusions over two slots of an every-minute
 // CronJob: `kubectl cron next` marks them and names the next run, no Job runs for them while the slots around them
 // run, the record has one coalesced Skipped/ExcludedByCalendar entry, and `kubectl cron why --slot` explains each;
+// beside it the same window in an ExclusionCalendar, edited after its first slot was recorded (at its time): that
+// slot never runs (issue 53);
 // (2) spec.retry: a slot whose Job fails is run again as two new Jobs (named from the first, annotated, each
 // delaySeconds after the failure before it), never a third, with the leader SIGKILLed between the first failure and
 // the second retry; `kubectl cron why` and `next` say the pending attempt while it waits, and the record ends with
@@ -95,6 +97,16 @@ e2eDescribe("end to end: an exclusion window over two slots, on a real node", { 
         ),
       );
       const created = Date.parse(String((await get("freeze")).metadata.creationTimestamp));
+      // Beside it, the same window in a shared ExclusionCalendar, edited once its first slot was decided (issue 53): the
+      // slot is judged by the calendar as it was when it came, recorded then, and the edit never runs it.
+      const calendar = (windows: unknown[]): K8sObject => ({
+        apiVersion: "batch.tutorial.kubebuilder.io/v1",
+        kind: "ExclusionCalendar",
+        metadata: { name: "shared", namespace: NS },
+        spec: { windows },
+      });
+      await admit(calendar([{ name: "shared freeze", start: wall(e1), end: wall(after) }]));
+      await admit(cronJob("freeze-cal", { schedule: "* * * * *", exclusions: { calendars: ["shared"] } }, "true"));
 
       // Meanwhile: the webhook reads the calendars a CronJob names from the operator's cache. One the namespace lacks
       // is a warning kubectl prints, never a refusal (the calendar may be applied next).
@@ -132,6 +144,27 @@ e2eDescribe("end to end: an exclusion window over two slots, on a real node", { 
       );
       assert.match(next.stdout.split("\n").find((l) => /^NEXT/.test(l)) ?? "", /EXCLUDED BY/, next.stdout);
 
+      // The calendar's first slot is recorded when it comes (the operator wakes for an excluded slot too), before the
+      // calendar is edited to hold the second slot only; e1 still never runs.
+      let calSeen: unknown;
+      const first = await eventually(
+        `freeze-cal's Skipped entry for ${utc(e1)}, written at its time`,
+        async () => {
+          const cj = await get("freeze-cal");
+          calSeen = cj.status?.recentRuns;
+          return recordOf(cj).find((e) => e.reason === "ExcludedByCalendar" && e.scheduledTime === utc(e1));
+        },
+        Math.max(e1 + 20_000 - Date.now(), 1000),
+        () => `; status.recentRuns: ${JSON.stringify(calSeen)}`,
+        POLL_MS,
+      );
+      assert.ok(Date.parse(first.decidedAt ?? "") - e1 <= 15_000, `decided at ${first.decidedAt}, late for ${utc(e1)}`);
+      assert.equal((await get("freeze-cal")).status?.lastExcludedTime, utc(e1));
+      await kubectl(
+        ["apply", "-f", "-"],
+        JSON.stringify(calendar([{ name: "shared freeze", start: wall(e1 + MINUTE), end: wall(after) }])),
+      );
+
       // The slot after the window runs (its Job named after it); wait for it, then read what the operator did.
       await eventually(
         `the Job of ${utc(after)}, the first slot after the window`,
@@ -143,6 +176,9 @@ e2eDescribe("end to end: an exclusion window over two slots, on a real node", { 
       const jobs = await jobsOf("freeze");
       const bySlot = (t: number) => jobs.filter((j) => slotOf(j) === t).map((j) => j.metadata.name);
       for (const t of excluded) assert.deepEqual(bySlot(t), [], `no Job for the excluded slot ${utc(t)}`);
+      const calJobs = (await jobsOf("freeze-cal")).map(slotOf);
+      for (const t of excluded)
+        assert.ok(!calJobs.includes(t), `freeze-cal: no Job for ${utc(t)}, excluded when it came`);
       assert.deepEqual(bySlot(after), [`freeze-${after / 1000}`], `one Job for ${utc(after)}`);
       // The slot before the window is the CronJob's only when it was made before it (the test started late in a
       // minute).
@@ -219,7 +255,7 @@ e2eDescribe("end to end: an exclusion window over two slots, on a real node", { 
         ),
         recorded.evidence.join("\n"),
       );
-      await kubectl(["delete", CRONJOBS, "freeze", "-n", NS, "--wait=false"]);
+      await kubectl(["delete", CRONJOBS, "freeze", "freeze-cal", "-n", NS, "--wait=false"]);
     },
   );
 });

@@ -15,6 +15,7 @@ import {
   jobNameFor,
   type RecentRunWire,
   RUN_NOW_ANNOTATION,
+  waitingRunOf,
 } from "../../api/v1/index.ts";
 import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
 import type { CronJobRunMetrics, RunOutcome } from "../../controllers/metrics.ts";
@@ -130,9 +131,11 @@ describe("exclusions: a slot in a window is not run", () => {
     assert.deepEqual(t.events().slice(events), []);
     assert.deepEqual(t.counted.slice(counted), []);
     assert.equal((await t.stored()).status?.lastMissedTime, undefined);
-    // The next run is the first slot after the window, and the wake-up is then.
+    // The next run is the first slot after the window; the wake-up is the next slot, excluded or not, so an excluded
+    // slot is decided when it comes (by the calendar as it is then), not when the next run comes.
     assert.equal((await t.stored()).status?.nextScheduleTime, "2026-11-25T14:00:00Z");
-    assert.equal(r.requeueAfterMs, Date.parse("2026-11-25T14:00:00Z") - Date.parse("2026-11-25T12:00:01Z") + SLACK);
+    assert.equal((await t.stored()).status?.lastExcludedTime, "2026-11-25T12:00:00Z");
+    assert.equal(r.requeueAfterMs, Date.parse("2026-11-25T13:00:00Z") - Date.parse("2026-11-25T12:00:01Z") + SLACK);
     // Again in the same slot: the entry once.
     await t.reconcile("2026-11-25T12:30:00Z");
     assert.deepEqual(await t.record(), [
@@ -156,14 +159,14 @@ describe("exclusions: a slot in a window is not run", () => {
     assert.equal((await t.stored()).status?.nextScheduleTime, "2026-11-25T15:00:00Z");
   });
 
-  it("slots passed while no reconcile ran (the wake-up is after the window) are recorded together, counted", async () => {
+  it("slots passed while no reconcile ran (the operator was down) are recorded together, counted", async () => {
     const t = await setUp({
       start: "2026-12-24T22:59:00Z",
       spec: { exclusions: { windows: [{ name: "Christmas Day", start: "2026-12-25" }] } },
     });
     await t.reconcile("2026-12-24T23:00:01Z");
     const r = await t.reconcile("2026-12-24T23:00:30Z");
-    assert.equal(r.requeueAfterMs, Date.parse("2026-12-26T00:00:00Z") - Date.parse("2026-12-24T23:00:30Z") + SLACK);
+    assert.equal(r.requeueAfterMs, Date.parse("2026-12-25T00:00:00Z") - Date.parse("2026-12-24T23:00:30Z") + SLACK);
     await t.reconcile("2026-12-26T00:00:01Z");
     assert.deepEqual(await t.names(), [slotJob("2026-12-24T23:00:00Z"), slotJob("2026-12-26T00:00:00Z")].sort());
     assert.deepEqual((await t.record()).slice(0, 2), [
@@ -256,6 +259,110 @@ describe("exclusions: a calendar named but missing holds the due slots", () => {
       (await t.record())[0],
       excluded("2026-12-25T00:00:00Z", "2026-12-25T00:01:00Z", "excluded by calendar holidays-de: Christmas Day"),
     );
+  });
+});
+
+describe("exclusions: an excluded slot is decided when it comes", () => {
+  /** The work queue: each reconcile at the wake-up the one before asked for, from `from` while before `until`. */
+  const follow = async (t: Awaited<ReturnType<typeof setUp>>, from: string, until: string) => {
+    let at = Date.parse(from);
+    const woken: string[] = [];
+    while (at < Date.parse(until)) {
+      const r = await t.reconcile(new Date(at).toISOString());
+      woken.push(new Date(at).toISOString());
+      assert.ok(r.requeueAfterMs !== undefined && r.requeueAfterMs > 0, "a wake-up is asked for");
+      at += r.requeueAfterMs;
+    }
+    return woken;
+  };
+
+  it("a calendar edited after an excluded slot: the slot stays skipped, recorded at its time, and never runs", async () => {
+    // The issue's case: calendar `shared` holds 18:00–19:10 for an every-minute CronJob; at 18:10:20 it is edited to
+    // end at 18:10. The 18:08–18:10 slots were excluded when they came: none runs, each recorded then.
+    const t = await setUp({
+      start: "2026-11-26T17:59:30Z",
+      spec: { schedule: "* * * * *", exclusions: { calendars: ["shared"] } },
+    });
+    const cal = await t.calendar("shared", [{ name: "evening", start: "2026-11-26T18:00", end: "2026-11-26T19:10" }]);
+    const woken = await follow(t, "2026-11-26T17:59:30Z", "2026-11-26T18:10:20Z");
+    assert.ok(woken.includes("2026-11-26T18:10:00.010Z"), `woken at each excluded slot: ${woken.join(" ")}`);
+    const at1010 = await t.stored();
+    assert.equal(at1010.status?.lastExcludedTime, "2026-11-26T18:10:00Z");
+    assert.deepEqual(
+      (await t.record()).filter((e) => e.reason === "ExcludedByCalendar"),
+      [
+        excluded(
+          "2026-11-26T18:10:00Z",
+          "2026-11-26T18:10:00Z",
+          "excluded by calendar shared: evening (11 slots from 2026-11-26T18:00:00Z)",
+        ),
+      ],
+    );
+    await t.client.update(ExclusionCalendarResource, {
+      ...cal,
+      spec: { windows: [{ name: "evening", start: "2026-11-26T18:00", end: "2026-11-26T18:10" }] },
+    });
+    await t.reconcile("2026-11-26T18:10:20Z");
+    assert.deepEqual(await t.names(), [slotJob("2026-11-26T17:59:00Z")], "18:10 is not run");
+    assert.equal((await t.stored()).status?.lastMissedTime, undefined, "nor reported missed");
+    await follow(t, "2026-11-26T18:10:20Z", "2026-11-26T18:11:30Z");
+    const ran = [slotJob("2026-11-26T17:59:00Z"), slotJob("2026-11-26T18:11:00Z")];
+    assert.deepEqual(await t.names(), ran, "the first slot the new window leaves runs");
+  });
+
+  it("an inline window removed after its slot was recorded: the slot does not run; its entry stays", async () => {
+    const t = await setUp({
+      start: "2026-11-25T11:59:30Z",
+      spec: { schedule: "*/5 * * * *", exclusions: { windows: [LUNCH] } },
+    });
+    await follow(t, "2026-11-25T11:59:30Z", "2026-11-25T12:05:30Z");
+    const cj = await t.stored();
+    await t.client.update(CronJobKind, { ...cj, spec: { ...cj.spec, exclusions: undefined } } as CronJob);
+    await t.reconcile("2026-11-25T12:05:40Z");
+    assert.deepEqual(await t.names(), [], "12:05 was excluded when it came");
+    assert.equal((await t.record())[0]?.scheduledTime, "2026-11-25T12:05:00Z");
+    await follow(t, "2026-11-25T12:05:40Z", "2026-11-25T12:10:30Z");
+    assert.deepEqual(await t.names(), [slotJob("2026-11-25T12:10:00Z")]);
+  });
+
+  it("a slot a group held no longer waits once a newer slot was excluded (the group's queue reads the same base)", () => {
+    const heldEntry: RecentRunWire = {
+      trigger: "Schedule",
+      scheduledTime: "2026-11-26T10:05:00Z",
+      decision: "Held",
+      reason: "ConcurrencyGroupFull",
+      message: "held",
+      decidedAt: "2026-11-26T10:05:00Z",
+    };
+    const cj = (lastExcludedTime?: string) => ({
+      spec: { concurrencyGroup: "g" },
+      status: {
+        lastScheduleTime: "2026-11-26T10:00:00Z",
+        recentRuns: [heldEntry],
+        ...(lastExcludedTime ? { lastExcludedTime } : {}),
+      },
+    });
+    const now = Date.parse("2026-11-26T10:06:30Z");
+    assert.equal(waitingRunOf(cj() as never, now)?.held, heldEntry, "waiting while nothing newer was decided");
+    assert.equal(waitingRunOf(cj("2026-11-26T10:06:00Z") as never, now), undefined);
+  });
+
+  it("under --status-write-delay, a pass that excludes a slot writes it at once, beside a run whose write waits", async () => {
+    const t = await setUp({
+      start: "2026-11-26T10:00:35Z",
+      statusDelayMs: 60_000,
+      spec: {
+        schedule: "* * * * *",
+        exclusions: { windows: [{ name: "freeze", start: "2026-11-26T10:02", end: "2026-11-26T10:04" }] },
+      },
+    });
+    await t.reconcile();
+    await t.reconcile("2026-11-26T10:01:00.020Z");
+    // The 10:01 run still runs, its write may wait; the 10:02 slot's exclusion may not.
+    await t.reconcile("2026-11-26T10:02:00.020Z");
+    const stored = (await t.stored()).status;
+    assert.equal(stored?.lastExcludedTime, "2026-11-26T10:02:00Z");
+    assert.equal(stored?.recentRuns?.[0]?.reason, "ExcludedByCalendar");
   });
 });
 

@@ -427,6 +427,58 @@ describe("retry: a failed slot runs again as a new Job", () => {
   });
 });
 
+describe("retry: no attempt runs while the CronJob is suspended or stopped", () => {
+  it("suspended before the delay ends and past it: no attempt while suspended, however often it is reconciled; resumed, attempt 1 runs", async () => {
+    const t = await setUp({ spec: { retry: { limit: 2, delaySeconds: 300 } } });
+    await t.reconcile("2026-11-25T10:00:01Z");
+    await t.finish(FIRST, "failed", "2026-11-25T10:01:00Z");
+    await t.reconcile("2026-11-25T10:01:00Z");
+    const cj = await t.stored();
+    await t.client.update(CronJobKind, { ...cj, spec: { ...cj.spec, suspend: true } });
+    for (const at of [
+      "2026-11-25T10:03:00Z",
+      "2026-11-25T10:06:00Z",
+      "2026-11-25T10:06:00.010Z",
+      "2026-11-25T10:30:00Z",
+    ]) {
+      const r = await t.reconcile(at);
+      assert.deepEqual(await t.names(), [FIRST], `no attempt while suspended (${at})`);
+      assert.equal(r.requeueAfterMs, undefined, `not woken for the attempt while suspended (${at})`);
+    }
+    // A new process reads only what is stored: still none.
+    t.restart();
+    await t.reconcile("2026-11-25T10:31:00Z");
+    assert.deepEqual(await t.names(), [FIRST]);
+    const suspended = await t.stored();
+    await t.client.update(CronJobKind, { ...suspended, spec: { ...suspended.spec, suspend: false } });
+    await t.reconcile("2026-11-25T10:40:00Z");
+    assert.deepEqual(await t.names(), [FIRST, attempt(1)].sort(), "resumed: the attempt owed runs");
+  });
+
+  it("stopped after failures, with the delay passing meanwhile: no attempt until resumed", async () => {
+    const t = await setUp({ spec: { stopAfterConsecutiveFailures: 5, retry: { limit: 2, delaySeconds: 300 } } });
+    await t.reconcile("2026-11-25T10:00:01Z");
+    await t.finish(FIRST, "failed", "2026-11-25T10:01:00Z");
+    await t.reconcile("2026-11-25T10:01:00Z");
+    // Stopped (as by an earlier slot's failures), for the CronJob's generation.
+    const cj = await t.stored();
+    const generation = cj.metadata.generation ?? 1;
+    await t.client.updateStatus(CronJobKind, {
+      ...cj,
+      status: {
+        ...cj.status,
+        consecutiveFailures: 5,
+        stopped: { time: "2026-11-25T10:02:00Z", failures: 5, generation },
+      },
+    });
+    for (const at of ["2026-11-25T10:06:00Z", "2026-11-25T10:20:00Z"]) {
+      await t.reconcile(at);
+      assert.deepEqual(await t.names(), [FIRST], `no attempt while stopped (${at})`);
+      assert.ok((await t.stored()).status?.stopped, "still stopped");
+    }
+  });
+});
+
 describe("stopAfterConsecutiveFailures counts a slot once, after its last attempt", () => {
   it("a failed attempt with a retry owed is not counted; the last one is, once; a retry that succeeds sets 0", async () => {
     const t = await setUp({ spec: { stopAfterConsecutiveFailures: 2, retry: { limit: 1 } } });

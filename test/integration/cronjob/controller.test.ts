@@ -4,7 +4,13 @@
 // queue and a cache that lags behind writes, which only a real apiserver has.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { API_VERSION, KIND, type CronJob } from "../../../api/v1/index.ts";
+import {
+  API_VERSION,
+  ConcurrencyGroupResource,
+  type CronJob,
+  ExclusionCalendarResource,
+  KIND,
+} from "../../../api/v1/index.ts";
 import { FakeClock } from "../../../runtime/fake-clock.ts";
 import { CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
 import { cronJobOwnerOf, CronJobResource as CronJobKind, type Job } from "../../../api/v1/index.ts";
@@ -15,7 +21,7 @@ import { Manager } from "../../../runtime/manager.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
 import { TestEnv } from "../../../envtest/index.ts";
 import { eventually } from "../../eventually.ts";
-import { batchJob, createJob } from "../../fixtures.ts";
+import { batchJob, createJob, jobStatus } from "../../fixtures.ts";
 
 async function consistently(
   what: string,
@@ -126,6 +132,102 @@ describe("CronJob controller through the manager (fake clock)", () => {
   after(async () => {
     client?.close();
     await env?.stop();
+  });
+
+  it("a calendar or a group changed wakes the CronJobs that name it, and a group's Job that ends wakes its waiting member (the watches)", async () => {
+    // Each wake-up here comes from a watch: the CronJobs' own requeue is the next slot, a minute of real time away,
+    // longer than any wait below.
+    const ns = "default";
+    const clock = new FakeClock(new Date());
+    const m = startManager(env, clock);
+    const group = "wake-group";
+    try {
+      await m.mgr.elected();
+      const make = async (name: string, spec: Record<string, unknown>) =>
+        client.create<CronJob>(CronJobKind, {
+          apiVersion: API_VERSION,
+          kind: KIND,
+          metadata: { name, namespace: ns },
+          spec: { schedule: "* * * * *", jobTemplate: template, ...spec },
+        } as unknown as CronJob);
+      await client.create(ConcurrencyGroupResource, {
+        apiVersion: API_VERSION,
+        kind: "ConcurrencyGroup",
+        metadata: { name: group, namespace: ns },
+        spec: { limit: 0 },
+      });
+      const made = [
+        await make("wake-cal", { exclusions: { calendars: ["wake-calendar"] } }),
+        await make("wake-a", { concurrencyGroup: group }),
+        await make("wake-b", { concurrencyGroup: group }),
+      ];
+      const newest = Math.max(...made.map((c) => Date.parse(c.metadata.creationTimestamp!)));
+      const slot = Math.floor(newest / 60_000) * 60_000 + 60_000;
+      clock.set(new Date(slot + 2000));
+      for (const c of made) {
+        await client.patch(CronJobKind, ns, c.metadata.name!, { metadata: { labels: { poke: "1" } } }, "merge");
+      }
+      const jobsOf = async (name: string) =>
+        (await client.list<Job>(Kinds.Job, { namespace: ns })).items.filter((j) =>
+          j.metadata!.name!.startsWith(`${name}-`),
+        );
+      const heldFor = (name: string, reason: string) =>
+        eventually(`${name} held (${reason})`, async () => {
+          const r = (await client.get<CronJob>(CronJobKind, ns, name)).status?.recentRuns?.[0];
+          return r?.decision === "Held" && r.reason === reason;
+        });
+      await heldFor("wake-cal", "CalendarNotFound");
+      await heldFor("wake-a", "ConcurrencyGroupFull");
+      await heldFor("wake-b", "ConcurrencyGroupFull");
+
+      // The calendar created (no window over the slot): the CronJob naming it is woken, and its held slot runs.
+      await client.create(ExclusionCalendarResource, {
+        apiVersion: API_VERSION,
+        kind: "ExclusionCalendar",
+        metadata: { name: "wake-calendar", namespace: ns },
+        spec: { windows: [{ name: "long ago", start: "2001-01-01", end: "2001-01-02" }] },
+      });
+      await eventually(
+        "wake-cal's held slot runs once its calendar exists",
+        async () => (await jobsOf("wake-cal")).length === 1,
+        15_000,
+      );
+
+      // The group's limit raised to 1: its members are woken, and exactly one of them runs.
+      const g = await client.get<{ spec: { limit: number } } & Record<string, unknown>>(
+        ConcurrencyGroupResource,
+        ns,
+        group,
+      );
+      await client.update(ConcurrencyGroupResource, { ...g, spec: { limit: 1 } });
+      const first = await eventually(
+        "one member of the group runs once its limit is 1",
+        async () => {
+          const jobs = [...(await jobsOf("wake-a")), ...(await jobsOf("wake-b"))];
+          return jobs.length ? jobs : undefined;
+        },
+        15_000,
+      );
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.equal([...(await jobsOf("wake-a")), ...(await jobsOf("wake-b"))].length, 1, "never two in a group of 1");
+      const other = first[0]!.metadata!.name!.startsWith("wake-a-") ? "wake-b" : "wake-a";
+
+      // Its Job ends: the Job event wakes the member still waiting, which takes the freed place.
+      const job = await client.get<Job>(Kinds.Job, ns, first[0]!.metadata!.name!);
+      await client.updateStatus(Kinds.Job, {
+        ...job,
+        status: jobStatus({ state: "complete", start: slot + 2500, end: slot + 3000 }),
+      });
+      await eventually(
+        `${other} runs once the group's Job ended`,
+        async () => (await jobsOf(other)).length === 1,
+        15_000,
+      );
+    } finally {
+      await m.stop();
+      // The next case counts every CronJob's reconciles: these leave.
+      for (const name of ["wake-cal", "wake-a", "wake-b"]) await client.delete(CronJobKind, ns, name).catch(() => {});
+    }
   });
 
   it("creates exactly one Job for a due slot through watch events, and does not hot-loop on bad input", async () => {

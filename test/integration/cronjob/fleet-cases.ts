@@ -406,6 +406,38 @@ export function fleetCases(driver: ReconcilerDriver): void {
       );
     });
 
+    it("parallelism 2, one Pod started and one never did: the run is not ended (the limit ends only a run no Pod of which started)", async () => {
+      const f = await fleet();
+      await f.cronJobs({ a: { startTimeoutSeconds: 60 } });
+      await f.pass("a", 1000);
+      const name = f.job("a", 0);
+      const job = await f.h.client.get<Job>(Kinds.Job, f.ns, name);
+      await f.start(name, 1000);
+      const pod = async (suffix: string, status: Record<string, unknown>) => {
+        const p = await f.h.client.create(Kinds.Pod, {
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: `${name}-${suffix}`, namespace: f.ns, labels: { "controller-uid": job.metadata!.uid! } },
+          spec: { containers: [{ name: "c", image: "busybox" }] },
+        });
+        await f.h.client.updateStatus(Kinds.Pod, { ...p, status });
+      };
+      // The one that never started is listed first (names sort so): a rule reading only the first Pod, or asking
+      // every Pod to have started, would end the run.
+      await pod("a", {
+        phase: "Pending",
+        containerStatuses: [
+          { name: "c", state: { waiting: { reason: "ImagePullBackOff", message: "Back-off pulling image" } } },
+        ],
+      });
+      await pod("b", { phase: "Running", containerStatuses: [{ name: "c", state: { running: {} } }] });
+      await f.pass("a", 5 * MIN);
+      const after = await f.h.client.get<Job>(Kinds.Job, f.ns, name);
+      assert.equal(after.metadata?.annotations?.[ENDED_REASON_ANNOTATION], undefined, "a Pod of it started");
+      assert.equal((after.spec as { activeDeadlineSeconds?: number }).activeDeadlineSeconds, undefined);
+      assert.ok(!f.events().some((e) => e.includes("StartTimeout")));
+    });
+
     if (driver.backend === "fake") {
       // Kubernetes 1.20 (envtest here) has no Job spec.suspend: a queued Job exists from 1.21 on.
       it("a Job suspended by another controller (Kueue) is queued: never ended by the start limit, holds Forbid and its group place", async () => {
