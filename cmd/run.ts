@@ -16,6 +16,7 @@ import { CertProvisioner } from "../runtime/webhook/certprovisioner.ts";
 import type { WebhookHandler } from "../runtime/webhook/index.ts";
 import { webhookRunnable } from "../runtime/webhook/runnable.ts";
 import { CONVERT_PATH, cronJobConversion, cronJobWebhookHandlers } from "../webhooks/cronjob_webhook.ts";
+import { fleetWebhookHandlers } from "../webhooks/fleet_webhooks.ts";
 import type { Flags } from "./flags.ts";
 
 /** The product's name: user agent, field manager, certificate names (the runtime defaults to generic ones). */
@@ -142,6 +143,8 @@ export async function run(flags: Flags): Promise<number> {
           calendars: (namespace, name) =>
             mgr.cache.hasSynced() ? reconciler.calendars.read(namespace, name) : "unknown",
         }),
+        // The ExclusionCalendar's and ConcurrencyGroup's validation (static: no client, no cache).
+        ...fleetWebhookHandlers(),
         [CONVERT_PATH, cronJobConversion],
       ]),
       logger: log.withName("webhook"),

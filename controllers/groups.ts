@@ -8,6 +8,7 @@ import {
   classifyJob,
   CONCURRENCY_GROUP_LABEL,
   ConcurrencyGroupResource,
+  cronJobOwnerOf,
   CronJobResource,
   type CronJobWire,
   groupLabelValue,
@@ -155,7 +156,8 @@ export class GroupBooks {
 
   /**
    * The runs waiting for a place in the group, oldest first: this process's books, and for a member it has not
-   * reconciled yet, its stored record's newest Held entry the group decided (still within its deadline).
+   * reconciled yet, its stored record's newest Held entry the group decided (still within its deadline, its Job not
+   * created yet; while suspended, an explicit request only: api/v1 waitingRunOf).
    */
   waitersOf(namespace: string, group: string, now: number): { member: string; since: number }[] {
     const k = key(namespace, group);
@@ -164,10 +166,25 @@ export class GroupBooks {
       if (w.until === undefined || w.until > now) out.push({ member, since: w.since });
     }
     const seen = this.seen.get(k);
+    // The group's Jobs by their CronJob (its UID), read once: a held run whose Job exists has started.
+    let jobsOf: Map<string, Job[]> | undefined;
+    const ownJobs = (cj: Readonly<KubeObject>) => {
+      if (!jobsOf) {
+        jobsOf = new Map();
+        for (const j of this.cache.byIndex<Job & KubeObject>(Kinds.Job, JOB_GROUP_INDEX, k)) {
+          const uid = cronJobOwnerOf(j)?.uid;
+          if (!uid) continue;
+          const own = jobsOf.get(uid);
+          if (own) own.push(j);
+          else jobsOf.set(uid, [j]);
+        }
+      }
+      return jobsOf.get(cj.metadata?.uid ?? "") ?? [];
+    };
     for (const cj of this.cache.byIndex<CronJobWire & KubeObject>(CronJobResource, CRONJOB_GROUP_INDEX, k)) {
       const member = cj.metadata?.name ?? "";
       if (seen?.has(member)) continue;
-      const w = waitingRunOf(cj, now);
+      const w = waitingRunOf(cj, now, ownJobs(cj));
       if (w) out.push({ member, since: w.since });
     }
     return out.sort((a, b) => a.since - b.since || a.member.localeCompare(b.member));

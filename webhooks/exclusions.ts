@@ -8,10 +8,24 @@ import { Exclusions, parseExclusionWindows, slotsLeft } from "../api/v1/schedule
 import { type FieldError, invalidField } from "../runtime/field.ts";
 import { isObj } from "../runtime/objects.ts";
 
-/** The reason part of an exclusions error (its message is the whole apimachinery-style line). */
-function reasonOf(e: { field: string; value: unknown; message: string }): string {
-  const prefix = `${e.field}: Invalid value: ${JSON.stringify(e.value)}: `;
-  return e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
+type WindowError = Extract<ReturnType<typeof parseExclusionWindows>, { ok: false }>["errors"][number];
+
+/** The window parser's errors as field errors: the field, its value and the reason, as the parser says them. */
+function fieldErrorsOf(errors: readonly WindowError[]): FieldError[] {
+  return errors.map((e) =>
+    e.type === "TooMany"
+      ? { field: e.field, type: "FieldValueTooMany", value: e.value, detail: e.reason }
+      : invalidField(e.field, e.value, e.reason),
+  );
+}
+
+/**
+ * The errors of a list of windows stored at `path` ("spec.exclusions.windows" of a CronJob, "spec.windows" of an
+ * ExclusionCalendar): one per field at fault, naming it and its value, in the same words wherever the windows are.
+ */
+export function windowErrors(windows: unknown, path: string): FieldError[] {
+  const parsed = parseExclusionWindows(windows, path);
+  return parsed.ok ? [] : fieldErrorsOf(parsed.errors);
 }
 
 export function validateExclusions(
@@ -21,9 +35,7 @@ export function validateExclusions(
 ): { errors: FieldError[]; warnings: string[] } {
   if (!isObj(exclusions) || exclusions.windows === undefined) return { errors: [], warnings: [] };
   const parsed = parseExclusionWindows(exclusions.windows, "spec.exclusions.windows");
-  if (!parsed.ok) {
-    return { errors: parsed.errors.map((e) => invalidField(e.field, e.value, reasonOf(e))), warnings: [] };
-  }
+  if (!parsed.ok) return { errors: fieldErrorsOf(parsed.errors), warnings: [] };
   if (!schedules || parsed.windows.length === 0) return { errors: [], warnings: [] };
   const own = new Exclusions([{ by: "spec.exclusions", windows: parsed.windows }]);
   // Several schedules: a slot is left when any of them keeps one (each reads the windows in its own zone).

@@ -7,7 +7,9 @@
 import { z } from "zod";
 import { GROUP, VERSION } from "./groupversion_info.ts";
 import { ObjectMetaSchema, WireObjectMetaSchema } from "./meta.ts";
-import type { CronJobWire } from "./cronjob_types.ts";
+import type { CronJobWire, CronJobWireStatus } from "./cronjob_types.ts";
+import type { Job } from "./job.ts";
+import { runJobName } from "./jobnames.ts";
 import type { RecentRunWire } from "./recentruns.ts";
 import { HELD_BY_GROUP_REASONS, RecordDecision, RecordTrigger } from "./reasons.ts";
 
@@ -28,7 +30,7 @@ export const ConcurrencyGroupResource = {
 } as const;
 
 /** The most a group's limit may be (an int32, as Kubernetes' own counts). */
-const MAX_GROUP_LIMIT = 2 ** 31 - 1;
+export const MAX_GROUP_LIMIT = 2 ** 31 - 1;
 /**
  * A group's name, as spec.concurrencyGroup names it: the characters of a DNS-1123 subdomain (the API server checks
  * the group's own name fully; a name no group can have is simply never found).
@@ -87,22 +89,72 @@ export const groupPrinterColumns = [
 ] as const;
 
 /**
+ * The explicit requests' triggers (run-now, backfill). Their runs still run, and so still wait for a place, while a
+ * CronJob's scheduling is suspended (spec.suspend) or stopped after failures (status.stopped), as `kubectl create job
+ * --from` runs a suspended built-in CronJob (controllers/triggers.ts, each row's runsWhileSuspended); a slot of the
+ * schedule (Schedule, CatchUp) and a retry of one do not.
+ */
+export const REQUEST_TRIGGERS: readonly RecordTrigger[] = [RecordTrigger.RunNow, RecordTrigger.Backfill];
+
+/**
+ * What waitingRunOf reads of a CronJob, and all it reads (its type says so): what `kubectl cron` keeps of each of the
+ * thousands of CronJobs it lists until their Jobs are read (waitingFactsOf).
+ */
+export interface WaitingFacts {
+  metadata?: Pick<CronJobWire["metadata"], "name">;
+  spec?: Pick<CronJobWire["spec"], "suspend" | "startingDeadlineSeconds">;
+  status?: Pick<CronJobWireStatus, "recentRuns" | "lastScheduleTime" | "lastExcludedTime" | "stopped">;
+}
+
+/**
+ * What waitingRunOf reads of `cj`, and no more: the record up to its newest run that started (waitingRunOf reads no
+ * entry past it).
+ */
+export function waitingFactsOf(cj: Readonly<WaitingFacts>): WaitingFacts {
+  const record = cj.status?.recentRuns ?? [];
+  const ran = record.findIndex((e) => e.decision === RecordDecision.Created || e.decision === RecordDecision.Adopted);
+  const s = cj.status;
+  return {
+    metadata: { name: cj.metadata?.name ?? "" },
+    spec: {
+      ...(cj.spec?.suspend !== undefined ? { suspend: cj.spec.suspend } : {}),
+      ...(cj.spec?.startingDeadlineSeconds !== undefined
+        ? { startingDeadlineSeconds: cj.spec.startingDeadlineSeconds }
+        : {}),
+    },
+    status: {
+      recentRuns: ran < 0 ? [...record] : record.slice(0, ran),
+      ...(s?.lastScheduleTime !== undefined ? { lastScheduleTime: s.lastScheduleTime } : {}),
+      ...(s?.lastExcludedTime !== undefined ? { lastExcludedTime: s.lastExcludedTime } : {}),
+      ...(s?.stopped !== undefined ? { stopped: s.stopped } : {}),
+    },
+  };
+}
+
+/**
  * A CronJob's run waiting for a place in its group, from its stored record: its newest Held entry its group decided,
- * not run since (for a slot: lastScheduleTime has not reached it), within its startingDeadlineSeconds; none while it
- * is suspended. It waits since the oldest of the group's holds in a row up to it (a held slot that a newer one
- * replaced keeps the CronJob's place in the queue). The operator reads it for a member it has not reconciled since
- * it started (controllers/groups.ts), `kubectl cron groups` for every member.
+ * not run since (for a slot: lastScheduleTime has not reached it), within its startingDeadlineSeconds, and without
+ * its Job among `jobs`, the CronJob's Jobs (the Job's name is the run's: a run whose Job exists has started, however
+ * late the record says so: --status-write-delay, a deferred or lost status write). While its scheduling is suspended
+ * or stopped, only an explicit request waits (REQUEST_TRIGGERS): its slots do not run, its requests do. It waits
+ * since the oldest of the group's holds in a row up to it (a held slot that a newer one replaced keeps the CronJob's
+ * place in the queue). The operator reads it for a member it has not reconciled since it started
+ * (controllers/groups.ts), `kubectl cron` (groups, why, list) for every member.
  */
 export function waitingRunOf(
-  cj: Readonly<Pick<CronJobWire, "spec" | "status">>,
+  cj: Readonly<WaitingFacts>,
   now: number,
+  jobs: readonly Readonly<Pick<Job, "metadata">>[] = [],
 ): { since: number; held: Readonly<RecentRunWire> } | undefined {
-  if (cj.spec?.suspend) return undefined;
   const record = cj.status?.recentRuns ?? [];
   const byGroup = (e: Readonly<RecentRunWire>) =>
     e.decision === RecordDecision.Held && (HELD_BY_GROUP_REASONS as readonly string[]).includes(e.reason);
   const held = record.find((e) => e.decision === RecordDecision.Held);
   if (!held || !byGroup(held)) return undefined;
+  if ((cj.spec?.suspend || cj.status?.stopped) && !(REQUEST_TRIGGERS as readonly string[]).includes(held.trigger))
+    return undefined;
+  const job = runJobName(cj.metadata?.name ?? "", held);
+  if (job !== undefined && jobs.some((j) => j.metadata?.name === job)) return undefined;
   const slot = held.scheduledTime ? Date.parse(held.scheduledTime) : undefined;
   const last = cj.status?.lastScheduleTime ? Date.parse(cj.status.lastScheduleTime) : undefined;
   const scheduled = held.trigger === RecordTrigger.Schedule || held.trigger === RecordTrigger.CatchUp;

@@ -34,7 +34,10 @@ const text = z.string().max(64);
 
 /**
  * A window: absolute (start, end) or recurring (daysOfMonth, months, daysOfWeek, from, to; all must hold). The CRD
- * checks the JSON shape; the webhook and the controller check the values (api/v1/schedule/exclusions.ts).
+ * checks the JSON shape; the webhook and the controller check the values (api/v1/schedule/exclusions.ts), in one place
+ * and in its words. No format is a CRD pattern: the API server checks the schema before any webhook, so a pattern would
+ * answer with a regular expression instead of the field, the value and what it should be, and (before CRD validation
+ * ratcheting, Kubernetes 1.30) would refuse every write, status ones included, of an object stored before the rule.
  */
 export const ExclusionWindowSchema = z
   .object({

@@ -8,6 +8,7 @@ import { rfc3339 } from "../../runtime/metatime.ts";
 import { isObj } from "../../runtime/objects.ts";
 import { CronJobWireSchema } from "./cronjob_types.ts";
 import { API_VERSION, CRONJOB_NAME_LABEL, GROUP, KIND } from "./groupversion_info.ts";
+import { jobNameFor } from "./jobnames.ts";
 import { WireObjectMetaSchema } from "./meta.ts";
 import {
   INSTANTIATE_ANNOTATION,
@@ -199,10 +200,8 @@ export function queuedBy(job: Readonly<Job>): Queued | undefined {
   return { by, since: cond?.lastTransitionTime ?? job.metadata?.creationTimestamp };
 }
 
-/** Deterministic Job name for a slot: the idempotency lock against duplicate runs. */
-export function jobNameFor(cronJobName: string, slot: Date): string {
-  return `${cronJobName}-${Math.floor(slot.getTime() / 1000)}`;
-}
+// A slot's Job name (the idempotency lock against duplicate runs) lives with the other runs' names.
+export { jobNameFor } from "./jobnames.ts";
 
 /** The controller owner reference if it is a CronJob of our API group (any version). */
 export function cronJobOwnerOf(job: Readonly<KubeObject>): OwnerReference | undefined {

@@ -52,6 +52,11 @@ interface CauseParams {
    * (startingDeadlineSeconds passed).
    */
   pastDeadline: boolean;
+  /**
+   * group-full, group-queue, group-not-found: the verdict is about a run-now or backfill request waiting for a place in
+   * its group, not a slot: `when` names the request (REQUESTED's words), which "has not run" yet.
+   */
+  asked: boolean;
   /** It ran: seconds from the slot to its Job's creation, and how long the Job took (when known). */
   createdAfter?: string;
   took?: string;
@@ -174,6 +179,7 @@ export const PLACEHOLDERS: Required<CauseParams> = {
   running: true,
   noActiveDeadline: true,
   pastDeadline: false,
+  asked: false,
   createdAfter: "CREATED_AFTER",
   took: "DURATION",
   age: "AGE",
@@ -283,6 +289,12 @@ const didNotRun = (p: At, words: string) =>
   p.when === undefined ? words : `${p.toCome ? "will not run" : "did not run"} at ${p.when}: ${words}`;
 /** The same, of a cause that is only ever a verdict on a slot. */
 const didNotRunAt = (p: Slot, words: string) => `did not run at ${p.when}: ${words}`;
+/**
+ * A run that waits for a place in its group: a slot "did not run at SLOT: WORDS"; a run-now or backfill request
+ * (`asked`, `when` its words) "has not run: WORDS". Without `when` (a finding besides the verdict), the words alone.
+ */
+const waitsInGroup = (p: At & Partial<Pick<CauseParams, "asked">>, words: string) =>
+  p.asked && p.when !== undefined ? `${p.when} has not run: ${words}` : didNotRun(p, words);
 /** A Job that started but whose Pods never worked: "started at SLOT but never got to work: WORDS". */
 const neverWorked = (p: Slot, words: string) => `started at ${p.when} but never got to work: ${words}`;
 
@@ -431,22 +443,30 @@ export const CAUSES = [
       `A \`Held\` entry with reason ${RecordReason.ConcurrencyGroupFull} in \`status.recentRuns\` (a \`Missed\` one when ` +
       "`startingDeadlineSeconds` passed meanwhile, its blockedBy a Job of the group); the group's `spec.limit` (its " +
       `ConcurrencyGroup) and the Jobs holding its places: the namespace's unfinished Jobs labelled ` +
-      `\`${CONCURRENCY_GROUP_LABEL}\`, whichever CronJob made them (a queued, suspended one too).`,
+      `\`${CONCURRENCY_GROUP_LABEL}\`, whichever CronJob made them (a queued, suspended one too), and the runs waiting ` +
+      "for a place, oldest first, with the CronJob's place among them. A run-now or backfill request held so (the " +
+      "CronJob's newest `Held` entry has trigger RunNow or Backfill, and the request has no Job yet) is said the same " +
+      'way, the request in place of the slot (`run-now request "REQUEST" has not run: it waits for a place in group ' +
+      "GROUP, …`), when no `--slot` is asked and the latest slot has no problem of its own (a suspended CronJob's " +
+      "requests still run).",
     verdict: (
       p: Slot &
         Pick<CauseParams, "group" | "inUse" | "groupLimit" | "pastDeadline"> &
-        Partial<Pick<CauseParams, "deadline">>,
+        Partial<Pick<CauseParams, "deadline" | "asked">>,
     ) =>
-      didNotRunAt(
+      waitsInGroup(
         p,
         p.pastDeadline
           ? `it waited for a place in group ${p.group} (now at ${p.inUse}/${p.groupLimit}) until startingDeadlineSeconds (${p.deadline}) passed`
           : `it waits for a place in group ${p.group}, which is at ${p.inUse}/${p.groupLimit}`,
       ),
-    fix: (p: Pick<CauseParams, "namespace" | "group" | "newLimit" | "job" | "owner" | "running" | "pastDeadline">) => [
+    fix: (
+      p: Pick<CauseParams, "namespace" | "group" | "newLimit" | "job" | "owner" | "running" | "pastDeadline"> &
+        Partial<Pick<CauseParams, "asked">>,
+    ) => [
       ...when(
         !p.pastDeadline,
-        "Wait: it starts when a Job of the group ends (the group's oldest waiting run first), within its " +
+        "Wait: it starts when a Job of the group ends (the group's oldest waiting run first), a slot within its " +
           "`startingDeadlineSeconds`.",
       ),
       `The group's running Jobs and waiting runs: \`kubectl cron groups ${p.group} -n ${p.namespace}\`.`,
@@ -456,7 +476,7 @@ export const CAUSES = [
         `Look at the Job holding a place, ${p.job} of CronJob ${p.owner}: \`kubectl cron why ${p.owner} -n ${p.namespace}\`; ` +
           `if it hangs, \`kubectl delete job ${p.job} -n ${p.namespace}\`.`,
       ),
-      "Give runs longer to wait for a place: raise `startingDeadlineSeconds` (or remove it).",
+      ...when(!p.asked, "Give runs longer to wait for a place: raise `startingDeadlineSeconds` (or remove it)."),
     ],
   },
   {
@@ -466,9 +486,14 @@ export const CAUSES = [
     detect:
       `A \`Held\` entry with reason ${RecordReason.ConcurrencyGroupQueue} in \`status.recentRuns\`: the group has a ` +
       "place, but runs of its other CronJobs held since before this one take the next places first (oldest first); " +
-      "they are the members whose newest `Held` entry the group decided and that have not run since.",
-    verdict: (p: Slot & Pick<CauseParams, "group" | "inUse" | "groupLimit" | "waitingFirst">) =>
-      didNotRunAt(
+      "they are the members whose newest `Held` entry the group decided and that have not run since (no Job of it " +
+      "yet). A run-now or backfill request held so is said the same way, as the run that has not run yet.",
+    verdict: (
+      p: Slot &
+        Pick<CauseParams, "group" | "inUse" | "groupLimit" | "waitingFirst"> &
+        Partial<Pick<CauseParams, "asked">>,
+    ) =>
+      waitsInGroup(
         p,
         `group ${p.group} is at ${p.inUse}/${p.groupLimit} and older runs ` +
           `${p.waitingFirst ? `of ${p.waitingFirst} ` : "of its other CronJobs "}wait for its next place first`,
@@ -486,8 +511,10 @@ export const CAUSES = [
       `A \`Held\` entry with reason ${RecordReason.ConcurrencyGroupNotFound} (and the condition Degraded=True, reason ` +
       `${RecordReason.ConcurrencyGroupNotFound}), or \`spec.concurrencyGroup\` naming no ${GROUP_KIND} of the CronJob's ` +
       "namespace: its runs wait until the group exists.",
-    verdict: (p: At & Pick<CauseParams, "group" | "namespace" | "pastDeadline">) =>
-      didNotRun(
+    verdict: (
+      p: At & Pick<CauseParams, "group" | "namespace" | "pastDeadline"> & Partial<Pick<CauseParams, "asked">>,
+    ) =>
+      waitsInGroup(
         p,
         `spec.concurrencyGroup names ${p.group}, which is not a ${GROUP_KIND} of namespace ${p.namespace}: ` +
           (p.pastDeadline ? "it waited until startingDeadlineSeconds passed" : "its runs wait until it exists"),
@@ -862,6 +889,16 @@ const createdAfter = (p: Pick<CauseParams, "createdAfter">) =>
 /** A retry's Job: " (attempt 1 of 3, after Job X failed)". */
 const retried = (p: Retried) =>
   p.attempt === undefined ? "" : ` (attempt ${p.attempt} of ${p.attempts}, after Job ${p.failedJob} failed)`;
+
+/**
+ * A request a verdict is about instead of a slot (`asked`: a run-now or backfill request waiting for a place in its
+ * group), in the words that stand where a slot's do (`when`).
+ */
+export const REQUESTED = {
+  runNow: (p: Pick<CauseParams, "request">) => `run-now request "${p.request}"`,
+  /** A slot of a backfill request: the slot in words (`when`). */
+  backfill: (p: Pick<CauseParams, "request"> & Slot) => `backfill "${p.request}" for ${p.when}`,
+};
 
 /** A count as the plugin says one: 4,812. */
 const thousands = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");

@@ -1,8 +1,9 @@
 // What the plugin knows of a concurrency group (the ConcurrencyGroup kind, spec.concurrencyGroup): its limit, the
 // Jobs of its CronJobs that hold its places (labelled CONCURRENCY_GROUP_LABEL, whichever CronJob made them), and the
-// runs of its CronJobs waiting for a place, read from their record (status.recentRuns) as the operator reads a member
-// it has not reconciled yet (controllers/groups.ts), so `kubectl cron groups` counts what the group's metrics count.
-// Plain data from three lists (groups, CronJobs, Jobs), each read once per namespace or cluster-wide.
+// runs of its CronJobs waiting for a place, read from their record (status.recentRuns) and their Jobs as the operator
+// reads a member it has not reconciled yet (controllers/groups.ts; api/v1 waitingRunOf: a held run whose Job exists
+// has started), so `kubectl cron groups` counts what the group's metrics count. Plain data from three lists (groups,
+// CronJobs, Jobs), each read once per namespace or cluster-wide.
 import {
   classifyJob,
   CONCURRENCY_GROUP_LABEL,
@@ -11,6 +12,8 @@ import {
   groupLabelValue,
   type Job,
   KUEUE_QUEUE_NAME_KEY,
+  type WaitingFacts,
+  waitingFactsOf,
   waitingRunOf,
 } from "../../api/v1/index.ts";
 
@@ -25,11 +28,14 @@ interface WaitingRun {
   reason: string;
 }
 
-/** A CronJob as a group sees it: the group it names, and its run waiting for a place, if one does. */
+/**
+ * A CronJob as a group sees it: the group it names, and what tells whether a run of it waits (its record: api/v1
+ * waitingFactsOf), decided once its Jobs are read (groupsOf).
+ */
 export interface GroupMember {
   name: string;
   group: string;
-  waiting?: WaitingRun;
+  facts: WaitingFacts;
 }
 
 /** A group of one namespace, as the plugin read it. */
@@ -48,13 +54,16 @@ export interface GroupFacts {
   members: string[];
 }
 
-/** A CronJob's run waiting for a place in its group (api/v1 waitingRunOf: the operator reads it the same way). */
-function waitingRunFor(cronJob: CronJob, now: Date): WaitingRun | undefined {
-  const w = waitingRunOf(cronJob, now.getTime());
+/**
+ * A member's run waiting for a place in its group, given its Jobs (api/v1 waitingRunOf: the operator reads it the
+ * same way).
+ */
+function waitingRunFor(m: GroupMember, jobs: readonly Job[], now: Date): WaitingRun | undefined {
+  const w = waitingRunOf(m.facts, now.getTime(), jobs);
   if (!w) return undefined;
   const { held } = w;
   return {
-    cronJob: cronJob.metadata?.name ?? "",
+    cronJob: m.name,
     since: new Date(w.since).toISOString().replace(/\.\d{3}Z$/, "Z"),
     ...(held.scheduledTime ? { slot: held.scheduledTime } : {}),
     ...(held.request ? { request: held.request } : {}),
@@ -63,11 +72,10 @@ function waitingRunFor(cronJob: CronJob, now: Date): WaitingRun | undefined {
 }
 
 /** A CronJob as its group sees it; undefined when it names none. */
-export function memberOf(cronJob: CronJob, now: Date): GroupMember | undefined {
+export function memberOf(cronJob: CronJob): GroupMember | undefined {
   const group = cronJob.spec?.concurrencyGroup;
   if (!group) return undefined;
-  const waiting = waitingRunFor(cronJob, now);
-  return { name: cronJob.metadata?.name ?? "", group, ...(waiting ? { waiting } : {}) };
+  return { name: cronJob.metadata?.name ?? "", group, facts: waitingFactsOf(cronJob) };
 }
 
 /**
@@ -106,14 +114,15 @@ const byCreation = (a: Readonly<Job>, b: Readonly<Job>) =>
 
 /**
  * The groups of one namespace: every ConcurrencyGroup of it (`limits`: by name, their limit; undefined: the groups
- * could not be read) and every group a member names, with its running Jobs (from `jobs`, any Jobs of the namespace)
- * and its members' waiting runs.
+ * could not be read) and every group a member names, with its running Jobs (from `jobs`, any Jobs of the namespace
+ * that include the groups') and its members' runs waiting `now` (a run whose Job is among `jobs` does not wait).
  */
 export function groupsOf(
   namespace: string,
   limits: ReadonlyMap<string, number | undefined> | undefined,
   jobs: readonly Job[],
   members: readonly GroupMember[],
+  now: Date,
 ): Map<string, GroupFacts> {
   const out = new Map<string, GroupFacts>();
   const names = new Set([...(limits?.keys() ?? []), ...members.map((m) => m.group)]);
@@ -136,10 +145,20 @@ export function groupsOf(
     const g = label === undefined ? undefined : byLabel.get(label);
     if (g && classifyJob(j) === "active") g.running.push(j);
   }
+  // Each member's Jobs, by the CronJob label the operator gives every Job it makes.
+  const jobsOf = new Map<string, Job[]>();
+  for (const j of jobs) {
+    const owner = j.metadata?.labels?.[CRONJOB_NAME_LABEL];
+    if (owner === undefined) continue;
+    const own = jobsOf.get(owner);
+    if (own) own.push(j);
+    else jobsOf.set(owner, [j]);
+  }
   for (const m of members) {
     const g = out.get(m.group)!;
     g.members.push(m.name);
-    if (m.waiting) g.waiting.push(m.waiting);
+    const waiting = waitingRunFor(m, jobsOf.get(m.name) ?? [], now);
+    if (waiting) g.waiting.push(waiting);
   }
   for (const g of out.values()) {
     g.running.sort(byCreation);

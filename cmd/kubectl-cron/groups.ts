@@ -2,8 +2,8 @@
 // waiting for a place and the oldest wait, and how many CronJobs name it. `kubectl cron groups NAME`: that group's
 // running Jobs and waiting runs, each with its CronJob, in the order the operator gives them places. Three reads,
 // each one list (paged) of the namespace or of the cluster, whatever the number of CronJobs: the groups, the
-// CronJobs (trimmed as each page arrives to the group they name and their waiting run), the Jobs labelled with a
-// group (groupfacts.ts).
+// CronJobs (trimmed as each page arrives to the group they name and their record), the Jobs labelled with a group;
+// a member's waiting run is decided with its Jobs (groupfacts.ts).
 import {
   CONCURRENCY_GROUP_LABEL,
   ConcurrencyGroupResource,
@@ -42,11 +42,12 @@ export type Member = GroupMember & { namespace: string };
 
 const seconds = (since: string, now: Date) => Math.max(0, Math.round((now.getTime() - Date.parse(since)) / 1000));
 
-/** The groups of each namespace read, from the three lists. */
+/** The groups of each namespace read, from the three lists, as they are `now`. */
 export function byNamespace(
   limits: readonly { namespace: string; name: string; limit: number | undefined }[],
   members: readonly Member[],
   jobs: readonly Job[],
+  now: Date,
 ): GroupFacts[] {
   const of = <T>(list: readonly T[], ns: (x: T) => string) => {
     const m = new Map<string, T[]>();
@@ -64,7 +65,7 @@ export function byNamespace(
   const out: GroupFacts[] = [];
   for (const ns of [...new Set([...limitsIn.keys(), ...membersIn.keys()])].sort()) {
     const own = new Map((limitsIn.get(ns) ?? []).map((g) => [g.name, g.limit]));
-    out.push(...groupsOf(ns, own, jobsIn.get(ns) ?? [], membersIn.get(ns) ?? []).values());
+    out.push(...groupsOf(ns, own, jobsIn.get(ns) ?? [], membersIn.get(ns) ?? [], now).values());
   }
   return out;
 }
@@ -81,12 +82,12 @@ export async function groups(ctx: Context, args: Args): Promise<Output> {
       limit: groupLimitOf(g),
     })),
     listMapped(ctx.client, CronJobResource, scope, (c: CronJob) => {
-      const m = memberOf(c, now);
+      const m = memberOf(c);
       return m && { ...m, namespace: c.metadata?.namespace ?? "" };
     }),
     listMapped(ctx.client, Kinds.Job, { ...scope, labelSelector: CONCURRENCY_GROUP_LABEL }, groupJobFacts),
   ]);
-  const all = byNamespace(limits, members, jobs);
+  const all = byNamespace(limits, members, jobs, now);
   const rows: GroupRow[] = all
     .filter((g) => g.exists)
     .map((g) => ({
@@ -138,7 +139,7 @@ async function oneGroup(ctx: Context, name: string): Promise<Output> {
       throw e;
     }),
     listMapped(ctx.client, CronJobResource, { namespace }, (c: CronJob) => {
-      const m = memberOf(c, now);
+      const m = memberOf(c);
       return m?.group === name ? m : undefined;
     }),
     listMapped(
@@ -157,7 +158,7 @@ async function oneGroup(ctx: Context, name: string): Promise<Output> {
         `${JSON.stringify(namespace)}${named} (list them: kubectl cron groups -n ${namespace})`,
     );
   }
-  const g = groupsOf(namespace, new Map([[name, groupLimitOf(stored)]]), jobs, members).get(name)!;
+  const g = groupsOf(namespace, new Map([[name, groupLimitOf(stored)]]), jobs, members, now).get(name)!;
   const running = g.running.map((j) => {
     const q = queuedBy(j);
     const slot = scheduledTimeOf(j);

@@ -42,7 +42,7 @@ export async function sharedProblems(
   if (scheduled.length) fleet.operatorAffects({ ...clocks, operator }, scheduled);
   const members: Member[] = [];
   for (const c of items) {
-    const m = memberOf(c, clocks.now);
+    const m = memberOf(c);
     if (m) members.push({ ...m, namespace: c.metadata?.namespace ?? "" });
   }
   const scope = namespace === undefined ? {} : { namespace };
@@ -60,7 +60,7 @@ export async function sharedProblems(
         listMapped(ctx.client, Kinds.Job, { ...scope, labelSelector: CONCURRENCY_GROUP_LABEL }, groupJobFacts),
       ),
     ]);
-    if (limits && jobs) for (const g of byNamespace(limits, members, jobs)) fleet.groupAffects(g);
+    if (limits && jobs) for (const g of byNamespace(limits, members, jobs, clocks.now)) fleet.groupAffects(g);
   };
   // The calendars, one list (of the namespace, or of every namespace), each with its windows as stored; each CronJob
   // naming one compiled by the operator's rule (exclusionsOf), so the calendar that holds its slots is the one the

@@ -334,12 +334,12 @@ async function gatherGroups(
     ]);
     return new Map(read as [string, number | undefined][]);
   });
-  const member = (c: CronJob) => memberOf(c, now);
+  const member = memberOf;
   const members = all
     ? cronJobs.map(member).filter((m): m is GroupMember => m !== undefined)
     : ((await attempt(`cronjobs in ${namespace}`, () => listMapped(client, CronJobResource, { namespace }, member))) ??
       cronJobs.map(member).filter((m): m is GroupMember => m !== undefined));
-  return groupsOf(namespace, limits, jobs, members);
+  return groupsOf(namespace, limits, jobs, members, now);
 }
 
 /** The newest decision the record of `cronJobs` holds: the operator at work, wherever it runs. */

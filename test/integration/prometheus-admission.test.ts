@@ -20,7 +20,8 @@ import { callingWebhookRejectionCode, serverVersion } from "../versions.ts";
 
 const NS = "default";
 const ALERT = "CronJobWebhookFailing";
-const OUR_WEBHOOKS = 'name=~"mcronjob-v1[.]kb[.]io|vcronjob-v1[.]kb[.]io"';
+const OUR_WEBHOOKS =
+  'name=~"mcronjob-v1[.]kb[.]io|vcronjob-v1[.]kb[.]io|vexclusioncalendar-v1[.]kb[.]io|vconcurrencygroup-v1[.]kb[.]io"';
 
 interface PromAlert {
   labels: Record<string, string>;

@@ -592,6 +592,32 @@ describe("config/default: the manager provisions its webhook certificate", () =>
     assert.ok(!dep.spec.template.spec.volumes.some((v: Obj) => v.secret), "no Secret volume");
   });
 
+  it("validates ExclusionCalendars and ConcurrencyGroups on create and update, through the webhook Service (issue 53)", () => {
+    const objs = kustomize("default");
+    const svc = find(objs, "Service", `${PREFIX}webhook-service`);
+    const hooks: Obj[] = find(objs, "ValidatingWebhookConfiguration").webhooks;
+    for (const [resource, name] of [
+      [api.CALENDAR_PLURAL, "vexclusioncalendar-v1.kb.io"],
+      [api.GROUP_PLURAL, "vconcurrencygroup-v1.kb.io"],
+    ] as const) {
+      const w = hooks.find((h) => h.rules.some((r: Obj) => r.resources.includes(resource)));
+      assert.ok(w, `no validating webhook for ${resource}`);
+      assert.equal(w.name, name);
+      assert.deepEqual(w.clientConfig.service, {
+        name: svc.metadata.name,
+        namespace: NAMESPACE,
+        path: `/validate-batch-tutorial-kubebuilder-io-v1-${resource.replace(/s$/, "")}`,
+      });
+      assert.deepEqual(w.rules[0].operations, ["CREATE", "UPDATE"]);
+      assert.equal(w.failurePolicy, "Fail");
+    }
+    // Defaulting is the CronJob's alone.
+    assert.deepEqual(
+      find(objs, "MutatingWebhookConfiguration").webhooks.map((w: Obj) => w.rules[0].resources),
+      [["cronjobs"]],
+    );
+  });
+
   it("grants the provisioner its own Secret and webhook configurations, by their deployed names", () => {
     const objs = kustomize("default");
     const { flags } = managerOf(objs);

@@ -167,11 +167,15 @@ describe("dist/chart", () => {
       "cronjobs.batch.tutorial.kubebuilder.io",
     ]);
     const hook = find(objs, "ValidatingWebhookConfiguration")!;
-    assert.deepEqual(hook.webhooks[0].clientConfig.service, {
-      ...hook.webhooks[0].clientConfig.service,
-      name: "acme-webhook-service",
-      namespace: "ops",
-    });
+    // Each webhook: the CronJob's, the ExclusionCalendar's and the ConcurrencyGroup's.
+    assert.equal(hook.webhooks.length, 3);
+    for (const w of hook.webhooks) {
+      assert.deepEqual(w.clientConfig.service, {
+        ...w.clientConfig.service,
+        name: "acme-webhook-service",
+        namespace: "ops",
+      });
+    }
     const monitor = find(objs, "ServiceMonitor")!;
     assert.equal(monitor.spec.endpoints[0].tlsConfig.insecureSkipVerify, true);
     const rule = find(objs, "PrometheusRule")!;
@@ -181,6 +185,43 @@ describe("dist/chart", () => {
     assert.match(JSON.stringify(rule.spec), /-n ops logs deploy\/acme-controller-manager/);
     // The alert texts' own {{ $labels... }} stay Prometheus templates.
     assert.match(JSON.stringify(rule.spec), /\{\{ \$labels\.namespace \}\}/);
+  });
+
+  it("validates ExclusionCalendars and ConcurrencyGroups on create and update, as the CronJobs (issue 53)", () => {
+    for (const cm of [false, true]) {
+      const hook = find(template([`certManager.enable=${cm}`]), "ValidatingWebhookConfiguration")!;
+      const rules = hook.webhooks.map((w: Obj) => [w.name, w.clientConfig.service.path, w.failurePolicy, w.rules]);
+      const rule = (resources: string[], apiVersions: string[]) => [
+        {
+          apiGroups: ["batch.tutorial.kubebuilder.io"],
+          apiVersions,
+          operations: ["CREATE", "UPDATE"],
+          resources,
+          scope: "*",
+        },
+      ];
+      assert.deepEqual(rules, [
+        [
+          "vcronjob-v1.kb.io",
+          "/validate-batch-tutorial-kubebuilder-io-v1-cronjob",
+          "Fail",
+          rule(["cronjobs"], ["v1", "v2"]),
+        ],
+        [
+          "vexclusioncalendar-v1.kb.io",
+          "/validate-batch-tutorial-kubebuilder-io-v1-exclusioncalendar",
+          "Fail",
+          rule(["exclusioncalendars"], ["v1"]),
+        ],
+        [
+          "vconcurrencygroup-v1.kb.io",
+          "/validate-batch-tutorial-kubebuilder-io-v1-concurrencygroup",
+          "Fail",
+          rule(["concurrencygroups"], ["v1"]),
+        ],
+      ]);
+      for (const w of hook.webhooks) assert.equal(w.clientConfig.service.name, "cronjob-operator-webhook-service");
+    }
   });
 
   it("webhook.enable=false: no webhook objects, ENABLE_WEBHOOKS=false, no webhook flags, port or RBAC", () => {

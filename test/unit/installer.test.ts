@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { after, describe, it } from "node:test";
+import { parseAllDocuments } from "yaml";
 import { DEFAULT_MANAGER_IMAGE, keepManagerImage, managerImageOf } from "../../hack/crdgen/installer.ts";
 
 const root = resolve(import.meta.dirname, "..", "..");
@@ -76,6 +77,29 @@ describe("dist/install.yaml's manager image (make manifests vs make build-instal
   it("with no installer yet, or one with the default image, it is the plain render", () => {
     assert.equal(keepManagerImage(rendered, undefined), rendered);
     assert.equal(keepManagerImage(rendered, rendered), rendered);
+  });
+
+  it("validates ExclusionCalendars and ConcurrencyGroups at admission, as the CronJobs (issue 53)", () => {
+    const file = readFileSync(join(root, "dist", "install.yaml"), "utf8");
+    const installed = parseAllDocuments(file).map(
+      (d) => d.toJS() as { kind: string; webhooks?: Array<Record<string, any>> },
+    );
+    const hooks = installed.find((o) => o.kind === "ValidatingWebhookConfiguration")?.webhooks ?? [];
+    assert.deepEqual(
+      hooks.map((w) => [w.name, w.rules[0].resources, w.rules[0].operations, w.clientConfig.service.name]),
+      [
+        ["vcronjob-v1.kb.io", ["cronjobs"], ["CREATE", "UPDATE"], "cronjob-operator-webhook-service"],
+        [
+          "vexclusioncalendar-v1.kb.io",
+          ["exclusioncalendars"],
+          ["CREATE", "UPDATE"],
+          "cronjob-operator-webhook-service",
+        ],
+        ["vconcurrencygroup-v1.kb.io", ["concurrencygroups"], ["CREATE", "UPDATE"], "cronjob-operator-webhook-service"],
+      ],
+    );
+    // It is config/default as rendered now (with its own manager image): make manifests wrote it.
+    assert.equal(keepManagerImage(rendered, file), file, "dist/install.yaml is stale: run make manifests");
   });
 
   it("refuses an image that is no image reference instead of writing broken YAML", () => {

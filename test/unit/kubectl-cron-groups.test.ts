@@ -12,6 +12,7 @@ import {
   jobNameFor,
   KIND,
   KUEUE_QUEUE_NAME_KEY,
+  manualJobName,
   type RecentRun,
 } from "../../api/v1/index.ts";
 import { parseCommandLine } from "../../cmd/kubectl-cron/args.ts";
@@ -253,6 +254,54 @@ describe("kubectl cron groups", () => {
     const io = { stdout: (x: string) => (completed += x), stderr: () => undefined, env: {} };
     assert.equal(await main(["__complete", "groups", "--kubeconfig", server.kubeconfigPath, "-n", "prod", "b"], io), 0);
     assert.equal(completed, "backups\n:4\n");
+  });
+
+  it("a held run whose Job exists runs, it does not wait: the record is written later (issue 53)", async () => {
+    // db-c's 01:45 slot and db-g's run-now request were held, and their Jobs have been created since; their records
+    // still say Held (the status write comes up to --status-write-delay later, or was lost).
+    const request = "2026-11-25T11:00:00Z-abc123";
+    const dbg = cronJob("db-g", "backups");
+    (dbg.status as { recentRuns: RecentRun[] }).recentRuns = [
+      {
+        trigger: "RunNow",
+        request,
+        decision: "Held",
+        reason: "ConcurrencyGroupFull",
+        decidedAt: "2026-11-25T11:00:01Z",
+      },
+    ];
+    const runNowJob = job("db-g", "backups", "2026-11-25T11:00:00Z");
+    runNowJob.metadata!.name = manualJobName("db-g", request);
+    const server = await cluster([...scene(), dbg, job("db-c", "backups", "2026-11-25T01:45:00Z"), runNowJob]);
+    const r = await run(server, ["groups"]);
+    assert.equal(r.code, 0, r.err);
+    assert.deepEqual(r.out.trimEnd().split("\n"), [
+      "NAME      LIMIT   RUNNING   WAITING   OLDEST WAIT   MEMBERS",
+      "backups   2       4         1         9h12m         7",
+      "idle      0       0         0         -             0",
+      "reports   1       1         0         -             1",
+    ]);
+    const one = await run(server, ["groups", "backups"]);
+    assert.equal(one.code, 0, one.err);
+    const rows = one.out.trimEnd().split("\n");
+    assert.equal(rows[0], "group backups (prod): limit 2, 4 running, 1 waiting, 7 CronJobs name it");
+    assert.deepEqual(
+      rows.slice(2).map((l) => l.split(/ +/).slice(0, 3).join(" ")),
+      [
+        `Running db-a ${jobNameFor("db-a", new Date("2026-11-25T01:00:00Z"))}`,
+        `Running db-b ${jobNameFor("db-b", new Date("2026-11-25T01:30:00Z"))}`,
+        `Running db-c ${jobNameFor("db-c", new Date("2026-11-25T01:45:00Z"))}`,
+        `Running db-g ${manualJobName("db-g", request)}`,
+        "Waiting db-d -",
+      ],
+    );
+    // `kubectl cron list` says the same of the group once.
+    const listed = await run(server, ["list"]);
+    assert.equal(listed.code, 0, listed.err);
+    assert.deepEqual(
+      listed.err.split("\n").filter((l) => l.startsWith("group backups")),
+      ["group backups (prod) full at 4/2: 1 CronJob waiting (db-d)"],
+    );
   });
 
   it("NAME of a group that does not exist: an error naming the CronJobs whose runs wait for it", async () => {

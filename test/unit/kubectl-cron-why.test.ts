@@ -1102,6 +1102,140 @@ describe("kubectl cron why NAME: concurrency groups", () => {
     assert.deepEqual(r.d.also, [], "the finding is the verdict, not said twice");
     assert.equal(r.d.next?.blocked, "ConcurrencyGroup nosuch does not exist: it will not run until it does");
   });
+
+  it("a member's held run whose Job exists runs, it does not wait (why, why -A, list): the record is written later", async () => {
+    // db-c's 01:45 slot was held, and its Job has been created since; its record still says Held (the status write
+    // comes up to --status-write-delay later). The group is at 3/2: db-c's Job holds a place, its run waits for none.
+    const a = groupJob("db-a", A_SLOT);
+    const b = groupJob("db-b", B_SLOT);
+    const c = groupJob("db-c", C_SLOT);
+    const server = await cluster([
+      concurrencyGroup(GROUP_NAME, 2),
+      heldInGroup("ConcurrencyGroupFull", { blockedBy: a.metadata!.name! }),
+      member("db-a"),
+      member("db-b"),
+      member("db-c", C_SLOT),
+      a,
+      b,
+      c,
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "group-full", {
+      verdict: [`did not run at ${SLOT_TEXT}: it waits for a place in group ${GROUP_NAME}, which is at 3/2`],
+      evidence: [
+        `(CronJob db-c, running for 9h26m)`,
+        `; 1 run waits for a place, oldest first: ${NAME} since ${SLOT}`,
+        `the run of ${NAME} is 1 of 1 in the group's queue: it takes the next place`,
+      ],
+      fix: ["Wait: it starts when a Job of the group ends"],
+    });
+    assert.ok(!r.d.evidence.some((e) => e.includes("db-c since")), r.text);
+    const all = await run(server, ["why", "-A"]);
+    assert.equal(all.code, 1, all.err);
+    // (The other members have no record of 03:00: each is a line of its own.)
+    assert.deepEqual(
+      all.out.split("\n").filter((l) => l.startsWith("(group)")),
+      [`(group)\tgroup-full\tgroup ${GROUP_NAME} (${NS}) full at 3/2: 1 CronJob waiting (${NAME})`],
+    );
+    const listed = await run(server, ["list"]);
+    assert.equal(listed.code, 0, listed.err);
+    assert.deepEqual(listed.err.trimEnd().split("\n"), [
+      `group ${GROUP_NAME} (${NS}) full at 3/2: 1 CronJob waiting (${NAME})`,
+    ]);
+  });
+
+  it("a run-now request waiting in a full group: the group, the Jobs holding its places, its place in the queue (exit 1)", async () => {
+    // `kubectl cron run` on a CronJob created this morning (no slot yet) in a group at 2/2, behind db-c's older slot.
+    const a = groupJob("db-a", A_SLOT);
+    const b = groupJob("db-b", B_SLOT);
+    const request = "2026-11-25T11:05:00Z-9b5dad";
+    const server = await cluster([
+      concurrencyGroup(GROUP_NAME, 2),
+      cronJob({
+        meta: { creationTimestamp: "2026-11-25T10:00:00Z", annotations: { [RUN_NOW_ANNOTATION]: request } },
+        spec: { concurrencyGroup: GROUP_NAME, concurrencyPolicy: "Allow" },
+        status: {
+          lastScheduleTime: undefined,
+          recentRuns: [
+            {
+              trigger: "RunNow",
+              request,
+              decision: "Held",
+              reason: "ConcurrencyGroupFull",
+              blockedBy: a.metadata!.name!,
+              message: `held: group ${GROUP_NAME} is at 2/2: Jobs ${a.metadata!.name!}, ${b.metadata!.name!}`,
+              decidedAt: "2026-11-25T11:05:01Z",
+            },
+          ],
+        },
+      }),
+      member("db-a"),
+      member("db-b"),
+      member("db-c", C_SLOT),
+      a,
+      b,
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "group-full", {
+      verdict: [
+        `run-now request "${request}" has not run: it waits for a place in group ${GROUP_NAME}, which is at 2/2`,
+      ],
+      evidence: [
+        `status.recentRuns: ${request} RunNow Held (ConcurrencyGroupFull)`,
+        `2 Jobs of its CronJobs hold its places (labelled ${CONCURRENCY_GROUP_LABEL}=${GROUP_NAME}): ${a.metadata!.name!} (CronJob db-a, running for 10h11m)`,
+        `2 runs wait for a place, oldest first: db-c since ${C_SLOT}, ${NAME} since 2026-11-25T11:05:01Z`,
+        `the run of ${NAME} is 2 of 2 in the group's queue, behind db-c`,
+        `Job ${a.metadata!.name!}: started ${at(A_SLOT, 3)}`,
+      ],
+      fix: [
+        "Wait: it starts when a Job of the group ends",
+        `\`kubectl cron groups ${GROUP_NAME} -n ${NS}\``,
+        `Look at the Job holding a place, ${a.metadata!.name!} of CronJob db-a`,
+      ],
+    });
+    assert.deepEqual(r.d.request, { trigger: "RunNow", id: request });
+    assert.equal(r.d.slot, undefined, "a run-now request has no slot");
+    assert.ok(!r.d.fix.some((f) => f.includes("raise `startingDeadlineSeconds`")), "a request has no deadline");
+    assert.equal(r.d.next?.blocked, `group ${GROUP_NAME} is at 2/2: it waits for a place`);
+  });
+
+  it("a suspended CronJob's backfill request waiting behind older runs of its group: said as its waiting slot", async () => {
+    const server = await cluster([
+      concurrencyGroup(GROUP_NAME, 2),
+      cronJob({
+        spec: { concurrencyGroup: GROUP_NAME, suspend: true },
+        status: {
+          lastScheduleTime: PREV_SLOT,
+          recentRuns: [
+            entry("2026-11-20T02:00:00Z", "Held", "ConcurrencyGroupQueue", {
+              trigger: "Backfill",
+              request: "bf-1",
+              decidedAt: "2026-11-25T11:00:01Z",
+            }),
+          ],
+        },
+      }),
+      member("db-a"),
+      member("db-c", C_SLOT),
+      groupJob("db-a", A_SLOT),
+    ]);
+    const r = await why(server);
+    note(r.d);
+    expectCause(r, "group-queue", {
+      verdict: [
+        `backfill "bf-1" for 2026-11-20 03:00 Europe/Berlin (2026-11-20T02:00:00Z) has not run: group ${GROUP_NAME} is at 1/2 and older runs of db-c wait for its next place first`,
+      ],
+      evidence: [`the run of ${NAME} is 2 of 2 in the group's queue, behind db-c`],
+      fix: ["Wait: the group's runs take its places oldest first"],
+    });
+    assert.deepEqual(r.d.request, { trigger: "Backfill", id: "bf-1" });
+    assert.equal(r.d.slot?.utc, "2026-11-20T02:00:00Z");
+    // Asked about its slot, the suspension is still the answer.
+    const slot = await why(server, `--slot=${SLOT}`);
+    assert.equal(slot.d.cause, "suspended", slot.text);
+  });
 });
 
 describe("kubectl cron why NAME: runs that never started, queued Jobs", () => {

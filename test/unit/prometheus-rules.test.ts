@@ -161,7 +161,12 @@ describe("alert rules (config/prometheus)", () => {
     const deployed = kustomize("default")
       .filter((o) => /^(Mutating|Validating)WebhookConfiguration$/.test(o.kind))
       .flatMap((o) => (o.webhooks as Array<{ name: string; failurePolicy?: string }>).map((w) => w));
-    assert.deepEqual(deployed.map((w) => w.name).sort(), ["mcronjob-v1.kb.io", "vcronjob-v1.kb.io"]);
+    assert.deepEqual(deployed.map((w) => w.name).sort(), [
+      "mcronjob-v1.kb.io",
+      "vconcurrencygroup-v1.kb.io",
+      "vcronjob-v1.kb.io",
+      "vexclusioncalendar-v1.kb.io",
+    ]);
     // The alert's premise: a failed call refuses the write.
     for (const w of deployed) assert.equal(w.failurePolicy, "Fail", w.name);
     const expr = alert("CronJobWebhookFailing").expr;
@@ -172,7 +177,12 @@ describe("alert rules (config/prometheus)", () => {
     for (const re of selectors) {
       const matches = (n: string) => new RegExp(`^(?:${re})$`).test(n);
       for (const w of deployed) assert.ok(matches(w.name), `${re} does not select ${w.name}`);
-      for (const other of ["mcronjob-v1xkbxio", "vcronjob-v1.kb.io.evil", "other.kb.io"]) {
+      for (const other of [
+        "mcronjob-v1xkbxio",
+        "vcronjob-v1.kb.io.evil",
+        "vexclusioncalendar-v1.kb.io2",
+        "other.kb.io",
+      ]) {
         assert.ok(!matches(other), `${re} selects ${other}`);
       }
     }

@@ -67,6 +67,9 @@ interface FieldError {
   value: unknown;
   /** The whole apimachinery-style line: `<field>: Invalid value: <value>: <reason>`. */
   message: string;
+  /** What the line says after the value; "TooMany": the list is too long (`<field>: Too many: <count>: <reason>`). */
+  reason: string;
+  type?: "TooMany";
 }
 
 /** A wall-clock span: start inclusive, end exclusive, in "floating" ms (the wall clock read as if it were UTC). */
@@ -109,7 +112,7 @@ function quote(value: unknown): string {
 }
 
 function invalid(field: string, value: unknown, reason: string): FieldError {
-  return { field, value, message: `${field}: Invalid value: ${quote(value)}: ${reason}` };
+  return { field, value, message: `${field}: Invalid value: ${quote(value)}: ${reason}`, reason };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -480,8 +483,9 @@ export function parseExclusionWindows(
     if (list === undefined) return { ok: true, windows: [] };
     if (!Array.isArray(list)) return { ok: false, errors: [invalid(path, list, "must be a list of windows")] };
     if (list.length > MAX_EXCLUSION_WINDOWS) {
-      const message = `${path}: Too many: ${list.length}: must have at most ${MAX_EXCLUSION_WINDOWS} items`;
-      return { ok: false, errors: [{ field: path, value: list.length, message }] };
+      const reason = `must have at most ${MAX_EXCLUSION_WINDOWS} items`;
+      const message = `${path}: Too many: ${list.length}: ${reason}`;
+      return { ok: false, errors: [{ field: path, value: list.length, message, reason, type: "TooMany" }] };
     }
     const errors: FieldError[] = [];
     const windows: CompiledWindow[] = [];

@@ -1,22 +1,27 @@
-// The diagnosis of one CronJob: which slot is asked about, and which module decides its verdict.
+// The diagnosis of one CronJob: which slot is asked about, and which module decides its verdict; or, asked about
+// none, a run-now or backfill request of it waiting for a place in its group.
 import {
   type Job,
   jobNameFor,
+  type RecentRun,
+  REQUEST_TRIGGERS,
   RecordTrigger,
   retryAttemptOf,
   rfc3339InZone,
   scheduledTimeOf,
+  waitingRunOf,
 } from "../../../api/v1/index.ts";
-import { NO_CAUSE } from "../causes.ts";
+import { type CauseId, NO_CAUSE, REQUESTED } from "../causes.ts";
 import { exclusionsOf, type ExclusionsView } from "../../../api/v1/index.ts";
 import { type Excluded, excludingSchedules, NO_SLOT_LEFT } from "../exclusions.ts";
 import { iso } from "../history.ts";
 import { nextRuns } from "../next.ts";
 import type { WhyFacts } from "../whyfacts.ts";
 import { excludedEntryFor, excludedVerdict } from "./excluded.ts";
+import { groupHeldVerdict } from "./group.ts";
 import { operatorFindings } from "./operator.ts";
 import { ranVerdict } from "./ran.ts";
-import { recordVerdict } from "./record.ts";
+import { entryLine, recordVerdict } from "./record.ts";
 import { retryVerdict } from "./retry.ts";
 import { nextBlocker, risks } from "./risks.ts";
 import { anchorOf, notASlot, schedulesOf, type SlotSource, slotSource, slotText, zoneOf } from "./slot.ts";
@@ -24,8 +29,17 @@ import { futureVerdict, JUST_DUE_MS, undecidedVerdict } from "./undecided.ts";
 import { type Diagnosis, type Finding, finding, found, type SlotContext, type Verdict } from "./verdict.ts";
 
 /**
+ * What a run-now or backfill request waiting for a place in its group answers for, asked about no slot: the latest
+ * slot's verdict when it says the CronJob is well (it has had none, or it ran), or that only requests run now
+ * (suspended, stopped after failures). A problem of the slot's own stays the verdict (`--slot` asks about it anyway).
+ */
+const REQUEST_FIRST: ReadonlySet<CauseId> = new Set(["suspended", "stopped-after-failures"]);
+
+/**
  * The diagnosis of one CronJob: about `slot` when given (the user's question), else the latest slot that should
- * have run (one just due and not yet decided about yields to the one before it).
+ * have run (one just due and not yet decided about yields to the one before it), unless a run-now or backfill request
+ * of it waits for a place in its group (api/v1 waitingRunOf, with its Jobs): that is said as a waiting slot is (the
+ * group, the Jobs holding its places, its place in the queue), with the exit code of a waiting slot.
  */
 export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   const cronJob = f.cronJob;
@@ -109,6 +123,26 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
     ...(nextNote ? { note: nextNote } : {}),
     ...(blocked ? { blocked } : {}),
   };
+  // A request of it waiting for a place in its group, asked about no slot.
+  const request = o.slot ? undefined : waitingRequest(f);
+  const requestAnswer = (slotVerdict: Verdict): Diagnosis | undefined => {
+    if (!request) return undefined;
+    if (slotVerdict.status !== "healthy" && !(slotVerdict.cause && REQUEST_FIRST.has(slotVerdict.cause)))
+      return undefined;
+    // A backfill's run is a slot of its request's; a run-now request's has none.
+    const at =
+      request.trigger === RecordTrigger.Backfill && request.scheduledTime ? new Date(request.scheduledTime) : undefined;
+    const from = at ? slotSource(schedules, at, anchor, zone) : nextFrom;
+    const c = ctx(f, name, namespace, from, at ?? f.now, jobsByName, exclusions, excludedBy);
+    const id = request.request ?? "?";
+    const words = at ? REQUESTED.backfill({ request: id, when: c.slotText }) : REQUESTED.runNow({ request: id });
+    const verdict = groupHeldVerdict({ ...c, slotText: words }, request, [entryLine(request)], true);
+    const slotView = at ? { slot: { utc: iso(at), local: rfc3339InZone(at, from.zone), timeZone: from.zone } } : {};
+    return finish(
+      { ...verdict, ...slotView, request: { trigger: request.trigger, id }, next },
+      risks(f, verdict.cause, exclusions),
+    );
+  };
   if (!slot || (!o.slot && created && slot < created)) {
     const verdict = cronJob.spec?.suspend
       ? undecidedVerdict(ctx(f, name, namespace, nextFrom, nextAt, jobsByName, exclusions, excludedBy), operator)
@@ -118,7 +152,7 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
           evidence: [],
           fix: [],
         };
-    return finish({ ...verdict, next }, risks(f, verdict.cause, exclusions));
+    return requestAnswer(verdict) ?? finish({ ...verdict, next }, risks(f, verdict.cause, exclusions));
   }
   const from = slotSource(schedules, slot, anchor, zone);
   const c = ctx(f, name, namespace, from, slot, jobsByName, exclusions, excludedBy);
@@ -153,6 +187,8 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
           ? recordVerdict(c, entry)
           : (excluded() ?? (slot > f.now ? futureVerdict(c, operator) : undecidedVerdict(c, operator))));
   }
+  const asked = requestAnswer(verdict);
+  if (asked) return asked;
   // An H field runs at a minute the user may not expect: say which.
   const hashed =
     verdict.cause === "not-a-slot" ? [] : schedules.entries.filter((e) => e.resolvedSchedule !== e.schedule);
@@ -164,6 +200,15 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
     ),
   ];
   return finish({ ...verdict, evidence, slot: slotView, next }, risks(f, verdict.cause, exclusions));
+}
+
+/**
+ * The CronJob's run waiting for a place in its group, when it is a run-now or backfill request's (its Held entry):
+ * the operator's rule, with its Jobs (a request whose Job exists has started).
+ */
+function waitingRequest(f: WhyFacts): RecentRun | undefined {
+  const w = waitingRunOf(f.cronJob, f.now.getTime(), f.jobs);
+  return w && REQUEST_TRIGGERS.includes(w.held.trigger as RecordTrigger) ? (w.held as RecentRun) : undefined;
 }
 
 function ctx(

@@ -1,5 +1,6 @@
 // Held by its concurrency group (spec.concurrencyGroup): the group full (group-full), older runs of its other
-// CronJobs waiting first (group-queue), the group missing (group-not-found); and a slot missed while it waited.
+// CronJobs waiting first (group-queue), the group missing (group-not-found); and a slot missed while it waited. A
+// run-now or backfill request waiting in its group is said as a waiting slot is (`asked`).
 import {
   classifyJob,
   CONCURRENCY_GROUP_LABEL,
@@ -30,17 +31,28 @@ export function placeText(j: Readonly<Job>, now: Date): string {
   return `${j.metadata?.name ?? "?"} (CronJob ${cronJobOfJob(j)}, ${state})`;
 }
 
-/** The group in one line of evidence: its limit, the Jobs holding its places, its waiting runs. */
-function groupEvidence(g: GroupFacts, now: Date): string[] {
+/**
+ * The group in one line of evidence: its limit, the Jobs holding its places, its waiting runs; and the place of the
+ * run of `member` (the CronJob asked about) in the queue, when it waits.
+ */
+function groupEvidence(g: GroupFacts, now: Date, member?: string): string[] {
   if (g.exists === false) return [`no ConcurrencyGroup ${g.name} in namespace ${g.namespace}`];
   const limit = g.exists === undefined ? "its limit could not be read" : `limit ${g.limit ?? "(none valid)"}`;
   const running = g.running.length
     ? `${plural(g.running.length, "Job")} of its CronJobs hold its places (labelled ${CONCURRENCY_GROUP_LABEL}=${groupLabelValue(g.name)}): ${listed(g.running.map((j) => placeText(j, now)))}`
     : `no Job of its CronJobs runs (labelled ${CONCURRENCY_GROUP_LABEL}=${groupLabelValue(g.name)})`;
   const waiting = g.waiting.length
-    ? `; ${plural(g.waiting.length, "run")} wait for a place, oldest first: ${listed(g.waiting.map((w) => `${w.cronJob} since ${stamp(w.since)}`))}`
+    ? `; ${plural(g.waiting.length, "run")} ${g.waiting.length === 1 ? "waits" : "wait"} for a place, oldest first: ${listed(g.waiting.map((w) => `${w.cronJob} since ${stamp(w.since)}`))}`
     : "";
-  return [`ConcurrencyGroup ${g.namespace}/${g.name}: ${limit}; ${running}${waiting}`];
+  const at = member === undefined ? -1 : g.waiting.findIndex((w) => w.cronJob === member);
+  const place =
+    at < 0
+      ? []
+      : [
+          `the run of ${member} is ${at + 1} of ${g.waiting.length} in the group's queue` +
+            (at ? `, behind ${listed(g.waiting.slice(0, at).map((w) => w.cronJob))}` : ": it takes the next place"),
+        ];
+  return [`ConcurrencyGroup ${g.namespace}/${g.name}: ${limit}; ${running}${waiting}`, ...place];
 }
 
 /** A count of places and the limit, in words the rows take. */
@@ -53,22 +65,35 @@ function places(g: GroupFacts | undefined): { inUse: string; groupLimit: string;
   };
 }
 
-/** A Held entry its group decided: full, older runs first, or no such group. */
-export function groupHeldVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdict {
+/**
+ * A Held entry its group decided: full, older runs first, or no such group. `asked`: the entry is a run-now or
+ * backfill request's (c.slotText names it), not the slot's.
+ */
+export function groupHeldVerdict(c: SlotContext, e: RecentRun, evidence: string[], asked = false): Verdict {
   const g = c.f.group;
   const group = g?.name ?? c.cronJob.spec?.concurrencyGroup ?? "?";
-  const more = [...evidence, ...(g ? groupEvidence(g, c.f.now) : [])];
+  const more = [...evidence, ...(g ? groupEvidence(g, c.f.now, c.name) : [])];
   if (e.reason === RecordReason.ConcurrencyGroupNotFound) {
-    if (g?.exists) more.push(`ConcurrencyGroup ${group} exists now: the operator runs the slot at its next pass`);
-    return found("group-not-found", { when: c.slotText, group, namespace: c.namespace, pastDeadline: false }, more);
+    if (g?.exists) more.push(`ConcurrencyGroup ${group} exists now: the operator runs it at its next pass`);
+    return found(
+      "group-not-found",
+      { when: c.slotText, group, namespace: c.namespace, pastDeadline: false, asked },
+      more,
+    );
   }
   if (e.reason === RecordReason.ConcurrencyGroupQueue) {
+    // The runs ahead of it in the queue; when it no longer waits there, those held since before it.
+    const at = (g?.waiting ?? []).findIndex((w) => w.cronJob === c.name);
     const since = e.scheduledTime ?? e.decidedAt;
-    const first = (g?.waiting ?? []).filter((w) => w.cronJob !== c.name && Date.parse(w.since) < Date.parse(since));
+    const first =
+      at >= 0
+        ? g!.waiting.slice(0, at)
+        : (g?.waiting ?? []).filter((w) => w.cronJob !== c.name && Date.parse(w.since) < Date.parse(since));
     return found(
       "group-queue",
       {
         when: c.slotText,
+        asked,
         group,
         namespace: c.namespace,
         ...places(g),
@@ -77,7 +102,7 @@ export function groupHeldVerdict(c: SlotContext, e: RecentRun, evidence: string[
       more,
     );
   }
-  return groupFull(c, group, g, e.blockedBy, more, false);
+  return groupFull(c, group, g, e.blockedBy, more, false, asked);
 }
 
 /** group-full: the slot waits (or waited, until its deadline passed) behind the group's running Jobs. */
@@ -88,6 +113,7 @@ function groupFull(
   blockedBy: string | undefined,
   evidence: string[],
   pastDeadline: boolean,
+  asked = false,
 ): Verdict {
   // The Job the record names, if it still holds a place; else the group's oldest running Job.
   const named = blockedBy
@@ -106,6 +132,7 @@ function groupFull(
     "group-full",
     {
       when: c.slotText,
+      asked,
       group,
       namespace: c.namespace,
       ...places(g),

@@ -38,6 +38,11 @@ export interface Diagnosis {
     /** With several schedules (API v2): the ones it is a slot of, each with its zone. */
     schedules?: { schedule: string; timeZone: string }[];
   };
+  /**
+   * A run-now or backfill request the verdict is about instead of the latest slot (it waits for a place in its group;
+   * a backfill's slot is `slot`): its trigger (RunNow, Backfill) and its request, the run-now value or backfill id.
+   */
+  request?: { trigger: string; id: string };
   /** healthy: it ran (or runs) as it should; cause: a cause found; unknown: the state does not tell. */
   status: "healthy" | "cause" | "unknown";
   verdict: string;

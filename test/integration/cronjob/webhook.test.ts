@@ -27,6 +27,12 @@ import {
   validateCronJob,
   validateCronJobRequest,
 } from "../../../webhooks/cronjob_webhook.ts";
+import {
+  CALENDAR_VALIDATE_PATH,
+  fleetWebhookHandlers,
+  GROUP_VALIDATE_PATH,
+  validateExclusionCalendar,
+} from "../../../webhooks/fleet_webhooks.ts";
 import { PROJECT_ROOT } from "../../../envtest/index.ts";
 import { freePort } from "../../../envtest/ports.ts";
 import { ManagedProcess } from "../../../envtest/processes.ts";
@@ -174,7 +180,7 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
   let bypassValidation = false;
 
   const handlers = new Map<string, AdmissionHandler>();
-  for (const [path, handler] of cronJobWebhookHandlers()) {
+  for (const [path, handler] of [...cronJobWebhookHandlers(), ...fleetWebhookHandlers()]) {
     handlers.set(path, (req): AdmissionResult | Promise<AdmissionResult> => {
       received.push(req);
       if (req.dryRun) probed.add(path);
@@ -203,8 +209,111 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
     );
     assert.deepEqual(
       webhooks.installed.validating.flatMap((c) => c.webhooks?.map((w) => [w.name, w.clientConfig.url]) ?? []),
-      [["vcronjob-v1.kb.io", `https://127.0.0.1:${webhooks.server.port}${VALIDATE_PATH}`]],
+      [
+        ["vcronjob-v1.kb.io", `https://127.0.0.1:${webhooks.server.port}${VALIDATE_PATH}`],
+        ["vexclusioncalendar-v1.kb.io", `https://127.0.0.1:${webhooks.server.port}${CALENDAR_VALIDATE_PATH}`],
+        ["vconcurrencygroup-v1.kb.io", `https://127.0.0.1:${webhooks.server.port}${GROUP_VALIDATE_PATH}`],
+      ],
     );
+  });
+
+  it("refuses a wrong ExclusionCalendar or ConcurrencyGroup at kubectl apply, naming the field and the value", async () => {
+    const calendar = (name: string, windows: unknown[]) => ({
+      apiVersion: API_VERSION,
+      kind: "ExclusionCalendar",
+      metadata: { name, namespace: NS },
+      spec: { windows },
+    });
+    const group = (name: string, limit: unknown) => ({
+      apiVersion: API_VERSION,
+      kind: "ConcurrencyGroup",
+      metadata: { name, namespace: NS },
+      spec: { limit },
+    });
+    const apply = (obj: object) => webhooks.env.kubectl(["apply", "-f", "-"], yamlOf(obj));
+
+    // An end before its start: the webhook's, in the words a CronJob's own window gets.
+    const backwards = calendar("backwards", [{ name: "freeze", start: "2026-12-20", end: "2026-12-01" }]);
+    const refused = await apply(backwards);
+    assert.notEqual(refused.code, 0, refused.stdout);
+    assert.ok(
+      refused.stderr.includes(
+        `The ExclusionCalendar "backwards" is invalid: spec.windows[0].end: Invalid value: "2026-12-01": must be after start "2026-12-20"`,
+      ),
+      refused.stderr,
+    );
+    const status = statusOf(
+      await client.create(backwards as KubernetesObject).then(
+        () => assert.fail("the webhook should have refused the calendar"),
+        (e: unknown) => e,
+      ),
+    );
+    assert.equal(
+      status.message,
+      `admission webhook "vexclusioncalendar-v1.kb.io" denied the request: ExclusionCalendar.batch.tutorial.kubebuilder.io "backwards" is invalid: ` +
+        validateExclusionCalendar(backwards).map(fieldErrorString).join(", "),
+    );
+    assert.ok(received.some((r) => r.resource.resource === "exclusioncalendars" && r.name === "backwards"));
+
+    // from: "25:00": the webhook refuses it, naming the field and the value in the parser's words, as it does the
+    // same window inline in a CronJob (the CRDs carry no pattern that would answer first).
+    const late = await apply(calendar("late", [{ from: "25:00" }]));
+    assert.notEqual(late.code, 0, late.stdout);
+    assert.match(
+      late.stderr,
+      /The ExclusionCalendar "late" is invalid: spec\.windows\[0\]\.from: Invalid value: "25:00": not a time of day \(HH:MM, 00:00-23:59\)/,
+    );
+    const inline = await apply(
+      variant(minimalCronJob("late-inline"), (o) => (o.spec.exclusions = { windows: [{ from: "25:00" }] })),
+    );
+    assert.notEqual(inline.code, 0, inline.stdout);
+    assert.match(inline.stderr, /spec\.exclusions\.windows\[0\]\.from: Invalid value: "25:00": not a time of day/);
+    const said = (stderr: string) =>
+      stderr
+        .slice(stderr.indexOf('"25:00": '))
+        .trim()
+        .replace(/spec\.exclusions\./g, "spec.");
+    assert.equal(said(late.stderr), said(inline.stderr));
+
+    // A group's limit below 0 or not a whole number: the CRD's minimum and type (the webhook says the same).
+    for (const [name, limit] of [
+      ["negative", -1],
+      ["fraction", 1.5],
+    ] as const) {
+      const res = await apply(group(name, limit));
+      assert.notEqual(res.code, 0, res.stdout);
+      assert.ok(res.stderr.includes(`The ConcurrencyGroup "${name}" is invalid`), res.stderr);
+      assert.ok(res.stderr.includes("spec.limit"), res.stderr);
+    }
+
+    // Valid ones are admitted, through the webhooks; an update that breaks one is refused; deletes are not.
+    const ok = await apply(
+      calendar("holidays", [{ start: "2026-12-25" }, { daysOfWeek: "MON", from: "02:00", to: "24:00" }]),
+    );
+    assert.equal(ok.code, 0, ok.stderr);
+    const okGroup = await apply(group("backups", 0));
+    assert.equal(okGroup.code, 0, okGroup.stderr);
+    assert.ok(received.some((r) => r.resource.resource === "concurrencygroups" && r.name === "backups"));
+    const patch = await webhooks.env.kubectl([
+      "patch",
+      "exclusioncalendars.batch.tutorial.kubebuilder.io",
+      "holidays",
+      "-n",
+      NS,
+      "--type=merge",
+      "-p",
+      JSON.stringify({ spec: { windows: [{ start: "2026-12-25", end: "2026-12-24" }] } }),
+    ]);
+    assert.notEqual(patch.code, 0, "an update to a window that ends before it starts is denied");
+    assert.ok(
+      patch.stderr.includes(`spec.windows[0].end: Invalid value: "2026-12-24": must be after start "2026-12-25"`),
+      patch.stderr,
+    );
+    for (const kind of ["exclusioncalendars", "concurrencygroups"]) {
+      const name = kind === "exclusioncalendars" ? "holidays" : "backups";
+      const del = await webhooks.env.kubectl(["delete", `${kind}.batch.tutorial.kubebuilder.io`, name, "-n", NS]);
+      assert.equal(del.code, 0, del.stderr);
+    }
   });
 
   it("denies a CronJob with an unknown time zone and a bad schedule, with every cause", async () => {
