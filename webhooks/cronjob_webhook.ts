@@ -46,6 +46,7 @@ import {
   escapeJSONPointer,
   type FieldError,
   invalid,
+  requestObjectName,
   invalidField,
   type JSONPatchOperation,
   patched,
@@ -299,15 +300,6 @@ function dig(o: unknown, path: string[]): unknown {
   return cur;
 }
 
-function nameOf(req: AdmissionRequest): string {
-  const meta = isObj(req.object) && isObj(req.object.metadata) ? req.object.metadata : {};
-  return (
-    req.name ||
-    (typeof meta.name === "string" ? meta.name : "") ||
-    (typeof meta.generateName === "string" ? meta.generateName : "")
-  );
-}
-
 export const mutateCronJob: AdmissionHandler = (req): AdmissionResult => {
   if (req.operation !== "CREATE" && req.operation !== "UPDATE") return allowed();
   return patched([...defaultCronJob(req.object), ...stampRunNowRequester(req)]);
@@ -342,7 +334,7 @@ function validateRequest(req: AdmissionRequest, calendars?: CalendarLookup): Adm
     ...(calendars ? { calendars } : {}),
   });
   if (errors.length === 0) return allowed(warnings);
-  return denied(invalid({ group: GROUP, kind: KIND }, nameOf(req), errors), warnings);
+  return denied(invalid({ group: GROUP, kind: KIND }, requestObjectName(req), errors), warnings);
 }
 
 interface CronJobWebhookOptions {
@@ -395,11 +387,11 @@ function validateCronJobWithDryRun(opts: CronJobWebhookOptions & { client: DryRu
       case "valid":
         return allowed(warnings);
       case "invalid":
-        return denied(invalid({ group: GROUP, kind: KIND }, nameOf(req), outcome.errors), warnings);
+        return denied(invalid({ group: GROUP, kind: KIND }, requestObjectName(req), outcome.errors), warnings);
       case "unchecked":
         logger.info("Job template not checked against the API server; admitting", {
           namespace,
-          name: nameOf(req),
+          name: requestObjectName(req),
           operation: req.operation,
           reason: outcome.reason,
         });

@@ -19,11 +19,11 @@ import { type FieldError, invalidField, requiredField } from "../runtime/field.t
 import { isObj } from "../runtime/objects.ts";
 import {
   type AdmissionHandler,
-  type AdmissionRequest,
   type AdmissionResult,
   allowed,
   denied,
   invalid,
+  requestObjectName,
 } from "../runtime/webhook/index.ts";
 import { windowErrors } from "./exclusions.ts";
 import type { z } from "zod";
@@ -81,15 +81,6 @@ function schemaErrors(schema: z.ZodType, obj: unknown, found: readonly FieldErro
   });
 }
 
-function nameOf(req: AdmissionRequest): string {
-  const meta = isObj(req.object) && isObj(req.object.metadata) ? req.object.metadata : {};
-  return (
-    req.name ||
-    (typeof meta.name === "string" ? meta.name : "") ||
-    (typeof meta.generateName === "string" ? meta.generateName : "")
-  );
-}
-
 /**
  * The admission handler of a kind checked by `validate`. A DELETE is never blocked, nor an UPDATE of an object being
  * deleted (its finalizers must be able to go); any other update is validated like a create, as a CronJob's is: an
@@ -101,7 +92,7 @@ function validatingHandler(kind: string, validate: (obj: unknown) => FieldError[
     const meta = isObj(req.object) && isObj(req.object.metadata) ? req.object.metadata : {};
     if (req.operation === "UPDATE" && meta.deletionTimestamp) return allowed();
     const errors = validate(req.object);
-    return errors.length === 0 ? allowed() : denied(invalid({ group: GROUP, kind }, nameOf(req), errors));
+    return errors.length === 0 ? allowed() : denied(invalid({ group: GROUP, kind }, requestObjectName(req), errors));
   };
 }
 

@@ -160,6 +160,17 @@ export function escapeJSONPointer(token: string): string {
   return token.replaceAll("~", "~0").replaceAll("/", "~1");
 }
 
+/**
+ * The name an admission request's object goes by in a refusal: the request's name, else the object's metadata.name,
+ * else its generateName (a create with generateName has no name yet).
+ */
+export function requestObjectName(req: AdmissionRequest): string {
+  const obj = req.object as { metadata?: unknown } | null | undefined;
+  const meta = (typeof obj === "object" && obj !== null && typeof obj.metadata === "object" && obj.metadata) || {};
+  const { name, generateName } = meta as { name?: unknown; generateName?: unknown };
+  return req.name || (typeof name === "string" ? name : "") || (typeof generateName === "string" ? generateName : "");
+}
+
 // ---------------------------------------------------------------------------------------------------
 // apierrors.NewInvalid
 

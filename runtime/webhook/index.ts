@@ -6,6 +6,7 @@ export {
   invalid,
   invalidField,
   patched,
+  requestObjectName,
   requiredField,
   type AdmissionHandler,
   type AdmissionRequest,
