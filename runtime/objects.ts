@@ -46,6 +46,14 @@ function isEmptyValue(v: unknown): boolean {
   return false;
 }
 
+/** The paths of the values `v` sets (itself when it is no object). */
+function setFields(v: unknown, path: string): string[] {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return [path];
+  return Object.entries(v as Record<string, unknown>).flatMap(([k, x]) =>
+    isEmptyValue(x) ? [] : setFields(x, childPath(path, k)),
+  );
+}
+
 function childPath(path: string, key: string): string {
   // field.Path's form: a map key that is no identifier in brackets, unquoted.
   return /^[A-Za-z_$][\w$-]*$/.test(key) ? `${path}.${key}` : `${path}[${key}]`;
@@ -55,11 +63,13 @@ function childPath(path: string, key: string): string {
  * The paths of fields that `sent` sets and the API server's answer (`stored`) does not have: fields the
  * server's schema lacks (an older Kubernetes, a feature gate that is off), which it drops with at most a
  * warning. Values the server normalises (a quantity, a default) still count as present; zero values are
- * not compared, since Go's omitempty leaves them out of any answer.
+ * not compared, since Go's omitempty leaves them out of any answer. A dropped object is named by the
+ * values set in it: a server that drops a gated field also drops its parent once it is empty (1.33 drops
+ * `lifecycle` with `lifecycle.stopSignal`), and the parent is a field that server has.
  */
 export function droppedFields(sent: unknown, stored: unknown, path: string): string[] {
   if (isEmptyValue(sent)) return [];
-  if (stored === undefined || stored === null) return [path];
+  if (stored === undefined || stored === null) return setFields(sent, path);
   if (Array.isArray(sent)) {
     // An element-wise comparison only means something when the server kept every element.
     if (!Array.isArray(stored) || stored.length !== sent.length) return [];

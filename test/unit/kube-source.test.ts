@@ -1,0 +1,87 @@
+// Which Kubernetes the tests bring up (hack/setup-envtest, hack/kube-source): a release's source tarball given as
+// KUBE_SOURCE selects its version's cache directories, and a clone with nothing selects Debian's 1.20, each saying
+// which and why. Fake cached binaries stand in for the builds (minutes), which CI runs for real.
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, describe, it } from "node:test";
+
+const root = resolve(import.meta.dirname, "..", "..");
+const hack = (name: string) => join(root, "hack", name);
+
+describe("hack/kube-source and hack/setup-envtest: the version brought up", () => {
+  let dir = "";
+  let tarball = "";
+  let unnamed = "";
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), "kube-source-"));
+    for (const [top, file] of [
+      ["kubernetes-1.33.3", "kubernetes-1.33.3-src.tar.gz"],
+      ["src", "unnamed.tar.gz"],
+    ] as const) {
+      mkdirSync(join(dir, "t", top), { recursive: true });
+      writeFileSync(join(dir, "t", top, "go.mod"), "module k8s.io/kubernetes\n\ngo 1.24.0\n");
+      execFileSync("tar", ["-czf", join(dir, file), "-C", join(dir, "t"), top]);
+    }
+    tarball = join(dir, "kubernetes-1.33.3-src.tar.gz");
+    unnamed = join(dir, "unnamed.tar.gz");
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  const run = (cmd: string, args: string[], env: Record<string, string | undefined>) => {
+    const base = { ...process.env };
+    delete base.KUBEBUILDER_ASSETS;
+    delete base.NODE_CLUSTER_ASSETS;
+    delete base.KUBE_SOURCE;
+    delete base.KUBE_VERSION;
+    return spawnSync(cmd, args, { encoding: "utf8", env: { ...base, ...env } });
+  };
+  /** A cache with fake binaries of `version` in k8s-<version>/, as a finished build leaves it. */
+  const cached = (version: string): string => {
+    const cache = mkdtempSync(join(dir, "cache-"));
+    const assets = join(cache, `k8s-${version}`);
+    mkdirSync(assets);
+    for (const b of ["etcd", "kube-apiserver", "kube-controller-manager", "kubectl"]) {
+      writeFileSync(join(assets, b), `#!/bin/sh\necho "Kubernetes v${version}"\n`);
+      chmodSync(join(assets, b), 0o755);
+    }
+    return cache;
+  };
+
+  it("reads the release from the tarball's top directory, or KUBE_VERSION when it names none", () => {
+    assert.equal(run(hack("kube-source"), ["version", tarball], {}).stdout.trim(), "1.33.3");
+    const none = run(hack("kube-source"), ["version", unnamed], {});
+    assert.equal(none.status, 1);
+    assert.match(
+      none.stderr,
+      /KUBE_SOURCE=.*unnamed\.tar\.gz: its top directory 'src\/' names no release .*set KUBE_VERSION=1\.33\.3/,
+    );
+    assert.equal(run(hack("kube-source"), ["version", unnamed], { KUBE_VERSION: "v1.34.1" }).stdout.trim(), "1.34.1");
+    const bad = run(hack("kube-source"), ["version", unnamed], { KUBE_VERSION: "latest" });
+    assert.match(bad.stderr, /KUBE_VERSION=latest is not a release/);
+    const missing = run(hack("kube-source"), ["version", join(dir, "nope.tar.gz")], {});
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, /KUBE_SOURCE=.*nope\.tar\.gz is not a file/);
+  });
+
+  it("KUBE_SOURCE selects that release's cached binaries and says where they came from", () => {
+    const cache = cached("1.33.3");
+    const r = run(hack("setup-envtest"), [], { ENVTEST_CACHE_DIR: cache, KUBE_SOURCE: tarball });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), join(cache, "k8s-1.33.3"));
+    assert.match(r.stderr, /Kubernetes v1\.33\.3 \(built from KUBE_SOURCE=.*kubernetes-1\.33\.3-src\.tar\.gz\)/);
+  });
+
+  it("a clone with nothing given brings up Debian's 1.20 and says why", () => {
+    const cache = cached("1.20.2");
+    const r = run(hack("setup-envtest"), [], { ENVTEST_CACHE_DIR: cache });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), join(cache, "k8s-1.20.2"));
+    assert.match(
+      r.stderr,
+      /Kubernetes v1\.20\.2 \(Debian bookworm's kubernetes source, the newest Debian has; KUBE_SOURCE=FILE builds a current release\)/,
+    );
+  });
+});
