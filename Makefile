@@ -313,6 +313,12 @@ bench: $(NODE_MODULES) build ## Benchmark ours vs the built-in CronJob controlle
 	  $(if $(CALENDARS),--calendars=$(CALENDARS)) $(if $(OUT),--out=$(OUT)) \
 	  $(if $(PHASES),--phases=$(PHASES)) $(if $(OPERATOR_LIMITS),--operator-limits=$(OPERATOR_LIMITS))
 
+# The benchmark's smoke run (CI runs it): both controllers through every step of a phase, on 50 CronJobs for one
+# minute; its figures are not a measurement (CI runs it beside the end-to-end tests).
+.PHONY: bench-smoke
+bench-smoke: ## The benchmark's smoke run: ours and the tuned built-in, N=50, one minute (about 5 minutes; OUT=bin/bench-smoke/smoke.md).
+	$(MAKE) bench N=50 MINUTES=1 PHASES=ours,builtin-tuned OUT=$(or $(OUT),bin/bench-smoke/smoke.md)
+
 # The kubectl plugin's start and answers (bench/plugin.ts): the TypeScript, the bundle, the single executable and
 # kubectl on the same objects of a real kube-apiserver (envtest), median of RUNS; and the manager's start.
 .PHONY: bench-plugin

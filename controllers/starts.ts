@@ -12,6 +12,7 @@ import {
   type Job,
   MAX_RECORD_MESSAGE_LENGTH,
   queuedBy,
+  runningSince,
 } from "../api/v1/index.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import { isNotFound } from "../runtime/errors.ts";
@@ -104,11 +105,10 @@ function podsReason(pods: readonly PodView[]): string {
   return text.length > MAX_RECORD_MESSAGE_LENGTH - 80 ? `${text.slice(0, MAX_RECORD_MESSAGE_LENGTH - 81)}…` : text;
 }
 
-/** When a Job's start limit passes (ms): from its start (status.startTime), else its creation. */
+/** When a Job's start limit passes (ms): from when it began to run (runningSince: a queued Job's resume). */
 function limitPassesAt(job: Readonly<Job>, limitSeconds: number): number | undefined {
-  const from = job.status?.startTime ?? job.metadata?.creationTimestamp;
-  const t = from ? Date.parse(from) : NaN;
-  return Number.isNaN(t) ? undefined : t + limitSeconds * 1000;
+  const from = runningSince(job);
+  return from === undefined ? undefined : from.getTime() + limitSeconds * 1000;
 }
 
 /**

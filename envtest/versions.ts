@@ -72,3 +72,12 @@ export function podsNeedTokenSecret(v: KubeVersion): boolean {
 export function kubeletConfigFields(v: KubeVersion, cgroupV1: boolean): Record<string, unknown> {
   return cgroupV1 && atLeast(v, 31) ? { failCgroupV1: false } : {};
 }
+
+/**
+ * kube-controller-manager's CronJob controller: 1.20 runs the v1 controller unless the CronJobControllerV2 gate is
+ * on (beta and on by default in 1.21, GA in 1.22); from 1.24 the gate is gone and naming it is an error
+ * ("unrecognized feature gate").
+ */
+export function cronJobControllerV2Args(v: KubeVersion): string[] {
+  return atLeast(v, 21) ? [] : ["--feature-gates=CronJobControllerV2=true"];
+}

@@ -107,6 +107,25 @@ export function classifyJob(job: Readonly<Job>): JobClass {
   return "active";
 }
 
+/**
+ * When a Job began to run, for the start limit and how long it has run: status.startTime, which the Job controller
+ * sets when it starts the Job and again when it resumes a suspended one. A Job that was suspended (queued by Kueue
+ * or another controller) counts from its resume, its Suspended condition turning False, also before the Job
+ * controller has set startTime again; while a resume is not seen yet (spec.suspend cleared, the condition still
+ * True), undefined: the time it spent queued is not time its Pods took to start.
+ */
+export function runningSince(job: Readonly<Job>): Date | undefined {
+  const suspended = job.status?.conditions?.find((c) => c.type === "Suspended");
+  if (suspended?.status === "True") return undefined;
+  const times = [job.status?.startTime, suspended?.lastTransitionTime]
+    .filter((t): t is string => typeof t === "string")
+    .map((t) => Date.parse(t))
+    .filter((t) => !Number.isNaN(t));
+  if (times.length > 0) return new Date(Math.max(...times));
+  const created = job.metadata?.creationTimestamp ? Date.parse(job.metadata.creationTimestamp) : NaN;
+  return Number.isNaN(created) ? undefined : new Date(created);
+}
+
 /** The time the Job finished: completionTime, else when its final condition turned true. */
 export function finishedAt(job: Readonly<Job>): Date | undefined {
   if (job.status?.completionTime) return new Date(job.status.completionTime);

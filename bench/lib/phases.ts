@@ -9,8 +9,9 @@ import { envValue, readManagerDeployment } from "../../envtest/manager-deploymen
 import { Client } from "../../runtime/client.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../runtime/kinds.ts";
 import { CronJobResource } from "../../api/v1/index.ts";
-import { PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
+import { assetsDir, PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
 import { freePort } from "../../envtest/ports.ts";
+import { binaryVersion, cronJobControllerV2Args } from "../../envtest/versions.ts";
 import { ManagedProcess } from "../../envtest/processes.ts";
 import { analyze, type Analysis, percentiles, rfc3339 } from "./analyze.ts";
 import { Cgroup, type CgroupInfo, type CgroupStats, type CgroupSupport, type Limits, formatLimits } from "./cgroup.ts";
@@ -21,7 +22,7 @@ import { ProtobufPoster } from "./protobuf-poster.ts";
 import { cpuSeconds, findChild, ioBytes, loadavg, memory } from "./proc.ts";
 import { groupBy, has, type Sample, scrape, sumOf } from "./prom.ts";
 import {
-  BuiltinCronJobKind,
+  builtinCronJobKind,
   builtinCronJob,
   benchWindows,
   createCalendars,
@@ -38,7 +39,9 @@ import {
 
 export const NODE = join(PROJECT_ROOT, "node_modules", ".bin", "node");
 /** The built-in controller's flags on 1.20: v2 is alpha there. */
-export const BUILTIN_FEATURE_GATES = "--feature-gates=CronJobControllerV2=true";
+/** The built-in's v2 controller: a feature gate before 1.21, the only controller since (envtest/versions.ts). */
+export const builtinControllerArgs = (kubeControllerManager: string): string[] =>
+  cronJobControllerV2Args(binaryVersion(kubeControllerManager));
 /** The tuned built-in: a client-side rate limit that does not bound it on this control plane. */
 export const BUILTIN_TUNED_ARGS = ["--kube-api-qps=500", "--kube-api-burst=1000"];
 /** The measurement (writes, CPU) ends this long after the last measured slot. */
@@ -649,8 +652,13 @@ function builtinDriver(phase: "builtin" | "builtin-tuned", label: string, extra:
   return {
     phase,
     label,
-    kind: BuiltinCronJobKind,
-    make: builtinCronJob,
+    // The control plane's version decides the built-in's API version (the assets are the bench's, KUBEBUILDER_ASSETS).
+    get kind() {
+      return builtinCronJobKind(binaryVersion(join(assetsDir(), "kube-apiserver")).minor);
+    },
+    make(namespace, name) {
+      return builtinCronJob(this.kind, namespace, name);
+    },
     slotOf: builtinSlotOf,
     limits: () => ({}),
     extraArgs: extra,
@@ -670,7 +678,7 @@ function builtinDriver(phase: "builtin" | "builtin-tuned", label: string, extra:
         "--controllers=cronjob",
         `--service-account-private-key-file=${join(env.dir, "sa.key")}`,
         "--use-service-account-credentials=false",
-        BUILTIN_FEATURE_GATES,
+        ...builtinControllerArgs(bin),
         ...extra(s),
       ];
       const cmd = cg ? cg.wrap(bin, args) : { bin, args };
@@ -685,9 +693,13 @@ function builtinDriver(phase: "builtin" | "builtin-tuned", label: string, extra:
         metrics: (timeoutMs = 5000) =>
           scrape(`https://127.0.0.1:${port}/metrics`, { token: env.token, insecure: true, timeoutMs }),
         workersStartedAt: () => {
-          // klog: "I1122 05:49:59.886331   12345 shared_informer.go:247] Caches are synced for cronjob"
+          // klog: "I1122 05:49:59.886331   12345 shared_informer.go:247] Caches are synced for cronjob" (1.20);
+          // structured from 1.27: `... shared_informer.go:320] "Caches are synced" controller="cronjob"`.
           for (const line of readLines(logFile)) {
-            const m = /^[IWE](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+).*Caches are synced for cronjob/.exec(line);
+            const m =
+              /^[IWE](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d+).*(?:Caches are synced for cronjob\b|"Caches are synced" controller="cronjob")/.exec(
+                line,
+              );
             if (!m) continue;
             const [mo, d, h, mi, se, frac] = m.slice(1).map((x) => x ?? "0");
             const year = new Date().getFullYear();

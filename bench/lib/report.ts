@@ -794,7 +794,7 @@ export function renderMarkdown(r: Report, chartFile: string | undefined, analysi
         ? `; V8 heap limit inside: ${num(s.operatorLimits.v8HeapLimitMB, 0)} MB`
         : "") +
       ".",
-    "- built-in: `--controllers=cronjob --feature-gates=CronJobControllerV2=true`, 5 workers (ConcurrentCronJobSyncs " +
+    "- built-in: `--controllers=cronjob` (and `--feature-gates=CronJobControllerV2=true` before 1.21), 5 workers (ConcurrentCronJobSyncs " +
       `default); **defaults**: client-side rate limit as it ships (--kube-api-qps 20, --kube-api-burst 30)${extra}; ` +
       `**tuned**: \`${tunedArgs.join(" ") || "n/a"}\`${extra}. ` +
       (cgroups

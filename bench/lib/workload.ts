@@ -1,6 +1,6 @@
 // The workload: N CronJobs `* * * * *` spread over a few namespaces, each with the same small Job
-// template, in our kind (batch.tutorial.kubebuilder.io/v1) or the built-in one (batch/v1beta1 on
-// Kubernetes 1.20), plus the raw Jobs of the calibration phase.
+// template, in our kind (batch.tutorial.kubebuilder.io/v1) or the built-in one (batch/v1 from Kubernetes 1.21,
+// batch/v1beta1 on 1.20), plus the raw Jobs of the calibration phase.
 import { API_VERSION, KIND } from "../../api/v1/groupversion_info.ts";
 import { ConcurrencyGroupResource, GROUP_KIND } from "../../api/v1/concurrencygroup_types.ts";
 import {
@@ -20,13 +20,16 @@ export const SCHEDULE = "* * * * *";
 /** Keep one finished Job per CronJob: with a Job a minute, history cleanup deletes one every minute. */
 export const HISTORY_LIMIT = 1;
 
-export const BuiltinCronJobKind: ResourceKind = {
-  group: "batch",
-  version: "v1beta1",
-  kind: "CronJob",
-  plural: "cronjobs",
-  namespaced: true,
-};
+/** The built-in CronJob's version on a cluster of `minor`: batch/v1 from 1.21 (v1beta1 was removed in 1.25). */
+export function builtinCronJobKind(minor: number): ResourceKind {
+  return {
+    group: "batch",
+    version: minor >= 21 ? "v1" : "v1beta1",
+    kind: "CronJob",
+    plural: "cronjobs",
+    namespaced: true,
+  };
+}
 
 export function namespaceName(i: number): string {
   return `bench-${i}`;
@@ -211,8 +214,13 @@ export async function createCalendars(
   }
 }
 
-export function builtinCronJob(namespace: string, name: string): KubeObject {
-  return { apiVersion: "batch/v1beta1", kind: "CronJob", metadata: { name, namespace }, spec: cronJobSpec(name) };
+export function builtinCronJob(kind: ResourceKind, namespace: string, name: string): KubeObject {
+  return {
+    apiVersion: `batch/${kind.version}`,
+    kind: "CronJob",
+    metadata: { name, namespace },
+    spec: cronJobSpec(name),
+  };
 }
 
 export function rawJob(namespace: string, name: string): KubeObject {

@@ -90,13 +90,22 @@ export async function runNow(ctx: Context, args: Args): Promise<Output> {
   if (cronJob.spec.concurrencyPolicy === "Forbid" && active > 0) {
     notes.push(`concurrencyPolicy is Forbid and ${active} Job(s) are running: the run starts when they finish`);
   }
+  if (cronJob.spec.concurrencyGroup) {
+    notes.push(`in concurrency group ${cronJob.spec.concurrencyGroup}: the run starts when the group has a place`);
+  }
   if (!args.wait) return { text: `job.batch/${jobName} requested\n`, json: { request, jobName }, notes };
   const job = await waitForJob(ctx, jobName, args.timeoutSeconds);
   if (!job) {
+    // The operator may have decided to hold it (Forbid, its group full): the record says so, not a guess.
+    const decided = (await getCronJob(ctx, args.name)).status?.recentRuns?.find((e) => e.request === request);
+    const held = decided?.decision === "Held" ? waitsFor(decided) : undefined;
     throw new WaitTimeout(
-      `the request ${request} was recorded, but no Job ${jobName} appeared within ${args.timeoutSeconds}s. ` +
-        `Is the operator running? See: kubectl describe ${RESOURCE} ${args.name} -n ${ctx.namespace} ` +
-        `(Events, conditions). The request stays; the operator runs it once when it gets to it.`,
+      held
+        ? `the request ${request} was recorded and is held: ${held}. The request stays; the operator runs it ` +
+            `once the hold ends (kubectl cron why ${args.name} -n ${ctx.namespace}).`
+        : `the request ${request} was recorded, but no Job ${jobName} appeared within ${args.timeoutSeconds}s. ` +
+            `Is the operator running? See: kubectl describe ${RESOURCE} ${args.name} -n ${ctx.namespace} ` +
+            `(Events, conditions). The request stays; the operator runs it once when it gets to it.`,
     );
   }
   return { text: `job.batch/${jobName} created\n`, json: job, notes };
@@ -196,7 +205,7 @@ export async function next(ctx: Context, args: Args): Promise<Output> {
   }
   const zone = schedules.schedule.timeZone;
   for (const r of pendingRetries(cronJob)) {
-    const waits = waitsFor(r);
+    const waits = waitsFor(r.entry);
     const when = waits
       ? `waits: ${waits}`
       : r.startsAt
@@ -226,7 +235,7 @@ export async function next(ctx: Context, args: Args): Promise<Output> {
     attempt: r.k,
     limit: r.n,
     ...(r.startsAt ? { startsAt: iso(r.startsAt) } : {}),
-    ...(waitsFor(r) ? { waits: waitsFor(r) } : {}),
+    ...(waitsFor(r.entry) ? { waits: waitsFor(r.entry) } : {}),
     ...(r.failedJob ? { failedJob: r.failedJob } : {}),
     ...(r.failure ? { failure: r.failure } : {}),
   }));

@@ -72,9 +72,8 @@ export function pendingRetries(cronJob: {
     .sort((a, b) => a.slot.getTime() - b.slot.getTime() || a.k - b.k);
 }
 
-/** What a waiting attempt waits for besides its delay, in the record's words (undefined: its delay only). */
-export function waitsFor(r: RetryEntry): string | undefined {
-  const e = r.entry;
+/** What a held entry (a retry, a run-now request) waits for besides a retry's delay, in the record's words (undefined: the delay only). */
+export function waitsFor(e: RecentRun): string | undefined {
   if (e.reason === RecordReason.RetryDelay) return undefined;
   const words = (RECORD_REASONS as Record<string, { description: string } | undefined>)[e.reason]?.description;
   return `${words ?? e.reason}${e.blockedBy ? ` (Job ${e.blockedBy})` : ""}`;

@@ -198,7 +198,7 @@ if (tooOld) {
       assert.equal(managed.spec?.managedBy, MULTIKUEUE);
 
       // A run asked for meanwhile waits for the group's one place, which the queued Job holds.
-      const run = await suite.plugin(["run", "waiter"]);
+      const run = await suite.plugin(["run", "waiter", "--no-wait"]);
       assert.equal(run.code, 0, run.stderr);
 
       // The next slot comes while both are still queued, well past startTimeoutSeconds.
@@ -382,7 +382,7 @@ if (tooOld) {
             undefined,
             POLL_MS,
           );
-          const run = await suite.plugin(["run", "partner"]);
+          const run = await suite.plugin(["run", "partner", "--no-wait"]);
           assert.equal(run.code, 0, run.stderr);
           const slot = Date.parse(first.metadata.annotations?.[SCHEDULED_AT] ?? "");
           const held = await eventually(

@@ -1027,7 +1027,7 @@ describe("kubectl cron why NAME: concurrency groups", () => {
         `held: group ${GROUP_NAME} is at 2/2`,
         `ConcurrencyGroup ${NS}/${GROUP_NAME}: limit 2; 2 Jobs of its CronJobs hold its places (labelled ${CONCURRENCY_GROUP_LABEL}=${GROUP_NAME}): ${aName} (CronJob db-a, running for 10h11m), ${bName} (CronJob db-b, running for 9h41m)`,
         `2 runs wait for a place, oldest first: db-c since ${C_SLOT}, ${NAME} since ${SLOT}`,
-        `Job ${aName}: started ${at(A_SLOT, 3)}`,
+        `Job ${aName}: started ${at(A_SLOT, 3).replace(".000Z", "Z")}`,
       ],
       fix: [
         "Wait: it starts when a Job of the group ends",
@@ -1187,7 +1187,7 @@ describe("kubectl cron why NAME: concurrency groups", () => {
         `2 Jobs of its CronJobs hold its places (labelled ${CONCURRENCY_GROUP_LABEL}=${GROUP_NAME}): ${a.metadata!.name!} (CronJob db-a, running for 10h11m)`,
         `2 runs wait for a place, oldest first: db-c since ${C_SLOT}, ${NAME} since 2026-11-25T11:05:01Z`,
         `the run of ${NAME} is 2 of 2 in the group's queue, behind db-c`,
-        `Job ${a.metadata!.name!}: started ${at(A_SLOT, 3)}`,
+        `Job ${a.metadata!.name!}: started ${at(A_SLOT, 3).replace(".000Z", "Z")}`,
       ],
       fix: [
         "Wait: it starts when a Job of the group ends",

@@ -18,7 +18,17 @@ import type { CronJob } from "../../api/v1/index.ts";
 import type { Client } from "../../runtime/client.ts";
 import { parseCommandLine, UsageError } from "../../cmd/kubectl-cron/args.ts";
 import { historyRows, humanDuration } from "../../cmd/kubectl-cron/history.ts";
-import { backfill, history, list, next, setSuspend, type Context } from "../../cmd/kubectl-cron/commands.ts";
+import {
+  backfill,
+  history,
+  list,
+  next,
+  runNow,
+  setSuspend,
+  type Context,
+  WaitTimeout,
+} from "../../cmd/kubectl-cron/commands.ts";
+import { APIError } from "../../runtime/errors.ts";
 import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
 import { type FireTime, nextRuns } from "../../cmd/kubectl-cron/next.ts";
 import { cronJobSchedules } from "../../api/v1/index.ts";
@@ -395,6 +405,84 @@ describe("run-now request names", () => {
     assert.notEqual(manualJobName(name, "a"), manualJobName(name, "b"));
     assert.ok(manualJobName(name, "a").length <= 63);
     assert.match(manualJobName("b", "a"), /^b-m[0-9a-f]{8}$/);
+  });
+});
+
+describe("kubectl cron run: a request the operator holds", () => {
+  /** A CronJob in a full group: the operator records the request Held and creates no Job. */
+  function ctxFor(held: boolean): Context {
+    let request = "";
+    let t = Date.parse("2026-01-01T04:00:00Z");
+    const obj = () =>
+      ({
+        metadata: { name: "b", namespace: "prod" },
+        spec: { schedule: "@hourly", concurrencyGroup: "db" },
+        status: {
+          recentRuns: held
+            ? [
+                {
+                  trigger: "RunNow",
+                  request,
+                  decision: "Held",
+                  reason: "ConcurrencyGroupFull",
+                  decidedAt: "2026-01-01T04:00:01Z",
+                },
+              ]
+            : [],
+        },
+      }) as unknown as CronJob;
+    return {
+      client: {
+        get: async (rk: { kind?: string }) => {
+          if (rk.kind === "Job") throw new APIError(404, "NotFound", "jobs.batch not found");
+          return obj();
+        },
+        patch: async (
+          _rk: unknown,
+          _ns: string,
+          _name: string,
+          body: { metadata: { annotations: Record<string, string> } },
+        ) => {
+          request = Object.values(body.metadata.annotations)[0]!;
+          return obj();
+        },
+      } as unknown as Client,
+      namespace: "prod",
+      // Each look at the clock is 5 s later: the wait ends.
+      now: () => new Date((t += 5000)),
+      sleep: async () => undefined,
+    };
+  }
+  const args = parseCommandLine(["run", "b", "--timeout=20s"]);
+  assert.ok(args !== "help");
+
+  it("says the group it waits for, and at the time-out what the record says held it", async () => {
+    const err = await runNow(ctxFor(true), args).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof WaitTimeout, String(err));
+    assert.match(
+      err.message,
+      /^the request \S+ was recorded and is held: .*\. The request stays; the operator runs it once the hold ends \(kubectl cron why b -n prod\)\.$/,
+    );
+    assert.doesNotMatch(err.message, /Is the operator running/);
+  });
+
+  it("with nothing decided, asks whether the operator runs", async () => {
+    const err = await runNow(ctxFor(false), args).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof WaitTimeout);
+    assert.match(err.message, /no Job b-m[0-9a-f]{8} appeared within 20s\. Is the operator running\?/);
+  });
+
+  it("--no-wait notes the group", async () => {
+    const a = parseCommandLine(["run", "b", "--no-wait"]);
+    assert.ok(a !== "help");
+    const out = await runNow(ctxFor(true), a);
+    assert.match(out.notes?.join("\n") ?? "", /in concurrency group db: the run starts when the group has a place/);
   });
 });
 

@@ -1,7 +1,7 @@
 // A Job and its Pods, in words: what keeps a running Job's Pods from working (image-pull, pods-unschedulable,
 // crash-looping, pods-not-created), why a failed Job failed, what keeps a running Job alive.
-import { type Job, retryBackoffWords, worstCaseRetrySeconds } from "../../../api/v1/index.ts";
-import { humanDuration } from "../history.ts";
+import { type Job, retryBackoffWords, runningSince, worstCaseRetrySeconds } from "../../../api/v1/index.ts";
+import { humanDuration, iso } from "../history.ts";
 import type { PodFacts, WhyFacts } from "../whyfacts.ts";
 import { ago, found, SECOND, type Verdict } from "./verdict.ts";
 
@@ -138,8 +138,8 @@ export function keptAlive(
   now: Date,
 ): { age: string; bounds: string; evidence: string[] } {
   const spec = jobSpec(job);
-  const started = job.status?.startTime ?? job.metadata?.creationTimestamp;
-  const age = started ? ago(new Date(started), now) : "?";
+  const started = runningSince(job);
+  const age = started ? ago(started, now) : "?";
   const bounds = [
     spec.activeDeadlineSeconds === undefined
       ? "activeDeadlineSeconds unset"
@@ -155,7 +155,7 @@ export function keptAlive(
     age,
     bounds: bounds.join(", "),
     evidence: [
-      `Job ${job.metadata?.name}: started ${started ?? "?"}, ${bounds.join(", ")}` +
+      `Job ${job.metadata?.name}: started ${started ? iso(started) : "?"}, ${bounds.join(", ")}` +
         ((spec.backoffLimit ?? 6) > 0
           ? `; its retries alone can take ${humanDuration(worstCaseRetrySeconds(spec.backoffLimit ?? 6, spec.restartPolicy))} (${retryBackoffWords(spec.restartPolicy)})`
           : ""),

@@ -135,7 +135,7 @@ export function retryVerdict(
     const ended = latest.job ? finishedAt(latest.job) : undefined;
     const at =
       next.startsAt ?? (ended && policy ? new Date(ended.getTime() + policy.delaySeconds * SECOND) : undefined);
-    const waits = waitsFor(next);
+    const waits = waitsFor(next.entry);
     return found(
       "retry-pending",
       {

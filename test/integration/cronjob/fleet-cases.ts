@@ -469,6 +469,53 @@ export function fleetCases(driver: ReconcilerDriver): void {
         assert.equal((await f.record("a"))[0]?.reason, "ConcurrencyPolicyForbid", "it holds Forbid");
       });
 
+      // Found on a real 1.33 node (test/e2e/current.test.ts): the run was ended seconds after its admission, its
+      // start limit counted from its creation, the time it spent queued.
+      it("a queued Job admitted long after its creation gets the whole start limit from its resume", async () => {
+        const f = await fleet();
+        await f.cronJobs({
+          a: {
+            startTimeoutSeconds: 60,
+            jobTemplate: {
+              spec: {
+                suspend: true,
+                template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } },
+              },
+            },
+          },
+        });
+        await f.pass("a", 1000);
+        const name = f.job("a", 0);
+        const condition = (status: "True" | "False", at: number) => ({
+          type: "Suspended",
+          status,
+          reason: status === "True" ? "JobSuspended" : "JobResumed",
+          lastTransitionTime: iso(f.h1 + at),
+        });
+        const setStatus = async (status: Record<string, unknown>) => {
+          const job = await f.h.client.get<Job>(Kinds.Job, f.ns, name);
+          await f.h.client.updateStatus(Kinds.Job, { ...job, status: status as Job["status"] });
+          await f.settleAll();
+        };
+        // The Job controller marks it suspended; Kueue admits it 10 minutes later.
+        await setStatus({ conditions: [condition("True", 2000)] });
+        await f.pass("a", 10 * MIN);
+        const queued = await f.h.client.get<Job>(Kinds.Job, f.ns, name);
+        await f.h.client.update(Kinds.Job, { ...queued, spec: { ...queued.spec, suspend: false } as Job["spec"] });
+        await f.settleAll();
+        const ended = async () =>
+          (await f.h.client.get<Job>(Kinds.Job, f.ns, name)).metadata?.annotations?.[ENDED_REASON_ANNOTATION];
+        // Resumed, before the Job controller has said so: not ended.
+        await f.pass("a", 10 * MIN + 1000);
+        assert.equal(await ended(), undefined, "ended at its admission: the queued time counted");
+        // The Job controller resumes it (the condition turns False, startTime is set): the limit counts from there.
+        await setStatus({ conditions: [condition("False", 10 * MIN + 2000)], startTime: iso(f.h1 + 10 * MIN + 2000) });
+        await f.pass("a", 10 * MIN + 50_000);
+        assert.equal(await ended(), undefined, "ended within 60 s of its resume");
+        await f.pass("a", 11 * MIN + 3000);
+        assert.equal(await ended(), "StartTimeout", "its Pods did not start within 60 s of its resume");
+      });
+
       // spec.managedBy is GA in Kubernetes 1.35 (1.20 drops the field).
       it("a Job another controller manages (spec.managedBy: MultiKueue) is not ended by the start limit: its Pods run elsewhere", async () => {
         const f = await fleet();
