@@ -3,7 +3,7 @@
 // which and why. Fake cached binaries stand in for the builds (minutes), which CI runs for real.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -72,6 +72,43 @@ describe("hack/kube-source and hack/setup-envtest: the version brought up", () =
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout.trim(), join(cache, "k8s-1.33.3"));
     assert.match(r.stderr, /Kubernetes v1\.33\.3 \(built from KUBE_SOURCE=.*kubernetes-1\.33\.3-src\.tar\.gz\)/);
+  });
+
+  it("build: the four binaries from the tree with the Go its go.mod names, etcd linked, exit 0, nothing left behind", () => {
+    // A cache whose trixie Go and etcd are already unpacked (.done), the Go a fake that writes what it would build:
+    // the whole script runs, without a download or a compiler.
+    const cache = mkdtempSync(join(dir, "build-"));
+    const goBin = join(cache, "go-1.24-trixie", "usr", "lib", "go-1.24", "bin");
+    mkdirSync(goBin, { recursive: true });
+    writeFileSync(join(cache, "go-1.24-trixie", ".done"), "");
+    writeFileSync(
+      join(goBin, "go"),
+      [
+        "#!/bin/sh",
+        'if [ "$1" = version ]; then echo "go version go1.24.4 linux/amd64"; exit 0; fi',
+        'out=""; prev=""; for a in "$@"; do [ "$prev" = -o ] && out="$a"; prev="$a"; done',
+        '[ "$GOFLAGS" = -mod=vendor ] && [ "$GOTOOLCHAIN" = local ] || { echo "bad env" >&2; exit 1; }',
+        'mkdir -p "$(dirname "$out")"; printf \'#!/bin/sh\\necho "Kubernetes v1.33.3"\\n\' > "$out"; chmod +x "$out"',
+      ].join("\n"),
+    );
+    chmodSync(join(goBin, "go"), 0o755);
+    mkdirSync(join(cache, "etcd-trixie", "usr", "bin"), { recursive: true });
+    writeFileSync(join(cache, "etcd-trixie", ".done"), "");
+    // The source tarball needs its vendor/.
+    mkdirSync(join(dir, "v", "kubernetes-1.33.3", "vendor"), { recursive: true });
+    writeFileSync(join(dir, "v", "kubernetes-1.33.3", "go.mod"), "module k8s.io/kubernetes\n\ngo 1.24.0\n");
+    const src = join(dir, "vendored.tar.gz");
+    execFileSync("tar", ["-czf", src, "-C", join(dir, "v"), "kubernetes-1.33.3"]);
+    const cp = join(cache, "k8s-1.33.3");
+    const node = join(cache, "node-1.33.3");
+    const r = run(hack("kube-source"), ["build", src, cp, node], { ENVTEST_CACHE_DIR: cache });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /building Kubernetes v1\.33\.3 with go version go1\.24\.4/);
+    assert.match(r.stderr, /built Kubernetes v1\.33\.3 from /);
+    for (const b of ["kube-apiserver", "kube-controller-manager"]) assert.ok(existsSync(join(cp, b)), b);
+    for (const b of ["kube-scheduler", "kubelet"]) assert.ok(existsSync(join(node, b)), b);
+    assert.equal(readlinkSync(join(cp, "etcd")), join(cache, "etcd-trixie", "usr", "bin", "etcd"));
+    assert.ok(!existsSync(join(cache, "build-1.33.3")), "the unpacked tree and the Go cache are removed");
   });
 
   it("a clone with nothing given brings up Debian's 1.20 and says why", () => {
