@@ -95,7 +95,13 @@ export function failureStop(o: {
       (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""),
   );
   const retry = { jobs: o.jobs ?? o.newlyEnded, spec: o.spec, lastScheduleTime: o.status.lastScheduleTime };
+  // A resume starts the count at 0: a run that ended before the resume request (its time, kubectl cron resume's
+  // value) belongs to the stopped streak, also when a pass reports its end only later (a status write that lagged
+  // the resume; seen on a loaded 1.33 node, where the CronJob stopped again 4 s after its resume).
+  const resumedAt = Date.parse(status.lastResumeRequest ?? "");
   for (const job of byEnd) {
+    const ended = finishedAt(job)?.getTime();
+    if (!Number.isNaN(resumedAt) && ended !== undefined && ended < resumedAt) continue;
     if (classifyJob(job) !== "failed") count = 0;
     else if (!retriedLater(job, retry)) count++;
   }

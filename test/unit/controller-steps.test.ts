@@ -323,6 +323,28 @@ describe("step 5: failureStop", () => {
     assert.equal(bySpec.event?.reason, "Resumed");
   });
 
+  it("after a resume, runs that ended before the resume request do not count, also when their end is reported later", () => {
+    const stopped = { consecutiveFailures: 3, stopped: { time: "2026-11-23T11:00:00Z", failures: 3, generation: 1 } };
+    const request = "2026-11-23T11:30:00.000Z";
+    const resumed = run({ status: stopped, resumeRequest: request });
+    assert.equal(resumed.status.stopped, undefined);
+    // The next pass reports three failed runs that ended while it was stopped: not counted.
+    const later = run({
+      status: resumed.status,
+      resumeRequest: request,
+      newlyEnded: ["10:50", "11:10", "11:20"].map((t, i) => failed(`old-${i}`, `2026-11-23T${t}:00Z`)),
+    });
+    assert.equal(later.status.stopped, undefined);
+    assert.equal(later.status.consecutiveFailures, 0);
+    // Runs that end after it count.
+    const after = run({
+      status: later.status,
+      resumeRequest: request,
+      newlyEnded: [failed("new", "2026-11-23T11:40:00Z")],
+    });
+    assert.equal(after.status.consecutiveFailures, 1);
+  });
+
   it("an old resume request cannot resume a later stop: it is consumed while running", () => {
     const d = run({ status: { consecutiveFailures: 1 }, resumeRequest: "r1" });
     assert.equal(d.status.lastResumeRequest, "r1");
