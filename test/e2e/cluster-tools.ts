@@ -53,6 +53,25 @@ export const conditionTrue = (o: K8sObject, type: string) =>
   ) ?? false;
 
 export const ready = (pod: K8sObject) => conditionTrue(pod, "Ready");
+/** Whether a Job has ended (a Complete or Failed condition): the operator's own test of a running Job. */
+export const finished = (j: K8sObject) => conditionTrue(j, "Complete") || conditionTrue(j, "Failed");
+
+/** An entry of status.recentRuns, as the tests read it. */
+export interface RecentRun {
+  trigger: string;
+  scheduledTime?: string;
+  decision: string;
+  reason: string;
+  message?: string;
+  request?: string;
+  decidedAt?: string;
+  job?: string;
+  blockedBy?: string;
+  outcome?: { result: string; reason?: string; message?: string; finishedAt?: string };
+}
+
+/** A CronJob's record (status.recentRuns), newest first. */
+export const recordOf = (cj: K8sObject): RecentRun[] => (cj.status?.recentRuns as RecentRun[] | undefined) ?? [];
 
 /**
  * Whether a test of the calling suite (nested suites included) has failed so far, for after() hooks that print

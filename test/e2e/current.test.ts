@@ -16,7 +16,7 @@ import { nodeAssetsDir } from "../../envtest/node-cluster.ts";
 import { atLeast, binaryVersion } from "../../envtest/versions.ts";
 import { Client } from "../../runtime/client.ts";
 import { eventually } from "../eventually.ts";
-import { conditionTrue, type K8sObject, sleep } from "./cluster-tools.ts";
+import { conditionTrue, finished, type K8sObject, recordOf, sleep } from "./cluster-tools.ts";
 import { API_V1, CRONJOBS, e2eDescribe, e2eSuite, SCHEDULED_AT, type Suite } from "./suite.ts";
 
 const POLL_MS = 1000;
@@ -26,14 +26,6 @@ const MULTIKUEUE = "kueue.x-k8s.io/multikueue";
 /** A schedule that never comes during a run: these CronJobs run only when asked (`kubectl cron run`). */
 const NEVER = "0 0 1 1 *";
 
-interface RecentRun {
-  trigger: string;
-  scheduledTime?: string;
-  decision: string;
-  reason: string;
-  job?: string;
-  outcome?: { result: string; reason?: string; finishedAt?: string };
-}
 interface WhyJSON {
   verdict: string;
   cause?: string;
@@ -41,8 +33,6 @@ interface WhyJSON {
   exitCode: number;
 }
 
-const recordOf = (cj: K8sObject): RecentRun[] => (cj.status?.recentRuns as RecentRun[] | undefined) ?? [];
-const finished = (j: K8sObject) => conditionTrue(j, "Complete") || conditionTrue(j, "Failed");
 const ownerName = (o: K8sObject) => o.metadata.ownerReferences?.find((r) => r.kind === "CronJob")?.name;
 const conditionSince = (o: K8sObject, type: string): number | undefined => {
   const c = (o.status?.conditions as { type: string; status: string; lastTransitionTime?: string }[] | undefined)?.find(

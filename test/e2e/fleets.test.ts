@@ -15,7 +15,7 @@ import { it } from "node:test";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { Client } from "../../runtime/client.ts";
 import { eventually } from "../eventually.ts";
-import { type K8sObject, conditionTrue, sleep } from "./cluster-tools.ts";
+import { type K8sObject, conditionTrue, finished, recordOf, sleep } from "./cluster-tools.ts";
 import { API_V1, CRONJOBS, SCHEDULED_AT, e2eDescribe, e2eSuite } from "./suite.ts";
 
 const NS = "fleets";
@@ -26,21 +26,6 @@ const ENDED_MESSAGE = "batch.tutorial.kubebuilder.io/ended-message";
 /** An image nothing serves: the kubelet's pull from loopback fails (ErrImagePull, then ImagePullBackOff). */
 const NO_SUCH_IMAGE = "localhost/fleets-no-such-image:1";
 
-/** An entry of status.recentRuns, as the tests read it. */
-interface RecentRun {
-  trigger: string;
-  scheduledTime?: string;
-  decision: string;
-  reason: string;
-  message?: string;
-  job?: string;
-  blockedBy?: string;
-  outcome?: { result: string; reason?: string; message?: string; finishedAt?: string };
-}
-
-const recordOf = (cj: K8sObject): RecentRun[] => (cj.status?.recentRuns as RecentRun[] | undefined) ?? [];
-/** Whether a Job has ended (a Complete or Failed condition): the operator's own test of a running Job. */
-const finished = (j: K8sObject) => conditionTrue(j, "Complete") || conditionTrue(j, "Failed");
 const slotOf = (j: K8sObject) => Date.parse(j.metadata.annotations?.[SCHEDULED_AT] ?? "");
 const utc = (ms: number) => new Date(ms).toISOString().replace(".000Z", "Z");
 

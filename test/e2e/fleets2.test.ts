@@ -16,25 +16,12 @@ import assert from "node:assert/strict";
 import { it } from "node:test";
 import { RETRY_ATTEMPT_ANNOTATION, RETRY_OF_ANNOTATION, retryJobName } from "../../api/v1/index.ts";
 import { eventually } from "../eventually.ts";
-import { type K8sObject, conditionTrue, sleep } from "./cluster-tools.ts";
+import { type K8sObject, conditionTrue, recordOf, sleep } from "./cluster-tools.ts";
 import { CRONJOBS, SCHEDULED_AT, e2eDescribe, e2eSuite } from "./suite.ts";
 
 const NS = "fleets2";
 const POLL_MS = 1000;
 const MINUTE = 60_000;
-
-/** An entry of status.recentRuns, as the tests read it. */
-interface RecentRun {
-  trigger: string;
-  scheduledTime?: string;
-  request?: string;
-  decision: string;
-  reason: string;
-  message?: string;
-  decidedAt?: string;
-  job?: string;
-  outcome?: { result: string; reason?: string; finishedAt?: string };
-}
 
 /** `kubectl cron why -o json`, the fields read here. */
 interface WhyJSON {
@@ -46,7 +33,6 @@ interface WhyJSON {
   exitCode: number;
 }
 
-const recordOf = (cj: K8sObject): RecentRun[] => (cj.status?.recentRuns as RecentRun[] | undefined) ?? [];
 const slotOf = (j: K8sObject) => Date.parse(j.metadata.annotations?.[SCHEDULED_AT] ?? "");
 /** RFC 3339 in UTC, without milliseconds: how the operator and the plugin write an instant. */
 const utc = (ms: number) => new Date(ms).toISOString().replace(".000Z", "Z");
