@@ -10,7 +10,8 @@
 // cluster is a real kube-apiserver (envtest/, 1.20) with the CRDs, no controller: N CronJobs of ours spread
 // over 4 namespaces, as bench/run.ts creates them, never run (`why` reads them, their Jobs, Events and the
 // operator's Pods and Lease, and explains each). What runs:
-//   before      node cmd/kubectl-cron/main.ts: the launcher as it was (TypeScript, every module at start)
+//   before      node --import cmd/kubectl-cron/main.ts cmd/kubectl-cron/cli.ts: the launcher as it was
+//               (TypeScript, every module loaded at start; main.ts is no entry point of its own)
 //   ts          node cmd/kubectl-cron/cli.ts: the launcher's fallback now (TypeScript, modules on demand)
 //   launcher    cmd/kubectl-cron/kubectl-cron with a fresh bin/plugin/ (make plugin): the split bundle
 //   one-file    node bin/kubectl-cron.mjs (make plugin)
@@ -112,7 +113,13 @@ async function measure(what: string, variant: string, cmd: string[], env: NodeJS
 }
 
 const PLUGIN: Record<string, string[]> = {
-  before: [NODE, "--no-warnings=ExperimentalWarning", root("cmd/kubectl-cron/main.ts")],
+  before: [
+    NODE,
+    "--no-warnings=ExperimentalWarning",
+    "--import",
+    root("cmd/kubectl-cron/main.ts"),
+    root("cmd/kubectl-cron/cli.ts"),
+  ],
   ts: [NODE, "--no-warnings=ExperimentalWarning", root("cmd/kubectl-cron/cli.ts")],
   launcher: [root("cmd/kubectl-cron/kubectl-cron")],
   "one-file": [NODE, root("bin/kubectl-cron.mjs")],

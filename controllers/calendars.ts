@@ -36,7 +36,7 @@ export type CronJobExclusions =
   | { kind: "none" }
   | { kind: "ok"; exclusions: Exclusions; key: string }
   /** Unknown: a calendar missing or bad, or its own windows bad (`problem` says which and why). */
-  | { kind: "unknown"; problem: string; calendar?: string };
+  | { kind: "unknown"; problem: string; calendar?: string; missing: boolean };
 
 export class CalendarBooks {
   readonly #cache: CacheReader;
@@ -78,7 +78,12 @@ export class CalendarBooks {
     if (known) return known;
     const view = exclusionsOf({ metadata: { namespace }, spec: cronJob.spec }, reads);
     const out: CronJobExclusions = view.hold
-      ? { kind: "unknown", problem: view.hold.problem, ...(view.hold.calendar ? { calendar: view.hold.calendar } : {}) }
+      ? {
+          kind: "unknown",
+          problem: view.hold.problem,
+          ...(view.hold.calendar ? { calendar: view.hold.calendar } : {}),
+          missing: view.hold.missing,
+        }
       : view.exclusions
         ? { kind: "ok", exclusions: view.exclusions, key: k }
         : { kind: "none" };

@@ -28,6 +28,8 @@ import {
   runFactsOf,
   type SKIPPED_REASONS,
   withRunFacts,
+  type ExclusionHit,
+  CalendarProblem,
 } from "../api/v1/index.ts";
 import { type Clock, realClock } from "../runtime/clock.ts";
 import {
@@ -54,11 +56,11 @@ import { ChildJobs } from "./jobs.ts";
 import { type CronJobKey, ReconcilerMemory, type Remembered } from "./memory.ts";
 import { type CronJobRunMetrics, jobCreationSkew, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
 import { jobRef, mayReplace, observeChildren } from "./observe.ts";
-import { admit, type GroupHold } from "./runs.ts";
+import { admit } from "./runs.ts";
 import { GroupBooks, setupGroupCache } from "./groups.ts";
 import { CalendarBooks, type CronJobExclusions, setupCalendarCache } from "./calendars.ts";
 import { endUnstarted } from "./starts.ts";
-import { recordDecision, recordExclusions, runDecision } from "./record.ts";
+import { type GroupHold, recordDecision, recordExclusions, runDecision } from "./record.ts";
 import { writeStatus } from "./statuswriter.ts";
 import { type SourceInput, type StateEvent, type Trigger, TRIGGERS, type TriggerRun } from "./triggers.ts";
 
@@ -796,7 +798,7 @@ function recordExcluded(pass: Pass, schedules: CronJobSchedules, anchor: Date | 
   const base = Date.parse(stored);
   let after = new Date(Math.max(base, Number.isNaN(decided) ? base : decided, ...recorded));
   const raw = schedules.written;
-  const excluded: { slot: Date; by: string; window: string }[] = [];
+  const excluded: ({ slot: Date } & ExclusionHit)[] = [];
   for (let i = 0; i < MAX_EXCLUDED_PER_PASS; i++) {
     const slot = raw.next(after, anchor);
     if (!(slot <= now)) break;
@@ -833,6 +835,10 @@ function holdForCalendar(
         decision: RecordDecision.Held,
         reason: RecordReason.CalendarNotFound,
         message: `held: ${exclusions.problem}`,
+        exclusion: {
+          ...(exclusions.calendar ? { calendar: exclusions.calendar } : {}),
+          problem: exclusions.missing ? CalendarProblem.NotFound : CalendarProblem.Invalid,
+        },
       },
       now,
     );

@@ -8,6 +8,7 @@ import {
   classifyJob,
   type CronJobWireStatus,
   ENDED_MESSAGE_ANNOTATION,
+  ENDED_PODS_ANNOTATION,
   ENDED_REASON_ANNOTATION,
   finishedAt,
   type Job,
@@ -15,6 +16,7 @@ import {
   MAX_RECORD_MESSAGE_LENGTH,
   OutcomeResult,
   parseRetryAttempt,
+  PODS_SHOWED,
   type RecentRunWire,
   RecordDecision,
   RecordReason,
@@ -22,8 +24,31 @@ import {
   runFactsOf,
 } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
-import type { GroupHold } from "./runs.ts";
-import type { RunSubject } from "./triggers.ts";
+
+// What the run path hands the record, defined with the record rather than where it is made (triggers.ts, runs.ts):
+// the triggers' table enters its decisions here (recordDecision), so this module must not import it back.
+
+/** A request as the record names it: its trigger, slot and request, and the reason it ran for. */
+export interface RunSubject {
+  trigger: RecordTrigger;
+  reason: RecordReason;
+  scheduledTime?: Date;
+  request?: string;
+  /** What the entry of its Job says beyond its reason (a retry: which attempt, after which failure). */
+  message?: string;
+  /** A retry's attempt, as a field. */
+  attempt?: RecentRunWire["attempt"];
+}
+
+/** Why the group holds a run: the record's reason, its words, and the Job it waits behind. */
+export interface GroupHold {
+  reason:
+    | typeof RecordReason.ConcurrencyGroupFull
+    | typeof RecordReason.ConcurrencyGroupQueue
+    | typeof RecordReason.ConcurrencyGroupNotFound;
+  message: string;
+  blockedBy?: string | undefined;
+}
 
 /** A decision about one slot or request, as the steps hand it to the record. */
 interface Decision {
@@ -36,6 +61,11 @@ interface Decision {
   job?: string | undefined;
   blockedBy?: string | undefined;
   replaced?: readonly string[] | undefined;
+  /** The entry's facts beside its words (api/v1/recentruns.ts): a retry's, an exclusion's. */
+  attempt?: RecentRunWire["attempt"];
+  startsAt?: Date | undefined;
+  supersededBy?: Date | undefined;
+  exclusion?: RecentRunWire["exclusion"];
 }
 
 /** What an entry is about: its slot and its request; an entry with neither (a stop) is its own decision. */
@@ -84,6 +114,10 @@ function entryOf(d: Decision, decidedAt: string): RecentRunWire {
   if (d.job !== undefined) e.job = d.job;
   if (d.blockedBy !== undefined) e.blockedBy = d.blockedBy;
   if (d.replaced?.length) e.replaced = [...d.replaced].slice(0, MAX_RECENT_RUNS);
+  if (d.attempt) e.attempt = { ...d.attempt };
+  if (d.startsAt) e.startsAt = rfc3339(d.startsAt);
+  if (d.supersededBy) e.supersededBy = rfc3339(d.supersededBy);
+  if (d.exclusion) e.exclusion = { ...d.exclusion };
   return e;
 }
 
@@ -112,21 +146,18 @@ export function recordDecision(status: Readonly<CronJobWireStatus>, d: Decision,
   return withRecord(status, [...record.filter((e) => keyOf(e) !== key), entry]);
 }
 
-/** "(24 slots from 2026-12-25T00:00:00Z)": how an excluded entry counts the run of slots it stands for. */
-const EXCLUDED_RUN = / \((\d+) slots from (\S+)\)$/;
-
 /**
  * Slots an exclusion window held, into the record (oldest first): one Skipped entry per window's run of slots, so a
- * freeze over an hourly schedule is one entry that moves to its newest slot and counts them, not the record's whole
- * length. The entry's own message says how many and from when (read back here only).
+ * freeze over an hourly schedule is one entry that moves to its newest slot and counts them (`exclusion.slots`, from
+ * `exclusion.firstSlot`), not the record's whole length.
  */
 export function recordExclusions(
   status: Readonly<CronJobWireStatus>,
-  slots: readonly { slot: Date; by: string; window: string }[],
+  slots: readonly { slot: Date; calendar?: string | undefined; by: string; window: string }[],
   now: Date,
 ): CronJobWireStatus {
   let out: CronJobWireStatus = { ...status };
-  for (const { slot, by, window } of slots) {
+  for (const { slot, calendar, by, window } of slots) {
     const what = `excluded by ${by}: ${window}`;
     const newest = (out.recentRuns ?? [])
       .filter((e) => e.reason === RecordReason.ExcludedByCalendar && e.scheduledTime)
@@ -134,10 +165,11 @@ export function recordExclusions(
     let count = 1;
     let from = rfc3339(slot);
     let record = out.recentRuns ?? [];
-    if (newest?.message?.replace(EXCLUDED_RUN, "") === what && Date.parse(newest.scheduledTime!) < slot.getTime()) {
-      const m = EXCLUDED_RUN.exec(newest.message);
-      count = (m ? Number(m[1]) : 1) + 1;
-      from = m ? m[2]! : newest.scheduledTime!;
+    // The same window's run goes on (an entry of an earlier version, without the fields, starts a new one).
+    const run = newest?.exclusion;
+    if (run?.window === window && run.calendar === calendar && Date.parse(newest!.scheduledTime!) < slot.getTime()) {
+      count = (run.slots ?? 1) + 1;
+      from = run.firstSlot ?? newest!.scheduledTime!;
       record = record.filter((e) => e !== newest);
     }
     const message = count > 1 ? `${what} (${count} slots from ${from})` : what;
@@ -148,6 +180,7 @@ export function recordExclusions(
         decision: RecordDecision.Skipped,
         reason: RecordReason.ExcludedByCalendar,
         message,
+        exclusion: { ...(calendar ? { calendar } : {}), window, firstSlot: from, slots: count },
       },
       rfc3339(now),
     );
@@ -168,7 +201,14 @@ function outcomeOf(job: Readonly<Job>): RecentRunWire["outcome"] {
   const ended = job.metadata?.annotations?.[ENDED_REASON_ANNOTATION];
   if (ended) {
     const why = bounded(job.metadata?.annotations?.[ENDED_MESSAGE_ANNOTATION]);
-    return { result: OutcomeResult.Failed, reason: ended.slice(0, 64), ...(why ? { message: why } : {}), ...at };
+    const pods = job.metadata?.annotations?.[ENDED_PODS_ANNOTATION];
+    return {
+      result: OutcomeResult.Failed,
+      reason: ended.slice(0, 64),
+      ...(why ? { message: why } : {}),
+      ...at,
+      ...(pods && pods in PODS_SHOWED ? { pods } : {}),
+    };
   }
   const message = bounded(failed?.message);
   return {

@@ -4,17 +4,8 @@
 // within the CronJob; the group's limit is shared with its other CronJobs. Pure.
 import { EventReason, type Job, RecordReason } from "../api/v1/index.ts";
 import type { GroupView } from "./groups.ts";
+import type { GroupHold } from "./record.ts";
 import type { StateEvent, TriggerRun } from "./triggers.ts";
-
-/** Why the group holds a run: the record's reason, its words, and the Job it waits behind. */
-export interface GroupHold {
-  reason:
-    | typeof RecordReason.ConcurrencyGroupFull
-    | typeof RecordReason.ConcurrencyGroupQueue
-    | typeof RecordReason.ConcurrencyGroupNotFound;
-  message: string;
-  blockedBy?: string | undefined;
-}
 
 /** Admission's answer: run (after deleting `replace`, Replace's running Jobs), or wait (`group`: its group holds it). */
 type Admission =

@@ -2,15 +2,17 @@
 // passed (an image that cannot be pulled, no node that fits, Pods an admission webhook refuses) would otherwise hold
 // concurrencyPolicy Forbid and its group's place until someone deletes it. The operator ends it the Job API's own
 // way — spec.activeDeadlineSeconds lowered to what has passed, so the Job controller fails it (DeadlineExceeded) and
-// removes its Pods — in the same update that writes why on the Job (ENDED_*_ANNOTATION), so the record rebuilt from
-// the Job says why after any crash. A queued Job (suspended by Kueue or another controller) is never ended here.
+// removes its Pods — in the same update that writes why on the Job (ENDED_*_ANNOTATION: the reason, and what the
+// Pods showed as a code and in words), so the record rebuilt from the Job says why after any crash. A queued Job (suspended by Kueue or another controller) is never ended here.
 import {
   ENDED_MESSAGE_ANNOTATION,
+  ENDED_PODS_ANNOTATION,
   ENDED_REASON_ANNOTATION,
   EndedReason,
   EventReason,
   type Job,
   MAX_RECORD_MESSAGE_LENGTH,
+  PodsShowed,
   queuedBy,
   runningSince,
 } from "../api/v1/index.ts";
@@ -76,12 +78,25 @@ function podStarted(p: PodView): boolean {
   );
 }
 
-/** What the Pods show, in one line: each Pod's waiting reason or the scheduler's message. */
-function podsReason(pods: readonly PodView[]): string {
+/** Waiting reasons that mean an image could not be pulled (the kubelet's words). */
+const PULL_REASONS: ReadonlySet<string> = new Set([
+  "ErrImagePull",
+  "ImagePullBackOff",
+  "InvalidImageName",
+  "ErrImageNeverPull",
+]);
+
+/** What the Pods show: a code (the first Pod's that says something), and in one line each Pod's reason. */
+function podsShowed(pods: readonly PodView[]): { showed: PodsShowed; words: string } {
   if (!pods.length) {
-    return "no Pod was created (a ResourceQuota, a LimitRange or an admission webhook may refuse them: kubectl describe job)";
+    return {
+      showed: PodsShowed.NoPod,
+      words:
+        "no Pod was created (a ResourceQuota, a LimitRange or an admission webhook may refuse them: kubectl describe job)",
+    };
   }
   const seen = new Set<string>();
+  let showed: PodsShowed | undefined;
   for (const p of pods) {
     const waiting = [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])].find(
       (c) =>
@@ -91,18 +106,23 @@ function podsReason(pods: readonly PodView[]): string {
     );
     if (waiting) {
       const w = waiting.state!.waiting!;
+      showed ??= PULL_REASONS.has(w.reason ?? "") ? PodsShowed.ImagePull : PodsShowed.Waiting;
       seen.add(`container ${waiting.name ?? "?"}: ${w.reason}${w.message ? ` (${w.message})` : ""}`);
       continue;
     }
     const unscheduled = p.status?.conditions?.find((c) => c.type === "PodScheduled" && c.status === "False");
     if (unscheduled) {
+      showed ??= PodsShowed.Unschedulable;
       seen.add(`${unscheduled.reason ?? "Unschedulable"}${unscheduled.message ? `: ${unscheduled.message}` : ""}`);
       continue;
     }
     seen.add(`Pod ${p.metadata?.name ?? "?"} is ${p.status?.phase ?? "Pending"}`);
   }
   const text = [...seen].join("; ");
-  return text.length > MAX_RECORD_MESSAGE_LENGTH - 80 ? `${text.slice(0, MAX_RECORD_MESSAGE_LENGTH - 81)}…` : text;
+  return {
+    showed: showed ?? PodsShowed.Pending,
+    words: text.length > MAX_RECORD_MESSAGE_LENGTH ? `${text.slice(0, MAX_RECORD_MESSAGE_LENGTH - 1)}…` : text,
+  };
 }
 
 /** When a Job's start limit passes (ms): from when it began to run (runningSince: a queued Job's resume). */
@@ -152,12 +172,11 @@ export async function endUnstarted(
         started.add(uid);
         continue;
       }
-      const why = podsReason(pods);
+      const { showed, words: why } = podsShowed(pods);
       const live = await client.get<Job & KubeObject>(Kinds.Job, ns, name);
       if (live.metadata?.uid !== uid || queuedBy(live) || managedElsewhere(live)) continue;
       const startTime = live.status?.startTime ? Date.parse(live.status.startTime) : now;
       const elapsed = Math.max(1, Math.floor((now - startTime) / 1000));
-      const message = `its Pods did not start within spec.startTimeoutSeconds (${limitSeconds}s): ${why}`;
       await client.update(Kinds.Job, {
         ...live,
         metadata: {
@@ -165,12 +184,16 @@ export async function endUnstarted(
           annotations: {
             ...live.metadata?.annotations,
             [ENDED_REASON_ANNOTATION]: EndedReason.StartTimeout,
-            [ENDED_MESSAGE_ANNOTATION]: message,
+            [ENDED_PODS_ANNOTATION]: showed,
+            [ENDED_MESSAGE_ANNOTATION]: why,
           },
         },
         spec: { ...live.spec, activeDeadlineSeconds: elapsed },
       });
-      out.events.push({ reason: EventReason.StartTimeout, message: `Ended job ${name}: ${message}` });
+      out.events.push({
+        reason: EventReason.StartTimeout,
+        message: `Ended job ${name}: its Pods did not start within spec.startTimeoutSeconds (${limitSeconds}s): ${why}`,
+      });
       ctx.log.info("ended a run whose Pods did not start", { job: name, limitSeconds, why });
     } catch (err) {
       if (!isNotFound(err))

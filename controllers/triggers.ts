@@ -55,7 +55,7 @@ import { digest } from "../runtime/objects.ts";
 import { backfillDecision } from "./backfill.ts";
 import type { EventDecision } from "./events.ts";
 import type { RunOutcome } from "./metrics.ts";
-import { recordDecision } from "./record.ts";
+import { recordDecision, type RunSubject } from "./record.ts";
 
 /** The CronJob as the rows read it. */
 export type CronJobView = Pick<CronJobWire, "metadata" | "status">;
@@ -150,16 +150,6 @@ export interface TriggerRun {
   created(jobName: string): { event: EventDecision; count: RunOutcome; log: string };
   /** What the record (status.recentRuns) says the request is: its trigger, slot and request id. */
   subject(): RunSubject;
-}
-
-/** A request as the record names it: its trigger, slot and request, and the reason it ran for. */
-export interface RunSubject {
-  trigger: RecordTrigger;
-  reason: RecordReason;
-  scheduledTime?: Date;
-  request?: string;
-  /** What the entry of its Job says beyond its reason (a retry: which attempt, after which failure). */
-  message?: string;
 }
 
 /** A trigger: its source and its books. Requests come out of plan() already bound to the row (TriggerRun). */
@@ -737,7 +727,13 @@ const retry: Trigger<"retry"> = {
       trigger: RecordTrigger.Retry,
       reason: RecordReason.RetryAfterFailure,
       ...(slot ? { scheduledTime: slot } : {}),
-      ...(a ? { request: retryAttemptValue(a.k, a.n), message: retriedText(a.k, a.n, before ?? a.of) } : {}),
+      ...(a
+        ? {
+            request: retryAttemptValue(a.k, a.n),
+            message: retriedText(a.k, a.n, before ?? a.of),
+            attempt: { number: a.k, of: a.n, after: before ?? a.of },
+          }
+        : {}),
     };
   },
   eventReasons: [EventReason.RetryCreated, EventReason.JobAlreadyActive],
@@ -770,13 +766,20 @@ const retry: Trigger<"retry"> = {
         trigger: RecordTrigger.Retry,
         scheduledTime: chain.slot,
         request: retryAttemptValue(k, policy.limit),
+        attempt: { number: k, of: policy.limit, after: failed, failure: why.slice(0, 64) },
       };
       const attempt = `attempt ${k} of ${policy.limit}`;
       if (owed.newer) {
         const message = `${attempt} not run: Job ${failed} failed (${why}), and the run of ${rfc3339(owed.newer)} started first (concurrencyPolicy ${cronJob.spec.concurrencyPolicy})`;
         status = recordDecision(
           status,
-          { ...subject, decision: RecordDecision.Skipped, reason: RecordReason.RetrySuperseded, message },
+          {
+            ...subject,
+            decision: RecordDecision.Skipped,
+            reason: RecordReason.RetrySuperseded,
+            message,
+            supersededBy: owed.newer,
+          },
           now,
         );
         continue;
@@ -786,7 +789,7 @@ const retry: Trigger<"retry"> = {
         const message = `${attempt} starts at ${rfc3339(at)}: Job ${failed} failed (${why}); spec.retry.delaySeconds ${policy.delaySeconds}`;
         status = recordDecision(
           status,
-          { ...subject, decision: RecordDecision.Held, reason: RecordReason.RetryDelay, message },
+          { ...subject, decision: RecordDecision.Held, reason: RecordReason.RetryDelay, message, startsAt: at },
           now,
         );
         if (!wakeAt || at < wakeAt) wakeAt = at;
@@ -873,6 +876,8 @@ const retryParts: RunParts<RetryRequest> = {
     scheduledTime: r.slot,
     request: retryAttemptValue(r.k, r.n),
     message: retriedText(r.k, r.n, r.failed),
+    // As recorded(job) rebuilds it: how the attempt before failed is that Job's entry's outcome.
+    attempt: { number: r.k, of: r.n, after: r.failed },
   }),
 };
 

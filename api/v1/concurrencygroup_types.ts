@@ -31,12 +31,6 @@ export const ConcurrencyGroupResource = {
 
 /** The most a group's limit may be (an int32, as Kubernetes' own counts). */
 export const MAX_GROUP_LIMIT = 2 ** 31 - 1;
-/**
- * A group's name, as spec.concurrencyGroup names it: the characters of a DNS-1123 subdomain (the API server checks
- * the group's own name fully; a name no group can have is simply never found).
- */
-export const MAX_GROUP_NAME_LENGTH = 253;
-export const GROUP_NAME_PATTERN = /^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/;
 
 export const ConcurrencyGroupSpecSchema = z
   .object({

@@ -4,7 +4,6 @@ import { z } from "zod";
 import { API_VERSION, KIND, MAX_CRONJOB_NAME_LENGTH } from "./groupversion_info.ts";
 import { type FieldError, fieldErrorString, invalidField, requiredField } from "../../runtime/field.ts";
 import { MAX_RUN_NOW_REQUEST_LENGTH } from "./runnow.ts";
-import { GROUP_NAME_PATTERN, MAX_GROUP_NAME_LENGTH } from "./concurrencygroup_types.ts";
 import { CronJobExclusionsSchema } from "./exclusioncalendar_types.ts";
 import { RetrySpecSchema } from "./retry.ts";
 import { RecentRunsSchema, RecentRunWireSchema } from "./recentruns.ts";
@@ -75,6 +74,13 @@ const INT32_MAX = 2 ** 31 - 1;
 // The bounds of a schedule and a time zone live with the schedule validation, which applies them to every
 // schedule of a list (v2's spec.schedules and v1's more-schedules annotation) as the schema does to spec.schedule.
 export { MAX_SCHEDULE_LENGTH, MAX_TIME_ZONE_LENGTH } from "./schedule/list.ts";
+/**
+ * A group's name, as spec.concurrencyGroup names it: the characters of a DNS-1123 subdomain (the API server checks
+ * the group's own name fully; a name no group can have is simply never found). The CronJob's rule, not the group's:
+ * concurrencygroup_types.ts reads CronJobs (a member's waiting run), so the group's module sits above this one.
+ */
+const MAX_GROUP_NAME_LENGTH = 253;
+const GROUP_NAME_PATTERN = /^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/;
 /** The pod restart policies a Job accepts (upstream Job validation refuses "Always"). */
 export const RestartPolicyValues = ["OnFailure", "Never"] as const;
 

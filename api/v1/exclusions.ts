@@ -49,6 +49,11 @@ export function hasExclusions(spec: unknown): boolean {
   return calendarNamesOf(spec).length > 0 || (Array.isArray(windows) && windows.length > 0);
 }
 
+/** Where a window is, in the words an entry's message and `kubectl cron next` use: its calendar, or the CronJob's own. */
+export function exclusionBy(calendar: string | undefined): string {
+  return calendar ? `calendar ${calendar}` : "spec.exclusions";
+}
+
 /**
  * The CronJob's exclusions from its spec and the calendars read, compiled as the operator compiles them: its own
  * windows first, then each calendar in the order named. The first source that cannot be used (a calendar missing, a
@@ -66,20 +71,21 @@ export function exclusionsOf(
   const add = (by: string, raw: unknown, path: string, calendar?: string) => {
     const r = parseExclusionWindows(raw, path);
     if (r.ok) {
-      sources.push({ by, windows: r.windows as readonly CompiledWindow[] });
+      sources.push({ by, ...(calendar ? { calendar } : {}), windows: r.windows as readonly CompiledWindow[] });
       return;
     }
-    const message = r.errors[0]?.message ?? `${path}: invalid`;
+    // The error at its field of the calendar ("spec.windows[0].start: …"), said with the calendar's name.
+    const detail = r.errors[0]?.message ?? `${path}: invalid`;
     const own = calendar ? `${CALENDAR_KIND} ${calendar}: ` : "";
     hold ??= {
       ...(calendar ? { calendar } : {}),
       missing: false,
-      problem: `${message}: slots are held until it is fixed`,
-      detail: own && message.startsWith(own) ? message.slice(own.length) : message,
+      problem: `${own}${detail}: slots are held until it is fixed`,
+      detail,
     };
   };
   if (spec?.exclusions?.windows !== undefined)
-    add("spec.exclusions", spec.exclusions.windows, "spec.exclusions.windows");
+    add(exclusionBy(undefined), spec.exclusions.windows, "spec.exclusions.windows");
   for (const name of calendarNamesOf(spec)) {
     const read = calendars.find((c) => c.name === name);
     if (!CALENDAR_NAME_PATTERN.test(name)) {
@@ -93,7 +99,7 @@ export function exclusionsOf(
         problem: `spec.exclusions.calendars names ${name}, which is not an ${CALENDAR_KIND} of namespace ${namespace}: slots are held until it exists`,
       };
     } else {
-      add(`calendar ${name}`, read.windows, `${CALENDAR_KIND} ${name}: spec.windows`, name);
+      add(exclusionBy(name), read.windows, "spec.windows", name);
     }
   }
   const exclusions = new Exclusions(sources);

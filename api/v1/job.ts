@@ -17,6 +17,7 @@ import {
   RUN_NOW_REQUEST_ANNOTATION,
   RUN_NOW_REQUESTED_BY_ANNOTATION,
 } from "./runnow.ts";
+import { PODS_SHOWED } from "./reasons.ts";
 import { utcOffsetAt } from "./schedule/index.ts";
 import { documentedKey } from "./metadata.ts";
 
@@ -184,8 +185,17 @@ export const ENDED_REASON_ANNOTATION = documentedKey(`${GROUP}/ended-reason`, ()
 export const ENDED_MESSAGE_ANNOTATION = documentedKey(`${GROUP}/ended-message`, () => ({
   on: "Job the operator ended because its Pods did not start",
   setBy: "the controller, with the reason",
-  format: "text: the start limit and what the Pods showed (`ImagePullBackOff`, the scheduler's message, ...)",
+  format:
+    "text for people: what the Pods showed (`container main: ImagePullBackOff (...)`, the scheduler's message, ...); " +
+    "earlier versions began it with the start limit",
   meaning: "The outcome's message in `status.recentRuns`, and what `kubectl cron why` quotes.",
+}));
+export const ENDED_PODS_ANNOTATION = documentedKey(`${GROUP}/ended-pods`, () => ({
+  on: "Job the operator ended because its Pods did not start",
+  setBy: "the controller, with the reason",
+  format: `one of ${Object.keys(PODS_SHOWED).join(", ")}`,
+  meaning:
+    "What its Pods showed, as a code: the outcome's `pods` in `status.recentRuns`; `kubectl cron why` picks its fix by it.",
 }));
 
 /** Who holds a queued Job: the controller or webhook that suspended it, and since when. */

@@ -162,6 +162,36 @@ export const ENDED_REASONS = {
 } as const satisfies Record<string, Meaning>;
 export const EndedReason = wordsOf(ENDED_REASONS);
 
+/**
+ * What the Pods of a run the operator ended (StartTimeout) showed, as a code: set by the controller from the Pods'
+ * status when it ends the run (the Job's ENDED_PODS_ANNOTATION, the outcome's `pods`), so a reader never takes it
+ * out of the message.
+ */
+export const PODS_SHOWED = {
+  /** No Pod was created (a ResourceQuota, a LimitRange or an admission webhook refused them). */
+  NoPod: { description: "no Pod was created" },
+  /** A container's image could not be pulled (ErrImagePull, ImagePullBackOff, InvalidImageName, ErrImageNeverPull). */
+  ImagePull: { description: "an image could not be pulled" },
+  /** The scheduler found no node for a Pod (PodScheduled False). */
+  Unschedulable: { description: "no node fits a Pod" },
+  /** A container waited for another reason (CreateContainerConfigError, ...). */
+  Waiting: { description: "a container waits for another reason" },
+  /** The Pods were pending with nothing more to say. */
+  Pending: { description: "the Pods were pending" },
+} as const satisfies Record<string, Meaning>;
+export const PodsShowed = wordsOf(PODS_SHOWED);
+export type PodsShowed = keyof typeof PODS_SHOWED;
+
+/** Why the operator holds a slot for a calendar (reason CalendarNotFound): the entry's `exclusion.problem`. */
+export const CALENDAR_PROBLEMS = {
+  /** spec.exclusions.calendars names an ExclusionCalendar the namespace does not have. */
+  NotFound: { description: "the calendar does not exist" },
+  /** Its windows (or the CronJob's own spec.exclusions.windows, or a calendar name) do not parse. */
+  Invalid: { description: "the windows do not parse" },
+} as const satisfies Record<string, Meaning>;
+export const CalendarProblem = wordsOf(CALENDAR_PROBLEMS);
+export type CalendarProblem = keyof typeof CALENDAR_PROBLEMS;
+
 // --- the controller's Events --------------------------------------------------------------------------
 
 /** An Event's type (core/v1). */

@@ -6,8 +6,13 @@ import { z } from "zod";
 import { GROUP } from "./groupversion_info.ts";
 import { TimeSchema } from "./meta.ts";
 import {
+  CALENDAR_PROBLEMS,
+  CalendarProblem,
   ENDED_REASONS,
+  EndedReason,
   listed,
+  PODS_SHOWED,
+  PodsShowed,
   OUTCOME_RESULTS,
   OutcomeResult,
   RECORD_DECISIONS,
@@ -18,6 +23,7 @@ import {
   RefusedReason,
 } from "./reasons.ts";
 import { documentedKey } from "./metadata.ts";
+import { MAX_RETRY_LIMIT } from "./retry.ts";
 
 /**
  * On a Job: what the record says of its run that the Job's name and slot do not. Written when the Job is created,
@@ -64,6 +70,8 @@ export function runFactsOf(job: { metadata?: { annotations?: Record<string, stri
   return { catchUp: a[CATCH_UP_ANNOTATION] === "true", replaced };
 }
 
+const INT32_MAX = 2 ** 31 - 1;
+
 /** The most entries status.recentRuns keeps. */
 export const MAX_RECENT_RUNS = 10;
 /** The longest message an entry keeps (an API server's refusal can be long). */
@@ -106,6 +114,59 @@ export const RecentRunSchema = z
       .max(MAX_RECENT_RUNS)
       .optional()
       .meta({ "x-kubernetes-list-type": "atomic", description: "Jobs deleted to run it (concurrencyPolicy Replace)." }),
+    attempt: z
+      .object({
+        number: z
+          .int()
+          .min(1)
+          .max(MAX_RETRY_LIMIT)
+          .meta({ format: "int32", description: "Which retry of its slot (1: the first)." }),
+        of: z
+          .int()
+          .min(1)
+          .max(MAX_RETRY_LIMIT)
+          .meta({ format: "int32", description: "The retries allowed (spec.retry.limit)." }),
+        after: z.string().max(253).meta({ description: "The Job whose failure it follows." }),
+        failure: z
+          .string()
+          .max(64)
+          .optional()
+          .meta({
+            description: `How that Job failed: its Failed condition's reason, or ${Object.keys(ENDED_REASONS).join(", ")}.`,
+          }),
+      })
+      .optional()
+      .meta({ description: "Trigger Retry: which attempt it is, and the failed run it follows." }),
+    startsAt: TimeSchema.optional().meta({
+      description: "Held (RetryDelay): when the attempt starts (the failure plus spec.retry.delaySeconds).",
+    }),
+    supersededBy: TimeSchema.optional().meta({
+      description: "Skipped (RetrySuperseded): the newer slot whose run started first.",
+    }),
+    exclusion: z
+      .object({
+        calendar: z.string().max(253).optional().meta({
+          description: "The ExclusionCalendar; absent: the CronJob's own spec.exclusions.windows.",
+        }),
+        window: z.string().max(MAX_RECORD_MESSAGE_LENGTH).optional().meta({
+          description: "ExcludedByCalendar: the window that held the slot, as written.",
+        }),
+        firstSlot: TimeSchema.optional().meta({
+          description: "ExcludedByCalendar: the first of the slots in a row the window held (scheduledTime: the last).",
+        }),
+        slots: z.int().min(1).max(INT32_MAX).optional().meta({
+          format: "int32",
+          description: "ExcludedByCalendar: how many slots in a row the window held.",
+        }),
+        problem: z
+          .enum(CalendarProblem)
+          .optional()
+          .meta({
+            description: `CalendarNotFound: ${listed(CALENDAR_PROBLEMS)}.`,
+          }),
+      })
+      .optional()
+      .meta({ description: "ExcludedByCalendar, CalendarNotFound: the exclusion that held the slot." }),
     outcome: z
       .object({
         result: z.enum(OutcomeResult).meta({ description: `How the Job ended: ${listed(OUTCOME_RESULTS)}.` }),
@@ -120,6 +181,12 @@ export const RecentRunSchema = z
           description: "The Job's Failed condition message.",
         }),
         finishedAt: TimeSchema.optional().meta({ description: "When the Job ended." }),
+        pods: z
+          .enum(PodsShowed)
+          .optional()
+          .meta({
+            description: `${EndedReason.StartTimeout}: what its Pods showed: ${listed(PODS_SHOWED)}.`,
+          }),
       })
       .optional()
       .meta({ description: "How its Job ended, once it has (absent while it runs, or for a run not started)." }),
@@ -151,12 +218,27 @@ export const RecentRunWireSchema = z.looseObject({
   job: z.string().optional(),
   blockedBy: z.string().optional(),
   replaced: z.array(z.string()).optional(),
+  attempt: z
+    .looseObject({ number: z.number(), of: z.number(), after: z.string(), failure: z.string().optional() })
+    .optional(),
+  startsAt: z.string().optional(),
+  supersededBy: z.string().optional(),
+  exclusion: z
+    .looseObject({
+      calendar: z.string().optional(),
+      window: z.string().optional(),
+      firstSlot: z.string().optional(),
+      slots: z.number().optional(),
+      problem: z.string().optional(),
+    })
+    .optional(),
   outcome: z
     .looseObject({
       result: z.string(),
       reason: z.string().optional(),
       message: z.string().optional(),
       finishedAt: z.string().optional(),
+      pods: z.string().optional(),
     })
     .optional(),
 });

@@ -10,6 +10,7 @@ import { GROUP } from "./groupversion_info.ts";
 import type { ScheduleSource } from "./job.ts";
 import {
   ExcludingSchedule,
+  type ExclusionHit,
   type Exclusions,
   type HashKey,
   MAX_SCHEDULE_LENGTH,
@@ -20,6 +21,8 @@ import {
   UnionSchedule,
 } from "./schedule/index.ts";
 import { documentedKey } from "./metadata.ts";
+
+export type { ExclusionHit };
 
 /**
  * On a v1 CronJob: its schedules after the first, as JSON `[{"schedule":"…","timeZone":"…"}, …]` (timeZone
@@ -183,10 +186,10 @@ export class CronJobSchedules {
    * What excludes a slot of the schedules as written: undefined unless every schedule the slot is one of holds it
    * excluded in its own zone (a slot one of them keeps runs), else the first one's window.
    */
-  excludedBy(slot: Date, anchor: Date | undefined): { by: string; window: string } | undefined {
+  excludedBy(slot: Date, anchor: Date | undefined): ExclusionHit | undefined {
     if (!this.exclusions) return undefined;
     const members = this.written.set.members;
-    let first: { by: string; window: string } | undefined;
+    let first: ExclusionHit | undefined;
     for (const i of this.written.sourcesAt(slot, anchor)) {
       const zone = members.find((x) => x.index === i)?.schedule.timeZone;
       const hit = zone !== undefined ? this.exclusions.excludedBy(slot, zone) : undefined;

@@ -9,6 +9,7 @@ import {
   CALENDAR_SINGULAR,
   CONCURRENCY_GROUP_LABEL,
   ENDED_MESSAGE_ANNOTATION,
+  ENDED_PODS_ANNOTATION,
   ENDED_REASON_ANNOTATION,
   EndedReason,
   GROUP_KIND,
@@ -576,9 +577,9 @@ export const CAUSES = [
     id: "excluded",
     title: "Skipped: an exclusion window holds the slot",
     detect:
-      `A \`Skipped\` entry with reason ${RecordReason.ExcludedByCalendar} in \`status.recentRuns\`: its message names ` +
-      `the calendar (or \`spec.exclusions\`) and the window, one entry standing for a run of slots the same window ` +
-      `held ("(24 slots from …)"); or, once the record no longer holds it, the slot inside a window of ` +
+      `A \`Skipped\` entry with reason ${RecordReason.ExcludedByCalendar} in \`status.recentRuns\`: its \`exclusion\` ` +
+      `names the calendar (none: \`spec.exclusions\`) and the window, one entry standing for a run of slots the same ` +
+      `window held (\`firstSlot\`, \`slots\`); or, once the record no longer holds it, the slot inside a window of ` +
       `\`spec.exclusions.windows\` or of an ${CALENDAR_KIND} named in \`spec.exclusions.calendars\`, read in the ` +
       "schedule's zone. An excluded slot is not a missed run.",
     verdict: (p: At & Pick<CauseParams, "source" | "window">) => didNotRun(p, `excluded by ${p.source}: ${p.window}`),
@@ -696,8 +697,9 @@ export const CAUSES = [
     id: "start-timeout",
     title: "Ended: its Pods did not start within startTimeoutSeconds",
     detect:
-      `The Job carries \`${ENDED_REASON_ANNOTATION}: ${EndedReason.StartTimeout}\` and \`${ENDED_MESSAGE_ANNOTATION}\` ` +
-      `(what its Pods showed), or the record's outcome says Failed, reason ${EndedReason.StartTimeout}, once the Job ` +
+      `The Job carries \`${ENDED_REASON_ANNOTATION}: ${EndedReason.StartTimeout}\`, \`${ENDED_PODS_ANNOTATION}\` (what ` +
+      `its Pods showed, as a code) and \`${ENDED_MESSAGE_ANNOTATION}\` (in words), or the record's outcome says ` +
+      `Failed, reason ${EndedReason.StartTimeout} (with \`pods\`), once the Job ` +
       "is gone: the operator ended the run (its activeDeadlineSeconds lowered) so it holds neither Forbid nor its " +
       "group's place.",
     verdict: (p: Slot & Pick<CauseParams, "timeout" | "message">) =>

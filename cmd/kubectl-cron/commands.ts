@@ -23,11 +23,11 @@ import {
 } from "../../api/v1/index.ts";
 import { countText, type HashKey, slotsInRange } from "../../api/v1/schedule/index.ts";
 import { fieldErrorString } from "../../runtime/field.ts";
-import type { Client } from "../../runtime/client.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import type { Job } from "../../api/v1/index.ts";
 import type { Args } from "./args.ts";
+import type { Context, Output } from "./context.ts";
 import { listAll } from "./api.ts";
 import { historyRows, humanDuration, iso } from "./history.ts";
 import { HANDOVER_ANNOTATION, readMigratedFrom } from "./convert.ts";
@@ -41,22 +41,6 @@ export const FIELD_MANAGER = "kubectl-cron";
 
 /** The request was made, but its Job did not appear in time: exit code 3. */
 export class WaitTimeout extends Error {}
-
-export interface Output {
-  text: string;
-  json: unknown;
-  /** Said on stderr (progress and hints), also with -o json. */
-  notes?: string[];
-}
-
-export interface Context {
-  client: Client;
-  namespace: string;
-  now: () => Date;
-  sleep: (ms: number) => Promise<void>;
-  /** Progress said at once on stderr (a long wait). */
-  progress?: (s: string) => void;
-}
 
 async function getCronJob(ctx: Context, name: string): Promise<CronJob> {
   try {

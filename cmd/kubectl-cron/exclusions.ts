@@ -8,7 +8,7 @@ import {
   ExclusionCalendarResource,
   CALENDAR_NAME_PATTERN,
 } from "../../api/v1/index.ts";
-import type { Exclusions } from "../../api/v1/schedule/index.ts";
+import type { ExclusionHit, Exclusions } from "../../api/v1/schedule/index.ts";
 import type { Client } from "../../runtime/client.ts";
 import { APIError, isNotFound } from "../../runtime/errors.ts";
 
@@ -45,11 +45,8 @@ export function calendarsFromList(
   });
 }
 
-/** What excludes a slot of the schedules as written: by which source and window (undefined: it runs). */
-export interface Excluded {
-  by: string;
-  window: string;
-}
+/** What excludes a slot of the schedules as written: by which source (its calendar) and window (undefined: it runs). */
+export type Excluded = ExclusionHit;
 
 /**
  * The schedules with the exclusions applied, and what excludes a slot: a slot counts as excluded only when the

@@ -21,7 +21,7 @@ import { Kinds, type KubeObject } from "../../runtime/kinds.ts";
 import { listMapped } from "./api.ts";
 import type { Args } from "./args.ts";
 import { FLEET } from "./causes.ts";
-import type { Context, Output } from "./commands.ts";
+import type { Context, Output } from "./context.ts";
 import { cronJobOfJob, type GroupFacts, type GroupMember, groupJobFacts, groupsOf, memberOf } from "./groupfacts.ts";
 import { humanDuration, iso } from "./history.ts";
 import { table } from "./table.ts";

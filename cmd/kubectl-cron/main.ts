@@ -1,4 +1,5 @@
-// kubectl-cron: the project's kubectl plugin (`kubectl cron ...`). See USAGE in args.ts.
+// kubectl-cron: the project's kubectl plugin (`kubectl cron ...`). See USAGE in args.ts. main() answers a command
+// line; cli.ts, the plugin's one entry point, imports it for every command that needs more than the arguments.
 import { stringify } from "yaml";
 import { Client } from "../../runtime/client.ts";
 import { APIError } from "../../runtime/errors.ts";
@@ -6,18 +7,8 @@ import { ContextNotFoundError, type LoadedKubeConfig, loadKubeConfig } from "../
 import { clientAPI } from "./api.ts";
 import { parseCommandLine, UsageError, USAGE, type Args } from "./args.ts";
 import { completion } from "./completecommand.ts";
-import {
-  FIELD_MANAGER,
-  history,
-  list,
-  next,
-  runNow,
-  setSuspend,
-  backfill,
-  WaitTimeout,
-  type Context,
-  type Output,
-} from "./commands.ts";
+import { FIELD_MANAGER, history, list, next, runNow, setSuspend, backfill, WaitTimeout } from "./commands.ts";
+import type { Context, Output } from "./context.ts";
 import { groups } from "./groups.ts";
 import { REFUSED_EXIT, runMigrate } from "./migrate.ts";
 import { why } from "./whycommand.ts";
@@ -148,5 +139,9 @@ export async function main(argv: readonly string[], io: IO): Promise<number> {
   }
 }
 
-// Run directly (the benchmark's "before" variant), it starts as cli.ts does: one way to run the command line.
-if (import.meta.main) await (await import("./cli.ts")).start();
+// Not an entry point: it cannot start cli.ts, which imports it (that circle left a direct run's top-level await
+// unsettled: exit 13, nothing done). Run directly, it names the entry point rather than exit 0 having done nothing.
+if (import.meta.main) {
+  process.stderr.write("error: cmd/kubectl-cron/main.ts is not an entry point: run cmd/kubectl-cron/cli.ts\n");
+  process.exitCode = EXIT.usage;
+}

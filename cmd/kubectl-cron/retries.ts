@@ -1,8 +1,8 @@
 // spec.retry as the plugin reads it: which attempt of a slot a Job is (its annotations, api/v1/retry.ts), and what
 // the record (status.recentRuns) says of the attempts the operator decided about: one waiting for its delay (Held,
 // RetryDelay), one not run because a newer slot's run started first (Skipped, RetrySuperseded), one made (Created,
-// RetryAfterFailure). An entry's request is its attempt, "k/N"; when it starts and which Job failed how are in its
-// message, the operator's words, read here only.
+// RetryAfterFailure). Its fields say which attempt, after which Job failed how, when it starts and what superseded it
+// (api/v1/recentruns.ts); its message is for people and never read here.
 import {
   parseRetryAttempt,
   RECORD_REASONS,
@@ -13,45 +13,44 @@ import {
   retryOf,
 } from "../../api/v1/index.ts";
 
-/** An attempt the record decided about: its slot, k of n, and the words of its message. */
+/** An attempt the record decided about: its slot, k of n, and its facts. */
 export interface RetryEntry {
   entry: RecentRun;
   slot: Date;
   /** Attempt k (1 is the first retry) of the n spec.retry.limit allowed. */
   k: number;
   n: number;
-  /** RetryDelay: when it starts (the message's "starts at"). */
+  /** RetryDelay: when it starts. */
   startsAt?: Date;
-  /** The attempt before it that failed, and how (the message's "Job X failed (Reason)"). */
+  /** The attempt before it that failed, and how. */
   failedJob?: string;
   failure?: string;
-  /** RetrySuperseded: the newer run that started first (the message's "the run of T"). */
+  /** RetrySuperseded: the newer run that started first. */
   newerRun?: Date;
 }
 
-const STARTS_AT = / starts at (\d{4}-\d{2}-\d{2}T\S+?Z|\d{4}-\d{2}-\d{2}T\S+?[+-]\d{2}:\d{2}):/;
-const FAILED = /\bJob (\S+) failed(?: \(([^)]*)\))?/;
-const NEWER_RUN = /\bthe run of (\S+) started first/;
-
 const time = (s: string | undefined) => (s === undefined || Number.isNaN(Date.parse(s)) ? undefined : new Date(s));
 
-/** A record entry about a retry (trigger Retry, request "k/N", a slot), read; undefined: it is none. */
+/**
+ * A record entry about a retry (trigger Retry, a slot), read from its fields: the attempt (`attempt`, or an earlier
+ * version's request "k/N"), when it starts (`startsAt`), the newer run that superseded it (`supersededBy`).
+ * Undefined: it is none.
+ */
 export function retryEntryOf(e: RecentRun): RetryEntry | undefined {
   if (e.trigger !== RecordTrigger.Retry || !e.scheduledTime) return undefined;
-  const attempt = parseRetryAttempt(e.request);
+  const parsed = parseRetryAttempt(e.request);
+  const attempt = e.attempt ? { k: e.attempt.number, n: e.attempt.of } : parsed;
   if (!attempt) return undefined;
-  const message = e.message ?? "";
-  const failed = FAILED.exec(message);
-  const startsAt = time(STARTS_AT.exec(message)?.[1]);
-  const newerRun = time(NEWER_RUN.exec(message)?.[1]);
+  const startsAt = time(e.startsAt);
+  const newerRun = time(e.supersededBy);
   return {
     entry: e,
     slot: new Date(e.scheduledTime),
     k: attempt.k,
     n: attempt.n,
     ...(startsAt ? { startsAt } : {}),
-    ...(failed?.[1] ? { failedJob: failed[1] } : {}),
-    ...(failed?.[2] ? { failure: failed[2] } : {}),
+    ...(e.attempt?.after ? { failedJob: e.attempt.after } : {}),
+    ...(e.attempt?.failure ? { failure: e.attempt.failure } : {}),
     ...(newerRun ? { newerRun } : {}),
   };
 }

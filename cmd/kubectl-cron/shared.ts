@@ -15,7 +15,7 @@ import {
 } from "../../api/v1/index.ts";
 import { Kinds, type KubeObject } from "../../runtime/kinds.ts";
 import { listMapped } from "./api.ts";
-import type { Context } from "./commands.ts";
+import type { Context } from "./context.ts";
 import { calendarsFromList } from "./exclusions.ts";
 import { groupJobFacts, memberOf } from "./groupfacts.ts";
 import { byNamespace, type Member } from "./groups.ts";

@@ -7,7 +7,7 @@ import { isNotFound } from "../../runtime/errors.ts";
 import type { Args } from "./args.ts";
 import { UsageError } from "./args.ts";
 import { listMapped } from "./api.ts";
-import type { Context, Output } from "./commands.ts";
+import type { Context, Output } from "./context.ts";
 import { allHealthyText, type Diagnosis, diagnose, Fleet, parseSlot, whyText, zoneOf } from "./why.ts";
 import { gatherFacts, gatherOperator, readClocks, trimCronJob } from "./whyfacts.ts";
 

@@ -17,11 +17,34 @@ import {
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
 /**
- * Long upstream descriptions are cut at a sentence boundary so the CRD stays well below etcd's request
- * size limit and client-side apply's annotation budget; `kubectl explain` on the core types gives the full text.
- * 500 (was 600) gave the CronJob CRD 2.8 KB of room back for status.lastExcludedTime and what follows it.
+ * Long upstream descriptions are cut at a sentence boundary so the CRD stays small (CRD_STORED_LIMIT);
+ * `kubectl explain` on the core types gives the full text. 500 (was 600) took 2.8 KB off the CronJob CRD.
  */
 export const MAX_DESCRIPTION_LENGTH = 500;
+
+/**
+ * The limit a CRD's size is held to: every install the project documents applies it server-side (the README's
+ * `kubectl apply --server-side -f dist/install.yaml`, `make install`, `make deploy`) or with Helm, and none of
+ * them keeps kubectl's last-applied copy (a client-side apply's, which annotations may hold 262,144 bytes of),
+ * so what binds is the object the API server stores: one etcd request, at most etcd's --max-request-bytes,
+ * 1,572,864 bytes by default ("etcdserver: request is too large" past it). The stored CRD is its JSON (CRDs
+ * are stored as JSON) and what the server adds (CRD_SERVER_ADDS). test/integration/install-file.test.ts shows
+ * the limit and measures the CRD the README's install stores; docs/architecture.md has the figures.
+ */
+export const CRD_STORED_LIMIT = 1_572_864;
+
+/**
+ * What the CronJob CRD as generated grows by once stored, at most: metadata (uid, timestamps), managedFields
+ * (1.1 to 1.4 KB measured: to server-side apply the schema is one field), status (names and conditions, about
+ * 1 KB), the conversion webhook's caBundle the manager injects (about 1.5 KB) and the kustomize patch that
+ * names its Service. A cluster installed client-side and upgraded server-side also keeps the last-applied copy,
+ * but only while the whole CRD fits the annotations: then the CRD is under 262,144 bytes and the two under
+ * 524,288, well within the limit; past that the server drops the copy.
+ */
+export const CRD_SERVER_ADDS = 16_384;
+
+/** What stays free below CRD_STORED_LIMIT (issue 55's floor): room for the next features' fields. */
+export const CRD_ROOM = 20_480;
 
 /** The value checks of a schema node (JSONSchemaProps keywords that refuse values), as opposed to its shape. */
 const CHECK_KEYS = [
@@ -192,12 +215,13 @@ function normaliseObject(s: object): JSONSchema {
 }
 
 /**
- * The embedded Pod template, whose field documentation is left out of the CRD. With it, the CRD is
- * 320 KB of JSON, and a client-side `kubectl apply -f` (the way kubebuilder projects tell users to
- * install) fails: kubectl keeps the whole object in its last-applied-configuration annotation, and
- * annotations may hold 262,144 bytes. The Pod's fields are documented where kubectl explain shows them
- * anyway (`kubectl explain pod.spec`), so only theirs go, like controller-gen's crd:maxDescLen=0 does for
- * a whole CRD; the CronJob's own fields and the Job's keep their descriptions.
+ * The embedded Pod template, whose field documentation is left out of the CRD. With it, the CronJob CRD
+ * is 3 times its size (640 KB of JSON for v1 and v2, each with the template, against 200 KB), for text
+ * that `kubectl explain pod.spec` shows anyway; so only theirs go, like controller-gen's crd:maxDescLen=0
+ * does for a whole CRD, and the CronJob's own fields and the Job's keep their descriptions. Left out, the
+ * CRD also still fits a client-side `kubectl apply -f` (kubectl's last-applied copy in an annotation,
+ * 262,144 bytes at most), which is no longer the way to install and which nothing holds it to
+ * (CRD_STORED_LIMIT).
  */
 export const UNDOCUMENTED_TEMPLATE = ["spec", "jobTemplate", "spec", "template"] as const;
 

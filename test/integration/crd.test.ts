@@ -110,6 +110,38 @@ describe("CronJob CRD on a real apiserver", () => {
     assert.match(t.stdout.replace(/\s+/g, " "), /see `kubectl explain pod\.spec` for their documentation/);
   });
 
+  it("refuses unknown fields through kubectl, by name, and prunes them where they are let through", async () => {
+    // The schema keeps no field it does not declare, the Pod template's included (its metadata too).
+    // kubectl's default field validation (Strict, or its own check of the published schema before 1.25)
+    // refuses each by name, client-side and server-side; let through (--validate=false), they are pruned.
+    const ns = "unknown-fields";
+    await env.kubectl(["create", "namespace", ns]);
+    const obj = variant(minimalCronJob("unknown-fields", ns), (o) => {
+      o.spec.notAField = "x";
+      o.spec.jobTemplate.spec.template.metadata = { labels: { kept: "yes" }, notMetadata: "y" };
+      o.spec.jobTemplate.spec.template.spec.containers[0].notAContainerField = "z";
+    });
+    for (const args of [["apply"], ["apply", "--server-side"]]) {
+      const r = await env.kubectl([...args, "-f", "-"], JSON.stringify(obj));
+      assert.notEqual(r.code, 0, `${args.join(" ")}: ${r.stdout}`);
+      for (const field of ["notAField", "notMetadata", "notAContainerField"])
+        assert.match(r.stderr, new RegExp(field), `${args.join(" ")} names ${field}`);
+    }
+    const through = await env.kubectl(["apply", "--validate=false", "-f", "-"], JSON.stringify(obj));
+    assert.equal(through.code, 0, through.stderr);
+    const got = await api.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: ns,
+      plural: PLURAL,
+      name: "unknown-fields",
+    });
+    const text = JSON.stringify(got.spec);
+    for (const field of ["notAField", "notMetadata", "notAContainerField"])
+      assert.doesNotMatch(text, new RegExp(field), `${field} pruned`);
+    assert.equal(got.spec.jobTemplate.spec.template.metadata.labels.kept, "yes", "declared fields kept");
+  });
+
   it("accepts a minimal CronJob and defaults concurrencyPolicy and the history limits", async () => {
     await create(minimalCronJob("minimal"));
     const got = await get("minimal");

@@ -441,7 +441,9 @@ describe("the manager Deployment (config/manager)", () => {
     assert.equal(flags.metricsBindAddress, ":8443");
     assert.equal(flags.enableWebhooks, false, "config/manager alone runs without webhook certificates");
     assert.match(env.NODE_OPTIONS, /--max-semi-space-size=16\b/, "young generation not sized from the pod limit");
-    assert.deepEqual(env.POD_NAMESPACE, { fieldRef: { fieldPath: "metadata.namespace" } });
+    // apiVersion as the server stores it: a server-side apply over a client-side install takes the (atomic)
+    // fieldRef over without a conflict (test/integration/install-file.test.ts).
+    assert.deepEqual(env.POD_NAMESPACE, { fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } });
     assert.equal(dep.spec.template.spec.serviceAccountName, "controller-manager");
     // The shutdown delay fits in the grace period with room for the graceful stop.
     assert.ok(dep.spec.template.spec.terminationGracePeriodSeconds * 1000 >= flags.shutdownDelayMs + 10_000);
@@ -567,7 +569,7 @@ describe("config/default: the manager provisions its webhook certificate", () =>
     assert.equal(flags.webhookServiceName, svc.metadata.name, "the certificate must name the Service that is called");
     assert.equal(flags.webhookServiceNamespace, "", "the pod's namespace (POD_NAMESPACE)");
     assert.deepEqual(c.env.find((e: Obj) => e.name === "POD_NAMESPACE").valueFrom, {
-      fieldRef: { fieldPath: "metadata.namespace" },
+      fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" },
     });
     assert.deepEqual(flags.mutatingWebhookConfigurations, [find(objs, "MutatingWebhookConfiguration").metadata.name]);
     assert.deepEqual(flags.validatingWebhookConfigurations, [

@@ -94,14 +94,23 @@ async function setUp(o: SetUp) {
   return { client, clock, reconcile, names, stored, record, events, counted, calendar };
 }
 
-/** A Skipped entry of excluded slots, the newest at `slot`, decided at `at`. */
-const excluded = (slot: string, at: string, message: string): RecentRunWire => ({
+/**
+ * A Skipped entry of excluded slots, the newest at `slot`, decided at `at`; `exclusion`, its fields: the window's
+ * calendar (absent: spec.exclusions), the window, and the run of slots it stands for (from `firstSlot`, `slots` many).
+ */
+const excluded = (
+  slot: string,
+  at: string,
+  message: string,
+  exclusion: NonNullable<RecentRunWire["exclusion"]>,
+): RecentRunWire => ({
   trigger: "Schedule",
   scheduledTime: slot,
   decision: "Skipped",
   reason: "ExcludedByCalendar",
   message,
   decidedAt: at,
+  exclusion,
 });
 
 /** A scheduled slot's Created entry. */
@@ -125,7 +134,11 @@ describe("exclusions: a slot in a window is not run", () => {
     const r = await t.reconcile("2026-11-25T12:00:01Z");
     assert.deepEqual(await t.names(), [], "not run");
     assert.deepEqual(await t.record(), [
-      excluded("2026-11-25T12:00:00Z", "2026-11-25T12:00:01Z", "excluded by spec.exclusions: lunch"),
+      excluded("2026-11-25T12:00:00Z", "2026-11-25T12:00:01Z", "excluded by spec.exclusions: lunch", {
+        window: "lunch",
+        firstSlot: "2026-11-25T12:00:00Z",
+        slots: 1,
+      }),
     ]);
     // No Event, no run counted: an excluded slot is neither a run nor a missed one.
     assert.deepEqual(t.events().slice(events), []);
@@ -139,7 +152,11 @@ describe("exclusions: a slot in a window is not run", () => {
     // Again in the same slot: the entry once.
     await t.reconcile("2026-11-25T12:30:00Z");
     assert.deepEqual(await t.record(), [
-      excluded("2026-11-25T12:00:00Z", "2026-11-25T12:00:01Z", "excluded by spec.exclusions: lunch"),
+      excluded("2026-11-25T12:00:00Z", "2026-11-25T12:00:01Z", "excluded by spec.exclusions: lunch", {
+        window: "lunch",
+        firstSlot: "2026-11-25T12:00:00Z",
+        slots: 1,
+      }),
     ]);
   });
 
@@ -151,6 +168,7 @@ describe("exclusions: a slot in a window is not run", () => {
       "2026-11-25T13:00:00Z",
       "2026-11-25T13:00:01Z",
       "excluded by spec.exclusions: lunch (2 slots from 2026-11-25T12:00:00Z)",
+      { window: "lunch", firstSlot: "2026-11-25T12:00:00Z", slots: 2 },
     );
     assert.deepEqual(await t.record(), [coalesced]);
     await t.reconcile("2026-11-25T14:00:01Z");
@@ -175,6 +193,7 @@ describe("exclusions: a slot in a window is not run", () => {
         "2026-12-25T23:00:00Z",
         "2026-12-26T00:00:01Z",
         "excluded by spec.exclusions: Christmas Day (24 slots from 2026-12-25T00:00:00Z)",
+        { window: "Christmas Day", firstSlot: "2026-12-25T00:00:00Z", slots: 24 },
       ),
     ]);
   });
@@ -188,14 +207,23 @@ describe("exclusions: a slot in a window is not run", () => {
     await t.reconcile("2026-12-25T00:00:01Z");
     assert.deepEqual(await t.names(), []);
     assert.deepEqual(await t.record(), [
-      excluded("2026-12-25T00:00:00Z", "2026-12-25T00:00:01Z", "excluded by calendar holidays-de: Christmas Day"),
+      excluded("2026-12-25T00:00:00Z", "2026-12-25T00:00:01Z", "excluded by calendar holidays-de: Christmas Day", {
+        calendar: "holidays-de",
+        window: "Christmas Day",
+        firstSlot: "2026-12-25T00:00:00Z",
+        slots: 1,
+      }),
     ]);
     assert.equal((await t.stored()).status?.nextScheduleTime, "2026-12-26T00:00:00Z");
     // The next day's lunch is the CronJob's own window.
     await t.reconcile("2026-12-26T00:00:01Z");
     await t.reconcile("2026-12-26T12:00:01Z");
     assert.deepEqual((await t.record())[0], {
-      ...excluded("2026-12-26T12:00:00Z", "2026-12-26T12:00:01Z", "excluded by spec.exclusions: lunch"),
+      ...excluded("2026-12-26T12:00:00Z", "2026-12-26T12:00:01Z", "excluded by spec.exclusions: lunch", {
+        window: "lunch",
+        firstSlot: "2026-12-26T12:00:00Z",
+        slots: 1,
+      }),
     });
   });
 
@@ -212,7 +240,12 @@ describe("exclusions: a slot in a window is not run", () => {
     assert.deepEqual(await t.names(), [slotJob("2026-12-25T00:00:00Z")], "01:00 is excluded now");
     assert.deepEqual(
       (await t.record())[0],
-      excluded("2026-12-25T01:00:00Z", "2026-12-25T01:00:01Z", "excluded by calendar freeze: Christmas"),
+      excluded("2026-12-25T01:00:00Z", "2026-12-25T01:00:01Z", "excluded by calendar freeze: Christmas", {
+        calendar: "freeze",
+        window: "Christmas",
+        firstSlot: "2026-12-25T01:00:00Z",
+        slots: 1,
+      }),
     );
   });
 });
@@ -233,6 +266,7 @@ describe("exclusions: a calendar named but missing holds the due slots", () => {
       reason: "CalendarNotFound",
       message: `held: ${missing}`,
       decidedAt: "2026-11-25T10:00:01Z",
+      exclusion: { calendar: "holidays-de", problem: "NotFound" },
     };
     assert.deepEqual(await t.record(), [held]);
     const degraded = (await t.stored()).status?.conditions?.find((c) => c.type === "Degraded");
@@ -257,7 +291,12 @@ describe("exclusions: a calendar named but missing holds the due slots", () => {
     assert.deepEqual(await t.names(), []);
     assert.deepEqual(
       (await t.record())[0],
-      excluded("2026-12-25T00:00:00Z", "2026-12-25T00:01:00Z", "excluded by calendar holidays-de: Christmas Day"),
+      excluded("2026-12-25T00:00:00Z", "2026-12-25T00:01:00Z", "excluded by calendar holidays-de: Christmas Day", {
+        calendar: "holidays-de",
+        window: "Christmas Day",
+        firstSlot: "2026-12-25T00:00:00Z",
+        slots: 1,
+      }),
     );
   });
 });
@@ -295,6 +334,7 @@ describe("exclusions: an excluded slot is decided when it comes", () => {
           "2026-11-26T18:10:00Z",
           "2026-11-26T18:10:00Z",
           "excluded by calendar shared: evening (11 slots from 2026-11-26T18:00:00Z)",
+          { calendar: "shared", window: "evening", firstSlot: "2026-11-26T18:00:00Z", slots: 11 },
         ),
       ],
     );
@@ -402,6 +442,7 @@ describe("exclusions: what they do not hold", () => {
         "2026-11-25T12:00:00Z",
         "2026-11-25T12:00:01Z",
         "excluded by spec.exclusions: lunch (2 slots from 2026-11-25T11:00:00Z)",
+        { window: "lunch", firstSlot: "2026-11-25T11:00:00Z", slots: 2 },
       ),
     ]);
   });

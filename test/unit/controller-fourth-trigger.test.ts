@@ -24,10 +24,10 @@ import {
   SCHEDULED_AT_ANNOTATION,
 } from "../../api/v1/index.ts";
 import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
+import type { RunSubject } from "../../controllers/record.ts";
 import {
   bindRun,
   type RunParts,
-  type RunSubject,
   type Trigger,
   triggerOfJob,
   TRIGGERS,

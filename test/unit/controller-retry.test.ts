@@ -120,6 +120,8 @@ const retryEntry = (k: number, n: number, at: string, failed: string): RecentRun
   message: `attempt ${k} of ${n}: Job ${failed} failed`,
   decidedAt: at,
   job: attempt(k),
+  // How `failed` failed is its own entry's outcome: a Created entry names the attempt and the Job it follows.
+  attempt: { number: k, of: n, after: failed },
 });
 
 describe("retry: a failed slot runs again as a new Job", () => {
@@ -140,6 +142,8 @@ describe("retry: a failed slot runs again as a new Job", () => {
       reason: "RetryDelay",
       message: `attempt 1 of 2 starts at 2026-11-25T10:06:00Z: Job ${FIRST} failed (BackoffLimitExceeded); spec.retry.delaySeconds 300`,
       decidedAt: "2026-11-25T10:01:00Z",
+      attempt: { number: 1, of: 2, after: FIRST, failure: "BackoffLimitExceeded" },
+      startsAt: "2026-11-25T10:06:00Z",
     };
     assert.deepEqual(await t.record(), [heldEntry, firstEntry("2026-11-25T10:01:00Z")]);
 
@@ -240,8 +244,8 @@ describe("retry: a failed slot runs again as a new Job", () => {
     await t.reconcile("2026-11-25T10:02:30Z");
     const rebuilt = await t.record();
     assert.deepEqual(
-      rebuilt.map((e) => [e.trigger, e.reason, e.request, e.job, e.message]),
-      want.map((e) => [e.trigger, e.reason, e.request, e.job, e.message]),
+      rebuilt.map((e) => [e.trigger, e.reason, e.request, e.job, e.message, e.attempt]),
+      want.map((e) => [e.trigger, e.reason, e.request, e.job, e.message, e.attempt]),
     );
     assert.deepEqual(
       rebuilt.filter((e) => e.trigger === "Retry").map((e) => [e.reason, e.request]),
@@ -274,6 +278,7 @@ describe("retry: a failed slot runs again as a new Job", () => {
       message: `not started: concurrencyPolicy Forbid and Job ${manual} still running`,
       decidedAt: "2026-11-25T10:01:00Z",
       blockedBy: manual,
+      attempt: { number: 1, of: 1, after: FIRST },
     };
     assert.deepEqual(
       (await t.record()).find((e) => e.trigger === "Retry"),
@@ -310,6 +315,8 @@ describe("retry: a failed slot runs again as a new Job", () => {
         decidedAt: "2026-11-25T11:05:00Z",
         // As a held slot later missed: the Job it waited behind.
         blockedBy: manual,
+        attempt: { number: 1, of: 1, after: FIRST, failure: "BackoffLimitExceeded" },
+        supersededBy: "2026-11-25T11:00:00Z",
       },
     );
     assert.ok(!t.events().some((e) => e.startsWith("RetryCreated")));

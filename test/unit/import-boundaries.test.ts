@@ -2,7 +2,9 @@
 // runtime, never on the controller (the webhook's one exception: the trigger table, whose rows check their own
 // requests): what they share with it is an API fact and lives in api/v1. The
 // controllers work on the stored version only and never import api/v2 (the conversion webhook's). The
-// development tools (hack/) and the benchmark (bench/) share code through envtest/, not each other.
+// development tools (hack/) and the benchmark (bench/) share code through envtest/, not each other. And no module
+// imports one that imports it back: a circle leaves no lower module to read or test alone, and one through a
+// dynamic import can leave a top-level await unsettled (issue 55: `node cmd/kubectl-cron/main.ts` exited 13).
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -26,6 +28,52 @@ function importsOf(file: string, text: string): string[] {
     ...text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g),
   ].map((m) => m[1]!);
   return specifiers.filter((s) => s.startsWith(".")).map((s) => relative(root, resolve(dirname(file), s)));
+}
+
+/** The import graph of `files`, by path from the root: each file's imports among them (of anything else: no edge). */
+function importGraph(files: readonly string[]): Map<string, string[]> {
+  const graph = new Map(files.map((f) => [relative(root, f), [] as string[]]));
+  for (const f of files) {
+    graph.set(
+      relative(root, f),
+      importsOf(f, readFileSync(f, "utf8")).filter((t) => graph.has(t)),
+    );
+  }
+  return graph;
+}
+
+/**
+ * The import circles of `graph`: for each file on one, the shortest way back to it, each circle written once (from
+ * its first file by name). Every file on a circle shows in one; breaking them shows the longer ones that remain.
+ */
+function circles(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const found = new Set<string>();
+  for (const start of graph.keys()) {
+    // Breadth first: the first import that leads back to `start` closes a shortest circle through it.
+    const cameFrom = new Map<string, string>();
+    const queue = [start];
+    let last: string | undefined;
+    for (let i = 0; i < queue.length && last === undefined; i++) {
+      for (const next of graph.get(queue[i]!) ?? []) {
+        if (next === start) {
+          last = queue[i]!;
+          break;
+        }
+        if (!cameFrom.has(next)) {
+          cameFrom.set(next, queue[i]!);
+          queue.push(next);
+        }
+      }
+    }
+    if (last === undefined) continue;
+    const circle: string[] = [];
+    for (let at = last; at !== start; at = cameFrom.get(at)!) circle.unshift(at);
+    circle.unshift(start);
+    const first = circle.indexOf([...circle].sort()[0]!);
+    const from = [...circle.slice(first), ...circle.slice(0, first)];
+    found.add([...from, from[0]].join(" → "));
+  }
+  return [...found].sort();
 }
 
 function offenders(fromDirs: string[], forbidden: string[]): string[] {
@@ -83,6 +131,27 @@ describe("import boundaries", () => {
   it("hack/ and bench/ do not import each other", () => {
     assert.deepEqual(offenders(["hack"], ["bench"]), []);
     assert.deepEqual(offenders(["bench"], ["hack"]), []);
+  });
+});
+
+describe("no import circles", () => {
+  it("finds the shortest circle through each file on one, each circle once, however it is entered", () => {
+    const graph = new Map([
+      ["a", ["b"]],
+      ["b", ["c", "a"]],
+      ["c", ["a"]],
+      ["d", ["d"]],
+      ["e", ["a", "f"]],
+      ["f", []],
+    ]);
+    assert.deepEqual(circles(graph), ["a → b → a", "a → b → c → a", "d → d"]);
+  });
+
+  it("no product module imports one that imports it back (type-only, re-exports and dynamic imports count)", () => {
+    const product = ["api", "controllers", "webhooks", "runtime", "cmd", "hack", "envtest", "bench"];
+    const graph = importGraph(product.flatMap((d) => tsFiles(join(root, d))));
+    assert.ok(graph.size > 100 && graph.has("cmd/kubectl-cron/cli.ts"), "the product's files were found");
+    assert.deepEqual(circles(graph), []);
   });
 });
 

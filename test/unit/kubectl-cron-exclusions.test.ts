@@ -221,6 +221,8 @@ describe("kubectl cron next: a retry waiting for its delay", () => {
       reason: "RetryDelay",
       message: `attempt 1 of 3 starts at 2026-12-23T12:30:00Z: Job ${FIRST} failed (BackoffLimitExceeded); spec.retry.delaySeconds 1800`,
       decidedAt: "2026-12-23T12:00:05Z",
+      attempt: { number: 1, of: 3, after: FIRST, failure: "BackoffLimitExceeded" },
+      startsAt: "2026-12-23T12:30:00Z",
     },
     {
       trigger: "Schedule",
@@ -261,20 +263,39 @@ describe("kubectl cron next: a retry waiting for its delay", () => {
   });
 
   it("one held behind a running Job says what it waits for", async () => {
+    // Held behind a Job, as the operator writes it: the attempt and the Job it follows, no delay's time.
+    const { startsAt: _startsAt, ...delayed } = record[0]!;
     const behind: RecentRun = {
-      ...record[0]!,
+      ...delayed,
       reason: "ConcurrencyPolicyForbid",
       blockedBy: "backup-other",
       message: "attempt 1 of 3 waits",
+      attempt: { number: 1, of: 3, after: FIRST },
     };
     const server = await cluster([
       cronJob({ spec: { retry: { limit: 3 } }, status: { recentRuns: [behind, record[1]!] } }),
     ]);
     const r = await run(server, ["next", NAME, "--count", "1"]);
+    // The Job it follows is a field of every Retry entry now (it was in the words of the delay's entry only).
     assert.match(
       r.out,
-      /^retry: attempt 1 of 3 of 2026-12-23T03:00:00\+01:00 waits: concurrencyPolicy Forbid and a running Job \(Job backup-other\)$/m,
+      new RegExp(
+        `^retry: attempt 1 of 3 of 2026-12-23T03:00:00\\+01:00 waits: concurrencyPolicy Forbid and a running Job \\(Job backup-other\\): Job ${FIRST} failed$`,
+        "m",
+      ),
     );
+  });
+
+  it("an entry of an earlier version (request k/N and a message only): which attempt of which slot, waiting", async () => {
+    const { attempt: _attempt, startsAt: _startsAt, ...earlier } = record[0]!;
+    const retry = { limit: 3, delaySeconds: 1800 };
+    const server = await cluster([cronJob({ spec: { retry }, status: { recentRuns: [earlier, record[1]!] } })]);
+    const r = await run(server, ["next", NAME, "--count", "1"]);
+    assert.equal(r.code, 0, r.err);
+    // Its message is for people: when it starts and after which failure are not read from it.
+    assert.match(r.out, /^retry: attempt 1 of 3 of 2026-12-23T03:00:00\+01:00 waits for its delay$/m);
+    const json = JSON.parse((await run(server, ["next", NAME, "-o", "json"])).out) as { retries: unknown[] };
+    assert.deepEqual(json.retries, [{ scheduledTime: SLOT, attempt: 1, limit: 3 }]);
   });
 
   it("none once spec.retry is unset (the operator retries nothing)", async () => {

@@ -13,7 +13,8 @@ import {
   scheduleSourcesValue,
 } from "../../api/v1/index.ts";
 import { parseCommandLine } from "../../cmd/kubectl-cron/args.ts";
-import { backfill, history, list, next, type Context } from "../../cmd/kubectl-cron/commands.ts";
+import { backfill, history, list, next } from "../../cmd/kubectl-cron/commands.ts";
+import type { Context } from "../../cmd/kubectl-cron/context.ts";
 import type { Client } from "../../runtime/client.ts";
 import { batchJob } from "../fixtures.ts";
 

@@ -13,6 +13,7 @@ import {
   CONCURRENCY_GROUP_LABEL,
   CRONJOB_NAME_LABEL,
   ENDED_MESSAGE_ANNOTATION,
+  ENDED_PODS_ANNOTATION,
   ENDED_REASON_ANNOTATION,
   GROUP,
   KIND,
@@ -1239,22 +1240,33 @@ describe("kubectl cron why NAME: concurrency groups", () => {
 });
 
 describe("kubectl cron why NAME: runs that never started, queued Jobs", () => {
-  const ranAt = (o: Partial<RecentRun> = {}) =>
-    cronJob({ status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB, ...o })] } });
+  const ranAt = (o: Partial<RecentRun> = {}, spec: Record<string, unknown> = {}) =>
+    cronJob({ spec, status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB, ...o })] } });
   const pull = 'container backup: ImagePullBackOff (Back-off pulling image "registry.example.com/backup:9")';
-
-  it("ended for StartTimeout: the operator ended it; its Pods' words from the Job; the fix for an image", async () => {
-    const message = `its Pods did not start within spec.startTimeoutSeconds (300s): ${pull}`;
+  /** The Job the operator ended (controllers/starts.ts) with `annotations`, failed at its lowered deadline. */
+  const endedJob = (annotations: Record<string, string>) => {
     const ended = job(JOB, SLOT, { state: "failed", start: at(SLOT, 3), end: at(SLOT, 304) });
-    ended.metadata!.annotations = {
-      ...ended.metadata!.annotations,
-      [ENDED_REASON_ANNOTATION]: "StartTimeout",
-      [ENDED_MESSAGE_ANNOTATION]: message,
-    };
+    ended.metadata!.annotations = { ...ended.metadata!.annotations, ...annotations };
     ended.spec = { ...ended.spec, activeDeadlineSeconds: 301 };
     ended.status!.conditions = ended.status!.conditions!.map((c) => ({ ...c, reason: "DeadlineExceeded" }));
+    return ended;
+  };
+
+  it("ended for StartTimeout: the operator ended it; its Pods' words from the Job; the fix for an image", async () => {
+    // As the operator writes it: what the Pods showed, as a code (ended-pods) and in words (ended-message).
+    const message = pull;
+    const ended = endedJob({
+      [ENDED_REASON_ANNOTATION]: "StartTimeout",
+      [ENDED_PODS_ANNOTATION]: "ImagePull",
+      [ENDED_MESSAGE_ANNOTATION]: message,
+    });
     const server = await cluster([
-      ranAt({ outcome: { result: "Failed", reason: "StartTimeout", message, finishedAt: at(SLOT, 304) } }),
+      ranAt(
+        {
+          outcome: { result: "Failed", reason: "StartTimeout", message, finishedAt: at(SLOT, 304), pods: "ImagePull" },
+        },
+        { startTimeoutSeconds: 300 },
+      ),
       ended,
     ]);
     const r = await why(server);
@@ -1262,12 +1274,37 @@ describe("kubectl cron why NAME: runs that never started, queued Jobs", () => {
     expectCause(r, "start-timeout", {
       verdict: [`ran at ${SLOT_TEXT} but its Pods never started within 300s: ${pull}; the operator ended it`],
       evidence: [
-        `${ENDED_REASON_ANNOTATION}: StartTimeout; ${ENDED_MESSAGE_ANNOTATION}: ${message}`,
+        `${ENDED_REASON_ANNOTATION}: StartTimeout; ${ENDED_PODS_ANNOTATION}: ImagePull; ${ENDED_MESSAGE_ANNOTATION}: ${message}`,
         `Job ${JOB}: Failed, DeadlineExceeded (the operator lowered its activeDeadlineSeconds to 301 to end it)`,
       ],
       fix: ["image name and tag", "raise `spec.startTimeoutSeconds`"],
     });
     assert.ok(!r.d.fix.some((x) => /No node fits|No Pod was created/.test(x)), r.text);
+  });
+
+  it("ended for StartTimeout by an earlier version (the limit in its message, no ended-pods): its words quoted whole, the general fix", async () => {
+    const message = `its Pods did not start within spec.startTimeoutSeconds (300s): ${pull}`;
+    const ended = endedJob({ [ENDED_REASON_ANNOTATION]: "StartTimeout", [ENDED_MESSAGE_ANNOTATION]: message });
+    const server = await cluster([
+      ranAt(
+        { outcome: { result: "Failed", reason: "StartTimeout", message, finishedAt: at(SLOT, 304) } },
+        { startTimeoutSeconds: 300 },
+      ),
+      ended,
+    ]);
+    const r = await why(server);
+    note(r.d);
+    // Still start-timeout, the limit from the spec; the Job's words are quoted as they are, never read.
+    expectCause(r, "start-timeout", {
+      verdict: [`ran at ${SLOT_TEXT} but its Pods never started within 300s: ${message}; the operator ended it`],
+      evidence: [
+        `${ENDED_REASON_ANNOTATION}: StartTimeout; ${ENDED_PODS_ANNOTATION}: (none); ${ENDED_MESSAGE_ANNOTATION}: ${message}`,
+        `Job ${JOB}: Failed, DeadlineExceeded (the operator lowered its activeDeadlineSeconds to 301 to end it)`,
+      ],
+      fix: ["raise `spec.startTimeoutSeconds`"],
+    });
+    // Without the code, no fix for one kind of trouble: the general one only.
+    assert.equal(r.d.fix.length, 1, r.text);
   });
 
   it("queued by Kueue: queued (suspended by Kueue, since when) instead of running; the fix looks at its Workload", async () => {
@@ -2133,7 +2170,12 @@ describe("kubectl cron why [-A] [-l SEL]: one line per CronJob that needs attent
       `spec.exclusions.calendars names ${calendar}, which is not an ${CALENDAR_KIND} of namespace ${namespace}: slots are held until it exists`;
     const heldBy = (calendar: string, namespace = NS) => ({
       lastScheduleTime: PREV_SLOT,
-      recentRuns: [entry(SLOT, "Held", "CalendarNotFound", { message: `held: ${problem(calendar, namespace)}` })],
+      recentRuns: [
+        entry(SLOT, "Held", "CalendarNotFound", {
+          message: `held: ${problem(calendar, namespace)}`,
+          exclusion: { calendar, problem: "NotFound" },
+        }),
+      ],
       conditions: [
         { type: "Degraded", status: "True", reason: "CalendarNotFound", message: problem(calendar, namespace) },
       ],
@@ -2319,7 +2361,12 @@ describe("kubectl cron why -A and list at 5,000 CronJobs: a problem many share i
             spec: { exclusions: { calendars: ["nosuch-cal"] } },
             status: {
               lastScheduleTime: PREV_SLOT,
-              recentRuns: [entry(SLOT, "Held", "CalendarNotFound", { message: `held: ${problem}` })],
+              recentRuns: [
+                entry(SLOT, "Held", "CalendarNotFound", {
+                  message: `held: ${problem}`,
+                  exclusion: { calendar: "nosuch-cal", problem: "NotFound" },
+                }),
+              ],
               conditions: [{ type: "Degraded", status: "True", reason: "CalendarNotFound", message: problem }],
             },
           }),
@@ -2704,8 +2751,9 @@ describe("diagnose(): causes where the live layer adds nothing", () => {
 
   it("ended for StartTimeout, its Job gone: the record's outcome; the fix for Pods no node fits", () => {
     const why = "Unschedulable: 0/3 nodes are available: 3 Insufficient memory.";
+    // The limit is the spec's (the record's outcome holds what the Pods showed: `pods`, and `message` in words).
     const cj = cronJob({
-      spec: { startTimeoutSeconds: 600 },
+      spec: { startTimeoutSeconds: 120 },
       status: {
         recentRuns: [
           entry(SLOT, "Created", "Scheduled", {
@@ -2713,8 +2761,9 @@ describe("diagnose(): causes where the live layer adds nothing", () => {
             outcome: {
               result: "Failed",
               reason: "StartTimeout",
-              message: `its Pods did not start within spec.startTimeoutSeconds (120s): ${why}`,
+              message: why,
               finishedAt: at(SLOT, 125),
+              pods: "Unschedulable",
             },
           }),
         ],
@@ -2734,7 +2783,12 @@ describe("diagnose(): causes where the live layer adds nothing", () => {
         recentRuns: [
           entry(SLOT, "Created", "Scheduled", {
             job: JOB,
-            outcome: { result: "Failed", reason: "StartTimeout", message: "no Pod was created (a quota)" },
+            outcome: {
+              result: "Failed",
+              reason: "StartTimeout",
+              message: "no Pod was created (a quota)",
+              pods: "NoPod",
+            },
           }),
         ],
       },
@@ -2745,6 +2799,30 @@ describe("diagnose(): causes where the live layer adds nothing", () => {
       `ran at ${SLOT_TEXT} but its Pods never started within 600s: no Pod was created (a quota); the operator ended it`,
     );
     assert.ok(r2.d.fix.some((x) => x.includes(`kubectl describe job ${JOB} -n ${NS}`)));
+  });
+
+  it("ended for StartTimeout by an earlier version, its Job gone: the outcome's words quoted whole, the general fix", () => {
+    // An earlier version's outcome: the limit it used in its message, no `pods`; the spec's limit raised since.
+    const message =
+      "its Pods did not start within spec.startTimeoutSeconds (120s): Unschedulable: 0/3 nodes are available: 3 Insufficient memory.";
+    const cj = cronJob({
+      spec: { startTimeoutSeconds: 600 },
+      status: {
+        recentRuns: [
+          entry(SLOT, "Created", "Scheduled", {
+            job: JOB,
+            outcome: { result: "Failed", reason: "StartTimeout", message, finishedAt: at(SLOT, 125) },
+          }),
+        ],
+      },
+    });
+    const r = ask(facts(cj));
+    expectCause(r, "start-timeout", {
+      verdict: [`ran at ${SLOT_TEXT} but its Pods never started within 600s: ${message}; the operator ended it`],
+      evidence: [`Job ${JOB} is gone (history cleanup)`, "ended Failed (StartTimeout)"],
+      fix: ["raise `spec.startTimeoutSeconds`"],
+    });
+    assert.equal(r.d.fix.length, 1, "no fix for one kind of trouble without the code");
   });
 
   it("queued by another controller (spec.managedBy): no Kueue fix; not pods-not-created however long it waits", () => {
@@ -2885,8 +2963,12 @@ describe("kubectl cron why NAME: exclusions (spec.exclusions)", () => {
     spec: { windows: [{ name: "Staff day", start: "2026-11-25" }] },
   } as KubeObject;
   const byCalendar = { exclusions: { calendars: ["holidays-de"] } };
-  const skipped = (message: string, slot = SLOT) =>
-    entry(slot, "Skipped", "ExcludedByCalendar", { message, decidedAt: at(slot, 1) });
+  const skipped = (message: string, exclusion?: RecentRun["exclusion"], slot = SLOT) =>
+    entry(slot, "Skipped", "ExcludedByCalendar", {
+      message,
+      decidedAt: at(slot, 1),
+      ...(exclusion ? { exclusion } : {}),
+    });
 
   it("excluded by a calendar it names: the calendar and its window, from the record and the calendar read now", async () => {
     const server = await cluster([
@@ -2895,7 +2977,14 @@ describe("kubectl cron why NAME: exclusions (spec.exclusions)", () => {
         spec: byCalendar,
         status: {
           lastScheduleTime: PREV_SLOT,
-          recentRuns: [skipped("excluded by calendar holidays-de: Staff day")],
+          recentRuns: [
+            skipped("excluded by calendar holidays-de: Staff day", {
+              calendar: "holidays-de",
+              window: "Staff day",
+              firstSlot: SLOT,
+              slots: 1,
+            }),
+          ],
         },
       }),
     ]);
@@ -2922,7 +3011,12 @@ describe("kubectl cron why NAME: exclusions (spec.exclusions)", () => {
     const message = "excluded by spec.exclusions: 2026-11-20 to 2026-11-25 (6 slots from 2026-11-20T02:00:00Z)";
     const cj = cronJob({
       spec: freeze,
-      status: { lastScheduleTime: "2026-11-19T02:00:00Z", recentRuns: [skipped(message)] },
+      status: {
+        lastScheduleTime: "2026-11-19T02:00:00Z",
+        recentRuns: [
+          skipped(message, { window: "2026-11-20 to 2026-11-25", firstSlot: "2026-11-20T02:00:00Z", slots: 6 }),
+        ],
+      },
     });
     const r = ask(facts(cj), new Date("2026-11-22T02:00:00Z"));
     expectCause(r, "excluded", {
@@ -2956,6 +3050,30 @@ describe("kubectl cron why NAME: exclusions (spec.exclusions)", () => {
     });
   });
 
+  it("an ExcludedByCalendar entry of an earlier version (its message only): still excluded; its words quoted", () => {
+    const words = "excluded by calendar holidays-de: Staff day";
+    const cj = cronJob({ spec: byCalendar, status: { lastScheduleTime: PREV_SLOT, recentRuns: [skipped(words)] } });
+    const line = `status.recentRuns: ${SLOT} Schedule Skipped (ExcludedByCalendar), decided 2026-11-25T02:00:01Z, ${words}`;
+    // The calendar still holds the slot: the window read now names it, as for an entry with its fields.
+    const live = ask(
+      facts(cj, {
+        calendars: [{ name: "holidays-de", state: "found", windows: [{ name: "Staff day", start: "2026-11-25" }] }],
+      }),
+    );
+    expectCause(live, "excluded", {
+      verdict: [`did not run at ${SLOT_TEXT}: excluded by calendar holidays-de: Staff day`],
+      evidence: [line, `ExclusionCalendar holidays-de: the window "Staff day" holds ${SLOT_TEXT}`],
+      fix: [`kubectl edit exclusioncalendar holidays-de -n ${NS}`, "--include-excluded"],
+    });
+    // The window gone since: the entry's reason still says a window held the slot; its message is quoted, not read.
+    const gone = ask(facts(cj, { calendars: [{ name: "holidays-de", state: "found", windows: [] }] }));
+    expectCause(gone, "excluded", {
+      verdict: [`did not run at ${SLOT_TEXT}: excluded by a window: ${words}`],
+      evidence: [line],
+      fix: [`kubectl cron backfill ${NAME} -n ${NS} --from=${SLOT} --to=${SLOT} --include-excluded`],
+    });
+  });
+
   it("a calendar it names does not exist: the slot is held until it does (Degraded, next run blocked)", async () => {
     const problem =
       "spec.exclusions.calendars names holidays-de, which is not an ExclusionCalendar of namespace prod: slots are held until it exists";
@@ -2964,7 +3082,12 @@ describe("kubectl cron why NAME: exclusions (spec.exclusions)", () => {
         spec: byCalendar,
         status: {
           lastScheduleTime: PREV_SLOT,
-          recentRuns: [entry(SLOT, "Held", "CalendarNotFound", { message: `held: ${problem}` })],
+          recentRuns: [
+            entry(SLOT, "Held", "CalendarNotFound", {
+              message: `held: ${problem}`,
+              exclusion: { calendar: "holidays-de", problem: "NotFound" },
+            }),
+          ],
           conditions: [{ type: "Degraded", status: "True", reason: "CalendarNotFound", message: problem }],
         },
       }),
@@ -2985,9 +3108,41 @@ describe("kubectl cron why NAME: exclusions (spec.exclusions)", () => {
     assert.equal(r.d.next?.blocked, "ExclusionCalendar holidays-de does not exist: it will not run until it does");
   });
 
+  it("a CalendarNotFound entry of an earlier version (its message only): still calendar-not-found; its words quoted", () => {
+    const problem = `spec.exclusions.calendars names holidays-de, which is not an ${CALENDAR_KIND} of namespace ${NS}: slots are held until it exists`;
+    const cj = cronJob({
+      spec: byCalendar,
+      status: {
+        lastScheduleTime: PREV_SLOT,
+        recentRuns: [entry(SLOT, "Held", "CalendarNotFound", { message: `held: ${problem}` })],
+        conditions: [{ type: "Degraded", status: "True", reason: "CalendarNotFound", message: problem }],
+      },
+    });
+    const line = `status.recentRuns: ${SLOT} Schedule Held (CalendarNotFound), decided 2026-11-25T02:00:02Z, held: ${problem}`;
+    // Still missing: the calendar read now names it, as for an entry with its fields.
+    const missing = ask(facts(cj, { calendars: [{ name: "holidays-de", state: "missing" }] }));
+    expectCause(missing, "calendar-not-found", {
+      verdict: [
+        `did not run at ${SLOT_TEXT}: spec.exclusions.calendars names holidays-de, which is not an ${CALENDAR_KIND} of namespace ${NS}: its slots are held until it exists`,
+      ],
+      evidence: [line, `no ${CALENDAR_KIND} holidays-de in namespace ${NS}`],
+      fix: [`kubectl get exclusioncalendars -n ${NS}`],
+    });
+    // It exists now: the entry's reason still says why the slot was held; which calendar, its words say (quoted).
+    const created = ask(facts(cj, { calendars: [{ name: "holidays-de", state: "found", windows: [] }] }));
+    expectCause(created, "calendar-not-found", {
+      verdict: [`did not run at ${SLOT_TEXT}: `],
+      evidence: [line, `condition Degraded=True CalendarNotFound: ${problem}`],
+      fix: ["startingDeadlineSeconds"],
+    });
+  });
+
   it("a calendar whose windows do not parse; one missing besides a slot that ran; a slot held past its deadline", () => {
     const bad = [{ name: "holidays-de", state: "found" as const, windows: [{ start: "2026-11-31" }] }];
-    const held = entry(SLOT, "Held", "CalendarNotFound", { message: "held: ..." });
+    const held = entry(SLOT, "Held", "CalendarNotFound", {
+      message: "held: ...",
+      exclusion: { calendar: "holidays-de", problem: "Invalid" },
+    });
     const r = ask(facts(cronJob({ spec: byCalendar, status: { recentRuns: [held] } }), { calendars: bad }));
     expectCause(r, "calendar-not-found", {
       verdict: [
@@ -3062,6 +3217,8 @@ describe("kubectl cron why NAME: retries (spec.retry)", () => {
   it("failed, and a retry waits for its delay: which attempt, when, after which Job failed how", async () => {
     const pending = retryEntry("Held", "RetryDelay", {
       message: `attempt 1 of 3 starts at 2026-11-25T11:32:00Z: Job ${JOB} failed (BackoffLimitExceeded); spec.retry.delaySeconds 1800`,
+      attempt: { number: 1, of: 3, after: JOB, failure: "BackoffLimitExceeded" },
+      startsAt: "2026-11-25T11:32:00Z",
     });
     const server = await cluster([
       cronJob({ spec: retry, status: { recentRuns: [pending, firstRan] } }),
@@ -3084,7 +3241,10 @@ describe("kubectl cron why NAME: retries (spec.retry)", () => {
 
   it("a retry waiting behind a running Job, or late; a retry a newer run superseded (Forbid)", () => {
     const running = job(PREV_JOB, PREV_SLOT, { state: "active", start: at(PREV_SLOT, 3) });
-    const behind = retryEntry("Held", "ConcurrencyPolicyForbid", { blockedBy: PREV_JOB });
+    const behind = retryEntry("Held", "ConcurrencyPolicyForbid", {
+      blockedBy: PREV_JOB,
+      attempt: { number: 1, of: 3, after: JOB },
+    });
     const r = ask(
       facts(cronJob({ spec: retry, status: { recentRuns: [behind, firstRan] } }), { jobs: [failedFirst(), running] }),
     );
@@ -3097,6 +3257,8 @@ describe("kubectl cron why NAME: retries (spec.retry)", () => {
     });
     const late = retryEntry("Held", "RetryDelay", {
       message: `attempt 1 of 3 starts at 2026-11-25T11:32:00Z: Job ${JOB} failed (BackoffLimitExceeded); spec.retry.delaySeconds 1800`,
+      attempt: { number: 1, of: 3, after: JOB, failure: "BackoffLimitExceeded" },
+      startsAt: "2026-11-25T11:32:00Z",
     });
     // Its Job gone: the record's outcome says how it failed.
     const overdue = ask(
@@ -3113,6 +3275,8 @@ describe("kubectl cron why NAME: retries (spec.retry)", () => {
     });
     const superseded = retryEntry("Skipped", "RetrySuperseded", {
       message: `attempt 1 of 3 not run: Job ${JOB} failed (BackoffLimitExceeded), and the run of 2026-11-26T02:00:00Z started first (concurrencyPolicy Forbid)`,
+      attempt: { number: 1, of: 3, after: JOB, failure: "BackoffLimitExceeded" },
+      supersededBy: "2026-11-26T02:00:00Z",
     });
     const s = ask(
       facts(
@@ -3136,11 +3300,53 @@ describe("kubectl cron why NAME: retries (spec.retry)", () => {
     });
   });
 
+  it("retry entries of an earlier version (request k/N and a message only): the attempt, its time from the failure", () => {
+    // RetryDelay without startsAt: when it starts is the failure (the Job's end) plus spec.retry.delaySeconds.
+    const pending = retryEntry("Held", "RetryDelay", {
+      message: `attempt 1 of 3 starts at 2026-11-25T11:32:00Z: Job ${JOB} failed (BackoffLimitExceeded); spec.retry.delaySeconds 1800`,
+    });
+    const r = ask(
+      facts(cronJob({ spec: retry, status: { recentRuns: [pending, firstRan] } }), { jobs: [failedFirst()] }),
+    );
+    expectCause(r, "retry-pending", {
+      verdict: [
+        `ran at ${SLOT_TEXT} and failed (Job ${JOB}: BackoffLimitExceeded); attempt 1 of 3 starts at 2026-11-25 12:32 Europe/Berlin (2026-11-25T11:32:00Z)`,
+      ],
+      evidence: [
+        `${SLOT} Retry Held (RetryDelay)`,
+        "the failure ended at 2026-11-25T11:02:00Z; spec.retry.delaySeconds 1800",
+      ],
+      fix: [`kubectl logs job/${JOB} -n ${NS}`],
+    });
+    // RetrySuperseded without supersededBy: the newer run is the schedule's last (status.lastScheduleTime).
+    const superseded = retryEntry("Skipped", "RetrySuperseded", {
+      message: `attempt 1 of 3 not run: Job ${JOB} failed (BackoffLimitExceeded), and the run of 2026-11-26T02:00:00Z started first (concurrencyPolicy Forbid)`,
+    });
+    const s = ask(
+      facts(
+        cronJob({
+          spec: retry,
+          status: { lastScheduleTime: "2026-11-26T02:00:00Z", recentRuns: [superseded, firstRan] },
+        }),
+        { jobs: [failedFirst()], now: new Date("2026-11-26T03:00:00Z") },
+      ),
+      new Date(SLOT),
+    );
+    expectCause(s, "retry-superseded", {
+      verdict: [
+        `attempt 1 of 3 was not run: the run of 2026-11-26 03:00 Europe/Berlin (2026-11-26T02:00:00Z) started first (concurrencyPolicy Forbid)`,
+      ],
+      evidence: ["Retry Skipped (RetrySuperseded)"],
+      fix: ["spec.retry.delaySeconds"],
+    });
+  });
+
   it("a retried run: the attempt that completed (exit 0), the one running, the last that failed", () => {
     const r1Entry = retryEntry("Created", "RetryAfterFailure", {
       job: R1,
       message: `attempt 1 of 3: Job ${JOB} failed (BackoffLimitExceeded)`,
       decidedAt: "2026-11-25T11:32:01Z",
+      attempt: { number: 1, of: 3, after: JOB },
     });
     const r1 = (state: "complete" | "active" | "failed") =>
       job(R1, SLOT, {
@@ -3171,6 +3377,7 @@ describe("kubectl cron why NAME: retries (spec.retry)", () => {
       request: "2/3",
       job: R2,
       decidedAt: "2026-11-25T12:02:01Z",
+      attempt: { number: 2, of: 3, after: R1 },
     });
     const r2 = job(R2, SLOT, {
       state: "failed",

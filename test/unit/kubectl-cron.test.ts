@@ -18,16 +18,8 @@ import type { CronJob } from "../../api/v1/index.ts";
 import type { Client } from "../../runtime/client.ts";
 import { parseCommandLine, UsageError } from "../../cmd/kubectl-cron/args.ts";
 import { historyRows, humanDuration } from "../../cmd/kubectl-cron/history.ts";
-import {
-  backfill,
-  history,
-  list,
-  next,
-  runNow,
-  setSuspend,
-  type Context,
-  WaitTimeout,
-} from "../../cmd/kubectl-cron/commands.ts";
+import { backfill, history, list, next, runNow, setSuspend, WaitTimeout } from "../../cmd/kubectl-cron/commands.ts";
+import type { Context } from "../../cmd/kubectl-cron/context.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
 import { type FireTime, nextRuns } from "../../cmd/kubectl-cron/next.ts";

@@ -21,8 +21,8 @@ import {
   retryJobName,
   RUN_NOW_REQUEST_ANNOTATION,
 } from "../../api/v1/index.ts";
-import { recordDecision, recordFromChildren, runDecision } from "../../controllers/record.ts";
-import { type RunSubject, TRIGGERS, triggerOfJob } from "../../controllers/triggers.ts";
+import { recordDecision, recordFromChildren, type RunSubject, runDecision } from "../../controllers/record.ts";
+import { TRIGGERS, triggerOfJob } from "../../controllers/triggers.ts";
 import { rfc3339 } from "../../runtime/metatime.ts";
 import { deepFreeze } from "../../runtime/objects.ts";
 import { batchJob } from "../fixtures.ts";
@@ -308,6 +308,7 @@ describe("recordFromChildren", () => {
         message: `attempt 2 of 3: Job ${retryJobName("cj", jobOf(0), 1)} failed`,
         decidedAt: t(10 * MIN),
         job: name,
+        attempt: { number: 2, of: 3, after: retryJobName("cj", jobOf(0), 1) },
       },
     ]);
   });

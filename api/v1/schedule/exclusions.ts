@@ -508,8 +508,18 @@ export function parseExclusionWindows(
 
 /** A named set of windows: `by` is how messages name its source, e.g. "calendar holidays-de" or "spec.exclusions". */
 export interface ExclusionSource {
+  /** Where the windows are, in words ("calendar NAME", "spec.exclusions"). */
   readonly by: string;
+  /** The ExclusionCalendar they come from; absent: the CronJob's own windows. */
+  readonly calendar?: string;
   readonly windows: readonly CompiledWindow[];
+}
+
+/** The window that holds a slot, and where it is. */
+export interface ExclusionHit {
+  by: string;
+  calendar?: string;
+  window: string;
 }
 
 export class Exclusions {
@@ -522,7 +532,7 @@ export class Exclusions {
 
   constructor(sources: readonly ExclusionSource[]) {
     // Copied: ExcludingSchedule remembers what it found, which holds only while the windows stay as they are.
-    this.#sources = sources.map((s) => ({ by: s.by, windows: [...s.windows] }));
+    this.#sources = sources.map((s) => ({ ...s, windows: [...s.windows] }));
     this.#windows = this.#sources.flatMap((s) => s.windows);
     this.empty = this.#windows.length === 0;
     this.absoluteSpan = absoluteSpanOf(this.#windows);
@@ -532,12 +542,12 @@ export class Exclusions {
    * The first window (in source order) whose wall-clock span holds the slot, read in timeZone; undefined: not
    * excluded. Throws a RangeError for a zone ICU does not know (a schedule's zone is validated long before).
    */
-  excludedBy(slot: Date, timeZone: string): { by: string; window: string } | undefined {
+  excludedBy(slot: Date, timeZone: string): ExclusionHit | undefined {
     const ms = slot.getTime();
     const wall = ms + this.zone(timeZone).offsetAt(ms);
     for (const source of this.#sources) {
       const w = source.windows.find((x) => x.containsWall(wall));
-      if (w) return { by: source.by, window: w.text };
+      if (w) return { by: source.by, ...(source.calendar ? { calendar: source.calendar } : {}), window: w.text };
     }
     return undefined;
   }

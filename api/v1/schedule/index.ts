@@ -25,6 +25,7 @@ export {
 export {
   type CompiledWindow,
   ExcludingSchedule,
+  type ExclusionHit,
   type ExclusionSource,
   Exclusions,
   MAX_EXCLUSION_WINDOWS,

@@ -17,11 +17,12 @@ import { type Excluded, excludingSchedules, NO_SLOT_LEFT } from "../exclusions.t
 import { iso } from "../history.ts";
 import { nextRuns } from "../next.ts";
 import type { WhyFacts } from "../whyfacts.ts";
+import { entryLine } from "./entry.ts";
 import { excludedEntryFor, excludedVerdict } from "./excluded.ts";
 import { groupHeldVerdict } from "./group.ts";
 import { operatorFindings } from "./operator.ts";
 import { ranVerdict } from "./ran.ts";
-import { entryLine, recordVerdict } from "./record.ts";
+import { recordVerdict } from "./record.ts";
 import { retryVerdict } from "./retry.ts";
 import { nextBlocker, risks } from "./risks.ts";
 import { anchorOf, notASlot, schedulesOf, type SlotSource, slotSource, slotText, zoneOf } from "./slot.ts";

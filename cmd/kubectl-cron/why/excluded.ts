@@ -1,29 +1,36 @@
 // Exclusions (spec.exclusions): an exclusion window held the slot (excluded), from the record's Skipped entry, one
 // standing for a run of slots the same window held, or from the windows as read now; or spec.exclusions cannot be
 // read, a calendar missing or bad, so the operator holds every slot (calendar-not-found).
-import { CALENDAR_KIND, type RecentRun, RecordReason } from "../../../api/v1/index.ts";
+import {
+  CALENDAR_KIND,
+  CalendarProblem,
+  calendarNamesOf,
+  exclusionBy,
+  type RecentRun,
+  RecordReason,
+} from "../../../api/v1/index.ts";
 import type { CalendarHold } from "../../../api/v1/index.ts";
 import type { Excluded } from "../exclusions.ts";
 import { iso } from "../history.ts";
-import { entryLine } from "./record.ts";
+import { entryLine } from "./entry.ts";
 import { fact, type Found, found, type SlotContext, type Verdict } from "./verdict.ts";
 
 /** What the facts of a hold are read from: the CronJob, its calendars as read, and its exclusions. */
 type HoldContext = Pick<SlotContext, "f" | "cronJob" | "namespace" | "exclusions">;
 
-/** How the operator words an excluded slot's entry: "excluded by SOURCE: WINDOW", and the run of slots it stands for. */
-const EXCLUDED_WORDS = /^excluded by (.+?): (.*?)(?: \((\d+) slots from (\S+)\))?$/;
-/** How it words a calendar that does not exist, and one whose windows do not parse (controllers/calendars.ts). */
-const MISSING_WORDS = /names (\S+), which is not an \S+ of namespace/;
-const INVALID_WORDS = new RegExp(`${CALENDAR_KIND} (\\S+): (.*): slots are held until it is fixed$`);
-
-/** An ExcludedByCalendar entry, read: what held the slot, and from when its run of slots goes. */
+/** An ExcludedByCalendar entry, read from its fields: what held the slot, and from when its run of slots goes. */
 function excludedEntry(e: RecentRun): (Excluded & { from: number; to: number }) | undefined {
-  const m = EXCLUDED_WORDS.exec(e.message ?? "");
-  if (!m || !e.scheduledTime) return undefined;
+  const x = e.exclusion;
+  if (x?.window === undefined || !e.scheduledTime) return undefined;
   const to = Date.parse(e.scheduledTime);
-  const from = m[4] ? Date.parse(m[4]) : to;
-  return { by: m[1]!, window: m[2]!, from: Number.isNaN(from) ? to : from, to };
+  const from = x.firstSlot ? Date.parse(x.firstSlot) : to;
+  return {
+    by: exclusionBy(x.calendar),
+    ...(x.calendar ? { calendar: x.calendar } : {}),
+    window: x.window,
+    from: Number.isNaN(from) ? to : from,
+    to,
+  };
 }
 
 /** The record's entry for an excluded slot: its own, or the one standing for the run of slots it belongs to. */
@@ -36,9 +43,9 @@ export function excludedEntryFor(c: SlotContext): RecentRun | undefined {
   });
 }
 
-/** Where a window the record names lives: the calendar's name, or the CronJob's own windows. */
-function sourceOf(by: string): { calendar?: string; where: string } {
-  const calendar = by.startsWith("calendar ") ? by.slice("calendar ".length) : undefined;
+/** Where a window lives: its calendar, or the CronJob's own windows. */
+function sourceOf(hit: Pick<Excluded, "calendar">): { calendar?: string; where: string } {
+  const calendar = hit.calendar;
   return calendar ? { calendar, where: `${CALENDAR_KIND} ${calendar}` } : { where: "spec.exclusions.windows" };
 }
 
@@ -49,17 +56,18 @@ function sourceOf(by: string): { calendar?: string; where: string } {
 export function excludedVerdict(c: SlotContext, e: RecentRun | undefined, toCome = false): Verdict | undefined {
   const recorded = e ? excludedEntry(e) : undefined;
   const live = c.excludedBy(c.slot);
-  // An entry whose message does not say (written by hand, cut): its reason still says a window held the slot.
+  // An entry without the fields (an earlier version's, or written by hand): its reason still says a window held the
+  // slot; its message, for people, is quoted as it is.
   const hit = recorded ?? live ?? (e ? { by: "a window", window: e.message ?? "(the record names none)" } : undefined);
   if (!hit) return undefined;
-  const { calendar, where } = sourceOf(hit.by);
+  const { calendar, where } = sourceOf(hit);
   const evidence = e ? [entryLine(e)] : [];
   if (recorded && recorded.from < recorded.to)
     evidence.push(
       `the entry stands for the slots from ${iso(new Date(recorded.from))} to ${iso(new Date(recorded.to))} the same window held`,
     );
   if (live) {
-    const at = sourceOf(live.by);
+    const at = sourceOf(live);
     evidence.push(`${at.where}: the window ${JSON.stringify(live.window)} holds ${c.slotText}, read in ${c.zone}`);
   } else if (recorded && !c.exclusions.hold && !c.exclusions.unreadable.length) {
     evidence.push(`${where} no longer holds it: the window was changed or removed since`);
@@ -83,17 +91,22 @@ export function excludedVerdict(c: SlotContext, e: RecentRun | undefined, toCome
 }
 
 /**
- * The calendar at fault, by the hold read now, else by the operator's words (a Held entry's message, the Degraded
- * condition's).
+ * The calendar at fault, by the hold read now, else by the record's CalendarNotFound entry (its `exclusion`; its
+ * message is quoted in the evidence, never read).
  */
-function holdOf(c: HoldContext, message: string): CalendarHold & { calendar: string } {
+function holdOf(c: HoldContext, e: RecentRun | undefined): CalendarHold & { calendar: string } {
   const live = c.exclusions.hold;
   if (live?.calendar) return { ...live, calendar: live.calendar };
-  const missing = MISSING_WORDS.exec(message);
-  if (missing) return { calendar: missing[1]!, missing: true, problem: message };
-  const invalid = INVALID_WORDS.exec(message);
-  if (invalid) return { calendar: invalid[1]!, missing: false, problem: message, detail: invalid[2]! };
-  return { calendar: "?", missing: live?.missing ?? true, problem: live?.problem ?? message };
+  const x = e?.exclusion;
+  if (x?.problem) return { calendar: x.calendar ?? "?", missing: x.problem === CalendarProblem.NotFound, problem: "" };
+  // An earlier version's entry (its facts in its words only): the calendar when the CronJob names one, and "cannot be
+  // read", true whether it was missing or invalid.
+  const named = calendarNamesOf(c.cronJob.spec);
+  return {
+    calendar: named.length === 1 ? named[0]! : "?",
+    missing: live?.missing ?? false,
+    problem: live?.problem ?? "",
+  };
 }
 
 /** What is known of the calendars now, and the condition that says the operator holds the slots. */
@@ -124,7 +137,7 @@ function holdParams(c: HoldContext, hold: CalendarHold & { calendar: string }, p
 
 /** A Held entry with reason CalendarNotFound: the slot waits until the calendar can be read. */
 export function calendarHeldVerdict(c: SlotContext, e: RecentRun, evidence: string[]): Verdict {
-  const hold = holdOf(c, e.message ?? "");
+  const hold = holdOf(c, e);
   return found("calendar-not-found", { when: c.slotText, ...holdParams(c, hold, false) }, [
     ...evidence,
     ...holdEvidence(c, hold.calendar),
@@ -140,7 +153,8 @@ export function calendarMissedVerdict(c: SlotContext, evidence: string[]): Verdi
     (x) => x.type === "Degraded" && x.status === "True" && x.reason === RecordReason.CalendarNotFound,
   );
   if (!c.exclusions.hold && !degraded) return undefined;
-  const hold = holdOf(c, degraded?.message ?? "");
+  const held = (c.cronJob.status?.recentRuns ?? []).find((x) => x.reason === RecordReason.CalendarNotFound);
+  const hold = holdOf(c, held);
   return found("calendar-not-found", { when: c.slotText, ...holdParams(c, hold, true) }, [
     ...evidence,
     ...holdEvidence(c, hold.calendar),

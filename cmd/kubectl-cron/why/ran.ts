@@ -3,19 +3,21 @@
 import {
   classifyJob,
   ENDED_MESSAGE_ANNOTATION,
+  ENDED_PODS_ANNOTATION,
   ENDED_REASON_ANNOTATION,
   EndedReason,
   finishedAt,
   type Job,
   KUEUE_QUEUE_NAME_KEY,
   OutcomeResult,
+  PodsShowed,
   queuedBy,
   type RecentRun,
 } from "../../../api/v1/index.ts";
 import { NO_CAUSE } from "../causes.ts";
 import { humanDuration } from "../history.ts";
+import { entryLine } from "./entry.ts";
 import { failureEvidence, keptAlive, podTrouble } from "./jobs.ts";
-import { entryLine } from "./record.ts";
 import { found, secondsBetween, type SlotContext, stamp, type Verdict } from "./verdict.ts";
 
 /** A run younger than this may not show its trouble yet (a Pod's image pull fails seconds after it starts). */
@@ -52,7 +54,7 @@ export function ranVerdict(
       return { status: "healthy", verdict: NO_CAUSE.completed({ ...ran, ...took }), evidence, fix: [] };
     }
     if (o?.result === OutcomeResult.Failed && o.reason === EndedReason.StartTimeout) {
-      return startTimeout(c, name, o.message, [
+      return startTimeout(c, name, o, [
         ...evidence,
         `Job ${name} is gone (history cleanup): the record's outcome says why it ended`,
       ]);
@@ -100,13 +102,18 @@ export function ranVerdict(
   if (annotations[ENDED_REASON_ANNOTATION] === EndedReason.StartTimeout) {
     const failed = job.status?.conditions?.find((x) => x.type === "Failed" && x.status === "True");
     const deadline = (job.spec as { activeDeadlineSeconds?: number } | undefined)?.activeDeadlineSeconds;
-    return startTimeout(c, name, annotations[ENDED_MESSAGE_ANNOTATION], [
-      ...evidence,
-      `Job ${name}: ${ENDED_REASON_ANNOTATION}: ${EndedReason.StartTimeout}; ${ENDED_MESSAGE_ANNOTATION}: ${annotations[ENDED_MESSAGE_ANNOTATION] ?? "(none)"}`,
-      failed
-        ? `Job ${name}: Failed, ${failed.reason ?? "?"} (the operator lowered its activeDeadlineSeconds to ${deadline ?? "?"} to end it)`
-        : `Job ${name}: ending: the Job controller fails it at its lowered activeDeadlineSeconds (${deadline ?? "?"})`,
-    ]);
+    return startTimeout(
+      c,
+      name,
+      { pods: annotations[ENDED_PODS_ANNOTATION], message: annotations[ENDED_MESSAGE_ANNOTATION] },
+      [
+        ...evidence,
+        `Job ${name}: ${ENDED_REASON_ANNOTATION}: ${EndedReason.StartTimeout}; ${ENDED_PODS_ANNOTATION}: ${annotations[ENDED_PODS_ANNOTATION] ?? "(none)"}; ${ENDED_MESSAGE_ANNOTATION}: ${annotations[ENDED_MESSAGE_ANNOTATION] ?? "(none)"}`,
+        failed
+          ? `Job ${name}: Failed, ${failed.reason ?? "?"} (the operator lowered its activeDeadlineSeconds to ${deadline ?? "?"} to end it)`
+          : `Job ${name}: ending: the Job controller fails it at its lowered activeDeadlineSeconds (${deadline ?? "?"})`,
+      ],
+    );
   }
   if (kind === "failed") {
     const why = failureEvidence(job, pods);
@@ -184,27 +191,29 @@ export function ranVerdict(
   };
 }
 
-/** What the operator's StartTimeout message says: its Pods' words after the limit (the whole message otherwise). */
-const ENDED_WORDS = /within spec\.startTimeoutSeconds \((\d+)s\): ([\s\S]*)$/;
-const PULL_WORDS = /ErrImagePull|ImagePullBackOff|InvalidImageName|ErrImageNeverPull/;
-const UNSCHEDULABLE_WORDS = /Unschedulable|nodes are available|Insufficient |didn't match|untolerated taint/;
-
-/** A run the operator ended because its Pods did not start within spec.startTimeoutSeconds (start-timeout). */
-function startTimeout(c: SlotContext, job: string, message: string | undefined, evidence: string[]): Verdict {
-  const m = ENDED_WORDS.exec(message ?? "");
-  const pods = m ? m[2]! : message;
-  const timeout = `${m?.[1] ?? String(c.cronJob.spec?.startTimeoutSeconds ?? "?")}s`;
+/**
+ * A run the operator ended because its Pods did not start within spec.startTimeoutSeconds (start-timeout): `pods`,
+ * what its Pods showed as a code (the Job's ENDED_PODS_ANNOTATION, the outcome's `pods`; absent on an earlier
+ * version's run, whose fix is then the general one); `message`, the same in words, quoted.
+ */
+function startTimeout(
+  c: SlotContext,
+  job: string,
+  ended: { pods?: string | undefined; message?: string | undefined },
+  evidence: string[],
+): Verdict {
+  const timeout = `${String(c.cronJob.spec?.startTimeoutSeconds ?? "?")}s`;
   return found(
     "start-timeout",
     {
       when: c.slotText,
       timeout,
-      ...(pods ? { message: pods } : {}),
+      ...(ended.message ? { message: ended.message } : {}),
       namespace: c.namespace,
       job,
-      imagePull: PULL_WORDS.test(pods ?? ""),
-      unschedulable: UNSCHEDULABLE_WORDS.test(pods ?? ""),
-      noPod: /no Pod was created/.test(pods ?? ""),
+      imagePull: ended.pods === PodsShowed.ImagePull,
+      unschedulable: ended.pods === PodsShowed.Unschedulable,
+      noPod: ended.pods === PodsShowed.NoPod,
     },
     evidence,
   );

@@ -15,9 +15,9 @@ import {
 } from "../../../api/v1/index.ts";
 import { iso } from "../history.ts";
 import { type RetryEntry, retryEntryOf, waitsFor } from "../retries.ts";
+import { entryLine } from "./entry.ts";
 import { failureEvidence } from "./jobs.ts";
 import { ranVerdict } from "./ran.ts";
-import { entryLine } from "./record.ts";
 import { slotText } from "./slot.ts";
 import { JUST_DUE_MS } from "./undecided.ts";
 import { found, SECOND, type SlotContext, type Verdict } from "./verdict.ts";

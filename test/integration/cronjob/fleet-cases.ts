@@ -14,6 +14,7 @@ import {
   type CronJobInput,
   CronJobResource as CronJobKind,
   ENDED_MESSAGE_ANNOTATION,
+  ENDED_PODS_ANNOTATION,
   ENDED_REASON_ANNOTATION,
   type Job,
   RUN_NOW_ANNOTATION,
@@ -361,9 +362,10 @@ export function fleetCases(driver: ReconcilerDriver): void {
       await f.pass("a", 123_000);
       job = (await f.h.client.get<Job>(Kinds.Job, f.ns, name)) as Job & { spec?: Record<string, unknown> };
       assert.equal(job.metadata?.annotations?.[ENDED_REASON_ANNOTATION], "StartTimeout");
+      assert.equal(job.metadata?.annotations?.[ENDED_PODS_ANNOTATION], "NoPod");
       assert.equal(
         job.metadata?.annotations?.[ENDED_MESSAGE_ANNOTATION],
-        "its Pods did not start within spec.startTimeoutSeconds (120s): no Pod was created (a ResourceQuota, a LimitRange or an admission webhook may refuse them: kubectl describe job)",
+        "no Pod was created (a ResourceQuota, a LimitRange or an admission webhook may refuse them: kubectl describe job)",
       );
       assert.equal(job.spec?.activeDeadlineSeconds, 121, "the Job's own deadline, lowered to what has passed");
       assert.ok(f.events().some((e) => e.startsWith(`Warning StartTimeout Ended job ${name}: its Pods did not start`)));
@@ -376,6 +378,7 @@ export function fleetCases(driver: ReconcilerDriver): void {
         reason: "StartTimeout",
         message: job.metadata?.annotations?.[ENDED_MESSAGE_ANNOTATION],
         finishedAt: iso(f.h1 + 124_000),
+        pods: "NoPod",
       });
       await f.pass("a", HOUR + 1000);
       assert.deepEqual(await f.jobNames(), [name, f.job("a", HOUR)], "the next slot is not held by the ended run");
@@ -404,6 +407,62 @@ export function fleetCases(driver: ReconcilerDriver): void {
         (await f.h.client.get<Job>(Kinds.Job, f.ns, name)).metadata?.annotations?.[ENDED_REASON_ANNOTATION],
         undefined,
       );
+    });
+
+    it("what the Pods of an ended run showed is a code beside the words: ImagePull, Unschedulable", async () => {
+      const f = await fleet();
+      await f.cronJobs({ a: { startTimeoutSeconds: 60 }, b: { startTimeoutSeconds: 60 } });
+      const cases = [
+        {
+          cronJob: "a",
+          status: {
+            phase: "Pending",
+            containerStatuses: [
+              {
+                name: "c",
+                image: "registry.example/none:1",
+                imageID: "",
+                ready: false,
+                restartCount: 0,
+                state: { waiting: { reason: "ImagePullBackOff", message: "Back-off pulling image" } },
+              },
+            ],
+          },
+          pods: "ImagePull",
+          words: "container c: ImagePullBackOff (Back-off pulling image)",
+        },
+        {
+          cronJob: "b",
+          status: {
+            phase: "Pending",
+            conditions: [
+              { type: "PodScheduled", status: "False", reason: "Unschedulable", message: "0/1 nodes are available" },
+            ],
+          },
+          pods: "Unschedulable",
+          words: "Unschedulable: 0/1 nodes are available",
+        },
+      ];
+      for (const c of cases) {
+        await f.pass(c.cronJob, 1000);
+        const name = f.job(c.cronJob, 0);
+        const job = await f.h.client.get<Job>(Kinds.Job, f.ns, name);
+        await f.start(name, 1000);
+        const p = await f.h.client.create(Kinds.Pod, {
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: `${name}-x`, namespace: f.ns, labels: { "controller-uid": job.metadata!.uid! } },
+          spec: { containers: [{ name: "c", image: "busybox" }] },
+        });
+        await f.h.client.updateStatus(Kinds.Pod, { ...p, status: c.status });
+        await f.pass(c.cronJob, 2 * MIN);
+        const ended = (await f.h.client.get<Job>(Kinds.Job, f.ns, name)).metadata?.annotations ?? {};
+        assert.deepEqual(
+          [ended[ENDED_REASON_ANNOTATION], ended[ENDED_PODS_ANNOTATION], ended[ENDED_MESSAGE_ANNOTATION]],
+          ["StartTimeout", c.pods, c.words],
+          c.cronJob,
+        );
+      }
     });
 
     it("parallelism 2, one Pod started and one never did: the run is not ended (the limit ends only a run no Pod of which started)", async () => {

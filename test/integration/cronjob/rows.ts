@@ -211,7 +211,21 @@ export interface RunEntry {
   job?: JobRef;
   blockedBy?: JobRef;
   replaced?: JobRef[];
-  outcome?: { result: "Complete" | "Failed"; reason?: string; message?: string; finishedAt?: Offset };
+  /** Trigger Retry: which attempt, of how many, after which Job failed (and how). */
+  attempt?: { number: number; of: number; after: JobRef; failure?: string };
+  /** Held RetryDelay: when the attempt starts. */
+  startsAt?: Offset;
+  /** Skipped RetrySuperseded: the newer slot. */
+  supersededBy?: Offset;
+  /** ExcludedByCalendar, CalendarNotFound: the exclusion that held the slot. */
+  exclusion?: { calendar?: string; window?: string; firstSlot?: Offset; slots?: number; problem?: string };
+  outcome?: {
+    result: "Complete" | "Failed";
+    reason?: string;
+    message?: string;
+    finishedAt?: Offset;
+    pods?: string;
+  };
 }
 
 type TimeField = "lastScheduleTime" | "nextScheduleTime" | "lastMissedTime" | "lastSuccessfulTime" | "lastFailedTime";
@@ -868,6 +882,29 @@ class RowTable {
       ...(r.job !== undefined ? { job: c.job(r.job) } : {}),
       ...(r.blockedBy !== undefined ? { blockedBy: c.job(r.blockedBy) } : {}),
       ...(r.replaced !== undefined ? { replaced: r.replaced.map(c.job) } : {}),
+      ...(r.attempt !== undefined
+        ? {
+            attempt: {
+              number: r.attempt.number,
+              of: r.attempt.of,
+              after: c.job(r.attempt.after),
+              ...(r.attempt.failure !== undefined ? { failure: r.attempt.failure } : {}),
+            },
+          }
+        : {}),
+      ...(r.startsAt !== undefined ? { startsAt: c.time(r.startsAt) } : {}),
+      ...(r.supersededBy !== undefined ? { supersededBy: c.time(r.supersededBy) } : {}),
+      ...(r.exclusion !== undefined
+        ? {
+            exclusion: {
+              ...(r.exclusion.calendar !== undefined ? { calendar: r.exclusion.calendar } : {}),
+              ...(r.exclusion.window !== undefined ? { window: r.exclusion.window } : {}),
+              ...(r.exclusion.firstSlot !== undefined ? { firstSlot: c.time(r.exclusion.firstSlot) } : {}),
+              ...(r.exclusion.slots !== undefined ? { slots: r.exclusion.slots } : {}),
+              ...(r.exclusion.problem !== undefined ? { problem: r.exclusion.problem } : {}),
+            },
+          }
+        : {}),
       ...(outcome
         ? {
             outcome: {
@@ -875,6 +912,7 @@ class RowTable {
               ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}),
               ...(outcome.message !== undefined ? { message: outcome.message } : {}),
               ...(outcome.finishedAt !== undefined ? { finishedAt: c.time(outcome.finishedAt) } : {}),
+              ...(outcome.pods !== undefined ? { pods: outcome.pods } : {}),
             },
           }
         : {}),

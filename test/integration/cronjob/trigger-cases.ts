@@ -20,6 +20,7 @@ const attempt = (k: number, n: number, more: Partial<RunEntry> = {}): RunEntry =
   message: (c) => `attempt ${k} of ${n}: Job ${k === 1 ? c.job(0) : c.job({ retry: 0, k: k - 1 })} failed`,
   decidedAt: "created",
   job: { retry: 0, k },
+  attempt: { number: k, of: n, after: k === 1 ? 0 : { retry: 0, k: k - 1 } },
   ...more,
 });
 
@@ -33,6 +34,8 @@ const waiting = (k: number, n: number, at: Offset, due: Offset, delay: number): 
   message: (c) =>
     `attempt ${k} of ${n} starts at ${c.time(due)}: Job ${k === 1 ? c.job(0) : c.job({ retry: 0, k: k - 1 })} failed (BackoffLimitExceeded); spec.retry.delaySeconds ${delay}`,
   decidedAt: at,
+  attempt: { number: k, of: n, after: k === 1 ? 0 : { retry: 0, k: k - 1 }, failure: "BackoffLimitExceeded" },
+  startsAt: due,
 });
 
 const retryRows: Row[] = [
@@ -124,6 +127,8 @@ const retryRows: Row[] = [
               message: (c) =>
                 `attempt 1 of 1 not run: Job ${c.job(0)} failed (BackoffLimitExceeded), and the run of ${c.time(HOUR)} started first (concurrencyPolicy Forbid)`,
               decidedAt: HOUR + 1000,
+              attempt: { number: 1, of: 1, after: 0, failure: "BackoffLimitExceeded" },
+              supersededBy: HOUR,
             },
             scheduled(0, { outcome: failed(5 * MIN) }),
           ],
@@ -165,6 +170,7 @@ const excluded = (
   slot: Offset,
   message: string | ((c: { time(at: Offset): string }) => string),
   at: Offset,
+  exclusion: NonNullable<RunEntry["exclusion"]>,
 ): RunEntry => ({
   trigger: "Schedule",
   scheduledTime: slot,
@@ -172,6 +178,7 @@ const excluded = (
   reason: "ExcludedByCalendar",
   message,
   decidedAt: at,
+  exclusion,
 });
 
 const exclusionRows: Row[] = [
@@ -190,7 +197,11 @@ const exclusionRows: Row[] = [
           jobNames: [2 * HOUR],
           recentRuns: [
             scheduled(2 * HOUR),
-            excluded(HOUR, (c) => `excluded by spec.exclusions: freeze (2 slots from ${c.time(0)})`, HOUR + 1000),
+            excluded(HOUR, (c) => `excluded by spec.exclusions: freeze (2 slots from ${c.time(0)})`, HOUR + 1000, {
+              window: "freeze",
+              firstSlot: 0,
+              slots: 2,
+            }),
           ],
           events: { startingWith: "Warning", count: 0 },
         },
@@ -216,6 +227,7 @@ const exclusionRows: Row[] = [
               reason: "CalendarNotFound",
               message: `held: spec.exclusions.calendars names freeze-cal, which is not an ExclusionCalendar of namespace ${NAMESPACE}: slots are held until it exists`,
               decidedAt: 1000,
+              exclusion: { calendar: "freeze-cal", problem: "NotFound" },
             },
           ],
           events: { startingWith: "Warning CalendarNotFound", count: 1 },
