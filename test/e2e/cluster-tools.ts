@@ -67,7 +67,11 @@ export interface RecentRun {
   decidedAt?: string;
   job?: string;
   blockedBy?: string;
-  outcome?: { result: string; reason?: string; message?: string; finishedAt?: string };
+  attempt?: { number: number; of: number; after: string; failure?: string };
+  startsAt?: string;
+  supersededBy?: string;
+  exclusion?: { calendar?: string; window?: string; firstSlot?: string; slots?: number; problem?: string };
+  outcome?: { result: string; reason?: string; message?: string; finishedAt?: string; pods?: string };
 }
 
 /** A CronJob's record (status.recentRuns), newest first. */

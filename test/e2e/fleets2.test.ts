@@ -222,6 +222,7 @@ e2eDescribe("end to end: an exclusion window over two slots, on a real node", { 
       assert.equal(skipped[0]!.trigger, "Schedule");
       assert.equal(skipped[0]!.scheduledTime, utc(excluded[1]!));
       assert.equal(skipped[0]!.message, `excluded by spec.exclusions: ${WINDOW} (2 slots from ${utc(e1)})`);
+      assert.deepEqual(skipped[0]!.exclusion, { window: WINDOW, firstSlot: utc(e1), slots: 2 });
       assert.ok(!skipped[0]!.job, "no Job on the excluded entry");
       assert.deepEqual(
         record.filter((e) => e.decision === "Missed"),
@@ -345,6 +346,8 @@ e2eDescribe(
         held.message,
         `attempt 1 of ${LIMIT} starts at ${utc(startsAt)}: Job ${first} failed (BackoffLimitExceeded); spec.retry.delaySeconds ${DELAY_S}`,
       );
+      assert.equal(held.startsAt, utc(startsAt));
+      assert.deepEqual(held.attempt, { number: 1, of: LIMIT, after: first, failure: "BackoffLimitExceeded" });
       const d = JSON.parse(why.stdout) as WhyJSON;
       assert.equal(why.code, d.exitCode, "the exit code is the diagnosis'");
       assert.equal(d.cause, "retry-pending", why.stdout);
