@@ -83,3 +83,16 @@ function byStartTime(a: Readonly<Job>, b: Readonly<Job>): number {
   if (ta !== tb) return ta < tb ? -1 : 1;
   return (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? "");
 }
+
+/**
+ * The finished Jobs the triggers will still need (each row's `keeps`: a failed run a retry may be owed for), whether
+ * they run this pass or not: history cleanup passes them.
+ */
+export function keptJobs(
+  triggers: readonly Trigger[],
+  cronJob: Readonly<CronJobWire>,
+  jobs: readonly Readonly<Job>[],
+  status: Readonly<CronJobWireStatus>,
+): string[] {
+  return triggers.flatMap((t) => t.keeps?.(cronJob, jobs, status) ?? []);
+}

@@ -11,25 +11,13 @@ import {
   classifyJob,
   ConcurrencyGroupResource,
   CronJobResource as CronJobKind,
-  CronJobSchema,
-  type CronJobWire,
-  CronJobWireSchema,
-  type CronJobWireStatus,
-  type CronJobSchedules,
   EventReason,
   ExclusionCalendarResource,
   type Job,
   MORE_SCHEDULES_ANNOTATION,
   readJob,
-  RecordDecision,
-  RecordReason,
-  RecordTrigger,
-  resumeRequestOf,
   runFactsOf,
-  type SKIPPED_REASONS,
   withRunFacts,
-  type ExclusionHit,
-  CalendarProblem,
 } from "../api/v1/index.ts";
 import { type Clock, realClock } from "../runtime/clock.ts";
 import {
@@ -41,26 +29,40 @@ import {
 } from "../runtime/controller.ts";
 import type { Recorder } from "../runtime/events/types.ts";
 import type { CacheIndexer, CacheReader, ObjectClient } from "../runtime/interfaces.ts";
-import { type KubeObject, Kinds } from "../runtime/kinds.ts";
+import { Kinds } from "../runtime/kinds.ts";
 import type { Manager } from "../runtime/manager.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import { deepFreeze } from "../runtime/objects.ts";
-import { historyBehind, historyToDelete, statusBehind } from "./books.ts";
-import { type ConditionInput, scheduledConditions, type WriteProblems } from "./conditions.ts";
-import { missedByPolicy, missedDeadline, scheduleDecision } from "./due.ts";
+import { historyBehind, historyToDelete, keptJobs, statusBehind } from "./books.ts";
+import { scheduledConditions } from "./conditions.ts";
+import { dueWindow, missedSlots } from "./due.ts";
 import { emitEvent, type EventDecision } from "./events.ts";
-import { failureStop } from "./failures.ts";
+import { failureStep } from "./failures.ts";
 import { guards, type ParsedSchedules, parsedSchedules, statusAfterGuards } from "./guards.ts";
 import { JOB_OWNER_INDEX, setupJobCache } from "./job.ts";
 import { ChildJobs } from "./jobs.ts";
-import { type CronJobKey, ReconcilerMemory, type Remembered } from "./memory.ts";
+import { ReconcilerMemory, type Remembered } from "./memory.ts";
 import { type CronJobRunMetrics, jobCreationSkew, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
 import { jobRef, mayReplace, observeChildren } from "./observe.ts";
 import { admit } from "./runs.ts";
-import { GroupBooks, setupGroupCache } from "./groups.ts";
-import { CalendarBooks, type CronJobExclusions, setupCalendarCache } from "./calendars.ts";
+import { GroupBooks, groupPlaceFreed, setupGroupCache } from "./groups.ts";
+import { CalendarBooks, setupCalendarCache } from "./calendars.ts";
+import { exclusionStep } from "./exclusions.ts";
+import {
+  keyOf,
+  type LoadedCronJob,
+  loadedFrom,
+  newPass,
+  type Outcome,
+  type Pass,
+  type RunResult,
+  type StoredCronJob,
+  take,
+} from "./pass.ts";
+import { REQUEUE_SLACK_MS, requeueAfter } from "./requeue.ts";
+import { announcesOnly, freshRuns, holdForRun } from "./statuswait.ts";
 import { endUnstarted } from "./starts.ts";
-import { type GroupHold, recordDecision, recordExclusions, runDecision } from "./record.ts";
+import { recordDecision, runDecision } from "./record.ts";
 import { writeStatus } from "./statuswriter.ts";
 import { type SourceInput, type StateEvent, type Trigger, TRIGGERS, type TriggerRun } from "./triggers.ts";
 
@@ -72,91 +74,6 @@ export function setupCache(cache: CacheIndexer): void {
   setupJobCache(cache);
   setupGroupCache(cache);
   setupCalendarCache(cache);
-}
-
-/**
- * Requeue slightly after the slot so the reconcile sees it as due. Every Job starts this much late, so it is
- * small: a timer that fires early only costs one more pass (the slot is not due yet; requeued for it again).
- */
-const REQUEUE_SLACK_MS = 10;
-
-/**
- * A stored CronJob as the reconciler reads it: the wire type, which a CronJob (the schema's output) also is.
- * Every step is written for it: defaulted fields may be unset on an object the schema refuses.
- */
-type StoredCronJob = Readonly<CronJobWire> & { readonly spec: Readonly<CronJobWire["spec"]> };
-
-/** Step 1's answer for a CronJob in the cache. */
-type LoadedCronJob =
-  /** The schema accepts it: its defaults applied. */
-  | { valid: true; cronJob: StoredCronJob }
-  /**
-   * The schema refuses it (admission bypassed, or stored before a check existed): the stored values as
-   * they are, without defaults, and the schema's issues (field: message, no values).
-   */
-  | { valid: false; cronJob: StoredCronJob; issues: string[] };
-
-/**
- * One pass's working state, threaded through the steps that run Jobs and handed to the commit: the status
- * being built, the Jobs known to exist and to run (the cache's, the live reads, the ones this pass created or
- * adopted), and the effects for the commit to apply. Only run() and step 9 change it.
- */
-interface Pass {
-  readonly cronJob: StoredCronJob;
-  status: CronJobWireStatus;
-  /** Every Job of this CronJob known this pass, by name. */
-  readonly jobs: Map<string, Readonly<Job>>;
-  /** The ones that run (status.active is written from it). */
-  readonly active: Map<string, Readonly<Job>>;
-  readonly events: Array<EventDecision | StateEvent>;
-  readonly counts: RunOutcome[];
-  /** How late each Job this pass created for a due slot started, in seconds (the creation-skew histogram). */
-  readonly skews: number[];
-  /** What memory keeps of this pass (step 4's reports, Replace's deletes). */
-  readonly remember: { sawCompleted: Set<string>; replaced: Set<string> };
-  /** Reported in Degraded. */
-  problems: WriteProblems;
-  /** Thrown after the status write, so the work queue retries this CronJob with backoff. */
-  retry?: string;
-  /** This pass created (or adopted) a Job. */
-  created: boolean;
-  /** The Jobs this pass created (not adopted): their runs may wait statusDelayMs to be written. */
-  readonly fresh: string[];
-  /** A run its concurrency group holds: waiting since, and until when it may still start (ms). */
-  groupWait?: { since: number; until?: number | undefined };
-  /** Finished Jobs a trigger still needs (a failed run whose retry is owed): history cleanup passes them. */
-  readonly kept: Set<string>;
-  /** The earliest time a trigger's request that is not due yet is (a retry's delay). */
-  wakeAt?: Date;
-}
-
-/** What run() did with a request, and the Job that now runs it (created or adopted). */
-type RunResult =
-  | { result: "created" | "adopted"; job: Readonly<Job>; replaced?: string[] }
-  | {
-      result: "held" | "failed" | "conflict";
-      job?: undefined;
-      /** Held behind this running Job (the concurrency policy, named). */
-      blockedBy?: string;
-      policy?: string | undefined;
-      /** The API server refused the create. */
-      refused?: { reason: string; message: string };
-      /** Held by the concurrency group. */
-      group?: GroupHold;
-    };
-
-/** What reconcile() decided, for the commit (step 10). */
-interface Outcome {
-  pass: Pass;
-  /** The status as observed before any trigger ran (what the books rules compare the stored status with). */
-  observed: CronJobWireStatus;
-  /** The Jobs the cache listed that ended, by class (history cleanup's input). */
-  history: { successful: Readonly<Job>[]; failed: Readonly<Job>[] };
-  conditions: ConditionInput[];
-  /** Runs whose end the stored status has not booked (step 4). */
-  unbookedEnds: number;
-  /** Reconcile again after this many milliseconds; none while not scheduling. */
-  requeueAfterMs?: number;
 }
 
 interface CronJobReconcilerDeps {
@@ -264,120 +181,49 @@ export class CronJobReconciler implements Reconciler {
 
     // 4. What the children say: status, the runs whose end status has not booked, their Events and counts; and a run
     // whose Pods never started, ended.
-    const remembered = this.memory.recall(keyOf(cronJob));
-    const seen = observeChildren({
-      triggers: this.triggers,
-      cronJob,
-      cached,
-      live,
-      reported: remembered.sawCompleted ?? new Set(),
-      replaced: remembered.replaced ?? new Set(),
-    });
+    const { seen, starts } = await this.observe(cronJob, cached, live, clockNow, ctx);
 
-    // A run whose Pods did not start within spec.startTimeoutSeconds is ended (starts.ts): it no longer holds Forbid
-    // or its group's place once the Job controller fails it.
-    const limit = cronJob.spec.startTimeoutSeconds;
-    const starts = limit
-      ? await endUnstarted(
-          this.client,
-          seen.jobs.filter((j) => classifyJob(j) === "active"),
-          limit,
-          (remembered.started ??= new Set()),
-          clockNow.getTime(),
-          ctx,
-        )
-      : { events: [] };
-    seen.events.push(...starts.events);
-
-    // 5. Stop after repeated failures (spec.stopAfterConsecutiveFailures), or resume.
-    const stop = failureStop({
-      stopAfter: cronJob.spec.stopAfterConsecutiveFailures,
-      generation: cronJob.metadata.generation,
-      status: seen.status,
-      newlyEnded: seen.newlyEnded,
-      resumeRequest: resumeRequestOf(cronJob),
-      now,
-      jobs: seen.jobs,
-      spec: cronJob.spec,
-    });
+    // 5. Stop after repeated failures (spec.stopAfterConsecutiveFailures), or resume; a stop is a record entry.
+    const stop = failureStep(cronJob, seen, now);
+    if (stop.stoppedAfter)
+      ctx.log.info("stopped scheduling after failed runs in a row", { failures: stop.stoppedAfter });
 
     // 6. Guards: deleting, bad time zone, bad schedule, suspended, stopped.
     const parsed = this.parseCached(cronJob);
-    if (stop.event?.reason === EventReason.StoppedAfterFailures && stop.status.stopped) {
-      const { time, failures } = stop.status.stopped;
-      const stopped = {
-        trigger: RecordTrigger.Schedule,
-        decision: RecordDecision.Stopped,
-        reason: RecordReason.StoppedAfterFailures,
-      } as const;
-      stop.status = recordDecision(stop.status, { ...stopped, message: stop.event.message }, new Date(time));
-      ctx.log.info("stopped scheduling after failed runs in a row", { failures });
-    }
     const guard = guards({ ...cronJob, status: stop.status }, parsed, stop.status.active?.length ?? 0);
     const pass = newPass(cronJob, statusAfterGuards(stop.status, guard), seen, [
       ...seen.events,
       ...(stop.event ? [stop.event] : []),
       ...(guard.stop && guard.event ? [guardEvent(guard.event)] : []),
     ]);
-    const history = {
-      successful: cached.filter((j) => classifyJob(j) === "successful"),
-      failed: cached.filter((j) => classifyJob(j) === "failed"),
-    };
-    const outcome: Outcome = {
-      pass,
-      observed: stop.status,
-      history,
-      conditions: [],
-      unbookedEnds: seen.newlyEnded.length,
-    };
+    const history = { successful: cached.filter(ended("successful")), failed: cached.filter(ended("failed")) };
     const written = parsed.ok ? parsed.schedules : undefined;
-    // 6b. Exclusions (spec.exclusions): the times the schedules skip. While they cannot be read (a calendar missing or
-    // bad), the schedule's slots are held, never run over a freeze nobody can read.
+
+    // 7. Which slots are due, and when the next one is: the union of the CronJob's schedules, skipping the times
+    // spec.exclusions names. While the exclusions cannot be read (a calendar missing or bad), the due slots are held,
+    // never run over a freeze nobody can read.
     const exclusions = written && !guard.stop ? this.calendars.exclusionsOf(cronJob) : ({ kind: "none" } as const);
     const schedules = written && exclusions.kind === "ok" ? this.calendars.excluding(written, exclusions) : written;
-
     // What `@every` counts from (the schedules decide: api/v1/schedules.ts everyAnchor).
     const anchor = schedules?.everyAnchor({
       lastScheduleTime: pass.status.lastScheduleTime,
       creationTimestamp: cronJob.metadata.creationTimestamp,
     });
-    let due: readonly Date[] = [];
-    let next: Date | undefined;
-    /** The next slot of the schedules as written (an excluded one when it comes before `next`). */
-    let excludedNext: Date | undefined;
-    if (!guard.stop) {
-      // 7. Which slots are due, and when the next one is: the union of the CronJob's schedules.
-      const window = scheduleDecision({
-        schedule: schedules?.schedule ?? guard.schedule,
-        lastScheduleTime: pass.status.lastScheduleTime,
-        lastExcludedTime: pass.status.lastExcludedTime,
-        creationTimestamp: cronJob.metadata.creationTimestamp,
-        startingDeadlineSeconds: cronJob.spec.startingDeadlineSeconds,
-        missedRunPolicy: cronJob.spec.missedRunPolicy,
-        concurrencyPolicy: cronJob.spec.concurrencyPolicy,
-        announced: cronJob.status?.nextScheduleTime,
-        neverReconciled: cronJob.status?.observedGeneration === undefined && !cronJob.status?.conditions?.length,
-        everyAnchor: anchor,
-        now,
-        clockNow,
-      });
-      if (window.tooManyMissed) {
-        const key = rfc3339(window.due.at(-1) ?? window.next);
-        pass.events.push({ ...window.tooManyMissed, once: { topic: EventReason.TooManyMissedTimes, key } });
-      }
-
-      // 8. A slot past its starting deadline unstarted, or one the missed-run policy does not run: reported once.
-      this.reportMissed(pass, window, now);
-      due = window.due;
-      next = window.next;
-      if (exclusions.kind === "ok" && schedules) {
-        recordExcluded(pass, schedules, anchor, now);
-        // Woken at an excluded slot too, not only at the next slot that runs: the slot is decided (recorded, its books
-        // moved) when it comes, by the calendar as it is then, so a later change of the calendar cannot run it.
-        excludedNext = schedules.written.next(now, anchor);
-      }
-      if (exclusions.kind === "unknown") due = holdForCalendar(pass, due, exclusions, now);
+    const window = guard.stop
+      ? undefined
+      : dueWindow(cronJob, pass.status, schedules?.schedule ?? guard.schedule, anchor, clockNow);
+    if (window?.tooManyMissed) {
+      const key = rfc3339(window.due.at(-1) ?? window.next);
+      pass.events.push({ ...window.tooManyMissed, once: { topic: EventReason.TooManyMissedTimes, key } });
     }
+
+    // 8. A slot past its starting deadline unstarted, or one the missed-run policy does not run: reported once.
+    take(pass, window && missedSlots(pass.status, window, now));
+    // The exclusions' part of step 7: the excluded slots into the record, or the due slots held.
+    const excluded =
+      window && exclusionStep({ cronJob, status: pass.status, exclusions, schedules, anchor, now, due: window.due });
+    take(pass, excluded);
+    const due = excluded?.due ?? [];
 
     // 9. The triggers, in the table's order: the due slots (oldest first, not already run), a run-now request,
     // a backfill request. While scheduling is suspended or stopped only the explicit requests run (as `kubectl
@@ -388,46 +234,33 @@ export class CronJobReconciler implements Reconciler {
         : []
       : this.triggers;
     const input = { cronJob, schedules, written, due, anchor, now };
-    const groupName = cronJob.spec.concurrencyGroup;
-    if (groupName && !guard.stop && !this.groups.exists(cronJob.metadata.namespace ?? "", groupName)) {
-      pass.problems = {
-        ...pass.problems,
-        groupMissing: `spec.concurrencyGroup names ${groupName}, which is not a ConcurrencyGroup of namespace ${cronJob.metadata.namespace ?? ""}: runs wait until it exists`,
-      };
-    }
-    // What the rows will still need is kept from history cleanup, whether they run this pass or not.
-    for (const trigger of this.triggers)
-      for (const name of trigger.keeps?.(cronJob, [...pass.jobs.values()], pass.status) ?? []) pass.kept.add(name);
+    if (!guard.stop) pass.problems = { ...pass.problems, ...this.groups.problemOf(cronJob) };
+    for (const n of keptJobs(this.triggers, cronJob, [...pass.jobs.values()], pass.status)) pass.kept.add(n);
     let more = false;
     for (const trigger of runs) more = (await this.runTrigger(pass, trigger, input, ctx)) || more;
-    const { namespace = "", name = "" } = cronJob.metadata;
-    this.groups.decided(namespace, cronJob.spec.concurrencyGroup, name, pass.groupWait);
 
-    if (next) {
-      pass.status.nextScheduleTime = rfc3339(next);
-      // Slots left over by RunAll's per-pass cap follow at once (the others' Jobs came first). Woken from the
-      // untruncated time: waking up to a second late would add that to every Job's start.
-      const wake = more ? clockNow : excludedNext && excludedNext < next ? excludedNext : next;
-      outcome.requeueAfterMs = Math.max(wake.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS;
-    }
-    if (pass.wakeAt) {
-      const wake = Math.max(pass.wakeAt.getTime() - clockNow.getTime(), 0) + REQUEUE_SLACK_MS;
-      outcome.requeueAfterMs = Math.min(outcome.requeueAfterMs ?? Infinity, wake);
-    }
-    if (starts.nextCheckAt !== undefined) {
-      const check = Math.max(starts.nextCheckAt - clockNow.getTime(), 0) + REQUEUE_SLACK_MS;
-      outcome.requeueAfterMs = Math.min(outcome.requeueAfterMs ?? Infinity, check);
-    }
+    const next = window?.next;
+    if (next) pass.status.nextScheduleTime = rfc3339(next);
+    const { wakeAt } = pass;
+    const requeueAfterMs = requeueAfter({
+      next,
+      more,
+      excludedNext: excluded?.excludedNext,
+      wakeAt,
+      ...starts,
+      clockNow,
+    });
     // The conditions after every trigger ran: a failed create of any of them is Degraded.
-    outcome.conditions = guard.stop
+    const conditions = guard.stop
       ? guard.conditions
       : scheduledConditions(pass.active.size, pass.status.nextScheduleTime, pass.problems, [
           ...history.successful,
           ...history.failed,
         ]);
+    const unbookedEnds = seen.newlyEnded.length;
 
     // 10. Commit: memory, Events, counts, metrics, history cleanup, one status write, the requeue.
-    return this.commit(outcome, now, ctx);
+    return this.commit({ pass, observed: stop.status, history, conditions, unbookedEnds, requeueAfterMs }, now, ctx);
   }
 
   // --- 1, 2, 3 -------------------------------------------------------------------------------------
@@ -466,6 +299,42 @@ export class CronJobReconciler implements Reconciler {
     return live;
   }
 
+  // --- 4 -------------------------------------------------------------------------------------------
+
+  /** Step 4: what the children say, and the start limit's check of the running Jobs (starts.ts). */
+  private async observe(
+    cronJob: StoredCronJob,
+    cached: readonly Readonly<Job>[],
+    live: ReadonlyMap<string, Readonly<Job> | undefined>,
+    clockNow: Date,
+    ctx: ReconcileContext,
+  ) {
+    const remembered = this.memory.recall(keyOf(cronJob));
+    const seen = observeChildren({
+      triggers: this.triggers,
+      cronJob,
+      cached,
+      live,
+      reported: remembered.sawCompleted ?? new Set(),
+      replaced: remembered.replaced ?? new Set(),
+    });
+    // A run whose Pods did not start within spec.startTimeoutSeconds is ended (starts.ts): it no longer holds Forbid
+    // or its group's place once the Job controller fails it.
+    const limit = cronJob.spec.startTimeoutSeconds;
+    const starts = limit
+      ? await endUnstarted(
+          this.client,
+          seen.jobs.filter((j) => classifyJob(j) === "active"),
+          limit,
+          (remembered.started ??= new Set()),
+          clockNow.getTime(),
+          ctx,
+        )
+      : { events: [] };
+    seen.events.push(...starts.events);
+    return { seen, starts: { nextCheckAt: starts.nextCheckAt } };
+  }
+
   /**
    * The parsed schedules, from memory's cache (per CronJob for an H schedule, shared otherwise), keyed by all they
    * are parsed from: spec.schedule, spec.timeZone and the other schedules' annotation.
@@ -475,32 +344,6 @@ export class CronJobReconciler implements Reconciler {
     const key = keyOf(cronJob);
     const more = cronJob.metadata.annotations?.[MORE_SCHEDULES_ANNOTATION];
     return this.memory.parsedSchedule(key, schedule, tz, () => parsedSchedules(cronJob, key), more);
-  }
-
-  // --- 8 -------------------------------------------------------------------------------------------
-
-  /** The schedule's missed slots, each reported once (status.lastMissedTime is the schedule's book of them). */
-  private reportMissed(pass: Pass, window: ReturnType<typeof scheduleDecision>, now: Date): void {
-    const before = pass.status.lastMissedTime;
-    const late = window.tooLate && missedDeadline(before, window.tooLate);
-    const notRun = window.notRun && missedByPolicy(before, window.notRun);
-    for (const [missed, outcome, slot, reason] of [
-      [late, "missed_deadline", window.tooLate?.slot, RecordReason.StartingDeadlineExceeded],
-      [notRun, "missed_policy", window.notRun?.slot, MISSED_POLICY_REASON[window.notRun?.why ?? "skip"]],
-    ] as const) {
-      if (!missed) continue;
-      pass.counts.push(outcome);
-      pass.events.push(missed.event);
-      const decision = outcome === "missed_deadline" ? RecordDecision.Missed : RecordDecision.Skipped;
-      const message = missed.event.message;
-      pass.status = recordDecision(
-        pass.status,
-        { trigger: RecordTrigger.Schedule, scheduledTime: slot, decision, reason, message },
-        now,
-      );
-      const t = pass.status.lastMissedTime;
-      if (!t || Date.parse(missed.lastMissedTime) > Date.parse(t)) pass.status.lastMissedTime = missed.lastMissedTime;
-    }
   }
 
   // --- 9: the triggers ------------------------------------------------------------------------------
@@ -675,6 +518,9 @@ export class CronJobReconciler implements Reconciler {
   private async commit(o: Outcome, now: Date, ctx: ReconcileContext): Promise<Result> {
     const { pass } = o;
     const { cronJob } = pass;
+    const { namespace = "", name = "" } = cronJob.metadata;
+    // The group's places: this pass's run waits for one, or none does.
+    this.groups.decided(namespace, cronJob.spec.concurrencyGroup, name, pass.groupWait);
     const remembered = this.memory.recall(keyOf(cronJob));
     remembered.sawCompleted = pass.remember.sawCompleted.size ? pass.remember.sawCompleted : undefined;
     remembered.replaced = pass.remember.replaced.size ? pass.remember.replaced : undefined;
@@ -777,211 +623,19 @@ export class CronJobReconciler implements Reconciler {
 
 // --- helpers ---------------------------------------------------------------------------------------
 
-/** How far back one pass looks for excluded slots to record (more are one entry anyway). */
-const MAX_EXCLUDED_PER_PASS = 1000;
-
-/**
- * Step 7's exclusions into the record: the slots of the schedules as written that an exclusion window held, since
- * the stored status's last run or the newest excluded slot recorded, each window's run of them one Skipped entry (no Event, no
- * count: an excluded slot is not a missed run).
- */
-function recordExcluded(pass: Pass, schedules: CronJobSchedules, anchor: Date | undefined, now: Date): void {
-  const { status, cronJob } = pass;
-  const recorded = (status.recentRuns ?? [])
-    .filter((e) => e.reason === RecordReason.ExcludedByCalendar && e.scheduledTime)
-    .map((e) => Date.parse(e.scheduledTime!));
-  // From the last run the stored status knows of, not the one the children just showed: a pass whose status write
-  // waited (--status-write-delay, a burst) recorded excluded slots that a later pass, which already sees the next
-  // slot's Job, must record again.
-  const stored = cronJob.status?.lastScheduleTime ?? cronJob.metadata.creationTimestamp ?? rfc3339(now);
-  const decided = Date.parse(cronJob.status?.lastExcludedTime ?? "");
-  const base = Date.parse(stored);
-  let after = new Date(Math.max(base, Number.isNaN(decided) ? base : decided, ...recorded));
-  const raw = schedules.written;
-  const excluded: ({ slot: Date } & ExclusionHit)[] = [];
-  for (let i = 0; i < MAX_EXCLUDED_PER_PASS; i++) {
-    const slot = raw.next(after, anchor);
-    if (!(slot <= now)) break;
-    const hit = schedules.excludedBy(slot, anchor);
-    if (hit) excluded.push({ slot, ...hit });
-    after = slot;
-  }
-  if (!excluded.length) return;
-  pass.status = recordExclusions(pass.status, excluded, now);
-  // The books of the excluded slots: never moves backward (a later pass may start from an older stored status).
-  const newest = excluded.at(-1)!.slot;
-  const prev = Date.parse(pass.status.lastExcludedTime ?? "");
-  if (Number.isNaN(prev) || newest.getTime() > prev) pass.status.lastExcludedTime = rfc3339(newest);
-}
-
-/**
- * The due slots while spec.exclusions cannot be read: none runs; each is a Held entry and one Warning Event per slot,
- * and Degraded says why. The schedule's books do not move, so the slot runs once the calendar can be read (within
- * its starting deadline), or is reported missed.
- */
-function holdForCalendar(
-  pass: Pass,
-  due: readonly Date[],
-  exclusions: Extract<CronJobExclusions, { kind: "unknown" }>,
-  now: Date,
-): Date[] {
-  pass.problems = { ...pass.problems, calendarMissing: exclusions.problem };
-  for (const slot of due) {
-    pass.status = recordDecision(
-      pass.status,
-      {
-        trigger: RecordTrigger.Schedule,
-        scheduledTime: slot,
-        decision: RecordDecision.Held,
-        reason: RecordReason.CalendarNotFound,
-        message: `held: ${exclusions.problem}`,
-        exclusion: {
-          ...(exclusions.calendar ? { calendar: exclusions.calendar } : {}),
-          problem: exclusions.missing ? CalendarProblem.NotFound : CalendarProblem.Invalid,
-        },
-      },
-      now,
-    );
-    pass.events.push({
-      reason: EventReason.CalendarNotFound,
-      message: `Not starting job for ${rfc3339(slot)}: ${exclusions.problem}`,
-      once: { topic: EventReason.CalendarNotFound, key: rfc3339(slot) },
-    });
-  }
-  return [];
-}
-
-function newPass(
-  cronJob: StoredCronJob,
-  status: CronJobWireStatus,
-  seen: { jobs: readonly Readonly<Job>[]; counts: readonly RunOutcome[]; reported: Set<string>; replaced: Set<string> },
-  events: Array<EventDecision | StateEvent>,
-): Pass {
-  const byName = new Map(seen.jobs.map((j) => [j.metadata?.name ?? "", j]));
-  const listed = new Set((status.active ?? []).map((r) => r.name));
-  const active = new Map([...byName].filter(([name, j]) => listed.has(name) && classifyJob(j) === "active"));
-  return {
-    cronJob,
-    status,
-    jobs: byName,
-    active,
-    events,
-    counts: [...seen.counts],
-    skews: [],
-    remember: { sawCompleted: seen.reported, replaced: seen.replaced },
-    problems: {},
-    created: false,
-    fresh: [],
-    kept: new Set(),
-  };
+/** A filter of the Jobs that ended this way. */
+function ended(how: "successful" | "failed") {
+  return (j: Readonly<Job>) => classifyJob(j) === how;
 }
 
 /** A guard's Event describes the CronJob's state: once per reason and message. */
-/** The Jobs this process created and status has not shown yet, by name: when each was created (ms). */
-function freshRuns(
-  before: ReadonlyMap<string, number> | undefined,
-  pass: Readonly<Pass>,
-  now: Date,
-  delayMs: number,
-): Map<string, number> | undefined {
-  const out = new Map<string, number>();
-  for (const [name, at] of before ?? []) if (pass.active.has(name) && now.getTime() - at < delayMs) out.set(name, at);
-  for (const name of pass.fresh) out.set(name, now.getTime());
-  return out.size ? out : undefined;
-}
-
-/**
- * How long the status write may wait for the runs this process just created (ms), or undefined to write now
- * (docs/architecture.md, "Status writes"). It waits only while the runs status does not show yet are all this
- * process's own, younger than the delay and running, and nothing else is news: no run ended that status has not
- * booked, every Job status lists as active still runs, the pass met no problem. A restart, or a Job someone else
- * created, is written at once.
- */
-function holdForRun(
-  o: Pick<Outcome, "pass" | "unbookedEnds">,
-  next: Readonly<CronJobWireStatus>,
-  fresh: ReadonlyMap<string, number> | undefined,
-  now: Date,
-  delayMs: number,
-): number | undefined {
-  if (delayMs <= 0 || !fresh?.size || o.unbookedEnds > 0 || Object.keys(o.pass.problems).length) return undefined;
-  // An excluded slot decided this pass is written at once: until it is stored, a calendar change could still run it.
-  if (next.lastExcludedTime !== o.pass.cronJob.status?.lastExcludedTime) return undefined;
-  const shown = new Set((o.pass.cronJob.status?.active ?? []).map((r) => r.name));
-  const running = new Set((next.active ?? []).map((r) => r.name));
-  for (const name of shown) if (!running.has(name)) return undefined;
-  let wait: number | undefined;
-  for (const name of running) {
-    if (shown.has(name)) continue;
-    const at = fresh.get(name ?? "");
-    const left = at === undefined ? 0 : at + delayMs - now.getTime();
-    if (left <= 0) return undefined;
-    wait = Math.max(wait ?? 0, left);
-  }
-  return wait;
-}
-
-/**
- * Whether writing `next` would only announce what a never-written status lacks (the next run, conditions saying all
- * is well): no record entry, no active Job, no condition reporting a problem.
- */
-function announcesOnly(
-  stored: Readonly<CronJobWireStatus> | undefined,
-  next: Readonly<CronJobWireStatus>,
-  conditions: readonly ConditionInput[],
-): boolean {
-  const neverWritten = stored?.observedGeneration === undefined && !stored?.conditions?.length;
-  if (!neverWritten || next.recentRuns?.length || next.active?.length) return false;
-  return conditions.every(
-    (c) => !(c.type === "Degraded" && c.status === "True") && !(c.type === "Available" && c.status !== "True"),
-  );
-}
-
 function guardEvent(e: EventDecision): StateEvent {
   return { ...e, once: { topic: "guard", key: `${e.reason}\u0000${e.message}` } };
 }
-
-/** Step 1's parse of a cached CronJob. */
-function loadedFrom(req: Request, raw: Readonly<KubeObject>): LoadedCronJob {
-  // The CRD schema already validated and defaulted it; parsing fills defaults for objects written before a
-  // default existed. A parse failure of the template must not stop the controller from reporting (the guards
-  // report schedule problems with their own messages).
-  const parsed = CronJobSchema.safeParse(raw);
-  if (parsed.success) return { valid: true, cronJob: parsed.data };
-  const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "<root>"}: ${i.message}`);
-  // The CRD's structural schema guarantees the JSON types of every stored object.
-  const stored = CronJobWireSchema.safeParse(raw);
-  if (!stored.success) throw new Error(`CronJob ${req.namespace}/${req.name} cannot be read: ${issues.join("; ")}`);
-  return { valid: false, cronJob: stored.data, issues };
-}
-
-/** The record's reason for a missed slot the missed-run policy does not run (due.ts notRun.why). */
-const MISSED_POLICY_REASON = {
-  skip: RecordReason.MissedRunPolicySkip,
-  cap: RecordReason.RunAllLimit,
-  replace: RecordReason.RunAllReplace,
-} as const satisfies Record<string, (typeof SKIPPED_REASONS)[number]>;
 
 /** A run as its Events name it: its slot, or its trigger and request. */
 function runKey(r: TriggerRun): string {
   const s = r.subject();
   if (s.scheduledTime) return `run for ${rfc3339(s.scheduledTime)}`;
   return s.request !== undefined ? `${s.trigger} request "${s.request}"` : `${s.trigger} run`;
-}
-
-/**
- * A group's place frees when one of its Jobs ends or goes: only those events wake its waiting runs (a Job's other
- * updates, its Pods' progress, do not).
- */
-const groupPlaceFreed = {
-  create: () => false,
-  update: (a: Readonly<KubeObject>, b: Readonly<KubeObject>) =>
-    classifyJob(a as Readonly<Job>) !== classifyJob(b as Readonly<Job>),
-  delete: () => true,
-};
-
-/** A CronJob's key in the reconciler's memory. */
-function keyOf(cronJob: StoredCronJob): CronJobKey {
-  const { namespace, name, uid } = cronJob.metadata;
-  return { namespace: namespace ?? "", name: name ?? "", ...(uid ? { uid } : {}) };
 }

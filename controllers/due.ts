@@ -1,10 +1,21 @@
 // Steps 7–8, the schedule's decision: which slots are due, when the next one is, and which missed slots are
 // reported (a deadline passed, or the missed-run policy does not run them). Pure: slot math comes from
 // api/v1/schedule.
-import { EventReason, MAX_CATCH_UP_SLOTS, type MissedRunPolicy } from "../api/v1/index.ts";
+import {
+  type CronJobWireStatus,
+  EventReason,
+  MAX_CATCH_UP_SLOTS,
+  type MissedRunPolicy,
+  RecordDecision,
+  RecordReason,
+  RecordTrigger,
+  type SKIPPED_REASONS,
+} from "../api/v1/index.ts";
 import { countSlots, newestSlots, type Schedule, scheduleWindow, TOO_MANY_MISSED } from "../api/v1/schedule/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { EventDecision } from "./events.ts";
+import type { RunOutcome } from "./metrics.ts";
+import { recordDecision } from "./record.ts";
 
 /** What step 7 decides. */
 interface ScheduleDecision {
@@ -187,4 +198,83 @@ export function missedByPolicy(
     lastMissedTime: slot,
     event: { reason: EventReason.MissSchedule, message: `Missed scheduled time to start a job: ${slot} (${why})` },
   };
+}
+
+/** The record's reason for a missed slot the missed-run policy does not run (notRun.why). */
+const MISSED_POLICY_REASON = {
+  skip: RecordReason.MissedRunPolicySkip,
+  cap: RecordReason.RunAllLimit,
+  replace: RecordReason.RunAllReplace,
+} as const satisfies Record<string, (typeof SKIPPED_REASONS)[number]>;
+
+/**
+ * Step 8: the schedule's missed slots (a deadline passed, or the policy does not run them), each reported once:
+ * status.lastMissedTime is the schedule's book of them; a record entry, an Event and a count each.
+ */
+export function missedSlots(
+  before: Readonly<CronJobWireStatus>,
+  window: Pick<ScheduleDecision, "tooLate" | "notRun">,
+  now: Date,
+): { status: CronJobWireStatus; counts: RunOutcome[]; events: EventDecision[] } {
+  let status: CronJobWireStatus = before;
+  const out = { counts: [] as RunOutcome[], events: [] as EventDecision[] };
+  const reported = before.lastMissedTime;
+  const late = window.tooLate && missedDeadline(reported, window.tooLate);
+  const notRun = window.notRun && missedByPolicy(reported, window.notRun);
+  for (const [missed, outcome, slot, reason] of [
+    [late, "missed_deadline", window.tooLate?.slot, RecordReason.StartingDeadlineExceeded],
+    [notRun, "missed_policy", window.notRun?.slot, MISSED_POLICY_REASON[window.notRun?.why ?? "skip"]],
+  ] as const) {
+    if (!missed) continue;
+    out.counts.push(outcome);
+    out.events.push(missed.event);
+    const decision = outcome === "missed_deadline" ? RecordDecision.Missed : RecordDecision.Skipped;
+    const message = missed.event.message;
+    status = recordDecision(
+      status,
+      { trigger: RecordTrigger.Schedule, scheduledTime: slot, decision, reason, message },
+      now,
+    );
+    const t = status.lastMissedTime;
+    if (!t || Date.parse(missed.lastMissedTime) > Date.parse(t)) status.lastMissedTime = missed.lastMissedTime;
+  }
+  return { status, ...out };
+}
+
+/** Step 7's decision for a CronJob: which slots of `schedule` are due now, and when the next one is. */
+export function dueWindow(
+  cronJob: {
+    metadata: { creationTimestamp?: string | undefined };
+    spec: {
+      startingDeadlineSeconds?: number | undefined;
+      missedRunPolicy?: string | undefined;
+      concurrencyPolicy?: string | undefined;
+    };
+    status?:
+      | {
+          nextScheduleTime?: string | undefined;
+          observedGeneration?: number | undefined;
+          conditions?: unknown[] | undefined;
+        }
+      | undefined;
+  },
+  status: Readonly<CronJobWireStatus>,
+  schedule: Schedule,
+  anchor: Date | undefined,
+  clockNow: Date,
+): ScheduleDecision {
+  return scheduleDecision({
+    schedule,
+    lastScheduleTime: status.lastScheduleTime,
+    lastExcludedTime: status.lastExcludedTime,
+    creationTimestamp: cronJob.metadata.creationTimestamp,
+    startingDeadlineSeconds: cronJob.spec.startingDeadlineSeconds,
+    missedRunPolicy: cronJob.spec.missedRunPolicy,
+    concurrencyPolicy: cronJob.spec.concurrencyPolicy,
+    announced: cronJob.status?.nextScheduleTime,
+    neverReconciled: cronJob.status?.observedGeneration === undefined && !cronJob.status?.conditions?.length,
+    everyAnchor: anchor,
+    now: new Date(Math.floor(clockNow.getTime() / 1000) * 1000),
+    clockNow,
+  });
 }

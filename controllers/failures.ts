@@ -4,7 +4,11 @@ import {
   type CronJobWireStatus,
   EventReason,
   finishedAt,
+  RecordDecision,
+  RecordReason,
+  RecordTrigger,
   type Job,
+  resumeRequestOf,
   retriable,
   retryAttemptOf,
   retryOf,
@@ -12,6 +16,7 @@ import {
 } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { EventDecision } from "./events.ts";
+import { recordDecision } from "./record.ts";
 
 /** Step 5's decision: the status fields of the failure stop, and an Event when it stops or resumes. */
 interface FailureStopDecision {
@@ -115,4 +120,45 @@ export function failureStop(o: {
   }
   if (stopped) status.stopped = stopped;
   return { status, ...(event ? { event } : {}) };
+}
+
+/**
+ * Step 5's entry in the record: the stop this pass decided, as a Stopped entry at the time it stopped (undefined: the
+ * pass did not stop the CronJob). `failures`: how many failed runs in a row stopped it, for the log line.
+ */
+function stoppedEntry(stop: FailureStopDecision): { status: CronJobWireStatus; failures: number } | undefined {
+  if (stop.event?.reason !== EventReason.StoppedAfterFailures || !stop.status.stopped) return undefined;
+  const { time, failures } = stop.status.stopped;
+  const stopped = {
+    trigger: RecordTrigger.Schedule,
+    decision: RecordDecision.Stopped,
+    reason: RecordReason.StoppedAfterFailures,
+  } as const;
+  return { status: recordDecision(stop.status, { ...stopped, message: stop.event.message }, new Date(time)), failures };
+}
+
+/**
+ * Step 5 for a CronJob and what step 4 saw of its children: the failure stop, with the stop it decides as a record
+ * entry (`stoppedAfter`: the failed runs in a row that stopped it, for the log line).
+ */
+export function failureStep(
+  cronJob: {
+    metadata: { generation?: number | undefined; annotations?: Record<string, string> | undefined };
+    spec: { stopAfterConsecutiveFailures?: number | undefined; retry?: unknown; concurrencyPolicy?: unknown };
+  },
+  seen: { status: Readonly<CronJobWireStatus>; newlyEnded: readonly Readonly<Job>[]; jobs: readonly Readonly<Job>[] },
+  now: Date,
+): FailureStopDecision & { stoppedAfter?: number } {
+  const stop = failureStop({
+    stopAfter: cronJob.spec.stopAfterConsecutiveFailures,
+    generation: cronJob.metadata.generation,
+    status: seen.status,
+    newlyEnded: seen.newlyEnded,
+    resumeRequest: resumeRequestOf(cronJob),
+    now,
+    jobs: seen.jobs,
+    spec: cronJob.spec,
+  });
+  const stopped = stoppedEntry(stop);
+  return stopped ? { ...stop, status: stopped.status, stoppedAfter: stopped.failures } : stop;
 }

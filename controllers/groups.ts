@@ -21,6 +21,17 @@ import type { CacheIndexer, CacheReader } from "../runtime/interfaces.ts";
 import { ScrapeTimeMetric } from "../runtime/metrics/collector.ts";
 import { type KubeObject, Kinds } from "../runtime/kinds.ts";
 
+/**
+ * A group's place frees when one of its Jobs ends or goes: only those events wake its waiting runs (a Job's other
+ * updates, its Pods' progress, do not).
+ */
+export const groupPlaceFreed = {
+  create: () => false,
+  update: (a: Readonly<KubeObject>, b: Readonly<KubeObject>) =>
+    classifyJob(a as Readonly<Job>) !== classifyJob(b as Readonly<Job>),
+  delete: () => true,
+};
+
 /** Field index: Jobs by `<namespace>/<CONCURRENCY_GROUP_LABEL's value>`. */
 const JOB_GROUP_INDEX = "jobConcurrencyGroup";
 /** Field index: CronJobs by `<namespace>/<spec.concurrencyGroup>`. */
@@ -117,6 +128,22 @@ export class GroupBooks {
   exists(namespace: string, group: string): boolean {
     const stored = this.cache.get(ConcurrencyGroupResource, namespace, group);
     return !!stored && groupLimitOf(stored) !== undefined;
+  }
+
+  /**
+   * The problem with the group a CronJob names, for Degraded: none (it names none, or one that exists), or its runs
+   * wait until it exists.
+   */
+  problemOf(cronJob: {
+    metadata: { namespace?: string | undefined };
+    spec: { concurrencyGroup?: string | undefined };
+  }): { groupMissing?: string } {
+    const name = cronJob.spec.concurrencyGroup;
+    const ns = cronJob.metadata.namespace ?? "";
+    if (!name || this.exists(ns, name)) return {};
+    return {
+      groupMissing: `spec.concurrencyGroup names ${name}, which is not a ConcurrencyGroup of namespace ${ns}: runs wait until it exists`,
+    };
   }
 
   /** This pass of `member` decided: waiting for a place (since, until), or not waiting (undefined). */
