@@ -1,10 +1,10 @@
 // The CronJob reconciler. reconcile() reads top-down like the kubebuilder book's numbered steps:
 //    1 load → 2 children → 3 confirm active → 4 observe → 5 failure stop → 6 guards → 7 schedule → 8 missed slots →
-//    9 triggers → 10 commit (memory, Events, counts, metrics, history cleanup, status write, requeue)
+//    9 triggers → 10 commit (Job ends, memory, Events, counts, metrics, history cleanup, status write, requeue)
 // Step 9 runs the triggers of the table (triggers.ts: the schedule's due slots, run-now, backfill), each request
 // through one path (run(): admit, create or adopt); the trigger's own part is its row. Steps 1–9 decide; step 10
-// is the only place with effects beyond the Jobs' creates and deletes: it writes status, memory, Events and
-// metrics, and consults the burst window and the books rules. Semantics are the Kubernetes batch/v1 CronJob
+// is the only place with effects beyond the Jobs' creates and deletes: it ends the Jobs whose Pods never started,
+// writes status, memory, Events and metrics, and consults the burst window and the books rules. Semantics are the Kubernetes batch/v1 CronJob
 // controller (v2) without its known failures; see docs/using-cronjobs.md "Behaviour compared with the built-in
 // CronJob" and docs/architecture.md.
 import {
@@ -61,7 +61,7 @@ import {
 } from "./pass.ts";
 import { REQUEUE_SLACK_MS, requeueAfter } from "./requeue.ts";
 import { announcesOnly, freshRuns, holdForRun } from "./statuswait.ts";
-import { endUnstarted } from "./starts.ts";
+import { endJobs, readStarts, startLimit } from "./starts.ts";
 import { recordDecision, runDecision } from "./record.ts";
 import { writeStatus } from "./statuswriter.ts";
 import { type SourceInput, type StateEvent, type Trigger, TRIGGERS, type TriggerRun } from "./triggers.ts";
@@ -242,12 +242,13 @@ export class CronJobReconciler implements Reconciler {
     const next = window?.next;
     if (next) pass.status.nextScheduleTime = rfc3339(next);
     const { wakeAt } = pass;
+    const { nextCheckAt, ends } = starts;
     const requeueAfterMs = requeueAfter({
       next,
       more,
       excludedNext: excluded?.excludedNext,
       wakeAt,
-      ...starts,
+      nextCheckAt,
       clockNow,
     });
     // The conditions after every trigger ran: a failed create of any of them is Degraded.
@@ -260,7 +261,11 @@ export class CronJobReconciler implements Reconciler {
     const unbookedEnds = seen.newlyEnded.length;
 
     // 10. Commit: memory, Events, counts, metrics, history cleanup, one status write, the requeue.
-    return this.commit({ pass, observed: stop.status, history, conditions, unbookedEnds, requeueAfterMs }, now, ctx);
+    return this.commit(
+      { pass, observed: stop.status, history, conditions, unbookedEnds, requeueAfterMs, ends },
+      now,
+      ctx,
+    );
   }
 
   // --- 1, 2, 3 -------------------------------------------------------------------------------------
@@ -310,29 +315,16 @@ export class CronJobReconciler implements Reconciler {
     ctx: ReconcileContext,
   ) {
     const remembered = this.memory.recall(keyOf(cronJob));
-    const seen = observeChildren({
-      triggers: this.triggers,
-      cronJob,
-      cached,
-      live,
-      reported: remembered.sawCompleted ?? new Set(),
-      replaced: remembered.replaced ?? new Set(),
-    });
+    const { sawCompleted: reported = new Set(), replaced = new Set() } = remembered;
+    const seen = observeChildren({ triggers: this.triggers, cronJob, cached, live, reported, replaced });
     // A run whose Pods did not start within spec.startTimeoutSeconds is ended (starts.ts): it no longer holds Forbid
-    // or its group's place once the Job controller fails it.
-    const limit = cronJob.spec.startTimeoutSeconds;
-    const starts = limit
-      ? await endUnstarted(
-          this.client,
-          seen.jobs.filter((j) => classifyJob(j) === "active"),
-          limit,
-          (remembered.started ??= new Set()),
-          clockNow.getTime(),
-          ctx,
-        )
-      : { events: [] };
+    // or its group's place once the Job controller fails it. Its Pods and the Job are read here; the commit ends it.
+    const [limit, now] = [cronJob.spec.startTimeoutSeconds, clockNow.getTime()];
+    const active = seen.jobs.filter(ended("active"));
+    const reads = limit ? await readStarts(this.client, active, limit, remembered, now, ctx) : undefined;
+    const starts = reads ? startLimit(reads, now) : { ends: [], events: [] };
     seen.events.push(...starts.events);
-    return { seen, starts: { nextCheckAt: starts.nextCheckAt } };
+    return { seen, starts };
   }
 
   /**
@@ -518,6 +510,11 @@ export class CronJobReconciler implements Reconciler {
   private async commit(o: Outcome, now: Date, ctx: ReconcileContext): Promise<Result> {
     const { pass } = o;
     const { cronJob } = pass;
+    // The runs whose Pods never started, ended (step 4's start limit): an Event only for an end the update wrote.
+    for (const e of await endJobs(this.client, o.ends, ctx)) {
+      const i = pass.events.indexOf(e);
+      if (i >= 0) pass.events.splice(i, 1);
+    }
     const { namespace = "", name = "" } = cronJob.metadata;
     // The group's places: this pass's run waits for one, or none does.
     this.groups.decided(namespace, cronJob.spec.concurrencyGroup, name, pass.groupWait);
@@ -623,8 +620,8 @@ export class CronJobReconciler implements Reconciler {
 
 // --- helpers ---------------------------------------------------------------------------------------
 
-/** A filter of the Jobs that ended this way. */
-function ended(how: "successful" | "failed") {
+/** A filter of the Jobs in this state. */
+function ended(how: "active" | "successful" | "failed") {
   return (j: Readonly<Job>) => classifyJob(j) === how;
 }
 

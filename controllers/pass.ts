@@ -16,6 +16,7 @@ import type { EventDecision } from "./events.ts";
 import type { CronJobKey } from "./memory.ts";
 import type { RunOutcome } from "./metrics.ts";
 import type { GroupHold } from "./record.ts";
+import type { JobEnd } from "./starts.ts";
 import type { StateEvent } from "./triggers.ts";
 
 /**
@@ -95,6 +96,8 @@ export interface Outcome {
   unbookedEnds: number;
   /** Reconcile again after this many milliseconds; none while not scheduling. */
   requeueAfterMs?: number | undefined;
+  /** The running Jobs whose Pods never started, to end (step 4's start limit: one update each). */
+  ends: readonly JobEnd[];
 }
 
 export function newPass(

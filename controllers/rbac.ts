@@ -47,7 +47,7 @@ export const CRONJOB_CONTROLLER_RBAC: readonly RBACMarker[] = [
   // create: CronJobReconciler creating a run (client.create(Kinds.Job)), and the validating webhook's
   //   dry-run create of the Job template (webhooks/jobtemplate_dryrun.ts, POST ...?dryRun=All).
   // delete: CronJobReconciler.deleteJob (history cleanup, concurrencyPolicy Replace).
-  // update: endUnstarted (controllers/starts.ts: a run whose Pods never started is ended, PUT of a live GET).
+  // update: endJobs (controllers/starts.ts: the commit ends a run whose Pods never started, PUT of step 4's live GET).
   // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;delete
   { groups: ["batch"], resources: ["jobs"], verbs: ["get", "list", "watch", "create", "update", "delete"] },
   // list, watch: the ConcurrencyGroup informer (.watches(ConcurrencyGroupResource)); admission reads a group's
@@ -58,7 +58,7 @@ export const CRONJOB_CONTROLLER_RBAC: readonly RBACMarker[] = [
   // the calendars it names from the cache (controllers/calendars.ts).
   // +kubebuilder:rbac:groups=batch.tutorial.kubebuilder.io,resources=exclusioncalendars,verbs=list;watch
   { groups: [GROUP], resources: [CALENDAR_PLURAL], verbs: ["list", "watch"] },
-  // list: endUnstarted (controllers/starts.ts) reads a run's Pods once its start limit has passed.
+  // list: readStarts (controllers/starts.ts) reads a run's Pods once its start limit has passed.
   // +kubebuilder:rbac:groups=core,resources=pods,verbs=list
   { groups: [""], resources: ["pods"], verbs: ["list"] },
   // create, patch: the event recorder's sink (runtime/events/sink.ts: a new core/v1 Event, or a patch

@@ -3,7 +3,9 @@
 // concurrencyPolicy Forbid and its group's place until someone deletes it. The operator ends it the Job API's own
 // way — spec.activeDeadlineSeconds lowered to what has passed, so the Job controller fails it (DeadlineExceeded) and
 // removes its Pods — in the same update that writes why on the Job (ENDED_*_ANNOTATION: the reason, and what the
-// Pods showed as a code and in words), so the record rebuilt from the Job says why after any crash. A queued Job (suspended by Kueue or another controller) is never ended here.
+// Pods showed as a code and in words), so the record rebuilt from the Job says why after any crash. A queued Job
+// (suspended by Kueue or another controller) is never ended here. Three parts: step 4 reads (readStarts: the Pods,
+// the Job live), decides (startLimit, pure: the update, the Event), and the commit (step 10) writes (endJobs).
 import {
   ENDED_MESSAGE_ANNOTATION,
   ENDED_PODS_ANNOTATION,
@@ -22,10 +24,34 @@ import type { ObjectClient } from "../runtime/interfaces.ts";
 import { type KubeObject, Kinds } from "../runtime/kinds.ts";
 import type { EventDecision } from "./events.ts";
 
-/** What the step decided: the Jobs it ended (with their Events), and when to look again (ms), if ever. */
-interface StartCheck {
-  events: EventDecision[];
+/** A running Job past its start limit whose Pods did not start, as step 4 read it: its Pods, and the Job read live. */
+interface Unstarted {
+  job: Readonly<Job>;
+  pods: PodView[];
+  live: Job & KubeObject;
+}
+
+/** What step 4 read for the start limit: the Jobs past it whose Pods did not start, and when to look again (ms). */
+interface StartReads {
+  limitSeconds: number;
+  unstarted: Unstarted[];
   /** The earliest instant (ms) an active Job's start limit passes, for the requeue. */
+  nextCheckAt?: number;
+}
+
+/** A Job the start limit ends: the update the commit writes (best effort), its Event and its log line's fields. */
+export interface JobEnd {
+  name: string;
+  update: Job & KubeObject;
+  event: EventDecision;
+  limitSeconds: number;
+  why: string;
+}
+
+/** What the start limit decided: the Jobs to end (the commit ends them), their Events, and when to look again. */
+interface StartLimitDecision {
+  ends: JobEnd[];
+  events: EventDecision[];
   nextCheckAt?: number;
 }
 
@@ -132,20 +158,21 @@ function limitPassesAt(job: Readonly<Job>, limitSeconds: number): number | undef
 }
 
 /**
- * Ends the CronJob's running Jobs whose Pods did not start within `limitSeconds`. `started`: the Jobs (by uid) seen
- * started already, never read again; the step adds to it. Best effort: a failed read or update is tried again on
- * the next pass.
+ * The start limit's reads: the Pods of the CronJob's running Jobs whose limit (`limitSeconds`) has passed, and each
+ * such Job read live when none of its Pods started. `memory.started`: the Jobs (by uid) seen started already, never
+ * read again; the reads add to it. Best effort: a failed read is tried again on the next pass.
  */
-export async function endUnstarted(
+export async function readStarts(
   client: ObjectClient,
   active: readonly Readonly<Job>[],
-  limitSeconds: number | undefined,
-  started: Set<string>,
+  limitSeconds: number,
+  memory: { started?: Set<string> | undefined },
   now: number,
   ctx: ReconcileContext,
-): Promise<StartCheck> {
-  const out: StartCheck = { events: [] };
-  if (!limitSeconds || limitSeconds <= 0) return out;
+): Promise<StartReads> {
+  const started = (memory.started ??= new Set());
+  const out: StartReads = { limitSeconds, unstarted: [] };
+  if (limitSeconds <= 0) return out;
   const running = new Set(active.map((j) => j.metadata?.uid));
   for (const uid of started) if (!running.has(uid)) started.delete(uid);
   for (const job of active) {
@@ -172,36 +199,75 @@ export async function endUnstarted(
         started.add(uid);
         continue;
       }
-      const { showed, words: why } = podsShowed(pods);
-      const live = await client.get<Job & KubeObject>(Kinds.Job, ns, name);
-      if (live.metadata?.uid !== uid || queuedBy(live) || managedElsewhere(live)) continue;
-      const startTime = live.status?.startTime ? Date.parse(live.status.startTime) : now;
-      const elapsed = Math.max(1, Math.floor((now - startTime) / 1000));
-      await client.update(Kinds.Job, {
-        ...live,
-        metadata: {
-          ...live.metadata,
-          annotations: {
-            ...live.metadata?.annotations,
-            [ENDED_REASON_ANNOTATION]: EndedReason.StartTimeout,
-            [ENDED_PODS_ANNOTATION]: showed,
-            [ENDED_MESSAGE_ANNOTATION]: why,
-          },
-        },
-        spec: { ...live.spec, activeDeadlineSeconds: elapsed },
-      });
-      out.events.push({
-        reason: EventReason.StartTimeout,
-        message: `Ended job ${name}: its Pods did not start within spec.startTimeoutSeconds (${limitSeconds}s): ${why}`,
-      });
-      ctx.log.info("ended a run whose Pods did not start", { job: name, limitSeconds, why });
+      out.unstarted.push({ job, pods, live: await client.get<Job & KubeObject>(Kinds.Job, ns, name) });
     } catch (err) {
-      if (!isNotFound(err))
-        ctx.log.info("could not end a run whose Pods did not start", {
-          job: name,
-          err: err instanceof Error ? err.message : String(err),
-        });
+      couldNotEnd(err, name, ctx);
     }
   }
   return out;
+}
+
+/**
+ * The start limit's decision over what step 4 read: each Job whose Pods did not start is ended the Job API's way
+ * (its activeDeadlineSeconds lowered to what has passed, why written on it), unless the live read shows another Job
+ * by that name, or one queued or managed elsewhere. Pure.
+ */
+export function startLimit(reads: StartReads, now: number): StartLimitDecision {
+  const out: StartLimitDecision = { ends: [], events: [] };
+  if (reads.nextCheckAt !== undefined) out.nextCheckAt = reads.nextCheckAt;
+  const { limitSeconds } = reads;
+  for (const { job, pods, live } of reads.unstarted) {
+    const name = job.metadata?.name ?? "";
+    const { showed, words: why } = podsShowed(pods);
+    if (live.metadata?.uid !== job.metadata?.uid || queuedBy(live) || managedElsewhere(live)) continue;
+    const startTime = live.status?.startTime ? Date.parse(live.status.startTime) : now;
+    const elapsed = Math.max(1, Math.floor((now - startTime) / 1000));
+    const update = {
+      ...live,
+      metadata: {
+        ...live.metadata,
+        annotations: {
+          ...live.metadata?.annotations,
+          [ENDED_REASON_ANNOTATION]: EndedReason.StartTimeout,
+          [ENDED_PODS_ANNOTATION]: showed,
+          [ENDED_MESSAGE_ANNOTATION]: why,
+        },
+      },
+      spec: { ...live.spec, activeDeadlineSeconds: elapsed },
+    };
+    const event = {
+      reason: EventReason.StartTimeout,
+      message: `Ended job ${name}: its Pods did not start within spec.startTimeoutSeconds (${limitSeconds}s): ${why}`,
+    };
+    out.ends.push({ name, update, event, limitSeconds, why });
+    out.events.push(event);
+  }
+  return out;
+}
+
+/**
+ * The commit's part of the start limit: each Job ended by one update, best effort (a failed update is tried again on
+ * the next pass; a Job gone meanwhile is not ended). Returns the Events of the ends that failed, which are not
+ * reported.
+ */
+export async function endJobs(client: ObjectClient, ends: readonly JobEnd[], ctx: ReconcileContext) {
+  const failed: EventDecision[] = [];
+  for (const { name, update, event, limitSeconds, why } of ends) {
+    try {
+      await client.update(Kinds.Job, update);
+      ctx.log.info("ended a run whose Pods did not start", { job: name, limitSeconds, why });
+    } catch (err) {
+      failed.push(event);
+      couldNotEnd(err, name, ctx);
+    }
+  }
+  return failed;
+}
+
+function couldNotEnd(err: unknown, job: string, ctx: ReconcileContext): void {
+  if (!isNotFound(err))
+    ctx.log.info("could not end a run whose Pods did not start", {
+      job,
+      err: err instanceof Error ? err.message : String(err),
+    });
 }
