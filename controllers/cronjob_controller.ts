@@ -355,6 +355,9 @@ export class CronJobReconciler implements Reconciler {
     const plan = trigger.plan({ ...input, status: pass.status, jobs: [...pass.jobs.values()] });
     if (!plan) return false;
     if (plan.status) pass.status = plan.status;
+    // The plan's decisions for the record, through the one record writer (on a copy of the status, as a plan's own).
+    if (plan.decisions)
+      pass.status = plan.decisions.reduce((s, d) => recordDecision(s, d.decision, d.at), { ...pass.status });
     if (plan.wakeAt && (!pass.wakeAt || plan.wakeAt < pass.wakeAt)) pass.wakeAt = plan.wakeAt;
     pass.events.push(...(plan.events ?? []));
     let started = 0;

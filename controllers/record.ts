@@ -26,7 +26,8 @@ import {
 import { rfc3339 } from "../runtime/metatime.ts";
 
 // What the run path hands the record, defined with the record rather than where it is made (triggers.ts, runs.ts):
-// the triggers' table enters its decisions here (recordDecision), so this module must not import it back.
+// the triggers' rows return their decisions (Decision) and the run path enters them here (recordDecision), so this
+// module must not import the table back.
 
 /** A request as the record names it: its trigger, slot and request, and the reason it ran for. */
 export interface RunSubject {
@@ -51,7 +52,7 @@ export interface GroupHold {
 }
 
 /** A decision about one slot or request, as the steps hand it to the record. */
-interface Decision {
+export interface Decision {
   trigger: RecordTrigger;
   scheduledTime?: Date | undefined;
   request?: string | undefined;

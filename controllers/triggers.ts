@@ -55,7 +55,7 @@ import { digest } from "../runtime/objects.ts";
 import { backfillDecision } from "./backfill.ts";
 import type { EventDecision } from "./events.ts";
 import type { RunOutcome } from "./metrics.ts";
-import { recordDecision, type RunSubject } from "./record.ts";
+import type { Decision, RunSubject } from "./record.ts";
 
 /** The CronJob as the rows read it. */
 export type CronJobView = Pick<CronJobWire, "metadata" | "status">;
@@ -98,6 +98,11 @@ interface Plan<R> {
   readonly max?: number;
   /** Decided before any run (a backfill request started, refused or cancelled): the status, and its Events. */
   readonly status?: CronJobWireStatus;
+  /**
+   * Decided before any run, for the record (a retry held for its delay, or superseded): the run path writes them
+   * through the one record writer, in this order.
+   */
+  readonly decisions?: readonly { decision: Decision; at: Date }[];
   readonly events?: readonly (EventDecision | StateEvent)[];
   /** A request that is not due yet is, then: the pass is requeued for it. */
   readonly wakeAt?: Date;
@@ -755,7 +760,7 @@ const retry: Trigger<"retry"> = {
     const policy = retryOf(input.cronJob.spec);
     if (!policy) return undefined;
     const { now, cronJob } = input;
-    let status: CronJobWireStatus = { ...input.status };
+    const decisions: { decision: Decision; at: Date }[] = [];
     let wakeAt: Date | undefined;
     const requests: TriggerRun[] = [];
     for (const chain of chainsOf(cronJob, input.jobs)) {
@@ -771,27 +776,31 @@ const retry: Trigger<"retry"> = {
       const attempt = `attempt ${k} of ${policy.limit}`;
       if (owed.newer) {
         const message = `${attempt} not run: Job ${failed} failed (${why}), and the run of ${rfc3339(owed.newer)} started first (concurrencyPolicy ${cronJob.spec.concurrencyPolicy})`;
-        status = recordDecision(
-          status,
-          {
+        decisions.push({
+          decision: {
             ...subject,
             decision: RecordDecision.Skipped,
             reason: RecordReason.RetrySuperseded,
             message,
             supersededBy: owed.newer,
           },
-          now,
-        );
+          at: now,
+        });
         continue;
       }
       const at = new Date((finishedAt(chain.latest.job) ?? now).getTime() + policy.delaySeconds * 1000);
       if (at > now) {
         const message = `${attempt} starts at ${rfc3339(at)}: Job ${failed} failed (${why}); spec.retry.delaySeconds ${policy.delaySeconds}`;
-        status = recordDecision(
-          status,
-          { ...subject, decision: RecordDecision.Held, reason: RecordReason.RetryDelay, message, startsAt: at },
-          now,
-        );
+        decisions.push({
+          decision: {
+            ...subject,
+            decision: RecordDecision.Held,
+            reason: RecordReason.RetryDelay,
+            message,
+            startsAt: at,
+          },
+          at: now,
+        });
         if (!wakeAt || at < wakeAt) wakeAt = at;
         continue;
       }
@@ -800,7 +809,7 @@ const retry: Trigger<"retry"> = {
         bindRun(retry, { slot: chain.slot, first: chain.first, k, n: policy.limit, failed, why, sources }, retryParts),
       );
     }
-    return { requests, status, ...(wakeAt ? { wakeAt } : {}) };
+    return { requests, decisions, ...(wakeAt ? { wakeAt } : {}) };
   },
   keeps: (cronJob, jobs, status) => {
     const policy = retryOf(cronJob.spec);
