@@ -4,9 +4,9 @@
 // Step 9 runs the triggers of the table (triggers.ts: the schedule's due slots, run-now, backfill), each request
 // through one path (run(): admit, create or adopt); the trigger's own part is its row. Steps 1–9 decide; step 10
 // is the only place with effects beyond the Jobs' creates and deletes: it ends the Jobs whose Pods never started,
-// writes status, memory, Events and metrics, and consults the burst window and the books rules. Semantics are the Kubernetes batch/v1 CronJob
-// controller (v2) without its known failures; see docs/using-cronjobs.md "Behaviour compared with the built-in
-// CronJob" and docs/architecture.md.
+// writes status, memory, Events and metrics, and consults the burst window and the books rules. Semantics are the
+// Kubernetes batch/v1 CronJob controller (v2) without its known failures; see docs/using-cronjobs.md "Behaviour
+// compared with the built-in CronJob" and docs/architecture.md.
 import {
   classifyJob,
   ConcurrencyGroupResource,
@@ -185,7 +185,7 @@ export class CronJobReconciler implements Reconciler {
 
     // 5. Stop after repeated failures (spec.stopAfterConsecutiveFailures), or resume; a stop is a record entry.
     const stop = failureStep(cronJob, seen, now);
-    if (stop.stoppedAfter)
+    if (stop.stoppedAfter !== undefined)
       ctx.log.info("stopped scheduling after failed runs in a row", { failures: stop.stoppedAfter });
 
     // 6. Guards: deleting, bad time zone, bad schedule, suspended, stopped.
@@ -513,19 +513,19 @@ export class CronJobReconciler implements Reconciler {
   private async commit(o: Outcome, now: Date, ctx: ReconcileContext): Promise<Result> {
     const { pass } = o;
     const { cronJob } = pass;
-    // The runs whose Pods never started, ended (step 4's start limit): an Event only for an end the update wrote.
-    for (const e of await endJobs(this.client, o.ends, ctx)) {
-      const i = pass.events.indexOf(e);
-      if (i >= 0) pass.events.splice(i, 1);
-    }
     const { namespace = "", name = "" } = cronJob.metadata;
-    // The group's places: this pass's run waits for one, or none does.
+    // The group's places: this pass's run waits for one, or none does (before any await, as the places are taken).
     this.groups.decided(namespace, cronJob.spec.concurrencyGroup, name, pass.groupWait);
     const remembered = this.memory.recall(keyOf(cronJob));
     remembered.sawCompleted = pass.remember.sawCompleted.size ? pass.remember.sawCompleted : undefined;
     remembered.replaced = pass.remember.replaced.size ? pass.remember.replaced : undefined;
     if (this.statusDelayMs > 0)
       remembered.fresh = freshRuns(remembered.fresh, pass, this.clock.now(), this.statusDelayMs);
+    // The runs whose Pods never started, ended (step 4's start limit): an Event only for an end the update wrote.
+    for (const e of await endJobs(this.client, o.ends, ctx)) {
+      const i = pass.events.indexOf(e);
+      if (i >= 0) pass.events.splice(i, 1);
+    }
     // What this pass decided, before the Events and counts below are handed on.
     const decided = pass.created || pass.events.length > 0 || pass.counts.length > 0;
     const count = (c: RunOutcome) =>
