@@ -74,7 +74,7 @@ export function failureStop(o: {
   jobs?: readonly Readonly<Job>[];
   spec?: { retry?: unknown; concurrencyPolicy?: unknown };
 }): FailureStopDecision {
-  const { consecutiveFailures: _count, stopped: _stopped, ...rest } = o.status;
+  const { consecutiveFailures: _count, stopped: _stopped, resumed: _resumed, ...rest } = o.status;
   const generation = o.generation ?? 0;
   const status: CronJobWireStatus = { ...rest };
   let event: EventDecision | undefined;
@@ -84,7 +84,8 @@ export function failureStop(o: {
   const newRequest = o.resumeRequest !== undefined && o.resumeRequest !== o.status.lastResumeRequest;
   if (newRequest) status.lastResumeRequest = o.resumeRequest;
   if (o.stopAfter === undefined) return { status };
-  if (stopped && (newRequest || stopped.generation !== generation)) {
+  const resuming = !!stopped && (newRequest || stopped.generation !== generation);
+  if (stopped && resuming) {
     event = {
       reason: EventReason.Resumed,
       message: newRequest
@@ -100,15 +101,22 @@ export function failureStop(o: {
       (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""),
   );
   const retry = { jobs: o.jobs ?? o.newlyEnded, spec: o.spec, lastScheduleTime: o.status.lastScheduleTime };
-  // A resume starts the count at 0: a run that ended before the resume request (its time, kubectl cron resume's
-  // value) belongs to the stopped streak, also when a pass reports its end only later (a status write that lagged
-  // the resume; seen on a loaded 1.33 node, where the CronJob stopped again 4 s after its resume).
-  const resumedAt = Date.parse(status.lastResumeRequest ?? "");
+  // A resume starts the count at 0 with the runs started after it. The runs that ended by the resuming pass, and
+  // those still running then (kept by name in status.resumed.running until they end), belong to the stopped streak:
+  // counted, a run already failing when the user resumed (Allow, or a Pod slow to fail on a loaded node) would stop
+  // the CronJob again before one run of the fixed spec (seen on a loaded 1.33 node). Names, not times: the Jobs'
+  // times are the API server's clock, the resume the controller's.
+  const streak = new Set(resuming ? [] : (o.status.resumed?.running ?? []));
   for (const job of byEnd) {
-    const ended = finishedAt(job)?.getTime();
-    if (!Number.isNaN(resumedAt) && ended !== undefined && ended < resumedAt) continue;
+    if (resuming || streak.has(job.metadata?.name ?? "")) continue;
     if (classifyJob(job) !== "failed") count = 0;
     else if (!retriedLater(job, retry)) count++;
+  }
+  const running = (o.status.active ?? []).map((ref) => ref.name ?? "").filter((name) => name !== "");
+  const resumed = resuming ? { time: rfc3339(o.now), running } : o.status.resumed;
+  if (resumed) {
+    const still = resuming ? running : (resumed.running ?? []).filter((name) => running.includes(name));
+    status.resumed = { time: resumed.time, ...(still.length ? { running: still } : {}) };
   }
   status.consecutiveFailures = count;
   if (!stopped && count >= o.stopAfter) {

@@ -357,6 +357,24 @@ export const CronJobStatusSchema = z
       description:
         "The newest resume request (the annotation batch.tutorial.kubebuilder.io/resume) the controller handled.",
     }),
+    resumed: z
+      .object({
+        time: TimeSchema.meta({ description: "When the controller resumed scheduling." }),
+        running: z
+          .array(z.string().max(253))
+          .optional()
+          .meta({
+            description:
+              "The Jobs still running at the resume, while they run: they belong to the stopped streak, so their " +
+              "failures are not counted.",
+          }),
+      })
+      .optional()
+      .meta({
+        description:
+          "The last resume after a stop (status.stopped removed by a resume request or a spec change); the count " +
+          "of failed runs starts at 0 with the runs started after it.",
+      }),
     recentRuns: RecentRunsSchema.optional(),
   })
   .meta({ description: "CronJobStatus defines the observed state of CronJob." });
@@ -446,6 +464,7 @@ export const CronJobWireSchema = z.looseObject({
       consecutiveFailures: z.number().optional(),
       stopped: z.looseObject({ time: z.string(), failures: z.number(), generation: z.number() }).optional(),
       lastResumeRequest: z.string().optional(),
+      resumed: z.looseObject({ time: z.string(), running: z.array(z.string()).optional() }).optional(),
       recentRuns: z.array(RecentRunWireSchema).optional(),
       backfill: z
         .looseObject({

@@ -1,5 +1,5 @@
 // End to end, the scheduling policies of issue 22 with Pods that really run on the local node: stop after
-// repeated failures (and resume: `kubectl cron resume`, then a spec fix), and `kubectl cron backfill` of a past
+// repeated failures (and resume: the cause fixed, then `kubectl cron resume`), and `kubectl cron backfill` of a past
 // range (dry run, each slot once, across a leader's death, a repeated request skipping every slot). Needs root
 // (the node); `make test-e2e`.
 import assert from "node:assert/strict";
@@ -16,14 +16,24 @@ e2eDescribe("end to end: stop after failures, with Pods on a real node", { timeo
   const { kubectl, getJSON, cronJob, admit, jobsOf, plugin, waitForEvent } = suite;
   const get = (name: string) => getJSON(["get", CRONJOBS, name, "-n", NS]);
 
-  it("stops after 2 failed runs in a row, says so, starts nothing more; resume and a fixed spec start it again", async () => {
-    await admit(
-      cronJob(
-        "flaky",
-        { schedule: "@every 15s", stopAfterConsecutiveFailures: 2, failedJobsHistoryLimit: 5 },
-        "echo failing; exit 1",
-      ),
+  it("stops after 2 failed runs in a row, says so, starts nothing more; the cause fixed, kubectl cron resume starts it again", async () => {
+    // The Pods fail until the ConfigMap they read says ok: the cause is fixed without a spec change (which would
+    // resume by itself), and before the resume, so no run of the failing kind starts after it. Forbid: no run is
+    // still going when the second failure stops it (the reconciler's table has that case).
+    await kubectl(["create", "configmap", "flaky-mode", "-n", NS, "--from-literal=mode=fail"]);
+    const manifest = cronJob(
+      "flaky",
+      {
+        schedule: "@every 15s",
+        concurrencyPolicy: "Forbid",
+        stopAfterConsecutiveFailures: 2,
+        failedJobsHistoryLimit: 5,
+      },
+      'if [ "$MODE" = ok ]; then echo fixed; else echo failing; exit 1; fi',
     );
+    const podSpec = (manifest.spec as any).jobTemplate.spec.template.spec;
+    podSpec.containers[0].env = [{ name: "MODE", valueFrom: { configMapKeyRef: { name: "flaky-mode", key: "mode" } } }];
+    await admit(manifest);
     const stopped = await eventually(
       "the CronJob stopped after 2 failures",
       async () => {
@@ -51,36 +61,22 @@ e2eDescribe("end to end: stop after failures, with Pods on a real node", { timeo
     assert.equal(listed.code, 0, listed.stderr);
     assert.match(listed.stdout, /flaky .*after 2 failures/);
 
-    // kubectl cron resume: the operator clears the stop and counts from 0.
+    // The cause fixed, then kubectl cron resume: the operator clears the stop and counts from 0; the newest slot
+    // missed while stopped runs at once (RunLatest), succeeds, and keeps the count at 0.
+    await kubectl(["patch", "configmap", "flaky-mode", "-n", NS, "-p", JSON.stringify({ data: { mode: "ok" } })]);
     const resumed = await plugin(["resume", "flaky"]);
     assert.equal(resumed.code, 0, resumed.stderr);
     await eventually(
       "the stop cleared by the resume request",
       async () => {
         const cj = await get("flaky");
-        return !cj.status?.stopped && cj.status?.lastResumeRequest ? true : undefined;
+        return !cj.status?.stopped && cj.status?.lastResumeRequest && cj.status?.resumed?.time ? true : undefined;
       },
       60_000,
       undefined,
       POLL_MS,
     );
-    // A fixed command (a spec change) runs, succeeds, and keeps the count at 0.
-    await kubectl([
-      "patch",
-      CRONJOBS,
-      "flaky",
-      "-n",
-      NS,
-      "--type=json",
-      "-p",
-      JSON.stringify([
-        {
-          op: "replace",
-          path: "/spec/jobTemplate/spec/template/spec/containers/0/command",
-          value: ["sh", "-c", "echo fixed"],
-        },
-      ]),
-    ]);
+    await waitForEvent(NS, "flaky", /^Resumed: Scheduling resumed by the resume request/);
     const ok = await eventually(
       "a successful run after the fix",
       async () => {

@@ -323,26 +323,43 @@ describe("step 5: failureStop", () => {
     assert.equal(bySpec.event?.reason, "Resumed");
   });
 
-  it("after a resume, runs that ended before the resume request do not count, also when their end is reported later", () => {
-    const stopped = { consecutiveFailures: 3, stopped: { time: "2026-11-23T11:00:00Z", failures: 3, generation: 1 } };
-    const request = "2026-11-23T11:30:00.000Z";
-    const resumed = run({ status: stopped, resumeRequest: request });
-    assert.equal(resumed.status.stopped, undefined);
-    // The next pass reports three failed runs that ended while it was stopped: not counted.
-    const later = run({
-      status: resumed.status,
-      resumeRequest: request,
-      newlyEnded: ["10:50", "11:10", "11:20"].map((t, i) => failed(`old-${i}`, `2026-11-23T${t}:00Z`)),
+  it("after a resume, the runs that ended by it or still ran at it do not count; the runs started after it do", () => {
+    const stopped = {
+      consecutiveFailures: 3,
+      stopped: { time: "2026-11-23T11:00:00Z", failures: 3, generation: 1 },
+      active: [{ name: "slow-1" }, { name: "slow-2" }],
+    };
+    // The resuming pass also reports a run that ended while it was stopped: not counted.
+    const resumed = run({
+      status: stopped,
+      resumeRequest: "r1",
+      newlyEnded: [failed("old", "2026-11-23T11:10:00Z")],
     });
-    assert.equal(later.status.stopped, undefined);
+    assert.equal(resumed.status.stopped, undefined);
+    assert.equal(resumed.status.consecutiveFailures, 0);
+    assert.deepEqual(resumed.status.resumed, { time: "2026-11-23T12:00:00Z", running: ["slow-1", "slow-2"] });
+    // The next pass: one of the runs that ran at the resume failed (its end reported after the resume, whatever
+    // its time), and a run started after the resume is still running. Not counted; the name goes.
+    const later = run({
+      status: { ...resumed.status, active: [{ name: "slow-2" }, { name: "new" }] },
+      resumeRequest: "r1",
+      newlyEnded: [failed("slow-1", "2026-11-23T12:01:00Z")],
+    });
     assert.equal(later.status.consecutiveFailures, 0);
-    // Runs that end after it count.
+    assert.deepEqual(later.status.resumed, { time: "2026-11-23T12:00:00Z", running: ["slow-2"] });
+    // Both end failed: only the run started after the resume counts; the list goes, the time stays.
     const after = run({
-      status: later.status,
-      resumeRequest: request,
-      newlyEnded: [failed("new", "2026-11-23T11:40:00Z")],
+      status: { ...later.status, active: [] },
+      resumeRequest: "r1",
+      newlyEnded: [failed("slow-2", "2026-11-23T12:02:00Z"), failed("new", "2026-11-23T12:03:00Z")],
     });
     assert.equal(after.status.consecutiveFailures, 1);
+    assert.deepEqual(after.status.resumed, { time: "2026-11-23T12:00:00Z" });
+    // A spec change resumes the same way.
+    const bySpec = run({ status: stopped, generation: 2 });
+    assert.deepEqual(bySpec.status.resumed?.running, ["slow-1", "slow-2"]);
+    // Without the spec field the resume's memory goes with the other fields.
+    assert.equal(run({ stopAfter: undefined, status: after.status }).status.resumed, undefined);
   });
 
   it("an old resume request cannot resume a later stop: it is consumed while running", () => {

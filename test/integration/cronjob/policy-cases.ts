@@ -324,6 +324,28 @@ const stopRows: Row[] = [
     ],
   },
   {
+    title: "a run still running at the resume belongs to the stopped streak: its failure does not stop it again",
+    spec: { stopAfterConsecutiveFailures: 1, concurrencyPolicy: "Allow", failedJobsHistoryLimit: 5 },
+    steps: [
+      { at: 0, reconcile: "pass" },
+      { at: HOUR, reconcile: "pass" },
+      { finish: 0, as: "Failed" },
+      "pass",
+      { expect: { status: { stopped: { failures: 1 }, active: [HOUR] } } },
+      { annotate: { [RESUME_ANNOTATION]: "r1" } },
+      { at: HOUR + 10 * MIN, reconcile: "pass" },
+      { expect: { status: { stopped: null, resumed: { time: HOUR + 10 * MIN, running: [HOUR] } } } },
+      { finish: HOUR, as: "Failed" },
+      { at: HOUR + 20 * MIN, reconcile: "pass" },
+      {
+        expect: { status: { stopped: null, consecutiveFailures: 0, resumed: { time: HOUR + 10 * MIN } } },
+        why: "the run that was failing when the user resumed is not counted",
+      },
+      ...failSlot(2 * HOUR),
+      { expect: { status: { stopped: { failures: 1 } } }, why: "a run started after the resume counts" },
+    ],
+  },
+  {
     title: "without the field nothing is counted: a CronJob that does not use it keeps its status",
     steps: [...failSlot(0), { expect: { status: { consecutiveFailures: null, stopped: null } } }],
   },

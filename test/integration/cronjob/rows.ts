@@ -249,6 +249,8 @@ export interface StatusExpect {
   lastRunNowRequest?: string | null;
   /** "set": present; {failures}: that count only; with time and generation: exactly that. */
   stopped?: null | "set" | { failures: number } | { time: Offset; failures: number; generation: number };
+  /** status.resumed: its time, and the Jobs (by slot) still running at the resume; null: absent. */
+  resumed?: null | { time: Offset; running?: JobRef[] };
   /** The names of status.active; a number: how many. */
   active?: JobRef[] | number;
   activeCount?: number;
@@ -940,6 +942,16 @@ class RowTable {
     else if (stopped && "time" in stopped)
       assert.deepEqual(st?.stopped, { ...stopped, time: c.time(stopped.time) }, why ?? "stopped");
     else if (stopped) assert.equal(st?.stopped?.failures, stopped.failures, why ?? "stopped.failures");
+    if (e.resumed === null) assert.equal(st?.resumed, undefined, why ?? "resumed");
+    else if (e.resumed)
+      assert.deepEqual(
+        st?.resumed,
+        {
+          time: c.time(e.resumed.time),
+          ...(e.resumed.running ? { running: e.resumed.running.map(c.job) } : {}),
+        },
+        why ?? "resumed",
+      );
     if (e.activeCount !== undefined) assert.equal(st?.activeCount, e.activeCount, why ?? "activeCount");
     if (e.observedCurrent) assert.equal(st?.observedGeneration, cj.metadata.generation, why ?? "observedGeneration");
     if (typeof e.active === "number") assert.equal(st?.active?.length, e.active, why ?? "active");
