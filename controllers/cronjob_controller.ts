@@ -228,11 +228,7 @@ export class CronJobReconciler implements Reconciler {
     // 9. The triggers, in the table's order: the due slots (oldest first, not already run), a run-now request,
     // a backfill request. While scheduling is suspended or stopped only the explicit requests run (as `kubectl
     // create job --from` does for the built-in kind); nothing runs while the CronJob is being deleted or invalid.
-    const runs = guard.stop
-      ? guard.requestsRun
-        ? this.triggers.filter((t) => t.runsWhileSuspended)
-        : []
-      : this.triggers;
+    const runs = guard.stop ? (guard.requestsRun ? this.triggers.filter((t) => t.explicit) : []) : this.triggers;
     const input = { cronJob, schedules, written, due, anchor, now };
     if (!guard.stop) pass.problems = { ...pass.problems, ...this.groups.problemOf(cronJob) };
     for (const n of keptJobs(this.triggers, cronJob, [...pass.jobs.values()], pass.status)) pass.kept.add(n);

@@ -9,10 +9,7 @@ import {
   RecordTrigger,
   type Job,
   resumeRequestOf,
-  retriable,
-  retryAttemptOf,
-  retryOf,
-  scheduledTimeOf,
+  retriedLater,
 } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { EventDecision } from "./events.ts";
@@ -22,38 +19,6 @@ import { recordDecision } from "./record.ts";
 interface FailureStopDecision {
   status: CronJobWireStatus;
   event?: EventDecision;
-}
-
-/**
- * Whether a failed Job is not its slot's last attempt (spec.retry): a newer attempt of the slot exists, or one is
- * still owed (attempts left, and with Forbid or Replace no newer slot's run started: the retry row's rule). A
- * slot counts once, after its last attempt: the failures before it are not counted (an attempt's own end is).
- */
-export function retriedLater(
-  job: Readonly<Job>,
-  o: {
-    jobs: readonly Readonly<Job>[];
-    spec: { retry?: unknown; concurrencyPolicy?: unknown } | undefined;
-    lastScheduleTime: string | undefined;
-  },
-): boolean {
-  const attempt = retryAttemptOf(job);
-  if (!attempt && !retriable(job)) return false;
-  const k = attempt?.k ?? 0;
-  const first = attempt?.of ?? job.metadata?.name;
-  if (
-    o.jobs.some((j) => {
-      const a = retryAttemptOf(j);
-      return !!a && a.of === first && a.k > k;
-    })
-  )
-    return true;
-  const policy = retryOf(o.spec);
-  if (!policy || k >= policy.limit) return false;
-  const slot = scheduledTimeOf(job);
-  const exclusive = o.spec?.concurrencyPolicy === "Forbid" || o.spec?.concurrencyPolicy === "Replace";
-  const last = o.lastScheduleTime ? Date.parse(o.lastScheduleTime) : undefined;
-  return !(exclusive && slot && last !== undefined && last > slot.getTime());
 }
 
 /**

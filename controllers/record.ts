@@ -22,6 +22,7 @@ import {
   RecordReason,
   RecordTrigger,
   runFactsOf,
+  type RunSubject,
 } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 
@@ -29,17 +30,7 @@ import { rfc3339 } from "../runtime/metatime.ts";
 // the triggers' rows return their decisions (Decision) and the run path enters them here (recordDecision), so this
 // module must not import the table back.
 
-/** A request as the record names it: its trigger, slot and request, and the reason it ran for. */
-export interface RunSubject {
-  trigger: RecordTrigger;
-  reason: RecordReason;
-  scheduledTime?: Date;
-  request?: string;
-  /** What the entry of its Job says beyond its reason (a retry: which attempt, after which failure). */
-  message?: string;
-  /** A retry's attempt, as a field. */
-  attempt?: RecentRunWire["attempt"];
-}
+export type { RunSubject };
 
 /** Why the group holds a run: the record's reason, its words, and the Job it waits behind. */
 export interface GroupHold {

@@ -1,32 +1,22 @@
-// The triggers' table: everything that differs between the schedule, a run-now request and a backfill request is a
-// row here — which requests the trigger has this pass (its source), the Job a request creates, whether it already
-// ran, the trigger's books (which status fields count its runs, which Jobs are its own), what admission asks of it,
-// and the Event and count a create makes. The run path (controllers/cronjob_controller.ts run()), the books
-// (observe.ts, books.ts) and admission (runs.ts) read the row and never switch on a trigger, so a new trigger is a
-// row and its source, not an edit there. Pure.
+// The triggers' table, the controller's half: each row spreads its trigger's row of api/v1/triggers.ts (its words,
+// annotations, admission check, how the record names its Jobs: what every reader needs) and adds what only a pass
+// does — which requests the trigger has this pass (its source), the Job a request creates, whether it already ran,
+// its books (which status fields count its runs, which Jobs are its own), and the Event and count a create makes.
+// The run path (controllers/cronjob_controller.ts run()), the books (observe.ts, books.ts) and admission (runs.ts)
+// read the row and never switch on a trigger, so a new trigger is a row there and here, not an edit elsewhere. Pure.
 import {
-  BACKFILL_ANNOTATION,
-  BACKFILL_REQUEST_ANNOTATION,
-  classifyJob,
-  CRONJOB_NAME_LABEL,
-  type CronJobSchedules,
-  finishedAt,
-  RecordDecision,
-  RecordReason,
-  RETRY_ATTEMPT_ANNOTATION,
-  RETRY_OF_ANNOTATION,
-  retriable,
-  retryAttemptOf,
-  retryAttemptValue,
-  retryJobName,
-  retryOf,
-  withRetryMark,
   backfillRequestOf,
+  BACKFILL_ROW,
+  backfillSubject,
+  classifyJob,
   type CronJobWire,
   type CronJobWireStatus,
   DEFAULT_MAX_CATCH_UP_RUNS,
   ENDED_REASON_ANNOTATION,
   EventReason,
+  finishedAt,
+  holdsSlotName,
+  isRetryJob,
   type Job,
   jobForBackfill,
   jobForRunNow,
@@ -35,21 +25,39 @@ import {
   type JobSource,
   manualJobName,
   MAX_BACKFILL_SLOTS,
-  RUN_NOW_ANNOTATION,
   MAX_CATCH_UP_SLOTS,
   MAX_RUN_NOW_REQUEST_LENGTH,
+  nextAttemptOwed,
+  RecordDecision,
+  RecordReason,
   RecordTrigger,
-  RUN_NOW_REQUEST_ANNOTATION,
+  requestIdOf,
+  retriable,
+  RETRY_ATTEMPT_ANNOTATION,
+  RETRY_OF_ANNOTATION,
+  RETRY_ROW,
+  retryAttemptOf,
+  retryAttemptValue,
+  retryJobName,
+  retryOf,
+  retrySubject,
+  rowOfJob,
+  RUN_NOW_ROW,
   runFactsOf,
   runNowRequesterOf,
   runNowRequestOf,
+  runNowSubject,
+  SCHEDULE_ROW,
   scheduledTimeOf,
   type ScheduleSource,
+  slotSubject,
+  type TriggerRow,
+  withRetryMark,
   withRunFacts,
   withScheduleSources,
+  type CronJobSchedules,
 } from "../api/v1/index.ts";
-import { countText, slotsInRange } from "../api/v1/schedule/index.ts";
-import { type FieldError, invalidField } from "../runtime/field.ts";
+import { slotsInRange } from "../api/v1/schedule/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import { digest } from "../runtime/objects.ts";
 import { backfillDecision } from "./backfill.ts";
@@ -157,33 +165,12 @@ export interface TriggerRun {
   subject(): RunSubject;
 }
 
-/** A trigger: its source and its books. Requests come out of plan() already bound to the row (TriggerRun). */
-export interface Trigger<Name extends string = string> {
-  readonly name: Name;
-  /** Its runs' trigger in the record (status.recentRuns). */
-  readonly recordAs: RecordTrigger;
-  /**
-   * How the record names a Job of this row (step 4 enters a Job the record lacks): its trigger, the reason it ran
-   * for, its slot and request. The same words subject() gives the request the Job ran for.
-   */
-  recorded(job: Readonly<Job>): RunSubject;
-  /** The reasons of the Events its runs make (created, held): its own, so the API reference and `why` list them. */
-  readonly eventReasons: readonly EventReason[];
-  /** Runs while scheduling is suspended or stopped after failures (an explicit request does, as `kubectl create job --from`). */
-  readonly runsWhileSuspended: boolean;
+/** A trigger: its row (api/v1/triggers.ts), its source and its books. Requests come out of plan() bound to the row. */
+export interface Trigger<Name extends string = string> extends TriggerRow<Name> {
   /** With concurrencyPolicy Replace: delete the running Jobs and run, or wait as with Forbid. */
   readonly onReplace: "replace" | "wait";
   /** A foreign Job holding a request's name: stop the walk there (nothing later overtakes it), or go on. */
   readonly onConflict: "stop" | "next";
-  /** The annotation its Jobs carry the request's id in; none for the table's default row, which claims the others. */
-  readonly requestAnnotation?: string;
-  /** Its Jobs move lastScheduleTime, the base missed slots are counted from (the schedule's own book). */
-  readonly movesLastScheduleTime: boolean;
-  /**
-   * Its Jobs take a schedule slot's name without moving lastScheduleTime: for the schedule such a Job is the only
-   * sign its slot ran, so it is kept until the schedule has passed that slot (observe.ts mayDelete).
-   */
-  readonly takesScheduleSlots: boolean;
   /** This pass's requests; undefined: none. */
   plan(input: SourceInput): Plan<TriggerRun> | undefined;
   /**
@@ -195,11 +182,6 @@ export interface Trigger<Name extends string = string> {
     jobs: readonly Readonly<Job>[],
     status: Readonly<CronJobWireStatus> | undefined,
   ): string[];
-  /**
-   * The admission webhook's check of the trigger's own request (its annotation) and settings: errors name the field
-   * and the value. The webhook runs every row's; none for a trigger with nothing to check.
-   */
-  validate?(input: ValidationInput): { errors: FieldError[]; warnings: string[] };
   /** A Job with the name this trigger gives its run: created by us (maybe before a crash). */
   ours(cronJob: CronJobView, job: Readonly<Job>): boolean;
   /** A Job of ours whose run the stored status has not booked, by this trigger's books. */
@@ -208,32 +190,8 @@ export interface Trigger<Name extends string = string> {
   observe?(status: CronJobWireStatus, cronJob: CronJobView, jobs: readonly Readonly<Job>[]): CronJobWireStatus;
 }
 
-/** What a row's validate() sees of a CronJob under admission (any version: the schedules are parsed already). */
-export interface ValidationInput {
-  readonly annotations: Readonly<Record<string, unknown>>;
-  readonly spec: Readonly<Record<string, unknown>>;
-  /** Undefined when they do not parse (the webhook reports that itself). */
-  readonly schedules: CronJobSchedules | undefined;
-  readonly creationTimestamp: string | undefined;
-  /** The admission time. */
-  readonly now: Date;
-  /** The stored object's backfill annotation (UPDATE): an unchanged request is not checked again. */
-  readonly oldBackfill: string | undefined;
-}
-
-/** The request id a Job ran for, by the row's annotation (undefined: a scheduled run, or not this trigger's). */
-function requestIdOf(row: Trigger, job: Readonly<Job>): string | undefined {
-  return row.requestAnnotation === undefined ? undefined : job.metadata?.annotations?.[row.requestAnnotation];
-}
-
 /** The row that made a Job: the one whose annotation it carries, else the table's default row (the schedule). */
-export function triggerOfJob(triggers: readonly Trigger[], job: Readonly<Job>): Trigger {
-  return (
-    triggers.find((t) => requestIdOf(t, job) !== undefined) ??
-    triggers.find((t) => t.requestAnnotation === undefined) ??
-    triggers[0]!
-  );
-}
+export const triggerOfJob = (triggers: readonly Trigger[], job: Readonly<Job>): Trigger => rowOfJob(triggers, job);
 
 /** A row's part for its own request type R: TriggerRun's functions, with the request as an argument. */
 export interface RunParts<R> {
@@ -265,10 +223,7 @@ export function bindRun<R>(row: Trigger, r: R, parts: RunParts<R>): TriggerRun {
 }
 
 /** A Job named for a slot (`<cronjob>-<unix seconds>`) and marked with it. */
-function holdsSlotName(cronJob: CronJobView, job: Readonly<Job>): boolean {
-  const slot = scheduledTimeOf(job);
-  return !!slot && job.metadata?.name === jobNameFor(cronJob.metadata.name ?? "", slot);
-}
+const holdsSlot = (cronJob: CronJobView, job: Readonly<Job>) => holdsSlotName(cronJob.metadata.name ?? "", job);
 
 /** The Job holding a name, if any. */
 function jobNamed(view: RanView, name: string): { ran: false } | { ran: true; job: Readonly<Job> } {
@@ -295,26 +250,13 @@ function catchUpCap(stored: unknown): number {
 const slotJob = (cronJob: JobSource, r: SlotRequest) =>
   withScheduleSources(jobForSlot(cronJob, r.slot), r.slot, r.sources);
 
-/** A slot's run as the record names it: an older missed slot run by RunAll says so by its reason. */
-const slotSubject = (slot: Date | undefined, catchUp: boolean | undefined): RunSubject => ({
-  trigger: RecordTrigger.Schedule,
-  reason: catchUp ? RecordReason.MissedRunPolicyRunAll : RecordReason.Scheduled,
-  ...(slot ? { scheduledTime: slot } : {}),
-});
-
 const schedule: Trigger<"schedule"> = {
-  name: "schedule",
-  recordAs: RecordTrigger.Schedule,
-  recorded: (job) => slotSubject(scheduledTimeOf(job), runFactsOf(job).catchUp),
-  eventReasons: [EventReason.SuccessfulCreate, EventReason.JobAlreadyActive],
-  runsWhileSuspended: false,
+  ...SCHEDULE_ROW,
   onReplace: "replace",
   // A foreign Job holding a due slot's name is refused (the record says so) and the walk goes on: with RunAll the
   // newer missed slots run, and lastScheduleTime passes the refused one. Stopping there held every later slot
   // back until RunAll's cap dropped the refused one, a hundred slots later.
   onConflict: "next",
-  movesLastScheduleTime: true,
-  takesScheduleSlots: false,
   // Step 9, the schedule's row: the due slots (one, unless missedRunPolicy RunAll catches up), oldest first, at most
   // spec.maxCatchUpRuns per pass.
   plan: (input) => ({
@@ -327,11 +269,11 @@ const schedule: Trigger<"schedule"> = {
       ),
     ),
   }),
-  ours: holdsSlotName,
+  ours: holdsSlot,
   unbooked: (cronJob, job) => {
     const slot = scheduledTimeOf(job);
     const last = cronJob.status?.lastScheduleTime;
-    return holdsSlotName(cronJob, job) && !!slot && (!last || slot.getTime() > Date.parse(last));
+    return holdsSlot(cronJob, job) && !!slot && (!last || slot.getTime() > Date.parse(last));
   },
 };
 
@@ -379,27 +321,9 @@ interface RunNowRequest {
 }
 
 const runNow: Trigger<"runNow"> = {
-  name: "runNow",
-  recordAs: RecordTrigger.RunNow,
-  recorded: (job) => ({
-    trigger: RecordTrigger.RunNow,
-    reason: RecordReason.RunNowRequested,
-    ...(requestIdOf(runNow, job) !== undefined ? { request: requestIdOf(runNow, job)! } : {}),
-  }),
-  eventReasons: [EventReason.RunNow, EventReason.RunNowDeferred, EventReason.RunNowRefused],
-  validate: ({ annotations }) => {
-    const value = annotations[RUN_NOW_ANNOTATION];
-    if (typeof value !== "string" || value.trim().length <= MAX_RUN_NOW_REQUEST_LENGTH)
-      return { errors: [], warnings: [] };
-    const detail = `must be no more than ${MAX_RUN_NOW_REQUEST_LENGTH} characters (any new value requests one run)`;
-    return { errors: [invalidField(`metadata.annotations[${RUN_NOW_ANNOTATION}]`, value, detail)], warnings: [] };
-  },
-  runsWhileSuspended: true,
+  ...RUN_NOW_ROW,
   onReplace: "replace",
   onConflict: "stop",
-  requestAnnotation: RUN_NOW_REQUEST_ANNOTATION,
-  movesLastScheduleTime: false,
-  takesScheduleSlots: false,
   // Step 9, the run-now row: a new request runs once. The Job's name comes from the request, so a repeat after a crash
   // finds it; status.lastRunNowRequest books it (history cleanup keeps the Job until then).
   plan: (input) => {
@@ -455,11 +379,7 @@ const runNowParts: RunParts<RunNowRequest> = {
     count: "manual",
     log: `created Job for run-now request "${r.request}"`,
   }),
-  subject: (r: RunNowRequest) => ({
-    trigger: RecordTrigger.RunNow,
-    reason: RecordReason.RunNowRequested,
-    request: r.request,
-  }),
+  subject: (r: RunNowRequest) => runNowSubject(r.request),
 };
 
 // --- backfill --------------------------------------------------------------------------------------
@@ -478,34 +398,11 @@ function withBackfill(status: Readonly<CronJobWireStatus>, bf: BackfillStatus | 
 }
 
 const backfill: Trigger<"backfill"> = {
-  name: "backfill",
-  recordAs: RecordTrigger.Backfill,
-  recorded: (job) => {
-    const slot = scheduledTimeOf(job);
-    const id = requestIdOf(backfill, job);
-    return {
-      trigger: RecordTrigger.Backfill,
-      reason: RecordReason.BackfillRequested,
-      ...(slot ? { scheduledTime: slot } : {}),
-      ...(id !== undefined ? { request: id } : {}),
-    };
-  },
-  eventReasons: [
-    EventReason.SuccessfulCreate,
-    EventReason.BackfillStarted,
-    EventReason.BackfillComplete,
-    EventReason.BackfillCancelled,
-    EventReason.BackfillRefused,
-  ],
-  validate: validateBackfill,
-  runsWhileSuspended: true,
+  ...BACKFILL_ROW,
   // A backfill never replaces a run: with Forbid or Replace it runs one Job at a time, when nothing runs.
   onReplace: "wait",
   // A foreign Job holding a slot's name is counted skipped, and the walk goes on.
   onConflict: "next",
-  requestAnnotation: BACKFILL_REQUEST_ANNOTATION,
-  movesLastScheduleTime: false,
-  takesScheduleSlots: true,
   // Step 9, the backfill row: a request (backfill.ts decides whether it starts, is refused or cancelled), worked
   // through oldest slot first after status.backfill.lastSlot. A slot whose Job exists (scheduled, run by an earlier
   // request, or by this one before a crash) is not run again; admission holds the rest to the request's
@@ -549,9 +446,9 @@ const backfill: Trigger<"backfill"> = {
       },
     };
   },
-  ours: holdsSlotName,
+  ours: holdsSlot,
   unbooked: (cronJob, job) => {
-    if (!holdsSlotName(cronJob, job)) return false;
+    if (!holdsSlot(cronJob, job)) return false;
     const id = requestIdOf(backfill, job);
     const current = backfillRequestOf(cronJob);
     if (!current?.ok || current.request.id !== id) return false;
@@ -574,39 +471,8 @@ const backfillParts: RunParts<BackfillSlot> = {
     count: "created",
     log: `created Job for backfill "${r.id}" slot ${rfc3339(r.slot)}`,
   }),
-  subject: (r: BackfillSlot) => ({
-    trigger: RecordTrigger.Backfill,
-    reason: RecordReason.BackfillRequested,
-    scheduledTime: r.slot,
-    request: r.id,
-  }),
+  subject: (r: BackfillSlot) => backfillSubject(r.slot, r.id),
 };
-
-/**
- * The backfill row's admission check: the request parses, its range is in the past and holds at most
- * MAX_BACKFILL_SLOTS slots, counted as the controller counts them (`@every` slots from the creation time). An
- * unchanged request (an update of something else) is not checked again: its range only gets older.
- */
-function validateBackfill(input: ValidationInput): { errors: FieldError[]; warnings: string[] } {
-  const raw = input.annotations[BACKFILL_ANNOTATION];
-  const none = { errors: [], warnings: [] };
-  if (typeof raw !== "string" || raw === input.oldBackfill) return none;
-  const field = `metadata.annotations[${BACKFILL_ANNOTATION}]`;
-  const bf = backfillRequestOf({ metadata: { annotations: { [BACKFILL_ANNOTATION]: raw } } });
-  if (!bf) return none;
-  if (!bf.ok) return { errors: [invalidField(field, raw, bf.reason)], warnings: [] };
-  const { now } = input;
-  if (bf.request.to.getTime() > now.getTime()) {
-    const detail = `to is in the future (now is ${now.toISOString()}): a backfill runs past slots only`;
-    return { errors: [invalidField(field, raw, detail)], warnings: [] };
-  }
-  if (!input.schedules) return none;
-  const created = input.creationTimestamp ? new Date(input.creationTimestamp) : now;
-  const slots = input.schedules.backfillSlotCount(bf.request.from, bf.request.to, created);
-  if (slots.exact && slots.count <= MAX_BACKFILL_SLOTS) return none;
-  const detail = `the range holds ${countText(slots)} slots of the schedule; at most ${MAX_BACKFILL_SLOTS} may be backfilled in one request: split it`;
-  return { errors: [invalidField(field, raw, detail)], warnings: [] };
-}
 
 /**
  * The backfill's book, status.backfill: a handled slot is `created` when this request's Job runs it (created now,
@@ -663,7 +529,7 @@ function chainsOf(cronJob: CronJobView, jobs: readonly Readonly<Job>[]): Chain[]
     const attempt = retryAttemptOf(job);
     const k = attempt ? attempt.k : 0;
     const first = attempt ? attempt.of : name;
-    if (attempt ? !retry.ours(cronJob, job) : !(holdsSlotName(cronJob, job) && retriable(job))) continue;
+    if (attempt ? !retry.ours(cronJob, job) : !(holdsSlot(cronJob, job) && retriable(job))) continue;
     const known = chains.get(first);
     if (!known || k > known.latest.k) chains.set(first, { slot, first, latest: { k, job } });
   }
@@ -691,22 +557,20 @@ function attemptOwed(
   chain: Chain,
   jobs: readonly Readonly<Job>[],
   status: Readonly<CronJobWireStatus> | undefined,
-  limit: number,
 ): Owed | undefined {
   const { job, k: tried } = chain.latest;
-  if (classifyJob(job) !== "failed" || tried >= limit) return undefined;
-  const k = tried + 1;
-  const next = retryJobName(cronJob.metadata.name ?? "", chain.first, k);
+  if (classifyJob(job) !== "failed") return undefined;
+  const next = nextAttemptOwed(cronJob.spec, chain.slot, tried, status?.lastScheduleTime);
+  if (!next) return undefined;
+  const { k } = next;
+  const nextName = retryJobName(cronJob.metadata.name ?? "", chain.first, k);
   const made =
-    (status?.active ?? []).some((r) => r.name === next) ||
-    (status?.recentRuns ?? []).some((e) => e.job === next || e.replaced?.includes(next)) ||
-    jobs.some((j) => runFactsOf(j).replaced.includes(next));
+    (status?.active ?? []).some((r) => r.name === nextName) ||
+    (status?.recentRuns ?? []).some((e) => e.job === nextName || e.replaced?.includes(nextName)) ||
+    jobs.some((j) => runFactsOf(j).replaced.includes(nextName));
   if (made) return undefined;
   const owed: Owed = { k, failed: job.metadata?.name ?? "", why: failureOf(job) };
-  const policy = cronJob.spec.concurrencyPolicy;
-  const last = status?.lastScheduleTime ? new Date(status.lastScheduleTime) : undefined;
-  if ((policy === "Forbid" || policy === "Replace") && last && last > chain.slot) return { ...owed, newer: last };
-  return owed;
+  return next.newer ? { ...owed, newer: next.newer } : owed;
 }
 
 /** How a Job failed, in the record's words: its Failed condition's reason, or the operator's own (starts.ts). */
@@ -716,41 +580,11 @@ function failureOf(job: Readonly<Job>): string {
   return ended ?? failed?.reason ?? "Failed";
 }
 
-/** A retry's entry: which attempt, after which Job failed (how it failed is that Job's entry's outcome). */
-const retriedText = (k: number, n: number, failed: string) => `attempt ${k} of ${n}: Job ${failed} failed`;
-
 const retry: Trigger<"retry"> = {
-  name: "retry",
-  recordAs: RecordTrigger.Retry,
-  recorded: (job) => {
-    const a = retryAttemptOf(job);
-    const slot = scheduledTimeOf(job);
-    // The attempt before it: the first Job, or the retry named from it (the Job is labelled with its CronJob).
-    const cronJob = job.metadata?.labels?.[CRONJOB_NAME_LABEL] ?? "";
-    const before = a && (a.k === 1 ? a.of : retryJobName(cronJob, a.of, a.k - 1));
-    return {
-      trigger: RecordTrigger.Retry,
-      reason: RecordReason.RetryAfterFailure,
-      ...(slot ? { scheduledTime: slot } : {}),
-      ...(a
-        ? {
-            request: retryAttemptValue(a.k, a.n),
-            message: retriedText(a.k, a.n, before ?? a.of),
-            attempt: { number: a.k, of: a.n, after: before ?? a.of },
-          }
-        : {}),
-    };
-  },
-  eventReasons: [EventReason.RetryCreated, EventReason.JobAlreadyActive],
-  validate: validateRetry,
-  // A retry is the schedule's, not an explicit request: suspended or stopped, nothing is retried.
-  runsWhileSuspended: false,
+  ...RETRY_ROW,
   // It never replaces a run: a newer slot's run supersedes it instead (below).
   onReplace: "wait",
   onConflict: "next",
-  requestAnnotation: RETRY_OF_ANNOTATION,
-  movesLastScheduleTime: false,
-  takesScheduleSlots: false,
   // Step 9, the retry row: for each retriable slot whose newest attempt failed with attempts left, the next attempt,
   // once spec.retry.delaySeconds have passed since the failure (until then a Held entry says when). With Forbid or
   // Replace a retry does not run after a newer slot's run started (lastScheduleTime passed its slot): a Skipped entry
@@ -764,7 +598,7 @@ const retry: Trigger<"retry"> = {
     let wakeAt: Date | undefined;
     const requests: TriggerRun[] = [];
     for (const chain of chainsOf(cronJob, input.jobs)) {
-      const owed = attemptOwed(cronJob, chain, input.jobs, input.status, policy.limit);
+      const owed = attemptOwed(cronJob, chain, input.jobs, input.status);
       if (!owed) continue;
       const { k, failed, why } = owed;
       const subject = {
@@ -816,39 +650,15 @@ const retry: Trigger<"retry"> = {
     if (!policy) return [];
     return chainsOf(cronJob, jobs)
       .filter((c) => {
-        const owed = attemptOwed(cronJob, c, jobs, status, policy.limit);
+        const owed = attemptOwed(cronJob, c, jobs, status);
         return owed && !owed.newer;
       })
       .map((c) => c.latest.job.metadata?.name ?? "");
   },
-  ours: (cronJob, job) => {
-    const a = retryAttemptOf(job);
-    return !!a && job.metadata?.name === retryJobName(cronJob.metadata.name ?? "", a.of, a.k);
-  },
+  ours: (cronJob, job) => isRetryJob(cronJob.metadata.name ?? "", job),
   // Its books are the Jobs themselves: nothing in status to catch up.
   unbooked: () => false,
 };
-
-/**
- * The retry row's admission check: with Forbid or Replace a retry does not run once the next slot's run has started,
- * so a delay that cannot fit before the next slot is said at once (a warning: the schedule may be irregular).
- */
-function validateRetry(input: ValidationInput): { errors: FieldError[]; warnings: string[] } {
-  const policy = retryOf(input.spec);
-  const concurrency = input.spec.concurrencyPolicy;
-  if (!policy || !input.schedules || (concurrency !== "Forbid" && concurrency !== "Replace"))
-    return { errors: [], warnings: [] };
-  const { schedule } = input.schedules;
-  const first = schedule.next(input.now, input.now);
-  const gap = (schedule.next(first, input.now).getTime() - first.getTime()) / 1000;
-  if (!(policy.delaySeconds >= gap)) return { errors: [], warnings: [] };
-  return {
-    errors: [],
-    warnings: [
-      `spec.retry.delaySeconds: ${policy.delaySeconds} is not less than the ${gap} s between scheduled times: with concurrencyPolicy ${String(concurrency)} a retry is skipped once the next scheduled run has started (the record says so)`,
-    ],
-  };
-}
 
 const retryParts: RunParts<RetryRequest> = {
   job: (cronJob: JobSource, r: RetryRequest) => {
@@ -879,15 +689,8 @@ const retryParts: RunParts<RetryRequest> = {
     count: "created",
     log: `created Job for retry ${r.k} of ${r.n} of scheduled time ${rfc3339(r.slot)}`,
   }),
-  subject: (r: RetryRequest) => ({
-    trigger: RecordTrigger.Retry,
-    reason: RecordReason.RetryAfterFailure,
-    scheduledTime: r.slot,
-    request: retryAttemptValue(r.k, r.n),
-    message: retriedText(r.k, r.n, r.failed),
-    // As recorded(job) rebuilds it: how the attempt before failed is that Job's entry's outcome.
-    attempt: { number: r.k, of: r.n, after: r.failed },
-  }),
+  // As recorded(job) rebuilds it: how the attempt before failed is that Job's entry's outcome.
+  subject: (r: RetryRequest) => retrySubject(r.slot, r.k, r.n, r.failed),
 };
 
 /** The product's triggers, in the order a pass runs them (step 9). */

@@ -29,8 +29,9 @@ import {
   shortestInterval,
   retryBackoffWords,
   worstCaseRetrySeconds,
+  TRIGGER_ROWS,
+  type TriggerRow,
 } from "../api/v1/index.ts";
-import { TRIGGERS } from "../controllers/triggers.ts";
 import { type CalendarLookup, calendarWarnings, validateExclusions } from "./exclusions.ts";
 import { API_VERSION as V2_API_VERSION, convertCronJob, CronJobV2Schema, VERSION as V2 } from "../api/v2/index.ts";
 import { log, type Logger } from "../runtime/log.ts";
@@ -172,8 +173,8 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
     );
   }
 
-  // Each trigger checks its own request (its annotation) and settings: a row of controllers/triggers.ts.
-  for (const row of TRIGGERS) {
+  // Each trigger checks its own request (its annotation) and settings: its row (api/v1/triggers.ts).
+  for (const row of TRIGGER_ROWS as readonly TriggerRow[]) {
     const checked = row.validate?.({
       annotations,
       spec,

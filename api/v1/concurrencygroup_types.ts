@@ -9,9 +9,9 @@ import { GROUP, VERSION } from "./groupversion_info.ts";
 import { ObjectMetaSchema, WireObjectMetaSchema } from "./meta.ts";
 import type { CronJobWire, CronJobWireStatus } from "./cronjob_types.ts";
 import type { Job } from "./job.ts";
-import { runJobName } from "./jobnames.ts";
+import { isExplicit, rowOfEntry, runJobName, TRIGGER_ROWS } from "./triggers.ts";
 import type { RecentRunWire } from "./recentruns.ts";
-import { HELD_BY_GROUP_REASONS, RecordDecision, RecordTrigger } from "./reasons.ts";
+import { HELD_BY_GROUP_REASONS, RecordDecision } from "./reasons.ts";
 
 export const GROUP_KIND = "ConcurrencyGroup";
 export const GROUP_LIST_KIND = "ConcurrencyGroupList";
@@ -83,14 +83,6 @@ export const groupPrinterColumns = [
 ] as const;
 
 /**
- * The explicit requests' triggers (run-now, backfill). Their runs still run, and so still wait for a place, while a
- * CronJob's scheduling is suspended (spec.suspend) or stopped after failures (status.stopped), as `kubectl create job
- * --from` runs a suspended built-in CronJob (controllers/triggers.ts, each row's runsWhileSuspended); a slot of the
- * schedule (Schedule, CatchUp) and a retry of one do not.
- */
-export const REQUEST_TRIGGERS: readonly RecordTrigger[] = [RecordTrigger.RunNow, RecordTrigger.Backfill];
-
-/**
  * What waitingRunOf reads of a CronJob, and all it reads (its type says so): what `kubectl cron` keeps of each of the
  * thousands of CronJobs it lists until their Jobs are read (waitingFactsOf).
  */
@@ -130,7 +122,7 @@ export function waitingFactsOf(cj: Readonly<WaitingFacts>): WaitingFacts {
  * not run since (for a slot: lastScheduleTime has not reached it), within its startingDeadlineSeconds, and without
  * its Job among `jobs`, the CronJob's Jobs (the Job's name is the run's: a run whose Job exists has started, however
  * late the record says so: --status-write-delay, a deferred or lost status write). While its scheduling is suspended
- * or stopped, only an explicit request waits (REQUEST_TRIGGERS): its slots do not run, its requests do. It waits
+ * or stopped, only an explicit request waits (its row is `explicit`): its slots do not run, its requests do. It waits
  * since the oldest of the group's holds in a row up to it (a held slot that a newer one replaced keeps the CronJob's
  * place in the queue). The operator reads it for a member it has not reconciled since it started
  * (controllers/groups.ts), `kubectl cron` (groups, why, list) for every member.
@@ -145,13 +137,13 @@ export function waitingRunOf(
     e.decision === RecordDecision.Held && (HELD_BY_GROUP_REASONS as readonly string[]).includes(e.reason);
   const held = record.find((e) => e.decision === RecordDecision.Held);
   if (!held || !byGroup(held)) return undefined;
-  if ((cj.spec?.suspend || cj.status?.stopped) && !(REQUEST_TRIGGERS as readonly string[]).includes(held.trigger))
-    return undefined;
+  if ((cj.spec?.suspend || cj.status?.stopped) && !isExplicit(held)) return undefined;
   const job = runJobName(cj.metadata?.name ?? "", held);
   if (job !== undefined && jobs.some((j) => j.metadata?.name === job)) return undefined;
   const slot = held.scheduledTime ? Date.parse(held.scheduledTime) : undefined;
   const last = cj.status?.lastScheduleTime ? Date.parse(cj.status.lastScheduleTime) : undefined;
-  const scheduled = held.trigger === RecordTrigger.Schedule || held.trigger === RecordTrigger.CatchUp;
+  // A slot of the schedule's own: lastScheduleTime, the exclusions and the deadline pass it.
+  const scheduled = rowOfEntry(TRIGGER_ROWS, held)?.movesLastScheduleTime ?? false;
   if (scheduled && slot !== undefined && last !== undefined && last >= slot) return undefined;
   // An excluded slot at or after it was decided when it came: the older slot no longer runs (the schedule's base).
   const excluded = cj.status?.lastExcludedTime ? Date.parse(cj.status.lastExcludedTime) : undefined;
@@ -163,8 +155,8 @@ export function waitingRunOf(
   for (const e of record) {
     if (e.decision === RecordDecision.Created || e.decision === RecordDecision.Adopted) break;
     if (!byGroup(e)) continue;
-    const slotted =
-      e.scheduledTime !== undefined && e.trigger !== RecordTrigger.RunNow && e.trigger !== RecordTrigger.Backfill;
+    // An explicit request waits since it was asked; a slot's run (a retry's too) since its slot.
+    const slotted = e.scheduledTime !== undefined && !isExplicit(e);
     const t = slotted ? Date.parse(e.scheduledTime!) : Date.parse(e.decidedAt);
     if (!Number.isNaN(t)) since = Math.min(since, t);
   }

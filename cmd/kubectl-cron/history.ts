@@ -1,8 +1,10 @@
 // `kubectl cron history`: a CronJob's Jobs, oldest first, with the slot each ran for, its result and duration. A
 // retry's Job (spec.retry) says which attempt it is and which Job's failure it follows.
 import {
-  BACKFILL_REQUEST_ANNOTATION,
   classifyJob,
+  rowOfJob,
+  RUN_NOW_ROW,
+  TRIGGER_ROWS,
   finishedAt,
   isManualJob,
   scheduledTimeOf,
@@ -15,10 +17,10 @@ import {
 interface HistoryRow {
   name: string;
   /**
-   * "scheduled", "manual" (a run-now request or `kubectl create job --from`), "backfill" (kubectl cron backfill) or
-   * "retry" (spec.retry: a new Job for a slot whose run failed).
+   * Its trigger's word (api/v1/triggers.ts): "scheduled", "manual" (a run-now request or `kubectl create job
+   * --from`), "backfill" (kubectl cron backfill) or "retry" (spec.retry: a new Job for a slot whose run failed).
    */
-  trigger: "scheduled" | "manual" | "backfill" | "retry";
+  trigger: string;
   /** A retry: its attempt, "k/N" (attempt k of the N spec.retry.limit allowed), and the slot's first Job. */
   attempt?: string;
   retryOf?: string;
@@ -58,13 +60,8 @@ function rowOf(job: Job, now: Date): HistoryRow {
   const retry = retryAttemptOf(job);
   const row: HistoryRow = {
     name: job.metadata?.name ?? "",
-    trigger: isManualJob(job)
-      ? "manual"
-      : retry
-        ? "retry"
-        : job.metadata?.annotations?.[BACKFILL_REQUEST_ANNOTATION] !== undefined
-          ? "backfill"
-          : "scheduled",
+    // A run-now Job, or one made by `kubectl create job --from` (which no row made): "manual".
+    trigger: isManualJob(job) ? RUN_NOW_ROW.word : rowOfJob(TRIGGER_ROWS, job).word,
     ...(retry ? { attempt: `${retry.k}/${retry.n}`, retryOf: retry.of } : {}),
     result,
   };

@@ -22,9 +22,12 @@ import {
   type RecordReason,
   RUN_NOW_ANNOTATION,
   SCHEDULED_AT_ANNOTATION,
+  TRIGGER_ROWS,
+  type TriggerRow,
+  type ValidationInput,
 } from "../../api/v1/index.ts";
 import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
-import type { RunSubject } from "../../controllers/record.ts";
+import type { RunSubject } from "../../api/v1/index.ts";
 import {
   bindRun,
   type RunParts,
@@ -32,7 +35,6 @@ import {
   triggerOfJob,
   TRIGGERS,
   type TriggerRun,
-  type ValidationInput,
 } from "../../controllers/triggers.ts";
 import { FakeClock } from "../../runtime/fake-clock.ts";
 import { FakeRecorder } from "../../runtime/events/fake.ts";
@@ -100,6 +102,9 @@ const pokeSubject = (id: string | undefined): RunSubject => ({
 const poke: Trigger<"poke"> = {
   name: "poke",
   recordAs: "RunNow",
+  records: ["RunNow"],
+  word: "poke",
+  jobOf: (cronJobName, e) => (e.request === undefined ? undefined : pokeName(cronJobName, e.request)),
   recorded: (job) => pokeSubject(job.metadata?.annotations?.[POKED_BY]),
   // Its Events: the create's and the hold's (not run-now's RunNow and RunNowDeferred).
   eventReasons: ["SuccessfulCreate", "JobAlreadyActive"],
@@ -109,7 +114,7 @@ const poke: Trigger<"poke"> = {
     const detail = `must be no more than ${MAX_POKE_LENGTH} characters`;
     return { errors: [invalidField(`metadata.annotations[${POKE}]`, value, detail)], warnings: [] };
   },
-  runsWhileSuspended: true,
+  explicit: true,
   onReplace: "wait",
   onConflict: "stop",
   requestAnnotation: POKED_BY,
@@ -375,7 +380,7 @@ describe("the poke brings its own words: record reason, Event reasons, admission
   });
 });
 
-describe("admission is row-driven: the webhook asks every row of TRIGGERS", () => {
+describe("admission is row-driven: the webhook asks every row of TRIGGER_ROWS (api/v1)", () => {
   const now = new Date("2026-11-25T12:00:00Z");
   const withAnnotations = (annotations: Record<string, string>, spec: Record<string, unknown> = {}) =>
     variant(minimalCronJob("cj"), (o) => {
@@ -383,10 +388,10 @@ describe("admission is row-driven: the webhook asks every row of TRIGGERS", () =
       o.spec.schedule = "0 * * * *";
       Object.assign(o.spec, spec);
     });
-  const table = TRIGGERS as unknown as Trigger[];
+  const table = TRIGGER_ROWS as TriggerRow[];
 
   /** Runs `fn` with the table changed by `change`, and puts the table back as it was. */
-  function withTable<T>(change: (rows: Trigger[]) => void, fn: () => T): T {
+  function withTable<T>(change: (rows: TriggerRow[]) => void, fn: () => T): T {
     const saved = table.map((row) => ({ row, validate: row.validate }));
     const rows = [...table];
     try {
@@ -488,6 +493,7 @@ describe("admission is row-driven: the webhook asks every row of TRIGGERS", () =
       [[`metadata.annotations[${POKE}]`, "p".repeat(MAX_POKE_LENGTH + 1)]],
     );
     assert.equal(table.length, TRIGGERS.length);
+    assert.ok(!TRIGGER_ROWS.includes(poke), "the table is put back");
     assert.ok(!table.includes(poke), "the table is put back");
   });
 });

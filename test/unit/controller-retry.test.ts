@@ -17,9 +17,10 @@ import {
   retryJobName,
   RUN_NOW_ANNOTATION,
   SCHEDULED_AT_ANNOTATION,
+  retriedLater,
 } from "../../api/v1/index.ts";
 import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
-import { failureStop, retriedLater } from "../../controllers/failures.ts";
+import { failureStop } from "../../controllers/failures.ts";
 import { FakeClock } from "../../runtime/fake-clock.ts";
 import { FakeRecorder } from "../../runtime/events/fake.ts";
 import { FakeClient } from "../../runtime/fake/client.ts";

@@ -16,7 +16,7 @@ import {
   KIND,
   manualJobName,
   type RecentRunWire,
-  REQUEST_TRIGGERS,
+  isExplicit,
   retryJobName,
   RUN_NOW_ANNOTATION,
   type WaitingFacts,
@@ -98,10 +98,12 @@ describe("waitingRunOf: the runs a group's queue reads from a member's record", 
 
   it("the requests that wait while suspended are the triggers the controller runs while suspended", () => {
     assert.deepEqual(
-      TRIGGERS.filter((t) => t.runsWhileSuspended)
-        .map((t) => t.recordAs)
-        .sort(),
-      [...REQUEST_TRIGGERS].sort(),
+      TRIGGERS.map((t) => [t.name, isExplicit({ trigger: t.recordAs })]),
+      TRIGGERS.map((t) => [t.name, t.explicit]),
+    );
+    assert.deepEqual(
+      TRIGGERS.filter((t) => t.explicit).map((t) => t.name),
+      ["runNow", "backfill"],
     );
   });
 });

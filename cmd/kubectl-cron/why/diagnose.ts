@@ -4,8 +4,10 @@ import {
   type Job,
   jobNameFor,
   type RecentRun,
-  REQUEST_TRIGGERS,
+  isExplicit,
   RecordTrigger,
+  rowOfEntry,
+  TRIGGER_ROWS,
   retryAttemptOf,
   rfc3339InZone,
   scheduledTimeOf,
@@ -82,8 +84,11 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
     );
   const entryFor = (slot: Date) => {
     const at = entriesAt(slot);
-    const own = at.filter((e) => e.trigger !== RecordTrigger.Retry);
-    return own.find((e) => e.trigger !== RecordTrigger.Backfill) ?? own[0];
+    const ranked = at.flatMap((e) => {
+      const rank = rowOfEntry(TRIGGER_ROWS, e)?.slotRank;
+      return rank === undefined ? [] : [{ e, rank }];
+    });
+    return ranked.sort((a, b) => a.rank - b.rank)[0]?.e;
   };
   // The slot's first Job (a retry's Job names its slot too: retry.ts).
   const jobFor = (slot: Date) =>
@@ -209,7 +214,7 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
  */
 function waitingRequest(f: WhyFacts): RecentRun | undefined {
   const w = waitingRunOf(f.cronJob, f.now.getTime(), f.jobs);
-  return w && REQUEST_TRIGGERS.includes(w.held.trigger as RecordTrigger) ? (w.held as RecentRun) : undefined;
+  return w && isExplicit(w.held) ? (w.held as RecentRun) : undefined;
 }
 
 function ctx(
