@@ -27,7 +27,15 @@ import { retryVerdict } from "./retry.ts";
 import { nextBlocker, risks } from "./risks.ts";
 import { anchorOf, notASlot, schedulesOf, type SlotSource, slotSource, slotText, zoneOf } from "./slot.ts";
 import { futureVerdict, JUST_DUE_MS, undecidedVerdict } from "./undecided.ts";
-import { type Diagnosis, type Finding, finding, found, type SlotContext, type Verdict } from "./verdict.ts";
+import {
+  blockedText,
+  type Diagnosis,
+  type Finding,
+  finding,
+  found,
+  type SlotContext,
+  type Verdict,
+} from "./verdict.ts";
 
 /**
  * What a run-now or backfill request waiting for a place in its group answers for, asked about no slot: the latest
@@ -115,7 +123,8 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   const unexcluded = excluding.schedules.schedule.next(f.now, anchor);
   const nextAt = unexcluded.getTime() < NO_SLOT_LEFT ? unexcluded : schedules.schedule.next(f.now, anchor);
   const nextNote = nextRuns(schedules, anchor, new Date(nextAt.getTime() - 1), 1)[0]?.note;
-  const blocked = nextBlocker(f, operator, exclusions);
+  const blocker = nextBlocker(f, operator, exclusions);
+  const blocked = blocker && blockedText(blocker);
   const nextFrom = slotSource(schedules, nextAt, anchor, zone);
   const next = {
     utc: iso(nextAt),
