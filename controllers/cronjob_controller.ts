@@ -47,7 +47,7 @@ import { jobRef, mayReplace, observeChildren } from "./observe.ts";
 import { admit } from "./runs.ts";
 import { GroupBooks, groupPlaceFreed, setupGroupCache } from "./groups.ts";
 import { CalendarBooks, setupCalendarCache } from "./calendars.ts";
-import { exclusionStep } from "./exclusions.ts";
+import { exclusionStep } from "./exclusionstep.ts";
 import {
   keyOf,
   type LoadedCronJob,

@@ -10,5 +10,5 @@ export * from "./reasons.ts";
 export * from "./concurrencygroup_types.ts";
 export * from "./exclusioncalendar_types.ts";
 export * from "./retry.ts";
-export * from "./exclusions.ts";
+export * from "./exclusionsview.ts";
 export * from "./metadata.ts";

@@ -13,7 +13,7 @@ import {
 } from "../../../api/v1/index.ts";
 import { type CauseId, NO_CAUSE, REQUESTED } from "../causes.ts";
 import { exclusionsOf, type ExclusionsView } from "../../../api/v1/index.ts";
-import { type Excluded, excludingSchedules, NO_SLOT_LEFT } from "../exclusions.ts";
+import { type Excluded, excludingSchedules, NO_SLOT_LEFT } from "../exclusionfacts.ts";
 import { iso } from "../history.ts";
 import { nextRuns } from "../next.ts";
 import type { WhyFacts } from "../whyfacts.ts";

@@ -13,7 +13,7 @@ import {
 } from "../causes.ts";
 import { humanDuration, iso } from "../history.ts";
 import type { ExclusionsView } from "../../../api/v1/index.ts";
-import type { Excluded } from "../exclusions.ts";
+import type { Excluded } from "../exclusionfacts.ts";
 import type { PodFacts, WhyFacts } from "../whyfacts.ts";
 
 export const SECOND = 1000;
