@@ -61,8 +61,8 @@ export class CalendarBooks {
   }
 
   /**
-   * The CronJob's exclusions, from its spec and the calendars in the cache, by the API's rule (api/v1/exclusions.ts,
-   * which `kubectl cron` applies too); kept by what they are compiled from.
+   * The CronJob's exclusions, from its spec and the calendars in the cache, by the API's rule
+   * (api/v1/exclusionsview.ts, which `kubectl cron` applies too); kept by what they are compiled from.
    */
   exclusionsOf(cronJob: { metadata: { namespace?: string | undefined }; spec: unknown }): CronJobExclusions {
     // Windows stored in any shape are compiled (one that is no list holds the slots, as a window that does not parse).

@@ -47,7 +47,7 @@ import { jobRef, mayReplace, observeChildren } from "./observe.ts";
 import { admit } from "./runs.ts";
 import { GroupBooks, groupPlaceFreed, setupGroupCache } from "./groups.ts";
 import { CalendarBooks, setupCalendarCache } from "./calendars.ts";
-import { exclusionStep } from "./exclusions.ts";
+import { exclusionStep } from "./exclusionstep.ts";
 import {
   keyOf,
   type LoadedCronJob,
@@ -68,7 +68,7 @@ import { type SourceInput, type StateEvent, type Trigger, TRIGGERS, type Trigger
 
 /**
  * What the reconciler reads from the cache, registered before it starts: the Jobs trimmed and indexed by owner
- * (job.ts), and the concurrency groups' indexes (groups.ts).
+ * (job.ts), the concurrency groups' indexes (groups.ts) and the exclusion calendars' (calendars.ts).
  */
 export function setupCache(cache: CacheIndexer): void {
   setupJobCache(cache);
@@ -79,7 +79,7 @@ export function setupCache(cache: CacheIndexer): void {
 interface CronJobReconcilerDeps {
   /** Live reads (a Job the cache may not have seen yet) and the writes: Jobs, and CronJob status. */
   client: ObjectClient;
-  /** CronJobs by name and Jobs by JOB_OWNER_INDEX. */
+  /** CronJobs by name, Jobs by JOB_OWNER_INDEX, and the groups and calendars by their indexes (setupCache). */
   cache: CacheReader;
   recorder: Recorder;
   clock?: Clock;
@@ -125,7 +125,10 @@ export class CronJobReconciler implements Reconciler {
     this.calendars = new CalendarBooks(d.cache);
   }
 
-  /** Register the Job cache, the owner index and the controller (kubebuilder's SetupWithManager). */
+  /**
+   * Register what it reads from the cache (setupCache) and the controller with its watches (kubebuilder's
+   * SetupWithManager).
+   */
   static setupWithManager(
     mgr: Manager,
     o: { clock?: Clock; maxConcurrentReconciles?: number; metrics?: CronJobRunMetrics; statusDelayMs?: number } = {},
@@ -196,7 +199,7 @@ export class CronJobReconciler implements Reconciler {
       ...(stop.event ? [stop.event] : []),
       ...(guard.stop && guard.event ? [guardEvent(guard.event)] : []),
     ]);
-    const history = { successful: cached.filter(ended("successful")), failed: cached.filter(ended("failed")) };
+    const history = { successful: cached.filter(inState("successful")), failed: cached.filter(inState("failed")) };
     const written = parsed.ok ? parsed.schedules : undefined;
 
     // 7. Which slots are due, and when the next one is: the union of the CronJob's schedules, skipping the times
@@ -316,7 +319,7 @@ export class CronJobReconciler implements Reconciler {
     // A run whose Pods did not start within spec.startTimeoutSeconds is ended (starts.ts): it no longer holds Forbid
     // or its group's place once the Job controller fails it. Its Pods and the Job are read here; the commit ends it.
     const [limit, now] = [cronJob.spec.startTimeoutSeconds, clockNow.getTime()];
-    const active = seen.jobs.filter(ended("active"));
+    const active = seen.jobs.filter(inState("active"));
     const reads = limit ? await readStarts(this.client, active, limit, remembered, now, ctx) : undefined;
     const starts = reads ? startLimit(reads, now) : { ends: [], events: [] };
     seen.events.push(...starts.events);
@@ -324,7 +327,7 @@ export class CronJobReconciler implements Reconciler {
   }
 
   /**
-   * The parsed schedules, from memory's cache (per CronJob for an H schedule, shared otherwise), keyed by all they
+   * Step 6's parse: the parsed schedules, from memory's cache (per CronJob for an H schedule, shared otherwise), keyed by all they
    * are parsed from: spec.schedule, spec.timeZone and the other schedules' annotation.
    */
   private parseCached(cronJob: StoredCronJob): ParsedSchedules {
@@ -620,7 +623,7 @@ export class CronJobReconciler implements Reconciler {
 // --- helpers ---------------------------------------------------------------------------------------
 
 /** A filter of the Jobs in this state. */
-function ended(how: "active" | "successful" | "failed") {
+function inState(how: "active" | "successful" | "failed") {
   return (j: Readonly<Job>) => classifyJob(j) === how;
 }
 

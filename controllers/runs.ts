@@ -20,8 +20,8 @@ function names(list: readonly string[]): string {
 }
 
 /**
- * The group's rule: a run takes a place when fewer than `limit` of the group's Jobs run (the ones Replace is about to
- * delete not counted) and no run of another member waits ahead of it for one. `key`: the run, once per state Event.
+ * The group's rule: a run takes a place when fewer than `limit` of the group's Jobs run (`replacing`, the ones Replace
+ * is about to delete, not counted) and no run of another member waits ahead of it for one.
  */
 function groupHold(group: GroupView, replacing: ReadonlySet<string>): GroupHold | undefined {
   if (group.limit === undefined) {
@@ -47,7 +47,7 @@ function groupHold(group: GroupView, replacing: ReadonlySet<string>): GroupHold 
   return undefined;
 }
 
-/** The Event of a run the group holds: once per run and reason. */
+/** The Event of a run the group holds (`key`: the run, as its Events name it): once per run and reason. */
 function groupEvent(hold: GroupHold, key: string): StateEvent {
   const notFound = hold.reason === RecordReason.ConcurrencyGroupNotFound;
   return {

@@ -1,7 +1,8 @@
 // The words of a cause, as its row in cmd/kubectl-cron/causes.ts says them: what `kubectl cron why` prints must be
 // the row's verdict and fix lines with the placeholders filled in (the fix: some of its lines, in the row's order),
-// nothing reworded. The verdicts that name no cause are held to their table (NO_CAUSE) the same way.
-import { type CauseId, causeOf, NO_CAUSE, PLACEHOLDERS } from "../cmd/kubectl-cron/causes.ts";
+// nothing reworded. The verdicts that name no cause are held to their table (NO_CAUSE) the same way. And every
+// sentence the table can say, in pieces, for the check that no other module writes one out (causes-words.test.ts).
+import { CAUSES, type CauseId, causeOf, FLEET, NO_CAUSE, PLACEHOLDERS, REQUESTED } from "../cmd/kubectl-cron/causes.ts";
 
 type Params = typeof PLACEHOLDERS;
 type Say = (p: Params) => string;
@@ -56,7 +57,9 @@ export function renderings(say: Say, as: "verdict" | "finding" | "either" = "eit
   let keys: (keyof Params)[] = [];
   const base: Record<string, unknown> = { ...PLACEHOLDERS };
   if (as === "finding") delete base.when;
-  say(watched(base as Params));
+  // Said with every fact (words that read none have this one rendering).
+  const first = say(watched(base as Params));
+  if (!/\bundefined\b/.test(first)) out.add(first);
   // The facts it reads, `when` aside unless either will do; reading grows as flags open other words.
   const flippable = () => [...read].filter((k) => as === "either" || k !== "when");
   for (let next = flippable(); next.length > keys.length; next = flippable()) {
@@ -109,3 +112,53 @@ export function verdictDiffersFromNoCause(verdict: string): string | undefined {
     ? undefined
     : `${JSON.stringify(verdict)} names no cause and is none of NO_CAUSE's words: ${JSON.stringify(says.flatMap((say) => renderings(say)))}`;
 }
+
+/** What FLEET's lines are said with in the pieces below: its facts beside PLACEHOLDERS (its counts: numbers). */
+const FLEET_PLACEHOLDERS = { summary: "SUMMARY", names: ["NAMES"], calendar: "CALENDAR", message: "MESSAGE" };
+
+/**
+ * Every sentence the table can say, with the placeholders: each row's verdict (as a verdict and as a finding), its
+ * fix lines and its `next`, in each of their renderings; NO_CAUSE's, REQUESTED's and FLEET's words.
+ */
+export function tableSentences(): string[] {
+  const out = new Set<string>();
+  const add = (say: Say) => renderings(say).forEach((s) => s.split("\n").forEach((line) => out.add(line)));
+  for (const c of CAUSES) {
+    add(c.verdict as Say);
+    add((p) => c.fix(p).join("\n"));
+    if ("next" in c) add(c.next as Say);
+  }
+  for (const say of [...Object.values(NO_CAUSE), ...Object.values(REQUESTED)]) add(say as Say);
+  for (const missing of [true, false]) {
+    for (const limit of [1, undefined]) {
+      const p = { ...PLACEHOLDERS, ...FLEET_PLACEHOLDERS, inUse: 1, limit, missing };
+      for (const say of Object.values(FLEET)) out.add(say(p));
+    }
+  }
+  return [...out];
+}
+
+/** The fewest words a piece of a sentence has to say for a module that writes it out to be writing the table's. */
+const FEWEST_WORDS = 3;
+
+/**
+ * A sentence's own words: its pieces between its placeholders (and numbers, which stand for counts), trimmed of the
+ * punctuation around them, that say at least FEWEST_WORDS words.
+ */
+export function fixedTexts(sentence: string): string[] {
+  const names = [...Object.values(PLACEHOLDERS), ...Object.values(FLEET_PLACEHOLDERS).flat()].filter(
+    (v): v is string => typeof v === "string",
+  );
+  const placeholder = new RegExp(`\\b(?:${[...new Set(names)].sort((a, b) => b.length - a.length).join("|")})\\b|\\d+`);
+  return sentence
+    .split(placeholder)
+    .map(trimmed)
+    .filter((piece) => piece.split(" ").filter((w) => /[A-Za-z]/.test(w)).length >= FEWEST_WORDS);
+}
+
+/** Text with its spaces collapsed and the punctuation and spaces around it cut. */
+export const trimmed = (s: string) => s.replace(/\s+/g, " ").replace(/^[\s:;,.()'"`/]+|[\s:;,.()'"`/]+$/g, "");
+
+/** Whether `text` says `piece` in whole words (not "has no Pod" in "has no Pods", nor "spec.x" in "spec.x.y"). */
+export const saysPiece = (text: string, piece: string) =>
+  new RegExp(`(?<![\\w.-])${escape(piece)}(?![\\w.-])`).test(text);

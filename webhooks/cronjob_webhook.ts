@@ -32,7 +32,7 @@ import {
   TRIGGER_ROWS,
   type TriggerRow,
 } from "../api/v1/index.ts";
-import { type CalendarLookup, calendarWarnings, validateExclusions } from "./exclusions.ts";
+import { type CalendarLookup, calendarWarnings, validateExclusions } from "./exclusion_checks.ts";
 import { API_VERSION as V2_API_VERSION, convertCronJob, CronJobV2Schema, VERSION as V2 } from "../api/v2/index.ts";
 import { log, type Logger } from "../runtime/log.ts";
 import { isObj } from "../runtime/objects.ts";

@@ -25,7 +25,7 @@ import {
   invalid,
   requestObjectName,
 } from "../runtime/webhook/index.ts";
-import { windowErrors } from "./exclusions.ts";
+import { windowErrors } from "./exclusion_checks.ts";
 import type { z } from "zod";
 
 const validatePath = (kind: string) => `/validate-${GROUP.replaceAll(".", "-")}-${VERSION}-${kind.toLowerCase()}`;

@@ -1,12 +1,13 @@
 // The ExclusionCalendar API: times a schedule must skip (public holidays, a change freeze, a maintenance window),
 // kept in one object several CronJobs of a namespace name in spec.exclusions.calendars. A CronJob may also give
 // windows of its own (spec.exclusions.windows). Windows are wall-clock spans read in the CronJob's time zone (each
-// schedule's own in v2), so one calendar serves CronJobs in several zones; the math is api/v1/schedule/exclusions.ts.
+// schedule's own in v2), so one calendar serves CronJobs in several zones; the math is
+// api/v1/schedule/exclusionwindows.ts.
 // The calendar holds no status: what it excluded is in each CronJob's record (status.recentRuns).
 import { z } from "zod";
 import { GROUP, VERSION } from "./groupversion_info.ts";
 import { ObjectMetaSchema, WireObjectMetaSchema } from "./meta.ts";
-import { MAX_EXCLUSION_WINDOWS } from "./schedule/exclusions.ts";
+import { MAX_EXCLUSION_WINDOWS } from "./schedule/exclusionwindows.ts";
 
 export const CALENDAR_KIND = "ExclusionCalendar";
 export const CALENDAR_LIST_KIND = "ExclusionCalendarList";
@@ -34,10 +35,11 @@ const text = z.string().max(64);
 
 /**
  * A window: absolute (start, end) or recurring (daysOfMonth, months, daysOfWeek, from, to; all must hold). The CRD
- * checks the JSON shape; the webhook and the controller check the values (api/v1/schedule/exclusions.ts), in one place
- * and in its words. No format is a CRD pattern: the API server checks the schema before any webhook, so a pattern would
- * answer with a regular expression instead of the field, the value and what it should be, and (before CRD validation
- * ratcheting, Kubernetes 1.30) would refuse every write, status ones included, of an object stored before the rule.
+ * checks the JSON shape; the webhook and the controller check the values (api/v1/schedule/exclusionwindows.ts), in
+ * one place and in its words. No format is a CRD pattern: the API server checks the schema before any webhook, so a
+ * pattern would answer with a regular expression instead of the field, the value and what it should be, and (before
+ * CRD validation ratcheting, Kubernetes 1.30) would refuse every write, status ones included, of an object stored
+ * before the rule.
  */
 export const ExclusionWindowSchema = z
   .object({

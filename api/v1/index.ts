@@ -11,5 +11,5 @@ export * from "./concurrencygroup_types.ts";
 export * from "./exclusioncalendar_types.ts";
 export * from "./retry.ts";
 export * from "./triggers.ts";
-export * from "./exclusions.ts";
+export * from "./exclusionsview.ts";
 export * from "./metadata.ts";

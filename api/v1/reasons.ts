@@ -71,14 +71,18 @@ export type RecordDecision = keyof typeof RECORD_DECISIONS;
 
 /**
  * An entry's `reason`, when the operator gives it (a Refused entry's is the API server's: an open set, so the field
- * stays a string). By decision: Created and Adopted, the trigger's reason; Missed, StartingDeadlineExceeded;
- * Skipped, one of SKIPPED_REASONS; Held, ConcurrencyPolicyForbid or one of HELD_BY_GROUP_REASONS; Stopped,
- * StoppedAfterFailures.
+ * stays a string). By decision: Created and Adopted, the trigger's reason (a missed slot RunAll runs:
+ * MissedRunPolicyRunAll); Missed, StartingDeadlineExceeded; Skipped, one of SKIPPED_REASONS, ExcludedByCalendar or
+ * RetrySuperseded; Held, ConcurrencyPolicyForbid, one of HELD_BY_GROUP_REASONS, CalendarNotFound or RetryDelay;
+ * Stopped, StoppedAfterFailures.
  */
 export const RECORD_REASONS = {
   /** Created or Adopted for a slot of the schedule (trigger Schedule). */
   Scheduled: { description: "its slot came" },
-  /** Created or Adopted for an older missed slot (trigger CatchUp). */
+  /**
+   * Created or Adopted for an older missed slot that missedRunPolicy RunAll runs (trigger Schedule; versions before
+   * issue 46 wrote trigger CatchUp).
+   */
   MissedRunPolicyRunAll: { description: "missedRunPolicy RunAll runs a missed slot" },
   /** Created or Adopted for a run-now request (trigger RunNow). */
   RunNowRequested: { description: "a run-now request" },

@@ -9,7 +9,7 @@ import {
   type ExclusionCalendar,
   ExclusionCalendarResource,
 } from "../../api/v1/exclusioncalendar_types.ts";
-import { Exclusions, parseExclusionWindows } from "../../api/v1/schedule/exclusions.ts";
+import { Exclusions, parseExclusionWindows } from "../../api/v1/schedule/exclusionwindows.ts";
 import { smallJobSpec } from "../../envtest/small-job.ts";
 import type { Client } from "../../runtime/client.ts";
 import { isAlreadyExists } from "../../runtime/errors.ts";

@@ -1,7 +1,8 @@
 // The one table of why a CronJob did not run (or ran and did nothing): each cause, how `kubectl cron why` detects
 // it, and what to do. The command's verdicts name a row, and their fixes are the row's `fix` said with the names
-// the diagnosis found; docs/troubleshooting.md's list of causes and the runbooks' lists are generated from this table,
-// each fix said with PLACEHOLDERS (test/unit/troubleshooting.test.ts and causes-words.test.ts check both).
+// the diagnosis found, as what it says keeps the next slot from running is a row's `next`; docs/troubleshooting.md's
+// list of causes and the runbooks' lists are generated from this table, each fix said with PLACEHOLDERS
+// (test/unit/troubleshooting.test.ts and causes-words.test.ts check both).
 import {
   API_VERSION,
   CALENDAR_KIND,
@@ -28,7 +29,7 @@ interface CauseParams {
   /** The CronJob and its namespace. */
   name: string;
   namespace: string;
-  /** A Job of the CronJob (several: separated by spaces). */
+  /** A Job of the CronJob (several: separated by spaces; in forbid-held's `next`, by commas). */
   job: string;
   /** A Pod of a Job. */
   pod: string;
@@ -260,6 +261,11 @@ interface Cause {
   readonly verdict: (p: Required<CauseParams>) => string;
   /** What to do, one line each: the command's fix lines, and (with PLACEHOLDERS) the docs'. */
   readonly fix: (p: CauseParams) => string[];
+  /**
+   * What `kubectl cron why` says after the next slot's time (`Next: TIME; WORDS`) when the cause holds now and will
+   * keep that slot from running: which cause it is, said with the facts found (nextOf).
+   */
+  readonly next?: (p: Required<CauseParams>) => string;
   /** The alert whose runbook covers it, when one does. */
   readonly alert?: string;
 }
@@ -298,6 +304,19 @@ const waitsInGroup = (p: At & Partial<Pick<CauseParams, "asked">>, words: string
   p.asked && p.when !== undefined ? `${p.when} has not run: ${words}` : didNotRun(p, words);
 /** A Job that started but whose Pods never worked: "started at SLOT but never got to work: WORDS". */
 const neverWorked = (p: Slot, words: string) => `started at ${p.when} but never got to work: ${words}`;
+/** The operator down (a finding's words), as what keeps the next slot from running. */
+const untilBack = (words: string) => `${words}: nothing runs until it is back`;
+/** operator-down's words on its own (no slot). */
+const noReadyReplica = (p: Pick<CauseParams, "operatorNamespace">) =>
+  `the operator has no ready replica in namespace ${p.operatorNamespace}`;
+/** operator-no-leader's words on its own (no slot). */
+const noLeader = (p: Pick<CauseParams, "noLease" | "holder"> & Partial<Pick<CauseParams, "lease" | "age">>) =>
+  "no replica leads: " +
+  (p.noLease
+    ? `there is no Lease ${p.lease}`
+    : p.holder
+      ? `the Lease was last renewed ${p.age} ago by ${p.holder}`
+      : `the last leader released the Lease ${p.age} ago and none took it`);
 
 export const CAUSES = [
   {
@@ -312,6 +331,7 @@ export const CAUSES = [
       `${cron("resume", p)} (a slot missed while suspended runs only if \`missedRunPolicy\` and ` +
         "`startingDeadlineSeconds` allow it).",
     ],
+    next: () => "suspended: it will not run until resumed",
   },
   {
     id: "stopped-after-failures",
@@ -328,6 +348,7 @@ export const CAUSES = [
     fix: (p: Names) => [
       `Fix what makes the Jobs fail (see their outcome), then ${cron("resume", p)}, or change the spec.`,
     ],
+    next: () => "stopped after failures: it will not run until resumed",
     alert: "CronJobStoppedAfterFailures",
   },
   {
@@ -434,6 +455,8 @@ export const CAUSES = [
           "`backoffLimit`, so a run cannot hold the next ones.",
       ),
     ],
+    /** Its Jobs running now (`job`, by commas). */
+    next: (p: Pick<CauseParams, "job">) => `concurrencyPolicy Forbid: it will not run while ${p.job} runs`,
     alert: "CronJobBlockedByRunningJob",
   },
   {
@@ -479,6 +502,9 @@ export const CAUSES = [
       ),
       ...when(!p.asked, "Give runs longer to wait for a place: raise `startingDeadlineSeconds` (or remove it)."),
     ],
+    /** The group full now. */
+    next: (p: Pick<CauseParams, "group" | "inUse" | "groupLimit">) =>
+      `group ${p.group} is at ${p.inUse}/${p.groupLimit}: it waits for a place`,
   },
   {
     id: "group-queue",
@@ -524,6 +550,7 @@ export const CAUSES = [
       `Create it: \`echo '{"apiVersion":"${API_VERSION}","kind":"${GROUP_KIND}","metadata":{"name":"${p.group}","namespace":"${p.namespace}"},"spec":{"limit":1}}' | kubectl apply -f -\` (its limit: how many Jobs of its CronJobs run at once).`,
       `Or name a group that exists in \`spec.concurrencyGroup\` (\`kubectl get concurrencygroups -n ${p.namespace}\`), or remove it.`,
     ],
+    next: (p: Pick<CauseParams, "group">) => `${GROUP_KIND} ${p.group} does not exist: it will not run until it does`,
   },
   {
     id: "calendar-not-found",
@@ -556,6 +583,12 @@ export const CAUSES = [
       "Once it can be read, the held slot runs within its `startingDeadlineSeconds`, as `spec.missedRunPolicy` runs " +
         "missed slots.",
     ],
+    /** No `calendar`: the CronJob's own windows, or a name that is no calendar's, do not parse. */
+    next: (p: Pick<CauseParams, "calendarMissing"> & Partial<Pick<CauseParams, "calendar">>) =>
+      `${p.calendar === undefined ? "spec.exclusions" : `${CALENDAR_KIND} ${p.calendar}`} ` +
+      (p.calendarMissing
+        ? "does not exist: it will not run until it does"
+        : "cannot be read: it will not run until it is fixed"),
   },
   // The run-now trigger's cause, written with its other words in its spec module (api/v1/runnow.ts).
   ...RUN_NOW_CAUSES,
@@ -753,13 +786,13 @@ export const CAUSES = [
     detect:
       "Its Deployment (found by its webhooks' Service, else by its labels in any namespace, whatever the Helm release " +
       "or kustomize namespace) has no ready replica, and neither its Lease nor the record shows it at work since.",
-    verdict: (p: At & Pick<CauseParams, "operatorNamespace">) =>
-      didNotRun(p, `the operator has no ready replica in namespace ${p.operatorNamespace}`),
+    verdict: (p: At & Pick<CauseParams, "operatorNamespace">) => didNotRun(p, noReadyReplica(p)),
     fix: (p: Pick<CauseParams, "operatorNamespace" | "operatorSelector">) => [
       `\`kubectl -n ${p.operatorNamespace} get deployment,pods -l ${p.operatorSelector}\` and ` +
         `\`kubectl -n ${p.operatorNamespace} get events\`: why its Pods are not ready; the missed slots run when ` +
         "it is back if their deadline allows.",
     ],
+    next: (p: Pick<CauseParams, "operatorNamespace">) => untilBack(noReadyReplica(p)),
     alert: "CronJobOperatorDown",
   },
   {
@@ -769,16 +802,10 @@ export const CAUSES = [
       "Its replicas run with --leader-elect and the Lease's renewTime is older than its leaseDurationSeconds (by the " +
       "API server's clock), or there is none, and the record shows no decision since.",
     verdict: (p: At & Pick<CauseParams, "noLease" | "holder"> & Partial<Pick<CauseParams, "lease" | "age">>) =>
-      didNotRun(
-        p,
-        "no replica leads: " +
-          (p.noLease
-            ? `there is no Lease ${p.lease}`
-            : p.holder
-              ? `the Lease was last renewed ${p.age} ago by ${p.holder}`
-              : `the last leader released the Lease ${p.age} ago and none took it`),
-      ),
+      didNotRun(p, noLeader(p)),
     fix: fixed("Check the replicas' logs for leader election errors; RBAC on leases; the API server's reachability."),
+    next: (p: Pick<CauseParams, "noLease" | "holder"> & Partial<Pick<CauseParams, "lease" | "age">>) =>
+      untilBack(noLeader(p)),
     alert: "CronJobOperatorDown",
   },
   {
@@ -856,6 +883,15 @@ export function verdictOf<I extends CauseId>(id: I, p: CauseParamsOf<I>): string
 /** A cause's fix, said with the names the diagnosis found: the only way `kubectl cron why` words one. */
 export function fixOf<I extends CauseId>(id: I, p: CauseParamsOf<I>): string[] {
   return causeOf(id).fix(p as CauseParams);
+}
+
+/** The causes that can keep the next slot from running (a row with `next`), and the facts their words take. */
+export type NextCauseId = Extract<Row, { next: unknown }>["id"];
+export type NextParamsOf<I extends NextCauseId> = ParamOf<Extract<Row, { id: I }>["next"]>;
+
+/** What keeps the next slot from running, in its cause's words said with the facts found (`Next: TIME; WORDS`). */
+export function nextOf<I extends NextCauseId>(id: I, p: NextParamsOf<I>): string {
+  return causeOf(id).next!(p as Required<CauseParams>);
 }
 
 /**

@@ -31,7 +31,7 @@ import type { Context, Output } from "./context.ts";
 import { listAll } from "./api.ts";
 import { historyRows, humanDuration, iso } from "./history.ts";
 import { HANDOVER_ANNOTATION, readMigratedFrom } from "./convert.ts";
-import { excludingSchedules, getCalendars, NO_SLOT_LEFT } from "./exclusions.ts";
+import { excludingSchedules, getCalendars, NO_SLOT_LEFT } from "./exclusionfacts.ts";
 import { type FireTime, nextRuns } from "./next.ts";
 import { attemptText, pendingRetries, waitsFor } from "./retries.ts";
 import { sharedProblems } from "./shared.ts";

@@ -16,7 +16,7 @@ import {
 import { Kinds, type KubeObject } from "../../runtime/kinds.ts";
 import { listMapped } from "./api.ts";
 import type { Context } from "./context.ts";
-import { calendarsFromList } from "./exclusions.ts";
+import { calendarsFromList } from "./exclusionfacts.ts";
 import { groupJobFacts, memberOf } from "./groupfacts.ts";
 import { byNamespace, type Member } from "./groups.ts";
 import { Fleet, type SharedProblem } from "./why/fleet.ts";

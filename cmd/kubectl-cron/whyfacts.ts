@@ -18,7 +18,7 @@ import { APIError, isNotFound } from "../../runtime/errors.ts";
 import { type KubeObject, Kinds, type ResourceKind } from "../../runtime/kinds.ts";
 import { listAll, listMapped } from "./api.ts";
 import { type CalendarRead, calendarNamesOf } from "../../api/v1/index.ts";
-import { calendarsFromList } from "./exclusions.ts";
+import { calendarsFromList } from "./exclusionfacts.ts";
 import { type GroupFacts, type GroupMember, groupsOf, memberOf } from "./groupfacts.ts";
 
 /**

@@ -1,9 +1,12 @@
 // docs/architecture.md matches the code step for step: the numbered steps of reconcile() (its `// N.` comments), the
 // step list in the controller's header, and the "reconcile as data" list in the docs are one numbering, with the
-// same names; and every module of controllers/ that refers to a step ("step 9", "steps 7–8") names one of them.
+// same names; and every module of controllers/ that refers to a step ("step 9", "steps 7–8") names one of them, as
+// every test does (its comments, and its describe() and it() titles).
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
 import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 
 const root = new URL("../../", import.meta.url);
 const controller = readFileSync(new URL("controllers/cronjob_controller.ts", root), "utf8");
@@ -41,6 +44,44 @@ function controllerModules(): Map<string, string> {
   return new Map(files.map((f) => [f, readFileSync(new URL(f, dir), "utf8")]));
 }
 
+/** Every test module (test/, this one aside: its own samples name steps that do not exist): path → source. */
+function testModules(): Map<string, string> {
+  const top = fileURLToPath(new URL("test/", root));
+  const walk = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => {
+      const p = join(dir, name);
+      return statSync(p).isDirectory() ? walk(p) : p.endsWith(".ts") ? [p] : [];
+    });
+  const self = fileURLToPath(import.meta.url);
+  const files = walk(top).filter((p) => p !== self);
+  assert.ok(files.length > 50, `${files.length} test modules`);
+  return new Map(files.map((p) => [relative(fileURLToPath(root), p), readFileSync(p, "utf8")]));
+}
+
+/** The step references in a test's describe() and it() titles ("step 9: the triggers"), with their lines. */
+function titleReferences(source: string): { line: number; text: string; steps: string[] }[] {
+  const titles = source
+    .split("\n")
+    .map((text, i) => ({ text, i }))
+    .filter(({ text }) => /^\s*(describe|it)\(/.test(text));
+  return titles.flatMap(({ text, i }) =>
+    [...text.matchAll(STEP_REFERENCE)].map((m) => ({ line: i + 1, text: text.trim(), steps: stepNumbers(m[1]!) })),
+  );
+}
+
+/** "step 9", "Steps 7–8", "steps 9, 10 and 11", "step 10b": the numbers as written, a range's two ends. */
+const STEP_REFERENCE = /\b[Ss]teps? ((?:\d+[a-z]?)(?:(?:\s*[–-]\s*|, | and )\d+[a-z]?)*)/g;
+const stepNumbers = (written: string) => [...written.matchAll(/\d+[a-z]?/g)].map((n) => n[0]);
+
+/** The references among `refs` that name no step of reconcile()'s 1..n, or name them out of order. */
+function wrongSteps(refs: { line: number; text: string; steps: string[] }[], n: number, file: string): string[] {
+  return refs.flatMap((ref) => {
+    const numbers = ref.steps.map((s) => (/^\d+$/.test(s) ? Number(s) : NaN));
+    const bad = numbers.some((x) => !(x >= 1 && x <= n)) || numbers.some((x, i) => i > 0 && x <= numbers[i - 1]!);
+    return bad ? [`${file}:${ref.line}: step ${ref.steps.join(", ")}: ${ref.text}`] : [];
+  });
+}
+
 /**
  * The step references in a module's comments: "Step 9", "step 4's", "steps 7–8", "steps 9, 10 and 11", "10–11b";
  * each with the line it is on and the step numbers as written (a range's two ends).
@@ -51,9 +92,8 @@ function stepReferences(source: string): { line: number; text: string; steps: st
     const comment = /\/\/|^\s*\*|\/\*\*/.exec(text);
     if (!comment) return;
     const part = text.slice(comment.index);
-    for (const m of part.matchAll(/\b[Ss]teps? ((?:\d+[a-z]?)(?:(?:\s*[–-]\s*|, | and )\d+[a-z]?)*)/g)) {
-      out.push({ line: i + 1, text: text.trim(), steps: [...m[1]!.matchAll(/\d+[a-z]?/g)].map((n) => n[0]) });
-    }
+    for (const m of part.matchAll(STEP_REFERENCE))
+      out.push({ line: i + 1, text: text.trim(), steps: stepNumbers(m[1]!) });
   });
   return out;
 }
@@ -108,15 +148,24 @@ describe("docs/architecture.md matches reconcile() step for step", () => {
 describe("the modules of controllers/ refer to reconcile()'s steps as it numbers them", () => {
   it("every step a module's comments name is one of reconcile()'s (no step past the last, no lettered step)", () => {
     const n = reconcileSteps().length;
-    const wrong: string[] = [];
-    for (const [file, source] of controllerModules()) {
-      for (const ref of stepReferences(source)) {
-        const numbers = ref.steps.map((s) => (/^\d+$/.test(s) ? Number(s) : NaN));
-        const bad = numbers.some((x) => !(x >= 1 && x <= n)) || numbers.some((x, i) => i > 0 && x <= numbers[i - 1]!);
-        if (bad) wrong.push(`controllers/${file}:${ref.line}: step ${ref.steps.join(", ")}: ${ref.text}`);
-      }
-    }
+    const wrong = [...controllerModules()].flatMap(([file, source]) =>
+      wrongSteps(stepReferences(source), n, `controllers/${file}`),
+    );
     assert.deepEqual(wrong, [], `reconcile() has steps 1..${n}`);
+  });
+
+  it("so does every test: its comments and its describe() and it() titles", () => {
+    const n = reconcileSteps().length;
+    const wrong = [...testModules()].flatMap(([file, source]) =>
+      wrongSteps([...stepReferences(source), ...titleReferences(source)], n, file),
+    );
+    assert.deepEqual(wrong, [], `reconcile() has steps 1..${n}`);
+    const sample = 'describe("step 12: conditions", () => {\n  it("drops it (step 6b sets it)", () => {';
+    assert.deepEqual(
+      wrongSteps(titleReferences(sample), n, "sample").map((w) => w.split(": ")[0]),
+      ["sample:1", "sample:2"],
+      "a title naming a step that is not reconcile()'s",
+    );
   });
 
   it("a module the docs name for a step refers to that step in its header", () => {

@@ -1,24 +1,68 @@
 // One table, all the words (issue 42): a cause's verdict and fix are written once, in its row of
-// cmd/kubectl-cron/causes.ts, as functions of the facts. `kubectl cron why` says them with the facts it found
-// (kubectl-cron-why.test.ts holds every diagnosis it makes, and each `also` finding, to its row through
-// test/cause-words.ts), docs/troubleshooting.md (and the runbooks, the fix) with the placeholders; the diagnosis's
-// modules gather facts and write no verdict, finding or fix of their own, and rewrite no row's text. The verdicts
-// that name no cause have their small table too (NO_CAUSE).
+// cmd/kubectl-cron/causes.ts, as functions of the facts, and so is what keeps the next slot from running (a row's
+// `next`, issue 55). `kubectl cron why` says them with the facts it found (kubectl-cron-why.test.ts holds every
+// diagnosis it makes, and each `also` finding, to its row through test/cause-words.ts), docs/troubleshooting.md (and
+// the runbooks, the fix) with the placeholders; the diagnosis's modules gather facts and write no verdict, finding,
+// fix or next-slot words of their own (no string of theirs says a piece of a sentence the table says), and rewrite
+// no row's text. The verdicts that name no cause have their small table too (NO_CAUSE).
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, it } from "node:test";
 import { CAUSES, NO_CAUSE, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
 import { runbookPaths, TROUBLESHOOTING_PATH } from "../../hack/apidocs/causes.ts";
+import ts from "typescript";
 import {
   fixDiffersFromRow,
+  fixedTexts,
   renderings,
   saysAs,
+  saysPiece,
+  tableSentences,
+  trimmed,
   verdictDiffersFromNoCause,
   verdictDiffersFromRow,
 } from "../cause-words.ts";
 
 const root = resolve(import.meta.dirname, "..", "..");
+
+/** The text of each string literal and template of a TypeScript source, a template's between its substitutions. */
+function literalsOf(src: string): { line: number; text: string }[] {
+  const file = ts.createSourceFile("literals.ts", src, ts.ScriptTarget.Latest, true);
+  const out: { line: number; text: string }[] = [];
+  const visit = (n: ts.Node) => {
+    const line = file.getLineAndCharacterOfPosition(n.getStart()).line + 1;
+    if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) out.push({ line, text: n.text });
+    if (ts.isTemplateExpression(n)) {
+      for (const part of [n.head, ...n.templateSpans.map((s) => s.literal)]) out.push({ line, text: part.text });
+    }
+    n.forEachChild(visit);
+  };
+  visit(file);
+  return out;
+}
+
+/** Where `src` writes out some of the table's own words (`texts`): "line N: its literal ~ the table's piece". */
+function tableWordsIn(src: string, texts: readonly string[]): string[] {
+  return literalsOf(src).flatMap(({ line, text }) =>
+    texts.filter((t) => saysPiece(trimmed(text), t)).map((t) => `line ${line}: ${JSON.stringify(text)} ~ ${t}`),
+  );
+}
+
+/**
+ * What nextBlocker() and groupBlocker() wrote before their words were the table's (rows' `next`): the guard below
+ * must find each of these sentences written out.
+ */
+const WRITTEN_OUT_NEXT = [
+  'if (cj.spec?.suspend) return "suspended: it will not run until resumed";',
+  'if (cj.status?.stopped) return "stopped after failures: it will not run until resumed";',
+  "if (hold) return `${CALENDAR_KIND} ${hold.calendar} does not exist: it will not run until it does`;",
+  'if (hold) return "spec.exclusions cannot be read: it will not run until it is fixed";',
+  "if (running.length) return `concurrencyPolicy Forbid: it will not run while ${running.join(', ')} runs`;",
+  "if (down) return `${finding(down).summary}: nothing runs until it is back`;",
+  "if (g.exists === false) return `ConcurrencyGroup ${g.name} does not exist: it will not run until it does`;",
+  "if (full) return `group ${g.name} is at ${g.running.length}/${g.limit}: it waits for a place`;",
+];
 const read = (rel: string) => readFileSync(join(root, rel), "utf8");
 const words = (c: (typeof CAUSES)[number]) => c.fix(PLACEHOLDERS).join(" ");
 /** Words with their longest own word (not a placeholder's) changed: a placeholder may stand for anything but not that. */
@@ -124,9 +168,7 @@ describe("a cause's verdict and fix: its row's words, wherever they are said", (
   });
 
   it("the diagnosis (cmd/kubectl-cron/why.ts and why/) writes no verdict, finding or fix and rewrites no row's text", () => {
-    const dir = join(root, "cmd", "kubectl-cron", "why");
-    const files = ["cmd/kubectl-cron/why.ts", ...readdirSync(dir).map((f) => `cmd/kubectl-cron/why/${f}`)];
-    assert.ok(files.length > 5, "the diagnosis's modules");
+    const files = diagnosisFiles();
     for (const rel of files) {
       const src = read(rel);
       assert.doesNotMatch(src, /\.replace(All)?\(/, `${rel}: no text rewritten (a row's fix takes its names)`);
@@ -143,4 +185,29 @@ describe("a cause's verdict and fix: its row's words, wherever they are said", (
       assert.doesNotMatch(src, /\bfound\(\s*"[^"]*",\s*["'`]/, `${rel}: found() takes facts, not words`);
     }
   });
+
+  it("no string or template of the diagnosis says a sentence the table says, whole or a piece of it", () => {
+    const texts = [...new Set(tableSentences().flatMap(fixedTexts))];
+    // The table's sentences, rows' `next` among them, and the pieces they are found by.
+    for (const c of CAUSES) {
+      const sentences = [c.verdict(PLACEHOLDERS), ...("next" in c ? [c.next(PLACEHOLDERS)] : [])];
+      for (const sentence of sentences) {
+        assert.ok(fixedTexts(sentence).length > 0, `${c.id}: ${sentence} has words of its own`);
+        for (const piece of fixedTexts(sentence)) assert.ok(texts.includes(piece), `${c.id}: ${piece}`);
+      }
+    }
+    // The guard finds a next-slot sentence written out, each of those of the old nextBlocker() and groupBlocker().
+    for (const line of WRITTEN_OUT_NEXT) assert.notDeepEqual(tableWordsIn(line, texts), [], line);
+    assert.deepEqual(tableWordsIn("return `${CALENDAR_KIND} ${name} has no Pods`;", texts), [], "whole words only");
+    const written = diagnosisFiles().flatMap((rel) => tableWordsIn(read(rel), texts).map((w) => `${rel}, ${w}`));
+    assert.deepEqual(written, [], "the table's words, written out");
+  });
 });
+
+/** The diagnosis's modules: cmd/kubectl-cron/why.ts and why/. */
+function diagnosisFiles(): string[] {
+  const dir = join(root, "cmd", "kubectl-cron", "why");
+  const files = ["cmd/kubectl-cron/why.ts", ...readdirSync(dir).map((f) => `cmd/kubectl-cron/why/${f}`)];
+  assert.ok(files.length > 5, "the diagnosis's modules");
+  return files;
+}

@@ -1,9 +1,10 @@
-// Exclusions (spec.exclusions) through the reconciler, against the fake API server: steps 6b and 7 of
-// controllers/cronjob_controller.ts with controllers/calendars.ts reading ExclusionCalendar objects from the cache. A
-// slot inside a window (the CronJob's own, or a named calendar's) is not run: one Skipped/ExcludedByCalendar record
-// entry per window's run of slots, naming where the window comes from, no Event, no run count, and
-// nextScheduleTime and the wake-up skip it. A calendar named but missing holds the due slots (Held/CalendarNotFound,
-// Degraded, one Warning per slot) until it exists. Run-now ignores windows; windows are read in spec.timeZone.
+// Exclusions (spec.exclusions) through the reconciler, against the fake API server: step 7 of
+// controllers/cronjob_controller.ts (the schedule; its exclusions part, controllers/exclusionstep.ts) with
+// controllers/calendars.ts reading ExclusionCalendar objects from the cache. A slot inside a window (the CronJob's
+// own, or a named calendar's) is not run: one Skipped/ExcludedByCalendar record entry per window's run of slots,
+// naming where the window comes from, no Event, no run count, and nextScheduleTime and the wake-up skip it. A
+// calendar named but missing holds the due slots (Held/CalendarNotFound, Degraded, one Warning per slot) until it
+// exists. Run-now ignores windows; windows are read in spec.timeZone.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {

@@ -83,7 +83,7 @@ describe("step 6: guards", () => {
 describe("step 6: the status the guards leave", () => {
   const status = { resolvedSchedule: "0 * * * *", nextScheduleTime: "2026-11-23T11:00:00Z", lastScheduleTime: "x" };
 
-  it("drops nextScheduleTime (step 12 sets it again) and keeps the rest, the input untouched", () => {
+  it("drops nextScheduleTime (step 7's next slot sets it again) and keeps the rest, the input untouched", () => {
     const d = guards(cj({ deleting: true }), parsed("0 * * * *"), 0);
     assert.deepEqual(statusAfterGuards(status, d), { resolvedSchedule: "0 * * * *", lastScheduleTime: "x" });
     assert.equal(status.nextScheduleTime, "2026-11-23T11:00:00Z");
@@ -454,7 +454,7 @@ function finished(name: string, slot: string, state: "complete" | "failed"): Job
   return batchJob({ name, slot, state, end: slot });
 }
 
-describe("step 12: conditions", () => {
+describe("step 9: the conditions once the triggers ran (step 10 writes them)", () => {
   const older = finished("cj-1", "2026-11-23T09:00:00Z", "failed");
   const newer = finished("cj-2", "2026-11-23T10:00:00Z", "complete");
 
@@ -489,7 +489,7 @@ describe("step 12: conditions", () => {
   });
 });
 
-describe("steps 5 and 12: the books wait one pass at most", () => {
+describe("step 10: the books wait one pass at most", () => {
   it("status is behind when the children hold a run newer than the stored lastScheduleTime", () => {
     const at = (t?: string) => (t === undefined ? {} : { lastScheduleTime: t });
     assert.equal(statusBehind(at("2026-11-24T10:00:00Z"), at("2026-11-24T10:00:00Z")), false, "up to date");

@@ -1,4 +1,4 @@
-// Exclusion windows (api/v1/schedule/exclusions.ts): how each form reads and what it holds, windows read in the
+// Exclusion windows (api/v1/schedule/exclusionwindows.ts): how each form reads and what it holds, windows read in the
 // schedule's zone across both DST changes, the schedule that skips them (held to the plain schedule slot by
 // slot), what the webhook is told about slots left, and every refusal naming the field and the value.
 import assert from "node:assert/strict";

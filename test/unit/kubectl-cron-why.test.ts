@@ -3151,6 +3151,8 @@ describe("kubectl cron why NAME: exclusions (spec.exclusions)", () => {
       evidence: ["Held (CalendarNotFound)"],
       fix: ["kubectl edit exclusioncalendar holidays-de -n prod"],
     });
+    // The next slot: the calendar named, as the verdict names it.
+    assert.equal(r.d.next?.blocked, "ExclusionCalendar holidays-de cannot be read: it will not run until it is fixed");
     // The slot ran before the calendar went: a finding besides, about the slots to come.
     const ran = cronJob({
       spec: byCalendar,

@@ -391,7 +391,7 @@ interface Outcome {
   creates: Created[];
   backfills: BackfillRequest[];
   runNows: Array<{ value: string; at: number }>;
-  /** Requests a completed pass was served (the pass ran step 11b with them). */
+  /** Requests a completed pass was served (the pass ran step 9, the triggers, with them). */
   seenRunNow: Set<string>;
   /** The newest request, when every Job was finished at the end and a pass saw it (Forbid's exactly-once). */
   drainedRunNow: string | undefined;

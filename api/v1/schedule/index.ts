@@ -32,4 +32,4 @@ export {
   MAX_SKIPPED_SLOTS,
   parseExclusionWindows,
   slotsLeft,
-} from "./exclusions.ts";
+} from "./exclusionwindows.ts";

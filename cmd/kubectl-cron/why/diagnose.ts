@@ -15,7 +15,7 @@ import {
 } from "../../../api/v1/index.ts";
 import { type CauseId, NO_CAUSE, REQUESTED } from "../causes.ts";
 import { exclusionsOf, type ExclusionsView } from "../../../api/v1/index.ts";
-import { type Excluded, excludingSchedules, NO_SLOT_LEFT } from "../exclusions.ts";
+import { type Excluded, excludingSchedules, NO_SLOT_LEFT } from "../exclusionfacts.ts";
 import { iso } from "../history.ts";
 import { nextRuns } from "../next.ts";
 import type { WhyFacts } from "../whyfacts.ts";
@@ -29,7 +29,15 @@ import { retryVerdict } from "./retry.ts";
 import { nextBlocker, risks } from "./risks.ts";
 import { anchorOf, notASlot, schedulesOf, type SlotSource, slotSource, slotText, zoneOf } from "./slot.ts";
 import { futureVerdict, JUST_DUE_MS, undecidedVerdict } from "./undecided.ts";
-import { type Diagnosis, type Finding, finding, found, type SlotContext, type Verdict } from "./verdict.ts";
+import {
+  blockedText,
+  type Diagnosis,
+  type Finding,
+  finding,
+  found,
+  type SlotContext,
+  type Verdict,
+} from "./verdict.ts";
 
 /**
  * What a run-now or backfill request waiting for a place in its group answers for, asked about no slot: the latest
@@ -120,7 +128,8 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   const unexcluded = excluding.schedules.schedule.next(f.now, anchor);
   const nextAt = unexcluded.getTime() < NO_SLOT_LEFT ? unexcluded : schedules.schedule.next(f.now, anchor);
   const nextNote = nextRuns(schedules, anchor, new Date(nextAt.getTime() - 1), 1)[0]?.note;
-  const blocked = nextBlocker(f, operator, exclusions);
+  const blocker = nextBlocker(f, operator, exclusions);
+  const blocked = blocker && blockedText(blocker);
   const nextFrom = slotSource(schedules, nextAt, anchor, zone);
   const next = {
     utc: iso(nextAt),

@@ -10,7 +10,7 @@ import {
   RecordReason,
 } from "../../../api/v1/index.ts";
 import type { CalendarHold } from "../../../api/v1/index.ts";
-import type { Excluded } from "../exclusions.ts";
+import type { Excluded } from "../exclusionfacts.ts";
 import { iso } from "../history.ts";
 import { entryLine } from "./entry.ts";
 import { fact, type Found, found, type SlotContext, type Verdict } from "./verdict.ts";

@@ -13,7 +13,7 @@ import {
 import { cronJobOfJob, type GroupFacts } from "../groupfacts.ts";
 import type { WhyFacts } from "../whyfacts.ts";
 import { keptAlive } from "./jobs.ts";
-import { ago, found, plural, type SlotContext, stamp, type Verdict } from "./verdict.ts";
+import { ago, type Blocker, blocker, found, plural, type SlotContext, stamp, type Verdict } from "./verdict.ts";
 
 /** How many of the group's Jobs and waiting runs the evidence names, at most. */
 const LISTED = 5;
@@ -172,12 +172,15 @@ export function groupContext(f: WhyFacts): string[] {
   return f.group ? groupEvidence(f.group, f.now) : [];
 }
 
-/** What keeps the next slot from running in its group: a group that does not exist, or one full now. */
-export function groupBlocker(f: WhyFacts): string | undefined {
+/**
+ * What keeps the next slot from running in its group: a group that does not exist, or one full now (the cause, and the
+ * facts its row's `next` words take).
+ */
+export function groupBlocker(f: WhyFacts): Blocker | undefined {
   const g = f.group;
   if (!g) return undefined;
-  if (g.exists === false) return `ConcurrencyGroup ${g.name} does not exist: it will not run until it does`;
+  if (g.exists === false) return blocker("group-not-found", { group: g.name });
   if (g.limit !== undefined && g.running.length >= g.limit)
-    return `group ${g.name} is at ${g.running.length}/${g.limit}: it waits for a place`;
+    return blocker("group-full", { group: g.name, inUse: String(g.running.length), groupLimit: String(g.limit) });
   return undefined;
 }

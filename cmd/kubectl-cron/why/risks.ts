@@ -1,34 +1,36 @@
 // What needs attention besides the verdict: what keeps the next slot from running, and the risks the record shows
 // (a deadline close to the operator's lag, a run-now request waiting) or its group does (a group that does not
 // exist).
-import { CALENDAR_KIND, classifyJob, manualJobName, runNowRequestOf } from "../../../api/v1/index.ts";
+import { classifyJob, manualJobName, runNowRequestOf } from "../../../api/v1/index.ts";
 import type { CauseId } from "../causes.ts";
 import type { ExclusionsView } from "../../../api/v1/index.ts";
 import type { WhyFacts } from "../whyfacts.ts";
 import { calendarFinding } from "./excluded.ts";
 import { groupBlocker } from "./group.ts";
 import { observedLags } from "./missed.ts";
-import { fact, type Finding, finding, type Found } from "./verdict.ts";
+import { type Blocker, blocker, fact, type Finding, finding, type Found, isOf } from "./verdict.ts";
 
 /** A deadline whose use by the operator's lag passed this share is too short. */
 const LAG_SHARE = 0.5;
 
-/** What may keep the next slot from running. */
-export function nextBlocker(f: WhyFacts, operator: Found[], exclusions: ExclusionsView): string | undefined {
+/** What may keep the next slot from running: the cause, and the facts its row's `next` words take. */
+export function nextBlocker(f: WhyFacts, operator: Found[], exclusions: ExclusionsView): Blocker | undefined {
   const cj = f.cronJob;
-  if (cj.spec?.suspend) return "suspended: it will not run until resumed";
-  if (cj.status?.stopped) return "stopped after failures: it will not run until resumed";
+  if (cj.spec?.suspend) return blocker("suspended", {});
+  if (cj.status?.stopped) return blocker("stopped-after-failures", {});
   const hold = exclusions.hold;
-  if (hold)
-    return hold.missing
-      ? `${CALENDAR_KIND} ${hold.calendar ?? "?"} does not exist: it will not run until it does`
-      : `spec.exclusions cannot be read: it will not run until it is fixed`;
-  if (cj.spec?.concurrencyPolicy === "Forbid") {
-    const running = f.jobs.filter((j) => classifyJob(j) === "active").map((j) => j.metadata?.name);
-    if (running.length) return `concurrencyPolicy Forbid: it will not run while ${running.join(", ")} runs`;
+  if (hold) {
+    return blocker("calendar-not-found", {
+      calendarMissing: hold.missing,
+      ...(hold.calendar === undefined ? {} : { calendar: hold.calendar }),
+    });
   }
-  const down = operator.find((x) => x.cause === "operator-down" || x.cause === "operator-no-leader");
-  if (down) return `${finding(down).summary}: nothing runs until it is back`;
+  if (cj.spec?.concurrencyPolicy === "Forbid") {
+    const running = f.jobs.filter((j) => classifyJob(j) === "active").map((j) => j.metadata?.name ?? "?");
+    if (running.length) return blocker("forbid-held", { job: running.join(", ") });
+  }
+  const down = operator.find((x) => isOf(x, "operator-down", "operator-no-leader"));
+  if (down) return blocker(down.cause, down.params);
   return groupBlocker(f);
 }
 

@@ -2,10 +2,18 @@
 // the context of the slot asked about, and found() and finding(), the one way a verdict or a finding names a cause (its
 // words and its fix are the row's, said with the facts the modules gathered).
 import type { CronJob, Job } from "../../../api/v1/index.ts";
-import { type CauseId, type CauseParamsOf, fixOf, verdictOf } from "../causes.ts";
+import {
+  type CauseId,
+  type CauseParamsOf,
+  fixOf,
+  type NextCauseId,
+  nextOf,
+  type NextParamsOf,
+  verdictOf,
+} from "../causes.ts";
 import { humanDuration, iso } from "../history.ts";
 import type { ExclusionsView } from "../../../api/v1/index.ts";
-import type { Excluded } from "../exclusions.ts";
+import type { Excluded } from "../exclusionfacts.ts";
 import type { PodFacts, WhyFacts } from "../whyfacts.ts";
 
 export const SECOND = 1000;
@@ -109,6 +117,12 @@ export const fact = <I extends CauseId>(
   unsure?: true,
 ): Found => ({ cause, params, evidence, ...(unsure ? { unsure } : {}) });
 
+/** Whether `x` is a finding of one of `causes`: its facts are then its row's (fact() typed them so). */
+export const isOf = <I extends CauseId>(
+  x: Found,
+  ...causes: I[]
+): x is Found & { cause: I; params: CauseParamsOf<I> } => (causes as CauseId[]).includes(x.cause);
+
 /** A finding as the diagnosis shows it: its summary and fix are its row's, said with its facts (no slot). */
 export const finding = (x: Found): Finding => ({
   cause: x.cause,
@@ -117,3 +131,15 @@ export const finding = (x: Found): Finding => ({
   evidence: x.evidence,
   fix: fixOf(x.cause, x.params),
 });
+
+/** What keeps the next slot from running, as facts: which cause, and what its row's `next` words take. */
+export interface Blocker {
+  cause: NextCauseId;
+  params: NextParamsOf<NextCauseId>;
+}
+
+/** A cause that keeps the next slot from running, its facts typed by its row's `next`. */
+export const blocker = <I extends NextCauseId>(cause: I, params: NextParamsOf<I>): Blocker => ({ cause, params });
+
+/** What keeps the next slot from running, as the diagnosis shows it (`Next: TIME; WORDS`): its row's words. */
+export const blockedText = (b: Blocker): string => nextOf(b.cause, b.params);

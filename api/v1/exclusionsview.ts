@@ -1,5 +1,5 @@
 // spec.exclusions compiled: a CronJob's own windows and the windows of the ExclusionCalendars it names, by the
-// exclusion math (schedule/exclusions.ts), each source named as the record names it ("calendar holidays-de",
+// exclusion math (schedule/exclusionwindows.ts), each source named as the record names it ("calendar holidays-de",
 // "spec.exclusions"). A calendar missing, a name that is no calendar's, or windows that do not parse make the
 // exclusions unknown: the operator then holds every due slot (controllers/calendars.ts), and `kubectl cron` says so
 // in the same words. Both read the calendars their own way (the operator's cache, the plugin's GETs or list) and

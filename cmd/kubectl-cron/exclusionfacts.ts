@@ -1,6 +1,6 @@
 // spec.exclusions as the plugin reads it: the ExclusionCalendars a CronJob names, GET (`next`) or from its
-// namespace's list (`why`), compiled by the API's rule (api/v1/exclusions.ts exclusionsOf, the operator's own), and
-// which slots the exclusions skip.
+// namespace's list (`why`), compiled by the API's rule (api/v1/exclusionsview.ts exclusionsOf, the operator's own),
+// and which slots the exclusions skip.
 import {
   type CalendarRead,
   calendarNamesOf,
