@@ -84,10 +84,10 @@ export async function run(flags: Flags): Promise<number> {
     statusDelayMs: flags.statusWriteDelayMs,
   };
   const reconciler = CronJobReconciler.setupWithManager(mgr, reconcilerOptions);
-  // The concurrency groups' gauges (controllers/groups.ts), exported by the leader, whose books they read.
+  // The concurrency groups' gauges (controllers/groups.ts), exported by the leader, whose places they read.
   for (const m of groupMetrics({
     cache: mgr.cache,
-    books: reconciler.groups,
+    places: reconciler.groups,
     now: () => Date.now(),
     isLeader: () => mgr.isLeader(),
   }))

@@ -38,7 +38,8 @@ export type CronJobExclusions =
   /** Unknown: a calendar missing or bad, or its own windows bad (`problem` says which and why). */
   | { kind: "unknown"; problem: string; calendar?: string; missing: boolean };
 
-export class CalendarBooks {
+/** A CronJob's exclusions as read from the cache's ExclusionCalendars, compiled once per calendar version. */
+export class CalendarReader {
   readonly #cache: CacheReader;
   /** Compiled exclusions by what they came from (the windows, each calendar's resourceVersion); bounded. */
   readonly #parsed = new Map<string, CronJobExclusions>();

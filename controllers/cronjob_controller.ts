@@ -45,8 +45,8 @@ import { ReconcilerMemory, type Remembered } from "./memory.ts";
 import { type CronJobRunMetrics, jobCreationSkew, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
 import { jobRef, mayReplace, observeChildren } from "./observe.ts";
 import { admit } from "./runs.ts";
-import { GroupBooks, groupPlaceFreed, setupGroupCache } from "./groups.ts";
-import { CalendarBooks, setupCalendarCache } from "./calendars.ts";
+import { GroupPlaces, groupPlaceFreed, setupGroupCache } from "./groups.ts";
+import { CalendarReader, setupCalendarCache } from "./calendars.ts";
 import { exclusionStep } from "./exclusionstep.ts";
 import {
   keyOf,
@@ -93,7 +93,7 @@ interface CronJobReconcilerDeps {
    */
   statusDelayMs?: number;
   /** The concurrency groups' books (groups.ts); one over `cache` by default. */
-  groups?: GroupBooks;
+  groups?: GroupPlaces;
 }
 
 export class CronJobReconciler implements Reconciler {
@@ -106,9 +106,9 @@ export class CronJobReconciler implements Reconciler {
   private readonly triggers: readonly Trigger[];
   private readonly statusDelayMs: number;
   /** The concurrency groups: what admission reads of a group, and the places this process took. */
-  readonly groups: GroupBooks;
+  readonly groups: GroupPlaces;
   /** The exclusion calendars, as the CronJobs name them (calendars.ts). */
-  readonly calendars: CalendarBooks;
+  readonly calendars: CalendarReader;
   /** Everything remembered between passes (controllers/memory.ts): one object, one forget. */
   private readonly memory = new ReconcilerMemory<LoadedCronJob>();
 
@@ -121,8 +121,8 @@ export class CronJobReconciler implements Reconciler {
     this.metrics = d.metrics ?? noCronJobMetrics;
     this.triggers = d.triggers ?? TRIGGERS;
     this.statusDelayMs = d.statusDelayMs ?? 0;
-    this.groups = d.groups ?? new GroupBooks(d.cache);
-    this.calendars = new CalendarBooks(d.cache);
+    this.groups = d.groups ?? new GroupPlaces(d.cache);
+    this.calendars = new CalendarReader(d.cache);
   }
 
   /**

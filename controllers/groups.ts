@@ -1,8 +1,8 @@
 // Concurrency groups (spec.concurrencyGroup, the ConcurrencyGroup kind): what admission needs to know of a group —
-// its limit, the Jobs of its CronJobs that run, and the runs of its other CronJobs that wait ahead — and the books
+// its limit, the Jobs of its CronJobs that run, and the runs of its other CronJobs that wait ahead — and the places
 // this process keeps of it between the cache's updates. Design, and the alternatives: docs/architecture.md
 // "Concurrency groups". Each read is O(the group's members): the Jobs come from one index by the group's label, the
-// waiting runs from the group's own books or, for a member this process has not reconciled yet (after a restart or
+// waiting runs from this process's places or, for a member this process has not reconciled yet (after a restart or
 // a leader change), from that member's stored record.
 import {
   classifyJob,
@@ -75,16 +75,16 @@ export function setupGroupCache(cache: CacheIndexer): void {
 }
 
 /**
- * The groups' books in this process: the places taken by Jobs the cache has not shown yet (controller-runtime's
+ * The groups' places in this process: the places taken by Jobs the cache has not shown yet (controller-runtime's
  * "expectations"), and the runs waiting for a place, by group. Taking a place is synchronous with the decision
  * (no await between them), so two workers can never both take a group's last place.
  */
-export class GroupBooks {
+export class GroupPlaces {
   private readonly taken = new Map<string, Map<string, number>>();
   private readonly waiting = new Map<string, Map<string, Waiter>>();
-  /** The members this process reconciled: their own books are here, not in their stored record. */
+  /** The members this process reconciled: their own places and waiting runs are here, not in their stored record. */
   private readonly seen = new Map<string, Set<string>>();
-  /** Each member's group (by `<namespace>/<name>`): one group's books to leave when it names another or none. */
+  /** Each member's group (by `<namespace>/<name>`): the group to leave when it names another or none. */
   private readonly groupOf = new Map<string, string>();
 
   private readonly cache: CacheReader;
@@ -151,7 +151,7 @@ export class GroupBooks {
     const id = `${namespace}/${member}`;
     const before = this.groupOf.get(id);
     if (!group) {
-      // Not in a group (any more): out of the books of the one it was in.
+      // Not in a group (any more): out of the places of the one it was in.
       if (before !== undefined) this.leave(id, member);
       return;
     }
@@ -182,7 +182,7 @@ export class GroupBooks {
   }
 
   /**
-   * The runs waiting for a place in the group, oldest first: this process's books, and for a member it has not
+   * The runs waiting for a place in the group, oldest first: this process's places, and for a member it has not
    * reconciled yet, its stored record's newest Held entry the group decided (still within its deadline, its Job not
    * created yet; while suspended, an explicit request only: api/v1 waitingRunOf).
    */
@@ -261,13 +261,13 @@ interface GroupUse {
 }
 
 /** Every cached group's use now. O(groups + their members). */
-function groupUses(cache: CacheReader, books: GroupBooks, now: number): GroupUse[] {
+function groupUses(cache: CacheReader, places: GroupPlaces, now: number): GroupUse[] {
   const out: GroupUse[] = [];
   for (const g of cache.list<KubeObject>(ConcurrencyGroupResource)) {
     const namespace = g.metadata?.namespace ?? "";
     const group = g.metadata?.name ?? "";
-    const view = books.view(namespace, group, "", Infinity, now);
-    const waiting = books.waitersOf(namespace, group, now);
+    const view = places.view(namespace, group, "", Infinity, now);
+    const waiting = places.waitersOf(namespace, group, now);
     out.push({
       namespace,
       group,
@@ -281,12 +281,12 @@ function groupUses(cache: CacheReader, books: GroupBooks, now: number): GroupUse
 }
 
 /**
- * The groups' gauges, computed at the scrape from the cache and the books (exported by the leader only, as the
+ * The groups' gauges, computed at the scrape from the cache and the places (exported by the leader only, as the
  * per-CronJob ones: controllers/metrics.ts).
  */
 export function groupMetrics(o: {
   cache: CacheReader;
-  books: GroupBooks;
+  places: GroupPlaces;
   now: () => number;
   isLeader: () => boolean;
 }): ScrapeTimeMetric[] {
@@ -297,7 +297,7 @@ export function groupMetrics(o: {
       type: "gauge",
       collect: function* () {
         if (!o.isLeader()) return;
-        for (const u of groupUses(o.cache, o.books, o.now())) {
+        for (const u of groupUses(o.cache, o.places, o.now())) {
           const v = value(u);
           if (v !== undefined) yield { labels: { namespace: u.namespace, group: u.group }, value: v };
         }

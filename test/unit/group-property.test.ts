@@ -3,7 +3,7 @@
 // top, Jobs of random lengths, and restarts (a new CronJobReconciler: nothing remembered) — some of them a kill -9
 // between a Job's create and the status write that books it (the write is lost). The reconciler is driven as the
 // manager drives it: each CronJob by its own requeue times, by its Jobs' events (the owner), and by the group's
-// wake-ups (GroupBooks.jobEvents: the group's waiting runs when one of its Jobs ends), on a fake clock against the
+// wake-ups (GroupPlaces.jobEvents: the group's waiting runs when one of its Jobs ends), on a fake clock against the
 // in-memory FakeClient. Backfill requests take the group's places too. What must hold:
 //   1. After every reconcile, at most `limit` Jobs of the group run (the store's, not a cache's).
 //   2. No slot's Job is created twice (by name), across restarts and lost status writes; the one exception is a

@@ -23,7 +23,7 @@ import {
   waitingRunOf,
 } from "../../api/v1/index.ts";
 import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
-import { GroupBooks } from "../../controllers/groups.ts";
+import { GroupPlaces } from "../../controllers/groups.ts";
 import { TRIGGERS } from "../../controllers/triggers.ts";
 import { FakeRecorder } from "../../runtime/events/fake.ts";
 import { FakeClient } from "../../runtime/fake/client.ts";
@@ -178,13 +178,13 @@ describe("the operator's queue after a restart (controllers/groups.ts, a member'
       },
       { name: "other", status: { lastScheduleTime: "2026-11-26T10:00:00Z" } },
     ]);
-    const books = new GroupBooks(t.client.cache);
+    const places = new GroupPlaces(t.client.cache);
     assert.deepEqual(
-      books.waitersOf(NS, "g", NOW).map((w) => [w.member, w.since]),
+      places.waitersOf(NS, "g", NOW).map((w) => [w.member, w.since]),
       [["sus", Date.parse(HELD.runNow.decidedAt)]],
       "the suspended CronJob's request waits, since it was first held",
     );
-    assert.deepEqual(books.view(NS, "g", "other", Date.parse("2026-11-26T10:15:00Z"), NOW).ahead, ["sus"]);
+    assert.deepEqual(places.view(NS, "g", "other", Date.parse("2026-11-26T10:15:00Z"), NOW).ahead, ["sus"]);
 
     await t.reconcile("other");
     assert.deepEqual(await t.jobs(), [], "other's newer slot leaves the place to the older request");
@@ -221,8 +221,8 @@ describe("the operator's queue after a restart (controllers/groups.ts, a member'
         conditions: [{ type: "Complete", status: "True", lastTransitionTime: "2026-11-26T10:06:00Z" }],
       },
     } as KubeObject);
-    const books = new GroupBooks(t.client.cache);
-    assert.deepEqual(books.waitersOf(NS, "g", NOW), [], "busy's held slot has its Job: it started");
+    const places = new GroupPlaces(t.client.cache);
+    assert.deepEqual(places.waitersOf(NS, "g", NOW), [], "busy's held slot has its Job: it started");
     await t.reconcile("other");
     assert.deepEqual(await t.jobs(), [started, jobNameFor("other", new Date("2026-11-26T10:15:00Z"))].sort());
   });

@@ -29,7 +29,7 @@ function registeredNames(): string[] {
   new CronJobMetrics({ list: () => [], registry: perCronJob });
   for (const m of perCronJob.getMetricsAsArray()) names.add((m as unknown as { name: string }).name);
   // The concurrency groups' gauges (built by a helper, registered by cmd/run.ts): their names, never collected.
-  for (const m of groupMetrics({ cache: {} as never, books: {} as never, now: () => 0, isLeader: () => false }))
+  for (const m of groupMetrics({ cache: {} as never, places: {} as never, now: () => 0, isLeader: () => false }))
     names.add(m.name);
   for (const f of [...sources(join(root, "runtime")), ...sources(join(root, "controllers"))]) {
     const text = readFileSync(f, "utf8");

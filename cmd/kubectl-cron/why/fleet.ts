@@ -137,11 +137,11 @@ export class Fleet {
     for (const a of d.also) if (OPERATOR_CAUSES.has(a.cause)) this.countOperator(a, who);
     for (const c of [...(verdict ? [verdict] : []), ...d.also.map((a) => a.cause)]) {
       if (groupShares(c, group)) {
-        const books = c === GROUP_MISSING ? this.missing : this.waiting;
+        const byGroup = c === GROUP_MISSING ? this.missing : this.waiting;
         const key = `${group.namespace}/${group.name}`;
-        const entry = books.get(key) ?? { group, names: [] };
+        const entry = byGroup.get(key) ?? { group, names: [] };
         if (entry.names.at(-1) !== d.cronJob.name) entry.names.push(d.cronJob.name);
-        books.set(key, entry);
+        byGroup.set(key, entry);
       }
       if (c === CALENDAR_HELD) this.calendarAffects(d.cronJob.namespace, d.cronJob.name, hold);
     }
