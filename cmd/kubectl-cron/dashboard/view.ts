@@ -1,0 +1,161 @@
+// What `kubectl cron dashboard` sends its page, and what the page draws: plain types, no imports. The server
+// (cmd/kubectl-cron/dashboard/) builds them from the plugin's readers; the page (dashboard/web/) only draws them.
+// Times are RFC 3339 strings in UTC. A CronJob is named by its id, "namespace/name"; a group by "namespace/name".
+
+/**
+ * What a mark on a CronJob's row stands for. Runs (a Job): succeeded, failed, running. Decisions of the record
+ * (status.recentRuns) that started no Job: held, missed, skipped, excluded, refused, stopped, superseded. To come:
+ * slot (a slot of its schedules), slot-excluded (one an exclusion window holds), retry (a pending retry's start),
+ * slots (many slots too close to draw one by one: `count` of them from `at` to `end`).
+ */
+export type MarkKind =
+  | "succeeded"
+  | "failed"
+  | "running"
+  | "held"
+  | "missed"
+  | "skipped"
+  | "excluded"
+  | "refused"
+  | "stopped"
+  | "superseded"
+  | "slot"
+  | "slot-excluded"
+  | "retry"
+  | "slots";
+
+export interface Mark {
+  kind: MarkKind;
+  /** Where it starts on the axis: a run's start, a decision's slot (or when it was decided), a slot's time. */
+  at: string;
+  /** A run's end (absent while it runs: it reaches now); a held run's start; the last of `slots`. */
+  end?: string;
+  /** The slot to ask `why` about (absent for a run-now request). */
+  slot?: string;
+  /** The Job, for a run. */
+  job?: string;
+  /** Its trigger's word (api/v1/triggers.ts): scheduled, manual, backfill, retry. */
+  trigger?: string;
+  /** One line for a tooltip: the record's reason, the Job's result, the window that holds a slot. */
+  title: string;
+  /** slots: how many. */
+  count?: number;
+}
+
+/** An exclusion window over the axis: shaded. */
+export interface Shade {
+  from: string;
+  to: string;
+  /** The calendar's name, or "spec.exclusions" for the CronJob's own windows. */
+  by: string;
+  window: string;
+}
+
+/** What `why -A` says of a CronJob that needs attention: its cause (causes.ts) and its words. */
+export interface Attention {
+  cause: string;
+  text: string;
+}
+
+/** A CronJob in the fleet's index: enough to list, filter and sort it, without its marks. */
+export interface Row {
+  id: string;
+  namespace: string;
+  name: string;
+  /** spec.concurrencyGroup. */
+  group?: string;
+  suspended: boolean;
+  /** Its schedules as written, joined by "; ", with the zone when not UTC. */
+  schedule: string;
+  /** The newest run's result, from its Jobs: Complete, Failed, Running; absent: none kept. */
+  last?: "Complete" | "Failed" | "Running";
+  /** null: healthy as `why -A` read it; absent: not read yet. */
+  attention?: Attention | null;
+}
+
+/** A CronJob's marks over a window, and the windows that exclude its slots. */
+export interface RowMarks {
+  id: string;
+  marks: Mark[];
+  shades: Shade[];
+}
+
+/** A concurrency group as a lane: its limit, the places its runs used over time, the runs that waited. */
+export interface GroupLane {
+  id: string;
+  namespace: string;
+  name: string;
+  /** absent: no limit read (the group is missing or cannot be read). */
+  limit?: number;
+  exists: boolean;
+  /** A step line: from `at` on, `used` places are used (runs of its members whose Jobs run). */
+  usage: { at: string; used: number }[];
+  /** Runs that waited for a place: from the slot to when they started (absent: still waiting). */
+  waits: { cronJob: string; from: string; to?: string; job?: string }[];
+}
+
+export interface Fleet {
+  now: string;
+  /** What the page shows: one namespace, or all (-A). */
+  scope: { namespace?: string; allNamespaces: boolean };
+  rows: Row[];
+  groups: GroupLane[];
+  /** Problems many CronJobs share (the operator's, a group's, a calendar's), as `why -A` says them. */
+  shared: Attention[];
+  /** What the user may not read: "list jobs in namespace x: forbidden", as `why` says "could not read". */
+  unreadable: string[];
+  /** Whether the page offers run now, suspend and resume (false with --read-only). */
+  actions: boolean;
+  /** When `why -A` last read the fleet (absent: not yet). */
+  verdictsAt?: string;
+}
+
+/** One CronJob, as `why`, `history` and `next` print it (their text, word for word), and its spec in brief. */
+export interface Detail {
+  id: string;
+  /** The slot asked about (absent: the newest). */
+  slot?: string;
+  why: { text: string; status?: string; cause?: string };
+  history: { text: string };
+  next: { text: string };
+  spec: { field: string; value: string }[];
+}
+
+/** An action the page may ask for, with the user's own rights (the plugin's commands, through the same code). */
+export type Action = "run" | "suspend" | "resume";
+
+export interface ActionResult {
+  ok: boolean;
+  /** What the command printed, or its error. */
+  text: string;
+}
+
+/**
+ * What the server pushes on /api/events (server-sent events, one JSON object per `data:` line).
+ * changed: CronJobs or groups whose rows or marks changed (the page asks again for those it shows);
+ * verdicts: `why -A` read the fleet again.
+ */
+export type Push =
+  | { type: "changed"; now: string; rows: Row[]; removed: string[]; groups: GroupLane[] }
+  | { type: "verdicts"; at: string; attention: Record<string, Attention | null>; shared: Attention[] };
+
+/**
+ * The server's paths. Every request carries the token the command printed, as `?token=`; the page reads it from
+ * its own URL. GET / is the page (it loads /app.js and /app.css). GET /api/fleet: a Fleet. GET /api/marks with
+ * from, to (RFC 3339) and ids (comma-separated CronJob ids, at most MAX_MARK_IDS): RowMarks[]. GET /api/detail with
+ * id and, optionally, slot: a Detail. GET /api/events: Push as server-sent events. POST /api/action with a JSON
+ * body { action, id } (Content-Type application/json, from the page's own Origin): an ActionResult.
+ */
+export const PATHS = {
+  page: "/",
+  script: "/app.js",
+  style: "/app.css",
+  fleet: "/api/fleet",
+  marks: "/api/marks",
+  detail: "/api/detail",
+  events: "/api/events",
+  action: "/api/action",
+} as const;
+
+/** The most CronJobs one /api/marks request asks for: the page asks for the rows it shows. */
+export const MAX_MARK_IDS = 200;
