@@ -249,7 +249,7 @@ undeploy: ## Remove what deploy applied (CRD, CronJobs, namespace, RBAC, webhook
 # cmd/kubectl-cron/kubectl-cron runs while it is newer than its sources; else it runs the TypeScript) and
 # bin/kubectl-cron.mjs, the same in one file for any Node 24. plugin-sea: bin/kubectl-cron, one executable with
 # Node inside (no Node, no clone: docs/run-now-and-the-plugin.md).
-PLUGIN_SOURCES := $(shell find cmd/kubectl-cron api runtime webhooks -name '*.ts' 2>/dev/null) hack/build-plugin.ts hack/plugin-entry.ts package-lock.json
+PLUGIN_SOURCES := $(shell find cmd/kubectl-cron api runtime webhooks -name '*.ts' 2>/dev/null) cmd/kubectl-cron/dashboard/web/style.css hack/build-plugin.ts hack/plugin-entry.ts package-lock.json
 
 bin/plugin/kubectl-cron.mjs: $(NODE_MODULES) $(PLUGIN_SOURCES)
 	$(NODE) hack/build-plugin.ts bundle

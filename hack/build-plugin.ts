@@ -16,6 +16,7 @@ import { chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, s
 import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { build, type Plugin } from "esbuild";
+import { bundlePage } from "../cmd/kubectl-cron/dashboard/assets.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const ENTRY = "hack/plugin-entry.ts";
@@ -41,6 +42,8 @@ type Layout = { format: "esm"; outdir: string } | { format: "esm" | "cjs"; outfi
 
 async function bundle(layout: Layout): Promise<string[]> {
   const esm = layout.format === "esm";
+  // The dashboard's page, bundled for the browser, rides inside the plugin (cmd/kubectl-cron/dashboard/assets.ts).
+  const { inputs: pageInputs, ...page } = await bundlePage();
   const result = await build({
     absWorkingDir: ROOT,
     entryPoints: { "kubectl-cron": ENTRY },
@@ -50,7 +53,9 @@ async function bundle(layout: Layout): Promise<string[]> {
     platform: "node",
     target: "node24",
     format: layout.format,
-    define: { "import.meta.main": "false" },
+    define: { "import.meta.main": "false", DASHBOARD_ASSETS: JSON.stringify(page) },
+    // Only the TypeScript run bundles the page on start; the built plugin carries it.
+    external: ["esbuild"],
     // Node's builtins for the CommonJS packages bundled into an ES module (yaml, winston's dependencies, ...).
     banner: {
       js: esm
@@ -64,7 +69,7 @@ async function bundle(layout: Layout): Promise<string[]> {
     minifyWhitespace: true,
     logLevel: "warning",
   });
-  return Object.keys(result.metafile.inputs);
+  return [...Object.keys(result.metafile.inputs), ...pageInputs];
 }
 
 /** The project's files the bundle was built from, and package-lock.json (its dependencies' versions). */

@@ -15,6 +15,7 @@ export const COMMANDS = [
   "backfill",
   "migrate",
   "unmigrate",
+  "dashboard",
 ] as const;
 export type Command = (typeof COMMANDS)[number];
 /** Commands acting on one CronJob, named on the command line. */
@@ -63,6 +64,12 @@ export interface Args {
   slot?: string;
   /** why: where the operator runs (default: found from its webhooks, else cronjob-operator-system). */
   operatorNamespace?: string;
+  /** dashboard: the loopback port to listen on (0: a free one). */
+  port: number;
+  /** dashboard: no actions (run now, suspend, resume) on the page. */
+  readOnly: boolean;
+  /** dashboard: open the page in the user's browser. */
+  open: boolean;
 }
 
 /** A mistake in how the plugin was called: exit code 2, with usage. */
@@ -94,6 +101,10 @@ Usage:
                                                           first; slots that have their Job are skipped, and
                                                           those spec.exclusions holds unless --include-excluded
   kubectl cron backfill NAME [--cancel]                   the backfill's progress (or cancel it)
+  kubectl cron dashboard [-A] [--port=0] [--read-only] [--open]
+                                                          the fleet on a page served on 127.0.0.1: each
+                                                          CronJob's runs and slots over time, its groups,
+                                                          why for any slot, live (docs/dashboard.md)
   kubectl cron migrate (NAME | -l SELECTOR | -A) [--dry-run] [--settle=15s]
                                                           take over built-in CronJobs: create ours, suspend
                                                           theirs, carry lastScheduleTime across
@@ -104,11 +115,14 @@ Usage:
 
 Flags:
   -n, --namespace NS         the namespace (default: the context's, else "default")
-  -A, --all-namespaces       list/why/groups/migrate/unmigrate: every namespace
+  -A, --all-namespaces       list/why/groups/migrate/unmigrate/dashboard: every namespace
   -l, --selector SELECTOR    list/why/migrate/unmigrate: CronJobs with these labels (e.g. team=data,tier!=dev)
       --slot TIME            why: the slot to explain: RFC 3339 (2026-11-25T02:00:00Z), or a wall-clock time in
                              the CronJob's zone (2026-11-25T03:00 or "2026-11-25 03:00")
-      --operator-namespace NS  why: where the operator runs (default: found from its webhooks)
+      --operator-namespace NS  why, dashboard: where the operator runs (default: found from its webhooks)
+      --port N               dashboard: the port on 127.0.0.1 (default 0: a free one)
+      --read-only            dashboard: no run now, suspend or resume on the page
+      --open                 dashboard: open the page in the browser (xdg-open)
       --context NAME         the kubeconfig context to use
       --kubeconfig FILE      the kubeconfig (default: $KUBECONFIG, else ~/.kube/config)
       --request-timeout D    how long one request may go unanswered, as kubectl's (1s, 2m, 3h; 0: no limit;
@@ -189,15 +203,21 @@ export const OPTIONS = {
   "include-excluded": { type: "boolean" },
   slot: { type: "string" },
   "operator-namespace": { type: "string" },
+  port: { type: "string" },
+  "read-only": { type: "boolean" },
+  open: { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
 /** Which commands a flag means something to (a flag given to another command is a usage error). */
 const FLAG_COMMANDS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
-  "all-namespaces": ["list", "why", "groups", "migrate", "unmigrate"],
+  "all-namespaces": ["list", "why", "groups", "migrate", "unmigrate", "dashboard"],
   selector: ["list", "why", "migrate", "unmigrate"],
   slot: ["why"],
-  "operator-namespace": ["why"],
+  "operator-namespace": ["why", "dashboard"],
+  port: ["dashboard"],
+  "read-only": ["dashboard"],
+  open: ["dashboard"],
   count: ["next"],
   "no-wait": ["run"],
   timeout: ["run"],
@@ -234,6 +254,7 @@ export function parseCommandLine(argv: readonly string[]): Args | "help" {
     throw new UsageError(`${cmd} needs the CronJob's name: kubectl cron ${cmd} NAME`);
   }
   if (rest.length > 0) throw new UsageError(`unexpected arguments: ${rest.join(" ")}`);
+  if (cmd === "dashboard" && name) throw new UsageError(`dashboard takes no NAME: it shows the namespace (or -A)`);
   const allNamespaces = values["all-namespaces"] === true;
   if (name && allNamespaces) throw new UsageError(`a NAME and -A/--all-namespaces do not go together: pick one`);
   if (name && values.selector !== undefined) throw new UsageError(`a NAME and -l/--selector do not go together`);
@@ -286,6 +307,9 @@ export function parseCommandLine(argv: readonly string[]): Args | "help" {
     includeExcluded: values["include-excluded"] === true,
     ...(values.slot !== undefined ? { slot: values.slot } : {}),
     ...(values["operator-namespace"] !== undefined ? { operatorNamespace: values["operator-namespace"] } : {}),
+    port: values.port !== undefined ? parsePort(values.port) : 0,
+    readOnly: values["read-only"] === true,
+    open: values.open === true,
   };
 }
 
@@ -303,5 +327,12 @@ function parseParallelism(v: string): number {
   const n = Number(v);
   if (!/^\d+$/.test(v.trim()) || n < 1 || n > 100)
     throw new UsageError(`--parallelism: want a whole number from 1 to 100; got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function parsePort(v: string): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || n > 65535)
+    throw new UsageError(`--port: want a port from 0 (a free one) to 65535; got ${JSON.stringify(v)}`);
   return n;
 }

@@ -32,6 +32,7 @@ const COMMAND_HELP: Record<Command, string> = {
   backfill: "run every slot of a past range (or show its progress)",
   migrate: "take over built-in CronJobs",
   unmigrate: "give migrated CronJobs back to the built-in kind",
+  dashboard: "the fleet on a page on 127.0.0.1: runs, slots, groups, why (live)",
 };
 
 const FLAG_HELP: Record<keyof typeof OPTIONS, string> = {
@@ -55,6 +56,9 @@ const FLAG_HELP: Record<keyof typeof OPTIONS, string> = {
   "include-excluded": "also run the slots spec.exclusions holds",
   slot: "why: the slot to explain (RFC 3339, or a wall-clock time in the CronJob's zone)",
   "operator-namespace": "why: the namespace the operator runs in",
+  port: "the port on 127.0.0.1 (0: a free one)",
+  "read-only": "no run now, suspend or resume on the page",
+  open: "open the page in the browser",
   help: "usage",
 };
 
@@ -70,6 +74,7 @@ const FLAGS_OF: Record<Command, readonly (keyof typeof OPTIONS)[]> = {
   backfill: ["from", "to", "parallelism", "include-excluded", "dry-run", "cancel"],
   migrate: ["all-namespaces", "selector", "dry-run", "settle"],
   unmigrate: ["all-namespaces", "selector", "dry-run", "settle", "delete"],
+  dashboard: ["all-namespaces", "operator-namespace", "port", "read-only", "open"],
 };
 const COMMON_FLAGS = ["namespace", "context", "kubeconfig", "request-timeout", "output", "help"] as const;
 

@@ -17,4 +17,6 @@ export interface Context {
   sleep: (ms: number) => Promise<void>;
   /** Progress said at once on stderr (a long wait). */
   progress?: (s: string) => void;
+  /** A line said at once on stdout (the dashboard's URL, before it serves). */
+  stdout?: (s: string) => void;
 }

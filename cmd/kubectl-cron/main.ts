@@ -70,6 +70,9 @@ async function dispatch(ctx: Context, args: Args): Promise<Output & { refused?: 
       return why(ctx, args);
     case "groups":
       return groups(ctx, args);
+    case "dashboard":
+      // Its server, watches and page load only for this command.
+      return (await import("./dashboard/command.ts")).dashboard(ctx, args);
   }
 }
 
@@ -120,6 +123,7 @@ export async function main(argv: readonly string[], io: IO): Promise<number> {
       now: () => new Date(),
       sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
       progress: (s) => io.stderr(`${s}\n`),
+      stdout: (s) => io.stdout(`${s}\n`),
     };
     const out = await dispatch(ctx, args);
     for (const n of out.notes ?? []) io.stderr(`${n}\n`);

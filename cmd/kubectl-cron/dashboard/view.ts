@@ -159,3 +159,21 @@ export const PATHS = {
 
 /** The most CronJobs one /api/marks request asks for: the page asks for the rows it shows. */
 export const MAX_MARK_IDS = 200;
+
+/** What each mark is called on the page (the legend, and the first words of its tooltip): the page's one table. */
+export const MARK_WORDS: Readonly<Record<MarkKind, { label: string; meaning: string }>> = {
+  succeeded: { label: "succeeded", meaning: "a run whose Job completed" },
+  failed: { label: "failed", meaning: "a run whose Job failed" },
+  running: { label: "running", meaning: "a run whose Job has not finished" },
+  held: { label: "held", meaning: "not started (yet): the record's reason says what held it" },
+  missed: { label: "missed", meaning: "not started: past startingDeadlineSeconds" },
+  skipped: { label: "skipped", meaning: "not run by missedRunPolicy" },
+  excluded: { label: "excluded", meaning: "not run: an exclusion window held the slot" },
+  refused: { label: "refused", meaning: "the API server refused to create its Job" },
+  stopped: { label: "stopped", meaning: "scheduling stopped after failed runs in a row" },
+  superseded: { label: "superseded", meaning: "a retry not run: a newer slot's run started first" },
+  slot: { label: "slot to come", meaning: "a slot of its schedules" },
+  "slot-excluded": { label: "slot excluded", meaning: "a slot to come that an exclusion window holds" },
+  retry: { label: "retry due", meaning: "a pending retry of a failed run" },
+  slots: { label: "many slots", meaning: "slots too close together to draw one by one" },
+};

@@ -1,0 +1,130 @@
+// `kubectl cron dashboard [-n NS | -A]`: the fleet on a page served on 127.0.0.1 from the user's own kubeconfig
+// (nothing runs in the cluster). The page's data comes from the plugin's readers (FleetSource, marks.ts); one
+// CronJob's panel is what `why`, `history` and `next` print, run as those commands; the actions are `run`,
+// `suspend` and `resume`, through the same code. Loaded only by this command (main.ts imports it on demand).
+import { spawn } from "node:child_process";
+import { type Args, parseCommandLine } from "../args.ts";
+import { runNow, setSuspend, history, next } from "../commands.ts";
+import type { Context, Output } from "../context.ts";
+import { why } from "../whycommand.ts";
+import { pageAssets, pageHTML } from "./assets.ts";
+import { serve, type Handlers } from "./server.ts";
+import { FleetSource } from "./source.ts";
+import type { Action, ActionResult, Detail } from "./view.ts";
+
+/** The command line of a plugin command about one CronJob, as a user would type it. */
+function argsOf(words: string[]): Args {
+  const args = parseCommandLine(words);
+  if (args === "help") throw new Error(`not a command: ${words.join(" ")}`);
+  return args;
+}
+
+/** What a command printed, or its error, as the page shows it. */
+async function printed(run: () => Promise<Output>): Promise<{ text: string; json?: unknown }> {
+  try {
+    const out = await run();
+    return { text: out.text + (out.notes ?? []).map((n) => `${n}\n`).join(""), json: out.json };
+  } catch (e) {
+    return { text: `error: ${e instanceof Error ? e.message : String(e)}\n` };
+  }
+}
+
+const splitId = (id: string) => {
+  const i = id.indexOf("/");
+  return { namespace: id.slice(0, i), name: id.slice(i + 1) };
+};
+
+/** A CronJob's spec in brief: each field but the Job template, as stored, cut to a line. */
+function specInBrief(spec: Record<string, unknown> | undefined): Detail["spec"] {
+  return Object.entries(spec ?? {})
+    .filter(([k]) => k !== "jobTemplate")
+    .map(([field, v]) => {
+      const value = typeof v === "string" ? v : JSON.stringify(v);
+      return { field, value: value.length > 200 ? `${value.slice(0, 200)}…` : value };
+    });
+}
+
+export async function dashboard(ctx: Context, args: Args): Promise<Output> {
+  const source = new FleetSource({
+    client: ctx.client,
+    namespace: args.allNamespaces ? undefined : ctx.namespace,
+    now: ctx.now,
+    whyArgs: [
+      ...(args.allNamespaces ? ["-A"] : ["-n", ctx.namespace]),
+      ...(args.operatorNamespace ? ["--operator-namespace", args.operatorNamespace] : []),
+    ],
+  });
+  const assets = await pageAssets();
+  await source.start();
+  const inNamespace = (namespace: string): Context => ({ ...ctx, namespace });
+
+  const detail = async (id: string, slot: string | undefined): Promise<Detail> => {
+    const { namespace, name } = splitId(id);
+    const c = inNamespace(namespace);
+    const [w, h, n] = await Promise.all([
+      printed(() => why(c, argsOf(["why", name, "-n", namespace, ...(slot ? ["--slot", slot] : [])]))),
+      printed(() => history(c, argsOf(["history", name, "-n", namespace]))),
+      printed(() => next(c, argsOf(["next", name, "-n", namespace]))),
+    ]);
+    const d = w.json as { status?: string; cause?: string } | undefined;
+    return {
+      id,
+      ...(slot ? { slot } : {}),
+      why: { text: w.text, ...(d?.status ? { status: d.status } : {}), ...(d?.cause ? { cause: d.cause } : {}) },
+      history: { text: h.text },
+      next: { text: n.text },
+      spec: specInBrief(source.cronJob(id)?.spec as Record<string, unknown> | undefined),
+    };
+  };
+
+  const action = async (a: Action, id: string): Promise<ActionResult> => {
+    const { namespace, name } = splitId(id);
+    const c = inNamespace(namespace);
+    // The page does not wait for the Job: the watch shows it.
+    const args = argsOf([a, name, "-n", namespace, ...(a === "run" ? ["--no-wait"] : [])]);
+    try {
+      const out = await (a === "run" ? runNow(c, args) : setSuspend(c, args, a === "suspend"));
+      return { ok: true, text: out.text + (out.notes ?? []).map((x) => `${x}\n`).join("") };
+    } catch (e) {
+      return { ok: false, text: `error: ${e instanceof Error ? e.message : String(e)}\n` };
+    }
+  };
+
+  let token = "";
+  const handlers: Handlers = {
+    page: () => ({ html: pageHTML(token), ...assets }),
+    fleet: () => source.fleet(!args.readOnly),
+    marks: (ids, from, to) => source.marks(ids, from, to),
+    detail,
+    ...(args.readOnly ? {} : { action }),
+    subscribe: (fn) => source.subscribe(fn),
+  };
+  const server = await serve({ port: args.port, handlers });
+  token = server.token;
+  const where = args.allNamespaces ? "every namespace" : `namespace ${ctx.namespace}`;
+  (ctx.stdout ?? ctx.progress ?? (() => undefined))(
+    `Serving the dashboard of ${where} at ${server.url}\n(loopback only; the token is your key: do not share the URL. Ctrl-C stops it.)`,
+  );
+  for (const u of source.unreadable) ctx.progress?.(`could not read: ${u}`);
+  if (args.open) openBrowser(server.url, ctx.progress);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  await server.close();
+  await source.stop();
+  return { text: "", json: {} };
+}
+
+/** Opens the URL in the user's browser (--open), as `xdg-open` (Linux) or `open` (macOS) does. */
+function openBrowser(url: string, progress: ((s: string) => void) | undefined): void {
+  const opener = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+  try {
+    const child = spawn(opener, [url], { detached: true, stdio: "ignore" });
+    child.on("error", (e) => progress?.(`--open: ${opener} failed (${e.message}): open the URL yourself`));
+    child.unref();
+  } catch (e) {
+    progress?.(`--open: ${opener} failed (${(e as Error).message}): open the URL yourself`);
+  }
+}

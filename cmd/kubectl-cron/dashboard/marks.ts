@@ -1,0 +1,304 @@
+// What the page draws of one CronJob and one group, from what the plugin's readers compute: the runs as `history`
+// reads its Jobs (historyRows), the decisions as the record holds them (status.recentRuns), the slots to come as
+// `next` computes them (nextRuns, with what excludes them), the pending retries as `next` lists them, and a group's
+// places from its members' Jobs. Pure: the cluster state comes in, the page's data goes out.
+import {
+  type CalendarRead,
+  type CronJob,
+  cronJobSchedules,
+  exclusionsOf,
+  hasExclusions,
+  type Job,
+  type RecentRun,
+  RecordDecision,
+  RecordReason,
+  scheduleEntriesOf,
+} from "../../../api/v1/index.ts";
+import { ZoneRules } from "../../../api/v1/schedule/index.ts";
+import { fieldErrorString } from "../../../runtime/field.ts";
+import { excludingSchedules } from "../exclusionfacts.ts";
+import type { GroupFacts } from "../groupfacts.ts";
+import { historyRows, iso } from "../history.ts";
+import { nextRuns } from "../next.ts";
+import { pendingRetries, waitsFor } from "../retries.ts";
+import { MARK_WORDS, type GroupLane, type Mark, type MarkKind, type Row, type RowMarks, type Shade } from "./view.ts";
+
+/** The slots one row draws one by one at most; past that, slots closer than a pixel's worth merge into bands. */
+const MAX_SLOT_MARKS = 120;
+/** The slots computed for one row's window at most (a schedule of every second over a week stops here). */
+const MAX_SLOTS = 5_000;
+
+export const idOf = (o: { metadata?: { namespace?: string; name?: string } }) =>
+  `${o.metadata?.namespace ?? ""}/${o.metadata?.name ?? ""}`;
+
+const title = (kind: MarkKind, detail?: string) =>
+  detail ? `${MARK_WORDS[kind].label}: ${detail}` : MARK_WORDS[kind].label;
+
+/** A CronJob's line in the fleet's index. */
+export function rowOf(cronJob: CronJob, jobs: readonly Job[], now: Date): Row {
+  const runs = historyRows(jobs, cronJob.metadata?.uid ?? "", now);
+  const last = runs.at(-1)?.result;
+  const read = scheduleEntriesOf(cronJob);
+  const schedule = read.ok
+    ? read.entries.map((s) => (s.timeZone ? `${s.schedule} (${s.timeZone})` : s.schedule)).join("; ")
+    : fieldErrorString(read.error);
+  return {
+    id: idOf(cronJob),
+    namespace: cronJob.metadata?.namespace ?? "",
+    name: cronJob.metadata?.name ?? "",
+    ...(cronJob.spec?.concurrencyGroup ? { group: cronJob.spec.concurrencyGroup } : {}),
+    suspended: cronJob.spec?.suspend === true,
+    schedule,
+    ...(last ? { last } : {}),
+  };
+}
+
+/** What a decision that started no Job is drawn as (undefined: it started one, its Job is drawn). */
+function decisionKind(e: RecentRun): MarkKind | undefined {
+  switch (e.decision) {
+    case RecordDecision.Created:
+    case RecordDecision.Adopted:
+      return undefined;
+    case RecordDecision.Held:
+      return "held";
+    case RecordDecision.Missed:
+      return "missed";
+    case RecordDecision.Refused:
+      return "refused";
+    case RecordDecision.Stopped:
+      return "stopped";
+    case RecordDecision.Skipped:
+      if (e.reason === RecordReason.ExcludedByCalendar) return "excluded";
+      if (e.reason === RecordReason.RetrySuperseded) return "superseded";
+      return "skipped";
+  }
+}
+
+/** A decision of the record as a mark: at its slot (a request's: when it was decided), in the record's words. */
+function decisionMark(e: RecentRun, kind: MarkKind): Mark {
+  const slot = e.scheduledTime;
+  const first = kind === "excluded" ? e.exclusion?.firstSlot : undefined;
+  const detail = [e.reason, e.message ?? (kind === "held" ? waitsFor(e) : undefined)].filter(Boolean).join(": ");
+  return {
+    kind,
+    at: first ?? slot ?? e.decidedAt,
+    ...(first && slot && first !== slot ? { end: slot, count: e.exclusion?.slots } : {}),
+    ...(kind === "held" && e.startsAt ? { end: e.startsAt } : {}),
+    ...(slot ? { slot } : {}),
+    trigger: e.trigger,
+    title: title(kind, detail),
+  };
+}
+
+interface MarksInput {
+  cronJob: CronJob;
+  /** Any Jobs; the ones it controls are drawn. */
+  jobs: readonly Job[];
+  /** Its namespace's ExclusionCalendars as read (only those it names are used). */
+  calendars: readonly CalendarRead[];
+  from: Date;
+  to: Date;
+  now: Date;
+}
+
+/** A CronJob's marks over [from, to]: its runs, the record's other decisions, its slots to come, its pending retries. */
+export function marksOf(x: MarksInput): RowMarks {
+  const { cronJob, from, to, now } = x;
+  const inWindow = (at: string, end?: string) =>
+    Date.parse(end ?? at) >= from.getTime() && Date.parse(at) <= to.getTime();
+  const marks: Mark[] = [];
+  for (const r of historyRows(x.jobs, cronJob.metadata?.uid ?? "", now)) {
+    const at = r.startTime ?? r.scheduledTime;
+    if (!at || !inWindow(at, r.completionTime ?? iso(now))) continue;
+    const kind: MarkKind = r.result === "Complete" ? "succeeded" : r.result === "Failed" ? "failed" : "running";
+    const trigger = r.attempt ? `${r.trigger} ${r.attempt}` : r.trigger;
+    marks.push({
+      kind,
+      at,
+      ...(r.completionTime ? { end: r.completionTime } : {}),
+      ...(r.scheduledTime ? { slot: r.scheduledTime } : {}),
+      job: r.name,
+      trigger,
+      title: title(kind, `Job ${r.name} (${trigger}${r.scheduledTime ? `, slot ${r.scheduledTime}` : ""})`),
+    });
+  }
+  for (const e of cronJob.status?.recentRuns ?? []) {
+    const kind = decisionKind(e);
+    if (!kind) continue;
+    const m = decisionMark(e, kind);
+    if (inWindow(m.at, m.end)) marks.push(m);
+  }
+  const shades = new Map<string, Shade>();
+  if (to > now) marks.push(...slotMarks(x, shades));
+  for (const r of pendingRetries(cronJob)) {
+    if (!r.startsAt || !inWindow(iso(r.startsAt))) continue;
+    marks.push({
+      kind: "retry",
+      at: iso(r.startsAt),
+      slot: iso(r.slot),
+      trigger: "retry",
+      title: title(
+        "retry",
+        `attempt ${r.k} of ${r.n} of slot ${iso(r.slot)}${r.failedJob ? ` after Job ${r.failedJob}` : ""}`,
+      ),
+    });
+  }
+  marks.sort((a, b) => a.at.localeCompare(b.at));
+  return { id: idOf(cronJob), marks, shades: [...shades.values()] };
+}
+
+/** The slots to come within the window, as `next` computes them; the windows that hold some, as shades. */
+function slotMarks(x: MarksInput, shades: Map<string, Shade>): Mark[] {
+  const { cronJob, to, now } = x;
+  const parsed = cronJobSchedules(cronJob, {
+    namespace: cronJob.metadata?.namespace ?? "",
+    name: cronJob.metadata?.name ?? "",
+  });
+  if (!parsed.ok) return [];
+  const { schedules } = parsed;
+  const anchor = schedules.everyAnchor({
+    lastScheduleTime: cronJob.status?.lastScheduleTime,
+    creationTimestamp: cronJob.metadata?.creationTimestamp,
+  });
+  const view = hasExclusions(cronJob.spec) ? exclusionsOf(cronJob, x.calendars) : undefined;
+  const excluding = excludingSchedules(schedules, view?.exclusions);
+  const start = x.from > now ? x.from : now;
+  const times = [];
+  for (const t of nextRuns(schedules, anchor, start, MAX_SLOTS, excluding.excludedBy)) {
+    if (Date.parse(t.utc) > to.getTime()) break;
+    times.push(t);
+  }
+  const zone = new ZoneRules(schedules.schedule.timeZone);
+  const suspended = cronJob.spec?.suspend === true;
+  const out: Mark[] = [];
+  for (const t of times) {
+    if (t.excluded && view?.exclusions) {
+      const ms = Date.parse(t.utc);
+      const offset = zone.offsetAt(ms);
+      const wall = ms + offset;
+      const a = view.exclusions.coveredFrom(wall);
+      const b = view.exclusions.coveredUntil(wall);
+      if (a !== undefined && b !== undefined) {
+        const shade = {
+          from: iso(new Date(a - offset)),
+          to: iso(new Date(b - offset)),
+          by: t.excluded.by,
+          window: t.excluded.window,
+        };
+        shades.set(`${shade.from}/${shade.to}`, shade);
+      }
+    }
+  }
+  if (times.length <= MAX_SLOT_MARKS) {
+    for (const t of times) {
+      const kind: MarkKind = t.excluded || view?.hold ? "slot-excluded" : "slot";
+      const detail = t.excluded
+        ? `${t.excluded.by}: ${t.excluded.window}`
+        : view?.hold
+          ? view.hold.problem
+          : suspended
+            ? `${t.time} (suspended: it would run then)`
+            : t.time;
+      out.push({ kind, at: t.utc, slot: t.utc, title: title(kind, detail) });
+    }
+    return out;
+  }
+  // Too many to draw apart: slots closer than 1/400 of the window merge into one band.
+  const gap = (to.getTime() - start.getTime()) / 400;
+  let band: { at: string; end: string; count: number } | undefined;
+  const flush = () => {
+    if (band)
+      out.push({
+        kind: "slots",
+        at: band.at,
+        end: band.end,
+        count: band.count,
+        title: title("slots", `${band.count} slots`),
+      });
+    band = undefined;
+  };
+  for (const t of times) {
+    if (band && Date.parse(t.utc) - Date.parse(band.end) <= gap) {
+      band.end = t.utc;
+      band.count++;
+    } else {
+      flush();
+      band = { at: t.utc, end: t.utc, count: 1 };
+    }
+  }
+  flush();
+  return out;
+}
+
+/** Every Job that is a group's run: from its start (or creation) to its end (or now). */
+function intervalsOf(jobs: readonly Job[], now: Date): [number, number][] {
+  return jobs.map((j) => {
+    const start = Date.parse(j.status?.startTime ?? j.metadata?.creationTimestamp ?? iso(now));
+    const done = j.status?.completionTime ?? finishedTime(j);
+    return [start, done ? Date.parse(done) : now.getTime()];
+  });
+}
+
+/** When a Job ended, from its terminal condition (a failed Job has no completionTime). */
+function finishedTime(j: Job): string | undefined {
+  const c = (j.status?.conditions ?? []).find(
+    (x) => (x.type === "Complete" || x.type === "Failed") && x.status === "True",
+  );
+  return c?.lastTransitionTime;
+}
+
+interface LaneInput {
+  group: GroupFacts;
+  /** The group's Jobs (labelled with it), finished ones too. */
+  jobs: readonly Job[];
+  /** Its members. */
+  cronJobs: readonly CronJob[];
+  from: Date;
+  to: Date;
+  now: Date;
+}
+
+/** A group's lane: its limit, its places used over the window, the runs that waited (or wait) for a place. */
+export function laneOf(x: LaneInput): GroupLane {
+  const { group: g, from, now } = x;
+  const edges: [number, number][] = [];
+  for (const [a, b] of intervalsOf(x.jobs, now)) {
+    if (b < from.getTime()) continue;
+    edges.push([a, 1], [b, -1]);
+  }
+  edges.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
+  const usage: GroupLane["usage"] = [];
+  let used = 0;
+  for (const [t, d] of edges) {
+    used += d;
+    const at = iso(new Date(Math.max(t, from.getTime())));
+    if (usage.at(-1)?.at === at) usage.at(-1)!.used = used;
+    else usage.push({ at, used });
+  }
+  const waits: GroupLane["waits"] = g.waiting.map((w) => ({ cronJob: w.cronJob, from: w.slot ?? w.since }));
+  // Runs that started late: the record's Created entry, decided after its slot (how late the operator reached it,
+  // held by the group or not: the record says what it knows).
+  for (const c of x.cronJobs) {
+    for (const e of c.status?.recentRuns ?? []) {
+      if (e.decision !== RecordDecision.Created || !e.scheduledTime) continue;
+      if (Date.parse(e.decidedAt) - Date.parse(e.scheduledTime) < 2_000) continue;
+      if (Date.parse(e.decidedAt) < from.getTime()) continue;
+      waits.push({
+        cronJob: c.metadata?.name ?? "",
+        from: e.scheduledTime,
+        to: e.decidedAt,
+        ...(e.job ? { job: e.job } : {}),
+      });
+    }
+  }
+  waits.sort((a, b) => a.from.localeCompare(b.from));
+  return {
+    id: `${g.namespace}/${g.name}`,
+    namespace: g.namespace,
+    name: g.name,
+    ...(g.limit !== undefined ? { limit: g.limit } : {}),
+    exists: g.exists === true,
+    usage,
+    waits,
+  };
+}

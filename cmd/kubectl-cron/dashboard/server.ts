@@ -1,0 +1,239 @@
+// The dashboard's HTTP server: on 127.0.0.1 only, for the user who started it. A request is answered only with the
+// random token the command printed (?token=), only under the Host it was printed with (a page of another site that
+// rebinds its name to 127.0.0.1 sends its own Host), and an action only from the page's own Origin with a JSON body
+// (a cross-site form cannot send one). Every answer forbids framing, sniffing, caching and referrers (the token is in
+// the URL), and the page may load nothing but its own script and style.
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  type Action,
+  type ActionResult,
+  type Detail,
+  type Fleet,
+  MAX_MARK_IDS,
+  PATHS,
+  type Push,
+  type RowMarks,
+} from "./view.ts";
+
+/** What the server answers with: the page's data and actions (FleetSource and the plugin's commands). */
+export interface Handlers {
+  page(): { html: string; script: string; style: string };
+  fleet(): Fleet;
+  marks(ids: readonly string[], from: Date, to: Date): RowMarks[];
+  detail(id: string, slot: string | undefined): Promise<Detail>;
+  /** undefined: actions are off (--read-only). */
+  action?: (action: Action, id: string) => Promise<ActionResult>;
+  subscribe(fn: (p: Push) => void): () => void;
+}
+
+const ACTIONS: readonly Action[] = ["run", "suspend", "resume"];
+/** The longest window /api/marks draws (a year): the schedule math is bounded by it. */
+const MAX_WINDOW_MS = 366 * 86_400_000;
+const MAX_BODY_BYTES = 4096;
+/** A comment on the event stream this often keeps proxies and the browser from closing it. */
+const HEARTBEAT_MS = 15_000;
+
+const SECURITY_HEADERS = {
+  "Content-Security-Policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "X-Content-Type-Options": "nosniff",
+  "X-Frame-Options": "DENY",
+  "Referrer-Policy": "no-referrer",
+  "Cache-Control": "no-store",
+  "Cross-Origin-Resource-Policy": "same-origin",
+  "Cross-Origin-Opener-Policy": "same-origin",
+} as const;
+
+/** A request refused or malformed: its status and what is said (naming the parameter and its value). */
+class Refusal extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+export interface DashboardServer {
+  /** The URL to open: with the token. */
+  url: string;
+  port: number;
+  token: string;
+  close(): Promise<void>;
+}
+
+interface ServeOptions {
+  /** 0: a free port. */
+  port: number;
+  handlers: Handlers;
+  /** The token; a new random one by default (tests pass their own). */
+  token?: string;
+}
+
+export async function serve(o: ServeOptions): Promise<DashboardServer> {
+  const token = o.token ?? randomBytes(32).toString("base64url");
+  const tokenBytes = Buffer.from(token);
+  const streams = new Set<ServerResponse>();
+  let hosts: ReadonlySet<string> = new Set();
+  const server: Server = createServer((req, res) => {
+    void answer(req, res).catch((e: unknown) => {
+      const status = e instanceof Refusal ? e.status : 500;
+      const message = e instanceof Error ? e.message : String(e);
+      if (!res.headersSent) {
+        res.writeHead(status, { ...SECURITY_HEADERS, "Content-Type": "text/plain; charset=utf-8" });
+      }
+      res.end(`${message}\n`);
+    });
+  });
+
+  async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // DNS rebinding: a name of another site resolving to 127.0.0.1 still sends that name.
+    const host = req.headers.host ?? "";
+    if (!hosts.has(host)) throw new Refusal(403, `refused: Host ${JSON.stringify(host)} is not this server's`);
+    const url = new URL(req.url ?? "/", `http://${host}`);
+    const given = Buffer.from(url.searchParams.get("token") ?? "");
+    if (given.length !== tokenBytes.length || !timingSafeEqual(given, tokenBytes)) {
+      throw new Refusal(401, "refused: the token is missing or wrong (use the URL kubectl cron dashboard printed)");
+    }
+    const path = url.pathname;
+    if (path === PATHS.action) {
+      if (req.method !== "POST") throw new Refusal(405, `refused: ${path} takes POST, not ${req.method}`);
+      return act(req, res, host);
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      throw new Refusal(405, `refused: ${path} takes GET, not ${req.method}`);
+    }
+    const q = url.searchParams;
+    switch (path) {
+      case PATHS.page:
+        return send(res, 200, "text/html; charset=utf-8", o.handlers.page().html);
+      case PATHS.script:
+        return send(res, 200, "text/javascript; charset=utf-8", o.handlers.page().script);
+      case PATHS.style:
+        return send(res, 200, "text/css; charset=utf-8", o.handlers.page().style);
+      case PATHS.fleet:
+        return json(res, o.handlers.fleet());
+      case PATHS.marks: {
+        const from = timeParam(q, "from");
+        const to = timeParam(q, "to");
+        if (to <= from || to.getTime() - from.getTime() > MAX_WINDOW_MS) {
+          throw new Refusal(
+            400,
+            `to must be after from and at most 366 days later; got from=${iso(from)} to=${iso(to)}`,
+          );
+        }
+        const ids = (q.get("ids") ?? "").split(",").filter(Boolean);
+        if (ids.length > MAX_MARK_IDS)
+          throw new Refusal(400, `ids: at most ${MAX_MARK_IDS} CronJobs; got ${ids.length}`);
+        return json(res, o.handlers.marks(ids, from, to));
+      }
+      case PATHS.detail: {
+        const id = q.get("id") ?? "";
+        if (!/^[^/]+\/[^/]+$/.test(id)) throw new Refusal(400, `id: want NAMESPACE/NAME; got ${JSON.stringify(id)}`);
+        const slot = q.get("slot") ?? undefined;
+        if (slot !== undefined) timeParam(q, "slot");
+        return json(res, await o.handlers.detail(id, slot));
+      }
+      case PATHS.events:
+        return stream(req, res);
+      default:
+        throw new Refusal(404, `not found: ${JSON.stringify(path)}`);
+    }
+  }
+
+  async function act(req: IncomingMessage, res: ServerResponse, host: string): Promise<void> {
+    // A page of another site may send a request here, but its Origin says so; a form cannot send JSON.
+    const origin = req.headers.origin;
+    if (origin !== `http://${host}`) {
+      throw new Refusal(403, `refused: an action must come from this page (Origin ${JSON.stringify(origin ?? "")})`);
+    }
+    const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim();
+    if (type !== "application/json")
+      throw new Refusal(415, `refused: an action is JSON; got Content-Type ${JSON.stringify(type)}`);
+    if (!o.handlers.action) throw new Refusal(403, "refused: the dashboard was started with --read-only");
+    const body = await readBody(req);
+    let parsed: { action?: unknown; id?: unknown };
+    try {
+      parsed = JSON.parse(body) as typeof parsed;
+    } catch {
+      throw new Refusal(400, `the body is not JSON: ${JSON.stringify(body.slice(0, 100))}`);
+    }
+    const action = parsed?.action;
+    if (typeof action !== "string" || !(ACTIONS as readonly string[]).includes(action)) {
+      throw new Refusal(400, `action: want one of ${ACTIONS.join(", ")}; got ${JSON.stringify(action)}`);
+    }
+    const id = parsed.id;
+    if (typeof id !== "string" || !/^[^/]+\/[^/]+$/.test(id)) {
+      throw new Refusal(400, `id: want NAMESPACE/NAME; got ${JSON.stringify(id)}`);
+    }
+    json(res, await o.handlers.action(action as Action, id));
+  }
+
+  function stream(req: IncomingMessage, res: ServerResponse): void {
+    res.writeHead(200, {
+      ...SECURITY_HEADERS,
+      "Content-Type": "text/event-stream; charset=utf-8",
+      Connection: "keep-alive",
+    });
+    res.write(": connected\n\n");
+    streams.add(res);
+    const unsubscribe = o.handlers.subscribe((p) => res.write(`data: ${JSON.stringify(p)}\n\n`));
+    const beat = setInterval(() => res.write(": beat\n\n"), HEARTBEAT_MS);
+    req.on("close", () => {
+      clearInterval(beat);
+      unsubscribe();
+      streams.delete(res);
+    });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(o.port, "127.0.0.1", () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
+  return {
+    url: `http://127.0.0.1:${port}/?token=${token}`,
+    port,
+    token,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of streams) s.end();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+const iso = (d: Date) => d.toISOString();
+
+function timeParam(q: URLSearchParams, name: string): Date {
+  const v = q.get(name);
+  const t = v === null ? NaN : Date.parse(v);
+  if (v === null || !/^\d{4}-\d{2}-\d{2}T/.test(v) || Number.isNaN(t)) {
+    throw new Refusal(400, `${name}: want an RFC 3339 time (2026-11-25T02:00:00Z); got ${JSON.stringify(v ?? "")}`);
+  }
+  return new Date(t);
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string): void {
+  res.writeHead(status, { ...SECURITY_HEADERS, "Content-Type": type });
+  res.end(body);
+}
+
+function json(res: ServerResponse, value: unknown): void {
+  send(res, 200, "application/json; charset=utf-8", JSON.stringify(value));
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new Refusal(413, `refused: an action's body is at most ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
