@@ -65,7 +65,7 @@ helm: $(NODE_MODULES) ## Provision the pinned helm the chart's tests use (cached
 
 .PHONY: test
 test: $(NODE_MODULES) ## Run unit and integration tests (integration against a real kube-apiserver).
-	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)" HELM="$$(hack/setup-helm)"; \
+	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)" HELM="$$(hack/setup-helm)" CHROMIUM="$$(hack/setup-chromium)"; \
 	$(NPM_RUN) test
 
 # kubebuilder's convention: test/e2e against a real cluster. Here: one local cluster with a real node (root;
@@ -84,7 +84,7 @@ E2E_FILES ?=
 E2E_SHARED ?=
 .PHONY: test-e2e
 test-e2e: $(NODE_MODULES) setup-node image-build ## Run the end-to-end tests on one local cluster with a real node (needs root). E2E_MODE=per-file, E2E_FILES=..., E2E_SHARED=...
-	export E2E_SHARED="$(E2E_SHARED)" NODE_CLUSTER_ASSETS="$$(hack/setup-envtest --node)" HELM="$$(hack/setup-helm)"; \
+	export E2E_SHARED="$(E2E_SHARED)" NODE_CLUSTER_ASSETS="$$(hack/setup-envtest --node)" HELM="$$(hack/setup-helm)" CHROMIUM="$$(hack/setup-chromium)"; \
 	mkdir -p bin/test-timings; \
 	if [ -n "$(E2E_FILES)" ]; then files="$(E2E_FILES)"; \
 	elif [ "$(E2E_MODE)" = per-file ]; then files="$$(ls test/e2e/*.test.ts)"; \
@@ -99,7 +99,7 @@ test-unit: $(NODE_MODULES) ## Run the unit tests only (no control plane).
 
 .PHONY: test-integration
 test-integration: $(NODE_MODULES) ## Run the integration tests only (a real kube-apiserver; a real node as root).
-	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)" HELM="$$(hack/setup-helm)"; \
+	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)" HELM="$$(hack/setup-helm)" CHROMIUM="$$(hack/setup-chromium)"; \
 	$(NPM_RUN) test:integration
 
 ##@ Build

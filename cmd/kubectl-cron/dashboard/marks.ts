@@ -25,6 +25,8 @@ import { MARK_WORDS, type GroupLane, type Mark, type MarkKind, type Row, type Ro
 
 /** The slots one row draws one by one at most; past that, slots closer than a pixel's worth merge into bands. */
 const MAX_SLOT_MARKS = 120;
+/** A run started this long after its slot or later waited (for its group's place, or for the operator). */
+const LATE_MS = 60_000;
 /** The slots computed for one row's window at most (a schedule of every second over a week stops here). */
 const MAX_SLOTS = 5_000;
 
@@ -281,7 +283,7 @@ export function laneOf(x: LaneInput): GroupLane {
   for (const c of x.cronJobs) {
     for (const e of c.status?.recentRuns ?? []) {
       if (e.decision !== RecordDecision.Created || !e.scheduledTime) continue;
-      if (Date.parse(e.decidedAt) - Date.parse(e.scheduledTime) < 2_000) continue;
+      if (Date.parse(e.decidedAt) - Date.parse(e.scheduledTime) < LATE_MS) continue;
       if (Date.parse(e.decidedAt) < from.getTime()) continue;
       waits.push({
         cronJob: c.metadata?.name ?? "",

@@ -1,0 +1,26 @@
+// A headless Chromium for the dashboard's tests, driven by puppeteer-core (which brings no browser): Debian's
+// chromium-headless-shell, found by hack/setup-chromium (CHROMIUM, which make test and make test-e2e set).
+import { existsSync } from "node:fs";
+import { type Browser, launch } from "puppeteer-core";
+
+const DEFAULT = "/usr/bin/chromium-headless-shell";
+
+export function chromiumPath(): string {
+  const path = process.env.CHROMIUM || DEFAULT;
+  if (!existsSync(path)) {
+    throw new Error(
+      `no headless Chromium at ${path}: run hack/setup-chromium (Debian's chromium-headless-shell), or set CHROMIUM`,
+    );
+  }
+  return path;
+}
+
+/** A browser of its own profile; the test closes it. Root needs --no-sandbox (as in CI). */
+export function startBrowser(): Promise<Browser> {
+  return launch({
+    executablePath: chromiumPath(),
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check"],
+    defaultViewport: { width: 1400, height: 900 },
+  });
+}

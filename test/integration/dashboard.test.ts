@@ -1,0 +1,198 @@
+// kubectl cron dashboard against a real kube-apiserver, the page driven by a real browser (Debian's headless
+// Chromium): a staged fleet (test/dashboard-fleet.ts) is drawn where it belongs (each CronJob's runs, held and
+// excluded slots, the window shaded, a retry, the group's lane with the run that waits); a filter; a slot clicked
+// shows `why` word for word as `kubectl cron why --slot` prints it; a Job created shows within seconds (watches);
+// an action (suspend) asks to confirm and is done with the user's rights; HTML in a message is shown, never run;
+// the server refuses a request without the token or of another Host. DASHBOARD_SCREENSHOTS=DIR keeps pictures of
+// the page (make dashboard-screenshots writes docs/images/).
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import type { Browser, Page } from "puppeteer-core";
+import { CronJobResource, type CronJob, CRONJOB_NAME_LABEL } from "../../api/v1/index.ts";
+import { main } from "../../cmd/kubectl-cron/main.ts";
+import { TestEnv } from "../../envtest/index.ts";
+import { Client } from "../../runtime/client.ts";
+import { startBrowser } from "../browser.ts";
+import { type RunningDashboard, startDashboard } from "../dashboard-process.ts";
+import { type StagedFleet, stageFleet } from "../dashboard-fleet.ts";
+import { batchJob, createJob } from "../fixtures.ts";
+
+const NS = "dashboard";
+const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS;
+
+describe("kubectl cron dashboard against kube-apiserver, in a real browser", { timeout: 300_000 }, () => {
+  let env: TestEnv;
+  let client: Client;
+  let fleet: StagedFleet;
+  let dashboard: RunningDashboard;
+  let browser: Browser;
+  let page: Page;
+  const dialogs: string[] = [];
+
+  before(async () => {
+    env = await TestEnv.start();
+    client = new Client(env.kubeConfig);
+    fleet = await stageFleet(client, NS);
+    [dashboard, browser] = await Promise.all([startDashboard(env.kubeconfigPath, ["-n", NS]), startBrowser()]);
+    page = await browser.newPage();
+    page.on("dialog", (d) => {
+      dialogs.push(d.message());
+      void d.accept();
+    });
+    await page.goto(dashboard.url);
+    await page.waitForSelector(`[data-id="${NS}/stuck"] [data-marks="loaded"]`, { timeout: 30_000 });
+  });
+  after(async () => {
+    await browser?.close();
+    await dashboard?.stop();
+    client?.close();
+    await env?.stop();
+  });
+
+  const kindsOf = (id: string) =>
+    page.$$eval(`[data-id="${id}"] [data-kind]`, (els) => els.map((e) => e.getAttribute("data-kind") ?? ""));
+  const shoot = async (name: string) => {
+    if (!SCREENSHOTS) return;
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+  };
+
+  it("draws each CronJob's day: runs, held and excluded slots, the window, a retry, the group's lane", async () => {
+    assert.deepEqual(
+      await page.$$eval("[data-id]", (els) => els.map((e) => e.getAttribute("data-id"))),
+      fleet.names.map((n) => `${NS}/${n}`),
+    );
+    const backup = await kindsOf(`${NS}/backup`);
+    assert.equal(backup.filter((k) => k === "succeeded").length, 11, backup.join());
+    assert.equal(backup.filter((k) => k === "failed").length, 1);
+    assert.ok(backup.includes("running") && backup.includes("slot"));
+    const stuck = await kindsOf(`${NS}/stuck`);
+    assert.equal(stuck.filter((k) => k === "held").length, 5, stuck.join());
+    assert.equal(stuck.filter((k) => k === "running").length, 1);
+    const sync = await kindsOf(`${NS}/sync`);
+    assert.ok(sync.includes("slot-excluded"), sync.join());
+    assert.equal(
+      await page.$eval(`[data-id="${NS}/sync"] [data-shade]`, (e) => e.getAttribute("data-shade")),
+      "calendar freeze",
+    );
+    assert.ok((await kindsOf(`${NS}/flaky`)).includes("retry"));
+    // The group's lane: its limit, and report's run waiting for the place backup's run holds.
+    const lane = await page.$eval(`[data-group="${NS}/db"]`, (e) => e.textContent ?? "");
+    assert.match(lane, /db/);
+    assert.match(lane, /limit 1/);
+    assert.deepEqual(
+      await page.$$eval(`[data-group="${NS}/db"] [data-wait]`, (els) => els.map((e) => e.getAttribute("data-wait"))),
+      ["report"],
+    );
+    await shoot("dashboard-fleet");
+  });
+
+  it("says which CronJobs need attention as why -A does, and filters by it and by name", async () => {
+    await page.waitForSelector(`[data-id="${NS}/audit"] [data-attention]`, { timeout: 30_000 });
+    assert.equal(
+      await page.$eval(`[data-id="${NS}/audit"] [data-attention]`, (e) => e.getAttribute("data-attention")),
+      "calendar-not-found",
+    );
+    await page.click("input[name=attention]");
+    await page.waitForFunction(() => document.querySelectorAll("[data-id]").length === 1);
+    await page.click("input[name=attention]");
+    await page.type("input[name=name]", "fla");
+    await page.waitForFunction(() => document.querySelectorAll("[data-id]").length === 1);
+    assert.equal(await page.$eval("[data-id]", (e) => e.getAttribute("data-id")), `${NS}/flaky`);
+    await page.click("input[name=name]", { clickCount: 3 });
+    await page.keyboard.press("Backspace");
+    await page.waitForFunction((n) => document.querySelectorAll("[data-id]").length === n, {}, fleet.names.length);
+  });
+
+  it("shows a clicked slot's why word for word as kubectl cron why --slot prints it, with history and next", async () => {
+    await page.click(`[data-id="${NS}/stuck"] [data-kind="held"][data-slot="${fleet.stuckSlot}"]`);
+    await page.waitForSelector(`[data-detail="${NS}/stuck"] [data-why]`, { timeout: 30_000 });
+    let printed = "";
+    await main(["why", "stuck", "-n", NS, "--slot", fleet.stuckSlot, "--kubeconfig", env.kubeconfigPath], {
+      stdout: (s) => (printed += s),
+      stderr: () => undefined,
+      env: {},
+    });
+    const shown = await page.$eval(`[data-detail="${NS}/stuck"] [data-why]`, (e) => e.textContent ?? "");
+    assert.equal(shown.trim(), printed.trim());
+    const history = await page.$eval(`[data-detail="${NS}/stuck"] [data-history]`, (e) => e.textContent ?? "");
+    assert.match(history, /stuck-\d+\s+scheduled\s+\S+\s+Running/);
+    await shoot("dashboard-why");
+  });
+
+  it("shows HTML of a message as text: nothing of it runs", async () => {
+    const titles = await page.$$eval(`[data-id="${NS}/flaky"] [data-kind] title`, (els) =>
+      els.map((e) => e.textContent ?? ""),
+    );
+    assert.ok(
+      titles.some((t) => t.includes(fleet.html)),
+      titles.join("\n"),
+    );
+    assert.equal(
+      await page.evaluate(() => (window as unknown as { __dashboardXSS?: number }).__dashboardXSS),
+      undefined,
+    );
+    assert.equal(await page.$("img"), null);
+  });
+
+  it("follows the cluster: a Job created shows within seconds, without a reload", async () => {
+    const backup = await client.get<CronJob>(CronJobResource, NS, "backup");
+    const name = "backup-live";
+    await createJob(
+      client,
+      batchJob({
+        name,
+        namespace: NS,
+        owner: { name: "backup", uid: backup.metadata.uid! },
+        slot: Date.now() - 5_000,
+        labels: { [CRONJOB_NAME_LABEL]: "backup" },
+        state: "active",
+        start: Date.now() - 1_000,
+      }),
+      NS,
+    );
+    const t0 = Date.now();
+    await page.waitForSelector(`[data-id="${NS}/backup"] [data-job="${name}"]`, { timeout: 10_000 });
+    assert.ok(Date.now() - t0 < 10_000);
+  });
+
+  it("suspends a CronJob from the page after asking, with the user's rights", async () => {
+    await page.click(`[data-open="${NS}/report"]`);
+    await page.waitForSelector(`[data-detail="${NS}/report"] [data-action="suspend"]`);
+    await page.click(`[data-detail="${NS}/report"] [data-action="suspend"]`);
+    await page.waitForSelector(`[data-action-result="suspend"][data-ok="true"]`, { timeout: 30_000 });
+    assert.ok(
+      dialogs.some((d) => d.includes(`${NS}/report`)),
+      dialogs.join(),
+    );
+    assert.equal((await client.get<CronJob>(CronJobResource, NS, "report")).spec.suspend, true);
+    await page.waitForSelector(`[data-id="${NS}/report"] [data-suspended]`, { timeout: 10_000 });
+  });
+
+  it("refuses, at the running command, a request without the token or of another Host", async () => {
+    const base = `http://127.0.0.1:${dashboard.port}`;
+    assert.equal((await fetch(`${base}/api/fleet`)).status, 401);
+    assert.equal((await fetch(`${base}/api/fleet?token=${dashboard.token}`)).status, 200);
+    const rebound = await new Promise<number>((resolve, reject) => {
+      import("node:http").then(({ request }) => {
+        const r = request(
+          {
+            host: "127.0.0.1",
+            port: dashboard.port,
+            path: `/api/fleet?token=${dashboard.token}`,
+            headers: { Host: "rebind.example" },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        r.on("error", reject);
+        r.end();
+      }, reject);
+    });
+    assert.equal(rebound, 403);
+  });
+});
