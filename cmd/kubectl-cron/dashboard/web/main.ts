@@ -145,18 +145,9 @@ function glyph(kind: MarkKind, x: number): VNode[] {
   }
 }
 
-function markNode(m: Mark, x: Scale, now: number, width: number, onSlot: (slot: string) => void): VNode | null {
-  const at = ms(m.at);
-  const x0 = x(at);
-  const props: Record<string, unknown> = { ...markAttrs(m), class: `mark k-${m.kind}${m.slot ? " clickable" : ""}` };
-  if (m.slot) {
-    const slot = m.slot;
-    props["onClick"] = (ev: MouseEvent) => {
-      ev.stopPropagation();
-      onSlot(slot);
-    };
-  }
-  const title = e("title", null, m.title);
+/** What a mark draws, or null when it falls outside the track. */
+function markBody(m: Mark, x: Scale, now: number, width: number): VNode[] | null {
+  const x0 = x(ms(m.at));
   let body: VNode[];
   switch (m.kind) {
     case "succeeded":
@@ -212,9 +203,24 @@ function markNode(m: Mark, x: Scale, now: number, width: number, onSlot: (slot: 
       if (x0 < -6 || x0 > width + 6) return null;
       body = glyph(m.kind, x0);
   }
+  return body;
+}
+
+function markNode(m: Mark, x: Scale, now: number, width: number, onSlot: (slot: string) => void): VNode | null {
+  const body = markBody(m, x, now, width);
+  if (!body) return null;
+  const props: Record<string, unknown> = { ...markAttrs(m), class: `mark k-${m.kind}${m.slot ? " clickable" : ""}` };
+  if (m.slot) {
+    const slot = m.slot;
+    props["onClick"] = (ev: MouseEvent) => {
+      ev.stopPropagation();
+      onSlot(slot);
+    };
+  }
   // A transparent target around small glyphs: a 3px tick is hard to hover or click.
+  const x0 = x(ms(m.at));
   const hit = e("rect", { class: "hit", x: x0 - 5, y: 0, width: 10, height: ROW_H });
-  return e("g", props, title, hit, ...body);
+  return e("g", props, e("title", null, m.title), hit, ...body);
 }
 
 function shadeNodes(shades: Shade[], x: Scale, width: number): VNode[] {
@@ -263,28 +269,21 @@ function Legend(): VNode {
     ["retry", "retry"],
     ["slots", "many slots"],
   ];
+  // The legend draws each kind as a row draws it, on a 22px track whose time is its pixel: no data-* attributes,
+  // so that tests counting marks count the rows' only.
   const x: Scale = (t) => t;
+  const sample = (kind: MarkKind): Mark => {
+    if (kind === "succeeded" || kind === "failed" || kind === "running") {
+      return { kind, at: new Date(3).toISOString(), end: new Date(19).toISOString(), title: "" };
+    }
+    if (kind === "slots") return { kind, at: new Date(2).toISOString(), end: new Date(20).toISOString(), title: "" };
+    return { kind, at: new Date(11).toISOString(), title: "" };
+  };
   return e(
     "div",
     { class: "legend", "data-legend": "" },
     items.map(([kind, label]) => {
-      const m: Mark = { kind, at: "", title: label, end: "", count: 0 };
-      let node: VNode | null;
-      if (kind === "succeeded" || kind === "failed" || kind === "running") {
-        node = e(
-          "g",
-          { class: `mark k-${kind}` },
-          e("rect", { class: "bar", x: 3, y: 6, width: 16, height: 14, rx: 2 }),
-        );
-      } else if (kind === "slots") {
-        node = e(
-          "g",
-          { class: `mark k-${kind}` },
-          e("rect", { class: "band", x: 2, y: 11, width: 18, height: 4, rx: 2 }),
-        );
-      } else {
-        node = markNode({ ...m, at: new Date(11).toISOString(), end: undefined }, x, 0, 22, () => {});
-      }
+      const node = e("g", { class: `mark k-${kind}` }, ...(markBody(sample(kind), x, 0, 22) ?? []));
       return e(
         "span",
         { class: "legend-item", key: kind },
@@ -719,6 +718,13 @@ function App(): VNode {
   const gen = useRef(0);
   const [cacheVersion, setCacheVersion] = useState(0);
   const bump = useCallback(() => setCacheVersion((v) => v + 1), []);
+  const resetMarks = useCallback(() => {
+    gen.current++;
+    cache.current = new Map();
+    pending.current = new Set();
+    failed.current = new Set();
+    bump();
+  }, [bump]);
   const detailRef = useRef<DetailState | null>(null);
   detailRef.current = detail;
 
@@ -755,10 +761,10 @@ function App(): VNode {
   const loaded = fleet !== null;
   useEffect(() => {
     if (!loaded) return;
-    const es = new EventSource(url(PATHS.events));
-    es.onopen = () => setLive("live");
-    es.onerror = () => setLive("reconnecting");
-    es.onmessage = (ev: MessageEvent<string>) => {
+    let es: EventSource | undefined;
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    let down = false;
+    const onMessage = (ev: MessageEvent<string>) => {
       let push: Push;
       try {
         push = JSON.parse(ev.data) as Push;
@@ -795,17 +801,40 @@ function App(): VNode {
         );
       }
     };
-    return () => es.close();
-  }, [loaded, bump, loadDetail]);
+    const connect = () => {
+      es = new EventSource(url(PATHS.events));
+      es.onopen = () => {
+        setLive("live");
+        // What changed while the stream was down was pushed to nobody: read the fleet and the marks again.
+        if (down) {
+          down = false;
+          getJSON<Fleet>(url(PATHS.fleet))
+            .then((f) => {
+              skew.current = ms(f.now) - Date.now();
+              setFleet(f);
+              resetMarks();
+            })
+            .catch((err: unknown) => setError(`could not load the fleet: ${String(err)}`));
+        }
+      };
+      es.onerror = () => {
+        down = true;
+        setLive("reconnecting");
+        // The browser retries by itself, except after an error status (a server restarting, a proxy): then it
+        // gives up, and the page tries again a little later.
+        if (es?.readyState === EventSource.CLOSED) retry = setTimeout(connect, 5000);
+      };
+      es.onmessage = onMessage;
+    };
+    connect();
+    return () => {
+      clearTimeout(retry);
+      es?.close();
+    };
+  }, [loaded, bump, loadDetail, resetMarks]);
 
   // The window changed: the cached marks are of another window.
-  useEffect(() => {
-    gen.current++;
-    cache.current = new Map();
-    pending.current = new Set();
-    failed.current = new Set();
-    bump();
-  }, [win, bump]);
+  useEffect(() => resetMarks(), [win, resetMarks]);
 
   useEffect(() => {
     const el = listRef.current;
