@@ -179,8 +179,12 @@ function main(): number {
     },
   );
   if (!config) throw new Error("cannot read tsconfig.json");
-  // The benchmark has its own tsconfig but uses product code too.
-  const files = [...config.fileNames, ...tsFilesUnder(join(root, "bench"))];
+  // The benchmark and the dashboard's page have their own tsconfig but use product code too.
+  const files = [
+    ...config.fileNames,
+    ...tsFilesUnder(join(root, "bench")),
+    ...tsFilesUnder(join(root, "cmd/kubectl-cron/dashboard/web")),
+  ];
   const product = PRODUCT_DIRS.map((d) => join(root, d) + "/");
   const tests = TEST_PATHS.map((p) => join(root, p)); // a directory keeps its trailing slash
   const isTest = (f: string) => tests.some((t) => (t.endsWith("/") ? f.startsWith(t) : f === t));
