@@ -55,7 +55,7 @@ export async function stageFleet(client: Client, namespace: string, now = Date.n
   });
 
   async function cronJob(name: string, spec: Record<string, unknown>, recentRuns: unknown[]): Promise<CronJob> {
-    const created = await client.create<CronJob>(CronJobResource, {
+    await client.create<CronJob>(CronJobResource, {
       apiVersion: API_VERSION,
       kind: KIND,
       metadata: { name, namespace },

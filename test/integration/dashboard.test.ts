@@ -30,6 +30,8 @@ describe("kubectl cron dashboard against kube-apiserver, in a real browser", { t
   let browser: Browser;
   let page: Page;
   const dialogs: string[] = [];
+  /** What the page threw or logged as an error (a CSP violation is one). */
+  const errors: string[] = [];
 
   before(async () => {
     env = await TestEnv.start();
@@ -37,6 +39,10 @@ describe("kubectl cron dashboard against kube-apiserver, in a real browser", { t
     fleet = await stageFleet(client, NS);
     [dashboard, browser] = await Promise.all([startDashboard(env.kubeconfigPath, ["-n", NS]), startBrowser()]);
     page = await browser.newPage();
+    page.on("pageerror", (e) => errors.push(e.message));
+    page.on("console", (m) => {
+      if (m.type() === "error") errors.push(m.text());
+    });
     page.on("dialog", (d) => {
       dialogs.push(d.message());
       void d.accept();
@@ -101,8 +107,10 @@ describe("kubectl cron dashboard against kube-apiserver, in a real browser", { t
     await page.type("input[name=name]", "fla");
     await page.waitForFunction(() => document.querySelectorAll("[data-id]").length === 1);
     assert.equal(await page.$eval("[data-id]", (e) => e.getAttribute("data-id")), `${NS}/flaky`);
-    await page.click("input[name=name]", { clickCount: 3 });
-    await page.keyboard.press("Backspace");
+    await page.$eval("input[name=name]", (e) => {
+      (e as HTMLInputElement).value = "";
+      e.dispatchEvent(new Event("input", { bubbles: true }));
+    });
     await page.waitForFunction((n) => document.querySelectorAll("[data-id]").length === n, {}, fleet.names.length);
   });
 
@@ -169,6 +177,10 @@ describe("kubectl cron dashboard against kube-apiserver, in a real browser", { t
     );
     assert.equal((await client.get<CronJob>(CronJobResource, NS, "report")).spec.suspend, true);
     await page.waitForSelector(`[data-id="${NS}/report"] [data-suspended]`, { timeout: 10_000 });
+  });
+
+  it("ran without an error in the page (a CSP violation, a script error)", () => {
+    assert.deepEqual(errors, []);
   });
 
   it("refuses, at the running command, a request without the token or of another Host", async () => {

@@ -7,7 +7,7 @@ import { join, relative } from "node:path";
 /** Set by hack/build-plugin.ts: the page's script and style, bundled with the plugin. */
 declare const DASHBOARD_ASSETS: { script: string; style: string } | undefined;
 
-export interface PageAssets {
+interface PageAssets {
   script: string;
   style: string;
 }

@@ -30,7 +30,7 @@ import type { Attention, Fleet, GroupLane, Push, Row, RowMarks } from "./view.ts
 /** How long changes are gathered before one push: a burst of Job updates is one message. */
 const PUSH_DELAY_MS = 300;
 /** How often at most `why` reads the whole fleet again after changes (it lists Pods and Events of every namespace). */
-export const VERDICT_INTERVAL_MS = 30_000;
+const VERDICT_INTERVAL_MS = 30_000;
 
 /** A Job with only what the page reads: its names, owner, labels and annotations (trigger, slot, attempt), status. */
 function trimJob(j: Job): Job {
@@ -175,8 +175,12 @@ export class FleetSource {
     await Promise.all([this.cronJobs, this.jobs, this.calendars, this.groups].map((i) => i.stop()));
   }
 
+  /** Pushes to `fn` from now on; the verdicts already read first (the page may have loaded before they came). */
   subscribe(fn: (p: Push) => void): () => void {
     this.listeners.add(fn);
+    if (this.attention && this.verdictsAt) {
+      fn({ type: "verdicts", at: iso(this.verdictsAt), attention: this.attention, shared: this.shared });
+    }
     return () => this.listeners.delete(fn);
   }
 
