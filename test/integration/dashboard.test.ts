@@ -20,6 +20,8 @@ import { type StagedFleet, stageFleet } from "../dashboard-fleet.ts";
 import { batchJob, createJob } from "../fixtures.ts";
 
 const NS = "dashboard";
+/** In the page: whether `n` CronJobs' rows are drawn (the page's code, as text: this file has no DOM types). */
+const rowsShown = (n: number) => `document.querySelectorAll("[data-id]").length === ${n}`;
 const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS;
 
 describe("kubectl cron dashboard against kube-apiserver, in a real browser", { timeout: 300_000 }, () => {
@@ -39,7 +41,7 @@ describe("kubectl cron dashboard against kube-apiserver, in a real browser", { t
     fleet = await stageFleet(client, NS);
     [dashboard, browser] = await Promise.all([startDashboard(env.kubeconfigPath, ["-n", NS]), startBrowser()]);
     page = await browser.newPage();
-    page.on("pageerror", (e) => errors.push(e.message));
+    page.on("pageerror", (e) => errors.push(e instanceof Error ? e.message : String(e)));
     page.on("console", (m) => {
       if (m.type() === "error") errors.push(m.text());
     });
@@ -102,16 +104,16 @@ describe("kubectl cron dashboard against kube-apiserver, in a real browser", { t
       "calendar-not-found",
     );
     await page.click("input[name=attention]");
-    await page.waitForFunction(() => document.querySelectorAll("[data-id]").length === 1);
+    await page.waitForFunction(rowsShown(1));
     await page.click("input[name=attention]");
     await page.type("input[name=name]", "fla");
-    await page.waitForFunction(() => document.querySelectorAll("[data-id]").length === 1);
+    await page.waitForFunction(rowsShown(1));
     assert.equal(await page.$eval("[data-id]", (e) => e.getAttribute("data-id")), `${NS}/flaky`);
     await page.$eval("input[name=name]", (e) => {
-      (e as HTMLInputElement).value = "";
+      (e as unknown as { value: string }).value = "";
       e.dispatchEvent(new Event("input", { bubbles: true }));
     });
-    await page.waitForFunction((n) => document.querySelectorAll("[data-id]").length === n, {}, fleet.names.length);
+    await page.waitForFunction(rowsShown(fleet.names.length));
   });
 
   it("shows a clicked slot's why word for word as kubectl cron why --slot prints it, with history and next", async () => {
@@ -138,10 +140,7 @@ describe("kubectl cron dashboard against kube-apiserver, in a real browser", { t
       titles.some((t) => t.includes(fleet.html)),
       titles.join("\n"),
     );
-    assert.equal(
-      await page.evaluate(() => (window as unknown as { __dashboardXSS?: number }).__dashboardXSS),
-      undefined,
-    );
+    assert.equal(await page.evaluate("typeof window.__dashboardXSS"), "undefined");
     assert.equal(await page.$("img"), null);
   });
 
