@@ -234,3 +234,28 @@ describe("kubectl cron dashboard: the server", () => {
     }
   });
 });
+
+describe("kubectl cron dashboard: its command line", () => {
+  it("takes -A, --port, --read-only, --open and no NAME; a wrong value names the flag and the value", async () => {
+    const { parseCommandLine, UsageError } = await import("../../cmd/kubectl-cron/args.ts");
+    const a = parseCommandLine(["dashboard", "-A", "--port", "8088", "--read-only", "--open"]);
+    assert.ok(a !== "help");
+    assert.deepEqual([a.allNamespaces, a.port, a.readOnly, a.open], [true, 8088, true, true]);
+    const d = parseCommandLine(["dashboard"]);
+    assert.ok(d !== "help");
+    assert.deepEqual([d.port, d.readOnly, d.open], [0, false, false]);
+    const refused: [string[], RegExp][] = [
+      [["dashboard", "backup"], /dashboard takes no NAME/],
+      [["dashboard", "--port", "http"], /--port: want a port from 0 \(a free one\) to 65535; got "http"/],
+      [["dashboard", "--port", "70000"], /--port: .*got "70000"/],
+      [["why", "--read-only"], /--read-only does not apply to why \(only to dashboard\)/],
+      [["list", "--port", "1"], /--port does not apply to list/],
+    ];
+    for (const [argv, want] of refused)
+      assert.throws(
+        () => parseCommandLine(argv),
+        (e) => e instanceof UsageError && want.test(e.message),
+        argv.join(" "),
+      );
+  });
+});

@@ -646,7 +646,11 @@ describe("kubectl cron: shell completion (kubectl_complete-cron)", () => {
       "backfill",
       "migrate",
       "unmigrate",
+      "dashboard",
     ]);
+    // The dashboard takes no NAME: its flags, never CronJob names.
+    assert.deepEqual(await values("dashboard", "--re"), ["--read-only", "--request-timeout"]);
+    assert.deepEqual(await values("dashboard", "b"), []);
     assert.deepEqual(await values("why", "b"), ["backup", "billing"]);
     assert.deepEqual(await values("why", "backup", "--s"), ["--selector", "--slot"]);
     assert.deepEqual(await values("backfill", "b"), ["backup", "billing"]);

@@ -20,12 +20,10 @@ import {
   type Shade,
 } from "../view.ts";
 
-/** h for DOM and SVG elements: preact's overloads type each element's props, which the data-* attributes defeat. */
-const e = h as unknown as (
-  tag: string,
-  props: Record<string, unknown> | null,
-  ...children: ComponentChildren[]
-) => VNode;
+/** h for DOM and SVG elements by tag name, with their attributes (data-* included) as plain props. */
+function e(tag: string, props: Record<string, unknown> | null, ...children: ComponentChildren[]): VNode {
+  return h(tag, props, ...children);
+}
 
 const ROW_H = 26;
 const LABEL_W = 300;
