@@ -119,7 +119,8 @@ export async function stageFleet(client: Client, namespace: string, now = Date.n
   });
 
   // backup: hourly, in group db; one failure in the night.
-  const backupSlots = Array.from({ length: 12 }, (_, i) => hour - (12 - i) * 2 * HOUR);
+  // Within the last 22 hours: the page's first window (the last 24) holds them all, whatever the minute.
+  const backupSlots = Array.from({ length: 11 }, (_, i) => hour - (11 - i) * 2 * HOUR);
   const backup = await cronJob(
     "backup",
     { schedule: "0 */2 * * *", concurrencyGroup: "db" },

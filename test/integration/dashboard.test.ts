@@ -73,7 +73,7 @@ describe("kubectl cron dashboard against kube-apiserver, in a real browser", { t
       fleet.names.map((n) => `${NS}/${n}`),
     );
     const backup = await kindsOf(`${NS}/backup`);
-    assert.equal(backup.filter((k) => k === "succeeded").length, 11, backup.join());
+    assert.equal(backup.filter((k) => k === "succeeded").length, 10, backup.join());
     assert.equal(backup.filter((k) => k === "failed").length, 1);
     assert.ok(backup.includes("running") && backup.includes("slot"));
     const stuck = await kindsOf(`${NS}/stuck`);

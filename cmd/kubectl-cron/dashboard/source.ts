@@ -81,7 +81,10 @@ export class FleetSource {
   private readonly listeners = new Set<(p: Push) => void>();
   private dirtyRows = new Set<string>();
   private removed = new Set<string>();
+  /** Namespaces whose calendars or groups changed: all their rows are pushed again. */
   private dirtyNamespaces = new Set<string>();
+  /** Namespaces where anything changed: their groups' lanes are pushed again. */
+  private laneNamespaces = new Set<string>();
   private pushTimer: NodeJS.Timeout | undefined;
   private attention: Record<string, Attention | null> | undefined;
   private shared: Attention[] = [];
@@ -163,6 +166,7 @@ export class FleetSource {
     // What the initial lists added is the first page, not a change.
     this.dirtyRows.clear();
     this.dirtyNamespaces.clear();
+    this.laneNamespaces.clear();
     clearTimeout(this.pushTimer);
     this.pushTimer = undefined;
     this.scheduleVerdicts(0);
@@ -284,7 +288,7 @@ export class FleetSource {
   private touch(id: string): void {
     this.removed.delete(id);
     this.dirtyRows.add(id);
-    this.touchNamespace(id.slice(0, id.indexOf("/")));
+    this.changed(id.slice(0, id.indexOf("/")));
   }
 
   private touchJob(j: Readonly<Job>): void {
@@ -295,12 +299,18 @@ export class FleetSource {
   private gone(id: string): void {
     this.dirtyRows.delete(id);
     this.removed.add(id);
-    this.touchNamespace(id.slice(0, id.indexOf("/")));
+    this.changed(id.slice(0, id.indexOf("/")));
   }
 
   /** A calendar or group changed: every CronJob of the namespace may draw differently. */
   private touchNamespace(namespace: string): void {
     this.dirtyNamespaces.add(namespace);
+    this.changed(namespace);
+  }
+
+  /** Something of `namespace` changed: its groups' lanes are pushed again with the rows, soon. */
+  private changed(namespace: string): void {
+    this.laneNamespaces.add(namespace);
     this.changedSinceVerdicts = true;
     this.pushTimer ??= setTimeout(() => this.flush(), PUSH_DELAY_MS);
   }
@@ -315,11 +325,12 @@ export class FleetSource {
       const c = this.cronJobs.getByKey(id);
       return c ? [this.row(c, now)] : [];
     });
-    const groups = [...this.dirtyNamespaces].flatMap((ns) => this.lanes(ns, now));
+    const groups = [...this.laneNamespaces].flatMap((ns) => this.lanes(ns, now));
     const push: Push = { type: "changed", now: iso(now), rows, removed: [...this.removed], groups };
     this.dirtyRows = new Set();
     this.removed = new Set();
     this.dirtyNamespaces = new Set();
+    this.laneNamespaces = new Set();
     for (const l of this.listeners) l(push);
     this.scheduleVerdicts(VERDICT_INTERVAL_MS);
   }
