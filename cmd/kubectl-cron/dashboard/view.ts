@@ -160,6 +160,12 @@ export const PATHS = {
 /** The most CronJobs one /api/marks request asks for: the page asks for the rows it shows. */
 export const MAX_MARK_IDS = 200;
 
+/** What a shaded stretch of a row is called on the page (the legend). */
+export const SHADE_WORDS = {
+  label: "exclusion window",
+  meaning: "a window of spec.exclusions or a calendar that holds slots",
+} as const;
+
 /** What each mark is called on the page (the legend, and the first words of its tooltip): the page's one table. */
 export const MARK_WORDS: Readonly<Record<MarkKind, { label: string; meaning: string }>> = {
   succeeded: { label: "succeeded", meaning: "a run whose Job completed" },
@@ -172,8 +178,8 @@ export const MARK_WORDS: Readonly<Record<MarkKind, { label: string; meaning: str
   refused: { label: "refused", meaning: "the API server refused to create its Job" },
   stopped: { label: "stopped", meaning: "scheduling stopped after failed runs in a row" },
   superseded: { label: "superseded", meaning: "a retry not run: a newer slot's run started first" },
-  slot: { label: "slot to come", meaning: "a slot of its schedules" },
-  "slot-excluded": { label: "slot excluded", meaning: "a slot to come that an exclusion window holds" },
+  slot: { label: "next slot", meaning: "a slot of its schedules to come" },
+  "slot-excluded": { label: "excluded slot", meaning: "a slot to come that an exclusion window holds" },
   retry: { label: "retry due", meaning: "a pending retry of a failed run" },
   slots: { label: "many slots", meaning: "slots too close together to draw one by one" },
 };

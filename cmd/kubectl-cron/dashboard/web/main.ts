@@ -13,7 +13,9 @@ import {
   type Fleet,
   type GroupLane,
   type Mark,
+  MARK_WORDS,
   type MarkKind,
+  SHADE_WORDS,
   type Push,
   type Row,
   type RowMarks,
@@ -251,22 +253,8 @@ function AttentionBadge({ attention }: { attention: Attention | null | undefined
 }
 
 function Legend(): VNode {
-  const items: [MarkKind, string][] = [
-    ["succeeded", "succeeded"],
-    ["failed", "failed"],
-    ["running", "running"],
-    ["held", "held"],
-    ["missed", "missed"],
-    ["skipped", "skipped"],
-    ["excluded", "excluded"],
-    ["refused", "refused"],
-    ["stopped", "stopped"],
-    ["superseded", "superseded"],
-    ["slot", "next slot"],
-    ["slot-excluded", "excluded slot"],
-    ["retry", "retry"],
-    ["slots", "many slots"],
-  ];
+  // The words are view.ts's table, the same the server starts each tooltip with.
+  const items = Object.entries(MARK_WORDS) as [MarkKind, { label: string; meaning: string }][];
   // The legend draws each kind as a row draws it, on a 22px track whose time is its pixel: no data-* attributes,
   // so that tests counting marks count the rows' only.
   const x: Scale = (t) => t;
@@ -280,24 +268,24 @@ function Legend(): VNode {
   return e(
     "div",
     { class: "legend", "data-legend": "" },
-    items.map(([kind, label]) => {
+    items.map(([kind, { label, meaning }]) => {
       const node = e("g", { class: `mark k-${kind}` }, ...(markBody(sample(kind), x, 0, 22) ?? []));
       return e(
         "span",
-        { class: "legend-item", key: kind },
+        { class: "legend-item", key: kind, title: meaning },
         e("svg", { width: 22, height: ROW_H, "aria-hidden": "true" }, node),
         label,
       );
     }),
     e(
       "span",
-      { class: "legend-item" },
+      { class: "legend-item", title: SHADE_WORDS.meaning },
       e(
         "svg",
         { width: 22, height: ROW_H, "aria-hidden": "true" },
         e("rect", { class: "shade", x: 1, y: 3, width: 20, height: 20 }),
       ),
-      "exclusion window",
+      SHADE_WORDS.label,
     ),
   );
 }
