@@ -244,7 +244,7 @@ const filterIn = (value: string) => `new Promise((resolve) => {
 })`;
 
 /** In the page: no row in view waits for its marks (the marks of rows a filter brought into view have come). */
-const MARKS_SETTLED = `document.querySelector("[data-id]") !== null && document.querySelector("[data-id] svg[data-marks=pending]") === null`;
+const MARKS_SETTLED = `document.querySelector("[data-id] svg[data-marks=pending]") === null`;
 
 interface Marks {
   firstRow: number;
@@ -439,6 +439,7 @@ function report(o: {
   runs: Run[];
   why: WhySample[];
   load: string;
+  loadBefore: string;
 }): string {
   const { runs, why } = o;
   const all = <T>(f: (r: Run) => T[]) => runs.flatMap(f);
@@ -475,7 +476,7 @@ function report(o: {
     `# kubectl cron dashboard at N = ${N.toLocaleString("en")} (bench/dashboard.ts)`,
     ``,
     `${new Date().toISOString()} at ${o.commit}; ${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${f0(totalmem() / 2 ** 30)} GiB; ` +
-      `Node ${process.version}; load average ${o.load} at the end. \`node bench/dashboard.ts --n=${N} --runs=${RUNS}\` ` +
+      `Node ${process.version}; load average ${o.loadBefore} at the start, ${o.load} at the end. \`node bench/dashboard.ts --n=${N} --runs=${RUNS}\` ` +
       `(\`make bench-dashboard N=${N} RUNS=${RUNS}\`).`,
     ``,
     `The cluster: envtest's kube-apiserver with the CRDs (\`KUBEBUILDER_ASSETS\`=${process.env.KUBEBUILDER_ASSETS ?? "envtest's default"}), no ` +
@@ -574,6 +575,9 @@ const work = mkdtempSync(join(tmpdir(), "bench-dashboard-"));
 let env: TestEnv | undefined;
 try {
   const commit = checkBuilt();
+  const loadBefore = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
   env = await TestEnv.start({ verbose: false });
   const client = new Client(env.kubeConfig, { userAgent: "bench", maxSockets: 64 });
   const fleet = await createFleet(client);
@@ -586,6 +590,7 @@ try {
   for (let k = 1; k <= RUNS; k++) runs.push(await oneRun(env.kubeconfigPath, k));
   const text = report({
     commit,
+    loadBefore,
     fleet,
     runs,
     why,

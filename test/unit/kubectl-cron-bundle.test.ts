@@ -72,6 +72,62 @@ describe("kubectl cron's entry point (cli.ts)", () => {
     assert.deepEqual(heavy, []);
     assert.ok(loaded.some((u) => u.endsWith("/completion.ts")));
   });
+
+  // The dashboard (its server, informers, marks and the page's assets) loads only for `kubectl cron dashboard`:
+  // main.ts imports it on demand. The commands run to their end against a stand-in API server on loopback that
+  // answers every list with an empty one and a named CronJob with NotFound.
+  it("loads none of cmd/kubectl-cron/dashboard/ for --help, why and list; the dashboard command does", () => {
+    const script = `
+      import { registerHooks } from "node:module";
+      import { createServer } from "node:http";
+      import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+      import { tmpdir } from "node:os";
+      import { join } from "node:path";
+      const seen = [];
+      registerHooks({ resolve(spec, ctx, next) { const r = next(spec, ctx); seen.push(r.url); return r; } });
+      const server = createServer((req, res) => {
+        const named = /\\/cronjobs\\/[^/?]+(\\?|$)/.test(req.url);
+        res.writeHead(named ? 404 : 200, { "Content-Type": "application/json" });
+        res.end(JSON.stringify(named
+          ? { kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404, message: "not found" }
+          : { kind: "List", apiVersion: "v1", metadata: { resourceVersion: "1" }, items: [] }));
+      });
+      await new Promise((r) => server.listen(0, "127.0.0.1", r));
+      const dir = mkdtempSync(join(tmpdir(), "kubectl-cron-lazy-"));
+      const kubeconfig = join(dir, "config");
+      writeFileSync(kubeconfig, JSON.stringify({
+        apiVersion: "v1", kind: "Config", "current-context": "c",
+        clusters: [{ name: "c", cluster: { server: "http://127.0.0.1:" + server.address().port } }],
+        contexts: [{ name: "c", context: { cluster: "c", user: "u", namespace: "default" } }],
+        users: [{ name: "u", user: { token: "t" } }],
+      }));
+      const { run } = await import(${JSON.stringify(join(root, "cmd/kubectl-cron/cli.ts"))});
+      const codes = [];
+      for (const argv of [["--help"], ["why", "-A"], ["why", "nightly"], ["list", "-A"], ["list"]]) {
+        codes.push(await run(argv, { stdout: () => {}, stderr: () => {}, env: { KUBECONFIG: kubeconfig } }));
+      }
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+      const commands = [...seen];
+      // The control: the hook sees the dashboard's modules when they are loaded.
+      await import(${JSON.stringify(join(root, "cmd/kubectl-cron/dashboard/command.ts"))});
+      console.log(JSON.stringify({ codes, commands, control: seen.slice(commands.length) }));`;
+    const out = execFileSync(process.execPath, ["--no-warnings", "--input-type=module", "-e", script], {
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    const { codes, commands, control } = JSON.parse(out) as { codes: number[]; commands: string[]; control: string[] };
+    const dashboard = (urls: string[]) => urls.filter((u) => u.includes("/cmd/kubectl-cron/dashboard/"));
+    // Each ran as a command against the stand-in: usage, nothing to explain, not found, nothing to list.
+    assert.deepEqual(codes, [0, 0, 1, 0, 0]);
+    assert.ok(
+      commands.some((u) => u.endsWith("/whycommand.ts")),
+      "why's modules were loaded",
+    );
+    assert.deepEqual(dashboard(commands), []);
+    assert.ok(dashboard(control).some((u) => u.endsWith("/dashboard/command.ts")));
+    assert.ok(dashboard(control).some((u) => u.endsWith("/dashboard/source.ts")));
+  });
 });
 
 describe("the launcher cmd/kubectl-cron/kubectl-cron", () => {
