@@ -68,7 +68,7 @@ const HOUR = 3_600_000;
 const MIN = 60_000;
 /** Every bounded wait of a run. */
 const PAINT_TIMEOUT_MS = 60_000;
-const VERDICT_TIMEOUT_MS = 180_000;
+const VERDICT_TIMEOUT_MS = 90_000;
 const FILTER_TIMEOUT_MS = 10_000;
 /** Substrings typed into the name filter: from one match to a fifth of the fleet (names are cj-00000 … cj-0NNNN). */
 const FILTERS = ["cj-00421", "cj-012", "cj-03", "7", "bench-2/", "cj-1"];
@@ -287,6 +287,8 @@ interface Run {
   filters: FilterSample[];
   clears: FilterSample[];
   verdictsS: number;
+  /** When no verdicts came: what the fleet says it could not read. */
+  unreadable: string[];
   rssPaintMB: number;
   rssVerdictsMB: number;
   rssEndMB: number;
@@ -343,10 +345,20 @@ async function oneRun(kubeconfig: string, k: number): Promise<Run> {
       }
     }
 
-    await page.waitForFunction("window.__bench.attention !== undefined", { timeout: VERDICT_TIMEOUT_MS });
+    // The verdicts, or what the dashboard says instead (a `why -A` that failed is in the fleet's unreadable).
+    const came = await page
+      .waitForFunction("window.__bench.attention !== undefined", { timeout: VERDICT_TIMEOUT_MS })
+      .then(() => true)
+      .catch(() => false);
     const rssVerdictsMB = mb(pid);
     const cpuVerdictsS = cpuSeconds(pid) ?? NaN;
-    const attention = (await page.evaluate("window.__bench.attention")) as number;
+    const attention = came ? ((await page.evaluate("window.__bench.attention")) as number) : NaN;
+    const said = came
+      ? []
+      : ((await (await fetch(dashboard.url.replace("/?", "/api/fleet?"))).json()) as { unreadable: string[] })
+          .unreadable;
+    if (!came)
+      console.log(`run ${k}: no verdicts within ${VERDICT_TIMEOUT_MS / 1000} s; unreadable: ${said.join("; ")}`);
     // Settle: what the verdicts' push and a quiet minute leave (V8 may collect later).
     await sleep(2_000);
     const rssEndMB = mb(pid);
@@ -363,6 +375,7 @@ async function oneRun(kubeconfig: string, k: number): Promise<Run> {
       filters,
       clears,
       verdictsS: (origin + attention - startEpoch) / 1000,
+      unreadable: said,
       rssPaintMB,
       rssVerdictsMB,
       rssEndMB,
@@ -513,7 +526,11 @@ function report(o: {
     line("filter: input → count changed, median (ms, page)", (r) => median(r.filters.map((s) => s.dom)), f0),
     line("clear back to N rows → its frame, median (ms, page)", (r) => median(r.clears.map((s) => s.frame)), f0),
     line("clear back to N rows → its frame, max (ms, page)", (r) => max(r.clears.map((s) => s.frame)), f0),
-    line("verdicts (`why -A` in the dashboard) from the command's start (s)", (r) => r.verdictsS, f1),
+    line(
+      "verdicts (`why -A` in the dashboard) from the command's start (s)",
+      (r) => r.verdictsS,
+      (x) => (Number.isNaN(x) ? `none in ${VERDICT_TIMEOUT_MS / 1000}` : f1(x)),
+    ),
     line("**peak RSS** (VmHWM) after the first paint (MB)", (r) => r.rssPaintMB, f0),
     line("**peak RSS** (VmHWM) after the verdicts and filters (MB)", (r) => r.rssVerdictsMB, f0),
     line("peak RSS (VmHWM) 2 s later, the end of the run (MB)", (r) => r.rssEndMB, f0),
@@ -535,6 +552,11 @@ function report(o: {
         f2,
       )} s, exit ${why.map((w) => w.code).join(", ")} (no operator runs: it says so).`,
     ``,
+    ...runs.flatMap((r, i) =>
+      r.unreadable.length
+        ? [`Run ${i + 1}: no verdicts; the dashboard's unreadable: ${r.unreadable.join("; ")}.`, ``]
+        : [],
+    ),
     `### Each filter (input → frame, ms, run by run)`,
     ``,
     `| typed | rows after | input → frame | input → count | clear → frame |`,

@@ -9,6 +9,8 @@ import {
   copyFileSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
+  readFileSync,
   rmSync,
   symlinkSync,
   utimesSync,
@@ -188,9 +190,53 @@ describe("the single files, outside the clone (make plugin, make plugin-sea)", (
     copyFileSync(join(out, "kubectl-cron"), join(away, "kubectl-cron"));
     chmodSync(join(away, "kubectl-cron"), 0o755);
     copyFileSync(join(out, "kubectl-cron.mjs"), join(away, "kubectl-cron.mjs"));
-    rmSync(out, { recursive: true, force: true });
   });
-  after(() => rmSync(away, { recursive: true, force: true }));
+  after(() => {
+    rmSync(out, { recursive: true, force: true });
+    rmSync(away, { recursive: true, force: true });
+  });
+
+  // The split bundle (bin/plugin/, what the launcher runs): the files Node loads for a command, found by a resolve
+  // hook; none of them may hold the dashboard's code or its page (the page's script and style included: a `define`
+  // of an object would become a module of the chunk every command loads).
+  it("the split bundle loads none of the dashboard's code or page for --help, why and list", () => {
+    const dir = join(out, "plugin");
+    const chunks = readdirSync(dir).filter((f) => f.endsWith(".mjs"));
+    const DASHBOARD = ["Serving the dashboard of", "filter by name", ".legend-item"];
+    const holding = (f: string) => DASHBOARD.filter((w) => readFileSync(join(dir, f), "utf8").includes(w));
+    // The words are in the bundle (else the check below would prove nothing): in chunks of the dashboard's own.
+    assert.deepEqual(
+      DASHBOARD.filter((w) => !chunks.some((f) => holding(f).includes(w))),
+      [],
+    );
+    const hook = join(out, "hook.mjs");
+    writeFileSync(
+      hook,
+      `import { registerHooks } from "node:module"; import { appendFileSync } from "node:fs";
+       registerHooks({ resolve(spec, ctx, next) { const r = next(spec, ctx);
+         if (r.url.startsWith("file:")) appendFileSync(process.env.SEEN, r.url + "\\n"); return r; } });`,
+    );
+    for (const argv of [["--help"], ["why", "-A"], ["list", "-A"], ["why", "nightly"]]) {
+      const seen = join(out, "seen");
+      rmSync(seen, { force: true });
+      spawnSync(process.execPath, ["--import", hook, join(dir, "kubectl-cron.mjs"), ...argv], {
+        env: { PATH: "/usr/bin:/bin", HOME: out, KUBECONFIG: join(out, "none"), SEEN: seen },
+        encoding: "utf8",
+        timeout: 30_000,
+      });
+      const loaded = readFileSync(seen, "utf8")
+        .trim()
+        .split("\n")
+        .map((u) => u.slice(u.lastIndexOf("/") + 1))
+        .filter((f) => chunks.includes(f));
+      assert.ok(loaded.length > 1, `${argv.join(" ")}: ${loaded.join(", ")}`);
+      assert.deepEqual(
+        loaded.flatMap((f) => holding(f).map((w) => `${f}: ${w}`)),
+        [],
+        argv.join(" "),
+      );
+    }
+  });
 
   const cases = [
     { name: "the single executable", cmd: () => join(away, "kubectl-cron"), pre: [] as string[] },
