@@ -53,7 +53,13 @@ async function bundle(layout: Layout): Promise<string[]> {
     platform: "node",
     target: "node24",
     format: layout.format,
-    define: { "import.meta.main": "false", DASHBOARD_ASSETS: JSON.stringify(page) },
+    // Strings, which esbuild inlines where they are used (the dashboard's own chunk): an object would become a module
+    // of the chunk every command loads.
+    define: {
+      "import.meta.main": "false",
+      DASHBOARD_SCRIPT: JSON.stringify(page.script),
+      DASHBOARD_STYLE: JSON.stringify(page.style),
+    },
     // Only the TypeScript run bundles the page on start; the built plugin carries it.
     external: ["esbuild"],
     // Node's builtins for the CommonJS packages bundled into an ES module (yaml, winston's dependencies, ...).

@@ -7,6 +7,8 @@ const ROOT = join(import.meta.dirname, "..");
 
 export interface RunningDashboard {
   url: string;
+  /** The process' id (the launcher execs node: the same process). */
+  pid: number;
   port: number;
   token: string;
   /** What it printed on stderr so far. */
@@ -14,22 +16,30 @@ export interface RunningDashboard {
   stop(): Promise<number | null>;
 }
 
+/** The plugin from its TypeScript entry point (cli.ts), as the tests run it. */
+const FROM_TYPESCRIPT: readonly string[] = [
+  process.execPath,
+  "--no-warnings=ExperimentalWarning",
+  join(ROOT, "cmd/kubectl-cron/cli.ts"),
+];
+
+/** The plugin as a user runs it: the launcher, which runs the bundle `make plugin` built while it is fresh. */
+export const LAUNCHER: readonly string[] = [join(ROOT, "cmd/kubectl-cron/kubectl-cron")];
+
 export async function startDashboard(
   kubeconfig: string,
   args: readonly string[],
   timeoutMs = 60_000,
+  /** The executable and its first arguments (default: cli.ts under this Node); LAUNCHER runs the built plugin. */
+  command: readonly string[] = FROM_TYPESCRIPT,
 ): Promise<RunningDashboard> {
   const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      "--no-warnings=ExperimentalWarning",
-      join(ROOT, "cmd/kubectl-cron/cli.ts"),
-      "dashboard",
-      "--kubeconfig",
-      kubeconfig,
-      ...args,
-    ],
-    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, KUBECONFIG: kubeconfig } },
+    command[0]!,
+    [...command.slice(1), "dashboard", "--kubeconfig", kubeconfig, ...args],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, KUBECONFIG: kubeconfig },
+    },
   );
   let out = "";
   let err = "";
@@ -56,6 +66,7 @@ export async function startDashboard(
   const u = new URL(url);
   return {
     url,
+    pid: child.pid!,
     port: Number(u.port),
     token: u.searchParams.get("token")!,
     stderr: () => err,

@@ -76,12 +76,31 @@ export function nextRuns(
   count: number,
   excludedBy?: (slot: Date, anchor: Date | undefined) => Excluded | undefined,
 ): SourcedFireTime[] {
+  const times: SourcedFireTime[] = [];
+  if (count <= 0) return times;
+  for (const t of fireTimes(schedules, anchor, now, excludedBy)) {
+    times.push(t);
+    if (times.length >= count) break;
+  }
+  return times;
+}
+
+/**
+ * The slots after `now` as nextRuns gives them, one at a time, computed only as they are asked for: a caller that
+ * wants the slots up to a time stops there (the dashboard's marks: a window of a day holds 96 slots of a quarter-hour
+ * schedule, not the thousands a bound on the count would compute).
+ */
+export function* fireTimes(
+  schedules: CronJobSchedules,
+  anchor: Date | undefined,
+  now: Date,
+  excludedBy?: (slot: Date, anchor: Date | undefined) => Excluded | undefined,
+): Generator<SourcedFireTime, void, undefined> {
   const members = schedules.schedule.set.members;
   const zones = new Map(members.map((m) => [m.index, slotZone(m.schedule, schedules.entries, m.index)]));
   const prevOffsets = new Map([...zones].map(([i, z]) => [i, z.zone.offsetAt(now.getTime())]));
-  const times: SourcedFireTime[] = [];
   const slots = schedules.schedule.set.slotsAfter(now, anchor);
-  for (let n = 0; n < count; n++) {
+  for (;;) {
     const slot = slots.next().value;
     const t = slot.at.getTime();
     const first = slot.sources[0]!;
@@ -89,9 +108,8 @@ export function nextRuns(
     for (const i of slot.sources) prevOffsets.set(i, zones.get(i)!.zone.offsetAt(t));
     const sources = schedules.sourcesAt(slot.at, anchor);
     const excluded = excludedBy?.(slot.at, anchor);
-    times.push({ ...time, ...(sources ? { sources } : {}), ...(excluded ? { excluded } : {}) });
+    yield { ...time, ...(sources ? { sources } : {}), ...(excluded ? { excluded } : {}) };
   }
-  return times;
 }
 
 function slotZone(

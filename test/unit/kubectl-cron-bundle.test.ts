@@ -9,6 +9,8 @@ import {
   copyFileSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
+  readFileSync,
   rmSync,
   symlinkSync,
   utimesSync,
@@ -72,6 +74,62 @@ describe("kubectl cron's entry point (cli.ts)", () => {
     assert.deepEqual(heavy, []);
     assert.ok(loaded.some((u) => u.endsWith("/completion.ts")));
   });
+
+  // The dashboard (its server, informers, marks and the page's assets) loads only for `kubectl cron dashboard`:
+  // main.ts imports it on demand. The commands run to their end against a stand-in API server on loopback that
+  // answers every list with an empty one and a named CronJob with NotFound.
+  it("loads none of cmd/kubectl-cron/dashboard/ for --help, why and list; the dashboard command does", () => {
+    const script = `
+      import { registerHooks } from "node:module";
+      import { createServer } from "node:http";
+      import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+      import { tmpdir } from "node:os";
+      import { join } from "node:path";
+      const seen = [];
+      registerHooks({ resolve(spec, ctx, next) { const r = next(spec, ctx); seen.push(r.url); return r; } });
+      const server = createServer((req, res) => {
+        const named = /\\/cronjobs\\/[^/?]+(\\?|$)/.test(req.url);
+        res.writeHead(named ? 404 : 200, { "Content-Type": "application/json" });
+        res.end(JSON.stringify(named
+          ? { kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404, message: "not found" }
+          : { kind: "List", apiVersion: "v1", metadata: { resourceVersion: "1" }, items: [] }));
+      });
+      await new Promise((r) => server.listen(0, "127.0.0.1", r));
+      const dir = mkdtempSync(join(tmpdir(), "kubectl-cron-lazy-"));
+      const kubeconfig = join(dir, "config");
+      writeFileSync(kubeconfig, JSON.stringify({
+        apiVersion: "v1", kind: "Config", "current-context": "c",
+        clusters: [{ name: "c", cluster: { server: "http://127.0.0.1:" + server.address().port } }],
+        contexts: [{ name: "c", context: { cluster: "c", user: "u", namespace: "default" } }],
+        users: [{ name: "u", user: { token: "t" } }],
+      }));
+      const { run } = await import(${JSON.stringify(join(root, "cmd/kubectl-cron/cli.ts"))});
+      const codes = [];
+      for (const argv of [["--help"], ["why", "-A"], ["why", "nightly"], ["list", "-A"], ["list"]]) {
+        codes.push(await run(argv, { stdout: () => {}, stderr: () => {}, env: { KUBECONFIG: kubeconfig } }));
+      }
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+      const commands = [...seen];
+      // The control: the hook sees the dashboard's modules when they are loaded.
+      await import(${JSON.stringify(join(root, "cmd/kubectl-cron/dashboard/command.ts"))});
+      console.log(JSON.stringify({ codes, commands, control: seen.slice(commands.length) }));`;
+    const out = execFileSync(process.execPath, ["--no-warnings", "--input-type=module", "-e", script], {
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    const { codes, commands, control } = JSON.parse(out) as { codes: number[]; commands: string[]; control: string[] };
+    const dashboard = (urls: string[]) => urls.filter((u) => u.includes("/cmd/kubectl-cron/dashboard/"));
+    // Each ran as a command against the stand-in: usage, nothing to explain, not found, nothing to list.
+    assert.deepEqual(codes, [0, 0, 1, 0, 0]);
+    assert.ok(
+      commands.some((u) => u.endsWith("/whycommand.ts")),
+      "why's modules were loaded",
+    );
+    assert.deepEqual(dashboard(commands), []);
+    assert.ok(dashboard(control).some((u) => u.endsWith("/dashboard/command.ts")));
+    assert.ok(dashboard(control).some((u) => u.endsWith("/dashboard/source.ts")));
+  });
 });
 
 describe("the launcher cmd/kubectl-cron/kubectl-cron", () => {
@@ -132,9 +190,53 @@ describe("the single files, outside the clone (make plugin, make plugin-sea)", (
     copyFileSync(join(out, "kubectl-cron"), join(away, "kubectl-cron"));
     chmodSync(join(away, "kubectl-cron"), 0o755);
     copyFileSync(join(out, "kubectl-cron.mjs"), join(away, "kubectl-cron.mjs"));
-    rmSync(out, { recursive: true, force: true });
   });
-  after(() => rmSync(away, { recursive: true, force: true }));
+  after(() => {
+    rmSync(out, { recursive: true, force: true });
+    rmSync(away, { recursive: true, force: true });
+  });
+
+  // The split bundle (bin/plugin/, what the launcher runs): the files Node loads for a command, found by a resolve
+  // hook; none of them may hold the dashboard's code or its page (the page's script and style included: a `define`
+  // of an object would become a module of the chunk every command loads).
+  it("the split bundle loads none of the dashboard's code or page for --help, why and list", () => {
+    const dir = join(out, "plugin");
+    const chunks = readdirSync(dir).filter((f) => f.endsWith(".mjs"));
+    const DASHBOARD = ["Serving the dashboard of", "filter by name", ".legend-item"];
+    const holding = (f: string) => DASHBOARD.filter((w) => readFileSync(join(dir, f), "utf8").includes(w));
+    // The words are in the bundle (else the check below would prove nothing): in chunks of the dashboard's own.
+    assert.deepEqual(
+      DASHBOARD.filter((w) => !chunks.some((f) => holding(f).includes(w))),
+      [],
+    );
+    const hook = join(out, "hook.mjs");
+    writeFileSync(
+      hook,
+      `import { registerHooks } from "node:module"; import { appendFileSync } from "node:fs";
+       registerHooks({ resolve(spec, ctx, next) { const r = next(spec, ctx);
+         if (r.url.startsWith("file:")) appendFileSync(process.env.SEEN, r.url + "\\n"); return r; } });`,
+    );
+    for (const argv of [["--help"], ["why", "-A"], ["list", "-A"], ["why", "nightly"]]) {
+      const seen = join(out, "seen");
+      rmSync(seen, { force: true });
+      spawnSync(process.execPath, ["--import", hook, join(dir, "kubectl-cron.mjs"), ...argv], {
+        env: { PATH: "/usr/bin:/bin", HOME: out, KUBECONFIG: join(out, "none"), SEEN: seen },
+        encoding: "utf8",
+        timeout: 30_000,
+      });
+      const loaded = readFileSync(seen, "utf8")
+        .trim()
+        .split("\n")
+        .map((u) => u.slice(u.lastIndexOf("/") + 1))
+        .filter((f) => chunks.includes(f));
+      assert.ok(loaded.length > 1, `${argv.join(" ")}: ${loaded.join(", ")}`);
+      assert.deepEqual(
+        loaded.flatMap((f) => holding(f).map((w) => `${f}: ${w}`)),
+        [],
+        argv.join(" "),
+      );
+    }
+  });
 
   const cases = [
     { name: "the single executable", cmd: () => join(away, "kubectl-cron"), pre: [] as string[] },

@@ -4,8 +4,9 @@
 import { readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 
-/** Set by hack/build-plugin.ts: the page's script and style, bundled with the plugin. */
-declare const DASHBOARD_ASSETS: { script: string; style: string } | undefined;
+/** Set by hack/build-plugin.ts: the page's script and style, bundled with the plugin (strings: inlined here only). */
+declare const DASHBOARD_SCRIPT: string | undefined;
+declare const DASHBOARD_STYLE: string | undefined;
 
 interface PageAssets {
   script: string;
@@ -40,7 +41,9 @@ export async function bundlePage(): Promise<PageAssets & { inputs: string[] }> {
 
 /** The page's files: the ones built into the plugin, or bundled now. */
 export async function pageAssets(): Promise<PageAssets> {
-  if (typeof DASHBOARD_ASSETS !== "undefined") return DASHBOARD_ASSETS;
+  if (typeof DASHBOARD_SCRIPT !== "undefined" && typeof DASHBOARD_STYLE !== "undefined") {
+    return { script: DASHBOARD_SCRIPT, style: DASHBOARD_STYLE };
+  }
   const { script, style } = await bundlePage();
   return { script, style };
 }

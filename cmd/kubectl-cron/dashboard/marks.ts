@@ -19,7 +19,7 @@ import { fieldErrorString } from "../../../runtime/field.ts";
 import { excludingSchedules } from "../exclusionfacts.ts";
 import type { GroupFacts } from "../groupfacts.ts";
 import { historyRows, iso } from "../history.ts";
-import { nextRuns } from "../next.ts";
+import { fireTimes } from "../next.ts";
 import { pendingRetries, waitsFor } from "../retries.ts";
 import { MARK_WORDS, type GroupLane, type Mark, type MarkKind, type Row, type RowMarks, type Shade } from "./view.ts";
 
@@ -166,8 +166,9 @@ function slotMarks(x: MarksInput, shades: Map<string, Shade>): Mark[] {
   const excluding = excludingSchedules(schedules, view?.exclusions);
   const start = x.from > now ? x.from : now;
   const times = [];
-  for (const t of nextRuns(schedules, anchor, start, MAX_SLOTS, excluding.excludedBy)) {
-    if (Date.parse(t.utc) > to.getTime()) break;
+  // Computed one by one up to the window's end (each slot costs the schedule's math), and never more than MAX_SLOTS.
+  for (const t of fireTimes(schedules, anchor, start, excluding.excludedBy)) {
+    if (Date.parse(t.utc) > to.getTime() || times.length >= MAX_SLOTS) break;
     times.push(t);
   }
   const zone = new ZoneRules(schedules.schedule.timeZone);

@@ -1,0 +1,632 @@
+// The dashboard's benchmark (make bench-dashboard): `kubectl cron dashboard -A` over N CronJobs in a real
+// kube-apiserver, the page driven by a real browser (Debian's headless Chromium through puppeteer-core, as the
+// dashboard's integration test drives it). Never part of `make test`.
+//
+//   make bench-dashboard                                  # N=5000, 3 runs
+//   node_modules/.bin/node bench/dashboard.ts --n=1000 --runs=1 --out=/tmp/dashboard.md
+//
+// The cluster: envtest's etcd and kube-apiserver with the CRDs, no operator, no controller. N CronJobs of ours over
+// 5 namespaces with several schedules (hourly, every 15 minutes, every 6 hours, daily), every tenth in one of two
+// ConcurrencyGroups of its namespace, and every third with the last day's record (status.recentRuns: a Created
+// entry per run) and 1–3 Jobs with the Job controller's status (complete, failed, or the newest running), as
+// test/dashboard-fleet.ts stages them. Each run starts the plugin as a user runs it (the launcher, which runs the
+// bundle `make plugin` built: its Node flags included) and a fresh Chromium, and measures:
+//   URL printed    command start → the URL on stdout (wall clock here): the informers' initial lists of CronJobs,
+//                  Jobs, calendars and groups, and the server listening
+//   first row      navigation start → the first `[data-id]` row in the DOM, and the frame after it (in the page:
+//                  performance.now(), whose origin is the navigation's start; "the frame" = a requestAnimationFrame
+//                  callback then a task: the rows have been laid out and painted)
+//   first paint    navigation start → the first row whose marks are loaded (`[data-id] svg[data-marks=loaded]`) and
+//                  the frame after it; every row in view is loaded then (one /api/marks request asks for them all)
+//   filter         in the page: the name filter's value set and an `input` event dispatched → `[data-count]` changed
+//                  (MutationObserver) and the frame after it; several substrings per run, each cleared back to N
+//                  rows (measured the same way); median and max over every run
+//   verdicts       command start → the first `[data-attention]` badge (the page's clock mapped to the wall clock by
+//                  performance.timeOrigin): `why -A`, run in the dashboard's process after the initial lists
+//   peak RSS       VmHWM of the dashboard's process (/proc/PID/status) after the first paint and after the verdicts
+//                  (and the filters); `kubectl cron why -A` (the launcher, under /usr/bin/time) on the same fleet
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
+import { join, relative } from "node:path";
+import { parseArgs } from "node:util";
+import { execFileSync } from "node:child_process";
+import type { Browser, Page } from "puppeteer-core";
+import {
+  API_VERSION,
+  CONCURRENCY_GROUP_LABEL,
+  CRONJOB_NAME_LABEL,
+  type CronJob,
+  CronJobResource,
+  KIND,
+} from "../api/v1/index.ts";
+import { PROJECT_ROOT, TestEnv } from "../envtest/index.ts";
+import { smallJobSpec } from "../envtest/small-job.ts";
+import { Client } from "../runtime/client.ts";
+import type { KubeObject } from "../runtime/kinds.ts";
+import { startBrowser } from "../test/browser.ts";
+import { LAUNCHER, type RunningDashboard, startDashboard } from "../test/dashboard-process.ts";
+import { batchJob, createJob, type JobState } from "../test/fixtures.ts";
+import { forEachLimit, sleep } from "./lib/pool.ts";
+import { cpuSeconds, memory } from "./lib/proc.ts";
+import { createGroups, createNamespaces, groupName, placement } from "./lib/workload.ts";
+
+const { values } = parseArgs({
+  options: {
+    n: { type: "string", default: process.env.N ?? "5000" },
+    runs: { type: "string", default: process.env.RUNS ?? "3" },
+    out: { type: "string", default: process.env.OUT },
+  },
+});
+const N = Number(values.n);
+const RUNS = Number(values.runs);
+const NAMESPACES = 5;
+const GROUPS_PER_NAMESPACE = 2;
+const IN_FLIGHT = 32;
+const MB = 2 ** 20;
+const HOUR = 3_600_000;
+const MIN = 60_000;
+/** Every bounded wait of a run. */
+const PAINT_TIMEOUT_MS = 60_000;
+const VERDICT_TIMEOUT_MS = 90_000;
+const FILTER_TIMEOUT_MS = 10_000;
+/** Substrings typed into the name filter: from one match to a fifth of the fleet (names are cj-00000 … cj-0NNNN). */
+const FILTERS = ["cj-00421", "cj-012", "cj-03", "7", "bench-2/", "cj-1"];
+const TARGETS = { firstPaintS: 2, filterMs: 200, rssMB: 100 };
+
+const root = (p: string) => join(PROJECT_ROOT, p);
+const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const max = (xs: number[]) => Math.max(...xs);
+const min = (xs: number[]) => Math.min(...xs);
+
+// ---------- the fleet ----------
+
+interface Shape {
+  schedule: string;
+  period: number;
+  /** The newest slot at or before t. */
+  last(t: number): number;
+}
+
+const SHAPES: Shape[] = [
+  { schedule: "0 * * * *", period: HOUR, last: (t) => Math.floor(t / HOUR) * HOUR },
+  { schedule: "*/15 * * * *", period: 15 * MIN, last: (t) => Math.floor(t / (15 * MIN)) * 15 * MIN },
+  { schedule: "0 */6 * * *", period: 6 * HOUR, last: (t) => Math.floor(t / (6 * HOUR)) * 6 * HOUR },
+  {
+    schedule: "30 2 * * *",
+    period: 24 * HOUR,
+    last: (t) => {
+      const d = Math.floor(t / (24 * HOUR)) * 24 * HOUR + 2.5 * HOUR;
+      return d <= t ? d : d - 24 * HOUR;
+    },
+  },
+];
+
+/** CronJob i's group (every tenth), one of its namespace's GROUPS_PER_NAMESPACE (group j lives in namespace j mod K). */
+function groupOfBench(i: number): string | undefined {
+  if (i % 10 !== 3) return undefined;
+  return groupName((i % NAMESPACES) + NAMESPACES * (Math.floor(i / 10) % GROUPS_PER_NAMESPACE));
+}
+
+function cronJobOf(i: number): KubeObject {
+  const { namespace, name } = placement(i, NAMESPACES);
+  const group = groupOfBench(i);
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { name, namespace },
+    spec: {
+      schedule: SHAPES[i % SHAPES.length]!.schedule,
+      ...(group ? { concurrencyGroup: group } : {}),
+      concurrencyPolicy: i % 2 === 0 ? "Forbid" : "Allow",
+      successfulJobsHistoryLimit: 3,
+      failedJobsHistoryLimit: 1,
+      ...(i % 50 === 7 ? { suspend: true } : {}),
+      jobTemplate: { metadata: { labels: { app: "bench-dashboard" } }, spec: smallJobSpec() },
+    },
+  };
+}
+
+/** Every third CronJob: its last 1–3 slots ran (a Job each, the newest perhaps running or failed), and it says so. */
+async function history(client: Client, i: number, c: CronJob, now: number): Promise<number> {
+  if (i % 3 !== 0) return 0;
+  const { namespace, name } = placement(i, NAMESPACES);
+  const shape = SHAPES[i % SHAPES.length]!;
+  const runs = 1 + (Math.floor(i / 3) % 3);
+  const group = groupOfBench(i);
+  const slots = Array.from({ length: runs }, (_, k) => shape.last(now) - (runs - 1 - k) * shape.period);
+  const jobName = (slot: number) => `${name}-${Math.floor(slot / MIN)}`;
+  await client.patch<CronJob>(
+    CronJobResource,
+    namespace,
+    name,
+    {
+      status: {
+        lastScheduleTime: iso(slots.at(-1)!),
+        recentRuns: slots.map((s) => ({
+          trigger: "Schedule",
+          scheduledTime: iso(s),
+          decision: "Created",
+          reason: "Scheduled",
+          decidedAt: iso(s + 2_000),
+          job: jobName(s),
+        })),
+      },
+    },
+    "merge",
+    { subresource: "status" },
+  );
+  for (const [k, slot] of slots.entries()) {
+    const newest = k === slots.length - 1;
+    const start = slot + 3_000;
+    const took = Math.min(shape.period / 3, 2 * MIN + (i % 7) * MIN);
+    const state: JobState = newest && i % 21 === 0 ? "active" : newest && i % 7 === 0 ? "failed" : "complete";
+    const end = Math.min(start + took, now - 1_000);
+    await createJob(
+      client,
+      batchJob({
+        name: jobName(slot),
+        namespace,
+        owner: { name, uid: c.metadata!.uid! },
+        slot,
+        labels: { [CRONJOB_NAME_LABEL]: name, ...(group ? { [CONCURRENCY_GROUP_LABEL]: group } : {}) },
+        ...(state === "active"
+          ? { state, start }
+          : state === "failed"
+            ? {
+                state,
+                start,
+                end,
+                failure: { reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit" },
+              }
+            : { state, start, end }),
+      }),
+    );
+  }
+  return runs;
+}
+
+async function createFleet(client: Client): Promise<{ seconds: number; jobs: number }> {
+  const started = performance.now();
+  const now = Date.now();
+  await createNamespaces(client, NAMESPACES);
+  await createGroups(client, NAMESPACES, NAMESPACES * GROUPS_PER_NAMESPACE);
+  let jobs = 0;
+  await forEachLimit(N, IN_FLIGHT, async (i) => {
+    const c = await client.create<CronJob>(CronJobResource, cronJobOf(i) as unknown as CronJob);
+    const made = await history(client, i, c, now);
+    jobs += made;
+  });
+  return { seconds: (performance.now() - started) / 1000, jobs };
+}
+
+// ---------- in the page ----------
+
+/** Installed before the page's own script: when the first row, the first loaded marks and the first badge appear. */
+const INSTRUMENT = `(() => {
+  const b = (window.__bench = {});
+  const frame = (k) => requestAnimationFrame(() => setTimeout(() => { b[k] = performance.now(); }, 0));
+  const mo = new MutationObserver(() => {
+    const t = performance.now();
+    if (b.firstRow === undefined && document.querySelector("[data-id]")) { b.firstRow = t; frame("firstRowFrame"); }
+    if (b.firstMarks === undefined && document.querySelector("[data-id] svg[data-marks=loaded]")) {
+      b.firstMarks = t;
+      b.rowsInView = document.querySelectorAll("[data-id]").length;
+      b.pendingAtFirstMarks = document.querySelectorAll("[data-id] svg[data-marks=pending]").length;
+      frame("firstMarksFrame");
+    }
+    if (b.attention === undefined && document.querySelector("[data-attention]")) b.attention = t;
+    if (b.firstRow !== undefined && b.firstMarks !== undefined && b.attention !== undefined) mo.disconnect();
+  });
+  mo.observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ["data-marks", "data-attention"] });
+})();`;
+
+/** In the page: sets the name filter to `value` and resolves when [data-count] changed, and after the next frame. */
+const filterIn = (value: string) => `new Promise((resolve) => {
+  const input = document.querySelector("input[name=name]");
+  const count = document.querySelector("[data-count]");
+  const before = count.getAttribute("data-count");
+  let t0 = 0;
+  const timer = setTimeout(() => { mo.disconnect(); resolve({ timeout: true }); }, ${FILTER_TIMEOUT_MS});
+  const mo = new MutationObserver(() => {
+    const now = count.getAttribute("data-count");
+    if (now === before) return;
+    const dom = performance.now() - t0;
+    mo.disconnect();
+    clearTimeout(timer);
+    requestAnimationFrame(() => setTimeout(() => resolve({ dom, frame: performance.now() - t0, count: Number(now), rows: document.querySelectorAll("[data-id]").length }), 0));
+  });
+  mo.observe(count, { attributes: true, attributeFilter: ["data-count"] });
+  t0 = performance.now();
+  input.value = ${JSON.stringify(value)};
+  input.dispatchEvent(new Event("input", { bubbles: true }));
+})`;
+
+/** In the page: no row in view waits for its marks (the marks of rows a filter brought into view have come). */
+const MARKS_SETTLED = `document.querySelector("[data-id] svg[data-marks=pending]") === null`;
+
+interface Marks {
+  firstRow: number;
+  firstRowFrame: number;
+  firstMarks: number;
+  firstMarksFrame: number;
+  rowsInView: number;
+  pendingAtFirstMarks: number;
+  attention?: number;
+}
+
+interface ResourceTiming {
+  name: string;
+  start: number;
+  end: number;
+  bytes: number;
+}
+
+const RESOURCES = `performance.getEntriesByType("resource").map((e) => ({ name: new URL(e.name).pathname, start: e.startTime, end: e.responseEnd, bytes: e.encodedBodySize }))`;
+
+// ---------- one run ----------
+
+interface FilterSample {
+  value: string;
+  count: number;
+  dom: number;
+  frame: number;
+}
+
+interface Run {
+  urlS: number;
+  firstRowMs: number;
+  firstRowFrameMs: number;
+  firstPaintMs: number;
+  firstPaintFrameMs: number;
+  /** Command start → first paint's frame, wall clock. */
+  firstPaintFromStartS: number;
+  rowsInView: number;
+  pendingAtFirstMarks: number;
+  filters: FilterSample[];
+  clears: FilterSample[];
+  verdictsS: number;
+  /** When no verdicts came: what the fleet says it could not read. */
+  unreadable: string[];
+  rssPaintMB: number;
+  rssVerdictsMB: number;
+  rssEndMB: number;
+  cpuUrlS: number;
+  cpuPaintS: number;
+  cpuVerdictsS: number;
+  fleetFetch?: ResourceTiming;
+  marksFetch?: ResourceTiming;
+  scriptFetch?: ResourceTiming;
+}
+
+const mb = (pid: number) => (memory(pid)?.peakRss ?? NaN) / MB;
+
+async function oneRun(kubeconfig: string, k: number): Promise<Run> {
+  let browser: Browser | undefined;
+  let dashboard: RunningDashboard | undefined;
+  try {
+    browser = await startBrowser();
+    const page: Page = await browser.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e instanceof Error ? e.message : String(e)));
+    await page.evaluateOnNewDocument(INSTRUMENT);
+    const startEpoch = Date.now();
+    const started = performance.now();
+    dashboard = await startDashboard(kubeconfig, ["-A"], 120_000, LAUNCHER);
+    const urlS = (performance.now() - started) / 1000;
+    const pid = dashboard.pid;
+    const cpuUrlS = cpuSeconds(pid) ?? NaN;
+    await page.goto(dashboard.url, { waitUntil: "domcontentloaded", timeout: PAINT_TIMEOUT_MS });
+    await page.waitForFunction("window.__bench && window.__bench.firstMarksFrame !== undefined", {
+      timeout: PAINT_TIMEOUT_MS,
+    });
+    const rssPaintMB = mb(pid);
+    const cpuPaintS = cpuSeconds(pid) ?? NaN;
+    const paint = (await page.evaluate("window.__bench")) as Marks;
+    const origin = (await page.evaluate("performance.timeOrigin")) as number;
+    const resources = (await page.evaluate(RESOURCES)) as ResourceTiming[];
+    await page.waitForFunction(MARKS_SETTLED, { timeout: PAINT_TIMEOUT_MS });
+
+    const filters: FilterSample[] = [];
+    const clears: FilterSample[] = [];
+    for (const value of FILTERS) {
+      for (const [to, into] of [
+        [value, filters],
+        ["", clears],
+      ] as const) {
+        const r = (await page.evaluate(filterIn(to))) as { timeout?: boolean } & Omit<FilterSample, "value">;
+        if (r.timeout)
+          throw new Error(`the filter ${JSON.stringify(to)} changed no count within ${FILTER_TIMEOUT_MS} ms`);
+        if (to === "" && r.count !== N) throw new Error(`cleared, the count is ${r.count}, not ${N}`);
+        into.push({ value: to === "" ? `(clear ${value})` : to, count: r.count, dom: r.dom, frame: r.frame });
+        // The marks of the rows it brought into view: asked for and drawn before the next sample.
+        await page.waitForFunction(MARKS_SETTLED, { timeout: PAINT_TIMEOUT_MS });
+      }
+    }
+
+    // The verdicts, or what the dashboard says instead (a `why -A` that failed is in the fleet's unreadable).
+    const came = await page
+      .waitForFunction("window.__bench.attention !== undefined", { timeout: VERDICT_TIMEOUT_MS })
+      .then(() => true)
+      .catch(() => false);
+    const rssVerdictsMB = mb(pid);
+    const cpuVerdictsS = cpuSeconds(pid) ?? NaN;
+    const attention = came ? ((await page.evaluate("window.__bench.attention")) as number) : NaN;
+    const said = came
+      ? []
+      : ((await (await fetch(dashboard.url.replace("/?", "/api/fleet?"))).json()) as { unreadable: string[] })
+          .unreadable;
+    if (!came)
+      console.log(`run ${k}: no verdicts within ${VERDICT_TIMEOUT_MS / 1000} s; unreadable: ${said.join("; ")}`);
+    // Settle: what the verdicts' push and a quiet minute leave (V8 may collect later).
+    await sleep(2_000);
+    const rssEndMB = mb(pid);
+    if (errors.length) throw new Error(`the page threw: ${errors.join("; ")}`);
+    const run: Run = {
+      urlS,
+      firstRowMs: paint.firstRow,
+      firstRowFrameMs: paint.firstRowFrame,
+      firstPaintMs: paint.firstMarks,
+      firstPaintFrameMs: paint.firstMarksFrame,
+      firstPaintFromStartS: (origin + paint.firstMarksFrame - startEpoch) / 1000,
+      rowsInView: paint.rowsInView,
+      pendingAtFirstMarks: paint.pendingAtFirstMarks,
+      filters,
+      clears,
+      verdictsS: (origin + attention - startEpoch) / 1000,
+      unreadable: said,
+      rssPaintMB,
+      rssVerdictsMB,
+      rssEndMB,
+      cpuUrlS,
+      cpuPaintS,
+      cpuVerdictsS,
+      fleetFetch: resources.find((r) => r.name === "/api/fleet"),
+      marksFetch: resources.find((r) => r.name === "/api/marks"),
+      scriptFetch: resources.find((r) => r.name === "/app.js"),
+    };
+    console.log(
+      `run ${k}: URL ${run.urlS.toFixed(2)} s; first row ${run.firstRowFrameMs.toFixed(0)} ms; first paint ${run.firstPaintFrameMs.toFixed(0)} ms ` +
+        `(${run.rowsInView} rows in view); filter median ${median(filters.map((f) => f.frame)).toFixed(0)} ms max ${max(filters.map((f) => f.frame)).toFixed(0)} ms; ` +
+        `clear median ${median(clears.map((f) => f.frame)).toFixed(0)} ms; verdicts ${run.verdictsS.toFixed(1)} s; ` +
+        `VmHWM ${rssPaintMB.toFixed(0)} / ${rssVerdictsMB.toFixed(0)} MB`,
+    );
+    return run;
+  } finally {
+    await browser?.close().catch(() => undefined);
+    await dashboard?.stop();
+  }
+}
+
+// ---------- why -A beside it ----------
+
+interface WhySample {
+  wall: number;
+  rssMB: number;
+  code: number | null;
+}
+
+async function whyAll(kubeconfig: string, work: string): Promise<WhySample> {
+  const timeFile = join(work, "time");
+  const started = performance.now();
+  const child = spawn("/usr/bin/time", ["-q", "-f", "%M", "-o", timeFile, ...LAUNCHER, "why", "-A"], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, KUBECONFIG: kubeconfig },
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+  const code = await new Promise<number | null>((r) => child.on("close", (c) => r(c)));
+  clearTimeout(timer);
+  const wall = (performance.now() - started) / 1000;
+  const rss = Number(readFileSync(timeFile, "utf8").trim().split("\n").at(-1));
+  return { wall, rssMB: rss / 1024, code };
+}
+
+// ---------- the report ----------
+
+function checkBuilt(): string {
+  const bundle = root("bin/plugin/kubectl-cron.mjs");
+  if (!existsSync(bundle)) throw new Error("bin/plugin/ is missing: make plugin");
+  const stale = execFileSync(
+    "sh",
+    ["-c", "find $(cat bin/plugin/inputs) -newer bin/plugin/kubectl-cron.mjs -print -quit"],
+    { cwd: PROJECT_ROOT, encoding: "utf8" },
+  ).trim();
+  if (stale) throw new Error(`bin/plugin/ is older than ${stale}: make plugin (the launcher would run the TypeScript)`);
+  return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: PROJECT_ROOT, encoding: "utf8" }).trim();
+}
+
+const f0 = (x: number) => x.toFixed(0);
+const f1 = (x: number) => x.toFixed(1);
+const f2 = (x: number) => x.toFixed(2);
+const spread = (xs: number[], f: (x: number) => string) =>
+  xs.length > 1 ? `${f(median(xs))} (${f(min(xs))}–${f(max(xs))})` : f(xs[0]!);
+const margin = (value: number, target: number, unit: string, f: (x: number) => string) =>
+  value <= target
+    ? `met, ${f(target - value)} ${unit} to spare (${f0((value / target) * 100)} % of the target)`
+    : `**missed** by ${f(value - target)} ${unit} (${f0((value / target) * 100)} % of the target)`;
+
+function report(o: {
+  commit: string;
+  fleet: { seconds: number; jobs: number };
+  runs: Run[];
+  why: WhySample[];
+  load: string;
+  loadBefore: string;
+}): string {
+  const { runs, why } = o;
+  const all = <T>(f: (r: Run) => T[]) => runs.flatMap(f);
+  const filterFrames = all((r) => r.filters.map((s) => s.frame));
+  const filterDoms = all((r) => r.filters.map((s) => s.dom));
+  const clearFrames = all((r) => r.clears.map((s) => s.frame));
+  const clearDoms = all((r) => r.clears.map((s) => s.dom));
+  const col = (f: (r: Run) => number, fmt: (x: number) => string) => runs.map((r) => fmt(f(r))).join(" | ");
+  const paintWorst = max(runs.map((r) => r.firstPaintFrameMs)) / 1000;
+  const filterWorst = max(filterFrames);
+  const rssWorst = max(runs.map((r) => r.rssEndMB));
+  const whyWorst = max(why.map((w) => w.rssMB));
+  const header = `| figure | ${runs.map((_, i) => `run ${i + 1}`).join(" | ")} | median (min–max) |`;
+  const sep = `|---|${runs.map(() => "--:").join("|")}|--:|`;
+  const line = (name: string, f: (r: Run) => number, fmt: (x: number) => string) =>
+    `| ${name} | ${col(f, fmt)} | ${spread(runs.map(f), fmt)} |`;
+  const filterRows = FILTERS.map((value, i) => {
+    const s = runs.map((r) => r.filters[i]!);
+    const c = runs.map((r) => r.clears[i]!);
+    return `| \`${value}\` | ${s[0]!.count} | ${s.map((x) => f0(x.frame)).join(" / ")} | ${s.map((x) => f0(x.dom)).join(" / ")} | ${c.map((x) => f0(x.frame)).join(" / ")} |`;
+  });
+  const fetchLine = (name: string, f: (r: Run) => ResourceTiming | undefined) => {
+    const xs = runs.map(f).filter((x): x is ResourceTiming => x !== undefined);
+    if (!xs.length) return `| ${name} | – | – | – |`;
+    return `| ${name} | ${spread(
+      xs.map((x) => x.start),
+      f0,
+    )} | ${spread(
+      xs.map((x) => x.end),
+      f0,
+    )} | ${f0(median(xs.map((x) => x.bytes)) / 1024)} KB |`;
+  };
+  return [
+    `# kubectl cron dashboard at N = ${N.toLocaleString("en")} (bench/dashboard.ts)`,
+    ``,
+    `${new Date().toISOString()} at ${o.commit}; ${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${f0(totalmem() / 2 ** 30)} GiB; ` +
+      `Node ${process.version}; load average ${o.loadBefore} at the start, ${o.load} at the end. \`node bench/dashboard.ts --n=${N} --runs=${RUNS}\` ` +
+      `(\`make bench-dashboard N=${N} RUNS=${RUNS}\`).`,
+    ``,
+    `The cluster: envtest's kube-apiserver with the CRDs (\`KUBEBUILDER_ASSETS\`=${process.env.KUBEBUILDER_ASSETS ?? "envtest's default"}), no ` +
+      `operator, no controller. ${N} CronJobs over ${NAMESPACES} namespaces, schedules in turn hourly, every 15 minutes, every 6 ` +
+      `hours and daily; every tenth in one of ${GROUPS_PER_NAMESPACE} ConcurrencyGroups of its namespace; every 50th suspended; ` +
+      `every third with its last day's record (status.recentRuns) and 1–3 Jobs with the Job controller's status ` +
+      `(${o.fleet.jobs} Jobs: complete, a newest failed or running now and then). Created in ${f1(o.fleet.seconds)} s, ` +
+      `${IN_FLIGHT} in flight. Each run starts the built plugin as users run it (\`cmd/kubectl-cron/kubectl-cron dashboard -A\`: ` +
+      `the launcher, \`make plugin\`'s bundle, its Node flags) and a fresh headless Chromium (Debian's ` +
+      `chromium-headless-shell, puppeteer-core, a 1400×900 viewport); the browser, the dashboard, kube-apiserver and etcd ` +
+      `share the 2 cores.`,
+    ``,
+    `## Against the targets`,
+    ``,
+    `| target | worst of ${RUNS} runs | |`,
+    `|---|--:|---|`,
+    `| first paint (rows with their marks) under ${TARGETS.firstPaintS} s | ${f2(paintWorst)} s | ${margin(paintWorst, TARGETS.firstPaintS, "s", f2)} |`,
+    `| a filter under ${TARGETS.filterMs} ms | ${f0(filterWorst)} ms (median ${f0(median(filterFrames))}) | ${margin(filterWorst, TARGETS.filterMs, "ms", f0)} |`,
+    `| the dashboard's memory bounded as \`why -A\`'s (under ${TARGETS.rssMB} MB) | ${f0(rssWorst)} MB | ${margin(rssWorst, TARGETS.rssMB, "MB", f0)}; \`why -A\` alone: ${f0(whyWorst)} MB |`,
+    ``,
+    `## Figures`,
+    ``,
+    header,
+    sep,
+    line("URL printed, from the command's start (s, wall clock)", (r) => r.urlS, f2),
+    line("first row: navigation → row in the DOM (ms, page)", (r) => r.firstRowMs, f0),
+    line("first row: navigation → its frame (ms, page)", (r) => r.firstRowFrameMs, f0),
+    line("**first paint**: navigation → marks loaded (ms, page)", (r) => r.firstPaintMs, f0),
+    line("**first paint**: navigation → its frame (ms, page)", (r) => r.firstPaintFrameMs, f0),
+    line("first paint from the command's start (s, wall clock)", (r) => r.firstPaintFromStartS, f2),
+    line("rows in view at first paint (drawn: view + overscan)", (r) => r.rowsInView, f0),
+    line("**filter**: input → its frame, median (ms, page)", (r) => median(r.filters.map((s) => s.frame)), f0),
+    line("**filter**: input → its frame, max (ms, page)", (r) => max(r.filters.map((s) => s.frame)), f0),
+    line("filter: input → count changed, median (ms, page)", (r) => median(r.filters.map((s) => s.dom)), f0),
+    line("clear back to N rows → its frame, median (ms, page)", (r) => median(r.clears.map((s) => s.frame)), f0),
+    line("clear back to N rows → its frame, max (ms, page)", (r) => max(r.clears.map((s) => s.frame)), f0),
+    line(
+      "verdicts (`why -A` in the dashboard) from the command's start (s)",
+      (r) => r.verdictsS,
+      (x) => (Number.isNaN(x) ? `none in ${VERDICT_TIMEOUT_MS / 1000}` : f1(x)),
+    ),
+    line("**peak RSS** (VmHWM) after the first paint (MB)", (r) => r.rssPaintMB, f0),
+    line("**peak RSS** (VmHWM) after the verdicts and filters (MB)", (r) => r.rssVerdictsMB, f0),
+    line("peak RSS (VmHWM) 2 s later, the end of the run (MB)", (r) => r.rssEndMB, f0),
+    line("dashboard CPU at the URL (s, user+sys)", (r) => r.cpuUrlS, f2),
+    line("dashboard CPU at the first paint (s)", (r) => r.cpuPaintS, f2),
+    line("dashboard CPU at the verdicts (s)", (r) => r.cpuVerdictsS, f2),
+    ``,
+    `Over all ${filterFrames.length} filter samples: input → frame median ${f0(median(filterFrames))} ms, max ${f0(filterWorst)} ms ` +
+      `(input → count changed: median ${f0(median(filterDoms))}, max ${f0(max(filterDoms))}); the ${clearFrames.length} clears back ` +
+      `to ${N} rows: median ${f0(median(clearFrames))} ms, max ${f0(max(clearFrames))} ms (count changed: median ` +
+      `${f0(median(clearDoms))}, max ${f0(max(clearDoms))}).`,
+    ``,
+    `\`kubectl cron why -A\` on the same fleet (the launcher, under /usr/bin/time, ${why.length} runs): max RSS ` +
+      `${spread(
+        why.map((w) => w.rssMB),
+        f0,
+      )} MB, wall ${spread(
+        why.map((w) => w.wall),
+        f2,
+      )} s, exit ${why.map((w) => w.code).join(", ")} (no operator runs: it says so).`,
+    ``,
+    ...runs.flatMap((r, i) =>
+      r.unreadable.length
+        ? [`Run ${i + 1}: no verdicts; the dashboard's unreadable: ${r.unreadable.join("; ")}.`, ``]
+        : [],
+    ),
+    `### Each filter (input → frame, ms, run by run)`,
+    ``,
+    `| typed | rows after | input → frame | input → count | clear → frame |`,
+    `|---|--:|--:|--:|--:|`,
+    ...filterRows,
+    ``,
+    `### The page's requests (Resource Timing, ms from navigation start; median (min–max))`,
+    ``,
+    `| request | start | response end | body |`,
+    `|---|--:|--:|--:|`,
+    fetchLine("/app.js", (r) => r.scriptFetch),
+    fetchLine("/api/fleet", (r) => r.fleetFetch),
+    fetchLine("first /api/marks", (r) => r.marksFetch),
+    ``,
+    `## How it is measured`,
+    ``,
+    `- **URL printed**: wall clock in the benchmark, from spawning the launcher to the URL on its stdout: Node's start, ` +
+      `the informers' initial lists (CronJobs, Jobs, calendars, groups; 500 a page) and the server listening.`,
+    `- **first row / first paint**: in the page, \`performance.now()\` (its origin is the navigation's start), from a ` +
+      `MutationObserver installed before the page's script (\`evaluateOnNewDocument\`): the first \`[data-id]\` row, and the ` +
+      `first \`[data-id] svg[data-marks=loaded]\`; "its frame" is a requestAnimationFrame callback then a task after it, ` +
+      `i.e. once that frame was laid out and painted. The page asks /api/fleet (every row), draws the rows in view, then ` +
+      `one /api/marks for them (100 ms after the rows settle), so first paint = fleet + 100 ms + marks.`,
+    `- **filter**: in the page, the value of \`input[name=name]\` set and an \`input\` event dispatched (what a keystroke ` +
+      `does) → \`[data-count]\` changed (MutationObserver) → the next frame. ${FILTERS.length} substrings a run, each ` +
+      `cleared back to ${N} rows the same way; between samples the benchmark waits until the rows in view have their marks.`,
+    `- **verdicts**: the first \`[data-attention]\` badge, the page's clock mapped to the wall clock through ` +
+      `\`performance.timeOrigin\`, from the command's start. With no operator \`why -A\` reports the operator's problems, ` +
+      `shared by every CronJob, so every row gets a badge.`,
+    `- **peak RSS**: \`VmHWM\` of the dashboard's process from /proc/PID/status (the launcher execs node: one process), ` +
+      `after the first paint, after the verdicts (the filters came between) and 2 s later. MB = 2^20 bytes.`,
+  ].join("\n");
+}
+
+// ---------- main ----------
+
+const work = mkdtempSync(join(tmpdir(), "bench-dashboard-"));
+let env: TestEnv | undefined;
+try {
+  const commit = checkBuilt();
+  const loadBefore = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
+  env = await TestEnv.start({ verbose: false });
+  const client = new Client(env.kubeConfig, { userAgent: "bench", maxSockets: 64 });
+  const fleet = await createFleet(client);
+  console.log(`${N} CronJobs, ${fleet.jobs} Jobs in ${fleet.seconds.toFixed(1)} s`);
+  client.close();
+  const why: WhySample[] = [];
+  for (let i = 0; i < RUNS; i++) why.push(await whyAll(env.kubeconfigPath, work));
+  console.log(`why -A: ${why.map((w) => `${w.rssMB.toFixed(0)} MB ${w.wall.toFixed(2)} s`).join(", ")}`);
+  const runs: Run[] = [];
+  for (let k = 1; k <= RUNS; k++) runs.push(await oneRun(env.kubeconfigPath, k));
+  const text = report({
+    commit,
+    loadBefore,
+    fleet,
+    runs,
+    why,
+    load: loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" "),
+  });
+  process.stdout.write(`\n${text}\n`);
+  if (values.out) {
+    mkdirSync(join(values.out, ".."), { recursive: true });
+    writeFileSync(values.out, `${text}\n`);
+    console.log(`wrote ${relative(process.cwd(), values.out)}`);
+  }
+} finally {
+  await env?.stop();
+  rmSync(work, { recursive: true, force: true });
+}
