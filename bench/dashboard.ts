@@ -353,12 +353,22 @@ async function oneRun(kubeconfig: string, k: number): Promise<Run> {
     const rssVerdictsMB = mb(pid);
     const cpuVerdictsS = cpuSeconds(pid) ?? NaN;
     const attention = came ? ((await page.evaluate("window.__bench.attention")) as number) : NaN;
-    const said = came
-      ? []
-      : ((await (await fetch(dashboard.url.replace("/?", "/api/fleet?"))).json()) as { unreadable: string[] })
-          .unreadable;
-    if (!came)
-      console.log(`run ${k}: no verdicts within ${VERDICT_TIMEOUT_MS / 1000} s; unreadable: ${said.join("; ")}`);
+    const served = came
+      ? undefined
+      : ((await (await fetch(dashboard.url.replace("/?", "/api/fleet?"))).json()) as {
+          unreadable: string[];
+          verdictsAt?: string;
+          rows: { attention?: unknown }[];
+        });
+    const said = served?.unreadable ?? [];
+    if (served) {
+      // Whether the server read them and the page did not draw them, or the server never finished.
+      const marked = served.rows.filter((r) => r.attention).length;
+      console.log(
+        `run ${k}: no verdicts on the page within ${VERDICT_TIMEOUT_MS / 1000} s; the server's verdictsAt: ` +
+          `${served.verdictsAt ?? "none"}, rows needing attention: ${marked}; unreadable: ${said.join("; ")}`,
+      );
+    }
     // Settle: what the verdicts' push and a quiet minute leave (V8 may collect later).
     await sleep(2_000);
     const rssEndMB = mb(pid);

@@ -379,8 +379,12 @@ export class FleetSource {
       const push: Push = { type: "verdicts", at: iso(this.verdictsAt), attention, shared: this.shared };
       for (const l of this.listeners) l(push);
     } catch (e) {
+      // Said on the page (the fleet's unreadable, pushed), and tried again after the interval, changes or not.
       const said = `kubectl cron why: ${e instanceof Error ? e.message : String(e)}`;
       if (!this.unreadable.includes(said)) this.unreadable.push(said);
+      this.changedSinceVerdicts = true;
+      const push: Push = { type: "unreadable", unreadable: [...this.unreadable] };
+      for (const l of this.listeners) l(push);
     } finally {
       this.verdictsRunning = false;
       if (this.changedSinceVerdicts) this.scheduleVerdicts(VERDICT_INTERVAL_MS);

@@ -133,11 +133,12 @@ export interface ActionResult {
 /**
  * What the server pushes on /api/events (server-sent events, one JSON object per `data:` line).
  * changed: CronJobs or groups whose rows or marks changed (the page asks again for those it shows);
- * verdicts: `why -A` read the fleet again.
+ * verdicts: `why -A` read the fleet again; unreadable: what cannot be read now (Fleet's), e.g. `why -A` failed.
  */
 export type Push =
   | { type: "changed"; now: string; rows: Row[]; removed: string[]; groups: GroupLane[] }
-  | { type: "verdicts"; at: string; attention: Record<string, Attention | null>; shared: Attention[] };
+  | { type: "verdicts"; at: string; attention: Record<string, Attention | null>; shared: Attention[] }
+  | { type: "unreadable"; unreadable: string[] };
 
 /**
  * The server's paths. Every request carries the token the command printed, as `?token=`; the page reads it from
