@@ -1,5 +1,5 @@
-// `kubectl cron dashboard` as a user starts it: the plugin's entry point in a process of its own, its URL read from
-// what it prints; stopped with SIGTERM as Ctrl-C would.
+// `kubectl cron dashboard` as a user starts it: the plugin's entry point (or, end to end, its executable) in a process
+// of its own, its URL read from what it prints; stopped with SIGTERM as Ctrl-C would.
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 
@@ -14,23 +14,28 @@ export interface RunningDashboard {
   stop(): Promise<number | null>;
 }
 
+/** The plugin's TypeScript entry point, run by this Node. */
+const FROM_SOURCE: readonly string[] = [
+  process.execPath,
+  "--no-warnings=ExperimentalWarning",
+  join(ROOT, "cmd/kubectl-cron/cli.ts"),
+];
+
+/**
+ * `<command> dashboard --kubeconfig KUBECONFIG ARGS...`; `command` is the executable and its first arguments (the
+ * plugin's entry point by default; the end-to-end suite passes the kubectl-cron executable a user runs).
+ */
 export async function startDashboard(
   kubeconfig: string,
   args: readonly string[],
   timeoutMs = 60_000,
+  command: readonly string[] = FROM_SOURCE,
 ): Promise<RunningDashboard> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      "--no-warnings=ExperimentalWarning",
-      join(ROOT, "cmd/kubectl-cron/cli.ts"),
-      "dashboard",
-      "--kubeconfig",
-      kubeconfig,
-      ...args,
-    ],
-    { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, KUBECONFIG: kubeconfig } },
-  );
+  const [exe, ...first] = command;
+  const child: ChildProcess = spawn(exe!, [...first, "dashboard", "--kubeconfig", kubeconfig, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, KUBECONFIG: kubeconfig },
+  });
   let out = "";
   let err = "";
   child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
