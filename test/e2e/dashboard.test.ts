@@ -323,14 +323,16 @@ e2eDescribe(
       await rowsAre(NAMES.map(id));
     });
 
-    it("shows a held slot's why word for word as kubectl cron why --slot prints it, naming the Job it waits behind", async () => {
+    it("shows a held slot's why word for word as kubectl cron why --slot prints it, naming the Job it waits behind", async (t) => {
       const slot = staged.heldSlot;
       const mark = `[data-id="${id("stuck")}"] g[data-kind="held"][data-slot="${slot}"]`;
       const why = `aside[data-detail="${id("stuck")}"] pre[data-why]`;
       let differs: string | undefined = "not compared";
       // The page's answer is read between two of the plugin's; a minute turning between them (the next slot named)
       // asks again.
+      let tries = 0;
       for (let attempt = 0; attempt < 3 && differs; attempt++) {
+        tries++;
         const before = await plugin(["why", "stuck", `--slot=${slot}`]);
         await page.click(mark);
         await page.waitForFunction(
@@ -348,6 +350,7 @@ e2eDescribe(
           assert.match(shown, new RegExp(`concurrencyPolicy Forbid and Job ${staged.stuckJob} has been running for`));
         }
       }
+      t.diagnostic(`compared ${tries} time(s)`);
       assert.equal(differs, undefined, differs);
       const history = await page.$eval(`aside[data-detail="${id("stuck")}"] pre[data-history]`, (e) => e.textContent);
       assert.match(history ?? "", new RegExp(`${staged.stuckJob}\\s+scheduled\\s+\\S+\\s+Running`));
@@ -356,7 +359,7 @@ e2eDescribe(
       await shoot("dashboard-why");
     });
 
-    it("draws a run the operator creates (asked from the page) within seconds of its Job's creation, without a reload", async () => {
+    it("draws a run the operator creates (asked from the page) within seconds of its Job's creation, without a reload", async (t) => {
       // When each Job's mark first appears in the page, by the page's clock (the same machine's).
       await page.evaluate(`(() => {
         const seen = (window.__jobSeen = {});
@@ -391,6 +394,7 @@ e2eDescribe(
           .then((h) => h.jsonValue()),
       );
       const created = Date.parse(String(job.metadata.creationTimestamp));
+      t.diagnostic(`Job ${name} created ${utc(created)}, its mark drawn ${seen - created} ms after that second`);
       // creationTimestamp is to the second: the mark appears within 5 s of the second it was created in.
       assert.ok(
         seen - created < 6_000,
