@@ -24,6 +24,12 @@ const NS = "dashboard";
 const POLL_MS = 1000;
 const MINUTE = 60_000;
 const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS;
+/**
+ * For the pictures, minutes more of history before the page is drawn (the retry's slot and the window's end come
+ * that much later, so that they are still to come): the group's queue, the held slots, the excluded ones fill the
+ * window's past half. The checks are the same.
+ */
+const EXTRA_MIN = SCREENSHOTS ? 4 : 0;
 /** Never in the test: the first minute of the year. */
 const NEVER = "0 0 1 1 *";
 /** The CronJobs, as the page sorts its rows. */
@@ -133,7 +139,7 @@ e2eDescribe(
       // The calendar's window: from this minute to eight minutes on, past the suite's end (its slots to come are
       // drawn excluded, under its shade, while the page is looked at).
       const start = Math.floor(now / MINUTE) * MINUTE;
-      staged.freezeEnd = start + 8 * MINUTE;
+      staged.freezeEnd = start + (8 + EXTRA_MIN) * MINUTE;
       await Promise.all([
         admit({
           apiVersion: API_V1,
@@ -157,11 +163,11 @@ e2eDescribe(
         admit(cronJob("stuck", { ...everyMinute, concurrencyPolicy: "Forbid" }, "sleep 3600")),
         admit(cronJob("adhoc", { schedule: NEVER }, "sleep 20")),
       ]);
-      // flaky fires once, at the second slot of the others (by then stuck's first run holds its second slot): its run
-      // fails and its retry waits 90 s, long after the page is drawn. A cron for one minute of the year, Allow: under
-      // Forbid or Replace a newer slot's run would supersede the retry.
+      // flaky fires once, at the second slot of the others (by then stuck's first run holds its second slot; for the
+      // pictures, EXTRA_MIN later): its run fails and its retry waits 90 s, long after the page is drawn. A cron for
+      // one minute of the year, Allow: under Forbid or Replace a newer slot's run would supersede the retry.
       const created = Date.parse(String((await get("stuck")).metadata.creationTimestamp));
-      staged.flakySlot = Math.floor(created / MINUTE) * MINUTE + 2 * MINUTE;
+      staged.flakySlot = Math.floor(created / MINUTE) * MINUTE + (2 + EXTRA_MIN) * MINUTE;
       const d = new Date(staged.flakySlot);
       const once = `${d.getUTCMinutes()} ${d.getUTCHours()} ${d.getUTCDate()} ${d.getUTCMonth() + 1} *`;
       await admit(cronJob("flaky", { schedule: once, retry: { limit: 1, delaySeconds: 90 } }, "exit 1"));
@@ -192,7 +198,7 @@ e2eDescribe(
           return true;
         },
         // The first slot is up to a minute away, the Forbid hold a minute after it.
-        240_000,
+        240_000 + EXTRA_MIN * MINUTE,
         () => `; the records: ${JSON.stringify(seen)}`,
         2000,
       );
@@ -395,9 +401,9 @@ e2eDescribe(
       );
       const created = Date.parse(String(job.metadata.creationTimestamp));
       t.diagnostic(`Job ${name} created ${utc(created)}, its mark drawn ${seen - created} ms after that second`);
-      // creationTimestamp is to the second: the mark appears within 5 s of the second it was created in.
+      // Within seconds (creationTimestamp is to the second): the integration test's bound, on a node under load.
       assert.ok(
-        seen - created < 6_000,
+        seen - created < 10_000,
         `Job ${name} created ${utc(created)}, drawn ${seen - created} ms later (${new Date(seen).toISOString()})`,
       );
       const marks = await marksOf("adhoc");
