@@ -92,6 +92,12 @@ test-e2e: $(NODE_MODULES) setup-node image-build ## Run the end-to-end tests on 
 	$(NODE) --unhandled-rejections=strict --test --test-reporter=spec $(TIMINGS_REPORTER)e2e.txt \
 	  --test-timeout=3600000 $$files
 
+# The dashboard's pictures in the docs (docs/images/dashboard-*.png) are the end-to-end dashboard suite's
+# (test/e2e/dashboard.test.ts): its staged fleet on a real node, drawn by headless Chromium.
+.PHONY: dashboard-screenshots
+dashboard-screenshots: ## Regenerate docs/images/dashboard-fleet.png and dashboard-why.png with the end-to-end dashboard suite (needs root).
+	DASHBOARD_SCREENSHOTS="$(CURDIR)/docs/images" $(MAKE) test-e2e E2E_SHARED=dashboard.test.ts
+
 .PHONY: test-unit
 test-unit: $(NODE_MODULES) ## Run the unit tests only (no control plane).
 	export HELM="$$(hack/setup-helm)"; \

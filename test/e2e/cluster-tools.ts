@@ -41,7 +41,7 @@ const IMAGE_ARCHIVE = process.env.IMAGE_ARCHIVE || join(PROJECT_ROOT, "bin", "cr
 export const MANAGER = "cronjob-operator-controller-manager";
 const MANAGER_DEPLOYMENT = `deploy/${MANAGER}`;
 /** The kubectl-cron plugin as a user runs it: the executable (`make install-plugin` puts it on a PATH). */
-const PLUGIN = join(PROJECT_ROOT, "cmd", "kubectl-cron", "kubectl-cron");
+export const PLUGIN = join(PROJECT_ROOT, "cmd", "kubectl-cron", "kubectl-cron");
 
 /** What a command answered; `code` is 0 on success. */
 export type Result = { code: number; stdout: string; stderr: string };

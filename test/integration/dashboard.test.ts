@@ -4,7 +4,7 @@
 // shows `why` word for word as `kubectl cron why --slot` prints it; a Job created shows within seconds (watches);
 // an action (suspend) asks to confirm and is done with the user's rights; HTML in a message is shown, never run;
 // the server refuses a request without the token or of another Host. DASHBOARD_SCREENSHOTS=DIR keeps pictures of
-// the page (make dashboard-screenshots writes docs/images/).
+// the page (the docs' are the end-to-end suite's, test/e2e/dashboard.test.ts: make dashboard-screenshots).
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";

@@ -32,7 +32,11 @@ const LABEL_W = 300;
 /** Rows drawn beyond each edge of the view, so a short scroll shows rows already drawn. */
 const OVERSCAN = 8;
 const HOUR = 3_600_000;
+const MINUTE = 60_000;
 const WIDTHS = [
+  // Minute schedules: at 12h and wider, their slots to come merge into bands (marks.ts).
+  { label: "15m", ms: 15 * MINUTE },
+  { label: "1h", ms: HOUR },
   { label: "12h", ms: 12 * HOUR },
   { label: "48h", ms: 48 * HOUR },
   { label: "7d", ms: 7 * 24 * HOUR },
@@ -83,26 +87,29 @@ const fullFmt = new Intl.DateTimeFormat(undefined, {
   minute: "2-digit",
 });
 
-/** Tick steps in hours; the first at least ~80px apart is used. */
-const STEPS = [1, 2, 3, 6, 12, 24, 48];
+/** Tick steps in minutes; the first at least ~80px apart is used. */
+const STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440, 2880];
 
 interface Tick {
   t: number;
   day: boolean;
 }
 
-/** Ticks on the browser's local hours (and days), stepping by wall-clock hours so DST days stay aligned. */
+/** Ticks on the browser's local minutes, hours (and days), stepping by wall-clock time so DST days stay aligned. */
 function ticksOf(win: Win, width: number): Tick[] {
-  const pxPerHour = (width * HOUR) / (win.to - win.from);
-  const step = STEPS.find((s) => s * pxPerHour >= 80) ?? 48;
+  const pxPerMinute = (width * MINUTE) / (win.to - win.from);
+  const step = STEPS.find((s) => s * pxPerMinute >= 80) ?? 2880;
   const d = new Date(win.from);
-  d.setHours(0, 0, 0, 0);
+  // Steps under an hour start on the hour before the window; the others at midnight.
+  if (step < 60) d.setMinutes(0, 0, 0);
+  else d.setHours(0, 0, 0, 0);
   const out: Tick[] = [];
   while (d.getTime() <= win.to && out.length < 500) {
     const t = d.getTime();
-    if (t >= win.from) out.push({ t, day: d.getHours() === 0 });
-    if (step >= 24) d.setDate(d.getDate() + step / 24);
-    else d.setHours(d.getHours() + step);
+    if (t >= win.from) out.push({ t, day: d.getHours() === 0 && d.getMinutes() === 0 });
+    if (step >= 1440) d.setDate(d.getDate() + step / 1440);
+    else if (step >= 60) d.setHours(d.getHours() + step / 60);
+    else d.setMinutes(d.getMinutes() + step);
   }
   return out;
 }
