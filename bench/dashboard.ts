@@ -21,7 +21,7 @@
 //   filter         in the page: the name filter's value set and an `input` event dispatched → `[data-count]` changed
 //                  (MutationObserver) and the frame after it; several substrings per run, each cleared back to N
 //                  rows (measured the same way); median and max over every run
-//   verdicts       command start → the first `[data-attention]` badge (the page's clock mapped to the wall clock by
+//   verdicts       command start → the page holds why -A's verdicts (`[data-verdicts]` set; the page's clock mapped to the wall clock by
 //                  performance.timeOrigin): `why -A`, run in the dashboard's process after the initial lists
 //   peak RSS       VmHWM of the dashboard's process (/proc/PID/status) after the first paint and after the verdicts
 //                  (and the filters); `kubectl cron why -A` (the launcher, under /usr/bin/time) on the same fleet
@@ -216,10 +216,12 @@ const INSTRUMENT = `(() => {
       b.pendingAtFirstMarks = document.querySelectorAll("[data-id] svg[data-marks=pending]").length;
       frame("firstMarksFrame");
     }
-    if (b.attention === undefined && document.querySelector("[data-attention]")) b.attention = t;
+    // The verdicts reached the page: the attention filter says when why -A read the fleet (its badges show only on
+    // the rows in view that need attention, which may be none of them).
+    if (b.attention === undefined && document.querySelector("[data-verdicts]:not([data-verdicts=''])")) b.attention = t;
     if (b.firstRow !== undefined && b.firstMarks !== undefined && b.attention !== undefined) mo.disconnect();
   });
-  mo.observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ["data-marks", "data-attention"] });
+  mo.observe(document, { childList: true, subtree: true, attributes: true, attributeFilter: ["data-marks", "data-verdicts"] });
 })();`;
 
 /** In the page: sets the name filter to `value` and resolves when [data-count] changed, and after the next frame. */
@@ -593,9 +595,9 @@ function report(o: {
     `- **filter**: in the page, the value of \`input[name=name]\` set and an \`input\` event dispatched (what a keystroke ` +
       `does) → \`[data-count]\` changed (MutationObserver) → the next frame. ${FILTERS.length} substrings a run, each ` +
       `cleared back to ${N} rows the same way; between samples the benchmark waits until the rows in view have their marks.`,
-    `- **verdicts**: the first \`[data-attention]\` badge, the page's clock mapped to the wall clock through ` +
-      `\`performance.timeOrigin\`, from the command's start. With no operator \`why -A\` reports the operator's problems, ` +
-      `shared by every CronJob, so every row gets a badge.`,
+    `- **verdicts**: the page holds \`why -A\`'s verdicts (its \`[data-verdicts]\` set), the page's clock mapped to the wall clock through ` +
+      `\`performance.timeOrigin\`, from the command's start (with no operator, \`why -A\` finds the slots missed since ` +
+      `the CronJobs were created: a few of them need attention).`,
     `- **peak RSS**: \`VmHWM\` of the dashboard's process from /proc/PID/status (the launcher execs node: one process), ` +
       `after the first paint, after the verdicts (the filters came between) and 2 s later. MB = 2^20 bytes.`,
   ].join("\n");

@@ -792,6 +792,8 @@ function App(): VNode {
               }),
             },
         );
+      } else if (push.type === "unreadable") {
+        setFleet((f) => f && { ...f, unreadable: push.unreadable });
       }
     };
     const connect = () => {
@@ -988,7 +990,8 @@ function App(): VNode {
         field("group", h(Select, { name: "group", value: group, all: "any", options: groupIds, onChange: setGroup })),
         e(
           "label",
-          { class: "field check" },
+          // When why -A last read the fleet ("" until it has): what a test or a benchmark waits on.
+          { class: "field check", "data-verdicts": fleet?.verdictsAt ?? "" },
           e("input", {
             type: "checkbox",
             name: "attention",
