@@ -12,6 +12,7 @@ import {
   type RecentRun,
   RecordDecision,
   RecordReason,
+  RETRY_ROW,
   scheduleEntriesOf,
 } from "../../../api/v1/index.ts";
 import { ZoneRules } from "../../../api/v1/schedule/index.ts";
@@ -20,8 +21,17 @@ import { excludingSchedules } from "../exclusionfacts.ts";
 import type { GroupFacts } from "../groupfacts.ts";
 import { historyRows, iso } from "../history.ts";
 import { fireTimes } from "../next.ts";
-import { pendingRetries, waitsFor } from "../retries.ts";
-import { MARK_WORDS, type GroupLane, type Mark, type MarkKind, type Row, type RowMarks, type Shade } from "./view.ts";
+import { attemptText, pendingRetries, waitsFor } from "../retries.ts";
+import {
+  MARK_WORDS,
+  PAGE_WORDS,
+  type GroupLane,
+  type Mark,
+  type MarkKind,
+  type Row,
+  type RowMarks,
+  type Shade,
+} from "./view.ts";
 
 /** The slots one row draws one by one at most; past that, slots closer than a pixel's worth merge into bands. */
 const MAX_SLOT_MARKS = 120;
@@ -121,7 +131,7 @@ export function marksOf(x: MarksInput): RowMarks {
       ...(r.scheduledTime ? { slot: r.scheduledTime } : {}),
       job: r.name,
       trigger,
-      title: title(kind, `Job ${r.name} (${trigger}${r.scheduledTime ? `, slot ${r.scheduledTime}` : ""})`),
+      title: title(kind, PAGE_WORDS.run(r.name, trigger, r.scheduledTime)),
     });
   }
   for (const e of cronJob.status?.recentRuns ?? []) {
@@ -138,11 +148,8 @@ export function marksOf(x: MarksInput): RowMarks {
       kind: "retry",
       at: iso(r.startsAt),
       slot: iso(r.slot),
-      trigger: "retry",
-      title: title(
-        "retry",
-        `attempt ${r.k} of ${r.n} of slot ${iso(r.slot)}${r.failedJob ? ` after Job ${r.failedJob}` : ""}`,
-      ),
+      trigger: RETRY_ROW.word,
+      title: title("retry", PAGE_WORDS.retry(attemptText(r.k, r.n), iso(r.slot), r.failedJob)),
     });
   }
   marks.sort((a, b) => a.at.localeCompare(b.at));
@@ -200,7 +207,7 @@ function slotMarks(x: MarksInput, shades: Map<string, Shade>): Mark[] {
         : view?.hold
           ? view.hold.problem
           : suspended
-            ? `${t.time} (suspended: it would run then)`
+            ? PAGE_WORDS.wouldRun(t.time)
             : t.time;
       out.push({ kind, at: t.utc, slot: t.utc, title: title(kind, detail) });
     }
@@ -216,7 +223,7 @@ function slotMarks(x: MarksInput, shades: Map<string, Shade>): Mark[] {
         at: band.at,
         end: band.end,
         count: band.count,
-        title: title("slots", `${band.count} slots`),
+        title: title("slots", PAGE_WORDS.slots(band.count)),
       });
     band = undefined;
   };

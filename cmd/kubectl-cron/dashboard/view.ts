@@ -184,3 +184,54 @@ export const MARK_WORDS: Readonly<Record<MarkKind, { label: string; meaning: str
   retry: { label: "retry due", meaning: "a pending retry of a failed run" },
   slots: { label: "many slots", meaning: "slots too close together to draw one by one" },
 };
+
+/** Every other word the page says (its heading, filters, buttons, panel, lanes and errors): the page's one table. */
+export const PAGE_WORDS = {
+  heading: "CronJobs",
+  loading: "loading…",
+  scope: (namespace: string | undefined) => (namespace === undefined ? "all namespaces" : `namespace ${namespace}`),
+  live: { connecting: "connecting", live: "live", reconnecting: "reconnecting" },
+  liveTitle: { connecting: "connecting", live: "receiving updates", reconnecting: "connection lost: reconnecting" },
+  namespace: "namespace",
+  group: "group",
+  name: "name",
+  allNamespaces: "all",
+  anyGroup: "any",
+  needsAttention: (n: number) => `needs attention (${n})`,
+  nameFilter: "filter by name",
+  count: (shown: number, all: number) => `${shown} of ${all}`,
+  earlier: "◀ earlier",
+  earlierTitle: "earlier by half the window",
+  now: "now",
+  later: "later ▶",
+  laterTitle: "later by half the window",
+  notRead: "not read yet",
+  suspended: "suspended",
+  last: (result: string) => `last: ${result}`,
+  noMatch: "No CronJob matches the filters.",
+  none: "No CronJobs.",
+  lane: (name: string, exists: boolean, limit: number | undefined) =>
+    `group ${name} (${exists ? (limit !== undefined ? `limit ${limit}` : "no limit read") : "missing"})`,
+  limit: (limit: number) => `limit ${limit}`,
+  placesUsed: "places used",
+  slots: (count: number | undefined) => `${count ?? "many"} slots`,
+  run: (job: string, trigger: string, slot: string | undefined) =>
+    `Job ${job} (${trigger}${slot ? `, slot ${slot}` : ""})`,
+  retry: (attempt: string, slot: string, after: string | undefined) =>
+    `${attempt} of slot ${slot}${after ? ` after Job ${after}` : ""}`,
+  wouldRun: (time: string) => `${time} (suspended: it would run then)`,
+  waited: (cronJob: string, from: string, to: string | undefined, job: string | undefined) =>
+    `${cronJob} waited from ${from}${to ? ` to ${to}` : ", still waiting"}${job ? ` (job ${job})` : ""}`,
+  slot: (local: string, utc: string) => `slot ${local} (${utc})`,
+  sections: { why: "why", history: "history", next: "next", spec: "spec" },
+  close: "close",
+  loadingDetail: "Loading…",
+  actions: { run: "Run now", suspend: "Suspend", resume: "Resume" },
+  confirm: {
+    run: (id: string) => `Run cronjob ${id} now?`,
+    suspend: (id: string) => `Suspend cronjob ${id}?`,
+    resume: (id: string) => `Resume cronjob ${id}?`,
+  },
+  couldNotRead: "could not read: ",
+  couldNotLoad: (what: "the fleet" | "marks" | "the CronJob", why: string) => `could not load ${what}: ${why}`,
+} as const;

@@ -20,6 +20,7 @@ import {
   type Row,
   type RowMarks,
   type Shade,
+  PAGE_WORDS as W,
 } from "../view.ts";
 
 /** h for DOM and SVG elements by tag name, with their attributes (data-* included) as plain props. */
@@ -199,7 +200,7 @@ function markBody(m: Mark, x: Scale, now: number, width: number): VNode[] | null
       const a = Math.max(x0, 0);
       const b = Math.min(x1, width);
       body = [e("rect", { class: "band", x: x0, y: MID - 2, width: x1 - x0, height: 4, rx: 2 })];
-      const label = `${m.count ?? "many"} slots`;
+      const label = W.slots(m.count);
       // Labelled only where there is room: a label over its neighbours is worse than none (the title says it).
       if (b - a > label.length * 6 + 8) {
         body.push(e("text", { class: "band-label", x: (a + b) / 2, y: MID - 4, "text-anchor": "middle" }, label));
@@ -250,7 +251,7 @@ function shadeNodes(shades: Shade[], x: Scale, width: number): VNode[] {
 // ---------- small parts ----------
 
 function AttentionBadge({ attention }: { attention: Attention | null | undefined }): VNode | null {
-  if (attention === undefined) return e("span", { class: "unread", title: "not read yet", "data-unread": "" });
+  if (attention === undefined) return e("span", { class: "unread", title: W.notRead, "data-unread": "" });
   if (attention === null) return null;
   return e(
     "span",
@@ -393,7 +394,7 @@ function Lane({ lane, win, width, now }: { lane: GroupLane; win: Win; width: num
     }
     d += `H${end}V${base}Z`;
   }
-  const label = `group ${lane.name} (${lane.exists ? (lane.limit !== undefined ? `limit ${lane.limit}` : "no limit read") : "missing"})`;
+  const label = W.lane(lane.name, lane.exists, lane.limit);
   const nx = x(now);
   return e(
     "div",
@@ -407,12 +408,12 @@ function Lane({ lane, win, width, now }: { lane: GroupLane; win: Win; width: num
     e(
       "svg",
       { width, height },
-      d ? e("path", { class: "usage", d }, e("title", null, "places used")) : null,
+      d ? e("path", { class: "usage", d }, e("title", null, W.placesUsed)) : null,
       lane.limit !== undefined
         ? e(
             "line",
             { class: "limit", x1: 0, x2: width, y1: y(lane.limit), y2: y(lane.limit) },
-            e("title", null, `limit ${lane.limit}`),
+            e("title", null, W.limit(lane.limit)),
           )
         : null,
       packed.map(({ w, line }, i) => {
@@ -422,7 +423,7 @@ function Lane({ lane, win, width, now }: { lane: GroupLane; win: Win; width: num
         const va = Math.max(a, 0);
         const vb = Math.min(b, width);
         const ty = LANE_USAGE_H + line * WAIT_H;
-        const title = `${w.cronJob} waited from ${fullFmt.format(ms(w.from))}${w.to ? ` to ${fullFmt.format(ms(w.to))}` : ", still waiting"}${w.job ? ` (job ${w.job})` : ""}`;
+        const title = W.waited(w.cronJob, fullFmt.format(ms(w.from)), w.to && fullFmt.format(ms(w.to)), w.job);
         return e(
           "g",
           { key: i, class: `wait${w.to ? "" : " waiting"}`, "data-wait": w.cronJob, "data-from": w.from },
@@ -474,7 +475,7 @@ function RowView({ row, top, marks, showNs, scale, width, now, selected, open }:
         showNs ? e("span", { class: "ns" }, `${row.namespace}/`) : null,
         row.name,
       ),
-      row.suspended ? e("span", { class: "badge suspended-badge", "data-suspended": "" }, "suspended") : null,
+      row.suspended ? e("span", { class: "badge suspended-badge", "data-suspended": "" }, W.suspended) : null,
       h(AttentionBadge, { attention: row.attention }),
     ),
     e(
@@ -491,12 +492,6 @@ function RowView({ row, top, marks, showNs, scale, width, now, selected, open }:
 type DetailState =
   | { id: string; slot?: string; loading: true }
   | { id: string; slot?: string; loading: false; detail?: Detail; error?: string };
-
-const CONFIRM: Record<Action, (id: string) => string> = {
-  run: (id) => `Run cronjob ${id} now?`,
-  suspend: (id) => `Suspend cronjob ${id}?`,
-  resume: (id) => `Resume cronjob ${id}?`,
-};
 
 function Panel({
   state,
@@ -515,7 +510,7 @@ function Panel({
   const [busy, setBusy] = useState(false);
   useEffect(() => setResult(null), [state.id]);
   const act = (a: Action) => {
-    if (!confirm(CONFIRM[a](state.id))) return;
+    if (!confirm(W.confirm[a](state.id))) return;
     setBusy(true);
     onAction(a, state.id)
       .then((r) => setResult({ ...r, action: a }))
@@ -539,32 +534,26 @@ function Panel({
           ? e(
               "div",
               { class: "slot", "data-detail-slot": state.slot },
-              `slot ${fullFmt.format(ms(state.slot))} (${state.slot})`,
+              W.slot(fullFmt.format(ms(state.slot)), state.slot),
             )
           : null,
       ),
-      e("button", { type: "button", class: "close", onClick: close, title: "close", "data-close": "" }, "×"),
+      e("button", { type: "button", class: "close", onClick: close, title: W.close, "data-close": "" }, "×"),
     ),
     row
       ? e(
           "div",
           { class: "panel-facts" },
           e("span", null, row.schedule),
-          row.suspended ? e("span", { class: "badge suspended-badge" }, "suspended") : null,
-          row.last ? e("span", { class: `badge last-${row.last}` }, `last: ${row.last}`) : null,
+          row.suspended ? e("span", { class: "badge suspended-badge" }, W.suspended) : null,
+          row.last ? e("span", { class: `badge last-${row.last}` }, W.last(row.last)) : null,
         )
       : null,
     actions
       ? e(
           "div",
           { class: "actions" },
-          (
-            [
-              ["run", "Run now"],
-              ["suspend", "Suspend"],
-              ["resume", "Resume"],
-            ] as const
-          ).map(([a, label]) =>
+          (Object.entries(W.actions) as [Action, string][]).map(([a, label]) =>
             e("button", { type: "button", key: a, "data-action": a, disabled: busy, onClick: () => act(a) }, label),
           ),
         )
@@ -580,17 +569,17 @@ function Panel({
           result.text,
         )
       : null,
-    state.loading ? e("p", { class: "muted", "data-loading": "" }, "Loading…") : null,
+    state.loading ? e("p", { class: "muted", "data-loading": "" }, W.loadingDetail) : null,
     !state.loading && state.error ? e("p", { class: "error", "data-detail-error": "" }, state.error) : null,
     detail
       ? [
-          section("why", "data-why", detail.why.text),
-          section("history", "data-history", detail.history.text),
-          section("next", "data-next", detail.next.text),
+          section(W.sections.why, "data-why", detail.why.text),
+          section(W.sections.history, "data-history", detail.history.text),
+          section(W.sections.next, "data-next", detail.next.text),
           e(
             "section",
             null,
-            e("h3", null, "spec"),
+            e("h3", null, W.sections.spec),
             e(
               "table",
               { class: "spec", "data-spec": "" },
@@ -655,7 +644,7 @@ function Banner({ fleet, error }: { fleet: Fleet | null; error: string | null })
       ? e(
           "div",
           { class: "unreadable", "data-unreadable": "" },
-          e("strong", null, "could not read: "),
+          e("strong", null, W.couldNotRead),
           unreadable.map((u, i) => e("span", { key: i, class: "unreadable-item" }, u)),
         )
       : null,
@@ -730,7 +719,7 @@ function App(): VNode {
         setWin({ from: n - 24 * HOUR, to: n + 24 * HOUR });
         setFleet(f);
       })
-      .catch((err: unknown) => setError(`could not load the fleet: ${String(err)}`));
+      .catch((err: unknown) => setError(W.couldNotLoad("the fleet", String(err))));
     const timer = setInterval(() => setNow(Date.now() + skew.current), 30_000);
     return () => clearInterval(timer);
   }, []);
@@ -809,7 +798,7 @@ function App(): VNode {
               setFleet(f);
               resetMarks();
             })
-            .catch((err: unknown) => setError(`could not load the fleet: ${String(err)}`));
+            .catch((err: unknown) => setError(W.couldNotLoad("the fleet", String(err))));
         }
       };
       es.onerror = () => {
@@ -900,7 +889,7 @@ function App(): VNode {
               pending.current.delete(id);
               failed.current.add(id);
             }
-            setError(`could not load marks: ${String(err)}`);
+            setError(W.couldNotLoad("marks", String(err)));
           });
       }
     }, 100);
@@ -948,25 +937,21 @@ function App(): VNode {
       e(
         "div",
         { class: "title" },
-        e("h1", null, "CronJobs"),
+        e("h1", null, W.heading),
         e(
           "span",
           { class: "scope", "data-scope": "" },
-          fleet
-            ? fleet.scope.allNamespaces
-              ? "all namespaces"
-              : `namespace ${fleet.scope.namespace ?? ""}`
-            : "loading…",
+          fleet ? W.scope(fleet.scope.allNamespaces ? undefined : (fleet.scope.namespace ?? "")) : W.loading,
         ),
         e(
           "span",
           {
             class: `live ${live}`,
             "data-live": live,
-            title: live === "live" ? "receiving updates" : "connection lost: reconnecting",
+            title: W.liveTitle[live],
           },
           e("span", { class: "dot" }),
-          live,
+          W.live[live],
         ),
       ),
       e(
@@ -974,11 +959,11 @@ function App(): VNode {
         { class: "filters" },
         showNs || namespaces.length > 1
           ? field(
-              "namespace",
+              W.namespace,
               h(Select, {
                 name: "namespace",
                 value: ns,
-                all: "all",
+                all: W.allNamespaces,
                 options: namespaces,
                 onChange: (v) => {
                   setNs(v);
@@ -987,7 +972,10 @@ function App(): VNode {
               }),
             )
           : null,
-        field("group", h(Select, { name: "group", value: group, all: "any", options: groupIds, onChange: setGroup })),
+        field(
+          W.group,
+          h(Select, { name: "group", value: group, all: W.anyGroup, options: groupIds, onChange: setGroup }),
+        ),
         e(
           "label",
           // When why -A last read the fleet ("" until it has): what a test or a benchmark waits on.
@@ -998,34 +986,30 @@ function App(): VNode {
             checked: needsAttention,
             onChange: (ev: Event) => setNeedsAttention((ev.currentTarget as HTMLInputElement).checked),
           }),
-          e("span", null, `needs attention (${attentionCount})`),
+          e("span", null, W.needsAttention(attentionCount)),
         ),
         field(
-          "name",
+          W.name,
           e("input", {
             type: "search",
             name: "name",
-            placeholder: "filter by name",
+            placeholder: W.nameFilter,
             value: name,
             onInput: (ev: Event) => setName((ev.currentTarget as HTMLInputElement).value),
           }),
         ),
-        e("span", { class: "count", "data-count": filtered.length }, `${filtered.length} of ${rows.length}`),
+        e("span", { class: "count", "data-count": filtered.length }, W.count(filtered.length, rows.length)),
       ),
       e(
         "div",
         { class: "window" },
         e(
           "button",
-          { type: "button", "data-window": "earlier", onClick: () => move(-0.5), title: "earlier by half the window" },
-          "◀ earlier",
+          { type: "button", "data-window": "earlier", onClick: () => move(-0.5), title: W.earlierTitle },
+          W.earlier,
         ),
-        e("button", { type: "button", "data-window": "now", onClick: toNow }, "now"),
-        e(
-          "button",
-          { type: "button", "data-window": "later", onClick: () => move(0.5), title: "later by half the window" },
-          "later ▶",
-        ),
+        e("button", { type: "button", "data-window": "now", onClick: toNow }, W.now),
+        e("button", { type: "button", "data-window": "later", onClick: () => move(0.5), title: W.laterTitle }, W.later),
         e(
           "span",
           { class: "widths" },
@@ -1094,11 +1078,7 @@ function App(): VNode {
               : null,
           ),
           fleet && filtered.length === 0
-            ? e(
-                "p",
-                { class: "empty", "data-empty": "" },
-                rows.length ? "No CronJob matches the filters." : "No CronJobs.",
-              )
+            ? e("p", { class: "empty", "data-empty": "" }, rows.length ? W.noMatch : W.none)
             : null,
         ),
       ),
