@@ -10,7 +10,13 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "puppeteer-core";
-import { CronJobResource, type CronJob, CRONJOB_NAME_LABEL } from "../../api/v1/index.ts";
+import {
+  API_VERSION,
+  ConcurrencyGroupResource,
+  CronJobResource,
+  type CronJob,
+  CRONJOB_NAME_LABEL,
+} from "../../api/v1/index.ts";
 import { main } from "../../cmd/kubectl-cron/main.ts";
 import { TestEnv } from "../../envtest/index.ts";
 import { Client } from "../../runtime/client.ts";
@@ -176,6 +182,21 @@ describe("kubectl cron dashboard against kube-apiserver, in a real browser", { t
     );
     assert.equal((await client.get<CronJob>(CronJobResource, NS, "report")).spec.suspend, true);
     await page.waitForSelector(`[data-id="${NS}/report"] [data-suspended]`, { timeout: 10_000 });
+  });
+
+  it("follows the groups: a lane comes and goes with its ConcurrencyGroup, one its CronJobs name shows missing", async () => {
+    const lane = (name: string) => `document.querySelector('[data-group="${NS}/${name}"]')`;
+    await client.create(ConcurrencyGroupResource, {
+      apiVersion: API_VERSION,
+      kind: "ConcurrencyGroup",
+      metadata: { name: "spare", namespace: NS },
+      spec: { limit: 2 },
+    });
+    await page.waitForFunction(`${lane("spare")} !== null`, { timeout: 10_000 });
+    await client.delete(ConcurrencyGroupResource, NS, "spare");
+    await page.waitForFunction(`${lane("spare")} === null`, { timeout: 10_000 });
+    await client.delete(ConcurrencyGroupResource, NS, "db");
+    await page.waitForFunction(`(${lane("db")}?.textContent ?? "").includes("missing")`, { timeout: 10_000 });
   });
 
   it("ran without an error in the page (a CSP violation, a script error)", () => {

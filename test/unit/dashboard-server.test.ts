@@ -205,7 +205,8 @@ describe("kubectl cron dashboard: the server", () => {
         res.on("data", (c: string) => {
           text += c;
           if (text.includes(": connected"))
-            for (const l of listeners) l({ type: "changed", now: "x", rows: [], removed: ["ns/a"], groups: [] });
+            for (const l of listeners)
+              l({ type: "changed", now: "x", rows: [], removed: ["ns/a"], groups: [], laneNamespaces: [] });
           if (text.includes("data: ")) {
             req.destroy();
             resolve(text);

@@ -326,7 +326,14 @@ export class FleetSource {
       return c ? [this.row(c, now)] : [];
     });
     const groups = [...this.laneNamespaces].flatMap((ns) => this.lanes(ns, now));
-    const push: Push = { type: "changed", now: iso(now), rows, removed: [...this.removed], groups };
+    const push: Push = {
+      type: "changed",
+      now: iso(now),
+      rows,
+      removed: [...this.removed],
+      groups,
+      laneNamespaces: [...this.laneNamespaces],
+    };
     this.dirtyRows = new Set();
     this.removed = new Set();
     this.dirtyNamespaces = new Set();

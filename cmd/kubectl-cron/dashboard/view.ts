@@ -136,7 +136,15 @@ export interface ActionResult {
  * verdicts: `why -A` read the fleet again; unreadable: what cannot be read now (Fleet's), e.g. `why -A` failed.
  */
 export type Push =
-  | { type: "changed"; now: string; rows: Row[]; removed: string[]; groups: GroupLane[] }
+  | {
+      type: "changed";
+      now: string;
+      rows: Row[];
+      removed: string[];
+      /** Every lane of the namespaces `laneNamespaces`: those namespaces' lanes are these (none: none left). */
+      groups: GroupLane[];
+      laneNamespaces: string[];
+    }
   | { type: "verdicts"; at: string; attention: Record<string, Attention | null>; shared: Attention[] }
   | { type: "unreadable"; unreadable: string[] };
 

@@ -613,14 +613,10 @@ function mergeRows(rows: Row[], changed: Row[], removed: string[]): Row[] {
   return out;
 }
 
-function mergeLanes(lanes: GroupLane[], changed: GroupLane[]): GroupLane[] {
-  const byId = new Map(changed.map((g) => [g.id, g]));
-  const out = lanes.map((g) => {
-    const c = byId.get(g.id);
-    byId.delete(g.id);
-    return c ?? g;
-  });
-  return [...out, ...byId.values()];
+/** The lanes with those of `namespaces` replaced by `changed` (a push carries all of a namespace's: a lane gone is gone). */
+function mergeLanes(lanes: GroupLane[], changed: GroupLane[], namespaces: string[]): GroupLane[] {
+  const replaced = new Set(namespaces);
+  return [...lanes.filter((g) => !replaced.has(g.namespace)), ...changed].sort((a, b) => a.id.localeCompare(b.id));
 }
 
 function Banner({ fleet, error }: { fleet: Fleet | null; error: string | null }): VNode | null {
@@ -759,7 +755,11 @@ function App(): VNode {
         setNow(ms(push.now));
         setFleet(
           (f) =>
-            f && { ...f, rows: mergeRows(f.rows, push.rows, push.removed), groups: mergeLanes(f.groups, push.groups) },
+            f && {
+              ...f,
+              rows: mergeRows(f.rows, push.rows, push.removed),
+              groups: mergeLanes(f.groups, push.groups, push.laneNamespaces),
+            },
         );
         for (const id of [...push.rows.map((r) => r.id), ...push.removed]) {
           cache.current.delete(id);
