@@ -257,6 +257,23 @@ describe("the single files, outside the clone (make plugin, make plugin-sea)", (
       const list = runIn(away, c.cmd(), [...c.pre, "list"]);
       assert.equal(list.code, 1);
       assert.match(list.stderr, /^error: cannot read the kubeconfig/);
+      // The dashboard's modules load (the CommonJS of the executable has no import.meta) and it reaches for the
+      // cluster: nothing listens at port 1.
+      const unreachable = join(away, "unreachable.kubeconfig");
+      writeFileSync(
+        unreachable,
+        JSON.stringify({
+          apiVersion: "v1",
+          kind: "Config",
+          clusters: [{ name: "c", cluster: { server: "https://127.0.0.1:1" } }],
+          users: [{ name: "u", user: { token: "t" } }],
+          contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
+          "current-context": "c",
+        }),
+      );
+      const dashboard = runIn(away, c.cmd(), [...c.pre, "dashboard", "--kubeconfig", unreachable]);
+      assert.equal(dashboard.code, 1, dashboard.stderr);
+      assert.match(dashboard.stderr, /^error: .*ECONNREFUSED 127\.0\.0\.1:1/);
     });
   }
 

@@ -13,13 +13,14 @@ interface PageAssets {
   style: string;
 }
 
-const WEB = join(import.meta.dirname, "web");
-
 /**
  * The page's script and style, bundled from web/ (what hack/build-plugin.ts calls too), and the files they were
  * built from (relative to the working directory).
  */
 export async function bundlePage(): Promise<PageAssets & { inputs: string[] }> {
+  // Read here, not when the module loads: the single executable's CommonJS bundle has no import.meta (and never
+  // comes here: it carries the page).
+  const WEB = join(import.meta.dirname, "web");
   const { build } = await import("esbuild");
   const result = await build({
     metafile: true,
