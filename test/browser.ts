@@ -1,7 +1,7 @@
 // A headless Chromium for the dashboard's tests, driven by puppeteer-core (which brings no browser): Debian's
 // chromium-headless-shell, found by hack/setup-chromium (CHROMIUM, which make test and make test-e2e set).
 import { existsSync } from "node:fs";
-import { type Browser, launch } from "puppeteer-core";
+import { type Browser, launch, type Page } from "puppeteer-core";
 
 const DEFAULT = "/usr/bin/chromium-headless-shell";
 
@@ -23,4 +23,24 @@ export function startBrowser(): Promise<Browser> {
     args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check"],
     defaultViewport: { width: 1400, height: 900 },
   });
+}
+
+/** A page at `url`, with what it threw or logged as an error (a CSP violation is one) and the dialogs it opened (accepted). */
+export async function openPage(
+  browser: Browser,
+  url: string,
+): Promise<{ page: Page; errors: string[]; dialogs: string[] }> {
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  const dialogs: string[] = [];
+  page.on("pageerror", (e) => errors.push(e instanceof Error ? e.message : String(e)));
+  page.on("console", (m) => {
+    if (m.type() === "error") errors.push(m.text());
+  });
+  page.on("dialog", (d) => {
+    dialogs.push(d.message());
+    void d.accept();
+  });
+  await page.goto(url);
+  return { page, errors, dialogs };
 }

@@ -596,7 +596,7 @@ interface ManagedFieldsEntry {
 }
 
 /** A Job of the namespace, with only what the diagnosis reads: its metadata's, spec's limits and suspension, status. */
-function jobFacts(j: Job): Job {
+export function jobFacts(j: Job): Job {
   const m = j.metadata ?? {};
   const spec = (j.spec ?? {}) as {
     activeDeadlineSeconds?: number;

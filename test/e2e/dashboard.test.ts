@@ -14,7 +14,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { it } from "node:test";
 import type { Browser, Page } from "puppeteer-core";
-import { chromiumPath, startBrowser } from "../browser.ts";
+import { chromiumPath, openPage, startBrowser } from "../browser.ts";
 import { type RunningDashboard, startDashboard } from "../dashboard-process.ts";
 import { eventually } from "../eventually.ts";
 import { type K8sObject, PLUGIN, type RecentRun, recordOf } from "./cluster-tools.ts";
@@ -84,8 +84,8 @@ e2eDescribe(
     let browser: Browser | undefined;
     let page: Page;
     /** What the page threw or logged as an error. */
-    const errors: string[] = [];
-    const dialogs: string[] = [];
+    let errors: string[] = [];
+    let dialogs: string[] = [];
     /** The staging's facts, read from the cluster once the operator has decided them. */
     const staged = {
       /** The end of the calendar's window. */
@@ -111,16 +111,7 @@ e2eDescribe(
           startDashboard(suite.cluster.kubeconfigPath, ["-n", NS], 60_000, [PLUGIN]),
           startBrowser(),
         ]);
-        page = await browser.newPage();
-        page.on("pageerror", (e) => errors.push(e instanceof Error ? e.message : String(e)));
-        page.on("console", (m) => {
-          if (m.type() === "error") errors.push(m.text());
-        });
-        page.on("dialog", (d) => {
-          dialogs.push(d.message());
-          void d.accept();
-        });
-        await page.goto(dashboard.url);
+        ({ page, errors, dialogs } = await openPage(browser, dashboard.url));
         await page.waitForSelector(`[data-id="${id("stuck")}"] [data-marks="loaded"]`, { timeout: 30_000 });
       },
       tearDown: async () => {

@@ -20,7 +20,7 @@ import {
 import { main } from "../../cmd/kubectl-cron/main.ts";
 import { TestEnv } from "../../envtest/index.ts";
 import { Client } from "../../runtime/client.ts";
-import { startBrowser } from "../browser.ts";
+import { openPage, startBrowser } from "../browser.ts";
 import { type RunningDashboard, startDashboard } from "../dashboard-process.ts";
 import { type StagedFleet, stageFleet } from "../dashboard-fleet.ts";
 import { batchJob, createJob } from "../fixtures.ts";
@@ -37,25 +37,16 @@ describe("kubectl cron dashboard against kube-apiserver, in a real browser", { t
   let dashboard: RunningDashboard;
   let browser: Browser;
   let page: Page;
-  const dialogs: string[] = [];
+  let dialogs: string[] = [];
   /** What the page threw or logged as an error (a CSP violation is one). */
-  const errors: string[] = [];
+  let errors: string[] = [];
 
   before(async () => {
     env = await TestEnv.start();
     client = new Client(env.kubeConfig);
     fleet = await stageFleet(client, NS);
     [dashboard, browser] = await Promise.all([startDashboard(env.kubeconfigPath, ["-n", NS]), startBrowser()]);
-    page = await browser.newPage();
-    page.on("pageerror", (e) => errors.push(e instanceof Error ? e.message : String(e)));
-    page.on("console", (m) => {
-      if (m.type() === "error") errors.push(m.text());
-    });
-    page.on("dialog", (d) => {
-      dialogs.push(d.message());
-      void d.accept();
-    });
-    await page.goto(dashboard.url);
+    ({ page, errors, dialogs } = await openPage(browser, dashboard.url));
     await page.waitForSelector(`[data-id="${NS}/stuck"] [data-marks="loaded"]`, { timeout: 30_000 });
   });
   after(async () => {

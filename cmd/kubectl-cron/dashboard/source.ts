@@ -23,7 +23,7 @@ import { type GroupMember, groupsOf, memberOf } from "../groupfacts.ts";
 import { iso } from "../history.ts";
 import type { Diagnosis } from "../why.ts";
 import { why } from "../whycommand.ts";
-import { trimCronJob } from "../whyfacts.ts";
+import { jobFacts, trimCronJob } from "../whyfacts.ts";
 import { idOf, laneOf, marksOf, rowOf } from "./marks.ts";
 import type { Attention, Fleet, GroupLane, Push, Row, RowMarks } from "./view.ts";
 
@@ -31,28 +31,6 @@ import type { Attention, Fleet, GroupLane, Push, Row, RowMarks } from "./view.ts
 const PUSH_DELAY_MS = 300;
 /** How often at most `why` reads the whole fleet again after changes (it lists Pods and Events of every namespace). */
 const VERDICT_INTERVAL_MS = 30_000;
-
-/** A Job with only what the page reads: its names, owner, labels and annotations (trigger, slot, attempt), status. */
-function trimJob(j: Job): Job {
-  const m = j.metadata ?? {};
-  const spec = (j.spec ?? {}) as { suspend?: boolean; managedBy?: string };
-  return {
-    metadata: {
-      ...(m.name !== undefined ? { name: m.name } : {}),
-      ...(m.namespace !== undefined ? { namespace: m.namespace } : {}),
-      ...(m.uid !== undefined ? { uid: m.uid } : {}),
-      ...(m.creationTimestamp !== undefined ? { creationTimestamp: m.creationTimestamp } : {}),
-      ...(m.labels ? { labels: m.labels } : {}),
-      ...(m.annotations ? { annotations: m.annotations } : {}),
-      ...(m.ownerReferences ? { ownerReferences: m.ownerReferences } : {}),
-    },
-    spec: {
-      ...(spec.suspend !== undefined ? { suspend: spec.suspend } : {}),
-      ...(spec.managedBy !== undefined ? { managedBy: spec.managedBy } : {}),
-    },
-    ...(j.status ? { status: j.status } : {}),
-  } as Job;
-}
 
 /** What start() needs of an informer, whatever it holds. */
 type Startable = Pick<Informer, "kind" | "start" | "waitForSync">;
@@ -100,7 +78,8 @@ export class FleetSource {
     this.cronJobs = new Informer<CronJob>(o.client, CronJobResource, { ...ns, pageSize: 500 });
     this.cronJobs.setTransform(trimCronJob);
     this.jobs = new Informer<Job>(o.client, Kinds.Job, { ...ns, pageSize: 500 });
-    this.jobs.setTransform(trimJob);
+    // Trimmed as `why` trims the Jobs it lists: the page reads less, never more.
+    this.jobs.setTransform(jobFacts);
     this.jobs.addIndex(JOBS_BY_CRONJOB, (j) => {
       const owner = j.metadata?.labels?.[CRONJOB_NAME_LABEL];
       return owner === undefined ? [] : [`${j.metadata?.namespace ?? ""}/${owner}`];
