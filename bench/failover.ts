@@ -23,7 +23,7 @@ import { ManagedProcess } from "../envtest/processes.ts";
 import { Client } from "../runtime/client.ts";
 import type { KubeObject } from "../runtime/kinds.ts";
 import { Cgroup, cgroupSupport, deploymentLimits, formatLimits } from "./lib/cgroup.ts";
-import { JobFinisher, JobRecorder, ourSlotOf } from "./lib/jobs.ts";
+import { completionConditions, JobFinisher, JobRecorder, ourSlotOf, serverVersion } from "./lib/jobs.ts";
 import { deploymentNodeOptions, loggedAt } from "./lib/phases.ts";
 import { sleep } from "./lib/pool.ts";
 import { findChild } from "./lib/proc.ts";
@@ -149,7 +149,9 @@ async function main(): Promise<void> {
   mkdirSync(workDir, { recursive: true });
   const env = await TestEnv.start({ verbose: false });
   const client = new Client(env.kubeConfig, { userAgent: "bench", maxSockets: 64 });
-  const finisher = new JobFinisher(client, 5000, Math.min(32, Math.max(8, Math.ceil(n / 625))));
+  // The conditions a completion writes depend on the control plane's version (SuccessCriteriaMet from 1.31).
+  const conditions = completionConditions(await serverVersion(client));
+  const finisher = new JobFinisher(client, 5000, conditions, Math.min(32, Math.max(8, Math.ceil(n / 625))));
   const recorder = new JobRecorder(client, ourSlotOf, (job) => finisher.schedule(job));
   const replicas: Replica[] = [];
   try {
@@ -250,6 +252,9 @@ async function main(): Promise<void> {
       return m;
     }, new Map<string, number>());
     say(`- duplicate runs over the whole run: ${[...dup.values()].filter((x) => x > 1).length}`);
+    // Refused completions: no Job finished, so neither did what the runs measure after them.
+    const refused = finisher.failure();
+    if (refused) throw refused;
   } finally {
     await recorder.stop();
     await finisher.stop();

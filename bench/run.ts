@@ -56,17 +56,22 @@ Flags (environment variable in brackets; a flag wins over its variable):
   --in-flight F       calibration: creates in flight (IN_FLIGHT, default 48)
   --finish-after S    the finisher marks Jobs Complete S seconds after they appear (FINISH_AFTER, default 5)
   --phases LIST       any of calibration,ours,builtin,builtin-tuned (PHASES, default all four):
-                      builtin = kube-controller-manager as it ships (client QPS 20, burst 30),
-                      builtin-tuned = with BUILTIN_TUNED_ARGS (the anchor the report compares ours with)
+                      builtin = kube-controller-manager as it ships (client QPS 20, burst 30, 5 workers),
+                      builtin-tuned = the fully tuned built-in, with BUILTIN_TUNED_ARGS (the fair comparison,
+                      the anchor the report compares ours with)
   --operator-limits L ours runs in a cgroup with these limits (OPERATOR_LIMITS): "deployment" (default: the
                       resources.limits of config/manager/manager.yaml), "none", or e.g. "cpu=1,memory=512Mi"
                       (keys not given keep the Deployment's; "cpu=none" lifts one)
+  --apiserver-profile a 10 s CPU profile of kube-apiserver from the first measured slot of ours and of the fully
+                      tuned built-in (APISERVER_PROFILE=1): <out>.apiserver-<phase>.pprof, and its
+                      \`go tool pprof -top -cum\` in <out>.apiserver-<phase>.top.txt when a Go toolchain is found
   --render            only re-render <out>.md, .svg and .png from <out>.json (after editing the report code)
   --update            keep the results already in <out>.json and replace only what this run measures
                       (UPDATE=1), e.g. to redo one phase: PHASES=builtin N=1000 UPDATE=1 make bench
 Environment only:
   BUILTIN_ARGS        extra kube-controller-manager flags for both built-in configurations, space-separated
-  BUILTIN_TUNED_ARGS  the tuned built-in's flags (default "${BUILTIN_TUNED_ARGS.join(" ")}")
+  BUILTIN_TUNED_ARGS  the fully tuned built-in's flags (default "${BUILTIN_TUNED_ARGS.join(" ")}"; a flag
+                      its kube-controller-manager lacks, --concurrent-cron-job-syncs before 1.28, is not passed)
   OPERATOR_NODE_ARGS  extra node flags for the operator, space-separated (e.g. "--cpu-prof --cpu-prof-dir=bench/work/prof")
   OPERATOR_DIST       ours runs <OPERATOR_DIST>/cmd/main.js instead of dist/cmd/main.js (another commit's build)
 `;
@@ -92,6 +97,7 @@ function firstLine(bin: string, args: string[]): string {
 
 function machine(): Machine {
   const assets = assetsDir();
+  const kcm = join(assets, "kube-controller-manager");
   return {
     nproc: availableParallelism(),
     cpuModel: cpus()[0]?.model.trim() ?? "?",
@@ -100,6 +106,9 @@ function machine(): Machine {
     node: process.version,
     kubeApiserver: firstLine(join(assets, "kube-apiserver"), ["--version"]).replace(/^Kubernetes/, "kube-apiserver"),
     etcd: firstLine(join(assets, "etcd"), ["--version"]).replace(/Version: /, ""),
+    ...(existsSync(kcm)
+      ? { kubeControllerManager: firstLine(kcm, ["--version"]).replace(/^Kubernetes/, "kube-controller-manager") }
+      : {}),
   };
 }
 
@@ -119,6 +128,7 @@ async function main(): Promise<number> {
       phases: { type: "string" },
       "operator-limits": { type: "string" },
       update: { type: "boolean" },
+      "apiserver-profile": { type: "boolean" },
       render: { type: "boolean" },
       help: { type: "boolean" },
     },
@@ -159,6 +169,7 @@ async function main(): Promise<number> {
   const builtinArgs = split(env.BUILTIN_ARGS);
   const builtinTunedArgs = env.BUILTIN_TUNED_ARGS?.trim() ? split(env.BUILTIN_TUNED_ARGS) : [...BUILTIN_TUNED_ARGS];
   const operatorNodeArgs = split(env.OPERATOR_NODE_ARGS);
+  const profile = values["apiserver-profile"] ?? ["1", "true"].includes(env.APISERVER_PROFILE ?? "");
   const limitsSpec = pick(values["operator-limits"], "OPERATOR_LIMITS", "deployment");
   const limits = resolveLimits(limitsSpec, PROJECT_ROOT);
   const cgroups = cgroupSupport();
@@ -201,6 +212,7 @@ async function main(): Promise<number> {
     cgroups,
     operatorNodeArgs,
     workDir,
+    ...(profile ? { apiserverProfile: { base: out.replace(/\.md$/, ""), perN: ns.length > 1, seconds: 10 } } : {}),
     log,
   };
 
@@ -211,7 +223,9 @@ async function main(): Promise<number> {
   let estimateMin = 0;
   for (const n of ns) {
     const base = 0.5 + (1.5 * n) / 1000 / 60 + 0.5 + minutes + END_AFTER_LAST_SLOT_MS / 60_000 + 0.25;
-    if (phases.has("calibration")) estimateMin += 0.3;
+    // The floor and the write costs: 3.5 min at 20,000 when one kind of status write was priced; the three
+    // priced now add about 4 N status writes.
+    if (phases.has("calibration")) estimateMin += 0.3 + (0.25 * n) / 1000;
     if (phases.has("ours")) estimateMin += base + 0.25;
     if (phases.has("builtin-tuned")) estimateMin += base + 0.25;
     if (phases.has("builtin")) estimateMin += base + coldStartTimeoutMs(n) / 60_000 + DRAIN_MAX_MS / 60_000;
@@ -233,6 +247,7 @@ async function main(): Promise<number> {
   if (phases.size !== PHASES.length) cmdArgs.push(`--phases=${[...phases].join(",")}`);
   if (limitsSpec !== "deployment") cmdArgs.push(`--operator-limits=${limitsSpec}`);
   if (values.update ?? ["1", "true"].includes(env.UPDATE ?? "")) cmdArgs.push("--update");
+  if (profile) cmdArgs.push("--apiserver-profile");
   const envPrefix = [
     builtinArgs.length ? `BUILTIN_ARGS='${builtinArgs.join(" ")}'` : "",
     env.BUILTIN_TUNED_ARGS?.trim() ? `BUILTIN_TUNED_ARGS='${builtinTunedArgs.join(" ")}'` : "",
@@ -241,6 +256,7 @@ async function main(): Promise<number> {
     env.OPERATOR_DIST ? `OPERATOR_DIST=${env.OPERATOR_DIST}` : "",
     phases.size !== PHASES.length ? `PHASES=${[...phases].join(",")}` : "",
     cmdArgs.includes("--update") ? "UPDATE=1" : "",
+    profile ? "APISERVER_PROFILE=1" : "",
   ]
     .filter(Boolean)
     .join(" ");
@@ -337,9 +353,11 @@ async function main(): Promise<number> {
     if (phases.has("calibration")) {
       log(`[N=${n} calibration] ${n} raw Job creates, ${inFlight} in flight`);
       res.calibration = await calibrate(n, settings);
-      if (res.calibration.error) failures++;
+      // A write that cannot be priced (one the API server refuses) fails the calibration too, not just its table.
+      if (res.calibration.error || res.calibration.writeCostsError) failures++;
       log(
-        `[N=${n} calibration] ${res.calibration.error ?? `${res.calibration.perSecond.toFixed(0)} creates/s (${res.calibration.seconds.toFixed(2)} s)`}`,
+        `[N=${n} calibration] ${res.calibration.error ?? `${res.calibration.perSecond.toFixed(0)} creates/s (${res.calibration.seconds.toFixed(2)} s)`}` +
+          (res.calibration.writeCostsError ? `; FAILED to price the writes: ${res.calibration.writeCostsError}` : ""),
       );
     }
     // The order of PHASES: ours, then the built-in as it ships, then tuned.

@@ -451,7 +451,10 @@ export class CronJobReconciler implements Reconciler {
     pass.counts.push(made.count);
     pass.fresh.push(name);
     if (due) pass.skews.push(Math.max(0, (this.clock.now().getTime() - due.getTime()) / 1000));
-    ctx.log.info(made.log, { job: name, trigger: r.trigger });
+    // Debug, as kube-controller-manager logs its "Created Job" (V(4)): one line per run at info cost the operator a
+    // tenth of its CPU per run at 5,000 every-minute CronJobs (a profile, bench/results/2026-11-27-issue61.analysis.md),
+    // for a fact the record (status.recentRuns) keeps.
+    ctx.log.debug(made.log, { job: name, trigger: r.trigger });
     return { result: "created", job: outcome.job, replaced: replacing };
   }
 
@@ -604,7 +607,7 @@ export class CronJobReconciler implements Reconciler {
   }
 
   private event(cronJob: StoredCronJob, e: EventDecision): void {
-    emitEvent(this.recorder, cronJob, e.reason, e.message);
+    emitEvent(this.recorder, cronJob, e.reason, e.message, e.routine);
   }
 
   /** Deletes the oldest finished Jobs beyond each history limit (best effort: a later pass tries again). */

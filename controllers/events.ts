@@ -9,6 +9,11 @@ import type { EventSubject, EventType, Recorder } from "../runtime/events/types.
 export interface EventDecision {
   reason: EventReason;
   message: string;
+  /**
+   * Whether it is routine (its reason row's `routine` unless set here): a failed Job's SawCompletedJob and a Job
+   * Replace deleted are not, though their reasons are, because they report what a user may need to act on.
+   */
+  routine?: boolean;
 }
 
 /** Longest Event message written; longer ones are cut with a marker. */
@@ -21,8 +26,21 @@ export function bounded(s: string, max: number): string {
   return s.slice(0, Math.max(0, max - marker.length)) + marker;
 }
 
+/** Whether an Event is routine: the decision's own say, else its reason row's. */
+export function isRoutine(e: Readonly<EventDecision>): boolean {
+  const row = EVENT_REASONS[e.reason];
+  return e.routine ?? ("routine" in row && row.routine);
+}
+
 /** Emits one of the controller's Events through the recorder, with its declared type and a bounded message. */
-export function emitEvent(recorder: Recorder, obj: EventSubject, reason: EventReason, message: string): void {
+export function emitEvent(
+  recorder: Recorder,
+  obj: EventSubject,
+  reason: EventReason,
+  message: string,
+  routine?: boolean,
+): void {
   const type: EventType = EVENT_REASONS[reason].type;
-  recorder.event(obj, type, reason, bounded(message, MAX_EVENT_MESSAGE));
+  const e: EventDecision = { reason, message, ...(routine === undefined ? {} : { routine }) };
+  recorder.event(obj, type, reason, bounded(message, MAX_EVENT_MESSAGE), isRoutine(e) ? { routine: true } : undefined);
 }

@@ -127,6 +127,9 @@ export class ChildJobs {
         return { event: { reason: EventReason.FailedDelete, message: failed }, failed };
       }
     }
-    return { event: { reason: EventReason.SuccessfulDelete, message: `Deleted job ${name}` } };
+    // Replace ending a running Job is news; history cleanup is routine.
+    return {
+      event: { reason: EventReason.SuccessfulDelete, message: `Deleted job ${name}`, routine: why === "history" },
+    };
   }
 }

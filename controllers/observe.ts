@@ -126,6 +126,8 @@ export function observeChildren(o: {
     events.push({
       reason: EventReason.SawCompletedJob,
       message: `Saw completed job: ${job.metadata?.name}, condition: ${condition}`,
+      // A failed run is news, whatever the record keeps: its Event is written every time.
+      routine: kind === "successful",
     });
   };
 

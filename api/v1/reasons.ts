@@ -201,20 +201,26 @@ export type CalendarProblem = keyof typeof CALENDAR_PROBLEMS;
 /** An Event's type (core/v1). */
 type EventType = "Normal" | "Warning";
 
-/** The reasons of the Events the CronJob controller emits, each with its type (docs/using-cronjobs.md lists them). */
+/**
+ * The reasons of the Events the CronJob controller emits, each with its type (docs/using-cronjobs.md lists them).
+ * `routine`: an Event of every run that reports nothing wrong and whose fact the record (`status.recentRuns`) or
+ * the history limits already keep. The recorder writes a CronJob's routine Events three at once, then one every 5
+ * minutes (EventOptions.routine, the built-in's spam rate), so a fleet of every-minute CronJobs does not pay three
+ * Event writes per run for what the record holds; an hourly CronJob keeps every one.
+ */
 export const EVENT_REASONS = {
   /** A Job was created for a slot (of the schedule or of a backfill request). */
-  SuccessfulCreate: { type: "Normal", description: "a Job was created" },
+  SuccessfulCreate: { type: "Normal", routine: true, description: "a Job was created" },
   /** The API server refused a Job create. */
   FailedCreate: { type: "Warning", description: "the API server refused to create a Job" },
   /** The API server warned about a Job it created, or dropped fields of the template its Job API lacks. */
   JobWarning: { type: "Warning", description: "the API server's warnings about a Job it created" },
   /** A Job was deleted (history cleanup, concurrencyPolicy Replace). */
-  SuccessfulDelete: { type: "Normal", description: "a Job was deleted (history cleanup, Replace)" },
+  SuccessfulDelete: { type: "Normal", routine: true, description: "a Job was deleted (history cleanup, Replace)" },
   /** A Job delete failed. */
   FailedDelete: { type: "Warning", description: "a Job could not be deleted" },
   /** A Job of this CronJob ended. */
-  SawCompletedJob: { type: "Normal", description: "a Job ended" },
+  SawCompletedJob: { type: "Normal", routine: true, description: "a Job ended" },
   /** A Job status listed as active is gone. */
   MissingJob: { type: "Normal", description: "an active Job went missing" },
   /** A running Job of this CronJob that the operator did not create (or forgot). */
@@ -257,6 +263,6 @@ export const EVENT_REASONS = {
   BackfillCancelled: { type: "Normal", description: "a backfill request was cancelled" },
   /** A backfill request was refused (a range too large, a value that does not parse). */
   BackfillRefused: { type: "Warning", description: "a backfill request was refused" },
-} as const satisfies Record<string, Meaning & { type: EventType }>;
+} as const satisfies Record<string, Meaning & { type: EventType; routine?: true }>;
 export const EventReason = wordsOf(EVENT_REASONS);
 export type EventReason = keyof typeof EVENT_REASONS;

@@ -1,6 +1,8 @@
 // The test side of a run: a watch that records every Job ever created (history cleanup deletes them,
 // so listing at the end is not enough), and a "job finisher" that plays the Job controller by marking
-// each Job Complete through the status subresource a few seconds after it appears.
+// each Job Complete through the status subresource a few seconds after it appears (with SuccessCriteriaMet
+// where the API server requires it: completionConditions).
+import { atLeast, type KubeVersion, parseVersion } from "../../envtest/versions.ts";
 import type { Client } from "../../runtime/client.ts";
 import { watchErrorToAPIError } from "../../runtime/client.ts";
 import { isGone, isNotFound } from "../../runtime/errors.ts";
@@ -39,7 +41,10 @@ export const ourSlotOf: SlotOf = (job) => {
   return m ? Number(m[1]) * 1000 : undefined;
 };
 
-/** The built-in controller v2 (1.20): `<cronjob>-<unix minutes>` and no scheduled-time annotation. */
+/**
+ * The built-in controller v2: `<cronjob>-<unix minutes>` (1.20 has no scheduled-time annotation; later releases
+ * add one, and keep the name).
+ */
 export const builtinSlotOf: SlotOf = (job) => {
   const m = /-(\d+)$/.exec(job.metadata?.name ?? "");
   return m ? Number(m[1]) * 60_000 : undefined;
@@ -149,13 +154,57 @@ export class JobRecorder {
   }
 }
 
-/** Marks Jobs Complete `delayMs` after they appear, with at most `inFlight` status patches at a time. */
+/** The control plane's Kubernetes version, from kube-apiserver's GET /version (its gitVersion, e.g. "v1.33.3"). */
+export async function serverVersion(client: Client): Promise<KubeVersion> {
+  const info = await client.request<{ gitVersion?: string }>("GET", "/version");
+  return parseVersion(info?.gitVersion ?? "");
+}
+
+/**
+ * The conditions a Job's completion writes, the Job controller's own, which the API server of `v` accepts.
+ * From 1.32 (JobManagedBy beta, on by default) kube-apiserver refuses Complete=True without SuccessCriteriaMet=True
+ * ("cannot set Complete=True condition without the SuccessCriteriaMet=true condition": pkg/apis/batch/validation
+ * ValidateJobStatusUpdate, RejectCompleteJobWithoutSuccessCriteriaMet); from 1.31 the Job controller writes
+ * SuccessCriteriaMet before Complete for every Job (its delayTerminalCondition, with JobPodReplacementPolicy on since
+ * 1.29) and kube-apiserver accepts it on any Job. Older ones get Complete only (SuccessCriteriaMet came with 1.30's
+ * JobSuccessPolicy, off there). Decided from the version, not by retrying on an error, so that every completion
+ * of a phase is the same write.
+ */
+export function completionConditions(v: KubeVersion): string[] {
+  return atLeast(v, 31) ? ["SuccessCriteriaMet", "Complete"] : ["Complete"];
+}
+
+/**
+ * The status a Job's completion writes (a merge patch of jobs/status): started at `startTime`, one Pod
+ * succeeded, finished `now`, with `conditions` (completionConditions). One patch with both conditions is what
+ * kube-apiserver 1.33 accepts (the rules hold on the written status as a whole: SuccessCriteriaMet and Complete
+ * set together is a valid transition, like the Job controller's).
+ */
+export function completionPatch(startTime: string, now: string, conditions: readonly string[]): object {
+  return {
+    status: {
+      startTime,
+      completionTime: now,
+      succeeded: 1,
+      conditions: conditions.map((type) => ({ type, status: "True", lastProbeTime: now, lastTransitionTime: now })),
+    },
+  };
+}
+
+/**
+ * Marks Jobs Complete `delayMs` after they appear, with at most `inFlight` status patches at a time, writing
+ * `conditions` (completionConditions of the control plane's version). A refused patch is counted and its
+ * message kept: failure() turns them into the phase's error, since a controller whose Jobs never finish is
+ * not measured at all (no status at the end of a run, no history cleanup).
+ */
 export class JobFinisher {
+  /** Jobs completed. */
   patched = 0;
   errors = 0;
-  lastError = "";
+  firstError = "";
   /** Per patched Job: how late the patch landed after it was due (ms), to see that the finisher keeps up. */
   readonly lagsMs: number[] = [];
+  readonly conditions: readonly string[];
   private readonly client: Client;
   private readonly delayMs: number;
   private readonly limiter: Limiter;
@@ -163,9 +212,10 @@ export class JobFinisher {
   private readonly inflight = new Set<Promise<void>>();
   private stopped = false;
 
-  constructor(client: Client, delayMs: number, inFlight = 8) {
+  constructor(client: Client, delayMs: number, conditions: readonly string[], inFlight = 8) {
     this.client = client;
     this.delayMs = delayMs;
+    this.conditions = conditions;
     this.limiter = new Limiter(inFlight);
   }
 
@@ -183,6 +233,15 @@ export class JobFinisher {
     this.timers.add(t);
   }
 
+  /** Undefined while every patch was accepted; else an error naming how many failed and the first one's message. */
+  failure(): Error | undefined {
+    if (!this.errors) return undefined;
+    return new Error(
+      `the finisher's Job completions failed: ${this.errors} jobs/status patch${this.errors === 1 ? "" : "es"} ` +
+        `refused (${this.patched} accepted), the first: ${this.firstError}`,
+    );
+  }
+
   private async finish(namespace: string, name: string, startTime: string, due: number): Promise<void> {
     if (this.stopped) return;
     const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -191,22 +250,14 @@ export class JobFinisher {
         Kinds.Job,
         namespace,
         name,
-        {
-          status: {
-            startTime,
-            completionTime: now,
-            succeeded: 1,
-            conditions: [{ type: "Complete", status: "True", lastProbeTime: now, lastTransitionTime: now }],
-          },
-        },
+        completionPatch(startTime, now, this.conditions),
         "merge",
       );
       this.patched++;
       this.lagsMs.push(Date.now() - due);
     } catch (err) {
       if (isNotFound(err)) return;
-      this.errors++;
-      this.lastError = (err as Error).message;
+      if (!this.errors++) this.firstError = (err as Error).message;
     }
   }
 

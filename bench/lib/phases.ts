@@ -1,22 +1,35 @@
 // The phases of one N, each on a fresh control plane: calibration (raw Job creates: the floor), ours
 // (the operator as a child process, in a cgroup with the Deployment's limits) and the built-in
 // (kube-controller-manager's cronjob controller v2) in two configurations: its defaults (client-side
-// rate limit 20 qps / burst 30) and tuned (--kube-api-qps=500 --kube-api-burst=1000), the fair anchor.
+// rate limit 20 qps / burst 30, 5 workers) and fully tuned (--kube-api-qps=500 --kube-api-burst=1000
+// --concurrent-cron-job-syncs=50 where the version has that flag), the fair comparison.
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { envValue, readManagerDeployment } from "../../envtest/manager-deployment.ts";
 import { Client } from "../../runtime/client.ts";
+import { canonical } from "../../runtime/objects.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../runtime/kinds.ts";
 import { CronJobResource } from "../../api/v1/index.ts";
+import { jobNameFor } from "../../api/v1/jobnames.ts";
 import { assetsDir, PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
 import { freePort } from "../../envtest/ports.ts";
-import { binaryVersion, cronJobControllerV2Args } from "../../envtest/versions.ts";
+import { atLeast, binaryVersion, cronJobControllerV2Args, type KubeVersion } from "../../envtest/versions.ts";
 import { ManagedProcess } from "../../envtest/processes.ts";
 import { analyze, type Analysis, percentiles, rfc3339 } from "./analyze.ts";
 import { Cgroup, type CgroupInfo, type CgroupStats, type CgroupSupport, type Limits, formatLimits } from "./cgroup.ts";
-import { builtinSlotOf, JobFinisher, JobRecorder, ourSlotOf, type SlotOf } from "./jobs.ts";
+import {
+  builtinSlotOf,
+  completionConditions,
+  completionPatch,
+  JobFinisher,
+  JobRecorder,
+  ourSlotOf,
+  serverVersion,
+  type SlotOf,
+} from "./jobs.ts";
 import { forEachLimit, sleep } from "./pool.ts";
+import { apiserverProfile, type ProfileResult } from "./pprof.ts";
 import { encodeProtobuf, protobufMismatch } from "./protobuf.ts";
 import { ProtobufPoster } from "./protobuf-poster.ts";
 import { cpuSeconds, findChild, ioBytes, loadavg, memory } from "./proc.ts";
@@ -38,12 +51,69 @@ import {
 } from "./workload.ts";
 
 export const NODE = join(PROJECT_ROOT, "node_modules", ".bin", "node");
-/** The built-in controller's flags on 1.20: v2 is alpha there. */
 /** The built-in's v2 controller: a feature gate before 1.21, the only controller since (envtest/versions.ts). */
 export const builtinControllerArgs = (kubeControllerManager: string): string[] =>
   cronJobControllerV2Args(binaryVersion(kubeControllerManager));
-/** The tuned built-in: a client-side rate limit that does not bound it on this control plane. */
-export const BUILTIN_TUNED_ARGS = ["--kube-api-qps=500", "--kube-api-burst=1000"];
+/**
+ * The fully tuned built-in, as a platform team tunes it: a client-side rate limit that does not bound it on this
+ * control plane, and 10 times its CronJob workers (ConcurrentCronJobSyncs, 5 as it ships), so that neither its
+ * client nor its queue is what ours is compared with. --concurrent-cron-job-syncs only reaches binaries that
+ * have it (servedBuiltinArgs).
+ */
+export const BUILTIN_TUNED_ARGS = ["--kube-api-qps=500", "--kube-api-burst=1000", "--concurrent-cron-job-syncs=50"];
+/** kube-controller-manager's CronJob workers when --concurrent-cron-job-syncs is not given (or not served). */
+const BUILTIN_DEFAULT_WORKERS = 5;
+/**
+ * kube-controller-manager flags younger than the oldest release the bench runs, with the minor that added each:
+ * an older binary refuses to start on an unknown flag, so there the flag is dropped and the report says so.
+ */
+const BUILTIN_FLAGS_SINCE: Record<string, { minor: number; origin: string }> = {
+  // The CronJob controller's workers on the command line: kubernetes#117550, 1.28.
+  "--concurrent-cron-job-syncs": { minor: 28, origin: "kubernetes#117550" },
+};
+
+/** The flags of `args` kube-controller-manager `v` serves, and those it lacks (both as given). */
+function servedBuiltinArgs(args: readonly string[], v: KubeVersion): { args: string[]; dropped: string[] } {
+  const served: string[] = [];
+  const dropped: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const name = arg.split("=")[0]!;
+    const since = BUILTIN_FLAGS_SINCE[name];
+    // "--flag value" is two words: the value goes with its flag.
+    const words = !arg.includes("=") && since && i + 1 < args.length && !args[i + 1]!.startsWith("-") ? 2 : 1;
+    const flag = args.slice(i, i + words);
+    i += words - 1;
+    (since && !atLeast(v, since.minor) ? dropped : served).push(...flag);
+  }
+  return { args: served, dropped };
+}
+
+/** Why a dropped flag was dropped, for the report: "--concurrent-cron-job-syncs needs 1.28+ (kubernetes#117550)". */
+export function droppedArgsReason(dropped: readonly string[]): string {
+  const names = [...new Set(dropped.filter((a) => a.startsWith("--")).map((a) => a.split("=")[0]!))];
+  return names
+    .map((n) => {
+      const since = BUILTIN_FLAGS_SINCE[n];
+      return since ? `${n} needs 1.${since.minor}+ (${since.origin})` : n;
+    })
+    .join(", ");
+}
+
+/** The built-in's CronJob workers with `args`: the last --concurrent-cron-job-syncs (pflag keeps the last), else 5. */
+export function builtinWorkers(args: readonly string[]): number {
+  let workers = BUILTIN_DEFAULT_WORKERS;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const value = arg.startsWith("--concurrent-cron-job-syncs=")
+      ? arg.slice(arg.indexOf("=") + 1)
+      : arg === "--concurrent-cron-job-syncs"
+        ? args[i + 1]
+        : undefined;
+    if (value !== undefined && /^\d+$/.test(value)) workers = Number(value);
+  }
+  return workers;
+}
 /** The measurement (writes, CPU) ends this long after the last measured slot. */
 export const END_AFTER_LAST_SLOT_MS = 50_000;
 /**
@@ -73,7 +143,10 @@ export interface Settings {
    * and have a window of their own, none of which holds a slot during the run (0: none).
    */
   calendars: number;
-  /** --max-concurrent-reconciles of ours (its default, 16; the built-in runs ConcurrentCronJobSyncs = 5 workers). */
+  /**
+   * --max-concurrent-reconciles of ours (its default, 16; the built-in runs ConcurrentCronJobSyncs workers: 5 as it
+   * ships, 50 fully tuned).
+   */
   workers: number;
   /** Requests in flight in the calibration phase. */
   inFlight: number;
@@ -90,6 +163,11 @@ export interface Settings {
   operatorNodeArgs: string[];
   /** Logs of the controllers go here. */
   workDir: string;
+  /**
+   * --apiserver-profile: a CPU profile of kube-apiserver from the first measured slot (ours and the fully tuned
+   * built-in), to `<base>.apiserver-<phase>.pprof` (`<base>.apiserver-<phase>-N<n>.pprof` when several N run).
+   */
+  apiserverProfile?: { base: string; perN: boolean; seconds: number };
   log: (msg: string) => void;
 }
 
@@ -104,6 +182,8 @@ export interface CalibrationResult {
   /** What each kind of write of a run costs, and the protobuf lever (measureWriteCosts). */
   writeCosts?: WriteCost[];
   writeCostsError?: string;
+  /** kube-apiserver's gitVersion (GET /version), which decides the Job completions' conditions. */
+  serverVersion?: string;
   error?: string;
   loadavgBefore?: string;
   loadavgAfter?: string;
@@ -111,8 +191,14 @@ export interface CalibrationResult {
 
 /** One batch of N writes of one kind in the calibration: CPU per write (ms) and the request body's size. */
 export interface WriteCost {
-  write: "POST jobs" | "POST events" | "PUT cronjobs/status" | "PATCH jobs/status" | "DELETE jobs";
+  /** As apiserver_request_total counts it (verb, resource/subresource): the key of ours' writes per run. */
+  write:
+    "POST jobs" | "POST events" | "PUT cronjobs/status" | "PATCH cronjobs/status" | "PATCH jobs/status" | "DELETE jobs";
   encoding: "json" | "protobuf";
+  /** PATCH: merge (RFC 7386, application/merge-patch+json) or json (RFC 6902, application/json-patch+json). */
+  patch?: "merge" | "json";
+  /** PATCH jobs/status: the conditions the completion wrote (completionConditions of the control plane). */
+  conditions?: string[];
   count: number;
   seconds: number;
   apiserverCpuMs?: number;
@@ -139,8 +225,16 @@ export interface PhaseResult {
   phase: ControllerPhase;
   /** "ours", "built-in (defaults)", "built-in (tuned)". */
   label?: string;
-  /** Extra flags of this configuration (built-in). */
+  /** Extra flags of this configuration (built-in), as passed. */
   extraArgs?: string[];
+  /** Flags of the configuration its kube-controller-manager does not have (older than the flag), not passed. */
+  droppedArgs?: string[];
+  /** CronJob workers: ours' --max-concurrent-reconciles, the built-in's ConcurrentCronJobSyncs. */
+  workers?: number;
+  /** `--version` of the controller's binary (built-in: kube-controller-manager's). */
+  controllerVersion?: string;
+  /** kube-apiserver's gitVersion (GET /version): it decides the finisher's conditions. */
+  serverVersion?: string;
   n: number;
   ok: boolean;
   loadavgBefore?: string;
@@ -189,6 +283,11 @@ export interface PhaseResult {
   failedWritesByResource?: Record<string, number>;
   finisherPatches?: number;
   finisherErrors?: number;
+  /** Jobs the finisher completed (each with one jobs/status patch), and the conditions it wrote. */
+  finisherCompleted?: number;
+  finisherConditions?: string[];
+  /** --apiserver-profile: kube-apiserver's CPU profile from the first measured slot. */
+  apiserverProfile?: ProfileResult;
   cpuSeconds?: number;
   cpuColdStartSeconds?: number;
   cpuPerMinuteSteady?: number;
@@ -246,13 +345,16 @@ function tail(file: string, lines = 40): string {
 const WRITE_VERBS = new Set(["POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION", "APPLY", "CREATE", "UPDATE"]);
 /**
  * Not the controller's: reviews are POSTs that store nothing (our metrics scrapes of
- * kube-controller-manager cause them), and kube-apiserver itself maintains the `kubernetes` Service's
- * endpoints every 10 s.
+ * kube-controller-manager cause them), kube-apiserver itself maintains the `kubernetes` Service's
+ * endpoints every 10 s, and from 1.26 (APIServerIdentity beta) renews its own identity Lease
+ * (kube-system/apiserver-<id>) every 10 s: neither controller runs leader election here (ours without
+ * --leader-elect, kube-controller-manager with --leader-elect=false), so no Lease write is theirs.
  */
-export const NOT_COUNTED = ["tokenreviews", "subjectaccessreviews", "endpoints", "endpointslices"];
+export const NOT_COUNTED = ["tokenreviews", "subjectaccessreviews", "endpoints", "endpointslices", "leases"];
 const NOT_STORED = new Set([
   "endpoints",
   "endpointslices",
+  "leases",
   "tokenreviews",
   "subjectaccessreviews",
   "selfsubjectaccessreviews",
@@ -318,10 +420,19 @@ async function calibrateOnce(n: number, s: Settings): Promise<CalibrationResult>
       a === undefined || b === undefined ? undefined : ((b - a) * 1000) / n;
     const api = msPerCreate(before.apiserver, after.apiserver);
     const etcd = msPerCreate(before.etcd, after.etcd);
+    const version = await serverVersion(client);
     let writeCosts: WriteCost[] | undefined;
     let writeCostsError: string | undefined;
     try {
-      writeCosts = await measureWriteCosts(client, env, n, s, () => serverCpu(apiserverPid, etcdPid), floorJob);
+      writeCosts = await measureWriteCosts(
+        client,
+        env,
+        n,
+        s,
+        () => serverCpu(apiserverPid, etcdPid),
+        floorJob,
+        version,
+      );
     } catch (err) {
       writeCostsError = errorText(err);
     }
@@ -334,6 +445,7 @@ async function calibrateOnce(n: number, s: Settings): Promise<CalibrationResult>
       ...(etcd === undefined ? {} : { etcdCpuMsPerCreate: etcd }),
       ...(writeCosts ? { writeCosts } : {}),
       ...(writeCostsError ? { writeCostsError } : {}),
+      serverVersion: version.text,
     };
   } catch (err) {
     return { n, inFlight: s.inFlight, seconds: NaN, perSecond: NaN, error: errorText(err) };
@@ -350,11 +462,15 @@ async function calibrateOnce(n: number, s: Settings): Promise<CalibrationResult>
  *   protobuf (`application/vnd.kubernetes.protobuf` request and response, as kube-controller-manager
  *   sends), in the order JSON, protobuf, protobuf, JSON (N/2 each), so that a store growing batch by batch
  *   weighs on both encodings alike; three objects of each protobuf batch are read back and compared;
- * - then the CRD is installed and N of our CronJobs created (not measured), and N status writes of them
- *   (a PUT of the whole object with a run's status, as ours writes it);
+ * - then the CRD is installed and N of our CronJobs created, each with the status of a CronJob that has run every
+ *   minute for a while (10 recentRuns; not measured), and three batches of N status writes of the same change,
+ *   a run's Job created (its recentRuns entry added, the oldest dropped, active, lastScheduleTime,
+ *   nextScheduleTime): the PUT of the whole object ours sends, a merge patch and a JSON patch (RFC 6902) of it,
+ *   each conditional on the resourceVersion read (an unmeasured PUT of the run's end between batches, so that
+ *   each starts from the same state);
  * - then N completions of the floor's Jobs (the finisher's status patch: the Job controller's write in a
- *   cluster, the same for both controllers) and N deletes of them (propagationPolicy Background, as
- *   history cleanup sends).
+ *   cluster, the same for both controllers; SuccessCriteriaMet and Complete from 1.31, completionConditions)
+ *   and N deletes of them (propagationPolicy Background, as history cleanup sends).
  * Every batch starts once kube-apiserver is idle again (installing a CRD, for one, keeps it busy for seconds).
  */
 async function measureWriteCosts(
@@ -364,6 +480,7 @@ async function measureWriteCosts(
   s: Settings,
   cpu: () => { apiserver?: number; etcd?: number },
   floorJob: (i: number) => KubeObject,
+  version: KubeVersion,
 ): Promise<WriteCost[]> {
   const pb = await ProtobufPoster.open(env.kubeConfig, Math.max(64, s.inFlight));
   const half = Math.max(1, Math.floor(n / 2));
@@ -395,7 +512,8 @@ async function measureWriteCosts(
     write: WriteCost["write"],
     encoding: WriteCost["encoding"],
     parts: Measured[],
-    sample: KubeObject | undefined,
+    sample: unknown,
+    more: Pick<WriteCost, "patch" | "conditions"> = {},
   ): WriteCost => {
     const count = total(parts.map((p) => p.count));
     const weighted = (k: "api" | "etcd") =>
@@ -407,10 +525,11 @@ async function measureWriteCosts(
         ? undefined
         : encoding === "json"
           ? Buffer.byteLength(JSON.stringify(sample))
-          : encodeProtobuf(sample).length;
+          : encodeProtobuf(sample as KubeObject).length;
     return {
       write,
       encoding,
+      ...more,
       count,
       seconds: total(parts.map((p) => p.seconds)),
       ...(api === undefined ? {} : { apiserverCpuMs: api }),
@@ -443,34 +562,73 @@ async function measureWriteCosts(
     const e2 = await batch(half, (i) => client.create(Kinds.Event, event(3 * half + i)));
     await verify(Kinds.Event, (i) => event(half + i));
     out.push(cost("POST events", "json", [e1, e2], event(0)), cost("POST events", "protobuf", [q1, q2], event(half)));
-    // Our CronJob's status write.
+    // Our CronJob's status writes: the same change (a run's Job created) three ways, each from the same state.
     await env.installCRDs([join(PROJECT_ROOT, "config", "crd", "bases")]);
+    const slot0 = Math.floor(Date.parse(at) / 60_000) * 60_000;
     const cronJobs = new Array<KubeObject>(n);
     await forEachLimit(n, s.inFlight, async (i) => {
       const p = placement(i, s.namespaces);
-      cronJobs[i] = await client.create(CronJobResource, ourCronJob(p.namespace, `calib-${p.name}`));
+      const created = await client.create(CronJobResource, ourCronJob(p.namespace, `calib-${p.name}`));
+      cronJobs[i] = await client.updateStatus(CronJobResource, { ...created, status: idleStatus(created, slot0) });
     });
-    const st = await batch(n, (i) => client.updateStatus(CronJobResource, withRunStatus(cronJobs[i]!, at)));
-    out.push(cost("PUT cronjobs/status", "json", [st], withRunStatus(cronJobs[0]!, at)));
-    // The finisher's completion of a Job (the Job controller's write; the same for both controllers).
-    const done = await batch(n, (i) => {
-      const o = floorJob(i);
-      return client.patchStatus(
-        Kinds.Job,
+    /** The next run of every CronJob: slot `k` minutes after slot0 (its Job created), from the idle state before. */
+    const runOf = (i: number, k: number) => runStatus(cronJobs[i]!, slot0 + k * 60_000);
+    /** Back to idle (the run of slot k ended), not measured: the next batch changes the same fields. */
+    const endRuns = (k: number) =>
+      forEachLimit(n, s.inFlight, async (i) => {
+        const o = cronJobs[i]!;
+        cronJobs[i] = await client.updateStatus(CronJobResource, { ...o, status: idleStatus(o, slot0 + k * 60_000) });
+      });
+    // The whole object as ours' cache holds it: without managedFields (runtime/manager.ts strips them; the
+    // apiserver keeps the stored ones when a PUT omits them).
+    const put = (i: number, k: number): KubeObject =>
+      ({
+        ...cronJobs[i]!,
+        metadata: { ...cronJobs[i]!.metadata, managedFields: undefined },
+        status: runOf(i, k),
+      }) as KubeObject;
+    const putSample = put(0, 1);
+    const st = await batch(n, async (i) => {
+      cronJobs[i] = await client.updateStatus(CronJobResource, put(i, 1));
+    });
+    out.push(cost("PUT cronjobs/status", "json", [st], putSample));
+    await endRuns(1);
+    const merge = (i: number, k: number) => statusMergePatch(cronJobs[i]!, runOf(i, k));
+    const mergeSample = merge(0, 2);
+    const mp = await batch(n, async (i) => {
+      const o = cronJobs[i]!;
+      cronJobs[i] = await client.patchStatus(
+        CronJobResource,
         o.metadata?.namespace,
         o.metadata?.name ?? "",
-        {
-          status: {
-            startTime: at,
-            completionTime: at,
-            succeeded: 1,
-            conditions: [{ type: "Complete", status: "True", lastProbeTime: at, lastTransitionTime: at }],
-          },
-        },
+        merge(i, 2),
         "merge",
       );
     });
-    out.push(cost("PATCH jobs/status", "json", [done], undefined));
+    out.push(cost("PATCH cronjobs/status", "json", [mp], mergeSample, { patch: "merge" }));
+    await endRuns(2);
+    const json = (i: number, k: number) => statusJsonPatch(cronJobs[i]!, runOf(i, k));
+    const jsonSample = json(0, 3);
+    const jp = await batch(n, async (i) => {
+      const o = cronJobs[i]!;
+      cronJobs[i] = await client.patchStatus(
+        CronJobResource,
+        o.metadata?.namespace,
+        o.metadata?.name ?? "",
+        json(i, 3),
+        "json",
+      );
+    });
+    out.push(cost("PATCH cronjobs/status", "json", [jp], jsonSample, { patch: "json" }));
+    // The finisher's completion of a Job (the Job controller's write; the same for both controllers), with the
+    // conditions this control plane's version requires.
+    const conditions = completionConditions(version);
+    const completion = completionPatch(at, at, conditions);
+    const done = await batch(n, (i) => {
+      const o = floorJob(i);
+      return client.patchStatus(Kinds.Job, o.metadata?.namespace, o.metadata?.name ?? "", completion, "merge");
+    });
+    out.push(cost("PATCH jobs/status", "json", [done], completion, { patch: "merge", conditions }));
     // History cleanup's delete.
     const del = await batch(n, (i) => {
       const o = floorJob(i);
@@ -478,7 +636,10 @@ async function measureWriteCosts(
         propagationPolicy: "Background",
       });
     });
-    out.push(cost("DELETE jobs", "json", [del], undefined));
+    // The body runtime/client.ts's delete sends with propagationPolicy.
+    out.push(
+      cost("DELETE jobs", "json", [del], { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Background" }),
+    );
     return out;
   } finally {
     pb.close();
@@ -497,42 +658,167 @@ async function settle(cpu: () => { apiserver?: number }): Promise<void> {
   }
 }
 
-/** The status ours writes after it created a run's Job: the Job active, the slot, the next slot, conditions. */
-function withRunStatus(cronJob: KubeObject, at: string): KubeObject {
-  const ns = cronJob.metadata?.namespace ?? "";
-  const name = cronJob.metadata?.name ?? "";
-  const next = new Date(Date.parse(at) + 60_000).toISOString().replace(/\.\d+Z$/, "Z");
-  const condition = (type: string, status: string, reason: string, message: string) => ({
+// --- our CronJob's status, as a run changes it ----------------------------------------------------------
+
+const rfc3339s = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, "Z");
+
+/** The Job ours creates for `slot` (ms). */
+const jobNameOf = (cronJob: string, slot: number) => jobNameFor(cronJob, new Date(slot));
+
+/**
+ * The recentRuns entry of the run of `slot`, as ours writes it: its Job created in the slot's second and, once
+ * `ended`, complete 5 s later (the finisher's delay).
+ */
+function recentRun(cronJob: string, slot: number, ended: boolean): Record<string, unknown> {
+  return {
+    trigger: "Schedule",
+    scheduledTime: rfc3339s(slot),
+    decision: "Created",
+    reason: "Scheduled",
+    decidedAt: rfc3339s(slot),
+    job: jobNameOf(cronJob, slot),
+    ...(ended ? { outcome: { result: "Complete", finishedAt: rfc3339s(slot + 5000) } } : {}),
+  };
+}
+
+/**
+ * Conditions as controllers/conditions.ts words them for `active` running Jobs: Available and Degraded keep their
+ * status (True, False) and so their lastTransitionTime (`since`); Progressing turns with every run, at `at`.
+ */
+function runConditions(
+  active: number,
+  next: number,
+  at: number,
+  since: number,
+  generation: number,
+): Array<Record<string, unknown>> {
+  const c = (type: string, status: string, reason: string, message: string, changed: number) => ({
     type,
     status,
     reason,
     message,
-    lastTransitionTime: at,
-    observedGeneration: 1,
+    lastTransitionTime: rfc3339s(changed),
+    observedGeneration: generation,
   });
+  return [
+    active
+      ? c("Available", "True", "JobsActive", `${active} active Job(s); next run at ${rfc3339s(next)}`, since)
+      : c("Available", "True", "Scheduled", `Next run at ${rfc3339s(next)}`, since),
+    active
+      ? c("Progressing", "True", "JobsActive", `${active} Job(s) running`, at)
+      : c("Progressing", "False", "NoJobsActive", "No Jobs running", at),
+    c("Degraded", "False", "AsExpected", "No problems detected", since),
+  ];
+}
+
+/** When the bench's CronJob was created (its conditions' first transition), ms. */
+const createdAt = (cronJob: KubeObject) => Date.parse(String(cronJob.metadata?.creationTimestamp ?? "")) || 0;
+
+/**
+ * The status of a CronJob running every minute once the run of `slot` (ms) ended: the 10 newest runs in
+ * recentRuns (all Complete), no Job active, the next slot announced.
+ */
+function idleStatus(cronJob: KubeObject, slot: number): Record<string, unknown> {
+  const name = cronJob.metadata?.name ?? "";
+  const generation = cronJob.metadata?.generation ?? 1;
   return {
-    ...cronJob,
-    status: {
-      active: [
-        {
-          apiVersion: "batch/v1",
-          kind: "Job",
-          name: `${name}-29391840`,
-          namespace: ns,
-          uid: "0b6d2c1e-8d4f-4a51-9f0e-5a7c3e9b1d22",
-          resourceVersion: "123457",
-        },
-      ],
-      activeCount: 1,
-      lastScheduleTime: at,
-      nextScheduleTime: next,
-      conditions: [
-        condition("Available", "True", "Scheduled", `next run at ${next}`),
-        condition("Degraded", "False", "AsExpected", "the last run was created as scheduled"),
-      ],
-      observedGeneration: 1,
-    },
-  } as KubeObject;
+    active: [],
+    activeCount: 0,
+    lastScheduleTime: rfc3339s(slot),
+    lastSuccessfulTime: rfc3339s(slot + 5000),
+    nextScheduleTime: rfc3339s(slot + 60_000),
+    resolvedSchedule: "* * * * *",
+    conditions: runConditions(0, slot + 60_000, slot + 5000, createdAt(cronJob), generation),
+    observedGeneration: generation,
+    recentRuns: Array.from({ length: 10 }, (_, k) => recentRun(name, slot - k * 60_000, true)),
+  };
+}
+
+/**
+ * What ours writes when it created the Job of `slot` (ms) of `cronJob` (idle after the slot before): the run's
+ * recentRuns entry added in front and the oldest dropped (10 kept), the Job in active, the slot in
+ * lastScheduleTime, the next one in nextScheduleTime, the conditions saying a Job runs.
+ */
+function runStatus(cronJob: KubeObject, slot: number): Record<string, unknown> {
+  const ns = cronJob.metadata?.namespace ?? "";
+  const name = cronJob.metadata?.name ?? "";
+  const generation = cronJob.metadata?.generation ?? 1;
+  const before = idleStatus(cronJob, slot - 60_000);
+  return {
+    ...before,
+    active: [
+      {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        name: jobNameOf(name, slot),
+        namespace: ns,
+        uid: "0b6d2c1e-8d4f-4a51-9f0e-5a7c3e9b1d22",
+        resourceVersion: "123457",
+      },
+    ],
+    activeCount: 1,
+    lastScheduleTime: rfc3339s(slot),
+    nextScheduleTime: rfc3339s(slot + 60_000),
+    conditions: runConditions(1, slot + 60_000, slot, createdAt(cronJob), generation),
+    recentRuns: [recentRun(name, slot, false), ...(before.recentRuns as unknown[]).slice(0, 9)],
+  };
+}
+
+/** The top-level status fields that differ between `a` and `b` (missing on either side included). */
+function changedStatusFields(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => canonical(a[k]) !== canonical(b[k]));
+}
+
+/**
+ * A merge patch (RFC 7386) of `cronJob`'s status to `next`: the changed fields (a list, recentRuns, is replaced
+ * whole: merge patches have no list operations), null for those gone; conditional on the resourceVersion read,
+ * like the PUT.
+ */
+function statusMergePatch(cronJob: KubeObject, next: Record<string, unknown>): object {
+  const old = ((cronJob as { status?: Record<string, unknown> }).status ?? {}) as Record<string, unknown>;
+  const status: Record<string, unknown> = {};
+  for (const k of changedStatusFields(old, next)) status[k] = next[k] ?? null;
+  return { metadata: { resourceVersion: cronJob.metadata?.resourceVersion }, status };
+}
+
+/**
+ * A JSON patch (RFC 6902) of `cronJob`'s status to `next`, the body a small diff: a `test` of the resourceVersion
+ * read (optimistic concurrency, like the PUT's), a new recentRuns entry added at /status/recentRuns/0 and the
+ * ones beyond the 10 kept removed (the whole list replaced when the change is not that), the other changed
+ * fields replaced, added or removed one by one, and of a list as long as before (conditions) only the entries
+ * that changed.
+ */
+function statusJsonPatch(cronJob: KubeObject, next: Record<string, unknown>): object[] {
+  const old = ((cronJob as { status?: Record<string, unknown> }).status ?? {}) as Record<string, unknown>;
+  const ops: object[] = [{ op: "test", path: "/metadata/resourceVersion", value: cronJob.metadata?.resourceVersion }];
+  for (const k of changedStatusFields(old, next)) {
+    const path = `/status/${k}`;
+    if (k === "recentRuns" && Array.isArray(old[k]) && Array.isArray(next[k])) {
+      const before = old[k] as unknown[];
+      const after = next[k] as unknown[];
+      // One entry in front, the rest the old ones (the oldest dropped when over the limit)?
+      const shifted = after.length >= 1 && after.slice(1).every((e, i) => canonical(e) === canonical(before[i]));
+      if (shifted && before.length + 1 >= after.length) {
+        ops.push({ op: "add", path: `${path}/0`, value: after[0] });
+        for (let i = before.length; i >= after.length; i--) ops.push({ op: "remove", path: `${path}/${i}` });
+        continue;
+      }
+    }
+    if (
+      Array.isArray(old[k]) &&
+      Array.isArray(next[k]) &&
+      (old[k] as unknown[]).length === (next[k] as unknown[]).length
+    ) {
+      const before = old[k] as unknown[];
+      (next[k] as unknown[]).forEach((e, i) => {
+        if (canonical(e) !== canonical(before[i])) ops.push({ op: "replace", path: `${path}/${i}`, value: e });
+      });
+      continue;
+    }
+    if (!(k in next)) ops.push({ op: "remove", path });
+    else ops.push({ op: k in old ? "replace" : "add", path, value: next[k] });
+  }
+  return ops;
 }
 
 // --- the controllers ---------------------------------------------------------------------------------
@@ -556,8 +842,14 @@ export interface Driver {
   slotOf: SlotOf;
   /** The limits of its cgroup (ours: the Deployment's; the built-in: none, a group for the same accounting). */
   limits(s: Settings): Limits;
-  /** Extra flags of this configuration, for the report. */
+  /** Extra flags of this configuration, as passed (those its binary has), for the report. */
   extraArgs(s: Settings): string[];
+  /** Flags of this configuration its binary does not have (too old), not passed; the report says so. */
+  droppedArgs(s: Settings): string[];
+  /** Its CronJob workers with these flags. */
+  workers(s: Settings): number;
+  /** Its binary's version (`--version`), for the report. */
+  version(): string | undefined;
   /** Starts the controller; through `cg.wrap` when a cgroup is given. */
   launch(env: TestEnv, s: Settings, n: number, cg: Cgroup | undefined): Promise<Launched>;
 }
@@ -611,6 +903,9 @@ export const oursDriver: Driver = {
   slotOf: ourSlotOf,
   limits: (s) => s.operatorLimits,
   extraArgs: () => [],
+  droppedArgs: () => [],
+  workers: (s) => s.workers,
+  version: () => undefined,
   async launch(env, s, n, cg) {
     const port = await freePort();
     const logFile = join(s.workDir, `ours-N${n}.log`);
@@ -649,6 +944,9 @@ export const oursDriver: Driver = {
 };
 
 function builtinDriver(phase: "builtin" | "builtin-tuned", label: string, extra: (s: Settings) => string[]): Driver {
+  // The assets are the bench's (KUBEBUILDER_ASSETS): the version decides which flags the binary has.
+  const kcm = () => join(assetsDir(), "kube-controller-manager");
+  const served = (s: Settings) => servedBuiltinArgs(extra(s), binaryVersion(kcm()));
   return {
     phase,
     label,
@@ -661,7 +959,10 @@ function builtinDriver(phase: "builtin" | "builtin-tuned", label: string, extra:
     },
     slotOf: builtinSlotOf,
     limits: () => ({}),
-    extraArgs: extra,
+    extraArgs: (s) => served(s).args,
+    droppedArgs: (s) => served(s).dropped,
+    workers: (s) => builtinWorkers(served(s).args),
+    version: () => binaryVersion(kcm()).text,
     async launch(env, s, n, cg) {
       // The flags envtest's TestEnv.start({ controllerManager: { controllers: ["cronjob"], extraArgs } })
       // uses, started here only once the CronJobs exist so that its cold start can be measured.
@@ -679,7 +980,7 @@ function builtinDriver(phase: "builtin" | "builtin-tuned", label: string, extra:
         `--service-account-private-key-file=${join(env.dir, "sa.key")}`,
         "--use-service-account-credentials=false",
         ...builtinControllerArgs(bin),
-        ...extra(s),
+        ...served(s).args,
       ];
       const cmd = cg ? cg.wrap(bin, args) : { bin, args };
       const proc = new ManagedProcess("kube-controller-manager", cmd.bin, cmd.args, logFile);
@@ -720,10 +1021,13 @@ function builtinDriver(phase: "builtin" | "builtin-tuned", label: string, extra:
   };
 }
 
-/** kube-controller-manager as it ships: client-side rate limit 20 qps, burst 30. */
+/** kube-controller-manager as it ships: client-side rate limit 20 qps, burst 30; 5 workers. */
 export const builtinDefaultsDriver = builtinDriver("builtin", "built-in (defaults)", (s) => s.builtinArgs);
-/** kube-controller-manager with a client-side rate limit that does not bound it here: the fair anchor. */
-export const builtinTunedDriver = builtinDriver("builtin-tuned", "built-in (tuned)", (s) => [
+/**
+ * kube-controller-manager fully tuned (BUILTIN_TUNED_ARGS): a client-side rate limit that does not bound it here
+ * and 50 workers, the fair comparison.
+ */
+export const builtinTunedDriver = builtinDriver("builtin-tuned", "built-in (fully tuned)", (s) => [
   ...s.builtinTunedArgs,
   ...s.builtinArgs,
 ]);
@@ -786,6 +1090,25 @@ function controllerWrites(before: Sample[], after: Sample[]): { writes: Record<s
   return { writes, finisher };
 }
 
+/** The phases --apiserver-profile profiles: ours and the fair comparison. */
+const PROFILED_PHASES = new Set<ControllerPhase>(["ours", "builtin-tuned"]);
+
+/** `<base>.apiserver-<phase>.pprof`, with `-N<n>` when several N run (each its own profile). */
+function profileFile(o: NonNullable<Settings["apiserverProfile"]>, phase: ControllerPhase, n: number): string {
+  return `${o.base}.apiserver-${phase}${o.perN ? `-N${n}` : ""}.pprof`;
+}
+
+/** Sleeps until `until` (epoch ms), checking `failed` every second; throws what it returns. */
+async function sleepUnlessFailed(until: number, failed: () => Error | undefined): Promise<void> {
+  for (;;) {
+    const err = failed();
+    if (err) throw err;
+    const left = until - Date.now();
+    if (left <= 0) return;
+    await sleep(Math.min(1000, left));
+  }
+}
+
 /** One controller phase: fresh control plane, N CronJobs, the controller, M measured minutes. */
 export async function runControllerPhase(n: number, driver: Driver, s: Settings): Promise<PhaseResult> {
   const loadavgBefore = loadavg();
@@ -801,20 +1124,32 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     n,
     ok: false,
     runsAsked: n * s.minutes,
+    workers: driver.workers(s),
   };
+  const dropped = driver.droppedArgs(s);
+  if (dropped.length) result.droppedArgs = dropped;
+  const controllerVersion = driver.version();
+  if (controllerVersion) result.controllerVersion = controllerVersion;
   const log = (msg: string) => s.log(`[N=${n} ${driver.label}] ${msg}`);
   const env = await TestEnv.start({ verbose: false });
   const client = new Client(env.kubeConfig, { userAgent: "bench", maxSockets: 64 });
   // 8 status patches in flight keep up with 5,000 Jobs a minute; more for more.
   const finisherInFlight = Math.min(32, Math.max(8, Math.ceil(n / 625)));
   result.finisherInFlight = finisherInFlight;
-  const finisher = new JobFinisher(client, s.finishAfterMs, finisherInFlight);
-  const recorder = new JobRecorder(client, driver.slotOf, (job) => finisher.schedule(job));
+  // Created once the control plane's version is known (it decides the conditions a completion writes).
+  let finisher: JobFinisher | undefined;
+  const recorder = new JobRecorder(client, driver.slotOf, (job) => finisher?.schedule(job));
+  let profiled: Promise<ProfileResult> | undefined;
   let launched: Launched | undefined;
   let cg: Cgroup | undefined;
   let progress: NodeJS.Timeout | undefined;
   let sampler: NodeJS.Timeout | undefined;
   try {
+    const version = await serverVersion(client);
+    result.serverVersion = version.text;
+    finisher = new JobFinisher(client, s.finishAfterMs, completionConditions(version), finisherInFlight);
+    result.finisherConditions = [...finisher.conditions];
+    if (dropped.length) log(`not passing ${dropped.join(" ")}: kube-controller-manager ${controllerVersion} lacks it`);
     await createNamespaces(client, s.namespaces);
     // Groups and calendars (ours only: the built-in has neither) exist before the CronJobs that name them.
     const ours = driver.phase === "ours";
@@ -976,9 +1311,15 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
       const slot = Math.floor(now / 60_000) * 60_000;
       log(`${recorder.jobs.size} Jobs seen; ${recorder.perSlot.get(slot) ?? 0}/${n} for the current slot`);
     }, 30_000);
-    await sleep(endAt - Date.now());
+    if (s.apiserverProfile && PROFILED_PHASES.has(driver.phase)) {
+      const file = profileFile(s.apiserverProfile, driver.phase, n);
+      profiled = apiserverProfile(env, { at: firstSlot, seconds: s.apiserverProfile.seconds, file, log });
+    }
+    // A refused completion fails the phase at once: without finished Jobs nothing after it is the run measured.
+    await sleepUnlessFailed(endAt, () => finisher?.failure());
     clearInterval(progress);
     progress = undefined;
+    if (profiled) result.apiserverProfile = await profiled;
 
     // Final snapshot, before anything stops.
     sample();
@@ -1010,6 +1351,8 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     await finisher.stop();
     await recorder.stop();
     await launched.proc.stop();
+    const refused = finisher.failure();
+    if (refused) throw refused;
     if (cg && result.cgroup.applied && result.cgroup.atEnd) {
       // An OOM kill while stopping is still one.
       result.cgroup.atEnd.oomKills = Math.max(result.cgroup.atEnd.oomKills, cg.stats().oomKills);
@@ -1035,6 +1378,7 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     result.writesPerRun = result.writesSteady / (n * s.minutes);
     result.writesPerJob = result.analysis.jobsTotal ? result.writes / result.analysis.jobsTotal : NaN;
     result.finisherErrors = finisher.errors;
+    result.finisherCompleted = finisher.patched;
     if (finisher.lagsMs.length) {
       const lag = percentiles(finisher.lagsMs.map((x) => x / 1000));
       result.finisherLagP99S = lag.p99;
@@ -1098,8 +1442,11 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
   } finally {
     if (progress) clearInterval(progress);
     if (sampler) clearInterval(sampler);
-    await finisher.stop().catch(() => undefined);
+    await finisher?.stop().catch(() => undefined);
     await recorder.stop().catch(() => undefined);
+    // A profile under way when the phase failed: its result is no longer reported, but it ends before the control plane.
+    await profiled?.catch(() => undefined);
+    if (finisher?.errors) result.finisherErrors = finisher.errors;
     if (launched) {
       await launched.proc.stop().catch(() => undefined);
       if (!result.ok) result.logTail = tail(launched.logFile);

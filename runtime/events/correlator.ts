@@ -23,6 +23,14 @@ const DEFAULT_SPAM_QPS = 1 / 300;
  */
 const DEFAULT_UPDATE_BURST = 25;
 const DEFAULT_UPDATE_QPS = 1 / 10;
+/**
+ * Routine events (EventOptions.routine) of one object, whatever their reason: three (a CronJob run's create, end
+ * and cleanup), then one per 5 minutes (client-go's spam rate, which client-go applies per object too), new Events
+ * and updates alike. A controller keeps their facts elsewhere, so an object that does the same thing every minute
+ * costs one Event write per 5 minutes, and one that acts hourly keeps all of them.
+ */
+const DEFAULT_ROUTINE_BURST = 3;
+const DEFAULT_ROUTINE_QPS = 1 / 300;
 const DEFAULT_AGGREGATE_MAX_EVENTS = 10;
 const DEFAULT_AGGREGATE_INTERVAL_MS = 600_000;
 export const AGGREGATE_MESSAGE_PREFIX = "(combined from similar events): ";
@@ -36,6 +44,9 @@ export interface CorrelatorOptions {
   /** Budget of updates (count++ of an existing Event) per Event. */
   updateBurst?: number;
   updateQPS?: number;
+  /** Budget of routine events (new Events and updates) per source + object. */
+  routineBurst?: number;
+  routineQPS?: number;
   /** Distinct messages (same source/object/type/reason) within the interval that switch to one aggregate event. */
   aggregateMaxEvents?: number;
   aggregateIntervalMs?: number;
@@ -103,6 +114,12 @@ export class TokenBucket {
     this.#last = nowMs;
   }
 
+  /** Whether the bucket has refilled by `nowMs` (as if it were new). */
+  fullAt(nowMs: number): boolean {
+    const elapsed = Math.max(0, nowMs - this.#last);
+    return this.#tokens + (elapsed / 1000) * this.#qps >= this.#burst;
+  }
+
   tryAccept(nowMs: number): boolean {
     // A clock stepping backwards must not mint tokens.
     const elapsed = Math.max(0, nowMs - this.#last);
@@ -111,6 +128,42 @@ export class TokenBucket {
     if (this.#tokens < 1) return false;
     this.#tokens -= 1;
     return true;
+  }
+}
+
+/**
+ * Token buckets by key with no size bound, each dropped once it has refilled (a full bucket is what a missing key
+ * starts with, so forgetting it changes nothing). For budgets that must hold for every object of a fleet: an LRU
+ * of 4,096 buckets forgets an every-minute CronJob's bucket among 5,000 within the minute, and a forgotten bucket is
+ * a full one, so nothing would ever be held back. Memory is one bucket per key that spent a token recently.
+ */
+export class RefillingBuckets {
+  readonly #qps: number;
+  readonly #burst: number;
+  readonly #buckets = new Map<string, TokenBucket>();
+  #takesSinceSweep = 0;
+
+  constructor(qps: number, burst: number) {
+    this.#qps = qps;
+    this.#burst = burst;
+  }
+
+  get size(): number {
+    return this.#buckets.size;
+  }
+
+  tryAccept(key: string, nowMs: number): boolean {
+    // Sweep once per as many takes as there are buckets: amortized O(1) per take.
+    if (++this.#takesSinceSweep > this.#buckets.size) {
+      this.#takesSinceSweep = 0;
+      for (const [k, b] of this.#buckets) if (b.fullAt(nowMs)) this.#buckets.delete(k);
+    }
+    let bucket = this.#buckets.get(key);
+    if (!bucket) {
+      bucket = new TokenBucket(this.#qps, this.#burst, nowMs);
+      this.#buckets.set(key, bucket);
+    }
+    return bucket.tryAccept(nowMs);
   }
 }
 
@@ -205,6 +258,7 @@ export class EventCorrelator {
   readonly #intervalMs: number;
   readonly #spam: LRU<TokenBucket>;
   readonly #updates: LRU<TokenBucket>;
+  readonly #routine: RefillingBuckets;
   readonly #aggregates: LRU<AggregateRecord>;
   readonly #observed: LRU<Observation>;
 
@@ -219,6 +273,10 @@ export class EventCorrelator {
     this.#intervalMs = opts.aggregateIntervalMs ?? DEFAULT_AGGREGATE_INTERVAL_MS;
     this.#spam = new LRU(size);
     this.#updates = new LRU(size);
+    this.#routine = new RefillingBuckets(
+      opts.routineQPS ?? DEFAULT_ROUTINE_QPS,
+      opts.routineBurst ?? DEFAULT_ROUTINE_BURST,
+    );
     this.#aggregates = new LRU(size);
     this.#observed = new LRU(size);
   }
@@ -238,11 +296,24 @@ export class EventCorrelator {
   /**
    * The spam filter (token buckets, golang.org/x/time/rate semantics). A new Event draws on the bucket
    * of its source + object + reason (client-go's 25, then 1 per 5 min); an update draws on the bucket
-   * of its own Event, so neither a flood of repeats nor one noisy reason can starve a distinct event.
+   * of its own Event, so neither a flood of repeats nor one noisy reason can starve a distinct event. A routine
+   * event, new or update, draws on the routine bucket of its source + object, apart from both: routine events can
+   * never use up the budget of the others.
    */
-  allow(result: CorrelationResult, now: number = this.#clock.now().getTime()): boolean {
+  allow(result: CorrelationResult, now: number = this.#clock.now().getTime(), routine = false): boolean {
+    if (routine) return this.#routine.tryAccept(objectKey(result.event), now);
     if (result.patch) return this.#take(this.#updates, result.key, this.#updateQPS, this.#updateBurst, now);
     return this.#take(this.#spam, spamKey(result.event), this.#spamQPS, this.#spamBurst, now);
+  }
+
+  /**
+   * A new Event the spam filter dropped was never written: the next occurrence creates it (with the count) instead
+   * of patching a name the server never had (a 404, then a create: two requests for one Event).
+   */
+  dropped(result: CorrelationResult): void {
+    if (result.patch) return;
+    const prev = this.#observed.get(result.key);
+    if (prev && prev.name === result.event.metadata?.name) this.#observed.set(result.key, { ...prev, name: "" });
   }
 
   /** Record what the server answered, so later patches target the Event that really exists. */
@@ -285,7 +356,11 @@ export class EventCorrelator {
   #observe(event: CoreV1Event, k: string, now: number): { event: CoreV1Event; patch: EventPatch | undefined } {
     const last = this.#observed.get(k);
     let patch: EventPatch | undefined;
-    if (last && last.count > 0) {
+    if (last && last.count > 0 && !last.name) {
+      // Its Event was never written (dropped by the spam filter): a new Event, carrying the occurrences.
+      if (last.firstTimestamp) event.firstTimestamp = last.firstTimestamp;
+      event.count = last.count + 1;
+    } else if (last && last.count > 0) {
       event.metadata = { ...event.metadata, name: last.name, resourceVersion: last.resourceVersion };
       if (last.firstTimestamp) event.firstTimestamp = last.firstTimestamp;
       event.count = last.count + 1;

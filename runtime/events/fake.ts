@@ -1,7 +1,7 @@
 // client-go's record.FakeRecorder: keeps "<type> <reason> <message>" strings so controller unit tests
 // can assert on the events a reconcile emitted without a server or a background writer.
 import { sprintf } from "./format.ts";
-import type { EventSubject, EventType, Recorder } from "./types.ts";
+import type { EventOptions, EventSubject, EventType, Recorder } from "./types.ts";
 
 interface FakeRecorderOptions {
   /** Append " involvedObject{kind=...,apiVersion=...}" like client-go's IncludeObject. */
@@ -12,6 +12,8 @@ interface FakeRecorderOptions {
 
 export class FakeRecorder implements Recorder {
   readonly events: string[] = [];
+  /** The events recorded as routine (EventOptions.routine), in the same "<type> <reason> <message>" form. */
+  readonly routine: string[] = [];
   readonly #includeObject: boolean;
   readonly #capacity: number;
 
@@ -20,7 +22,8 @@ export class FakeRecorder implements Recorder {
     this.#capacity = opts.capacity ?? Infinity;
   }
 
-  event(obj: EventSubject, type: EventType, reason: string, message: string): void {
+  event(obj: EventSubject, type: EventType, reason: string, message: string, o: EventOptions = {}): void {
+    if (o.routine) this.routine.push(`${type} ${reason} ${message}`);
     let line = `${type} ${reason} ${message}`;
     if (this.#includeObject) {
       line += ` involvedObject{kind=${obj.kind ?? ""},apiVersion=${obj.apiVersion ?? ""}}`;
@@ -35,6 +38,7 @@ export class FakeRecorder implements Recorder {
 
   /** Return the recorded events and forget them. */
   take(): string[] {
+    this.routine.splice(0, this.routine.length);
     return this.events.splice(0, this.events.length);
   }
 

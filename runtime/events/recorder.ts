@@ -35,7 +35,7 @@ import {
 } from "./correlator.ts";
 import { sprintf } from "./format.ts";
 import { ClientEventSink, type EventSink } from "./sink.ts";
-import type { EventSubject, EventType, Recorder } from "./types.ts";
+import type { EventOptions, EventSubject, EventType, Recorder } from "./types.ts";
 
 const DEFAULT_MAX_PENDING = 10_000;
 /** A burst holds Events until maxPending / HOLD_SHARE are waiting (holdWhile). */
@@ -240,10 +240,10 @@ export class EventRecorder implements Recorder {
     return this.#queued;
   }
 
-  event(obj: EventSubject, type: EventType, reason: string, message: string): void {
+  event(obj: EventSubject, type: EventType, reason: string, message: string, o: EventOptions = {}): void {
     // A recorder is called from reconcilers' error paths: whatever goes wrong here must stay here.
     try {
-      this.#enqueue(obj, type, reason, message);
+      this.#enqueue(obj, type, reason, message, o.routine === true);
     } catch (err) {
       this.#drop("invalid", "could not record event", { type, reason, message }, "error", err);
     }
@@ -307,7 +307,7 @@ export class EventRecorder implements Recorder {
     this.#settle();
   }
 
-  #enqueue(obj: EventSubject, type: EventType, reason: string, message: string): void {
+  #enqueue(obj: EventSubject, type: EventType, reason: string, message: string, routine: boolean): void {
     if (type !== "Normal" && type !== "Warning") {
       this.#drop("invalid", "unsupported event type; not recording", { type, reason, message }, "error");
       return;
@@ -358,7 +358,8 @@ export class EventRecorder implements Recorder {
       this.#drop("queue_full", "event queue full; dropping event", describe(result.event));
       return;
     }
-    if (!this.#correlator.allow(result, now)) {
+    if (!this.#correlator.allow(result, now, routine)) {
+      this.#correlator.dropped(result);
       this.#drop("spam_filter", "event dropped by the spam filter", describe(result.event));
       return;
     }

@@ -298,8 +298,8 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
       (await kubectl([`--kubeconfig=${saKubeconfig}`, "auth", "can-i", ...args])).stdout.trim();
     assert.equal(await canI("get", "secrets", "--all-namespaces"), "no", "the token must not be an admin's");
     // Least privilege: exactly the verbs the code calls (controllers/rbac.ts), and the cycle below shows
-    // they are enough. Not granted: a live GET of a CronJob (read from the cache), GET/PATCH of its status
-    // (written with PUT), events.k8s.io Events (the recorder writes core/v1 ones); any Secret but its own
+    // they are enough, plus a PUT of its status (what an upgrade's old leader writes with). Not granted: a live GET
+    // of a CronJob (read from the cache), GET of its status (written with a JSON patch), events.k8s.io Events (the recorder writes core/v1 ones); any Secret but its own
     // webhook certificate (and that one only to read, watch and replace; create cannot be limited to a
     // name), any webhook configuration but its own two (never created, patched or deleted).
     const cronjobs = `cronjobs.${GROUP}`;
@@ -310,9 +310,9 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
       ["update", cronjobs, "", "no"],
       ["patch", cronjobs, "", "no"],
       ["delete", cronjobs, "", "no"],
-      ["update", cronjobs, "status", "yes"],
+      ["patch", cronjobs, "status", "yes"],
       ["get", cronjobs, "status", "no"],
-      ["patch", cronjobs, "status", "no"],
+      ["update", cronjobs, "status", "yes"],
       ["update", cronjobs, "finalizers", "yes"],
       // update: a run whose Pods never started is ended (controllers/starts.ts).
       ...(["get", "list", "watch", "create", "update", "delete"] as const).map((v): [string, string, string, "yes"] => [

@@ -108,6 +108,97 @@ describe("FakeClient", () => {
     await assert.rejects(f.updateStatus(Kinds.ConfigMap, cm), isNotFound);
   });
 
+  it("patches status with a JSON patch: its resourceVersion a precondition, only status kept, all or nothing", async () => {
+    const f = new FakeClient();
+    const v1 = await f.create(Widget, widget("a"));
+    const rv = (v: KubeObject) => ({
+      op: "replace",
+      path: "/metadata/resourceVersion",
+      value: v.metadata!.resourceVersion,
+    });
+    const v2 = await f.patchStatus(
+      Widget,
+      "ns",
+      "a",
+      [
+        rv(v1),
+        { op: "add", path: "/status", value: { runs: ["r1"], "a/b~c": 1 } },
+        { op: "replace", path: "/spec/n", value: 9 },
+      ],
+      "json",
+    );
+    assert.deepEqual(v2.status, { runs: ["r1"], "a/b~c": 1 });
+    assert.deepEqual(v2.spec, { n: 1 }, "the status subresource takes status only");
+    assert.equal(v2.metadata!.generation, 1);
+    assert.notEqual(v2.metadata!.resourceVersion, v1.metadata!.resourceVersion, "a write bumps the resourceVersion");
+    const v3 = await f.patchStatus(
+      Widget,
+      "ns",
+      "a",
+      [rv(v2), { op: "add", path: "/status/runs/0", value: "r2" }, { op: "remove", path: "/status/a~1b~0c" }],
+      "json",
+    );
+    assert.deepEqual(v3.status, { runs: ["r2", "r1"] });
+    // A stale resourceVersion: 409, nothing written, whatever the rest of the patch.
+    await assert.rejects(
+      f.patchStatus(Widget, "ns", "a", [rv(v2), { op: "replace", path: "/status/runs", value: [] }], "json"),
+      (e) => isConflict(e) && /the object has been modified/.test(String(e)),
+    );
+    assert.deepEqual((await f.get(Widget, "ns", "a")).status, { runs: ["r2", "r1"] });
+    // An operation that does not apply fails the whole patch (422), the ones before it included.
+    await assert.rejects(
+      f.patchStatus(
+        Widget,
+        "ns",
+        "a",
+        [rv(v3), { op: "add", path: "/status/x", value: 1 }, { op: "replace", path: "/status/missing", value: 1 }],
+        "json",
+      ),
+      (e) => e instanceof APIError && e.code === 422,
+    );
+    await assert.rejects(
+      f.patchStatus(Widget, "ns", "a", [rv(v3), { op: "remove", path: "/status/runs/2" }], "json"),
+      (e) => e instanceof APIError && e.code === 422,
+    );
+    const same = await f.patchStatus(
+      Widget,
+      "ns",
+      "a",
+      [rv(v3), { op: "test", path: "/status/runs/1", value: "r1" }],
+      "json",
+    );
+    assert.equal(
+      same.metadata!.resourceVersion,
+      v3.metadata!.resourceVersion,
+      "a patch that changes nothing writes nothing",
+    );
+    // Without a resourceVersion operation the patch applies to whatever is stored.
+    await f.update(Widget, { ...v3, spec: { n: 2 } });
+    const v4 = await f.patchStatus(Widget, "ns", "a", [{ op: "add", path: "/status/runs/-", value: "r0" }], "json");
+    assert.deepEqual(v4.status, { runs: ["r2", "r1", "r0"] });
+    // Gone: 404 (also for a kind without the subresource); and a dry run writes nothing.
+    await assert.rejects(f.patchStatus(Widget, "ns", "b", [rv(v4)], "json"), isNotFound);
+    const cm = await f.create(Kinds.ConfigMap, { metadata: { name: "c", namespace: "ns" } });
+    await assert.rejects(f.patchStatus(Kinds.ConfigMap, "ns", "c", [rv(cm)], "json"), isNotFound);
+    const dry = await f.patchStatus(Widget, "ns", "a", [{ op: "replace", path: "/status", value: {} }], "json", {
+      dryRun: true,
+    });
+    assert.deepEqual(dry.status, {});
+    assert.deepEqual((await f.get(Widget, "ns", "a")).status, { runs: ["r2", "r1", "r0"] });
+    assert.deepEqual(
+      f.actions.filter((a) => a.verb === "patchStatus").map((a) => `${a.resource}/${a.name}`),
+      [
+        ...Array<string>(7).fill("widgets.example.com/a"),
+        "widgets.example.com/b",
+        "configmaps/c",
+        "widgets.example.com/a",
+      ],
+    );
+    f.injectError({ verb: "patchStatus", name: "a", times: 1 }, () => new APIError(500, "InternalError", "lost"));
+    await assert.rejects(f.patchStatus(Widget, "ns", "a", [], "json"), /lost/);
+    await f.patchStatus(Widget, "ns", "a", [], "json");
+  });
+
   it("deletes only with a matching UID precondition, and marks an object with finalizers instead", async () => {
     const f = new FakeClient({ now: () => new Date("2030-01-01T00:00:00Z") });
     const a = await f.create(Widget, widget("a", { metadata: { name: "a", namespace: "ns", finalizers: ["x/y"] } }));

@@ -6,6 +6,7 @@ import {
   AGGREGATE_MESSAGE_PREFIX,
   EventCorrelator,
   LRU,
+  RefillingBuckets,
   TokenBucket,
   aggregateKey,
   eventKey,
@@ -491,6 +492,82 @@ describe("EventRecorder", () => {
     rec.event(configMap(), "Warning", "Tick", "distinct 32");
     await rec.flush();
     assert.equal(sink.calls.length, 28);
+  });
+
+  it("writes an object's routine events three at once, then one every 5 minutes, new Events and updates alike", async () => {
+    const { sink, rec, clock } = setup();
+    const before = await dropped();
+    const routine = { routine: true };
+    // An every-minute CronJob's runs: each a created, an ended and a cleaned-up Event, each message distinct.
+    for (let i = 0; i < 12; i++) {
+      rec.event(configMap(), "Normal", "SuccessfulCreate", `Created job cm-${i}`, routine);
+      rec.event(configMap(), "Normal", "SawCompletedJob", `Saw completed job: cm-${i}`, routine);
+      rec.event(configMap(), "Normal", "SuccessfulDelete", `Deleted job cm-${i - 1}`, routine);
+      await rec.flush();
+      clock.advance(60_000);
+    }
+    // The first run's three, then the first routine event once a token refilled (minutes 5 and 10).
+    assert.deepEqual(
+      sink.calls.map((c) => `${c.event.reason} ${c.op}`),
+      [
+        "SuccessfulCreate create",
+        "SawCompletedJob create",
+        "SuccessfulDelete create",
+        "SuccessfulCreate create",
+        "SuccessfulCreate create",
+      ],
+    );
+    assert.deepEqual(await droppedSince(before), { spam_filter: 36 - 5 });
+    // A routine event spends no budget of the others: a Warning and a non-routine event of the same reason pass.
+    rec.event(configMap(), "Warning", "FailedCreate", "Error creating job cm-13: quota");
+    rec.event(configMap(), "Normal", "SawCompletedJob", "Saw completed job: cm-12, condition: Failed");
+    await rec.flush();
+    assert.equal(sink.calls.length, 7);
+    // Another object has its own budget.
+    rec.event(configMap("other", "ns1", "uid-9"), "Normal", "SuccessfulCreate", "Created job other-1", routine);
+    await rec.flush();
+    assert.equal(sink.calls.length, 8);
+  });
+
+  it("holds the routine budget for a fleet larger than the correlator's caches, and forgets refilled buckets", async () => {
+    const { sink, rec, clock } = setup({ correlator: { lruCacheSize: 100 } });
+    const cm = (i: number) => configMap(`cm-${i}`, "ns1", `uid-${i}`);
+    for (let minute = 0; minute < 6; minute++) {
+      for (let i = 0; i < 500; i++)
+        rec.event(cm(i), "Normal", "SuccessfulCreate", `Created job ${minute}`, { routine: true });
+      await rec.flush();
+      clock.advance(60_000);
+    }
+    // Minutes 0, 1, 2 (the burst) and 5 (a token refilled) of each CronJob, not all six: 500 buckets are kept
+    // although the caches hold 100.
+    assert.equal(sink.calls.length, 500 * 4);
+    const buckets = new RefillingBuckets(1 / 300, 1);
+    for (let i = 0; i < 50; i++) assert.equal(buckets.tryAccept(`k${i}`, 0), true);
+    assert.equal(buckets.tryAccept("k0", 1000), false);
+    for (let i = 0; i < 60; i++) buckets.tryAccept(`later${i}`, 400_000);
+    assert.ok(buckets.size <= 61, `refilled buckets are forgotten (${buckets.size} kept)`);
+    assert.equal(buckets.tryAccept("k0", 400_000), true);
+  });
+
+  it("keeps every routine event of an object that acts every 15 minutes or less often", async () => {
+    const { sink, rec, clock } = setup();
+    // A run every 15 minutes, each its three routine events.
+    for (let i = 0; i < 6; i++) {
+      for (const reason of ["SuccessfulCreate", "SawCompletedJob", "SuccessfulDelete"])
+        rec.event(configMap(), "Normal", reason, `${reason} cm-${i}`, { routine: true });
+      await rec.flush();
+      clock.advance(900_000);
+    }
+    assert.equal(sink.calls.length, 18);
+  });
+
+  it("the fake recorder keeps routine events apart, so a controller test can see which it marked", () => {
+    const r = new FakeRecorder();
+    r.event(configMap(), "Normal", "SuccessfulCreate", "Created job cm-1", { routine: true });
+    r.event(configMap(), "Normal", "SawCompletedJob", "Saw completed job: cm-1, condition: Failed");
+    assert.deepEqual(r.routine, ["Normal SuccessfulCreate Created job cm-1"]);
+    assert.equal(r.take().length, 2);
+    assert.deepEqual(r.routine, []);
   });
 
   it("a flood of identical events cannot starve a later distinct event (issue 12)", async () => {
