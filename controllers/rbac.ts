@@ -26,7 +26,7 @@ export interface RBACMarker {
  * Exactly the verbs the code calls, each with where it is called (test/unit/config.test.ts checks the
  * client calls in controllers/, webhooks/ and runtime/events/ against this list, both ways). Verbs the
  * code does not call are not granted: no `get` on cronjobs (the reconciler reads CronJobs from the
- * informer cache only), no `get` on cronjobs/status (status is written with a JSON patch; `update` only for an upgrade's old leader), no
+ * informer cache only), no `get`/`patch` on cronjobs/status (status is written with PUT), no
  * events.k8s.io (the recorder writes core/v1 Events).
  */
 export const CRONJOB_CONTROLLER_RBAC: readonly RBACMarker[] = [
@@ -34,13 +34,9 @@ export const CRONJOB_CONTROLLER_RBAC: readonly RBACMarker[] = [
   // reconciler reads CronJobs from its cache (loadCronJob: cache.get), never from the API server.
   // +kubebuilder:rbac:groups=batch.tutorial.kubebuilder.io,resources=cronjobs,verbs=list;watch
   { groups: [GROUP], resources: [PLURAL], verbs: ["list", "watch"] },
-  // patch: CronJobReconciler's status write (controllers/statuswriter.ts, client.patchStatus: a JSON patch,
-  //   PATCH .../cronjobs/<name>/status).
-  // update, no call: what the versions before the patch write status with (a PUT). During an upgrade the new role
-  //   is applied while the old leader still runs; without it that leader's status writes would be refused (403)
-  //   until its Pod is replaced. Drop it once no supported upgrade starts from a PUT-writing version.
-  // +kubebuilder:rbac:groups=batch.tutorial.kubebuilder.io,resources=cronjobs/status,verbs=patch;update
-  { groups: [GROUP], resources: [`${PLURAL}/status`], verbs: ["patch", "update"] },
+  // update: CronJobReconciler.writeStatus (client.updateStatus: PUT .../cronjobs/<name>/status).
+  // +kubebuilder:rbac:groups=batch.tutorial.kubebuilder.io,resources=cronjobs/status,verbs=update
+  { groups: [GROUP], resources: [`${PLURAL}/status`], verbs: ["update"] },
   // No call: the Jobs' ownerReferences set blockOwnerDeletion (jobForSlot), which the
   // OwnerReferencesPermissionEnforcement admission plugin (on in OpenShift, for one) allows only to who
   // may update the owner's finalizers. test/integration/deploy.test.ts runs with that plugin on.

@@ -32,7 +32,7 @@ const requestLatency = getOrCreate(
     }),
 );
 
-export type PatchType = "merge" | "json" | "strategic" | "apply";
+type PatchType = "merge" | "json" | "strategic" | "apply";
 const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   merge: "application/merge-patch+json",
   json: "application/json-patch+json",

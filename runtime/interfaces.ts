@@ -2,7 +2,7 @@
 // client.StatusWriter and the cache's indexed reads), so it can be handed the real Client and Cache or
 // the in-memory fake (runtime/fake/client.ts) without knowing which. The real classes satisfy them
 // structurally; nothing here adds behaviour.
-import type { DeleteOptions, ListOptions, ListResult, PatchType, WriteOptions } from "./client.ts";
+import type { DeleteOptions, ListOptions, ListResult, WriteOptions } from "./client.ts";
 import type { IndexFunc } from "./cache/informer.ts";
 import type { LabelSelector } from "./cache/selector.ts";
 import type { KubeObject, ResourceKind } from "./kinds.ts";
@@ -29,18 +29,6 @@ export interface ObjectWriter {
 /** Writes to the status subresource: only status changes (client.StatusWriter). */
 export interface StatusWriter {
   updateStatus<T extends KubeObject>(rk: ResourceKind, obj: T, o?: WriteOptions): Promise<T>;
-  /**
-   * PATCH of the status subresource. A JSON patch ("json") that sets metadata.resourceVersion is conditional on it
-   * (Conflict if stale), like updateStatus; without one it applies to whatever is stored.
-   */
-  patchStatus<T extends KubeObject>(
-    rk: ResourceKind,
-    namespace: string | undefined,
-    name: string,
-    patch: unknown,
-    type: PatchType,
-    o?: WriteOptions,
-  ): Promise<T>;
 }
 
 export type ObjectClient = ObjectReader & ObjectWriter & StatusWriter;

@@ -1,8 +1,7 @@
 // An in-memory API server for fast unit tests of reconcilers: one store behind both the client seams
 // (ObjectReader, ObjectWriter, StatusWriter) and the cache seams (CacheReader, CacheIndexer) of
 // runtime/interfaces.ts. It keeps the apiserver semantics reconcilers rely on: resourceVersions and
-// Conflict on a stale write, AlreadyExists, NotFound, the status subresource (updated, or patched with a JSON
-// patch whose resourceVersion is a precondition), delete preconditions,
+// Conflict on a stale write, AlreadyExists, NotFound, the status subresource, delete preconditions,
 // finalizers, a terminating namespace refusing new content, garbage collection of dependents (or none,
 // as envtest, which runs no GC), the Job status transitions a Kubernetes 1.33+ apiserver refuses
 // (jobstatus.ts), errors injected per verb, kind and name (runtime/errors.ts's APIError, so isConflict & co.
@@ -10,19 +9,17 @@
 // schemas and defaulting, admission webhooks, dry-run validation, a namespace that must exist, watches and
 // a cache lagging behind writes, restarts.
 import { randomUUID } from "node:crypto";
-import type { DeleteOptions, ListOptions, ListResult, PatchType, WriteOptions } from "../client.ts";
+import type { DeleteOptions, ListOptions, ListResult, WriteOptions } from "../client.ts";
 import { APIError } from "../errors.ts";
 import type { IndexFunc } from "../cache/informer.ts";
 import { type LabelSelector, matchesSelector, parseSelector } from "../cache/selector.ts";
 import type { CacheIndexer, CacheReader, ObjectReader, ObjectWriter, StatusWriter } from "../interfaces.ts";
-import type { JSONPatchOperation } from "../jsonpatch.ts";
 import { type KubeObject, objectPath, resourceName, type ResourceKind } from "../kinds.ts";
 import { rfc3339 } from "../metatime.ts";
-import { canonical, deepFreeze, isObj } from "../objects.ts";
-import { applyJSONPatch, JSONPatchError } from "./jsonpatch.ts";
+import { canonical, deepFreeze } from "../objects.ts";
 import { invalidJob, jobStatusErrors } from "./jobstatus.ts";
 
-type Verb = "get" | "list" | "create" | "update" | "updateStatus" | "patchStatus" | "delete";
+type Verb = "get" | "list" | "create" | "update" | "updateStatus" | "delete";
 
 /** Which calls an injected error answers; unset fields match anything. */
 interface ErrorMatch {
@@ -36,7 +33,7 @@ interface ErrorMatch {
 
 /** Which writes an injected warning comes with (the verbs that take WriteOptions). */
 interface WarningMatch extends ErrorMatch {
-  verb: "create" | "update" | "updateStatus" | "patchStatus";
+  verb: "create" | "update" | "updateStatus";
 }
 
 interface FakeAction {
@@ -242,44 +239,6 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Cac
     return this.write("updateStatus", rk, obj, o);
   }
 
-  /**
-   * PATCH of the status subresource, as kube-apiserver applies a JSON patch (RFC 6902; the only type the fake
-   * applies): to the stored object, the whole patch or nothing (422 Invalid when an operation does not apply),
-   * then as an update of status: a resourceVersion the patch sets is a precondition (409 Conflict when it is not
-   * the stored one), everything but status stays as stored, and a patch that changes nothing writes nothing.
-   */
-  async patchStatus<T extends KubeObject>(
-    rk: ResourceKind,
-    namespace: string | undefined,
-    name: string,
-    patch: unknown,
-    type: PatchType,
-    o: WriteOptions = {},
-  ): Promise<T> {
-    this.enter("patchStatus", rk, namespace, name, o);
-    if (type !== "json") throw new Error(`the fake client applies JSON patches ("json") only, not "${type}"`);
-    const cur = this.bucket(rk).get(keyOf(rk, namespace, name));
-    if (!cur || !this.hasStatusSubresource(rk)) throw notFound(rk, name);
-    if (!Array.isArray(patch)) throw new APIError(400, "BadRequest", "the JSON patch is not an array of operations");
-    let patched: unknown;
-    try {
-      patched = applyJSONPatch(cur, patch as JSONPatchOperation[]);
-    } catch (err) {
-      if (err instanceof JSONPatchError) throw new APIError(422, "Invalid", err.message);
-      throw err;
-    }
-    if (!isObj(patched)) throw new APIError(422, "Invalid", "the patched document is not an object");
-    const meta = (patched as KubeObject).metadata;
-    if (meta?.name !== name || (rk.namespaced && meta.namespace !== namespace)) {
-      throw new APIError(
-        400,
-        "BadRequest",
-        `the name of the object (${meta?.name}) does not match the name on the URL (${name})`,
-      );
-    }
-    return this.writeAt("updateStatus", rk, namespace, name, patched as T, o);
-  }
-
   // --- CacheReader, CacheIndexer -------------------------------------------------------------------
 
   setTransform<T extends KubeObject>(kind: ResourceKind, fn: (obj: T) => T): void {
@@ -348,20 +307,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Cac
     const name = meta.name;
     this.enter(verb, rk, meta.namespace, name, o);
     if (!name) throw new Error(`${obj.kind ?? "object"} has no metadata.name`);
-    return this.writeAt(verb, rk, meta.namespace, name, obj, o);
-  }
-
-  /** An update (or a status update) of the object stored under namespace/name with `obj`, once entered. */
-  private writeAt<T extends KubeObject>(
-    verb: "update" | "updateStatus",
-    rk: ResourceKind,
-    namespace: string | undefined,
-    name: string,
-    obj: T,
-    o: WriteOptions,
-  ): T {
-    const meta = obj.metadata ?? {};
-    const key = keyOf(rk, namespace, name);
+    const key = keyOf(rk, meta.namespace, name);
     const cur = this.bucket(rk).get(key);
     if (!cur) throw notFound(rk, name);
     if (meta.resourceVersion && meta.resourceVersion !== cur.metadata?.resourceVersion) {

@@ -5,8 +5,6 @@
 
 import { type FieldError, fieldErrorBody, fieldErrorString } from "../field.ts";
 export { type FieldError, type FieldErrorType, fieldErrorString, invalidField, requiredField } from "../field.ts";
-import type { JSONPatchOperation } from "../jsonpatch.ts";
-export { escapeJSONPointer, type JSONPatchOperation } from "../jsonpatch.ts";
 
 export const ADMISSION_API_VERSION = "admission.k8s.io/v1";
 
@@ -111,6 +109,14 @@ export type AdmissionResult = Omit<AdmissionResponse, "uid"> & { uid?: string };
 
 export type AdmissionHandler = (req: AdmissionRequest) => AdmissionResult | Promise<AdmissionResult>;
 
+export interface JSONPatchOperation {
+  op: "add" | "remove" | "replace" | "move" | "copy" | "test";
+  /** A JSON Pointer; escape keys with escapeJSONPointer (label keys contain "/"). */
+  path: string;
+  value?: unknown;
+  from?: string;
+}
+
 function withWarnings<T extends AdmissionResult>(r: T, warnings: readonly string[] | undefined): T {
   if (warnings && warnings.length > 0) r.warnings = [...warnings];
   return r;
@@ -147,6 +153,11 @@ export function patched(ops: readonly JSONPatchOperation[], warnings?: readonly 
     r.patch = Buffer.from(JSON.stringify(ops), "utf8").toString("base64");
   }
   return r;
+}
+
+/** One JSON Pointer reference token (RFC 6901): "app.kubernetes.io/name" → "app.kubernetes.io~1name". */
+export function escapeJSONPointer(token: string): string {
+  return token.replaceAll("~", "~0").replaceAll("/", "~1");
 }
 
 /**

@@ -298,8 +298,8 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
       (await kubectl([`--kubeconfig=${saKubeconfig}`, "auth", "can-i", ...args])).stdout.trim();
     assert.equal(await canI("get", "secrets", "--all-namespaces"), "no", "the token must not be an admin's");
     // Least privilege: exactly the verbs the code calls (controllers/rbac.ts), and the cycle below shows
-    // they are enough, plus a PUT of its status (what an upgrade's old leader writes with). Not granted: a live GET
-    // of a CronJob (read from the cache), GET of its status (written with a JSON patch), events.k8s.io Events (the recorder writes core/v1 ones); any Secret but its own
+    // they are enough. Not granted: a live GET of a CronJob (read from the cache), GET/PATCH of its status
+    // (written with PUT), events.k8s.io Events (the recorder writes core/v1 ones); any Secret but its own
     // webhook certificate (and that one only to read, watch and replace; create cannot be limited to a
     // name), any webhook configuration but its own two (never created, patched or deleted).
     const cronjobs = `cronjobs.${GROUP}`;
@@ -310,9 +310,9 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
       ["update", cronjobs, "", "no"],
       ["patch", cronjobs, "", "no"],
       ["delete", cronjobs, "", "no"],
-      ["patch", cronjobs, "status", "yes"],
-      ["get", cronjobs, "status", "no"],
       ["update", cronjobs, "status", "yes"],
+      ["get", cronjobs, "status", "no"],
+      ["patch", cronjobs, "status", "no"],
       ["update", cronjobs, "finalizers", "yes"],
       // update: a run whose Pods never started is ended (controllers/starts.ts).
       ...(["get", "list", "watch", "create", "update", "delete"] as const).map((v): [string, string, string, "yes"] => [
@@ -547,15 +547,20 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
           const evs = (await client.list<Obj & KubeObject>(Kinds.Event, { namespace: WORK_NS })).items.filter(
             (e) => e.involvedObject?.kind === KIND && e.involvedObject?.name === "every-5s",
           );
-          const rs = new Set(
-            evs.filter((e) => e.source?.component === "cronjob-controller").map((e) => e.reason as string),
-          );
-          return ["SuccessfulCreate", "SawCompletedJob", "SuccessfulDelete"].every((r) => rs.has(r)) ? rs : undefined;
+          const ours = evs.filter((e) => e.source?.component === "cronjob-controller");
+          const rs = new Set(ours.map((e) => e.reason as string));
+          return ["SuccessfulCreate", "SawCompletedJob"].every((r) => rs.has(r)) ? ours : undefined;
         },
         20_000,
         logTail,
       );
-      assert.ok(reasons.size >= 3);
+      // A run every 5 s: its routine Events (a run created, a success, history cleanup) share one budget of three,
+      // then one per 5 minutes (docs/using-cronjobs.md#events), so after several runs there are still three at most.
+      const routine = new Set(["SuccessfulCreate", "SawCompletedJob", "SuccessfulDelete"]);
+      assert.ok(
+        reasons.filter((e) => routine.has(e.reason as string)).length <= 3,
+        reasons.map((e) => `${e.reason}: ${e.message}`).join("\n"),
+      );
 
       // No request was refused: any missing permission shows as a 403 in the log.
       const text = log();

@@ -89,8 +89,7 @@ const managerContainer = (dep: Obj): Obj => {
 };
 
 // Exactly what the code calls (see controllers/rbac.ts): no get on cronjobs (read from the cache), no
-// get on cronjobs/status (written with a JSON patch; update only for an upgrade's old leader), no events.k8s.io
-// (core/v1 Events are recorded).
+// get/patch on cronjobs/status (written with PUT), no events.k8s.io (core/v1 Events are recorded).
 const CRONJOB_RULES = [
   { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
   // A run whose Pods never started: its Pods are read once its start limit passes (controllers/starts.ts).
@@ -101,8 +100,7 @@ const CRONJOB_RULES = [
     resources: ["concurrencygroups", "cronjobs", "exclusioncalendars"],
     verbs: ["list", "watch"],
   },
-  { apiGroups: [api.GROUP], resources: ["cronjobs/finalizers"], verbs: ["update"] },
-  { apiGroups: [api.GROUP], resources: ["cronjobs/status"], verbs: ["patch", "update"] },
+  { apiGroups: [api.GROUP], resources: ["cronjobs/finalizers", "cronjobs/status"], verbs: ["update"] },
 ];
 // The webhook certificate provisioner: its own two webhook configurations (names prefixed by kustomize)...
 const webhookConfigRules = (prefix = "") => [
@@ -182,7 +180,7 @@ function apiCallsIn(dirs: string[]): Map<string, string[]> {
   const KIND = String.raw`(CronJobKind|CronJobResource|ConcurrencyGroupResource|ExclusionCalendarResource|Kinds\.\w+|CertKinds\.\w+)`;
   const GENERIC = String.raw`(?:<[^>()]*>)?`;
   const clientCall = new RegExp(
-    String.raw`\bclient\.(get|list|watch|create|update|updateStatus|patch|patchStatus|delete)\s*${GENERIC}\(\s*${KIND}\b`,
+    String.raw`\bclient\.(get|list|watch|create|update|updateStatus|patch|delete)\s*${GENERIC}\(\s*${KIND}\b`,
     "g",
   );
   const rawCall = new RegExp(
@@ -206,9 +204,8 @@ function apiCallsIn(dirs: string[]): Map<string, string[]> {
     const src = readFileSync(file, "utf8");
     const at = (i: number) => `${relative(root, file)}:${src.slice(0, i).split("\n").length}`;
     for (const m of src.matchAll(clientCall)) {
-      const status = m[1] === "updateStatus" || m[1] === "patchStatus";
-      const verb = m[1] === "updateStatus" ? "update" : m[1] === "patchStatus" ? "patch" : m[1]!;
-      add(m[2]!, verb, status ? "status" : "", at(m.index));
+      const verb = m[1] === "updateStatus" ? "update" : m[1]!;
+      add(m[2]!, verb, m[1] === "updateStatus" ? "status" : "", at(m.index));
     }
     for (const m of src.matchAll(rawCall)) {
       const method = m[1]!;
@@ -327,9 +324,7 @@ describe("generated RBAC (controllers/rbac.ts → config/rbac/role.yaml)", () =>
     );
     // Granted without a call: blockOwnerDeletion on the Jobs' ownerReferences needs it when the
     // OwnerReferencesPermissionEnforcement admission plugin is on (test/integration/deploy.test.ts).
-    // And update on cronjobs/status: the PUT the versions before the JSON patch write status with, kept so that an
-    // upgrade's old leader is not refused while the new role is already applied (controllers/rbac.ts).
-    const noCall = new Set([`${api.GROUP}|cronjobs/finalizers|update`, `${api.GROUP}|cronjobs/status|update`]);
+    const noCall = new Set([`${api.GROUP}|cronjobs/finalizers|update`]);
     const undeclared = [...calls].filter(([k]) => !declared.has(k)).map(([k, where]) => `${k} (${where.join(", ")})`);
     assert.deepEqual(undeclared, [], "the code calls verbs controllers/rbac.ts does not grant");
     const unused = [...declared].filter((k) => !calls.has(k) && !noCall.has(k));
@@ -337,7 +332,7 @@ describe("generated RBAC (controllers/rbac.ts → config/rbac/role.yaml)", () =>
     // The scan finds the calls it must (a regression guard for the patterns themselves).
     for (const k of [
       `${api.GROUP}|cronjobs|list`,
-      `${api.GROUP}|cronjobs/status|patch`,
+      `${api.GROUP}|cronjobs/status|update`,
       "batch|jobs|get",
       "batch|jobs|create",
       "batch|jobs|delete",

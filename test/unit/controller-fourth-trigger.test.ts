@@ -300,7 +300,7 @@ describe("the poke brings its own words: record reason, Event reasons, admission
 
     // A crash between the create and the status write: the next process enters the Job from the Job (recorded()).
     const c = await setUp();
-    c.client.injectError({ verb: "patchStatus", kind: CronJobKind, times: 1 }, new Error("killed"));
+    c.client.injectError({ verb: "updateStatus", kind: CronJobKind, times: 1 }, new Error("killed"));
     await assert.rejects(c.reconcile(), /killed/);
     assert.equal((await c.stored()).status?.recentRuns, undefined, "the status write was lost");
     c.restart();

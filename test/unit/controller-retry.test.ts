@@ -212,7 +212,7 @@ describe("retry: a failed slot runs again as a new Job", () => {
     await t.reconcile("2026-11-25T10:00:01Z");
     await t.finish(FIRST, "failed", "2026-11-25T10:01:00Z");
     // Killed between the create and the status write: the write never lands.
-    t.client.injectError({ verb: "patchStatus", kind: CronJobKind, times: 1 }, new Error("killed"));
+    t.client.injectError({ verb: "updateStatus", kind: CronJobKind, times: 1 }, new Error("killed"));
     await assert.rejects(t.reconcile("2026-11-25T10:01:00Z"), /killed/);
     assert.deepEqual(await t.names(), [FIRST, attempt(1)].sort(), "the attempt's Job was created");
     const { outcome: _outcome, ...running } = firstEntry("2026-11-25T10:01:00Z");

@@ -36,7 +36,6 @@ import {
   RUN_NOW_ANNOTATION,
 } from "../../api/v1/index.ts";
 import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
-import type { PatchType } from "../../runtime/client.ts";
 import { FakeRecorder } from "../../runtime/events/fake.ts";
 import { FakeClient } from "../../runtime/fake/client.ts";
 import { FakeClock } from "../../runtime/fake-clock.ts";
@@ -232,13 +231,13 @@ async function simulate(c: Case): Promise<Outcome> {
           return target.delete(kind, ns, name, o);
         };
       }
-      if (prop === "patchStatus") {
-        return async (kind: ResourceKind, ns: string, name: string, patch: unknown, type: PatchType) => {
+      if (prop === "updateStatus") {
+        return async (kind: ResourceKind, obj: KubeObject) => {
           if (kind.kind === CronJobResource.kind && loseNextStatusWrite) {
             loseNextStatusWrite = false;
             throw new Error("killed before the status write");
           }
-          return target.patchStatus(kind, ns, name, patch, type);
+          return target.updateStatus(kind, obj);
         };
       }
       return Reflect.get(target, prop, receiver);

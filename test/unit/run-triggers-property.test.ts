@@ -43,7 +43,6 @@ import {
 } from "../../api/v1/index.ts";
 import { parseHashedSchedule, type Schedule } from "../../api/v1/schedule/index.ts";
 import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
-import type { PatchType } from "../../runtime/client.ts";
 import type { Result } from "../../runtime/controller.ts";
 import { FakeRecorder } from "../../runtime/events/fake.ts";
 import { FakeClient } from "../../runtime/fake/client.ts";
@@ -479,10 +478,10 @@ async function simulate(c: Case): Promise<Outcome> {
           return made;
         };
       }
-      if (prop === "patchStatus") {
-        return async (kind: ResourceKind, ns: string, name: string, patch: unknown, type: PatchType) => {
+      if (prop === "updateStatus") {
+        return async (kind: ResourceKind, obj: KubeObject) => {
           const before = target.cache.get(CronJobResource, NS, NAME);
-          const written = await target.patchStatus(kind, ns, name, patch, type);
+          const written = await target.updateStatus(kind, obj);
           writes++;
           if (kind.kind === CronJobResource.kind && before) sim.lastStatusWrite = { before, at: now(), pass };
           return written;

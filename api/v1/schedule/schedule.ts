@@ -37,6 +37,28 @@ function millis(d: Date, what: string): number {
   return ms;
 }
 
+/**
+ * The last few answers of a pure function of one instant. A parsed schedule is shared by every CronJob with the
+ * same schedule and zone (the controller's parse cache), and the passes of a burst ask it about the same second
+ * thousands of times: the cron walk (cron-parser, zone rules) then runs once per second, not once per pass.
+ */
+class InstantMemo<V> {
+  readonly #keys: number[] = [];
+  readonly #values: V[] = [];
+  #at = 0;
+
+  get(key: number, compute: (key: number) => V): V {
+    const i = this.#keys.indexOf(key);
+    if (i >= 0) return this.#values[i]!;
+    const v = compute(key);
+    this.#keys[this.#at] = key;
+    this.#values[this.#at] = v;
+    this.#at = (this.#at + 1) % MEMO_SIZE;
+    return v;
+  }
+}
+const MEMO_SIZE = 4;
+
 class CronSchedule implements Schedule {
   readonly description: string;
   readonly timeZone: string;
@@ -44,6 +66,8 @@ class CronSchedule implements Schedule {
   readonly everySeconds = undefined;
   readonly followsRealTime: boolean;
   readonly #slots: CronSlots;
+  readonly #next = new InstantMemo<number>();
+  readonly #mostRecent = new InstantMemo<number | undefined>();
 
   constructor(fields: CronFields, description: string, zone: ZoneRules) {
     this.description = description;
@@ -53,11 +77,11 @@ class CronSchedule implements Schedule {
   }
 
   next(after: Date, _anchor?: Date): Date {
-    return new Date(this.#slots.next(millis(after, "after")));
+    return new Date(this.#next.get(millis(after, "after"), (t) => this.#slots.next(t)));
   }
 
   mostRecent(notAfter: Date, _anchor?: Date): Date | undefined {
-    const t = this.#slots.mostRecent(millis(notAfter, "notAfter"));
+    const t = this.#mostRecent.get(millis(notAfter, "notAfter"), (n) => this.#slots.mostRecent(n));
     return t === undefined ? undefined : new Date(t);
   }
 }

@@ -748,7 +748,7 @@ export function policyCases(driver: ReconcilerDriver): void {
         const crashing = new CronJobReconciler({
           client: new Proxy(h.client, {
             get(target, prop, receiver) {
-              if (prop === "patchStatus") return async () => Promise.reject(new Error("the process died"));
+              if (prop === "updateStatus") return async () => Promise.reject(new Error("the process died"));
               const v = Reflect.get(target, prop, receiver) as unknown;
               return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
             },

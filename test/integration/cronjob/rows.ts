@@ -394,14 +394,15 @@ class RowTable {
     this.#h = h;
     // Every status write goes through the client (the reconcilers of restarts too): counted while a pass is on.
     const client = h.client;
-    const { patchStatus } = client;
-    client.patchStatus = ((kind, namespace, name, patch, type, o) => {
+    const { updateStatus } = client;
+    client.updateStatus = ((kind, obj, o) => {
       if (this.#passing && resourceName(kind) === resourceName(CronJobKind)) {
+        const name = obj.metadata?.name ?? "";
         this.#statusWrites.set(name, (this.#statusWrites.get(name) ?? 0) + 1);
       }
-      return patchStatus.call(client, kind, namespace, name, patch, type, o);
-    }) as typeof client.patchStatus;
-    this.#restoreClient = () => void (client.patchStatus = patchStatus);
+      return updateStatus.call(client, kind, obj, o);
+    }) as typeof client.updateStatus;
+    this.#restoreClient = () => void (client.updateStatus = updateStatus);
     if (this.#o.countRuns || this.#o.statusDelayMs)
       this.#reconciler = new CronJobReconciler({
         client: h.client,
@@ -587,7 +588,7 @@ class RowTable {
     else if (s === "fake loses the next status write") {
       if (!h.fake) throw new Error("fake loses the next status write: a row only: fake");
       h.fake.injectError(
-        { verb: "patchStatus", kind: CronJobKind, name: c.name, times: 1 },
+        { verb: "updateStatus", kind: CronJobKind, name: c.name, times: 1 },
         () => new APIError(500, "InternalError", "status write lost"),
       );
     } else if (s === "delete") {

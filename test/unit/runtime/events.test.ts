@@ -517,7 +517,7 @@ describe("EventRecorder", () => {
         "SuccessfulCreate create",
       ],
     );
-    assert.deepEqual(await droppedSince(before), { spam_filter: 36 - 5 });
+    assert.deepEqual(await droppedSince(before), { routine: 36 - 5 });
     // A routine event spends no budget of the others: a Warning and a non-routine event of the same reason pass.
     rec.event(configMap(), "Warning", "FailedCreate", "Error creating job cm-13: quota");
     rec.event(configMap(), "Normal", "SawCompletedJob", "Saw completed job: cm-12, condition: Failed");
@@ -806,6 +806,7 @@ describe("EventRecorder: outages, drops and parallel writes (issue 12)", () => {
       "queue_full",
       "rejected",
       "retries_exhausted",
+      "routine",
       "shutdown",
       "spam_filter",
     ]);
