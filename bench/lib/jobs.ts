@@ -191,6 +191,14 @@ export function completionPatch(startTime: string, now: string, conditions: read
   };
 }
 
+/** Tries of one completion when the API server does not answer, or answers 429 or 5xx. */
+const FINISH_TRIES = 4;
+
+function isTransient(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code !== "number" || code === 0 || code === 429 || code >= 500;
+}
+
 /**
  * Marks Jobs Complete `delayMs` after they appear, with at most `inFlight` status patches at a time, writing
  * `conditions` (completionConditions of the control plane's version). A refused patch is counted and its
@@ -244,20 +252,30 @@ export class JobFinisher {
 
   private async finish(namespace: string, name: string, startTime: string, due: number): Promise<void> {
     if (this.stopped) return;
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
-    try {
-      await this.client.patchStatus(
-        Kinds.Job,
-        namespace,
-        name,
-        completionPatch(startTime, now, this.conditions),
-        "merge",
-      );
-      this.patched++;
-      this.lagsMs.push(Date.now() - due);
-    } catch (err) {
-      if (isNotFound(err)) return;
-      if (!this.errors++) this.firstError = (err as Error).message;
+    // A transient failure (no answer, 429, 5xx: a loaded machine, as in CI's smoke run beside the end-to-end tests)
+    // is tried again, a few times; what the API server refuses is an error at once.
+    for (let attempt = 1; ; attempt++) {
+      const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+      try {
+        await this.client.patchStatus(
+          Kinds.Job,
+          namespace,
+          name,
+          completionPatch(startTime, now, this.conditions),
+          "merge",
+        );
+        this.patched++;
+        this.lagsMs.push(Date.now() - due);
+        return;
+      } catch (err) {
+        if (isNotFound(err)) return;
+        if (isTransient(err) && attempt < FINISH_TRIES && !this.stopped) {
+          await new Promise((r) => setTimeout(r, 250 * attempt));
+          continue;
+        }
+        if (!this.errors++) this.firstError = (err as Error).message;
+        return;
+      }
     }
   }
 
