@@ -42,7 +42,41 @@ const core = (kind: string, plural: string, namespaced = true): ResourceKind => 
 const POD = core("Pod", "pods");
 const RESOURCE_QUOTA = core("ResourceQuota", "resourcequotas");
 const LIMIT_RANGE = core("LimitRange", "limitranges");
+/**
+ * A Service's endpoints, as discovery.k8s.io/v1 EndpointSlices (served from 1.21, the whole supported range): core/v1
+ * Endpoints is deprecated from 1.33, where each read of it prints a deprecation warning.
+ */
+const ENDPOINT_SLICE: ResourceKind = {
+  group: "discovery.k8s.io",
+  version: "v1",
+  kind: "EndpointSlice",
+  plural: "endpointslices",
+  namespaced: true,
+};
+/** The label an EndpointSlice names its Service by. */
+const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+interface EndpointSliceLike {
+  endpoints?: { conditions?: { ready?: boolean | null } }[];
+}
+
+/** The ready addresses of a Service's core/v1 Endpoints (0 when it has none), for a server without EndpointSlices. */
+async function readyAddresses(client: Reader, service: { namespace: string; name: string }): Promise<number> {
+  try {
+    const ep = await client.get<KubeObject>(ENDPOINTS, service.namespace, service.name);
+    const subsets = (ep.subsets ?? []) as { addresses?: unknown[] }[];
+    return subsets.reduce((n, s) => n + (s.addresses?.length ?? 0), 0);
+  } catch (e) {
+    if (isNotFound(e)) return 0;
+    throw e;
+  }
+}
 const ENDPOINTS = core("Endpoints", "endpoints");
+
+/** A slice's ready endpoints: `conditions.ready` unset counts as ready, as the API defines it. */
+function readyIn(slice: EndpointSliceLike): number {
+  return (slice.endpoints ?? []).filter((e) => e.conditions?.ready !== false).length;
+}
 const DEPLOYMENT: ResourceKind = {
   group: "apps",
   version: "v1",
@@ -394,18 +428,23 @@ export async function gatherOperator(
   }
   for (const w of webhooks) {
     if (!w.service) continue;
-    const ep = await attempt(`endpoints ${w.service.namespace}/${w.service.name}`, async () => {
+    const service = w.service;
+    const ready = await attempt(`endpointslices of service ${service.namespace}/${service.name}`, async () => {
       try {
-        return await client.get<KubeObject>(ENDPOINTS, w.service!.namespace, w.service!.name);
+        const slices = await listMapped(
+          client,
+          ENDPOINT_SLICE,
+          { namespace: service.namespace, labelSelector: `${SERVICE_NAME_LABEL}=${service.name}` },
+          (slice: KubeObject) => readyIn(slice as EndpointSliceLike),
+        );
+        return slices.reduce((n, k) => n + k, 0);
       } catch (e) {
-        if (isNotFound(e)) return {} as KubeObject;
+        // discovery.k8s.io/v1 not served (before 1.21): the Service's Endpoints, not yet deprecated there.
+        if (isNotFound(e)) return readyAddresses(client, service);
         throw e;
       }
     });
-    if (ep) {
-      const subsets = (ep.subsets ?? []) as { addresses?: unknown[] }[];
-      w.readyEndpoints = subsets.reduce((n, s) => n + (s.addresses?.length ?? 0), 0);
-    }
+    if (ready !== undefined) w.readyEndpoints = ready;
   }
   // Where it runs: the flag, else its webhooks' Service (a Helm release's namespace too), else its Pods found by
   // label in any namespace (webhooks off, or served from a URL as under `make run`), else the default install's.

@@ -223,11 +223,19 @@ function operator() {
         },
       ],
     } as KubeObject,
+    // The webhook Service's endpoints, as the EndpointSlice controller writes them (core/v1 Endpoints is deprecated
+    // from 1.33: why reads slices only).
     endpoints: {
-      apiVersion: "v1",
-      kind: "Endpoints",
-      metadata: { name: WEBHOOK_SERVICE, namespace: OPERATOR_NS },
-      subsets: [{ addresses: [{ ip: "10.244.0.7" }], ports: [{ port: 9443 }] }],
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: {
+        name: `${WEBHOOK_SERVICE}-x7k2p`,
+        namespace: OPERATOR_NS,
+        labels: { "kubernetes.io/service-name": WEBHOOK_SERVICE },
+      },
+      addressType: "IPv4",
+      endpoints: [{ addresses: ["10.244.0.7"], conditions: { ready: true } }],
+      ports: [{ port: 9443 }],
     } as KubeObject,
     crd: {
       apiVersion: "apiextensions.k8s.io/v1",
@@ -264,8 +272,8 @@ const DISCOVERY = {
     ["events", "Event", true],
     ["resourcequotas", "ResourceQuota", true],
     ["limitranges", "LimitRange", true],
-    ["endpoints", "Endpoints", true],
   ]),
+  "/apis/discovery.k8s.io/v1": resources("discovery.k8s.io/v1", [["endpointslices", "EndpointSlice", true]]),
   "/apis/coordination.k8s.io/v1": resources("coordination.k8s.io/v1", [["leases", "Lease", true]]),
   "/apis/apps/v1": resources("apps/v1", [["deployments", "Deployment", true]]),
   "/apis/admissionregistration.k8s.io/v1": resources("admissionregistration.k8s.io/v1", [
@@ -1612,7 +1620,7 @@ describe("kubectl cron why NAME: the operator and the clocks", () => {
 
   it("webhooks with no ready endpoint: an `also` finding beside a healthy run", async () => {
     const op = operator();
-    const endpoints = { ...op.endpoints, subsets: [] } as KubeObject;
+    const endpoints = { ...op.endpoints, endpoints: [] } as KubeObject;
     const server = await cluster(
       [
         cronJob({ status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB })] } }),
@@ -1637,7 +1645,7 @@ describe("kubectl cron why NAME: the operator and the clocks", () => {
     assert.match(failing[0]!.fix.join("\n"), /Bring a replica up/);
   });
 
-  it("webhooks whose Service has no Endpoints object at all (404) count as no endpoint", async () => {
+  it("webhooks whose Service has no EndpointSlice at all count as no endpoint", async () => {
     const server = await cluster(
       [cronJob({ status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB })] } })],
       {
@@ -1647,6 +1655,38 @@ describe("kubectl cron why NAME: the operator and the clocks", () => {
     const r = await why(server);
     assert.equal(r.d.also.filter((a) => a.cause === "operator-webhook-failing").length, 2, r.text);
     assert.deepEqual(r.d.unreadable, []);
+  });
+
+  it("counts an endpoint ready unless its slice says ready: false, over every slice of the Service", async () => {
+    const op = operator();
+    const slice = (name: string, ready: (boolean | undefined)[]) =>
+      ({
+        ...op.endpoints,
+        metadata: { ...op.endpoints!.metadata, name },
+        endpoints: ready.map((r, i) => ({
+          addresses: [`10.244.0.${i + 10}`],
+          conditions: r === undefined ? {} : { ready: r },
+        })),
+      }) as KubeObject;
+    // Terminating or unready endpoints only: no ready endpoint.
+    const down = await cluster(
+      [cronJob({ status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB })] } })],
+      { endpoints: slice(`${WEBHOOK_SERVICE}-a`, [false, false]) },
+    );
+    const r = await why(down);
+    assert.equal(r.d.also.filter((a) => a.cause === "operator-webhook-failing").length, 2, r.text);
+    // A second slice with one endpoint whose readiness is unset (ready, as the API defines it): answering.
+    const up = await cluster(
+      [cronJob({ status: { recentRuns: [entry(SLOT, "Created", "Scheduled", { job: JOB })] } })],
+      { endpoints: slice(`${WEBHOOK_SERVICE}-a`, [false]) },
+    );
+    await up.seed(slice(`${WEBHOOK_SERVICE}-b`, [undefined]));
+    const r2 = await why(up);
+    assert.deepEqual(
+      r2.d.also.filter((a) => a.cause === "operator-webhook-failing"),
+      [],
+      r2.text,
+    );
   });
 
   it("clock skew: the leader's Lease renewTime is ahead of the API server's clock", async () => {
@@ -1780,7 +1820,8 @@ describe("kubectl cron why NAME: the operator and the clocks", () => {
     const crd = structuredClone(op.crd) as KubeObject & { spec: any };
     crd.spec.conversion.webhook.clientConfig = { service: { ...service, path: "/convert" } };
     const endpoints = move(op.endpoints);
-    endpoints.metadata!.name = service.name;
+    endpoints.metadata!.name = `${service.name}-x7k2p`;
+    endpoints.metadata!.labels = { "kubernetes.io/service-name": service.name };
     const server = await cluster(everyMinute(), {
       pod: move(op.pod),
       deployment: move(op.deployment),
@@ -2134,7 +2175,7 @@ describe("kubectl cron why [-A] [-l SEL]: one line per CronJob that needs attent
 
   it("a healthy verdict with an operator finding is listed by that finding, once for all it affects", async () => {
     const server = await cluster([...healthy(), named("report", { spec: { suspend: true } })], {
-      endpoints: { ...operator().endpoints, subsets: [] } as KubeObject,
+      endpoints: { ...operator().endpoints, endpoints: [] } as KubeObject,
     });
     const r = await run(server, ["why"]);
     assert.equal(r.code, 1);
@@ -2311,7 +2352,7 @@ describe("kubectl cron why -A and list at 5,000 CronJobs: a problem many share i
     };
     const lease = structuredClone(op.lease) as KubeObject & { spec: Record<string, unknown> };
     lease.spec.renewTime = "2026-11-25T10:00:00.000000Z";
-    const endpoints = { ...op.endpoints, subsets: [] } as KubeObject;
+    const endpoints = { ...op.endpoints, endpoints: [] } as KubeObject;
     // No recorded uids: the fake maps each seeded one into every later object (quadratic at 5,000).
     const at5000 = (name: string, namespace: string, o: Parameters<typeof cronJob>[0] = {}) =>
       cronJob({ ...o, meta: { name, namespace, uid: undefined } });
