@@ -16,6 +16,7 @@ import {
   CronJobResource,
   type CronJob,
   CRONJOB_NAME_LABEL,
+  RUN_NOW_ANNOTATION,
 } from "../../api/v1/index.ts";
 import { main } from "../../cmd/kubectl-cron/main.ts";
 import { TestEnv } from "../../envtest/index.ts";
@@ -217,5 +218,33 @@ describe("kubectl cron dashboard against kube-apiserver, in a real browser", { t
       }, reject);
     });
     assert.equal(rebound, 403);
+  });
+
+  it("started with --read-only, the running command refuses every action and changes nothing", async () => {
+    const readOnly = await startDashboard(env.kubeconfigPath, ["-n", NS, "--read-only"]);
+    try {
+      const origin = `http://127.0.0.1:${readOnly.port}`;
+      for (const action of ["run", "suspend", "resume"]) {
+        const r = await fetch(`${origin}/api/action?token=${readOnly.token}`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", Origin: origin },
+          body: JSON.stringify({ action, id: `${NS}/backup` }),
+        });
+        const body = await r.text();
+        assert.equal(r.status, 403, `${action}: ${body}`);
+        assert.match(body, /--read-only/);
+      }
+      // Nothing was done: no suspend, no run-now request on the CronJob.
+      const cj = await client.get<CronJob>(CronJobResource, NS, "backup");
+      assert.notEqual(cj.spec.suspend, true);
+      assert.equal(cj.metadata.annotations?.[RUN_NOW_ANNOTATION], undefined);
+      // The page it serves offers no action either.
+      const fleetData = (await (await fetch(`${origin}/api/fleet?token=${readOnly.token}`)).json()) as {
+        actions?: boolean;
+      };
+      assert.equal(fleetData.actions, false);
+    } finally {
+      await readOnly.stop();
+    }
   });
 });

@@ -78,12 +78,31 @@ describe("kubectl cron dashboard: the server", () => {
     const page = await send(s.port, `/?${q}`);
     assert.equal(page.status, 200);
     assert.match(page.body, /page/);
-    assert.match(String(page.headers["content-security-policy"]), /default-src 'none'; script-src 'self'/);
+    // The whole policy, directive by directive (written here, not read from the server): a source added to any of
+    // them, such as script-src 'unsafe-inline', or a directive dropped, fails.
+    const directives = (h: unknown) =>
+      String(h)
+        .split(";")
+        .map((d) => d.trim().split(/\s+/).join(" "))
+        .filter(Boolean)
+        .sort();
+    const policy = [
+      "base-uri 'none'",
+      "connect-src 'self'",
+      "default-src 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'none'",
+      "img-src 'self' data:",
+      "script-src 'self'",
+      "style-src 'self'",
+    ];
+    assert.deepEqual(directives(page.headers["content-security-policy"]), policy);
     assert.equal(page.headers["referrer-policy"], "no-referrer");
     assert.equal(page.headers["x-frame-options"], "DENY");
     assert.equal(page.headers["cache-control"], "no-store");
     const fleet = await send(s.port, `/api/fleet?${q}`);
     assert.equal(fleet.status, 200);
+    assert.deepEqual(directives(fleet.headers["content-security-policy"]), policy);
     assert.equal(JSON.parse(fleet.body).rows[0].id, "ns/a");
     const marks = await send(s.port, `/api/marks?${q}&from=2026-11-26T10:00:00Z&to=2026-11-28T10:00:00Z&ids=ns%2Fa`);
     assert.equal(marks.status, 200);

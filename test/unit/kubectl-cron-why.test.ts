@@ -655,6 +655,38 @@ describe("kubectl cron why NAME: the operator's decisions (status.recentRuns)", 
     });
   });
 
+  it("a slot missed, then backfilled: its own entry is the schedule's decision, not the backfill's (slotRank)", async () => {
+    const backfilled = `backup-b${Date.parse(SLOT) / 1000}`;
+    const server = await cluster([
+      cronJob({
+        spec: { startingDeadlineSeconds: 60 },
+        status: {
+          lastScheduleTime: PREV_SLOT,
+          lastMissedTime: SLOT,
+          // Newest first: the backfill's run of the slot, decided after the schedule missed it.
+          recentRuns: [
+            entry(SLOT, "Created", "Backfill", {
+              trigger: "Backfill",
+              request: "bf-1",
+              job: backfilled,
+              decidedAt: at(SLOT, 3600),
+              outcome: { result: "Complete", finishedAt: at(SLOT, 3620) },
+            }),
+            entry(SLOT, "Missed", "StartingDeadlineExceeded", {
+              decidedAt: "2026-11-25T02:07:31Z",
+              message: "missed: reached 7m31s after the slot, past startingDeadlineSeconds 60",
+            }),
+          ],
+        },
+      }),
+    ]);
+    const r = await why(server, `--slot=${SLOT}`);
+    note(r.d);
+    assert.equal(r.d.slot?.utc, SLOT, r.text);
+    assert.equal(r.d.request, undefined, `the slot's own decision, not the backfill request's: ${r.text}`);
+    assert.match(r.d.evidence.join("\n"), /Missed \(StartingDeadlineExceeded\)/, r.text);
+  });
+
   it("missed because startingDeadlineSeconds is shorter than the observed lag (40-50 s, deadline 30)", async () => {
     const created = (slot: string, lag: number) =>
       entry(slot, "Created", "Scheduled", {
