@@ -65,7 +65,8 @@ helm: $(NODE_MODULES) ## Provision the pinned helm the chart's tests use (cached
 
 .PHONY: test
 test: $(NODE_MODULES) ## Run unit and integration tests (integration against a real kube-apiserver).
-	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)" HELM="$$(hack/setup-helm)" CHROMIUM="$$(hack/setup-chromium)"; \
+	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)" HELM="$$(hack/setup-helm)" CHROMIUM="$$(hack/setup-chromium)" \
+	  PROMTOOL="$$(hack/setup-promtool)"; export PROMETHEUS="$${PROMTOOL:+$$(dirname "$$PROMTOOL")/prometheus}"; \
 	$(NPM_RUN) test
 
 # kubebuilder's convention: test/e2e against a real cluster. Here: one local cluster with a real node (root;
@@ -100,12 +101,13 @@ dashboard-screenshots: ## Regenerate docs/images/dashboard-fleet.png and dashboa
 
 .PHONY: test-unit
 test-unit: $(NODE_MODULES) ## Run the unit tests only (no control plane).
-	export HELM="$$(hack/setup-helm)"; \
+	export HELM="$$(hack/setup-helm)" PROMTOOL="$$(hack/setup-promtool)"; \
 	$(NPM_RUN) test:unit
 
 .PHONY: test-integration
 test-integration: $(NODE_MODULES) ## Run the integration tests only (a real kube-apiserver; a real node as root).
-	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)" HELM="$$(hack/setup-helm)" CHROMIUM="$$(hack/setup-chromium)"; \
+	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)" HELM="$$(hack/setup-helm)" CHROMIUM="$$(hack/setup-chromium)" \
+	  PROMTOOL="$$(hack/setup-promtool)"; export PROMETHEUS="$${PROMTOOL:+$$(dirname "$$PROMTOOL")/prometheus}"; \
 	$(NPM_RUN) test:integration
 
 ##@ Build

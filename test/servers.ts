@@ -149,7 +149,7 @@ export function withWebhookServer(
   return fixture;
 }
 
-const PROMETHEUS = process.env.PROMETHEUS ?? "prometheus";
+const PROMETHEUS = process.env.PROMETHEUS || "prometheus";
 
 /** A scrape target over HTTPS (any certificate), with the bearer token given to start(). */
 export interface ScrapeTarget {
