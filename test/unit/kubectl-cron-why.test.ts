@@ -3393,6 +3393,15 @@ describe("kubectl cron why NAME: retries (spec.retry)", () => {
       ],
       fix: [`kubectl logs job/${JOB} -n ${NS}`],
     });
+    // The same old entry once history cleanup deleted the failed Job: the record's outcome keeps when it ended.
+    const gone = ask(facts(cronJob({ spec: retry, status: { recentRuns: [pending, firstRan] } }), { jobs: [] }));
+    expectCause(gone, "retry-pending", {
+      verdict: [
+        `ran at ${SLOT_TEXT} and failed (Job ${JOB}: BackoffLimitExceeded); attempt 1 of 3 starts at 2026-11-25 12:32 Europe/Berlin (2026-11-25T11:32:00Z)`,
+      ],
+      evidence: ["the failure ended at 2026-11-25T11:02:00Z; spec.retry.delaySeconds 1800"],
+      fix: [],
+    });
     // RetrySuperseded without supersededBy: the newer run is the schedule's last (status.lastScheduleTime).
     const superseded = retryEntry("Skipped", "RetrySuperseded", {
       message: `attempt 1 of 3 not run: Job ${JOB} failed (BackoffLimitExceeded), and the run of 2026-11-26T02:00:00Z started first (concurrencyPolicy Forbid)`,

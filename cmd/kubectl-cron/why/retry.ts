@@ -132,7 +132,10 @@ export function retryVerdict(
         shown,
       );
     }
-    const ended = latest.job ? finishedAt(latest.job) : undefined;
+    // The failure's end: its Job's, or, once history cleanup deleted it, what the record kept of its outcome (an
+    // entry of an earlier version has no startsAt to read instead).
+    const recordedEnd = latest.entry?.outcome?.finishedAt;
+    const ended = latest.job ? finishedAt(latest.job) : recordedEnd ? new Date(recordedEnd) : undefined;
     const at =
       next.startsAt ?? (ended && policy ? new Date(ended.getTime() + policy.delaySeconds * SECOND) : undefined);
     const waits = waitsFor(next.entry);
