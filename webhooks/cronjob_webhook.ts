@@ -324,9 +324,18 @@ function stampRunNowRequester(req: AdmissionRequest): JSONPatchOperation[] {
 
 export const validateCronJobRequest: AdmissionHandler = (req): AdmissionResult => validateRequest(req);
 
+/** An UPDATE of a CronJob being deleted (its finalizers must be able to go, whatever it holds), as the fleet's. */
+function updatesDeleted(req: AdmissionRequest): boolean {
+  const meta = isObj(req.object) && isObj(req.object.metadata) ? req.object.metadata : {};
+  return req.operation === "UPDATE" && meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null;
+}
+
 function validateRequest(req: AdmissionRequest, calendars?: CalendarLookup): AdmissionResult {
-  // Deletes are never blocked; an update of an already-invalid object is validated like a create.
+  // Deletes are never blocked, nor an update of an object being deleted (a CronJob stored invalid, before a rule
+  // existed, must still lose its finalizers); any other update of an already-invalid object is validated like a
+  // create.
   if (req.operation !== "CREATE" && req.operation !== "UPDATE") return allowed();
+  if (updatesDeleted(req)) return allowed();
   const old = isObj(req.oldObject) && isObj(req.oldObject.metadata) ? req.oldObject.metadata : {};
   const oldBackfill = isObj(old.annotations) ? old.annotations[BACKFILL_ANNOTATION] : undefined;
   const { errors, warnings } = validateCronJob(req.object, {
@@ -364,7 +373,8 @@ function validateCronJobWithDryRun(opts: CronJobWebhookOptions & { client: DryRu
   const logger = opts.logger ?? log.withName("webhook").withName("cronjob");
   return async (req): Promise<AdmissionResult> => {
     const result = validateRequest(req, opts.calendars);
-    if (!result.allowed || (req.operation !== "CREATE" && req.operation !== "UPDATE")) return result;
+    if (!result.allowed || (req.operation !== "CREATE" && req.operation !== "UPDATE") || updatesDeleted(req))
+      return result;
     if (req.operation === "UPDATE" && isDeepStrictEqual(jobTemplateOf(req.object), jobTemplateOf(req.oldObject))) {
       return result;
     }

@@ -977,6 +977,30 @@ function build(s: SpecInput): Record<string, any> {
 // 1971 to 2098: instants the controller may plausibly see, leap years and the non-leap 2100 boundary aside.
 const instant = fc.integer({ min: Date.UTC(1971, 0, 1), max: Date.UTC(2098, 0, 1) });
 
+describe("CronJob validating webhook: an object being deleted", () => {
+  it("admits an update of a CronJob being deleted, however invalid it is stored; refuses it otherwise", () => {
+    // Stored before a rule existed: a schedule the webhook refuses now, and a finalizer to remove.
+    const stored = {
+      apiVersion: `${GROUP}/v1`,
+      kind: KIND,
+      metadata: { name: "old", namespace: "default", finalizers: ["example.com/cleanup"] },
+      spec: {
+        schedule: "TZ=UTC 0 * * * *",
+        jobTemplate: { spec: { template: { spec: { containers: [{ name: "c", image: "busybox" }] } } } },
+      },
+    };
+    const deleting = { ...stored, metadata: { ...stored.metadata, deletionTimestamp: "2026-11-27T10:00:00Z" } };
+    const released = { ...deleting, metadata: { ...deleting.metadata, finalizers: [] } };
+    const r = validateCronJobRequest(request("UPDATE", released, deleting)) as AdmissionResult;
+    assert.equal(r.allowed, true, JSON.stringify(r.status));
+    // Not being deleted: the same update is refused, naming the field.
+    const kept = { ...stored, metadata: { ...stored.metadata, finalizers: [] } };
+    const refused = validateCronJobRequest(request("UPDATE", kept, stored)) as AdmissionResult;
+    assert.equal(refused.allowed, false);
+    assert.match(String(refused.status?.message), /spec\.schedule/);
+  });
+});
+
 describe("CronJob validating webhook (properties)", () => {
   it("never throws, and whatever it admits the reconciler can schedule", () => {
     let admitted = 0;
