@@ -389,21 +389,37 @@ describe("exclusions: an excluded slot is decided when it comes", () => {
   });
 
   it("under --status-write-delay, a pass that excludes a slot writes it at once, beside a run whose write waits", async () => {
+    // The delay (90 s) outlasts the minute between the 10:01 run and the 10:02 exclusion: a write held for the run
+    // would still be waiting when the 10:02 pass decides, so only a write made at once shows the exclusion.
     const t = await setUp({
       start: "2026-11-26T10:00:35Z",
-      statusDelayMs: 60_000,
-      spec: {
-        schedule: "* * * * *",
-        exclusions: { windows: [{ name: "freeze", start: "2026-11-26T10:02", end: "2026-11-26T10:04" }] },
-      },
+      statusDelayMs: 90_000,
+      spec: { schedule: "* * * * *", exclusions: { calendars: ["freeze"] } },
     });
+    await t.calendar("freeze", [{ name: "freeze", start: "2026-11-26T10:02", end: "2026-11-26T10:04" }]);
     await t.reconcile();
     await t.reconcile("2026-11-26T10:01:00.020Z");
+    assert.equal((await t.stored()).status?.lastScheduleTime, undefined, "the 10:01 run's write waits");
     // The 10:01 run still runs, its write may wait; the 10:02 slot's exclusion may not.
     await t.reconcile("2026-11-26T10:02:00.020Z");
     const stored = (await t.stored()).status;
     assert.equal(stored?.lastExcludedTime, "2026-11-26T10:02:00Z");
     assert.equal(stored?.recentRuns?.[0]?.reason, "ExcludedByCalendar");
+
+    // The calendar edited within the delay (its window gone): the 10:02 slot was decided, and never runs.
+    const cal = await t.client.get<ExclusionCalendar>(ExclusionCalendarResource, "ns", "freeze");
+    await t.client.update(ExclusionCalendarResource, {
+      ...cal,
+      spec: { windows: [{ name: "long ago", start: "2001-01-01", end: "2001-01-02" }] },
+    });
+    await t.reconcile("2026-11-26T10:02:05Z");
+    await t.reconcile("2026-11-26T10:02:40Z");
+    assert.deepEqual(await t.names(), [slotJob("2026-11-26T10:00:00Z"), slotJob("2026-11-26T10:01:00Z")]);
+    const decided = (await t.record()).filter((e) => e.scheduledTime === "2026-11-26T10:02:00Z");
+    assert.deepEqual(
+      decided.map((e) => [e.decision, e.reason]),
+      [["Skipped", "ExcludedByCalendar"]],
+    );
   });
 });
 

@@ -129,6 +129,15 @@ describe("CronJob controller (ported from the kubebuilder tutorial; real clock)"
   });
 });
 
+/**
+ * A fake clock 2 s past the slot that starts the minute after next: CronJobs made now (every minute) find that slot
+ * due on their first pass, and their own wake-up is the slot after it, 58 s of real time away.
+ */
+function clockPastASlot(): { clock: FakeClock; slot: number } {
+  const slot = Math.floor(Date.now() / 60_000) * 60_000 + 120_000;
+  return { clock: new FakeClock(new Date(slot + 2000)), slot };
+}
+
 describe("CronJob controller through the manager (fake clock)", () => {
   let env: TestEnv;
   let client: Client;
@@ -145,7 +154,10 @@ describe("CronJob controller through the manager (fake clock)", () => {
     // Each wake-up here comes from a watch: the CronJobs' own requeue is the next slot, a minute of real time away,
     // longer than any wait below.
     const ns = "default";
-    const clock = new FakeClock(new Date());
+    // The fake clock stands past a slot two real minutes ahead before the CronJobs exist, so their first pass holds
+    // it and wakes them again only at the next slot, 58 s of real time later: whatever the second the case starts
+    // at, only a watch can run the held slots within the waits below.
+    const { clock, slot } = clockPastASlot();
     const m = startManager(env, clock);
     const group = "wake-group";
     try {
@@ -168,12 +180,10 @@ describe("CronJob controller through the manager (fake clock)", () => {
         await make("wake-a", { concurrencyGroup: group }),
         await make("wake-b", { concurrencyGroup: group }),
       ];
-      const newest = Math.max(...made.map((c) => Date.parse(c.metadata.creationTimestamp!)));
-      const slot = Math.floor(newest / 60_000) * 60_000 + 60_000;
-      clock.set(new Date(slot + 2000));
-      for (const c of made) {
-        await client.patch(CronJobKind, ns, c.metadata.name!, { metadata: { labels: { poke: "1" } } }, "merge");
-      }
+      assert.ok(
+        made.every((c) => Date.parse(c.metadata.creationTimestamp!) < slot),
+        "the CronJobs exist before the slot",
+      );
       const jobsOf = async (name: string) =>
         (await client.list<Job>(Kinds.Job, { namespace: ns })).items.filter((j) =>
           j.metadata!.name!.startsWith(`${name}-`),
@@ -234,6 +244,77 @@ describe("CronJob controller through the manager (fake clock)", () => {
       await m.stop();
       // The next case counts every CronJob's reconciles: these leave.
       for (const name of ["wake-cal", "wake-a", "wake-b"]) await client.delete(CronJobKind, ns, name).catch(() => {});
+    }
+  });
+
+  it("a calendar edited in one namespace wakes that namespace's CronJobs, not those naming a calendar of the same name elsewhere", async () => {
+    // Two namespaces, each with a calendar "shared" and a CronJob naming it. Both run their first slot; the clock
+    // then moves past the next one with no event, so a CronJob runs it only when something wakes it (its own wake-up
+    // is 58 s of real time away). The calendar edited in one namespace must wake that namespace's CronJob alone.
+    const { clock, slot } = clockPastASlot();
+    const m = startManager(env, clock);
+    const spaces = ["cal-east", "cal-west"];
+    try {
+      await m.mgr.elected();
+      const calendarIn = (ns: string, windows: unknown[]) => ({
+        apiVersion: API_VERSION,
+        kind: "ExclusionCalendar",
+        metadata: { name: "shared", namespace: ns },
+        spec: { windows },
+      });
+      const longAgo = { name: "long ago", start: "2001-01-01", end: "2001-01-02" };
+      for (const ns of spaces) {
+        await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+        await client.create(ExclusionCalendarResource, calendarIn(ns, [longAgo]));
+        await client.create(CronJobKind, {
+          apiVersion: API_VERSION,
+          kind: KIND,
+          metadata: { name: "nightly", namespace: ns },
+          spec: { schedule: "* * * * *", jobTemplate: template, exclusions: { calendars: ["shared"] } },
+        } as unknown as CronJob);
+      }
+      const jobOf = async (ns: string, at: number) =>
+        (await client.list<Job>(Kinds.Job, { namespace: ns })).items.some(
+          (j) => j.metadata!.name === `nightly-${at / 1000}`,
+        );
+      const written = (ns: string, at: number) =>
+        eventually(`${ns}'s status shows the ${new Date(at).toISOString()} run`, async () => {
+          const s = (await client.get<CronJob>(CronJobKind, ns, "nightly")).status;
+          return s?.lastScheduleTime === new Date(at).toISOString().replace(".000Z", "Z");
+        });
+      for (const ns of spaces) await written(ns, slot);
+      // What the first runs set off (their Jobs' events, the status writes) has passed before the clock moves.
+      await new Promise((r) => setTimeout(r, 1500));
+      const next = slot + 60_000;
+      clock.set(new Date(next + 2000));
+
+      const edit = async (ns: string) => {
+        const cal = await client.get<Record<string, unknown>>(ExclusionCalendarResource, ns, "shared");
+        await client.update(ExclusionCalendarResource, {
+          ...cal,
+          spec: { windows: [longAgo, { ...longAgo, name: `edited in ${ns}` }] },
+        });
+      };
+      await edit("cal-east");
+      await eventually(
+        "cal-east's CronJob, woken by its calendar, runs the next slot",
+        () => jobOf("cal-east", next),
+        15_000,
+      );
+      await consistently(
+        "cal-west's CronJob is not woken by cal-east's calendar",
+        async () => !(await jobOf("cal-west", next)),
+        3000,
+      );
+      await edit("cal-west");
+      await eventually(
+        "cal-west's CronJob, woken by its own calendar, runs the next slot",
+        () => jobOf("cal-west", next),
+        15_000,
+      );
+    } finally {
+      await m.stop();
+      for (const ns of spaces) await client.delete(CronJobKind, ns, "nightly").catch(() => {});
     }
   });
 
