@@ -62,7 +62,7 @@ import {
 import { REQUEUE_SLACK_MS, requeueAfter } from "./requeue.ts";
 import { announcesOnly, freshRuns, holdForRun } from "./statuswait.ts";
 import { endJobs, readStarts, startLimit } from "./starts.ts";
-import { recordDecision, runDecision } from "./record.ts";
+import { enterDecisions, recordEnded, runDecision } from "./record.ts";
 import { writeStatus } from "./statuswriter.ts";
 import { type SourceInput, type StateEvent, type Trigger, TRIGGERS, type TriggerRun } from "./triggers.ts";
 
@@ -188,17 +188,24 @@ export class CronJobReconciler implements Reconciler {
 
     // 5. Stop after repeated failures (spec.stopAfterConsecutiveFailures), or resume; a stop is a record entry.
     const stop = failureStep(cronJob, seen, now);
+    const stopped = enterDecisions(stop.status, stop.decisions);
     if (stop.stoppedAfter !== undefined)
       ctx.log.info("stopped scheduling after failed runs in a row", { failures: stop.stoppedAfter });
 
     // 6. Guards: deleting, bad time zone, bad schedule, suspended, stopped.
     const parsed = this.parseCached(cronJob);
-    const guard = guards({ ...cronJob, status: stop.status }, parsed, stop.status.active?.length ?? 0);
-    const pass = newPass(cronJob, statusAfterGuards(stop.status, guard), seen, [
-      ...seen.events,
-      ...(stop.event ? [stop.event] : []),
-      ...(guard.stop && guard.event ? [guardEvent(guard.event)] : []),
-    ]);
+    const guard = guards({ ...cronJob, status: stopped }, parsed, stopped.active?.length ?? 0);
+    const pass = newPass(
+      cronJob,
+      statusAfterGuards(stopped, guard),
+      seen,
+      [
+        ...seen.events,
+        ...(stop.event ? [stop.event] : []),
+        ...(guard.stop && guard.event ? [guardEvent(guard.event)] : []),
+      ],
+      starts.ends,
+    );
     const history = { successful: cached.filter(inState("successful")), failed: cached.filter(inState("failed")) };
     const written = parsed.ok ? parsed.schedules : undefined;
 
@@ -241,7 +248,7 @@ export class CronJobReconciler implements Reconciler {
     const next = window?.next;
     if (next) pass.status.nextScheduleTime = rfc3339(next);
     const { wakeAt } = pass;
-    const { nextCheckAt, ends } = starts;
+    const { nextCheckAt } = starts;
     const requeueAfterMs = requeueAfter({
       next,
       more,
@@ -260,11 +267,7 @@ export class CronJobReconciler implements Reconciler {
     const unbookedEnds = seen.newlyEnded.length;
 
     // 10. Commit: memory, Events, counts, metrics, history cleanup, one status write, the requeue.
-    return this.commit(
-      { pass, observed: stop.status, history, conditions, unbookedEnds, requeueAfterMs, ends },
-      now,
-      ctx,
-    );
+    return this.commit({ pass, observed: stopped, history, conditions, unbookedEnds, requeueAfterMs }, now, ctx);
   }
 
   // --- 1, 2, 3 -------------------------------------------------------------------------------------
@@ -354,9 +357,8 @@ export class CronJobReconciler implements Reconciler {
     const plan = trigger.plan({ ...input, status: pass.status, jobs: [...pass.jobs.values()] });
     if (!plan) return false;
     if (plan.status) pass.status = plan.status;
-    // The plan's decisions for the record, through the one record writer (on a copy of the status, as a plan's own).
-    if (plan.decisions)
-      pass.status = plan.decisions.reduce((s, d) => recordDecision(s, d.decision, d.at), { ...pass.status });
+    // The plan's decisions for the record, entered the one way every step's are (enterDecisions).
+    if (plan.decisions) pass.status = enterDecisions(pass.status, plan.decisions);
     if (plan.wakeAt && (!pass.wakeAt || plan.wakeAt < pass.wakeAt)) pass.wakeAt = plan.wakeAt;
     pass.events.push(...(plan.events ?? []));
     let started = 0;
@@ -375,7 +377,7 @@ export class CronJobReconciler implements Reconciler {
       const done = await this.run(pass, r, ctx);
       const { result, job } = done;
       const decided = runDecision(r.subject(), done, input.now);
-      if (decided) pass.status = recordDecision(pass.status, decided.decision, decided.at);
+      if (decided) pass.status = enterDecisions(pass.status, [decided]);
       if (result === "held" || result === "failed" || (result === "conflict" && trigger.onConflict === "stop")) {
         complete = false;
         break;
@@ -488,6 +490,15 @@ export class CronJobReconciler implements Reconciler {
    */
   private async replaceActive(pass: Pass, running: readonly Readonly<Job>[], ctx: ReconcileContext): Promise<boolean> {
     for (const job of running) {
+      // A run the start limit ends this pass is ended first, and its end booked, as if it had lived to fail: deleted
+      // unended, its reason (the annotation the record is rebuilt from) would go with it.
+      const i = pass.ends.findIndex((e) => e.name === job.metadata?.name);
+      if (i >= 0) {
+        const [end] = pass.ends.splice(i, 1);
+        const failed = await endJobs(this.client, [end!], ctx);
+        this.unreported(pass, failed);
+        if (!failed.length) pass.status = recordEnded(pass.status, end!.update, this.clock.now());
+      }
       const deleted = await this.jobs.delete(pass.cronJob, job, ctx, "replace");
       pass.events.push(deleted.event);
       if (deleted.failed) {
@@ -500,6 +511,14 @@ export class CronJobReconciler implements Reconciler {
       pass.active.delete(job.metadata?.name ?? "");
     }
     return true;
+  }
+
+  /** The Events of the ends that failed (the Job gone, a conflict): not reported; a later pass tries again. */
+  private unreported(pass: Pass, failed: readonly EventDecision[]): void {
+    for (const e of failed) {
+      const i = pass.events.indexOf(e);
+      if (i >= 0) pass.events.splice(i, 1);
+    }
   }
 
   // --- 10: the commit --------------------------------------------------------------------------------
@@ -524,10 +543,7 @@ export class CronJobReconciler implements Reconciler {
     if (this.statusDelayMs > 0)
       remembered.fresh = freshRuns(remembered.fresh, pass, this.clock.now(), this.statusDelayMs);
     // The runs whose Pods never started, ended (step 4's start limit): an Event only for an end the update wrote.
-    for (const e of await endJobs(this.client, o.ends, ctx)) {
-      const i = pass.events.indexOf(e);
-      if (i >= 0) pass.events.splice(i, 1);
-    }
+    this.unreported(pass, await endJobs(this.client, pass.ends.splice(0), ctx));
     // What this pass decided, before the Events and counts below are handed on.
     const decided = pass.created || pass.events.length > 0 || pass.counts.length > 0;
     const count = (c: RunOutcome) =>

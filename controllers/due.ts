@@ -15,7 +15,7 @@ import { countSlots, newestSlots, type Schedule, scheduleWindow, TOO_MANY_MISSED
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { EventDecision } from "./events.ts";
 import type { RunOutcome } from "./metrics.ts";
-import { recordDecision } from "./record.ts";
+import type { TimedDecision } from "./record.ts";
 
 /** What step 7 decides. */
 interface ScheduleDecision {
@@ -209,15 +209,15 @@ const MISSED_POLICY_REASON = {
 
 /**
  * Step 8: the schedule's missed slots (a deadline passed, or the policy does not run them), each reported once:
- * status.lastMissedTime is the schedule's book of them; a record entry, an Event and a count each.
+ * status.lastMissedTime is the schedule's book of them; a decision for the record, an Event and a count each.
  */
 export function missedSlots(
   before: Readonly<CronJobWireStatus>,
   window: Pick<ScheduleDecision, "tooLate" | "notRun">,
   now: Date,
-): { status: CronJobWireStatus; counts: RunOutcome[]; events: EventDecision[] } {
-  let status: CronJobWireStatus = before;
-  const out = { counts: [] as RunOutcome[], events: [] as EventDecision[] };
+): { status: CronJobWireStatus; decisions: TimedDecision[]; counts: RunOutcome[]; events: EventDecision[] } {
+  const status: CronJobWireStatus = { ...before };
+  const out = { decisions: [] as TimedDecision[], counts: [] as RunOutcome[], events: [] as EventDecision[] };
   const reported = before.lastMissedTime;
   const late = window.tooLate && missedDeadline(reported, window.tooLate);
   const notRun = window.notRun && missedByPolicy(reported, window.notRun);
@@ -230,11 +230,10 @@ export function missedSlots(
     out.events.push(missed.event);
     const decision = outcome === "missed_deadline" ? RecordDecision.Missed : RecordDecision.Skipped;
     const message = missed.event.message;
-    status = recordDecision(
-      status,
-      { trigger: RecordTrigger.Schedule, scheduledTime: slot, decision, reason, message },
-      now,
-    );
+    out.decisions.push({
+      decision: { trigger: RecordTrigger.Schedule, scheduledTime: slot, decision, reason, message },
+      at: now,
+    });
     const t = status.lastMissedTime;
     if (!t || Date.parse(missed.lastMissedTime) > Date.parse(t)) status.lastMissedTime = missed.lastMissedTime;
   }

@@ -16,7 +16,7 @@ import {
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { CronJobExclusions } from "./calendars.ts";
 import type { StateEvent } from "./triggers.ts";
-import { recordDecision, recordExclusions } from "./record.ts";
+import type { Decision, TimedDecision } from "./record.ts";
 
 /** How far back one pass looks for excluded slots to record (more are one entry anyway). */
 const MAX_EXCLUDED_PER_PASS = 1000;
@@ -27,8 +27,10 @@ interface ExclusionStep {
   due: readonly Date[];
   /** The next slot of the schedules as written (an excluded one wakes the CronJob too). */
   excludedNext?: Date;
-  /** The status with the excluded or held slots recorded. */
+  /** The status with the excluded slots' books (lastExcludedTime) moved. */
   status: CronJobWireStatus;
+  /** The excluded or held slots, for the record. */
+  decisions: TimedDecision[];
   /** Why the slots are held (Degraded CalendarNotFound). */
   problems?: { calendarMissing: string };
   events: StateEvent[];
@@ -51,7 +53,7 @@ export function exclusionStep(o: {
   if (exclusions.kind === "ok" && schedules) {
     return {
       due: o.due,
-      status: recordExcluded(o.cronJob, o.status, schedules, anchor, now),
+      ...excludedSlots(o.cronJob, o.status, schedules, anchor, now),
       // Woken at an excluded slot too, not only at the next slot that runs: the slot is decided (recorded, its books
       // moved) when it comes, by the calendar as it is then, so a later change of the calendar cannot run it.
       excludedNext: schedules.written.next(now, anchor),
@@ -59,21 +61,21 @@ export function exclusionStep(o: {
     };
   }
   if (exclusions.kind === "unknown") return holdForCalendar(o.status, o.due, exclusions, now);
-  return { due: o.due, status: o.status, events: [] };
+  return { due: o.due, status: o.status, decisions: [], events: [] };
 }
 
 /**
- * The excluded slots into the record: the slots of the schedules as written that an exclusion window held, since
- * the stored status's last run or the newest excluded slot recorded, each window's run of them one Skipped entry (no
- * Event, no count: an excluded slot is not a missed run).
+ * The excluded slots for the record: the slots of the schedules as written that an exclusion window held, since
+ * the stored status's last run or the newest excluded slot recorded, each a Skipped decision (no Event, no count: an
+ * excluded slot is not a missed run; the record makes each window's run of them one entry); and their books.
  */
-function recordExcluded(
+function excludedSlots(
   cronJob: Readonly<CronJobWire>,
   status: CronJobWireStatus,
   schedules: CronJobSchedules,
   anchor: Date | undefined,
   now: Date,
-): CronJobWireStatus {
+): { status: CronJobWireStatus; decisions: TimedDecision[] } {
   const recorded = (status.recentRuns ?? [])
     .filter((e) => e.reason === RecordReason.ExcludedByCalendar && e.scheduledTime)
     .map((e) => Date.parse(e.scheduledTime!));
@@ -85,40 +87,50 @@ function recordExcluded(
   const base = Date.parse(stored);
   let after = new Date(Math.max(base, Number.isNaN(decided) ? base : decided, ...recorded));
   const raw = schedules.written;
-  const excluded: ({ slot: Date } & ExclusionHit)[] = [];
+  const decisions: TimedDecision[] = [];
   for (let i = 0; i < MAX_EXCLUDED_PER_PASS; i++) {
     const slot = raw.next(after, anchor);
     if (!(slot <= now)) break;
     const hit = schedules.excludedBy(slot, anchor);
-    if (hit) excluded.push({ slot, ...hit });
+    if (hit) decisions.push({ decision: excludedDecision(slot, hit), at: now });
     after = slot;
   }
-  if (!excluded.length) return status;
-  const out = recordExclusions(status, excluded, now);
+  if (!decisions.length) return { status, decisions };
   // The books of the excluded slots: never moves backward (a later pass may start from an older stored status).
-  const newest = excluded.at(-1)!.slot;
-  const prev = Date.parse(out.lastExcludedTime ?? "");
-  if (Number.isNaN(prev) || newest.getTime() > prev) out.lastExcludedTime = rfc3339(newest);
-  return out;
+  const newest = decisions.at(-1)!.decision.scheduledTime!;
+  const prev = Date.parse(status.lastExcludedTime ?? "");
+  const books = Number.isNaN(prev) || newest.getTime() > prev ? { lastExcludedTime: rfc3339(newest) } : {};
+  return { status: { ...status, ...books }, decisions };
+}
+
+/** A slot a window held: Skipped, in the window's words (the record counts a window's run of slots). */
+function excludedDecision(slot: Date, { calendar, by, window }: ExclusionHit): Decision {
+  return {
+    trigger: RecordTrigger.Schedule,
+    scheduledTime: slot,
+    decision: RecordDecision.Skipped,
+    reason: RecordReason.ExcludedByCalendar,
+    message: `excluded by ${by}: ${window}`,
+    exclusion: { ...(calendar ? { calendar } : {}), window },
+  };
 }
 
 /**
- * The due slots while spec.exclusions cannot be read: none runs; each is a Held entry and one Warning Event per slot,
- * and Degraded says why. The schedule's books do not move, so the slot runs once the calendar can be read (within
- * its starting deadline), or is reported missed.
+ * The due slots while spec.exclusions cannot be read: none runs; each is a Held decision and one Warning Event per
+ * slot, and Degraded says why. The schedule's books do not move, so the slot runs once the calendar can be read
+ * (within its starting deadline), or is reported missed.
  */
 function holdForCalendar(
-  before: CronJobWireStatus,
+  status: CronJobWireStatus,
   due: readonly Date[],
   exclusions: Extract<CronJobExclusions, { kind: "unknown" }>,
   now: Date,
 ): ExclusionStep {
-  let status = before;
   const events: StateEvent[] = [];
+  const decisions: TimedDecision[] = [];
   for (const slot of due) {
-    status = recordDecision(
-      status,
-      {
+    decisions.push({
+      decision: {
         trigger: RecordTrigger.Schedule,
         scheduledTime: slot,
         decision: RecordDecision.Held,
@@ -129,13 +141,13 @@ function holdForCalendar(
           problem: exclusions.missing ? CalendarProblem.NotFound : CalendarProblem.Invalid,
         },
       },
-      now,
-    );
+      at: now,
+    });
     events.push({
       reason: EventReason.CalendarNotFound,
       message: `Not starting job for ${rfc3339(slot)}: ${exclusions.problem}`,
       once: { topic: EventReason.CalendarNotFound, key: rfc3339(slot) },
     });
   }
-  return { due: [], status, problems: { calendarMissing: exclusions.problem }, events };
+  return { due: [], status, decisions, problems: { calendarMissing: exclusions.problem }, events };
 }

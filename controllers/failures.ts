@@ -13,7 +13,7 @@ import {
 } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { EventDecision } from "./events.ts";
-import { recordDecision } from "./record.ts";
+import type { TimedDecision } from "./record.ts";
 
 /** Step 5's decision: the status fields of the failure stop, and an Event when it stops or resumes. */
 interface FailureStopDecision {
@@ -96,23 +96,23 @@ export function failureStop(o: {
 }
 
 /**
- * Step 5's entry in the record: the stop this pass decided, as a Stopped entry at the time it stopped (undefined: the
- * pass did not stop the CronJob). `failures`: how many failed runs in a row stopped it, for the log line.
+ * Step 5's decision for the record: the stop this pass decided, a Stopped entry at the time it stopped (undefined: the
+ * pass did not stop the CronJob).
  */
-function stoppedEntry(stop: FailureStopDecision): { status: CronJobWireStatus; failures: number } | undefined {
+function stoppedDecision(stop: FailureStopDecision): TimedDecision | undefined {
   if (stop.event?.reason !== EventReason.StoppedAfterFailures || !stop.status.stopped) return undefined;
-  const { time, failures } = stop.status.stopped;
-  const stopped = {
+  const decision = {
     trigger: RecordTrigger.Schedule,
     decision: RecordDecision.Stopped,
     reason: RecordReason.StoppedAfterFailures,
+    message: stop.event.message,
   } as const;
-  return { status: recordDecision(stop.status, { ...stopped, message: stop.event.message }, new Date(time)), failures };
+  return { decision, at: new Date(stop.status.stopped.time) };
 }
 
 /**
- * Step 5 for a CronJob and what step 4 saw of its children: the failure stop, with the stop it decides as a record
- * entry (`stoppedAfter`: the failed runs in a row that stopped it, for the log line).
+ * Step 5 for a CronJob and what step 4 saw of its children: the failure stop, with the stop it decides as a decision
+ * for the record (`stoppedAfter`: the failed runs in a row that stopped it, for the log line).
  */
 export function failureStep(
   cronJob: {
@@ -121,7 +121,7 @@ export function failureStep(
   },
   seen: { status: Readonly<CronJobWireStatus>; newlyEnded: readonly Readonly<Job>[]; jobs: readonly Readonly<Job>[] },
   now: Date,
-): FailureStopDecision & { stoppedAfter?: number } {
+): FailureStopDecision & { decisions?: TimedDecision[]; stoppedAfter?: number } {
   const stop = failureStop({
     stopAfter: cronJob.spec.stopAfterConsecutiveFailures,
     generation: cronJob.metadata.generation,
@@ -132,6 +132,6 @@ export function failureStep(
     jobs: seen.jobs,
     spec: cronJob.spec,
   });
-  const stopped = stoppedEntry(stop);
-  return stopped ? { ...stop, status: stopped.status, stoppedAfter: stopped.failures } : stop;
+  const stopped = stoppedDecision(stop);
+  return stopped ? { ...stop, decisions: [stopped], stoppedAfter: stop.status.stopped!.failures } : stop;
 }

@@ -15,7 +15,7 @@ import type { ConditionInput, WriteProblems } from "./conditions.ts";
 import type { EventDecision } from "./events.ts";
 import type { CronJobKey } from "./memory.ts";
 import type { RunOutcome } from "./metrics.ts";
-import type { GroupHold } from "./record.ts";
+import { enterDecisions, type GroupHold, type TimedDecision } from "./record.ts";
 import type { JobEnd } from "./starts.ts";
 import type { StateEvent } from "./triggers.ts";
 
@@ -67,6 +67,11 @@ export interface Pass {
   readonly kept: Set<string>;
   /** The earliest time a trigger's request that is not due yet is (a retry's delay). */
   wakeAt?: Date;
+  /**
+   * The running Jobs whose Pods never started, to end (step 4's start limit: one update each): by the commit, or
+   * by Replace just before it deletes one, so the end's reason is not lost with the Job.
+   */
+  readonly ends: JobEnd[];
 }
 
 /** What run() did with a request, and the Job that now runs it (created or adopted). */
@@ -96,8 +101,6 @@ export interface Outcome {
   unbookedEnds: number;
   /** Reconcile again after this many milliseconds; none while not scheduling. */
   requeueAfterMs?: number | undefined;
-  /** The running Jobs whose Pods never started, to end (step 4's start limit: one update each). */
-  ends: readonly JobEnd[];
 }
 
 export function newPass(
@@ -105,6 +108,7 @@ export function newPass(
   status: CronJobWireStatus,
   seen: { jobs: readonly Readonly<Job>[]; counts: readonly RunOutcome[]; reported: Set<string>; replaced: Set<string> },
   events: Array<EventDecision | StateEvent>,
+  ends: readonly JobEnd[] = [],
 ): Pass {
   const byName = new Map(seen.jobs.map((j) => [j.metadata?.name ?? "", j]));
   const listed = new Set((status.active ?? []).map((r) => r.name));
@@ -122,6 +126,7 @@ export function newPass(
     created: false,
     fresh: [],
     kept: new Set(),
+    ends: [...ends],
   };
 }
 
@@ -151,6 +156,8 @@ export function take(
   d:
     | {
         status: CronJobWireStatus;
+        /** For the record, entered the one way (enterDecisions). */
+        decisions?: readonly TimedDecision[];
         events?: readonly (EventDecision | StateEvent)[];
         counts?: readonly RunOutcome[];
         problems?: WriteProblems;
@@ -158,7 +165,7 @@ export function take(
     | undefined,
 ): void {
   if (!d) return;
-  pass.status = d.status;
+  pass.status = d.decisions?.length ? enterDecisions(d.status, d.decisions) : d.status;
   pass.events.push(...(d.events ?? []));
   pass.counts.push(...(d.counts ?? []));
   if (d.problems && Object.keys(d.problems).length) pass.problems = { ...pass.problems, ...d.problems };

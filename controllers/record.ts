@@ -113,10 +113,28 @@ function entryOf(d: Decision, decidedAt: string): RecentRunWire {
   return e;
 }
 
+/** A decision and the instant it was made: what every step and row returns for the record, and enterDecisions enters. */
+export interface TimedDecision {
+  readonly decision: Decision;
+  readonly at: Date;
+}
+
+/**
+ * The one way decisions enter the record: each in turn, through recordDecision. The steps (a stop, missed and excluded
+ * slots, slots held for a calendar) and the triggers' rows return their decisions; the reconciler enters them here.
+ */
+export function enterDecisions(
+  status: Readonly<CronJobWireStatus>,
+  decisions: readonly TimedDecision[] | undefined,
+): CronJobWireStatus {
+  return (decisions ?? []).reduce((s, d) => recordDecision(s, d.decision, d.at), { ...status });
+}
+
 /**
  * Records a decision at `at` (for a created Job: its creation time). An entry about the same slot or request is
  * replaced, unless it already holds this decision for this reason (a decision that holds on every pass keeps its
  * first time and message, so it is written once). A Held slot that is later missed keeps the Job it waited behind.
+ * An excluded slot continues its window's run of slots (excludedSlot).
  */
 export function recordDecision(status: Readonly<CronJobWireStatus>, d: Decision, at: Date): CronJobWireStatus {
   const entry = entryOf(d, rfc3339(at));
@@ -125,6 +143,9 @@ export function recordDecision(status: Readonly<CronJobWireStatus>, d: Decision,
   const prev = record.find((e) => keyOf(e) === key);
   if (prev && prev.decision === entry.decision && prev.reason === entry.reason && prev.job === entry.job) {
     return { ...status };
+  }
+  if (entry.reason === RecordReason.ExcludedByCalendar && entry.exclusion?.window !== undefined) {
+    return excludedSlot(status, entry);
   }
   // A hold that changed (the group's queue, not a Job) names its own blocker or none; a miss keeps the last one.
   if (
@@ -139,46 +160,33 @@ export function recordDecision(status: Readonly<CronJobWireStatus>, d: Decision,
 }
 
 /**
- * Slots an exclusion window held, into the record (oldest first): one Skipped entry per window's run of slots, so a
- * freeze over an hourly schedule is one entry that moves to its newest slot and counts them (`exclusion.slots`, from
- * `exclusion.firstSlot`), not the record's whole length.
+ * A slot an exclusion window held: one Skipped entry per window's run of slots, so a freeze over an hourly schedule
+ * is one entry that moves to its newest slot and counts them (`exclusion.slots`, from `exclusion.firstSlot`), not the
+ * record's whole length. Its message is the window's; the count is added here.
  */
-export function recordExclusions(
-  status: Readonly<CronJobWireStatus>,
-  slots: readonly { slot: Date; calendar?: string | undefined; by: string; window: string }[],
-  now: Date,
-): CronJobWireStatus {
-  let out: CronJobWireStatus = { ...status };
-  for (const { slot, calendar, by, window } of slots) {
-    const what = `excluded by ${by}: ${window}`;
-    const newest = (out.recentRuns ?? [])
-      .filter((e) => e.reason === RecordReason.ExcludedByCalendar && e.scheduledTime)
-      .sort((a, b) => Date.parse(b.scheduledTime!) - Date.parse(a.scheduledTime!))[0];
-    let count = 1;
-    let from = rfc3339(slot);
-    let record = out.recentRuns ?? [];
-    // The same window's run goes on (an entry of an earlier version, without the fields, starts a new one).
-    const run = newest?.exclusion;
-    if (run?.window === window && run.calendar === calendar && Date.parse(newest!.scheduledTime!) < slot.getTime()) {
-      count = (run.slots ?? 1) + 1;
-      from = run.firstSlot ?? newest!.scheduledTime!;
-      record = record.filter((e) => e !== newest);
-    }
-    const message = count > 1 ? `${what} (${count} slots from ${from})` : what;
-    const entry = entryOf(
-      {
-        trigger: RecordTrigger.Schedule,
-        scheduledTime: slot,
-        decision: RecordDecision.Skipped,
-        reason: RecordReason.ExcludedByCalendar,
-        message,
-        exclusion: { ...(calendar ? { calendar } : {}), window, firstSlot: from, slots: count },
-      },
-      rfc3339(now),
-    );
-    out = withRecord(out, [...record.filter((e) => keyOf(e) !== keyOf(entry)), entry]);
+function excludedSlot(status: Readonly<CronJobWireStatus>, entry: RecentRunWire): CronJobWireStatus {
+  const { calendar, window } = entry.exclusion!;
+  const slot = Date.parse(entry.scheduledTime!);
+  const newest = (status.recentRuns ?? [])
+    .filter((e) => e.reason === RecordReason.ExcludedByCalendar && e.scheduledTime)
+    .sort((a, b) => Date.parse(b.scheduledTime!) - Date.parse(a.scheduledTime!))[0];
+  let count = 1;
+  let from = entry.scheduledTime!;
+  let record = status.recentRuns ?? [];
+  // The same window's run goes on (an entry of an earlier version, without the fields, starts a new one).
+  const run = newest?.exclusion;
+  if (run && run.window === window && run.calendar === calendar && Date.parse(newest!.scheduledTime!) < slot) {
+    count = (run.slots ?? 1) + 1;
+    from = run.firstSlot ?? newest!.scheduledTime!;
+    record = record.filter((e) => e !== newest);
   }
-  return out;
+  const message = bounded(count > 1 ? `${entry.message ?? ""} (${count} slots from ${from})` : entry.message);
+  const counted: RecentRunWire = {
+    ...entry,
+    ...(message !== undefined ? { message } : {}),
+    exclusion: { ...(calendar ? { calendar } : {}), window, firstSlot: from, slots: count },
+  };
+  return withRecord(status, [...record.filter((e) => keyOf(e) !== keyOf(counted)), counted]);
 }
 
 /** How a Job ended, as the record keeps it; undefined while it runs. */
@@ -189,19 +197,8 @@ function outcomeOf(job: Readonly<Job>): RecentRunWire["outcome"] {
   const at = done ? { finishedAt: rfc3339(done) } : {};
   if (kind === "successful") return { result: OutcomeResult.Complete, ...at };
   const failed = job.status?.conditions?.find((c) => c.type === "Failed" && c.status === "True");
-  // A run the operator ended (controllers/starts.ts) says why in its own words, not the deadline it used.
-  const ended = job.metadata?.annotations?.[ENDED_REASON_ANNOTATION];
-  if (ended) {
-    const why = bounded(job.metadata?.annotations?.[ENDED_MESSAGE_ANNOTATION]);
-    const pods = job.metadata?.annotations?.[ENDED_PODS_ANNOTATION];
-    return {
-      result: OutcomeResult.Failed,
-      reason: ended.slice(0, 64),
-      ...(why ? { message: why } : {}),
-      ...at,
-      ...(pods && pods in PODS_SHOWED ? { pods } : {}),
-    };
-  }
+  const ended = endedOutcome(job, at);
+  if (ended) return ended;
   const message = bounded(failed?.message);
   return {
     result: OutcomeResult.Failed,
@@ -209,6 +206,36 @@ function outcomeOf(job: Readonly<Job>): RecentRunWire["outcome"] {
     ...(message ? { message } : {}),
     ...at,
   };
+}
+
+/** A run the operator ended (controllers/starts.ts) says why in its own words, not the deadline it used. */
+function endedOutcome(job: Readonly<Job>, at: { finishedAt?: string }): RecentRunWire["outcome"] {
+  const ended = job.metadata?.annotations?.[ENDED_REASON_ANNOTATION];
+  if (!ended) return undefined;
+  const why = bounded(job.metadata?.annotations?.[ENDED_MESSAGE_ANNOTATION]);
+  const pods = job.metadata?.annotations?.[ENDED_PODS_ANNOTATION];
+  return {
+    result: OutcomeResult.Failed,
+    reason: ended.slice(0, 64),
+    ...(why ? { message: why } : {}),
+    ...at,
+    ...(pods && pods in PODS_SHOWED ? { pods } : {}),
+  };
+}
+
+/**
+ * A run the operator ended and deleted in one pass (Replace deleting a Job the start limit ended): its entry gets the
+ * end's outcome at `at`, as it would have once the Job failed, since no later pass sees the Job.
+ */
+export function recordEnded(status: Readonly<CronJobWireStatus>, job: Readonly<Job>, at: Date): CronJobWireStatus {
+  const outcome = endedOutcome(job, { finishedAt: rfc3339(at) });
+  const record = status.recentRuns ?? [];
+  const i = record.findIndex((e) => e.job === job.metadata?.name);
+  if (!outcome || i < 0 || record[i]!.outcome) return { ...status };
+  return withRecord(
+    status,
+    record.map((e, k) => (k === i ? { ...e, outcome } : e)),
+  );
 }
 
 /** A Job of ours as the record names it: its trigger, reason, slot and request (its row's `recorded`). */
@@ -297,11 +324,7 @@ interface RunReport {
  * to record (a wait that is no decision of the request's own: a backfill's parallelism, Replace waiting for the
  * books, a failed delete).
  */
-export function runDecision(
-  subject: RunSubject,
-  run: RunReport,
-  now: Date,
-): { decision: Decision; at: Date } | undefined {
+export function runDecision(subject: RunSubject, run: RunReport, now: Date): TimedDecision | undefined {
   const { reason: ranFor, message: own, ...base } = subject;
   switch (run.result) {
     case "created":

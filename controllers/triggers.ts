@@ -63,7 +63,7 @@ import { digest } from "../runtime/objects.ts";
 import { backfillDecision } from "./backfill.ts";
 import type { EventDecision } from "./events.ts";
 import type { RunOutcome } from "./metrics.ts";
-import type { Decision, RunSubject } from "./record.ts";
+import type { RunSubject, TimedDecision } from "./record.ts";
 
 /** The CronJob as the rows read it. */
 export type CronJobView = Pick<CronJobWire, "metadata" | "status">;
@@ -110,7 +110,7 @@ interface Plan<R> {
    * Decided before any run, for the record (a retry held for its delay, or superseded): the run path writes them
    * through the one record writer, in this order.
    */
-  readonly decisions?: readonly { decision: Decision; at: Date }[];
+  readonly decisions?: readonly TimedDecision[];
   readonly events?: readonly (EventDecision | StateEvent)[];
   /** A request that is not due yet is, then: the pass is requeued for it. */
   readonly wakeAt?: Date;
@@ -594,7 +594,7 @@ const retry: Trigger<"retry"> = {
     const policy = retryOf(input.cronJob.spec);
     if (!policy) return undefined;
     const { now, cronJob } = input;
-    const decisions: { decision: Decision; at: Date }[] = [];
+    const decisions: TimedDecision[] = [];
     let wakeAt: Date | undefined;
     const requests: TriggerRun[] = [];
     for (const chain of chainsOf(cronJob, input.jobs)) {

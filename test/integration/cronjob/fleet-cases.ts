@@ -384,6 +384,32 @@ export function fleetCases(driver: ReconcilerDriver): void {
       assert.deepEqual(await f.jobNames(), [name, f.job("a", HOUR)], "the next slot is not held by the ended run");
     });
 
+    it("a run past its start limit that Replace deletes in the same pass keeps why it ended: the record's outcome and the Event", async () => {
+      const f = await fleet();
+      await f.cronJobs({ a: { concurrencyPolicy: "Replace", startTimeoutSeconds: 120 } });
+      await f.pass("a", 1000);
+      const name = f.job("a", 0);
+      await f.start(name, 2000);
+      // The next slot's pass is the first after the limit: step 4 ends the run, step 9's Replace deletes it.
+      await f.pass("a", HOUR + 1000);
+      assert.deepEqual(await f.jobNames(), [f.job("a", HOUR)], "the unstarted run replaced");
+      assert.ok(
+        f.events().some((e) => e.startsWith(`Warning StartTimeout Ended job ${name}: its Pods did not start`)),
+        f.events().join("\n"),
+      );
+      const entry = (await f.record("a")).find((e) => e.job === name);
+      assert.deepEqual(entry?.outcome, {
+        result: "Failed",
+        reason: "StartTimeout",
+        message:
+          "no Pod was created (a ResourceQuota, a LimitRange or an admission webhook may refuse them: kubectl describe job)",
+        finishedAt: iso(f.h1 + HOUR + 1000),
+        pods: "NoPod",
+      });
+      const [newest] = await f.record("a");
+      assert.deepEqual(newest?.replaced, [name], "the run that replaced it names it");
+    });
+
     it("a Job whose Pod started is never ended by the start limit (its Pods read once, live)", async () => {
       const f = await fleet();
       await f.cronJobs({ a: { startTimeoutSeconds: 60 } });
