@@ -8,9 +8,11 @@ import {
   CRONJOB_NAME_LABEL,
   type CronJob,
   type Job,
+  MORE_SCHEDULES_ANNOTATION,
   SCHEDULED_AT_ANNOTATION,
 } from "../../api/v1/index.ts";
 import { laneOf, marksOf, rowOf } from "../../cmd/kubectl-cron/dashboard/marks.ts";
+import { PAGE_WORDS } from "../../cmd/kubectl-cron/dashboard/view.ts";
 import type { GroupFacts } from "../../cmd/kubectl-cron/groupfacts.ts";
 
 const NOW = new Date("2026-11-27T12:00:00Z");
@@ -163,6 +165,27 @@ describe("kubectl cron dashboard: the marks of a CronJob", () => {
     );
   });
 
+  it("draws a lone slot among dense ones as a slot, a band with its count; a suspended CronJob's would run then", () => {
+    for (const suspend of [false, true]) {
+      // 120 slots a minute apart, and one at 20:00 (a second schedule): 121, too many to draw one by one.
+      const c = cronJob({ schedule: "* 13-14 * * *", suspend });
+      c.metadata = { ...c.metadata, annotations: { [MORE_SCHEDULES_ANNOTATION]: '[{"schedule":"0 20 * * *"}]' } };
+      const m = marksOf({ cronJob: c, jobs: [], calendars: [], from: FROM, to: TO, now: NOW });
+      assert.deepEqual(
+        m.marks.map((x) => [x.kind, x.at, x.end, x.count]),
+        [
+          ["slots", "2026-11-27T13:00:00Z", "2026-11-27T14:59:00Z", 120],
+          ["slot", "2026-11-27T20:00:00Z", undefined, undefined],
+        ],
+      );
+      const [band, slot] = m.marks.map((x) => x.title);
+      const said = suspend ? PAGE_WORDS.wouldRun(PAGE_WORDS.slots(120), 120) : PAGE_WORDS.slots(120);
+      assert.equal(band, `many slots: ${said}`);
+      assert.equal(slot!.includes(PAGE_WORDS.wouldRun("")), suspend, slot);
+    }
+    assert.equal(PAGE_WORDS.slots(1), "1 slot");
+  });
+
   it("draws a pending retry at its start, and no slot for a window in the past", () => {
     const c = cronJob({ retry: { limit: 3, delaySeconds: 600 } }, [
       {
@@ -201,9 +224,10 @@ describe("kubectl cron dashboard: a group's lane", () => {
       limit: 1,
       running: [],
       waiting: [
+        // Held at 10:00, then at 11:00 (a newer slot replaced it): it waits since 10:00, as why says.
         {
           cronJob: "report",
-          since: "2026-11-27T11:00:00Z",
+          since: "2026-11-27T10:00:00Z",
           slot: "2026-11-27T11:00:00Z",
           reason: "ConcurrencyGroupFull",
         },
@@ -237,7 +261,7 @@ describe("kubectl cron dashboard: a group's lane", () => {
     ]);
     assert.deepEqual(lane.waits, [
       { cronJob: "backup", from: "2026-11-27T08:00:00Z", to: "2026-11-27T08:30:00Z", job: "backup-2" },
-      { cronJob: "report", from: "2026-11-27T11:00:00Z" },
+      { cronJob: "report", from: "2026-11-27T10:00:00Z" },
     ]);
     assert.equal(lane.limit, 1);
   });

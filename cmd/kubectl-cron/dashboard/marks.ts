@@ -20,7 +20,7 @@ import { fieldErrorString } from "../../../runtime/field.ts";
 import { excludingSchedules } from "../exclusionfacts.ts";
 import type { GroupFacts } from "../groupfacts.ts";
 import { historyRows, iso } from "../history.ts";
-import { fireTimes } from "../next.ts";
+import { type FireTime, fireTimes } from "../next.ts";
 import { attemptText, pendingRetries, waitsFor } from "../retries.ts";
 import {
   MARK_WORDS,
@@ -33,7 +33,10 @@ import {
   type Shade,
 } from "./view.ts";
 
-/** The slots one row draws one by one at most; past that, slots closer than a pixel's worth merge into bands. */
+/**
+ * The slots one row draws one by one at most; past that, slots closer than 1/MAX_SLOT_MARKS of the window (on a
+ * 1,000 px track, 8 px: two 4 px ticks barely apart) merge into bands (mergeSlots).
+ */
 const MAX_SLOT_MARKS = 120;
 /** A run started this long after its slot or later waited (for its group's place, or for the operator). */
 const LATE_MS = 60_000;
@@ -180,7 +183,6 @@ function slotMarks(x: MarksInput, shades: Map<string, Shade>): Mark[] {
   }
   const zone = new ZoneRules(schedules.schedule.timeZone);
   const suspended = cronJob.spec?.suspend === true;
-  const out: Mark[] = [];
   for (const t of times) {
     if (t.excluded && view?.exclusions) {
       const ms = Date.parse(t.utc);
@@ -199,45 +201,42 @@ function slotMarks(x: MarksInput, shades: Map<string, Shade>): Mark[] {
       }
     }
   }
-  if (times.length <= MAX_SLOT_MARKS) {
-    for (const t of times) {
-      const kind: MarkKind = t.excluded || view?.hold ? "slot-excluded" : "slot";
-      const detail = t.excluded
-        ? `${t.excluded.by}: ${t.excluded.window}`
-        : view?.hold
-          ? view.hold.problem
-          : suspended
-            ? PAGE_WORDS.wouldRun(t.time)
-            : t.time;
-      out.push({ kind, at: t.utc, slot: t.utc, title: title(kind, detail) });
-    }
-    return out;
-  }
-  // Too many to draw apart: slots closer than 1/400 of the window merge into one band.
-  const gap = (to.getTime() - start.getTime()) / 400;
-  let band: { at: string; end: string; count: number } | undefined;
-  const flush = () => {
-    if (band)
-      out.push({
-        kind: "slots",
-        at: band.at,
-        end: band.end,
-        count: band.count,
-        title: title("slots", PAGE_WORDS.slots(band.count)),
-      });
-    band = undefined;
+  /** A slot drawn alone: held by a window or a hold, or one that runs (or would: its CronJob is suspended). */
+  const slotMark = (t: FireTime): Mark => {
+    const kind: MarkKind = t.excluded || view?.hold ? "slot-excluded" : "slot";
+    const detail = t.excluded
+      ? `${t.excluded.by}: ${t.excluded.window}`
+      : view?.hold
+        ? view.hold.problem
+        : suspended
+          ? PAGE_WORDS.wouldRun(t.time)
+          : t.time;
+    return { kind, at: t.utc, slot: t.utc, title: title(kind, detail) };
   };
+  if (times.length <= MAX_SLOT_MARKS) return times.map(slotMark);
+  return mergeSlots(times, (x.to.getTime() - x.from.getTime()) / MAX_SLOT_MARKS).map((run) => {
+    if (run.length === 1) return slotMark(run[0]!);
+    const count = run.length;
+    const slots = PAGE_WORDS.slots(count);
+    // A suspended CronJob's band says so as its lone slots do: they would run then, they will not.
+    const detail = suspended ? PAGE_WORDS.wouldRun(slots, count) : slots;
+    return { kind: "slots", at: run[0]!.utc, end: run.at(-1)!.utc, count, title: title("slots", detail) };
+  });
+}
+
+/**
+ * Slots in runs of those closer than `gap` to the one before: each run of two or more is drawn as one band with its
+ * count, a run of one as the slot it is. Runs start more than `gap` apart, so a window of MAX_SLOT_MARKS gaps holds
+ * MAX_SLOT_MARKS + 1 of them at most.
+ */
+function mergeSlots(times: readonly FireTime[], gap: number): FireTime[][] {
+  const runs: FireTime[][] = [];
   for (const t of times) {
-    if (band && Date.parse(t.utc) - Date.parse(band.end) <= gap) {
-      band.end = t.utc;
-      band.count++;
-    } else {
-      flush();
-      band = { at: t.utc, end: t.utc, count: 1 };
-    }
+    const run = runs.at(-1);
+    if (run && Date.parse(t.utc) - Date.parse(run.at(-1)!.utc) <= gap) run.push(t);
+    else runs.push([t]);
   }
-  flush();
-  return out;
+  return runs;
 }
 
 /** Every Job that is a group's run: from its start (or creation) to its end (or now). */
@@ -285,7 +284,9 @@ export function laneOf(x: LaneInput): GroupLane {
     if (usage.at(-1)?.at === at) usage.at(-1)!.used = used;
     else usage.push({ at, used });
   }
-  const waits: GroupLane["waits"] = g.waiting.map((w) => ({ cronJob: w.cronJob, from: w.slot ?? w.since }));
+  // From when it first waited (groupfacts' since: a newer slot that replaced a held one keeps the first one's place),
+  // as `kubectl cron why` and `groups` say it.
+  const waits: GroupLane["waits"] = g.waiting.map((w) => ({ cronJob: w.cronJob, from: w.since }));
   // Runs that started late: the record's Created entry, decided after its slot (how late the operator reached it,
   // held by the group or not: the record says what it knows).
   for (const c of x.cronJobs) {

@@ -350,7 +350,7 @@ export class FleetSource {
         const id = `${d.cronJob.namespace}/${d.cronJob.name}`;
         const cause = d.status !== "healthy" ? d.cause : d.also[0]?.cause;
         const text = d.status !== "healthy" ? d.verdict : (d.also[0]?.summary ?? d.verdict);
-        attention[id] = { cause: cause ?? "unknown", text };
+        attention[id] = { cause: cause ?? "unknown", text, ...(cause === "suspended" ? { suspended: true } : {}) };
       }
       const shared = json.shared ?? [];
       for (const p of shared) {

@@ -55,6 +55,8 @@ export interface Shade {
 export interface Attention {
   cause: string;
   text: string;
+  /** Its cause is that the CronJob is suspended: what the row's own suspended badge says (the page says it once). */
+  suspended?: true;
 }
 
 /** A CronJob in the fleet's index: enough to list, filter and sort it, without its marks. */
@@ -169,6 +171,9 @@ export const PATHS = {
 /** The most CronJobs one /api/marks request asks for: the page asks for the rows it shows. */
 export const MAX_MARK_IDS = 200;
 
+/** `n` things, in the singular for one. */
+const counted = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 /** What a shaded stretch of a row is called on the page (the legend). */
 export const SHADE_WORDS = {
   label: "exclusion window",
@@ -222,12 +227,14 @@ export const PAGE_WORDS = {
     `group ${name} (${exists ? (limit !== undefined ? `limit ${limit}` : "no limit read") : "missing"})`,
   limit: (limit: number) => `limit ${limit}`,
   placesUsed: "places used",
-  slots: (count: number | undefined) => `${count ?? "many"} slots`,
+  /** A band's count (none: the legend's sample). */
+  slots: (count: number | undefined) => (count === undefined ? "many slots" : counted(count, "slot")),
   run: (job: string, trigger: string, slot: string | undefined) =>
     `Job ${job} (${trigger}${slot ? `, slot ${slot}` : ""})`,
   retry: (attempt: string, slot: string, after: string | undefined) =>
     `${attempt} of slot ${slot}${after ? ` after Job ${after}` : ""}`,
-  wouldRun: (time: string) => `${time} (suspended: it would run then)`,
+  /** A suspended CronJob's slot (`count` 1), or band of slots, said with what it is. */
+  wouldRun: (what: string, count = 1) => `${what} (suspended: ${count === 1 ? "it" : "they"} would run then)`,
   waited: (cronJob: string, from: string, to: string | undefined, job: string | undefined) =>
     `${cronJob} waited from ${from}${to ? ` to ${to}` : ", still waiting"}${job ? ` (job ${job})` : ""}`,
   slot: (local: string, utc: string) => `slot ${local} (${utc})`,

@@ -122,6 +122,7 @@ function markAttrs(m: Mark): Record<string, string> {
   const a: Record<string, string> = { "data-kind": m.kind, "data-at": m.at };
   if (m.slot !== undefined) a["data-slot"] = m.slot;
   if (m.job !== undefined) a["data-job"] = m.job;
+  if (m.count !== undefined) a["data-count"] = String(m.count);
   return a;
 }
 
@@ -249,6 +250,28 @@ function shadeNodes(shades: Shade[], x: Scale, width: number): VNode[] {
 }
 
 // ---------- small parts ----------
+
+/** Why -A's verdict for a suspended row when its cause is that: the suspended badge says it. */
+const suspendedVerdict = (row: Row): Attention | undefined =>
+  row.suspended && row.attention?.suspended ? row.attention : undefined;
+
+/**
+ * A suspended row's badge. When why -A's cause for it is that it is suspended, this one badge says why's verdict too
+ * (its words, its cause, the look of a row that needs attention): two badges saying "suspended" read as two problems.
+ */
+function SuspendedBadge({ row }: { row: Row }): VNode | null {
+  if (!row.suspended) return null;
+  const a = suspendedVerdict(row);
+  return e(
+    "span",
+    {
+      class: `badge suspended-badge${a ? " attention" : ""}`,
+      "data-suspended": "",
+      ...(a ? { title: a.text, "data-attention": a.cause } : {}),
+    },
+    W.suspended,
+  );
+}
 
 function AttentionBadge({ attention }: { attention: Attention | null | undefined }): VNode | null {
   if (attention === undefined) return e("span", { class: "unread", title: W.notRead, "data-unread": "" });
@@ -475,8 +498,8 @@ function RowView({ row, top, marks, showNs, scale, width, now, selected, open }:
         showNs ? e("span", { class: "ns" }, `${row.namespace}/`) : null,
         row.name,
       ),
-      row.suspended ? e("span", { class: "badge suspended-badge", "data-suspended": "" }, W.suspended) : null,
-      h(AttentionBadge, { attention: row.attention }),
+      h(SuspendedBadge, { row }),
+      suspendedVerdict(row) ? null : h(AttentionBadge, { attention: row.attention }),
     ),
     e(
       "svg",
