@@ -298,8 +298,9 @@ uninstall-plugin: ## Remove the kubectl plugin from PLUGIN_DIR.
 
 ##@ Local cluster
 
-# A local Kubernetes 1.20 cluster with a real node (kubelet + containerd), data in
-# ~/.cache/cronjob-operator/cluster. Needs root; the first run provisions it (hack/setup-envtest --node).
+# A local Kubernetes cluster (hack/setup-envtest's release: 1.33.3, else Debian's 1.20) with a real node
+# (kubelet + containerd), data in ~/.cache/cronjob-operator/cluster. Needs root; the first run provisions it
+# (hack/setup-envtest --node).
 .PHONY: cluster-up
 cluster-up: $(NODE_MODULES) ## Start a local cluster with a real node (root); prints its KUBECONFIG. Ctrl-C stops it; DETACH=1 runs it in the background.
 	@exec $(NODE) hack/cluster.ts up $(if $(DETACH),--detach)
@@ -310,9 +311,9 @@ cluster-down: $(NODE_MODULES) ## Stop the local cluster and restore the machine.
 
 ##@ Benchmark
 
-# Ours (in a cgroup with the Deployment's limits) vs the built-in CronJob controller (kube-controller-manager
-# 1.20, controller v2; tuned and as it ships) on fresh envtest control planes; about 20 minutes per N at
-# MINUTES=3. Never part of `make test`. See bench/README.md.
+# Ours (in a cgroup with the Deployment's limits) vs the built-in CronJob controller (hack/setup-envtest's
+# kube-controller-manager: 1.33.3, else Debian's 1.20; tuned and as it ships) on fresh envtest control planes;
+# about 20 minutes per N at MINUTES=3. Never part of `make test`. See bench/README.md.
 .PHONY: bench
 bench: $(NODE_MODULES) build ## Benchmark ours vs the built-in CronJob controller (N=1000 MINUTES=3 NAMESPACES=4 PHASES=... OPERATOR_LIMITS=... GROUPS=... CALENDARS=... (ours only) OUT=bench/results/<date>.md).
 	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)"; \

@@ -1,8 +1,8 @@
-// A local Kubernetes 1.20 cluster with a real node: the envtest control plane (etcd, kube-apiserver,
+// A local Kubernetes cluster with a real node: the envtest control plane (etcd, kube-apiserver,
 // kube-controller-manager with all default controllers) plus kube-scheduler, containerd + runc, a CNI
 // bridge and a kubelet named "localhost" at NODE_IP (10.218.0.1). Jobs run Pods; owner references are
 // garbage collected; `kubectl logs` works. Needs root. The binaries and the local images come from
-// `hack/setup-envtest --node` (cached in ~/.cache/cronjob-operator/envtest/node-1.20.2).
+// `hack/setup-envtest --node` (cached in ~/.cache/cronjob-operator/envtest/node-<version>).
 //
 //   const cluster = await NodeCluster.start();          // returns when the node is Ready (docs/development.md)
 //   await cluster.kubectl(["apply", "-f", "-"], yaml);

@@ -1,5 +1,5 @@
 // Which Kubernetes the harness runs, and the flags and waits that depend on it. The harness takes
-// binaries of any version from 1.20 (what hack/setup-envtest builds here) to current releases
+// binaries of any version from 1.20 (Debian's, hack/setup-envtest's fallback) to current releases
 // (KUBEBUILDER_ASSETS, NODE_CLUSTER_ASSETS); each version-dependent choice is one row below, with the
 // release that changed it, so a newer binary never gets a flag it no longer has.
 import { execFileSync } from "node:child_process";

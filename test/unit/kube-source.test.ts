@@ -1,6 +1,6 @@
 // Which Kubernetes the tests bring up (hack/setup-envtest, hack/kube-source): a release's source tarball given as
-// KUBE_SOURCE selects its version's cache directories, and a clone with nothing selects Debian's 1.20, each saying
-// which and why. Fake cached binaries stand in for the builds (minutes), which CI runs for real.
+// KUBE_SOURCE selects its version's cache directories, and a clone with no download (test/unit/kube-download.test.ts)
+// selects Debian's 1.20, each saying which and why. Fake cached binaries stand in for the builds (minutes), which CI runs for real.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
@@ -36,6 +36,7 @@ describe("hack/kube-source and hack/setup-envtest: the version brought up", () =
     delete base.NODE_CLUSTER_ASSETS;
     delete base.KUBE_SOURCE;
     delete base.KUBE_VERSION;
+    delete base.KUBE_DOWNLOAD_URL;
     return spawnSync(cmd, args, { encoding: "utf8", env: { ...base, ...env } });
   };
   /** A cache with fake binaries of `version` in k8s-<version>/, as a finished build leaves it. */
@@ -111,14 +112,18 @@ describe("hack/kube-source and hack/setup-envtest: the version brought up", () =
     assert.ok(!existsSync(join(cache, "build-1.33.3")), "the unpacked tree and the Go cache are removed");
   });
 
-  it("a clone with nothing given brings up Debian's 1.20 and says why", () => {
+  it("a clone with no download brings up Debian's 1.20 and says why", () => {
     const cache = cached("1.20.2");
-    const r = run(hack("setup-envtest"), [], { ENVTEST_CACHE_DIR: cache });
+    const r = run(hack("setup-envtest"), [], { ENVTEST_CACHE_DIR: cache, KUBE_DOWNLOAD_URL: "none" });
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout.trim(), join(cache, "k8s-1.20.2"));
     assert.match(
       r.stderr,
-      /Kubernetes v1\.20\.2 \(Debian bookworm's kubernetes source, the newest Debian has; KUBE_SOURCE=FILE builds a current release\)/,
+      /Kubernetes v1\.33\.3 not downloaded \(KUBE_DOWNLOAD_URL=none\): Debian's v1\.20\.2 instead, as before; KUBE_SOURCE=FILE builds a current release/,
+    );
+    assert.match(
+      r.stderr,
+      /Kubernetes v1\.20\.2 \(Debian bookworm's kubernetes source, the newest Debian has; v1\.33\.3 not downloaded\)/,
     );
   });
 });
