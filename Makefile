@@ -105,10 +105,12 @@ test-unit: $(NODE_MODULES) ## Run the unit tests only (no control plane).
 	$(NPM_RUN) test:unit
 
 .PHONY: test-integration
-test-integration: $(NODE_MODULES) ## Run the integration tests only (a real kube-apiserver; a real node as root).
+# INTEGRATION_FILES="a.test.ts b.test.ts": only those files (CI runs the one of real minutes beside the end-to-end
+# run); TEST_TIMINGS names the timings file under bin/test-timings/.
+test-integration: $(NODE_MODULES) ## Run the integration tests only (a real kube-apiserver; a real node as root). INTEGRATION_FILES=... runs only those.
 	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)" HELM="$$(hack/setup-helm)" CHROMIUM="$$(hack/setup-chromium)" \
 	  PROMTOOL="$$(hack/setup-promtool)"; export PROMETHEUS="$${PROMTOOL:+$$(dirname "$$PROMTOOL")/prometheus}"; \
-	$(NPM_RUN) test:integration
+	INTEGRATION_FILES="$(INTEGRATION_FILES)" TEST_TIMINGS="$(TEST_TIMINGS)" $(NPM_RUN) test:integration
 
 ##@ Build
 

@@ -131,6 +131,20 @@ export class ClusterTools {
     const args = ["get", kind, "-n", namespace, ...(selector ? ["-l", selector] : [])];
     return (await this.getJSON<{ items: K8sObject[] }>(args)).items;
   };
+  /**
+   * The ready addresses of a Service of the operator's namespace, sorted: from its EndpointSlices
+   * (discovery.k8s.io/v1; core/v1 Endpoints is deprecated from 1.33 and warns on every read).
+   */
+  serviceEndpointIPs = async (service: string): Promise<string[]> => {
+    const slices = await this.list("endpointslices", this.managerNamespace, `kubernetes.io/service-name=${service}`);
+    return slices
+      .flatMap(
+        (s) => (s as { endpoints?: { addresses: string[]; conditions?: { ready?: boolean } }[] }).endpoints ?? [],
+      )
+      .filter((e) => e.conditions?.ready !== false)
+      .flatMap((e) => e.addresses)
+      .sort();
+  };
   /** `make -s <target>` in the project with the cluster's KUBECONFIG; never throws, the caller asserts. */
   make = (target: string[]): Promise<{ code: number; out: string }> => {
     const kubeconfig = this.cluster.kubeconfigPath;

@@ -83,14 +83,8 @@ e2eDescribe(
       ]);
       // TokenRequest (kubectl create token): since 1.24 no token Secret is created for a ServiceAccount.
       const token = await suite.cluster.env.serviceAccountToken(NS, "scraper", 600);
-      const endpoints = await getJSON([
-        "-n",
-        SYSTEM_NS,
-        "get",
-        "endpoints",
-        "cronjob-operator-controller-manager-metrics-service",
-      ]);
-      const ip = (endpoints as { subsets?: { addresses?: { ip: string }[] }[] }).subsets?.[0]?.addresses?.[0]?.ip;
+      const endpoints = await suite.serviceEndpointIPs("cronjob-operator-controller-manager-metrics-service");
+      const ip = endpoints[0];
       assert.ok(ip, `the metrics Service has an endpoint: ${JSON.stringify(endpoints)}`);
       const scrape = (auth?: string) =>
         new Promise<{ status: number; body: string }>((resolve, reject) => {
@@ -146,14 +140,11 @@ e2eDescribe(
       assert.notEqual(res.code, 0);
       assert.match(res.stderr, /spec\.schedule: Invalid value: "0 0 30 2 \*": never fires/);
       await assert.rejects(kubectl(["get", CRONJOBS, "never-fires", "-n", NS]), /NotFound|not found/);
-      // The Service really routes to the manager: its Endpoints hold both replicas' addresses (every replica
+      // The Service really routes to the manager: its endpoints hold both replicas' addresses (every replica
       // serves the webhooks, not only the leader).
       const pods = await managerPods();
-      const ep = await getJSON(["-n", SYSTEM_NS, "get", "endpoints", "cronjob-operator-webhook-service"]);
       assert.deepEqual(
-        ((ep as { subsets?: { addresses?: { ip: string }[] }[] }).subsets?.[0]?.addresses ?? [])
-          .map((a) => a.ip)
-          .sort(),
+        await suite.serviceEndpointIPs("cronjob-operator-webhook-service"),
         pods.map((p) => p.status!.podIP).sort(),
       );
     });

@@ -16,6 +16,8 @@ import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { Client } from "../../runtime/client.ts";
 import { eventually } from "../eventually.ts";
 import { type K8sObject, conditionTrue, finished, recordOf, sleep } from "./cluster-tools.ts";
+import { LEADER_KILLED } from "./disruptions.ts";
+import { leaderDeath, settled } from "./leader-death.ts";
 import { API_V1, CRONJOBS, SCHEDULED_AT, e2eDescribe, e2eSuite } from "./suite.ts";
 
 const NS = "fleets";
@@ -155,11 +157,6 @@ const GROUP = "db";
 const MEMBERS = ["a", "b", "c"];
 /** How long the slots are counted, from the first full minute after the CronJobs exist. */
 const RUN_MINUTES = 4;
-/**
- * The leader is killed this long after the first counted slot, 5 s before the third minute's slot: while the second
- * member's Job runs (each runs 70 s, one at a time), so the third member's turn is given by the successor.
- */
-const KILL_AFTER_MS = 2 * 60_000 - 5_000;
 
 /** One sample of the group's Jobs and Pods. */
 interface Sample {
@@ -172,7 +169,7 @@ interface Sample {
 
 e2eDescribe(
   "end to end: a concurrency group of limit 1 across the leader's death, on a real node",
-  { timeout: 900_000, disruptive: "fleets: the leader SIGKILLed under a concurrency group" },
+  { timeout: 900_000, disruptive: LEADER_KILLED },
   () => {
     let api: Client | undefined;
     let stopSampling: (() => Promise<void>) | undefined;
@@ -188,22 +185,8 @@ e2eDescribe(
         api?.close();
       },
     });
-    const { getJSON, cronJob, admit, list, readyManagerPods, leaderPod, liveLeaderPod, leaseHolder } = suite;
+    const { getJSON, cronJob, admit, list, leaseHolder } = suite;
     const NS_G = suite.namespace;
-
-    /** Both replicas Ready and one of them leading: what the kill starts from, and what the suite leaves. */
-    async function settled(): Promise<void> {
-      await readyManagerPods(2, 180_000, POLL_MS);
-      await liveLeaderPod(90_000, POLL_MS);
-    }
-    /** The leader's container SIGKILLed on the node (its Lease is not released): it restarts as a standby. */
-    async function killLeader(): Promise<{ at: number; holder: string }> {
-      const { pod, holder } = await leaderPod();
-      const id = String(pod.status!.containerStatuses[0].containerID).replace(/^containerd:\/\//, "");
-      const r = await suite.cluster.ctr(["tasks", "kill", "--signal", "SIGKILL", id]);
-      assert.equal(r.code, 0, `ctr tasks kill: ${r.stderr}`);
-      return { at: Date.now(), holder };
-    }
 
     /** Samples the group's Jobs and the namespace's Pods every second, from this process (no kubectl each time). */
     function startSampling(samples: Sample[], errors: string[]): () => Promise<void> {
@@ -241,7 +224,10 @@ e2eDescribe(
     }
 
     it("never runs more than 1 of the group's Jobs at once over 4 minutes, the leader SIGKILLed once; every slot ran once or is recorded Held or Missed", async () => {
-      await settled();
+      await settled(suite);
+      // The leader's death this suite shares with the retries' (leader-death.ts): the counted minutes start at its
+      // first, and the kill comes KILL_AFTER_MS after it.
+      const death = leaderDeath(suite);
       await admit({
         apiVersion: API_V1,
         kind: "ConcurrencyGroup",
@@ -268,14 +254,13 @@ e2eDescribe(
       const errors: string[] = [];
       stopSampling = startSampling(samples, errors);
       const made = Date.now();
-      // The counted slots: the first full minute after the CronJobs exist, and the RUN_MINUTES - 1 after it.
-      const first = Math.ceil((made + 1000) / 60_000) * 60_000;
+      // The counted slots: the plan's first minute (the CronJobs exist before it), and the RUN_MINUTES - 1 after it.
+      const { first } = death;
+      assert.ok(made < first - 1000, `the group's CronJobs made at ${utc(made)}, before the first counted slot`);
       const slots = Array.from({ length: RUN_MINUTES }, (_, i) => first + i * 60_000);
       const end = first + RUN_MINUTES * 60_000;
 
-      await sleep(Math.max(0, first + KILL_AFTER_MS - Date.now()));
-      await settled();
-      const kill = await killLeader();
+      const kill = await death.kill;
       const successor = await eventually(
         "another holder of the Lease after the leader's death",
         async () => {
@@ -395,7 +380,7 @@ e2eDescribe(
         );
       }
       // The suite leaves the operator as it found it: two Ready replicas.
-      await settled();
+      await settled(suite);
     });
   },
 );

@@ -9,7 +9,8 @@
 // both attempts. Needs root (the node); `make test-e2e`.
 //
 // The windows are local wall clock (UTC here: no spec.timeZone); (1) uses "* * * * *" and a window of two whole
-// minutes. (2) is disruptive (run.ts runs it with the others, in DISRUPTIONS' order). Its CronJob fires once in the
+// minutes. (2) is disruptive: it shares one leader death with the concurrency group's suite (leader-death.ts; run.ts
+// runs them together, in DISRUPTIONS' order). Its CronJob fires once in the
 // test (a cron for one minute of the year) with concurrencyPolicy Allow: under Forbid or Replace a retry is
 // superseded once a newer slot's run starts, and a suspended CronJob runs no retries.
 import assert from "node:assert/strict";
@@ -17,6 +18,8 @@ import { it } from "node:test";
 import { RETRY_ATTEMPT_ANNOTATION, RETRY_OF_ANNOTATION, retryJobName } from "../../api/v1/index.ts";
 import { eventually } from "../eventually.ts";
 import { type K8sObject, conditionTrue, recordOf, sleep } from "./cluster-tools.ts";
+import { LEADER_KILLED } from "./disruptions.ts";
+import { leaderDeath, settled } from "./leader-death.ts";
 import { CRONJOBS, SCHEDULED_AT, e2eDescribe, e2eSuite } from "./suite.ts";
 
 const NS = "fleets2";
@@ -248,46 +251,24 @@ e2eDescribe("end to end: an exclusion window over two slots, on a real node", { 
 });
 
 /**
- * spec.retry of the disruptive suite: two new Jobs at most, each 20 s after the failure before it. The Held entry
- * lasts that long: room for a loaded machine to write it and for the test to see it.
+ * spec.retry of the disruptive suite: two new Jobs at most, each 40 s after the failure before it. The Held entry
+ * lasts that long: room for a loaded machine to write it and for the test to see it. With the slot a minute after
+ * the shared plan's first (leader-death.ts), the kill (first + 115 s) comes after the first attempt's failure (about
+ * 45 s after the slot) and well before the second attempt (40 s after that failure, or later): the successor makes
+ * it. The suite still ends before the group's (first + 4 minutes).
  */
 const LIMIT = 2;
-const DELAY_S = 20;
+const DELAY_S = 40;
 
 e2eDescribe(
   "end to end: retries as new Jobs across the leader's death, on a real node",
-  { timeout: 600_000, disruptive: "fleets2: the leader SIGKILLed between retries" },
+  { timeout: 600_000, disruptive: LEADER_KILLED },
   () => {
     const suite = e2eSuite({ namespace: `${NS}-retry`, pollMs: POLL_MS, logLines: 200 });
-    const {
-      getJSON,
-      cronJob,
-      admit,
-      jobsOf,
-      plugin,
-      readyManagerPods,
-      leaderPod,
-      liveLeaderPod,
-      leaseHolder,
-      waitForEvent,
-    } = suite;
+    const { getJSON, cronJob, admit, jobsOf, plugin, leaseHolder, waitForEvent } = suite;
     const NS_R = suite.namespace;
     const NAME = "retried";
     const get = () => getJSON(["get", CRONJOBS, NAME, "-n", NS_R]);
-
-    /** Both replicas Ready and one of them leading: what the kill starts from, and what the suite leaves. */
-    async function settled(): Promise<void> {
-      await readyManagerPods(2, 180_000, POLL_MS);
-      await liveLeaderPod(90_000, POLL_MS);
-    }
-    /** The leader's container SIGKILLed on the node (its Lease is not released): it restarts as a standby. */
-    async function killLeader(): Promise<{ at: number; holder: string }> {
-      const { pod, holder } = await leaderPod();
-      const id = String(pod.status!.containerStatuses[0].containerID).replace(/^containerd:\/\//, "");
-      const r = await suite.cluster.ctr(["tasks", "kill", "--signal", "SIGKILL", id]);
-      assert.equal(r.code, 0, `ctr tasks kill: ${r.stderr}`);
-      return { at: Date.now(), holder };
-    }
     /** The CronJob's Job `name` once it has failed. */
     const failedJob = (name: string, timeoutMs: number) =>
       eventually(
@@ -302,9 +283,12 @@ e2eDescribe(
       );
 
     it("retries a failed slot as 2 new Jobs, each >= delaySeconds after the failure before it, the leader SIGKILLed between; never a third; why, next and the record say so", async () => {
-      await settled();
-      // One slot in the test: a cron for one minute of the year, the first whole minute at least 25 s away.
-      const slot = Math.ceil((Date.now() + 25_000) / MINUTE) * MINUTE;
+      await settled(suite);
+      // One slot in the test: a cron for one minute of the year, the minute after the shared plan's first; the
+      // leader dies KILL_AFTER_MS after that first (leader-death.ts), between the attempts.
+      const death = leaderDeath(suite);
+      const slot = death.first + MINUTE;
+      assert.ok(death.killAt - slot > 30_000, "the kill comes after the slot's Job and its first attempt can fail");
       const at = new Date(slot);
       const schedule = `${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
       await admit(
@@ -367,7 +351,7 @@ e2eDescribe(
         ),
       );
 
-      // Attempt 1 made; the leader killed before it fails, so the failure and attempt 2 are the successor's.
+      // Attempt 1 made and failed; the leader killed before attempt 2, which is the successor's.
       await eventually(
         `attempt 1, Job ${r1}`,
         async () => (await jobsOf(NAME)).some((j) => j.metadata.name === r1),
@@ -375,9 +359,9 @@ e2eDescribe(
         undefined,
         POLL_MS,
       );
-      const kill = await killLeader();
       const job1 = await failedJob(r1, 90_000);
       const f1 = failedAt(job1);
+      const kill = await death.kill;
       const successor = await eventually(
         "another holder of the Lease after the leader's death",
         async () => {
@@ -454,12 +438,11 @@ e2eDescribe(
       assert.equal(entry1?.message, `attempt 1 of ${LIMIT}: Job ${first} failed`);
       const entry2 = record.find((e) => e.job === r2);
       assert.equal(entry2?.message, `attempt 2 of ${LIMIT}: Job ${r1} failed`);
-      // Attempt 2's Event, from the new leader. Attempt 1's comes from the leader killed right after creating it, and
-      // may have died with it (an Event is sent after the create): its record entry above is what stays.
+      // Attempt 2's Event, from the new leader.
       await waitForEvent(NS_R, NAME, new RegExp(`^RetryCreated: Created job ${r2}: attempt 2 of ${LIMIT} for `));
 
       // The suite leaves the operator as it found it: two Ready replicas.
-      await settled();
+      await settled(suite);
 
       // `kubectl cron history`, oldest first: the slot's Job, then its attempts in order, each labelled k/N.
       const history = await plugin(["history", NAME, "-o", "json"]);

@@ -125,7 +125,7 @@ e2eDescribe(
         api?.close();
       },
     });
-    const { kubectl, getJSON, list, managerPods, leaseHolder, leaderPod } = suite;
+    const { kubectl, list, managerPods, leaseHolder, leaderPod } = suite;
 
     /** Both replicas Ready and both in the webhook Service's endpoints: the state every scenario starts from. */
     async function settled(): Promise<K8sObject[]> {
@@ -134,8 +134,7 @@ e2eDescribe(
         async () => {
           const pods = (await managerPods()).filter(ready);
           if (pods.length !== 2) return undefined;
-          const ep = await getJSON(["-n", SYSTEM_NS, "get", "endpoints", "cronjob-operator-webhook-service"]);
-          const ips = ((ep as any).subsets?.[0]?.addresses ?? []).map((a: { ip: string }) => a.ip).sort();
+          const ips = await suite.serviceEndpointIPs("cronjob-operator-webhook-service");
           const podIPs = pods.map((p) => String(p.status!.podIP)).sort();
           if (JSON.stringify(ips) !== JSON.stringify(podIPs)) return undefined;
           const holder = await leaseHolder();

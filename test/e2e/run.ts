@@ -9,18 +9,18 @@ import { readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, after, before } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { LEADER_KILLED } from "./disruptions.ts";
 import { collectSuites, startCluster, stopCluster } from "./suite.ts";
 
 /**
  * The disruptive suites' order. HA first: its kills and rollout are the failover the API v2 union is then checked
- * across (its slots ran through them); the leader kills next; the operator scaled to 0 and brought back; undeploy;
+ * across (its slots ran through them); the leader kills next (the group's and the retries' share one); the operator scaled to 0 and brought back; undeploy;
  * Helm's own install last, on the cluster undeploy left empty.
  */
 export const DISRUPTIONS = [
   "ha: the leader and the standby SIGKILLed, a rollout restart",
   "api-v2: the union's slots across the leader's death",
-  "fleets: the leader SIGKILLed under a concurrency group",
-  "fleets2: the leader SIGKILLed between retries",
+  LEADER_KILLED,
   "policies: the leader killed in a backfill",
   "e2e: the leader's Pod deleted",
   "why: the operator scaled to 0",
@@ -40,10 +40,11 @@ for (const f of files.filter((n) => !only.length || only.includes(n)).sort()) {
   await import(pathToFileURL(join(here, f)).href);
 }
 const concurrent = suites.filter((s) => !s.disruptive);
+// A disruption's suites, run together: those that share one (a leader death several stories need) make it once.
 const disruptive = DISRUPTIONS.flatMap((d) => {
-  const s = suites.find((x) => x.disruptive === d);
-  if (!s && !only.length) throw new Error(`run.ts: no suite makes the disruption "${d}"`);
-  return s ? [s] : [];
+  const of = suites.filter((x) => x.disruptive === d);
+  if (!of.length && !only.length) throw new Error(`run.ts: no suite makes the disruption "${d}"`);
+  return of.length ? [{ disruption: d, suites: of }] : [];
 });
 const unordered = suites.filter((s) => s.disruptive && !(DISRUPTIONS as readonly string[]).includes(s.disruptive));
 if (unordered.length) {
@@ -58,5 +59,11 @@ describe("end to end, on one cluster with a real node", { timeout: 3_600_000 }, 
   describe("the non-disruptive suites, concurrently", { concurrency: true }, () => {
     for (const s of concurrent) describe(s.name, { ...s.options, concurrency: false }, s.fn);
   });
-  for (const s of disruptive) describe(s.name, { ...s.options, concurrency: false }, s.fn);
+  for (const { disruption, suites: of } of disruptive) {
+    if (of.length === 1) describe(of[0]!.name, { ...of[0]!.options, concurrency: false }, of[0]!.fn);
+    else
+      describe(`${disruption} (${of.length} suites, together)`, { concurrency: true }, () => {
+        for (const s of of) describe(s.name, { ...s.options, concurrency: false }, s.fn);
+      });
+  }
 });
