@@ -23,13 +23,11 @@ export function canonical(v: unknown): string {
  * writing both as canonical JSON cost ~35 µs each for a status with a full record.
  */
 export function jsonEqual(a: unknown, b: unknown): boolean {
+  // NaN and the infinities are written as null, as JSON.stringify does.
+  [a, b] = [asWritten(a), asWritten(b)];
   if (a === b) return true;
   if (a instanceof Date || b instanceof Date) return canonical(a) === canonical(b);
-  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") {
-    // NaN and the infinities are written as null, as JSON.stringify does.
-    if (typeof a === "number" && typeof b === "number") return !Number.isFinite(a) && !Number.isFinite(b);
-    return false;
-  }
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a)) {
     const bs = b as unknown[];
@@ -53,6 +51,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   return n === 0;
 }
 
+const asWritten = (v: unknown): unknown => (typeof v === "number" && !Number.isFinite(v) ? null : v);
 const present = (v: unknown): boolean => v !== undefined && typeof v !== "function" && typeof v !== "symbol";
 const asArrayItem = (v: unknown): unknown => (present(v) ? v : null);
 

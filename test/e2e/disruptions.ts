@@ -1,4 +1,8 @@
 // The names of disruptions several suites share (run.ts runs a disruption's suites together, then the next one).
 
-/** The leader SIGKILLed once, under a concurrency group's story and between a slot's retries (leader-death.ts). */
-export const LEADER_KILLED = "fleets: the leader SIGKILLed under a concurrency group and between retries";
+/**
+ * The leader SIGKILLed once (leader-death.ts), then HA's other disruptions: under continuous applies, under a
+ * concurrency group's story, between a slot's retries, and in a backfill.
+ */
+export const LEADER_KILLED =
+  "the leader SIGKILLed under continuous applies, a concurrency group, retries and a backfill; then the standby, a rollout";

@@ -5,11 +5,15 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
 import { eventually } from "../eventually.ts";
-import { conditionTrue } from "./cluster-tools.ts";
+import { conditionTrue, sleep } from "./cluster-tools.ts";
+import { LEADER_KILLED } from "./disruptions.ts";
+import { leaderDeath, settled } from "./leader-death.ts";
 import { CRONJOBS, SCHEDULED_AT, e2eDescribe, e2eSuite } from "./suite.ts";
 
 const NS = "policies";
 const POLL_MS = 1000;
+/** The backfill is requested this long before the shared leader death (its five Jobs take 30 s or more). */
+const BACKFILL_LEAD_MS = 10_000;
 
 e2eDescribe("end to end: stop after failures, with Pods on a real node", { timeout: 1_500_000 }, () => {
   const suite = e2eSuite({ namespace: NS, pollMs: POLL_MS, logLines: 60 });
@@ -92,17 +96,20 @@ e2eDescribe("end to end: stop after failures, with Pods on a real node", { timeo
   });
 });
 
-// Disruptive: the leader is killed midway, so it runs after the concurrent suites (run.ts).
+// Disruptive: the leader is SIGKILLed midway (the leader death HA's and the fleets' suites share, leader-death.ts),
+// so it runs after the concurrent suites, with them (run.ts).
 e2eDescribe(
   "end to end: backfill across the leader's death, with Pods on a real node",
-  { timeout: 1_500_000, disruptive: "policies: the leader killed in a backfill" },
+  { timeout: 1_500_000, disruptive: LEADER_KILLED },
   () => {
     const suite = e2eSuite({ namespace: `${NS}-backfill`, pollMs: POLL_MS, logLines: 60 });
-    const { kubectl, getJSON, cronJob, admit, jobsOf, plugin, killLeaderPod } = suite;
+    const { kubectl, getJSON, cronJob, admit, jobsOf, plugin } = suite;
     const NS_B = suite.namespace;
     const get = (name: string) => getJSON(["get", CRONJOBS, name, "-n", NS_B]);
 
     it("backfills a past range: dry run, each slot's Pod runs once (the leader killed midway), a repeat skips them all", async () => {
+      await settled(suite);
+      const death = leaderDeath(suite);
       // Suspended: only the backfill runs Jobs. Slots every minute; the range is the 5 minutes before now.
       await admit(
         cronJob(
@@ -123,18 +130,13 @@ e2eDescribe(
       for (const s of want) assert.match(dry.stdout, new RegExp(`${s} +report-\\d+ +run`));
       assert.equal((await jobsOf("report")).length, 0, "a dry run changes nothing");
 
+      // Requested shortly before the leader dies: one slot at a time, each Job about 6 s (its Pod sleeps 4 s), so the
+      // leader dies with the backfill under way and the other replica takes over from status.backfill.
+      await sleep(Math.max(0, death.killAt - BACKFILL_LEAD_MS - Date.now()));
       const req = await plugin(["backfill", "report", ...range, "--parallelism=1"]);
       assert.equal(req.code, 0, req.stderr);
       assert.match(req.stdout, /requested: 5 slots/);
-      // Kill the leader once two slots have their Jobs: the other replica takes over from status.backfill.
-      await eventually(
-        "two backfill Jobs",
-        async () => ((await jobsOf("report")).length >= 2 ? true : undefined),
-        90_000,
-        undefined,
-        POLL_MS,
-      );
-      await killLeaderPod();
+      const kill = await death.kill;
 
       const done = await eventually(
         "the backfill complete and every Job finished",
@@ -155,6 +157,12 @@ e2eDescribe(
         done.jobs.map((j) => j.metadata.annotations?.[SCHEDULED_AT]).sort(),
         want,
         "each slot exactly once",
+      );
+      // Midway: the successor made the rest (creationTimestamp has whole seconds).
+      const createdAt = done.jobs.map((j) => Date.parse(String(j.metadata.creationTimestamp))).sort((a, b) => a - b);
+      assert.ok(
+        createdAt.at(-1)! >= Math.floor(kill.at / 1000) * 1000,
+        `the backfill was under way when the leader died at ${new Date(kill.at).toISOString()}: Jobs created at ${createdAt.map((t) => new Date(t).toISOString()).join(", ")}`,
       );
       assert.deepEqual(
         {

@@ -13,15 +13,14 @@ import { LEADER_KILLED } from "./disruptions.ts";
 import { collectSuites, startCluster, stopCluster } from "./suite.ts";
 
 /**
- * The disruptive suites' order. HA first: its kills and rollout are the failover the API v2 union is then checked
- * across (its slots ran through them); the leader kills next (the group's and the retries' share one); the operator scaled to 0 and brought back; undeploy;
- * Helm's own install last, on the cluster undeploy left empty.
+ * The disruptive suites' order. First the leader's death that HA, the concurrency group, the retries and the
+ * backfill share (leader-death.ts), with HA's standby kill and rollout after it: the failovers the API v2 union is
+ * then checked across (its slots ran through them); the leader's Pod deleted; the operator scaled to 0 and brought
+ * back; undeploy; Helm's own install last, on the cluster undeploy left empty.
  */
 export const DISRUPTIONS = [
-  "ha: the leader and the standby SIGKILLed, a rollout restart",
-  "api-v2: the union's slots across the leader's death",
   LEADER_KILLED,
-  "policies: the leader killed in a backfill",
+  "api-v2: the union's slots across the leader's death",
   "e2e: the leader's Pod deleted",
   "why: the operator scaled to 0",
   "e2e: make undeploy",
