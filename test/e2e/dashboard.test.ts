@@ -1,4 +1,4 @@
-// End to end, `kubectl cron dashboard` (issue 56) in a real browser (Debian's headless Chromium, test/browser.ts) on
+// End to end, `kubectl cron dashboard` (issue 56) in a real browser (Debian's headless Chromium, envtest/browser.ts) on
 // a fleet staged with minute schedules whose Pods run on the real node: a ConcurrencyGroup of limit 1 whose two
 // members' runs (50 s each, every minute) keep one of them waiting, an ExclusionCalendar over the next minutes of an
 // every-minute CronJob, a CronJob whose run fails and whose retry waits for its delay, and a Forbid CronJob stuck
@@ -14,8 +14,8 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { it } from "node:test";
 import type { Browser, Page } from "puppeteer-core";
-import { chromiumPath, openPage, startBrowser } from "../browser.ts";
-import { type RunningDashboard, startDashboard } from "../dashboard-process.ts";
+import { chromiumPath, openPage, startBrowser } from "../../envtest/browser.ts";
+import { type RunningDashboard, startDashboard } from "../../envtest/dashboard-process.ts";
 import { eventually } from "../eventually.ts";
 import { type K8sObject, PLUGIN, type RecentRun, recordOf } from "./cluster-tools.ts";
 import { API_V1, CRONJOBS, e2eDescribe, e2eSuite } from "./suite.ts";

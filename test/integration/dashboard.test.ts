@@ -21,8 +21,8 @@ import {
 import { main } from "../../cmd/kubectl-cron/main.ts";
 import { TestEnv } from "../../envtest/index.ts";
 import { Client } from "../../runtime/client.ts";
-import { openPage, startBrowser } from "../browser.ts";
-import { type RunningDashboard, startDashboard } from "../dashboard-process.ts";
+import { openPage, startBrowser } from "../../envtest/browser.ts";
+import { type RunningDashboard, startDashboard } from "../../envtest/dashboard-process.ts";
 import { type StagedFleet, stageFleet } from "../dashboard-fleet.ts";
 import { batchJob, createJob } from "../fixtures.ts";
 

@@ -1,7 +1,8 @@
 // Who may import whom. The admission webhooks and `kubectl cron` build on the API package (api/v1) and the
 // runtime, never on the controller: what they share with it is an API fact and lives in api/v1 (the triggers' rows
 // too: api/v1/triggers.ts). The controllers work on the stored version only and never import api/v2 (the conversion
-// webhook's). The development tools (hack/) and the benchmark (bench/) share code through envtest/, not each other.
+// webhook's). The development tools (hack/) and the benchmark (bench/) share code through envtest/, not each other,
+// and nothing outside test/ imports the tests' code.
 // And no module imports one that imports it back: a circle leaves no lower module to read or test alone, and one through a
 // dynamic import can leave a top-level await unsettled (issue 55: `node cmd/kubectl-cron/main.ts` exited 13).
 import assert from "node:assert/strict";
@@ -127,6 +128,11 @@ describe("import boundaries", () => {
   it("hack/ and bench/ do not import each other", () => {
     assert.deepEqual(offenders(["hack"], ["bench"]), []);
     assert.deepEqual(offenders(["bench"], ["hack"]), []);
+  });
+
+  it("the tooling and the product import nothing from test/: what a tool shares with the tests is envtest/'s", () => {
+    const product = ["api", "controllers", "webhooks", "runtime", "cmd", "hack", "envtest", "bench"];
+    assert.deepEqual(offenders(product, ["test"]), []);
   });
 });
 

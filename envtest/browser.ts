@@ -1,5 +1,6 @@
-// A headless Chromium for the dashboard's tests, driven by puppeteer-core (which brings no browser): Debian's
-// chromium-headless-shell, found by hack/setup-chromium (CHROMIUM, which make test and make test-e2e set).
+// A headless Chromium for the dashboard's tests and its benchmark (bench/dashboard.ts), driven by puppeteer-core
+// (which brings no browser): Debian's chromium-headless-shell, found by hack/setup-chromium (CHROMIUM, which make
+// test and make test-e2e set).
 import { existsSync } from "node:fs";
 import { type Browser, launch, type Page } from "puppeteer-core";
 
