@@ -17,6 +17,7 @@ import type { WebhookHandler } from "../runtime/webhook/index.ts";
 import { webhookRunnable } from "../runtime/webhook/runnable.ts";
 import { CONVERT_PATH, cronJobConversion, cronJobWebhookHandlers } from "../webhooks/cronjob_webhook.ts";
 import { fleetWebhookHandlers } from "../webhooks/fleet_webhooks.ts";
+import { unservedAdmission } from "../webhooks/unserved.ts";
 import type { Flags } from "./flags.ts";
 
 /** The product's name: user agent, field manager, certificate names (the runtime defaults to generic ones). */
@@ -147,6 +148,8 @@ export async function run(flags: Flags): Promise<number> {
         ...fleetWebhookHandlers(),
         [CONVERT_PATH, cronJobConversion],
       ]),
+      // A path of a newer webhook configuration (an upgrade rolling out): admitted with a warning, not refused.
+      unservedAdmission: unservedAdmission(log.withName("webhook").withName("unserved")),
       logger: log.withName("webhook"),
       ...(provisioner ? { certificateReady: (signal: AbortSignal) => provisioner.waitReady(signal) } : {}),
     });

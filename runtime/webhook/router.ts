@@ -1,6 +1,7 @@
 // Exact-path routing (the http.ServeMux controller-runtime registers each webhook on): a registered path
-// goes to its handler, anything else gets Go's plain-text 404. The table is read on every request, so a
-// path added after start is served (controller-runtime's Register after Start).
+// goes to its handler, anything else gets Go's plain-text 404, or the server's handler for unserved paths when it
+// has one. The table is read on every request, so a path added after start is served (controller-runtime's
+// Register after Start).
 import type { Logger } from "../log.ts";
 import { send, type Incoming, type Outgoing } from "./http.ts";
 
@@ -25,10 +26,12 @@ export function newRouter<H>(
   handlers: ReadonlyMap<string, H>,
   route: Route<H>,
   logger: Logger,
+  /** The handler of a path no entry serves (none: 404). */
+  unserved?: (path: string) => H,
 ): (req: Incoming, res: Outgoing) => void {
   return (req, res) => {
     const path = requestPath(req.url);
-    const handler = handlers.get(path);
+    const handler = handlers.get(path) ?? unserved?.(path);
     if (handler === undefined) {
       send(res, 404, "404 page not found\n", { "content-type": "text/plain; charset=utf-8" }, logger);
       return;

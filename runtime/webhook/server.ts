@@ -41,6 +41,12 @@ export interface WebhookServerOptions {
    * (controller-runtime's Register after Start).
    */
   handlers: ReadonlyMap<string, WebhookHandler>;
+  /**
+   * What an admission request to a path no handler serves gets. None (the default, controller-runtime's): Go's
+   * 404, which the API server takes as the webhook failing. A manager whose webhook configurations can be newer
+   * than its code (an upgrade applies them beside the Deployment, before the new Pods run) answers them instead.
+   */
+  unservedAdmission?: (path: string) => AdmissionHandler;
   /** How often the certificate files are re-read in case a change was not reported by fs.watch. */
   certPollIntervalMs?: number;
   /** How long close() lets in-flight requests finish before cutting their connections. */
@@ -90,7 +96,7 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
   const server = new TLSServer({
     keyPair: certs.current,
     enableHTTP2,
-    onRequest: newRouter(handlers, route, logger),
+    onRequest: newRouter<WebhookHandler>(handlers, route, logger, opts.unservedAdmission),
     inFlight,
     logger,
   });

@@ -84,6 +84,22 @@ describe("webhook router", () => {
     assert.deepEqual(routed.at(-1), ["/mutate", "m"]);
   });
 
+  it("sends a path no entry serves to the server's handler for unserved paths, when it has one", () => {
+    const routed: Array<[string, string]> = [];
+    const serve = newRouter(
+      new Map([["/validate", "v"]]),
+      (path, handler) => routed.push([path, handler]),
+      discardLogger,
+      (path) => `unserved ${path}`,
+    );
+    serve(request("", { url: "/validate-new-kind?timeout=10s" }), new FakeResponse());
+    serve(request("", { url: "/validate" }), new FakeResponse());
+    assert.deepEqual(routed, [
+      ["/validate-new-kind", "unserved /validate-new-kind"],
+      ["/validate", "v"],
+    ]);
+  });
+
   it("strips the query and checks registered paths", () => {
     assert.equal(requestPath("/a?b=c"), "/a");
     assert.equal(requestPath(undefined), "/");
