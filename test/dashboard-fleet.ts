@@ -32,6 +32,35 @@ export interface StagedFleet {
 
 const HTML = `<img src=x onerror="window.__dashboardXSS=1">`;
 
+/**
+ * A CronJob as the operator would have left it: created, then its record (status.recentRuns) and lastScheduleTime
+ * written, as a staged fleet's rows are.
+ */
+export async function stagedCronJob(
+  client: Client,
+  o: { namespace: string; name: string; spec: Record<string, unknown>; recentRuns: unknown[]; lastRun: number },
+): Promise<CronJob> {
+  await client.create<CronJob>(CronJobResource, {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { name: o.name, namespace: o.namespace },
+    spec: {
+      jobTemplate: {
+        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
+      },
+      ...o.spec,
+    },
+  } as unknown as CronJob);
+  return client.patch<CronJob>(
+    CronJobResource,
+    o.namespace,
+    o.name,
+    { status: { recentRuns: o.recentRuns, lastScheduleTime: iso(o.lastRun) } },
+    "merge",
+    { subresource: "status" },
+  );
+}
+
 export async function stageFleet(client: Client, namespace: string, now = Date.now()): Promise<StagedFleet> {
   const hour = Math.floor(now / HOUR) * HOUR;
   await client
@@ -54,28 +83,8 @@ export async function stageFleet(client: Client, namespace: string, now = Date.n
     },
   });
 
-  async function cronJob(name: string, spec: Record<string, unknown>, recentRuns: unknown[]): Promise<CronJob> {
-    await client.create<CronJob>(CronJobResource, {
-      apiVersion: API_VERSION,
-      kind: KIND,
-      metadata: { name, namespace },
-      spec: {
-        schedule: "0 * * * *",
-        jobTemplate: {
-          spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
-        },
-        ...spec,
-      },
-    } as unknown as CronJob);
-    return client.patch<CronJob>(
-      CronJobResource,
-      namespace,
-      name,
-      { status: { recentRuns, lastScheduleTime: iso(hour) } },
-      "merge",
-      { subresource: "status" },
-    );
-  }
+  const cronJob = (name: string, spec: Record<string, unknown>, recentRuns: unknown[]) =>
+    stagedCronJob(client, { namespace, name, spec: { schedule: "0 * * * *", ...spec }, recentRuns, lastRun: hour });
 
   async function runs(
     c: CronJob,

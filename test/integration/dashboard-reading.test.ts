@@ -9,10 +9,7 @@ import {
   API_VERSION,
   CONCURRENCY_GROUP_LABEL,
   ConcurrencyGroupResource,
-  type CronJob,
   CRONJOB_NAME_LABEL,
-  CronJobResource,
-  KIND,
 } from "../../api/v1/index.ts";
 import { MARK_WORDS, PAGE_WORDS } from "../../cmd/kubectl-cron/dashboard/view.ts";
 import { main } from "../../cmd/kubectl-cron/main.ts";
@@ -21,6 +18,7 @@ import { Client } from "../../runtime/client.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import { openPage, startBrowser } from "../../envtest/browser.ts";
 import { type RunningDashboard, startDashboard } from "../../envtest/dashboard-process.ts";
+import { stagedCronJob } from "../dashboard-fleet.ts";
 import { batchJob, createJob } from "../fixtures.ts";
 
 const NS = "reading";
@@ -44,27 +42,8 @@ describe("kubectl cron dashboard as a person reads it, in a real browser", { tim
   /** The slots report's run was held at in its group, newest last: it waits since the first. */
   const held = [hour - 2 * HOUR, hour - HOUR];
 
-  async function cronJob(name: string, spec: Record<string, unknown>, recentRuns: unknown[] = []): Promise<CronJob> {
-    await client.create<CronJob>(CronJobResource, {
-      apiVersion: API_VERSION,
-      kind: KIND,
-      metadata: { name, namespace: NS },
-      spec: {
-        jobTemplate: {
-          spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
-        },
-        ...spec,
-      },
-    } as unknown as CronJob);
-    return client.patch<CronJob>(
-      CronJobResource,
-      NS,
-      name,
-      { status: { recentRuns, lastScheduleTime: iso(hour - 3 * HOUR) } },
-      "merge",
-      { subresource: "status" },
-    );
-  }
+  const cronJob = (name: string, spec: Record<string, unknown>, recentRuns: unknown[] = []) =>
+    stagedCronJob(client, { namespace: NS, name, spec, recentRuns, lastRun: hour - 3 * HOUR });
 
   before(async () => {
     env = await TestEnv.start();
