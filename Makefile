@@ -163,13 +163,18 @@ image-load: image-build ## Import that image into the local cluster's containerd
 OVERLAY ?= config/default
 
 # `kubectl kustomize $(OVERLAY)` (config/default unless given) with the manager image set to $(IMG). kubectl's
-# built-in kustomize has no `edit set image`, so a throwaway overlay in a temp dir patches the image: config/
-# is never modified.
+# built-in kustomize has no `edit set image`, so a throwaway overlay in a temp dir sets the image of every
+# container that runs it (the manager's and the webhooks' second server) as `edit set image` would (images:
+# name, then tag or digest): config/ is never modified.
 KUSTOMIZE_DEFAULT = overlay="$$(mktemp -d)"; trap 'rm -rf "$$overlay"' EXIT; \
+	img='$(IMG)'; case "$$img" in \
+	  *@*) name="$${img%%@*}"; ref="digest: $${img\#*@}";; \
+	  *) last="$${img\#\#*/}"; case "$$last" in \
+	       *:*) name="$${img%:*}"; ref="newTag: $${img\#\#*:}";; \
+	       *) name="$$img"; ref="newTag: latest";; esac;; esac; \
 	printf '%s\n' 'apiVersion: kustomize.config.k8s.io/v1beta1' 'kind: Kustomization' 'resources:' \
-	  "- $$(realpath --relative-to="$$overlay" $(OVERLAY))" 'patches:' \
-	  '- target: {kind: Deployment, labelSelector: control-plane=controller-manager}' '  patch: |-' \
-	  '    [{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "$(IMG)"}]' \
+	  "- $$(realpath --relative-to="$$overlay" $(OVERLAY))" 'images:' '- name: controller' \
+	  "  newName: $$name" "  $$ref" 'patches:' \
 	  >"$$overlay/kustomization.yaml"; \
 	$(LOCAL_APISERVER_PATCH) \
 	$(KUBECTL) kustomize "$$overlay"
@@ -181,7 +186,8 @@ ifeq ($(patsubst %/,%,$(OVERLAY)),config/local)
 LOCAL_APISERVER_PATCH = server="$$($(KUBECTL) config view --minify -o jsonpath='{.clusters[0].cluster.server}')"; \
 	hostport="$${server\#https://}"; hostport="$${hostport%%/*}"; \
 	printf '%s\n' '- target: {kind: Deployment, labelSelector: control-plane=controller-manager}' '  patch: |-' \
-	  "    [{\"op\": \"add\", \"path\": \"/spec/template/spec/containers/0/env/-\", \"value\": {\"name\": \"KUBERNETES_SERVICE_PORT\", \"value\": \"$${hostport\#\#*:}\"}}]" \
+	  "    [{\"op\": \"add\", \"path\": \"/spec/template/spec/containers/0/env/-\", \"value\": {\"name\": \"KUBERNETES_SERVICE_PORT\", \"value\": \"$${hostport\#\#*:}\"}}," \
+	  "     {\"op\": \"add\", \"path\": \"/spec/template/spec/containers/1/env/-\", \"value\": {\"name\": \"KUBERNETES_SERVICE_PORT\", \"value\": \"$${hostport\#\#*:}\"}}]" \
 	  >>"$$overlay/kustomization.yaml";
 endif
 

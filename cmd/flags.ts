@@ -17,6 +17,10 @@ export interface Flags {
   leaderElectionNamespace: string;
   webhookHost: string;
   webhookPort: number;
+  /** --webhook-reuse-port: share the webhook port with the Pod's other webhook server (SO_REUSEPORT). */
+  webhookReusePort: boolean;
+  /** --webhooks-only: serve the webhooks and nothing else (no reconciler, no leader election). */
+  webhooksOnly: boolean;
   webhookCertPath: string;
   webhookCertName: string;
   webhookCertKey: string;
@@ -103,6 +107,18 @@ export const FLAGS: FlagSpec[] = [
     help: "The address the admission webhook server listens on (default: all addresses; e.g. $(POD_IP)).",
   },
   { name: "webhook-port", type: "string", default: "9443", help: "The port the admission webhook server listens on." },
+  {
+    name: "webhook-reuse-port",
+    type: "boolean",
+    default: false,
+    help: "If set, the webhook server shares its port with the other servers of the Pod that set it too (SO_REUSEPORT), so one container's death leaves the port answering instead of refusing the API server's calls until the Pod leaves the Service's endpoints.",
+  },
+  {
+    name: "webhooks-only",
+    type: "boolean",
+    default: false,
+    help: "If set, the process serves the admission and conversion webhooks and nothing else: no reconciler, no leader election (the manager Pod's second webhook server; needs the webhooks enabled).",
+  },
   {
     name: "webhook-cert-path",
     type: "string",
@@ -296,6 +312,12 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
   if (enableWebhooksEnv !== undefined && !["true", "false", ""].includes(enableWebhooksEnv)) {
     throw new UsageError(`invalid value "${enableWebhooksEnv}" for ENABLE_WEBHOOKS: must be true or false`);
   }
+  const webhooksOnly = get<boolean>("webhooks-only");
+  if (webhooksOnly && enableWebhooksEnv === "false")
+    throw new UsageError("--webhooks-only serves the webhooks, but ENABLE_WEBHOOKS=false turns them off");
+  // A process that runs no controller must never hold the Lease: the leader would schedule nothing.
+  if (webhooksOnly && get<boolean>("leader-elect"))
+    throw new UsageError("--webhooks-only runs no controller: it cannot take part in leader election (--leader-elect)");
   return {
     metricsBindAddress: addr("metrics-bind-address"),
     metricsSecure: get<boolean>("metrics-secure"),
@@ -308,6 +330,8 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     leaderElectionNamespace: get<string>("leader-election-namespace"),
     webhookHost: get<string>("webhook-host"),
     webhookPort: int("webhook-port", 1, 65535),
+    webhookReusePort: get<boolean>("webhook-reuse-port"),
+    webhooksOnly,
     webhookCertPath: get<string>("webhook-cert-path"),
     webhookCertName: get<string>("webhook-cert-name"),
     webhookCertKey: get<string>("webhook-cert-key"),

@@ -2,7 +2,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { selfSignedCertificate } from "../runtime/metrics/auth.ts";
-import { CronJobResource, RESOURCE } from "../api/v1/index.ts";
+import { CronJobResource, ExclusionCalendarResource, RESOURCE } from "../api/v1/index.ts";
+import { CalendarReader } from "../controllers/calendars.ts";
 import { CronJobReconciler } from "../controllers/cronjob_controller.ts";
 import { groupMetrics } from "../controllers/groups.ts";
 import { metricsRegistry } from "../runtime/metrics/registry.ts";
@@ -66,33 +67,9 @@ export async function run(flags: Flags): Promise<number> {
     userAgent: PRODUCT,
     fieldManager: PRODUCT,
   });
-  // --per-cronjob-metrics: the cronjob_* series of every CronJob (controllers/metrics.ts), read from the
-  // CronJob informer's cache at scrape time and exported by the leader only. A deleted CronJob's run
-  // counters go when the reconciler finds it gone (it forgets the CronJob's other state there too).
-  let cronJobMetrics: CronJobRunMetrics = noCronJobMetrics;
-  if (flags.perCronJobMetrics) {
-    const cronJobs = mgr.cache.informerFor<KubeObject>(CronJobResource);
-    const m = new CronJobMetrics({
-      list: () => cronJobs.list() as readonly CronJobView[],
-      isLeader: () => mgr.isLeader(),
-    });
-    cronJobMetrics = m;
-  }
-  // `metrics` is the reconciler's run counter (countRun, forget) once setupWithManager takes it.
-  const reconcilerOptions = {
-    maxConcurrentReconciles: flags.maxConcurrentReconciles,
-    metrics: cronJobMetrics,
-    statusDelayMs: flags.statusWriteDelayMs,
-  };
-  const reconciler = CronJobReconciler.setupWithManager(mgr, reconcilerOptions);
-  // The concurrency groups' gauges (controllers/groups.ts), exported by the leader, whose places they read.
-  for (const m of groupMetrics({
-    cache: mgr.cache,
-    places: reconciler.groups,
-    now: () => Date.now(),
-    isLeader: () => mgr.isLeader(),
-  }))
-    m.register(metricsRegistry);
+  // --webhooks-only (the Pod's second webhook server, config/default): the webhooks and the calendars they read,
+  // nothing leader-gated. Otherwise the reconciler, whose calendar cache the webhook reads as it does.
+  const calendars = flags.webhooksOnly ? webhookCalendars(mgr) : setupReconciler(mgr, flags).calendars;
 
   // ENABLE_WEBHOOKS=false (e.g. `make run` against a cluster without the certificates) serves none.
   if (flags.enableWebhooks) {
@@ -131,6 +108,7 @@ export async function run(flags: Flags): Promise<number> {
     const webhooks = webhookRunnable({
       ...(flags.webhookHost ? { host: flags.webhookHost } : {}),
       port: flags.webhookPort,
+      reusePort: flags.webhookReusePort,
       certDir: flags.webhookCertPath,
       certName: flags.webhookCertName,
       keyName: flags.webhookCertKey,
@@ -141,8 +119,7 @@ export async function run(flags: Flags): Promise<number> {
           client: mgr.client,
           logger: log.withName("webhook").withName("cronjob"),
           // The calendars a CronJob names, read as the reconciler reads them (the cache every replica runs).
-          calendars: (namespace, name) =>
-            mgr.cache.hasSynced() ? reconciler.calendars.read(namespace, name) : "unknown",
+          calendars: (namespace, name) => (mgr.cache.hasSynced() ? calendars.read(namespace, name) : "unknown"),
         }),
         // The ExclusionCalendar's and ConcurrencyGroup's validation (static: no client, no cache).
         ...fleetWebhookHandlers(),
@@ -167,6 +144,44 @@ export async function run(flags: Flags): Promise<number> {
     setupLog.error(err instanceof LeaderElectionLostError ? "leader election lost" : "problem running manager", err);
     return 1;
   }
+}
+
+/** The reconciler and what it exports: the CronJobs' and the groups' metrics. */
+function setupReconciler(mgr: Manager, flags: Flags): CronJobReconciler {
+  // --per-cronjob-metrics: the cronjob_* series of every CronJob (controllers/metrics.ts), read from the
+  // CronJob informer's cache at scrape time and exported by the leader only. A deleted CronJob's run
+  // counters go when the reconciler finds it gone (it forgets the CronJob's other state there too).
+  let cronJobMetrics: CronJobRunMetrics = noCronJobMetrics;
+  if (flags.perCronJobMetrics) {
+    const cronJobs = mgr.cache.informerFor<KubeObject>(CronJobResource);
+    const m = new CronJobMetrics({
+      list: () => cronJobs.list() as readonly CronJobView[],
+      isLeader: () => mgr.isLeader(),
+    });
+    cronJobMetrics = m;
+  }
+  // `metrics` is the reconciler's run counter (countRun, forget) once setupWithManager takes it.
+  const reconcilerOptions = {
+    maxConcurrentReconciles: flags.maxConcurrentReconciles,
+    metrics: cronJobMetrics,
+    statusDelayMs: flags.statusWriteDelayMs,
+  };
+  const reconciler = CronJobReconciler.setupWithManager(mgr, reconcilerOptions);
+  // The concurrency groups' gauges (controllers/groups.ts), exported by the leader, whose places they read.
+  for (const m of groupMetrics({
+    cache: mgr.cache,
+    places: reconciler.groups,
+    now: () => Date.now(),
+    isLeader: () => mgr.isLeader(),
+  }))
+    m.register(metricsRegistry);
+  return reconciler;
+}
+
+/** The exclusion calendars as the CronJob webhook reads them, from a cache of the calendars alone. */
+function webhookCalendars(mgr: Manager): CalendarReader {
+  mgr.cache.informerFor(ExclusionCalendarResource);
+  return new CalendarReader(mgr.cache);
 }
 
 /** Labels of the Secret the manager keeps its webhook CA and serving certificate in. */

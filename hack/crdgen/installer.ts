@@ -36,11 +36,8 @@ export function keepManagerImage(rendered: string, existing: string | undefined)
     throw new Error(`dist/install.yaml: the manager image ${JSON.stringify(image)} is not an image reference`);
   }
   const line = new RegExp(`^(\\s+)image: ${DEFAULT_MANAGER_IMAGE.replace(/[.]/g, "\\.")}$`, "gm");
+  // The manager's container and the Pod's second webhook server run the one image (build-installer sets both).
   const found = rendered.match(line)?.length ?? 0;
-  if (found !== 1) {
-    throw new Error(
-      `config/default renders ${found} "image: ${DEFAULT_MANAGER_IMAGE}" lines; want exactly the manager's`,
-    );
-  }
+  if (found === 0) throw new Error(`config/default renders no "image: ${DEFAULT_MANAGER_IMAGE}" line`);
   return rendered.replace(line, `$1image: ${image}`);
 }

@@ -22,6 +22,7 @@ import {
   field,
   lit,
   merge,
+  open,
   openList,
   openMap,
   type Item,
@@ -314,31 +315,16 @@ function deployment(tree: TMap, ctx: Context): void {
   if (!item) throw new Error(`${where}: no container named manager`);
   const c = openMap(item.value, `${where}.containers[manager]`);
   item.value = c;
+  // The manager's container first: its image sets the values' default, the webhooks container must match it.
 
-  const image = entry(c, "image");
-  const ref = String(image?.value.t === "lit" ? image.value.v : "");
-  const colon = ref.lastIndexOf(":");
-  const tagged = colon > ref.lastIndexOf("/");
-  ctx.values.image = {
-    repository: tagged ? ref.slice(0, colon) : ref,
-    tag: tagged ? ref.slice(colon + 1) : "latest",
-    pullPolicy: "",
-  };
-  if (!image) throw new Error(`${where}: the manager container has no image`);
-  image.value = expr('"{{ .Values.image.repository }}:{{ .Values.image.tag }}"');
-  const pullPolicy = entry(c, "imagePullPolicy");
-  if (pullPolicy) {
-    ctx.values.image.pullPolicy = String((pullPolicy.value as { v: unknown }).v);
-    pullPolicy.value = expr("{{ .Values.image.pullPolicy }}");
-  } else {
-    c.entries.splice(c.entries.indexOf(image) + 1, 0, {
-      key: "imagePullPolicy",
-      value: expr("{{ .Values.image.pullPolicy }}"),
-      when: [".Values.image.pullPolicy"],
-    });
-  }
+  imageTemplate(c, ctx, where, true);
 
   managerArgsTemplate(c, ctx);
+  const second = list.items.find((i) => field(i.value, "name") === "webhooks");
+  if (second) webhooksContainer(second, ctx);
+  for (const other of list.items)
+    if (other !== item && other !== second)
+      throw new Error(`${where}: container ${String(field(other.value, "name"))} is not known to the chart`);
 
   const env = entry(c, "env");
   if (!env) throw new Error(`${where}: the manager container has no env`);
@@ -374,7 +360,18 @@ function deployment(tree: TMap, ctx: Context): void {
   if (volumes) {
     const l = openList(volumes.value, `${where}.volumes`);
     volumes.value = l;
+    // A volume only the webhooks container mounts goes with the webhooks.
+    const mountsOf = (x: Item | undefined) => {
+      const c = x ? open(x.value) : undefined;
+      const mounts = c?.t === "map" ? entry(c, "volumeMounts")?.value : undefined;
+      const l = mounts ? open(mounts) : undefined;
+      return new Set(l?.t === "list" ? l.items.map((m) => String(field(m.value, "name"))) : []);
+    };
+    const managerMounts = mountsOf(item);
+    const webhooksMounts = mountsOf(second);
     for (const v of l.items) {
+      const name = String(field(v.value, "name"));
+      if (webhooksMounts.has(name) && !managerMounts.has(name)) v.when = and(v.when, [WEBHOOK]);
       const secret = field(v.value, "secret") as Obj | undefined;
       const feature = secret ? ctx.certSecrets.get(secret.secretName) : undefined;
       if (feature) {
@@ -391,6 +388,59 @@ function deployment(tree: TMap, ctx: Context): void {
       const feature = volumeFeature.get(String(field(m.value, "name")));
       if (feature) m.when = and(m.when, [feature]);
     }
+  }
+}
+
+/** The container's image and pull policy from the chart's values (the first call sets the values' defaults). */
+function imageTemplate(c: TMap, ctx: Context, where: string, first: boolean): void {
+  const image = entry(c, "image");
+  const ref = String(image?.value.t === "lit" ? image.value.v : "");
+  const colon = ref.lastIndexOf(":");
+  const tagged = colon > ref.lastIndexOf("/");
+  const repository = tagged ? ref.slice(0, colon) : ref;
+  const tag = tagged ? ref.slice(colon + 1) : "latest";
+  if (!image) throw new Error(`${where}: a container has no image`);
+  if (first) ctx.values.image = { repository, tag, pullPolicy: "" };
+  else if (ctx.values.image.repository !== repository || ctx.values.image.tag !== tag)
+    throw new Error(`${where}: the containers' images differ (${ref}): the chart has one image value`);
+  image.value = expr('"{{ .Values.image.repository }}:{{ .Values.image.tag }}"');
+  const pullPolicy = entry(c, "imagePullPolicy");
+  if (pullPolicy) {
+    ctx.values.image.pullPolicy = String((pullPolicy.value as { v: unknown }).v);
+    pullPolicy.value = expr("{{ .Values.image.pullPolicy }}");
+  } else {
+    c.entries.splice(c.entries.indexOf(image) + 1, 0, {
+      key: "imagePullPolicy",
+      value: expr("{{ .Values.image.pullPolicy }}"),
+      when: [".Values.image.pullPolicy"],
+    });
+  }
+}
+
+/**
+ * The Pod's second webhook server (config/default's webhooks container): there with the webhooks, the manager's
+ * image, the same log flags and extra env.
+ */
+function webhooksContainer(item: Item, ctx: Context): void {
+  const where = "Deployment.containers[webhooks]";
+  item.when = and(item.when, [WEBHOOK]);
+  const c = openMap(item.value, where);
+  item.value = c;
+  imageTemplate(c, ctx, where, false);
+  const args = entry(c, "args");
+  if (!args) throw new Error(`${where}: no args`);
+  const list = openList(args.value, `${where}.args`);
+  args.value = list;
+  for (const { flag, path } of VALUE_FLAGS.filter((f) => f.flag.startsWith("log-"))) {
+    const valuePath = `.Values.${path.join(".")}`;
+    const arg = expr(`{{ printf "--${flag}=%s" (toString ${valuePath}) | quote }}`);
+    list.items.push({ value: arg, when: [`ne (toString ${valuePath}) ${JSON.stringify(flagDefault(flag))}`] });
+  }
+  const env = entry(c, "env");
+  if (env) {
+    const envList = openList(env.value, `${where}.env`);
+    env.value = envList;
+    envList.extra = ".Values.env";
   }
 }
 

@@ -24,6 +24,13 @@ export interface WebhookServerOptions {
   port?: number;
   /** "" (default) listens on every interface. */
   host?: string;
+  /**
+   * Share the port with other servers of the same user that ask for it too (SO_REUSEPORT): the kernel spreads
+   * new connections over every listener, and one listener's death leaves the others answering at once, where a
+   * lone listener's port refuses connections until the Pod leaves the Service's endpoints. Off by default: a
+   * second server on a taken port fails, as usual.
+   */
+  reusePort?: boolean;
   certDir?: string;
   certName?: string;
   keyName?: string;
@@ -101,10 +108,11 @@ export async function startWebhookServer(opts: WebhookServerOptions): Promise<We
     logger,
   });
   const host = opts.host ?? "";
-  await server.listen(host, opts.port ?? 9443);
+  await server.listen(host, opts.port ?? 9443, opts.reusePort ?? false);
   logger.info("Serving webhook server", {
     host,
     port: server.port,
+    reusePort: opts.reusePort ?? false,
     http2: enableHTTP2,
     certPath: certs.certPath,
     keyPath: certs.keyPath,

@@ -97,14 +97,14 @@ export class TLSServer {
     this.server.on("tlsClientError", (err: Error) => this.logger.debug("TLS handshake failed", { error: err.message }));
   }
 
-  /** host "" listens on every interface; port 0 picks a free port. */
-  async listen(host: string, port: number): Promise<void> {
+  /** host "" listens on every interface; port 0 picks a free port; reusePort shares it (SO_REUSEPORT). */
+  async listen(host: string, port: number, reusePort = false): Promise<void> {
     const where = formatBindAddress({ host, port });
     await new Promise<void>((resolve, reject) => {
       const onError = (err: Error) =>
         reject(new Error(`webhook server cannot listen on ${JSON.stringify(where)}: ${err.message}`, { cause: err }));
       this.server.once("error", onError);
-      this.server.listen({ host: host || undefined, port }, () => {
+      this.server.listen({ host: host || undefined, port, ...(reusePort ? { reusePort } : {}) }, () => {
         this.server.off("error", onError);
         resolve();
       });

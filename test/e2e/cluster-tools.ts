@@ -330,8 +330,19 @@ export class ClusterTools {
       const name = p.metadata.name;
       const logs = ["-n", this.managerNamespace, "logs", name];
       await section(`logs of ${name} about ${namespaces.join(", ")} (last ${tail} lines)`, logs, about);
-      const restarts = (p.status?.containerStatuses as { restartCount?: number }[] | undefined)?.[0]?.restartCount;
-      if (restarts) await section(`logs of ${name}'s previous container`, [...logs, "--previous"], about);
+      // Each container that restarted (the manager's, the webhooks server's): its previous instance's logs too.
+      for (const c of (p.status?.containerStatuses as { name: string; restartCount?: number }[] | undefined) ?? []) {
+        if (!c.restartCount) continue;
+        await section(`logs of ${name}'s previous ${c.name} container`, [...logs, "-c", c.name, "--previous"], about);
+      }
     }
   };
+}
+
+/** The containerd ID of a manager Pod's container (the manager's unless named): what `ctr tasks kill` takes. */
+export function containerID(pod: K8sObject, name = "manager"): string {
+  const statuses = (pod.status?.containerStatuses ?? []) as { name: string; containerID?: string }[];
+  const status = statuses.find((c) => c.name === name);
+  if (!status?.containerID) throw new Error(`pod ${pod.metadata.name} has no running ${name} container`);
+  return status.containerID.replace(/^containerd:\/\//, "");
 }

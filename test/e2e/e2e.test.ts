@@ -51,19 +51,32 @@ e2eDescribe(
       assert.notEqual(pod.spec!.hostNetwork, true);
       const spec = pod.spec!;
       assert.equal(spec.serviceAccountName, "cronjob-operator-controller-manager");
-      assert.equal(spec.containers[0].image, IMG);
       assert.equal(spec.securityContext.runAsNonRoot, true);
       assert.equal(spec.securityContext.seccompProfile.type, "RuntimeDefault");
-      const sc = spec.containers[0].securityContext;
-      assert.equal(sc.readOnlyRootFilesystem, true);
-      assert.equal(sc.allowPrivilegeEscalation, false);
-      assert.deepEqual(sc.capabilities.drop, ["ALL"]);
+      // The manager and the Pod's second webhook server: one image, the restricted profile, both Ready.
+      assert.deepEqual(
+        spec.containers.map((c: { name: string }) => c.name),
+        ["manager", "webhooks"],
+      );
+      for (const c of spec.containers) {
+        assert.equal(c.image, IMG, c.name);
+        const sc = c.securityContext;
+        assert.equal(sc.readOnlyRootFilesystem, true, c.name);
+        assert.equal(sc.allowPrivilegeEscalation, false, c.name);
+        assert.deepEqual(sc.capabilities.drop, ["ALL"], c.name);
+      }
+      assert.ok(
+        (pod.status!.containerStatuses as { ready: boolean }[]).every((c) => c.ready),
+        "every container of the replica is Ready",
+      );
       // The process really runs as 65532: read its status through the node.
       const status = await suite.cluster.kubectl([
         "-n",
         SYSTEM_NS,
         "exec",
         pod.metadata.name,
+        "-c",
+        "manager",
         "--",
         "node",
         "-e",

@@ -5,7 +5,7 @@
 // story's times from it, and the one kill is awaited by all: what each proves across the leader's death is
 // unchanged, and the node is disturbed once.
 import assert from "node:assert/strict";
-import { sleep } from "./cluster-tools.ts";
+import { containerID, sleep } from "./cluster-tools.ts";
 import type { Suite } from "./suite.ts";
 
 const MINUTE = 60_000;
@@ -45,7 +45,7 @@ export async function settled(suite: Suite): Promise<void> {
 /** The leader's container SIGKILLed on the node (its Lease is not released): it restarts as a standby. */
 async function killLeader(suite: Suite): Promise<Kill> {
   const { pod, holder } = await suite.leaderPod();
-  const id = String(pod.status!.containerStatuses[0].containerID).replace(/^containerd:\/\//, "");
+  const id = containerID(pod);
   const r = await suite.cluster.ctr(["tasks", "kill", "--signal", "SIGKILL", id]);
   assert.equal(r.code, 0, `ctr tasks kill: ${r.stderr}`);
   return { at: Date.now(), holder };

@@ -594,6 +594,45 @@ describe("config/default: the manager provisions its webhook certificate", () =>
     assert.ok(!dep.spec.template.spec.volumes.some((v: Obj) => v.secret), "no Secret volume");
   });
 
+  it("runs a second webhook server in each Pod, on the manager's port: one container's death leaves it answering", () => {
+    for (const overlay of ["default", "default-certmanager"]) {
+      const objs = kustomize(overlay);
+      const { dep, c, flags } = managerOf(objs);
+      const w = dep.spec.template.spec.containers.find((x: Obj) => x.name === "webhooks");
+      assert.ok(w, `${overlay}: the Pod has a webhooks container`);
+      const env = Object.fromEntries(w.env.map((e: Obj) => [e.name, e.value ?? e.valueFrom]));
+      const second = parseFlags(w.args.slice(1), env);
+      assert.equal(w.image, c.image, overlay);
+      assert.deepEqual(w.command, c.command, overlay);
+      assert.equal(second.webhooksOnly, true, `${overlay}: it serves the webhooks only`);
+      assert.equal(second.leaderElect, false, `${overlay}: it never holds the Lease`);
+      // Both bind the one port with SO_REUSEPORT; the Service's targetPort is the manager's named port.
+      assert.equal(flags.webhookReusePort, true, overlay);
+      assert.equal(second.webhookReusePort, true, overlay);
+      assert.equal(second.webhookPort, flags.webhookPort, overlay);
+      assert.equal(second.webhookHost, flags.webhookHost, overlay);
+      // The same certificate, however it comes: provisioned into the one Secret, or cert-manager's mounted.
+      for (const k of [
+        "webhookCertProvision",
+        "webhookCertSecret",
+        "webhookServiceName",
+        "webhookCertPath",
+        "mutatingWebhookConfigurations",
+        "validatingWebhookConfigurations",
+      ] as const)
+        assert.deepEqual(second[k], flags[k], `${overlay}: ${k}`);
+      const certMount = (x: Obj) => x.volumeMounts.find((m: Obj) => m.mountPath === flags.webhookCertPath)?.name;
+      assert.equal(certMount(w), certMount(c), `${overlay}: the certificate's mount`);
+      // Its own probe port and /tmp (a provisioner writes its files there), and no metrics server.
+      assert.notEqual(second.healthProbeBindAddress, flags.healthProbeBindAddress, overlay);
+      assert.equal(w.readinessProbe.httpGet.port, Number(second.healthProbeBindAddress.split(":").at(-1)), overlay);
+      assert.equal(second.metricsBindAddress, "0", overlay);
+      const tmp = (x: Obj) => x.volumeMounts.find((m: Obj) => m.mountPath === "/tmp")?.name;
+      assert.ok(tmp(w) && tmp(w) !== tmp(c), `${overlay}: its own /tmp`);
+      assert.deepEqual(w.securityContext, c.securityContext, overlay);
+    }
+  });
+
   it("validates ExclusionCalendars and ConcurrencyGroups on create and update, through the webhook Service (issue 53)", () => {
     const objs = kustomize("default");
     const svc = find(objs, "Service", `${PREFIX}webhook-service`);

@@ -118,6 +118,10 @@ describe("manager flags", () => {
       {},
       /--webhook-cert-provision=self needs a --webhook-cert-secret/,
     ],
+    // A webhooks-only process holding the Lease would leave every CronJob unscheduled.
+    [["--webhooks-only", "--leader-elect"], {}, /(?=.*--webhooks-only)(?=.*--leader-elect)/],
+    [["--webhooks-only"], { ENABLE_WEBHOOKS: "false" }, /(?=.*--webhooks-only)(?=.*ENABLE_WEBHOOKS=false)/],
+    [["--webhook-reuse-port=sometimes"], {}, /(?=.*--webhook-reuse-port)(?=.*"sometimes")/],
   ];
   for (const [args, env, msg] of bad) {
     it(`rejects ${args.join(" ") || JSON.stringify(env)} with a message naming the flag and value`, () => {

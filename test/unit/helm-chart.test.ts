@@ -253,6 +253,13 @@ describe("dist/chart", () => {
       const role = find(objs, "ClusterRole", "cronjob-operator-manager-role")!;
       assert.ok(!JSON.stringify(role.rules).includes("webhookconfigurations"));
       assert.equal(flagsOf(objs).enableWebhooks, false);
+      // No second webhook server, nor its /tmp.
+      const pod = find(objs, "Deployment")!.spec.template.spec;
+      assert.deepEqual(
+        pod.containers.map((x: Obj) => x.name),
+        ["manager"],
+      );
+      assert.ok(!pod.volumes.some((v: Obj) => v.name === "webhooks-tmp"), `certManager=${cm}: webhooks-tmp left`);
     }
   });
 
@@ -368,6 +375,12 @@ describe("dist/chart", () => {
       { name: "KUBERNETES_SERVICE_HOST", value: "10.0.0.1" },
       { name: "KUBERNETES_SERVICE_PORT", value: "6443" },
     ]);
+    // The Pod's second webhook server runs the same image, logs the same way and gets the same env.
+    const w = pod.containers.find((x: Obj) => x.name === "webhooks");
+    assert.equal(w.image, c.image);
+    assert.equal(w.imagePullPolicy, "Never");
+    assert.ok(w.args.includes("--log-level=debug") && w.args.includes("--log-format=console"), w.args.join(" "));
+    assert.deepEqual(w.env.slice(-2), c.env.slice(-2));
     const flags = flagsOf(objs);
     assert.equal(flags.leaderElect, false);
     assert.equal(flags.logLevel, "debug");

@@ -5,10 +5,8 @@
 // with a warning, promptly, instead of every apply hanging on the webhook's timeout.
 // Integration only: dry-run and the Job validation are the apiserver's (the fake validates nothing).
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
 import { createServer, type Server, type Socket } from "node:net";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
   ApiException,
@@ -24,10 +22,9 @@ import { allowed, type AdmissionHandler } from "../../../runtime/webhook/index.t
 import type { AdmissionReview } from "../../../runtime/webhook/admission.ts";
 import { cronJobWebhookHandlers, MUTATE_PATH, VALIDATE_PATH } from "../../../webhooks/cronjob_webhook.ts";
 import { DRY_RUN_TIMEOUT_MS, type DryRunClient } from "../../../webhooks/jobtemplate_dryrun.ts";
-import { PROJECT_ROOT } from "../../../envtest/index.ts";
 import { freePort } from "../../../envtest/ports.ts";
-import { ManagedProcess } from "../../../envtest/processes.ts";
 import { minimalCronJob, variant } from "../../fixtures.ts";
+import { managerProcess } from "../../manager-process.ts";
 import { probeOf, withWebhookServer } from "../../servers.ts";
 import { labelValueTooLong, serverVersion, type ServerVersion } from "../../versions.ts";
 
@@ -375,27 +372,14 @@ describe("the Job template checked with kube-apiserver's Job validation (dry-run
 
   it("the manager entrypoint wires its client into the validating webhook", async () => {
     const webhookPort = await freePort();
-    const logFile = join(webhooks.env.dir, "manager-dryrun.log");
-    const proc = new ManagedProcess(
-      "manager-dryrun",
-      join(PROJECT_ROOT, "node_modules", ".bin", "node"),
-      [
-        join(PROJECT_ROOT, "cmd", "main.ts"),
-        "--kubeconfig",
-        webhooks.env.kubeconfigPath,
-        "--webhook-port",
-        String(webhookPort),
-        "--webhook-cert-path",
-        webhooks.certs.dir,
-        "--health-probe-bind-address",
-        "127.0.0.1:0",
-        "--metrics-bind-address",
-        "0",
-      ],
-      logFile,
-      { ...process.env, ENABLE_WEBHOOKS: "" },
-    );
-    const read = () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : "");
+    const { proc, read } = managerProcess({
+      name: "manager-dryrun",
+      dir: webhooks.env.dir,
+      kubeconfigPath: webhooks.env.kubeconfigPath,
+      webhookPort,
+      args: ["--webhook-cert-path", webhooks.certs.dir],
+      env: { ENABLE_WEBHOOKS: "" },
+    });
     try {
       const deadline = Date.now() + 30_000;
       let review: AdmissionReview | undefined;

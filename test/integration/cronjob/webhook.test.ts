@@ -4,10 +4,8 @@
 // without a restart, and the manager entrypoint serves the webhooks unless ENABLE_WEBHOOKS=false.
 // Integration only: admission, the CRD schema and the serving path are the apiserver's (the fake has none).
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
 import { request as httpsRequest } from "node:https";
 import { connect as netConnect } from "node:net";
-import { join } from "node:path";
 import { before, describe, it } from "node:test";
 import tls from "node:tls";
 import { ApiException, KubernetesObjectApi, type KubernetesObject, type V1Status } from "@kubernetes/client-node";
@@ -33,9 +31,8 @@ import {
   GROUP_VALIDATE_PATH,
   validateExclusionCalendar,
 } from "../../../webhooks/fleet_webhooks.ts";
-import { PROJECT_ROOT } from "../../../envtest/index.ts";
 import { freePort } from "../../../envtest/ports.ts";
-import { ManagedProcess } from "../../../envtest/processes.ts";
+import { managerProcess } from "../../manager-process.ts";
 import { minimalCronJob, variant } from "../../fixtures.ts";
 import { probeOf, withWebhookServer } from "../../servers.ts";
 import { resolveHashedSchedule } from "../../../api/v1/schedule/index.ts";
@@ -618,81 +615,35 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
   });
 
   describe("the manager entrypoint (cmd/main.ts)", () => {
-    const logs: string[] = [];
-
-    async function startManager(
-      name: string,
-      webhookPort: number,
-      extraArgs: string[],
-      extraEnv: NodeJS.ProcessEnv,
-    ): Promise<{ proc: ManagedProcess; logFile: string }> {
-      const logFile = join(webhooks.env.dir, `${name}.log`);
-      logs.push(logFile);
-      const proc = new ManagedProcess(
+    const startManager = (name: string, webhookPort: number, args: string[], env: NodeJS.ProcessEnv) =>
+      managerProcess({
         name,
-        join(PROJECT_ROOT, "node_modules", ".bin", "node"),
-        [
-          join(PROJECT_ROOT, "cmd", "main.ts"),
-          "--kubeconfig",
-          webhooks.env.kubeconfigPath,
-          "--webhook-port",
-          String(webhookPort),
-          "--health-probe-bind-address",
-          "127.0.0.1:0",
-          "--metrics-bind-address",
-          "0",
-          ...extraArgs,
-        ],
-        logFile,
-        { ...process.env, ...extraEnv },
-      );
-      return { proc, logFile };
-    }
-
-    /** Waits until the manager is up: "starting manager" logged and /readyz answering 200. */
-    async function waitReady(proc: ManagedProcess, logFile: string): Promise<string> {
-      const read = () => (existsSync(logFile) ? readFileSync(logFile, "utf8") : "");
-      return eventually(
-        "the manager becoming ready",
-        async () => {
-          if (!proc.running) throw new Error(`the manager exited:\n${read()}`);
-          const text = read();
-          if (!text.includes("starting manager")) return undefined;
-          const address = /"Starting health probe server"[^\n]*"address":"([^"]+)"/.exec(text)?.[1];
-          if (!address) return undefined;
-          const r = await fetch(`${address}/readyz`, { signal: AbortSignal.timeout(2000) });
-          return r.status === 200 ? text : undefined;
-        },
-        30_000,
-      ).catch((err: unknown) => {
-        throw new Error(`${String(err)}\nmanager log:\n${read()}`);
+        dir: webhooks.env.dir,
+        kubeconfigPath: webhooks.env.kubeconfigPath,
+        webhookPort,
+        args,
+        env,
       });
-    }
 
     it("serves no webhooks with ENABLE_WEBHOOKS=false", async () => {
       const port = await freePort();
-      const { proc, logFile } = await startManager("manager-no-webhooks", port, [], { ENABLE_WEBHOOKS: "false" });
+      const m = startManager("manager-no-webhooks", port, [], { ENABLE_WEBHOOKS: "false" });
       try {
-        await waitReady(proc, logFile);
+        await m.ready();
         assert.equal(await tcpProbe(port), "ECONNREFUSED");
-        assert.doesNotMatch(readFileSync(logFile, "utf8"), /Serving webhook server/);
+        assert.doesNotMatch(m.read(), /Serving webhook server/);
       } finally {
-        await proc.stop();
+        await m.proc.stop();
       }
     });
 
     it("serves the webhooks over TLS by default", async () => {
       const port = await freePort();
-      const { proc, logFile } = await startManager(
-        "manager-webhooks",
-        port,
-        ["--webhook-cert-path", webhooks.certs.dir],
-        {
-          ENABLE_WEBHOOKS: "",
-        },
-      );
+      const m = startManager("manager-webhooks", port, ["--webhook-cert-path", webhooks.certs.dir], {
+        ENABLE_WEBHOOKS: "",
+      });
       try {
-        await waitReady(proc, logFile);
+        await m.ready();
         assert.equal(await servedSerial(port, webhooks.certs.caPEM), webhooks.certs.serving.serialNumber.toUpperCase());
         // An admission round trip with the child's own handlers.
         const bad = variant(minimalCronJob("x"), (o) => (o.spec.schedule = "invalid-cron-schedule"));
@@ -704,7 +655,7 @@ describe("CronJob admission webhooks against kube-apiserver", () => {
         assert.equal(defaulted.response?.allowed, true);
         assert.equal(defaulted.response?.patchType, "JSONPatch");
       } finally {
-        await proc.stop();
+        await m.proc.stop();
       }
     });
   });
