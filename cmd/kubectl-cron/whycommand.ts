@@ -2,13 +2,14 @@
 // diagnosis. Without: every CronJob of the namespace (or -A, or -l), one line for each that needs attention for a
 // cause of its own, and once each the problems many share (the operator's, a group's, a calendar's: why/fleet.ts)
 // with how many CronJobs they affect. Exit code: 0 healthy, 1 a cause found, 2 cannot tell.
-import { CronJobResource, type CronJob, exclusionsOf, RESOURCE } from "../../api/v1/index.ts";
+import { CronJobResource, type CronJob, RESOURCE } from "../../api/v1/index.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import type { Args } from "./args.ts";
 import { UsageError } from "./args.ts";
 import { listMapped } from "./api.ts";
 import type { Context, Output } from "./context.ts";
-import { allHealthyText, type Diagnosis, diagnose, Fleet, parseSlot, whyText, zoneOf } from "./why.ts";
+import { verdictOf } from "./verdicts.ts";
+import { allHealthyText, type Diagnosis, Fleet, parseSlot, whyText, zoneOf } from "./why.ts";
 import { gatherFacts, gatherOperator, readClocks, trimCronJob } from "./whyfacts.ts";
 
 export async function why(ctx: Context, args: Args): Promise<Output & { exitCode: number }> {
@@ -76,14 +77,13 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
           );
         }
       }
-      const d = diagnose(f, slot ? { slot } : {});
+      const v = verdictOf(f, slot);
+      const d = v.diagnosis;
       if (args.name) return { text: whyText(d), json: d, exitCode: d.exitCode };
       checked++;
       if (d.exitCode === 1 || (d.exitCode === 2 && worst === 0)) worst = d.exitCode;
       if (d.exitCode === 0) continue;
-      // What holds its slots by its spec.exclusions, as read (the calendars: one list of its namespace's).
-      const hold = f.calendars ? exclusionsOf(f.cronJob, f.calendars).hold : undefined;
-      const own = fleet.add(d, f, f.group, hold);
+      const own = fleet.add(d, v.view, v.group, v.hold);
       if (!table) items.push(d);
       else if (own) lines.push(`${own}\n`);
     }

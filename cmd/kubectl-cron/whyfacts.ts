@@ -242,6 +242,34 @@ export async function readClocks(
   return { now: serverNow ?? localNow, localNow, serverClock: serverNow !== undefined, attempt };
 }
 
+/** What the diagnosis reads of a namespace besides its CronJobs, each list trimmed to what it reads. */
+interface NamespaceReads {
+  /** Every Job of the namespace (jobFacts). */
+  jobs: readonly Job[];
+  /** The Pods of Jobs (job-name label), read only when a Job of the CronJobs exists. */
+  pods: readonly PodFacts[];
+  /** The Events about a CronJob, a Job or a Pod. */
+  events: readonly EventFacts[];
+  quotas: WhyFacts["quotas"];
+  limitRanges: string[];
+  /** Each calendar's windows as stored, by name; undefined: none named, or they could not be read. */
+  calendars: ReadonlyMap<string, unknown> | undefined;
+  /** The groups the CronJobs name (groupsOf). */
+  groups: ReadonlyMap<string, GroupFacts>;
+}
+
+/**
+ * What a reader already holds of a namespace (the dashboard's informers): read from it instead of listed again. Each
+ * is every object of its kind in the namespace, trimmed as the lists here trim them.
+ */
+interface KnownReads {
+  jobs: readonly Job[];
+  /** Every calendar's windows by name; undefined: they cannot be read. */
+  calendars: ReadonlyMap<string, unknown> | undefined;
+  /** Every group's limit by name; undefined: they cannot be read. */
+  groupLimits: ReadonlyMap<string, number | undefined> | undefined;
+}
+
 /**
  * The facts of each of `cronJobs` (all in `namespace`): the namespace's Jobs, Pods, Events, quotas and limit ranges
  * are read once for all of them. `operator`: gatherOperator's answer, read once per command. `all`: `cronJobs` are
@@ -257,20 +285,46 @@ export async function gatherFacts(
   unreadable: string[],
   all = false,
 ): Promise<WhyFacts[]> {
+  const reads = await readNamespace(client, namespace, cronJobs, clocks, all);
+  return factsOf(namespace, cronJobs, reads, operator, clocks, unreadable);
+}
+
+/**
+ * What the diagnosis of `cronJobs` (all in `namespace`) reads of their namespace; `known`: what the caller holds
+ * already (its Jobs, calendars and groups are not listed again, and `cronJobs` are every CronJob of the namespace).
+ */
+export async function readNamespace(
+  client: Reader,
+  namespace: string,
+  cronJobs: readonly CronJob[],
+  clocks: Awaited<ReturnType<typeof readClocks>>,
+  all = false,
+  known?: KnownReads,
+): Promise<NamespaceReads> {
   const { attempt } = clocks;
   // Each list is trimmed page by page to what the diagnosis reads: only that outlives its page.
   const allJobs =
-    (await attempt(`jobs in ${namespace}`, () => listMapped(client, Kinds.Job, { namespace }, jobFacts))) ?? [];
-  const groups = await gatherGroups(client, namespace, cronJobs, allJobs, clocks, all);
+    known?.jobs ??
+    (await attempt(`jobs in ${namespace}`, () => listMapped(client, Kinds.Job, { namespace }, jobFacts))) ??
+    [];
+  const groups = known
+    ? groupsOf(
+        namespace,
+        known.groupLimits,
+        allJobs,
+        cronJobs.map(memberOf).filter((m): m is GroupMember => m !== undefined),
+        clocks.now,
+      )
+    : await gatherGroups(client, namespace, cronJobs, allJobs, clocks, all);
   const owned = new Set(cronJobs.map((c) => c.metadata?.uid));
   const anyJobs = allJobs.some((j) => (j.metadata?.ownerReferences ?? []).some((r) => owned.has(r.uid)));
-  const allPods = anyJobs
+  const pods = anyJobs
     ? ((await attempt(`pods in ${namespace}`, () =>
         listMapped(client, POD, { namespace, labelSelector: "job-name" }, podFacts),
       )) ?? [])
     : [];
   // Only Events about a CronJob, a Job or a Pod can be about one of ours (their facts' `about`).
-  const allEvents =
+  const events =
     (await attempt(`events in ${namespace}`, () =>
       listMapped(client, Kinds.Event, { namespace }, (e: KubeObject) => {
         const kind = (e as { involvedObject?: { kind?: string } }).involvedObject?.kind;
@@ -289,16 +343,32 @@ export async function gatherFacts(
       listMapped(client, LIMIT_RANGE, { namespace }, (l: KubeObject) => l.metadata?.name ?? ""),
     )) ?? [];
   // The namespace's calendars, once, only when one of them names any: each its windows as stored.
-  const calendarsRead = `${ExclusionCalendarResource.plural} in ${namespace}`;
-  const calendars = cronJobs.some((c) => calendarNamesOf(c.spec).length)
-    ? await attempt(calendarsRead, async () => {
-        const read = await listMapped(client, ExclusionCalendarResource, { namespace }, (c: KubeObject) => [
-          c.metadata?.name ?? "",
-          (c.spec as { windows?: unknown } | undefined)?.windows ?? [],
-        ]);
-        return new Map(read as [string, unknown][]);
-      })
-    : undefined;
+  const calendars = !cronJobs.some((c) => calendarNamesOf(c.spec).length)
+    ? undefined
+    : known
+      ? known.calendars
+      : await attempt(calendarsRead(namespace), async () => {
+          const read = await listMapped(client, ExclusionCalendarResource, { namespace }, (c: KubeObject) => [
+            c.metadata?.name ?? "",
+            (c.spec as { windows?: unknown } | undefined)?.windows ?? [],
+          ]);
+          return new Map(read as [string, unknown][]);
+        });
+  return { jobs: allJobs, pods, events, quotas, limitRanges, calendars, groups };
+}
+
+const calendarsRead = (namespace: string) => `${ExclusionCalendarResource.plural} in ${namespace}`;
+
+/** The facts of each of `cronJobs` (all in `namespace`) from what was read of their namespace: pure. */
+export function factsOf(
+  namespace: string,
+  cronJobs: readonly CronJob[],
+  reads: NamespaceReads,
+  operator: WhyFacts["operator"],
+  clocks: Pick<Awaited<ReturnType<typeof readClocks>>, "now" | "localNow" | "serverClock">,
+  unreadable: string[],
+): WhyFacts[] {
+  const { jobs: allJobs, pods: allPods, events: allEvents, quotas, limitRanges, calendars, groups } = reads;
   return cronJobs.map((cronJob) => {
     const uid = cronJob.metadata?.uid;
     const jobs = allJobs.filter((j) => (j.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === uid));
@@ -338,7 +408,13 @@ export async function gatherFacts(
       limitRanges,
       ...(cronJob.spec?.concurrencyGroup ? { group: groups.get(cronJob.spec.concurrencyGroup) } : {}),
       ...(calendarNamesOf(cronJob.spec).length
-        ? { calendars: calendarsFromList(cronJob.spec, calendars, `${calendarsRead} could not be read`) }
+        ? {
+            calendars: calendarsFromList(
+              cronJob.spec,
+              calendars as Map<string, unknown> | undefined,
+              `${calendarsRead(namespace)} could not be read`,
+            ),
+          }
         : {}),
       operator,
       unreadable,

@@ -114,6 +114,59 @@ describe("kubectl cron dashboard against kube-apiserver, in a real browser", { t
     await page.waitForFunction(rowsShown(fleet.names.length));
   });
 
+  it("gives every row why -A's verdict, read from its own informers", async () => {
+    await page.waitForSelector("[data-verdicts]:not([data-verdicts=''])", { timeout: 30_000 });
+    let printed = "";
+    await main(["why", "-n", NS, "-o", "json", "--kubeconfig", env.kubeconfigPath], {
+      stdout: (s) => (printed += s),
+      stderr: () => undefined,
+      env: {},
+    });
+    const json = JSON.parse(printed) as {
+      items: { cronJob: { name: string }; status: string; cause?: string; also: { cause: string }[] }[];
+      shared?: { cause: string; cronJobs: string[] }[];
+    };
+    const want = new Map<string, string>();
+    for (const d of json.items) want.set(d.cronJob.name, d.status !== "healthy" ? d.cause! : d.also[0]!.cause);
+    for (const p of json.shared ?? []) for (const who of p.cronJobs) if (!want.has(who)) want.set(who, p.cause);
+    const shown = await page.$$eval("[data-id]", (rows) =>
+      rows.map((r) => [
+        r.getAttribute("data-id") ?? "",
+        (r.querySelector("[data-attention]")?.getAttribute("data-attention") ?? null) as string | null,
+      ]),
+    );
+    assert.ok(want.size > 0, "the staged fleet has CronJobs that need attention");
+    assert.deepEqual(
+      Object.fromEntries(shown),
+      Object.fromEntries(fleet.names.map((n) => [`${NS}/${n}`, want.get(n) ?? null])),
+    );
+  });
+
+  it("says a changed CronJob's verdict within seconds, not at the next full read", async () => {
+    const made = Date.now();
+    await client.create(CronJobResource, {
+      apiVersion: API_VERSION,
+      kind: "CronJob",
+      metadata: { name: "latecomer", namespace: NS },
+      spec: {
+        schedule: "*/5 * * * *",
+        exclusions: { calendars: ["no-such-calendar"] },
+        jobTemplate: {
+          spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
+        },
+      },
+    });
+    try {
+      await page.waitForSelector(`[data-id="${NS}/latecomer"] [data-attention="calendar-not-found"]`, {
+        timeout: 10_000,
+      });
+      assert.ok(Date.now() - made < 10_000);
+    } finally {
+      await client.delete(CronJobResource, NS, "latecomer");
+      await page.waitForFunction(`document.querySelector('[data-id="${NS}/latecomer"]') === null`, { timeout: 10_000 });
+    }
+  });
+
   it("shows a clicked slot's why word for word as kubectl cron why --slot prints it, with history and next", async () => {
     await page.click(`[data-id="${NS}/stuck"] [data-kind="held"][data-slot="${fleet.stuckSlot}"]`);
     await page.waitForSelector(`[data-detail="${NS}/stuck"] [data-why]`, { timeout: 30_000 });

@@ -49,10 +49,7 @@ export async function dashboard(ctx: Context, args: Args): Promise<Output> {
     client: ctx.client,
     namespace: args.allNamespaces ? undefined : ctx.namespace,
     now: ctx.now,
-    whyArgs: [
-      ...(args.allNamespaces ? ["-A"] : ["-n", ctx.namespace]),
-      ...(args.operatorNamespace ? ["--operator-namespace", args.operatorNamespace] : []),
-    ],
+    ...(args.operatorNamespace ? { operatorNamespace: args.operatorNamespace } : {}),
   });
   const assets = await pageAssets();
   await source.start();

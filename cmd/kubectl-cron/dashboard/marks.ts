@@ -7,6 +7,7 @@ import {
   type CronJob,
   cronJobSchedules,
   exclusionsOf,
+  finishedAt,
   hasExclusions,
   type Job,
   type RecentRun,
@@ -243,17 +244,8 @@ function mergeSlots(times: readonly FireTime[], gap: number): FireTime[][] {
 function intervalsOf(jobs: readonly Job[], now: Date): [number, number][] {
   return jobs.map((j) => {
     const start = Date.parse(j.status?.startTime ?? j.metadata?.creationTimestamp ?? iso(now));
-    const done = j.status?.completionTime ?? finishedTime(j);
-    return [start, done ? Date.parse(done) : now.getTime()];
+    return [start, (finishedAt(j) ?? now).getTime()];
   });
-}
-
-/** When a Job ended, from its terminal condition (a failed Job has no completionTime). */
-function finishedTime(j: Job): string | undefined {
-  const c = (j.status?.conditions ?? []).find(
-    (x) => (x.type === "Complete" || x.type === "Failed") && x.status === "True",
-  );
-  return c?.lastTransitionTime;
 }
 
 interface LaneInput {

@@ -1,7 +1,9 @@
 // The cluster as the dashboard follows it: informers (runtime/cache) over the CronJobs, Jobs, ExclusionCalendars and
 // ConcurrencyGroups the user may read, in one namespace or all, each object trimmed to what the page draws. Changes
-// are gathered for a moment and pushed as the rows and lanes they touch; the verdicts are `why -A`'s own (the
-// command's code, run again after changes, at most every VERDICT_INTERVAL_MS), never a copy of its rules.
+// are gathered for a moment and pushed as the rows and lanes they touch. The verdicts are `why`'s (verdicts.ts: the
+// same diagnosis over the same facts), read from these informers and, of what they do not hold (Pods, Events, quotas,
+// the operator), one list a namespace: those of the CronJobs that changed a moment after the change, all of them at
+// most every VERDICT_INTERVAL_MS (and every IDLE_VERDICT_INTERVAL_MS with no change: a slot can turn late unseen).
 import {
   type CalendarRead,
   CONCURRENCY_GROUP_LABEL,
@@ -17,20 +19,32 @@ import { Informer } from "../../../runtime/cache/informer.ts";
 import type { Client } from "../../../runtime/client.ts";
 import { APIError } from "../../../runtime/errors.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../../runtime/kinds.ts";
-import { parseCommandLine } from "../args.ts";
-import type { Context } from "../context.ts";
 import { type GroupMember, groupsOf, memberOf } from "../groupfacts.ts";
 import { iso } from "../history.ts";
+import { needsAttention, sharedProblems, type Verdict, verdictOf } from "../verdicts.ts";
 import type { Diagnosis } from "../why.ts";
-import { why } from "../whycommand.ts";
-import { jobFacts, trimCronJob } from "../whyfacts.ts";
+import {
+  factsOf,
+  gatherOperator,
+  jobFacts,
+  type OperatorFacts,
+  readClocks,
+  readNamespace,
+  trimCronJob,
+} from "../whyfacts.ts";
 import { idOf, laneOf, marksOf, rowOf } from "./marks.ts";
 import type { Attention, Fleet, GroupLane, Push, Row, RowMarks } from "./view.ts";
 
 /** How long changes are gathered before one push: a burst of Job updates is one message. */
 const PUSH_DELAY_MS = 300;
-/** How often at most `why` reads the whole fleet again after changes (it lists Pods and Events of every namespace). */
+/** How long after a change the verdicts of the CronJobs it touched are read (a burst of changes is one pass). */
+const CHANGE_VERDICT_DELAY_MS = 1_000;
+/** How often at most every CronJob's verdict is read again after changes (it lists Pods and Events of every namespace). */
 const VERDICT_INTERVAL_MS = 30_000;
+/** How often every verdict is read again with no change: time alone turns a slot late. */
+const IDLE_VERDICT_INTERVAL_MS = 300_000;
+/** Diagnoses made between two turns of the event loop: the page's requests are answered between them. */
+const DIAGNOSES_PER_TURN = 100;
 
 /** What start() needs of an informer, whatever it holds. */
 type Startable = Pick<Informer, "kind" | "start" | "waitForSync">;
@@ -43,8 +57,8 @@ interface SourceOptions {
   /** undefined: every namespace (-A). */
   namespace: string | undefined;
   now: () => Date;
-  /** The command line `why` is run with for the verdicts (-n NS or -A, and the operator's namespace). */
-  whyArgs: string[];
+  /** Where the operator runs (`--operator-namespace`); else found as `why` finds it. */
+  operatorNamespace?: string;
 }
 
 export class FleetSource {
@@ -67,9 +81,19 @@ export class FleetSource {
   private attention: Record<string, Attention | null> | undefined;
   private shared: Attention[] = [];
   private verdictsAt: Date | undefined;
+  /** When every CronJob's verdict was last read. */
+  private fullVerdictsAt: Date | undefined;
+  /**
+   * Each CronJob's verdict as last read, by id: the whole verdict of one that needs attention (the shared problems
+   * are counted from them), of a healthy one only that it is and its group's key.
+   */
+  private readonly verdicts = new Map<string, Verdict | { healthy: true; group: string | undefined }>();
+  /** When the next verdicts pass is due (its timer set). */
+  private verdictDue = 0;
+  /** CronJobs whose verdicts are stale: they, their Jobs, or their namespace's calendars or groups changed. */
+  private staleVerdicts = new Set<string>();
   private verdictTimer: NodeJS.Timeout | undefined;
   private verdictsRunning = false;
-  private changedSinceVerdicts = false;
   private stopped = false;
 
   constructor(o: SourceOptions) {
@@ -290,7 +314,6 @@ export class FleetSource {
   /** Something of `namespace` changed: its groups' lanes are pushed again with the rows, soon. */
   private changed(namespace: string): void {
     this.laneNamespaces.add(namespace);
-    this.changedSinceVerdicts = true;
     this.pushTimer ??= setTimeout(() => this.flush(), PUSH_DELAY_MS);
   }
 
@@ -313,67 +336,172 @@ export class FleetSource {
       groups,
       laneNamespaces: [...this.laneNamespaces],
     };
+    this.markStale(ids, this.removed);
     this.dirtyRows = new Set();
     this.removed = new Set();
     this.dirtyNamespaces = new Set();
     this.laneNamespaces = new Set();
     for (const l of this.listeners) l(push);
-    this.scheduleVerdicts(VERDICT_INTERVAL_MS);
+    this.scheduleVerdicts(CHANGE_VERDICT_DELAY_MS);
   }
 
+  /**
+   * The verdicts `changed` and `removed` touch are stale: their own, and those of the other members of their
+   * concurrency groups (a run's start or end moves the group's places for all of them).
+   */
+  private markStale(changed: Iterable<string>, removed: Iterable<string>): void {
+    const groups = new Set<string>();
+    for (const id of changed) {
+      this.staleVerdicts.add(id);
+      const g = this.cronJobs.getByKey(id)?.spec?.concurrencyGroup;
+      if (g) groups.add(`${id.slice(0, id.indexOf("/"))}/${g}`);
+    }
+    for (const id of removed) {
+      const v = this.verdicts.get(id);
+      const g = v && "healthy" in v ? v.group : v?.group && `${v.group.namespace}/${v.group.name}`;
+      if (g) groups.add(g);
+      this.verdicts.delete(id);
+      this.staleVerdicts.delete(id);
+    }
+    for (const key of groups) {
+      const [ns, g] = [key.slice(0, key.indexOf("/")), key.slice(key.indexOf("/") + 1)];
+      for (const c of this.cronJobs.list(ns)) if (c.spec?.concurrencyGroup === g) this.staleVerdicts.add(idOf(c));
+    }
+  }
+
+  /**
+   * The next verdicts pass: every CronJob's when none was read yet, or VERDICT_INTERVAL_MS after the last full one
+   * with changes since (IDLE_VERDICT_INTERVAL_MS without); the stale ones' after `delayMs`.
+   */
   private scheduleVerdicts(delayMs: number): void {
-    if (this.stopped || this.verdictTimer || this.verdictsRunning) return;
-    const since = this.verdictsAt ? this.o.now().getTime() - this.verdictsAt.getTime() : Infinity;
-    const wait = Math.max(0, Math.min(delayMs, VERDICT_INTERVAL_MS - since));
+    if (this.stopped || this.verdictsRunning) return;
+    const now = this.o.now().getTime();
+    const sinceFull = this.fullVerdictsAt ? now - this.fullVerdictsAt.getTime() : Infinity;
+    const full = Math.max(0, (this.staleVerdicts.size ? VERDICT_INTERVAL_MS : IDLE_VERDICT_INTERVAL_MS) - sinceFull);
+    const wait = this.staleVerdicts.size ? Math.min(delayMs, full) : full;
+    if (this.verdictTimer) {
+      if (this.verdictDue <= now + wait) return;
+      clearTimeout(this.verdictTimer);
+    }
+    this.verdictDue = now + wait;
     this.verdictTimer = setTimeout(() => void this.readVerdicts(), wait);
     this.verdictTimer.unref();
   }
 
-  /** Runs `kubectl cron why -o json` over the scope, as the user would, and pushes what needs attention. */
+  /**
+   * Reads the verdicts (verdicts.ts) of the stale CronJobs, or of all of them when the last full pass is
+   * VERDICT_INTERVAL_MS old, from the informers' state and one list a namespace of what they do not hold, and pushes
+   * what needs attention.
+   */
   private async readVerdicts(): Promise<void> {
     this.verdictTimer = undefined;
     this.verdictsRunning = true;
-    this.changedSinceVerdicts = false;
+    const started = this.o.now();
+    const full = !this.fullVerdictsAt || started.getTime() - this.fullVerdictsAt.getTime() >= VERDICT_INTERVAL_MS;
+    const ids = full ? new Set(this.cronJobs.list().map(idOf)) : this.staleVerdicts;
+    this.staleVerdicts = new Set();
     try {
-      const args = parseCommandLine(["why", ...this.o.whyArgs, "-o", "json"]);
-      if (args === "help") return;
-      const ctx: Context = {
-        client: this.o.client,
-        namespace: this.o.namespace ?? "default",
-        now: this.o.now,
-        sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
-      };
-      const out = await why(ctx, args);
-      const json = out.json as { items: Diagnosis[]; shared?: { cause: string; text: string; cronJobs: string[] }[] };
-      const attention: Record<string, Attention | null> = {};
-      for (const d of json.items) {
-        const id = `${d.cronJob.namespace}/${d.cronJob.name}`;
-        const cause = d.status !== "healthy" ? d.cause : d.also[0]?.cause;
-        const text = d.status !== "healthy" ? d.verdict : (d.also[0]?.summary ?? d.verdict);
-        attention[id] = { cause: cause ?? "unknown", text, ...(cause === "suspended" ? { suspended: true } : {}) };
+      const unreadable: string[] = [];
+      const clocks = await readClocks(this.o.client, unreadable, this.o.now);
+      const operator = await gatherOperator(this.o.client, clocks.attempt, {
+        operatorNamespace: this.o.operatorNamespace,
+        cronJobs: this.cronJobs.list(),
+      });
+      for (const [ns, stale] of byNamespace(ids)) {
+        if (this.stopped) return;
+        await this.readNamespaceVerdicts(ns, stale, operator, clocks, unreadable);
       }
-      const shared = json.shared ?? [];
-      for (const p of shared) {
-        for (const who of p.cronJobs) {
-          const id = this.o.namespace !== undefined ? `${this.o.namespace}/${who}` : who;
-          attention[id] ??= { cause: p.cause, text: p.text };
-        }
+      if (full) {
+        this.fullVerdictsAt = started;
+        for (const id of this.verdicts.keys()) if (!this.cronJobs.getByKey(id)) this.verdicts.delete(id);
       }
-      this.attention = attention;
-      this.shared = shared.map((p) => ({ cause: p.cause, text: p.text }));
-      this.verdictsAt = this.o.now();
-      const push: Push = { type: "verdicts", at: iso(this.verdictsAt), attention, shared: this.shared };
-      for (const l of this.listeners) l(push);
+      this.pushVerdicts();
     } catch (e) {
-      // Said on the page (the fleet's unreadable, pushed), and tried again after the interval, changes or not.
-      const said = `kubectl cron why: ${e instanceof Error ? e.message : String(e)}`;
+      // Said on the page (the fleet's unreadable, pushed), and tried again: the CronJobs asked for are stale still.
+      for (const id of ids) this.staleVerdicts.add(id);
+      const said = `verdicts: ${e instanceof Error ? e.message : String(e)}`;
       if (!this.unreadable.includes(said)) this.unreadable.push(said);
-      this.changedSinceVerdicts = true;
       const push: Push = { type: "unreadable", unreadable: [...this.unreadable] };
       for (const l of this.listeners) l(push);
     } finally {
       this.verdictsRunning = false;
-      if (this.changedSinceVerdicts) this.scheduleVerdicts(VERDICT_INTERVAL_MS);
+      this.scheduleVerdicts(this.staleVerdicts.size ? CHANGE_VERDICT_DELAY_MS : IDLE_VERDICT_INTERVAL_MS);
     }
   }
+
+  /** The verdicts of the CronJobs `stale` of namespace `ns`, from the informers and the namespace's other lists. */
+  private async readNamespaceVerdicts(
+    ns: string,
+    stale: ReadonlySet<string>,
+    operator: OperatorFacts,
+    clocks: Awaited<ReturnType<typeof readClocks>>,
+    unreadable: string[],
+  ): Promise<void> {
+    const all = this.cronJobs
+      .list(ns)
+      .slice()
+      .sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
+    const cronJobs = all.filter((c) => stale.has(idOf(c)));
+    if (!cronJobs.length) return;
+    const known = {
+      jobs: this.readable.has(Kinds.Job) ? (this.jobs.list(ns) as Job[]) : [],
+      calendars: this.readable.has(ExclusionCalendarResource)
+        ? new Map(this.calendars.list(ns).map((c) => [c.metadata?.name ?? "", c.spec?.windows ?? []] as const))
+        : undefined,
+      groupLimits: this.readable.has(ConcurrencyGroupResource)
+        ? new Map(this.groups.list(ns).map((g) => [g.metadata?.name ?? "", groupLimitOf(g)] as const))
+        : undefined,
+    };
+    const reads = await readNamespace(this.o.client, ns, all, clocks, true, known);
+    const facts = factsOf(ns, cronJobs, reads, operator, clocks, unreadable);
+    for (let i = 0; i < facts.length; i++) {
+      // Answer the page's requests between diagnoses: a pass over thousands must not hold them.
+      if (i > 0 && i % DIAGNOSES_PER_TURN === 0) await new Promise((r) => setImmediate(r));
+      const f = facts[i]!;
+      const v = verdictOf(f);
+      const group = f.cronJob.spec?.concurrencyGroup;
+      this.verdicts.set(idOf(f.cronJob), needsAttention(v) ? v : { healthy: true, group: group && `${ns}/${group}` });
+    }
+  }
+
+  /** What needs attention, as the verdicts read say it (a healthy CronJob: null), pushed to every page. */
+  private pushVerdicts(): void {
+    const attention: Record<string, Attention | null> = {};
+    for (const c of this.cronJobs.list()) {
+      const v = this.verdicts.get(idOf(c));
+      if (v) attention[idOf(c)] = "healthy" in v ? null : attentionOf(v.diagnosis);
+    }
+    const needing = [...this.verdicts.values()].filter((v): v is Verdict => !("healthy" in v));
+    const shared = sharedProblems(needing, this.o.namespace === undefined);
+    for (const p of shared) {
+      for (const who of p.cronJobs) {
+        const id = this.o.namespace !== undefined ? `${this.o.namespace}/${who}` : who;
+        attention[id] ??= { cause: p.cause, text: p.text };
+      }
+    }
+    this.attention = attention;
+    this.shared = shared.map((p) => ({ cause: p.cause, text: p.text }));
+    this.verdictsAt = this.o.now();
+    const push: Push = { type: "verdicts", at: iso(this.verdictsAt), attention, shared: this.shared };
+    for (const l of this.listeners) l(push);
+  }
+}
+
+/** What the page says of a CronJob that needs attention: its verdict's cause and words, or its first finding's. */
+function attentionOf(d: Diagnosis): Attention {
+  const cause = d.status !== "healthy" ? d.cause : d.also[0]?.cause;
+  const text = d.status !== "healthy" ? d.verdict : (d.also[0]?.summary ?? d.verdict);
+  return { cause: cause ?? "unknown", text, ...(cause === "suspended" ? { suspended: true } : {}) };
+}
+
+/** CronJob ids by namespace, the namespaces sorted. */
+function byNamespace(ids: Iterable<string>): [string, Set<string>][] {
+  const out = new Map<string, Set<string>>();
+  for (const id of ids) {
+    const ns = id.slice(0, id.indexOf("/"));
+    const set = out.get(ns) ?? new Set<string>();
+    set.add(id);
+    out.set(ns, set);
+  }
+  return [...out].sort(([a], [b]) => a.localeCompare(b));
 }

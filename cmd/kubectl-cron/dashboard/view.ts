@@ -1,6 +1,9 @@
-// What `kubectl cron dashboard` sends its page, and what the page draws: plain types, no imports. The server
+// What `kubectl cron dashboard` sends its page, and what the page draws: plain types, and the page's words. The server
 // (cmd/kubectl-cron/dashboard/) builds them from the plugin's readers; the page (dashboard/web/) only draws them.
 // Times are RFC 3339 strings in UTC. A CronJob is named by its id, "namespace/name"; a group by "namespace/name".
+// Its one import is the record's words (api/v1/reasons.ts: data, no imports of its own, bundled into the page): a
+// decision a mark stands for is described as the API reference and `why` describe it.
+import { RECORD_DECISIONS } from "../../../api/v1/reasons.ts";
 
 /**
  * What a mark on a CronJob's row stands for. Runs (a Job): succeeded, failed, running. Decisions of the record
@@ -186,11 +189,11 @@ export const MARK_WORDS: Readonly<Record<MarkKind, { label: string; meaning: str
   failed: { label: "failed", meaning: "a run whose Job failed" },
   running: { label: "running", meaning: "a run whose Job has not finished" },
   held: { label: "held", meaning: "not started (yet): the record's reason says what held it" },
-  missed: { label: "missed", meaning: "not started: past startingDeadlineSeconds" },
-  skipped: { label: "skipped", meaning: "not run by missedRunPolicy" },
+  missed: { label: "missed", meaning: RECORD_DECISIONS.Missed.description },
+  skipped: { label: "skipped", meaning: RECORD_DECISIONS.Skipped.description },
   excluded: { label: "excluded", meaning: "not run: an exclusion window held the slot" },
   refused: { label: "refused", meaning: "the API server refused to create its Job" },
-  stopped: { label: "stopped", meaning: "scheduling stopped after failed runs in a row" },
+  stopped: { label: "stopped", meaning: RECORD_DECISIONS.Stopped.description },
   superseded: { label: "superseded", meaning: "a retry not run: a newer slot's run started first" },
   slot: { label: "next slot", meaning: "a slot of its schedules to come" },
   "slot-excluded": { label: "excluded slot", meaning: "a slot to come that an exclusion window holds" },
