@@ -45,7 +45,8 @@ export interface Args {
   /** How long one request to the API server may go unanswered (--request-timeout); 0: as long as the server takes. */
   requestTimeoutMs: number;
   output: OutputFormat;
-  count: number;
+  /** next: how many slots (--count; absent: onecronjob.ts's NEXT_COUNT). */
+  count?: number;
   wait: boolean;
   timeoutSeconds: number;
   dryRun: boolean;
@@ -294,7 +295,7 @@ export function parseCommandLine(argv: readonly string[]): Args | "help" {
         ? parseRequestTimeout(values["request-timeout"])
         : DEFAULT_REQUEST_TIMEOUT_MS,
     output: output as OutputFormat,
-    count: values.count !== undefined ? parseCount(values.count) : 5,
+    ...(values.count !== undefined ? { count: parseCount(values.count) } : {}),
     wait: !values["no-wait"],
     timeoutSeconds: values.timeout !== undefined ? parseDuration("--timeout", values.timeout) : 60,
     dryRun: values["dry-run"] === true,

@@ -3,42 +3,28 @@
 // cause of its own, and once each the problems many share (the operator's, a group's, a calendar's: why/fleet.ts)
 // with how many CronJobs they affect. Exit code: 0 healthy, 1 a cause found, 2 cannot tell.
 import { CronJobResource, type CronJob, RESOURCE } from "../../api/v1/index.ts";
-import { isNotFound } from "../../runtime/errors.ts";
 import type { Args } from "./args.ts";
-import { UsageError } from "./args.ts";
 import { listMapped } from "./api.ts";
 import type { Context, Output } from "./context.ts";
 import { verdictOf } from "./verdicts.ts";
-import { allHealthyText, type Diagnosis, Fleet, parseSlot, whyText, zoneOf } from "./why.ts";
+import { allHealthyText, type Diagnosis, Fleet } from "./why.ts";
+import { slotOf, whyOf } from "./whyone.ts";
 import { gatherFacts, gatherOperator, readClocks, trimCronJob } from "./whyfacts.ts";
 
 export async function why(ctx: Context, args: Args): Promise<Output & { exitCode: number }> {
+  if (args.name) return whyOf(ctx, args);
   const unreadable: string[] = [];
   const clocks = await readClocks(ctx.client, unreadable, ctx.now);
-  let cronJobs: CronJob[];
-  if (args.name) {
-    try {
-      cronJobs = [await ctx.client.get<CronJob>(CronJobResource, ctx.namespace, args.name)];
-    } catch (e) {
-      if (!isNotFound(e)) throw e;
-      throw new Error(
-        `cronjob ${JSON.stringify(args.name)} not found in namespace ${JSON.stringify(ctx.namespace)} ` +
-          `(list them: kubectl get ${RESOURCE} -n ${ctx.namespace}; another namespace: -n NS)`,
-        { cause: e },
-      );
-    }
-  } else {
-    // Trimmed page by page to what the diagnosis reads: `why -A` holds every CronJob of the cluster.
-    cronJobs = await listMapped(
-      ctx.client,
-      CronJobResource,
-      {
-        ...(args.allNamespaces ? {} : { namespace: ctx.namespace }),
-        ...(args.selector ? { labelSelector: args.selector } : {}),
-      },
-      trimCronJob,
-    );
-  }
+  // Trimmed page by page to what the diagnosis reads: `why -A` holds every CronJob of the cluster.
+  let cronJobs = await listMapped(
+    ctx.client,
+    CronJobResource,
+    {
+      ...(args.allNamespaces ? {} : { namespace: ctx.namespace }),
+      ...(args.selector ? { labelSelector: args.selector } : {}),
+    },
+    trimCronJob,
+  );
   const operator = await gatherOperator(ctx.client, clocks.attempt, {
     operatorNamespace: args.operatorNamespace,
     cronJobs,
@@ -65,21 +51,11 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
     // In the order of the list (by name): each diagnosis is reduced to what is printed as soon as it is made.
     const list = byNamespace.get(ns)!.sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
     byNamespace.delete(ns);
-    // Without NAME or -l, the list is the whole namespace: a group's members are among it.
-    const whole = !args.name && !args.selector;
+    // Without -l, the list is the whole namespace: a group's members are among it.
+    const whole = !args.selector;
     for (const f of await gatherFacts(ctx.client, ns, list, operator, clocks, unreadable, whole)) {
-      let slot: Date | undefined;
-      if (args.slot !== undefined) {
-        slot = parseSlot(args.slot, zoneOf(f.cronJob));
-        if (!slot) {
-          throw new UsageError(
-            `--slot: want an RFC 3339 time (2026-11-25T02:00:00Z) or a wall-clock time in the CronJob's zone (2026-11-25T03:00); got ${JSON.stringify(args.slot)}`,
-          );
-        }
-      }
-      const v = verdictOf(f, slot);
+      const v = verdictOf(f, slotOf(args.slot, f.cronJob));
       const d = v.diagnosis;
-      if (args.name) return { text: whyText(d), json: d, exitCode: d.exitCode };
       checked++;
       if (d.exitCode === 1 || (d.exitCode === 2 && worst === 0)) worst = d.exitCode;
       if (d.exitCode === 0) continue;

@@ -130,6 +130,40 @@ describe("import boundaries", () => {
     assert.deepEqual(offenders(["bench"], ["hack"]), []);
   });
 
+  it("the dashboard imports the plugin's readers and its own parts, no command module (issue 63)", () => {
+    // The readers: the one-shot reads and the pure functions the commands print from. A command module (commands.ts,
+    // whycommand.ts, groups.ts, main.ts, …) parses a command line and prints; the dashboard calls what they call.
+    const readers = new Set(
+      [
+        "whyfacts.ts",
+        "verdicts.ts",
+        "why.ts",
+        "whyone.ts",
+        "onecronjob.ts",
+        "groupfacts.ts",
+        "exclusionfacts.ts",
+        "history.ts",
+        "next.ts",
+        "retries.ts",
+      ].map((f) => `cmd/kubectl-cron/${f}`),
+    );
+    // Its own signature's types: what main.ts hands every command.
+    const typesOnly = new Set(["cmd/kubectl-cron/args.ts", "cmd/kubectl-cron/context.ts"]);
+    const bad: string[] = [];
+    for (const f of tsFiles(join(root, "cmd", "kubectl-cron", "dashboard"))) {
+      const text = readFileSync(f, "utf8");
+      for (const target of importsOf(f, text)) {
+        if (!target.startsWith("cmd/kubectl-cron/") || target.startsWith("cmd/kubectl-cron/dashboard/")) continue;
+        if (readers.has(target)) continue;
+        const spec = relative(dirname(f), join(root, target)).replace(/^(?!\.)/, "./");
+        const typeOnly = new RegExp(`^import type [^;]*from ["']${spec.replace(/[.]/g, "\\.")}["']`, "m").test(text);
+        if (typesOnly.has(target) && typeOnly) continue;
+        bad.push(`${relative(root, f)} imports ${target}`);
+      }
+    }
+    assert.deepEqual(bad, []);
+  });
+
   it("the tooling and the product import nothing from test/: what a tool shares with the tests is envtest/'s", () => {
     const product = ["api", "controllers", "webhooks", "runtime", "cmd", "hack", "envtest", "bench"];
     assert.deepEqual(offenders(product, ["test"]), []);

@@ -1,23 +1,17 @@
 // `kubectl cron dashboard [-n NS | -A]`: the fleet on a page served on 127.0.0.1 from the user's own kubeconfig
 // (nothing runs in the cluster). The page's data comes from the plugin's readers (FleetSource, marks.ts); one
-// CronJob's panel is what `why`, `history` and `next` print, run as those commands; the actions are `run`,
-// `suspend` and `resume`, through the same code. Loaded only by this command (main.ts imports it on demand).
+// CronJob's panel is what `why`, `history` and `next` print (whyone.ts, onecronjob.ts: the functions those commands
+// call); the actions are `run`, `suspend` and `resume`, through the same code. Loaded only by this command (main.ts
+// imports it on demand). It imports no command module: only the readers and its own parts.
 import { spawn } from "node:child_process";
-import { type Args, parseCommandLine } from "../args.ts";
-import { runNow, setSuspend, history, next } from "../commands.ts";
+import type { Args } from "../args.ts";
 import type { Context, Output } from "../context.ts";
-import { why } from "../whycommand.ts";
+import { history, next, runNow, setSuspend } from "../onecronjob.ts";
+import { whyOf } from "../whyone.ts";
 import { pageAssets, pageHTML } from "./assets.ts";
 import { serve, type Handlers } from "./server.ts";
 import { FleetSource } from "./source.ts";
 import type { Action, ActionResult, Detail } from "./view.ts";
-
-/** The command line of a plugin command about one CronJob, as a user would type it. */
-function argsOf(words: string[]): Args {
-  const args = parseCommandLine(words);
-  if (args === "help") throw new Error(`not a command: ${words.join(" ")}`);
-  return args;
-}
 
 /** What a command printed, or its error, as the page shows it. */
 async function printed(run: () => Promise<Output>): Promise<{ text: string; json?: unknown }> {
@@ -59,9 +53,15 @@ export async function dashboard(ctx: Context, args: Args): Promise<Output> {
     const { namespace, name } = splitId(id);
     const c = inNamespace(namespace);
     const [w, h, n] = await Promise.all([
-      printed(() => why(c, argsOf(["why", name, "-n", namespace, ...(slot ? ["--slot", slot] : [])]))),
-      printed(() => history(c, argsOf(["history", name, "-n", namespace]))),
-      printed(() => next(c, argsOf(["next", name, "-n", namespace]))),
+      printed(() =>
+        whyOf(c, {
+          name,
+          ...(slot ? { slot } : {}),
+          ...(args.operatorNamespace ? { operatorNamespace: args.operatorNamespace } : {}),
+        }),
+      ),
+      printed(() => history(c, { name })),
+      printed(() => next(c, { name })),
     ]);
     const d = w.json as { status?: string; cause?: string } | undefined;
     return {
@@ -77,10 +77,11 @@ export async function dashboard(ctx: Context, args: Args): Promise<Output> {
   const action = async (a: Action, id: string): Promise<ActionResult> => {
     const { namespace, name } = splitId(id);
     const c = inNamespace(namespace);
-    // The page does not wait for the Job: the watch shows it.
-    const args = argsOf([a, name, "-n", namespace, ...(a === "run" ? ["--no-wait"] : [])]);
     try {
-      const out = await (a === "run" ? runNow(c, args) : setSuspend(c, args, a === "suspend"));
+      // The page does not wait for the Job: the watch shows it.
+      const out = await (a === "run"
+        ? runNow(c, { name, wait: false, timeoutSeconds: 0 })
+        : setSuspend(c, { name }, a === "suspend"));
       return { ok: true, text: out.text + (out.notes ?? []).map((x) => `${x}\n`).join("") };
     } catch (e) {
       return { ok: false, text: `error: ${e instanceof Error ? e.message : String(e)}\n` };
