@@ -4,7 +4,7 @@
 // plugin's client), the next run the first slot none holds, a calendar missing said (the operator holds every slot)
 // rather than thrown; a retry waiting for its delay, from the record; a retry's Job labelled with its attempt.
 import assert from "node:assert/strict";
-import { afterEach, beforeEach, describe, it, mock } from "node:test";
+import { describe, it, mock } from "node:test";
 import {
   API_VERSION,
   BACKFILL_ANNOTATION,
@@ -19,12 +19,11 @@ import {
   exclusionsOf,
   retryJobName,
 } from "../../api/v1/index.ts";
-import { main } from "../../cmd/kubectl-cron/main.ts";
 import { APIError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kinds.ts";
 import { FakeAPIServer } from "../fake-apiserver.ts";
 import { batchJob } from "../fixtures.ts";
-import { recorded } from "../fixtures/builtin-v1/index.ts";
+import { pluginCluster } from "../plugin-cluster.ts";
 
 /** Wednesday 2026-12-23, 13:00 in Berlin. */
 const NOW = new Date("2026-12-23T12:00:00Z");
@@ -60,34 +59,7 @@ function calendar(name: string, windows: object[]): KubeObject {
   } as KubeObject;
 }
 
-const servers: FakeAPIServer[] = [];
-beforeEach(() => mock.timers.enable({ apis: ["Date"], now: NOW }));
-afterEach(async () => {
-  mock.timers.reset();
-  for (const s of servers.splice(0)) await s.stop();
-});
-
-async function cluster(objects: KubeObject[]): Promise<FakeAPIServer> {
-  const server = await new FakeAPIServer({
-    discovery: recorded().discovery,
-    notFound: recorded().notFound,
-    now: () => NOW,
-  }).start(NS);
-  servers.push(server);
-  await server.seed(...objects);
-  return server;
-}
-
-async function run(server: FakeAPIServer, argv: string[]) {
-  let out = "";
-  let err = "";
-  const code = await main([...argv, "--kubeconfig", server.kubeconfigPath], {
-    stdout: (s) => (out += s),
-    stderr: (s) => (err += s),
-    env: {},
-  });
-  return { code, out, err };
-}
+const { cluster, run } = pluginCluster(NS, NOW);
 
 /** The calendar reads a command made (GET by name). */
 const calendarReads = (server: FakeAPIServer) =>

@@ -3,7 +3,7 @@
 // finished one not), the runs waiting for a place read from the CronJobs' record, the oldest wait, its members; a
 // group named but missing said once; three list reads whatever the number of CronJobs.
 import assert from "node:assert/strict";
-import { afterEach, beforeEach, describe, it, mock } from "node:test";
+import { describe, it } from "node:test";
 import {
   API_VERSION,
   CONCURRENCY_GROUP_LABEL,
@@ -20,7 +20,7 @@ import { main } from "../../cmd/kubectl-cron/main.ts";
 import type { KubeObject } from "../../runtime/kinds.ts";
 import { FakeAPIServer } from "../fake-apiserver.ts";
 import { batchJob } from "../fixtures.ts";
-import { recorded } from "../fixtures/builtin-v1/index.ts";
+import { pluginCluster } from "../plugin-cluster.ts";
 
 const NOW = new Date("2026-11-25T11:12:00Z");
 const NS = "prod";
@@ -98,34 +98,7 @@ function job(
   return j;
 }
 
-const servers: FakeAPIServer[] = [];
-beforeEach(() => mock.timers.enable({ apis: ["Date"], now: NOW }));
-afterEach(async () => {
-  mock.timers.reset();
-  for (const s of servers.splice(0)) await s.stop();
-});
-
-async function cluster(objects: KubeObject[]): Promise<FakeAPIServer> {
-  const server = await new FakeAPIServer({
-    discovery: recorded().discovery,
-    notFound: recorded().notFound,
-    now: () => NOW,
-  }).start(NS);
-  servers.push(server);
-  await server.seed(...objects);
-  return server;
-}
-
-async function run(server: FakeAPIServer, argv: string[]) {
-  let out = "";
-  let err = "";
-  const code = await main([...argv, "--kubeconfig", server.kubeconfigPath], {
-    stdout: (s) => (out += s),
-    stderr: (s) => (err += s),
-    env: {},
-  });
-  return { code, out, err };
-}
+const { cluster, run } = pluginCluster(NS, NOW);
 
 /** The list reads a command made: their path and label selector. */
 const lists = (server: FakeAPIServer) =>

@@ -1,0 +1,40 @@
+// `kubectl cron` against a fake API server that answers discovery as a recorded 1.x cluster does, on a frozen clock:
+// each test seeds its objects (cluster) and runs the plugin's main as a user would (run); the servers stop after it.
+import { afterEach, beforeEach, mock } from "node:test";
+import { main } from "../cmd/kubectl-cron/main.ts";
+import type { KubeObject } from "../runtime/kinds.ts";
+import { FakeAPIServer } from "./fake-apiserver.ts";
+import { recorded } from "./fixtures/builtin-v1/index.ts";
+
+export function pluginCluster(namespace: string, now: Date) {
+  const servers: FakeAPIServer[] = [];
+  beforeEach(() => mock.timers.enable({ apis: ["Date"], now }));
+  afterEach(async () => {
+    mock.timers.reset();
+    for (const s of servers.splice(0)) await s.stop();
+  });
+
+  async function cluster(objects: KubeObject[]): Promise<FakeAPIServer> {
+    const server = await new FakeAPIServer({
+      discovery: recorded().discovery,
+      notFound: recorded().notFound,
+      now: () => now,
+    }).start(namespace);
+    servers.push(server);
+    await server.seed(...objects);
+    return server;
+  }
+
+  async function run(server: FakeAPIServer, argv: string[]) {
+    let out = "";
+    let err = "";
+    const code = await main([...argv, "--kubeconfig", server.kubeconfigPath], {
+      stdout: (s) => (out += s),
+      stderr: (s) => (err += s),
+      env: {},
+    });
+    return { code, out, err };
+  }
+
+  return { cluster, run };
+}
