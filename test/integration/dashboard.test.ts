@@ -195,7 +195,15 @@ describe("kubectl cron dashboard against kube-apiserver, in a real browser", { t
     assert.equal(await page.$("img"), null);
   });
 
-  it("follows the cluster: a Job created shows within seconds, without a reload", async () => {
+  it("follows the cluster: a Job created shows within seconds, without a reload, the row never blinking empty", async () => {
+    // Whether the row's marks are ever taken away while it is read again (drawn "pending": empty).
+    await page.evaluate(`(() => {
+      const row = () => document.querySelector('[data-id="${NS}/backup"] svg');
+      window.__blinked = false;
+      new MutationObserver(() => {
+        if (row()?.getAttribute("data-marks") === "pending") window.__blinked = true;
+      }).observe(document.body, { subtree: true, attributes: true, attributeFilter: ["data-marks"], childList: true });
+    })()`);
     const backup = await client.get<CronJob>(CronJobResource, NS, "backup");
     const name = "backup-live";
     await createJob(
@@ -214,6 +222,7 @@ describe("kubectl cron dashboard against kube-apiserver, in a real browser", { t
     const t0 = Date.now();
     await page.waitForSelector(`[data-id="${NS}/backup"] [data-job="${name}"]`, { timeout: 10_000 });
     assert.ok(Date.now() - t0 < 10_000);
+    assert.equal(await page.evaluate("window.__blinked"), false, "the row's marks were taken away while read again");
   });
 
   it("suspends a CronJob from the page after asking, with the user's rights", async () => {

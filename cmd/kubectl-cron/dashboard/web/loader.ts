@@ -1,5 +1,6 @@
 // The marks of the rows in view, read from the server for the window shown and kept by id: a new window starts a new
-// generation (answers of an old one are dropped), a push makes a row's marks stale, a failed read is not repeated.
+// generation (answers of an old one are dropped), a push makes a row's marks stale (drawn until the new ones come:
+// a row does not blink empty at every change), a failed read is not repeated.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { MAX_MARK_IDS, type RowMarks, PAGE_WORDS as W } from "../view.ts";
 import { getJSON, marksURL, type Win } from "./base.ts";
@@ -8,6 +9,8 @@ export function useMarks(win: Win, visibleIds: readonly string[], setError: (e: 
   const cache = useRef(new Map<string, RowMarks>());
   const pending = useRef(new Set<string>());
   const failed = useRef(new Set<string>());
+  /** Rows whose cached marks a push made stale: read again, drawn meanwhile. */
+  const stale = useRef(new Set<string>());
   const gen = useRef(0);
   const [version, setVersion] = useState(0);
   const bump = useCallback(() => setVersion((v) => v + 1), []);
@@ -16,12 +19,14 @@ export function useMarks(win: Win, visibleIds: readonly string[], setError: (e: 
     cache.current = new Map();
     pending.current = new Set();
     failed.current = new Set();
+    stale.current = new Set();
     bump();
   }, [bump]);
   const forget = useCallback(
     (ids: readonly string[]) => {
       for (const id of ids) {
-        cache.current.delete(id);
+        // Also one being read: its answer may predate the change, so it is read once more after it.
+        if (cache.current.has(id) || pending.current.has(id)) stale.current.add(id);
         failed.current.delete(id);
       }
       bump();
@@ -39,10 +44,19 @@ export function useMarks(win: Win, visibleIds: readonly string[], setError: (e: 
       const g = gen.current;
       const ids = visibleKey
         .split("\n")
-        .filter((id) => id && !cache.current.has(id) && !pending.current.has(id) && !failed.current.has(id));
+        .filter(
+          (id) =>
+            id &&
+            (!cache.current.has(id) || stale.current.has(id)) &&
+            !pending.current.has(id) &&
+            !failed.current.has(id),
+        );
       for (let i = 0; i < ids.length; i += MAX_MARK_IDS) {
         const chunk = ids.slice(i, i + MAX_MARK_IDS);
-        for (const id of chunk) pending.current.add(id);
+        for (const id of chunk) {
+          pending.current.add(id);
+          stale.current.delete(id);
+        }
         getJSON<RowMarks[]>(marksURL(win.from, win.to, chunk))
           .then((list) => {
             if (g !== gen.current) return;
