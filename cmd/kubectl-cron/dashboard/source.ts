@@ -39,6 +39,11 @@ import type { Attention, Fleet, GroupLane, Push, Row, RowMarks } from "./view.ts
 const PUSH_DELAY_MS = 300;
 /** How long after a change the verdicts of the CronJobs it touched are read (a burst of changes is one pass). */
 const CHANGE_VERDICT_DELAY_MS = 1_000;
+/**
+ * The least time between the end of one verdicts pass and the start of the next for changes: a fleet whose statuses
+ * change every second (an operator at work) must not have its namespaces' Pods and Events listed every second.
+ */
+const VERDICT_PASS_GAP_MS = 3_000;
 /** How often at most every CronJob's verdict is read again after changes (it lists Pods and Events of every namespace). */
 const VERDICT_INTERVAL_MS = 30_000;
 /** How often every verdict is read again with no change: time alone turns a slot late. */
@@ -90,6 +95,8 @@ export class FleetSource {
   private readonly verdicts = new Map<string, Verdict | { healthy: true; group: string | undefined }>();
   /** When the next verdicts pass is due (its timer set). */
   private verdictDue = 0;
+  /** When the last verdicts pass ended. */
+  private lastPassEnd = 0;
   /** CronJobs whose verdicts are stale: they, their Jobs, or their namespace's calendars or groups changed. */
   private staleVerdicts = new Set<string>();
   private verdictTimer: NodeJS.Timeout | undefined;
@@ -378,7 +385,9 @@ export class FleetSource {
     const now = this.o.now().getTime();
     const sinceFull = this.fullVerdictsAt ? now - this.fullVerdictsAt.getTime() : Infinity;
     const full = Math.max(0, (this.staleVerdicts.size ? VERDICT_INTERVAL_MS : IDLE_VERDICT_INTERVAL_MS) - sinceFull);
-    const wait = this.staleVerdicts.size ? Math.min(delayMs, full) : full;
+    const wait = this.staleVerdicts.size
+      ? Math.max(Math.min(delayMs, full), this.lastPassEnd + VERDICT_PASS_GAP_MS - now)
+      : full;
     if (this.verdictTimer) {
       if (this.verdictDue <= now + wait) return;
       clearTimeout(this.verdictTimer);
@@ -425,6 +434,7 @@ export class FleetSource {
       for (const l of this.listeners) l(push);
     } finally {
       this.verdictsRunning = false;
+      this.lastPassEnd = this.o.now().getTime();
       this.scheduleVerdicts(this.staleVerdicts.size ? CHANGE_VERDICT_DELAY_MS : IDLE_VERDICT_INTERVAL_MS);
     }
   }
