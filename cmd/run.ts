@@ -13,12 +13,13 @@ import { loadKubeConfig } from "../runtime/kubeconfig.ts";
 import { createLogger, setDefaultLogger } from "../runtime/log.ts";
 import { LeaderElectionLostError, Manager, setupSignalHandler } from "../runtime/manager.ts";
 import { podNamespace } from "../runtime/podnamespace.ts";
-import { CertProvisioner } from "../runtime/webhook/certprovisioner.ts";
+import { CertKinds, CertProvisioner } from "../runtime/webhook/certprovisioner.ts";
+import { WebhookFailureGate } from "../runtime/webhook/failuregate.ts";
 import type { WebhookHandler } from "../runtime/webhook/index.ts";
 import { webhookRunnable } from "../runtime/webhook/runnable.ts";
 import { CONVERT_PATH, cronJobConversion, cronJobWebhookHandlers } from "../webhooks/cronjob_webhook.ts";
 import { fleetWebhookHandlers } from "../webhooks/fleet_webhooks.ts";
-import { unservedAdmission } from "../webhooks/unserved.ts";
+import { FAIL_ONCE_SERVED_ANNOTATION, unservedAdmission } from "../webhooks/unserved.ts";
 import type { Flags } from "./flags.ts";
 
 /** The product's name: user agent, field manager, certificate names (the runtime defaults to generic ones). */
@@ -104,6 +105,35 @@ export async function run(flags: Flags): Promise<number> {
       });
       mgr.add(provisioner);
       mgr.addReadyzCheck("webhook-cert", provisioner.checker);
+    }
+    // The webhooks a release adds ship Ignore and become Fail once their Service port has a ready endpoint: the
+    // rollout that adds them refuses no write (webhooks/unserved.ts). Every webhook server runs it (idempotent).
+    const configurations = [
+      ...flags.mutatingWebhookConfigurations.map((name) => ({ kind: CertKinds.MutatingWebhookConfiguration, name })),
+      ...flags.validatingWebhookConfigurations.map((name) => ({
+        kind: CertKinds.ValidatingWebhookConfiguration,
+        name,
+      })),
+    ];
+    if (flags.webhookServiceName && configurations.length > 0) {
+      const namespace = flags.webhookServiceNamespace || podNamespace();
+      if (!namespace) {
+        setupLog.error(
+          "--webhook-service-name needs the Service's namespace: set --webhook-service-namespace (or POD_NAMESPACE)",
+          undefined,
+        );
+        return 1;
+      }
+      mgr.add(
+        new WebhookFailureGate({
+          client: mgr.client,
+          configurations,
+          annotation: FAIL_ONCE_SERVED_ANNOTATION,
+          serviceName: flags.webhookServiceName,
+          serviceNamespace: namespace,
+          logger: log.withName("webhook").withName("failure-gate"),
+        }),
+      );
     }
     const webhooks = webhookRunnable({
       ...(flags.webhookHost ? { host: flags.webhookHost } : {}),

@@ -119,5 +119,34 @@ export const WEBHOOK_CERT_RBAC: readonly RBACMarker[] = [
   },
 ];
 
+/** The webhook Service's name (kustomize prefixes it in resourceNames through config/rbac/kustomizeconfig.yaml). */
+export const WEBHOOK_SERVICE = "webhook-service";
+
+/**
+ * What the webhook failure gate calls (runtime/webhook/failuregate.ts: the webhooks a release adds turn from Ignore
+ * to Fail once their Service port has a ready endpoint), with certificates provisioned either way: the webhook
+ * Service's EndpointSlices and the Service, in the manager's namespace, and the validating configuration it writes.
+ */
+const WEBHOOK_GATE_RBAC: readonly RBACMarker[] = [
+  // list, watch: WebhookFailureGate's informer on the Service's EndpointSlices (label kubernetes.io/service-name).
+  // +kubebuilder:rbac:groups=discovery.k8s.io,namespace=system,resources=endpointslices,verbs=list;watch
+  { groups: ["discovery.k8s.io"], namespace: "system", resources: ["endpointslices"], verbs: ["list", "watch"] },
+  // get: WebhookFailureGate.pass reading which port name a webhook's Service port is.
+  // +kubebuilder:rbac:groups=core,namespace=system,resources=services,verbs=get,resourceNames=webhook-service
+  { groups: [""], namespace: "system", resources: ["services"], resourceNames: [WEBHOOK_SERVICE], verbs: ["get"] },
+  // get, update: WebhookFailureGate.pass (PUT with failurePolicy Fail); list, watch: its informer on it.
+  // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch;update,resourceNames=validating-webhook-configuration
+  {
+    groups: ["admissionregistration.k8s.io"],
+    resources: ["validatingwebhookconfigurations"],
+    resourceNames: [VALIDATING_WEBHOOK_CONFIGURATION],
+    verbs: ["get", "list", "watch", "update"],
+  },
+];
+
 /** Everything the manager's ServiceAccount is granted by config/rbac/role.yaml. */
-export const MANAGER_RBAC: readonly RBACMarker[] = [...CRONJOB_CONTROLLER_RBAC, ...WEBHOOK_CERT_RBAC];
+export const MANAGER_RBAC: readonly RBACMarker[] = [
+  ...CRONJOB_CONTROLLER_RBAC,
+  ...WEBHOOK_CERT_RBAC,
+  ...WEBHOOK_GATE_RBAC,
+];

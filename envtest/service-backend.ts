@@ -28,18 +28,28 @@ export interface ServiceBackend {
   namespace: string;
   ip: string;
   port: number;
-  /** The Service port's name ("" for an unnamed port): the endpoints' port must carry the same. */
-  portName?: string;
+  /**
+   * The Service ports' names ("" for an unnamed port; default [""]): the endpoints' ports must carry the same.
+   * Every name is `port` here (one listener): a Pod declaring those port names.
+   */
+  portNames?: readonly string[];
 }
 
-/** Writes the Service's Endpoints and an EndpointSlice, each listing `ip:port` as its one ready address. */
+/** The port names `b`'s Pods declare, as Endpoints and EndpointSlices list them. */
+function portsOf(b: ServiceBackend): Array<{ name: string; port: number; protocol: "TCP" }> {
+  return (b.portNames ?? [""]).map((name) => ({ name, port: b.port, protocol: "TCP" }));
+}
+
+/**
+ * Writes the Service's Endpoints and an EndpointSlice, each listing `ip:port` as its one ready address; written
+ * again (a rollout: other port names), they are replaced.
+ */
 export async function createServiceBackend(client: Client, b: ServiceBackend): Promise<void> {
-  const portName = b.portName ?? "";
-  await client.create(ENDPOINTS, {
+  await upsert(client, ENDPOINTS, {
     apiVersion: "v1",
     kind: "Endpoints",
     metadata: { name: b.service, namespace: b.namespace },
-    subsets: [{ addresses: [{ ip: b.ip }], ports: [{ name: portName, port: b.port, protocol: "TCP" }] }],
+    subsets: [{ addresses: [{ ip: b.ip }], ports: portsOf(b) }],
   } as KubeObject);
   let lastNotFound: unknown;
   for (const version of SLICE_VERSIONS) {
@@ -51,13 +61,13 @@ export async function createServiceBackend(client: Client, b: ServiceBackend): P
       namespaced: true,
     };
     try {
-      await client.create(kind, {
+      await upsert(client, kind, {
         apiVersion: `discovery.k8s.io/${version}`,
         kind: "EndpointSlice",
         metadata: { name: b.service, namespace: b.namespace, labels: { [SERVICE_NAME_LABEL]: b.service } },
         addressType: "IPv4",
         endpoints: [{ addresses: [b.ip], conditions: { ready: true } }],
-        ports: [{ name: portName, port: b.port, protocol: "TCP" }],
+        ports: portsOf(b),
       } as KubeObject);
       return;
     } catch (err) {
@@ -69,4 +79,18 @@ export async function createServiceBackend(client: Client, b: ServiceBackend): P
   throw new Error(`the apiserver serves no EndpointSlice version of ${SLICE_VERSIONS.join(", ")}`, {
     cause: lastNotFound,
   });
+}
+
+/** Creates `obj`, or replaces the one of its name (at the resourceVersion read). */
+async function upsert(client: Client, kind: ResourceKind, obj: KubeObject): Promise<void> {
+  try {
+    await client.create(kind, obj);
+  } catch (err) {
+    if (!(err instanceof APIError && err.code === 409)) throw err;
+    const current = await client.get(kind, obj.metadata?.namespace, obj.metadata?.name ?? "");
+    await client.update(kind, {
+      ...obj,
+      metadata: { ...obj.metadata, resourceVersion: current.metadata?.resourceVersion },
+    });
+  }
 }

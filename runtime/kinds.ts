@@ -41,6 +41,14 @@ export const Kinds = {
   ConfigMap: { group: "", version: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true },
   Pod: { group: "", version: "v1", kind: "Pod", plural: "pods", namespaced: true },
   Namespace: { group: "", version: "v1", kind: "Namespace", plural: "namespaces", namespaced: false },
+  Service: { group: "", version: "v1", kind: "Service", plural: "services", namespaced: true },
+  EndpointSlice: {
+    group: "discovery.k8s.io",
+    version: "v1",
+    kind: "EndpointSlice",
+    plural: "endpointslices",
+    namespaced: true,
+  },
 } as const satisfies Record<string, ResourceKind>;
 
 /** The parts of an object the runtime reads; everything else passes through untouched. */

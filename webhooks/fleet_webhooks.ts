@@ -108,8 +108,17 @@ export function fleetWebhookHandlers(): Map<string, AdmissionHandler> {
 }
 
 /**
+ * The webhook Service's port (config/webhook/service.yaml) the fleet kinds' webhooks are called through: its
+ * targetPort is the container port name `webhook-fleet`, which only Pods serving these webhooks declare, so a
+ * replica of a release before them (whose 9443 port had another name) is never sent one.
+ */
+export const FLEET_WEBHOOK_SERVICE_PORT = 9443;
+
+/**
  * What `make manifests` renders into config/webhook/manifests.yaml beside the CronJob's webhooks (kubebuilder's
- * webhook markers): a validating webhook for each kind, on create and update.
+ * webhook markers): a validating webhook for each kind, on create and update. `servedBy` (added after a release):
+ * called through FLEET_WEBHOOK_SERVICE_PORT, shipped Ignore and made Fail by the manager once that port has a ready
+ * endpoint (webhooks/unserved.ts FAIL_ONCE_SERVED_ANNOTATION).
  */
 export const fleetWebhookMarkers = [
   {
@@ -117,11 +126,13 @@ export const fleetWebhookMarkers = [
     group: GROUP,
     versions: [VERSION],
     resource: CALENDAR_PLURAL,
+    servedBy: FLEET_WEBHOOK_SERVICE_PORT,
   },
   {
     validating: { name: "vconcurrencygroup-v1.kb.io", path: GROUP_VALIDATE_PATH, operations: ["CREATE", "UPDATE"] },
     group: GROUP,
     versions: [VERSION],
     resource: GROUP_PLURAL,
+    servedBy: FLEET_WEBHOOK_SERVICE_PORT,
   },
 ] as const;

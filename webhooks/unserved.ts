@@ -24,3 +24,10 @@ export function unservedAdmission(logger: Logger): (path: string) => AdmissionHa
     return allowed([unservedWarning(path)]);
   };
 }
+
+/**
+ * On a webhook configuration: the webhooks (comma-separated names) it ships with `failurePolicy: Ignore` that the
+ * manager turns to `Fail` once the Service port they call has a ready endpoint (runtime/webhook/failuregate.ts):
+ * the webhooks a release adds, so the seconds before its first Pod is ready refuse no write of their kinds.
+ */
+export const FAIL_ONCE_SERVED_ANNOTATION = "batch.tutorial.kubebuilder.io/fail-once-served";

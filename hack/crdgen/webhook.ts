@@ -3,6 +3,7 @@
 // ExclusionCalendar and ConcurrencyGroup (webhooks/fleet_webhooks.ts), in one configuration of each type.
 import { webhookMarkers } from "../../webhooks/cronjob_webhook.ts";
 import { fleetWebhookMarkers } from "../../webhooks/fleet_webhooks.ts";
+import { FAIL_ONCE_SERVED_ANNOTATION } from "../../webhooks/unserved.ts";
 
 interface Declaration {
   mutating?: Marker;
@@ -10,6 +11,11 @@ interface Declaration {
   group: string;
   versions: readonly string[];
   resource: string;
+  /**
+   * A webhook added after a release: the Service port it is called through (one only its Pods serve), shipped
+   * failurePolicy Ignore and listed in FAIL_ONCE_SERVED_ANNOTATION, which the manager turns to Fail once served.
+   */
+  servedBy?: number;
 }
 interface Marker {
   name: string;
@@ -22,8 +28,15 @@ const DECLARATIONS: readonly Declaration[] = [webhookMarkers, ...fleetWebhookMar
 function webhook(d: Declaration, m: Marker) {
   return {
     admissionReviewVersions: ["v1"],
-    clientConfig: { service: { name: "webhook-service", namespace: "system", path: m.path } },
-    failurePolicy: "Fail",
+    clientConfig: {
+      service: {
+        name: "webhook-service",
+        namespace: "system",
+        path: m.path,
+        ...(d.servedBy ? { port: d.servedBy } : {}),
+      },
+    },
+    failurePolicy: d.servedBy ? "Ignore" : "Fail",
     name: m.name,
     rules: [
       {
@@ -40,19 +53,20 @@ function webhook(d: Declaration, m: Marker) {
   };
 }
 
+function configuration(kind: string, name: string, which: "mutating" | "validating"): Record<string, unknown> {
+  const declared = DECLARATIONS.flatMap((d) => (d[which] ? [{ d, m: d[which] }] : []));
+  const gated = declared.filter(({ d }) => d.servedBy).map(({ m }) => m.name);
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind,
+    metadata: { name, ...(gated.length ? { annotations: { [FAIL_ONCE_SERVED_ANNOTATION]: gated.join(",") } } : {}) },
+    webhooks: declared.map(({ d, m }) => webhook(d, m)),
+  };
+}
+
 export function webhookConfigurations(): Array<Record<string, unknown>> {
   return [
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "MutatingWebhookConfiguration",
-      metadata: { name: "mutating-webhook-configuration" },
-      webhooks: DECLARATIONS.flatMap((d) => (d.mutating ? [webhook(d, d.mutating)] : [])),
-    },
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingWebhookConfiguration",
-      metadata: { name: "validating-webhook-configuration" },
-      webhooks: DECLARATIONS.flatMap((d) => (d.validating ? [webhook(d, d.validating)] : [])),
-    },
+    configuration("MutatingWebhookConfiguration", "mutating-webhook-configuration", "mutating"),
+    configuration("ValidatingWebhookConfiguration", "validating-webhook-configuration", "validating"),
   ];
 }

@@ -233,11 +233,9 @@ function transform(obj: Obj, tree: TMap, ctx: Context): void {
       if (rules && rules.value.t === "list") {
         for (const item of rules.value.items) {
           const r = item.value.t === "lit" ? (item.value.v as Obj) : undefined;
-          const caBundleTarget = (x: string) =>
-            x.endsWith("webhookconfigurations") || x === "customresourcedefinitions";
-          if (item.when && r?.resources?.some(caBundleTarget)) {
-            item.when = and(item.when, [WEBHOOK]);
-          }
+          // The objects the webhook servers write (the CA bundle, the failure gate): only with webhooks.
+          const webhookTarget = (x: string) => x.endsWith("webhookconfigurations") || x === "customresourcedefinitions";
+          if (r?.resources?.some(webhookTarget)) item.when = and(item.when ?? [], [WEBHOOK]);
         }
       }
       break;

@@ -294,6 +294,38 @@ e2eDescribe(
       for (const p of pods) assert.notEqual(p.spec!.hostNetwork, true);
       const { pod } = await leaderPod();
       assert.ok(pods.some((p) => p.metadata.name === pod.metadata.name));
+      // The webhooks a release added (shipped Ignore, called through the Service port webhook-fleet, whose
+      // targetPort names a port only this release's Pods declare) were made Fail by the replicas once served, and
+      // check through that port: a bad calendar is refused by its webhook (runtime/webhook/failuregate.ts).
+      const policies = await eventually(
+        "the fleet webhooks made Fail",
+        async () => {
+          const got = await kubectl([
+            "get",
+            "validatingwebhookconfiguration",
+            "cronjob-operator-validating-webhook-configuration",
+            "-o",
+            "jsonpath={range .webhooks[*]}{.name}={.failurePolicy}{' '}{end}",
+          ]);
+          const all = got.trim().split(" ").sort();
+          return all.every((p) => p.endsWith("=Fail")) ? all : undefined;
+        },
+        30_000,
+      );
+      assert.deepEqual(policies, [
+        "vconcurrencygroup-v1.kb.io=Fail",
+        "vcronjob-v1.kb.io=Fail",
+        "vexclusioncalendar-v1.kb.io=Fail",
+      ]);
+      const bad = {
+        apiVersion: "batch.tutorial.kubebuilder.io/v1",
+        kind: "ExclusionCalendar",
+        metadata: { name: "bad", namespace: NS },
+        spec: { windows: [{ name: "freeze", start: "not-a-date", end: "2027-01-02" }] },
+      };
+      const refused = await suite.cluster.kubectl(["create", "--dry-run=server", "-f", "-"], JSON.stringify(bad));
+      assert.notEqual(refused.code, 0, "a bad calendar was admitted");
+      assert.match(refused.stderr, /denied the request[\s\S]*spec\.windows\[0\]\.start/);
     });
 
     it("under continuous applies: the leader SIGKILLed, the standby SIGKILLed, a rollout restart", async () => {

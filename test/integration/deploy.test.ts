@@ -20,7 +20,15 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { parseAllDocuments } from "yaml";
-import { API_VERSION, CronJobResource, GROUP, KIND, RESOURCE, type CronJob } from "../../api/v1/index.ts";
+import {
+  API_VERSION,
+  CronJobResource,
+  type CronJob,
+  ExclusionCalendarResource,
+  GROUP,
+  KIND,
+  RESOURCE,
+} from "../../api/v1/index.ts";
 import { FLAGS, parseFlags } from "../../cmd/flags.ts";
 import { cronJobOwnerOf, type Job, SCHEDULED_AT_ANNOTATION } from "../../api/v1/index.ts";
 import { Client } from "../../runtime/client.ts";
@@ -44,6 +52,8 @@ const WEBHOOK_SERVICE = `${PREFIX}webhook-service`;
 const MUTATING = `${PREFIX}mutating-webhook-configuration`;
 const VALIDATING = `${PREFIX}validating-webhook-configuration`;
 const CERT_SECRET = "webhook-server-cert";
+/** The webhooks config/default ships Ignore, for the operator to make Fail once served (fail-once-served). */
+const FLEET_WEBHOOKS = ["vexclusioncalendar-v1.kb.io", "vconcurrencygroup-v1.kb.io"];
 
 type Obj = Record<string, any>;
 
@@ -341,6 +351,7 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
       ["patch", "events.events.k8s.io", "", "no"],
       ["create", "secrets", "", "no"], // in WORK_NS
       ["get", `secrets/${CERT_SECRET}`, "", "no"], // in WORK_NS
+      ["list", "endpointslices.discovery.k8s.io", "", "no"], // in WORK_NS
     ];
     const inNS: Array<[string, string, "yes" | "no"]> = [
       ["create", "secrets", "yes"],
@@ -353,6 +364,13 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
       ["delete", `secrets/${CERT_SECRET}`, "no"],
       ["get", "secrets/another-secret", "no"],
       ["list", "secrets", "no"],
+      // The failure gate: its Service (which port is which) and the Service's EndpointSlices.
+      ["get", `services/${WEBHOOK_SERVICE}`, "yes"],
+      ["get", "services/another-service", "no"],
+      ["update", `services/${WEBHOOK_SERVICE}`, "no"],
+      ["list", "endpointslices.discovery.k8s.io", "yes"],
+      ["watch", "endpointslices.discovery.k8s.io", "yes"],
+      ["update", "endpointslices.discovery.k8s.io", "no"],
     ];
     const clusterWide: Array<[string, string, "yes" | "no"]> = [
       ...[`mutatingwebhookconfigurations/${MUTATING}`, `validatingwebhookconfigurations/${VALIDATING}`].flatMap(
@@ -390,9 +408,12 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
     // The webhook Service's endpoints (no pods, no endpoints controller here): the operator on this host.
     const ip = hostAddress();
     const webhookPort = await freePort();
+    const backend = (address: string) => ({ service: WEBHOOK_SERVICE, namespace: NS, ip: address, port: webhookPort });
     const probePort = await freePort();
     if (ip) {
-      await createServiceBackend(client, { service: WEBHOOK_SERVICE, namespace: NS, ip, port: webhookPort });
+      // As a Pod of a release before the fleet kinds' webhooks: the CronJob webhooks' port only. Their webhooks
+      // (shipped Ignore, called through the port webhook-fleet) have no endpoint until the backend declares it below.
+      await createServiceBackend(client, { ...backend(ip), portNames: ["webhook"] });
     } else {
       // Without an address the apiserver can dial, nothing could serve the webhooks, which fail closed.
       t.diagnostic("no non-loopback IPv4 address on this host: the webhooks are removed for the cycle");
@@ -561,6 +582,53 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
         reasons.filter((e) => routine.has(e.reason as string)).length <= 3,
         reasons.map((e) => `${e.reason}: ${e.message}`).join("\n"),
       );
+
+      if (ip) {
+        // The failure gate (runtime/webhook/failuregate.ts), as in an upgrade from a release before the fleet
+        // kinds' webhooks: while the one endpoint declares only the CronJob webhooks' port (an old Pod), theirs
+        // stay Ignore and a calendar write is admitted, not refused (nothing serves their port: no endpoint). Once
+        // the endpoint declares webhook-fleet (a new Pod ready), the operator makes them Fail and they check.
+        const policies = async () =>
+          ((await client.get<Obj & KubeObject>(validatingKind, undefined, VALIDATING)).webhooks as Obj[])
+            .filter((w) => FLEET_WEBHOOKS.includes(w.name))
+            .map((w) => `${w.name}=${w.failurePolicy}`);
+        assert.deepEqual(
+          await policies(),
+          FLEET_WEBHOOKS.map((n) => `${n}=Ignore`),
+          logTail(),
+        );
+        const calendar = (name: string, start: string) =>
+          ({
+            apiVersion: API_VERSION,
+            kind: "ExclusionCalendar",
+            metadata: { name, namespace: WORK_NS },
+            spec: { windows: [{ name: "freeze", start, end: "2027-01-02" }] },
+          }) as KubeObject;
+        await client.create(ExclusionCalendarResource, calendar("before-the-rollout", "2026-12-20"));
+        await createServiceBackend(client, { ...backend(ip), portNames: ["webhook", "webhook-fleet"] });
+        await eventually(
+          "the fleet webhooks made Fail once their port is served",
+          async () => (await policies()).every((p) => p.endsWith("=Fail")),
+          30_000,
+          logTail,
+        );
+        assert.match(log(), /"msg":"Webhooks now served: failurePolicy Fail"/);
+        const refusal = await eventually(
+          "a bad calendar refused by its webhook, through the port webhook-fleet",
+          async () => {
+            try {
+              await client.create(ExclusionCalendarResource, calendar("bad", "not-a-date"));
+              await client.delete(ExclusionCalendarResource, WORK_NS, "bad");
+              return undefined;
+            } catch (err) {
+              return err instanceof APIError && /denied the request/.test(err.message) ? err.message : undefined;
+            }
+          },
+          30_000,
+          logTail,
+        );
+        assert.match(refusal, /spec\.windows\[0\]\.start/);
+      }
 
       // No request was refused: any missing permission shows as a 403 in the log.
       const text = log();

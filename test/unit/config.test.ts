@@ -20,6 +20,7 @@ import {
   MUTATING_WEBHOOK_CONFIGURATION,
   VALIDATING_WEBHOOK_CONFIGURATION,
   WEBHOOK_CERT_RBAC,
+  WEBHOOK_SERVICE,
   WEBHOOK_CERT_SECRET,
 } from "../../controllers/rbac.ts";
 import { managerRoles, managerRoleYAML, normaliseRules, ROLE_PATH } from "../../hack/crdgen/rbac.ts";
@@ -28,6 +29,8 @@ import { isIgnored, lintDockerfile, parseDockerfile, parseDockerignore } from ".
 import { Kinds, type ResourceKind } from "../../runtime/kinds.ts";
 import { CertKinds } from "../../runtime/webhook/certprovisioner.ts";
 import { POD_GATEWAY_IP } from "../../envtest/node-host.ts";
+import { FLEET_WEBHOOK_SERVICE_PORT } from "../../webhooks/fleet_webhooks.ts";
+import { FAIL_ONCE_SERVED_ANNOTATION } from "../../webhooks/unserved.ts";
 
 const root = resolve(import.meta.dirname, "..", "..");
 const KUBECTL = process.env.KUBECTL ?? "kubectl";
@@ -126,6 +129,11 @@ const CRD_RULE = {
 };
 const EXPECTED_RULES = [...CRONJOB_RULES.slice(0, 2), ...webhookConfigRules(), CRD_RULE, ...CRONJOB_RULES.slice(2)];
 // ...and, in the Role of the manager's namespace, its own Secret (create cannot be limited to a name).
+// The failure gate, in the same Role: the webhook Service (which port is which) and its EndpointSlices.
+const gateRoleRules = (prefix = "") => [
+  { apiGroups: [""], resourceNames: [`${prefix}${WEBHOOK_SERVICE}`], resources: ["services"], verbs: ["get"] },
+  { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs: ["list", "watch"] },
+];
 const EXPECTED_ROLE_RULES = [
   { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
   {
@@ -134,6 +142,7 @@ const EXPECTED_ROLE_RULES = [
     resources: ["secrets"],
     verbs: ["get", "list", "update", "watch"],
   },
+  ...gateRoleRules(),
 ];
 
 /**
@@ -143,7 +152,8 @@ const EXPECTED_ROLE_RULES = [
  */
 const PROVISIONER = join("runtime", "webhook", "certprovisioner.ts");
 const CONFIGS = [CertKinds.MutatingWebhookConfiguration, CertKinds.ValidatingWebhookConfiguration];
-const DYNAMIC_CALLS: Array<{ pattern: RegExp; kinds: ResourceKind[]; verbs: string[] }> = [
+const GATE = join("runtime", "webhook", "failuregate.ts");
+const DYNAMIC_CALLS: Array<{ file?: string; pattern: RegExp; kinds: ResourceKind[]; verbs: string[] }> = [
   { pattern: /\bclient\.get<WebhookConfiguration>\(kind,/, kinds: CONFIGS, verbs: ["get"] },
   { pattern: /\bclient\.update<WebhookConfiguration>\(kind,/, kinds: CONFIGS, verbs: ["update"] },
   {
@@ -159,6 +169,16 @@ const DYNAMIC_CALLS: Array<{ pattern: RegExp; kinds: ResourceKind[]; verbs: stri
   {
     pattern: /new Informer<KubeObject>\(this\.o\.client, kind,/,
     kinds: [CertKinds.Secret, ...CONFIGS, CertKinds.CustomResourceDefinition],
+    verbs: ["list", "watch"],
+  },
+  // The failure gate: the configurations it is given (through a variable), and its informers.
+  { file: GATE, pattern: /\bclient\.get<Configuration>\(kind,/, kinds: CONFIGS, verbs: ["get"] },
+  { file: GATE, pattern: /\bclient\.update<Configuration>\(kind,/, kinds: CONFIGS, verbs: ["update"] },
+  { file: GATE, pattern: /new Informer<KubeObject>\(this\.o\.client, kind,/, kinds: CONFIGS, verbs: ["list", "watch"] },
+  {
+    file: GATE,
+    pattern: /new Informer<EndpointSlice>\(this\.o\.client, Kinds\.EndpointSlice,/,
+    kinds: [Kinds.EndpointSlice],
     verbs: ["list", "watch"],
   },
 ];
@@ -223,10 +243,11 @@ function apiCallsIn(dirs: string[]): Map<string, string[]> {
     }
   }
   for (const d of DYNAMIC_CALLS) {
-    const src = readFileSync(join(root, PROVISIONER), "utf8");
+    const file = d.file ?? PROVISIONER;
+    const src = readFileSync(join(root, file), "utf8");
     const m = d.pattern.exec(src);
-    assert.ok(m, `${PROVISIONER} no longer contains ${d.pattern}: update DYNAMIC_CALLS`);
-    const where = `${PROVISIONER}:${src.slice(0, m.index).split("\n").length}`;
+    assert.ok(m, `${file} no longer contains ${d.pattern}: update DYNAMIC_CALLS`);
+    const where = `${file}:${src.slice(0, m.index).split("\n").length}`;
     for (const k of d.kinds) {
       for (const v of d.verbs) {
         const key = `${k.group}|${k.plural}|${v}`;
@@ -560,11 +581,24 @@ describe("config/default: the manager provisions its webhook certificate", () =>
   it("wires the webhook server: Service, provisioned certificate for it, the configurations to inject", () => {
     const objs = kustomize("default");
     const svc = find(objs, "Service", `${PREFIX}webhook-service`);
-    assert.deepEqual(svc.spec.ports, [{ port: 443, protocol: "TCP", targetPort: 9443 }]);
+    // Two ports to one listener: every replica for the CronJob's webhooks, and for the webhooks a release added
+    // (fail-once-served) only the Pods that declare the port name, which a release before them did not.
+    assert.deepEqual(svc.spec.ports, [
+      { name: "webhook", port: 443, protocol: "TCP", targetPort: 9443 },
+      { name: "webhook-fleet", port: FLEET_WEBHOOK_SERVICE_PORT, protocol: "TCP", targetPort: "webhook-fleet" },
+    ]);
     const { dep, c, flags } = managerOf(objs);
     for (const [k, v] of Object.entries(svc.spec.selector)) assert.equal(dep.spec.template.metadata.labels[k], v);
     assert.equal(flags.enableWebhooks, true);
-    assert.ok(c.ports.some((p: Obj) => p.containerPort === flags.webhookPort && p.name === "webhook-server"));
+    assert.ok(c.ports.some((p: Obj) => p.containerPort === flags.webhookPort && p.name === "webhook-fleet"));
+    const validating = find(objs, "ValidatingWebhookConfiguration");
+    const gated = validating.metadata.annotations[FAIL_ONCE_SERVED_ANNOTATION].split(",");
+    assert.deepEqual(gated, ["vexclusioncalendar-v1.kb.io", "vconcurrencygroup-v1.kb.io"]);
+    for (const w of validating.webhooks) {
+      const isGated = gated.includes(w.name);
+      assert.equal(w.failurePolicy, isGated ? "Ignore" : "Fail", w.name);
+      assert.equal(w.clientConfig.service.port, isGated ? FLEET_WEBHOOK_SERVICE_PORT : undefined, w.name);
+    }
     assert.equal(flags.webhookCertProvision, "self");
     assert.equal(flags.webhookServiceName, svc.metadata.name, "the certificate must name the Service that is called");
     assert.equal(flags.webhookServiceNamespace, "", "the pod's namespace (POD_NAMESPACE)");
@@ -648,9 +682,11 @@ describe("config/default: the manager provisions its webhook certificate", () =>
         name: svc.metadata.name,
         namespace: NAMESPACE,
         path: `/validate-batch-tutorial-kubebuilder-io-v1-${resource.replace(/s$/, "")}`,
+        port: FLEET_WEBHOOK_SERVICE_PORT,
       });
       assert.deepEqual(w.rules[0].operations, ["CREATE", "UPDATE"]);
-      assert.equal(w.failurePolicy, "Fail");
+      // Ignore until the manager's failure gate sees the port served (then Fail).
+      assert.equal(w.failurePolicy, "Ignore");
     }
     // Defaulting is the CronJob's alone.
     assert.deepEqual(
@@ -676,7 +712,7 @@ describe("config/default: the manager provisions its webhook certificate", () =>
     const role = objs.find((o) => o.kind === "Role" && o.metadata.name === `${PREFIX}manager-role`);
     assert.ok(role, "no Role for the webhook certificate Secret");
     assert.equal(role.metadata.namespace, NAMESPACE, "the Secret is in the manager's namespace");
-    assert.deepEqual(role.rules, EXPECTED_ROLE_RULES);
+    assert.deepEqual(role.rules, [...EXPECTED_ROLE_RULES.slice(0, 2), ...gateRoleRules(PREFIX)]);
     assert.equal(EXPECTED_ROLE_RULES[1]?.resourceNames?.[0], flags.webhookCertSecret);
     const binding = objs.find((o) => o.kind === "RoleBinding" && o.roleRef?.name === role.metadata.name);
     assert.ok(binding, "the Role is not bound");
@@ -700,13 +736,13 @@ describe("config/default: the manager provisions its webhook certificate", () =>
 
 describe("config/default-certmanager: config/default with cert-manager's certificates", () => {
   const SELF_PROVISIONING =
-    /^--(webhook-cert-provision|webhook-cert-secret|webhook-service-name|webhook-service-namespace|mutating-webhook-configuration|validating-webhook-configuration)=/;
+    /^--(webhook-cert-provision|webhook-cert-secret|webhook-service-namespace|mutating-webhook-configuration)=/;
 
   it("namespaces and prefixes every object", () => {
     assertNamespacedAndPrefixed(kustomize("default-certmanager"));
   });
 
-  it("is config/default but for the certificates: same objects, same arguments without the self-provisioning", () => {
+  it("is config/default but for the certificates: same objects, same arguments without the self-provisioning (the failure gate's stay)", () => {
     const def = kustomize("default");
     const cm = kustomize("default-certmanager");
     const id = (o: Obj) => `${o.kind}/${o.metadata.name}`;
@@ -716,22 +752,20 @@ describe("config/default-certmanager: config/default with cert-manager's certifi
       `Certificate/${PREFIX}serving-cert`,
       `Issuer/${PREFIX}selfsigned-issuer`,
     ]);
-    // config/default's objects, less the provisioner's Secret Role and its binding.
-    const provisionerOnly = new Set([`Role/${PREFIX}manager-role`, `RoleBinding/${PREFIX}manager-rolebinding`]);
+    // config/default's objects.
     assert.deepEqual(
       cm
         .filter((o) => !certManager(o))
         .map(id)
         .sort(),
-      def
-        .map(id)
-        .filter((i) => !provisionerOnly.has(i))
-        .sort(),
+      def.map(id).sort(),
     );
-    // Identical but for the Deployment, the manager ClusterRole and the injection annotations.
+    // Identical but for the Deployment, the manager's roles (no Secret, CRD or mutating configuration) and the
+    // injection annotations.
     const differs = new Set([
       `Deployment/${PREFIX}controller-manager`,
       `ClusterRole/${PREFIX}manager-role`,
+      `Role/${PREFIX}manager-role`,
       `MutatingWebhookConfiguration/${PREFIX}mutating-webhook-configuration`,
       `ValidatingWebhookConfiguration/${PREFIX}validating-webhook-configuration`,
       `CustomResourceDefinition/${api.RESOURCE}`,
@@ -785,14 +819,24 @@ describe("config/default-certmanager: config/default with cert-manager's certifi
     assert.equal(crd.spec.conversion.strategy, "Webhook");
   });
 
-  it("grants the manager nothing on Secrets or webhook configurations", () => {
+  it("grants the manager nothing on Secrets, the mutating configuration or the CRD; the failure gate what it reads and writes", () => {
     const objs = kustomize("default-certmanager");
-    assert.deepEqual(find(objs, "ClusterRole", `${PREFIX}manager-role`).rules, CRONJOB_RULES);
-    assert.equal(objs.filter((o) => o.kind === "Role" && o.metadata.name === `${PREFIX}manager-role`).length, 0);
-    assert.equal(
-      objs.filter((o) => o.kind === "RoleBinding" && o.metadata.name === `${PREFIX}manager-rolebinding`).length,
-      0,
-    );
+    assert.deepEqual(find(objs, "ClusterRole", `${PREFIX}manager-role`).rules, [
+      ...CRONJOB_RULES.slice(0, 2),
+      webhookConfigRules(PREFIX)[1],
+      ...CRONJOB_RULES.slice(2),
+    ]);
+    const role = find(objs, "Role", `${PREFIX}manager-role`);
+    assert.deepEqual(role.rules, gateRoleRules(PREFIX));
+    assert.equal(find(objs, "RoleBinding", `${PREFIX}manager-rolebinding`).roleRef.name, role.metadata.name);
+    // Both webhook servers run the gate on the prefixed Service and validating configuration.
+    const dep = find(objs, "Deployment", `${PREFIX}controller-manager`);
+    for (const c of dep.spec.template.spec.containers) {
+      const flags = parseFlags(c.args.slice(1), {});
+      assert.equal(flags.webhookServiceName, `${PREFIX}webhook-service`, c.name);
+      assert.deepEqual(flags.validatingWebhookConfigurations, [`${PREFIX}validating-webhook-configuration`], c.name);
+      assert.deepEqual(flags.mutatingWebhookConfigurations, [], c.name);
+    }
   });
 
   it("exposes HTTPS metrics with a cert-manager certificate", () => {

@@ -1,0 +1,210 @@
+// Turns webhooks a configuration ships with `failurePolicy: Ignore` to `Fail` once the Service port they call has a
+// ready endpoint. A webhook a release adds reaches the cluster in the same apply as the Deployment that serves it
+// (kubectl apply, Helm), seconds before any of its Pods is ready: with Fail from the start, every write of its kind
+// is refused until then (no endpoint), or answered 404 by a replica of the release before (which the API server
+// turns into a refusal). Shipped Ignore and called through a Service port whose targetPort is a name only the new
+// Pods declare, it is never sent to an old replica; the first ready endpoint of that port makes it Fail, for good:
+// a pass never turns a webhook back to Ignore. A re-apply that resets it is undone at the next pass (the watches).
+//
+// Which webhooks: those the configuration names in `annotation` (comma-separated), so a webhook a user set to
+// Ignore stays Ignore. Generic: the caller names the annotation, the configurations and the Service.
+import { Informer } from "../cache/informer.ts";
+import { isConflict, isNotFound } from "../errors.ts";
+import { type KubeObject, Kinds, type ResourceKind } from "../kinds.ts";
+import type { Logger } from "../log.ts";
+import type { Client } from "../client.ts";
+import type { Runnable } from "../runnables.ts";
+
+/** The label the EndpointSlice controller sets to the Service's name. */
+const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+interface FailureGateOptions {
+  client: Client;
+  /** The configurations, by kind (certprovisioner.ts' CertKinds: Validating/MutatingWebhookConfiguration) and name. */
+  configurations: ReadonlyArray<{ kind: ResourceKind; name: string }>;
+  /** The annotation on a configuration that lists the webhooks to turn to Fail once served. */
+  annotation: string;
+  /** The Service the webhooks call (its EndpointSlices are watched). */
+  serviceName: string;
+  serviceNamespace: string;
+  logger: Logger;
+  /** A pass at least this often, in case a watch missed something (default 5 min). */
+  resyncIntervalMs?: number;
+}
+
+interface Webhook {
+  name: string;
+  failurePolicy?: string;
+  clientConfig?: { service?: { name?: string; namespace?: string; port?: number } };
+}
+interface Configuration extends KubeObject {
+  webhooks?: Webhook[];
+}
+interface ServicePort {
+  name?: string;
+  port: number;
+}
+interface Service extends KubeObject {
+  spec?: { ports?: ServicePort[] };
+}
+export interface EndpointSlice extends KubeObject {
+  ports?: Array<{ name?: string }> | null;
+  endpoints?: Array<{ conditions?: { ready?: boolean | null } }> | null;
+}
+
+/** The webhooks `annotation` lists that are still Ignore and call the Service `service`. */
+export function gatedWebhooks(
+  cfg: Configuration,
+  annotation: string,
+  service: { name: string; namespace: string },
+): Webhook[] {
+  const listed = new Set(
+    (cfg.metadata?.annotations?.[annotation] ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+  return (cfg.webhooks ?? []).filter(
+    (w) =>
+      listed.has(w.name) &&
+      w.failurePolicy === "Ignore" &&
+      w.clientConfig?.service?.name === service.name &&
+      w.clientConfig.service.namespace === service.namespace,
+  );
+}
+
+/** The name EndpointSlices give the Service's port `port` (443 when a webhook names none). */
+export function portNameOf(svc: Service, port: number | undefined): string | undefined {
+  const p = (svc.spec?.ports ?? []).find((sp) => sp.port === (port ?? 443));
+  return p ? (p.name ?? "") : undefined;
+}
+
+/** Whether any endpoint of `slices` is ready on the port named `portName` (a Pod without it is in no such slice). */
+export function hasReadyEndpoint(slices: readonly EndpointSlice[], portName: string): boolean {
+  return slices.some(
+    (s) =>
+      (s.ports ?? []).some((p) => (p.name ?? "") === portName) &&
+      // Unset ready means ready (the EndpointSlice API's rule for consumers).
+      (s.endpoints ?? []).some((e) => e.conditions?.ready !== false),
+  );
+}
+
+export class WebhookFailureGate implements Runnable {
+  readonly name = "webhook-failure-gate";
+  readonly needLeaderElection = false;
+  private readonly o: FailureGateOptions;
+  private readonly log: Logger;
+  private slices: Informer<EndpointSlice> | undefined;
+  private wake: (() => void) | undefined;
+  private kicked = false;
+
+  constructor(o: FailureGateOptions) {
+    this.o = o;
+    this.log = o.logger;
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    const kick = () => {
+      this.kicked = true;
+      this.wake?.();
+    };
+    const slices = new Informer<EndpointSlice>(this.o.client, Kinds.EndpointSlice, {
+      namespace: this.o.serviceNamespace,
+      labelSelector: `${SERVICE_NAME_LABEL}=${this.o.serviceName}`,
+      logger: this.log.withName("watch"),
+    });
+    this.slices = slices;
+    const configs = this.o.configurations.map(({ kind, name }) => {
+      const inf = new Informer<KubeObject>(this.o.client, kind, {
+        fieldSelector: `metadata.name=${name}`,
+        logger: this.log.withName("watch"),
+      });
+      return inf;
+    });
+    for (const inf of [slices, ...configs]) {
+      inf.addEventHandler({ onAdd: kick, onUpdate: kick, onDelete: kick });
+      inf.start();
+    }
+    const resync = this.o.resyncIntervalMs ?? 5 * 60_000;
+    try {
+      while (!signal.aborted) {
+        this.kicked = false;
+        let delay = resync;
+        if (slices.hasSynced()) {
+          try {
+            await this.pass();
+          } catch (err) {
+            delay = 2_000;
+            this.log.error("Cannot set the served webhooks' failure policy; retrying", err, { retryInMs: delay });
+          }
+        }
+        await this.sleep(slices.hasSynced() ? delay : 200, signal);
+      }
+    } finally {
+      await Promise.all([slices, ...configs].map((i) => i.stop()));
+    }
+  }
+
+  /** One pass: every listed webhook still Ignore whose Service port has a ready endpoint becomes Fail. */
+  async pass(): Promise<string[]> {
+    const service = { name: this.o.serviceName, namespace: this.o.serviceNamespace };
+    const slices = this.slices?.list() ?? [];
+    const failed: string[] = [];
+    for (const { kind, name } of this.o.configurations) {
+      let cfg: Configuration;
+      try {
+        cfg = await this.o.client.get<Configuration>(kind, undefined, name);
+      } catch (err) {
+        if (isNotFound(err)) continue;
+        throw err;
+      }
+      const gated = gatedWebhooks(cfg, this.o.annotation, service);
+      if (gated.length === 0) continue;
+      const svc = await this.o.client.get<Service>(Kinds.Service, service.namespace, service.name);
+      const served = gated.filter((w) => {
+        const portName = portNameOf(svc, w.clientConfig?.service?.port);
+        return portName !== undefined && hasReadyEndpoint(slices, portName);
+      });
+      if (served.length === 0) continue;
+      const names = new Set(served.map((w) => w.name));
+      const updated: Configuration = {
+        ...cfg,
+        webhooks: (cfg.webhooks ?? []).map((w) => (names.has(w.name) ? { ...w, failurePolicy: "Fail" } : w)),
+      };
+      try {
+        await this.o.client.update<Configuration>(kind, updated);
+      } catch (err) {
+        // Another replica (or the CA injection) wrote it first: the watch brings the next pass.
+        if (isConflict(err)) continue;
+        throw err;
+      }
+      this.log.info("Webhooks now served: failurePolicy Fail", {
+        configuration: `${kind.kind}/${name}`,
+        webhooks: [...names],
+      });
+      failed.push(...names);
+    }
+    return failed;
+  }
+
+  private sleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        this.wake = undefined;
+        resolve();
+      };
+      if (signal.aborted || this.kicked) return done();
+      signal.addEventListener("abort", done, { once: true });
+      timer = setTimeout(done, ms);
+      // A change arrives as a burst of events (a rollout's slices): one pass a little after the first.
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        timer = setTimeout(done, 100);
+      };
+    });
+  }
+}
