@@ -25,16 +25,17 @@ export function pluginCluster(namespace: string, now: Date) {
     return server;
   }
 
-  async function run(server: FakeAPIServer, argv: string[]) {
-    let out = "";
-    let err = "";
-    const code = await main([...argv, "--kubeconfig", server.kubeconfigPath], {
-      stdout: (s) => (out += s),
-      stderr: (s) => (err += s),
-      env: {},
-    });
-    return { code, out, err };
-  }
+  return { cluster, run: runPlugin };
+}
 
-  return { cluster, run };
+/** `kubectl cron <argv>` in this process against `server`, with an empty environment: its exit code and output. */
+export async function runPlugin(server: FakeAPIServer, argv: string[]) {
+  let out = "";
+  let err = "";
+  const code = await main([...argv, "--kubeconfig", server.kubeconfigPath], {
+    stdout: (s) => (out += s),
+    stderr: (s) => (err += s),
+    env: {},
+  });
+  return { code, out, err };
 }

@@ -8,6 +8,7 @@
 //
 // Which webhooks: those the configuration names in `annotation` (comma-separated), so a webhook a user set to
 // Ignore stays Ignore. Generic: the caller names the annotation, the configurations and the Service.
+import { Backoff } from "../cache/backoff.ts";
 import { Informer } from "../cache/informer.ts";
 import { isConflict, isNotFound } from "../errors.ts";
 import { type KubeObject, Kinds, type ResourceKind } from "../kinds.ts";
@@ -126,6 +127,8 @@ export class WebhookFailureGate implements Runnable {
       inf.start();
     }
     const resync = this.o.resyncIntervalMs ?? 5 * 60_000;
+    // A lasting failure (RBAC taken away) is retried ever more slowly, not every two seconds.
+    const backoff = new Backoff({ initialMs: 2_000, maxMs: 60_000 });
     try {
       while (!signal.aborted) {
         this.kicked = false;
@@ -133,12 +136,16 @@ export class WebhookFailureGate implements Runnable {
         if (slices.hasSynced()) {
           try {
             await this.pass();
+            backoff.reset();
           } catch (err) {
-            delay = 2_000;
-            this.log.error("Cannot set the served webhooks' failure policy; retrying", err, { retryInMs: delay });
+            delay = backoff.next();
+            this.log.error("Cannot set the served webhooks' failure policy; retrying", err, {
+              retryInMs: Math.round(delay),
+            });
           }
         }
-        await this.sleep(slices.hasSynced() ? delay : 200, signal);
+        // Until the EndpointSlices are listed (the informer retries with its own backoff), a look every second.
+        await this.sleep(slices.hasSynced() ? delay : 1_000, signal);
       }
     } finally {
       await Promise.all([slices, ...configs].map((i) => i.stop()));

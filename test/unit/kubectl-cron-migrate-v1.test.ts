@@ -23,6 +23,7 @@ import { rfc3339 } from "../../runtime/metatime.ts";
 import { builtinCronJobKind, type BuiltinCronJob } from "../../cmd/kubectl-cron/builtin.ts";
 import { HANDOVER_ANNOTATION, MIGRATED_FROM_ANNOTATION, readMigratedFrom } from "../../cmd/kubectl-cron/convert.ts";
 import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
+import { runPlugin } from "../plugin-cluster.ts";
 import { FakeAPIServer } from "../fake-apiserver.ts";
 import { recorded } from "../fixtures/builtin-v1/index.ts";
 import { ReconcileHarness } from "../integration/cronjob/harness.ts";
@@ -55,16 +56,7 @@ async function cluster(o: { late?: boolean; extra?: (r: ReturnType<typeof record
   return { server, r, originalUID: server.uid(r.cronJob.metadata.uid) };
 }
 
-async function cron(server: FakeAPIServer, ...argv: string[]) {
-  let out = "";
-  let err = "";
-  const code = await main([...argv, "--kubeconfig", server.kubeconfigPath], {
-    stdout: (s) => (out += s),
-    stderr: (s) => (err += s),
-    env: {},
-  });
-  return { code, out, err };
-}
+const cron = (server: FakeAPIServer, ...argv: string[]) => runPlugin(server, argv);
 
 const original = (server: FakeAPIServer) => server.store.get<BuiltinCronJob>(V1, NS, NAME);
 const ours = (server: FakeAPIServer) => server.store.get<CronJob>(CronJobResource, NS, NAME);

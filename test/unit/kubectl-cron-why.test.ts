@@ -28,7 +28,7 @@ import {
   retryJobName,
 } from "../../api/v1/index.ts";
 import { CAUSES, type CauseId, causeOf, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
-import { main } from "../../cmd/kubectl-cron/main.ts";
+import { runPlugin } from "../plugin-cluster.ts";
 import { type Diagnosis, diagnose as diagnoseFacts, parseSlot } from "../../cmd/kubectl-cron/why.ts";
 import type { GroupFacts } from "../../cmd/kubectl-cron/groupfacts.ts";
 import type { PodFacts, WhyFacts } from "../../cmd/kubectl-cron/whyfacts.ts";
@@ -332,16 +332,7 @@ function fixesAsRows(d: Diagnosis): Diagnosis {
 
 const diagnose = (...a: Parameters<typeof diagnoseFacts>) => fixesAsRows(diagnoseFacts(...a));
 
-async function run(server: FakeAPIServer, argv: string[]) {
-  let out = "";
-  let err = "";
-  const code = await main([...argv, "--kubeconfig", server.kubeconfigPath], {
-    stdout: (s) => (out += s),
-    stderr: (s) => (err += s),
-    env: {},
-  });
-  return { code, out, err };
-}
+const run = runPlugin;
 
 /**
  * `kubectl cron why NAME [args]`, asked twice: as text and with -o json. Both must tell the same diagnosis with the
