@@ -159,13 +159,13 @@ export const FLAGS: FlagSpec[] = [
     name: "mutating-webhook-configuration",
     type: "string",
     default: "",
-    help: "MutatingWebhookConfigurations (comma-separated) of the webhooks served here: with --webhook-cert-provision=self their webhooks get the CA as caBundle; with --webhook-service-name the webhooks their batch.tutorial.kubebuilder.io/fail-once-served annotation lists become failurePolicy Fail once the Service serves them.",
+    help: "MutatingWebhookConfigurations (comma-separated) of the webhooks served here: with --webhook-cert-provision=self their webhooks get the CA as caBundle; with --webhook-service-name the webhooks their batch.tutorial.kubebuilder.io/fail-once-served annotation lists get a twin with failurePolicy Fail once the Service serves them.",
   },
   {
     name: "validating-webhook-configuration",
     type: "string",
     default: "",
-    help: "ValidatingWebhookConfigurations (comma-separated) of the webhooks served here: with --webhook-cert-provision=self their webhooks get the CA as caBundle; with --webhook-service-name the webhooks their batch.tutorial.kubebuilder.io/fail-once-served annotation lists become failurePolicy Fail once the Service serves them.",
+    help: "ValidatingWebhookConfigurations (comma-separated) of the webhooks served here: with --webhook-cert-provision=self their webhooks get the CA as caBundle; with --webhook-service-name the webhooks their batch.tutorial.kubebuilder.io/fail-once-served annotation lists get a twin with failurePolicy Fail once the Service serves them.",
   },
   {
     name: "enable-http2",

@@ -117,8 +117,8 @@ export const FLEET_WEBHOOK_SERVICE_PORT = 9443;
 /**
  * What `make manifests` renders into config/webhook/manifests.yaml beside the CronJob's webhooks (kubebuilder's
  * webhook markers): a validating webhook for each kind, on create and update. `servedBy` (added after a release):
- * called through FLEET_WEBHOOK_SERVICE_PORT, shipped Ignore and made Fail by the manager once that port has a ready
- * endpoint (webhooks/unserved.ts FAIL_ONCE_SERVED_ANNOTATION).
+ * called through FLEET_WEBHOOK_SERVICE_PORT, shipped Ignore, and twinned by the manager with a copy that fails closed
+ * once that port has a ready endpoint (webhooks/unserved.ts FAIL_ONCE_SERVED_ANNOTATION).
  */
 export const fleetWebhookMarkers = [
   {

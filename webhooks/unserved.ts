@@ -26,8 +26,9 @@ export function unservedAdmission(logger: Logger): (path: string) => AdmissionHa
 }
 
 /**
- * On a webhook configuration: the webhooks (comma-separated names) it ships with `failurePolicy: Ignore` that the
- * manager turns to `Fail` once the Service port they call has a ready endpoint (runtime/webhook/failuregate.ts):
- * the webhooks a release adds, so the seconds before its first Pod is ready refuse no write of their kinds.
+ * On a webhook configuration: the webhooks (comma-separated names) it ships with `failurePolicy: Ignore` beside which
+ * the manager adds a twin that fails closed (`<name>-served`) once the Service port they call has a ready endpoint
+ * (runtime/webhook/failuregate.ts): the webhooks a release adds, so the seconds before its first Pod is ready refuse
+ * no write of their kinds, and the installer's fields stay as it applied them (no conflict, no drift).
  */
 export const FAIL_ONCE_SERVED_ANNOTATION = "batch.tutorial.kubebuilder.io/fail-once-served";

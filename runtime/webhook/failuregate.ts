@@ -1,13 +1,18 @@
-// Turns webhooks a configuration ships with `failurePolicy: Ignore` to `Fail` once the Service port they call has a
-// ready endpoint. A webhook a release adds reaches the cluster in the same apply as the Deployment that serves it
-// (kubectl apply, Helm), seconds before any of its Pods is ready: with Fail from the start, every write of its kind
-// is refused until then (no endpoint), or answered 404 by a replica of the release before (which the API server
-// turns into a refusal). Shipped Ignore and called through a Service port whose targetPort is a name only the new
-// Pods declare, it is never sent to an old replica; the first ready endpoint of that port makes it Fail, for good:
-// a pass never turns a webhook back to Ignore. A re-apply that resets it is undone at the next pass (the watches).
+// Adds, beside each webhook a configuration ships with `failurePolicy: Ignore`, a twin that fails closed, once the
+// Service port they call has a ready endpoint. A webhook a release adds reaches the cluster in the same apply as the
+// Deployment that serves it (kubectl apply, Helm), seconds before any of its Pods is ready: with Fail from the start,
+// every write of its kind is refused until then (no endpoint), or answered 404 by a replica of the release before
+// (which the API server turns into a refusal). Shipped Ignore and called through a Service port whose targetPort is
+// a name only the new Pods declare, it is never sent to an old replica; the first ready endpoint of that port brings
+// its twin (`<name>-served`, the same webhook with Fail), for good: a pass never removes a twin whose webhook is
+// still listed, and keeps it the webhook's copy (rules, path, caBundle) as a re-apply changes the webhook.
 //
-// Which webhooks: those the configuration names in `annotation` (comma-separated), so a webhook a user set to
-// Ignore stays Ignore. Generic: the caller names the annotation, the configurations and the Service.
+// Why a twin and not the webhook's own failurePolicy: the configuration is the installer's (Helm 4 and `kubectl apply
+// --server-side` apply it server-side, Argo CD diffs it), and a field it sets that the operator changed is a conflict
+// at every upgrade, or drift. A webhook it does not list is the operator's alone, as the caBundle is.
+//
+// Which webhooks: those the configuration names in `annotation` (comma-separated). Generic: the caller names the
+// annotation, the configurations and the Service.
 import { Backoff } from "../cache/backoff.ts";
 import { Informer } from "../cache/informer.ts";
 import { isConflict, isNotFound } from "../errors.ts";
@@ -36,7 +41,7 @@ interface FailureGateOptions {
 interface Webhook {
   name: string;
   failurePolicy?: string;
-  clientConfig?: { service?: { name?: string; namespace?: string; port?: number } };
+  clientConfig?: { service?: { name?: string; namespace?: string; port?: number }; caBundle?: string };
 }
 interface Configuration extends KubeObject {
   webhooks?: Webhook[];
@@ -53,7 +58,13 @@ export interface EndpointSlice extends KubeObject {
   endpoints?: Array<{ conditions?: { ready?: boolean | null } }> | null;
 }
 
-/** The webhooks `annotation` lists that are still Ignore and call the Service `service`. */
+/** The name of the webhook's twin: `-served` after its first label (`vgroup-v1.kb.io` → `vgroup-v1-served.kb.io`). */
+export function servedTwinName(name: string): string {
+  const dot = name.indexOf(".");
+  return dot < 0 ? `${name}-served` : `${name.slice(0, dot)}-served${name.slice(dot)}`;
+}
+
+/** The webhooks `annotation` lists that call the Service `service`. */
 export function gatedWebhooks(
   cfg: Configuration,
   annotation: string,
@@ -68,10 +79,45 @@ export function gatedWebhooks(
   return (cfg.webhooks ?? []).filter(
     (w) =>
       listed.has(w.name) &&
-      w.failurePolicy === "Ignore" &&
       w.clientConfig?.service?.name === service.name &&
       w.clientConfig.service.namespace === service.namespace,
   );
+}
+
+/**
+ * The configuration's webhooks with the twins they should have (pure): beside each gated webhook whose port is
+ * `served`, or that has a twin already, its twin (a copy with Fail, keeping the twin's caBundle when it has one);
+ * a twin whose webhook is no longer gated goes. Undefined when nothing changes.
+ */
+export function withTwins(
+  webhooks: readonly Webhook[],
+  gated: readonly Webhook[],
+  served: (w: Webhook) => boolean,
+): Webhook[] | undefined {
+  const byName = new Map(webhooks.map((w) => [w.name, w]));
+  const gatedNames = new Set(gated.map((w) => w.name));
+  const out: Webhook[] = [];
+  for (const w of webhooks) {
+    // A twin is placed right after its webhook (below); one whose webhook is gone or no longer gated is dropped.
+    if (isTwin(w)) continue;
+    out.push(w);
+    if (!gatedNames.has(w.name)) continue;
+    const current = byName.get(servedTwinName(w.name));
+    if (!current && !served(w)) continue;
+    const caBundle = current?.clientConfig?.caBundle ?? w.clientConfig?.caBundle;
+    out.push({
+      ...w,
+      name: servedTwinName(w.name),
+      failurePolicy: "Fail",
+      clientConfig: { ...w.clientConfig, ...(caBundle !== undefined ? { caBundle } : {}) },
+    });
+  }
+  return JSON.stringify(out) === JSON.stringify(webhooks) ? undefined : out;
+}
+
+/** A webhook named as a twin (`-served` ending its first label): the gate's own. */
+function isTwin(w: Webhook): boolean {
+  return /^[^.]*-served(\.|$)/.test(w.name);
 }
 
 /** The name EndpointSlices give the Service's port `port` (443 when a webhook names none). */
@@ -152,11 +198,11 @@ export class WebhookFailureGate implements Runnable {
     }
   }
 
-  /** One pass: every listed webhook still Ignore whose Service port has a ready endpoint becomes Fail. */
+  /** One pass: every gated webhook whose Service port has a ready endpoint gets its twin; returns the twins added. */
   async pass(): Promise<string[]> {
     const service = { name: this.o.serviceName, namespace: this.o.serviceNamespace };
     const slices = this.slices?.list() ?? [];
-    const failed: string[] = [];
+    const added: string[] = [];
     for (const { kind, name } of this.o.configurations) {
       let cfg: Configuration;
       try {
@@ -165,33 +211,35 @@ export class WebhookFailureGate implements Runnable {
         if (isNotFound(err)) continue;
         throw err;
       }
+      const webhooks = cfg.webhooks ?? [];
       const gated = gatedWebhooks(cfg, this.o.annotation, service);
-      if (gated.length === 0) continue;
-      const svc = await this.o.client.get<Service>(Kinds.Service, service.namespace, service.name);
-      const served = gated.filter((w) => {
-        const portName = portNameOf(svc, w.clientConfig?.service?.port);
+      const untwinned = gated.filter((w) => !webhooks.some((o) => o.name === servedTwinName(w.name)));
+      const svc =
+        untwinned.length > 0
+          ? await this.o.client.get<Service>(Kinds.Service, service.namespace, service.name)
+          : undefined;
+      const served = (w: Webhook) => {
+        const portName = svc ? portNameOf(svc, w.clientConfig?.service?.port) : undefined;
         return portName !== undefined && hasReadyEndpoint(slices, portName);
-      });
-      if (served.length === 0) continue;
-      const names = new Set(served.map((w) => w.name));
-      const updated: Configuration = {
-        ...cfg,
-        webhooks: (cfg.webhooks ?? []).map((w) => (names.has(w.name) ? { ...w, failurePolicy: "Fail" } : w)),
       };
+      const next = withTwins(webhooks, gated, served);
+      if (!next) continue;
       try {
-        await this.o.client.update<Configuration>(kind, updated);
+        await this.o.client.update<Configuration>(kind, { ...cfg, webhooks: next });
       } catch (err) {
         // Another replica (or the CA injection) wrote it first: the watch brings the next pass.
         if (isConflict(err)) continue;
         throw err;
       }
-      this.log.info("Webhooks now served: failurePolicy Fail", {
+      const names = next.filter((w) => !webhooks.some((o) => o.name === w.name)).map((w) => w.name);
+      this.log.info("Webhooks now served: their twins fail closed", {
         configuration: `${kind.kind}/${name}`,
-        webhooks: [...names],
+        added: names,
+        removed: webhooks.filter((w) => !next.some((o) => o.name === w.name)).map((w) => w.name),
       });
-      failed.push(...names);
+      added.push(...names);
     }
-    return failed;
+    return added;
   }
 
   private sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -1,20 +1,25 @@
 // High availability, measured as a platform team would before relying on it: the default deploy (two
 // replicas, pod networking) on the local cluster with a real node, CronJob creates and updates applied
-// (server-side apply) continuously at more than 5 a second, while (a) the leader's container is killed with SIGKILL, (b) the
-// standby's is, (c) `kubectl rollout restart` replaces both. For each: the applies refused or failed, the Jobs
-// of every-minute CronJobs per slot (no duplicate, none missed), and how long after the leader's death the next
-// Job was created. Half the applies are of API v2 objects, and a v2 list is read continuously, from etcd and from
-// the watch cache: both go through the conversion webhook (v1 is the storage version), which has no failure policy. Needs root (the node); `make test-e2e`. The figures are printed (and written to
-// bin/ha-e2e.json) for docs/operating.md; the test fails on any duplicate or missed slot, on a refused apply during a
-// rollout restart (the shutdown delay's whole point), and on a standby's death blocking scheduling.
+// (server-side apply) continuously at more than 5 a second and an ExclusionCalendar a second, while (a) the leader's
+// container is killed with SIGKILL, (b) the standby's is, (c) an upgrade replaces both: `make deploy` of this release
+// over the state a release before the calendars' and groups' webhooks left (made after (b), with a rollout of its
+// own). For each: the applies refused or failed, the Jobs of every-minute CronJobs per slot (no duplicate, none
+// missed), and how long after the leader's death the next Job was created. Half the CronJob applies are of API v2
+// objects, and a v2 list is read continuously, from etcd and from the watch cache: both go through the conversion
+// webhook (v1 is the storage version), which has no failure policy. Needs root (the node); `make test-e2e`. The
+// figures are printed (and written to bin/ha-e2e.json) for docs/operating.md; the test fails on any duplicate or
+// missed slot, on a refused apply or calendar during the upgrade's rollout (the shutdown delay's whole point, and the
+// failure gate's: runtime/webhook/failuregate.ts), on a calendar sent to a Pod that does not serve its webhook, on
+// a call refused by a dead container's address, and on a standby's death blocking scheduling.
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { it } from "node:test";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { Client } from "../../runtime/client.ts";
+import { servedTwinName } from "../../runtime/webhook/failuregate.ts";
 import { eventually } from "../eventually.ts";
-import { containerID, type K8sObject, MANAGER, ready, sleep } from "./cluster-tools.ts";
+import { containerID, IMG, type K8sObject, MANAGER, ready, sleep } from "./cluster-tools.ts";
 import { LEADER_KILLED } from "./disruptions.ts";
 import { leaderDeath } from "./leader-death.ts";
 import { SCHEDULED_AT, SYSTEM_NS, cronJobManifest, e2eDescribe, e2eSuite } from "./suite.ts";
@@ -31,7 +36,8 @@ const POLL_MS = 500;
 interface ApplyResult {
   at: number;
   ok: boolean;
-  op: "create" | "update" | "read";
+  /** A CronJob's create or update, a v2 list, or an ExclusionCalendar's apply (a kind whose webhook a release added). */
+  op: "create" | "update" | "read" | "calendar";
   /** The API version the request was made in (v2: through the conversion webhook). */
   version: "v1" | "v2";
   /** A read's source: etcd (a plain list before 1.31: one conversion call per object) or the v2 watch cache. */
@@ -90,6 +96,25 @@ const V2_CRONJOBS = "cronjobs.v2.batch.tutorial.kubebuilder.io";
 type ReadSource = "etcd" | "cache";
 const V2_LIST_PATH = `/apis/batch.tutorial.kubebuilder.io/v2/namespaces/${NS}/cronjobs`;
 
+/** One ExclusionCalendar apply every this many ms: the writes an upgrade adding their webhook must not refuse. */
+const CALENDAR_EVERY_MS = 1_000;
+/** The calendars the load applies in turn (created, then updated: both go through the webhook). */
+const CALENDARS = 40;
+/** The webhooks a release added (shipped Ignore, called through the port webhook-fleet, twinned with Fail once served). */
+const FLEET_WEBHOOKS = ["vexclusioncalendar-v1.kb.io", "vconcurrencygroup-v1.kb.io"];
+const VALIDATING = "cronjob-operator-validating-webhook-configuration";
+const WEBHOOK_SERVICE = "cronjob-operator-webhook-service";
+
+/** An ExclusionCalendar of the load; `seq` changes it at every apply. */
+function calendar(name: string, seq: number): string {
+  return JSON.stringify({
+    apiVersion: "batch.tutorial.kubebuilder.io/v1",
+    kind: "ExclusionCalendar",
+    metadata: { name, namespace: NS, annotations: { "e2e/seq": String(seq) } },
+    spec: { windows: [{ name: "freeze", start: "2026-12-24", end: "2026-12-27" }] },
+  });
+}
+
 /** A CronJob that keeps every Job (they are counted), in the load's v1 or v2; its Pod runs `true`. */
 function cronJob(name: string, schedule: string, seq: number, version: "v1" | "v2" = "v1"): string {
   const spec = {
@@ -112,6 +137,8 @@ e2eDescribe(
     const applyStarts: number[] = [];
     /** The test's own client, for the cache reads. */
     let api: Client;
+    /** The warnings the API server sent the load's requests (an unserved webhook path admits with one). */
+    const warnings: Array<{ at: number; text: string }> = [];
     const scenarios: Scenario[] = [];
     let loadStop: (() => Promise<void>) | undefined;
     const suite = e2eSuite({
@@ -119,7 +146,10 @@ e2eDescribe(
       pollMs: POLL_MS,
       logLines: 40,
       setUp: async () => {
-        api = new Client(suite.cluster.kubeConfig, { userAgent: "ha-e2e" });
+        api = new Client(suite.cluster.kubeConfig, {
+          userAgent: "ha-e2e",
+          onWarning: (text) => warnings.push({ at: Date.now(), text }),
+        });
         await settled();
       },
       tearDown: async () => {
@@ -146,6 +176,80 @@ e2eDescribe(
         undefined,
         POLL_MS,
       );
+    }
+    /**
+     * The operator as a release before the ExclusionCalendar and ConcurrencyGroup webhooks left it, made from this
+     * release's deploy: the validating configuration without them, the webhook Service with its one port, and the
+     * Pods' webhook port under its old name (webhook-server), which takes a rollout. Such Pods are what an upgrade's
+     * new configuration meets first; they run this image, which would admit an unserved path with a warning where
+     * the old release answered 404, so a fleet webhook sent to one shows as that warning.
+     */
+    async function asBeforeTheFleetWebhooks(): Promise<void> {
+      const cfg = await suite.getJSON<{ webhooks: Array<{ name: string }> }>([
+        "get",
+        "validatingwebhookconfiguration",
+        VALIDATING,
+      ]);
+      // Without them and their twins (which the old release never had).
+      const fleet = [...FLEET_WEBHOOKS, ...FLEET_WEBHOOKS.map(servedTwinName)];
+      const kept = cfg.webhooks.filter((w) => !fleet.includes(w.name));
+      await kubectl([
+        "patch",
+        "validatingwebhookconfiguration",
+        VALIDATING,
+        "--type=json",
+        "-p",
+        JSON.stringify([
+          { op: "replace", path: "/webhooks", value: kept },
+          { op: "remove", path: "/metadata/annotations/batch.tutorial.kubebuilder.io~1fail-once-served" },
+        ]),
+      ]);
+      await kubectl([
+        "-n",
+        SYSTEM_NS,
+        "patch",
+        "service",
+        WEBHOOK_SERVICE,
+        "--type=json",
+        "-p",
+        JSON.stringify([
+          { op: "replace", path: "/spec/ports", value: [{ port: 443, protocol: "TCP", targetPort: 9443 }] },
+        ]),
+      ]);
+      const dep = await suite.getJSON<{
+        spec: { template: { spec: { containers: Array<{ name: string; ports?: Array<{ name?: string }> }> } } };
+      }>(["-n", SYSTEM_NS, "get", DEPLOY]);
+      const c = dep.spec.template.spec.containers.findIndex((x) => x.name === "manager");
+      const p = dep.spec.template.spec.containers[c]!.ports!.findIndex((x) => x.name === "webhook-fleet");
+      assert.ok(c >= 0 && p >= 0, "the manager container declares the port webhook-fleet");
+      await kubectl([
+        "-n",
+        SYSTEM_NS,
+        "patch",
+        DEPLOY,
+        "--type=json",
+        "-p",
+        JSON.stringify([
+          { op: "test", path: `/spec/template/spec/containers/${c}/ports/${p}/name`, value: "webhook-fleet" },
+          { op: "replace", path: `/spec/template/spec/containers/${c}/ports/${p}/name`, value: "webhook-server" },
+        ]),
+      ]);
+      await kubectl(["-n", SYSTEM_NS, "rollout", "status", DEPLOY, "--timeout=240s"]);
+    }
+    /**
+     * The validating webhooks as name=failurePolicy, sorted, once each fleet webhook (shipped Ignore) has its twin that
+     * fails closed (runtime/webhook/failuregate.ts: added once their port webhook-fleet has a ready endpoint).
+     */
+    async function fleetWebhooksServed(): Promise<string[] | undefined> {
+      const got = await kubectl([
+        "get",
+        "validatingwebhookconfiguration",
+        VALIDATING,
+        "-o",
+        "jsonpath={range .webhooks[*]}{.name}={.failurePolicy}{' '}{end}",
+      ]);
+      const all = got.trim().split(" ").sort();
+      return FLEET_WEBHOOKS.every((n) => all.includes(`${servedTwinName(n)}=Fail`)) ? all : undefined;
     }
     async function killContainer(pod: K8sObject): Promise<number> {
       const id = containerID(pod);
@@ -250,6 +354,29 @@ e2eDescribe(
           await sleep(Math.max(0, next - Date.now()));
         }
       })();
+      // Calendars, one a second, in turn: an upgrade from a release without their webhook must refuse none.
+      const calendars = (async () => {
+        let next = Date.now();
+        let n = 0;
+        while (!stopped) {
+          const i = n++;
+          const name = `load-calendar-${i % CALENDARS}`;
+          const applied = api
+            .request("PATCH", `/apis/batch.tutorial.kubebuilder.io/v1/namespaces/${NS}/exclusioncalendars/${name}`, {
+              query: { fieldManager: "ha-e2e", force: true },
+              body: calendar(name, i),
+              contentType: "application/apply-patch+yaml",
+              timeoutMs: 20_000,
+            })
+            .then(
+              () => ({ code: 0, stderr: "" }),
+              (err: unknown) => ({ code: 1, stderr: err instanceof Error ? err.message : String(err) }),
+            );
+          void record(Date.now(), "calendar", "v1", applied);
+          next += CALENDAR_EVERY_MS;
+          await sleep(Math.max(0, next - Date.now()));
+        }
+      })();
       // v2 lists, one a second from each source (a read has no admission, so this is the conversion alone).
       const readLoop = (from: ReadSource, read: () => Promise<{ code: number; stderr: string }>) =>
         (async () => {
@@ -273,7 +400,7 @@ e2eDescribe(
       );
       return async () => {
         stopped = true;
-        await Promise.all([applies, reads, cacheReads]);
+        await Promise.all([applies, calendars, reads, cacheReads]);
         await Promise.all(inFlight);
       };
     }
@@ -295,27 +422,15 @@ e2eDescribe(
       const { pod } = await leaderPod();
       assert.ok(pods.some((p) => p.metadata.name === pod.metadata.name));
       // The webhooks a release added (shipped Ignore, called through the Service port webhook-fleet, whose
-      // targetPort names a port only this release's Pods declare) were made Fail by the replicas once served, and
-      // check through that port: a bad calendar is refused by its webhook (runtime/webhook/failuregate.ts).
-      const policies = await eventually(
-        "the fleet webhooks made Fail",
-        async () => {
-          const got = await kubectl([
-            "get",
-            "validatingwebhookconfiguration",
-            "cronjob-operator-validating-webhook-configuration",
-            "-o",
-            "jsonpath={range .webhooks[*]}{.name}={.failurePolicy}{' '}{end}",
-          ]);
-          const all = got.trim().split(" ").sort();
-          return all.every((p) => p.endsWith("=Fail")) ? all : undefined;
-        },
-        30_000,
-      );
+      // targetPort names a port only this release's Pods declare) got their failing twins from the replicas once
+      // served, and check through that port: a bad calendar is refused by its webhook (runtime/webhook/failuregate.ts).
+      const policies = await eventually("the fleet webhooks' failing twins", fleetWebhooksServed, 30_000);
       assert.deepEqual(policies, [
-        "vconcurrencygroup-v1.kb.io=Fail",
+        "vconcurrencygroup-v1-served.kb.io=Fail",
+        "vconcurrencygroup-v1.kb.io=Ignore",
         "vcronjob-v1.kb.io=Fail",
-        "vexclusioncalendar-v1.kb.io=Fail",
+        "vexclusioncalendar-v1-served.kb.io=Fail",
+        "vexclusioncalendar-v1.kb.io=Ignore",
       ]);
       const bad = {
         apiVersion: "batch.tutorial.kubebuilder.io/v1",
@@ -329,7 +444,7 @@ e2eDescribe(
       assert.match(refused.stderr, /spec\.windows\[0\]\.start: Invalid value: "not-a-date"/);
     });
 
-    it("under continuous applies: the leader SIGKILLed, the standby SIGKILLed, a rollout restart", async () => {
+    it("under continuous applies: the leader SIGKILLed, the standby SIGKILLed, an upgrade's rollout", async () => {
       // The leader's death is the one the fleets' and the backfill's stories share (leader-death.ts): planned now,
       // made 5 s before a minute's slot, as this suite makes its own disruptions.
       const death = leaderDeath(suite);
@@ -342,7 +457,8 @@ e2eDescribe(
       // Started, not answered: an apply still in flight at the check is not a slow load generator.
       const started = applyStarts.filter((t) => t >= countFrom).length;
       assert.ok(started >= 100, `the load starts >= 5 applies a second (${started} in 20 s)`);
-      const v2Share = quiet.filter((r) => r.version === "v2").length / quiet.length;
+      const quietCronJobs = quiet.filter((r) => r.op !== "calendar");
+      const v2Share = quietCronJobs.filter((r) => r.version === "v2").length / quietCronJobs.length;
       assert.ok(v2Share >= 0.4, `half the answered applies are v2 (${Math.round(v2Share * 100)} %)`);
       assert.deepEqual(
         [...quiet, ...readsBetween(countFrom, Date.now()), ...readsBetween(countFrom, Date.now(), "cache")]
@@ -407,9 +523,13 @@ e2eDescribe(
         assert.ok(standby, "a standby replica");
         return { at: await killContainer(standby), leaderDied: false };
       });
-      const rollout = await measure("rollout restart", async () => {
+      // The upgrade is from the state a release before the fleet kinds' webhooks left: made here (a rollout of
+      // its own, in the standby's window, which refuses nothing either), then `make deploy` of this release over it.
+      await asBeforeTheFleetWebhooks();
+      const rollout = await measure("upgrade from a release before the fleet webhooks", async () => {
         const at = Date.now();
-        await kubectl(["-n", SYSTEM_NS, "rollout", "restart", DEPLOY]);
+        const deployed = await suite.make(["deploy", "OVERLAY=config/local", `IMG=${IMG}`]);
+        assert.equal(deployed.code, 0, deployed.out);
         await kubectl(["-n", SYSTEM_NS, "rollout", "status", DEPLOY, "--timeout=240s"]);
         return { at, leaderDied: false };
       });
@@ -477,12 +597,25 @@ e2eDescribe(
 
       assert.deepEqual(problems, [], "every slot has exactly one Job");
       assert.ok(report.applyRatePerSecond >= 5, `applies ran at ${report.applyRatePerSecond}/s`);
-      // A rollout is the disruption the shutdown delay is for: nothing may be refused.
+      // A rollout is the disruption the shutdown delay is for: nothing may be refused. This one is an upgrade that
+      // adds the calendars' and groups' webhooks: no calendar write refused either (shipped Ignore, their failing
+      // twins added once their port is served), and none sent to an old Pod (which would have admitted it with a warning here, and
+      // answered 404, a refusal, as the old release).
       assert.deepEqual(
         rollout.errors,
         [],
-        `a rollout restart refused ${rollout.refused} of ${rollout.applies} applies`,
+        `the upgrade's rollout refused ${rollout.refused} of ${rollout.applies} applies`,
       );
+      const calendarsInUpgrade = appliesBetween(rollout.at - 5_000, countTo).filter((r) => r.op === "calendar");
+      assert.ok(calendarsInUpgrade.length >= 20, `calendars applied during the upgrade: ${calendarsInUpgrade.length}`);
+      assert.deepEqual(
+        warnings
+          .filter((w) => w.at >= rollout.at - 5_000 && /admitted without the webhook/.test(w.text))
+          .map((w) => w.text),
+        [],
+        "a fleet webhook was sent to a Pod that does not serve it",
+      );
+      await eventually("the fleet webhooks' failing twins after the upgrade", fleetWebhooksServed, 30_000);
       // A container's death leaves its Pod's second webhook server on the port (--webhook-reuse-port): no call is
       // refused by a dead address while the kubelet and the endpoints catch up. A call the dying process was
       // answering is lost with it (the API server retries no EOF): measured and reported, not failed here.
@@ -511,7 +644,7 @@ e2eDescribe(
       assert.equal(standbyKill.leaderAfter, standbyKill.leaderBefore, "killing the standby moved the lease");
       assert.notEqual(leaderKill.leaderAfter, leaderKill.leaderBefore, "a new leader after the leader's death");
       assert.ok(leaderKill.nextJobAfterS !== undefined);
-      assert.notEqual(rollout.leaderAfter, rollout.leaderBefore, "the rollout replaced the leader");
+      assert.notEqual(rollout.leaderAfter, rollout.leaderBefore, "the upgrade's rollout replaced the leader");
     });
   },
 );

@@ -35,6 +35,7 @@ import { Client } from "../../runtime/client.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { Kinds, type KubeObject } from "../../runtime/kinds.ts";
 import { planRenewal, SecretKeys, serviceDNSNames } from "../../runtime/webhook/certprovisioner.ts";
+import { servedTwinName } from "../../runtime/webhook/failuregate.ts";
 import { type CommandResult, PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
 import { freePort } from "../../envtest/ports.ts";
 import { createServiceBackend, hostAddress } from "../../envtest/service-backend.ts";
@@ -587,10 +588,10 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
         // The failure gate (runtime/webhook/failuregate.ts), as in an upgrade from a release before the fleet
         // kinds' webhooks: while the one endpoint declares only the CronJob webhooks' port (an old Pod), theirs
         // stay Ignore and a calendar write is admitted, not refused (nothing serves their port: no endpoint). Once
-        // the endpoint declares webhook-fleet (a new Pod ready), the operator makes them Fail and they check.
+        // the endpoint declares webhook-fleet (a new Pod ready), the operator adds their failing twins and they check.
         const policies = async () =>
           ((await client.get<Obj & KubeObject>(validatingKind, undefined, VALIDATING)).webhooks as Obj[])
-            .filter((w) => FLEET_WEBHOOKS.includes(w.name))
+            .filter((w) => /^v(exclusioncalendar|concurrencygroup)-/.test(w.name))
             .map((w) => `${w.name}=${w.failurePolicy}`);
         assert.deepEqual(
           await policies(),
@@ -606,13 +607,16 @@ describe("make install / deploy / undeploy / uninstall on a real control plane",
           }) as KubeObject;
         await client.create(ExclusionCalendarResource, calendar("before-the-rollout", "2026-12-20"));
         await createServiceBackend(client, { ...backend(ip), portNames: ["webhook", "webhook-fleet"] });
+        // Each gets its twin (`-served`), which fails closed; the webhook itself stays as shipped (the installer's).
         await eventually(
-          "the fleet webhooks made Fail once their port is served",
-          async () => (await policies()).every((p) => p.endsWith("=Fail")),
+          "the fleet webhooks' failing twins once their port is served",
+          async () =>
+            JSON.stringify(await policies()) ===
+            JSON.stringify(FLEET_WEBHOOKS.flatMap((n) => [`${n}=Ignore`, `${servedTwinName(n)}=Fail`])),
           30_000,
           logTail,
         );
-        assert.match(log(), /"msg":"Webhooks now served: failurePolicy Fail"/);
+        assert.match(log(), /"msg":"Webhooks now served: their twins fail closed"/);
         const refusal = await eventually(
           "a bad calendar refused by its webhook, through the port webhook-fleet",
           async () => {

@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { after, describe, it } from "node:test";
 import { parse, parseAllDocuments, stringify } from "yaml";
 import { PROMETHEUS_RULE_PATH, prometheusRuleYAML, ruleGroups, RULES_PATH } from "../../hack/crdgen/prometheusrule.ts";
+import { servedTwinName } from "../../runtime/webhook/failuregate.ts";
 import { FAIL_ONCE_SERVED_ANNOTATION } from "../../webhooks/unserved.ts";
 import { dashboardExprs } from "../promql.ts";
 
@@ -167,7 +168,7 @@ describe("alert rules (config/prometheus)", () => {
     const deployed = configs.flatMap((o) =>
       (o.webhooks as Array<{ name: string; failurePolicy?: string }>).map((w) => w),
     );
-    // Shipped Ignore and made Fail by the manager once served (runtime/webhook/failuregate.ts).
+    // Shipped Ignore; the manager adds their failing twins once served (runtime/webhook/failuregate.ts).
     const gated = new Set(
       configs.flatMap((o) => (o.metadata?.annotations?.[FAIL_ONCE_SERVED_ANNOTATION] ?? "").split(",").filter(Boolean)),
     );
@@ -177,7 +178,7 @@ describe("alert rules (config/prometheus)", () => {
       "vcronjob-v1.kb.io",
       "vexclusioncalendar-v1.kb.io",
     ]);
-    // The alert's premise: a failed call refuses the write (for the gated ones, once the manager serves them).
+    // The alert's premise: a failed call refuses the write (for the gated ones, a call to their twins).
     for (const w of deployed) assert.equal(w.failurePolicy, gated.has(w.name) ? "Ignore" : "Fail", w.name);
     assert.deepEqual([...gated].sort(), ["vconcurrencygroup-v1.kb.io", "vexclusioncalendar-v1.kb.io"]);
     const expr = alert("CronJobWebhookFailing").expr;
@@ -188,6 +189,8 @@ describe("alert rules (config/prometheus)", () => {
     for (const re of selectors) {
       const matches = (n: string) => new RegExp(`^(?:${re})$`).test(n);
       for (const w of deployed) assert.ok(matches(w.name), `${re} does not select ${w.name}`);
+      // The gated webhooks fail closed through their twins, which the manager adds (the ones that refuse).
+      for (const g of gated) assert.ok(matches(servedTwinName(g)), `${re} does not select ${servedTwinName(g)}`);
       for (const other of [
         "mcronjob-v1xkbxio",
         "vcronjob-v1.kb.io.evil",

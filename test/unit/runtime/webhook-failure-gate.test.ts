@@ -1,7 +1,6 @@
-// The failure gate's decisions (runtime/webhook/failuregate.ts): which webhooks it may turn to Fail, which port of
-// the Service they are called through, and whether that port has a ready endpoint. A release's added webhooks ship
-// Ignore; making them Fail before their port is served would refuse writes for an upgrade's seconds, and making a
-// webhook Fail that the configuration does not list would undo a user's choice.
+// The failure gate's decisions (runtime/webhook/failuregate.ts): which webhooks it gates, which port of the Service
+// they are called through, whether that port has a ready endpoint, and the failing twins it adds. A release's added
+// webhooks ship Ignore; a failing twin before their port is served would refuse writes for an upgrade's seconds.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
@@ -9,6 +8,8 @@ import {
   gatedWebhooks,
   hasReadyEndpoint,
   portNameOf,
+  servedTwinName,
+  withTwins,
 } from "../../../runtime/webhook/failuregate.ts";
 
 const ANNOTATION = "example.com/fail-once-served";
@@ -20,15 +21,14 @@ const hook = (name: string, failurePolicy: string, svc: Record<string, unknown> 
 });
 
 describe("the webhook failure gate", () => {
-  it("turns only the listed webhooks that are still Ignore and call its Service", () => {
+  it("gates only the listed webhooks that call its Service", () => {
     const cfg = {
-      metadata: { annotations: { [ANNOTATION]: " added-a , added-b,added-c,added-d" } },
+      metadata: { annotations: { [ANNOTATION]: " added-a , added-c,added-d" } },
       webhooks: [
         hook("added-a", "Ignore"),
-        hook("added-b", "Fail"), // already turned
         hook("added-c", "Ignore", { name: "other-service", namespace: "system", port: 9443 }),
         hook("added-d", "Ignore", { ...service, namespace: "elsewhere" }),
-        hook("users-choice", "Ignore"), // not listed: a user's Ignore stays
+        hook("users-choice", "Ignore"), // not listed: nothing is added beside it
       ],
     };
     assert.deepEqual(
@@ -36,6 +36,50 @@ describe("the webhook failure gate", () => {
       ["added-a"],
     );
     assert.deepEqual(gatedWebhooks({ ...cfg, metadata: {} }, ANNOTATION, service), []);
+  });
+
+  it("adds a failing twin beside a served webhook, keeps it, follows the webhook's changes, and drops it with the webhook", () => {
+    assert.equal(servedTwinName("vexclusioncalendar-v1.kb.io"), "vexclusioncalendar-v1-served.kb.io");
+    const a = { ...hook("va.kb.io", "Ignore"), rules: ["r1"], clientConfig: { service, caBundle: "CA1" } };
+    const b = hook("vb.kb.io", "Fail");
+    // Not served yet: nothing changes (the webhook stays Ignore, no twin: no write refused).
+    assert.equal(
+      withTwins([a, b], [a], () => false),
+      undefined,
+    );
+    // Served: the twin, right after it, with Fail and its caBundle (none would fail TLS: a refusal).
+    const twinned = withTwins([a, b], [a], () => true)!;
+    assert.deepEqual(
+      twinned.map((w) => [w.name, w.failurePolicy, w.clientConfig?.caBundle]),
+      [
+        ["va.kb.io", "Ignore", "CA1"],
+        ["va-served.kb.io", "Fail", "CA1"],
+        ["vb.kb.io", "Fail", undefined],
+      ],
+    );
+    // Once there, kept whatever the endpoints say (never back), and unchanged is no write.
+    assert.equal(
+      withTwins(twinned, [a], () => false),
+      undefined,
+    );
+    // The webhook changed (a re-apply of a newer release): the twin follows, keeping its own caBundle.
+    const a2 = { ...a, rules: ["r1", "r2"], clientConfig: { service, caBundle: "CA2" } };
+    const followed = withTwins([a2, twinned[1]!, b], [a2], () => false)!;
+    assert.deepEqual(followed[1], {
+      ...a2,
+      name: "va-served.kb.io",
+      failurePolicy: "Fail",
+      clientConfig: { service, caBundle: "CA1" },
+    });
+    // No longer listed, or gone: its twin goes too.
+    assert.deepEqual(
+      withTwins(twinned, [], () => true)!.map((w) => w.name),
+      ["va.kb.io", "vb.kb.io"],
+    );
+    assert.deepEqual(
+      withTwins([twinned[1]!, b], [], () => true)!.map((w) => w.name),
+      ["vb.kb.io"],
+    );
   });
 
   it("finds the port name a webhook's Service port has (443 when the webhook names none)", () => {
