@@ -28,11 +28,14 @@ export function pluginCluster(namespace: string, now: Date) {
   return { cluster, run: runPlugin };
 }
 
-/** `kubectl cron <argv>` in this process against `server`, with an empty environment: its exit code and output. */
-export async function runPlugin(server: FakeAPIServer, argv: string[]) {
+/**
+ * `kubectl cron <argv>` in this process against a cluster (a fake API server, or envtest's), with an empty
+ * environment: its exit code and output.
+ */
+export async function runPlugin(cluster: { kubeconfigPath: string }, argv: string[]) {
   let out = "";
   let err = "";
-  const code = await main([...argv, "--kubeconfig", server.kubeconfigPath], {
+  const code = await main([...argv, "--kubeconfig", cluster.kubeconfigPath], {
     stdout: (s) => (out += s),
     stderr: (s) => (err += s),
     env: {},

@@ -502,10 +502,18 @@ export async function gatherOperator(
   if (conversion?.strategy === "Webhook" && conversion.webhook?.clientConfig) {
     webhooks.push(webhookFacts(`conversion/${crd?.metadata?.name}`, conversion.webhook.clientConfig));
   }
+  // One read per Service: its webhooks (the CronJob's, the fleet kinds' and their twins, the conversion) share it.
+  const readyOf = new Map<string, Promise<number | undefined>>();
   for (const w of webhooks) {
     if (!w.service) continue;
     const service = w.service;
-    const ready = await attempt(`endpointslices of service ${service.namespace}/${service.name}`, async () => {
+    const key = `${service.namespace}/${service.name}`;
+    if (!readyOf.has(key)) readyOf.set(key, readyEndpointsOf(service));
+    const ready = await readyOf.get(key)!;
+    if (ready !== undefined) w.readyEndpoints = ready;
+  }
+  async function readyEndpointsOf(service: { namespace: string; name: string }): Promise<number | undefined> {
+    return attempt(`endpointslices of service ${service.namespace}/${service.name}`, async () => {
       try {
         const slices = await listMapped(
           client,
@@ -520,7 +528,6 @@ export async function gatherOperator(
         throw e;
       }
     });
-    if (ready !== undefined) w.readyEndpoints = ready;
   }
   // Where it runs: the flag, else its webhooks' Service (a Helm release's namespace too), else its Pods found by
   // label in any namespace (webhooks off, or served from a URL as under `make run`), else the default install's.

@@ -41,6 +41,7 @@ import { log, type KeyValues, type Logger } from "../log.ts";
 import type { Runnable } from "../manager.ts";
 import type { Checker } from "../probes.ts";
 import { generateCertificate } from "../selfsigned.ts";
+import { Kicker } from "./kicker.ts";
 
 /** The kinds the provisioner reads and writes (test/unit/config.test.ts matches its calls to the RBAC). */
 export const CertKinds = {
@@ -87,8 +88,6 @@ const DEFAULT_RESYNC_INTERVAL_MS = 5 * 60_000;
 const BACKDATE_MS = 3_600_000;
 /** How many times a pass re-reads an object that changed under it before giving up until the next pass. */
 const MAX_ATTEMPTS = 5;
-/** Longest timer Node accepts (about 24.8 days). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface CertProvisionerOptions {
   client: Client;
@@ -460,8 +459,7 @@ export class CertProvisioner implements Runnable {
   private ready = false;
   private readonly readyWaiters: Array<() => void> = [];
   private lastError: string | undefined;
-  private kicked = false;
-  private wake: (() => void) | undefined;
+  private readonly kicker = new Kicker();
   private missingLogged = new Set<string>();
   private skippedLogged = new Set<string>();
 
@@ -562,7 +560,7 @@ export class CertProvisioner implements Runnable {
     const resync = this.o.resyncIntervalMs ?? DEFAULT_RESYNC_INTERVAL_MS;
     try {
       while (!signal.aborted) {
-        this.kicked = false;
+        this.kicker.passStarts();
         let delay: number;
         let wrote = false;
         try {
@@ -580,7 +578,7 @@ export class CertProvisioner implements Runnable {
         }
         // Our own writes come back as watch events: a pass that wrote waits a second before the next one,
         // which bounds a fight with anything else writing the same objects.
-        await this.sleep(delay, wrote ? 1_000 : 100, signal);
+        await this.kicker.sleep(delay, wrote ? 1_000 : 100, signal);
       }
     } finally {
       await Promise.all(informers.map((i) => i.stop()));
@@ -589,33 +587,7 @@ export class CertProvisioner implements Runnable {
 
   /** Asks for a pass soon (after a short debounce). */
   kick(): void {
-    this.kicked = true;
-    this.wake?.();
-  }
-
-  /** Sleeps `ms`, or `debounceMs` after a kick, or until the signal aborts. */
-  private sleep(ms: number, debounceMs: number, signal: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        this.wake = undefined;
-        resolve();
-      };
-      if (signal.aborted) return done();
-      signal.addEventListener("abort", done, { once: true });
-      const onKick = () => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        timer = setTimeout(done, debounceMs);
-      };
-      if (this.kicked) onKick();
-      else {
-        timer = setTimeout(done, Math.min(ms, MAX_TIMER_MS));
-        this.wake = onKick;
-      }
-    });
+    this.kicker.kick();
   }
 
   private watchTargets(): Array<{ kind: ResourceKind; namespace?: string; name: string }> {

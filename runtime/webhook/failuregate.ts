@@ -15,6 +15,7 @@
 // annotation, the configurations and the Service.
 import { Backoff } from "../cache/backoff.ts";
 import { Informer } from "../cache/informer.ts";
+import { Kicker } from "./kicker.ts";
 import { isConflict, isNotFound } from "../errors.ts";
 import { type KubeObject, Kinds, type ResourceKind } from "../kinds.ts";
 import type { Logger } from "../log.ts";
@@ -142,8 +143,7 @@ export class WebhookFailureGate implements Runnable {
   private readonly o: FailureGateOptions;
   private readonly log: Logger;
   private slices: Informer<EndpointSlice> | undefined;
-  private wake: (() => void) | undefined;
-  private kicked = false;
+  private readonly kicker = new Kicker();
 
   constructor(o: FailureGateOptions) {
     this.o = o;
@@ -151,10 +151,7 @@ export class WebhookFailureGate implements Runnable {
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    const kick = () => {
-      this.kicked = true;
-      this.wake?.();
-    };
+    const kick = () => this.kicker.kick();
     const slices = new Informer<EndpointSlice>(this.o.client, Kinds.EndpointSlice, {
       namespace: this.o.serviceNamespace,
       labelSelector: `${SERVICE_NAME_LABEL}=${this.o.serviceName}`,
@@ -177,7 +174,7 @@ export class WebhookFailureGate implements Runnable {
     const backoff = new Backoff({ initialMs: 2_000, maxMs: 60_000 });
     try {
       while (!signal.aborted) {
-        this.kicked = false;
+        this.kicker.passStarts();
         let delay = resync;
         if (slices.hasSynced()) {
           try {
@@ -191,7 +188,8 @@ export class WebhookFailureGate implements Runnable {
           }
         }
         // Until the EndpointSlices are listed (the informer retries with its own backoff), a look every second.
-        await this.sleep(slices.hasSynced() ? delay : 1_000, signal);
+        // A change arrives as a burst of events (a rollout's slices): one pass a little after the first.
+        await this.kicker.sleep(slices.hasSynced() ? delay : 1_000, 100, signal);
       }
     } finally {
       await Promise.all([slices, ...configs].map((i) => i.stop()));
@@ -240,26 +238,5 @@ export class WebhookFailureGate implements Runnable {
       added.push(...names);
     }
     return added;
-  }
-
-  private sleep(ms: number, signal: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        this.wake = undefined;
-        resolve();
-      };
-      if (signal.aborted || this.kicked) return done();
-      signal.addEventListener("abort", done, { once: true });
-      timer = setTimeout(done, ms);
-      // A change arrives as a burst of events (a rollout's slices): one pass a little after the first.
-      this.wake = () => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        timer = setTimeout(done, 100);
-      };
-    });
   }
 }

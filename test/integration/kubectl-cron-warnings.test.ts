@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { GROUP } from "../../api/v1/index.ts";
-import { main } from "../../cmd/kubectl-cron/main.ts";
+import { runPlugin } from "../plugin-cluster.ts";
 import { TestEnv } from "../../envtest/index.ts";
 
 const NS = "warnings";
@@ -70,16 +70,7 @@ describe("kubectl cron against kube-apiserver: no warning the user did not cause
     await env?.stop();
   });
 
-  async function cron(...argv: string[]) {
-    let out = "";
-    let err = "";
-    const code = await main([...argv, "--kubeconfig", env.kubeconfigPath], {
-      stdout: (s) => (out += s),
-      stderr: (s) => (err += s),
-      env: {},
-    });
-    return { code, out, err };
-  }
+  const cron = (...argv: string[]) => runPlugin(env, argv);
 
   for (const argv of [
     ["why", "nightly", "-n", NS],
