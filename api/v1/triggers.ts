@@ -432,13 +432,16 @@ export function runJobName(
   return rowOfEntry(rows, e)?.jobOf(cronJobName, e);
 }
 
+/** A run the record says waits, with the word of the row it is of (how `next` and the dashboard name it). */
+export type PendingRun<E> = AttemptEntry<E> & { word: string };
+
 /** The runs the record says wait, of every row, oldest first. */
 export function pendingRuns<E extends AttemptEntryInput>(
   cronJob: PendingInput<E>,
   rows: readonly TriggerRow[] = TRIGGER_ROWS,
-): AttemptEntry<E>[] {
+): PendingRun<E>[] {
   return rows
-    .flatMap((r) => r.pending?.(cronJob) ?? [])
+    .flatMap((r) => (r.pending?.(cronJob) ?? []).map((p) => ({ ...p, word: r.word })))
     .sort((a, b) => a.slot.getTime() - b.slot.getTime() || a.k - b.k);
 }
 

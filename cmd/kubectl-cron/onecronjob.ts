@@ -28,7 +28,7 @@ import { listAll } from "./api.ts";
 import { historyRows, humanDuration, iso } from "./history.ts";
 import { excludingSchedules, getCalendars, NO_SLOT_LEFT } from "./exclusionfacts.ts";
 import { type FireTime, nextRuns } from "./next.ts";
-import { attemptText, pendingRetries, waitsFor } from "./retries.ts";
+import { attemptText, pendingRunsOf, waitsFor } from "./retries.ts";
 import { table } from "./table.ts";
 
 export const FIELD_MANAGER = "kubectl-cron";
@@ -186,7 +186,7 @@ export async function next(ctx: Context, args: Pick<Args, "name" | "count">): Pr
       lines.push(`next run: ${nextRun.time} (${nextRun.utc}); the slots before it are excluded`);
   }
   const zone = schedules.schedule.timeZone;
-  for (const r of pendingRetries(cronJob)) {
+  for (const r of pendingRunsOf(cronJob)) {
     const waits = waitsFor(r.entry);
     const when = waits
       ? `waits: ${waits}`
@@ -194,7 +194,7 @@ export async function next(ctx: Context, args: Pick<Args, "name" | "count">): Pr
         ? `${r.startsAt > now ? "starts at" : "was due at"} ${rfc3339InZone(r.startsAt, zone)} (${iso(r.startsAt)})`
         : "waits for its delay";
     const failed = r.failedJob ? `: Job ${r.failedJob} failed${r.failure ? ` (${r.failure})` : ""}` : "";
-    lines.push(`retry: ${attemptText(r.k, r.n)} of ${rfc3339InZone(r.slot, zone)} ${when}${failed}`);
+    lines.push(`${r.word}: ${attemptText(r.k, r.n)} of ${rfc3339InZone(r.slot, zone)} ${when}${failed}`);
   }
   // A SCHEDULE column only when slots name their schedules; EXCLUDED BY only with exclusions; the zone in the
   // heading when there is one zone.
@@ -212,7 +212,9 @@ export async function next(ctx: Context, args: Pick<Args, "name" | "count">): Pr
     t.note ?? "",
   ]);
   const [first] = schedules.entries;
-  const retries = pendingRetries(cronJob).map((r) => ({
+  // `retries`, the name the first pending runs had: every trigger's, each with its row's word.
+  const retries = pendingRunsOf(cronJob).map((r) => ({
+    trigger: r.word,
     scheduledTime: iso(r.slot),
     attempt: r.k,
     limit: r.n,

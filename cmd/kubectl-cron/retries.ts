@@ -6,6 +6,7 @@
 import {
   attemptEntryOf,
   type AttemptEntry,
+  type PendingRun,
   pendingRuns,
   RECORD_REASONS,
   type RecentRun,
@@ -19,13 +20,13 @@ export type RetryEntry = AttemptEntry<RecentRun>;
 export const retryEntryOf = (e: RecentRun): RetryEntry | undefined => attemptEntryOf(e);
 
 /**
- * The attempts waiting, oldest slot first: for their delay (RetryDelay), or behind a running Job or for their group
- * (the reason says), as the triggers' rows read them from the record. None when spec.retry is unset.
+ * The runs waiting, oldest slot first, of every trigger's row (a retry's attempts: for their delay, RetryDelay, or
+ * behind a running Job or for their group, as the reason says), each with its row's word.
  */
-export const pendingRetries = (cronJob: {
+export const pendingRunsOf = (cronJob: {
   spec?: { retry?: unknown };
   status?: { recentRuns?: RecentRun[] };
-}): RetryEntry[] => pendingRuns(cronJob);
+}): PendingRun<RecentRun>[] => pendingRuns(cronJob);
 
 /** What a held entry (a retry, a run-now request) waits for besides a retry's delay, in the record's words (undefined: the delay only). */
 export function waitsFor(e: RecentRun): string | undefined {

@@ -224,6 +224,7 @@ describe("kubectl cron next: a retry waiting for its delay", () => {
     const json = JSON.parse((await run(server, ["next", NAME, "-o", "json"])).out) as { retries: unknown[] };
     assert.deepEqual(json.retries, [
       {
+        trigger: "retry",
         scheduledTime: SLOT,
         attempt: 1,
         limit: 3,
@@ -267,7 +268,7 @@ describe("kubectl cron next: a retry waiting for its delay", () => {
     // Its message is for people: when it starts and after which failure are not read from it.
     assert.match(r.out, /^retry: attempt 1 of 3 of 2026-12-23T03:00:00\+01:00 waits for its delay$/m);
     const json = JSON.parse((await run(server, ["next", NAME, "-o", "json"])).out) as { retries: unknown[] };
-    assert.deepEqual(json.retries, [{ scheduledTime: SLOT, attempt: 1, limit: 3 }]);
+    assert.deepEqual(json.retries, [{ trigger: "retry", scheduledTime: SLOT, attempt: 1, limit: 3 }]);
   });
 
   it("none once spec.retry is unset (the operator retries nothing)", async () => {

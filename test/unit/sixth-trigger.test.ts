@@ -232,10 +232,10 @@ describe("a sixth trigger is one row everywhere", () => {
       assert.equal(runJobName("cj", held), nudgeJobName("cj", "n2"));
       const started = [{ metadata: { name: nudgeJobName("cj", "n2") } }];
       assert.equal(waitingRunOf(member, now, started), undefined);
-      // `kubectl cron next` lists what every row says is pending.
+      // `kubectl cron next` and the dashboard list what every row says is pending, each in its row's word.
       assert.deepEqual(
-        pendingRuns(member).map((p) => p.entry),
-        [held],
+        pendingRuns(member).map((p) => [p.entry, p.word]),
+        [[held, "nudged"]],
       );
     });
     // Out of the table, no reader knows it: nothing is hard-coded for it anywhere.

@@ -13,7 +13,6 @@ import {
   type RecentRun,
   RecordDecision,
   RecordReason,
-  RETRY_ROW,
   scheduleEntriesOf,
 } from "../../../api/v1/index.ts";
 import { ZoneRules } from "../../../api/v1/schedule/index.ts";
@@ -22,7 +21,7 @@ import { excludingSchedules } from "../exclusionfacts.ts";
 import type { GroupFacts } from "../groupfacts.ts";
 import { historyRows, iso } from "../history.ts";
 import { type FireTime, fireTimes } from "../next.ts";
-import { attemptText, pendingRetries, waitsFor } from "../retries.ts";
+import { attemptText, pendingRunsOf, waitsFor } from "../retries.ts";
 import {
   MARK_WORDS,
   PAGE_WORDS,
@@ -146,13 +145,13 @@ export function marksOf(x: MarksInput): RowMarks {
   }
   const shades = new Map<string, Shade>();
   if (to > now) marks.push(...slotMarks(x, shades));
-  for (const r of pendingRetries(cronJob)) {
+  for (const r of pendingRunsOf(cronJob)) {
     if (!r.startsAt || !inWindow(iso(r.startsAt))) continue;
     marks.push({
       kind: "retry",
       at: iso(r.startsAt),
       slot: iso(r.slot),
-      trigger: RETRY_ROW.word,
+      trigger: r.word,
       title: title("retry", PAGE_WORDS.retry(attemptText(r.k, r.n), iso(r.slot), r.failedJob)),
     });
   }
