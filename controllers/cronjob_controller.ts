@@ -187,7 +187,7 @@ export class CronJobReconciler implements Reconciler {
     const { seen, starts } = await this.observe(cronJob, cached, live, clockNow, ctx);
 
     // 5. Stop after repeated failures (spec.stopAfterConsecutiveFailures), or resume; a stop is a record entry.
-    const stop = failureStep(cronJob, seen, now);
+    const stop = failureStep(cronJob, seen, now, this.triggers);
     const stopped = enterDecisions(stop.status, stop.decisions);
     if (stop.stoppedAfter !== undefined)
       ctx.log.info("stopped scheduling after failed runs in a row", { failures: stop.stoppedAfter });

@@ -9,7 +9,8 @@ import {
   RecordTrigger,
   type Job,
   resumeRequestOf,
-  retriedLater,
+  runAgain,
+  type TriggerRow,
 } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { EventDecision } from "./events.ts";
@@ -23,8 +24,8 @@ interface FailureStopDecision {
 
 /**
  * Step 5, stop after repeated failures: counts the runs whose end this pass reports (`newlyEnded`, in the order
- * they ended: a failure adds one, a success sets 0; a failure spec.retry runs again is not counted, its retry's
- * end is: retriedLater), stops at spec.stopAfterConsecutiveFailures, and resumes on a new resume request or a spec
+ * they ended: a failure adds one, a success sets 0; a failure a trigger's row runs again is not counted, the last
+ * run's end is: its row's runsAgain, spec.retry's attempts), stops at spec.stopAfterConsecutiveFailures, and resumes on a new resume request or a spec
  * change since the stop. Every input is stored state, so a pass repeated after a crash decides the same. Without
  * the spec field nothing is counted and the fields go.
  */
@@ -35,9 +36,11 @@ export function failureStop(o: {
   newlyEnded: readonly Readonly<Job>[];
   resumeRequest: string | undefined;
   now: Date;
-  /** Every Job of the CronJob and its spec (retry, concurrencyPolicy): which failures a retry follows. */
+  /** Every Job of the CronJob and its spec (retry, concurrencyPolicy): which failures a row runs again. */
   jobs?: readonly Readonly<Job>[];
-  spec?: { retry?: unknown; concurrencyPolicy?: unknown };
+  spec?: object;
+  /** The triggers' rows (api/v1 TRIGGER_ROWS by default): their runsAgain. */
+  rows?: readonly Pick<TriggerRow, "runsAgain">[];
 }): FailureStopDecision {
   const { consecutiveFailures: _count, stopped: _stopped, resumed: _resumed, ...rest } = o.status;
   const generation = o.generation ?? 0;
@@ -65,7 +68,7 @@ export function failureStop(o: {
       (finishedAt(a)?.getTime() ?? 0) - (finishedAt(b)?.getTime() ?? 0) ||
       (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""),
   );
-  const retry = { jobs: o.jobs ?? o.newlyEnded, spec: o.spec, lastScheduleTime: o.status.lastScheduleTime };
+  const again = { jobs: o.jobs ?? o.newlyEnded, spec: o.spec, lastScheduleTime: o.status.lastScheduleTime };
   // A resume starts the count at 0 with the runs started after it. The runs that ended by the resuming pass, and
   // those still running then (kept by name in status.resumed.running until they end), belong to the stopped streak:
   // counted, a run already failing when the user resumed (Allow, or a Pod slow to fail on a loaded node) would stop
@@ -75,7 +78,7 @@ export function failureStop(o: {
   for (const job of byEnd) {
     if (resuming || streak.has(job.metadata?.name ?? "")) continue;
     if (classifyJob(job) !== "failed") count = 0;
-    else if (!retriedLater(job, retry)) count++;
+    else if (!runAgain(job, again, o.rows)) count++;
   }
   const running = (o.status.active ?? []).map((ref) => ref.name ?? "").filter((name) => name !== "");
   const resumed = resuming ? { time: rfc3339(o.now), running } : o.status.resumed;
@@ -117,10 +120,11 @@ function stoppedDecision(stop: FailureStopDecision): TimedDecision | undefined {
 export function failureStep(
   cronJob: {
     metadata: { generation?: number | undefined; annotations?: Record<string, string> | undefined };
-    spec: { stopAfterConsecutiveFailures?: number | undefined; retry?: unknown; concurrencyPolicy?: unknown };
+    spec: { stopAfterConsecutiveFailures?: number | undefined };
   },
   seen: { status: Readonly<CronJobWireStatus>; newlyEnded: readonly Readonly<Job>[]; jobs: readonly Readonly<Job>[] },
   now: Date,
+  rows?: readonly Pick<TriggerRow, "runsAgain">[],
 ): FailureStopDecision & { decisions?: TimedDecision[]; stoppedAfter?: number } {
   const stop = failureStop({
     stopAfter: cronJob.spec.stopAfterConsecutiveFailures,
@@ -131,6 +135,7 @@ export function failureStep(
     now,
     jobs: seen.jobs,
     spec: cronJob.spec,
+    ...(rows ? { rows } : {}),
   });
   const stopped = stoppedDecision(stop);
   return stopped ? { ...stop, decisions: [stopped], stoppedAfter: stop.status.stopped!.failures } : stop;

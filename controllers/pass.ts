@@ -3,6 +3,7 @@
 // reconcile() hands the commit (step 10). Types and their constructors only; no I/O.
 import {
   classifyJob,
+  type CronJob,
   CronJobSchema,
   type CronJobWire,
   CronJobWireSchema,
@@ -136,12 +137,24 @@ export function loadedFrom(req: Request, raw: Readonly<KubeObject>): LoadedCronJ
   // default existed. A parse failure of the template must not stop the controller from reporting (the guards
   // report schedule problems with their own messages).
   const parsed = CronJobSchema.safeParse(raw);
-  if (parsed.success) return { valid: true, cronJob: parsed.data };
+  if (parsed.success) return { valid: true, cronJob: withUnknownSpecFields(parsed.data, raw) };
   const issues = parsed.error.issues.map((i) => `${i.path.join(".") || "<root>"}: ${i.message}`);
   // The CRD's structural schema guarantees the JSON types of every stored object.
   const stored = CronJobWireSchema.safeParse(raw);
   if (!stored.success) throw new Error(`CronJob ${req.namespace}/${req.name} cannot be read: ${issues.join("; ")}`);
   return { valid: false, cronJob: stored.data, issues };
+}
+
+/**
+ * The parsed CronJob with the spec fields its schema does not know, as stored: the API server prunes what the CRD
+ * lacks, so these are fields the CRD serves that a trigger's row reads from the spec (its own settings), which the
+ * schema's parse would drop. The known fields are the schema's, defaults filled.
+ */
+function withUnknownSpecFields(cronJob: CronJob, raw: Readonly<KubeObject>): CronJob {
+  const stored = (raw as { spec?: unknown }).spec;
+  if (typeof stored !== "object" || stored === null) return cronJob;
+  const unknown = Object.entries(stored).filter(([k]) => !(k in CronJobSchema.shape.spec.shape));
+  return unknown.length ? { ...cronJob, spec: { ...Object.fromEntries(unknown), ...cronJob.spec } } : cronJob;
 }
 
 /** A CronJob's key in the reconciler's memory. */

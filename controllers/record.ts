@@ -15,7 +15,7 @@ import {
   MAX_RECENT_RUNS,
   MAX_RECORD_MESSAGE_LENGTH,
   OutcomeResult,
-  parseRetryAttempt,
+  runIndexOf,
   PODS_SHOWED,
   type RecentRunWire,
   RecordDecision,
@@ -72,21 +72,17 @@ function bounded(s: string | undefined): string | undefined {
   return `${s.slice(0, MAX_RECORD_MESSAGE_LENGTH - 1)}…`;
 }
 
-/** Which run of its slot an entry is about: 0 its own, k its retry attempt k (decided after attempt k - 1 failed). */
-function attemptOf(e: Pick<RecentRunWire, "trigger" | "request">): number {
-  return e.trigger === RecordTrigger.Retry ? (parseRetryAttempt(e.request)?.k ?? 0) : 0;
-}
-
 /**
  * Newest decision first. decidedAt has whole seconds, so a slot's run and the retry after its failure can tie: a tie
- * goes to the newer slot, then to the later attempt (what was decided after), then by key, so the order never
+ * goes to the newer slot, then to the later run of it (its row's runIndex: a retry's attempt, decided after the one
+ * before failed), then by key, so the order never
  * depends on the input's.
  */
 function newestFirst(a: RecentRunWire, b: RecentRunWire): number {
   return (
     Date.parse(b.decidedAt) - Date.parse(a.decidedAt) ||
     Date.parse(b.scheduledTime ?? "0") - Date.parse(a.scheduledTime ?? "0") ||
-    attemptOf(b) - attemptOf(a) ||
+    runIndexOf(b) - runIndexOf(a) ||
     keyOf(a).localeCompare(keyOf(b))
   );
 }

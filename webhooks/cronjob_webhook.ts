@@ -14,13 +14,10 @@ import {
   MAX_RUN_NOW_REQUEST_LENGTH,
   parseCronJob,
   PLURAL,
-  RUN_NOW_REQUESTED_BY_ANNOTATION,
-  runNowRequestedByValue,
-  runNowRequestOf,
+  stampsOf,
   VERSION,
   DEFAULT_MAX_CATCH_UP_RUNS,
   RESUME_ANNOTATION,
-  BACKFILL_ANNOTATION,
   MORE_SCHEDULES_ANNOTATION,
   cronJobSchedules,
   type CronJobSchedules,
@@ -91,8 +88,8 @@ interface ValidationResult {
 /** What the admission request says besides the object: the namespace (the object may not carry it). */
 interface ValidationContext {
   namespace?: string;
-  /** The stored object's backfill annotation (UPDATE): an unchanged request is not checked again. */
-  oldBackfill?: string;
+  /** The stored object's annotations (UPDATE): an unchanged request is not checked again (a trigger row's validate). */
+  oldAnnotations?: Readonly<Record<string, unknown>>;
   /** The admission time: a backfill range must be in the past. */
   now?: Date;
   /** The calendars of the manager's cache: the ones spec.exclusions names are warned about (calendarWarnings). */
@@ -181,7 +178,7 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
       schedules,
       creationTimestamp: typeof meta.creationTimestamp === "string" ? meta.creationTimestamp : undefined,
       now: context.now ?? new Date(),
-      oldBackfill: context.oldBackfill,
+      oldAnnotations: context.oldAnnotations,
     });
     errors.push(...(checked?.errors ?? []));
     warnings.push(...(checked?.warnings ?? []));
@@ -303,23 +300,26 @@ function dig(o: unknown, path: string[]): unknown {
 
 export const mutateCronJob: AdmissionHandler = (req): AdmissionResult => {
   if (req.operation !== "CREATE" && req.operation !== "UPDATE") return allowed();
-  return patched([...defaultCronJob(req.object), ...stampRunNowRequester(req)]);
+  return patched([...defaultCronJob(req.object), ...stampRequests(req)]);
 };
 
 /**
- * Records who made a run-now request: when the request annotation is new or changed, its requester (the
- * user the API server authenticated) goes into the run-now-requested-by annotation, which the controller
- * names in its RunNow Event and copies onto the Job. Only the webhook can know the user.
+ * What each trigger's row adds to a request of it (api/v1/triggers.ts `stamp`: run-now records who asked, which only
+ * the webhook can know: the user the API server authenticated).
  */
-function stampRunNowRequester(req: AdmissionRequest): JSONPatchOperation[] {
-  const asObj = (o: unknown) =>
-    isObj(o) && isObj(o.metadata) ? { metadata: o.metadata as { annotations?: Record<string, string> } } : {};
-  const request = runNowRequestOf(asObj(req.object));
-  if (request === undefined || request === runNowRequestOf(asObj(req.oldObject))) return [];
-  const user = runNowRequestedByValue(req.userInfo?.username || "system:anonymous", request);
-  return [
-    { op: "add", path: `/metadata/annotations/${escapeJSONPointer(RUN_NOW_REQUESTED_BY_ANNOTATION)}`, value: user },
-  ];
+function stampRequests(req: AdmissionRequest): JSONPatchOperation[] {
+  const annotationsOf = (o: unknown) =>
+    isObj(o) && isObj(o.metadata) && isObj(o.metadata.annotations) ? o.metadata.annotations : undefined;
+  const stamps = stampsOf({
+    annotations: annotationsOf(req.object) ?? {},
+    oldAnnotations: annotationsOf(req.oldObject),
+    username: req.userInfo?.username || "system:anonymous",
+  });
+  return Object.entries(stamps).map(([key, value]) => ({
+    op: "add",
+    path: `/metadata/annotations/${escapeJSONPointer(key)}`,
+    value,
+  }));
 }
 
 export const validateCronJobRequest: AdmissionHandler = (req): AdmissionResult => validateRequest(req);
@@ -337,10 +337,9 @@ function validateRequest(req: AdmissionRequest, calendars?: CalendarLookup): Adm
   if (req.operation !== "CREATE" && req.operation !== "UPDATE") return allowed();
   if (updatesDeleted(req)) return allowed();
   const old = isObj(req.oldObject) && isObj(req.oldObject.metadata) ? req.oldObject.metadata : {};
-  const oldBackfill = isObj(old.annotations) ? old.annotations[BACKFILL_ANNOTATION] : undefined;
   const { errors, warnings } = validateCronJob(req.object, {
     namespace: req.namespace,
-    ...(typeof oldBackfill === "string" ? { oldBackfill } : {}),
+    ...(isObj(old.annotations) ? { oldAnnotations: old.annotations } : {}),
     ...(calendars ? { calendars } : {}),
   });
   if (errors.length === 0) return allowed(warnings);

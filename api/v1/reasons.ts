@@ -92,8 +92,11 @@ export const RECORD_REASONS = {
   StartingDeadlineExceeded: { description: "startingDeadlineSeconds had passed" },
   /** Created or Adopted for a new run of a slot whose run failed (trigger Retry; request: attempt/limit). */
   RetryAfterFailure: { description: "the slot's run failed and spec.retry runs it again" },
-  /** Held: a retry waits for spec.retry.delaySeconds after the failed run (the message says when). */
-  RetryDelay: { description: "a retry waits for its delay" },
+  /**
+   * Held: a retry waits for spec.retry.delaySeconds after the failed run (startsAt says when). `delay`: a held entry
+   * of it waits for its delay alone (`kubectl cron next` and `why` say when it starts, not what holds it).
+   */
+  RetryDelay: { description: "a retry waits for its delay", delay: true },
   /** Skipped: a retry not run, as a newer slot's run started (concurrencyPolicy Forbid or Replace). */
   RetrySuperseded: { description: "a newer slot ran first" },
   /** Skipped: a slot inside an exclusion window (the message names the calendar or spec.exclusions, and the window). */
@@ -118,7 +121,7 @@ export const RECORD_REASONS = {
   ConcurrencyGroupNotFound: { description: "no such group in its namespace" },
   /** Stopped: spec.stopAfterConsecutiveFailures failed runs in a row. */
   StoppedAfterFailures: { description: "too many failed runs in a row" },
-} as const satisfies Record<string, Meaning>;
+} as const satisfies Record<string, Meaning & { delay?: true }>;
 export const RecordReason = wordsOf(RECORD_REASONS);
 export type RecordReason = keyof typeof RECORD_REASONS;
 

@@ -2,7 +2,9 @@
 // request, a retry) as the record, the admission webhook, `kubectl cron` and the controller all read it — its words
 // (its record trigger, Event reasons, the plugin's word), the annotation its Jobs carry, whether it is an explicit
 // request, which status field it moves, the record's subject of a Job it made (recorded), the Job an entry's run has
-// (jobOf), its admission check (validate) and, for the retry, the attempts owed. The controller's half (plan, ran,
+// (jobOf), which run of its slot an entry is (runIndex), whether a failure is run again and so not counted towards a
+// stop (runsAgain), its admission check (validate) and what the webhook adds to a request (stamp), and the runs it
+// has pending later (pending: a retry's attempts) with how they are said. The controller's half (plan, ran,
 // book: controllers/triggers.ts) spreads a row and adds what only a pass does. A reader loops over TRIGGER_ROWS and
 // never switches on a trigger, so a new trigger is a row here, its half there, its words in reasons.ts and its
 // annotations in a module of its own. Pure.
@@ -21,7 +23,14 @@ import {
   retryJobName,
   retryOf,
 } from "./retry.ts";
-import { manualJobName, MAX_RUN_NOW_REQUEST_LENGTH, RUN_NOW_ANNOTATION, RUN_NOW_REQUEST_ANNOTATION } from "./runnow.ts";
+import {
+  manualJobName,
+  MAX_RUN_NOW_REQUEST_LENGTH,
+  RUN_NOW_ANNOTATION,
+  RUN_NOW_REQUEST_ANNOTATION,
+  RUN_NOW_REQUESTED_BY_ANNOTATION,
+  runNowRequestedByValue,
+} from "./runnow.ts";
 import type { CronJobSchedules } from "./schedules.ts";
 import { countText } from "./schedule/index.ts";
 import { MAX_BACKFILL_SLOTS } from "./backfill.ts";
@@ -48,8 +57,24 @@ export interface ValidationInput {
   readonly creationTimestamp: string | undefined;
   /** The admission time. */
   readonly now: Date;
-  /** The stored object's backfill annotation (UPDATE): an unchanged request is not checked again. */
-  readonly oldBackfill: string | undefined;
+  /** The stored object's annotations (UPDATE; undefined on CREATE): an unchanged request is not checked again. */
+  readonly oldAnnotations: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** What a row's stamp() sees of a CronJob under admission (CREATE or UPDATE). */
+export interface StampInput {
+  readonly annotations: Readonly<Record<string, unknown>>;
+  /** The stored object's annotations (UPDATE; undefined on CREATE). */
+  readonly oldAnnotations: Readonly<Record<string, unknown>> | undefined;
+  /** The user the API server authenticated: only the webhook knows who asked. */
+  readonly username: string;
+}
+
+/** What a row's runsAgain() reads besides the failed Job: every Job of the CronJob, its spec and its last slot. */
+export interface RunsAgainInput {
+  readonly jobs: readonly Readonly<Job>[];
+  readonly spec: object | undefined;
+  readonly lastScheduleTime: string | undefined;
 }
 
 /** A trigger's row: what every reader of its runs needs. */
@@ -94,14 +119,52 @@ export interface TriggerRow<Name extends string = string> {
    * and the value. The webhook runs every row's; none for a trigger with nothing to check.
    */
   validate?(input: ValidationInput): { errors: FieldError[]; warnings: string[] };
-  /** Its runs the record says wait (Held entries: a retry for its delay, or behind a Job or its group), oldest first. */
-  pending?<E extends AttemptEntryInput>(cronJob: PendingInput<E>): AttemptEntry<E>[];
+  /**
+   * The annotations the mutating webhook adds to a CronJob under admission for this row's request (run-now: who
+   * asked); none: it adds nothing.
+   */
+  stamp?(input: StampInput): Record<string, string>;
+  /**
+   * Which run of its slot a record entry of this row is about: 0 the slot's own, k its k-th later run (a retry's
+   * attempt k). The record orders entries decided in the same second by it. None: 0.
+   */
+  runIndex?(e: Readonly<Pick<RecentRunWire, "request" | "attempt">>): number;
+  /**
+   * Whether this row will run a failed Job's run again (a retry's attempt is owed): its failure is then not counted
+   * towards spec.stopAfterConsecutiveFailures, the last run's is. None: it runs no failure again.
+   */
+  runsAgain?(job: Readonly<Job>, o: RunsAgainInput): boolean;
+  /**
+   * Its runs the record says wait (Held entries: a retry for its delay, or behind a Job or its group), oldest first,
+   * each said in the row's own words (`what`): `kubectl cron next` and the dashboard print them with the row's word.
+   */
+  pending?<E extends AttemptEntryInput>(cronJob: PendingInput<E>): PendingEntry<E>[];
 }
 
-/** What pending() reads of a CronJob. */
+/** What pending() reads of a CronJob: its spec (the row's own settings) and its record. */
 export interface PendingInput<E> {
-  spec?: { retry?: unknown };
-  status?: { recentRuns?: E[] };
+  spec?: object | undefined;
+  status?: { recentRuns?: E[] | undefined } | undefined;
+}
+
+/**
+ * A run a row's record says waits: its slot (or when it was asked), which run it is in the row's words, when it
+ * starts, and what it follows.
+ */
+export interface PendingEntry<E> {
+  entry: E;
+  slot: Date;
+  /** Which run it is, in its row's words ("attempt 2 of 3"); none: its word says it all. */
+  what?: string;
+  /** Its order among its slot's pending runs (a retry: its attempt). */
+  order: number;
+  /** When it starts (a delay's end). */
+  startsAt?: Date;
+  /** The Job whose failure it follows, and how that failed. */
+  failedJob?: string;
+  failure?: string;
+  /** A retry's attempt k of n, as fields (`next -o json`). */
+  attempt?: { number: number; of: number };
 }
 
 /** What an attempt's entry is read from. */
@@ -211,6 +274,16 @@ export const RUN_NOW_ROW: TriggerRow<"runNow"> = {
     const detail = `must be no more than ${MAX_RUN_NOW_REQUEST_LENGTH} characters (any new value requests one run)`;
     return { errors: [invalidField(`metadata.annotations[${RUN_NOW_ANNOTATION}]`, value, detail)], warnings: [] };
   },
+  // Who made a new or changed request: the controller names them in its RunNow Event and copies it onto the Job.
+  stamp: ({ annotations, oldAnnotations, username }): Record<string, string> => {
+    const requestOf = (a: Readonly<Record<string, unknown>> | undefined) => {
+      const v = a?.[RUN_NOW_ANNOTATION];
+      return typeof v === "string" && v.trim() ? v.trim() : undefined;
+    };
+    const request = requestOf(annotations);
+    if (request === undefined || request === requestOf(oldAnnotations)) return {};
+    return { [RUN_NOW_REQUESTED_BY_ANNOTATION]: runNowRequestedByValue(username, request) };
+  },
 };
 
 // --- backfill --------------------------------------------------------------------------------------
@@ -231,7 +304,7 @@ export const backfillSubject = (slot: Date | undefined, id: string | undefined):
 function validateBackfill(input: ValidationInput): { errors: FieldError[]; warnings: string[] } {
   const raw = input.annotations[BACKFILL_ANNOTATION];
   const none = { errors: [], warnings: [] };
-  if (typeof raw !== "string" || raw === input.oldBackfill) return none;
+  if (typeof raw !== "string" || raw === input.oldAnnotations?.[BACKFILL_ANNOTATION]) return none;
   const field = `metadata.annotations[${BACKFILL_ANNOTATION}]`;
   const bf = backfillRequestOf({ metadata: { annotations: { [BACKFILL_ANNOTATION]: raw } } });
   if (!bf) return none;
@@ -275,7 +348,7 @@ export const BACKFILL_ROW: TriggerRow<"backfill"> = {
 // --- retry ----------------------------------------------------------------------------------------
 
 /** A retry's entry: which attempt, after which Job failed (how it failed is that Job's entry's outcome). */
-const retriedText = (k: number, n: number, failed: string) => `attempt ${k} of ${n}: Job ${failed} failed`;
+const retriedText = (k: number, n: number, failed: string) => `${attemptText(k, n)}: Job ${failed} failed`;
 
 /** Attempt k of n of a slot, after the Job `after` failed, as the record names it. */
 export const retrySubject = (slot: Date | undefined, k: number, n: number, after: string): RunSubject => ({
@@ -316,20 +389,18 @@ export function nextAttemptOwed(
  * Whether a failed Job is not its slot's last attempt (spec.retry): a newer attempt of the slot exists, or one is
  * still owed and not superseded (nextAttemptOwed). A slot's failure counts once, after its last attempt.
  */
-export function retriedLater(
-  job: Readonly<Job>,
-  o: {
-    jobs: readonly Readonly<Job>[];
-    spec: { retry?: unknown; concurrencyPolicy?: unknown } | undefined;
-    lastScheduleTime: string | undefined;
-  },
-): boolean {
+export function retriedLater(job: Readonly<Job>, o: RunsAgainInput): boolean {
   const attempt = retryAttemptOf(job);
   if (!attempt && !retriable(job)) return false;
   const k = attempt?.k ?? 0;
   const first = attempt?.of ?? job.metadata?.name;
   if (o.jobs.some((j) => retryAttemptOf(j)?.of === first && retryAttemptOf(j)!.k > k)) return true;
-  const owed = nextAttemptOwed(o.spec, scheduledTimeOf(job), k, o.lastScheduleTime);
+  const owed = nextAttemptOwed(
+    o.spec as { retry?: unknown; concurrencyPolicy?: unknown } | undefined,
+    scheduledTimeOf(job),
+    k,
+    o.lastScheduleTime,
+  );
   return !!owed && !owed.newer;
 }
 
@@ -379,6 +450,8 @@ export const RETRY_ROW: TriggerRow<"retry"> = {
     return first && attempt ? retryJobName(cronJobName, first, attempt.k) : undefined;
   },
   validate: validateRetry,
+  runIndex: (e) => e.attempt?.number ?? parseRetryAttempt(e.request)?.k ?? 0,
+  runsAgain: (job, o) => retriedLater(job, o),
   // The attempts waiting; none when spec.retry is unset: the operator retries none.
   pending: <E extends AttemptEntryInput>(cronJob: PendingInput<E>) =>
     !retryOf(cronJob.spec)
@@ -387,8 +460,20 @@ export const RETRY_ROW: TriggerRow<"retry"> = {
           .filter((e) => e.decision === RecordDecision.Held)
           .map((e) => attemptEntryOf(e))
           .filter((r): r is AttemptEntry<E> => r !== undefined)
-          .sort((a, b) => a.slot.getTime() - b.slot.getTime() || a.k - b.k),
+          .map((a): PendingEntry<E> => ({
+            entry: a.entry,
+            slot: a.slot,
+            what: attemptText(a.k, a.n),
+            order: a.k,
+            ...(a.startsAt ? { startsAt: a.startsAt } : {}),
+            ...(a.failedJob ? { failedJob: a.failedJob } : {}),
+            ...(a.failure ? { failure: a.failure } : {}),
+            attempt: { number: a.k, of: a.n },
+          })),
 };
+
+/** "attempt 2 of 3": how the record, the Events and the plugin say an attempt. */
+export const attemptText = (k: number, n: number) => `attempt ${k} of ${n}`;
 
 const timeOf = (s: string | undefined) => (s === undefined || Number.isNaN(Date.parse(s)) ? undefined : new Date(s));
 
@@ -433,16 +518,38 @@ export function runJobName(
 }
 
 /** A run the record says waits, with the word of the row it is of (how `next` and the dashboard name it). */
-export type PendingRun<E> = AttemptEntry<E> & { word: string };
+export type PendingRun<E> = PendingEntry<E> & { word: string };
 
-/** The runs the record says wait, of every row, oldest first. */
+/** The runs the record says wait, of every row, oldest slot first. */
 export function pendingRuns<E extends AttemptEntryInput>(
   cronJob: PendingInput<E>,
   rows: readonly TriggerRow[] = TRIGGER_ROWS,
 ): PendingRun<E>[] {
   return rows
     .flatMap((r) => (r.pending?.(cronJob) ?? []).map((p) => ({ ...p, word: r.word })))
-    .sort((a, b) => a.slot.getTime() - b.slot.getTime() || a.k - b.k);
+    .sort((a, b) => a.slot.getTime() - b.slot.getTime() || a.order - b.order);
+}
+
+/** Which run of its slot a record entry is about, by its row (0: the slot's own). */
+export function runIndexOf(
+  e: Readonly<Pick<RecentRunWire, "trigger" | "request" | "attempt">>,
+  rows: readonly TriggerRow[] = TRIGGER_ROWS,
+): number {
+  return rowOfEntry(rows, e)?.runIndex?.(e) ?? 0;
+}
+
+/** Whether some row will run a failed Job's run again (its failure is not counted towards a stop). */
+export function runAgain(
+  job: Readonly<Job>,
+  o: RunsAgainInput,
+  rows: readonly Pick<TriggerRow, "runsAgain">[] = TRIGGER_ROWS,
+): boolean {
+  return rows.some((r) => r.runsAgain?.(job, o) ?? false);
+}
+
+/** The annotations the mutating webhook adds for every row's request (run-now: who asked). */
+export function stampsOf(input: StampInput, rows: readonly TriggerRow[] = TRIGGER_ROWS): Record<string, string> {
+  return Object.assign({}, ...rows.map((r) => r.stamp?.(input) ?? {})) as Record<string, string>;
 }
 
 /** Whether a record entry is an explicit request's (run-now, backfill): it runs while scheduling is suspended. */

@@ -14,7 +14,6 @@ import {
   RUN_NOW_ANNOTATION,
   type CronJob,
   cronJobSchedules,
-  rfc3339InZone,
   scheduleSourceText,
 } from "../../api/v1/index.ts";
 import type { HashKey } from "../../api/v1/schedule/index.ts";
@@ -28,7 +27,7 @@ import { listAll } from "./api.ts";
 import { historyRows, humanDuration, iso } from "./history.ts";
 import { excludingSchedules, getCalendars, NO_SLOT_LEFT } from "./exclusionfacts.ts";
 import { type FireTime, nextRuns } from "./next.ts";
-import { attemptText, pendingRunsOf, waitsFor } from "./retries.ts";
+import { pendingLine, pendingRunsOf, waitsFor } from "./retries.ts";
 import { table } from "./table.ts";
 
 export const FIELD_MANAGER = "kubectl-cron";
@@ -186,16 +185,7 @@ export async function next(ctx: Context, args: Pick<Args, "name" | "count">): Pr
       lines.push(`next run: ${nextRun.time} (${nextRun.utc}); the slots before it are excluded`);
   }
   const zone = schedules.schedule.timeZone;
-  for (const r of pendingRunsOf(cronJob)) {
-    const waits = waitsFor(r.entry);
-    const when = waits
-      ? `waits: ${waits}`
-      : r.startsAt
-        ? `${r.startsAt > now ? "starts at" : "was due at"} ${rfc3339InZone(r.startsAt, zone)} (${iso(r.startsAt)})`
-        : "waits for its delay";
-    const failed = r.failedJob ? `: Job ${r.failedJob} failed${r.failure ? ` (${r.failure})` : ""}` : "";
-    lines.push(`${r.word}: ${attemptText(r.k, r.n)} of ${rfc3339InZone(r.slot, zone)} ${when}${failed}`);
-  }
+  for (const r of pendingRunsOf(cronJob)) lines.push(pendingLine(r, zone, now));
   // A SCHEDULE column only when slots name their schedules; EXCLUDED BY only with exclusions; the zone in the
   // heading when there is one zone.
   const named = times.some((t) => t.sources);
@@ -216,8 +206,7 @@ export async function next(ctx: Context, args: Pick<Args, "name" | "count">): Pr
   const retries = pendingRunsOf(cronJob).map((r) => ({
     trigger: r.word,
     scheduledTime: iso(r.slot),
-    attempt: r.k,
-    limit: r.n,
+    ...(r.attempt ? { attempt: r.attempt.number, limit: r.attempt.of } : {}),
     ...(r.startsAt ? { startsAt: iso(r.startsAt) } : {}),
     ...(waitsFor(r.entry) ? { waits: waitsFor(r.entry) } : {}),
     ...(r.failedJob ? { failedJob: r.failedJob } : {}),

@@ -10,8 +10,9 @@ import {
   pendingRuns,
   RECORD_REASONS,
   type RecentRun,
-  RecordReason,
+  rfc3339InZone,
 } from "../../api/v1/index.ts";
+import { iso } from "./history.ts";
 
 /** An attempt the record decided about: its slot, k of n, and its facts (api/v1/triggers.ts). */
 export type RetryEntry = AttemptEntry<RecentRun>;
@@ -24,16 +25,33 @@ export const retryEntryOf = (e: RecentRun): RetryEntry | undefined => attemptEnt
  * behind a running Job or for their group, as the reason says), each with its row's word.
  */
 export const pendingRunsOf = (cronJob: {
-  spec?: { retry?: unknown };
-  status?: { recentRuns?: RecentRun[] };
+  spec?: object | undefined;
+  status?: { recentRuns?: RecentRun[] | undefined } | undefined;
 }): PendingRun<RecentRun>[] => pendingRuns(cronJob);
 
-/** What a held entry (a retry, a run-now request) waits for besides a retry's delay, in the record's words (undefined: the delay only). */
-export function waitsFor(e: RecentRun): string | undefined {
-  if (e.reason === RecordReason.RetryDelay) return undefined;
-  const words = (RECORD_REASONS as Record<string, { description: string } | undefined>)[e.reason]?.description;
-  return `${words ?? e.reason}${e.blockedBy ? ` (Job ${e.blockedBy})` : ""}`;
+/**
+ * A pending run in one line (`kubectl cron next`, `why`): its row's word, which run it is (the row's words) of which
+ * slot, when it starts or what it waits for, and the failure it follows.
+ */
+export function pendingLine(r: PendingRun<RecentRun>, zone: string, now: Date): string {
+  const waits = waitsFor(r.entry);
+  const when = waits
+    ? `waits: ${waits}`
+    : r.startsAt
+      ? `${r.startsAt > now ? "starts at" : "was due at"} ${rfc3339InZone(r.startsAt, zone)} (${iso(r.startsAt)})`
+      : "waits for its delay";
+  const failed = r.failedJob ? `: Job ${r.failedJob} failed${r.failure ? ` (${r.failure})` : ""}` : "";
+  const slot = rfc3339InZone(r.slot, zone);
+  return `${r.word}: ${r.what ? `${r.what} of ${slot}` : slot} ${when}${failed}`;
 }
 
-/** "attempt 2 of 3": how the record and the Events say an attempt. */
-export const attemptText = (k: number, n: number) => `attempt ${k} of ${n}`;
+/**
+ * What a held entry (a retry, a run-now request) waits for besides its delay, in the record's words (undefined: its
+ * delay only: the entry says when it starts, or its reason is a delay's).
+ */
+export function waitsFor(e: RecentRun): string | undefined {
+  const reason = (RECORD_REASONS as Record<string, { description: string; delay?: boolean } | undefined>)[e.reason];
+  if (e.startsAt !== undefined || reason?.delay) return undefined;
+  const words = reason?.description;
+  return `${words ?? e.reason}${e.blockedBy ? ` (Job ${e.blockedBy})` : ""}`;
+}

@@ -9,8 +9,7 @@ import {
   GROUP,
   groupLimitOf,
   type Job,
-  jobNameFor,
-  manualJobName,
+  runJobName,
   RefusedReason,
 } from "../../api/v1/index.ts";
 import type { Client } from "../../runtime/client.ts";
@@ -373,18 +372,12 @@ export function factsOf(
     const uid = cronJob.metadata?.uid;
     const jobs = allJobs.filter((j) => (j.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === uid));
     const jobNames = new Set(jobs.map((j) => j.metadata?.name ?? ""));
-    // The names a refused create asked for: the slot's (or the run-now request's) Job name, as the controller gives it.
+    // The names a refused create asked for: its run's Job name, as its trigger's row gives it.
     const name = cronJob.metadata?.name ?? "";
     const refusedNames = new Set(
       (cronJob.status?.recentRuns ?? [])
         .filter((e) => e.reason === RefusedReason.AlreadyExists)
-        .map((e) =>
-          e.scheduledTime
-            ? jobNameFor(name, new Date(e.scheduledTime))
-            : e.request
-              ? manualJobName(name, e.request)
-              : "",
-        ),
+        .map((e) => runJobName(name, e) ?? ""),
     );
     const foreignJobs = allJobs.filter(
       (j) => !jobNames.has(j.metadata?.name ?? "") && refusedNames.has(j.metadata?.name ?? ""),

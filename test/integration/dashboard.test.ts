@@ -83,7 +83,7 @@ describe("kubectl cron dashboard against kube-apiserver, in a real browser", { t
       await page.$eval(`[data-id="${NS}/sync"] [data-shade]`, (e) => e.getAttribute("data-shade")),
       "calendar freeze",
     );
-    assert.ok((await kindsOf(`${NS}/flaky`)).includes("retry"));
+    assert.ok((await kindsOf(`${NS}/flaky`)).includes("pending"));
     // The group's lane: its limit, and report's run waiting for the place backup's run holds.
     const lane = await page.$eval(`[data-group="${NS}/db"]`, (e) => e.textContent ?? "");
     assert.match(lane, /db/);

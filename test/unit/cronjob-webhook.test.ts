@@ -1687,7 +1687,7 @@ describe("backfill requests at admission", () => {
     const value = req("2026-11-20T00:00:00Z", "2026-11-21T00:00:00Z");
     const o = withBackfill(value, "* * * * *");
     assert.equal(validateCronJob(o, { now }).errors.length, 1);
-    assert.deepEqual(validateCronJob(o, { now, oldBackfill: value }).errors, []);
+    assert.deepEqual(validateCronJob(o, { now, oldAnnotations: { [BACKFILL_ANNOTATION]: value } }).errors, []);
   });
 });
 

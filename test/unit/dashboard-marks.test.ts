@@ -199,7 +199,7 @@ describe("kubectl cron dashboard: the marks of a CronJob", () => {
       },
     ]);
     const m = marksOf({ cronJob: c, jobs: [], calendars: [], from: FROM, to: TO, now: NOW });
-    const retry = m.marks.find((x) => x.kind === "retry")!;
+    const retry = m.marks.find((x) => x.kind === "pending")!;
     assert.equal(retry.at, "2026-11-27T12:05:00Z");
     assert.equal(retry.slot, "2026-11-27T06:00:00Z");
     assert.match(retry.title, /attempt 1 of 3 .* after Job backup-2/);

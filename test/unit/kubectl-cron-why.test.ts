@@ -19,7 +19,6 @@ import {
   KIND,
   KUEUE_QUEUE_NAME_KEY,
   RUN_NOW_ANNOTATION,
-  type CronJob,
   type Job,
   jobNameFor,
   type RecentRun,
@@ -38,6 +37,15 @@ import { fixDiffersFromRow, verdictDiffersFromNoCause, verdictDiffersFromRow } f
 import { FakeAPIServer } from "../fake-apiserver.ts";
 import { batchJob } from "../fixtures.ts";
 import { recorded } from "../fixtures/builtin-v1/index.ts";
+import {
+  DEPLOYMENT,
+  healthyOperator,
+  LEASE,
+  OPERATOR_NS,
+  OPERATOR_SELECTOR,
+  WEBHOOK_SERVICE,
+  whyFacts,
+} from "../why-facts.ts";
 
 // --- the scene ---------------------------------------------------------------------------------------------------
 
@@ -53,12 +61,8 @@ const SLOT_TEXT = "2026-11-25 03:00 Europe/Berlin (2026-11-25T02:00:00Z)";
 const JOB = "backup-1795572000";
 const PREV_SLOT = "2026-11-24T02:00:00Z";
 const PREV_JOB = "backup-1795485600";
-const OPERATOR_NS = "cronjob-operator-system";
-const LEASE = "80807133.tutorial.kubebuilder.io";
-const WEBHOOK_SERVICE = "cronjob-operator-webhook-service";
-const DEPLOYMENT = "cronjob-operator-controller-manager";
 const OPERATOR_LABELS = { "app.kubernetes.io/name": "cronjob-operator", "control-plane": "controller-manager" };
-const OPERATOR_SELECTOR = "app.kubernetes.io/name=cronjob-operator,control-plane=controller-manager";
+const healthyOperatorFacts = (now = NOW) => healthyOperator(now);
 
 const at = (t: string, seconds: number) => new Date(Date.parse(t) + seconds * 1000).toISOString();
 
@@ -2498,60 +2502,8 @@ describe("kubectl cron why -A and list at 5,000 CronJobs: a problem many share i
 
 // --- diagnose() on facts built by hand -----------------------------------------------------------------------
 
-/** The operator's facts, healthy: one ready replica that leads, its webhook served. */
-function healthyOperatorFacts(now = NOW): WhyFacts["operator"] {
-  return {
-    namespace: OPERATOR_NS,
-    foundBy: "webhook",
-    selector: OPERATOR_SELECTOR,
-    leaseName: LEASE,
-    lease: {
-      holder: "cronjob-operator-controller-manager-7d9f-abcde_0c1d",
-      acquireTime: "2026-01-01T00:00:10.000000Z",
-      renewTime: at(now.toISOString(), -3),
-      leaseDurationSeconds: 15,
-      transitions: 1,
-    },
-    pods: [
-      {
-        name: "cronjob-operator-controller-manager-7d9f-abcde",
-        ready: true,
-        phase: "Running",
-        restarts: 0,
-        created: "2026-01-01T00:00:00Z",
-        leaderElect: true,
-      },
-    ],
-    deployments: [{ name: DEPLOYMENT, replicas: 1, readyReplicas: 1, available: { status: true } }],
-    webhooks: [
-      {
-        name: "validating/cronjob-operator/vcronjob-v1.kb.io",
-        target: `${OPERATOR_NS}/${WEBHOOK_SERVICE}`,
-        readyEndpoints: 1,
-      },
-    ],
-  };
-}
-
 /** WhyFacts for `cj`, everything else empty and healthy unless `o` says otherwise. */
-function facts(cj: KubeObject, o: Partial<WhyFacts> = {}): WhyFacts {
-  const now = o.now ?? NOW;
-  return {
-    now,
-    localNow: now,
-    serverClock: true,
-    cronJob: cj as CronJob,
-    jobs: [],
-    pods: [],
-    events: [],
-    foreignJobs: [],
-    quotas: [],
-    limitRanges: [],
-    operator: healthyOperatorFacts(now),
-    unreadable: [],
-    ...o,
-  };
-}
+const facts = (cj: KubeObject, o: Partial<WhyFacts> = {}): WhyFacts => whyFacts(cj, o.now ?? NOW, o);
 
 function podFacts(name: string, jobName: string, o: Partial<PodFacts> = {}): PodFacts {
   return { name, job: jobName, phase: "Pending", created: at(SLOT, 3), conditions: [], containers: [], ...o };

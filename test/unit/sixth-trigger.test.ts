@@ -1,6 +1,7 @@
 // A trigger is one row everywhere: a sixth trigger, written here as a fixture, is read by every reader of triggers
 // without an edit to any of them — its half every reader needs (an api/v1/triggers.ts TriggerRow: words, annotation,
-// admission check, how the record names its Jobs, its pending runs) and the controller's half (plan, ran, book:
+// admission check and what the mutating webhook stamps on a request, how the record names its Jobs, its pending runs)
+// and the controller's half (plan, ran, book:
 // controllers/triggers.ts). The admission webhook, the record, the group's waiting rule (waitingRunOf), `kubectl cron
 // history`, `next`'s pending runs and `why`'s reading of a slot's entries all loop over the rows. A real one would
 // touch five files outside cmd/ (api/v1/reasons.ts for its words, a module of its own in api/v1 for its annotations
@@ -36,12 +37,16 @@ import { FakeClient } from "../../runtime/fake/client.ts";
 import { invalidField } from "../../runtime/field.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import { discardLogger } from "../../runtime/log.ts";
-import { validateCronJob } from "../../webhooks/cronjob_webhook.ts";
+import type { AdmissionRequest } from "../../runtime/webhook/index.ts";
+import { mutateCronJob, validateCronJob } from "../../webhooks/cronjob_webhook.ts";
 import { minimalCronJob, variant } from "../fixtures.ts";
+import { withTriggerRow } from "../trigger-row.ts";
 
 /** The nudge: every new value of its annotation asks for one run, its Job named after it. */
 const NUDGE = "test.example/nudge";
 const NUDGED_BY = "test.example/nudged-by";
+/** Who asked for the nudge: the mutating webhook adds it (only the webhook knows the user). */
+const NUDGE_ASKED_BY = "test.example/nudge-asked-by";
 /** Its own record trigger and reason: words no product row has (a real one adds them to api/v1/reasons.ts). */
 const NUDGE_TRIGGER = "Nudge" as RecordTrigger;
 const NUDGED = "Nudged" as RecordReason;
@@ -67,17 +72,23 @@ const NUDGE_ROW: TriggerRow<"nudge"> = {
   takesScheduleSlots: false,
   recorded: (job) => nudgeSubject(job.metadata?.annotations?.[NUDGED_BY]),
   jobOf: (cronJobName, e) => (e.request === undefined ? undefined : nudgeJobName(cronJobName, e.request)),
-  validate: ({ annotations }) => {
+  // An unchanged request (an update of something else) is not checked again.
+  validate: ({ annotations, oldAnnotations }) => {
     const value = annotations[NUDGE];
-    if (typeof value !== "string" || value.length <= MAX_NUDGE_LENGTH) return { errors: [], warnings: [] };
+    if (typeof value !== "string" || value.length <= MAX_NUDGE_LENGTH || value === oldAnnotations?.[NUDGE])
+      return { errors: [], warnings: [] };
     const detail = `must be no more than ${MAX_NUDGE_LENGTH} characters`;
     return { errors: [invalidField(`metadata.annotations[${NUDGE}]`, value, detail)], warnings: [] };
   },
+  stamp: ({ annotations, oldAnnotations, username }): Record<string, string> =>
+    typeof annotations[NUDGE] === "string" && annotations[NUDGE] !== oldAnnotations?.[NUDGE]
+      ? { [NUDGE_ASKED_BY]: username }
+      : {},
   // Its runs held for their group, read from the record as the retry row reads its attempts.
   pending: (cronJob) =>
     (cronJob.status?.recentRuns ?? [])
       .filter((e) => e.trigger === NUDGE_TRIGGER && e.decision === RecordDecision.Held)
-      .map((e) => ({ entry: e, slot: new Date(e.decidedAt ?? 0), k: 1, n: 1 })),
+      .map((e) => ({ entry: e, slot: new Date(e.decidedAt ?? 0), order: 0 })),
 };
 
 interface NudgeRequest {
@@ -122,16 +133,8 @@ const nudge: Trigger<"nudge"> = {
   unbooked: () => false,
 };
 
-/** Runs `fn` with the nudge's row in the API's table (as a real one would be), and takes it out again. */
-function withNudge<T>(fn: () => T): T {
-  const rows = TRIGGER_ROWS as TriggerRow[];
-  rows.push(NUDGE_ROW);
-  try {
-    return fn();
-  } finally {
-    rows.splice(rows.indexOf(NUDGE_ROW), 1);
-  }
-}
+/** Runs `fn` with the nudge's row in the API's table, and takes it out again. */
+const withNudge = <T>(fn: () => T): T => withTriggerRow(NUDGE_ROW, fn);
 
 describe("a sixth trigger is one row everywhere", () => {
   it("the controller's rows are the API's rows, in the same order, every field the same", () => {
@@ -157,6 +160,37 @@ describe("a sixth trigger is one row everywhere", () => {
       refused.errors.map((e) => [e.field, e.value]),
       [[`metadata.annotations[${NUDGE}]`, value]],
     );
+    // What the webhook keeps of the old object is the row's to read: an unchanged request is let through.
+    const kept = withNudge(() => validateCronJob(obj, { now, oldAnnotations: { [NUDGE]: value } }));
+    assert.deepEqual(kept.errors, []);
+  });
+
+  it("the mutating webhook adds what its row stamps on a new request: who asked", async () => {
+    const obj = variant(minimalCronJob("cj"), (o) => {
+      o.metadata.annotations = { [NUDGE]: "n1" };
+    });
+    const review = (old?: unknown): AdmissionRequest => ({
+      uid: "u1",
+      kind: { group: "batch.tutorial.kubebuilder.io", version: "v1", kind: "CronJob" },
+      resource: { group: "batch.tutorial.kubebuilder.io", version: "v1", resource: "cronjobs" },
+      name: "cj",
+      namespace: "default",
+      operation: old ? "UPDATE" : "CREATE",
+      userInfo: { username: "alice" },
+      object: obj,
+      ...(old ? { oldObject: old } : {}),
+    });
+    const stamped = async (old?: unknown) => {
+      const r = await mutateCronJob(review(old));
+      const ops = JSON.parse(Buffer.from(r.patch ?? "W10=", "base64").toString("utf8")) as { path: string }[];
+      return ops.filter((op) => op.path.startsWith("/metadata/annotations/"));
+    };
+    assert.deepEqual(await stamped(), [], "not in the table: nothing stamped");
+    const asked = await withNudge(() => stamped());
+    assert.deepEqual(asked, [
+      { op: "add", path: "/metadata/annotations/test.example~1nudge-asked-by", value: "alice" },
+    ]);
+    assert.deepEqual(await withNudge(() => stamped(obj)), [], "an unchanged request: nothing stamped");
   });
 
   it("the controller runs it through the one run path, and the record names its Job by the row, after a restart too", async () => {

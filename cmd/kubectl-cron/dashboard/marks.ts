@@ -21,7 +21,7 @@ import { excludingSchedules } from "../exclusionfacts.ts";
 import type { GroupFacts } from "../groupfacts.ts";
 import { historyRows, iso } from "../history.ts";
 import { type FireTime, fireTimes } from "../next.ts";
-import { attemptText, pendingRunsOf, waitsFor } from "../retries.ts";
+import { pendingRunsOf, waitsFor } from "../retries.ts";
 import {
   MARK_WORDS,
   PAGE_WORDS,
@@ -148,11 +148,11 @@ export function marksOf(x: MarksInput): RowMarks {
   for (const r of pendingRunsOf(cronJob)) {
     if (!r.startsAt || !inWindow(iso(r.startsAt))) continue;
     marks.push({
-      kind: "retry",
+      kind: "pending",
       at: iso(r.startsAt),
       slot: iso(r.slot),
       trigger: r.word,
-      title: title("retry", PAGE_WORDS.retry(attemptText(r.k, r.n), iso(r.slot), r.failedJob)),
+      title: title("pending", PAGE_WORDS.pending(r.word, r.what, iso(r.slot), r.failedJob)),
     });
   }
   marks.sort((a, b) => a.at.localeCompare(b.at));

@@ -8,7 +8,8 @@ import { RECORD_DECISIONS } from "../../../api/v1/reasons.ts";
 /**
  * What a mark on a CronJob's row stands for. Runs (a Job): succeeded, failed, running. Decisions of the record
  * (status.recentRuns) that started no Job: held, missed, skipped, excluded, refused, stopped, superseded. To come:
- * slot (a slot of its schedules), slot-excluded (one an exclusion window holds), retry (a pending retry's start),
+ * slot (a slot of its schedules), slot-excluded (one an exclusion window holds), pending (a run due later, of any
+ * trigger's row: a retry's attempt, at its start),
  * slots (many slots too close to draw one by one: `count` of them from `at` to `end`).
  */
 export type MarkKind =
@@ -24,7 +25,7 @@ export type MarkKind =
   | "superseded"
   | "slot"
   | "slot-excluded"
-  | "retry"
+  | "pending"
   | "slots";
 
 export interface Mark {
@@ -197,7 +198,7 @@ export const MARK_WORDS: Readonly<Record<MarkKind, { label: string; meaning: str
   superseded: { label: "superseded", meaning: "a retry not run: a newer slot's run started first" },
   slot: { label: "next slot", meaning: "a slot of its schedules to come" },
   "slot-excluded": { label: "excluded slot", meaning: "a slot to come that an exclusion window holds" },
-  retry: { label: "retry due", meaning: "a pending retry of a failed run" },
+  pending: { label: "run due", meaning: "a run due later: a retry of a failed run, at its start" },
   slots: { label: "many slots", meaning: "slots too close together to draw one by one" },
 };
 
@@ -234,8 +235,9 @@ export const PAGE_WORDS = {
   slots: (count: number | undefined) => (count === undefined ? "many slots" : counted(count, "slot")),
   run: (job: string, trigger: string, slot: string | undefined) =>
     `Job ${job} (${trigger}${slot ? `, slot ${slot}` : ""})`,
-  retry: (attempt: string, slot: string, after: string | undefined) =>
-    `${attempt} of slot ${slot}${after ? ` after Job ${after}` : ""}`,
+  /** A run due later: its trigger's word, which run it is (its row's words) and its slot. */
+  pending: (word: string, what: string | undefined, slot: string, after: string | undefined) =>
+    `${word}: ${what ? `${what} of ` : ""}slot ${slot}${after ? ` after Job ${after}` : ""}`,
   /** A suspended CronJob's slot (`count` 1), or band of slots, said with what it is. */
   wouldRun: (what: string, count = 1) => `${what} (suspended: ${count === 1 ? "it" : "they"} would run then)`,
   waited: (cronJob: string, from: string, to: string | undefined, job: string | undefined) =>

@@ -5,15 +5,14 @@ import {
   jobNameFor,
   type RecentRun,
   isExplicit,
-  RecordTrigger,
   rowOfEntry,
+  rowOfJob,
   TRIGGER_ROWS,
-  retryAttemptOf,
   rfc3339InZone,
   scheduledTimeOf,
   waitingRunOf,
 } from "../../../api/v1/index.ts";
-import { type CauseId, NO_CAUSE, REQUESTED } from "../causes.ts";
+import { type CauseId, NO_CAUSE, requestedText } from "../causes.ts";
 import { exclusionsOf, type ExclusionsView } from "../../../api/v1/index.ts";
 import { type Excluded, excludingSchedules, NO_SLOT_LEFT } from "../exclusionfacts.ts";
 import { iso } from "../history.ts";
@@ -25,7 +24,7 @@ import { groupHeldVerdict } from "./group.ts";
 import { operatorFindings } from "./operator.ts";
 import { ranVerdict } from "./ran.ts";
 import { recordVerdict } from "./record.ts";
-import { retryVerdict } from "./retry.ts";
+import { laterRunsEvidence, laterRunsVerdict } from "./later.ts";
 import { nextBlocker, risks } from "./risks.ts";
 import { anchorOf, notASlot, schedulesOf, type SlotSource, slotSource, slotText, zoneOf } from "./slot.ts";
 import { futureVerdict, JUST_DUE_MS, undecidedVerdict } from "./undecided.ts";
@@ -98,10 +97,12 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
     });
     return ranked.sort((a, b) => a.rank - b.rank)[0]?.e;
   };
-  // The slot's first Job (a retry's Job names its slot too: retry.ts).
+  // The slot's first Job: one of a row whose runs are a slot's own (slotRank; a retry's Job names its slot too).
   const jobFor = (slot: Date) =>
     jobsByName.get(jobNameFor(name, slot)) ??
-    f.jobs.find((j) => scheduledTimeOf(j)?.getTime() === slot.getTime() && !retryAttemptOf(j));
+    f.jobs.find(
+      (j) => scheduledTimeOf(j)?.getTime() === slot.getTime() && rowOfJob(TRIGGER_ROWS, j).slotRank !== undefined,
+    );
 
   // The newest slot at or before t. `@every` counts from its anchor (the last run), which mostRecent does not look
   // behind: the last run is a slot too.
@@ -144,13 +145,16 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
     if (!request) return undefined;
     if (slotVerdict.status !== "healthy" && !(slotVerdict.cause && REQUEST_FIRST.has(slotVerdict.cause)))
       return undefined;
-    // A backfill's run is a slot of its request's; a run-now request's has none.
-    const at =
-      request.trigger === RecordTrigger.Backfill && request.scheduledTime ? new Date(request.scheduledTime) : undefined;
+    // A request's run is a slot when its entry names one (a backfill's); a run-now request's has none.
+    const at = request.scheduledTime ? new Date(request.scheduledTime) : undefined;
     const from = at ? slotSource(schedules, at, anchor, zone) : nextFrom;
     const c = ctx(f, name, namespace, from, at ?? f.now, jobsByName, exclusions, excludedBy);
     const id = request.request ?? "?";
-    const words = at ? REQUESTED.backfill({ request: id, when: c.slotText }) : REQUESTED.runNow({ request: id });
+    const row = rowOfEntry(TRIGGER_ROWS, request);
+    const words = requestedText(row ?? { name: "other", word: request.trigger }, {
+      request: id,
+      ...(at ? { when: c.slotText } : {}),
+    });
     const verdict = groupHeldVerdict({ ...c, slotText: words }, request, [entryLine(request)], true);
     const slotView = at ? { slot: { utc: iso(at), local: rfc3339InZone(at, from.zone), timeZone: from.zone } } : {};
     return finish(
@@ -194,8 +198,9 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
       cronJob.spec?.suspend || cronJob.status?.stopped
         ? undefined
         : excludedVerdict(c, excludedEntryFor(c), slot > f.now);
+    // The slot's later runs (a retry's attempts) first: the newest run of the slot is its verdict.
     verdict =
-      retryVerdict(c, { job, entry }) ??
+      laterRunsVerdict(c, { job, entry }) ??
       (job
         ? ranVerdict(c, job, entry)
         : entry
@@ -209,6 +214,7 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
     verdict.cause === "not-a-slot" ? [] : schedules.entries.filter((e) => e.resolvedSchedule !== e.schedule);
   const evidence = [
     ...verdict.evidence,
+    ...(verdict.cause === "not-a-slot" ? [] : laterRunsEvidence(c)),
     ...hashed.map(
       (e) =>
         `schedule ${JSON.stringify(e.schedule)} runs as ${JSON.stringify(e.resolvedSchedule)} (H hashed from ${namespace}/${name})`,

@@ -74,7 +74,7 @@ function markBody(m: Mark, x: Scale, now: number, width: number): VNode[] | null
         e("path", { class: "cross", d: `M${x0 - 4} ${ROW_H - 5}L${x0 + 4} 5` }),
       ];
       break;
-    case "retry":
+    case "pending":
       if (x0 < -6 || x0 > width + 6) return null;
       body = [
         e("line", { class: "dash", x1: x0, y1: 3, x2: x0, y2: ROW_H - 3 }),
