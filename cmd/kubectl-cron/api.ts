@@ -1,9 +1,11 @@
-// The few API calls migrate/unmigrate make, behind one small interface: the real one wraps the runtime's Client,
-// unit tests use an in-memory fake of it.
+// The plugin's reads: one CronJob by name (with the error that says how to list them), every object of a selection
+// page by page; and the few API calls migrate/unmigrate make, behind one small interface (the real one wraps the
+// runtime's Client, unit tests use an in-memory fake of it).
 import type { Client } from "../../runtime/client.ts";
 import { isNotFound } from "../../runtime/errors.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../runtime/kinds.ts";
-import type { Job } from "../../api/v1/index.ts";
+import { type CronJob, CronJobResource, type Job, RESOURCE } from "../../api/v1/index.ts";
+import type { Context } from "./context.ts";
 
 export interface HandoverAPI {
   /** The object, or undefined when it does not exist. */
@@ -95,4 +97,20 @@ export function clientAPI(client: Client, fieldManager: string): HandoverAPI {
       return this.list<Job>(Kinds.Job, { namespace });
     },
   };
+}
+
+/** A CronJob of the context's namespace by name; not found: an error saying how to list them. */
+export async function getCronJob(ctx: Pick<Context, "client" | "namespace">, name: string): Promise<CronJob> {
+  try {
+    return await ctx.client.get<CronJob>(CronJobResource, ctx.namespace, name);
+  } catch (e) {
+    if (isNotFound(e)) {
+      throw new Error(
+        `cronjob ${JSON.stringify(name)} not found in namespace ${JSON.stringify(ctx.namespace)} ` +
+          `(list them: kubectl get ${RESOURCE} -n ${ctx.namespace}; another namespace: -n NS)`,
+        { cause: e },
+      );
+    }
+    throw e;
+  }
 }

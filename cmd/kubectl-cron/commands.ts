@@ -1,5 +1,6 @@
 // The plugin's commands against the cluster. Each returns what to print; main.ts prints it and picks the exit code.
-// Those about one CronJob (run, suspend, resume, next, history) are onecronjob.ts's, which the dashboard calls too.
+// Those about one CronJob: `run`, `next` and `history` are onecronjob.ts's (a read, then answers.ts), `suspend` and
+// `resume` writes.ts's (the dashboard's actions make the same writes).
 import {
   calendarNamesOf,
   exclusionsOf,
@@ -23,10 +24,11 @@ import { Kinds } from "../../runtime/kinds.ts";
 import type { Job } from "../../api/v1/index.ts";
 import type { Args } from "./args.ts";
 import type { Context, Output } from "./context.ts";
-import { listAll } from "./api.ts";
+import { getCronJob, listAll } from "./api.ts";
 import { HANDOVER_ANNOTATION, readMigratedFrom } from "./convert.ts";
 import { excludingSchedules, getCalendars } from "./exclusionfacts.ts";
-import { FIELD_MANAGER, getCronJob, schedulesOf } from "./onecronjob.ts";
+import { schedulesOf } from "./answers.ts";
+import { FIELD_MANAGER } from "./writes.ts";
 import { sharedProblems } from "./shared.ts";
 import { table } from "./table.ts";
 
@@ -152,7 +154,7 @@ export async function backfill(ctx: Context, args: Args): Promise<Output> {
       notes: bf.message ? [bf.message] : [],
     };
   }
-  const parsed = schedulesOf(ctx, cronJob, args.name);
+  const parsed = schedulesOf(cronJob, ctx.namespace);
   if (!parsed.ok) throw new Error(`${ref} cannot be backfilled: ${parsed.errors.map(fieldErrorString).join("; ")}`);
   const { schedules } = parsed;
   if (args.to.getTime() > ctx.now().getTime())
@@ -241,4 +243,5 @@ export async function backfill(ctx: Context, args: Args): Promise<Output> {
   };
 }
 
-export { FIELD_MANAGER, history, next, runNow, setSuspend, WaitTimeout } from "./onecronjob.ts";
+export { history, next, runNow, WaitTimeout } from "./onecronjob.ts";
+export { FIELD_MANAGER, setSuspend } from "./writes.ts";

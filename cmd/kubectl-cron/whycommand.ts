@@ -8,7 +8,8 @@ import { listMapped } from "./api.ts";
 import type { Context, Output } from "./context.ts";
 import { verdictOf } from "./verdicts.ts";
 import { allHealthyText, type Diagnosis, Fleet } from "./why.ts";
-import { slotOf, whyOf } from "./whyone.ts";
+import { slotOf } from "./answers.ts";
+import { whyOf } from "./whyone.ts";
 import { gatherFacts, gatherOperator, readClocks, trimCronJob } from "./whyfacts.ts";
 
 export async function why(ctx: Context, args: Args): Promise<Output & { exitCode: number }> {

@@ -15,7 +15,8 @@ import {
 import type { Client } from "../../runtime/client.ts";
 import { APIError, isNotFound } from "../../runtime/errors.ts";
 import { type KubeObject, Kinds, type ResourceKind } from "../../runtime/kinds.ts";
-import { listAll, listMapped } from "./api.ts";
+import { getCronJob, listAll, listMapped } from "./api.ts";
+import type { Context } from "./context.ts";
 import { type CalendarRead, calendarNamesOf } from "../../api/v1/index.ts";
 import { calendarsFromList } from "./exclusionfacts.ts";
 import { type GroupFacts, type GroupMember, groupsOf, memberOf } from "./groupfacts.ts";
@@ -267,6 +268,28 @@ interface KnownReads {
   calendars: ReadonlyMap<string, unknown> | undefined;
   /** Every group's limit by name; undefined: they cannot be read. */
   groupLimits: ReadonlyMap<string, number | undefined> | undefined;
+}
+
+/**
+ * One CronJob's facts, read once: it (by name, in the context's namespace), its namespace's Jobs, Pods, Events and
+ * what else the diagnosis reads, the operator's state and the clocks. `why NAME` answers from them, and the
+ * dashboard's panel answers `why`, `history` and `next` from this one read (answers.ts).
+ */
+export async function readOne(
+  ctx: Pick<Context, "client" | "namespace" | "now">,
+  name: string,
+  o: { operatorNamespace?: string | undefined } = {},
+): Promise<WhyFacts> {
+  const unreadable: string[] = [];
+  const clocks = await readClocks(ctx.client, unreadable, ctx.now);
+  const cronJob = await getCronJob(ctx, name);
+  const operator = await gatherOperator(ctx.client, clocks.attempt, {
+    operatorNamespace: o.operatorNamespace,
+    cronJobs: [cronJob],
+  });
+  const ns = cronJob.metadata?.namespace ?? ctx.namespace;
+  const [f] = await gatherFacts(ctx.client, ns, [cronJob], operator, clocks, unreadable);
+  return f!;
 }
 
 /**

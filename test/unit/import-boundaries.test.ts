@@ -131,15 +131,16 @@ describe("import boundaries", () => {
   });
 
   it("the dashboard imports the plugin's readers and its own parts, no command module (issue 63)", () => {
-    // The readers: the one-shot reads and the pure functions the commands print from. A command module (commands.ts,
-    // whycommand.ts, groups.ts, main.ts, …) parses a command line and prints; the dashboard calls what they call.
+    // The readers: the one-shot reads, the pure functions the commands print from (answers.ts: one CronJob's
+    // answers) and the writes. A command module (commands.ts, onecronjob.ts, whyone.ts, whycommand.ts, groups.ts,
+    // main.ts, …) reads for its command and prints; the dashboard reads for itself and calls what they call.
     const readers = new Set(
       [
         "whyfacts.ts",
         "verdicts.ts",
         "why.ts",
-        "whyone.ts",
-        "onecronjob.ts",
+        "answers.ts",
+        "writes.ts",
         "groupfacts.ts",
         "exclusionfacts.ts",
         "history.ts",

@@ -1,22 +1,24 @@
 // `kubectl cron dashboard [-n NS | -A]`: the fleet on a page served on 127.0.0.1 from the user's own kubeconfig
 // (nothing runs in the cluster). The page's data comes from the plugin's readers (FleetSource, marks.ts); one
-// CronJob's panel is what `why`, `history` and `next` print (whyone.ts, onecronjob.ts: the functions those commands
-// call); the actions are `run`, `suspend` and `resume`, through the same code. Loaded only by this command (main.ts
-// imports it on demand). It imports no command module: only the readers and its own parts.
+// CronJob's panel is read once (whyfacts.ts readOne) and answered as `why`, `history` and `next` answer
+// (answers.ts); the actions are the writes `run`, `suspend` and `resume` make (writes.ts). Loaded only by this
+// command (main.ts imports it on demand). It imports no command module: only the readers, the answers, the writes and
+// its own parts.
 import { spawn } from "node:child_process";
 import type { Args } from "../args.ts";
 import type { Context, Output } from "../context.ts";
-import { history, next, runNow, setSuspend } from "../onecronjob.ts";
-import { whyOf } from "../whyone.ts";
+import { historyAnswer, nextAnswer, slotOf, whyAnswer } from "../answers.ts";
+import { readOne } from "../whyfacts.ts";
+import { requestRun, setSuspend } from "../writes.ts";
 import { pageAssets, pageHTML } from "./assets.ts";
 import { serve, type Handlers } from "./server.ts";
 import { FleetSource } from "./source.ts";
 import type { Action, ActionResult, Detail } from "./view.ts";
 
-/** What a command printed, or its error, as the page shows it. */
-async function printed(run: () => Promise<Output>): Promise<{ text: string; json?: unknown }> {
+/** What an answer prints, or its error, as the page shows it. */
+function printed(answer: () => Output): { text: string; json?: unknown } {
   try {
-    const out = await run();
+    const out = answer();
     return { text: out.text + (out.notes ?? []).map((n) => `${n}\n`).join(""), json: out.json };
   } catch (e) {
     return { text: `error: ${e instanceof Error ? e.message : String(e)}\n` };
@@ -51,18 +53,18 @@ export async function dashboard(ctx: Context, args: Args): Promise<Output> {
 
   const detail = async (id: string, slot: string | undefined): Promise<Detail> => {
     const { namespace, name } = splitId(id);
-    const c = inNamespace(namespace);
-    const [w, h, n] = await Promise.all([
-      printed(() =>
-        whyOf(c, {
-          name,
-          ...(slot ? { slot } : {}),
-          ...(args.operatorNamespace ? { operatorNamespace: args.operatorNamespace } : {}),
-        }),
-      ),
-      printed(() => history(c, { name })),
-      printed(() => next(c, { name })),
-    ]);
+    // One read of the CronJob (its Jobs, Pods, Events, calendars, the operator) answers all three sections.
+    let f: Awaited<ReturnType<typeof readOne>>;
+    try {
+      f = await readOne(inNamespace(namespace), name, { operatorNamespace: args.operatorNamespace });
+    } catch (e) {
+      const failed = { text: `error: ${e instanceof Error ? e.message : String(e)}\n` };
+      return { id, ...(slot ? { slot } : {}), why: failed, history: failed, next: failed, spec: [] };
+    }
+    const one = { cronJob: f.cronJob, namespace, calendars: f.calendars, now: f.now };
+    const w = printed(() => whyAnswer(f, slotOf(slot, f.cronJob)));
+    const h = printed(() => historyAnswer({ ...one, jobs: f.jobs }));
+    const n = printed(() => nextAnswer(one));
     const d = w.json as { status?: string; cause?: string } | undefined;
     return {
       id,
@@ -79,9 +81,11 @@ export async function dashboard(ctx: Context, args: Args): Promise<Output> {
     const c = inNamespace(namespace);
     try {
       // The page does not wait for the Job: the watch shows it.
-      const out = await (a === "run"
-        ? runNow(c, { name, wait: false, timeoutSeconds: 0 })
-        : setSuspend(c, { name }, a === "suspend"));
+      if (a === "run") {
+        const r = await requestRun(c, name);
+        return { ok: true, text: r.text + r.notes.map((x) => `${x}\n`).join("") };
+      }
+      const out = await setSuspend(c, { name }, a === "suspend");
       return { ok: true, text: out.text + (out.notes ?? []).map((x) => `${x}\n`).join("") };
     } catch (e) {
       return { ok: false, text: `error: ${e instanceof Error ? e.message : String(e)}\n` };
