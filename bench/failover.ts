@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { CronJobResource } from "../api/v1/index.ts";
 import { PROJECT_ROOT, TestEnv } from "../envtest/index.ts";
+import { localManagerFlags } from "../envtest/manager-deployment.ts";
 import { freePort } from "../envtest/ports.ts";
 import { ManagedProcess } from "../envtest/processes.ts";
 import { Client } from "../runtime/client.ts";
@@ -60,13 +61,7 @@ async function launch(env: TestEnv, name: string): Promise<Replica> {
   const logFile = join(workDir, `${name}.log`);
   const args = [
     join(process.env.OPERATOR_DIST ?? join(PROJECT_ROOT, "dist"), "cmd", "main.js"),
-    "--kubeconfig",
-    env.kubeconfigPath,
-    "--metrics-bind-address",
-    `127.0.0.1:${port}`,
-    "--metrics-secure=false",
-    "--health-probe-bind-address",
-    "127.0.0.1:0",
+    ...localManagerFlags(env.kubeconfigPath, port),
     "--leader-elect",
     "--leader-election-namespace",
     "default",

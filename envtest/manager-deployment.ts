@@ -36,3 +36,19 @@ export function readManagerDeployment(
 export function envValue(container: ManagerContainer | undefined, name: string): string {
   return container?.env?.find((e) => e.name === name)?.value ?? "";
 }
+
+/**
+ * The manager's flags for a process on this machine against a local API server (the benchmark, the footprint
+ * measurement): its kubeconfig, plain-HTTP metrics on a loopback port, probes on any free one.
+ */
+export function localManagerFlags(kubeconfigPath: string, metricsPort: number): string[] {
+  return [
+    "--kubeconfig",
+    kubeconfigPath,
+    "--metrics-bind-address",
+    `127.0.0.1:${metricsPort}`,
+    "--metrics-secure=false",
+    "--health-probe-bind-address",
+    "127.0.0.1:0",
+  ];
+}

@@ -19,6 +19,7 @@ import { parseArgs } from "node:util";
 import { CronJobResource as CronJobKind } from "../api/v1/index.ts";
 import { TestEnv } from "../envtest/index.ts";
 import { smallJobSpec } from "../envtest/small-job.ts";
+import { localManagerFlags } from "../envtest/manager-deployment.ts";
 import { freePort } from "../envtest/ports.ts";
 import { Client, watchErrorToAPIError } from "../runtime/client.ts";
 import { isAlreadyExists } from "../runtime/errors.ts";
@@ -321,13 +322,7 @@ process.on("SIGUSR2", () => {
       "--expose-gc",
       `--import=${probeModule}`,
       args.main,
-      "--kubeconfig",
-      env.kubeconfigPath,
-      "--metrics-bind-address",
-      `127.0.0.1:${port}`,
-      "--metrics-secure=false",
-      "--health-probe-bind-address",
-      "127.0.0.1:0",
+      ...localManagerFlags(env.kubeconfigPath, port),
       "--max-concurrent-reconciles",
       args.workers,
     ],

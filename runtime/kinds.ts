@@ -49,6 +49,30 @@ export const Kinds = {
     plural: "endpointslices",
     namespaced: true,
   },
+  Secret: { group: "", version: "v1", kind: "Secret", plural: "secrets", namespaced: true },
+  ResourceQuota: { group: "", version: "v1", kind: "ResourceQuota", plural: "resourcequotas", namespaced: true },
+  LimitRange: { group: "", version: "v1", kind: "LimitRange", plural: "limitranges", namespaced: true },
+  MutatingWebhookConfiguration: {
+    group: "admissionregistration.k8s.io",
+    version: "v1",
+    kind: "MutatingWebhookConfiguration",
+    plural: "mutatingwebhookconfigurations",
+    namespaced: false,
+  },
+  ValidatingWebhookConfiguration: {
+    group: "admissionregistration.k8s.io",
+    version: "v1",
+    kind: "ValidatingWebhookConfiguration",
+    plural: "validatingwebhookconfigurations",
+    namespaced: false,
+  },
+  CustomResourceDefinition: {
+    group: "apiextensions.k8s.io",
+    version: "v1",
+    kind: "CustomResourceDefinition",
+    plural: "customresourcedefinitions",
+    namespaced: false,
+  },
 } as const satisfies Record<string, ResourceKind>;
 
 /** The parts of an object the runtime reads; everything else passes through untouched. */

@@ -130,6 +130,11 @@ export interface TriggerRow<Name extends string = string> {
    */
   runIndex?(e: Readonly<Pick<RecentRunWire, "request" | "attempt">>): number;
   /**
+   * Which run of its slot a Job of this row is (`kubectl cron history`): its order after the slot's own (a retry's
+   * attempt k), how the row says it ("1/3": attempt 1 of 3), and the slot's first Job it follows. None: the slot's own.
+   */
+  runOfJob?(job: Readonly<Job>): { order: number; which: string; first: string } | undefined;
+  /**
    * Whether this row will run a failed Job's run again (a retry's attempt is owed): its failure is then not counted
    * towards spec.stopAfterConsecutiveFailures, the last run's is. None: it runs no failure again.
    */
@@ -451,6 +456,10 @@ export const RETRY_ROW: TriggerRow<"retry"> = {
   },
   validate: validateRetry,
   runIndex: (e) => e.attempt?.number ?? parseRetryAttempt(e.request)?.k ?? 0,
+  runOfJob: (job) => {
+    const a = retryAttemptOf(job);
+    return a ? { order: a.k, which: retryAttemptValue(a.k, a.n), first: a.of } : undefined;
+  },
   runsAgain: (job, o) => retriedLater(job, o),
   // The attempts waiting; none when spec.retry is unset: the operator retries none.
   pending: <E extends AttemptEntryInput>(cronJob: PendingInput<E>) =>

@@ -6,7 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { envValue, readManagerDeployment } from "../../envtest/manager-deployment.ts";
+import { envValue, localManagerFlags, readManagerDeployment } from "../../envtest/manager-deployment.ts";
 import { Client } from "../../runtime/client.ts";
 import { canonical } from "../../runtime/objects.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../runtime/kinds.ts";
@@ -914,13 +914,7 @@ export const oursDriver: Driver = {
       // The compiled entrypoint, as the image runs it (make bench builds it first). OPERATOR_DIST points at
       // another build's dist/ (another commit's, to measure one change at a time).
       join(process.env.OPERATOR_DIST ?? join(PROJECT_ROOT, "dist"), "cmd", "main.js"),
-      "--kubeconfig",
-      env.kubeconfigPath,
-      "--metrics-bind-address",
-      `127.0.0.1:${port}`,
-      "--metrics-secure=false",
-      "--health-probe-bind-address",
-      "127.0.0.1:0",
+      ...localManagerFlags(env.kubeconfigPath, port),
       "--max-concurrent-reconciles",
       String(s.workers),
     ];

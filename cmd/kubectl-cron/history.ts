@@ -1,5 +1,5 @@
-// `kubectl cron history`: a CronJob's Jobs, oldest first, with the slot each ran for, its result and duration. A
-// retry's Job (spec.retry) says which attempt it is and which Job's failure it follows.
+// `kubectl cron history`: a CronJob's Jobs, oldest first, with the slot each ran for, its result and duration. A Job
+// that is a later run of its slot (a retry's attempt: its row's runOfJob) says which run it is and the slot's first Job.
 import {
   classifyJob,
   rowOfJob,
@@ -11,7 +11,6 @@ import {
   scheduleSourcesOf,
   scheduleSourceText,
   type Job,
-  retryAttemptOf,
 } from "../../api/v1/index.ts";
 
 interface HistoryRow {
@@ -21,7 +20,10 @@ interface HistoryRow {
    * --from`), "backfill" (kubectl cron backfill) or "retry" (spec.retry: a new Job for a slot whose run failed).
    */
   trigger: string;
-  /** A retry: its attempt, "k/N" (attempt k of the N spec.retry.limit allowed), and the slot's first Job. */
+  /**
+   * A later run of its slot, in its row's words (a retry: "k/N", attempt k of the N spec.retry.limit allowed), and
+   * the slot's first Job. The names are the retry's, the first trigger with later runs.
+   */
   attempt?: string;
   retryOf?: string;
   /** The slot it ran for (UTC, RFC 3339); undefined for manual runs. */
@@ -43,11 +45,12 @@ export const iso = (d: Date) => `${d.toISOString().slice(0, 19)}Z`;
 
 export function historyRows(jobs: readonly Job[], ownerUID: string, now: Date): HistoryRow[] {
   const owned = jobs.filter((j) => (j.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === ownerUID));
-  const rows = owned.map((job) => rowOf(job, now));
+  const rows = owned.map((job) => ({ row: rowOf(job, now), order: runOfJob(job)?.order ?? 0 }));
   const key = (r: HistoryRow) => r.scheduledTime ?? r.startTime ?? "";
-  // A slot's attempts in their order (retry names are hashes): the first Job, then attempt 1, 2, …
-  const attempt = (r: HistoryRow) => Number(r.attempt?.split("/")[0] ?? 0);
-  return rows.sort((a, b) => key(a).localeCompare(key(b)) || attempt(a) - attempt(b) || a.name.localeCompare(b.name));
+  // A slot's runs in their order (retry names are hashes): the first Job, then attempt 1, 2, …
+  return rows
+    .sort((a, b) => key(a.row).localeCompare(key(b.row)) || a.order - b.order || a.row.name.localeCompare(b.row.name))
+    .map((r) => r.row);
 }
 
 function rowOf(job: Job, now: Date): HistoryRow {
@@ -57,12 +60,12 @@ function rowOf(job: Job, now: Date): HistoryRow {
   const started = job.status?.startTime ?? job.metadata?.creationTimestamp;
   const finished = cls === "active" ? undefined : finishedAt(job);
   const end = finished ?? (cls === "active" ? now : undefined);
-  const retry = retryAttemptOf(job);
+  const run = runOfJob(job);
   const row: HistoryRow = {
     name: job.metadata?.name ?? "",
     // A run-now Job, or one made by `kubectl create job --from` (which no row made): "manual".
     trigger: isManualJob(job) ? RUN_NOW_ROW.word : rowOfJob(TRIGGER_ROWS, job).word,
-    ...(retry ? { attempt: `${retry.k}/${retry.n}`, retryOf: retry.of } : {}),
+    ...(run ? { attempt: run.which, retryOf: run.first } : {}),
     result,
   };
   if (slot && !isManualJob(job)) row.scheduledTime = iso(slot);
@@ -73,6 +76,9 @@ function rowOf(job: Job, now: Date): HistoryRow {
   if (started && end) row.durationSeconds = Math.max(0, Math.round((end.getTime() - Date.parse(started)) / 1000));
   return row;
 }
+
+/** Which later run of its slot a Job is, by the row that made it (undefined: the slot's own, or a request's). */
+const runOfJob = (job: Job) => rowOfJob(TRIGGER_ROWS, job).runOfJob?.(job);
 
 /** kubectl's duration style: 45s, 3m12s, 2h5m, 3d4h. */
 export function humanDuration(seconds: number): string {

@@ -17,7 +17,7 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
   const unreadable: string[] = [];
   const clocks = await readClocks(ctx.client, unreadable, ctx.now);
   // Trimmed page by page to what the diagnosis reads: `why -A` holds every CronJob of the cluster.
-  let cronJobs = await listMapped(
+  const listed = listMapped(
     ctx.client,
     CronJobResource,
     {
@@ -26,10 +26,12 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
     },
     trimCronJob,
   );
-  const operator = await gatherOperator(ctx.client, clocks.attempt, {
-    operatorNamespace: args.operatorNamespace,
-    cronJobs,
-  });
+  // The operator is read while the CronJobs' pages come (it needs them only for the record's newest decision).
+  const [read, operator] = await Promise.all([
+    listed,
+    gatherOperator(ctx.client, clocks.attempt, { operatorNamespace: args.operatorNamespace, cronJobs: listed }),
+  ]);
+  let cronJobs = read;
   const byNamespace = new Map<string, CronJob[]>();
   for (const c of cronJobs) {
     const ns = c.metadata?.namespace ?? ctx.namespace;

@@ -32,27 +32,8 @@ const OPERATOR = {
   selector: "app.kubernetes.io/name=cronjob-operator,control-plane=controller-manager",
 } as const;
 
-const core = (kind: string, plural: string, namespaced = true): ResourceKind => ({
-  group: "",
-  version: "v1",
-  kind,
-  plural,
-  namespaced,
-});
-const POD = core("Pod", "pods");
-const RESOURCE_QUOTA = core("ResourceQuota", "resourcequotas");
-const LIMIT_RANGE = core("LimitRange", "limitranges");
-/**
- * A Service's endpoints, as discovery.k8s.io/v1 EndpointSlices (served from 1.21, the whole supported range): core/v1
- * Endpoints is deprecated from 1.33, where each read of it prints a deprecation warning.
- */
-const ENDPOINT_SLICE: ResourceKind = {
-  group: "discovery.k8s.io",
-  version: "v1",
-  kind: "EndpointSlice",
-  plural: "endpointslices",
-  namespaced: true,
-};
+// A Service's endpoints are read as discovery.k8s.io/v1 EndpointSlices (served from 1.21, the whole supported range):
+// core/v1 Endpoints is deprecated from 1.33, where each read of it prints a deprecation warning.
 /** The label an EndpointSlice names its Service by. */
 const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
@@ -71,7 +52,7 @@ async function readyAddresses(client: Reader, service: { namespace: string; name
     throw e;
   }
 }
-const ENDPOINTS = core("Endpoints", "endpoints");
+const ENDPOINTS: ResourceKind = { group: "", version: "v1", kind: "Endpoints", plural: "endpoints", namespaced: true };
 
 /** A slice's ready endpoints: `conditions.ready` unset counts as ready, as the API defines it. */
 function readyIn(slice: EndpointSliceLike): number {
@@ -83,22 +64,6 @@ const DEPLOYMENT: ResourceKind = {
   kind: "Deployment",
   plural: "deployments",
   namespaced: true,
-};
-const admission = (kind: string, plural: string): ResourceKind => ({
-  group: "admissionregistration.k8s.io",
-  version: "v1",
-  kind,
-  plural,
-  namespaced: false,
-});
-const VALIDATING = admission("ValidatingWebhookConfiguration", "validatingwebhookconfigurations");
-const MUTATING = admission("MutatingWebhookConfiguration", "mutatingwebhookconfigurations");
-const CRD: ResourceKind = {
-  group: "apiextensions.k8s.io",
-  version: "v1",
-  kind: "CustomResourceDefinition",
-  plural: "customresourcedefinitions",
-  namespaced: false,
 };
 
 /** A Pod, the fields the diagnosis reads. */
@@ -281,8 +246,7 @@ export async function readOne(
   o: { operatorNamespace?: string | undefined } = {},
 ): Promise<WhyFacts> {
   const unreadable: string[] = [];
-  const clocks = await readClocks(ctx.client, unreadable, ctx.now);
-  const cronJob = await getCronJob(ctx, name);
+  const [clocks, cronJob] = await Promise.all([readClocks(ctx.client, unreadable, ctx.now), getCronJob(ctx, name)]);
   const operator = await gatherOperator(ctx.client, clocks.attempt, {
     operatorNamespace: o.operatorNamespace,
     cronJobs: [cronJob],
@@ -324,11 +288,27 @@ export async function readNamespace(
   known?: KnownReads,
 ): Promise<NamespaceReads> {
   const { attempt } = clocks;
-  // Each list is trimmed page by page to what the diagnosis reads: only that outlives its page.
-  const allJobs =
-    known?.jobs ??
-    (await attempt(`jobs in ${namespace}`, () => listMapped(client, Kinds.Job, { namespace }, jobFacts))) ??
-    [];
+  // The lists that need nothing read before them are asked for at once (one round trip's wait, not one each); what
+  // could not be read is said in the order below, as if read one after another. Each list is trimmed page by page
+  // to what the diagnosis reads: only that outlives its page.
+  const jobsRead = known?.jobs ? undefined : early(() => listMapped(client, Kinds.Job, { namespace }, jobFacts));
+  // Only Events about a CronJob, a Job or a Pod can be about one of ours (their facts' `about`).
+  const eventsRead = early(() =>
+    listMapped(client, Kinds.Event, { namespace }, (e: KubeObject) => {
+      const kind = (e as { involvedObject?: { kind?: string } }).involvedObject?.kind;
+      return kind === "CronJob" || kind === "Job" || kind === "Pod" ? eventFacts(e) : undefined;
+    }),
+  );
+  const quotasRead = early(() =>
+    listMapped(client, Kinds.ResourceQuota, { namespace }, (q: KubeObject) => {
+      const st = (q.status ?? {}) as { hard?: Record<string, string>; used?: Record<string, string> };
+      return { name: q.metadata?.name ?? "", hard: st.hard ?? {}, used: st.used ?? {} };
+    }),
+  );
+  const limitRangesRead = early(() =>
+    listMapped(client, Kinds.LimitRange, { namespace }, (l: KubeObject) => l.metadata?.name ?? ""),
+  );
+  const allJobs = known?.jobs ?? (await attempt(`jobs in ${namespace}`, () => settled(jobsRead!))) ?? [];
   const groups = known
     ? groupsOf(
         namespace,
@@ -342,28 +322,12 @@ export async function readNamespace(
   const anyJobs = allJobs.some((j) => (j.metadata?.ownerReferences ?? []).some((r) => owned.has(r.uid)));
   const pods = anyJobs
     ? ((await attempt(`pods in ${namespace}`, () =>
-        listMapped(client, POD, { namespace, labelSelector: "job-name" }, podFacts),
+        listMapped(client, Kinds.Pod, { namespace, labelSelector: "job-name" }, podFacts),
       )) ?? [])
     : [];
-  // Only Events about a CronJob, a Job or a Pod can be about one of ours (their facts' `about`).
-  const events =
-    (await attempt(`events in ${namespace}`, () =>
-      listMapped(client, Kinds.Event, { namespace }, (e: KubeObject) => {
-        const kind = (e as { involvedObject?: { kind?: string } }).involvedObject?.kind;
-        return kind === "CronJob" || kind === "Job" || kind === "Pod" ? eventFacts(e) : undefined;
-      }),
-    )) ?? [];
-  const quotas =
-    (await attempt(`resourcequotas in ${namespace}`, () =>
-      listMapped(client, RESOURCE_QUOTA, { namespace }, (q: KubeObject) => {
-        const st = (q.status ?? {}) as { hard?: Record<string, string>; used?: Record<string, string> };
-        return { name: q.metadata?.name ?? "", hard: st.hard ?? {}, used: st.used ?? {} };
-      }),
-    )) ?? [];
-  const limitRanges =
-    (await attempt(`limitranges in ${namespace}`, () =>
-      listMapped(client, LIMIT_RANGE, { namespace }, (l: KubeObject) => l.metadata?.name ?? ""),
-    )) ?? [];
+  const events = (await attempt(`events in ${namespace}`, () => settled(eventsRead))) ?? [];
+  const quotas = (await attempt(`resourcequotas in ${namespace}`, () => settled(quotasRead))) ?? [];
+  const limitRanges = (await attempt(`limitranges in ${namespace}`, () => settled(limitRangesRead))) ?? [];
   // The namespace's calendars, once, only when one of them names any: each its windows as stored.
   const calendars = !cronJobs.some((c) => calendarNamesOf(c.spec).length)
     ? undefined
@@ -377,6 +341,20 @@ export async function readNamespace(
           return new Map(read as [string, unknown][]);
         });
   return { jobs: allJobs, pods, events, quotas, limitRanges, calendars, groups };
+}
+
+/** A read started ahead of the one awaited first: its outcome kept (no rejection left unhandled meanwhile). */
+type Early<T> = Promise<{ ok: true; value: T } | { ok: false; error: unknown }>;
+const early = <T>(read: () => Promise<T>): Early<T> =>
+  (async () => read())().then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+/** An early read's value, or its error thrown (where it is awaited, so `attempt` says it in its place). */
+async function settled<T>(read: Early<T>): Promise<T> {
+  const r = await read;
+  if (!r.ok) throw r.error;
+  return r.value;
 }
 
 const calendarsRead = (namespace: string) => `${ExclusionCalendarResource.plural} in ${namespace}`;
@@ -493,11 +471,22 @@ export async function gatherOperator(
   } = {},
 ): Promise<OperatorFacts> {
   const webhooks: (WebhookFacts & { service?: { namespace: string; name: string } })[] = [];
-  for (const [kind, rk] of [
-    ["validating", VALIDATING],
-    ["mutating", MUTATING],
-  ] as const) {
-    const configs = (await attempt(`${rk.plural}`, () => listAll<KubeObject>(client, rk, {}))) ?? [];
+  // The configurations and the CRD are asked for at once; what could not be read is said in this order.
+  const configsRead = (
+    [
+      ["validating", Kinds.ValidatingWebhookConfiguration],
+      ["mutating", Kinds.MutatingWebhookConfiguration],
+    ] as const
+  ).map(([kind, rk]) => [kind, rk, early(() => listAll<KubeObject>(client, rk, {}))] as const);
+  const crdName = `${CronJobResource.plural}.${GROUP}`;
+  const crdRead = early(() =>
+    client.get<KubeObject>(Kinds.CustomResourceDefinition, undefined, crdName).catch((e: unknown) => {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }),
+  );
+  for (const [kind, rk, read] of configsRead) {
+    const configs = (await attempt(`${rk.plural}`, () => settled(read))) ?? [];
     for (const c of configs) {
       for (const w of (c.webhooks ?? []) as WebhookSpec[]) {
         if (!(w.rules ?? []).some((r) => (r.apiGroups ?? []).includes(GROUP))) continue;
@@ -505,14 +494,7 @@ export async function gatherOperator(
       }
     }
   }
-  const crd = await attempt(`customresourcedefinition ${CronJobResource.plural}.${GROUP}`, async () => {
-    try {
-      return await client.get<KubeObject>(CRD, undefined, `${CronJobResource.plural}.${GROUP}`);
-    } catch (e) {
-      if (isNotFound(e)) return undefined;
-      throw e;
-    }
-  });
+  const crd = await attempt(`customresourcedefinition ${crdName}`, () => settled(crdRead));
   const conversion = (crd?.spec as { conversion?: { strategy?: string; webhook?: { clientConfig?: ClientConfig } } })
     ?.conversion;
   if (conversion?.strategy === "Webhook" && conversion.webhook?.clientConfig) {
@@ -533,7 +515,7 @@ export async function gatherOperator(
       try {
         const slices = await listMapped(
           client,
-          ENDPOINT_SLICE,
+          Kinds.EndpointSlice,
           { namespace: service.namespace, labelSelector: `${SERVICE_NAME_LABEL}=${service.name}` },
           (slice: KubeObject) => readyIn(slice as EndpointSliceLike),
         );
@@ -558,7 +540,7 @@ export async function gatherOperator(
   if (!namespace) {
     // A cluster-wide list the user may not make: then the default namespace is read instead.
     const anywhere = await attempt(`pods labelled ${selector} in any namespace`, () =>
-      listAll<KubeObject>(client, POD, { labelSelector: selector }),
+      listAll<KubeObject>(client, Kinds.Pod, { labelSelector: selector }),
     );
     const found = anywhere?.find((p) => p.metadata?.namespace)?.metadata?.namespace;
     if (found) {
@@ -572,14 +554,18 @@ export async function gatherOperator(
     foundBy = "default";
   }
   const leaseName = o.leaseName ?? OPERATOR.leaseName;
-  const lease = await attempt(`lease ${namespace}/${leaseName}`, async () => {
-    try {
-      return await client.get<KubeObject>(Kinds.Lease, namespace, leaseName);
-    } catch (e) {
+  // Its Lease, Pods and Deployments are asked for at once; what could not be read is said in this order.
+  const leaseRead = early(() =>
+    client.get<KubeObject>(Kinds.Lease, namespace, leaseName).catch((e: unknown) => {
       if (isNotFound(e)) return undefined;
       throw e;
-    }
-  });
+    }),
+  );
+  const podsRead = rawPods
+    ? undefined
+    : early(() => listAll<KubeObject>(client, Kinds.Pod, { namespace, labelSelector: selector }));
+  const deploymentsRead = early(() => listAll<KubeObject>(client, DEPLOYMENT, { namespace, labelSelector: selector }));
+  const lease = await attempt(`lease ${namespace}/${leaseName}`, () => settled(leaseRead));
   const spec = (lease?.spec ?? {}) as {
     holderIdentity?: string;
     renewTime?: string;
@@ -587,9 +573,7 @@ export async function gatherOperator(
     leaseDurationSeconds?: number;
     leaseTransitions?: number;
   };
-  rawPods ??= await attempt(`pods in ${namespace}`, () =>
-    listAll<KubeObject>(client, POD, { namespace, labelSelector: selector }),
-  );
+  rawPods ??= await attempt(`pods in ${namespace}`, () => settled(podsRead!));
   const pods = rawPods?.map((p) => {
     const f = podFacts(p);
     const readyCondition = f.conditions.find((c) => c.type === "Ready");
@@ -604,9 +588,7 @@ export async function gatherOperator(
       ...(leaderElect !== undefined ? { leaderElect } : {}),
     };
   });
-  const rawDeployments = await attempt(`deployments in ${namespace}`, () =>
-    listAll<KubeObject>(client, DEPLOYMENT, { namespace, labelSelector: selector }),
-  );
+  const rawDeployments = await attempt(`deployments in ${namespace}`, () => settled(deploymentsRead));
   const deployments = rawDeployments?.map((d) => {
     const st = (d.status ?? {}) as {
       readyReplicas?: number;

@@ -36,7 +36,7 @@ import { Backoff } from "../cache/backoff.ts";
 import { Informer } from "../cache/informer.ts";
 import type { Client } from "../client.ts";
 import { isAlreadyExists, isConflict, isNotFound } from "../errors.ts";
-import type { KubeObject, ResourceKind } from "../kinds.ts";
+import { Kinds, type KubeObject, type ResourceKind } from "../kinds.ts";
 import { log, type KeyValues, type Logger } from "../log.ts";
 import type { Runnable } from "../manager.ts";
 import type { Checker } from "../probes.ts";
@@ -45,28 +45,10 @@ import { Kicker } from "./kicker.ts";
 
 /** The kinds the provisioner reads and writes (test/unit/config.test.ts matches its calls to the RBAC). */
 export const CertKinds = {
-  Secret: { group: "", version: "v1", kind: "Secret", plural: "secrets", namespaced: true },
-  MutatingWebhookConfiguration: {
-    group: "admissionregistration.k8s.io",
-    version: "v1",
-    kind: "MutatingWebhookConfiguration",
-    plural: "mutatingwebhookconfigurations",
-    namespaced: false,
-  },
-  ValidatingWebhookConfiguration: {
-    group: "admissionregistration.k8s.io",
-    version: "v1",
-    kind: "ValidatingWebhookConfiguration",
-    plural: "validatingwebhookconfigurations",
-    namespaced: false,
-  },
-  CustomResourceDefinition: {
-    group: "apiextensions.k8s.io",
-    version: "v1",
-    kind: "CustomResourceDefinition",
-    plural: "customresourcedefinitions",
-    namespaced: false,
-  },
+  Secret: Kinds.Secret,
+  MutatingWebhookConfiguration: Kinds.MutatingWebhookConfiguration,
+  ValidatingWebhookConfiguration: Kinds.ValidatingWebhookConfiguration,
+  CustomResourceDefinition: Kinds.CustomResourceDefinition,
 } as const satisfies Record<string, ResourceKind>;
 
 /** The keys of the Secret. */

@@ -20,6 +20,7 @@ import { retryEntryOf } from "../../cmd/kubectl-cron/retries.ts";
 import { diagnose } from "../../cmd/kubectl-cron/why.ts";
 import type { WhyFacts } from "../../cmd/kubectl-cron/whyfacts.ts";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
+import { whyFacts } from "../why-facts.ts";
 
 // --- the source ----------------------------------------------------------------------------------------------
 
@@ -124,40 +125,7 @@ function cronJob(spec: Record<string, unknown>, recentRuns: RecentRun[], conditi
   } as unknown as CronJob;
 }
 
-function facts(cj: CronJob, o: Partial<WhyFacts> = {}): WhyFacts {
-  return {
-    now: NOW,
-    localNow: NOW,
-    serverClock: true,
-    cronJob: cj,
-    jobs: [],
-    pods: [],
-    events: [],
-    foreignJobs: [],
-    quotas: [],
-    limitRanges: [],
-    operator: {
-      namespace: "cronjob-operator-system",
-      foundBy: "webhook",
-      selector: "control-plane=controller-manager",
-      leaseName: "80807133.tutorial.kubebuilder.io",
-      lease: {
-        holder: "m-0",
-        acquireTime: "2026-01-01T00:00:10.000000Z",
-        renewTime: at(NOW.toISOString(), -3),
-        leaseDurationSeconds: 15,
-        transitions: 1,
-      },
-      pods: [
-        { name: "m-0", ready: true, phase: "Running", restarts: 0, created: "2026-01-01T00:00:00Z", leaderElect: true },
-      ],
-      deployments: [{ name: "m", replicas: 1, readyReplicas: 1, available: { status: true } }],
-      webhooks: [],
-    },
-    unreadable: [],
-    ...o,
-  } as WhyFacts;
-}
+const facts = (cj: CronJob, o: Partial<WhyFacts> = {}): WhyFacts => whyFacts(cj, NOW, o);
 
 /** A Job of the CronJob for SLOT that the operator ended for StartTimeout (Failed, DeadlineExceeded). */
 function endedJob(pods: string): Job {

@@ -3,7 +3,8 @@
 // from its row without an edit: the admission webhook checks its spec field; the controller holds it for its delay
 // (a Held entry with startsAt), runs it through the one run path, orders its entries after its slot's own (runIndex)
 // and does not count a failure it will run again towards spec.stopAfterConsecutiveFailures (runsAgain); `kubectl cron
-// next`, `history`, `why` and the dashboard say its pending run and its Job in its own words.
+// next`, `history` (its Job a later run of its slot: runOfJob), `why` and the dashboard say its pending run and its
+// Job in its own words.
 //
 // Proof it is read from the row: with the row out of the table, no reader knows it (the last case).
 //
@@ -103,6 +104,10 @@ const REDO_ROW: TriggerRow<"redo"> = {
     };
   },
   runIndex: () => 1,
+  runOfJob: (job) => {
+    const first = job.metadata?.annotations?.[REDO_OF];
+    return first === undefined ? undefined : { order: 1, which: "again", first };
+  },
   runsAgain: (job, o) =>
     redoOf(o.spec) !== undefined && owedFor(job.metadata?.labels?.[CRONJOB_NAME_LABEL] ?? "", job, o.jobs),
   pending: <E extends AttemptEntryInput>(cronJob: PendingInput<E>): PendingEntry<E>[] =>
@@ -318,10 +323,12 @@ describe("a sixth trigger with a spec field and runs pending later is one row ev
       assert.deepEqual(pendingRuns(cronJob), [], "no longer pending");
       const hist = await history(ctx, args("history", "cj", "-o", "json"));
       assert.deepEqual(
-        (hist.json as { items: { name: string; trigger: string }[] }).items.map((r) => [r.name, r.trigger]),
+        (hist.json as { items: { name: string; trigger: string; attempt?: string; retryOf?: string }[] }).items.map(
+          (r) => [r.name, r.trigger, r.attempt, r.retryOf],
+        ),
         [
-          [FIRST, "scheduled"],
-          [redoJobName(FIRST), "redo"],
+          [FIRST, "scheduled", undefined, undefined],
+          [redoJobName(FIRST), "redo", "again", FIRST],
         ],
       );
 
