@@ -92,11 +92,8 @@ export const RECORD_REASONS = {
   StartingDeadlineExceeded: { description: "startingDeadlineSeconds had passed" },
   /** Created or Adopted for a new run of a slot whose run failed (trigger Retry; request: attempt/limit). */
   RetryAfterFailure: { description: "the slot's run failed and spec.retry runs it again" },
-  /**
-   * Held: a retry waits for spec.retry.delaySeconds after the failed run (startsAt says when). `delay`: a held entry
-   * of it waits for its delay alone (`kubectl cron next` and `why` say when it starts, not what holds it).
-   */
-  RetryDelay: { description: "a retry waits for its delay", delay: true },
+  /** Held: a retry waits for spec.retry.delaySeconds after the failed run (startsAt says when). */
+  RetryDelay: { description: "a retry waits for its delay" },
   /** Skipped: a retry not run, as a newer slot's run started (concurrencyPolicy Forbid or Replace). */
   RetrySuperseded: { description: "a newer slot ran first" },
   /** Skipped: a slot inside an exclusion window (the message names the calendar or spec.exclusions, and the window). */
@@ -121,7 +118,7 @@ export const RECORD_REASONS = {
   ConcurrencyGroupNotFound: { description: "no such group in its namespace" },
   /** Stopped: spec.stopAfterConsecutiveFailures failed runs in a row. */
   StoppedAfterFailures: { description: "too many failed runs in a row" },
-} as const satisfies Record<string, Meaning & { delay?: true }>;
+} as const satisfies Record<string, Meaning>;
 export const RecordReason = wordsOf(RECORD_REASONS);
 export type RecordReason = keyof typeof RECORD_REASONS;
 
@@ -131,6 +128,12 @@ export const SKIPPED_REASONS = [
   RecordReason.RunAllLimit,
   RecordReason.RunAllReplace,
 ] as const satisfies readonly RecordReason[];
+
+/**
+ * The reasons of a Held entry that waits for its delay alone (`kubectl cron next` and `why` say when it starts, not
+ * what holds it): a trigger whose runs wait a delay adds its reason here.
+ */
+export const DELAY_REASONS = [RecordReason.RetryDelay] as const satisfies readonly RecordReason[];
 
 /** The reasons of a Held entry its concurrency group decided (spec.concurrencyGroup). */
 export const HELD_BY_GROUP_REASONS = [

@@ -8,6 +8,7 @@ import {
   type AttemptEntry,
   type PendingRun,
   pendingRuns,
+  DELAY_REASONS,
   RECORD_REASONS,
   type RecentRun,
   rfc3339InZone,
@@ -50,8 +51,7 @@ export function pendingLine(r: PendingRun<RecentRun>, zone: string, now: Date): 
  * delay only: the entry says when it starts, or its reason is a delay's).
  */
 export function waitsFor(e: RecentRun): string | undefined {
-  const reason = (RECORD_REASONS as Record<string, { description: string; delay?: boolean } | undefined>)[e.reason];
-  if (e.startsAt !== undefined || reason?.delay) return undefined;
-  const words = reason?.description;
+  if (e.startsAt !== undefined || (DELAY_REASONS as readonly string[]).includes(e.reason)) return undefined;
+  const words = (RECORD_REASONS as Record<string, { description: string } | undefined>)[e.reason]?.description;
   return `${words ?? e.reason}${e.blockedBy ? ` (Job ${e.blockedBy})` : ""}`;
 }

@@ -367,6 +367,19 @@ describe("certificate provisioner: CA bundle of CustomResourceDefinitions (fake 
     });
   }
 
+  /** A cluster with a CRD converted by a webhook and a validating configuration "vwc" whose webhook has `clientConfig`. */
+  async function withConversionCRD(clientConfig: Record<string, unknown>): Promise<FakeClient> {
+    const client = new FakeClient();
+    await client.create(CRD, crd("widgets.example.com", webhookConversion()));
+    await client.create(VWC, {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: "vwc" },
+      webhooks: [{ name: "v.example.com", clientConfig }],
+    });
+    return client;
+  }
+
   async function caBundleOfCRD(client: FakeClient, name: string): Promise<string | undefined> {
     const got = await client.get<
       KubeObject & { spec: { conversion?: { webhook?: { clientConfig?: { caBundle?: string } } } } }
@@ -385,16 +398,7 @@ describe("certificate provisioner: CA bundle of CustomResourceDefinitions (fake 
   }
 
   it("sets the bundle in a CRD whose conversion strategy is Webhook, beside the webhook configurations, and keeps it", async () => {
-    const client = new FakeClient();
-    await client.create(CRD, crd("widgets.example.com", webhookConversion()));
-    await client.create(VWC, {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingWebhookConfiguration",
-      metadata: { name: "vwc" },
-      webhooks: [
-        { name: "v.example.com", clientConfig: { service: { name: "webhook-service", namespace: "system" } } },
-      ],
-    });
+    const client = await withConversionCRD({ service: { name: "webhook-service", namespace: "system" } });
     const p = provisioner(client, {
       validatingWebhookConfigurations: ["vwc"],
       customResourceDefinitions: ["widgets.example.com"],
@@ -515,14 +519,7 @@ describe("certificate provisioner: CA bundle of CustomResourceDefinitions (fake 
   });
 
   it("names the CRD it cannot write (e.g. without RBAC), still serving and injecting the rest", async () => {
-    const client = new FakeClient();
-    await client.create(CRD, crd("widgets.example.com", webhookConversion()));
-    await client.create(VWC, {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingWebhookConfiguration",
-      metadata: { name: "vwc" },
-      webhooks: [{ name: "v.example.com", clientConfig: {} }],
-    });
+    const client = await withConversionCRD({});
     client.injectError(
       { verb: "update", kind: CRD },
       () =>
