@@ -30,6 +30,7 @@ import {
   RUN_NOW_REQUEST_ANNOTATION,
   RUN_NOW_REQUESTED_BY_ANNOTATION,
   runNowRequestedByValue,
+  runNowRequestOf,
 } from "./runnow.ts";
 import type { CronJobSchedules } from "./schedules.ts";
 import { countText } from "./schedule/index.ts";
@@ -281,9 +282,12 @@ export const RUN_NOW_ROW: TriggerRow<"runNow"> = {
   },
   // Who made a new or changed request: the controller names them in its RunNow Event and copies it onto the Job.
   stamp: ({ annotations, oldAnnotations, username }): Record<string, string> => {
+    // The request as the controller reads it; a value that is no string (refused by the API server) is none.
     const requestOf = (a: Readonly<Record<string, unknown>> | undefined) => {
       const v = a?.[RUN_NOW_ANNOTATION];
-      return typeof v === "string" && v.trim() ? v.trim() : undefined;
+      return typeof v === "string"
+        ? runNowRequestOf({ metadata: { annotations: { [RUN_NOW_ANNOTATION]: v } } })
+        : undefined;
     };
     const request = requestOf(annotations);
     if (request === undefined || request === requestOf(oldAnnotations)) return {};

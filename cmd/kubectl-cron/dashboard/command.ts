@@ -15,13 +15,16 @@ import { serve, type Handlers } from "./server.ts";
 import { FleetSource } from "./source.ts";
 import type { Action, ActionResult, Detail } from "./view.ts";
 
+/** An error as the page shows it, as the command would print it. */
+const errorText = (e: unknown) => `error: ${e instanceof Error ? e.message : String(e)}\n`;
+
 /** What an answer prints, or its error, as the page shows it. */
 function printed(answer: () => Output): { text: string; json?: unknown } {
   try {
     const out = answer();
     return { text: out.text + (out.notes ?? []).map((n) => `${n}\n`).join(""), json: out.json };
   } catch (e) {
-    return { text: `error: ${e instanceof Error ? e.message : String(e)}\n` };
+    return { text: errorText(e) };
   }
 }
 
@@ -58,7 +61,7 @@ export async function dashboard(ctx: Context, args: Args): Promise<Output> {
     try {
       f = await readOne(inNamespace(namespace), name, { operatorNamespace: args.operatorNamespace });
     } catch (e) {
-      const failed = { text: `error: ${e instanceof Error ? e.message : String(e)}\n` };
+      const failed = { text: errorText(e) };
       return { id, ...(slot ? { slot } : {}), why: failed, history: failed, next: failed, spec: [] };
     }
     const one = { cronJob: f.cronJob, namespace, calendars: f.calendars, now: f.now };
@@ -88,7 +91,7 @@ export async function dashboard(ctx: Context, args: Args): Promise<Output> {
       const out = await setSuspend(c, { name }, a === "suspend");
       return { ok: true, text: out.text + (out.notes ?? []).map((x) => `${x}\n`).join("") };
     } catch (e) {
-      return { ok: false, text: `error: ${e instanceof Error ? e.message : String(e)}\n` };
+      return { ok: false, text: errorText(e) };
     }
   };
 
