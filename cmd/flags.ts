@@ -39,6 +39,10 @@ export interface Flags {
   shutdownDelayMs: number;
   /** --status-write-delay: how long a new run may wait to be written to status. */
   statusWriteDelayMs: number;
+  /** --status-write-qps: status writes a second a change its Jobs tell is written at once with. */
+  statusWriteQPS: number;
+  /** --status-write-max-delay: the most such a change waits (0: none waits; every change is written at once). */
+  statusWriteMaxDelayMs: number;
   enableWebhooks: boolean;
   help: boolean;
 }
@@ -214,6 +218,24 @@ export const FLAGS: FlagSpec[] = [
       "Job that ends within it costs one status write, its start and its end together, instead of two.",
   },
   {
+    name: "status-write-qps",
+    type: "string",
+    default: "20",
+    help:
+      "CronJob status writes a second that a change the Jobs already show (a scheduled run's start or end) is " +
+      "written with at once; past it, such changes wait and several runs of a CronJob go in one write, at most " +
+      "--status-write-max-delay. Anything a Job does not show (a skip, a hold, a miss, a refusal, a condition) is " +
+      "written at once whatever the budget.",
+  },
+  {
+    name: "status-write-max-delay",
+    type: "string",
+    default: "5m",
+    help:
+      "The most a CronJob's status may stay behind its Jobs while the status-write budget is spent (a Go " +
+      "duration; 0s: never, every change is written at once).",
+  },
+  {
     name: "shutdown-delay-duration",
     type: "string",
     default: "0s",
@@ -349,6 +371,8 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     perCronJobMetrics: get<boolean>("per-cronjob-metrics"),
     shutdownDelayMs: duration("shutdown-delay-duration", 10 * 60_000),
     statusWriteDelayMs: duration("status-write-delay", 60_000),
+    statusWriteQPS: int("status-write-qps", 0, 100_000),
+    statusWriteMaxDelayMs: duration("status-write-max-delay", 3_600_000),
     enableWebhooks: enableWebhooksEnv !== "false",
     help: get<boolean>("help"),
   };

@@ -195,6 +195,9 @@ function setupReconciler(mgr: Manager, flags: Flags): CronJobReconciler {
     maxConcurrentReconciles: flags.maxConcurrentReconciles,
     metrics: cronJobMetrics,
     statusDelayMs: flags.statusWriteDelayMs,
+    ...(flags.statusWriteMaxDelayMs > 0
+      ? { statusFold: { qps: flags.statusWriteQPS, maxDelayMs: flags.statusWriteMaxDelayMs } }
+      : {}),
   };
   const reconciler = CronJobReconciler.setupWithManager(mgr, reconcilerOptions);
   // The concurrency groups' gauges (controllers/groups.ts), exported by the leader, whose places they read.

@@ -31,6 +31,20 @@ export function setConditions(
   });
 }
 
+/**
+ * Whether a condition's change is only a scheduled run's start or end, which the Jobs tell (controllers/statusfold.ts):
+ * Progressing (how many Jobs run), and Available while it stays True (its message counts the running Jobs and names
+ * the next run). Any other change (Degraded, Available going False, a guard's condition) is news.
+ */
+export function conditionChangeIsRoutine(
+  before: Readonly<Pick<Condition, "type"> & { status: string }>,
+  after: Readonly<Pick<Condition, "type"> & { status: string }>,
+): boolean {
+  if (before.type !== after.type) return false;
+  if (after.type === "Progressing") return true;
+  return after.type === "Available" && before.status === "True" && after.status === "True";
+}
+
 /** Progressing, from how many Jobs run. */
 export function progressingCondition(activeCount: number): ConditionInput {
   return activeCount > 0

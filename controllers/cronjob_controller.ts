@@ -42,8 +42,8 @@ import { guards, type ParsedSchedules, parsedSchedules, statusAfterGuards } from
 import { JOB_OWNER_INDEX, setupJobCache } from "./job.ts";
 import { ChildJobs } from "./jobs.ts";
 import { ReconcilerMemory, type Remembered } from "./memory.ts";
-import { type CronJobRunMetrics, jobCreationSkew, noCronJobMetrics, type RunOutcome } from "./metrics.ts";
-import { jobRef, mayReplace, observeChildren } from "./observe.ts";
+import { type CronJobRunMetrics, jobCreationSkew, noCronJobMetrics, type RunOutcome, statusWrites } from "./metrics.ts";
+import { isUnbookedRun, jobRef, mayReplace, observeChildren } from "./observe.ts";
 import { admit } from "./runs.ts";
 import { GroupPlaces, groupPlaceFreed, setupGroupCache } from "./groups.ts";
 import { CalendarReader, setupCalendarCache } from "./calendars.ts";
@@ -63,8 +63,25 @@ import { REQUEUE_SLACK_MS, requeueAfter } from "./requeue.ts";
 import { announcesOnly, freshRuns, holdForRun } from "./statuswait.ts";
 import { endJobs, readStarts, startLimit } from "./starts.ts";
 import { enterDecisions, recordEnded, runDecision } from "./record.ts";
-import { writeStatus } from "./statuswriter.ts";
-import { type SourceInput, type StateEvent, type Trigger, TRIGGERS, type TriggerRun } from "./triggers.ts";
+import {
+  type FoldJobs,
+  foldPass,
+  pastTheBound,
+  StatusNews,
+  type StatusFoldOptions,
+  StatusWriteBudget,
+  unbookedSlots,
+  vanishedSlot,
+} from "./statusfold.ts";
+import { statusToWrite, writeStatus } from "./statuswriter.ts";
+import {
+  type SourceInput,
+  type StateEvent,
+  type Trigger,
+  TRIGGERS,
+  triggerOfJob,
+  type TriggerRun,
+} from "./triggers.ts";
 
 /**
  * What the reconciler reads from the cache, registered before it starts: the Jobs trimmed and indexed by owner
@@ -92,6 +109,11 @@ interface CronJobReconcilerDeps {
    * within it is written once, its creation and its end together, instead of twice (--status-write-delay).
    */
   statusDelayMs?: number;
+  /**
+   * The fold of routine status writes (statusfold.ts): a budget of writes a second and the most a scheduled run's
+   * start or end waits to be written (--status-write-qps, --status-write-max-delay). None: every change at once.
+   */
+  statusFold?: StatusFoldOptions;
   /** The concurrency groups' books (groups.ts); one over `cache` by default. */
   groups?: GroupPlaces;
 }
@@ -105,6 +127,8 @@ export class CronJobReconciler implements Reconciler {
   private readonly metrics: CronJobRunMetrics;
   private readonly triggers: readonly Trigger[];
   private readonly statusDelayMs: number;
+  /** The status writes' room (statusfold.ts): one budget for the whole controller; none, no fold. */
+  private readonly budget: StatusWriteBudget | undefined;
   /** The concurrency groups: what admission reads of a group, and the places this process took. */
   readonly groups: GroupPlaces;
   /** The exclusion calendars, as the CronJobs name them (calendars.ts). */
@@ -121,6 +145,7 @@ export class CronJobReconciler implements Reconciler {
     this.metrics = d.metrics ?? noCronJobMetrics;
     this.triggers = d.triggers ?? TRIGGERS;
     this.statusDelayMs = d.statusDelayMs ?? 0;
+    this.budget = d.statusFold ? new StatusWriteBudget(d.statusFold, this.clock.now().getTime()) : undefined;
     this.groups = d.groups ?? new GroupPlaces(d.cache);
     this.calendars = new CalendarReader(d.cache);
   }
@@ -131,7 +156,13 @@ export class CronJobReconciler implements Reconciler {
    */
   static setupWithManager(
     mgr: Manager,
-    o: { clock?: Clock; maxConcurrentReconciles?: number; metrics?: CronJobRunMetrics; statusDelayMs?: number } = {},
+    o: {
+      clock?: Clock;
+      maxConcurrentReconciles?: number;
+      metrics?: CronJobRunMetrics;
+      statusDelayMs?: number;
+      statusFold?: StatusFoldOptions;
+    } = {},
   ): CronJobReconciler {
     setupCache(mgr.cache);
     const r = new CronJobReconciler({
@@ -141,6 +172,7 @@ export class CronJobReconciler implements Reconciler {
       ...(o.clock ? { clock: o.clock } : {}),
       ...(o.metrics ? { metrics: o.metrics } : {}),
       ...(o.statusDelayMs !== undefined ? { statusDelayMs: o.statusDelayMs } : {}),
+      ...(o.statusFold ? { statusFold: o.statusFold } : {}),
     });
     mgr
       .newControllerManagedBy()
@@ -184,7 +216,7 @@ export class CronJobReconciler implements Reconciler {
 
     // 4. What the children say: status, the runs whose end status has not booked, their Events and counts; and a run
     // whose Pods never started, ended.
-    const { seen, starts } = await this.observe(cronJob, cached, live, clockNow, ctx);
+    const { seen, starts, jobsGone } = await this.observe(cronJob, cached, live, clockNow, ctx);
 
     // 5. Stop after repeated failures (spec.stopAfterConsecutiveFailures), or resume; a stop is a record entry.
     const stop = failureStep(cronJob, seen, now, this.triggers);
@@ -267,7 +299,11 @@ export class CronJobReconciler implements Reconciler {
     const unbookedEnds = seen.newlyEnded.length;
 
     // 10. Commit: memory, Events, counts, metrics, history cleanup, one status write, the requeue.
-    return this.commit({ pass, observed: stopped, history, conditions, unbookedEnds, requeueAfterMs }, now, ctx);
+    return this.commit(
+      { pass, observed: stopped, history, conditions, unbookedEnds, requeueAfterMs, jobsGone },
+      now,
+      ctx,
+    );
   }
 
   // --- 1, 2, 3 -------------------------------------------------------------------------------------
@@ -319,6 +355,14 @@ export class CronJobReconciler implements Reconciler {
     const remembered = this.memory.recall(keyOf(cronJob));
     const { sawCompleted: reported = new Set(), replaced = new Set() } = remembered;
     const seen = observeChildren({ triggers: this.triggers, cronJob, cached, live, reported, replaced });
+    // A run a folded status write left unbooked whose Job someone deleted: its slot ran (statusfold.ts).
+    const gone = vanishedSlot(remembered.folded, seen.jobs, cronJob.status);
+    if (gone !== undefined) {
+      ctx.log.info("a Job the status had not booked yet is gone; its slot counts as run", {
+        slot: rfc3339(new Date(gone)),
+      });
+      seen.status.lastScheduleTime = rfc3339(new Date(gone));
+    }
     // A run whose Pods did not start within spec.startTimeoutSeconds is ended (starts.ts): it no longer holds Forbid
     // or its group's place once the Job controller fails it. Its Pods and the Job are read here; the commit ends it.
     const [limit, now] = [cronJob.spec.startTimeoutSeconds, clockNow.getTime()];
@@ -326,7 +370,7 @@ export class CronJobReconciler implements Reconciler {
     const reads = limit ? await readStarts(this.client, active, limit, remembered, now, ctx) : undefined;
     const starts = reads ? startLimit(reads, now) : { ends: [], events: [] };
     seen.events.push(...starts.events);
-    return { seen, starts };
+    return { seen, starts, jobsGone: gone !== undefined };
   }
 
   /**
@@ -562,11 +606,19 @@ export class CronJobReconciler implements Reconciler {
 
     const { successful, failed } = o.history;
     const burst = ctx.burst?.active() ?? false;
+    const refs = [...pass.active.values()].map(jobRef).sort((a, b) => (a.name ?? "").localeCompare(b.name ?? ""));
+    const status = { ...pass.status, active: refs, activeCount: refs.length };
+    const children = this.foldJobs(pass);
+    const nowMs = this.clock.now().getTime();
     // An excluded slot this pass decided is written now, never left to a later pass: that pass would judge the slot
-    // by the calendar as it is then.
+    // by the calendar as it is then. With the fold, the books are late once the bound is reached (statusfold.ts);
+    // without it, once they are a run behind (books.ts).
     const booksLate =
-      statusBehind(cronJob.status, o.observed, [...successful, ...failed], now) ||
-      pass.status.lastExcludedTime !== cronJob.status?.lastExcludedTime;
+      o.jobsGone === true ||
+      pass.status.lastExcludedTime !== cronJob.status?.lastExcludedTime ||
+      (this.budget
+        ? pastTheBound(cronJob.status, status, children, this.budget, nowMs)
+        : statusBehind(cronJob.status, o.observed, [...successful, ...failed], now));
     const historyLate = historyBehind(
       { successful: successful.length, failed: failed.length },
       { successful: cronJob.spec.successfulJobsHistoryLimit, failed: cronJob.spec.failedJobsHistoryLimit },
@@ -587,8 +639,6 @@ export class CronJobReconciler implements Reconciler {
       if (pass.retry !== undefined) throw retry(pass.retry);
       return burst ? { ...requeue, requeueWhenQuiet: true } : requeue;
     }
-    const refs = [...pass.active.values()].map(jobRef).sort((a, b) => (a.name ?? "").localeCompare(b.name ?? ""));
-    const status = { ...pass.status, active: refs, activeCount: refs.length };
     if (!decided && !writeFailed && announcesOnly(cronJob.status, status, o.conditions)) {
       // A new CronJob's first status that decides nothing (no run, no record entry, no problem) waits while other
       // CronJobs are queued: a cold start over thousands of new CronJobs decides all of them first, then writes
@@ -606,11 +656,34 @@ export class CronJobReconciler implements Reconciler {
       // Woken by the Job's end, or when the delay is over: whichever comes first writes.
       return { requeueAfterMs: Math.min(requeue.requeueAfterMs ?? Infinity, hold + REQUEUE_SLACK_MS) };
     }
-    const written = await writeStatus(this.client, cronJob, status, o.conditions, { now, remembered, ctx });
+    const wanted = statusToWrite(cronJob, status, o.conditions, now, remembered);
+    if (wanted && this.budget && !writeFailed) {
+      // A change the Jobs tell waits while the budget has no room, up to the bound (statusfold.ts); news goes now.
+      const fold = o.jobsGone
+        ? ({ write: true, why: "news", news: StatusNews.jobLeaves } as const)
+        : foldPass(cronJob.status, wanted, children, this.budget, nowMs);
+      statusWrites.inc({ decision: fold.write ? fold.why : "folded" });
+      if (!fold.write) {
+        remembered.folded = unbookedSlots(children);
+        return { requeueAfterMs: Math.min(requeue.requeueAfterMs ?? Infinity, fold.waitMs + REQUEUE_SLACK_MS) };
+      }
+    }
+    const written = wanted ? await writeStatus(this.client, cronJob, wanted, { remembered, ctx }) : true;
+    if (written) remembered.folded = undefined;
     if (pass.retry !== undefined) throw retry(pass.retry);
     // A conflict means the object changed under us: read it again soon (a Job created meanwhile is found by its
     // deterministic name, so the retry cannot duplicate it).
     return written ? requeue : { requeue: true };
+  }
+
+  /** What the fold reads of a pass's Jobs: each by its row (statusfold.ts FoldJobs). */
+  private foldJobs(pass: Pass): FoldJobs {
+    const { cronJob } = pass;
+    return {
+      jobs: [...pass.jobs.values()],
+      unbooked: (job) => isUnbookedRun(this.triggers, cronJob, job),
+      scheduled: (job) => triggerOfJob(this.triggers, job).movesLastScheduleTime,
+    };
   }
 
   /** A state Event is reported once per state (memory); any other Event every time it is decided. */

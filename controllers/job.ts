@@ -24,7 +24,7 @@ const LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuratio
 /**
  * What the CronJob controller keeps of a Job in its cache: metadata (name, namespace, uid, resourceVersion,
  * labels, annotations, ownerReferences, timestamps), status, and of the spec only suspend and managedBy (what
- * says a Job is queued). The rest of the spec (the pod template: most of a Job's bytes) and kubectl's
+ * says a Job is queued) and ttlSecondsAfterFinished (a Job that will be deleted once it ends). The rest of the spec (the pod template: most of a Job's bytes) and kubectl's
  * last-applied annotation go: no step reads them (children are classified and sorted by status and annotations;
  * Jobs are created from the CronJob's template and deleted by name and UID). A Job from the cache must therefore
  * never be written back: the one update (ending a run that never started, controllers/starts.ts) is of a live GET.
@@ -34,10 +34,12 @@ export function trimJobForCache<T extends KubeObject>(job: T): T {
   // times larger (docs/operating.md, "The figures behind the code's rules").
   const { spec, ...rest } = job;
   // What a queued Job is read by (api/v1/job.ts queuedBy): a few bytes of the spec, kept.
-  const held = spec as { suspend?: unknown; managedBy?: unknown } | undefined;
+  // ttlSecondsAfterFinished: a run whose Job the TTL controller will delete is written before it goes (statusfold.ts).
+  const held = spec as { suspend?: unknown; managedBy?: unknown; ttlSecondsAfterFinished?: unknown } | undefined;
   const specKept = {
     ...(held?.suspend !== undefined ? { suspend: held.suspend } : {}),
     ...(held?.managedBy !== undefined ? { managedBy: held.managedBy } : {}),
+    ...(held?.ttlSecondsAfterFinished !== undefined ? { ttlSecondsAfterFinished: held.ttlSecondsAfterFinished } : {}),
   };
   const trimmed = Object.keys(specKept).length ? { ...rest, spec: specKept } : rest;
   const annotations = job.metadata?.annotations;

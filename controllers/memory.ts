@@ -35,6 +35,11 @@ export interface Remembered {
   announceDeferred?: boolean;
   /** Jobs this process created whose runs status does not show yet, and when (ms): statusDelayMs's clock. */
   fresh?: Map<string, number>;
+  /**
+   * The runs the last folded status write left unbooked (statusfold.ts), by Job name: their slot (ms). A pass that
+   * no longer finds one of them counts its slot as run and writes at once.
+   */
+  folded?: Map<string, number>;
   /** With spec.startTimeoutSeconds: UIDs of running Jobs whose Pods were seen started (never read again). */
   started?: Set<string>;
 }

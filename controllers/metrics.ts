@@ -14,7 +14,7 @@
 //
 // Only the leader exports them (isLeader): every replica caches the same CronJobs, and two replicas
 // exporting the same series would double every dashboard line and alert.
-import { Histogram, type Registry } from "prom-client";
+import { Counter, Histogram, type Registry } from "prom-client";
 import { RecordDecision } from "../api/v1/index.ts";
 import { type Sample, ScrapeTimeMetric } from "../runtime/metrics/collector.ts";
 import { getOrCreate, metricsRegistry } from "../runtime/metrics/registry.ts";
@@ -331,6 +331,22 @@ export const jobCreationSkew = getOrCreate(
       name: "cronjob_controller_job_creation_skew_duration_seconds",
       help: "Time between when a Job was scheduled to run and when it was created",
       buckets: [0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+      registers: [metricsRegistry],
+    }),
+);
+
+/**
+ * Status writes the controller decided on, by decision (controllers/statusfold.ts): written for news (a change no Job
+ * tells), with room (the budget had a token), at the bound (--status-write-max-delay), or folded into a later write.
+ * Only counted with the fold on.
+ */
+export const statusWrites = getOrCreate(
+  "cronjob_controller_status_writes_total",
+  () =>
+    new Counter({
+      name: "cronjob_controller_status_writes_total",
+      help: "CronJob status writes by decision: news, room, bound (written) or folded (left to a later write)",
+      labelNames: ["decision"] as const,
       registers: [metricsRegistry],
     }),
 );

@@ -8,25 +8,39 @@ import { canonical, digest, jsonEqual, stripUndefined } from "../runtime/objects
 import { type ConditionInput, setConditions } from "./conditions.ts";
 import type { Remembered } from "./memory.ts";
 
+/**
+ * The status a pass would write, its conditions set, or undefined when there is nothing to write: it is the stored
+ * one, or this process just wrote it and the cache has not caught up (the reconcile triggered by the Job we just
+ * created sees the CronJob from before it: writing the same status again would only conflict).
+ */
+export function statusToWrite(
+  cronJob: Readonly<CronJobWire>,
+  computed: Readonly<CronJobWireStatus>,
+  conditions: ConditionInput[],
+  now: Date,
+  remembered: Remembered,
+): CronJobWireStatus | undefined {
+  const status: CronJobWireStatus = {
+    ...computed,
+    conditions: setConditions(cronJob.status?.conditions, conditions, now, cronJob.metadata.generation),
+  };
+  const cleaned = stripUndefined(status);
+  if (jsonEqual(cronJob.status ?? {}, cleaned)) return undefined;
+  const last = remembered.lastWritten;
+  if (last && last.basedOn === cronJob.metadata.resourceVersion && last.status === digest(canonical(cleaned))) {
+    return undefined;
+  }
+  return cleaned;
+}
+
 /** False when the write lost an optimistic-concurrency race (409) and should be retried. */
 export async function writeStatus(
   client: StatusWriter,
   cronJob: Readonly<CronJobWire>,
-  computed: Readonly<CronJobWireStatus>,
-  conditions: ConditionInput[],
-  o: { now: Date; remembered: Remembered; ctx: ReconcileContext },
+  cleaned: CronJobWireStatus,
+  o: { remembered: Remembered; ctx: ReconcileContext },
 ): Promise<boolean> {
-  const status: CronJobWireStatus = {
-    ...computed,
-    conditions: setConditions(cronJob.status?.conditions, conditions, o.now, cronJob.metadata.generation),
-  };
-  const cleaned = stripUndefined(status);
-  if (jsonEqual(cronJob.status ?? {}, cleaned)) return true;
-  // Our own write may not have reached the cache yet (the reconcile triggered by the Job we just created sees the
-  // CronJob from before it): writing the same status again would only conflict.
-  const last = o.remembered.lastWritten;
   const wanted = digest(canonical(cleaned));
-  if (last && last.basedOn === cronJob.metadata.resourceVersion && last.status === wanted) return true;
   // The whole object, as read: the status subresource keeps everything but status from the stored object, but a
   // body without the rest would drop other field managers' managedFields entries (seen on kube-apiserver 1.20).
   // Not a patch of status: for a custom resource kube-apiserver applies a merge or a JSON patch by encoding the

@@ -15,6 +15,11 @@ function wordsOf<T extends Record<string, unknown>>(table: T): Words<T> {
 /** A word's meaning, in the words users read (the API reference, `kubectl cron why`). */
 interface Meaning {
   readonly description: string;
+  /**
+   * A record decision its Job tells by itself (its name, slot, creation and conditions): a status write that only
+   * adds or completes such an entry may be folded into a later one (controllers/statusfold.ts).
+   */
+  readonly toldByItsJob?: boolean;
 }
 
 /** "Word (its description), Word (…)": a table as the API reference lists it. */
@@ -49,9 +54,9 @@ export type RecordTrigger = keyof typeof RECORD_TRIGGERS;
 /** An entry's `decision`: what the operator decided about the slot or request. */
 export const RECORD_DECISIONS = {
   /** Its Job was created. */
-  Created: { description: "its Job was created" },
+  Created: { description: "its Job was created", toldByItsJob: true },
   /** Its Job already existed, created by this operator (before a restart, or a lost status write). */
-  Adopted: { description: "its Job existed (created before a restart)" },
+  Adopted: { description: "its Job existed (created before a restart)", toldByItsJob: true },
   /** Not started: the starting deadline had passed when the operator reached the slot. */
   Missed: { description: "not started: past startingDeadlineSeconds" },
   /** Not run: the missed-run policy runs other slots (the reason says which rule). */

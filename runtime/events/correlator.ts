@@ -11,6 +11,7 @@
 import { rfc3339 } from "../metatime.ts";
 import type { CoreV1Event } from "@kubernetes/client-node";
 import type { Clock } from "../clock.ts";
+import { TokenBucket } from "../tokenbucket.ts";
 
 const DEFAULT_LRU_CACHE_SIZE = 4096;
 const DEFAULT_SPAM_BURST = 25;
@@ -97,37 +98,6 @@ export class LRU<V> {
       const oldest = this.#map.keys().next();
       if (!oldest.done) this.#map.delete(oldest.value);
     }
-  }
-}
-
-/** Token bucket (golang.org/x/time/rate semantics): starts full, refills continuously. */
-export class TokenBucket {
-  readonly #qps: number;
-  readonly #burst: number;
-  #tokens: number;
-  #last: number;
-
-  constructor(qps: number, burst: number, nowMs: number) {
-    this.#qps = qps;
-    this.#burst = burst;
-    this.#tokens = burst;
-    this.#last = nowMs;
-  }
-
-  /** Whether the bucket has refilled by `nowMs` (as if it were new). */
-  fullAt(nowMs: number): boolean {
-    const elapsed = Math.max(0, nowMs - this.#last);
-    return this.#tokens + (elapsed / 1000) * this.#qps >= this.#burst;
-  }
-
-  tryAccept(nowMs: number): boolean {
-    // A clock stepping backwards must not mint tokens.
-    const elapsed = Math.max(0, nowMs - this.#last);
-    this.#last = Math.max(this.#last, nowMs);
-    this.#tokens = Math.min(this.#burst, this.#tokens + (elapsed / 1000) * this.#qps);
-    if (this.#tokens < 1) return false;
-    this.#tokens -= 1;
-    return true;
   }
 }
 

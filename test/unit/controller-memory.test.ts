@@ -17,6 +17,7 @@ function everything(): Required<Remembered> {
     replaced: new Set(["other-uid"]),
     announceDeferred: true,
     fresh: new Map([["job-1", 1]]),
+    folded: new Map([["job-2", 2]]),
     started: new Set(["job-uid-2"]),
   };
 }

@@ -29,6 +29,7 @@ import {
   RUN_NOW_REQUEST_ANNOTATION,
   SCHEDULED_AT_ANNOTATION,
 } from "../../../api/v1/index.ts";
+import type { StatusFoldOptions } from "../../../controllers/statusfold.ts";
 import { CronJobReconciler } from "../../../controllers/cronjob_controller.ts";
 import type { RunOutcome } from "../../../controllers/metrics.ts";
 import { type ReconcileContext, type Result, RetryNoLaterThan } from "../../../runtime/controller.ts";
@@ -330,6 +331,8 @@ export interface TableOptions {
   countRuns?: boolean;
   /** The reconciler's statusDelayMs (--status-write-delay), for the table's passes and its restarts; default 0. */
   statusDelayMs?: number;
+  /** The reconciler's fold of routine status writes (--status-write-qps, --status-write-max-delay); none by default. */
+  statusFold?: StatusFoldOptions;
 }
 
 /**
@@ -403,13 +406,14 @@ class RowTable {
       return updateStatus.call(client, kind, obj, o);
     }) as typeof client.updateStatus;
     this.#restoreClient = () => void (client.updateStatus = updateStatus);
-    if (this.#o.countRuns || this.#o.statusDelayMs)
+    if (this.#o.countRuns || this.#o.statusDelayMs || this.#o.statusFold)
       this.#reconciler = new CronJobReconciler({
         client: h.client,
         cache: h.cache,
         recorder: h.recorder,
         clock: h.clock,
         ...(this.#o.statusDelayMs ? { statusDelayMs: this.#o.statusDelayMs } : {}),
+        ...(this.#o.statusFold ? { statusFold: this.#o.statusFold } : {}),
         metrics: {
           countRun: (ns: string, name: string, outcome: RunOutcome) => this.counted.push(`${ns}/${name} ${outcome}`),
           forget: () => {},
@@ -507,6 +511,7 @@ class RowTable {
             recorder: h.recorder,
             clock: h.clock,
             ...(this.#o.statusDelayMs ? { statusDelayMs: this.#o.statusDelayMs } : {}),
+            ...(this.#o.statusFold ? { statusFold: this.#o.statusFold } : {}),
           })
         : this.reconciler;
     const ctx: ReconcileContext = {

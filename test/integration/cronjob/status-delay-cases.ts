@@ -94,11 +94,105 @@ const firstStatusRows: Row[] = [
   },
 ];
 
+/** The fold's bound in these rows, and a budget that never has room (qps 0): every routine change waits for it. */
+const BOUND = 5 * MIN;
+
+/**
+ * --status-write-qps and --status-write-max-delay (the reconciler's statusFold, controllers/statusfold.ts): with no
+ * room in the budget, a change its Jobs tell (a scheduled run's start or end) waits up to the bound and several go in
+ * one write; anything a Job does not tell is written at once; a restart or a lost Job keeps the books right.
+ */
+const foldRows: Row[] = [
+  {
+    title: "no room: a run's start and end wait for the bound and go in one write",
+    steps: [
+      // Woken at the bound: the slot plus BOUND (10 ms slack).
+      { at: 1000, reconcile: "pass", requeue: BOUND },
+      { expect: { statusWrites: 0, jobNames: [0], status: { lastScheduleTime: null } }, why: "the start is folded" },
+      { finish: 0, as: "Complete", start: 1000, end: 30_000 },
+      { at: 30_000, reconcile: "pass" },
+      { expect: { statusWrites: 0 }, why: "a success is its Job's to tell: folded too" },
+      { at: BOUND, reconcile: "pass" },
+      {
+        expect: {
+          statusWrites: 1,
+          status: { lastScheduleTime: 0, lastSuccessfulTime: 30_000, active: [] },
+          recentRuns: [scheduled(0, { outcome: { result: "Complete", finishedAt: 30_000 } })],
+        },
+        why: "at the bound, the run's start and end in one write",
+      },
+    ],
+  },
+  {
+    title: "no room: a failed run is news (Degraded), written at once",
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      { expect: { statusWrites: 0 } },
+      { finish: 0, as: "Failed", start: 1000, end: 30_000 },
+      { at: 30_000, reconcile: "pass" },
+      {
+        expect: {
+          statusWrites: 1,
+          status: { lastScheduleTime: 0, lastFailedTime: 30_000 },
+          conditions: { Degraded: { status: "True", reason: "LastJobFailed" } },
+        },
+      },
+    ],
+  },
+  {
+    title: "a restart before the folded write rebuilds the run from its Job and keeps the bound",
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      { at: 2 * MIN, reconcile: "restart" },
+      { expect: { statusWrites: 0, jobNames: [0] }, why: "the new process folds too: the bound counts from the slot" },
+      { at: BOUND, reconcile: "restart" },
+      {
+        expect: {
+          statusWrites: 1,
+          jobNames: [0],
+          status: { lastScheduleTime: 0, active: [0] },
+          recentRuns: [scheduled(0)],
+        },
+        why: "the record entry rebuilt from the Job is the run path's own",
+      },
+    ],
+  },
+  {
+    title: "a Job deleted before the folded write books it: its slot counts as run, written at once, not run again",
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      { expect: { statusWrites: 0, jobNames: [0] } },
+      { deleteJob: 0 },
+      { at: 2000, reconcile: "pass" },
+      { expect: { statusWrites: 1, jobNames: [], status: { lastScheduleTime: 0 } } },
+    ],
+  },
+];
+
+/** A budget with room (a small fleet): every change is written as without the fold. */
+const roomyRows: Row[] = [
+  {
+    title: "room in the budget: a run's start is written at once",
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      { expect: { statusWrites: 1, status: { lastScheduleTime: 0, active: [0] }, recentRuns: [scheduled(0)] } },
+    ],
+  },
+];
+
 export function statusDelayCases(driver: ReconcilerDriver): void {
   describe(`--status-write-delay: a new run's status write waits for its end (fake clock, ${driver.name})`, () => {
     runRows(rowTable(driver, { namespace: "status-delay", prefix: "sd", firstPass: true, statusDelayMs: DELAY }), rows);
   });
   describe(`a new CronJob's first status waits behind the passes that decide (fake clock, ${driver.name})`, () => {
     runRows(rowTable(driver, { namespace: "first-status", prefix: "fs", firstPass: false }), firstStatusRows);
+  });
+  describe(`--status-write-qps with no room: routine writes fold up to --status-write-max-delay (fake clock, ${driver.name})`, () => {
+    const statusFold = { qps: 0, maxDelayMs: BOUND };
+    runRows(rowTable(driver, { namespace: "status-fold", prefix: "sf", firstPass: true, statusFold }), foldRows);
+  });
+  describe(`--status-write-qps with room: written at once (fake clock, ${driver.name})`, () => {
+    const statusFold = { qps: 100, maxDelayMs: BOUND };
+    runRows(rowTable(driver, { namespace: "status-roomy", prefix: "sr", firstPass: true, statusFold }), roomyRows);
   });
 }

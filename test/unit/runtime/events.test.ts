@@ -7,12 +7,12 @@ import {
   EventCorrelator,
   LRU,
   RefillingBuckets,
-  TokenBucket,
   aggregateKey,
   eventKey,
   type EventPatch,
 } from "../../../runtime/events/correlator.ts";
 import { FakeRecorder } from "../../../runtime/events/fake.ts";
+import { TokenBucket } from "../../../runtime/tokenbucket.ts";
 import { sprintf } from "../../../runtime/events/format.ts";
 import { DEFAULT_MAX_IN_FLIGHT, DROP_REASONS, EventRecorder } from "../../../runtime/events/recorder.ts";
 import type { EventSink } from "../../../runtime/events/sink.ts";

@@ -1,0 +1,33 @@
+// A token bucket (golang.org/x/time/rate semantics), shared by the event recorder's spam filter and the
+// controller's status-write budget.
+
+/** Token bucket (golang.org/x/time/rate semantics): starts full, refills continuously. */
+export class TokenBucket {
+  readonly #qps: number;
+  readonly #burst: number;
+  #tokens: number;
+  #last: number;
+
+  constructor(qps: number, burst: number, nowMs: number) {
+    this.#qps = qps;
+    this.#burst = burst;
+    this.#tokens = burst;
+    this.#last = nowMs;
+  }
+
+  /** Whether the bucket has refilled by `nowMs` (as if it were new). */
+  fullAt(nowMs: number): boolean {
+    const elapsed = Math.max(0, nowMs - this.#last);
+    return this.#tokens + (elapsed / 1000) * this.#qps >= this.#burst;
+  }
+
+  tryAccept(nowMs: number): boolean {
+    // A clock stepping backwards must not mint tokens.
+    const elapsed = Math.max(0, nowMs - this.#last);
+    this.#last = Math.max(this.#last, nowMs);
+    this.#tokens = Math.min(this.#burst, this.#tokens + (elapsed / 1000) * this.#qps);
+    if (this.#tokens < 1) return false;
+    this.#tokens -= 1;
+    return true;
+  }
+}

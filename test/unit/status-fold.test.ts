@@ -1,0 +1,163 @@
+// The fold's rules (controllers/statusfold.ts): which status changes its Jobs tell (may wait), which are news (written
+// at once), since when the stored status is behind, and the budget's decision. The reconciler's rows over them are in
+// test/integration/cronjob/status-delay-cases.ts.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { type CronJobWireStatus, type Job, SCHEDULED_AT_ANNOTATION } from "../../api/v1/index.ts";
+import {
+  behindSince,
+  type FoldJobs,
+  foldStatus,
+  StatusNews,
+  statusNews,
+  StatusWriteBudget,
+} from "../../controllers/statusfold.ts";
+
+const SLOT = "2026-11-28T10:00:00Z";
+const T0 = Date.parse(SLOT);
+
+function job(name: string, o: { slot?: string; ended?: string; ttl?: number } = {}): Job {
+  return {
+    metadata: {
+      name,
+      creationTimestamp: "2026-11-28T10:00:02Z",
+      annotations: o.slot ? { [SCHEDULED_AT_ANNOTATION]: o.slot } : {},
+    },
+    ...(o.ttl !== undefined ? { spec: { ttlSecondsAfterFinished: o.ttl, template: {} } } : {}),
+    status: o.ended
+      ? {
+          completionTime: o.ended,
+          conditions: [
+            { type: "SuccessCriteriaMet", status: "True", lastTransitionTime: o.ended },
+            { type: "Complete", status: "True", lastTransitionTime: o.ended },
+          ],
+        }
+      : { active: 1, startTime: "2026-11-28T10:00:03Z" },
+  } as Job;
+}
+
+const cond = (type: string, status: string, reason: string, message: string) => ({
+  type,
+  status,
+  reason,
+  message,
+  lastTransitionTime: "2026-11-28T09:00:00Z",
+});
+
+const stored: CronJobWireStatus = {
+  observedGeneration: 1,
+  lastScheduleTime: "2026-11-28T09:00:00Z",
+  nextScheduleTime: SLOT,
+  active: [],
+  activeCount: 0,
+  conditions: [
+    cond("Available", "True", "Scheduled", `Next run at ${SLOT}`),
+    cond("Progressing", "False", "NoJobsActive", "No Jobs running"),
+    cond("Degraded", "False", "AsExpected", "No problems detected"),
+  ],
+  recentRuns: [],
+};
+
+/** The status once the slot's Job `j` runs: what a pass would write. */
+function started(j: Job, extra: Partial<CronJobWireStatus> = {}): CronJobWireStatus {
+  return {
+    ...stored,
+    lastScheduleTime: SLOT,
+    nextScheduleTime: "2026-11-28T11:00:00Z",
+    active: [{ name: j.metadata?.name ?? "" }],
+    activeCount: 1,
+    conditions: [
+      cond("Available", "True", "JobsActive", "1 active Job(s); next run at 2026-11-28T11:00:00Z"),
+      cond("Progressing", "True", "JobsActive", "1 Job(s) running"),
+      cond("Degraded", "False", "AsExpected", "No problems detected"),
+    ],
+    recentRuns: [
+      {
+        trigger: "Schedule",
+        scheduledTime: SLOT,
+        decision: "Created",
+        reason: "Scheduled",
+        decidedAt: "2026-11-28T10:00:02Z",
+        job: j.metadata?.name ?? "",
+      },
+    ],
+    ...extra,
+  };
+}
+
+function children(jobs: Job[], o: { unbooked?: boolean; scheduled?: boolean } = {}): FoldJobs {
+  return { jobs, unbooked: () => o.unbooked ?? true, scheduled: () => o.scheduled ?? true };
+}
+
+describe("statusNews: what no Job tells", () => {
+  const j = job("backup-1795341600", { slot: SLOT });
+
+  it("a scheduled run's start (active, times, Created entry, Progressing, Available's message) is routine", () => {
+    assert.equal(statusNews(stored, started(j), children([j])), undefined);
+  });
+
+  it("a run of a trigger whose Jobs do not move lastScheduleTime (run now, backfill, retry) is news", () => {
+    assert.equal(statusNews(stored, started(j), children([j], { scheduled: false })), StatusNews.record);
+  });
+
+  it("a record entry no Job tells (Held, Missed, Skipped, ...) is news", () => {
+    const held = started(j);
+    held.recentRuns = [
+      { ...held.recentRuns![0]!, decision: "Held", reason: "ConcurrencyPolicyForbid", job: undefined },
+    ];
+    assert.equal(statusNews(stored, held, children([j])), StatusNews.record);
+  });
+
+  it("a condition that is not a run's start or end (Degraded, Available going False) is news", () => {
+    const failed = started(j);
+    failed.conditions = [...failed.conditions!.slice(0, 2), cond("Degraded", "True", "LastJobFailed", "failed")];
+    assert.equal(statusNews(stored, failed, children([j])), StatusNews.condition);
+    const unavailable = started(j);
+    unavailable.conditions = [
+      cond("Available", "False", "Suspended", "suspended"),
+      ...unavailable.conditions!.slice(1),
+    ];
+    assert.equal(statusNews(stored, unavailable, children([j])), StatusNews.condition);
+  });
+
+  it("a field no Job tells (lastMissedTime, stopped, ...) and a new generation are news", () => {
+    assert.equal(statusNews(stored, started(j, { lastMissedTime: SLOT }), children([j])), StatusNews.field);
+    assert.equal(statusNews(stored, started(j, { observedGeneration: 2 }), children([j])), StatusNews.observed);
+    assert.equal(statusNews(undefined, started(j), children([j])), StatusNews.observed);
+  });
+
+  it("an ended run whose Job has a TTL, or a listed Job that is gone, is news: the Job will not stay to tell it", () => {
+    const ttl = job("backup-1795341600", { slot: SLOT, ended: "2026-11-28T10:00:30Z", ttl: 0 });
+    const ended = started(ttl, { active: [], activeCount: 0 });
+    assert.equal(statusNews(stored, ended, children([ttl])), StatusNews.jobLeaves);
+    const plain = job("backup-1795341600", { slot: SLOT, ended: "2026-11-28T10:00:30Z" });
+    assert.equal(statusNews(stored, started(plain, { active: [], activeCount: 0 }), children([plain])), undefined);
+    const listed = { ...stored, active: [{ name: "backup-1" }], activeCount: 1 };
+    assert.equal(statusNews(listed, started(j), children([j])), StatusNews.jobLeaves);
+  });
+});
+
+describe("behindSince: the oldest change the stored status lacks", () => {
+  it("an unbooked run counts from its slot, a listed run that ended from its end", () => {
+    const j = job("backup-1795341600", { slot: SLOT });
+    assert.equal(behindSince(stored, started(j), children([j]), T0 + 60_000), T0);
+    const listed = { ...stored, nextScheduleTime: "2026-11-28T11:00:00Z", active: [{ name: "backup-1795341600" }] };
+    const ended = job("backup-1795341600", { slot: SLOT, ended: "2026-11-28T10:00:30Z" });
+    const next = started(ended, { active: [], activeCount: 0 });
+    assert.equal(behindSince(listed, next, children([ended], { unbooked: false }), T0 + 60_000), T0 + 30_000);
+  });
+});
+
+describe("foldStatus: news now, routine with room, else at the bound", () => {
+  it("takes a token for every write; a routine one waits without one until the bound", () => {
+    const budget = new StatusWriteBudget({ qps: 1, maxDelayMs: 60_000 }, T0);
+    // The bucket holds two tokens (twice the qps).
+    assert.deepEqual(foldStatus(undefined, T0, budget, T0), { write: true, why: "room" });
+    assert.deepEqual(foldStatus(StatusNews.record, T0, budget, T0), { write: true, why: "news", news: "record" });
+    assert.deepEqual(foldStatus(undefined, T0, budget, T0), { write: false, waitMs: 60_000 });
+    assert.deepEqual(foldStatus(StatusNews.field, T0, budget, T0), { write: true, why: "news", news: "field" });
+    assert.deepEqual(foldStatus(undefined, T0 - 60_000, budget, T0), { write: true, why: "bound" });
+    // A second later the bucket has a token again.
+    assert.deepEqual(foldStatus(undefined, T0, budget, T0 + 1000), { write: true, why: "room" });
+  });
+});
