@@ -220,7 +220,7 @@ export const FLAGS: FlagSpec[] = [
   {
     name: "status-write-qps",
     type: "string",
-    default: "20",
+    default: "10",
     help:
       "CronJob status writes a second that a change the Jobs already show (a scheduled run's start or end) is " +
       "written with at once; past it, such changes wait and several runs of a CronJob go in one write, at most " +
@@ -233,7 +233,7 @@ export const FLAGS: FlagSpec[] = [
     default: "5m",
     help:
       "The most a CronJob's status may stay behind its Jobs while the status-write budget is spent (a Go " +
-      "duration; 0s: never, every change is written at once).",
+      "duration, at most 5m, which the CronJobNotRunOnTime alert allows; 0s: never, every change is written at once).",
   },
   {
     name: "shutdown-delay-duration",
@@ -372,7 +372,8 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     shutdownDelayMs: duration("shutdown-delay-duration", 10 * 60_000),
     statusWriteDelayMs: duration("status-write-delay", 60_000),
     statusWriteQPS: int("status-write-qps", 0, 100_000),
-    statusWriteMaxDelayMs: duration("status-write-max-delay", 3_600_000),
+    // At most 5m: CronJobNotRunOnTime fires once status.nextScheduleTime is 7 minutes old (docs/architecture.md).
+    statusWriteMaxDelayMs: duration("status-write-max-delay", 300_000),
     enableWebhooks: enableWebhooksEnv !== "false",
     help: get<boolean>("help"),
   };

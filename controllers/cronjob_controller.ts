@@ -661,15 +661,16 @@ export class CronJobReconciler implements Reconciler {
       // A change the Jobs tell waits while the budget has no room, up to the bound (statusfold.ts); news goes now.
       const fold = o.jobsGone
         ? ({ write: true, why: "news", news: StatusNews.jobLeaves } as const)
-        : foldPass(cronJob.status, wanted, children, this.budget, nowMs);
+        : foldPass(cronJob.status, wanted, children, this.budget, nowMs, remembered.reservedAt);
       statusWrites.inc({ decision: fold.write ? fold.why : "folded" });
+      remembered.reservedAt = fold.write ? undefined : fold.reservedAt;
       if (!fold.write) {
         remembered.folded = unbookedSlots(children);
         return { requeueAfterMs: Math.min(requeue.requeueAfterMs ?? Infinity, fold.waitMs + REQUEUE_SLACK_MS) };
       }
     }
     const written = wanted ? await writeStatus(this.client, cronJob, wanted, { remembered, ctx }) : true;
-    if (written) remembered.folded = undefined;
+    if (written) [remembered.folded, remembered.reservedAt] = [undefined, undefined];
     if (pass.retry !== undefined) throw retry(pass.retry);
     // A conflict means the object changed under us: read it again soon (a Job created meanwhile is found by its
     // deterministic name, so the retry cannot duplicate it).

@@ -40,6 +40,8 @@ export interface Remembered {
    * no longer finds one of them counts its slot as run and writes at once.
    */
   folded?: Map<string, number>;
+  /** The status-write token a folded pass reserved (statusfold.ts): when it is due (ms); the pass then writes. */
+  reservedAt?: number;
   /** With spec.startTimeoutSeconds: UIDs of running Jobs whose Pods were seen started (never read again). */
   started?: Set<string>;
 }

@@ -154,8 +154,11 @@ export interface StatusFoldOptions {
 
 /**
  * The room: one token bucket of status writes for the whole controller (client-go's qps and burst). Every status
- * write takes a token if one is there; only a routine one waits for one (qps 0: every routine one waits the bound). A small fleet never empties it (every
- * write goes at once, as without the fold); a burst of thousands of runs does, and its routine writes fold.
+ * write takes a token if one is there; only a routine one waits for one, in line: a pass that finds none reserves the
+ * next one free (rate.Limiter's Reserve) if it comes before its bound, and is woken then to write, so a burst's
+ * folded writes drain at the budget's rate, oldest first, and a small burst is written within seconds. A small fleet
+ * never empties it (every write goes at once, as without the fold); a burst of thousands of runs does, and its
+ * routine writes fold (qps 0: every routine one waits the bound).
  */
 export class StatusWriteBudget {
   readonly #bucket: TokenBucket;
@@ -170,28 +173,38 @@ export class StatusWriteBudget {
   take(nowMs: number): boolean {
     return this.#bucket.tryAccept(nowMs);
   }
+
+  /** Reserves the next token free if it comes within `maxWaitMs`: when (ms), or undefined (nothing reserved). */
+  reserve(nowMs: number, maxWaitMs: number): number | undefined {
+    const wait = this.#bucket.reserve(nowMs, maxWaitMs);
+    return wait === undefined ? undefined : nowMs + wait;
+  }
 }
 
 /** The fold's decision for one pass's status write. */
 type FoldDecision =
-  { write: true; why: "news" | "room" | "bound"; news?: StatusNews } | { write: false; waitMs: number };
+  | { write: true; why: "news" | "room" | "bound"; news?: StatusNews }
+  | { write: false; waitMs: number; reservedAt?: number };
 
 /**
- * Write now, or fold into a later pass (waitMs: until the bound). News is written at once; a routine change when the
- * budget has a token, or once it has waited the bound.
+ * Write now, or fold into a later pass (waitMs: until its reserved token, else the bound). News is written at once; a
+ * routine change when the budget has a token for it (one this CronJob reserved and is due, or one there now), or once
+ * it has waited the bound. `reservedAt`: the token this CronJob reserved (memory), already paid for.
  */
 export function foldStatus(
   news: StatusNews | undefined,
   behindSinceMs: number,
   budget: StatusWriteBudget,
   nowMs: number,
+  reservedAt?: number,
 ): FoldDecision {
-  const room = budget.take(nowMs);
+  const room = reservedAt !== undefined ? nowMs >= reservedAt : budget.take(nowMs);
   if (news !== undefined) return { write: true, why: "news", news };
   if (room) return { write: true, why: "room" };
   const left = behindSinceMs + budget.maxDelayMs - nowMs;
   if (left <= 0) return { write: true, why: "bound" };
-  return { write: false, waitMs: left };
+  const at = reservedAt ?? budget.reserve(nowMs, left);
+  return at === undefined ? { write: false, waitMs: left } : { write: false, waitMs: at - nowMs, reservedAt: at };
 }
 
 /** The fold over one pass: its news, how far behind the stored status is, and the budget's answer. */
@@ -201,8 +214,10 @@ export function foldPass(
   children: FoldJobs,
   budget: StatusWriteBudget,
   nowMs: number,
+  reservedAt: number | undefined,
 ): FoldDecision {
-  return foldStatus(statusNews(stored, next, children), behindSince(stored, next, children, nowMs), budget, nowMs);
+  const news = statusNews(stored, next, children);
+  return foldStatus(news, behindSince(stored, next, children, nowMs), budget, nowMs, reservedAt);
 }
 
 /** Whether the stored status is as far behind the Jobs as the fold lets it fall (written whatever else waits). */

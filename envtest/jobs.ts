@@ -16,8 +16,11 @@ import { rfc3339 } from "../runtime/metatime.ts";
 type Time = string | number | Date;
 const wireTime = (t: Time): string => (typeof t === "string" ? t : rfc3339(new Date(t)));
 
-/** Where a Job is: running, or finished as the Job controller ends it. */
-export type JobState = "active" | "complete" | "failed";
+/**
+ * Where a Job is: running, failing (1.31+: FailureTarget=True, its Pods still terminating, Failed not yet True), or
+ * finished as the Job controller ends it.
+ */
+export type JobState = "active" | "failing" | "complete" | "failed";
 
 /**
  * A Job's status as a Kubernetes 1.31+ Job controller writes it: a running Job with `active`; a finished one
@@ -36,6 +39,16 @@ export function jobStatus(o: {
   if (o.state === "active") return { ...startTime, active: 1 };
   if (o.end === undefined) throw new Error(`jobStatus: a ${o.state} Job needs its end time`);
   const end = wireTime(o.end);
+  if (o.state === "failing") {
+    // The Job controller has decided the Job fails (a limit passed) and is terminating its Pods: not ended yet.
+    const why = o.failure ? { reason: o.failure.reason, message: o.failure.message ?? "" } : {};
+    return {
+      ...startTime,
+      failed: 1,
+      terminating: 1,
+      conditions: [{ type: "FailureTarget", status: "True", lastTransitionTime: end, ...why }],
+    };
+  }
   const [interim, final] = o.state === "complete" ? ["SuccessCriteriaMet", "Complete"] : ["FailureTarget", "Failed"];
   const f = o.state === "failed" ? o.failure : undefined;
   const why = f ? { reason: f.reason, ...(f.message !== undefined ? { message: f.message } : {}) } : {};

@@ -21,11 +21,27 @@ export class TokenBucket {
     return this.#tokens + (elapsed / 1000) * this.#qps >= this.#burst;
   }
 
-  tryAccept(nowMs: number): boolean {
-    // A clock stepping backwards must not mint tokens.
+  /**
+   * A token at `nowMs` plus the returned wait (ms), reserved now (rate.Limiter's ReserveN): the bucket may go below
+   * zero, so later callers wait behind it. Undefined, and nothing reserved, when the wait would exceed `maxWaitMs`.
+   */
+  reserve(nowMs: number, maxWaitMs: number): number | undefined {
+    this.#refill(nowMs);
+    const wait = this.#tokens >= 1 ? 0 : ((1 - this.#tokens) / this.#qps) * 1000;
+    if (!(wait <= maxWaitMs)) return undefined; // also a qps of 0: never
+    this.#tokens -= 1;
+    return wait;
+  }
+
+  #refill(nowMs: number): void {
     const elapsed = Math.max(0, nowMs - this.#last);
     this.#last = Math.max(this.#last, nowMs);
     this.#tokens = Math.min(this.#burst, this.#tokens + (elapsed / 1000) * this.#qps);
+  }
+
+  tryAccept(nowMs: number): boolean {
+    // A clock stepping backwards must not mint tokens.
+    this.#refill(nowMs);
     if (this.#tokens < 1) return false;
     this.#tokens -= 1;
     return true;

@@ -18,6 +18,7 @@ function everything(): Required<Remembered> {
     announceDeferred: true,
     fresh: new Map([["job-1", 1]]),
     folded: new Map([["job-2", 2]]),
+    reservedAt: 3,
     started: new Set(["job-uid-2"]),
   };
 }

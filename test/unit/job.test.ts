@@ -10,6 +10,7 @@ import {
   jobNameFor,
   readJob,
   rfc3339InZone,
+  runningSince,
   scheduledTimeOf,
 } from "../../api/v1/index.ts";
 import { trimJobForCache } from "../../controllers/job.ts";
@@ -45,6 +46,28 @@ describe("Job helpers", () => {
     assert.equal(classifyJob({ status: { conditions: [{ type: "Failed", status: "True" }] } }), "failed");
     assert.equal(classifyJob({ status: { conditions: [{ type: "Complete", status: "False" }] } }), "active");
     assert.equal(classifyJob({}), "active");
+  });
+
+  it("a Job whose end is only decided (1.31+ FailureTarget, SuccessCriteriaMet) still runs: its Pods terminate", () => {
+    const at = "2026-11-22T05:54:00Z";
+    assert.equal(classifyJob({ status: jobStatus({ state: "failing", start: at, end: at }) }), "active");
+    const met = { status: { conditions: [{ type: "SuccessCriteriaMet", status: "True", lastTransitionTime: at }] } };
+    assert.equal(classifyJob(met), "active");
+  });
+
+  it("a Job resumed from a queue (Kueue) has run since its resume, not since an older startTime", () => {
+    // The 1.33 Job controller resets startTime in the update that turns Suspended False (job_controller.go, "Resumed
+    // jobs will always reset StartTime"), so the two agree once it has written; a Job whose status another controller
+    // writes (spec.managedBy) need not, and the start limit must not count its time in the queue.
+    const resumed = {
+      status: {
+        startTime: "2026-11-22T05:00:00Z",
+        conditions: [{ type: "Suspended", status: "False", lastTransitionTime: "2026-11-22T05:40:00Z" }],
+      },
+    };
+    assert.equal(runningSince(resumed)?.toISOString(), "2026-11-22T05:40:00.000Z");
+    const queued = { spec: { suspend: false }, status: { conditions: [{ type: "Suspended", status: "True" }] } };
+    assert.equal(runningSince(queued), undefined, "resumed in spec, not yet by the Job controller: not running");
   });
 });
 
@@ -147,6 +170,11 @@ describe("the Job cache keeps what the controller reads", () => {
     assert.deepEqual(trimmed.status, before.status);
     assert.equal(classifyJob(trimmed), "successful");
     assert.equal(scheduledTimeOf(trimmed)?.toISOString(), slot.toISOString());
+  });
+
+  it("keeps ttlSecondsAfterFinished: a run whose Job will be deleted once it ends is written before it goes", () => {
+    const job = batchJob({ name: "nightly-1", spec: { ttlSecondsAfterFinished: 0, suspend: false, template: {} } });
+    assert.deepEqual(trimJobForCache(job).spec, { suspend: false, ttlSecondsAfterFinished: 0 });
   });
 });
 

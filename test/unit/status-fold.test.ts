@@ -148,16 +148,34 @@ describe("behindSince: the oldest change the stored status lacks", () => {
   });
 });
 
-describe("foldStatus: news now, routine with room, else at the bound", () => {
-  it("takes a token for every write; a routine one waits without one until the bound", () => {
+describe("foldStatus: news now, routine with room, else in line for a token, else at the bound", () => {
+  it("takes a token for every write; a routine one without one reserves the next, or waits the bound", () => {
     const budget = new StatusWriteBudget({ qps: 1, maxDelayMs: 60_000 }, T0);
     // The bucket holds two tokens (twice the qps).
     assert.deepEqual(foldStatus(undefined, T0, budget, T0), { write: true, why: "room" });
     assert.deepEqual(foldStatus(StatusNews.record, T0, budget, T0), { write: true, why: "news", news: "record" });
-    assert.deepEqual(foldStatus(undefined, T0, budget, T0), { write: false, waitMs: 60_000 });
+    // None left: the next token comes in a second; reserved, the pass is woken then and writes without taking another.
+    const first = foldStatus(undefined, T0, budget, T0);
+    assert.deepEqual(first, { write: false, waitMs: 1000, reservedAt: T0 + 1000 });
+    const second = foldStatus(undefined, T0, budget, T0);
+    assert.deepEqual(second, { write: false, waitMs: 2000, reservedAt: T0 + 2000 }, "in line behind the first");
+    assert.deepEqual(foldStatus(undefined, T0, budget, T0 + 500, T0 + 1000), {
+      write: false,
+      waitMs: 500,
+      reservedAt: T0 + 1000,
+    });
+    assert.deepEqual(foldStatus(undefined, T0, budget, T0 + 1000, T0 + 1000), { write: true, why: "room" });
+    // News is written whatever the budget.
     assert.deepEqual(foldStatus(StatusNews.field, T0, budget, T0), { write: true, why: "news", news: "field" });
+    // A token further than the bound is not reserved: the pass waits the bound, and then writes.
+    const late = foldStatus(undefined, T0 - 58_000, budget, T0);
+    assert.deepEqual(late, { write: false, waitMs: 2000 });
     assert.deepEqual(foldStatus(undefined, T0 - 60_000, budget, T0), { write: true, why: "bound" });
-    // A second later the bucket has a token again.
-    assert.deepEqual(foldStatus(undefined, T0, budget, T0 + 1000), { write: true, why: "room" });
+  });
+
+  it("qps 0: never room, every routine change waits the bound", () => {
+    const budget = new StatusWriteBudget({ qps: 0, maxDelayMs: 60_000 }, T0);
+    assert.deepEqual(foldStatus(undefined, T0, budget, T0), { write: false, waitMs: 60_000 });
+    assert.deepEqual(foldStatus(undefined, T0, budget, T0 + 60_000), { write: true, why: "bound" });
   });
 });

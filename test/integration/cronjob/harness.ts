@@ -224,14 +224,14 @@ export class ReconcileHarness<C extends ObjectClient = Client> {
    */
   async finishJob(
     jobName: string,
-    outcome: "Complete" | "Failed",
+    outcome: "Complete" | "Failed" | "FailureTarget",
     startTime: string,
     finishTime: string,
     failure?: { reason: string; message?: string },
   ): Promise<void> {
     const job = await this.client.get<Job>(Kinds.Job, this.namespace, jobName);
     job.status = jobStatus({
-      state: outcome === "Complete" ? "complete" : "failed",
+      state: outcome === "Complete" ? "complete" : outcome === "Failed" ? "failed" : "failing",
       start: job.status?.startTime ?? startTime,
       end: finishTime,
       ...(failure ? { failure } : {}),

@@ -148,6 +148,43 @@ const outOfOrderRows: Row[] = [
   },
 ];
 
+/**
+ * A Job the Job controller has decided fails (1.31+: FailureTarget=True) still runs until Failed=True: its Pods are
+ * terminating. Whatever reads a run's end (Forbid, the retry, the failure count) must wait for Failed, or a second
+ * run would start beside Pods that still run.
+ */
+const failingRows: Row[] = [
+  {
+    title: "with Forbid, a Job with FailureTarget but not yet Failed still holds the next slot",
+    spec: { concurrencyPolicy: "Forbid" },
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      { finish: 0, as: "FailureTarget", start: 1000, end: 30 * MIN },
+      { at: HOUR + 1000, reconcile: "pass" },
+      {
+        expect: { jobs: [0], status: { active: [0], lastFailedTime: null, consecutiveFailures: null } },
+        why: "its Pods still terminate: the run has not ended",
+      },
+      { finish: 0, as: "Failed", start: 1000, end: HOUR + 2000 },
+      { at: HOUR + 3000, reconcile: "pass" },
+      { expect: { jobs: [0, HOUR], status: { lastFailedTime: HOUR + 2000 } }, why: "Failed: the held slot runs" },
+    ],
+  },
+  {
+    title: "with spec.retry, no attempt starts while the failing Job's Pods still terminate",
+    spec: { retry: { limit: 1, delaySeconds: 0 } },
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      { finish: 0, as: "FailureTarget", start: 1000, end: 5 * MIN },
+      { at: 5 * MIN + 1000, reconcile: "pass" },
+      { expect: { jobNames: [0], status: { active: [0] } }, why: "not failed yet: nothing to retry" },
+      { finish: 0, as: "Failed", start: 1000, end: 6 * MIN },
+      { at: 6 * MIN + 1000, reconcile: "pass" },
+      { expect: { jobNames: [0, { retry: 0, k: 1 }] }, why: "Failed: the attempt starts" },
+    ],
+  },
+];
+
 export function reconcilerEdgeCases(driver: ReconcilerDriver): void {
   describe(`CronJob reconciler edges (fake clock, ${driver.name})`, () => {
     const table = rowTable(driver, { namespace: "edges", prefix: "edge", firstPass: false });
@@ -393,6 +430,9 @@ export function reconcilerEdgeCases(driver: ReconcilerDriver): void {
     });
 
     runRows(table, outOfOrderRows);
+    describe("a failing Job (FailureTarget, not yet Failed) still runs", () => {
+      runRows(table, failingRows);
+    });
 
     it("a foreign Job that takes a remembered active Job's name (another UID) is not taken for ours", async () => {
       const { name, h1 } = await fresh({ concurrencyPolicy: "Replace" });

@@ -116,10 +116,11 @@ export type Step =
   /**
    * The Job controller ends a Job: started at `start` (a slot's own by default), ended a minute later by default;
    * `failure`: a failed Job's condition reason and message (BackoffLimitExceeded, DeadlineExceeded, ...).
+   * "FailureTarget": 1.31+, the Job controller decided it fails and terminates its Pods, Failed not yet True.
    */
   | {
       finish: JobRef;
-      as: "Complete" | "Failed";
+      as: "Complete" | "Failed" | "FailureTarget";
       start?: Offset;
       end?: Offset;
       failure?: { reason: string; message?: string };

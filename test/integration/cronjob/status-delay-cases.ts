@@ -167,6 +167,26 @@ const foldRows: Row[] = [
       { expect: { statusWrites: 1, jobNames: [], status: { lastScheduleTime: 0 } } },
     ],
   },
+  {
+    title: "the write at the bound refused: the next pass writes it, the run still booked once",
+    only: "fake",
+    steps: [
+      { at: 1000, reconcile: "pass" },
+      { finish: 0, as: "Complete", start: 1000, end: 30_000 },
+      "fake loses the next status write",
+      { at: BOUND, reconcile: "pass", rejects: /status write lost/ },
+      { expect: { statusWrites: 1, status: { lastScheduleTime: null } }, why: "the lost attempt, nothing stored" },
+      { at: BOUND + 1000, reconcile: "pass" },
+      {
+        expect: {
+          statusWrites: 1,
+          jobNames: [0],
+          status: { lastScheduleTime: 0, lastSuccessfulTime: 30_000 },
+          recentRuns: [scheduled(0, { outcome: { result: "Complete", finishedAt: 30_000 } })],
+        },
+      },
+    ],
+  },
 ];
 
 /** A budget with room (a small fleet): every change is written as without the fold. */
