@@ -27,6 +27,7 @@ import {
   type Result,
   RetryNoLaterThan,
 } from "../runtime/controller.ts";
+import { routineLeftOut } from "../runtime/events/recorder.ts";
 import type { Recorder } from "../runtime/events/types.ts";
 import type { CacheIndexer, CacheReader, ObjectClient } from "../runtime/interfaces.ts";
 import { Kinds } from "../runtime/kinds.ts";
@@ -36,7 +37,7 @@ import { deepFreeze } from "../runtime/objects.ts";
 import { historyBehind, historyToDelete, keptJobs, statusBehind } from "./books.ts";
 import { scheduledConditions } from "./conditions.ts";
 import { dueWindow, missedSlots } from "./due.ts";
-import { emitEvent, type EventDecision } from "./events.ts";
+import { emitEvent, type EventDecision, isRoutine } from "./events.ts";
 import { failureStep } from "./failures.ts";
 import { guards, type ParsedSchedules, parsedSchedules, statusAfterGuards } from "./guards.ts";
 import { JOB_OWNER_INDEX, setupJobCache } from "./job.ts";
@@ -696,7 +697,9 @@ export class CronJobReconciler implements Reconciler {
     return true;
   }
 
+  /** An Event; a routine one (its fact is in the record) only while the status-write budget has room. */
   private event(cronJob: StoredCronJob, e: EventDecision): void {
+    if (this.budget && isRoutine(e) && !this.budget.hasRoom(this.clock.now().getTime())) return routineLeftOut();
     emitEvent(this.recorder, cronJob, e.reason, e.message, e.routine);
   }
 

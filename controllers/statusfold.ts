@@ -169,6 +169,14 @@ export class StatusWriteBudget {
     this.maxDelayMs = o.maxDelayMs;
   }
 
+  /**
+   * Whether the budget has room now (nothing taken): routine Events, whose facts the record keeps, are written only
+   * then, so a burst spends kube-apiserver on Jobs and on what no Job tells.
+   */
+  hasRoom(nowMs: number): boolean {
+    return this.#bucket.available(nowMs);
+  }
+
   /** Takes a token if there is one. */
   take(nowMs: number): boolean {
     return this.#bucket.tryAccept(nowMs);

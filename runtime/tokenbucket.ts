@@ -21,6 +21,12 @@ export class TokenBucket {
     return this.#tokens + (elapsed / 1000) * this.#qps >= this.#burst;
   }
 
+  /** Whether a token is there at `nowMs` (none taken). */
+  available(nowMs: number): boolean {
+    this.#refill(nowMs);
+    return this.#tokens >= 1;
+  }
+
   /**
    * A token at `nowMs` plus the returned wait (ms), reserved now (rate.Limiter's ReserveN): the bucket may go below
    * zero, so later callers wait behind it. Undefined, and nothing reserved, when the wait would exceed `maxWaitMs`.

@@ -52,8 +52,9 @@ export const DROP_REASONS = [
   /** Over the spam filter's budget (new Events per object+reason, updates per Event). */
   "spam_filter",
   /**
-   * A routine event (EventOptions.routine) over its object's budget (three, then one per 5 minutes): left out by
-   * design, its fact kept by the controller elsewhere; counted apart so that spam_filter still means a noisy one.
+   * A routine event (EventOptions.routine) over its object's budget (three, then one per 5 minutes), or one its
+   * controller left out (routineLeftOut: its API server has no room): left out by design, its fact kept by the
+   * controller elsewhere; counted apart so that spam_filter still means a noisy one.
    */
   "routine",
   /** The API server refused the write for good (400, 403, 404 namespace gone, 422, ...). */
@@ -80,6 +81,11 @@ const eventsDropped = getOrCreate(
       registers: [metricsRegistry],
     }),
 );
+
+/** A routine event its controller did not hand to the recorder (left out by design): counted as one over budget. */
+export function routineLeftOut(): void {
+  eventsDropped.inc({ reason: "routine" });
+}
 
 /** Every label value exists from the start (at 0), so rate() and alerts see a series before the first drop. */
 function initDropCounters(): void {

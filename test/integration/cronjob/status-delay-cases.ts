@@ -108,7 +108,15 @@ const foldRows: Row[] = [
     steps: [
       // Woken at the bound: the slot plus BOUND (10 ms slack).
       { at: 1000, reconcile: "pass", requeue: BOUND },
-      { expect: { statusWrites: 0, jobNames: [0], status: { lastScheduleTime: null } }, why: "the start is folded" },
+      {
+        expect: {
+          statusWrites: 0,
+          jobNames: [0],
+          status: { lastScheduleTime: null },
+          events: { containing: "SuccessfulCreate", count: 0 },
+        },
+        why: "the start is folded, and its routine Event left out: no room",
+      },
       { finish: 0, as: "Complete", start: 1000, end: 30_000 },
       { at: 30_000, reconcile: "pass" },
       { expect: { statusWrites: 0 }, why: "a success is its Job's to tell: folded too" },
@@ -135,6 +143,7 @@ const foldRows: Row[] = [
           statusWrites: 1,
           status: { lastScheduleTime: 0, lastFailedTime: 30_000 },
           conditions: { Degraded: { status: "True", reason: "LastJobFailed" } },
+          events: { containing: "SawCompletedJob", count: 1 },
         },
       },
     ],
@@ -195,7 +204,14 @@ const roomyRows: Row[] = [
     title: "room in the budget: a run's start is written at once",
     steps: [
       { at: 1000, reconcile: "pass" },
-      { expect: { statusWrites: 1, status: { lastScheduleTime: 0, active: [0] }, recentRuns: [scheduled(0)] } },
+      {
+        expect: {
+          statusWrites: 1,
+          status: { lastScheduleTime: 0, active: [0] },
+          recentRuns: [scheduled(0)],
+          events: { containing: "SuccessfulCreate", count: 1 },
+        },
+      },
     ],
   },
 ];
