@@ -65,6 +65,7 @@ import { announcesOnly, freshRuns, holdForRun } from "./statuswait.ts";
 import { endJobs, readStarts, startLimit } from "./starts.ts";
 import { enterDecisions, recordEnded, runDecision } from "./record.ts";
 import {
+  boundSpreadMs,
   type FoldJobs,
   foldPass,
   pastTheBound,
@@ -611,6 +612,9 @@ export class CronJobReconciler implements Reconciler {
     const status = { ...pass.status, active: refs, activeCount: refs.length };
     const children = this.foldJobs(pass);
     const nowMs = this.clock.now().getTime();
+    const spread = this.budget
+      ? boundSpreadMs(cronJob.metadata.uid ?? `${namespace}/${name}`, this.budget.maxDelayMs)
+      : 0;
     // An excluded slot this pass decided is written now, never left to a later pass: that pass would judge the slot
     // by the calendar as it is then. With the fold, the books are late once the bound is reached (statusfold.ts);
     // without it, once they are a run behind (books.ts).
@@ -618,7 +622,7 @@ export class CronJobReconciler implements Reconciler {
       o.jobsGone === true ||
       pass.status.lastExcludedTime !== cronJob.status?.lastExcludedTime ||
       (this.budget
-        ? pastTheBound(cronJob.status, status, children, this.budget, nowMs)
+        ? pastTheBound(cronJob.status, status, children, this.budget, nowMs, spread)
         : statusBehind(cronJob.status, o.observed, [...successful, ...failed], now));
     const historyLate = historyBehind(
       { successful: successful.length, failed: failed.length },
@@ -662,7 +666,7 @@ export class CronJobReconciler implements Reconciler {
       // A change the Jobs tell waits while the budget has no room, up to the bound (statusfold.ts); news goes now.
       const fold = o.jobsGone
         ? ({ write: true, why: "news", news: StatusNews.jobLeaves } as const)
-        : foldPass(cronJob.status, wanted, children, this.budget, nowMs, remembered.reservedAt);
+        : foldPass(cronJob.status, wanted, children, this.budget, nowMs, remembered.reservedAt, spread);
       statusWrites.inc({ decision: fold.write ? fold.why : "folded" });
       remembered.reservedAt = fold.write ? undefined : fold.reservedAt;
       if (!fold.write) {

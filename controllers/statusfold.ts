@@ -4,6 +4,7 @@
 // "told by the Jobs" and may wait while the API server has no room, up to a bound. Anything no Job shows (a skip, a
 // hold, a miss, an exclusion, a refused create, a condition that is not a run's start or end, a stop, an explicit
 // request's run, a new spec) is news and is written at once. Pure, but the budget (a token bucket: the room).
+import { createHash } from "node:crypto";
 import {
   type Condition,
   type CronJobWireStatus,
@@ -189,6 +190,21 @@ export class StatusWriteBudget {
   }
 }
 
+/**
+ * How much earlier than the bound a CronJob's folded write is due (ms): a share of the last minute before it, hashed
+ * from the CronJob (its UID), the same on every replica and after a restart. A slot's folded runs all count from that
+ * slot, and a slot plus the bound is a slot again for an every-minute CronJob: without it, every CronJob the budget
+ * could not serve would be written in the second its next Jobs are created.
+ */
+export function boundSpreadMs(key: string, maxDelayMs: number): number {
+  const window = Math.min(SPREAD_WINDOW_MS, Math.floor(maxDelayMs / 5));
+  if (window <= 0) return 0;
+  return Number.parseInt(createHash("sha256").update(key).digest("hex").slice(0, 8), 16) % window;
+}
+
+/** The spread's window: the minute before the bound (a fifth of the bound when that is shorter). */
+const SPREAD_WINDOW_MS = 60_000;
+
 /** The fold's decision for one pass's status write. */
 type FoldDecision =
   | { write: true; why: "news" | "room" | "bound"; news?: StatusNews }
@@ -205,11 +221,12 @@ export function foldStatus(
   budget: StatusWriteBudget,
   nowMs: number,
   reservedAt?: number,
+  spreadMs = 0,
 ): FoldDecision {
   const room = reservedAt !== undefined ? nowMs >= reservedAt : budget.take(nowMs);
   if (news !== undefined) return { write: true, why: "news", news };
   if (room) return { write: true, why: "room" };
-  const left = behindSinceMs + budget.maxDelayMs - nowMs;
+  const left = behindSinceMs + budget.maxDelayMs - spreadMs - nowMs;
   if (left <= 0) return { write: true, why: "bound" };
   const at = reservedAt ?? budget.reserve(nowMs, left);
   return at === undefined ? { write: false, waitMs: left } : { write: false, waitMs: at - nowMs, reservedAt: at };
@@ -223,9 +240,10 @@ export function foldPass(
   budget: StatusWriteBudget,
   nowMs: number,
   reservedAt: number | undefined,
+  spreadMs: number,
 ): FoldDecision {
   const news = statusNews(stored, next, children);
-  return foldStatus(news, behindSince(stored, next, children, nowMs), budget, nowMs, reservedAt);
+  return foldStatus(news, behindSince(stored, next, children, nowMs), budget, nowMs, reservedAt, spreadMs);
 }
 
 /** Whether the stored status is as far behind the Jobs as the fold lets it fall (written whatever else waits). */
@@ -235,8 +253,9 @@ export function pastTheBound(
   children: FoldJobs,
   budget: StatusWriteBudget,
   nowMs: number,
+  spreadMs: number,
 ): boolean {
-  return nowMs - behindSince(stored, next, children, nowMs) >= budget.maxDelayMs;
+  return nowMs - behindSince(stored, next, children, nowMs) >= budget.maxDelayMs - spreadMs;
 }
 
 /**

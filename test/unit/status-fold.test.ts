@@ -6,6 +6,7 @@ import { describe, it } from "node:test";
 import { type CronJobWireStatus, type Job, SCHEDULED_AT_ANNOTATION } from "../../api/v1/index.ts";
 import {
   behindSince,
+  boundSpreadMs,
   type FoldJobs,
   foldStatus,
   StatusNews,
@@ -177,5 +178,36 @@ describe("foldStatus: news now, routine with room, else in line for a token, els
     const budget = new StatusWriteBudget({ qps: 0, maxDelayMs: 60_000 }, T0);
     assert.deepEqual(foldStatus(undefined, T0, budget, T0), { write: false, waitMs: 60_000 });
     assert.deepEqual(foldStatus(undefined, T0, budget, T0 + 60_000), { write: true, why: "bound" });
+  });
+});
+
+describe("boundSpreadMs: the bound's writes spread over the minute before it", () => {
+  it("is the same for a CronJob every time, within the last minute (a fifth of a short bound), and differs between CronJobs", () => {
+    const uids = Array.from({ length: 200 }, (_, i) => `uid-${i}`);
+    const spreads = uids.map((u) => boundSpreadMs(u, 300_000));
+    assert.deepEqual(
+      uids.map((u) => boundSpreadMs(u, 300_000)),
+      spreads,
+      "decided from the CronJob, not drawn",
+    );
+    for (const s of spreads) assert.ok(s >= 0 && s < 60_000, `${s} within the minute`);
+    // Spread out, not bunched: each of the minute's six 10 s slices holds some of 200 CronJobs.
+    for (let slice = 0; slice < 6; slice++) {
+      assert.ok(
+        spreads.some((s) => Math.floor(s / 10_000) === slice),
+        `a spread in slice ${slice}`,
+      );
+    }
+    for (const u of uids) assert.ok(boundSpreadMs(u, 100_000) < 20_000, "a fifth of a 100 s bound");
+    assert.equal(boundSpreadMs("uid-1", 0), 0);
+  });
+
+  it("a folded write is due its spread before the bound, never after it", () => {
+    const budget = new StatusWriteBudget({ qps: 0, maxDelayMs: 300_000 }, T0);
+    assert.deepEqual(foldStatus(undefined, T0, budget, T0, undefined, 20_000), { write: false, waitMs: 280_000 });
+    assert.deepEqual(foldStatus(undefined, T0, budget, T0 + 280_000, undefined, 20_000), {
+      write: true,
+      why: "bound",
+    });
   });
 });
