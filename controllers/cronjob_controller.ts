@@ -65,11 +65,12 @@ import { announcesOnly, freshRuns, holdForRun } from "./statuswait.ts";
 import { endJobs, readStarts, startLimit } from "./starts.ts";
 import { enterDecisions, recordEnded, runDecision } from "./record.ts";
 import {
+  behindSince,
   boundSpreadMs,
   type FoldJobs,
-  foldPass,
-  pastTheBound,
+  foldStatus,
   StatusNews,
+  statusNews,
   type StatusFoldOptions,
   StatusWriteBudget,
   unbookedSlots,
@@ -612,6 +613,8 @@ export class CronJobReconciler implements Reconciler {
     const status = { ...pass.status, active: refs, activeCount: refs.length };
     const children = this.foldJobs(pass);
     const nowMs = this.clock.now().getTime();
+    // With the fold: since when status has lacked a change the Jobs show, and how much before the bound it is due.
+    const since = this.budget ? behindSince(cronJob.status, status, children, nowMs) : nowMs;
     const spread = this.budget
       ? boundSpreadMs(cronJob.metadata.uid ?? `${namespace}/${name}`, this.budget.maxDelayMs)
       : 0;
@@ -622,7 +625,7 @@ export class CronJobReconciler implements Reconciler {
       o.jobsGone === true ||
       pass.status.lastExcludedTime !== cronJob.status?.lastExcludedTime ||
       (this.budget
-        ? pastTheBound(cronJob.status, status, children, this.budget, nowMs, spread)
+        ? nowMs - since >= this.budget.maxDelayMs - spread
         : statusBehind(cronJob.status, o.observed, [...successful, ...failed], now));
     const historyLate = historyBehind(
       { successful: successful.length, failed: failed.length },
@@ -666,7 +669,14 @@ export class CronJobReconciler implements Reconciler {
       // A change the Jobs tell waits while the budget has no room, up to the bound (statusfold.ts); news goes now.
       const fold = o.jobsGone
         ? ({ write: true, why: "news", news: StatusNews.jobLeaves } as const)
-        : foldPass(cronJob.status, wanted, children, this.budget, nowMs, remembered.reservedAt, spread);
+        : foldStatus(
+            statusNews(cronJob.status, wanted, children),
+            since,
+            this.budget,
+            nowMs,
+            remembered.reservedAt,
+            spread,
+          );
       statusWrites.inc({ decision: fold.write ? fold.why : "folded" });
       remembered.reservedAt = fold.write ? undefined : fold.reservedAt;
       if (!fold.write) {

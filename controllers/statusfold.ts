@@ -232,32 +232,6 @@ export function foldStatus(
   return at === undefined ? { write: false, waitMs: left } : { write: false, waitMs: at - nowMs, reservedAt: at };
 }
 
-/** The fold over one pass: its news, how far behind the stored status is, and the budget's answer. */
-export function foldPass(
-  stored: Readonly<CronJobWireStatus> | undefined,
-  next: Readonly<CronJobWireStatus>,
-  children: FoldJobs,
-  budget: StatusWriteBudget,
-  nowMs: number,
-  reservedAt: number | undefined,
-  spreadMs: number,
-): FoldDecision {
-  const news = statusNews(stored, next, children);
-  return foldStatus(news, behindSince(stored, next, children, nowMs), budget, nowMs, reservedAt, spreadMs);
-}
-
-/** Whether the stored status is as far behind the Jobs as the fold lets it fall (written whatever else waits). */
-export function pastTheBound(
-  stored: Readonly<CronJobWireStatus> | undefined,
-  next: Readonly<CronJobWireStatus>,
-  children: FoldJobs,
-  budget: StatusWriteBudget,
-  nowMs: number,
-  spreadMs: number,
-): boolean {
-  return nowMs - behindSince(stored, next, children, nowMs) >= budget.maxDelayMs - spreadMs;
-}
-
 /**
  * The runs a folded write left unbooked, by Job name: their slot (ms). A Job someone deletes before the status books
  * it (kubectl delete, a TTL) would otherwise take its slot with it, and the schedule would run that slot again.
