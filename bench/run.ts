@@ -75,6 +75,8 @@ Environment only:
                       its kube-controller-manager lacks, --concurrent-cron-job-syncs before 1.28, is not passed)
   OPERATOR_NODE_ARGS  extra node flags for the operator, space-separated (e.g. "--cpu-prof --cpu-prof-dir=bench/work/prof")
   OPERATOR_DIST       ours runs <OPERATOR_DIST>/cmd/main.js instead of dist/cmd/main.js (another commit's build)
+  JITTER              ours only: every CronJob gets spec.jitter (a Go duration shorter than a minute, e.g. 59s); the
+                      skew is then counted from each run's own start (its slot plus its offset)
 `;
 
 function positiveInt(name: string, v: string): number {
@@ -170,6 +172,7 @@ async function main(): Promise<number> {
   const builtinArgs = split(env.BUILTIN_ARGS);
   const builtinTunedArgs = env.BUILTIN_TUNED_ARGS?.trim() ? split(env.BUILTIN_TUNED_ARGS) : [...BUILTIN_TUNED_ARGS];
   const operatorNodeArgs = split(env.OPERATOR_NODE_ARGS);
+  const jitter = env.JITTER?.trim() || undefined;
   const profile = values["apiserver-profile"] ?? ["1", "true"].includes(env.APISERVER_PROFILE ?? "");
   const limitsSpec = pick(values["operator-limits"], "OPERATOR_LIMITS", "deployment");
   const limits = resolveLimits(limitsSpec, PROJECT_ROOT);
@@ -212,6 +215,7 @@ async function main(): Promise<number> {
     operatorLimits: limits.limits,
     cgroups,
     operatorNodeArgs,
+    ...(jitter ? { jitter } : {}),
     workDir,
     ...(profile ? { apiserverProfile: { base: out.replace(/\.md$/, ""), perN: ns.length > 1, seconds: 10 } } : {}),
     log,
@@ -258,6 +262,7 @@ async function main(): Promise<number> {
     phases.size !== PHASES.length ? `PHASES=${[...phases].join(",")}` : "",
     cmdArgs.includes("--update") ? "UPDATE=1" : "",
     profile ? "APISERVER_PROFILE=1" : "",
+    jitter ? `JITTER=${jitter}` : "",
   ]
     .filter(Boolean)
     .join(" ");
@@ -279,6 +284,7 @@ async function main(): Promise<number> {
       namespaces,
       ...(groups ? { groups } : {}),
       ...(calendars ? { calendars } : {}),
+      ...(jitter ? { jitter } : {}),
       workers,
       inFlight,
       finishAfterS,

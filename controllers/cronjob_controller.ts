@@ -32,14 +32,16 @@ import type { Recorder } from "../runtime/events/types.ts";
 import type { CacheIndexer, CacheReader, ObjectClient } from "../runtime/interfaces.ts";
 import { Kinds } from "../runtime/kinds.ts";
 import type { Manager } from "../runtime/manager.ts";
+import { isSlot } from "../api/v1/schedule/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import { deepFreeze } from "../runtime/objects.ts";
 import { historyBehind, historyToDelete, keptJobs, statusBehind } from "./books.ts";
-import { scheduledConditions } from "./conditions.ts";
+import { progressingCondition, scheduledConditions } from "./conditions.ts";
 import { dueWindow, missedSlots } from "./due.ts";
 import { emitEvent, type EventDecision, isRoutine } from "./events.ts";
 import { failureStep } from "./failures.ts";
-import { guards, type ParsedSchedules, parsedSchedules, statusAfterGuards } from "./guards.ts";
+import { endedGuard, guards, type ParsedSchedules, parsedSchedules, statusAfterGuards } from "./guards.ts";
+import { scheduleEndAfterRuns, scheduleEndStep } from "./limits.ts";
 import { JOB_OWNER_INDEX, setupJobCache } from "./job.ts";
 import { ChildJobs } from "./jobs.ts";
 import { ReconcilerMemory, type Remembered } from "./memory.ts";
@@ -280,12 +282,20 @@ export class CronJobReconciler implements Reconciler {
     let more = false;
     for (const trigger of runs) more = (await this.runTrigger(pass, trigger, input, ctx)) || more;
 
-    const next = window?.next;
-    if (next) pass.status.nextScheduleTime = rfc3339(next);
+    // Scheduling ended (spec.maxRuns, spec.endTime): the record says so once, and no next run is announced.
+    const slot = isSlot(window?.next) ? window.next : undefined;
+    const ranUpTo = Date.parse(pass.status.lastScheduleTime ?? "") || 0;
+    const left = due.filter((d) => d.getTime() > ranUpTo).length;
+    const end = guard.stop ? guard.ended : scheduleEndAfterRuns(cronJob.spec, pass.status, now, slot, left);
+    take(pass, scheduleEndStep(pass.status, end, now));
+    const next = end ? undefined : slot;
+    // When the next Job will be started: its slot, or with spec.jitter the slot plus its offset.
+    if (next && window) pass.status.nextScheduleTime = rfc3339(window.nextStart);
     const { wakeAt } = pass;
     const { nextCheckAt } = starts;
     const requeueAfterMs = requeueAfter({
-      next,
+      // A jittered slot's run is woken for at its start.
+      next: next && window?.nextStart,
       more,
       excludedNext: excluded?.excludedNext,
       wakeAt,
@@ -295,10 +305,12 @@ export class CronJobReconciler implements Reconciler {
     // The conditions after every trigger ran: a failed create of any of them is Degraded.
     const conditions = guard.stop
       ? guard.conditions
-      : scheduledConditions(pass.active.size, pass.status.nextScheduleTime, pass.problems, [
-          ...history.successful,
-          ...history.failed,
-        ]);
+      : end
+        ? endedGuard(end, progressingCondition(pass.active.size), pass.status.resolvedSchedule ?? "").conditions
+        : scheduledConditions(pass.active.size, pass.status.nextScheduleTime, pass.problems, [
+            ...history.successful,
+            ...history.failed,
+          ]);
     const unbookedEnds = seen.newlyEnded.length;
 
     // 10. Commit: memory, Events, counts, metrics, history cleanup, one status write, the requeue.
@@ -384,7 +396,18 @@ export class CronJobReconciler implements Reconciler {
     const { schedule, timeZone: tz } = cronJob.spec;
     const key = keyOf(cronJob);
     const more = cronJob.metadata.annotations?.[MORE_SCHEDULES_ANNOTATION];
-    return this.memory.parsedSchedule(key, schedule, tz, () => parsedSchedules(cronJob, key), more);
+    // The window (spec.startTime, spec.endTime) is applied by the parse, so it is part of what the parse is keyed by.
+    const { startTime, endTime } = cronJob.spec;
+    const window =
+      startTime === undefined && endTime === undefined ? "" : `\u0001${startTime ?? ""}\u0001${endTime ?? ""}`;
+    const parse = () => parsedSchedules(cronJob, key);
+    return this.memory.parsedSchedule(
+      key,
+      schedule,
+      tz,
+      parse,
+      more === undefined && !window ? undefined : `${more ?? ""}${window}`,
+    );
   }
 
   // --- 9: the triggers ------------------------------------------------------------------------------

@@ -4,6 +4,8 @@
 import {
   type CronJobWireStatus,
   EventReason,
+  jitterOffsetSeconds,
+  jitterSecondsOf,
   MAX_CATCH_UP_SLOTS,
   type MissedRunPolicy,
   RecordDecision,
@@ -11,7 +13,14 @@ import {
   RecordTrigger,
   type SKIPPED_REASONS,
 } from "../api/v1/index.ts";
-import { countSlots, newestSlots, type Schedule, scheduleWindow, TOO_MANY_MISSED } from "../api/v1/schedule/index.ts";
+import {
+  countSlots,
+  isSlot,
+  newestSlots,
+  type Schedule,
+  scheduleWindow,
+  TOO_MANY_MISSED,
+} from "../api/v1/schedule/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { EventDecision } from "./events.ts";
 import type { RunOutcome } from "./metrics.ts";
@@ -21,8 +30,10 @@ import type { TimedDecision } from "./record.ts";
 interface ScheduleDecision {
   /** The slots to run now, oldest first (at most one unless missedRunPolicy is RunAll). */
   due: Date[];
-  /** The next slot after now (the requeue time). */
+  /** The next slot after now, or the newest one while its run's start (spec.jitter) has not come. */
   next: Date;
+  /** When the next slot's run starts: the requeue time (the slot plus its jitter offset). */
+  nextStart: Date;
   /** The newest slot, when startingDeadlineSeconds put it out of reach unstarted. */
   tooLate?: { slot: Date; deadline: number };
   /**
@@ -74,22 +85,43 @@ export function scheduleDecision(o: {
    * passes its creation time, so one member's run does not re-phase an `@every` member (api/v1/schedules.ts CronJobSchedules.everyAnchor).
    */
   everyAnchor?: Date;
+  /** spec.jitter: a slot's offset in ms (its run starts then) and the jitter's length; none: every run at its slot. */
+  offsetMs?: (slot: Date) => number;
+  jitterMs?: number;
   now: Date;
   clockNow: Date;
 }): ScheduleDecision {
-  const { schedule, now, clockNow, startingDeadlineSeconds: deadline } = o;
+  const { schedule, clockNow, startingDeadlineSeconds: deadline } = o;
+  const jitter = o.jitterMs ?? 0;
+  const startOf = (slot: Date) => slot.getTime() + (o.offsetMs?.(slot) ?? 0);
   const policy: MissedRunPolicy =
     o.missedRunPolicy === "Skip" || o.missedRunPolicy === "RunAll" ? o.missedRunPolicy : "RunLatest";
-  const ran = new Date(o.lastScheduleTime || o.creationTimestamp || now);
+  const ran = new Date(o.lastScheduleTime || o.creationTimestamp || o.now);
   const anchor = o.everyAnchor ?? ran;
   const excluded = o.lastExcludedTime ? Date.parse(o.lastExcludedTime) : NaN;
   const base = excluded > ran.getTime() ? new Date(excluded) : ran;
-  // The first instant a slot may have and still start.
+  // With spec.jitter a slot is due at its run's start: the newest slot, while its start has not come, is the next
+  // one, and the window ends before it. Jitter is shorter than the gap between two slots, so no other can be.
+  const newestSlot = jitter > 0 ? schedule.mostRecent(o.now, anchor) : undefined;
+  const now =
+    newestSlot && newestSlot > base && startOf(newestSlot) > o.now.getTime()
+      ? new Date(newestSlot.getTime() - 1)
+      : o.now;
+  // The first instant a slot's run may start and still run: startingDeadlineSeconds counts from the run's start.
   const cutoff = deadline === undefined ? undefined : clockNow.getTime() - deadline * 1000;
-  // scheduleWindow's lower bound is exclusive; one millisecond before the cut-off keeps it inclusive.
-  const earliest = cutoff !== undefined && cutoff - 1 > base.getTime() ? new Date(cutoff - 1) : base;
-  const w = scheduleWindow({ schedule, earliest, now, anchor });
-  const decision: ScheduleDecision = { due: [], next: w.next };
+  const inTime = (slot: Date) => cutoff === undefined || startOf(slot) >= cutoff;
+  // status.nextScheduleTime announces a run's start: its slot's, or with jitter its slot plus its offset.
+  const announces = (announced: Date | undefined, slot: Date) =>
+    !!announced && (announced.getTime() === slot.getTime() || announced.getTime() === startOf(slot));
+  // scheduleWindow's lower bound is exclusive; one millisecond before the cut-off keeps it inclusive (and a slot up to
+  // the jitter before it may start after it).
+  const lowest = cutoff === undefined ? undefined : cutoff - jitter - 1;
+  const earliest = lowest !== undefined && lowest > base.getTime() ? new Date(lowest) : base;
+  const found = scheduleWindow({ schedule, earliest, now, anchor });
+  // A newest slot whose run would start past its deadline is not due: step 8 reports it.
+  const w = found.missed && !inTime(found.missed) ? { ...found, missed: undefined } : found;
+  const nextStart = isSlot(w.next) ? new Date(startOf(w.next)) : w.next;
+  const decision: ScheduleDecision = { due: [], next: w.next, nextStart };
   const tooMany = w.missedCount > TOO_MANY_MISSED;
   if (tooMany && policy === "RunLatest") {
     // The built-in controller and the tutorial stop scheduling here; we report and run the newest.
@@ -101,8 +133,7 @@ export function scheduleDecision(o: {
   if (w.missed) {
     if (policy === "RunLatest") decision.due = [w.missed];
     else if (policy === "Skip") {
-      const announced = announcedSlot(o, schedule, base, anchor);
-      if (announced && announced.getTime() === w.missed.getTime()) decision.due = [w.missed];
+      if (announces(announcedSlot(o, schedule, base, anchor), w.missed)) decision.due = [w.missed];
       else decision.notRun = { slot: w.missed, why: "skip" };
     } else if (o.concurrencyPolicy === "Replace") {
       decision.due = [w.missed];
@@ -110,7 +141,7 @@ export function scheduleDecision(o: {
       if (older && older > earliest)
         decision.notRun = { slot: older, why: "replace", notRun: () => countSlots(schedule, earliest, older, anchor) };
     } else {
-      const slots = newestSlots(schedule, earliest, now, anchor, MAX_CATCH_UP_SLOTS + 1);
+      const slots = newestSlots(schedule, earliest, now, anchor, MAX_CATCH_UP_SLOTS + 1).filter(inTime);
       if (slots.length > MAX_CATCH_UP_SLOTS) {
         const dropped = slots.pop()!;
         decision.notRun = { slot: dropped, why: "cap", notRun: () => countSlots(schedule, earliest, dropped, anchor) };
@@ -125,16 +156,30 @@ export function scheduleDecision(o: {
   if (cutoff !== undefined) {
     // The newest slot before the cut-off that never ran: reported when nothing is due (RunLatest, Skip), and
     // with RunAll whatever runs (older slots it would have run expired).
-    const newest = schedule.mostRecent(policy === "RunAll" ? new Date(cutoff - 1) : now, anchor);
-    if ((policy === "RunAll" || !w.missed) && newest && newest > base && newest.getTime() < cutoff) {
+    const newest = newestLate(schedule, policy === "RunAll" ? new Date(cutoff - 1) : now, anchor, inTime);
+    if ((policy === "RunAll" || !w.missed) && newest && newest > base && !inTime(newest)) {
       // With Skip, a slot no status announced (it passed while the operator was down, the CronJob suspended,
       // stopped or blocked by Forbid) is one the policy does not run, whatever its deadline: the policy's.
-      if (policy === "Skip" && announcedSlot(o, schedule, base, anchor)?.getTime() !== newest.getTime())
+      if (policy === "Skip" && !announces(announcedSlot(o, schedule, base, anchor), newest))
         decision.notRun = { slot: newest, why: "skip" };
       else decision.tooLate = { slot: newest, deadline: deadline! };
     }
   }
   return decision;
+}
+
+/**
+ * The newest slot at or before `notAfter` whose run would start past the deadline: that slot, or with jitter the one
+ * before it (a slot just before the cut-off may start after it; the one before cannot).
+ */
+function newestLate(
+  schedule: Schedule,
+  notAfter: Date,
+  anchor: Date,
+  inTime: (slot: Date) => boolean,
+): Date | undefined {
+  const newest = schedule.mostRecent(notAfter, anchor);
+  return newest && inTime(newest) ? schedule.mostRecent(new Date(newest.getTime() - 1), anchor) : newest;
 }
 
 /** The slot Skip runs: the stored status.nextScheduleTime, or for a CronJob no pass has seen yet its first slot. */
@@ -243,8 +288,13 @@ export function missedSlots(
 /** Step 7's decision for a CronJob: which slots of `schedule` are due now, and when the next one is. */
 export function dueWindow(
   cronJob: {
-    metadata: { creationTimestamp?: string | undefined };
+    metadata: {
+      creationTimestamp?: string | undefined;
+      name?: string | undefined;
+      namespace?: string | undefined;
+    };
     spec: {
+      jitter?: string | undefined;
       startingDeadlineSeconds?: number | undefined;
       missedRunPolicy?: string | undefined;
       concurrencyPolicy?: string | undefined;
@@ -273,7 +323,19 @@ export function dueWindow(
     announced: cronJob.status?.nextScheduleTime,
     neverReconciled: cronJob.status?.observedGeneration === undefined && !cronJob.status?.conditions?.length,
     everyAnchor: anchor,
+    ...jitterOf(cronJob),
     now: new Date(Math.floor(clockNow.getTime() / 1000) * 1000),
     clockNow,
   });
+}
+
+/** spec.jitter as scheduleDecision reads it: each slot's offset (api/v1/jitter.ts), none without it. */
+function jitterOf(cronJob: {
+  metadata: { name?: string | undefined; namespace?: string | undefined };
+  spec: { jitter?: string | undefined };
+}): { offsetMs?: (slot: Date) => number; jitterMs?: number } {
+  const seconds = jitterSecondsOf(cronJob.spec);
+  if (seconds === 0) return {};
+  const key = { namespace: cronJob.metadata.namespace ?? "", name: cronJob.metadata.name ?? "" };
+  return { offsetMs: (slot) => jitterOffsetSeconds(key, slot, seconds) * 1000, jitterMs: seconds * 1000 };
 }

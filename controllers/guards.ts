@@ -6,6 +6,9 @@ import {
   type CronJobWire,
   type CronJobWireStatus,
   EventReason,
+  maxRunsEnd,
+  type ScheduleEnd,
+  scheduleEndText,
 } from "../api/v1/index.ts";
 import { type HashKey, type Schedule, validateTimeZone } from "../api/v1/schedule/index.ts";
 import { type FieldError, fieldErrorBody } from "../runtime/field.ts";
@@ -25,6 +28,8 @@ type GuardDecision =
       /** status.resolvedSchedule: the resolved schedule, or null to remove it (unparseable). Absent: unchanged. */
       resolvedSchedule?: string | null;
       event?: EventDecision;
+      /** Scheduling ended (spec.maxRuns): the record says so once (limits.ts). */
+      ended?: ScheduleEnd;
     }
   | { stop: false; schedule: Schedule; resolvedSchedule: string };
 
@@ -60,9 +65,9 @@ function bounded(e: FieldError): FieldError {
 export function guards(
   cronJob: {
     metadata: Pick<CronJobWire["metadata"], "deletionTimestamp">;
-    spec: Pick<CronJobWire["spec"], "timeZone" | "suspend">;
-    /** status.stopped as step 5 left it. */
-    status?: Pick<CronJobWireStatus, "stopped">;
+    spec: Pick<CronJobWire["spec"], "timeZone" | "suspend" | "maxRuns">;
+    /** status.stopped as step 5 left it, and the scheduled runs step 4 counted. */
+    status?: Pick<CronJobWireStatus, "stopped" | "scheduledRuns">;
   },
   parsed: ParsedSchedules,
   activeCount: number,
@@ -140,7 +145,28 @@ export function guards(
       resolvedSchedule: parsed.schedules.resolved,
     };
   }
+  const ended = maxRunsEnd(cronJob.spec, cronJob.status);
+  if (ended) return endedGuard(ended, progressing, parsed.schedules.resolved);
   return { stop: false, schedule: parsed.schedules.schedule, resolvedSchedule: parsed.schedules.resolved };
+}
+
+/**
+ * Scheduling has ended (spec.maxRuns reached, or spec.endTime passed with no slot left): like a suspended CronJob,
+ * explicit requests still run; nothing is wrong, so it is not Degraded.
+ */
+export function endedGuard(
+  ended: ScheduleEnd,
+  progressing: ConditionInput,
+  resolvedSchedule: string,
+): Extract<GuardDecision, { stop: true }> {
+  const message = scheduleEndText(ended);
+  return {
+    stop: true,
+    requestsRun: true,
+    conditions: [{ type: "Available", status: "False", reason: ended.reason, message }, progressing, NOT_DEGRADED],
+    resolvedSchedule,
+    ended,
+  };
 }
 
 /** spec.timeZone, or the time zone of one of the other schedules (the more-schedules annotation's entries). */

@@ -101,7 +101,7 @@ interface Observation {
  */
 export function observeChildren(o: {
   triggers: readonly Trigger[];
-  cronJob: CronJobView;
+  cronJob: CronJobView & { spec?: { maxRuns?: number | undefined } };
   cached: readonly Readonly<Job>[];
   live: ReadonlyMap<string, Readonly<Job> | undefined>;
   reported: ReadonlySet<string>;

@@ -39,8 +39,12 @@ import {
   retryAttemptOf,
   retryAttemptValue,
   retryJobName,
+  jitterOffsetSeconds,
+  jitterSecondsOf,
+  maxRunsOf,
   retryOf,
   retrySubject,
+  runsLeft,
   rowOfJob,
   RUN_NOW_ROW,
   runFactsOf,
@@ -52,6 +56,7 @@ import {
   type ScheduleSource,
   slotSubject,
   type TriggerRow,
+  withJitterOffset,
   withRetryMark,
   withRunFacts,
   withScheduleSources,
@@ -187,7 +192,11 @@ export interface Trigger<Name extends string = string> extends TriggerRow<Name> 
   /** A Job of ours whose run the stored status has not booked, by this trigger's books. */
   unbooked(cronJob: CronJobView, job: Readonly<Job>): boolean;
   /** The trigger's books brought up to date with the children (step 4); unchanged by default. */
-  observe?(status: CronJobWireStatus, cronJob: CronJobView, jobs: readonly Readonly<Job>[]): CronJobWireStatus;
+  observe?(
+    status: CronJobWireStatus,
+    cronJob: CronJobView & { spec?: { maxRuns?: number | undefined } },
+    jobs: readonly Readonly<Job>[],
+  ): CronJobWireStatus;
 }
 
 /** The row that made a Job: the one whose annotation it carries, else the table's default row (the schedule). */
@@ -238,6 +247,10 @@ interface SlotRequest {
   sources?: readonly ScheduleSource[] | undefined;
   /** An older missed slot run by missedRunPolicy RunAll (a newer one is due too). */
   catchUp?: boolean;
+  /** Counted in status.scheduledRuns (spec.maxRuns is set). */
+  counted?: boolean;
+  /** spec.jitter: the slot's offset in seconds; its run was due at the slot plus it. */
+  offset?: number;
 }
 
 /** spec.maxCatchUpRuns as stored, bounded: the CRD bounds it to 1–100, a value outside must not stop every pass. */
@@ -259,21 +272,43 @@ const schedule: Trigger<"schedule"> = {
   onConflict: "next",
   // Step 9, the schedule's row: the due slots (one, unless missedRunPolicy RunAll catches up), oldest first, at most
   // spec.maxCatchUpRuns per pass.
-  plan: (input) => ({
-    max: catchUpCap(input.cronJob.spec.maxCatchUpRuns),
-    requests: input.due.map((slot, i) =>
-      bindRun(
-        schedule,
-        { slot, sources: input.schedules?.sourcesAt(slot, input.anchor), catchUp: i < input.due.length - 1 },
-        scheduleParts,
+  // spec.maxRuns: no more start than it has left (the guards stop scheduling once none is).
+  plan: (input) => {
+    const left = runsLeft(input.cronJob.spec, input.status);
+    const counted = left !== undefined;
+    const jitter = jitterSecondsOf(input.cronJob.spec);
+    const { namespace = "", name = "" } = input.cronJob.metadata;
+    return {
+      max: Math.min(catchUpCap(input.cronJob.spec.maxCatchUpRuns), left ?? Infinity),
+      requests: input.due.map((slot, i) =>
+        bindRun(
+          schedule,
+          {
+            slot,
+            sources: input.schedules?.sourcesAt(slot, input.anchor),
+            catchUp: i < input.due.length - 1,
+            counted,
+            offset: jitterOffsetSeconds({ namespace, name }, slot, jitter),
+          },
+          scheduleParts,
+        ),
       ),
-    ),
-  }),
+    };
+  },
   ours: holdsSlot,
   unbooked: (cronJob, job) => {
     const slot = scheduledTimeOf(job);
     const last = cronJob.status?.lastScheduleTime;
     return holdsSlot(cronJob, job) && !!slot && (!last || slot.getTime() > Date.parse(last));
+  },
+  // status.scheduledRuns, counted while spec.maxRuns is set: the stored count and every Job of a slot the stored
+  // status has not booked (created before a crash, or in a pass whose write is still to come), so a repeated pass
+  // counts a run once; gone when spec.maxRuns is unset.
+  observe: (status, cronJob, jobs) => {
+    const { scheduledRuns: _counted, ...rest } = status;
+    if (maxRunsOf(cronJob.spec) === undefined) return rest;
+    const unbooked = jobs.filter((j) => schedule.unbooked(cronJob, j)).length;
+    return { ...rest, scheduledRuns: (cronJob.status?.scheduledRuns ?? 0) + unbooked };
   },
 };
 
@@ -281,7 +316,10 @@ const scheduleParts: RunParts<SlotRequest> = {
   // A catch-up slot's Job says so, for the record rebuilt from it (api/v1/recentruns.ts); one made with spec.retry
   // set may be retried (retry's row).
   job: (cronJob: JobSource, r: SlotRequest) =>
-    withRetryMark(withRunFacts(slotJob(cronJob, r), { catchUp: r.catchUp }), cronJob.spec),
+    withJitterOffset(
+      withRetryMark(withRunFacts(slotJob(cronJob, r), { catchUp: r.catchUp }), cronJob.spec),
+      r.offset ?? 0,
+    ),
   // The slot ran if status says so, or a Job of ours holds its name: in the cache, or listed in status.active
   // (confirmed by the API server in step 3: a Job the cache has not seen yet).
   ran: (view: RanView, r: SlotRequest) => {
@@ -302,16 +340,24 @@ const scheduleParts: RunParts<SlotRequest> = {
   // already changes nothing.
   book: (status: Readonly<CronJobWireStatus>, r: SlotRequest, rec: Handled): CronJobWireStatus =>
     rec.result === "created" || rec.result === "adopted"
-      ? { ...status, lastScheduleTime: rfc3339(r.slot) }
+      ? {
+          ...status,
+          lastScheduleTime: rfc3339(r.slot),
+          ...(r.counted ? { scheduledRuns: (status.scheduledRuns ?? 0) + 1 } : {}),
+        }
       : { ...status },
-  dueAt: (r: SlotRequest) => r.slot,
+  // A jittered slot's run was due at its start: the creation skew counts from it.
+  dueAt: (r: SlotRequest) => startOf(r),
   created: (r: SlotRequest, name: string) => ({
     event: { reason: EventReason.SuccessfulCreate, message: `Created job ${name}` },
     count: "created",
     log: `created Job for scheduled time ${rfc3339(r.slot)}`,
   }),
-  subject: (r: SlotRequest) => slotSubject(r.slot, r.catchUp),
+  subject: (r: SlotRequest) => slotSubject(r.slot, r.catchUp, startOf(r)),
 };
+
+/** When a slot's run was due: the slot plus its jitter offset. */
+const startOf = (r: SlotRequest) => new Date(r.slot.getTime() + (r.offset ?? 0) * 1000);
 
 // --- run now ---------------------------------------------------------------------------------------
 

@@ -138,7 +138,7 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
       ),
     );
   }
-  const parsed = isV2 ? scheduleListSchedules(spec.schedules, key) : cronJobSchedules(obj, key);
+  const parsed = isV2 ? scheduleListSchedules(spec.schedules, key, spec) : cronJobSchedules(obj, key);
   warnings.push(...parsed.warnings);
   if (!parsed.ok) errors.push(...parsed.errors);
   const schedules = parsed.ok ? parsed.schedules : undefined;

@@ -6,6 +6,7 @@ import { type FieldError, fieldErrorString, invalidField, requiredField } from "
 import { MAX_RUN_NOW_REQUEST_LENGTH } from "./runnow.ts";
 import { CronJobExclusionsSchema } from "./exclusioncalendar_types.ts";
 import { RetrySpecSchema } from "./retry.ts";
+import { MAX_JITTER_LENGTH } from "./jitter.ts";
 import { RecentRunsSchema, RecentRunWireSchema } from "./recentruns.ts";
 import { MAX_SCHEDULE_LENGTH, MAX_TIME_ZONE_LENGTH } from "./schedule/list.ts";
 import {
@@ -210,6 +211,42 @@ export const CronJobSpecSchema = z
     }),
     exclusions: CronJobExclusionsSchema.optional(),
     retry: RetrySpecSchema.optional(),
+    startTime: TimeSchema.optional().meta({
+      description:
+        "No scheduled time before this instant runs (RFC 3339, for example 2026-12-01T00:00:00Z); a slot at it does. " +
+        "Run-now and backfill requests are not limited by it. Unset: the schedule runs from the CronJob's creation.",
+    }),
+    endTime: TimeSchema.optional().meta({
+      description:
+        "No scheduled time after this instant runs (a slot at it does); once it has passed and every slot is " +
+        "decided, the Available condition is False with reason EndTimeReached and status.nextScheduleTime is empty. " +
+        "Run-now requests still run. Must be after spec.startTime.",
+    }),
+    jitter: z
+      .string()
+      .max(MAX_JITTER_LENGTH)
+      .optional()
+      .meta({
+        description:
+          'Each slot\'s run starts at its slot plus an offset in [0, jitter): a Go duration in whole seconds ("30s", ' +
+          '"5m"), shorter than the shortest time between two slots. The offset is hashed from the namespace, the ' +
+          "name and the slot, the same on every replica and after every restart, so a fleet of CronJobs on the " +
+          "same minute spreads over the jitter and each run still happens once. startingDeadlineSeconds counts from " +
+          "the run's start. Unset: every run starts at its slot.",
+      }),
+    maxRuns: z
+      .int()
+      .min(1)
+      .max(INT32_MAX)
+      .optional()
+      .meta({
+        format: "int32",
+        description:
+          "After this many scheduled runs the CronJob stops scheduling: status.scheduledRuns counts them (from when " +
+          "this field is set), the Available condition is False with reason MaxRunsReached. Run-now and backfill " +
+          "requests still run and are not counted, nor are retries (the same run again). Raise it to schedule " +
+          "more; remove it and the count goes.",
+      }),
     jobTemplate: JobTemplateSpecSchema,
     successfulJobsHistoryLimit: z
       .int()
@@ -275,6 +312,17 @@ export const CronJobStatusSchema = z
           "spec.schedule as this CronJob runs it: each H field resolved to the value hashed from its namespace " +
           "and name (the schedule as written when it has no H; shown by kubectl get -o wide). With several " +
           'schedules (API v2), each one so, separated by "; ". Empty while the schedule is invalid.',
+      }),
+    scheduledRuns: z
+      .int()
+      .min(0)
+      .max(INT32_MAX)
+      .optional()
+      .meta({
+        format: "int32",
+        description:
+          "The schedule's runs started while spec.maxRuns is set (run-now, backfill and retries are not counted); " +
+          "absent while it is unset.",
       }),
     lastRunNowRequest: z
       .string()
@@ -424,6 +472,10 @@ export const CronJobWireSchema = z.looseObject({
     startTimeoutSeconds: z.number().optional(),
     exclusions: z.unknown().optional(),
     retry: z.unknown().optional(),
+    startTime: z.string().optional(),
+    endTime: z.string().optional(),
+    jitter: z.string().optional(),
+    maxRuns: z.number().optional(),
     jobTemplate: z.looseObject({
       metadata: z
         .looseObject({
@@ -448,6 +500,7 @@ export const CronJobWireSchema = z.looseObject({
       lastExcludedTime: z.string().optional(),
       resolvedSchedule: z.string().optional(),
       lastRunNowRequest: z.string().optional(),
+      scheduledRuns: z.number().optional(),
       conditions: z
         .array(
           z.looseObject({

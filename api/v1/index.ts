@@ -13,3 +13,5 @@ export * from "./retry.ts";
 export * from "./triggers.ts";
 export * from "./exclusionsview.ts";
 export * from "./metadata.ts";
+export * from "./limits.ts";
+export * from "./jitter.ts";

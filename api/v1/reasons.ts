@@ -68,8 +68,8 @@ export const RECORD_DECISIONS = {
   Held: { description: "not started (yet), see reason" },
   /** The API server refused to create its Job (the reason and message are the API server's). */
   Refused: { description: "the API server refused to create its Job, see reason and message" },
-  /** Scheduling stopped after failed runs in a row. */
-  Stopped: { description: "scheduling stopped after failed runs in a row" },
+  /** Scheduling stopped: after failed runs in a row, or ended by spec.maxRuns or spec.endTime (the reason says which). */
+  Stopped: { description: "scheduling stopped, see reason" },
 } as const satisfies Record<string, Meaning>;
 export const RecordDecision = wordsOf(RECORD_DECISIONS);
 export type RecordDecision = keyof typeof RECORD_DECISIONS;
@@ -79,7 +79,7 @@ export type RecordDecision = keyof typeof RECORD_DECISIONS;
  * stays a string). By decision: Created and Adopted, the trigger's reason (a missed slot RunAll runs:
  * MissedRunPolicyRunAll); Missed, StartingDeadlineExceeded; Skipped, one of SKIPPED_REASONS, ExcludedByCalendar or
  * RetrySuperseded; Held, ConcurrencyPolicyForbid, one of HELD_BY_GROUP_REASONS, CalendarNotFound or RetryDelay;
- * Stopped, StoppedAfterFailures.
+ * Stopped, StoppedAfterFailures, MaxRunsReached or EndTimeReached.
  */
 export const RECORD_REASONS = {
   /** Created or Adopted for a slot of the schedule (trigger Schedule). */
@@ -123,6 +123,10 @@ export const RECORD_REASONS = {
   ConcurrencyGroupNotFound: { description: "no such group in its namespace" },
   /** Stopped: spec.stopAfterConsecutiveFailures failed runs in a row. */
   StoppedAfterFailures: { description: "too many failed runs in a row" },
+  /** Stopped: status.scheduledRuns reached spec.maxRuns. */
+  MaxRunsReached: { description: "spec.maxRuns scheduled runs were made" },
+  /** Stopped: spec.endTime passed and no slot is left to run. */
+  EndTimeReached: { description: "spec.endTime passed" },
 } as const satisfies Record<string, Meaning>;
 export const RecordReason = wordsOf(RECORD_REASONS);
 export type RecordReason = keyof typeof RECORD_REASONS;
@@ -264,6 +268,8 @@ export const EVENT_REASONS = {
   CalendarNotFound: { type: "Warning", description: "an exclusion calendar named cannot be read" },
   /** Scheduling stopped after spec.stopAfterConsecutiveFailures failed runs in a row. */
   StoppedAfterFailures: { type: "Warning", description: "scheduling stopped after failed runs in a row" },
+  /** Scheduling ended: spec.maxRuns runs were made, or spec.endTime passed (once per end). */
+  ScheduleEnded: { type: "Normal", description: "scheduling ended (spec.maxRuns, spec.endTime)" },
   /** Scheduling resumed after a stop (a resume request, or a changed spec). */
   Resumed: { type: "Normal", description: "scheduling resumed" },
   /** A backfill request started. */

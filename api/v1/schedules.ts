@@ -19,8 +19,12 @@ import {
   ScheduleSet,
   unionCountSlots,
   UnionSchedule,
+  isSlot,
+  type SlotWindow,
+  WindowedSchedule,
 } from "./schedule/index.ts";
 import { documentedKey } from "./metadata.ts";
+import { slotWindowOf } from "./limits.ts";
 
 export type { ExclusionHit };
 
@@ -255,18 +259,36 @@ export function cronJobSchedules(obj: unknown, key: HashKey): CronJobSchedulesRe
   if (!entries.ok) return { ok: false, errors: [entries.error], warnings: [] };
   const list = parseScheduleList(entries.entries, key);
   const warnings = list.warnings.map((w) => w.replace(/^(\S+):/, (_, f: string) => `${v1ScheduleField(f)}:`));
-  if (!list.ok) {
-    return { ok: false, errors: list.errors.map((e) => ({ ...e, field: v1ScheduleField(e.field) })), warnings };
-  }
-  return { ok: true, schedules: new CronJobSchedules(list.set, entries.entries, key), warnings };
+  const window = slotWindowOf(isObj(obj) ? obj.spec : undefined);
+  const errors = [
+    ...(list.ok ? [] : list.errors.map((e) => ({ ...e, field: v1ScheduleField(e.field) }))),
+    ...(window.ok ? [] : window.errors),
+  ];
+  if (!list.ok || !window.ok) return { ok: false, errors, warnings };
+  return { ok: true, schedules: new CronJobSchedules(within(list.set, window.window), entries.entries, key), warnings };
 }
 
-/** API v2's spec.schedules validated and parsed, errors at spec.schedules[i]. Never throws. */
-export function scheduleListSchedules(list: unknown, key: HashKey): CronJobSchedulesResult {
+/**
+ * API v2's spec.schedules validated and parsed, errors at spec.schedules[i]; `spec`: the rest of the spec (its
+ * startTime and endTime window the slots). Never throws.
+ */
+export function scheduleListSchedules(list: unknown, key: HashKey, spec?: unknown): CronJobSchedulesResult {
   const parsed = parseScheduleList(list, key);
-  if (!parsed.ok) return parsed;
+  const window = slotWindowOf(spec);
+  if (!parsed.ok) return window.ok ? parsed : { ...parsed, errors: [...parsed.errors, ...window.errors] };
+  if (!window.ok) return { ok: false, errors: window.errors, warnings: parsed.warnings };
   const entries = Array.isArray(list) ? list.map(scheduleEntry) : [];
-  return { ok: true, schedules: new CronJobSchedules(parsed.set, entries, key), warnings: parsed.warnings };
+  return {
+    ok: true,
+    schedules: new CronJobSchedules(within(parsed.set, window.window), entries, key),
+    warnings: parsed.warnings,
+  };
+}
+
+/** Each schedule of a set with no slot outside the window (spec.startTime, spec.endTime). */
+function within(set: ScheduleSet, window: SlotWindow | undefined): ScheduleSet {
+  if (!window) return set;
+  return new ScheduleSet(set.members.map((m) => ({ ...m, schedule: new WindowedSchedule(m.schedule, window) })));
 }
 
 /** How many slots shortestInterval compares: enough to meet a weekly or monthly pattern's shortest gap. */
@@ -287,6 +309,8 @@ export function shortestInterval(schedules: CronJobSchedules, from: Date): numbe
   let seen = 0;
   for (const slot of schedule.set.slotsAfter(from, from)) {
     const at = slot.at.getTime();
+    // Past a window's end (spec.endTime) there is no slot, and no gap.
+    if (!isSlot(slot.at)) break;
     if (previous !== undefined) shortest = Math.min(shortest, at - previous);
     previous = at;
     if (++seen === INTERVAL_SLOTS) break;

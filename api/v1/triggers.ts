@@ -32,7 +32,8 @@ import {
   runNowRequestedByValue,
   runNowRequestOf,
 } from "./runnow.ts";
-import type { CronJobSchedules } from "./schedules.ts";
+import { type CronJobSchedules, shortestInterval } from "./schedules.ts";
+import { jitterOffsetOf, validateJitter } from "./jitter.ts";
 import { countText } from "./schedule/index.ts";
 import { MAX_BACKFILL_SLOTS } from "./backfill.ts";
 import { type FieldError, invalidField } from "../../runtime/field.ts";
@@ -47,6 +48,8 @@ export interface RunSubject {
   message?: string;
   /** A retry's attempt, as a field. */
   attempt?: RecentRunWire["attempt"];
+  /** A jittered slot's run: when it was due to start (its slot plus its offset, spec.jitter). */
+  startsAt?: Date;
 }
 
 /** What a row's validate() sees of a CronJob under admission (any version: the schedules are parsed already). */
@@ -232,10 +235,15 @@ function slotJobOf(cronJobName: string, e: Readonly<Pick<RecentRunWire, "schedul
 // --- the schedule ----------------------------------------------------------------------------------
 
 /** A slot's run as the record names it: an older missed slot run by RunAll says so by its reason. */
-export const slotSubject = (slot: Date | undefined, catchUp: boolean | undefined): RunSubject => ({
+export const slotSubject = (
+  slot: Date | undefined,
+  catchUp: boolean | undefined,
+  startsAt?: Date | undefined,
+): RunSubject => ({
   trigger: RecordTrigger.Schedule,
   reason: catchUp ? RecordReason.MissedRunPolicyRunAll : RecordReason.Scheduled,
   ...(slot ? { scheduledTime: slot } : {}),
+  ...(startsAt && slot && startsAt.getTime() !== slot.getTime() ? { startsAt } : {}),
 });
 
 export const SCHEDULE_ROW: TriggerRow<"schedule"> = {
@@ -248,9 +256,31 @@ export const SCHEDULE_ROW: TriggerRow<"schedule"> = {
   movesLastScheduleTime: true,
   takesScheduleSlots: false,
   slotRank: 0,
-  recorded: (job) => slotSubject(scheduledTimeOf(job), runFactsOf(job).catchUp),
+  recorded: (job) => {
+    const slot = scheduledTimeOf(job);
+    const offset = jitterOffsetOf(job);
+    const startsAt = slot && offset ? new Date(slot.getTime() + offset * 1000) : undefined;
+    return slotSubject(slot, runFactsOf(job).catchUp, startsAt);
+  },
   jobOf: slotJobOf,
+  validate: validateSchedule,
 };
+
+/**
+ * The schedule row's admission check of its own settings: spec.jitter shorter than the schedules' shortest gap
+ * (counted from the creation, as the controller counts `@every`), and a warning for a spec.endTime already past.
+ */
+function validateSchedule(input: ValidationInput): { errors: FieldError[]; warnings: string[] } {
+  const created = input.creationTimestamp ? new Date(input.creationTimestamp) : input.now;
+  const shortest = input.schedules ? shortestInterval(input.schedules, created) : undefined;
+  const jitter = validateJitter(input.spec.jitter, shortest);
+  const end = typeof input.spec.endTime === "string" ? Date.parse(input.spec.endTime) : NaN;
+  const warnings =
+    end < input.now.getTime()
+      ? [`spec.endTime: ${input.spec.endTime} has passed: the schedule starts no new run (run-now requests still run)`]
+      : [];
+  return { errors: jitter ? [jitter] : [], warnings };
+}
 
 // --- run now ---------------------------------------------------------------------------------------
 

@@ -75,9 +75,11 @@ export function analyze(records: JobRecord[], cronJobs: string[], windowSlots: n
     pairs.set(key, (pairs.get(key) ?? 0) + 1);
     if (r.slot < first) catchUp++;
     if (!inWindow.has(r.slot)) continue;
-    const s = (creationInstant(r) - r.slot) / 1000;
+    // From the run's own start: its slot, plus its offset under spec.jitter.
+    const due = r.slot + (r.offset ?? 0);
+    const s = (creationInstant(r) - due) / 1000;
     skews.push(s);
-    ctSkews.push((r.createdAt - r.slot) / 1000);
+    ctSkews.push((r.createdAt - due) / 1000);
     let list = bySlot.get(r.slot);
     if (!list) bySlot.set(r.slot, (list = []));
     list.push(s);

@@ -8,6 +8,7 @@ import { watchErrorToAPIError } from "../../runtime/client.ts";
 import { isGone, isNotFound } from "../../runtime/errors.ts";
 import { Kinds, type KubeObject } from "../../runtime/kinds.ts";
 import { Limiter, sleep } from "./pool.ts";
+import { jitterOffsetOf } from "../../api/v1/jitter.ts";
 
 export interface Job extends KubeObject {
   status?: { conditions?: Array<{ type: string; status: string }>; startTime?: string; completionTime?: string };
@@ -25,6 +26,8 @@ export interface JobRecord {
   seenAt?: number;
   /** The schedule slot it was created for, ms. */
   slot?: number;
+  /** Ours with spec.jitter: how long after its slot its run was due (the Job's jitter-offset annotation), ms. */
+  offset?: number;
   deletedAt?: number;
 }
 
@@ -139,6 +142,7 @@ export class JobRecorder {
     if (!uid || this.jobs.has(uid)) return;
     const ref = job.metadata?.ownerReferences?.find((r) => r.controller);
     const slot = this.slotOf(job);
+    const offset = jitterOffsetOf(job);
     const r: JobRecord = {
       uid,
       namespace: job.metadata?.namespace ?? "",
@@ -147,6 +151,7 @@ export class JobRecorder {
       createdAt: Date.parse(String(job.metadata?.creationTimestamp ?? "")) || (seenAt ?? Date.now()),
       ...(seenAt !== undefined ? { seenAt } : {}),
       ...(slot !== undefined ? { slot } : {}),
+      ...(offset ? { offset: offset * 1000 } : {}),
     };
     this.jobs.set(uid, r);
     if (slot !== undefined) this.perSlot.set(slot, (this.perSlot.get(slot) ?? 0) + 1);

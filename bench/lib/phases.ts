@@ -143,6 +143,8 @@ export interface Settings {
    * and have a window of their own, none of which holds a slot during the run (0: none).
    */
   calendars: number;
+  /** JITTER: ours' CronJobs' spec.jitter (none: unset). */
+  jitter?: string;
   /**
    * --max-concurrent-reconciles of ours (its default, 16; the built-in runs ConcurrentCronJobSyncs workers: 5 as it
    * ships, 50 fully tuned).
@@ -309,6 +311,8 @@ export interface PhaseResult {
   heapUsedMB?: number;
   heapTotalMB?: number;
   apiserverCpuSeconds?: number;
+  /** kube-apiserver's CPU in its busiest second of the measured slots, in cores. */
+  apiserverPeakCores?: number;
   /** kube-apiserver's and etcd's CPU after the controller's cold start, per run asked (ms). */
   apiserverCpuMsPerRun?: number;
   etcdCpuMsPerRun?: number;
@@ -1165,7 +1169,9 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
       return driver.make(
         p.namespace,
         p.name,
-        ours ? oursExtras(i, s.namespaces, s.groups, s.calendars, windows?.inline) : undefined,
+        ours
+          ? { ...oursExtras(i, s.namespaces, s.groups, s.calendars, windows?.inline), jitter: s.jitter }
+          : undefined,
       );
     });
     log(`created ${n} CronJobs in ${result.setupSeconds.toFixed(1)} s`);
@@ -1211,9 +1217,18 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     let lastCpuAt = Date.now();
     let peakCores = 0;
     let peakRss = 0;
+    // kube-apiserver's busiest second once the measured slots begin (measuring, below): what a burst waits for.
+    let measureFrom = Infinity;
+    let apiPeakCores = 0;
+    let lastApi = apiserverPid === undefined ? undefined : cpuSeconds(apiserverPid);
+    let lastApiAt = Date.now();
     const sample = () => {
       const c = cpuSeconds(proc.pid);
       const now = Date.now();
+      const a = apiserverPid === undefined ? undefined : cpuSeconds(apiserverPid);
+      if (a !== undefined && lastApi !== undefined && now >= measureFrom && now - lastApiAt >= 500)
+        apiPeakCores = Math.max(apiPeakCores, (a - lastApi) / ((now - lastApiAt) / 1000));
+      if (a !== undefined) [lastApi, lastApiAt] = [a, now];
       if (c !== undefined) {
         if (now - lastCpuAt >= 500) peakCores = Math.max(peakCores, (c - lastCpu) / ((now - lastCpuAt) / 1000));
         lastCpu = c;
@@ -1295,6 +1310,7 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     const firstSlot = Math.floor(readyAt / 60_000) * 60_000 + 60_000;
     const slots = Array.from({ length: s.minutes }, (_, k) => firstSlot + k * 60_000);
     const lastSlot = firstSlot + (s.minutes - 1) * 60_000;
+    measureFrom = firstSlot;
     const endAt = lastSlot + END_AFTER_LAST_SLOT_MS;
     log(
       `cold start ${result.coldStartS?.toFixed(1) ?? "n/a"} s; measuring slots ${new Date(firstSlot).toISOString()} … ` +
@@ -1388,6 +1404,7 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
       }
     }
     result.cpuPeakCores = peakCores;
+    result.apiserverPeakCores = apiPeakCores;
     if (mem && Number.isFinite(mem.peakRss)) peakRss = Math.max(peakRss, mem.peakRss);
     if (peakRss > 0) result.peakRssMB = peakRss / 2 ** 20;
     if (apiCpuBefore !== undefined && apiCpuAfter !== undefined)

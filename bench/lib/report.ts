@@ -65,6 +65,8 @@ export interface Report {
     groups?: number;
     /** --calendars (ours only); absent: 0. */
     calendars?: number;
+    /** JITTER: ours' CronJobs' spec.jitter (skew counted from each run's start); absent: none. */
+    jitter?: string;
     workers: number;
     inFlight: number;
     finishAfterS: number;
@@ -152,6 +154,7 @@ function table(r: NResult): string {
     ["CPU s per minute after the cold start", (p) => num(p.cpuPerMinuteSteady)],
     ["CPU s (whole run)", (p) => num(p.cpuSeconds, 1)],
     ["busiest second (cores)", (p) => num(p.cpuPeakCores)],
+    ["kube-apiserver's busiest second, measured slots (cores)", (p) => num(p.apiserverPeakCores)],
     ["CPU throttled after the cold start", throttledText],
     ["peak RSS (MB)", (p) => num(p.peakRssMB, 0)],
     ["cgroup memory peak (MB)", (p) => (p.cgroup?.atEnd ? num(p.cgroup.atEnd.memoryMaxUsageBytes / MB, 0) : "n/a")],

@@ -50,6 +50,8 @@ export interface OursExtras {
   group?: string | undefined;
   /** spec.exclusions. */
   exclusions?: CronJobExclusions | undefined;
+  /** spec.jitter (JITTER). */
+  jitter?: string | undefined;
 }
 
 function cronJobSpec(name: string, extras: OursExtras = {}): Record<string, unknown> {
@@ -57,6 +59,7 @@ function cronJobSpec(name: string, extras: OursExtras = {}): Record<string, unkn
     schedule: SCHEDULE,
     ...(extras.group ? { concurrencyGroup: extras.group } : {}),
     ...(extras.exclusions ? { exclusions: extras.exclusions } : {}),
+    ...(extras.jitter ? { jitter: extras.jitter } : {}),
     concurrencyPolicy: "Allow",
     successfulJobsHistoryLimit: HISTORY_LIMIT,
     failedJobsHistoryLimit: HISTORY_LIMIT,

@@ -411,7 +411,7 @@ describe("admission is row-driven: the webhook asks every row of TRIGGER_ROWS (a
     const checked = table.filter((row) => row.validate);
     assert.deepEqual(
       checked.map((r) => r.name),
-      ["runNow", "backfill", "retry"],
+      ["schedule", "runNow", "backfill", "retry"],
       "the rows with a check of their own",
     );
     const obj = withAnnotations({ [RUN_NOW_ANNOTATION]: "r1" }, { retry: { limit: 2 } });

@@ -126,11 +126,16 @@ describe("step 7: scheduleDecision", () => {
 
   it("the newest slot after the last run is due; the next slot is the requeue time", () => {
     const d = decide({ last: "2026-11-23T08:00:00Z", now: "2026-11-23T10:20:00Z" });
-    assert.deepEqual(d, { due: [at("2026-11-23T10:00:00Z")], next: at("2026-11-23T11:00:00Z") });
+    assert.deepEqual(d, {
+      due: [at("2026-11-23T10:00:00Z")],
+      next: at("2026-11-23T11:00:00Z"),
+      nextStart: at("2026-11-23T11:00:00Z"),
+    });
   });
 
   it("without a last run, slots count from creation; none yet means nothing due", () => {
-    assert.deepEqual(decide({ now: "2026-11-23T00:50:00Z" }), { due: [], next: at("2026-11-23T01:00:00Z") });
+    const next = at("2026-11-23T01:00:00Z");
+    assert.deepEqual(decide({ now: "2026-11-23T00:50:00Z" }), { due: [], next, nextStart: next });
     assert.deepEqual(iso(decide({ now: "2026-11-23T01:00:00Z" }).due), ["2026-11-23T01:00:00Z"]);
   });
 

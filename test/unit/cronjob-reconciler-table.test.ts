@@ -9,6 +9,7 @@ import { recordCases } from "../integration/cronjob/record-cases.ts";
 import { statusDelayCases } from "../integration/cronjob/status-delay-cases.ts";
 import { fleetCases } from "../integration/cronjob/fleet-cases.ts";
 import { triggerCases } from "../integration/cronjob/trigger-cases.ts";
+import { limitsCases } from "../integration/cronjob/limits-cases.ts";
 
 reconcilerCases(fakeDriver());
 reconcilerEdgeCases(fakeDriver());
@@ -21,3 +22,4 @@ statusDelayCases(fakeDriver({ clockStamps: true }));
 // Issue 45's fleet rules: concurrency groups, the start limit, queued Jobs.
 fleetCases(fakeDriver({ clockStamps: true }));
 triggerCases(fakeDriver({ clockStamps: true }));
+limitsCases(fakeDriver({ clockStamps: true }));

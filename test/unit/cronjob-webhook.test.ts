@@ -1793,3 +1793,64 @@ describe("Job template dry-run: fields the cluster's Job API does not have", () 
     assert.deepEqual(denied.warnings, [`spec.jobTemplate: the API server warns about the Job: ${dropped}`]);
   });
 });
+
+describe("limits at admission: maxRuns, startTime, endTime", () => {
+  it("refuses a bad time, an end not after the start and maxRuns below 1, naming the field and the value", () => {
+    const cases: Array<[(s: Record<string, unknown>) => void, string, RegExp]> = [
+      [(s) => (s.startTime = "tomorrow"), "spec.startTime", /tomorrow/],
+      [(s) => (s.endTime = "2026-13-01T00:00:00Z"), "spec.endTime", /2026-13-01/],
+      [
+        (s) => ((s.startTime = "2026-12-01T00:00:00Z"), (s.endTime = "2026-12-01T00:00:00Z")),
+        "spec.endTime",
+        /must be after spec.startTime \(2026-12-01T00:00:00Z\)/,
+      ],
+      [(s) => (s.maxRuns = 0), "spec.maxRuns", /0/],
+      [(s) => (s.maxRuns = 1.5), "spec.maxRuns", /1\.5/],
+    ];
+    for (const [change, field, value] of cases) {
+      const { errors } = validateCronJob(withSpec(change));
+      assert.ok(errors.length >= 1, `${field}: no error`);
+      assert.ok(
+        errors.every((e) => e.field === field),
+        `${field}: ${JSON.stringify(errors)}`,
+      );
+      assert.match(fieldErrorString(errors[0]!), value);
+    }
+  });
+
+  it("admits a window and maxRuns", () => {
+    const limits = (s: Record<string, unknown>) => {
+      s.startTime = "2026-12-01T00:00:00Z";
+      s.endTime = "2026-12-02T00:00:00+01:00";
+      s.maxRuns = 5;
+    };
+    assert.deepEqual(validateCronJob(withSpec(limits)).errors, []);
+  });
+});
+
+describe("jitter at admission", () => {
+  it("refuses a jitter that is no duration, below 1s, or not shorter than the schedule's closest slots", () => {
+    const cases: Array<[(s: Record<string, unknown>) => void, RegExp]> = [
+      [(s) => (s.jitter = "soon"), /"soon".*Go duration/],
+      [(s) => (s.jitter = "500ms"), /at least 1s/],
+      [
+        (s) => ((s.schedule = "*/5 * * * *"), (s.jitter = "5m")),
+        /shorter than the 5m0s between the schedule's closest slots/,
+      ],
+      [(s) => ((s.schedule = "@every 90s"), (s.jitter = "2m")), /shorter than the 1m30s/],
+    ];
+    for (const [change, message] of cases) {
+      const { errors } = validateCronJob(withSpec(change));
+      assert.equal(errors.length, 1, JSON.stringify(errors));
+      assert.equal(errors[0]!.field, "spec.jitter");
+      assert.match(fieldErrorString(errors[0]!), message);
+    }
+  });
+
+  it("admits a jitter shorter than the gap, and warns of an end time already past", () => {
+    assert.deepEqual(validateCronJob(withSpec((s) => ((s.schedule = "*/5 * * * *"), (s.jitter = "4m59s")))).errors, []);
+    const past = validateCronJob(withSpec((s) => (s.endTime = "2020-01-01T00:00:00Z")));
+    assert.deepEqual(past.errors, []);
+    assert.match(past.warnings.join("\n"), /spec.endTime: 2020-01-01T00:00:00Z has passed/);
+  });
+});

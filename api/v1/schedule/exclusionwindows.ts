@@ -20,11 +20,11 @@
 // change inside a span never makes it skip a slot the span does not hold.
 
 import { GO_SPACE, MONTH_LONG_NAMES, parseScheduleSpec, type CronFields } from "./grammar.ts";
-import type { Schedule } from "./schedule.ts";
+import { NO_SLOT, type Schedule } from "./schedule.ts";
 import { ZoneRules } from "./timezone.ts";
 
 export const MAX_EXCLUSION_WINDOWS = 366;
-/** Consecutive excluded slots ExcludingSchedule tests before it gives up (see NEVER). */
+/** Consecutive excluded slots ExcludingSchedule tests before it gives up (see NO_SLOT). */
 export const MAX_SKIPPED_SLOTS = 100_000;
 
 const MAX_NAME_LENGTH = 63;
@@ -39,8 +39,6 @@ const DAY = 24 * HOUR;
 // (leap years included, century years aside): a search that long that finds nothing will never find anything.
 const HORIZON = Math.round(28 * 365.2425) * DAY;
 const YEAR = 366 * DAY;
-/** What next() returns when no slot is left: the last instant a Date can hold. */
-const NEVER = 8.64e15;
 // A recurring span that runs into the next day (all-day windows on consecutive days) is followed this many
 // days per step, so a window covering everything still costs a handful of jumps per horizon, not one per day.
 const MAX_MERGE_DAYS = 62;
@@ -647,7 +645,7 @@ export class ExcludingSchedule implements Schedule {
     if (this.exclusions.empty) return this.inner.next(after, anchor);
     const from = after.getTime();
     // The sentinel is a fixed point: a union asking past it must not push the inner schedule past Date's range.
-    if (from >= NEVER) return new Date(NEVER);
+    if (from >= NO_SLOT) return new Date(NO_SLOT);
     const horizon = Math.max(from, (this.exclusions.absoluteSpan?.end ?? -Infinity) + DAY) + HORIZON;
     // Without an anchor `@every` counts from `after`: so must every step of the search, or a jump would move the grid.
     const grid = anchor ?? after;
@@ -669,7 +667,7 @@ export class ExcludingSchedule implements Schedule {
       cursor = this.#forwardJump(t, offset, end) - 1;
     }
     this.#learn(from, cursor, grid);
-    return found ?? new Date(NEVER);
+    return found ?? new Date(NO_SLOT);
   }
 
   mostRecent(notAfter: Date, anchor?: Date): Date | undefined {
@@ -751,7 +749,7 @@ export class ExcludingSchedule implements Schedule {
 export function slotsLeft(schedule: Schedule, exclusions: Exclusions, from: Date): "ok" | "notWithinYear" | "never" {
   if (exclusions.empty) return "ok";
   const next = new ExcludingSchedule(schedule, exclusions).next(from).getTime();
-  if (next >= NEVER) return "never";
+  if (next >= NO_SLOT) return "never";
   const yearEnd = from.getTime() + YEAR;
   if (next <= yearEnd) return "ok";
   return schedule.next(from).getTime() <= yearEnd ? "notWithinYear" : "ok";

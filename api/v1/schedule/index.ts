@@ -1,6 +1,7 @@
 export { ScheduleError } from "./errors.ts";
 export { parseScheduleSpec, type CronFields } from "./grammar.ts";
-export { parseSchedule, type Schedule } from "./schedule.ts";
+export { isSlot, NO_SLOT, parseSchedule, type Schedule } from "./schedule.ts";
+export { type SlotWindow, WindowedSchedule } from "./limited.ts";
 export { HASH_FIELDS, parseHashedSchedule, resolveHashedSchedule, scheduleHashes, type HashKey } from "./hashed.ts";
 export { utcOffsetAt, validateTimeZone, ZoneRules } from "./timezone.ts";
 export {
@@ -33,3 +34,4 @@ export {
   parseExclusionWindows,
   slotsLeft,
 } from "./exclusionwindows.ts";
+export { formatGoSeconds, parseGoDuration } from "./duration.ts";

@@ -29,6 +29,15 @@ export interface Schedule {
   mostRecent(notAfter: Date, anchor?: Date): Date | undefined;
 }
 
+/**
+ * What next() returns when no slot is left (a window's end passed, exclusions hold every slot): the last instant a
+ * Date can hold, a fixed point of every schedule's next().
+ */
+export const NO_SLOT = 8.64e15;
+
+/** Whether a slot next() gave is a real one (not NO_SLOT). */
+export const isSlot = (d: Date | undefined): d is Date => d !== undefined && d.getTime() < NO_SLOT;
+
 type ParseScheduleResult = { ok: true; schedule: Schedule } | { ok: false; error: ScheduleError };
 
 function millis(d: Date, what: string): number {

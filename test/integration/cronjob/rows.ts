@@ -161,6 +161,8 @@ export type Step =
   | { backfill: { from: Offset; to: Offset; parallelism?: number; id?: string } }
   /** Change the CronJob's spec. */
   | { patch: Spec }
+  /** Set spec.startTime and spec.endTime to these instants (null: unset). */
+  | { window: { start?: Offset | null; end?: Offset | null } }
   /** Set spec.exclusions.windows to one window from `from` to `to` (UTC wall clock, as HH:MM), named `name`. */
   | { exclude: { from: Offset; to: Offset; name: string } }
   /** Store an ExclusionCalendar of the CronJob's namespace with these windows (created, or replaced). */
@@ -247,6 +249,8 @@ export interface StatusExpect {
   lastSuccessfulTime?: Offset | null;
   lastFailedTime?: Offset | null;
   consecutiveFailures?: number | null;
+  /** status.scheduledRuns (spec.maxRuns); null: absent. */
+  scheduledRuns?: number | null;
   lastResumeRequest?: string;
   lastRunNowRequest?: string | null;
   /** "set": present; {failures}: that count only; with time and generation: exactly that. */
@@ -641,6 +645,16 @@ class RowTable {
       const value = backfillAnnotationValue({ id, from: new Date(c.h1 + from), to: new Date(c.h1 + to), parallelism });
       await this.#annotate(c, { [BACKFILL_ANNOTATION]: value });
     } else if ("patch" in s) await this.#update(c, (cj) => Object.assign(cj.spec, s.patch));
+    else if ("window" in s)
+      await this.#update(c, (cj) => {
+        for (const [field, at] of [
+          ["startTime", s.window.start],
+          ["endTime", s.window.end],
+        ] as const) {
+          if (at === null) delete cj.spec[field];
+          else if (at !== undefined) cj.spec[field] = c.time(at);
+        }
+      });
     else if ("exclude" in s) {
       const { from, to, name } = s.exclude;
       const window = { name, start: c.time(from).slice(0, 16), end: c.time(to).slice(0, 16) };
@@ -938,7 +952,7 @@ class RowTable {
         );
       else if (want !== undefined) assert.equal(st?.[k], want === null ? undefined : c.time(want), why ?? k);
     }
-    for (const k of ["consecutiveFailures", "lastResumeRequest", "lastRunNowRequest"] as const) {
+    for (const k of ["consecutiveFailures", "scheduledRuns", "lastResumeRequest", "lastRunNowRequest"] as const) {
       const want = e[k];
       if (want !== undefined) assert.equal(st?.[k], want ?? undefined, why ?? k);
     }

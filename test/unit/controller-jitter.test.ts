@@ -1,0 +1,144 @@
+// spec.jitter through the reconciler's one run path, against the fake API server: a slot's run starts at its slot
+// plus its offset (hashed from the CronJob and the slot: the same after a restart), the Job keeps the slot's name and
+// says its offset, the record's entry says when it was due, status.nextScheduleTime announces the start, the pass
+// is woken for it, and startingDeadlineSeconds counts from it. The offsets are the product's own (jitterOffsetSeconds),
+// so the test reads them, never hard-codes them.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import {
+  type CronJob,
+  CronJobResource as CronJobKind,
+  type Job,
+  JITTER_OFFSET_ANNOTATION,
+  jitterOffsetSeconds,
+  runStartOf,
+} from "../../api/v1/index.ts";
+import { parseSchedule } from "../../api/v1/schedule/index.ts";
+import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
+import { scheduleDecision } from "../../controllers/due.ts";
+import { FakeClock } from "../../runtime/fake-clock.ts";
+import { FakeRecorder } from "../../runtime/events/fake.ts";
+import { FakeClient } from "../../runtime/fake/client.ts";
+import { Kinds } from "../../runtime/kinds.ts";
+import { discardLogger } from "../../runtime/log.ts";
+
+const KEY = { namespace: "ns", name: "cj" };
+const SLOT = new Date("2026-11-25T10:00:00Z");
+const SLACK = 10;
+
+async function setUp(spec: Record<string, unknown>) {
+  const clock = new FakeClock("2026-11-25T09:59:00Z");
+  const client = new FakeClient({ now: () => clock.now() });
+  setupCache(client);
+  const recorder = new FakeRecorder();
+  const reconcilerOf = () => new CronJobReconciler({ client, cache: client.cache, recorder, clock });
+  let reconciler = reconcilerOf();
+  await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
+  client.seed(CronJobKind, {
+    apiVersion: "batch.tutorial.kubebuilder.io/v1",
+    kind: "CronJob",
+    metadata: { ...KEY, creationTimestamp: "2026-11-25T09:30:00Z" },
+    spec: {
+      schedule: "0 * * * *",
+      jobTemplate: {
+        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
+      },
+      ...spec,
+    },
+  } as unknown as CronJob);
+  const reconcile = (at: Date) => {
+    clock.set(at);
+    return reconciler.reconcile(KEY, { log: discardLogger, reconcileID: "t", signal: new AbortController().signal });
+  };
+  const restart = () => {
+    reconciler = reconcilerOf();
+  };
+  const jobs = async () => (await client.list<Job>(Kinds.Job, { namespace: "ns" })).items;
+  const stored = () => client.get<CronJob>(CronJobKind, "ns", "cj");
+  return { reconcile, restart, jobs, stored };
+}
+
+const plus = (d: Date, ms: number) => new Date(d.getTime() + ms);
+
+describe("jitter: a slot's run starts at its slot plus its offset", () => {
+  const JITTER = 1800;
+  const offset = jitterOffsetSeconds(KEY, SLOT, JITTER);
+  const start = runStartOf(KEY, SLOT, JITTER);
+
+  it("the offset is the hash's, inside [0, jitter), and the same for the same CronJob and slot", () => {
+    assert.ok(offset >= 0 && offset < JITTER);
+    assert.equal(jitterOffsetSeconds(KEY, SLOT, JITTER), offset);
+    assert.equal(start.getTime(), SLOT.getTime() + offset * 1000);
+  });
+
+  it("offsets spread a fleet over the jitter (property: 500 CronJobs on one slot fill every tenth of it)", () => {
+    const tenths = new Set<number>();
+    for (let i = 0; i < 500; i++)
+      tenths.add(Math.floor(jitterOffsetSeconds({ namespace: "f", name: `cj-${i}` }, SLOT, 60) / 6));
+    assert.equal(tenths.size, 10);
+  });
+
+  it("waits for the start, announces it, is woken for it; the Job keeps its slot's name and says its offset", async () => {
+    assert.ok(offset > 2, "the test needs an offset of a few seconds");
+    const t = await setUp({ jitter: "30m" });
+    const early = await t.reconcile(plus(SLOT, 1000));
+    assert.deepEqual(await t.jobs(), [], "no Job before the run's start");
+    assert.equal((await t.stored()).status?.nextScheduleTime, start.toISOString().replace(".000Z", "Z"));
+    assert.equal(early.requeueAfterMs, start.getTime() - SLOT.getTime() - 1000 + SLACK);
+    await t.reconcile(plus(start, -1000));
+    assert.equal((await t.jobs()).length, 0, "a second early: nothing yet");
+    await t.reconcile(start);
+    const [job] = await t.jobs();
+    assert.equal(job?.metadata?.name, `cj-${SLOT.getTime() / 1000}`, "the slot's name: the lock");
+    assert.equal(
+      job?.metadata?.annotations?.[JITTER_OFFSET_ANNOTATION],
+      `${offset >= 60 ? `${Math.floor(offset / 60)}m` : ""}${offset % 60}s`,
+    );
+    const [entry] = (await t.stored()).status?.recentRuns ?? [];
+    assert.equal(entry?.scheduledTime, "2026-11-25T10:00:00Z");
+    assert.equal(entry?.startsAt, start.toISOString().replace(".000Z", "Z"));
+    t.restart();
+    await t.reconcile(plus(start, 2000));
+    assert.equal((await t.jobs()).length, 1, "a restart decides the same offset: no second run");
+  });
+
+  it("startingDeadlineSeconds counts from the run's start, not the slot", async () => {
+    const t = await setUp({ jitter: "30m", startingDeadlineSeconds: 60 });
+    await t.reconcile(plus(start, 59_000));
+    assert.equal((await t.jobs()).length, 1, "59 s after its start (maybe minutes after its slot): it runs");
+    const late = await setUp({ jitter: "30m", startingDeadlineSeconds: 60 });
+    await late.reconcile(plus(start, 61_000));
+    assert.equal((await late.jobs()).length, 0, "61 s after its start: missed");
+    assert.equal((await late.stored()).status?.lastMissedTime, "2026-11-25T10:00:00Z");
+  });
+});
+
+describe("scheduleDecision with jitter (property: every slot is due exactly from its start, once)", () => {
+  const hourly = parseSchedule("0 * * * *");
+  assert.ok(hourly.ok);
+  it("due at and after its start, never before, with no deadline and RunLatest", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 3599 }), fc.integer({ min: 0, max: 7200 }), (jitter, sec) => {
+        const offsetMs = (slot: Date) => jitterOffsetSeconds(KEY, slot, jitter) * 1000;
+        const now = plus(SLOT, sec * 1000);
+        const d = scheduleDecision({
+          schedule: hourly.schedule,
+          lastScheduleTime: "2026-11-25T09:00:00Z",
+          creationTimestamp: "2026-11-25T08:30:00Z",
+          startingDeadlineSeconds: undefined,
+          offsetMs,
+          jitterMs: jitter * 1000,
+          now,
+          clockNow: now,
+        });
+        const eleven = plus(SLOT, 3600_000);
+        const newest = now >= eleven && now.getTime() >= eleven.getTime() + offsetMs(eleven) ? eleven : SLOT;
+        const startedSlot = now.getTime() >= newest.getTime() + offsetMs(newest) ? newest : undefined;
+        const expected = startedSlot ?? (newest === eleven ? SLOT : undefined);
+        assert.deepEqual(d.due, expected ? [expected] : [], `at +${sec}s, jitter ${jitter}s`);
+        assert.ok(d.nextStart.getTime() > now.getTime() || d.due.length === 0 || d.nextStart > d.due[0]!);
+      }),
+    );
+  });
+});
