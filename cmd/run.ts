@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { selfSignedCertificate } from "../runtime/metrics/auth.ts";
-import { CronJobResource, ExclusionCalendarResource, RESOURCE } from "../api/v1/index.ts";
+import { CronJobResource, ExclusionCalendarResource, RESOURCE, upstreamsOf } from "../api/v1/index.ts";
 import { CalendarReader } from "../controllers/calendars.ts";
 import { CronJobReconciler } from "../controllers/cronjob_controller.ts";
 import { groupMetrics } from "../controllers/groups.ts";
@@ -150,6 +150,11 @@ export async function run(flags: Flags): Promise<number> {
           logger: log.withName("webhook").withName("cronjob"),
           // The calendars a CronJob names, read as the reconciler reads them (the cache every replica runs).
           calendars: (namespace, name) => (mgr.cache.hasSynced() ? calendars.read(namespace, name) : "unknown"),
+          // The CronJobs' spec.after, for the cycle check (the controller refuses a cycle admission missed too).
+          upstreams: (namespace, name) => {
+            const cj = mgr.cache.get(CronJobResource, namespace, name);
+            return cj ? upstreamsOf((cj as { spec?: unknown }).spec).map((u) => u.cronJob) : undefined;
+          },
         }),
         // The ExclusionCalendar's and ConcurrencyGroup's validation (static: no client, no cache).
         ...fleetWebhookHandlers(),

@@ -68,6 +68,8 @@ export interface WriteProblems {
   groupMissing?: string;
   /** spec.exclusions cannot be read (a calendar missing or bad): its slots are held. */
   calendarMissing?: string;
+  /** spec.after names a CronJob that does not exist, or makes a cycle (controllers/after.ts). */
+  upstream?: { reason: "UpstreamNotFound" | "AfterCycle"; message: string };
 }
 
 /**
@@ -99,6 +101,7 @@ export function degradedCondition(problems: WriteProblems, finished: readonly Re
     return { type: "Degraded", status: "True", reason: "ConcurrencyGroupNotFound", message: problems.groupMissing };
   if (problems.calendarMissing)
     return { type: "Degraded", status: "True", reason: "CalendarNotFound", message: problems.calendarMissing };
+  if (problems.upstream) return { type: "Degraded", status: "True", ...problems.upstream };
   const newest = newestFinished(finished);
   if (newest && classifyJob(newest) === "failed") {
     return {
@@ -127,9 +130,16 @@ export function scheduledConditions(
           type: "Available",
           status: "True",
           reason: "JobsActive",
-          message: `${activeCount} active Job(s); next run at ${nextScheduleTime}`,
+          message: `${activeCount} active Job(s); ${nextScheduleTime ? `next run at ${nextScheduleTime}` : "no scheduled time"}`,
         }
-      : { type: "Available", status: "True", reason: "Scheduled", message: `Next run at ${nextScheduleTime}` },
+      : nextScheduleTime
+        ? { type: "Available", status: "True", reason: "Scheduled", message: `Next run at ${nextScheduleTime}` }
+        : {
+            type: "Available",
+            status: "True",
+            reason: "AfterUpstreams",
+            message: "No scheduled time: it runs after the CronJobs spec.after names",
+          },
     progressingCondition(activeCount),
     degradedCondition(problems, finished),
   ];

@@ -17,6 +17,7 @@ import {
   MORE_SCHEDULES_ANNOTATION,
   readJob,
   runFactsOf,
+  upstreamsOf,
   withRunFacts,
 } from "../api/v1/index.ts";
 import { type Clock, realClock } from "../runtime/clock.ts";
@@ -51,6 +52,7 @@ import { admit } from "./runs.ts";
 import { GroupPlaces, groupPlaceFreed, setupGroupCache } from "./groups.ts";
 import { CalendarReader, setupCalendarCache } from "./calendars.ts";
 import { exclusionStep } from "./exclusionstep.ts";
+import { setupAfterCache, UpstreamReader } from "./after.ts";
 import {
   keyOf,
   type LoadedCronJob,
@@ -96,6 +98,7 @@ export function setupCache(cache: CacheIndexer): void {
   setupJobCache(cache);
   setupGroupCache(cache);
   setupCalendarCache(cache);
+  setupAfterCache(cache);
 }
 
 interface CronJobReconcilerDeps {
@@ -138,6 +141,8 @@ export class CronJobReconciler implements Reconciler {
   readonly groups: GroupPlaces;
   /** The exclusion calendars, as the CronJobs name them (calendars.ts). */
   readonly calendars: CalendarReader;
+  /** spec.after's upstreams and their Jobs, from the cache. */
+  readonly upstreams: UpstreamReader;
   /** Everything remembered between passes (controllers/memory.ts): one object, one forget. */
   private readonly memory = new ReconcilerMemory<LoadedCronJob>();
 
@@ -153,6 +158,7 @@ export class CronJobReconciler implements Reconciler {
     this.budget = d.statusFold ? new StatusWriteBudget(d.statusFold, this.clock.now().getTime()) : undefined;
     this.groups = d.groups ?? new GroupPlaces(d.cache);
     this.calendars = new CalendarReader(d.cache);
+    this.upstreams = new UpstreamReader(d.cache);
   }
 
   /**
@@ -194,6 +200,9 @@ export class CronJobReconciler implements Reconciler {
       .watches(ConcurrencyGroupResource, r.groups.groupEvents())
       // A calendar created, deleted or changed: the CronJobs naming it decide again.
       .watches(ExclusionCalendarResource, r.calendars.calendarEvents())
+      // An upstream's Job changed (it ended), or the upstream came or went: the CronJobs running after it decide again.
+      .watches(Kinds.Job, r.upstreams.jobEvents())
+      .watches(CronJobKind, r.upstreams.cronJobEvents())
       .withOptions({ maxConcurrentReconciles: o.maxConcurrentReconciles ?? 1 })
       .complete(r);
     return r;
@@ -276,8 +285,10 @@ export class CronJobReconciler implements Reconciler {
     // a backfill request. While scheduling is suspended or stopped only the explicit requests run (as `kubectl
     // create job --from` does for the built-in kind); nothing runs while the CronJob is being deleted or invalid.
     const runs = guard.stop ? (guard.requestsRun ? this.triggers.filter((t) => t.explicit) : []) : this.triggers;
-    const input = { cronJob, schedules, written, due, anchor, now };
+    const upstreams = this.upstreams.read(cronJob);
+    const input = { cronJob, schedules, written, due, anchor, now, clockNow, upstreams };
     if (!guard.stop) pass.problems = { ...pass.problems, ...this.groups.problemOf(cronJob) };
+    if (!guard.stop && upstreams.problem) pass.problems = { ...pass.problems, upstream: upstreams.problem };
     for (const n of keptJobs(this.triggers, cronJob, [...pass.jobs.values()], pass.status)) pass.kept.add(n);
     let more = false;
     for (const trigger of runs) more = (await this.runTrigger(pass, trigger, input, ctx)) || more;
@@ -401,9 +412,11 @@ export class CronJobReconciler implements Reconciler {
     const window =
       startTime === undefined && endTime === undefined ? "" : `\u0001${startTime ?? ""}\u0001${endTime ?? ""}`;
     const parse = () => parsedSchedules(cronJob, key);
+    // No schedule of its own: what it parses to depends on whether spec.after names an upstream.
+    const own = schedule ?? (upstreamsOf(cronJob.spec).length ? "\u0002after" : "\u0002none");
     return this.memory.parsedSchedule(
       key,
-      schedule,
+      own,
       tz,
       parse,
       more === undefined && !window ? undefined : `${more ?? ""}${window}`,

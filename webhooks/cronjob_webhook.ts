@@ -19,6 +19,8 @@ import {
   DEFAULT_MAX_CATCH_UP_RUNS,
   RESUME_ANNOTATION,
   MORE_SCHEDULES_ANNOTATION,
+  afterCycle,
+  upstreamsOf,
   cronJobSchedules,
   type CronJobSchedules,
   scheduleListSchedules,
@@ -94,7 +96,12 @@ interface ValidationContext {
   now?: Date;
   /** The calendars of the manager's cache: the ones spec.exclusions names are warned about (calendarWarnings). */
   calendars?: CalendarLookup;
+  /** The upstreams (spec.after) of a CronJob of the manager's cache, undefined when it has none or is not there. */
+  upstreams?: UpstreamLookup;
 }
+
+/** A CronJob's spec.after names, as the manager's cache holds it. */
+type UpstreamLookup = (namespace: string, name: string) => readonly string[] | undefined;
 
 /**
  * The validating webhook's checks; every message names the field and the value and says what is allowed.
@@ -173,6 +180,7 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
   // Each trigger checks its own request (its annotation) and settings: its row (api/v1/triggers.ts).
   for (const row of TRIGGER_ROWS as readonly TriggerRow[]) {
     const checked = row.validate?.({
+      name,
       annotations,
       spec,
       schedules,
@@ -183,6 +191,8 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
     errors.push(...(checked?.errors ?? []));
     warnings.push(...(checked?.warnings ?? []));
   }
+  const cycle = context.upstreams && cycleError(name, namespace, spec, context.upstreams);
+  if (cycle) errors.push(cycle);
   const excluded = validateExclusions(spec.exclusions, schedules, context.now ?? new Date());
   errors.push(...excluded.errors);
   warnings.push(...excluded.warnings);
@@ -330,7 +340,11 @@ function updatesDeleted(req: AdmissionRequest): boolean {
   return req.operation === "UPDATE" && meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null;
 }
 
-function validateRequest(req: AdmissionRequest, calendars?: CalendarLookup): AdmissionResult {
+function validateRequest(
+  req: AdmissionRequest,
+  lookups: { calendars?: CalendarLookup | undefined; upstreams?: UpstreamLookup | undefined } = {},
+): AdmissionResult {
+  const { calendars, upstreams } = lookups;
   // Deletes are never blocked, nor an update of an object being deleted (a CronJob stored invalid, before a rule
   // existed, must still lose its finalizers); any other update of an already-invalid object is validated like a
   // create.
@@ -341,6 +355,7 @@ function validateRequest(req: AdmissionRequest, calendars?: CalendarLookup): Adm
     namespace: req.namespace,
     ...(isObj(old.annotations) ? { oldAnnotations: old.annotations } : {}),
     ...(calendars ? { calendars } : {}),
+    ...(upstreams ? { upstreams } : {}),
   });
   if (errors.length === 0) return allowed(warnings);
   return denied(invalid({ group: GROUP, kind: KIND }, requestObjectName(req), errors), warnings);
@@ -356,6 +371,8 @@ interface CronJobWebhookOptions {
   dryRunTimeoutMs?: number;
   /** The calendars of the manager's cache, for the warnings about the ones a CronJob names. */
   calendars?: CalendarLookup;
+  /** The CronJobs' spec.after of the manager's cache, for the cycle check. */
+  upstreams?: UpstreamLookup;
   logger?: Logger;
 }
 
@@ -371,7 +388,7 @@ interface CronJobWebhookOptions {
 function validateCronJobWithDryRun(opts: CronJobWebhookOptions & { client: DryRunClient }): AdmissionHandler {
   const logger = opts.logger ?? log.withName("webhook").withName("cronjob");
   return async (req): Promise<AdmissionResult> => {
-    const result = validateRequest(req, opts.calendars);
+    const result = validateRequest(req, opts);
     if (!result.allowed || (req.operation !== "CREATE" && req.operation !== "UPDATE") || updatesDeleted(req))
       return result;
     if (req.operation === "UPDATE" && isDeepStrictEqual(jobTemplateOf(req.object), jobTemplateOf(req.oldObject))) {
@@ -429,8 +446,8 @@ export function cronJobWebhookHandlers(opts: CronJobWebhookOptions = {}): Map<st
       VALIDATE_PATH,
       client
         ? validateCronJobWithDryRun({ ...opts, client })
-        : opts.calendars
-          ? (req: AdmissionRequest) => validateRequest(req, opts.calendars)
+        : opts.calendars || opts.upstreams
+          ? (req: AdmissionRequest) => validateRequest(req, opts)
           : validateCronJobRequest,
     ],
   ]);
@@ -459,3 +476,25 @@ export const webhookMarkers = {
   versions: [VERSION, V2],
   resource: PLURAL,
 } as const;
+
+/**
+ * spec.after making a cycle with the CronJobs of the cluster (as the manager's cache holds them): "b runs after a,
+ * which runs after b" would run each after the other for ever. The controller refuses to run such a chain too
+ * (a cycle made by two requests admitted at once, or with admission bypassed).
+ */
+function cycleError(
+  name: string,
+  namespace: string,
+  spec: Record<string, unknown>,
+  upstreams: UpstreamLookup,
+): FieldError | undefined {
+  const after = upstreamsOf(spec).map((u) => u.cronJob);
+  if (!after.length || !name) return undefined;
+  const path = afterCycle(name, after, (other) => upstreams(namespace, other));
+  if (!path) return undefined;
+  return invalidField(
+    "spec.after",
+    spec.after,
+    `makes a cycle: ${path.join(" runs after ")}; a CronJob cannot run after its own runs`,
+  );
+}

@@ -7,6 +7,7 @@ import { MAX_RUN_NOW_REQUEST_LENGTH } from "./runnow.ts";
 import { CronJobExclusionsSchema } from "./exclusioncalendar_types.ts";
 import { RetrySpecSchema } from "./retry.ts";
 import { MAX_JITTER_LENGTH } from "./jitter.ts";
+import { AfterSpecSchema, MAX_UPSTREAMS, UpstreamBookSchema } from "./after_types.ts";
 import { RecentRunsSchema, RecentRunWireSchema } from "./recentruns.ts";
 import { MAX_SCHEDULE_LENGTH, MAX_TIME_ZONE_LENGTH } from "./schedule/list.ts";
 import {
@@ -134,11 +135,13 @@ export const CronJobSpecSchema = z
       .string()
       .min(1)
       .max(MAX_SCHEDULE_LENGTH)
+      .optional()
       .meta({
         description:
           'The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron: five fields "minute hour ' +
           'day-of-month month day-of-week", or a descriptor such as @hourly, @daily or "@every 1h30m". ' +
-          `Evaluated in spec.timeZone. At most ${MAX_SCHEDULE_LENGTH} characters.`,
+          `Evaluated in spec.timeZone. At most ${MAX_SCHEDULE_LENGTH} characters. Required, unless spec.after ` +
+          "names the CronJobs this one runs after (it then has no schedule of its own).",
       }),
     timeZone: z
       .string()
@@ -234,6 +237,7 @@ export const CronJobSpecSchema = z
           "same minute spreads over the jitter and each run still happens once. startingDeadlineSeconds counts from " +
           "the run's start. Unset: every run starts at its slot.",
       }),
+    after: AfterSpecSchema.optional(),
     maxRuns: z
       .int()
       .min(1)
@@ -271,7 +275,16 @@ export const CronJobSpecSchema = z
           `Defaults to ${CRONJOB_SPEC_DEFAULTS.failedJobsHistoryLimit}.`,
       }),
   })
-  .meta({ description: "CronJobSpec defines the desired state of CronJob." });
+  .meta({ description: "CronJobSpec defines the desired state of CronJob." })
+  // A schedule of its own, unless it runs only after other CronJobs (the CRD cannot say "one of"; this can).
+  .superRefine((spec, ctx) => {
+    if (spec.schedule === undefined && !spec.after?.length)
+      ctx.addIssue({
+        code: "custom",
+        path: ["schedule"],
+        message: "Required: a string (it may be left out only when spec.after names the CronJobs this one runs after)",
+      });
+  });
 
 export const CronJobStatusSchema = z
   .object({
@@ -313,6 +326,10 @@ export const CronJobStatusSchema = z
           "and name (the schedule as written when it has no H; shown by kubectl get -o wide). With several " +
           'schedules (API v2), each one so, separated by "; ". Empty while the schedule is invalid.',
       }),
+    upstreams: z.array(UpstreamBookSchema).max(MAX_UPSTREAMS).optional().meta({
+      "x-kubernetes-list-type": "atomic",
+      description: "For each CronJob of spec.after: the newest of its runs decided about (each is decided once).",
+    }),
     scheduledRuns: z
       .int()
       .min(0)
@@ -460,7 +477,7 @@ export const CronJobWireSchema = z.looseObject({
   kind: z.string().optional(),
   metadata: WireObjectMetaSchema,
   spec: z.looseObject({
-    schedule: z.string(),
+    schedule: z.string().optional(),
     timeZone: z.string().optional(),
     startingDeadlineSeconds: z.number().optional(),
     concurrencyPolicy: z.string().optional(),
@@ -476,6 +493,7 @@ export const CronJobWireSchema = z.looseObject({
     endTime: z.string().optional(),
     jitter: z.string().optional(),
     maxRuns: z.number().optional(),
+    after: z.unknown().optional(),
     jobTemplate: z.looseObject({
       metadata: z
         .looseObject({
@@ -501,6 +519,9 @@ export const CronJobWireSchema = z.looseObject({
       resolvedSchedule: z.string().optional(),
       lastRunNowRequest: z.string().optional(),
       scheduledRuns: z.number().optional(),
+      upstreams: z
+        .array(z.looseObject({ cronJob: z.string(), lastEnded: z.string(), lastJob: z.string().optional() }))
+        .optional(),
       conditions: z
         .array(
           z.looseObject({

@@ -15,3 +15,4 @@ export * from "./exclusionsview.ts";
 export * from "./metadata.ts";
 export * from "./limits.ts";
 export * from "./jitter.ts";
+export * from "./after.ts";

@@ -47,6 +47,8 @@ export const RECORD_TRIGGERS = {
   Backfill: { description: "a slot of a backfill request" },
   /** A new run for a slot whose run failed (spec.retry). */
   Retry: { description: "a new run for a slot whose run failed (spec.retry)" },
+  /** A run of an upstream CronJob ended as spec.after asks (the request names it, the scheduledTime is its end). */
+  After: { description: "a run of a CronJob spec.after names ended" },
 } as const satisfies Record<string, Meaning>;
 export const RecordTrigger = wordsOf(RECORD_TRIGGERS);
 export type RecordTrigger = keyof typeof RECORD_TRIGGERS;
@@ -123,6 +125,10 @@ export const RECORD_REASONS = {
   ConcurrencyGroupNotFound: { description: "no such group in its namespace" },
   /** Stopped: spec.stopAfterConsecutiveFailures failed runs in a row. */
   StoppedAfterFailures: { description: "too many failed runs in a row" },
+  /** Created or Adopted after an upstream's run ended (trigger After; request: `<upstream>/<its Job>`). */
+  UpstreamEnded: { description: "a run of a CronJob spec.after names ended" },
+  /** Skipped: missedRunPolicy RunLatest runs only the newest of the upstream's runs that ended unanswered. */
+  UpstreamNewerRun: { description: "missedRunPolicy RunLatest runs after the upstream's newest run only" },
   /** Stopped: status.scheduledRuns reached spec.maxRuns. */
   MaxRunsReached: { description: "spec.maxRuns scheduled runs were made" },
   /** Stopped: spec.endTime passed and no slot is left to run. */
@@ -136,6 +142,7 @@ export const SKIPPED_REASONS = [
   RecordReason.MissedRunPolicySkip,
   RecordReason.RunAllLimit,
   RecordReason.RunAllReplace,
+  RecordReason.UpstreamNewerRun,
 ] as const satisfies readonly RecordReason[];
 
 /**

@@ -20,11 +20,13 @@ import {
   unionCountSlots,
   UnionSchedule,
   isSlot,
+  NoSchedule,
   type SlotWindow,
   WindowedSchedule,
 } from "./schedule/index.ts";
 import { documentedKey } from "./metadata.ts";
 import { slotWindowOf } from "./limits.ts";
+import { upstreamsOf } from "./after.ts";
 
 export type { ExclusionHit };
 
@@ -255,6 +257,11 @@ type CronJobSchedulesResult =
  * parsed, H hashed with `key`; errors at the v1 object's own fields. Never throws.
  */
 export function cronJobSchedules(obj: unknown, key: HashKey): CronJobSchedulesResult {
+  const spec = isObj(obj) && isObj(obj.spec) ? obj.spec : {};
+  const meta = isObj(obj) && isObj(obj.metadata) ? obj.metadata : {};
+  const more = isObj(meta.annotations) ? meta.annotations[MORE_SCHEDULES_ANNOTATION] : undefined;
+  if (spec.schedule === undefined && more === undefined && upstreamsOf(spec).length > 0)
+    return { ok: true, schedules: afterOnly(key), warnings: [] };
   const entries = scheduleEntriesOf(obj);
   if (!entries.ok) return { ok: false, errors: [entries.error], warnings: [] };
   const list = parseScheduleList(entries.entries, key);
@@ -273,6 +280,9 @@ export function cronJobSchedules(obj: unknown, key: HashKey): CronJobSchedulesRe
  * startTime and endTime window the slots). Never throws.
  */
 export function scheduleListSchedules(list: unknown, key: HashKey, spec?: unknown): CronJobSchedulesResult {
+  const empty = list === undefined || (Array.isArray(list) && list.length === 0);
+  if (empty && upstreamsOf(isObj(spec) ? spec : {}).length > 0)
+    return { ok: true, schedules: afterOnly(key), warnings: [] };
   const parsed = parseScheduleList(list, key);
   const window = slotWindowOf(spec);
   if (!parsed.ok) return window.ok ? parsed : { ...parsed, errors: [...parsed.errors, ...window.errors] };
@@ -283,6 +293,11 @@ export function scheduleListSchedules(list: unknown, key: HashKey, spec?: unknow
     schedules: new CronJobSchedules(within(parsed.set, window.window), entries, key),
     warnings: parsed.warnings,
   };
+}
+
+/** The schedules of a CronJob that has none of its own (spec.after only): one that never has a slot. */
+function afterOnly(key: HashKey): CronJobSchedules {
+  return new CronJobSchedules(new ScheduleSet([{ index: 0, text: "", schedule: new NoSchedule() }]), [], key);
 }
 
 /** Each schedule of a set with no slot outside the window (spec.startTime, spec.endTime). */

@@ -34,6 +34,7 @@ import {
 } from "./runnow.ts";
 import { type CronJobSchedules, shortestInterval } from "./schedules.ts";
 import { jitterOffsetOf, validateJitter } from "./jitter.ts";
+import { AFTER_ANNOTATION, afterJobName, parseAfterRequest, validateUpstreams } from "./after.ts";
 import { countText } from "./schedule/index.ts";
 import { MAX_BACKFILL_SLOTS } from "./backfill.ts";
 import { type FieldError, invalidField } from "../../runtime/field.ts";
@@ -54,6 +55,8 @@ export interface RunSubject {
 
 /** What a row's validate() sees of a CronJob under admission (any version: the schedules are parsed already). */
 export interface ValidationInput {
+  /** The CronJob's name (metadata.name). */
+  readonly name?: string;
   readonly annotations: Readonly<Record<string, unknown>>;
   readonly spec: Readonly<Record<string, unknown>>;
   /** Undefined when they do not parse (the webhook reports that itself). */
@@ -548,8 +551,46 @@ function slotOf(job: Readonly<Job>): { scheduledTime?: Date } {
   return slot ? { scheduledTime: slot } : {};
 }
 
+// --- after ----------------------------------------------------------------------------------------
+
+/** A run after an upstream's run, as the record names it: its end is the run's slot, its Job the request. */
+export const afterSubject = (ended: Date | undefined, request: string | undefined): RunSubject => ({
+  trigger: RecordTrigger.After,
+  reason: RecordReason.UpstreamEnded,
+  ...(ended ? { scheduledTime: ended } : {}),
+  ...(request !== undefined ? { request } : {}),
+});
+
+export const AFTER_ROW: TriggerRow<"after"> = {
+  name: "after",
+  recordAs: RecordTrigger.After,
+  records: [RecordTrigger.After],
+  word: "after",
+  eventReasons: [EventReason.SuccessfulCreate, EventReason.JobAlreadyActive],
+  requestAnnotation: AFTER_ANNOTATION,
+  // The schedule's kind of run, not an explicit request: suspended, stopped or ended, nothing runs after an upstream.
+  explicit: false,
+  movesLastScheduleTime: false,
+  takesScheduleSlots: false,
+  slotRank: 2,
+  recorded: (job) => afterSubject(scheduledTimeOf(job), job.metadata?.annotations?.[AFTER_ANNOTATION]),
+  jobOf: (cronJobName, e) => {
+    const up = parseAfterRequest(e.request);
+    return up ? afterJobName(cronJobName, up.cronJob, up.job) : undefined;
+  },
+  validate: (input) => ({
+    errors: validateUpstreams(String(input.name ?? ""), input.spec),
+    warnings: [],
+  }),
+  // Which upstream run a Job follows: `kubectl cron history` names it.
+  runOfJob: (job) => {
+    const up = parseAfterRequest(job.metadata?.annotations?.[AFTER_ANNOTATION]);
+    return up ? { order: 0, which: `after ${up.cronJob}/${up.job}`, first: up.job } : undefined;
+  },
+};
+
 /** The product's triggers' rows, in the order a pass runs them. */
-export const TRIGGER_ROWS: readonly TriggerRow[] = [SCHEDULE_ROW, RUN_NOW_ROW, BACKFILL_ROW, RETRY_ROW];
+export const TRIGGER_ROWS: readonly TriggerRow[] = [SCHEDULE_ROW, RUN_NOW_ROW, BACKFILL_ROW, RETRY_ROW, AFTER_ROW];
 
 /** The name of the Job that runs a record entry's run, by its trigger's row; undefined when the entry does not say. */
 export function runJobName(

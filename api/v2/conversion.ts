@@ -33,7 +33,9 @@ function v1ToV2(obj: Obj): Obj {
   const annotations = annotationsOf(obj);
   const more = parseMoreSchedules(annotations[MORE_SCHEDULES_ANNOTATION]);
   const first: ScheduleEntry = { schedule, ...(timeZone !== undefined ? { timeZone } : {}) };
-  const out: Obj = { ...obj, apiVersion: V2, spec: { schedules: [first, ...(more ?? [])], ...rest } };
+  // A CronJob with no schedule of its own (spec.after only) has none in v2 either.
+  const schedules = schedule === undefined && timeZone === undefined && !more ? [] : [first, ...(more ?? [])];
+  const out: Obj = { ...obj, apiVersion: V2, spec: { schedules, ...rest } };
   // Taken back into spec.schedules: the annotation is v1's book, not part of the v2 object. One that does not
   // parse stays, so nothing is lost.
   if (more !== undefined) out.metadata = withAnnotation(obj, undefined);

@@ -14,7 +14,7 @@ const { schedule, timeZone, ...common } = CronJobSpecSchema.shape;
 
 const ScheduleEntrySchema = z
   .object({
-    schedule: schedule.meta({
+    schedule: schedule.unwrap().meta({
       description:
         'A schedule in Cron format: five fields "minute hour day-of-month month day-of-week" (H hashes a field), ' +
         'or a descriptor such as @hourly, @daily or "@every 1h30m". Evaluated in this entry\'s timeZone.',
@@ -29,12 +29,11 @@ const CronJobSpecV2Schema = z
   .object({
     schedules: z
       .array(ScheduleEntrySchema)
-      .min(1)
       .max(MAX_SCHEDULES)
       .meta({
         description:
           "The schedules the CronJob runs on: its scheduled times are the union of theirs (a time two schedules " +
-          `share is one run). At least 1, at most ${MAX_SCHEDULES}.`,
+          `share is one run). At least 1 (none when spec.after names the CronJobs it runs after), at most ${MAX_SCHEDULES}.`,
       }),
     ...common,
   })

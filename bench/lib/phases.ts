@@ -1169,9 +1169,7 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
       return driver.make(
         p.namespace,
         p.name,
-        ours
-          ? { ...oursExtras(i, s.namespaces, s.groups, s.calendars, windows?.inline), jitter: s.jitter }
-          : undefined,
+        ours ? { ...oursExtras(i, s.namespaces, s.groups, s.calendars, windows?.inline), jitter: s.jitter } : undefined,
       );
     });
     log(`created ${n} CronJobs in ${result.setupSeconds.toFixed(1)} s`);

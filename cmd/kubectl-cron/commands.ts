@@ -93,7 +93,7 @@ export async function list(ctx: Context, args: Args): Promise<Output> {
  */
 function scheduleColumns(c: CronJob): [string, string] {
   const entries = scheduleEntriesOf(c);
-  if (!entries.ok) return [c.spec.schedule, c.spec.timeZone ?? ""];
+  if (!entries.ok) return [c.spec.schedule ?? "", c.spec.timeZone ?? ""];
   const zoneOf = (e: ScheduleEntry) => (typeof e.timeZone === "string" ? e.timeZone : undefined);
   const zones = new Set(entries.entries.map(zoneOf));
   if (zones.size === 1)

@@ -43,7 +43,7 @@ import { invalidField } from "../../runtime/field.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import { discardLogger } from "../../runtime/log.ts";
 import { validateCronJob } from "../../webhooks/cronjob_webhook.ts";
-import { jobStatus, minimalCronJob, variant } from "../fixtures.ts";
+import { batchJob, jobStatus, minimalCronJob, variant } from "../fixtures.ts";
 
 const POKE = "test.example/poke";
 const POKED_BY = "test.example/poked-by";
@@ -326,14 +326,34 @@ describe("the poke brings its own words: record reason, Event reasons, admission
           parallelism: 1,
         }),
       },
-      spec: { retry: { limit: 1 } },
+      spec: { retry: { limit: 1 }, after: [{ cronJob: "up" }] },
     });
+    // The after row's upstream, whose one run ends after the first pass started the book.
+    t.client.seed(CronJobKind, {
+      ...minimalCronJob("up"),
+      metadata: { name: "up", namespace: "ns", uid: "uid-up" },
+    } as unknown as CronJob);
     // Forbid: one Job at a time, so a row's run waits behind another's (its hold) and then runs (its create): the
     // 10:00 slot first, run-now and the poke held behind it. Every scheduled slot's Job fails, so the retry row runs
     // too (held behind run-now's Job first); every other Job completes.
     t.clock.set(new Date("2026-11-25T10:00:01Z"));
     for (let i = 0; i < 30; i++) {
       await t.reconcile();
+      if (i === 0) {
+        const at = t.clock.now().getTime() + 60_000;
+        t.client.seed(
+          Kinds.Job,
+          batchJob({
+            name: "up-1",
+            namespace: "ns",
+            uid: "uid-up-1",
+            owner: { name: "up", uid: "uid-up" },
+            state: "complete",
+            start: at - 1000,
+            end: at,
+          }),
+        );
+      }
       for (const job of await t.jobs()) {
         if (job.status?.conditions?.length) continue;
         const slotJob =
@@ -411,7 +431,7 @@ describe("admission is row-driven: the webhook asks every row of TRIGGER_ROWS (a
     const checked = table.filter((row) => row.validate);
     assert.deepEqual(
       checked.map((r) => r.name),
-      ["schedule", "runNow", "backfill", "retry"],
+      ["schedule", "runNow", "backfill", "retry", "after"],
       "the rows with a check of their own",
     );
     const obj = withAnnotations({ [RUN_NOW_ANNOTATION]: "r1" }, { retry: { limit: 2 } });

@@ -1854,3 +1854,50 @@ describe("jitter at admission", () => {
     assert.match(past.warnings.join("\n"), /spec.endTime: 2020-01-01T00:00:00Z has passed/);
   });
 });
+
+describe("spec.after at admission", () => {
+  const after = (...names: string[]) => names.map((cronJob) => ({ cronJob }));
+  it("refuses another namespace, itself, a name twice, more than 5, naming the field and the value", () => {
+    const cases: Array<[(s: Record<string, unknown>) => void, string, RegExp]> = [
+      [(s) => (s.after = after("other/extract")), "spec.after[0].cronJob", /other\/extract.*this namespace/],
+      [(s) => (s.after = after("cj")), "spec.after[0].cronJob", /cannot run after itself/],
+      [(s) => (s.after = after("x", "x")), "spec.after[1].cronJob", /named twice/],
+      [(s) => (s.after = after("p", "q", "r", "s", "t", "u")), "spec.after", /5/],
+      [(s) => (s.after = [{ cronJob: "x", when: "Sometimes" }]), "spec.after[0].when", /Sometimes/],
+    ];
+    for (const [change, field, value] of cases) {
+      const { errors } = validateCronJob(withSpec(change));
+      assert.ok(errors.length >= 1, `${field}: no error`);
+      assert.equal(errors[0]!.field, field, JSON.stringify(errors));
+      assert.match(fieldErrorString(errors[0]!), value);
+    }
+  });
+
+  it("needs a schedule unless spec.after names upstreams; admits one without", () => {
+    const none = validateCronJob(withSpec((s) => delete s.schedule));
+    assert.ok(
+      none.errors.some((e) => e.field === "spec.schedule"),
+      JSON.stringify(none.errors),
+    );
+    const afterOnly = validateCronJob(withSpec((s) => ((s.after = after("extract")), delete s.schedule)));
+    assert.deepEqual(afterOnly.errors, []);
+  });
+
+  it("refuses a cycle through the cluster's CronJobs, naming the path", () => {
+    const cluster: Record<string, string[]> = { extract: ["load"], load: ["cj"] };
+    const { errors } = validateCronJob(
+      withSpec((s) => (s.after = after("extract"))),
+      { upstreams: (_ns, name) => cluster[name] },
+    );
+    assert.equal(errors.length, 1);
+    assert.equal(errors[0]!.field, "spec.after");
+    assert.match(fieldErrorString(errors[0]!), /makes a cycle: cj runs after extract runs after load runs after cj/);
+    const chain = validateCronJob(
+      withSpec((s) => (s.after = after("extract"))),
+      {
+        upstreams: (_ns, name) => ({ extract: ["load"] })[name],
+      },
+    );
+    assert.deepEqual(chain.errors, [], "a chain without a cycle is fine");
+  });
+});

@@ -1,7 +1,7 @@
 export { ScheduleError } from "./errors.ts";
 export { parseScheduleSpec, type CronFields } from "./grammar.ts";
 export { isSlot, NO_SLOT, parseSchedule, type Schedule } from "./schedule.ts";
-export { type SlotWindow, WindowedSchedule } from "./limited.ts";
+export { NoSchedule, type SlotWindow, WindowedSchedule } from "./limited.ts";
 export { HASH_FIELDS, parseHashedSchedule, resolveHashedSchedule, scheduleHashes, type HashKey } from "./hashed.ts";
 export { utcOffsetAt, validateTimeZone, ZoneRules } from "./timezone.ts";
 export {

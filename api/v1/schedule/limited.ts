@@ -56,3 +56,23 @@ export class WindowedSchedule implements Schedule {
     return slot && slot.getTime() >= this.#start ? slot : undefined;
   }
 }
+
+/**
+ * The schedule of a CronJob with none of its own (it runs only after other CronJobs, spec.after): no slot, ever. A
+ * member of its schedule set like any, so every reader of its slots gets "none" without a case of its own.
+ */
+export class NoSchedule implements Schedule {
+  readonly description = "";
+  readonly timeZone = "UTC";
+  readonly isEvery = false;
+  readonly everySeconds = undefined;
+  readonly followsRealTime = true;
+
+  next(): Date {
+    return new Date(NO_SLOT);
+  }
+
+  mostRecent(): Date | undefined {
+    return undefined;
+  }
+}

@@ -1,0 +1,205 @@
+// spec.after through the reconciler's one run path, against the fake API server: a CronJob with no schedule of its
+// own runs once after each run of its upstream that ends as `when` asks, its Job named from the upstream's Job (the
+// lock: no second run after a restart or a lost status write), its book (status.upstreams) starting when it first
+// names the upstream; runs that ended while the operator was away are decided by missedRunPolicy; a missing upstream
+// and a cycle are Degraded reasons, never an error loop; Forbid holds a run after an upstream as any run.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  AFTER_ANNOTATION,
+  afterJobName,
+  type CronJob,
+  CronJobResource as CronJobKind,
+  type Job,
+} from "../../api/v1/index.ts";
+import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
+import { FakeClock } from "../../runtime/fake-clock.ts";
+import { FakeRecorder } from "../../runtime/events/fake.ts";
+import { FakeClient } from "../../runtime/fake/client.ts";
+import { Kinds } from "../../runtime/kinds.ts";
+import { discardLogger } from "../../runtime/log.ts";
+import { APIError } from "../../runtime/errors.ts";
+import { batchJob } from "../fixtures.ts";
+
+const T0 = Date.parse("2026-11-25T10:00:00Z");
+const at = (s: number) => new Date(T0 + s * 1000);
+const iso = (s: number) => at(s).toISOString().replace(".000Z", "Z");
+
+async function setUp(b: Record<string, unknown>, more: Record<string, Record<string, unknown>> = {}) {
+  const clock = new FakeClock(at(0));
+  const client = new FakeClient({ now: () => clock.now() });
+  setupCache(client);
+  const recorder = new FakeRecorder();
+  const reconcilerOf = () => new CronJobReconciler({ client, cache: client.cache, recorder, clock });
+  let reconciler = reconcilerOf();
+  await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
+  const seed = (name: string, spec: Record<string, unknown>) =>
+    client.seed(CronJobKind, {
+      apiVersion: "batch.tutorial.kubebuilder.io/v1",
+      kind: "CronJob",
+      metadata: { name, namespace: "ns", uid: `uid-${name}`, creationTimestamp: iso(-3600) },
+      spec: {
+        jobTemplate: {
+          spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
+        },
+        ...spec,
+      },
+    } as unknown as CronJob);
+  seed("a", { schedule: "0 * * * *" });
+  seed("b", b);
+  for (const [name, spec] of Object.entries(more)) seed(name, spec);
+  const reconcile = (s: number, name = "b") => {
+    clock.set(at(s));
+    return reconciler.reconcile(
+      { namespace: "ns", name },
+      { log: discardLogger, reconcileID: "t", signal: new AbortController().signal },
+    );
+  };
+  const restart = () => {
+    reconciler = reconcilerOf();
+  };
+  /** A run of `a` (its Job), ended at `end` seconds as it says. */
+  const upstreamRun = (name: string, state: "complete" | "failed", end: number, owner = "a") =>
+    client.seed(
+      Kinds.Job,
+      batchJob({
+        name,
+        namespace: "ns",
+        uid: `uid-${name}`,
+        owner: { name: owner, uid: `uid-${owner}` },
+        state,
+        start: at(end - 30),
+        end: at(end),
+      }),
+    );
+  const jobs = async (owner = "b") =>
+    (await client.list<Job>(Kinds.Job, { namespace: "ns" })).items.filter(
+      (j) => j.metadata?.ownerReferences?.[0]?.name === owner,
+    );
+  const stored = (name = "b") => client.get<CronJob>(CronJobKind, "ns", name);
+  const condition = async (type: string, name = "b") =>
+    (await stored(name)).status?.conditions?.find((c) => c.type === type);
+  return { client, clock, reconcile, restart, upstreamRun, jobs, stored, condition };
+}
+
+describe("after: a CronJob runs once after each run of another", () => {
+  it("with no schedule of its own: its book starts when it names the upstream, then one run per success", async () => {
+    const t = await setUp({ after: [{ cronJob: "a" }] });
+    t.upstreamRun("a-old", "complete", -60);
+    await t.reconcile(0);
+    assert.deepEqual(await t.jobs(), [], "a run of the upstream that ended before: not this CronJob's");
+    assert.deepEqual((await t.stored()).status?.upstreams, [{ cronJob: "a", lastEnded: iso(0) }]);
+    assert.equal((await t.condition("Available"))?.reason, "AfterUpstreams");
+    assert.equal((await t.stored()).status?.nextScheduleTime, undefined);
+    t.upstreamRun("a-1", "complete", 120);
+    await t.reconcile(121);
+    const [job] = await t.jobs();
+    assert.equal(job?.metadata?.name, afterJobName("b", "a", "a-1"));
+    assert.equal(job?.metadata?.annotations?.[AFTER_ANNOTATION], "a/a-1");
+    const [entry] = (await t.stored()).status?.recentRuns ?? [];
+    assert.deepEqual(
+      { trigger: entry?.trigger, decision: entry?.decision, reason: entry?.reason, request: entry?.request },
+      { trigger: "After", decision: "Created", reason: "UpstreamEnded", request: "a/a-1" },
+    );
+    assert.equal(entry?.scheduledTime, iso(120), "its slot: the upstream run's end");
+    assert.deepEqual((await t.stored()).status?.upstreams, [{ cronJob: "a", lastEnded: iso(120), lastJob: "a-1" }]);
+    await t.reconcile(122);
+    t.restart();
+    await t.reconcile(123);
+    assert.equal((await t.jobs()).length, 1, "once, also after a restart");
+    t.upstreamRun("a-2", "failed", 180);
+    await t.reconcile(181);
+    assert.equal((await t.jobs()).length, 1, "a failed run: not after a success only");
+  });
+
+  it("when Failed or Finished: after the runs that ended so", async () => {
+    const t = await setUp({ schedule: "0 0 1 1 *", after: [{ cronJob: "a", when: "Failed" }] });
+    await t.reconcile(0);
+    t.upstreamRun("a-1", "complete", 60);
+    t.upstreamRun("a-2", "failed", 120);
+    await t.reconcile(121);
+    assert.deepEqual(
+      (await t.jobs()).map((j) => j.metadata?.annotations?.[AFTER_ANNOTATION]),
+      ["a/a-2"],
+    );
+  });
+
+  it("a run made before a lost status write is found by its name, not made twice", async () => {
+    const t = await setUp({ after: [{ cronJob: "a" }] });
+    await t.reconcile(0);
+    t.upstreamRun("a-1", "complete", 60);
+    t.client.injectError(
+      { verb: "updateStatus", kind: CronJobKind, name: "b", times: 1 },
+      () => new APIError(500, "InternalError", "status write lost"),
+    );
+    await assert.rejects(t.reconcile(61), /status write lost/);
+    assert.equal((await t.jobs()).length, 1, "the Job was made before the write was lost");
+    t.restart();
+    await t.reconcile(62);
+    await t.reconcile(63);
+    assert.equal((await t.jobs()).length, 1);
+    assert.equal((await t.stored()).status?.upstreams?.[0]?.lastJob, "a-1");
+  });
+
+  it("runs that ended while it was away: RunLatest runs after the newest only, the others are Skipped; RunAll all", async () => {
+    for (const [policy, expected] of [
+      [undefined, ["a/a-3"]],
+      ["RunAll", ["a/a-1", "a/a-2", "a/a-3"]],
+    ] as const) {
+      const t = await setUp({ after: [{ cronJob: "a" }], ...(policy ? { missedRunPolicy: policy } : {}) });
+      await t.reconcile(0);
+      for (const [i, end] of [60, 120, 180].entries()) t.upstreamRun(`a-${i + 1}`, "complete", end);
+      await t.reconcile(600);
+      await t.reconcile(601);
+      await t.reconcile(602);
+      const made = (await t.jobs()).map((j) => j.metadata?.annotations?.[AFTER_ANNOTATION]).sort();
+      assert.deepEqual(made, expected, String(policy));
+      if (!policy) {
+        const skipped = ((await t.stored()).status?.recentRuns ?? []).filter((e) => e.decision === "Skipped");
+        assert.deepEqual(skipped.map((e) => [e.request, e.reason]).sort(), [
+          ["a/a-1", "UpstreamNewerRun"],
+          ["a/a-2", "UpstreamNewerRun"],
+        ]);
+      }
+    }
+  });
+
+  it("an upstream that does not exist, and a cycle, are Degraded reasons; nothing runs in a cycle", async () => {
+    const missing = await setUp({ after: [{ cronJob: "ghost" }] });
+    await missing.reconcile(0);
+    assert.equal((await missing.condition("Degraded"))?.reason, "UpstreamNotFound");
+    assert.match((await missing.condition("Degraded"))?.message ?? "", /ghost/);
+    const cyclic = await setUp(
+      { after: [{ cronJob: "c" }] },
+      { c: { schedule: "0 * * * *", after: [{ cronJob: "b" }] } },
+    );
+    await cyclic.reconcile(0);
+    assert.equal((await cyclic.condition("Degraded"))?.reason, "AfterCycle");
+    assert.match((await cyclic.condition("Degraded"))?.message ?? "", /b runs after c runs after b/);
+    cyclic.upstreamRun("c-1", "complete", 60, "c");
+    await cyclic.reconcile(61);
+    assert.deepEqual(await cyclic.jobs(), []);
+  });
+
+  it("Forbid holds a run after an upstream behind a running Job, as any run", async () => {
+    const t = await setUp({ concurrencyPolicy: "Forbid", after: [{ cronJob: "a" }] });
+    await t.reconcile(0);
+    t.client.seed(
+      Kinds.Job,
+      batchJob({
+        name: "b-manual",
+        namespace: "ns",
+        uid: "uid-bm",
+        owner: { name: "b", uid: "uid-b" },
+        state: "active",
+        start: at(10),
+      }),
+    );
+    t.upstreamRun("a-1", "complete", 60);
+    await t.reconcile(61);
+    assert.deepEqual(
+      (await t.jobs()).map((j) => j.metadata?.name),
+      ["b-manual"],
+    );
+  });
+});
