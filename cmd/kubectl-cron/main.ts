@@ -4,14 +4,14 @@ import { stringify } from "yaml";
 import { Client } from "../../runtime/client.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { ContextNotFoundError, type LoadedKubeConfig, loadKubeConfig } from "../../runtime/kubeconfig.ts";
-import { clientAPI } from "./api.ts";
-import { parseCommandLine, UsageError, USAGE, type Args } from "./args.ts";
-import { completion } from "./completecommand.ts";
-import { FIELD_MANAGER, history, list, next, runNow, setSuspend, backfill, WaitTimeout } from "./commands.ts";
-import type { Context, Output } from "./context.ts";
-import { groups } from "./groups.ts";
-import { REFUSED_EXIT, runMigrate } from "./migrate.ts";
-import { why } from "./whycommand.ts";
+import { clientAPI } from "./read/api.ts";
+import { parseCommandLine, UsageError, USAGE, type Args } from "./model/args.ts";
+import { completion } from "./commands/completecommand.ts";
+import { FIELD_MANAGER, history, list, next, runNow, setSuspend, backfill, WaitTimeout } from "./commands/commands.ts";
+import type { Context, Output } from "./model/context.ts";
+import { groups } from "./commands/groups.ts";
+import { REFUSED_EXIT, runMigrate } from "./commands/migrate.ts";
+import { why } from "./commands/whycommand.ts";
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, timeout: 3, refused: REFUSED_EXIT } as const;
 

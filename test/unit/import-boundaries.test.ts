@@ -136,20 +136,20 @@ describe("import boundaries", () => {
     // main.ts, …) reads for its command and prints; the dashboard reads for itself and calls what they call.
     const readers = new Set(
       [
-        "whyfacts.ts",
-        "verdicts.ts",
-        "why.ts",
-        "answers.ts",
-        "writes.ts",
-        "groupfacts.ts",
-        "exclusionfacts.ts",
-        "history.ts",
-        "next.ts",
-        "retries.ts",
+        "read/whyfacts.ts",
+        "answer/verdicts.ts",
+        "answer/why.ts",
+        "answer/answers.ts",
+        "write/writes.ts",
+        "model/groupfacts.ts",
+        "model/exclusions.ts",
+        "answer/history.ts",
+        "model/slots.ts",
+        "answer/retries.ts",
       ].map((f) => `cmd/kubectl-cron/${f}`),
     );
     // Its own signature's types: what main.ts hands every command.
-    const typesOnly = new Set(["cmd/kubectl-cron/args.ts", "cmd/kubectl-cron/context.ts"]);
+    const typesOnly = new Set(["cmd/kubectl-cron/model/args.ts", "cmd/kubectl-cron/model/context.ts"]);
     const bad: string[] = [];
     for (const f of tsFiles(join(root, "cmd", "kubectl-cron", "dashboard"))) {
       const text = readFileSync(f, "utf8");

@@ -5,11 +5,11 @@
 // command (main.ts imports it on demand). It imports no command module: only the readers, the answers, the writes and
 // its own parts.
 import { spawn } from "node:child_process";
-import type { Args } from "../args.ts";
-import type { Context, Output } from "../context.ts";
-import { historyAnswer, nextAnswer, slotOf, whyAnswer } from "../answers.ts";
-import { readOne } from "../whyfacts.ts";
-import { requestRun, setSuspend } from "../writes.ts";
+import type { Args } from "../model/args.ts";
+import type { Context, Output } from "../model/context.ts";
+import { historyAnswer, nextAnswer, slotOf, whyAnswer } from "../answer/answers.ts";
+import { readOne } from "../read/whyfacts.ts";
+import { requestRun, setSuspend } from "../write/writes.ts";
 import { pageAssets, pageHTML } from "./assets.ts";
 import { serve, type Handlers } from "./server.ts";
 import { FleetSource } from "./source.ts";

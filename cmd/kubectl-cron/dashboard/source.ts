@@ -19,10 +19,10 @@ import { Informer } from "../../../runtime/cache/informer.ts";
 import type { Client } from "../../../runtime/client.ts";
 import { APIError } from "../../../runtime/errors.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../../runtime/kinds.ts";
-import { type GroupMember, groupsOf, memberOf } from "../groupfacts.ts";
-import { iso } from "../history.ts";
-import { needsAttention, sharedProblems, type Verdict, verdictOf } from "../verdicts.ts";
-import type { Diagnosis } from "../why.ts";
+import { type GroupMember, groupsOf, memberOf } from "../model/groupfacts.ts";
+import { iso } from "../answer/history.ts";
+import { needsAttention, sharedProblems, type Verdict, verdictOf } from "../answer/verdicts.ts";
+import type { Diagnosis } from "../answer/why.ts";
 import {
   factsOf,
   gatherOperator,
@@ -31,7 +31,7 @@ import {
   readClocks,
   readNamespace,
   trimCronJob,
-} from "../whyfacts.ts";
+} from "../read/whyfacts.ts";
 import { idOf, laneOf, marksOf, rowOf } from "./marks.ts";
 import type { Attention, Fleet, GroupLane, Push, Row, RowMarks } from "./view.ts";
 
