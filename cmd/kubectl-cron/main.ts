@@ -4,7 +4,7 @@ import { stringify } from "yaml";
 import { Client } from "../../runtime/client.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { ContextNotFoundError, type LoadedKubeConfig, loadKubeConfig } from "../../runtime/kubeconfig.ts";
-import { clientAPI } from "./read/api.ts";
+import { clientAPI } from "./write/handoverapi.ts";
 import { parseCommandLine, UsageError, USAGE, type Args } from "./model/args.ts";
 import { completion } from "./commands/completecommand.ts";
 import { FIELD_MANAGER, history, list, next, runNow, setSuspend, backfill, WaitTimeout } from "./commands/commands.ts";

@@ -11,11 +11,8 @@ import { cronJobOwnerOf, type Job } from "../../api/v1/index.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import { TestEnv } from "../../envtest/index.ts";
 import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
-import {
-  builtinCronJobKind,
-  discoverBuiltinVersion,
-  type BuiltinCronJob,
-} from "../../cmd/kubectl-cron/model/builtin.ts";
+import { builtinCronJobKind, type BuiltinCronJob } from "../../cmd/kubectl-cron/model/builtin.ts";
+import { discoverBuiltinVersion } from "../../cmd/kubectl-cron/read/builtin.ts";
 import { HANDOVER_ANNOTATION, readMigratedFrom } from "../../cmd/kubectl-cron/model/convert.ts";
 import { ReconcileHarness } from "./cronjob/harness.ts";
 import { builtinCronJobVersion, serverVersion } from "../versions.ts";

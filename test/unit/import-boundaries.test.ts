@@ -145,6 +145,7 @@ describe("import boundaries", () => {
         "model/exclusions.ts",
         "answer/history.ts",
         "model/slots.ts",
+        "model/time.ts",
         "answer/retries.ts",
       ].map((f) => `cmd/kubectl-cron/${f}`),
     );

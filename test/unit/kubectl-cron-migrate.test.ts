@@ -20,7 +20,7 @@ import {
 import { APIError } from "../../runtime/errors.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../runtime/kinds.ts";
 import { isObj } from "../../runtime/objects.ts";
-import type { HandoverAPI } from "../../cmd/kubectl-cron/read/api.ts";
+import type { HandoverAPI } from "../../cmd/kubectl-cron/write/handoverapi.ts";
 import { parseCommandLine } from "../../cmd/kubectl-cron/model/args.ts";
 import {
   builtinCronJobKind,

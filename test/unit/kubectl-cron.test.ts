@@ -17,7 +17,8 @@ import type { Job } from "../../api/v1/index.ts";
 import type { CronJob } from "../../api/v1/index.ts";
 import type { Client } from "../../runtime/client.ts";
 import { parseCommandLine, UsageError } from "../../cmd/kubectl-cron/model/args.ts";
-import { historyRows, humanDuration } from "../../cmd/kubectl-cron/answer/history.ts";
+import { historyRows } from "../../cmd/kubectl-cron/answer/history.ts";
+import { humanDuration } from "../../cmd/kubectl-cron/model/time.ts";
 import {
   backfill,
   history,

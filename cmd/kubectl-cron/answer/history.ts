@@ -12,6 +12,7 @@ import {
   scheduleSourceText,
   type Job,
 } from "../../../api/v1/index.ts";
+import { iso } from "../model/time.ts";
 
 interface HistoryRow {
   name: string;
@@ -39,9 +40,6 @@ interface HistoryRow {
    */
   schedules?: string;
 }
-
-/** RFC 3339 in UTC, whole seconds: how the plugin prints an instant. */
-export const iso = (d: Date) => `${d.toISOString().slice(0, 19)}Z`;
 
 export function historyRows(jobs: readonly Job[], ownerUID: string, now: Date): HistoryRow[] {
   const owned = jobs.filter((j) => (j.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === ownerUID));
@@ -79,15 +77,3 @@ function rowOf(job: Job, now: Date): HistoryRow {
 
 /** Which later run of its slot a Job is, by the row that made it (undefined: the slot's own, or a request's). */
 const runOfJob = (job: Job) => rowOfJob(TRIGGER_ROWS, job).runOfJob?.(job);
-
-/** kubectl's duration style: 45s, 3m12s, 2h5m, 3d4h. */
-export function humanDuration(seconds: number): string {
-  if (seconds < 60) return `${seconds}s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${seconds % 60 ? `${seconds % 60}s` : ""}`;
-  if (seconds < 86400) {
-    const m = Math.floor((seconds % 3600) / 60);
-    return `${Math.floor(seconds / 3600)}h${m ? `${m}m` : ""}`;
-  }
-  const h = Math.floor((seconds % 86400) / 3600);
-  return `${Math.floor(seconds / 86400)}d${h ? `${h}h` : ""}`;
-}

@@ -13,7 +13,7 @@ import {
   type RecentRun,
   rfc3339InZone,
 } from "../../../api/v1/index.ts";
-import { iso } from "./history.ts";
+import { iso } from "../model/time.ts";
 
 /** An attempt the record decided about: its slot, k of n, and its facts (api/v1/triggers.ts). */
 export type RetryEntry = AttemptEntry<RecentRun>;

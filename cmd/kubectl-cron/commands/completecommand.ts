@@ -31,9 +31,10 @@ export async function completion(
   const sources: CompletionSources = {
     async cronJobNames(kind, namespace) {
       const { kc, client } = await connect();
-      const [{ CronJobResource }, { builtinCronJobKind, discoverBuiltinVersion }] = await Promise.all([
+      const [{ CronJobResource }, { builtinCronJobKind }, { discoverBuiltinVersion }] = await Promise.all([
         import("../../../api/v1/index.ts"),
         import("../model/builtin.ts"),
+        import("../read/builtin.ts"),
       ]);
       const ns = namespace ?? kc.getNamespace() ?? "default";
       const rk = kind === "ours" ? CronJobResource : builtinCronJobKind(await discoverBuiltinVersion(client));

@@ -30,7 +30,7 @@ import {
   groupsOf,
   memberOf,
 } from "../model/groupfacts.ts";
-import { humanDuration, iso } from "../answer/history.ts";
+import { humanDuration, iso } from "../model/time.ts";
 import { table } from "../model/table.ts";
 
 /** A group's row, as the table and the JSON show it. */

@@ -2,14 +2,10 @@
 // (handover.ts), and how its per-object reports are printed.
 import { stringify } from "yaml";
 import { CronJobResource, RESOURCE, type CronJob } from "../../../api/v1/index.ts";
-import type { HandoverAPI } from "../read/api.ts";
+import type { HandoverAPI } from "../write/handoverapi.ts";
 import type { Args } from "../model/args.ts";
-import {
-  builtinCronJobKind,
-  discoverBuiltinVersion,
-  type BuiltinCronJob,
-  type BuiltinVersion,
-} from "../model/builtin.ts";
+import { builtinCronJobKind, type BuiltinCronJob, type BuiltinVersion } from "../model/builtin.ts";
+import { discoverBuiltinVersion } from "../read/builtin.ts";
 import { MIGRATED_FROM_ANNOTATION } from "../model/convert.ts";
 import { migrate, unmigrate, type ObjectReport } from "../write/handover.ts";
 import type { Client } from "../../../runtime/client.ts";

@@ -7,7 +7,7 @@ import { historyAnswer, nextAnswer, NEXT_COUNT } from "../answer/answers.ts";
 import { getCronJob, listAll } from "../read/api.ts";
 import type { Args } from "../model/args.ts";
 import type { Context, Output } from "../model/context.ts";
-import { getCalendars } from "../model/exclusions.ts";
+import { getCalendars } from "../read/calendars.ts";
 import { waitsFor } from "../answer/retries.ts";
 import { requestRun } from "../write/writes.ts";
 

@@ -19,7 +19,8 @@ import { ZoneRules } from "../../../api/v1/schedule/index.ts";
 import { fieldErrorString } from "../../../runtime/field.ts";
 import { excludingSchedules } from "../model/exclusions.ts";
 import type { GroupFacts } from "../model/groupfacts.ts";
-import { historyRows, iso } from "../answer/history.ts";
+import { historyRows } from "../answer/history.ts";
+import { iso } from "../model/time.ts";
 import { type FireTime, fireTimes } from "../model/slots.ts";
 import { pendingRunsOf, waitsFor } from "../answer/retries.ts";
 import {

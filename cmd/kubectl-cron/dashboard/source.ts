@@ -20,7 +20,7 @@ import type { Client } from "../../../runtime/client.ts";
 import { APIError } from "../../../runtime/errors.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../../runtime/kinds.ts";
 import { type GroupMember, groupsOf, memberOf } from "../model/groupfacts.ts";
-import { iso } from "../answer/history.ts";
+import { iso } from "../model/time.ts";
 import { needsAttention, sharedProblems, type Verdict, verdictOf } from "../answer/verdicts.ts";
 import type { Diagnosis } from "../answer/why.ts";
 import {

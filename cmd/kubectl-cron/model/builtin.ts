@@ -1,7 +1,5 @@
-// The built-in CronJob (batch/v1 from Kubernetes 1.21, batch/v1beta1 before): which version the cluster serves,
-// and the scheduled time of a Job the built-in controller created.
-import type { Client } from "../../../runtime/client.ts";
-import { APIError, isNotFound } from "../../../runtime/errors.ts";
+// The built-in CronJob (batch/v1 from Kubernetes 1.21, batch/v1beta1 before): its shape, and the scheduled time of a
+// Job the built-in controller created. Which version the cluster serves is read (read/builtin.ts).
 import type { ResourceKind } from "../../../runtime/kinds.ts";
 import {
   INSTANTIATE_ANNOTATION,
@@ -10,7 +8,7 @@ import {
   type Job,
 } from "../../../api/v1/index.ts";
 
-const BUILTIN_VERSIONS = ["v1", "v1beta1"] as const;
+export const BUILTIN_VERSIONS = ["v1", "v1beta1"] as const;
 export type BuiltinVersion = (typeof BUILTIN_VERSIONS)[number];
 
 export function builtinCronJobKind(version: BuiltinVersion): ResourceKind {
@@ -43,20 +41,6 @@ export interface BuiltinCronJob {
   };
   status?: { lastScheduleTime?: string; active?: { name?: string }[]; [k: string]: unknown };
   [k: string]: unknown;
-}
-
-/** What the discovery endpoints answer: the preferred version first (batch/v1), else batch/v1beta1. */
-export async function discoverBuiltinVersion(client: Client): Promise<BuiltinVersion> {
-  for (const version of BUILTIN_VERSIONS) {
-    try {
-      const list = await client.request<{ resources?: { name?: string }[] }>("GET", `/apis/batch/${version}`);
-      if ((list.resources ?? []).some((r) => r.name === "cronjobs")) return version;
-    } catch (e) {
-      // A version the cluster does not serve at all answers 404.
-      if (!isNotFound(e) && !(e instanceof APIError && e.code === 404)) throw e;
-    }
-  }
-  throw new Error("the cluster serves no built-in CronJob (neither batch/v1 nor batch/v1beta1 lists cronjobs)");
 }
 
 /**

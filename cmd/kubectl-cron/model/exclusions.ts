@@ -1,37 +1,8 @@
-// spec.exclusions as the plugin reads it: the ExclusionCalendars a CronJob names, GET (`next`) or from its
-// namespace's list (`why`), compiled by the API's rule (api/v1/exclusionsview.ts exclusionsOf, the operator's own),
-// and which slots the exclusions skip.
-import {
-  type CalendarRead,
-  calendarNamesOf,
-  type CronJobSchedules,
-  ExclusionCalendarResource,
-  CALENDAR_NAME_PATTERN,
-} from "../../../api/v1/index.ts";
+// spec.exclusions as the plugin reads it: the ExclusionCalendars a CronJob names, from its namespace's list (`why`;
+// read/calendars.ts GETs them for `next`), compiled by the API's rule (api/v1/exclusionsview.ts exclusionsOf, the
+// operator's own), and which slots the exclusions skip.
+import { type CalendarRead, calendarNamesOf, type CronJobSchedules } from "../../../api/v1/index.ts";
 import type { ExclusionHit, Exclusions } from "../../../api/v1/schedule/index.ts";
-import type { Client } from "../../../runtime/client.ts";
-import { APIError, isNotFound } from "../../../runtime/errors.ts";
-
-/** GETs each calendar named (`next`): one missing is said, not thrown; nor is one the user may not read. */
-export async function getCalendars(
-  client: Pick<Client, "get">,
-  namespace: string,
-  names: readonly string[],
-): Promise<CalendarRead[]> {
-  return Promise.all(
-    names.map(async (name): Promise<CalendarRead> => {
-      if (!CALENDAR_NAME_PATTERN.test(name)) return { name, state: "missing" };
-      try {
-        const c = await client.get<{ spec?: { windows?: unknown } }>(ExclusionCalendarResource, namespace, name);
-        return { name, state: "found", windows: c.spec?.windows ?? [] };
-      } catch (e) {
-        if (isNotFound(e)) return { name, state: "missing" };
-        const why = e instanceof APIError && e.reason === "Forbidden" ? "forbidden" : (e as Error).message;
-        return { name, state: "unreadable", why };
-      }
-    }),
-  );
-}
 
 /** The calendars a CronJob names, from its namespace's as listed (`why`); undefined `listed`: the list failed. */
 export function calendarsFromList(

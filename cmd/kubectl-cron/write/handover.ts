@@ -20,7 +20,7 @@ import {
 } from "../../../api/v1/index.ts";
 import { APIError, isAlreadyExists } from "../../../runtime/errors.ts";
 import { rfc3339 } from "../../../runtime/metatime.ts";
-import type { HandoverAPI } from "../read/api.ts";
+import type { HandoverAPI } from "./handoverapi.ts";
 import {
   builtinCronJobKind,
   builtinJobSlot,

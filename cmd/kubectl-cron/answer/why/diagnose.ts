@@ -15,7 +15,7 @@ import {
 import { type CauseId, NO_CAUSE, requestedText } from "../causes.ts";
 import { exclusionsOf, type ExclusionsView } from "../../../../api/v1/index.ts";
 import { type Excluded, excludingSchedules, NO_SLOT_LEFT } from "../../model/exclusions.ts";
-import { iso } from "../history.ts";
+import { iso } from "../../model/time.ts";
 import { nextRuns } from "../../model/slots.ts";
 import type { WhyFacts } from "../../read/whyfacts.ts";
 import { entryLine } from "./entry.ts";

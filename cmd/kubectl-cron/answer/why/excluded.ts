@@ -11,7 +11,7 @@ import {
 } from "../../../../api/v1/index.ts";
 import type { CalendarHold } from "../../../../api/v1/index.ts";
 import type { Excluded } from "../../model/exclusions.ts";
-import { iso } from "../history.ts";
+import { iso } from "../../model/time.ts";
 import { entryLine } from "./entry.ts";
 import { fact, type Found, found, type SlotContext, type Verdict } from "./verdict.ts";
 

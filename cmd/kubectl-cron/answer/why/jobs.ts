@@ -1,7 +1,7 @@
 // A Job and its Pods, in words: what keeps a running Job's Pods from working (image-pull, pods-unschedulable,
 // crash-looping, pods-not-created), why a failed Job failed, what keeps a running Job alive.
 import { type Job, retryBackoffWords, runningSince, worstCaseRetrySeconds } from "../../../../api/v1/index.ts";
-import { humanDuration, iso } from "../history.ts";
+import { humanDuration, iso } from "../../model/time.ts";
 import type { PodFacts, WhyFacts } from "../../read/whyfacts.ts";
 import { ago, found, SECOND, type Verdict } from "./verdict.ts";
 

@@ -1,7 +1,7 @@
 // Missed: the operator reached the slot after startingDeadlineSeconds (deadline-missed), or a deadline shorter than
 // its usual lag lost it (deadline-shorter-than-lag); why it was late (a leader change, a restart).
 import { type CronJob, type RecentRun, RecordDecision, RecordTrigger } from "../../../../api/v1/index.ts";
-import { humanDuration, iso } from "../history.ts";
+import { humanDuration, iso } from "../../model/time.ts";
 import { calendarMissedVerdict } from "./excluded.ts";
 import { groupContext, groupMissedVerdict } from "./group.ts";
 import { heldPastDeadlineVerdict } from "./held.ts";

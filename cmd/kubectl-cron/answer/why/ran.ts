@@ -15,7 +15,7 @@ import {
   type RecentRun,
 } from "../../../../api/v1/index.ts";
 import { NO_CAUSE } from "../causes.ts";
-import { humanDuration } from "../history.ts";
+import { humanDuration } from "../../model/time.ts";
 import { entryLine } from "./entry.ts";
 import { failureEvidence, keptAlive, podTrouble } from "./jobs.ts";
 import { found, secondsBetween, type SlotContext, stamp, type Verdict } from "./verdict.ts";

@@ -13,7 +13,7 @@ import {
   retryOf,
   scheduledTimeOf,
 } from "../../../../api/v1/index.ts";
-import { iso } from "../history.ts";
+import { iso } from "../../model/time.ts";
 import { type RetryEntry, retryEntryOf, waitsFor } from "../retries.ts";
 import { entryLine } from "./entry.ts";
 import { failureEvidence } from "./jobs.ts";

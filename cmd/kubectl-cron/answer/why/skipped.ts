@@ -1,6 +1,6 @@
 // Skipped: missedRunPolicy chose not to run the slot (policy-skipped), or an exclusion window held it (excluded.ts).
 import { type RecentRun, RECORD_REASONS, RecordReason, SKIPPED_REASONS } from "../../../../api/v1/index.ts";
-import { iso } from "../history.ts";
+import { iso } from "../../model/time.ts";
 import { excludedVerdict } from "./excluded.ts";
 import { found, type SlotContext, type Verdict } from "./verdict.ts";
 

@@ -2,7 +2,7 @@
 // verdict on a time that is no slot of the schedule (not-a-slot).
 import { type CronJob, cronJobSchedules, type CronJobSchedules, rfc3339InZone } from "../../../../api/v1/index.ts";
 import { utcOffsetAt } from "../../../../api/v1/schedule/index.ts";
-import { iso } from "../history.ts";
+import { iso } from "../../model/time.ts";
 import { nextRuns } from "../../model/slots.ts";
 import { found, SECOND, type SlotContext, type Verdict } from "./verdict.ts";
 

@@ -2,7 +2,7 @@
 // unclear, or not decided yet; and a slot still to come.
 import { type CronJob, jobNameFor } from "../../../../api/v1/index.ts";
 import { NO_CAUSE } from "../causes.ts";
-import { iso } from "../history.ts";
+import { iso } from "../../model/time.ts";
 import { operatorTrace } from "./operator.ts";
 import { stoppedVerdict } from "./stopped.ts";
 import { ago, type Found, found, SECOND, secondsBetween, type SlotContext, type Verdict } from "./verdict.ts";

@@ -11,7 +11,7 @@ import {
   type NextParamsOf,
   verdictOf,
 } from "../causes.ts";
-import { humanDuration, iso } from "../history.ts";
+import { humanDuration, iso } from "../../model/time.ts";
 import type { ExclusionsView } from "../../../../api/v1/index.ts";
 import type { Excluded } from "../../model/exclusions.ts";
 import type { PodFacts, WhyFacts } from "../../read/whyfacts.ts";
