@@ -30,7 +30,7 @@ import { CAUSES, type CauseId, causeOf, PLACEHOLDERS } from "../../cmd/kubectl-c
 import { runPlugin } from "../plugin-cluster.ts";
 import { type Diagnosis, diagnose as diagnoseFacts, parseSlot } from "../../cmd/kubectl-cron/answer/why.ts";
 import type { GroupFacts } from "../../cmd/kubectl-cron/model/groupfacts.ts";
-import type { PodFacts, WhyFacts } from "../../cmd/kubectl-cron/read/whyfacts.ts";
+import type { PodFacts, WhyFacts } from "../../cmd/kubectl-cron/model/facts.ts";
 import { APIError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kinds.ts";
 import { fixDiffersFromRow, verdictDiffersFromNoCause, verdictDiffersFromRow } from "../cause-words.ts";

@@ -22,7 +22,7 @@ import { pendingLine, pendingRunsOf, waitsFor } from "./retries.ts";
 import { table } from "../model/table.ts";
 import { verdictOf } from "./verdicts.ts";
 import { parseSlot, whyText, zoneOf } from "./why.ts";
-import type { WhyFacts } from "../read/whyfacts.ts";
+import type { WhyFacts } from "../model/facts.ts";
 
 /** How many slots `next` lists without --count. */
 export const NEXT_COUNT = 5;

@@ -6,7 +6,7 @@ import type { GroupFacts } from "../model/groupfacts.ts";
 import { type Diagnosis, diagnose, Fleet } from "./why.ts";
 import type { SharedProblem } from "./why/fleet.ts";
 import type { OperatorView } from "./why/operator.ts";
-import type { WhyFacts } from "../read/whyfacts.ts";
+import type { WhyFacts } from "../model/facts.ts";
 
 /** One CronJob's diagnosis, with what it may share with others: its group and the calendar holding its slots. */
 export interface Verdict {

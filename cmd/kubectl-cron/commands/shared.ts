@@ -20,7 +20,8 @@ import { calendarsFromList } from "../model/exclusions.ts";
 import { groupJobFacts, memberOf } from "../model/groupfacts.ts";
 import { byNamespace, type Member } from "./groups.ts";
 import { Fleet, type SharedProblem } from "../answer/why/fleet.ts";
-import { gatherOperator, readClocks } from "../read/whyfacts.ts";
+import { gatherOperator } from "../read/operator.ts";
+import { readClocks } from "../read/clocks.ts";
 
 /** The problems the CronJobs `listed` (in `namespace`, or every namespace) share, once each. */
 export async function sharedProblems(

@@ -10,7 +10,10 @@ import { verdictOf } from "../answer/verdicts.ts";
 import { allHealthyText, type Diagnosis, Fleet } from "../answer/why.ts";
 import { slotOf } from "../answer/answers.ts";
 import { whyOf } from "./whyone.ts";
-import { gatherFacts, gatherOperator, readClocks, trimCronJob } from "../read/whyfacts.ts";
+import { gatherFacts } from "../read/whyfacts.ts";
+import { gatherOperator } from "../read/operator.ts";
+import { readClocks } from "../read/clocks.ts";
+import { trimCronJob } from "../model/trims.ts";
 
 export async function why(ctx: Context, args: Args): Promise<Output & { exitCode: number }> {
   if (args.name) return whyOf(ctx, args);

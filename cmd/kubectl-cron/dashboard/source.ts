@@ -23,15 +23,11 @@ import { type GroupMember, groupsOf, memberOf } from "../model/groupfacts.ts";
 import { iso } from "../model/time.ts";
 import { needsAttention, sharedProblems, type Verdict, verdictOf } from "../answer/verdicts.ts";
 import type { Diagnosis } from "../answer/why.ts";
-import {
-  factsOf,
-  gatherOperator,
-  jobFacts,
-  type OperatorFacts,
-  readClocks,
-  readNamespace,
-  trimCronJob,
-} from "../read/whyfacts.ts";
+import { readNamespace } from "../read/whyfacts.ts";
+import { gatherOperator } from "../read/operator.ts";
+import { readClocks } from "../read/clocks.ts";
+import { jobFacts, trimCronJob } from "../model/trims.ts";
+import { factsOf, type OperatorFacts } from "../model/facts.ts";
 import { idOf, laneOf, marksOf, rowOf } from "./marks.ts";
 import type { Attention, Fleet, GroupLane, Push, Row, RowMarks } from "./view.ts";
 

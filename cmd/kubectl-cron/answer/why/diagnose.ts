@@ -17,7 +17,7 @@ import { exclusionsOf, type ExclusionsView } from "../../../../api/v1/index.ts";
 import { type Excluded, excludingSchedules, NO_SLOT_LEFT } from "../../model/exclusions.ts";
 import { iso } from "../../model/time.ts";
 import { nextRuns } from "../../model/slots.ts";
-import type { WhyFacts } from "../../read/whyfacts.ts";
+import type { WhyFacts } from "../../model/facts.ts";
 import { entryLine } from "./entry.ts";
 import { excludedEntryFor, excludedVerdict } from "./excluded.ts";
 import { groupHeldVerdict } from "./group.ts";

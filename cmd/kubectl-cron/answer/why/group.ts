@@ -11,7 +11,7 @@ import {
   RecordReason,
 } from "../../../../api/v1/index.ts";
 import { cronJobOfJob, type GroupFacts } from "../../model/groupfacts.ts";
-import type { WhyFacts } from "../../read/whyfacts.ts";
+import type { WhyFacts } from "../../model/facts.ts";
 import { keptAlive } from "./jobs.ts";
 import { ago, type Blocker, blocker, found, plural, type SlotContext, stamp, type Verdict } from "./verdict.ts";
 

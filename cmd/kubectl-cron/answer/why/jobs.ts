@@ -2,7 +2,7 @@
 // crash-looping, pods-not-created), why a failed Job failed, what keeps a running Job alive.
 import { type Job, retryBackoffWords, runningSince, worstCaseRetrySeconds } from "../../../../api/v1/index.ts";
 import { humanDuration, iso } from "../../model/time.ts";
-import type { PodFacts, WhyFacts } from "../../read/whyfacts.ts";
+import type { PodFacts, WhyFacts } from "../../model/facts.ts";
 import { ago, found, SECOND, type Verdict } from "./verdict.ts";
 
 /** A Job with no Pod for this long after its creation never got one. */

@@ -1,7 +1,7 @@
 // The operator itself, from what it shows wherever it runs: its Pods and Deployment, its Lease, the record's newest
 // decision (operator-down, operator-no-leader, operator-unclear), its webhooks and the clocks.
 import { humanDuration, iso } from "../../model/time.ts";
-import type { OperatorFacts, WhyFacts } from "../../read/whyfacts.ts";
+import type { OperatorFacts, WhyFacts } from "../../model/facts.ts";
 import { ago, fact, type Found, plural, SECOND, stamp } from "./verdict.ts";
 
 /** Clocks further apart than this are reported. */

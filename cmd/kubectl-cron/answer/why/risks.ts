@@ -4,7 +4,7 @@
 import { classifyJob, manualJobName, runNowRequestOf } from "../../../../api/v1/index.ts";
 import type { CauseId } from "../causes.ts";
 import type { ExclusionsView } from "../../../../api/v1/index.ts";
-import type { WhyFacts } from "../../read/whyfacts.ts";
+import type { WhyFacts } from "../../model/facts.ts";
 import { calendarFinding } from "./excluded.ts";
 import { groupBlocker } from "./group.ts";
 import { observedLags } from "./missed.ts";

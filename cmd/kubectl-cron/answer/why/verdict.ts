@@ -14,7 +14,7 @@ import {
 import { humanDuration, iso } from "../../model/time.ts";
 import type { ExclusionsView } from "../../../../api/v1/index.ts";
 import type { Excluded } from "../../model/exclusions.ts";
-import type { PodFacts, WhyFacts } from "../../read/whyfacts.ts";
+import type { PodFacts, WhyFacts } from "../../model/facts.ts";
 
 export const SECOND = 1000;
 
