@@ -1,5 +1,5 @@
 // The plugin's entry point: the launcher (kubectl-cron) runs this file, and the prebuilt bundle starts here too
-// (hack/build-plugin.ts). `--help`, a usage error and `__complete` answer from args.ts and completion.ts alone;
+// (hack/build-plugin.ts). `--help`, a usage error and `__complete` answer from model/args.ts and commands/completion.ts alone;
 // every other command imports main.ts, and with it the client, zod, yaml and the API types. Each import() is a
 // split point: the bundle loads that code only when a command needs it.
 import { parseCommandLine, UsageError, USAGE } from "./model/args.ts";

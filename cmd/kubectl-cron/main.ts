@@ -1,4 +1,4 @@
-// kubectl-cron: the project's kubectl plugin (`kubectl cron ...`). See USAGE in args.ts. main() answers a command
+// kubectl-cron: the project's kubectl plugin (`kubectl cron ...`). See USAGE in model/args.ts. main() answers a command
 // line; cli.ts, the plugin's one entry point, imports it for every command that needs more than the arguments.
 import { stringify } from "yaml";
 import { Client } from "../../runtime/client.ts";

@@ -1,6 +1,6 @@
 // One CronJob's answers: pure functions over what was read of it (the CronJob, its Jobs, the calendars it names, and
-// for `why` the rest of its facts, whyfacts.ts). `kubectl cron next`, `history` and `why NAME` read, then print one of
-// these; the dashboard's panel reads a CronJob once (whyfacts.ts readOne) and shows all three from that one read.
+// for `why` the rest of its facts, model/facts.ts). `kubectl cron next`, `history` and `why NAME` read, then print one of
+// these; the dashboard's panel reads a CronJob once (read/whyfacts.ts readOne) and shows all three from that one read.
 import {
   type CalendarRead,
   type CronJob,

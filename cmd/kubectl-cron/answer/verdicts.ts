@@ -1,4 +1,4 @@
-// The fleet's verdicts as `why` without NAME decides them, over facts however they were read (whyfacts.ts: the
+// The fleet's verdicts as `why` without NAME decides them, over facts however they were read (read/whyfacts.ts: the
 // command's one-shot lists, or the dashboard's informers): each CronJob's diagnosis and what it may share with others,
 // and the problems many share, said once. Pure.
 import { type CalendarHold, exclusionsOf } from "../../../api/v1/index.ts";

@@ -1,6 +1,6 @@
 // The plugin's commands against the cluster. Each returns what to print; main.ts prints it and picks the exit code.
-// Those about one CronJob: `run`, `next` and `history` are onecronjob.ts's (a read, then answers.ts), `suspend` and
-// `resume` writes.ts's (the dashboard's actions make the same writes).
+// Those about one CronJob: `run`, `next` and `history` are onecronjob.ts's (a read, then answer/answers.ts), `suspend` and
+// `resume` write/writes.ts's (the dashboard's actions make the same writes).
 import {
   calendarNamesOf,
   exclusionsOf,

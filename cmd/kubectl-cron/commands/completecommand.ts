@@ -1,4 +1,4 @@
-// `kubectl cron __complete WORDS...` (what kubectl_complete-cron runs). Loads only args.ts, completion.ts and the
+// `kubectl cron __complete WORDS...` (what kubectl_complete-cron runs). Loads only model/args.ts, completion.ts and the
 // kubeconfig reader up front: commands and flags complete without the client, zod, prom-client or the API types,
 // which are imported (a split point of the bundle, docs/run-now-and-the-plugin.md) only to complete a name (a
 // CronJob's, a ConcurrencyGroup's).

@@ -3,7 +3,7 @@
 // running Jobs and waiting runs, each with its CronJob, in the order the operator gives them places. Three reads,
 // each one list (paged) of the namespace or of the cluster, whatever the number of CronJobs: the groups, the
 // CronJobs (trimmed as each page arrives to the group they name and their record), the Jobs labelled with a group;
-// a member's waiting run is decided with its Jobs (groupfacts.ts).
+// a member's waiting run is decided with its Jobs (model/groupfacts.ts).
 import {
   CONCURRENCY_GROUP_LABEL,
   ConcurrencyGroupResource,

@@ -1,5 +1,5 @@
 // `kubectl cron migrate` / `unmigrate`: which objects (NAME, -l, the namespace, -A), the handover itself
-// (handover.ts), and how its per-object reports are printed.
+// (write/handover.ts), and how its per-object reports are printed.
 import { stringify } from "yaml";
 import { CronJobResource, RESOURCE, type CronJob } from "../../../api/v1/index.ts";
 import type { HandoverAPI } from "../write/handoverapi.ts";

@@ -1,5 +1,5 @@
-// The commands about one CronJob that read it and print an answer (`next`, `history`: answers.ts) or write to it
-// (`run`: writes.ts's request, then a wait for its Job). Each reads what its answer needs, once.
+// The commands about one CronJob that read it and print an answer (`next`, `history`: answer/answers.ts) or write to it
+// (`run`: write/writes.ts's request, then a wait for its Job). Each reads what its answer needs, once.
 import { calendarNamesOf, CRONJOB_NAME_LABEL, hasExclusions, type Job, RESOURCE } from "../../../api/v1/index.ts";
 import { isNotFound } from "../../../runtime/errors.ts";
 import { Kinds } from "../../../runtime/kinds.ts";

@@ -1,6 +1,6 @@
-// `kubectl cron why [NAME] [--slot=TIME]`: reads (whyfacts.ts), diagnoses (why.ts), prints. With NAME: the whole
+// `kubectl cron why [NAME] [--slot=TIME]`: reads (read/whyfacts.ts), diagnoses (answer/why.ts), prints. With NAME: the whole
 // diagnosis. Without: every CronJob of the namespace (or -A, or -l), one line for each that needs attention for a
-// cause of its own, and once each the problems many share (the operator's, a group's, a calendar's: why/fleet.ts)
+// cause of its own, and once each the problems many share (the operator's, a group's, a calendar's: answer/why/fleet.ts)
 // with how many CronJobs they affect. Exit code: 0 healthy, 1 a cause found, 2 cannot tell.
 import { CronJobResource, type CronJob, RESOURCE } from "../../../api/v1/index.ts";
 import type { Args } from "../model/args.ts";

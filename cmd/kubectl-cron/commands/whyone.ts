@@ -1,5 +1,5 @@
-// `kubectl cron why NAME [--slot=TIME]`: one CronJob read once (whyfacts.ts readOne: its namespace's Jobs, Pods and
-// Events, the operator), diagnosed and printed whole (answers.ts whyAnswer).
+// `kubectl cron why NAME [--slot=TIME]`: one CronJob read once (read/whyfacts.ts readOne: its namespace's Jobs, Pods and
+// Events, the operator), diagnosed and printed whole (answer/answers.ts whyAnswer).
 import { slotOf, whyAnswer } from "../answer/answers.ts";
 import type { Args } from "../model/args.ts";
 import type { Context, Output } from "../model/context.ts";

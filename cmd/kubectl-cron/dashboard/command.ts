@@ -1,7 +1,7 @@
 // `kubectl cron dashboard [-n NS | -A]`: the fleet on a page served on 127.0.0.1 from the user's own kubeconfig
 // (nothing runs in the cluster). The page's data comes from the plugin's readers (FleetSource, marks.ts); one
-// CronJob's panel is read once (whyfacts.ts readOne) and answered as `why`, `history` and `next` answer
-// (answers.ts); the actions are the writes `run`, `suspend` and `resume` make (writes.ts). Loaded only by this
+// CronJob's panel is read once (read/whyfacts.ts readOne) and answered as `why`, `history` and `next` answer
+// (answer/answers.ts); the actions are the writes `run`, `suspend` and `resume` make (write/writes.ts). Loaded only by this
 // command (main.ts imports it on demand). It imports no command module: only the readers, the answers, the writes and
 // its own parts.
 import { spawn } from "node:child_process";

@@ -1,6 +1,6 @@
 // The cluster as the dashboard follows it: informers (runtime/cache) over the CronJobs, Jobs, ExclusionCalendars and
 // ConcurrencyGroups the user may read, in one namespace or all, each object trimmed to what the page draws. Changes
-// are gathered for a moment and pushed as the rows and lanes they touch. The verdicts are `why`'s (verdicts.ts: the
+// are gathered for a moment and pushed as the rows and lanes they touch. The verdicts are `why`'s (answer/verdicts.ts: the
 // same diagnosis over the same facts), read from these informers and, of what they do not hold (Pods, Events, quotas,
 // the operator), one list a namespace: those of the CronJobs that changed a moment after the change, all of them at
 // most every VERDICT_INTERVAL_MS (and every IDLE_VERDICT_INTERVAL_MS with no change: a slot can turn late unseen).

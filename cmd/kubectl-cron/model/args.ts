@@ -45,7 +45,7 @@ export interface Args {
   /** How long one request to the API server may go unanswered (--request-timeout); 0: as long as the server takes. */
   requestTimeoutMs: number;
   output: OutputFormat;
-  /** next: how many slots (--count; absent: onecronjob.ts's NEXT_COUNT). */
+  /** next: how many slots (--count; absent: answer/answers.ts's NEXT_COUNT). */
   count?: number;
   wait: boolean;
   timeoutSeconds: number;

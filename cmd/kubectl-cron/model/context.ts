@@ -1,6 +1,6 @@
-// What every command of the plugin is given (the client, the namespace, the clock) and gives back to print: its own
-// module, below the commands (commands.ts, groups.ts, whycommand.ts) and the list's shared problems (shared.ts),
-// which call each other and so cannot hold it without importing back.
+// What every command of the plugin is given (the client, the namespace, the clock) and gives back to print: in the
+// model, below every room that takes it (the reads and writes take the client, the answers give an Output), so none
+// of them imports a command for it.
 import type { Client } from "../../../runtime/client.ts";
 
 export interface Output {

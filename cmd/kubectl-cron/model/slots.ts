@@ -1,7 +1,7 @@
 // `kubectl cron next`: the next fire times of a CronJob in its own zone, computed by the schedule module the
 // controller uses, with the DST cases spelled out (a skipped local time, a repeated hour, an offset change).
 // A schedule with H is resolved with the CronJob's namespace/name first, as the controller does. The slots are the
-// schedules' as written; one an exclusion window holds (spec.exclusions) says which (exclusionfacts.ts).
+// schedules' as written; one an exclusion window holds (spec.exclusions) says which (model/exclusions.ts).
 import type { CronJobSchedules, ScheduleSource } from "../../../api/v1/index.ts";
 import { parseScheduleSpec, type Schedule, ZoneRules, type CronFields } from "../../../api/v1/schedule/index.ts";
 import type { Excluded } from "./exclusions.ts";
@@ -67,7 +67,7 @@ interface SourcedFireTime extends FireTime {
  * The next `count` slots of a CronJob's schedules after `now` (the union, a second two schedules share shown once),
  * each in the zone of the first schedule it came from, with the schedules it came from when there are several.
  * `anchor`: what `@every` counts from (CronJobSchedules.everyAnchor), as the controller runs them. `excludedBy`: what
- * holds a slot (exclusionfacts.ts excludingSchedules), marked on it.
+ * holds a slot (model/exclusions.ts excludingSchedules), marked on it.
  */
 export function nextRuns(
   schedules: CronJobSchedules,

@@ -22,7 +22,7 @@ import { gatherOperator } from "./operator.ts";
 /**
  * One CronJob's facts, read once: it (by name, in the context's namespace), its namespace's Jobs, Pods, Events and
  * what else the diagnosis reads, the operator's state and the clocks. `why NAME` answers from them, and the
- * dashboard's panel answers `why`, `history` and `next` from this one read (answers.ts).
+ * dashboard's panel answers `why`, `history` and `next` from this one read (answer/answers.ts).
  */
 export async function readOne(
   ctx: Pick<Context, "client" | "namespace" | "now">,
