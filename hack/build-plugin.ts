@@ -2,8 +2,8 @@
 // only what a command needs is evaluated (docs/run-now-and-the-plugin.md, "Installing the plugin").
 //
 //   bundle  bin/kubectl-cron.mjs: one ESM file with every dependency, `#!/usr/bin/env node`. Each import() of
-//           cmd/kubectl-cron/cli.ts and completecommand.ts stays lazy (esbuild wraps the module, evaluated on
-//           first import), so --help, usage errors and __complete evaluate args.ts and completion.ts only.
+//           cmd/kubectl-cron/cli.ts and commands/completecommand.ts stays lazy (esbuild wraps the module, evaluated on
+//           first import), so --help, usage errors and __complete evaluate model/args.ts and commands/completion.ts only.
 //           bin/plugin/ holds the same split into chunks, the fastest start, with `inputs`: what it was built
 //           from. The launcher (cmd/kubectl-cron/kubectl-cron) runs it while none of those is newer.
 //   sea     bin/kubectl-cron: a single executable (Node's single-executable applications): this project's

@@ -85,7 +85,7 @@ function main(): number {
   files.set(join("config", "webhook", "manifests.yaml"), webhookConfigurations().map(renderYAML).join(""));
   // The API reference, from the CRD above and the zod schemas it comes from (hack/apidocs/reference.ts).
   files.set(API_REFERENCE_PATH, apiReference(referenceSources(crd, defs)));
-  // docs/troubleshooting.md's causes, from the table `kubectl cron why` diagnoses with (cmd/kubectl-cron/causes.ts).
+  // docs/troubleshooting.md's causes, from the table `kubectl cron why` diagnoses with (cmd/kubectl-cron/answer/causes.ts).
   files.set(TROUBLESHOOTING_PATH, withCauses(readFileSync(join(root, TROUBLESHOOTING_PATH), "utf8")));
   // Each runbook's list of the causes behind its alert, from the same table.
   // (A cause naming an alert with no runbook is test/unit/troubleshooting.test.ts's to report.)

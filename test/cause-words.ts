@@ -1,8 +1,16 @@
-// The words of a cause, as its row in cmd/kubectl-cron/causes.ts says them: what `kubectl cron why` prints must be
+// The words of a cause, as its row in cmd/kubectl-cron/answer/causes.ts says them: what `kubectl cron why` prints must be
 // the row's verdict and fix lines with the placeholders filled in (the fix: some of its lines, in the row's order),
 // nothing reworded. The verdicts that name no cause are held to their table (NO_CAUSE) the same way. And every
 // sentence the table can say, in pieces, for the check that no other module writes one out (causes-words.test.ts).
-import { CAUSES, type CauseId, causeOf, FLEET, NO_CAUSE, PLACEHOLDERS, REQUESTED } from "../cmd/kubectl-cron/causes.ts";
+import {
+  CAUSES,
+  type CauseId,
+  causeOf,
+  FLEET,
+  NO_CAUSE,
+  PLACEHOLDERS,
+  REQUESTED,
+} from "../cmd/kubectl-cron/answer/causes.ts";
 
 type Params = typeof PLACEHOLDERS;
 type Say = (p: Params) => string;

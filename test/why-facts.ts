@@ -1,7 +1,7 @@
 // What `kubectl cron why` is given to diagnose, built by hand for the tests that call diagnose(): the operator as it
 // is when all is well (its names as `make deploy` installs it), and a CronJob's facts with nothing else wrong.
 import type { CronJob } from "../api/v1/index.ts";
-import type { WhyFacts } from "../cmd/kubectl-cron/whyfacts.ts";
+import type { WhyFacts } from "../cmd/kubectl-cron/model/facts.ts";
 import type { KubeObject } from "../runtime/kinds.ts";
 
 export const OPERATOR_NS = "cronjob-operator-system";

@@ -26,7 +26,7 @@ export function metadataDocOf(key: string): MetadataDoc | undefined {
 }
 
 /**
- * A cause of `kubectl cron why` as a trigger's spec module writes it (a row of cmd/kubectl-cron/causes.ts CAUSES):
+ * A cause of `kubectl cron why` as a trigger's spec module writes it (a row of cmd/kubectl-cron/answer/causes.ts CAUSES):
  * its id, what happened, how it is detected, and the verdict and fix said with the facts the plugin found.
  */
 export interface WhyCause {

@@ -129,7 +129,7 @@ interface RetryFacts {
 }
 
 /**
- * The retry trigger's causes of `kubectl cron why`: rows of the plugin's one table of causes (cmd/kubectl-cron/causes.ts
+ * The retry trigger's causes of `kubectl cron why`: rows of the plugin's one table of causes (cmd/kubectl-cron/answer/causes.ts
  * CAUSES, which docs/troubleshooting.md is generated from), written here with the trigger's other words, as its
  * annotations' reference entries are.
  */

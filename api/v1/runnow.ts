@@ -125,7 +125,7 @@ export function newRunNowRequest(now: Date = new Date()): string {
 
 /**
  * The run-now trigger's cause of `kubectl cron why`: a row of the plugin's one table of causes
- * (cmd/kubectl-cron/causes.ts CAUSES), written here with the trigger's other words (api/v1/retry.ts RETRY_CAUSES).
+ * (cmd/kubectl-cron/answer/causes.ts CAUSES), written here with the trigger's other words (api/v1/retry.ts RETRY_CAUSES).
  */
 export const RUN_NOW_CAUSES = [
   {

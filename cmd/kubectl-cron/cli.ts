@@ -1,8 +1,8 @@
 // The plugin's entry point: the launcher (kubectl-cron) runs this file, and the prebuilt bundle starts here too
-// (hack/build-plugin.ts). `--help`, a usage error and `__complete` answer from args.ts and completion.ts alone;
+// (hack/build-plugin.ts). `--help`, a usage error and `__complete` answer from model/args.ts and commands/completion.ts alone;
 // every other command imports main.ts, and with it the client, zod, yaml and the API types. Each import() is a
 // split point: the bundle loads that code only when a command needs it.
-import { parseCommandLine, UsageError, USAGE } from "./args.ts";
+import { parseCommandLine, UsageError, USAGE } from "./model/args.ts";
 
 interface IO {
   stdout: (s: string) => void;
@@ -12,7 +12,7 @@ interface IO {
 
 /** What main() answers for the same words (exit codes: main.ts's EXIT), without loading it where it can. */
 export async function run(argv: readonly string[], io: IO): Promise<number> {
-  if (argv[0] === "__complete") return (await import("./completecommand.ts")).completion(argv.slice(1), io);
+  if (argv[0] === "__complete") return (await import("./commands/completecommand.ts")).completion(argv.slice(1), io);
   try {
     if (parseCommandLine(argv) === "help") {
       io.stdout(USAGE);

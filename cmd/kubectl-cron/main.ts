@@ -1,17 +1,17 @@
-// kubectl-cron: the project's kubectl plugin (`kubectl cron ...`). See USAGE in args.ts. main() answers a command
+// kubectl-cron: the project's kubectl plugin (`kubectl cron ...`). See USAGE in model/args.ts. main() answers a command
 // line; cli.ts, the plugin's one entry point, imports it for every command that needs more than the arguments.
 import { stringify } from "yaml";
 import { Client } from "../../runtime/client.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { ContextNotFoundError, type LoadedKubeConfig, loadKubeConfig } from "../../runtime/kubeconfig.ts";
-import { clientAPI } from "./api.ts";
-import { parseCommandLine, UsageError, USAGE, type Args } from "./args.ts";
-import { completion } from "./completecommand.ts";
-import { FIELD_MANAGER, history, list, next, runNow, setSuspend, backfill, WaitTimeout } from "./commands.ts";
-import type { Context, Output } from "./context.ts";
-import { groups } from "./groups.ts";
-import { REFUSED_EXIT, runMigrate } from "./migrate.ts";
-import { why } from "./whycommand.ts";
+import { clientAPI } from "./write/handoverapi.ts";
+import { parseCommandLine, UsageError, USAGE, type Args } from "./model/args.ts";
+import { completion } from "./commands/completecommand.ts";
+import { FIELD_MANAGER, history, list, next, runNow, setSuspend, backfill, WaitTimeout } from "./commands/commands.ts";
+import type { Context, Output } from "./model/context.ts";
+import { groups } from "./commands/groups.ts";
+import { REFUSED_EXIT, runMigrate } from "./commands/migrate.ts";
+import { why } from "./commands/whycommand.ts";
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, timeout: 3, refused: REFUSED_EXIT } as const;
 

@@ -4,7 +4,7 @@
 // (status.recentRuns) answers after the Events are deleted, as it must hours later. Needs root; `make test-e2e`.
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { causeOf, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
+import { causeOf, PLACEHOLDERS } from "../../cmd/kubectl-cron/answer/causes.ts";
 import { eventually } from "../eventually.ts";
 import { MANAGER, conditionTrue, type K8sObject } from "./cluster-tools.ts";
 import { type Suite, e2eDescribe, e2eSuite, SYSTEM_NS } from "./suite.ts";

@@ -15,7 +15,7 @@ import { createLogger } from "../../runtime/log.ts";
 import { Manager } from "../../runtime/manager.ts";
 import { TestEnv } from "../../envtest/index.ts";
 import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
-import { builtinCronJobKind } from "../../cmd/kubectl-cron/builtin.ts";
+import { builtinCronJobKind } from "../../cmd/kubectl-cron/model/builtin.ts";
 import { eventually } from "../eventually.ts";
 import { builtinCronJobVersion, serverVersion } from "../versions.ts";
 

@@ -11,8 +11,9 @@ import { cronJobOwnerOf, type Job } from "../../api/v1/index.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import { TestEnv } from "../../envtest/index.ts";
 import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
-import { builtinCronJobKind, discoverBuiltinVersion, type BuiltinCronJob } from "../../cmd/kubectl-cron/builtin.ts";
-import { HANDOVER_ANNOTATION, readMigratedFrom } from "../../cmd/kubectl-cron/convert.ts";
+import { builtinCronJobKind, type BuiltinCronJob } from "../../cmd/kubectl-cron/model/builtin.ts";
+import { discoverBuiltinVersion } from "../../cmd/kubectl-cron/read/builtin.ts";
+import { HANDOVER_ANNOTATION, readMigratedFrom } from "../../cmd/kubectl-cron/model/convert.ts";
 import { ReconcileHarness } from "./cronjob/harness.ts";
 import { builtinCronJobVersion, serverVersion } from "../versions.ts";
 

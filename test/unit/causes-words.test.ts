@@ -1,5 +1,5 @@
 // One table, all the words (issue 42): a cause's verdict and fix are written once, in its row of
-// cmd/kubectl-cron/causes.ts, as functions of the facts, and so is what keeps the next slot from running (a row's
+// cmd/kubectl-cron/answer/causes.ts, as functions of the facts, and so is what keeps the next slot from running (a row's
 // `next`, issue 55). `kubectl cron why` says them with the facts it found (kubectl-cron-why.test.ts holds every
 // diagnosis it makes, and each `also` finding, to its row through test/cause-words.ts), docs/troubleshooting.md (and
 // the runbooks, the fix) with the placeholders; the diagnosis's modules gather facts and write no verdict, finding,
@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, it } from "node:test";
-import { CAUSES, NO_CAUSE, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
+import { CAUSES, NO_CAUSE, PLACEHOLDERS } from "../../cmd/kubectl-cron/answer/causes.ts";
 import { runbookPaths, TROUBLESHOOTING_PATH } from "../../hack/apidocs/causes.ts";
 import ts from "typescript";
 import {
@@ -167,7 +167,7 @@ describe("a cause's verdict and fix: its row's words, wherever they are said", (
     );
   });
 
-  it("the diagnosis (cmd/kubectl-cron/why.ts and why/) writes no verdict, finding or fix and rewrites no row's text", () => {
+  it("the diagnosis (cmd/kubectl-cron/answer/why.ts and answer/why/) writes no verdict, finding or fix and rewrites no row's text", () => {
     const files = diagnosisFiles();
     for (const rel of files) {
       const src = read(rel);
@@ -204,10 +204,10 @@ describe("a cause's verdict and fix: its row's words, wherever they are said", (
   });
 });
 
-/** The diagnosis's modules: cmd/kubectl-cron/why.ts and why/. */
+/** The diagnosis's modules: cmd/kubectl-cron/answer/why.ts and answer/why/. */
 function diagnosisFiles(): string[] {
-  const dir = join(root, "cmd", "kubectl-cron", "why");
-  const files = ["cmd/kubectl-cron/why.ts", ...readdirSync(dir).map((f) => `cmd/kubectl-cron/why/${f}`)];
+  const dir = join(root, "cmd", "kubectl-cron", "answer", "why");
+  const files = ["cmd/kubectl-cron/answer/why.ts", ...readdirSync(dir).map((f) => `cmd/kubectl-cron/answer/why/${f}`)];
   assert.ok(files.length > 5, "the diagnosis's modules");
   return files;
 }

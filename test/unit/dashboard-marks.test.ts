@@ -13,7 +13,7 @@ import {
 } from "../../api/v1/index.ts";
 import { laneOf, marksOf, rowOf } from "../../cmd/kubectl-cron/dashboard/marks.ts";
 import { PAGE_WORDS } from "../../cmd/kubectl-cron/dashboard/view.ts";
-import type { GroupFacts } from "../../cmd/kubectl-cron/groupfacts.ts";
+import type { GroupFacts } from "../../cmd/kubectl-cron/model/groupfacts.ts";
 
 const NOW = new Date("2026-11-27T12:00:00Z");
 const FROM = new Date("2026-11-26T12:00:00Z");

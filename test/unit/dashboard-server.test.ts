@@ -257,7 +257,7 @@ describe("kubectl cron dashboard: the server", () => {
 
 describe("kubectl cron dashboard: its command line", () => {
   it("takes -A, --port, --read-only, --open and no NAME; a wrong value names the flag and the value", async () => {
-    const { parseCommandLine, UsageError } = await import("../../cmd/kubectl-cron/args.ts");
+    const { parseCommandLine, UsageError } = await import("../../cmd/kubectl-cron/model/args.ts");
     const a = parseCommandLine(["dashboard", "-A", "--port", "8088", "--read-only", "--open"]);
     assert.ok(a !== "help");
     assert.deepEqual([a.allNamespaces, a.port, a.readOnly, a.open], [true, 8088, true, true]);

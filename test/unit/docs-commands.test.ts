@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, it } from "node:test";
-import { OPTIONS, parseCommandLine, USAGE, UsageError } from "../../cmd/kubectl-cron/args.ts";
+import { OPTIONS, parseCommandLine, USAGE, UsageError } from "../../cmd/kubectl-cron/model/args.ts";
 import { docFiles, inlineCode, markdownLines, read } from "../markdown.ts";
 
 const root = resolve(import.meta.dirname, "..", "..");

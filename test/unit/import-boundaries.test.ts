@@ -88,6 +88,59 @@ function offenders(fromDirs: string[], forbidden: string[]): string[] {
   return out;
 }
 
+/**
+ * The plugin's rooms (docs/architecture.md, "The plugin's rooms"), a folder each, and the rooms each may import
+ * besides its own. The model is pure and imports none; what reads imports the model only, so a read hands on plain
+ * data; the answers are pure functions of that data, so they import no read; a write reads what it changes. Commands
+ * and the dashboard each take the four below them and never each other: what a command prints is an answer both call.
+ * The top (cli.ts, main.ts) may import any room; no room imports it.
+ */
+const PLUGIN = "cmd/kubectl-cron";
+const ROOMS: Record<string, readonly string[]> = {
+  model: [],
+  read: ["model"],
+  answer: ["model"],
+  write: ["model", "read"],
+  commands: ["model", "read", "answer", "write"],
+  dashboard: ["model", "read", "answer", "write"],
+};
+/** The files the build and the launchers name, the only ones at the plugin's top. */
+const PLUGIN_TOP = ["cli.ts", "kubectl-cron", "kubectl_complete-cron", "main.ts"];
+
+/** A plugin file's room (its first folder), "the top" for a file at the top; undefined outside the plugin. */
+function roomOf(path: string): string | undefined {
+  if (!path.startsWith(`${PLUGIN}/`)) return undefined;
+  const parts = path.slice(PLUGIN.length + 1).split("/");
+  return parts.length === 1 ? "the top" : parts[0];
+}
+
+/** Each import of `graph` (file, its imports) from a room of a file of the plugin it may not import. */
+function roomBreaches(graph: Iterable<readonly [string, readonly string[]]>): string[] {
+  const out: string[] = [];
+  for (const [file, imports] of graph) {
+    const from = roomOf(file);
+    if (from === undefined || from === "the top") continue;
+    for (const target of imports) {
+      const to = roomOf(target);
+      if (to === undefined || to === from || (ROOMS[from] ?? []).includes(to)) continue;
+      out.push(`${file} (${from}) imports ${target} (${to})`);
+    }
+  }
+  return out;
+}
+
+/** Every file of the plugin with its imports. */
+function pluginImports(): [string, string[]][] {
+  return tsFiles(join(root, PLUGIN)).map((f) => [relative(root, f), importsOf(f, readFileSync(f, "utf8"))]);
+}
+
+/** A file at the plugin's top that is not an entry point, or a folder that is no room. */
+function strayFiles(): string[] {
+  return readdirSync(join(root, PLUGIN)).filter((name) =>
+    statSync(join(root, PLUGIN, name)).isDirectory() ? !(name in ROOMS) : !PLUGIN_TOP.includes(name),
+  );
+}
+
 describe("import boundaries", () => {
   it("finds imports the way the checks below need (multi-line, type-only, re-exports, dynamic)", () => {
     const f = join(root, "webhooks", "x.ts");
@@ -130,39 +183,38 @@ describe("import boundaries", () => {
     assert.deepEqual(offenders(["bench"], ["hack"]), []);
   });
 
-  it("the dashboard imports the plugin's readers and its own parts, no command module (issue 63)", () => {
-    // The readers: the one-shot reads, the pure functions the commands print from (answers.ts: one CronJob's
-    // answers) and the writes. A command module (commands.ts, onecronjob.ts, whyone.ts, whycommand.ts, groups.ts,
-    // main.ts, …) reads for its command and prints; the dashboard reads for itself and calls what they call.
-    const readers = new Set(
+  it("the plugin's rooms import only the rooms below them; its top holds only the entry points (issue 72)", () => {
+    assert.deepEqual(roomBreaches(pluginImports()), []);
+    assert.deepEqual(strayFiles(), []);
+  });
+
+  it("the plugin's room rule finds each kind of breach", () => {
+    const breaches = roomBreaches([
       [
-        "whyfacts.ts",
-        "verdicts.ts",
-        "why.ts",
-        "answers.ts",
-        "writes.ts",
-        "groupfacts.ts",
-        "exclusionfacts.ts",
-        "history.ts",
-        "next.ts",
-        "retries.ts",
-      ].map((f) => `cmd/kubectl-cron/${f}`),
-    );
-    // Its own signature's types: what main.ts hands every command.
-    const typesOnly = new Set(["cmd/kubectl-cron/args.ts", "cmd/kubectl-cron/context.ts"]);
-    const bad: string[] = [];
-    for (const f of tsFiles(join(root, "cmd", "kubectl-cron", "dashboard"))) {
-      const text = readFileSync(f, "utf8");
-      for (const target of importsOf(f, text)) {
-        if (!target.startsWith("cmd/kubectl-cron/") || target.startsWith("cmd/kubectl-cron/dashboard/")) continue;
-        if (readers.has(target)) continue;
-        const spec = relative(dirname(f), join(root, target)).replace(/^(?!\.)/, "./");
-        const typeOnly = new RegExp(`^import type [^;]*from ["']${spec.replace(/[.]/g, "\\.")}["']`, "m").test(text);
-        if (typesOnly.has(target) && typeOnly) continue;
-        bad.push(`${relative(root, f)} imports ${target}`);
-      }
-    }
-    assert.deepEqual(bad, []);
+        "cmd/kubectl-cron/dashboard/marks.ts",
+        ["cmd/kubectl-cron/commands/onecronjob.ts", "cmd/kubectl-cron/model/time.ts"],
+      ],
+      ["cmd/kubectl-cron/commands/why.ts", ["cmd/kubectl-cron/dashboard/view.ts", "cmd/kubectl-cron/commands/x.ts"]],
+      ["cmd/kubectl-cron/model/facts.ts", ["cmd/kubectl-cron/read/api.ts", "runtime/client.ts"]],
+      ["cmd/kubectl-cron/read/whyfacts.ts", ["cmd/kubectl-cron/answer/why.ts", "cmd/kubectl-cron/model/facts.ts"]],
+      ["cmd/kubectl-cron/answer/answers.ts", ["cmd/kubectl-cron/read/whyfacts.ts", "cmd/kubectl-cron/write/writes.ts"]],
+      ["cmd/kubectl-cron/write/writes.ts", ["cmd/kubectl-cron/answer/verdicts.ts", "cmd/kubectl-cron/read/api.ts"]],
+      ["cmd/kubectl-cron/answer/why/ran.ts", ["cmd/kubectl-cron/main.ts", "cmd/kubectl-cron/answer/causes.ts"]],
+      [
+        "cmd/kubectl-cron/main.ts",
+        ["cmd/kubectl-cron/commands/whycommand.ts", "cmd/kubectl-cron/dashboard/command.ts"],
+      ],
+    ]);
+    assert.deepEqual(breaches, [
+      "cmd/kubectl-cron/dashboard/marks.ts (dashboard) imports cmd/kubectl-cron/commands/onecronjob.ts (commands)",
+      "cmd/kubectl-cron/commands/why.ts (commands) imports cmd/kubectl-cron/dashboard/view.ts (dashboard)",
+      "cmd/kubectl-cron/model/facts.ts (model) imports cmd/kubectl-cron/read/api.ts (read)",
+      "cmd/kubectl-cron/read/whyfacts.ts (read) imports cmd/kubectl-cron/answer/why.ts (answer)",
+      "cmd/kubectl-cron/answer/answers.ts (answer) imports cmd/kubectl-cron/read/whyfacts.ts (read)",
+      "cmd/kubectl-cron/answer/answers.ts (answer) imports cmd/kubectl-cron/write/writes.ts (write)",
+      "cmd/kubectl-cron/write/writes.ts (write) imports cmd/kubectl-cron/answer/verdicts.ts (answer)",
+      "cmd/kubectl-cron/answer/why/ran.ts (answer) imports cmd/kubectl-cron/main.ts (the top)",
+    ]);
   });
 
   it("the tooling and the product import nothing from test/: what a tool shares with the tests is envtest/'s", () => {

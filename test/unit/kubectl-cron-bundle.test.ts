@@ -137,7 +137,7 @@ describe("the launcher cmd/kubectl-cron/kubectl-cron", () => {
   before(() => {
     // A clone in miniature: the launcher, a node, a bundle that says so, and the TypeScript entry that says so.
     fake = mkdtempSync(join(tmpdir(), "kubectl-cron-launcher-"));
-    mkdirSync(join(fake, "cmd/kubectl-cron"), { recursive: true });
+    mkdirSync(join(fake, "cmd/kubectl-cron/model"), { recursive: true });
     mkdirSync(join(fake, "node_modules/.bin"), { recursive: true });
     mkdirSync(join(fake, "bin/plugin"), { recursive: true });
     copyFileSync(join(root, "cmd/kubectl-cron/kubectl-cron"), join(fake, "cmd/kubectl-cron/kubectl-cron"));
@@ -147,7 +147,7 @@ describe("the launcher cmd/kubectl-cron/kubectl-cron", () => {
       join(fake, "cmd/kubectl-cron/cli.ts"),
       'console.log("typescript", process.argv.slice(2).join(" "));\n',
     );
-    writeFileSync(join(fake, "cmd/kubectl-cron/args.ts"), "\n");
+    writeFileSync(join(fake, "cmd/kubectl-cron/model/args.ts"), "\n");
     writeFileSync(join(fake, "package-lock.json"), "{}\n");
     writeFileSync(
       join(fake, "bin/plugin/kubectl-cron.mjs"),
@@ -155,10 +155,10 @@ describe("the launcher cmd/kubectl-cron/kubectl-cron", () => {
     );
     writeFileSync(
       join(fake, "bin/plugin/inputs"),
-      "package-lock.json\ncmd/kubectl-cron/args.ts\ncmd/kubectl-cron/cli.ts\n",
+      "package-lock.json\ncmd/kubectl-cron/model/args.ts\ncmd/kubectl-cron/cli.ts\n",
     );
     const old = new Date(Date.now() - 60_000);
-    for (const f of ["cmd/kubectl-cron/cli.ts", "cmd/kubectl-cron/args.ts", "package-lock.json"]) {
+    for (const f of ["cmd/kubectl-cron/cli.ts", "cmd/kubectl-cron/model/args.ts", "package-lock.json"]) {
       utimesSync(join(fake, f), old, old);
     }
   });
@@ -171,7 +171,7 @@ describe("the launcher cmd/kubectl-cron/kubectl-cron", () => {
 
   it("runs the TypeScript when a source is newer than the bundle, and when there is no bundle", () => {
     const now = new Date(Date.now() + 5_000);
-    utimesSync(join(fake, "cmd/kubectl-cron/args.ts"), now, now);
+    utimesSync(join(fake, "cmd/kubectl-cron/model/args.ts"), now, now);
     assert.equal(launch(), "typescript next x");
     rmSync(join(fake, "bin/plugin"), { recursive: true });
     assert.equal(launch(), "typescript next x");

@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
 import { after, describe, it } from "node:test";
-import { USAGE } from "../../cmd/kubectl-cron/args.ts";
+import { USAGE } from "../../cmd/kubectl-cron/model/args.ts";
 import { EXIT } from "../../cmd/kubectl-cron/main.ts";
 
 const plugin = resolve(import.meta.dirname, "..", "..", "cmd", "kubectl-cron");

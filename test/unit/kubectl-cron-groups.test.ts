@@ -15,7 +15,7 @@ import {
   manualJobName,
   type RecentRun,
 } from "../../api/v1/index.ts";
-import { parseCommandLine } from "../../cmd/kubectl-cron/args.ts";
+import { parseCommandLine } from "../../cmd/kubectl-cron/model/args.ts";
 import { main } from "../../cmd/kubectl-cron/main.ts";
 import type { KubeObject } from "../../runtime/kinds.ts";
 import { FakeAPIServer } from "../fake-apiserver.ts";

@@ -20,8 +20,12 @@ import { setupCache } from "../../controllers/cronjob_controller.ts";
 import { APIError, isAlreadyExists } from "../../runtime/errors.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import { rfc3339 } from "../../runtime/metatime.ts";
-import { builtinCronJobKind, type BuiltinCronJob } from "../../cmd/kubectl-cron/builtin.ts";
-import { HANDOVER_ANNOTATION, MIGRATED_FROM_ANNOTATION, readMigratedFrom } from "../../cmd/kubectl-cron/convert.ts";
+import { builtinCronJobKind, type BuiltinCronJob } from "../../cmd/kubectl-cron/model/builtin.ts";
+import {
+  HANDOVER_ANNOTATION,
+  MIGRATED_FROM_ANNOTATION,
+  readMigratedFrom,
+} from "../../cmd/kubectl-cron/model/convert.ts";
 import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
 import { runPlugin } from "../plugin-cluster.ts";
 import { FakeAPIServer } from "../fake-apiserver.ts";

@@ -20,23 +20,23 @@ import {
 import { APIError } from "../../runtime/errors.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../runtime/kinds.ts";
 import { isObj } from "../../runtime/objects.ts";
-import type { HandoverAPI } from "../../cmd/kubectl-cron/api.ts";
-import { parseCommandLine } from "../../cmd/kubectl-cron/args.ts";
+import type { HandoverAPI } from "../../cmd/kubectl-cron/write/handoverapi.ts";
+import { parseCommandLine } from "../../cmd/kubectl-cron/model/args.ts";
 import {
   builtinCronJobKind,
   builtinJobSlot,
   type BuiltinCronJob,
   type BuiltinVersion,
-} from "../../cmd/kubectl-cron/builtin.ts";
-import { complete, formatCompletion, type CompletionSources } from "../../cmd/kubectl-cron/completion.ts";
+} from "../../cmd/kubectl-cron/model/builtin.ts";
+import { complete, formatCompletion, type CompletionSources } from "../../cmd/kubectl-cron/commands/completion.ts";
 import {
   convertBuiltin,
   HANDOVER_ANNOTATION,
   MIGRATED_FROM_ANNOTATION,
   readMigratedFrom,
-} from "../../cmd/kubectl-cron/convert.ts";
-import { migrate, unmigrate, type HandoverOptions } from "../../cmd/kubectl-cron/handover.ts";
-import { render } from "../../cmd/kubectl-cron/migrate.ts";
+} from "../../cmd/kubectl-cron/model/convert.ts";
+import { migrate, unmigrate, type HandoverOptions } from "../../cmd/kubectl-cron/write/handover.ts";
+import { render } from "../../cmd/kubectl-cron/commands/migrate.ts";
 
 /**
  * A built-in CronJob as kube-apiserver 1.20 (batch/v1beta1) or 1.28+ (batch/v1) returns it (templates carry

@@ -12,9 +12,9 @@ import {
   scheduleSourcesOf,
   scheduleSourcesValue,
 } from "../../api/v1/index.ts";
-import { parseCommandLine } from "../../cmd/kubectl-cron/args.ts";
-import { backfill, history, list, next } from "../../cmd/kubectl-cron/commands.ts";
-import type { Context } from "../../cmd/kubectl-cron/context.ts";
+import { parseCommandLine } from "../../cmd/kubectl-cron/model/args.ts";
+import { backfill, history, list, next } from "../../cmd/kubectl-cron/commands/commands.ts";
+import type { Context } from "../../cmd/kubectl-cron/model/context.ts";
 import type { Client } from "../../runtime/client.ts";
 import { batchJob } from "../fixtures.ts";
 

@@ -1,4 +1,4 @@
-// `kubectl cron why` (issue 38): every cause of cmd/kubectl-cron/causes.ts staged and asked about. Most cases go
+// `kubectl cron why` (issue 38): every cause of cmd/kubectl-cron/answer/causes.ts staged and asked about. Most cases go
 // through the plugin's own entry point (main(["why", ...])) against test/fake-apiserver.ts, whose store holds the
 // CronJob, its Jobs, their Pods, Events, quotas and the operator's objects (its Pod, its Lease, its webhooks and their
 // endpoints, the CRD), and whose Date header is the API server's clock; this machine's clock is mocked to the same
@@ -26,11 +26,11 @@ import {
   RETRY_OF_ANNOTATION,
   retryJobName,
 } from "../../api/v1/index.ts";
-import { CAUSES, type CauseId, causeOf, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
+import { CAUSES, type CauseId, causeOf, PLACEHOLDERS } from "../../cmd/kubectl-cron/answer/causes.ts";
 import { runPlugin } from "../plugin-cluster.ts";
-import { type Diagnosis, diagnose as diagnoseFacts, parseSlot } from "../../cmd/kubectl-cron/why.ts";
-import type { GroupFacts } from "../../cmd/kubectl-cron/groupfacts.ts";
-import type { PodFacts, WhyFacts } from "../../cmd/kubectl-cron/whyfacts.ts";
+import { type Diagnosis, diagnose as diagnoseFacts, parseSlot } from "../../cmd/kubectl-cron/answer/why.ts";
+import type { GroupFacts } from "../../cmd/kubectl-cron/model/groupfacts.ts";
+import type { PodFacts, WhyFacts } from "../../cmd/kubectl-cron/model/facts.ts";
 import { APIError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kinds.ts";
 import { fixDiffersFromRow, verdictDiffersFromNoCause, verdictDiffersFromRow } from "../cause-words.ts";

@@ -16,13 +16,22 @@ import { parseSchedule, resolveHashedSchedule } from "../../api/v1/schedule/inde
 import type { Job } from "../../api/v1/index.ts";
 import type { CronJob } from "../../api/v1/index.ts";
 import type { Client } from "../../runtime/client.ts";
-import { parseCommandLine, UsageError } from "../../cmd/kubectl-cron/args.ts";
-import { historyRows, humanDuration } from "../../cmd/kubectl-cron/history.ts";
-import { backfill, history, list, next, runNow, setSuspend, WaitTimeout } from "../../cmd/kubectl-cron/commands.ts";
-import type { Context } from "../../cmd/kubectl-cron/context.ts";
+import { parseCommandLine, UsageError } from "../../cmd/kubectl-cron/model/args.ts";
+import { historyRows } from "../../cmd/kubectl-cron/answer/history.ts";
+import { humanDuration } from "../../cmd/kubectl-cron/model/time.ts";
+import {
+  backfill,
+  history,
+  list,
+  next,
+  runNow,
+  setSuspend,
+  WaitTimeout,
+} from "../../cmd/kubectl-cron/commands/commands.ts";
+import type { Context } from "../../cmd/kubectl-cron/model/context.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { EXIT, main } from "../../cmd/kubectl-cron/main.ts";
-import { type FireTime, nextRuns } from "../../cmd/kubectl-cron/next.ts";
+import { type FireTime, nextRuns } from "../../cmd/kubectl-cron/model/slots.ts";
 import { cronJobSchedules } from "../../api/v1/index.ts";
 import type { HashKey } from "../../api/v1/schedule/index.ts";
 import { fieldErrorString } from "../../runtime/field.ts";
@@ -54,7 +63,7 @@ function nextFireTimes(input: {
     times: nextRuns(parsed.schedules, input.anchor, input.now, input.count),
   };
 }
-import { table } from "../../cmd/kubectl-cron/table.ts";
+import { table } from "../../cmd/kubectl-cron/model/table.ts";
 import { batchJob, type JobFixture } from "../fixtures.ts";
 
 async function runMain(argv: string[], env: NodeJS.ProcessEnv = { KUBECONFIG: "/nonexistent/kubeconfig" }) {

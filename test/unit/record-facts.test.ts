@@ -16,9 +16,9 @@ import {
   type Job,
   type RecentRun,
 } from "../../api/v1/index.ts";
-import { retryEntryOf } from "../../cmd/kubectl-cron/retries.ts";
-import { diagnose } from "../../cmd/kubectl-cron/why.ts";
-import type { WhyFacts } from "../../cmd/kubectl-cron/whyfacts.ts";
+import { retryEntryOf } from "../../cmd/kubectl-cron/answer/retries.ts";
+import { diagnose } from "../../cmd/kubectl-cron/answer/why.ts";
+import type { WhyFacts } from "../../cmd/kubectl-cron/model/facts.ts";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
 import { whyFacts } from "../why-facts.ts";
 

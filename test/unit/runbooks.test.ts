@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, describe, it } from "node:test";
 import { stringify } from "yaml";
-import { COMMANDS } from "../../cmd/kubectl-cron/args.ts";
+import { COMMANDS } from "../../cmd/kubectl-cron/model/args.ts";
 import { ruleGroups } from "../../hack/crdgen/prometheusrule.ts";
 import { KUBE_APISERVER_METRICS, promqlMetricNames } from "../promql.ts";
 

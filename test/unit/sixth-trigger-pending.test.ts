@@ -11,7 +11,7 @@
 // A real one would touch five files outside cmd/: api/v1/reasons.ts (its record trigger and reasons), a module of its
 // own in api/v1 (its spec field's schema, its annotation with its reference entry, its `why` causes), the spec field
 // in api/v1/cronjob_types.ts, its row in api/v1/triggers.ts, its half in controllers/triggers.ts; and one in cmd/
-// (its causes spread into cmd/kubectl-cron/causes.ts). docs/ are generated.
+// (its causes spread into cmd/kubectl-cron/answer/causes.ts). docs/ are generated.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
@@ -36,10 +36,10 @@ import {
   scheduledTimeOf,
   type TriggerRow,
 } from "../../api/v1/index.ts";
-import { parseCommandLine } from "../../cmd/kubectl-cron/args.ts";
-import { history, next } from "../../cmd/kubectl-cron/commands.ts";
+import { parseCommandLine } from "../../cmd/kubectl-cron/model/args.ts";
+import { history, next } from "../../cmd/kubectl-cron/commands/commands.ts";
 import { marksOf } from "../../cmd/kubectl-cron/dashboard/marks.ts";
-import { diagnose } from "../../cmd/kubectl-cron/why/diagnose.ts";
+import { diagnose } from "../../cmd/kubectl-cron/answer/why/diagnose.ts";
 import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
 import { bindRun, type RunParts, type Trigger, type TriggerRun, TRIGGERS } from "../../controllers/triggers.ts";
 import type { TimedDecision } from "../../controllers/record.ts";

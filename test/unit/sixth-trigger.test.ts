@@ -6,7 +6,7 @@
 // history`, `next`'s pending runs and `why`'s reading of a slot's entries all loop over the rows. A real one would
 // touch five files outside cmd/ (api/v1/reasons.ts for its words, a module of its own in api/v1 for its annotations
 // and `why` causes with its export in api/v1/index.ts, its row in api/v1/triggers.ts, its half in
-// controllers/triggers.ts) and one in cmd/ (its causes spread into cmd/kubectl-cron/causes.ts); docs/ are generated.
+// controllers/triggers.ts) and one in cmd/ (its causes spread into cmd/kubectl-cron/answer/causes.ts); docs/ are generated.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
@@ -28,7 +28,7 @@ import {
   type TriggerRow,
   waitingRunOf,
 } from "../../api/v1/index.ts";
-import { historyRows } from "../../cmd/kubectl-cron/history.ts";
+import { historyRows } from "../../cmd/kubectl-cron/answer/history.ts";
 import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
 import { bindRun, type RunParts, type Trigger, TRIGGERS } from "../../controllers/triggers.ts";
 import { FakeClock } from "../../runtime/fake-clock.ts";

@@ -1,11 +1,11 @@
-// One source for the causes (issue 38): `kubectl cron why` diagnoses with the table of cmd/kubectl-cron/causes.ts,
+// One source for the causes (issue 38): `kubectl cron why` diagnoses with the table of cmd/kubectl-cron/answer/causes.ts,
 // docs/troubleshooting.md lists exactly its rows (generated, and led by the command), and each alert a cause names
 // has a runbook that lists the causes behind it.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, it } from "node:test";
-import { CAUSES, PLACEHOLDERS } from "../../cmd/kubectl-cron/causes.ts";
+import { CAUSES, PLACEHOLDERS } from "../../cmd/kubectl-cron/answer/causes.ts";
 import { ruleGroups } from "../../hack/crdgen/prometheusrule.ts";
 import {
   fixWords,

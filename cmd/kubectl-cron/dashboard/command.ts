@@ -1,15 +1,15 @@
 // `kubectl cron dashboard [-n NS | -A]`: the fleet on a page served on 127.0.0.1 from the user's own kubeconfig
 // (nothing runs in the cluster). The page's data comes from the plugin's readers (FleetSource, marks.ts); one
-// CronJob's panel is read once (whyfacts.ts readOne) and answered as `why`, `history` and `next` answer
-// (answers.ts); the actions are the writes `run`, `suspend` and `resume` make (writes.ts). Loaded only by this
+// CronJob's panel is read once (read/whyfacts.ts readOne) and answered as `why`, `history` and `next` answer
+// (answer/answers.ts); the actions are the writes `run`, `suspend` and `resume` make (write/writes.ts). Loaded only by this
 // command (main.ts imports it on demand). It imports no command module: only the readers, the answers, the writes and
 // its own parts.
 import { spawn } from "node:child_process";
-import type { Args } from "../args.ts";
-import type { Context, Output } from "../context.ts";
-import { historyAnswer, nextAnswer, slotOf, whyAnswer } from "../answers.ts";
-import { readOne } from "../whyfacts.ts";
-import { requestRun, setSuspend } from "../writes.ts";
+import type { Args } from "../model/args.ts";
+import type { Context, Output } from "../model/context.ts";
+import { historyAnswer, nextAnswer, slotOf, whyAnswer } from "../answer/answers.ts";
+import { readOne } from "../read/whyfacts.ts";
+import { requestRun, setSuspend } from "../write/writes.ts";
 import { pageAssets, pageHTML } from "./assets.ts";
 import { serve, type Handlers } from "./server.ts";
 import { FleetSource } from "./source.ts";

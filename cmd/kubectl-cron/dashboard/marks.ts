@@ -17,11 +17,12 @@ import {
 } from "../../../api/v1/index.ts";
 import { ZoneRules } from "../../../api/v1/schedule/index.ts";
 import { fieldErrorString } from "../../../runtime/field.ts";
-import { excludingSchedules } from "../exclusionfacts.ts";
-import type { GroupFacts } from "../groupfacts.ts";
-import { historyRows, iso } from "../history.ts";
-import { type FireTime, fireTimes } from "../next.ts";
-import { pendingRunsOf, waitsFor } from "../retries.ts";
+import { excludingSchedules } from "../model/exclusions.ts";
+import type { GroupFacts } from "../model/groupfacts.ts";
+import { historyRows } from "../answer/history.ts";
+import { iso } from "../model/time.ts";
+import { type FireTime, fireTimes } from "../model/slots.ts";
+import { pendingRunsOf, waitsFor } from "../answer/retries.ts";
 import {
   MARK_WORDS,
   PAGE_WORDS,

@@ -1,6 +1,6 @@
 // The cluster as the dashboard follows it: informers (runtime/cache) over the CronJobs, Jobs, ExclusionCalendars and
 // ConcurrencyGroups the user may read, in one namespace or all, each object trimmed to what the page draws. Changes
-// are gathered for a moment and pushed as the rows and lanes they touch. The verdicts are `why`'s (verdicts.ts: the
+// are gathered for a moment and pushed as the rows and lanes they touch. The verdicts are `why`'s (answer/verdicts.ts: the
 // same diagnosis over the same facts), read from these informers and, of what they do not hold (Pods, Events, quotas,
 // the operator), one list a namespace: those of the CronJobs that changed a moment after the change, all of them at
 // most every VERDICT_INTERVAL_MS (and every IDLE_VERDICT_INTERVAL_MS with no change: a slot can turn late unseen).
@@ -19,19 +19,15 @@ import { Informer } from "../../../runtime/cache/informer.ts";
 import type { Client } from "../../../runtime/client.ts";
 import { APIError } from "../../../runtime/errors.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../../runtime/kinds.ts";
-import { type GroupMember, groupsOf, memberOf } from "../groupfacts.ts";
-import { iso } from "../history.ts";
-import { needsAttention, sharedProblems, type Verdict, verdictOf } from "../verdicts.ts";
-import type { Diagnosis } from "../why.ts";
-import {
-  factsOf,
-  gatherOperator,
-  jobFacts,
-  type OperatorFacts,
-  readClocks,
-  readNamespace,
-  trimCronJob,
-} from "../whyfacts.ts";
+import { type GroupMember, groupsOf, memberOf } from "../model/groupfacts.ts";
+import { iso } from "../model/time.ts";
+import { needsAttention, sharedProblems, type Verdict, verdictOf } from "../answer/verdicts.ts";
+import type { Diagnosis } from "../answer/why.ts";
+import { readNamespace } from "../read/whyfacts.ts";
+import { gatherOperator } from "../read/operator.ts";
+import { readClocks } from "../read/clocks.ts";
+import { jobFacts, trimCronJob } from "../model/trims.ts";
+import { factsOf, type OperatorFacts } from "../model/facts.ts";
 import { idOf, laneOf, marksOf, rowOf } from "./marks.ts";
 import type { Attention, Fleet, GroupLane, Push, Row, RowMarks } from "./view.ts";
 

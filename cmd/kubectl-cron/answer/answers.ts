@@ -1,0 +1,185 @@
+// One CronJob's answers: pure functions over what was read of it (the CronJob, its Jobs, the calendars it names, and
+// for `why` the rest of its facts, model/facts.ts). `kubectl cron next`, `history` and `why NAME` read, then print one of
+// these; the dashboard's panel reads a CronJob once (read/whyfacts.ts readOne) and shows all three from that one read.
+import {
+  type CalendarRead,
+  type CronJob,
+  cronJobSchedules,
+  exclusionsOf,
+  hasExclusions,
+  type Job,
+  RESOURCE,
+  scheduleSourceText,
+} from "../../../api/v1/index.ts";
+import { fieldErrorString } from "../../../runtime/field.ts";
+import { UsageError } from "../model/args.ts";
+import type { Output } from "../model/context.ts";
+import { excludingSchedules, NO_SLOT_LEFT } from "../model/exclusions.ts";
+import { historyRows } from "./history.ts";
+import { humanDuration, iso } from "../model/time.ts";
+import { type FireTime, nextRuns } from "../model/slots.ts";
+import { pendingLine, pendingRunsOf, waitsFor } from "./retries.ts";
+import { table } from "../model/table.ts";
+import { verdictOf } from "./verdicts.ts";
+import { parseSlot, whyText, zoneOf } from "./why.ts";
+import type { WhyFacts } from "../model/facts.ts";
+
+/** How many slots `next` lists without --count. */
+export const NEXT_COUNT = 5;
+
+/** What was read of one CronJob: it, the calendars spec.exclusions names (as read), and when. */
+interface CronJobRead {
+  cronJob: CronJob;
+  /** Its namespace (the CronJob's own, else the one it was read in): H is hashed with it. */
+  namespace: string;
+  calendars?: readonly CalendarRead[] | undefined;
+  now: Date;
+}
+
+/** A CronJob's schedules as the controller reads them (api/v1/schedules.ts), H hashed with its namespace/name. */
+export function schedulesOf(cronJob: CronJob, namespace: string): ReturnType<typeof cronJobSchedules> {
+  return cronJobSchedules(cronJob, {
+    namespace: cronJob.metadata.namespace ?? namespace,
+    name: cronJob.metadata.name ?? "",
+  });
+}
+
+/**
+ * `kubectl cron next NAME`: the next slots of its schedules as written, each in the zone of the (first) schedule it
+ * came from, with the DST cases spelled out; with several schedules, the ones each slot came from. `@every` counts
+ * from what the controller counts it from. With spec.exclusions, each slot an exclusion window holds says which
+ * (its own windows, and the ExclusionCalendars it names, as read), and the next run is the first slot none holds;
+ * a calendar missing holds them all, as the operator does. A retry waiting for its delay (the record's) is said too.
+ */
+export function nextAnswer(x: CronJobRead, count = NEXT_COUNT): Output {
+  const { cronJob, now } = x;
+  const name = cronJob.metadata.name ?? "";
+  const parsed = schedulesOf(cronJob, x.namespace);
+  if (!parsed.ok) {
+    throw new Error(`${RESOURCE}/${name} has no next run: ${parsed.errors.map(fieldErrorString).join("; ")}`);
+  }
+  const { schedules } = parsed;
+  const anchor = schedules.everyAnchor({
+    lastScheduleTime: cronJob.status?.lastScheduleTime,
+    creationTimestamp: cronJob.metadata.creationTimestamp,
+  });
+  // Only a CronJob that has exclusions gets the column.
+  const view = hasExclusions(cronJob.spec) ? exclusionsOf(cronJob, x.calendars ?? []) : undefined;
+  const excluding = excludingSchedules(schedules, view?.exclusions);
+  const times = nextRuns(schedules, anchor, now, count, excluding.excludedBy);
+  const suspended = cronJob.spec.suspend === true;
+  const notes = suspended ? [`suspended: these are the times it would run (kubectl cron resume ${name})`] : [];
+  for (const u of view?.unreadable ?? [])
+    notes.push(`could not read ${u}: the slots it excludes are not marked (the operator reads it)`);
+  // H is resolved per CronJob: say what this one runs as.
+  const lines = schedules.entries
+    .filter((e) => e.resolvedSchedule !== e.schedule)
+    .map(
+      (e) =>
+        `schedule ${JSON.stringify(e.schedule)} runs as ${JSON.stringify(e.resolvedSchedule)} (H is hashed from namespace/name)`,
+    );
+  // The next run: the first slot no window holds, when the first listed is excluded (else it is the first row).
+  let nextRun: FireTime | undefined;
+  if (view) {
+    const at = excluding.schedules.schedule.next(now, anchor);
+    if (at.getTime() < NO_SLOT_LEFT) nextRun = nextRuns(excluding.schedules, anchor, now, 1)[0];
+    if (view.hold) lines.push(`held: ${view.hold.problem}`);
+    else if (!nextRun) lines.push("next run: none: the exclusions hold every slot for 28 years");
+    else if (times[0]?.excluded)
+      lines.push(`next run: ${nextRun.time} (${nextRun.utc}); the slots before it are excluded`);
+  }
+  const zone = schedules.schedule.timeZone;
+  for (const r of pendingRunsOf(cronJob)) lines.push(pendingLine(r, zone, now));
+  // A SCHEDULE column only when slots name their schedules; EXCLUDED BY only with exclusions; the zone in the
+  // heading when there is one zone.
+  const named = times.some((t) => t.sources);
+  const zones = new Set(schedules.entries.map((e) => e.timeZone ?? "UTC"));
+  const heading = zones.size === 1 && !named ? `NEXT (${zone})` : "NEXT";
+  const unsure = (view?.unreadable.length ?? 0) > 0;
+  const excludedCell = (t: FireTime) =>
+    t.excluded ? `${t.excluded.by}: ${t.excluded.window}` : view?.hold ? "held" : unsure ? "?" : "-";
+  const rows = times.map((t) => [
+    t.time,
+    t.utc,
+    ...(named ? [(t.sources ?? []).map(scheduleSourceText).join("; ")] : []),
+    ...(view ? [excludedCell(t)] : []),
+    t.note ?? "",
+  ]);
+  const [first] = schedules.entries;
+  // `retries`, the name the first pending runs had: every trigger's, each with its row's word.
+  const retries = pendingRunsOf(cronJob).map((r) => ({
+    trigger: r.word,
+    scheduledTime: iso(r.slot),
+    ...(r.attempt ? { attempt: r.attempt.number, limit: r.attempt.of } : {}),
+    ...(r.startsAt ? { startsAt: iso(r.startsAt) } : {}),
+    ...(waitsFor(r.entry) ? { waits: waitsFor(r.entry) } : {}),
+    ...(r.failedJob ? { failedJob: r.failedJob } : {}),
+    ...(r.failure ? { failure: r.failure } : {}),
+  }));
+  return {
+    text:
+      lines.map((l) => `${l}\n`).join("") +
+      table([heading, "UTC", ...(named ? ["SCHEDULE"] : []), ...(view ? ["EXCLUDED BY"] : []), "NOTE"], rows),
+    json: {
+      name,
+      // spec.schedule's, as a v1 reader knows it; `schedules` has every one.
+      schedule: first!.schedule,
+      resolvedSchedule: first!.resolvedSchedule,
+      timeZone: zone,
+      schedules: schedules.entries,
+      suspended,
+      times,
+      ...(view
+        ? {
+            nextRun: view.hold ? null : (nextRun ?? null),
+            ...(view.hold ? { held: view.hold } : {}),
+            ...(view.unreadable.length ? { unreadable: view.unreadable } : {}),
+          }
+        : {}),
+      ...(retries.length ? { retries } : {}),
+    },
+    notes,
+  };
+}
+
+/** `kubectl cron history NAME`: its Jobs (those it controls, of `jobs`), oldest slot first, a row each. */
+export function historyAnswer(x: CronJobRead & { jobs: readonly Job[] }): Output {
+  const { cronJob } = x;
+  const name = cronJob.metadata.name ?? "";
+  const rows = historyRows(x.jobs, cronJob.metadata.uid ?? "", x.now);
+  // Only when a listed Job names its schedules (a CronJob with several): the table is unchanged for everyone else.
+  const scheduleColumn = rows.some((r) => r.schedules !== undefined);
+  const text = table(
+    ["NAME", "TRIGGER", "SCHEDULED", ...(scheduleColumn ? ["SCHEDULE"] : []), "RESULT", "STARTED", "DURATION"],
+    rows.map((r) => [
+      r.name,
+      // A retry says which attempt: "retry 1/3".
+      r.attempt ? `${r.trigger} ${r.attempt}` : r.trigger,
+      r.scheduledTime ?? "-",
+      ...(scheduleColumn ? [r.schedules ?? "-"] : []),
+      r.result,
+      r.startTime ?? "-",
+      r.durationSeconds !== undefined ? humanDuration(r.durationSeconds) : "-",
+    ]),
+  );
+  const notes = rows.length === 0 ? [`no Jobs of ${name} in ${x.namespace} (history limits keep only the newest)`] : [];
+  return { text, json: { name, items: rows }, notes };
+}
+
+/** `kubectl cron why NAME [--slot]`: one CronJob's whole diagnosis from its facts, as printed; its exit code. */
+export function whyAnswer(f: WhyFacts, slot: Date | undefined): Output & { exitCode: number } {
+  const d = verdictOf(f, slot).diagnosis;
+  return { text: whyText(d), json: d, exitCode: d.exitCode };
+}
+
+/** --slot, in the CronJob's zone where it names no offset; undefined without it. */
+export function slotOf(given: string | undefined, cronJob: CronJob): Date | undefined {
+  if (given === undefined) return undefined;
+  const slot = parseSlot(given, zoneOf(cronJob));
+  if (!slot) {
+    throw new UsageError(
+      `--slot: want an RFC 3339 time (2026-11-25T02:00:00Z) or a wall-clock time in the CronJob's zone (2026-11-25T03:00); got ${JSON.stringify(given)}`,
+    );
+  }
+  return slot;
+}
