@@ -1,6 +1,7 @@
 // One pass of the reconciler as data: the CronJob as step 1 loads it, the working state the steps that run Jobs
 // thread through (the status being built, the Jobs known and running, the effects for the commit), and what
-// reconcile() hands the commit (step 10). Types and their constructors only; no I/O.
+// reconcile() hands the commit (step 10). Types, their constructors and the pass's own edits (take, unreported);
+// no I/O.
 import {
   classifyJob,
   type CronJob,
@@ -184,4 +185,12 @@ export function take(
   pass.events.push(...(d.events ?? []));
   pass.counts.push(...(d.counts ?? []));
   if (d.problems && Object.keys(d.problems).length) pass.problems = { ...pass.problems, ...d.problems };
+}
+
+/** The Events of the ends that failed (the Job gone, a conflict): not reported; a later pass tries again. */
+export function unreported(pass: Pass, failed: readonly EventDecision[]): void {
+  for (const e of failed) {
+    const i = pass.events.indexOf(e);
+    if (i >= 0) pass.events.splice(i, 1);
+  }
 }
