@@ -11,6 +11,7 @@
 import {
   classifyJob,
   ConcurrencyGroupResource,
+  type CronJobSchedules,
   CronJobResource as CronJobKind,
   EventReason,
   ExclusionCalendarResource,
@@ -30,7 +31,6 @@ import { CalendarReader, setupCalendarCache } from "./calendars.ts";
 import { Commit } from "./commit.ts";
 import { scheduledConditions } from "./conditions.ts";
 import { dueWindow, missedSlots } from "./due.ts";
-import type { EventDecision } from "./events.ts";
 import { exclusionStep } from "./exclusionstep.ts";
 import { failureStep } from "./failures.ts";
 import { GroupPlaces, groupPlaceFreed, setupGroupCache } from "./groups.ts";
@@ -133,23 +133,17 @@ export class CronJobReconciler implements Reconciler {
    */
   static setupWithManager(
     mgr: Manager,
-    o: {
-      clock?: Clock;
+    o: Pick<CronJobReconcilerDeps, "clock" | "metrics" | "statusDelayMs" | "statusFold"> & {
       maxConcurrentReconciles?: number;
-      metrics?: CronJobRunMetrics;
-      statusDelayMs?: number;
-      statusFold?: StatusFoldOptions;
     } = {},
   ): CronJobReconciler {
     setupCache(mgr.cache);
+    const { maxConcurrentReconciles = 1, ...deps } = o;
     const r = new CronJobReconciler({
       client: mgr.client,
       cache: mgr.cache,
       recorder: mgr.getEventRecorder(),
-      ...(o.clock ? { clock: o.clock } : {}),
-      ...(o.metrics ? { metrics: o.metrics } : {}),
-      ...(o.statusDelayMs !== undefined ? { statusDelayMs: o.statusDelayMs } : {}),
-      ...(o.statusFold ? { statusFold: o.statusFold } : {}),
+      ...deps,
     });
     mgr
       .newControllerManagedBy()
@@ -166,7 +160,7 @@ export class CronJobReconciler implements Reconciler {
       .watches(ConcurrencyGroupResource, r.groups.groupEvents())
       // A calendar created, deleted or changed: the CronJobs naming it decide again.
       .watches(ExclusionCalendarResource, r.calendars.calendarEvents())
-      .withOptions({ maxConcurrentReconciles: o.maxConcurrentReconciles ?? 1 })
+      .withOptions({ maxConcurrentReconciles })
       .complete(r);
     return r;
   }
@@ -204,37 +198,15 @@ export class CronJobReconciler implements Reconciler {
     // 6. Guards: deleting, bad time zone, bad schedule, suspended, stopped.
     const parsed = this.parseCached(cronJob);
     const guard = guards({ ...cronJob, status: stopped }, parsed, stopped.active?.length ?? 0);
-    const pass = newPass(
-      cronJob,
-      statusAfterGuards(stopped, guard),
-      seen,
-      [
-        ...seen.events,
-        ...(stop.event ? [stop.event] : []),
-        ...(guard.stop && guard.event ? [guardEvent(guard.event)] : []),
-      ],
-      starts.ends,
-    );
+    const events = [...seen.events, ...(stop.event ? [stop.event] : []), ...guardEvents(guard)];
+    const pass = newPass(cronJob, statusAfterGuards(stopped, guard), seen, events, starts.ends);
     const history = { successful: cached.filter(inState("successful")), failed: cached.filter(inState("failed")) };
     const written = parsed.ok ? parsed.schedules : undefined;
 
     // 7. Which slots are due, and when the next one is: the union of the CronJob's schedules, skipping the times
     // spec.exclusions names. While the exclusions cannot be read (a calendar missing or bad), the due slots are held,
     // never run over a freeze nobody can read.
-    const exclusions = written && !guard.stop ? this.calendars.exclusionsOf(cronJob) : ({ kind: "none" } as const);
-    const schedules = written && exclusions.kind === "ok" ? this.calendars.excluding(written, exclusions) : written;
-    // What `@every` counts from (the schedules decide: api/v1/schedules.ts everyAnchor).
-    const anchor = schedules?.everyAnchor({
-      lastScheduleTime: pass.status.lastScheduleTime,
-      creationTimestamp: cronJob.metadata.creationTimestamp,
-    });
-    const window = guard.stop
-      ? undefined
-      : dueWindow(cronJob, pass.status, schedules?.schedule ?? guard.schedule, anchor, clockNow);
-    if (window?.tooManyMissed) {
-      const key = rfc3339(window.due.at(-1) ?? window.next);
-      pass.events.push({ ...window.tooManyMissed, once: { topic: EventReason.TooManyMissedTimes, key } });
-    }
+    const { exclusions, schedules, anchor, window } = this.schedule(pass, guard, written, clockNow);
 
     // 8. A slot past its starting deadline unstarted, or one the missed-run policy does not run: reported once.
     take(pass, window && missedSlots(pass.status, window, now));
@@ -265,20 +237,15 @@ export class CronJobReconciler implements Reconciler {
       clockNow,
     });
     // The conditions after every trigger ran: a failed create of any of them is Degraded.
+    const finished = [...history.successful, ...history.failed];
     const conditions = guard.stop
       ? guard.conditions
-      : scheduledConditions(pass.active.size, pass.status.nextScheduleTime, pass.problems, [
-          ...history.successful,
-          ...history.failed,
-        ]);
-    const unbookedEnds = seen.newlyEnded.length;
+      : scheduledConditions(pass.active.size, pass.status.nextScheduleTime, pass.problems, finished);
 
     // 10. Commit: memory, Events, counts, metrics, history cleanup, one status write, the requeue.
-    return this.commit.apply(
-      { pass, observed: stopped, history, conditions, unbookedEnds, requeueAfterMs, jobsGone },
-      now,
-      ctx,
-    );
+    const unbookedEnds = seen.newlyEnded.length;
+    const outcome = { pass, observed: stopped, history, conditions, unbookedEnds, requeueAfterMs, jobsGone };
+    return this.commit.apply(outcome, now, ctx);
   }
 
   // --- the steps' reads: 1 load, 4 observe, 6's parse -------------------------------------------------
@@ -320,6 +287,29 @@ export class CronJobReconciler implements Reconciler {
   }
 
   /**
+   * Step 7's schedules: the written ones skipping the times spec.exclusions names (none while a guard stops the
+   * CronJob), what `@every` counts from, and the due window (none while stopped), with its TooManyMissedTimes Event.
+   */
+  private schedule(pass: Pass, guard: Guard, written: CronJobSchedules | undefined, clockNow: Date) {
+    const { cronJob } = pass;
+    const exclusions = written && !guard.stop ? this.calendars.exclusionsOf(cronJob) : ({ kind: "none" } as const);
+    const schedules = written && exclusions.kind === "ok" ? this.calendars.excluding(written, exclusions) : written;
+    // What `@every` counts from (the schedules decide: api/v1/schedules.ts everyAnchor).
+    const anchor = schedules?.everyAnchor({
+      lastScheduleTime: pass.status.lastScheduleTime,
+      creationTimestamp: cronJob.metadata.creationTimestamp,
+    });
+    const window = guard.stop
+      ? undefined
+      : dueWindow(cronJob, pass.status, schedules?.schedule ?? guard.schedule, anchor, clockNow);
+    if (window?.tooManyMissed) {
+      const key = rfc3339(window.due.at(-1) ?? window.next);
+      pass.events.push({ ...window.tooManyMissed, once: { topic: EventReason.TooManyMissedTimes, key } });
+    }
+    return { exclusions, schedules, anchor, window };
+  }
+
+  /**
    * Step 6's parse: the parsed schedules, from memory's cache (per CronJob for an H schedule, shared otherwise), keyed by all they
    * are parsed from: spec.schedule, spec.timeZone and the other schedules' annotation.
    */
@@ -338,10 +328,14 @@ function inState(how: "active" | "successful" | "failed") {
   return (j: Readonly<Job>) => classifyJob(j) === how;
 }
 
-/** A guard's Event describes the CronJob's state: once per reason and message. */
-function guardEvent(e: EventDecision): StateEvent {
-  return { ...e, once: { topic: "guard", key: `${e.reason}\u0000${e.message}` } };
+/** A stopping guard's Event describes the CronJob's state: once per reason and message. */
+function guardEvents(guard: Guard): StateEvent[] {
+  const e = guard.stop ? guard.event : undefined;
+  return e ? [{ ...e, once: { topic: "guard", key: `${e.reason}\u0000${e.message}` } }] : [];
 }
+
+/** What the guards decided (step 6). */
+type Guard = ReturnType<typeof guards>;
 
 // --- 9: the triggers ------------------------------------------------------------------------------
 
