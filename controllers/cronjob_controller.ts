@@ -84,6 +84,7 @@ interface CronJobReconcilerDeps {
 }
 
 export class CronJobReconciler implements Reconciler {
+  /** The Jobs' live reads and writes (jobs.ts): step 3's reads here; the run path and the commit write through it. */
   private readonly jobs: ChildJobs;
   private readonly cache: CacheReader;
   readonly clock: Clock;
@@ -99,7 +100,7 @@ export class CronJobReconciler implements Reconciler {
   private readonly client: ObjectClient;
   /** Step 9's one way from a request to a Job (runpath.ts). */
   private readonly runPath: RunPath;
-  /** Step 10 (commit.ts). */
+  /** Step 10 (commit.ts): the pass's effects and the status write. */
   private readonly commit: Commit;
 
   constructor(d: CronJobReconcilerDeps) {

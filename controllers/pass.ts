@@ -40,7 +40,7 @@ export type LoadedCronJob =
 /**
  * One pass's working state, threaded through the steps that run Jobs and handed to the commit: the status
  * being built, the Jobs known to exist and to run (the cache's, the live reads, the ones this pass created or
- * adopted), and the effects for the commit to apply. Only run() and step 9 change it.
+ * adopted), and the effects for the commit to apply. Only the run path (runpath.ts) and step 9 change it.
  */
 export interface Pass {
   readonly cronJob: StoredCronJob;
@@ -76,7 +76,7 @@ export interface Pass {
   readonly ends: JobEnd[];
 }
 
-/** What run() did with a request, and the Job that now runs it (created or adopted). */
+/** What the run path (RunPath.run) did with a request, and the Job that now runs it (created or adopted). */
 export type RunResult =
   | { result: "created" | "adopted"; job: Readonly<Job>; replaced?: string[] }
   | {
