@@ -2,19 +2,10 @@
 // controllers/triggers.ts), what is wrong with them (one missing, a cycle: a Degraded reason, never an error loop), and
 // the watches that wake a downstream when an upstream's Job changes or the upstream itself comes or goes. From the
 // manager's cache only; the decisions are the row's.
-import {
-  afterCycle,
-  cronJobOwnerOf,
-  CronJobResource,
-  type Job,
-  readJob,
-  type Upstream,
-  upstreamsOf,
-} from "../api/v1/index.ts";
+import { afterCycle, cronJobOwnerOf, CronJobResource, type Job, type Upstream, upstreamsOf } from "../api/v1/index.ts";
 import type { MapFunc, Request } from "../runtime/controller.ts";
 import type { CacheIndexer, CacheReader } from "../runtime/interfaces.ts";
-import { JOB_OWNER_INDEX } from "./job.ts";
-import { Kinds } from "../runtime/kinds.ts";
+import { cachedChildren } from "./job.ts";
 
 /** CronJobs by the upstreams their spec.after names: `<namespace>/<upstream>`. */
 const CRONJOB_AFTER_INDEX = "spec.after";
@@ -38,8 +29,8 @@ export interface UpstreamsRead {
   readonly upstreams: readonly UpstreamRuns[];
   /** A cycle through spec.after: no run after an upstream is made (each would make the next, for ever). */
   readonly cycle?: string[];
-  /** Degraded's message: an upstream missing, or the cycle. */
-  readonly problem?: { reason: "UpstreamNotFound" | "AfterCycle"; message: string };
+  /** Degraded's reason and message: an upstream missing, or the cycle (none: nothing wrong). */
+  readonly problems: { upstream?: { reason: "UpstreamNotFound" | "AfterCycle"; message: string } };
 }
 
 export class UpstreamReader {
@@ -55,17 +46,13 @@ export class UpstreamReader {
     spec: unknown;
   }): UpstreamsRead {
     const named = upstreamsOf(cronJob.spec);
-    if (!named.length) return { upstreams: [] };
+    if (!named.length) return { upstreams: [], problems: {} };
     const ns = cronJob.metadata.namespace ?? "";
     const name = cronJob.metadata.name ?? "";
     const upstreams = named.map((u): UpstreamRuns => {
       const up = this.cache.get(CronJobResource, ns, u.cronJob);
-      const uid = up?.metadata?.uid;
-      const jobs = uid
-        ? this.cache
-            .byIndex(Kinds.Job, JOB_OWNER_INDEX, uid)
-            .filter((j) => j.metadata?.namespace === ns)
-            .map(readJob)
+      const jobs = up?.metadata?.uid
+        ? cachedChildren(this.cache, { metadata: { namespace: ns, uid: up.metadata.uid } })
         : [];
       return { ...u, found: !!up, jobs };
     });
@@ -81,18 +68,22 @@ export class UpstreamReader {
       return {
         upstreams,
         cycle,
-        problem: {
-          reason: "AfterCycle",
-          message: `spec.after makes a cycle (${cycle.join(" runs after ")}): no run after an upstream is made until it is broken`,
+        problems: {
+          upstream: {
+            reason: "AfterCycle",
+            message: `spec.after makes a cycle (${cycle.join(" runs after ")}): no run after an upstream is made until it is broken`,
+          },
         },
       };
     const missing = upstreams.filter((u) => !u.found).map((u) => u.cronJob);
-    if (!missing.length) return { upstreams };
+    if (!missing.length) return { upstreams, problems: {} };
     return {
       upstreams,
-      problem: {
-        reason: "UpstreamNotFound",
-        message: `spec.after names ${missing.join(", ")}, which ${missing.length > 1 ? "are not CronJobs" : "is not a CronJob"} of namespace ${ns}: nothing runs after ${missing.length > 1 ? "them" : "it"} until ${missing.length > 1 ? "they exist" : "it exists"}`,
+      problems: {
+        upstream: {
+          reason: "UpstreamNotFound",
+          message: `spec.after names ${missing.join(", ")}, which ${missing.length > 1 ? "are not CronJobs" : "is not a CronJob"} of namespace ${ns}: nothing runs after ${missing.length > 1 ? "them" : "it"} until ${missing.length > 1 ? "they exist" : "it exists"}`,
+        },
       },
     };
   }

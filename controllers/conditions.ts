@@ -1,6 +1,14 @@
 // metav1.Condition bookkeeping (apimachinery's meta.SetStatusCondition): lastTransitionTime moves only
 // when a condition's status changes.
-import { classifyJob, type Condition, finishedAt, type Job, scheduledTimeOf } from "../api/v1/index.ts";
+import {
+  classifyJob,
+  type Condition,
+  finishedAt,
+  type Job,
+  type ScheduleEnd,
+  scheduleEndText,
+  scheduledTimeOf,
+} from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import { bounded } from "./events.ts";
 
@@ -142,5 +150,34 @@ export function scheduledConditions(
           },
     progressingCondition(activeCount),
     degradedCondition(problems, finished),
+  ];
+}
+
+/**
+ * The conditions of a pass once the triggers ran (step 9; the commit writes them): a guard's (suspended, stopped,
+ * invalid), the end of scheduling's (spec.maxRuns, spec.endTime), or a scheduling CronJob's.
+ */
+export function passConditions(
+  guard: { stop: true; conditions: ConditionInput[] } | { stop: false },
+  end: ScheduleEnd | undefined,
+  pass: {
+    active: ReadonlyMap<string, unknown>;
+    status: { nextScheduleTime?: string | undefined };
+    problems: WriteProblems;
+  },
+  finished: readonly Readonly<Job>[],
+): ConditionInput[] {
+  if (guard.stop) return guard.conditions;
+  if (end) return endedConditions(end, pass.active.size);
+  return scheduledConditions(pass.active.size, pass.status.nextScheduleTime, pass.problems, finished);
+}
+
+/** Scheduling has ended: like a suspended CronJob (explicit requests still run); nothing is wrong. */
+export function endedConditions(end: ScheduleEnd, activeCount: number): ConditionInput[] {
+  const message = scheduleEndText(end);
+  return [
+    { type: "Available", status: "False", reason: end.reason, message },
+    progressingCondition(activeCount),
+    NOT_DEGRADED,
   ];
 }

@@ -7,19 +7,22 @@ import {
   type CronJobWireStatus,
   EventReason,
   maxRunsEnd,
+  MORE_SCHEDULES_ANNOTATION,
   type ScheduleEnd,
-  scheduleEndText,
+  upstreamsOf,
 } from "../api/v1/index.ts";
 import { type HashKey, type Schedule, validateTimeZone } from "../api/v1/schedule/index.ts";
 import { type FieldError, fieldErrorBody } from "../runtime/field.ts";
-import { type ConditionInput, NOT_DEGRADED, progressingCondition } from "./conditions.ts";
+import { type ConditionInput, endedConditions, NOT_DEGRADED, progressingCondition } from "./conditions.ts";
 import type { EventDecision } from "./events.ts";
+import type { StateEvent } from "./triggers.ts";
+import type { ReconcilerMemory } from "./memory.ts";
 
 /**
  * Step 6's decision. `stop`: nothing is scheduled this pass (the conditions say why, and nextScheduleTime goes);
  * a suspended CronJob still runs an explicit run-now request. Otherwise the schedule to compute slots with.
  */
-type GuardDecision =
+export type GuardDecision =
   | {
       stop: true;
       /** Only scheduling stops (suspended, or stopped after failures): explicit requests still run. */
@@ -146,7 +149,7 @@ export function guards(
     };
   }
   const ended = maxRunsEnd(cronJob.spec, cronJob.status);
-  if (ended) return endedGuard(ended, progressing, parsed.schedules.resolved);
+  if (ended) return endedGuard(ended, activeCount, parsed.schedules.resolved);
   return { stop: false, schedule: parsed.schedules.schedule, resolvedSchedule: parsed.schedules.resolved };
 }
 
@@ -154,19 +157,12 @@ export function guards(
  * Scheduling has ended (spec.maxRuns reached, or spec.endTime passed with no slot left): like a suspended CronJob,
  * explicit requests still run; nothing is wrong, so it is not Degraded.
  */
-export function endedGuard(
+function endedGuard(
   ended: ScheduleEnd,
-  progressing: ConditionInput,
+  activeCount: number,
   resolvedSchedule: string,
 ): Extract<GuardDecision, { stop: true }> {
-  const message = scheduleEndText(ended);
-  return {
-    stop: true,
-    requestsRun: true,
-    conditions: [{ type: "Available", status: "False", reason: ended.reason, message }, progressing, NOT_DEGRADED],
-    resolvedSchedule,
-    ended,
-  };
+  return { stop: true, requestsRun: true, conditions: endedConditions(ended, activeCount), resolvedSchedule, ended };
 }
 
 /** spec.timeZone, or the time zone of one of the other schedules (the more-schedules annotation's entries). */
@@ -180,4 +176,46 @@ export function statusAfterGuards(status: Readonly<CronJobWireStatus>, guard: Gu
   if (guard.resolvedSchedule === null) return rest;
   const resolved = guard.resolvedSchedule ?? resolvedSchedule;
   return resolved === undefined ? rest : { ...rest, resolvedSchedule: resolved };
+}
+
+/** A stopping guard's Event describes the CronJob's state: once per reason and message. */
+export function guardEvents(guard: GuardDecision): StateEvent[] {
+  const e = guard.stop ? guard.event : undefined;
+  return e ? [{ ...e, once: { topic: "guard", key: `${e.reason}\u0000${e.message}` } }] : [];
+}
+
+/**
+ * What a CronJob's parse reads besides its namespace and name, as the parse cache keys it (memory.ts): the schedule
+ * and zone, the other schedules' annotation, the window (spec.startTime, spec.endTime), and with no schedule of its
+ * own whether spec.after names an upstream.
+ */
+function parseKeyOf(cronJob: {
+  metadata: { annotations?: Record<string, string> | undefined };
+  spec: {
+    schedule?: string | undefined;
+    timeZone?: string | undefined;
+    startTime?: string | undefined;
+    endTime?: string | undefined;
+    after?: unknown;
+  };
+}): { schedule: string; timeZone: string | undefined; more: string | undefined } {
+  const { schedule, timeZone, startTime, endTime } = cronJob.spec;
+  const window =
+    startTime === undefined && endTime === undefined ? "" : `\u0001${startTime ?? ""}\u0001${endTime ?? ""}`;
+  const more = `${cronJob.metadata.annotations?.[MORE_SCHEDULES_ANNOTATION] ?? ""}${window}` || undefined;
+  const own = schedule ?? (upstreamsOf(cronJob.spec).length ? "\u0002after" : "\u0002none");
+  return { schedule: own, timeZone, more };
+}
+
+/**
+ * Step 6's parse: the parsed schedules, from memory's cache (per CronJob for an H schedule, shared otherwise), keyed by
+ * all they are parsed from (parseKeyOf).
+ */
+export function cachedParse(
+  memory: Pick<ReconcilerMemory<unknown>, "parsedSchedule">,
+  cronJob: Parameters<typeof parseKeyOf>[0],
+  key: HashKey,
+): ParsedSchedules {
+  const { schedule, timeZone, more } = parseKeyOf(cronJob);
+  return memory.parsedSchedule(key, schedule, timeZone, () => parsedSchedules(cronJob, key), more);
 }

@@ -1,10 +1,10 @@
 // What the CronJob controller keeps of the Jobs it watches, and how it finds a CronJob's Jobs.
-import { cronJobOwnerOf } from "../api/v1/index.ts";
-import type { CacheIndexer } from "../runtime/interfaces.ts";
+import { cronJobOwnerOf, type Job, readJob } from "../api/v1/index.ts";
+import type { CacheIndexer, CacheReader } from "../runtime/interfaces.ts";
 import { type KubeObject, Kinds } from "../runtime/kinds.ts";
 
 /** Field index: Jobs by the UID of their controlling CronJob. */
-export const JOB_OWNER_INDEX = "jobOwnerUID";
+const JOB_OWNER_INDEX = "jobOwnerUID";
 
 /**
  * The Job cache the reconciler reads, before the cache starts: Jobs trimmed to metadata and status
@@ -16,6 +16,17 @@ export function setupJobCache(cache: CacheIndexer): void {
     const ref = cronJobOwnerOf(job);
     return ref ? [ref.uid] : [];
   });
+}
+
+/** Step 2: a CronJob's Jobs in the cache, through the owner index (of its namespace only, as ownerReferences are). */
+export function cachedChildren(
+  cache: CacheReader,
+  cronJob: { metadata: { namespace?: string; uid?: string } },
+): Readonly<Job>[] {
+  return cache
+    .byIndex(Kinds.Job, JOB_OWNER_INDEX, cronJob.metadata.uid ?? "")
+    .filter((j) => j.metadata?.namespace === cronJob.metadata.namespace)
+    .map(readJob);
 }
 
 /** kubectl apply's copy of the whole object: never read here, often as large as the spec. */

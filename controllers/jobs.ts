@@ -50,6 +50,21 @@ export class ChildJobs {
     }
   }
 
+  /** Step 3: the Jobs the stored status.active lists that the cache lacks, read live (undefined: gone). */
+  async confirmActive(
+    cronJob: Owner & { status?: { active?: readonly { name?: string; uid?: string }[] } },
+    cached: readonly Readonly<Job>[],
+    ctx: ReconcileContext,
+  ): Promise<Map<string, Readonly<Job> | undefined>> {
+    const uids = new Set(cached.map((j) => j.metadata?.uid));
+    const live = new Map<string, Readonly<Job> | undefined>();
+    for (const ref of cronJob.status?.active ?? []) {
+      if (!ref.name || (ref.uid && uids.has(ref.uid))) continue;
+      live.set(ref.name, await this.get(cronJob, ref.name, ctx));
+    }
+    return live;
+  }
+
   /**
    * Creates a Job whose name is its lock. The name already taken by a Job of ours (a crash between create and
    * status write) counts as created earlier (`created: false`); by anyone else's, it is reported and not retried

@@ -12,6 +12,8 @@ import {
 } from "../api/v1/index.ts";
 import type { EventDecision } from "./events.ts";
 import type { TimedDecision } from "./record.ts";
+import { isSlot } from "../api/v1/schedule/index.ts";
+import { type Pass, take } from "./pass.ts";
 
 /**
  * Whether this pass ended scheduling, once the triggers ran: its runs reached spec.maxRuns, or spec.endTime passed
@@ -55,4 +57,24 @@ export function scheduleEndStep(
     decisions: [{ decision, at: now }],
     events: [{ reason: EventReason.ScheduleEnded, message: `Scheduling ${message}` }],
   };
+}
+
+/**
+ * After step 9: whether scheduling ended this pass (the guards' end, or one the triggers' runs reached), with its
+ * Stopped entry once; and when the next run starts (none once ended, or with no slot left): the slot plus its jitter.
+ */
+export function endStep(
+  pass: Pass,
+  guard: { stop: boolean; ended?: ScheduleEnd | undefined },
+  window: { next: Date; nextStart: Date } | undefined,
+  due: readonly Date[],
+  now: Date,
+): { end?: ScheduleEnd; nextStart?: Date } {
+  const slot = isSlot(window?.next) ? window.next : undefined;
+  const ranUpTo = Date.parse(pass.status.lastScheduleTime ?? "") || 0;
+  const left = due.filter((d) => d.getTime() > ranUpTo).length;
+  const end = guard.stop ? guard.ended : scheduleEndAfterRuns(pass.cronJob.spec, pass.status, now, slot, left);
+  take(pass, scheduleEndStep(pass.status, end, now));
+  if (end) return { end };
+  return slot && window ? { nextStart: window.nextStart } : {};
 }

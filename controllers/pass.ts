@@ -1,6 +1,7 @@
 // One pass of the reconciler as data: the CronJob as step 1 loads it, the working state the steps that run Jobs
 // thread through (the status being built, the Jobs known and running, the effects for the commit), and what
-// reconcile() hands the commit (step 10). Types and their constructors only; no I/O.
+// reconcile() hands the commit (step 10). Types, their constructors and the pass's own edits (take, unreported);
+// no I/O.
 import {
   classifyJob,
   type CronJob,
@@ -39,7 +40,7 @@ export type LoadedCronJob =
 /**
  * One pass's working state, threaded through the steps that run Jobs and handed to the commit: the status
  * being built, the Jobs known to exist and to run (the cache's, the live reads, the ones this pass created or
- * adopted), and the effects for the commit to apply. Only run() and step 9 change it.
+ * adopted), and the effects for the commit to apply. Only the run path (runpath.ts) and step 9 change it.
  */
 export interface Pass {
   readonly cronJob: StoredCronJob;
@@ -75,7 +76,7 @@ export interface Pass {
   readonly ends: JobEnd[];
 }
 
-/** What run() did with a request, and the Job that now runs it (created or adopted). */
+/** What the run path (RunPath.run) did with a request, and the Job that now runs it (created or adopted). */
 export type RunResult =
   | { result: "created" | "adopted"; job: Readonly<Job>; replaced?: string[] }
   | {
@@ -184,4 +185,12 @@ export function take(
   pass.events.push(...(d.events ?? []));
   pass.counts.push(...(d.counts ?? []));
   if (d.problems && Object.keys(d.problems).length) pass.problems = { ...pass.problems, ...d.problems };
+}
+
+/** The Events of the ends that failed (the Job gone, a conflict): not reported; a later pass tries again. */
+export function unreported(pass: Pass, failed: readonly EventDecision[]): void {
+  for (const e of failed) {
+    const i = pass.events.indexOf(e);
+    if (i >= 0) pass.events.splice(i, 1);
+  }
 }

@@ -2,7 +2,7 @@
 // annotations, admission check, how the record names its Jobs: what every reader needs) and adds what only a pass
 // does — which requests the trigger has this pass (its source), the Job a request creates, whether it already ran,
 // its books (which status fields count its runs, which Jobs are its own), and the Event and count a create makes.
-// The run path (controllers/cronjob_controller.ts run()), the books (observe.ts, books.ts) and admission (runs.ts)
+// The run path (controllers/runpath.ts), the books (observe.ts, books.ts) and admission (runs.ts)
 // read the row and never switch on a trigger, so a new trigger is a row there and here, not an edit elsewhere. Pure.
 import {
   AFTER_ANNOTATION,

@@ -275,8 +275,7 @@ export const CronJobSpecSchema = z
           `Defaults to ${CRONJOB_SPEC_DEFAULTS.failedJobsHistoryLimit}.`,
       }),
   })
-  .meta({ description: "CronJobSpec defines the desired state of CronJob." })
-  // A schedule of its own, unless it runs only after other CronJobs (the CRD cannot say "one of"; this can).
+  // The same rule for the webhook and the controller (zod's output).
   .superRefine((spec, ctx) => {
     if (spec.schedule === undefined && !spec.after?.length)
       ctx.addIssue({
@@ -284,6 +283,19 @@ export const CronJobSpecSchema = z
         path: ["schedule"],
         message: "Required: a string (it may be left out only when spec.after names the CronJobs this one runs after)",
       });
+  })
+  .meta({
+    description: "CronJobSpec defines the desired state of CronJob.",
+    // A schedule of its own, unless it runs only after other CronJobs: the schema itself refuses one that can never
+    // run, with admission bypassed too (the rule is the superRefine's below, for the API server).
+    "x-kubernetes-validations": [
+      {
+        rule: "has(self.schedule) || has(self.after)",
+        message: "a schedule is needed, unless spec.after names the CronJobs this one runs after",
+        fieldPath: ".schedule",
+        reason: "FieldValueRequired",
+      },
+    ],
   });
 
 export const CronJobStatusSchema = z

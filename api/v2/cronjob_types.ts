@@ -37,7 +37,18 @@ const CronJobSpecV2Schema = z
       }),
     ...common,
   })
-  .meta({ description: "CronJobSpec defines the desired state of CronJob." });
+  .meta({
+    description: "CronJobSpec defines the desired state of CronJob.",
+    // At least one schedule, unless it runs only after other CronJobs (v1's rule, for the v2 list).
+    "x-kubernetes-validations": [
+      {
+        rule: "size(self.schedules) > 0 || has(self.after)",
+        message: "at least one schedule is needed, unless spec.after names the CronJobs this one runs after",
+        fieldPath: ".schedules",
+        reason: "FieldValueRequired",
+      },
+    ],
+  });
 
 export const CronJobV2Schema = z
   .object({

@@ -47,6 +47,9 @@ const ALLOWED_KEYS = new Set([
   "x-kubernetes-list-map-keys",
   "x-kubernetes-list-type",
   "x-kubernetes-map-type",
+  // CEL rules (apiextensions v1, GA in 1.29; 1.28's beta is on by default): what the structural schema cannot say
+  // ("a schedule, unless spec.after").
+  "x-kubernetes-validations",
 ]);
 
 // The pattern controller-gen emits for resource.Quantity.

@@ -1,12 +1,15 @@
 // docs/architecture.md matches the code step for step: the numbered steps of reconcile() (its `// N.` comments), the
 // step list in the controller's header, and the "reconcile as data" list in the docs are one numbering, with the
 // same names; and every module of controllers/ that refers to a step ("step 9", "steps 7–8") names one of them, as
-// every test does (its comments, and its describe() and it() titles).
+// every test does (its comments, and its describe() and it() titles). And the controller stays the steps and no more
+// (issue 72): its file, its class and the functions of it and of the two modules it hands work to (runpath.ts, commit.ts)
+// held to the sizes they were split to.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
+import ts from "typescript";
 
 const root = new URL("../../", import.meta.url);
 const controller = readFileSync(new URL("controllers/cronjob_controller.ts", root), "utf8");
@@ -190,5 +193,57 @@ describe("the modules of controllers/ refer to reconcile()'s steps as it numbers
       [["7", "8"], ["4"], ["9", "10", "11"]],
     );
     assert.deepEqual(stepReferences("// (steps 10–11b)")[0]?.steps, ["10", "11b"]);
+  });
+});
+
+/** The functions and methods of a module with a body: name → lines (first to last, the doc comment not counted). */
+function functionLines(file: string, source: string): Map<string, number> {
+  const sf = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
+  const out = new Map<string, number>();
+  const line = (pos: number) => sf.getLineAndCharacterOfPosition(pos).line;
+  const visit = (n: ts.Node): void => {
+    if ((ts.isFunctionDeclaration(n) || ts.isMethodDeclaration(n) || ts.isConstructorDeclaration(n)) && n.body) {
+      out.set(n.name?.getText(sf) ?? "constructor", line(n.end) - line(n.getStart(sf)) + 1);
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return out;
+}
+
+/** The methods of a class (the constructor and static ones included). */
+function methodsOf(source: string, name: string): string[] {
+  const sf = ts.createSourceFile("x.ts", source, ts.ScriptTarget.Latest, true);
+  const cls = sf.statements.find((s): s is ts.ClassDeclaration => ts.isClassDeclaration(s) && s.name?.text === name);
+  assert.ok(cls, `class ${name} found`);
+  return cls.members
+    .filter((m) => ts.isMethodDeclaration(m) || ts.isConstructorDeclaration(m))
+    .map((m) => m.name?.getText(sf) ?? "constructor");
+}
+
+describe("the controller is reconcile()'s steps and no more (issue 72)", () => {
+  /** What the split left (750 lines, 18 methods, commit() 113 lines before it), with a little room. */
+  const MAX_FILE_LINES = 400;
+  const MAX_METHODS = 8;
+  const MAX_FUNCTION_LINES = 85;
+
+  it(`cronjob_controller.ts is at most ${MAX_FILE_LINES} lines, its reconciler at most ${MAX_METHODS} methods`, () => {
+    const lines = controller.split("\n").length - 1;
+    assert.ok(lines <= MAX_FILE_LINES, `cronjob_controller.ts: ${lines} lines`);
+    const methods = methodsOf(controller, "CronJobReconciler");
+    assert.ok(methods.length <= MAX_METHODS, `CronJobReconciler: ${methods.length} methods: ${methods.join(", ")}`);
+  });
+
+  it(`no function of the controller, its run path or its commit is over ${MAX_FUNCTION_LINES} lines`, () => {
+    const modules = controllerModules();
+    const long = ["cronjob_controller.ts", "runpath.ts", "commit.ts"].flatMap((file) => {
+      const source = modules.get(file);
+      assert.ok(source !== undefined, `controllers/${file} exists`);
+      return [...functionLines(file, source)]
+        .filter(([, n]) => n > MAX_FUNCTION_LINES)
+        .map(([name, n]) => `${file} ${name}: ${n} lines`);
+    });
+    assert.deepEqual(long, []);
+    assert.ok((functionLines("x.ts", controller).get("reconcile") ?? 0) > 10, "reconcile() is measured");
   });
 });

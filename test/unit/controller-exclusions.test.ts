@@ -26,7 +26,7 @@ import { FakeClient } from "../../runtime/fake/client.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import { discardLogger } from "../../runtime/log.ts";
 
-/** The slack the reconciler adds to a wake-up (cronjob_controller.ts REQUEUE_SLACK_MS). */
+/** The slack the reconciler adds to a wake-up (requeue.ts REQUEUE_SLACK_MS). */
 const SLACK = 10;
 const slotJob = (iso: string) => jobNameFor("cj", new Date(iso));
 

@@ -4,7 +4,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseHashedSchedule } from "../../api/v1/schedule/index.ts";
 import { CronJobReconciler } from "../../controllers/cronjob_controller.ts";
+import { Commit } from "../../controllers/commit.ts";
 import { type CronJobKey, ReconcilerMemory, type Remembered } from "../../controllers/memory.ts";
+import { JobRunPath } from "../../controllers/runpath.ts";
 
 const key: CronJobKey = { namespace: "team-a", name: "backup", uid: "uid-1" };
 
@@ -89,20 +91,32 @@ describe("ReconcilerMemory", () => {
 });
 
 describe("CronJobReconciler keeps nothing outside its memory", () => {
-  it("has no Map, Set or WeakMap of its own: every remembered fact goes through ReconcilerMemory", () => {
+  it("has no Map, Set or WeakMap of its own, nor do its run path and commit: every remembered fact goes through ReconcilerMemory", () => {
     const r = new CronJobReconciler({
       client: {} as never,
       cache: {} as never,
       recorder: {} as never,
     });
-    const stores = Object.entries(r).filter(
-      ([, v]) => v instanceof Map || v instanceof Set || v instanceof WeakMap || v instanceof WeakSet,
-    );
+    const isStore = (v: unknown) =>
+      v instanceof Map || v instanceof Set || v instanceof WeakMap || v instanceof WeakSet;
+    // The parts reconcile() hands a step to (runpath.ts, commit.ts) are its own too: their stores would escape forget().
+    const parts = Object.entries(r).filter(([, v]) => v instanceof JobRunPath || v instanceof Commit);
+    assert.equal(parts.length, 2, "the reconciler's run path and commit");
+    const stores = [
+      ...Object.entries(r).filter(([, v]) => isStore(v)),
+      ...parts.flatMap(([part, o]) => Object.entries(o as object).map(([k, v]) => [`${part}.${k}`, v] as const)),
+    ].filter(([, v]) => isStore(v));
     assert.deepEqual(
       stores.map(([k]) => k),
       [],
       "a store outside ReconcilerMemory is not cleared by forget()",
     );
     assert.ok(Object.values(r).some((v) => v instanceof ReconcilerMemory));
+    const memory = Object.values(r).find((v) => v instanceof ReconcilerMemory);
+    assert.equal(
+      Object.entries(parts.find(([k]) => k === "commit")![1] as object).find(([k]) => k === "memory")?.[1],
+      memory,
+      "the commit remembers in the reconciler's memory",
+    );
   });
 });

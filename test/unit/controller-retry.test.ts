@@ -34,7 +34,7 @@ const ELEVEN = "cj-1795604400";
 const SLOT = "2026-11-25T10:00:00Z";
 /** Attempt k of the 10:00 slot. */
 const attempt = (k: number, first = FIRST) => retryJobName("cj", first, k);
-/** The slack the reconciler adds to a wake-up (cronjob_controller.ts REQUEUE_SLACK_MS). */
+/** The slack the reconciler adds to a wake-up (requeue.ts REQUEUE_SLACK_MS). */
 const SLACK = 10;
 
 interface SetUp {

@@ -1,0 +1,340 @@
+// Step 10 of the CronJob reconciler, the commit: the one place that applies what a pass decided (docs/architecture.md,
+// "One commit") — the start limit's Job ends, the group's places, memory, the Events, run counts and creation skews,
+// history cleanup and the one status write — and the only one that consults the burst window and the books rules
+// (books.ts). Whether the status is written now or waits is decided here: for the burst, for a run this process just
+// created or a new CronJob's first status (statuswait.ts), or for the status-write budget (the fold, statusfold.ts,
+// with what a folded pass left unbooked remembered and each decision counted); then it is written (statuswriter.ts).
+// Creation first: while a burst of Job creates is on, cleanup and the status write wait for a pass after it, and a
+// pass that created a Job leaves its status write while other CronJobs wait in the queue; the books never fall more
+// than one run (or, with the fold, one bound) behind. A later pass rebuilds both from the children, so nothing is
+// lost if the process dies meanwhile.
+import type { CronJobWireStatus, Job } from "../api/v1/index.ts";
+import type { Clock } from "../runtime/clock.ts";
+import { type ReconcileContext, type Result, RetryNoLaterThan } from "../runtime/controller.ts";
+import { routineLeftOut } from "../runtime/events/recorder.ts";
+import type { Recorder } from "../runtime/events/types.ts";
+import type { ObjectClient } from "../runtime/interfaces.ts";
+import { rfc3339 } from "../runtime/metatime.ts";
+import { historyBehind, historyToDelete, statusBehind } from "./books.ts";
+import { emitEvent, type EventDecision, isRoutine } from "./events.ts";
+import type { GroupPlaces } from "./groups.ts";
+import type { ChildJobs } from "./jobs.ts";
+import type { CronJobKey, Remembered } from "./memory.ts";
+import { type CronJobRunMetrics, jobCreationSkew, type RunOutcome, statusWrites } from "./metrics.ts";
+import { isUnbookedRun, jobRef } from "./observe.ts";
+import { keyOf, type Outcome, type Pass, type StoredCronJob, unreported } from "./pass.ts";
+import { REQUEUE_SLACK_MS } from "./requeue.ts";
+import { endJobs } from "./starts.ts";
+import {
+  behindSince,
+  boundSpreadMs,
+  type FoldJobs,
+  foldStatus,
+  StatusNews,
+  statusNews,
+  type StatusFoldOptions,
+  StatusWriteBudget,
+  unbookedSlots,
+  vanishedSlot,
+} from "./statusfold.ts";
+import { announcesOnly, freshRuns, holdForRun } from "./statuswait.ts";
+import { statusToWrite, writeStatus } from "./statuswriter.ts";
+import { type StateEvent, type Trigger, triggerOfJob } from "./triggers.ts";
+
+/** What the commit writes through and remembers in, shared with the rest of the reconciler. */
+interface CommitDeps {
+  /** The start limit's Job ends and the status write. */
+  client: ObjectClient;
+  /** History cleanup's deletes. */
+  jobs: ChildJobs;
+  recorder: Recorder;
+  clock: Clock;
+  metrics: CronJobRunMetrics;
+  triggers: readonly Trigger[];
+  /** The reconciler's memory (memory.ts), of which the commit keeps each CronJob's facts. */
+  memory: { recall(key: CronJobKey): Remembered };
+  groups: GroupPlaces;
+  /** How long a run this process created may wait to be written to status (--status-write-delay). */
+  statusDelayMs: number;
+  /** The fold of routine status writes (--status-write-qps, --status-write-max-delay); none: every change at once. */
+  statusFold: StatusFoldOptions | undefined;
+}
+
+/** Where a CronJob's status stands against the fold's bound (ms); without the fold, since is now and spread 0. */
+interface Bound {
+  nowMs: number;
+  /** Since when status has lacked a change the Jobs show (statusfold.ts behindSince). */
+  since: number;
+  /** How much before the bound its write is due: its share of the minute (statusfold.ts boundSpreadMs). */
+  spread: number;
+}
+
+export class Commit {
+  private readonly client: ObjectClient;
+  private readonly jobs: ChildJobs;
+  private readonly recorder: Recorder;
+  private readonly clock: Clock;
+  private readonly metrics: CronJobRunMetrics;
+  private readonly triggers: readonly Trigger[];
+  private readonly memory: CommitDeps["memory"];
+  private readonly groups: GroupPlaces;
+  private readonly statusDelayMs: number;
+  /** The status writes' room (statusfold.ts): one budget for the whole controller; none, no fold. */
+  private readonly budget: StatusWriteBudget | undefined;
+
+  constructor(d: CommitDeps) {
+    this.client = d.client;
+    this.jobs = d.jobs;
+    this.recorder = d.recorder;
+    this.clock = d.clock;
+    this.metrics = d.metrics;
+    this.triggers = d.triggers;
+    this.memory = d.memory;
+    this.groups = d.groups;
+    this.statusDelayMs = d.statusDelayMs;
+    this.budget = d.statusFold ? new StatusWriteBudget(d.statusFold, d.clock.now().getTime()) : undefined;
+  }
+
+  /**
+   * Applies what a pass decided, in order: memory, the start limit's ends, the Events and counts, history cleanup,
+   * then the status write, now or later (the Result's requeue says when); a pass's retry is thrown after the write,
+   * so the work queue backs off.
+   */
+  async apply(o: Outcome, now: Date, ctx: ReconcileContext): Promise<Result> {
+    const { pass } = o;
+    const remembered = this.remember(pass);
+    // The runs whose Pods never started, ended (step 4's start limit): an Event only for an end the update wrote.
+    unreported(pass, await endJobs(this.client, pass.ends.splice(0), ctx));
+    // What this pass decided, before the Events and counts below are handed on.
+    const decided = pass.created || pass.events.length > 0 || pass.counts.length > 0;
+    this.report(pass, remembered);
+
+    const burst = ctx.burst?.active() ?? false;
+    const refs = [...pass.active.values()].map(jobRef).sort((a, b) => (a.name ?? "").localeCompare(b.name ?? ""));
+    const status = { ...pass.status, active: refs, activeCount: refs.length };
+    const children = foldJobs(this.triggers, pass);
+    const bound = this.boundOf(pass.cronJob, status, children);
+    const booksLate = this.booksLate(o, bound, now);
+    // History cleanup does not wait for a create that keeps failing: it runs before the retry is thrown.
+    if (!burst || historyLate(o)) await this.cleanupHistory(pass.cronJob, o.history, pass.kept, ctx);
+
+    const requeue: Result = o.requeueAfterMs !== undefined ? { requeueAfterMs: o.requeueAfterMs } : {};
+    // A pass whose write failed reports it (Degraded, the record) whatever the burst: a failed create notes the burst
+    // too, so a create that keeps failing would otherwise hold its own report back for as long as it fails.
+    const writeFailed = pass.retry !== undefined || Object.keys(pass.problems).length > 0;
+    const deferred = !booksLate && !writeFailed && (burst || (pass.created && queued(ctx)));
+    if (deferred) {
+      if (pass.retry !== undefined) throw retry(o, pass.retry);
+      return burst ? { ...requeue, requeueWhenQuiet: true } : requeue;
+    }
+    const waiting = writeFailed ? undefined : this.waitToWrite(o, status, decided, remembered, requeue, ctx);
+    if (waiting) return waiting;
+    const wanted = statusToWrite(pass.cronJob, status, o.conditions, now, remembered);
+    const folded = wanted && !writeFailed ? this.fold(o, wanted, children, bound, remembered) : undefined;
+    if (folded !== undefined) return { requeueAfterMs: Math.min(requeue.requeueAfterMs ?? Infinity, folded) };
+    const written = wanted ? await writeStatus(this.client, pass.cronJob, wanted, { remembered, ctx }) : true;
+    if (written) [remembered.folded, remembered.reservedAt] = [undefined, undefined];
+    if (pass.retry !== undefined) throw retry(o, pass.retry);
+    // A conflict means the object changed under us: read it again soon (a Job created meanwhile is found by its
+    // deterministic name, so the retry cannot duplicate it).
+    return written ? requeue : { requeue: true };
+  }
+
+  /**
+   * Step 4's part of the fold's memory: a run a folded status write left unbooked whose Job someone deleted. Its slot
+   * ran: the status says so (lastScheduleTime), and is written at once (Outcome.jobsGone). True when one did.
+   */
+  foldedRunGone(
+    cronJob: StoredCronJob,
+    seen: { jobs: readonly Readonly<Job>[]; status: CronJobWireStatus },
+    ctx: ReconcileContext,
+  ): boolean {
+    const gone = vanishedSlot(this.memory.recall(keyOf(cronJob)).folded, seen.jobs, cronJob.status);
+    if (gone === undefined) return false;
+    ctx.log.info("a Job the status had not booked yet is gone; its slot counts as run", {
+      slot: rfc3339(new Date(gone)),
+    });
+    seen.status.lastScheduleTime = rfc3339(new Date(gone));
+    return true;
+  }
+
+  /** The group's places and what memory keeps of the pass; returns the CronJob's memory, for the rest of the commit. */
+  private remember(pass: Pass): Remembered {
+    const { cronJob } = pass;
+    const { namespace = "", name = "" } = cronJob.metadata;
+    // The group's places: this pass's run waits for one, or none does (before any await, as the places are taken).
+    this.groups.decided(namespace, cronJob.spec.concurrencyGroup, name, pass.groupWait);
+    const remembered = this.memory.recall(keyOf(cronJob));
+    remembered.sawCompleted = pass.remember.sawCompleted.size ? pass.remember.sawCompleted : undefined;
+    remembered.replaced = pass.remember.replaced.size ? pass.remember.replaced : undefined;
+    if (this.statusDelayMs > 0)
+      remembered.fresh = freshRuns(remembered.fresh, pass, this.clock.now(), this.statusDelayMs);
+    return remembered;
+  }
+
+  /** The pass's Events (a state Event once per state), its run counts and creation skews: handed on, then cleared. */
+  private report(pass: Pass, remembered: Remembered): void {
+    const { cronJob } = pass;
+    const count = (c: RunOutcome) =>
+      this.metrics.countRun(cronJob.metadata.namespace ?? "", cronJob.metadata.name ?? "", c, cronJob.metadata.uid);
+    for (const e of pass.events) {
+      if (!firstReport(remembered, e)) continue;
+      this.event(cronJob, e);
+      // A held-back run's count goes with its state Event: once per state.
+      if ("once" in e && e.count) count(e.count);
+    }
+    for (const c of pass.counts) count(c);
+    for (const seconds of pass.skews) jobCreationSkew.observe(seconds);
+    pass.events.length = 0;
+    pass.counts.length = 0;
+    pass.skews.length = 0;
+  }
+
+  /** An Event; a routine one (its fact is in the record) only while the status-write budget has room. */
+  private event(cronJob: StoredCronJob, e: EventDecision): void {
+    if (this.budget && isRoutine(e) && !this.budget.hasRoom(this.clock.now().getTime())) return routineLeftOut();
+    emitEvent(this.recorder, cronJob, e.reason, e.message, e.routine);
+  }
+
+  /** With the fold: since when status has lacked a change the Jobs show, and how much before the bound it is due. */
+  private boundOf(cronJob: StoredCronJob, status: CronJobWireStatus, children: FoldJobs): Bound {
+    const nowMs = this.clock.now().getTime();
+    if (!this.budget) return { nowMs, since: nowMs, spread: 0 };
+    const { namespace = "", name = "", uid } = cronJob.metadata;
+    return {
+      nowMs,
+      since: behindSince(cronJob.status, status, children, nowMs),
+      spread: boundSpreadMs(uid ?? `${namespace}/${name}`, this.budget.maxDelayMs),
+    };
+  }
+
+  /**
+   * Whether the books may wait no longer. An excluded slot this pass decided is written now, never left to a later
+   * pass: that pass would judge the slot by the calendar as it is then. With the fold, the books are late once the
+   * bound is reached (statusfold.ts); without it, once they are a run behind (books.ts).
+   */
+  private booksLate(o: Outcome, bound: Bound, now: Date): boolean {
+    const { cronJob } = o.pass;
+    return (
+      o.jobsGone === true ||
+      o.pass.status.lastExcludedTime !== cronJob.status?.lastExcludedTime ||
+      (this.budget
+        ? bound.nowMs - bound.since >= this.budget.maxDelayMs - bound.spread
+        : statusBehind(cronJob.status, o.observed, [...o.history.successful, ...o.history.failed], now))
+    );
+  }
+
+  /** Deletes the oldest finished Jobs beyond each history limit (best effort: a later pass tries again). */
+  private async cleanupHistory(
+    cronJob: StoredCronJob,
+    history: Outcome["history"],
+    kept: ReadonlySet<string>,
+    ctx: ReconcileContext,
+  ) {
+    for (const job of historyToDelete(this.triggers, cronJob, history, kept)) {
+      this.event(cronJob, (await this.jobs.delete(cronJob, job, ctx, "history")).event);
+    }
+  }
+
+  /**
+   * A status write that waits though nothing failed (statuswait.ts): a new CronJob's first status that only
+   * announces, while other CronJobs are queued, and the runs this process just created, for --status-write-delay.
+   * Undefined: write now.
+   */
+  private waitToWrite(
+    o: Outcome,
+    status: CronJobWireStatus,
+    decided: boolean,
+    remembered: Remembered,
+    requeue: Result,
+    ctx: ReconcileContext,
+  ): Result | undefined {
+    if (!decided && announcesOnly(o.pass.cronJob.status, status, o.conditions)) {
+      // A new CronJob's first status that decides nothing (no run, no record entry, no problem) waits while other
+      // CronJobs are queued: a cold start over thousands of new CronJobs decides all of them first, then writes
+      // what they announce (docs/architecture.md, "Cold start"). Deferred once: the pass it comes back to writes.
+      if (remembered.announceDeferred) remembered.announceDeferred = undefined;
+      else if (queued(ctx)) {
+        remembered.announceDeferred = true;
+        return { ...requeue, requeueWhenIdle: true };
+      }
+    }
+    const hold = holdForRun(o, status, remembered.fresh, this.clock.now(), this.statusDelayMs);
+    // Woken by the Job's end, or when the delay is over: whichever comes first writes.
+    if (hold !== undefined)
+      return { requeueAfterMs: Math.min(requeue.requeueAfterMs ?? Infinity, hold + REQUEUE_SLACK_MS) };
+    return undefined;
+  }
+
+  /**
+   * The fold (statusfold.ts): a change the Jobs tell waits while the budget has no room, up to the bound; news goes
+   * now. Each decision is counted (statusWrites), and a folded pass remembers the runs it left unbooked and the token
+   * it reserved. Returns how long the write waits (ms, the requeue's slack included), or undefined: write now.
+   */
+  private fold(
+    o: Outcome,
+    wanted: CronJobWireStatus,
+    children: FoldJobs,
+    bound: Bound,
+    remembered: Remembered,
+  ): number | undefined {
+    if (!this.budget) return undefined;
+    const fold = o.jobsGone
+      ? ({ write: true, why: "news", news: StatusNews.jobLeaves } as const)
+      : foldStatus(
+          statusNews(o.pass.cronJob.status, wanted, children),
+          bound.since,
+          this.budget,
+          bound.nowMs,
+          remembered.reservedAt,
+          bound.spread,
+        );
+    statusWrites.inc({ decision: fold.write ? fold.why : "folded" });
+    remembered.reservedAt = fold.write ? undefined : fold.reservedAt;
+    if (fold.write) return undefined;
+    remembered.folded = unbookedSlots(children);
+    return fold.waitMs + REQUEUE_SLACK_MS;
+  }
+}
+
+/** What the fold reads of a pass's Jobs: each by its row (statusfold.ts FoldJobs). */
+function foldJobs(triggers: readonly Trigger[], pass: Pass): FoldJobs {
+  const { cronJob } = pass;
+  return {
+    jobs: [...pass.jobs.values()],
+    unbooked: (job) => isUnbookedRun(triggers, cronJob, job),
+    scheduled: (job) => triggerOfJob(triggers, job).movesLastScheduleTime,
+  };
+}
+
+/** A state Event is reported once per state (memory); any other Event every time it is decided. */
+function firstReport(remembered: Remembered, e: EventDecision | StateEvent): boolean {
+  if (!("once" in e)) return true;
+  const reported = (remembered.reported ??= new Map());
+  if (reported.get(e.once.topic) === e.once.key) return false;
+  reported.set(e.once.topic, e.once.key);
+  return true;
+}
+
+/** Whether a finished-Jobs history limit is exceeded by more than one run (books.ts): cleanup waits for no burst. */
+function historyLate(o: Outcome): boolean {
+  const { successful, failed } = o.history;
+  const { spec } = o.pass.cronJob;
+  return historyBehind(
+    { successful: successful.length, failed: failed.length },
+    { successful: spec.successfulJobsHistoryLimit, failed: spec.failedJobsHistoryLimit },
+  );
+}
+
+/** Other CronJobs' passes wait in the work queue. */
+function queued(ctx: ReconcileContext): boolean {
+  return (ctx.queueLength?.() ?? 0) > 0;
+}
+
+/**
+ * A failed write is retried with backoff, but never later than the next slot's wake-up: a create that keeps failing
+ * (a quota, a webhook) must not make the next slot late once it succeeds.
+ */
+function retry(o: Outcome, message: string): Error {
+  return o.requeueAfterMs !== undefined ? new RetryNoLaterThan(message, o.requeueAfterMs) : new Error(message);
+}
