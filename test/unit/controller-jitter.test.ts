@@ -132,10 +132,10 @@ describe("scheduleDecision with jitter (property: every slot is due exactly from
           now,
           clockNow: now,
         });
-        const eleven = plus(SLOT, 3600_000);
-        const newest = now >= eleven && now.getTime() >= eleven.getTime() + offsetMs(eleven) ? eleven : SLOT;
-        const startedSlot = now.getTime() >= newest.getTime() + offsetMs(newest) ? newest : undefined;
-        const expected = startedSlot ?? (newest === eleven ? SLOT : undefined);
+        // RunLatest: the newest slot whose run has started (its slot plus its offset at or before now).
+        const slots = [0, 1, 2].map((h) => plus(SLOT, h * 3600_000)).filter((t) => t <= now);
+        const started = slots.filter((t) => t.getTime() + offsetMs(t) <= now.getTime());
+        const expected = started.at(-1);
         assert.deepEqual(d.due, expected ? [expected] : [], `at +${sec}s, jitter ${jitter}s`);
         assert.ok(d.nextStart.getTime() > now.getTime() || d.due.length === 0 || d.nextStart > d.due[0]!);
       }),
