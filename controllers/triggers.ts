@@ -587,7 +587,9 @@ function chainsOf(cronJob: CronJobView, jobs: readonly Readonly<Job>[]): Chain[]
     const attempt = retryAttemptOf(job);
     const k = attempt ? attempt.k : 0;
     const first = attempt ? attempt.of : name;
-    if (attempt ? !retry.ours(cronJob, job) : !(holdsSlot(cronJob, job) && retriable(job))) continue;
+    // A slot's own Job, or a run after an upstream's (spec.after): both runs spec.retry may run again.
+    const ownRun = holdsSlot(cronJob, job) || after.ours(cronJob, job);
+    if (attempt ? !retry.ours(cronJob, job) : !(ownRun && retriable(job))) continue;
     const known = chains.get(first);
     if (!known || k > known.latest.k) chains.set(first, { slot, first, latest: { k, job } });
   }

@@ -9,6 +9,7 @@ import {
   AFTER_ANNOTATION,
   afterJobName,
   type CronJob,
+  retryJobName,
   CronJobResource as CronJobKind,
   type Job,
 } from "../../api/v1/index.ts";
@@ -19,7 +20,7 @@ import { FakeClient } from "../../runtime/fake/client.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import { discardLogger } from "../../runtime/log.ts";
 import { APIError } from "../../runtime/errors.ts";
-import { batchJob } from "../fixtures.ts";
+import { batchJob, jobStatus } from "../fixtures.ts";
 
 const T0 = Date.parse("2026-11-25T10:00:00Z");
 const at = (s: number) => new Date(T0 + s * 1000);
@@ -179,6 +180,27 @@ describe("after: a CronJob runs once after each run of another", () => {
     cyclic.upstreamRun("c-1", "complete", 60, "c");
     await cyclic.reconcile(61);
     assert.deepEqual(await cyclic.jobs(), []);
+  });
+
+  it("spec.retry runs a failed run after an upstream again, as any run", async () => {
+    const t = await setUp({ after: [{ cronJob: "a" }], retry: { limit: 1, delaySeconds: 0 } });
+    await t.reconcile(0);
+    t.upstreamRun("a-1", "complete", 60);
+    await t.reconcile(61);
+    const first = afterJobName("b", "a", "a-1");
+    const job = (await t.jobs()).find((j) => j.metadata?.name === first);
+    assert.ok(job, "the run after a-1");
+    await t.client.updateStatus(Kinds.Job, {
+      ...job,
+      status: jobStatus({ state: "failed", start: at(62), end: at(70) }),
+    });
+    await t.reconcile(71);
+    await t.reconcile(72);
+    assert.deepEqual(
+      (await t.jobs()).map((j) => j.metadata?.name).sort(),
+      [first, retryJobName("b", first, 1)].sort(),
+      "attempt 1 of the run after a-1",
+    );
   });
 
   it("Forbid holds a run after an upstream behind a running Job, as any run", async () => {
