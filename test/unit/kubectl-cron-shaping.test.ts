@@ -222,7 +222,8 @@ describe("a CronJob with no schedule of its own (spec.after only): every command
     assert.equal(h.code, 0, h.err);
     const l = await run(server, ["list"]);
     assert.equal(l.code, 0, l.err);
-    assert.match(l.out, /\bload\b/);
+    assert.match(l.out, /\bload\s+after extract\s+-\s/, l.out);
+    assert.doesNotMatch(l.out, /undefined/);
     const w = await run(server, ["why", "load"]);
     assert.equal(w.code, 0, w.err + w.out);
     assert.match(w.out, /^prod\/load: extract's 2026-11-25 10:00 UTC run failed; load runs after a success\n/);

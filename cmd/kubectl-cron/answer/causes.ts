@@ -1043,6 +1043,8 @@ export const SHAPING = {
   runsAfter: (upstream: string, when: AfterWhen) =>
     `runs after ${upstream}'s ${{ Succeeded: "successful", Failed: "failed", Finished: "finished" }[when]} runs`,
   noSchedule: () => "no schedule of its own: it runs only after its upstreams (spec.after)",
+  /** A list's SCHEDULE cell of a CronJob with no schedule of its own: its upstreams. */
+  afterOnly: (upstreams: readonly string[]) => `after ${upstreams.join(", ")}`,
   /** The window its slots lie in (spec.startTime, spec.endTime; either may be open). */
   window: (start: string | undefined, end: string | undefined) =>
     start && end
