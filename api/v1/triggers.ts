@@ -587,6 +587,17 @@ export const AFTER_ROW: TriggerRow<"after"> = {
     const up = parseAfterRequest(job.metadata?.annotations?.[AFTER_ANNOTATION]);
     return up ? { order: 0, which: `after ${up.cronJob}/${up.job}`, first: up.job } : undefined;
   },
+  // The runs after an upstream's run the record says wait (Held: behind a running Job, for a place in its group),
+  // "slot" the upstream run's end: `kubectl cron next` and the dashboard show them.
+  pending: <E extends AttemptEntryInput>(cronJob: PendingInput<E>) =>
+    (cronJob.status?.recentRuns ?? [])
+      .filter((e) => e.trigger === RecordTrigger.After && e.decision === RecordDecision.Held && e.scheduledTime)
+      .map((e): PendingEntry<E> => ({
+        entry: e,
+        slot: new Date(e.scheduledTime!),
+        what: `run after ${e.request}`,
+        order: 0,
+      })),
 };
 
 /** The product's triggers' rows, in the order a pass runs them. */

@@ -25,6 +25,13 @@ import {
   RETRY_ATTEMPT_ANNOTATION,
   RETRY_OF_ANNOTATION,
   retryJobName,
+  AFTER_ANNOTATION,
+  afterJobName,
+  type CronJob,
+  JITTER_OFFSET_ANNOTATION,
+  jitterOffsetSeconds,
+  offsetText,
+  scheduleEndText,
 } from "../../api/v1/index.ts";
 import { CAUSES, type CauseId, causeOf, PLACEHOLDERS } from "../../cmd/kubectl-cron/answer/causes.ts";
 import { runPlugin } from "../plugin-cluster.ts";
@@ -3427,6 +3434,234 @@ describe("kubectl cron why NAME: retries (spec.retry)", () => {
       evidence: [`Job ${JOB} (the slot's first Job): Failed`, `Job ${R1} (attempt 1/2): Failed`],
       fix: [`kubectl logs job/${R2} -n ${NS}`],
     });
+  });
+});
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+describe("diagnose(): limits, jitter and runs after an upstream (issue 71)", () => {
+  const BACKOFF = { reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit" };
+  const complete = () => job(JOB, SLOT, { state: "complete", start: at(SLOT, 3), end: at(SLOT, 60) });
+
+  it("spec.maxRuns made: healthy, 'ended: 5 of 5 runs made', with the count, the limit and the last run", () => {
+    const cj = cronJob({
+      spec: { maxRuns: 5 },
+      status: {
+        scheduledRuns: 5,
+        conditions: [{ type: "Available", status: "False", reason: "MaxRunsReached", message: "ended" }],
+      },
+    });
+    const r = ask(facts(cj, { jobs: [complete()] }));
+    assert.equal(r.code, 0, JSON.stringify(r.d, null, 2));
+    assert.equal(r.d.status, "healthy");
+    assert.equal(
+      r.d.verdict,
+      "ended: 5 of 5 runs made (spec.maxRuns); run-now and backfill requests still run",
+      JSON.stringify(r.d),
+    );
+    assert.equal(r.d.verdict, scheduleEndText({ reason: "MaxRunsReached", made: 5, of: 5 }), "limits.ts's words");
+    for (const e of ["status.scheduledRuns: 5", "spec.maxRuns: 5", "condition Available=False MaxRunsReached"])
+      assert.ok(r.d.evidence.includes(e), e);
+    assert.ok(
+      r.d.evidence.some((e) => e.startsWith(`last slot: ran at ${SLOT_TEXT}: Job ${JOB}`)),
+      r.d.evidence.join("\n"),
+    );
+    assert.equal(r.d.next, undefined, "no next slot once ended");
+  });
+
+  it("spec.endTime passed: healthy, 'ended: spec.endTime … has passed', with the field, and no next slot", () => {
+    const cj = cronJob({ spec: { endTime: "2026-11-25T05:00:00Z" } });
+    const r = ask(facts(cj, { jobs: [complete()] }));
+    assert.equal(r.code, 0, JSON.stringify(r.d, null, 2));
+    assert.equal(r.d.verdict, scheduleEndText({ reason: "EndTimeReached", endTime: new Date("2026-11-25T05:00:00Z") }));
+    assert.match(r.d.verdict, /^ended: spec\.endTime 2026-11-25T05:00:00Z has passed/);
+    assert.ok(r.d.evidence.includes("spec.endTime: 2026-11-25T05:00:00Z"), r.d.evidence.join("\n"));
+    assert.equal(r.d.next, undefined);
+    // The last run failed: that stays the verdict, the end is said beside it.
+    const failed = job(JOB, SLOT, { state: "failed", start: at(SLOT, 3), end: at(SLOT, 60), failure: BACKOFF });
+    const f = ask(facts(cj, { jobs: [failed] }));
+    assert.equal(f.d.cause, "job-failed");
+    assert.ok(
+      f.d.evidence.some((e) => e.startsWith("ended: spec.endTime 2026-11-25T05:00:00Z")),
+      f.d.evidence.join("\n"),
+    );
+  });
+
+  it("before spec.startTime: healthy, 'not started: starts …' and the first slot in the window", () => {
+    const cj = cronJob({ spec: { startTime: "2026-12-01T00:00:00+01:00" }, status: { lastScheduleTime: undefined } });
+    const r = ask(facts(cj));
+    assert.equal(r.code, 0);
+    assert.equal(
+      r.d.verdict,
+      "not started: starts 2026-11-30T23:00:00Z; the first slot is 2026-12-01 03:00 Europe/Berlin (2026-12-01T02:00:00Z)",
+    );
+    assert.ok(r.d.evidence.includes("spec.startTime: 2026-12-01T00:00:00+01:00"));
+    assert.equal(r.d.next?.utc, "2026-12-01T02:00:00Z");
+  });
+
+  it("spec.jitter: a slot whose start has not come is due at its start (not missed); a run says its offset", () => {
+    const offset = jitterOffsetSeconds({ namespace: NS, name: NAME }, new Date(SLOT), 600);
+    assert.ok(offset > 2, `the slot's offset (${offset}s) lies after the moment asked`);
+    const cj = cronJob({ spec: { jitter: "10m" }, status: { lastScheduleTime: PREV_SLOT } });
+    const due = ask(facts(cj, { now: new Date(Date.parse(SLOT) + 2000) }));
+    assert.equal(due.code, 0, JSON.stringify(due.d, null, 2));
+    const start = new Date(Date.parse(SLOT) + offset * 1000).toISOString().replace(".000Z", "Z");
+    assert.equal(due.d.verdict, `${SLOT_TEXT} is due at ${start} (jitter offset ${offsetText(offset)})`);
+    assert.ok(
+      due.d.evidence.some((e) => e.includes(`its run starts at ${start}`)),
+      due.d.evidence.join("\n"),
+    );
+    // It ran: the verdict names the slot and the offset its Job says.
+    const ran = job(JOB, SLOT, {
+      state: "complete",
+      start: at(SLOT, 40),
+      end: at(SLOT, 90),
+      created: at(SLOT, 38),
+      annotations: { [JITTER_OFFSET_ANNOTATION]: "37s" },
+    });
+    const r = ask(facts(cj, { jobs: [ran] }));
+    assert.equal(r.code, 0);
+    assert.match(r.d.verdict, new RegExp(`^ran at ${escapeRe(SLOT_TEXT)} \\(jitter offset 37s\\): Job ${JOB}`));
+    assert.ok(
+      r.d.evidence.includes(
+        `slot ${SLOT} + jitter offset 37s (Job ${JOB}'s annotation): its run starts at 2026-11-25T02:00:37Z`,
+      ),
+      r.d.evidence.join("\n"),
+    );
+  });
+
+  const UP = "extract";
+  const UP_UID = "uid-extract";
+  const upstream = (spec: Record<string, unknown> = {}) =>
+    ({
+      apiVersion: API_VERSION,
+      kind: KIND,
+      metadata: { name: UP, namespace: NS, uid: UP_UID, creationTimestamp: "2026-11-01T00:00:00Z" },
+      spec: { schedule: "0 3 * * *", timeZone: ZONE, jobTemplate: {}, ...spec },
+    }) as unknown as CronJob;
+  const UP_JOB = "extract-1795572000";
+  const upJob = (state: "active" | "complete" | "failed") =>
+    batchJob({
+      name: UP_JOB,
+      namespace: NS,
+      owner: { name: UP, uid: UP_UID },
+      slot: SLOT,
+      timeZone: ZONE,
+      state,
+      start: at(SLOT, 4),
+      ...(state === "active" ? {} : { end: "2026-11-25T02:40:00Z" }),
+      ...(state === "failed" ? { failure: BACKOFF } : {}),
+    });
+  /** B: no schedule of its own, after extract. */
+  const downstream = (status: Record<string, unknown> = {}) =>
+    cronJob({
+      spec: { schedule: undefined, after: [{ cronJob: UP }] },
+      status: { lastScheduleTime: undefined, ...status },
+    });
+  const withUp = (jobs: Job[], o: Partial<WhyFacts> = {}, spec?: Record<string, unknown>) =>
+    facts(downstream(), {
+      upstreams: [{ cronJob: UP, when: "Succeeded", object: upstream(spec), jobs }],
+      ...o,
+    });
+
+  it("spec.after, the upstream's run still running: 'waiting for extract's 03:00 run (running since …)'", () => {
+    const r = ask(withUp([upJob("active")]));
+    assert.equal(r.code, 0, JSON.stringify(r.d, null, 2));
+    assert.equal(
+      r.d.verdict,
+      `waiting for ${UP}'s ${SLOT_TEXT} run (running since ${at(SLOT, 4).replace(".000Z", "Z")})`,
+    );
+    assert.ok(
+      r.d.evidence.some((e) => e.startsWith(`Job ${UP_JOB} of ${UP}: running since`)),
+      r.d.evidence.join("\n"),
+    );
+    assert.ok(r.d.evidence.includes(`status.upstreams: nothing decided about ${UP} yet`));
+    assert.equal(r.d.next, undefined, "no schedule of its own: no next slot");
+  });
+
+  it("spec.after, the upstream's run failed and `when` asks a success: 'A's run failed; B runs after a success'", () => {
+    const r = ask(withUp([upJob("failed")]));
+    assert.equal(r.code, 0);
+    assert.equal(r.d.verdict, `${UP}'s ${SLOT_TEXT} run failed; ${NAME} runs after a success`);
+    assert.ok(r.d.evidence.includes(`Job ${UP_JOB} of ${UP}: Failed at 2026-11-25T02:40:00Z`), r.d.evidence.join("\n"));
+  });
+
+  it("spec.after, a run after the upstream's run: the verdict names the upstream run it followed", () => {
+    const request = `${UP}/${UP_JOB}`;
+    const mine = afterJobName(NAME, UP, UP_JOB);
+    const b = job(mine, "2026-11-25T02:40:00Z", {
+      state: "complete",
+      start: "2026-11-25T02:40:03Z",
+      end: "2026-11-25T02:45:00Z",
+      annotations: { [AFTER_ANNOTATION]: request },
+    });
+    const r = ask(withUp([upJob("complete")], { jobs: [b] }));
+    assert.equal(r.code, 0, JSON.stringify(r.d, null, 2));
+    assert.match(
+      r.d.verdict,
+      new RegExp(
+        `^ran at 2026-11-25 03:40 Europe/Berlin \\(2026-11-25T02:40:00Z\\), after ${UP}'s ${escapeRe(SLOT_TEXT)} run \\(Job ${UP_JOB}\\): Job ${mine}`,
+      ),
+    );
+    assert.ok(r.d.evidence.includes(`Job ${mine}: ${AFTER_ANNOTATION}: ${request}`), r.d.evidence.join("\n"));
+    // Held in the record (behind a running Job): the record's entry, trigger After, request "<upstream>/<job>".
+    const held = entry("2026-11-25T02:40:00Z", "Held", "ConcurrencyPolicyForbid", {
+      trigger: "After",
+      request,
+      blockedBy: "backup-other",
+    });
+    const h = ask(
+      facts(downstream({ recentRuns: [held] }), {
+        upstreams: [{ cronJob: UP, when: "Succeeded", object: upstream(), jobs: [upJob("complete")] }],
+      }),
+    );
+    assert.match(h.d.verdict, new RegExp(`, after ${UP}'s .* run \\(Job ${UP_JOB}\\)`), h.d.verdict);
+    assert.notEqual(h.d.status, "healthy");
+  });
+
+  it("spec.after names a CronJob that does not exist: upstream-not-found, with the fix", () => {
+    const f = facts(
+      downstream({
+        conditions: [
+          { type: "Degraded", status: "True", reason: "UpstreamNotFound", message: "spec.after names extract" },
+        ],
+      }),
+      { upstreams: [{ cronJob: UP, when: "Succeeded", jobs: [] }] },
+    );
+    expectCause(ask(f), "upstream-not-found", {
+      verdict: [`spec.after names ${UP}, which is not a CronJob of namespace ${NS}`],
+      evidence: [`spec.after[0].cronJob: ${UP}: no such CronJob in namespace ${NS}`, "Degraded=True UpstreamNotFound"],
+      fix: [`Create the CronJob ${UP} in namespace ${NS}`],
+    });
+  });
+
+  it("spec.after makes a cycle: after-cycle, naming the path", () => {
+    const f = facts(
+      downstream({
+        conditions: [{ type: "Degraded", status: "True", reason: "AfterCycle", message: "a cycle" }],
+      }),
+      { upstreams: [{ cronJob: UP, when: "Succeeded", object: upstream({ after: [{ cronJob: NAME }] }), jobs: [] }] },
+    );
+    expectCause(ask(f), "after-cycle", {
+      verdict: [`spec.after makes a cycle (${NAME} runs after ${UP} runs after ${NAME})`],
+      evidence: ["Degraded=True AfterCycle"],
+      fix: [`(${NAME} runs after ${UP} runs after ${NAME})`],
+    });
+  });
+
+  it("through `kubectl cron why`: the read room reads the upstream CronJob and its Jobs into the one snapshot", async () => {
+    const up = upstream() as unknown as KubeObject;
+    const running = upJob("active") as unknown as KubeObject;
+    running.metadata!.uid = "uid-extract-job";
+    const server = await cluster([downstream() as KubeObject, up, running]);
+    const r = await why(server);
+    assert.equal(r.code, 0, r.text);
+    assert.match(r.d.verdict, new RegExp(`^waiting for ${UP}'s ${escapeRe(SLOT_TEXT)} run \\(running since`));
+    // A missing upstream is read as missing, not unreadable.
+    const lone = await cluster([downstream() as KubeObject]);
+    const m = await why(lone);
+    assert.equal(m.d.cause, "upstream-not-found", m.text);
+    assert.deepEqual(m.d.unreadable, []);
   });
 });
 

@@ -8,13 +8,21 @@ import {
   exclusionsOf,
   hasExclusions,
   type Job,
+  jitterSecondsOf,
+  maxRunsEnd,
+  notStartedUntil,
   RESOURCE,
+  rfc3339InZone,
+  runsLeft,
+  runStartOf,
   scheduleSourceText,
+  upstreamsOf,
 } from "../../../api/v1/index.ts";
 import { fieldErrorString } from "../../../runtime/field.ts";
 import { UsageError } from "../model/args.ts";
 import type { Output } from "../model/context.ts";
 import { excludingSchedules, NO_SLOT_LEFT } from "../model/exclusions.ts";
+import { SHAPING } from "./causes.ts";
 import { historyRows } from "./history.ts";
 import { humanDuration, iso } from "../model/time.ts";
 import { type FireTime, nextRuns } from "../model/slots.ts";
@@ -66,9 +74,12 @@ export function nextAnswer(x: CronJobRead, count = NEXT_COUNT): Output {
   // Only a CronJob that has exclusions gets the column.
   const view = hasExclusions(cronJob.spec) ? exclusionsOf(cronJob, x.calendars ?? []) : undefined;
   const excluding = excludingSchedules(schedules, view?.exclusions);
-  const times = nextRuns(schedules, anchor, now, count, excluding.excludedBy);
+  // spec.maxRuns: no more slots than runs are left (none once ended).
+  const left = runsLeft(cronJob.spec, cronJob.status);
+  const times = nextRuns(schedules, anchor, now, Math.min(count, left ?? count), excluding.excludedBy);
   const suspended = cronJob.spec.suspend === true;
   const notes = suspended ? [`suspended: these are the times it would run (kubectl cron resume ${name})`] : [];
+  const limits = limitLines(cronJob, now, times.length, count);
   for (const u of view?.unreadable ?? [])
     notes.push(`could not read ${u}: the slots it excludes are not marked (the operator reads it)`);
   // H is resolved per CronJob: say what this one runs as.
@@ -89,7 +100,12 @@ export function nextAnswer(x: CronJobRead, count = NEXT_COUNT): Output {
       lines.push(`next run: ${nextRun.time} (${nextRun.utc}); the slots before it are excluded`);
   }
   const zone = schedules.schedule.timeZone;
+  lines.push(...limits);
   for (const r of pendingRunsOf(cronJob)) lines.push(pendingLine(r, zone, now));
+  // spec.jitter: when each slot's run really starts (its slot plus its offset), beside the slot.
+  const jitter = jitterSecondsOf(cronJob.spec);
+  const key = { namespace: cronJob.metadata.namespace ?? x.namespace, name };
+  const startOf = (t: FireTime) => runStartOf(key, new Date(t.utc), jitter);
   // A SCHEDULE column only when slots name their schedules; EXCLUDED BY only with exclusions; the zone in the
   // heading when there is one zone.
   const named = times.some((t) => t.sources);
@@ -101,6 +117,9 @@ export function nextAnswer(x: CronJobRead, count = NEXT_COUNT): Output {
   const rows = times.map((t) => [
     t.time,
     t.utc,
+    ...(jitter > 0
+      ? [`${rfc3339InZone(startOf(t), zone)} (${SHAPING.offset((startOf(t).getTime() - Date.parse(t.utc)) / 1000)})`]
+      : []),
     ...(named ? [(t.sources ?? []).map(scheduleSourceText).join("; ")] : []),
     ...(view ? [excludedCell(t)] : []),
     t.note ?? "",
@@ -119,16 +138,28 @@ export function nextAnswer(x: CronJobRead, count = NEXT_COUNT): Output {
   return {
     text:
       lines.map((l) => `${l}\n`).join("") +
-      table([heading, "UTC", ...(named ? ["SCHEDULE"] : []), ...(view ? ["EXCLUDED BY"] : []), "NOTE"], rows),
+      (rows.length
+        ? table(
+            [
+              heading,
+              "UTC",
+              ...(jitter > 0 ? ["STARTS"] : []),
+              ...(named ? ["SCHEDULE"] : []),
+              ...(view ? ["EXCLUDED BY"] : []),
+              "NOTE",
+            ],
+            rows,
+          )
+        : ""),
     json: {
       name,
-      // spec.schedule's, as a v1 reader knows it; `schedules` has every one.
-      schedule: first!.schedule,
-      resolvedSchedule: first!.resolvedSchedule,
+      // spec.schedule's, as a v1 reader knows it; `schedules` has every one (none: spec.after only).
+      ...(first ? { schedule: first.schedule, resolvedSchedule: first.resolvedSchedule } : {}),
       timeZone: zone,
       schedules: schedules.entries,
       suspended,
-      times,
+      times: jitter > 0 ? times.map((t) => ({ ...t, startsAt: iso(startOf(t)) })) : times,
+      ...(limits.length ? { limits } : {}),
       ...(view
         ? {
             nextRun: view.hold ? null : (nextRun ?? null),
@@ -142,6 +173,26 @@ export function nextAnswer(x: CronJobRead, count = NEXT_COUNT): Output {
   };
 }
 
+/**
+ * What limits the slots `next` lists, a line each: the runs after upstreams (spec.after; no schedule of its own),
+ * not started yet (spec.startTime), ended (spec.maxRuns made) or ending (the runs left, spec.endTime's last slot:
+ * `listed` of the `asked` slots were found).
+ */
+function limitLines(cronJob: CronJob, now: Date, listed: number, asked: number): string[] {
+  const ups = upstreamsOf(cronJob.spec);
+  const lines = ups.map((u) => SHAPING.runsAfter(u.cronJob, u.when));
+  if (ups.length && cronJob.spec.schedule === undefined) lines.push(SHAPING.noSchedule());
+  const start = notStartedUntil(cronJob.spec, now);
+  if (start) lines.push(SHAPING.notStarted(iso(start)));
+  const ended = maxRunsEnd(cronJob.spec, cronJob.status);
+  const left = runsLeft(cronJob.spec, cronJob.status);
+  if (ended) lines.push(SHAPING.ended(ended));
+  else if (left !== undefined && left <= asked) lines.push(SHAPING.runsLeft(left, cronJob.spec.maxRuns ?? left));
+  const end = cronJob.spec.endTime;
+  if (!ended && end !== undefined && listed < Math.min(asked, left ?? asked)) lines.push(SHAPING.noRunAfter(end));
+  return lines;
+}
+
 /** `kubectl cron history NAME`: its Jobs (those it controls, of `jobs`), oldest slot first, a row each. */
 export function historyAnswer(x: CronJobRead & { jobs: readonly Job[] }): Output {
   const { cronJob } = x;
@@ -153,9 +204,12 @@ export function historyAnswer(x: CronJobRead & { jobs: readonly Job[] }): Output
     ["NAME", "TRIGGER", "SCHEDULED", ...(scheduleColumn ? ["SCHEDULE"] : []), "RESULT", "STARTED", "DURATION"],
     rows.map((r) => [
       r.name,
-      // A retry says which attempt: "retry 1/3".
-      r.attempt ? `${r.trigger} ${r.attempt}` : r.trigger,
-      r.scheduledTime ?? "-",
+      // A retry says which attempt: "retry 1/3"; a run after an upstream which run it followed.
+      r.after ? SHAPING.after(r.after.cronJob, r.after.job) : r.attempt ? `${r.trigger} ${r.attempt}` : r.trigger,
+      // A jittered run's offset beside its slot: "2026-11-25T02:00:00Z +37s".
+      r.scheduledTime
+        ? `${r.scheduledTime}${r.jitterOffsetSeconds ? ` ${SHAPING.offset(r.jitterOffsetSeconds)}` : ""}`
+        : "-",
       ...(scheduleColumn ? [r.schedules ?? "-"] : []),
       r.result,
       r.startTime ?? "-",

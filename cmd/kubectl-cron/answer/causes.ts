@@ -19,6 +19,10 @@ import {
   RefusedReason,
   RETRY_CAUSES,
   RUN_NOW_CAUSES,
+  type AfterWhen,
+  offsetText,
+  type ScheduleEnd,
+  scheduleEndText,
 } from "../../../api/v1/index.ts";
 
 /**
@@ -165,6 +169,30 @@ interface CauseParams {
   waits: string;
   /** retry-superseded: the newer slot's run that started first. */
   newerRun: string;
+  /**
+   * Scheduling ended: by spec.maxRuns (`byMaxRuns`: MADE of MAX_RUNS runs made), else by spec.endTime (END_TIME,
+   * RFC 3339 in UTC). As api/v1/limits.ts scheduleEndText says it (the Available condition's message).
+   */
+  byMaxRuns: boolean;
+  made: string;
+  maxRuns: string;
+  endTime: string;
+  /** Before spec.startTime: it (RFC 3339 in UTC). */
+  startTime: string;
+  /** A slot of spec.jitter: its offset ("37s"). */
+  offset: string;
+  /**
+   * spec.after: the upstream CronJob, its run (its slot in words), that run's Job, since when it runs, whether it
+   * failed (else succeeded), and what spec.after[].when waits for, in words (AFTER_WHEN_WORDS).
+   */
+  upstream: string;
+  upstreamRun: string;
+  upstreamJob: string;
+  runningSince: string;
+  upstreamFailed: boolean;
+  upstreamWhen: string;
+  /** after-cycle: the path ("load runs after extract runs after load"). */
+  cycle: string;
 }
 
 /** The names and words the docs say a cause with: every placeholder, every fix line, the verdict's usual words. */
@@ -245,6 +273,19 @@ export const PLACEHOLDERS: Required<CauseParams> = {
   waiting: false,
   waits: "WAITS",
   newerRun: "NEWER_RUN",
+  byMaxRuns: true,
+  made: "MADE",
+  maxRuns: "MAX_RUNS",
+  endTime: "END_TIME",
+  startTime: "START_TIME",
+  offset: "OFFSET",
+  upstream: "UPSTREAM",
+  upstreamRun: "UPSTREAM_RUN",
+  upstreamJob: "UPSTREAM_JOB",
+  runningSince: "RUNNING_SINCE",
+  upstreamFailed: true,
+  upstreamWhen: "UPSTREAM_WHEN",
+  cycle: "CYCLE",
 };
 
 interface Cause {
@@ -850,6 +891,35 @@ export const CAUSES = [
     ],
   },
   {
+    id: "upstream-not-found",
+    title: "spec.after names a CronJob that does not exist",
+    detect:
+      "A CronJob `spec.after` names is not in the namespace (read with the CronJob), or its `Degraded` condition says " +
+      "`UpstreamNotFound`.",
+    verdict: (p: At & Pick<CauseParams, "upstream" | "namespace">) =>
+      didNotRun(
+        p,
+        `spec.after names ${p.upstream}, which is not a CronJob of namespace ${p.namespace}: nothing runs after it ` +
+          "until it exists",
+      ),
+    fix: (p: Names & Pick<CauseParams, "upstream">) => [
+      `Create the CronJob ${p.upstream} in namespace ${p.namespace}, or correct \`spec.after\` ` +
+        `(\`kubectl cron list -n ${p.namespace}\` lists its CronJobs).`,
+    ],
+  },
+  {
+    id: "after-cycle",
+    title: "spec.after makes a cycle",
+    detect:
+      "The `Degraded` condition says `AfterCycle` (two CronJobs applied at once, each after the other: admission " +
+      "saw neither); its message names the path.",
+    verdict: (p: At & Pick<CauseParams, "cycle">) =>
+      didNotRun(p, `spec.after makes a cycle (${p.cycle}): nothing runs after an upstream until it is broken`),
+    fix: (p: Pick<CauseParams, "cycle">) => [
+      `Remove one CronJob of the cycle from the other's \`spec.after\` (${p.cycle}).`,
+    ],
+  },
+  {
     id: "not-yet-decided",
     title: "The operator has not decided about the slot",
     detect:
@@ -921,7 +991,74 @@ export const NO_CAUSE = {
   toCome: (p: Slot & Pick<CauseParams, "age">) => `${p.when} has not come yet (in ${p.age})`,
   /** No slot since the CronJob's creation (`nextSlot`: the first). */
   noSlotYet: (p: Pick<CauseParams, "nextSlot">) => `has had no slot since its creation; the first is ${p.nextSlot}`,
+  /** Scheduling ended (spec.maxRuns, spec.endTime): api/v1/limits.ts's words, the Available condition's message. */
+  ended: (p: Pick<CauseParams, "byMaxRuns" | "made" | "maxRuns" | "endTime">) =>
+    p.byMaxRuns
+      ? `ended: ${p.made} of ${p.maxRuns} runs made (spec.maxRuns); run-now and backfill requests still run`
+      : `ended: spec.endTime ${p.endTime} has passed; run-now requests still run`,
+  /** Before spec.startTime (`nextSlot`: the first slot in the window). */
+  notStarted: (p: Pick<CauseParams, "startTime" | "nextSlot">) =>
+    `not started: starts ${p.startTime}; the first slot is ${p.nextSlot}`,
+  /** A slot of spec.jitter whose run starts later than the slot: not due yet. */
+  jitterDue: (p: Slot & Pick<CauseParams, "startsAt" | "offset">) =>
+    `${p.when} is due at ${p.startsAt} (jitter offset ${p.offset})`,
+  /** spec.after: the upstream's newest run still runs. */
+  upstreamRunning: (p: Pick<CauseParams, "upstream" | "upstreamRun" | "runningSince">) =>
+    `waiting for ${p.upstream}'s ${p.upstreamRun} run (running since ${p.runningSince})`,
+  /** spec.after: the upstream's newest run ended not as spec.after[].when asks. */
+  upstreamEndedOther: (p: Pick<CauseParams, "upstream" | "upstreamRun" | "upstreamFailed" | "name" | "upstreamWhen">) =>
+    `${p.upstream}'s ${p.upstreamRun} run ${p.upstreamFailed ? "failed" : "succeeded"}; ${p.name} runs after ` +
+    p.upstreamWhen,
+  /** spec.after: no run of the upstream has ended since the CronJob named it. */
+  noUpstreamRun: (p: Pick<CauseParams, "upstream" | "name" | "upstreamWhen">) =>
+    `waiting for a run of ${p.upstream}: ${p.name} runs after ${p.upstreamWhen}, and none has ended since it named ` +
+    p.upstream,
 } satisfies Record<string, (p: Required<CauseParams>) => string>;
+/** What spec.after[].when waits for, in the words NO_CAUSE says it with (`upstreamWhen`). */
+export const AFTER_WHEN_WORDS: Readonly<Record<AfterWhen, string>> = {
+  Succeeded: "a success",
+  Failed: "a failure",
+  Finished: "any end",
+};
+
+/**
+ * A slot in words with what the verdict must say of it besides (`when`): a jittered slot's offset; a run after an
+ * upstream's run (its "slot" is that run's end), which run it followed.
+ */
+export const SLOT_WORDS = {
+  jittered: (p: Slot & Pick<CauseParams, "offset">) => `${p.when} (jitter offset ${p.offset})`,
+  afterRun: (p: Slot & Pick<CauseParams, "upstream" | "upstreamRun" | "upstreamJob">) =>
+    `${p.when}, after ${p.upstream}'s ${p.upstreamRun} run (Job ${p.upstreamJob})`,
+};
+
+/**
+ * What `kubectl cron next`, `history` and the dashboard say of a CronJob's limits (api/v1/limits.ts), jitter and
+ * upstreams (spec.after): the end in limits.ts's own words, the rest here.
+ */
+export const SHAPING = {
+  ended: (end: ScheduleEnd) => scheduleEndText(end),
+  noRunAfter: (endTime: string) => `no run after ${endTime} (spec.endTime)`,
+  runsLeft: (left: number, of: number) => `${left} of ${of} runs left (spec.maxRuns): none after them`,
+  notStarted: (startTime: string) => `not started: starts ${startTime} (spec.startTime)`,
+  runsAfter: (upstream: string, when: AfterWhen) =>
+    `runs after ${upstream}'s ${{ Succeeded: "successful", Failed: "failed", Finished: "finished" }[when]} runs`,
+  noSchedule: () => "no schedule of its own: it runs only after its upstreams (spec.after)",
+  /** A list's SCHEDULE cell of a CronJob with no schedule of its own: its upstreams. */
+  afterOnly: (upstreams: readonly string[]) => `after ${upstreams.join(", ")}`,
+  /** The window its slots lie in (spec.startTime, spec.endTime; either may be open). */
+  window: (start: string | undefined, end: string | undefined) =>
+    start && end
+      ? `runs from ${start} to ${end} (spec.startTime, spec.endTime)`
+      : start
+        ? `runs from ${start} (spec.startTime)`
+        : `runs until ${end ?? "?"} (spec.endTime)`,
+  jitter: (seconds: number) => `jitter ${offsetText(seconds)}: each run starts at its slot plus its offset (STARTS)`,
+  /** A jittered run's offset, beside its slot ("+37s"). */
+  offset: (seconds: number) => `+${offsetText(seconds)}`,
+  /** The upstream run a run after an upstream followed ("after extract/extract-1795572000"). */
+  after: (upstream: string, job: string) => `after ${upstream}/${job}`,
+};
+
 const createdAfter = (p: Pick<CauseParams, "createdAfter">) =>
   p.createdAfter === undefined ? "" : ` (created ${p.createdAfter} s after the slot)`;
 /** A retry's Job: " (attempt 1 of 3, after Job X failed)". */

@@ -1,7 +1,11 @@
 // `kubectl cron history`: a CronJob's Jobs, oldest first, with the slot each ran for, its result and duration. A Job
 // that is a later run of its slot (a retry's attempt: its row's runOfJob) says which run it is and the slot's first Job.
 import {
+  AFTER_ANNOTATION,
+  AFTER_ROW,
   classifyJob,
+  jitterOffsetOf,
+  parseAfterRequest,
   rowOfJob,
   RUN_NOW_ROW,
   TRIGGER_ROWS,
@@ -27,6 +31,10 @@ interface HistoryRow {
    */
   attempt?: string;
   retryOf?: string;
+  /** A run after an upstream's run (spec.after): that run, its CronJob and Job (the Job's after annotation). */
+  after?: { cronJob: string; job: string };
+  /** A jittered slot's run (spec.jitter): how long after its slot it was due (the Job's annotation), in seconds. */
+  jitterOffsetSeconds?: number;
   /** The slot it ran for (UTC, RFC 3339); undefined for manual runs. */
   scheduledTime?: string;
   result: "Running" | "Complete" | "Failed";
@@ -58,12 +66,17 @@ function rowOf(job: Job, now: Date): HistoryRow {
   const started = job.status?.startTime ?? job.metadata?.creationTimestamp;
   const finished = cls === "active" ? undefined : finishedAt(job);
   const end = finished ?? (cls === "active" ? now : undefined);
-  const run = runOfJob(job);
+  const made = rowOfJob(TRIGGER_ROWS, job);
+  const after = made === AFTER_ROW ? parseAfterRequest(job.metadata?.annotations?.[AFTER_ANNOTATION]) : undefined;
+  const run = after ? undefined : runOfJob(job);
+  const offset = jitterOffsetOf(job);
   const row: HistoryRow = {
     name: job.metadata?.name ?? "",
     // A run-now Job, or one made by `kubectl create job --from` (which no row made): "manual".
-    trigger: isManualJob(job) ? RUN_NOW_ROW.word : rowOfJob(TRIGGER_ROWS, job).word,
+    trigger: isManualJob(job) ? RUN_NOW_ROW.word : made.word,
     ...(run ? { attempt: run.which, retryOf: run.first } : {}),
+    ...(after ? { after } : {}),
+    ...(offset ? { jitterOffsetSeconds: offset } : {}),
     result,
   };
   if (slot && !isManualJob(job)) row.scheduledTime = iso(slot);

@@ -17,6 +17,7 @@ import {
   scheduleEntriesOf,
   type ScheduleEntry,
   scheduleSourceText,
+  upstreamsOf,
 } from "../../../api/v1/index.ts";
 import { countText, slotsInRange } from "../../../api/v1/schedule/index.ts";
 import { fieldErrorString } from "../../../runtime/field.ts";
@@ -29,6 +30,7 @@ import { HANDOVER_ANNOTATION, readMigratedFrom } from "../model/convert.ts";
 import { excludingSchedules } from "../model/exclusions.ts";
 import { getCalendars } from "../read/calendars.ts";
 import { schedulesOf } from "../answer/answers.ts";
+import { SHAPING } from "../answer/causes.ts";
 import { FIELD_MANAGER } from "../write/writes.ts";
 import { sharedProblems } from "./shared.ts";
 import { table } from "../model/table.ts";
@@ -93,6 +95,9 @@ export async function list(ctx: Context, args: Args): Promise<Output> {
  * (API v2) each in SCHEDULE with its zone and TIMEZONE "-", since one column cannot say which zone goes with which.
  */
 function scheduleColumns(c: CronJob): [string, string] {
+  // spec.after only: no schedule of its own, its upstreams instead.
+  const upstreams = upstreamsOf(c.spec).map((u) => u.cronJob);
+  if (upstreams.length && c.spec.schedule === undefined) return [SHAPING.afterOnly(upstreams), "-"];
   const entries = scheduleEntriesOf(c);
   if (!entries.ok) return [c.spec.schedule ?? "", c.spec.timeZone ?? ""];
   const zoneOf = (e: ScheduleEntry) => (typeof e.timeZone === "string" ? e.timeZone : undefined);

@@ -6,16 +6,20 @@ import {
   type CalendarRead,
   type CronJob,
   cronJobSchedules,
+  endTimeEnd,
   exclusionsOf,
   finishedAt,
   hasExclusions,
   type Job,
   type RecentRun,
   RecordDecision,
+  maxRunsEnd,
   RecordReason,
   scheduleEntriesOf,
+  upstreamsOf,
 } from "../../../api/v1/index.ts";
-import { ZoneRules } from "../../../api/v1/schedule/index.ts";
+import { NO_SLOT, ZoneRules } from "../../../api/v1/schedule/index.ts";
+import { SHAPING } from "../answer/causes.ts";
 import { fieldErrorString } from "../../../runtime/field.ts";
 import { excludingSchedules } from "../model/exclusions.ts";
 import type { GroupFacts } from "../model/groupfacts.ts";
@@ -31,6 +35,7 @@ import {
   type MarkKind,
   type Row,
   type RowMarks,
+  type RowShaping,
   type Shade,
 } from "./view.ts";
 
@@ -55,9 +60,15 @@ export function rowOf(cronJob: CronJob, jobs: readonly Job[], now: Date): Row {
   const runs = historyRows(jobs, cronJob.metadata?.uid ?? "", now);
   const last = runs.at(-1)?.result;
   const read = scheduleEntriesOf(cronJob);
-  const schedule = read.ok
-    ? read.entries.map((s) => (s.timeZone ? `${s.schedule} (${s.timeZone})` : s.schedule)).join("; ")
-    : fieldErrorString(read.error);
+  const upstreams = upstreamsOf(cronJob.spec);
+  // spec.after only: no schedule of its own.
+  const schedule =
+    upstreams.length && cronJob.spec?.schedule === undefined
+      ? SHAPING.noSchedule()
+      : read.ok
+        ? read.entries.map((s) => (s.timeZone ? `${s.schedule} (${s.timeZone})` : s.schedule)).join("; ")
+        : fieldErrorString(read.error);
+  const shaping = shapingOf(cronJob, now);
   return {
     id: idOf(cronJob),
     namespace: cronJob.metadata?.namespace ?? "",
@@ -66,7 +77,40 @@ export function rowOf(cronJob: CronJob, jobs: readonly Job[], now: Date): Row {
     suspended: cronJob.spec?.suspend === true,
     schedule,
     ...(last ? { last } : {}),
+    ...(shaping ? { shaping } : {}),
   };
+}
+
+/**
+ * What shapes a CronJob's schedule, in `next`'s words (answer/causes.ts SHAPING): its window, its end (spec.maxRuns
+ * made; spec.endTime passed, as the operator's Available condition says, or with no slot left), its upstreams.
+ */
+function shapingOf(cronJob: CronJob, now: Date): RowShaping | undefined {
+  const spec = cronJob.spec ?? {};
+  const start = typeof spec.startTime === "string" ? spec.startTime : undefined;
+  const end = typeof spec.endTime === "string" ? spec.endTime : undefined;
+  const stored = cronJob.status?.conditions?.find((c) => c.type === "Available" && c.status === "False")?.reason;
+  const ended =
+    maxRunsEnd(spec, cronJob.status) ??
+    endTimeEnd(spec, now, stored === "EndTimeReached" ? undefined : nextSlotOf(cronJob, now), 0);
+  const after = upstreamsOf(spec).map((u) => SHAPING.runsAfter(u.cronJob, u.when));
+  const shaping: RowShaping = {
+    ...(start || end ? { window: SHAPING.window(start, end) } : {}),
+    ...(ended ? { ended: SHAPING.ended(ended) } : {}),
+    ...(after.length ? { after } : {}),
+  };
+  return Object.keys(shaping).length ? shaping : undefined;
+}
+
+/** The windowed schedules' next slot after `now` (undefined: none left, or they do not parse). */
+function nextSlotOf(cronJob: CronJob, now: Date): Date | undefined {
+  const parsed = cronJobSchedules(cronJob, {
+    namespace: cronJob.metadata?.namespace ?? "",
+    name: cronJob.metadata?.name ?? "",
+  });
+  if (!parsed.ok) return undefined;
+  const next = parsed.schedules.schedule.next(now);
+  return next.getTime() < NO_SLOT ? next : undefined;
 }
 
 /** What a decision that started no Job is drawn as (undefined: it started one, its Job is drawn). */

@@ -75,9 +75,28 @@ export interface Row {
   schedule: string;
   /** The newest run's result, from its Jobs: Complete, Failed, Running; absent: none kept. */
   last?: "Complete" | "Failed" | "Running";
+  /**
+   * What shapes its schedule, in `next`'s words: the window its slots lie in (spec.startTime, spec.endTime), its
+   * scheduling ended (spec.maxRuns made, spec.endTime passed), the upstreams it runs after (spec.after).
+   */
+  shaping?: RowShaping;
   /** null: healthy as `why -A` read it; absent: not read yet. */
   attention?: Attention | null;
 }
+
+/** What shapes a CronJob's schedule (Row.shaping), each in words; the page marks each with a badge (SHAPING_BADGES). */
+export interface RowShaping {
+  window?: string;
+  ended?: string;
+  after?: string[];
+}
+
+/** The badge each part of Row.shaping is marked with on the row (its words are the badge's title). */
+export const SHAPING_BADGES: Readonly<Record<keyof RowShaping, string>> = {
+  window: "window",
+  ended: "ended",
+  after: "after",
+};
 
 /** A CronJob's marks over a window, and the windows that exclude its slots. */
 export interface RowMarks {

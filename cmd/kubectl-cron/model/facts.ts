@@ -10,6 +10,8 @@ import {
   type Job,
   RefusedReason,
   runJobName,
+  type Upstream,
+  upstreamsOf,
 } from "../../../api/v1/index.ts";
 import { calendarsFromList } from "./exclusions.ts";
 import type { GroupFacts } from "./groupfacts.ts";
@@ -72,9 +74,22 @@ export interface WhyFacts {
   group?: GroupFacts;
   /** The ExclusionCalendars spec.exclusions.calendars names, as read (absent: it names none). */
   calendars?: CalendarRead[];
+  /** The CronJobs spec.after names, each with its Jobs (absent: it names none). */
+  upstreams?: UpstreamFacts[];
   operator: OperatorFacts;
   /** What could not be read, and why (e.g. "pods in cronjob-operator-system: forbidden"). */
   unreadable: string[];
+}
+
+/**
+ * A CronJob spec.after names (`cronJob`, its name), as read (`object`): none when it is not in the namespace, or
+ * (`unread`) could not be read.
+ */
+export interface UpstreamFacts extends Upstream {
+  object?: CronJob;
+  unread?: true;
+  /** Its Jobs (controller owner reference to it). */
+  jobs: Job[];
 }
 
 /** A condition's state and since when (its lastTransitionTime). */
@@ -136,6 +151,11 @@ export interface NamespaceReads {
   calendars: ReadonlyMap<string, unknown> | undefined;
   /** The groups the CronJobs name (groupsOf). */
   groups: ReadonlyMap<string, GroupFacts>;
+  /**
+   * The CronJobs spec.after names, by name, besides those diagnosed (looked up among them first): null when it is not
+   * in the namespace; absent when it could not be read.
+   */
+  upstreams?: ReadonlyMap<string, CronJob | null>;
 }
 
 /**
@@ -163,9 +183,18 @@ export function factsOf(
   unreadable: string[],
 ): WhyFacts[] {
   const { jobs: allJobs, pods: allPods, events: allEvents, quotas, limitRanges, calendars, groups } = reads;
+  const jobsOf = (uid: string | undefined) =>
+    allJobs.filter((j) => (j.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === uid));
+  const byName = new Map(cronJobs.map((c) => [c.metadata?.name ?? "", c]));
+  const upstreamsOfOne = (cronJob: CronJob): UpstreamFacts[] =>
+    upstreamsOf(cronJob.spec).map((u) => {
+      const up = byName.get(u.cronJob) ?? reads.upstreams?.get(u.cronJob);
+      if (up === undefined) return { ...u, unread: true as const, jobs: [] };
+      return { ...u, ...(up ? { object: up } : {}), jobs: up ? jobsOf(up.metadata?.uid) : [] };
+    });
   return cronJobs.map((cronJob) => {
-    const uid = cronJob.metadata?.uid;
-    const jobs = allJobs.filter((j) => (j.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === uid));
+    const jobs = jobsOf(cronJob.metadata?.uid);
+    const upstreams = upstreamsOfOne(cronJob);
     const jobNames = new Set(jobs.map((j) => j.metadata?.name ?? ""));
     // The names a refused create asked for: its run's Job name, as its trigger's row gives it.
     const name = cronJob.metadata?.name ?? "";
@@ -204,6 +233,7 @@ export function factsOf(
             ),
           }
         : {}),
+      ...(upstreams.length ? { upstreams } : {}),
       operator,
       unreadable,
     };

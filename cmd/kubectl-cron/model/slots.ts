@@ -3,7 +3,13 @@
 // A schedule with H is resolved with the CronJob's namespace/name first, as the controller does. The slots are the
 // schedules' as written; one an exclusion window holds (spec.exclusions) says which (model/exclusions.ts).
 import type { CronJobSchedules, ScheduleSource } from "../../../api/v1/index.ts";
-import { parseScheduleSpec, type Schedule, ZoneRules, type CronFields } from "../../../api/v1/schedule/index.ts";
+import {
+  NO_SLOT,
+  parseScheduleSpec,
+  type Schedule,
+  ZoneRules,
+  type CronFields,
+} from "../../../api/v1/schedule/index.ts";
 import type { Excluded } from "./exclusions.ts";
 
 export interface FireTime {
@@ -88,7 +94,8 @@ export function nextRuns(
 /**
  * The slots after `now` as nextRuns gives them, one at a time, computed only as they are asked for: a caller that
  * wants the slots up to a time stops there (the dashboard's marks: a window of a day holds 96 slots of a quarter-hour
- * schedule, not the thousands a bound on the count would compute).
+ * schedule, not the thousands a bound on the count would compute). It ends where the schedules have no slot left
+ * (past spec.endTime; a CronJob with no schedule of its own, spec.after only, has none at all).
  */
 export function* fireTimes(
   schedules: CronJobSchedules,
@@ -98,11 +105,14 @@ export function* fireTimes(
 ): Generator<SourcedFireTime, void, undefined> {
   const members = schedules.schedule.set.members;
   const zones = new Map(members.map((m) => [m.index, slotZone(m.schedule, schedules.entries, m.index)]));
-  const prevOffsets = new Map([...zones].map(([i, z]) => [i, z.zone.offsetAt(now.getTime())]));
   const slots = schedules.schedule.set.slotsAfter(now, anchor);
+  // Read once a slot is found: a `now` past every slot may lie beyond what a zone's rules can say.
+  let prevOffsets: Map<number, number> | undefined;
   for (;;) {
     const slot = slots.next().value;
     const t = slot.at.getTime();
+    if (t >= NO_SLOT) return;
+    prevOffsets ??= new Map([...zones].map(([i, z]) => [i, z.zone.offsetAt(now.getTime())]));
     const first = slot.sources[0]!;
     const time = fireTime(zones.get(first)!, t, prevOffsets.get(first)!);
     for (const i of slot.sources) prevOffsets.set(i, zones.get(i)!.zone.offsetAt(t));

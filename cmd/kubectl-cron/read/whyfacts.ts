@@ -9,12 +9,14 @@ import {
   groupLimitOf,
   type Job,
   calendarNamesOf,
+  upstreamsOf,
 } from "../../../api/v1/index.ts";
+import { isNotFound } from "../../../runtime/errors.ts";
 import { type KubeObject, Kinds } from "../../../runtime/kinds.ts";
 import type { Context } from "../model/context.ts";
 import { calendarsRead, factsOf, type KnownReads, type NamespaceReads, type WhyFacts } from "../model/facts.ts";
 import { type GroupFacts, type GroupMember, groupsOf, memberOf } from "../model/groupfacts.ts";
-import { eventFacts, jobFacts, podFacts } from "../model/trims.ts";
+import { eventFacts, jobFacts, podFacts, trimCronJob } from "../model/trims.ts";
 import { getCronJob, listMapped } from "./api.ts";
 import { type Clocks, early, readClocks, type Reader, settled } from "./clocks.ts";
 import { gatherOperator } from "./operator.ts";
@@ -124,7 +126,43 @@ export async function readNamespace(
           ]);
           return new Map(read as [string, unknown][]);
         });
-  return { jobs: allJobs, pods, events, quotas, limitRanges, calendars, groups };
+  const upstreams = await readUpstreams(client, namespace, cronJobs, all || known !== undefined, attempt);
+  return { jobs: allJobs, pods, events, quotas, limitRanges, calendars, groups, upstreams };
+}
+
+/**
+ * The CronJobs spec.after of `cronJobs` names, by name (null: not in the namespace): from `cronJobs` when they are
+ * every CronJob of the namespace (`all`), else each read by name (at most 5 a CronJob); one that could not be read is
+ * noted and left out.
+ */
+async function readUpstreams(
+  client: Reader,
+  namespace: string,
+  cronJobs: readonly CronJob[],
+  all: boolean,
+  attempt: Clocks["attempt"],
+): Promise<Map<string, CronJob | null>> {
+  const byName = new Map<string, CronJob | null>(cronJobs.map((c) => [c.metadata?.name ?? "", c]));
+  const named = [...new Set(cronJobs.flatMap((c) => upstreamsOf(c.spec).map((u) => u.cronJob)))];
+  const out = new Map<string, CronJob | null>();
+  await Promise.all(
+    named.map(async (name) => {
+      const known = byName.get(name) ?? (all ? null : undefined);
+      const read =
+        known !== undefined
+          ? known
+          : await attempt(`${CronJobResource.plural} ${name} in ${namespace}`, async () => {
+              try {
+                return await client.get<CronJob>(CronJobResource, namespace, name);
+              } catch (e) {
+                if (isNotFound(e)) return null;
+                throw e;
+              }
+            });
+      if (read !== undefined) out.set(name, read === null ? null : trimCronJob(read));
+    }),
+  );
+  return out;
 }
 
 /**

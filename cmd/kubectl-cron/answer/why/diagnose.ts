@@ -5,6 +5,8 @@ import {
   jobNameFor,
   type RecentRun,
   isExplicit,
+  maxRunsEnd,
+  notStartedUntil,
   rowOfEntry,
   rowOfJob,
   TRIGGER_ROWS,
@@ -18,6 +20,7 @@ import { type Excluded, excludingSchedules, NO_SLOT_LEFT } from "../../model/exc
 import { iso } from "../../model/time.ts";
 import { nextRuns } from "../../model/slots.ts";
 import type { WhyFacts } from "../../model/facts.ts";
+import { afterAnswer, afterProblems } from "./after.ts";
 import { entryLine } from "./entry.ts";
 import { excludedEntryFor, excludedVerdict } from "./excluded.ts";
 import { groupHeldVerdict } from "./group.ts";
@@ -27,6 +30,7 @@ import { recordVerdict } from "./record.ts";
 import { laterRunsEvidence, laterRunsVerdict } from "./later.ts";
 import { nextBlocker, risks } from "./risks.ts";
 import { anchorOf, notASlot, schedulesOf, type SlotSource, slotSource, slotText, zoneOf } from "./slot.ts";
+import { endedVerdict, jitterDueVerdict, jitteredText, offsetEvidence, offsetOf, scheduleEndOf } from "./shaping.ts";
 import { futureVerdict, JUST_DUE_MS, undecidedVerdict } from "./undecided.ts";
 import {
   blockedText,
@@ -34,6 +38,7 @@ import {
   type Finding,
   finding,
   found,
+  SECOND,
   type SlotContext,
   type Verdict,
 } from "./verdict.ts";
@@ -121,9 +126,17 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
     jobFor(t) !== undefined ||
     (created !== undefined && schedules.schedule.mostRecent(t, created)?.getTime() === t.getTime());
   const created = cronJob.metadata?.creationTimestamp ? new Date(cronJob.metadata.creationTimestamp) : undefined;
-  let slot = o.slot ?? latest(f.now);
-  if (!o.slot && slot && !entryFor(slot) && !jobFor(slot) && f.now.getTime() - slot.getTime() < JUST_DUE_MS) {
-    slot = latest(new Date(slot.getTime() - 1)) ?? slot;
+  // A slot's run starts at the slot plus its jitter offset (spec.jitter): just due counts from then, and a run whose
+  // start has not come is due, not missed.
+  const offsetAt = (t: Date) => offsetOf(cronJob, t, jobFor(t), entryFor(t));
+  const startOf = (t: Date) => t.getTime() + (offsetAt(t) ?? 0) * SECOND;
+  // Ended by spec.maxRuns: its last run is the newest slot it owes (the schedule's later slots are none of its).
+  const endedByCount = !o.slot && maxRunsEnd(cronJob.spec, cronJob.status) !== undefined;
+  let slot = o.slot ?? (endedByCount ? lastRun : latest(f.now));
+  if (!o.slot && !endedByCount && slot && !entryFor(slot) && !jobFor(slot)) {
+    const start = startOf(slot);
+    if (start <= f.now.getTime() && f.now.getTime() - start < JUST_DUE_MS)
+      slot = latest(new Date(slot.getTime() - 1)) ?? slot;
   }
   // The next run: the first slot no window holds (while one is left).
   const unexcluded = excluding.schedules.schedule.next(f.now, anchor);
@@ -131,14 +144,29 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   const nextNote = nextRuns(schedules, anchor, new Date(nextAt.getTime() - 1), 1)[0]?.note;
   const blocker = nextBlocker(f, operator, exclusions);
   const blocked = blocker && blockedText(blocker);
-  const nextFrom = slotSource(schedules, nextAt, anchor, zone);
-  const next = {
-    utc: iso(nextAt),
-    local: rfc3339InZone(nextAt, nextFrom.zone),
-    text: `${slotText(nextAt, nextFrom.zone)}${nextFrom.words}`,
-    ...(nextNote ? { note: nextNote } : {}),
-    ...(blocked ? { blocked } : {}),
-  };
+  // No next slot: past spec.endTime, spec.maxRuns made, or no schedule of its own (spec.after only).
+  const hasNext = nextAt.getTime() < NO_SLOT_LEFT && !scheduleEndOf(cronJob, f.now, nextAt);
+  const nextFrom = hasNext ? slotSource(schedules, nextAt, anchor, zone) : { zone, words: "" };
+  const next = hasNext
+    ? {
+        utc: iso(nextAt),
+        local: rfc3339InZone(nextAt, nextFrom.zone),
+        text: `${slotText(nextAt, nextFrom.zone)}${nextFrom.words}`,
+        ...(nextNote ? { note: nextNote } : {}),
+        ...(blocked ? { blocked } : {}),
+      }
+    : undefined;
+  const withNext = next ? { next } : {};
+  // spec.after: its problems (a cycle, an upstream missing) and what it waits for, asked about no slot.
+  const named = { f, name, namespace };
+  const problems = afterProblems(named);
+  const afterNow = o.slot
+    ? undefined
+    : afterAnswer(named, operator, (at, words) => ({
+        ...ctx(f, name, namespace, { zone, words: "" }, at, jobsByName, exclusions, excludedBy),
+        slotText: words,
+      }));
+  const extras = (cause: CauseId | undefined) => [...risks(f, cause, exclusions), ...problems.map(finding)];
   // A request of it waiting for a place in its group, asked about no slot.
   const request = o.slot ? undefined : waitingRequest(f);
   const requestAnswer = (slotVerdict: Verdict): Diagnosis | undefined => {
@@ -158,23 +186,36 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
     const verdict = groupHeldVerdict({ ...c, slotText: words }, request, [entryLine(request)], true);
     const slotView = at ? { slot: { utc: iso(at), local: rfc3339InZone(at, from.zone), timeZone: from.zone } } : {};
     return finish(
-      { ...verdict, ...slotView, request: { trigger: request.trigger, id }, next },
-      risks(f, verdict.cause, exclusions),
+      { ...verdict, ...slotView, request: { trigger: request.trigger, id }, ...withNext },
+      extras(verdict.cause),
     );
   };
   if (!slot || (!o.slot && created && slot < created)) {
-    const verdict = cronJob.spec?.suspend
+    const end = scheduleEndOf(cronJob, f.now, hasNext ? nextAt : undefined);
+    const startTime = notStartedUntil(cronJob.spec, f.now);
+    const problem = problems[0];
+    const verdict: Verdict = cronJob.spec?.suspend
       ? undecidedVerdict(ctx(f, name, namespace, nextFrom, nextAt, jobsByName, exclusions, excludedBy), operator)
-      : {
-          status: "healthy" as const,
-          verdict: NO_CAUSE.noSlotYet({ nextSlot: next.text }),
-          evidence: [],
-          fix: [],
-        };
-    return requestAnswer(verdict) ?? finish({ ...verdict, next }, risks(f, verdict.cause, exclusions));
+      : problem
+        ? found(problem.cause, problem.params, problem.evidence)
+        : (afterNow?.verdict ??
+          (end
+            ? endedVerdict(cronJob, end, undefined)
+            : {
+                status: "healthy" as const,
+                verdict:
+                  startTime && next
+                    ? NO_CAUSE.notStarted({ startTime: iso(startTime), nextSlot: next.text })
+                    : NO_CAUSE.noSlotYet({ nextSlot: next?.text ?? "?" }),
+                evidence: startTime ? [`spec.startTime: ${String(cronJob.spec?.startTime)}`] : [],
+                fix: [],
+              }));
+    return requestAnswer(verdict) ?? finish({ ...verdict, ...withNext }, extras(verdict.cause));
   }
   const from = slotSource(schedules, slot, anchor, zone);
-  const c = ctx(f, name, namespace, from, slot, jobsByName, exclusions, excludedBy);
+  const plain = ctx(f, name, namespace, from, slot, jobsByName, exclusions, excludedBy);
+  const offset = offsetAt(slot);
+  const c = offset === undefined ? plain : { ...plain, slotText: jitteredText(plain.slotText, offset) };
   const slotNote = nextRuns(schedules, anchor, new Date(slot.getTime() - 1), 1)[0];
   const slotView = {
     utc: iso(slot),
@@ -199,14 +240,26 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
         ? undefined
         : excludedVerdict(c, excludedEntryFor(c), slot > f.now);
     // The slot's later runs (a retry's attempts) first: the newest run of the slot is its verdict.
+    // A jittered slot whose run's start has not come: due then, not missed.
+    const jitterDue =
+      offset !== undefined && startOf(slot) > f.now.getTime() && !cronJob.spec?.suspend && !cronJob.status?.stopped
+        ? jitterDueVerdict(plain.slotText, slot, offset)
+        : undefined;
     verdict =
       laterRunsVerdict(c, { job, entry }) ??
       (job
         ? ranVerdict(c, job, entry)
         : entry
           ? recordVerdict(c, entry)
-          : (excluded() ?? (slot > f.now ? futureVerdict(c, operator) : undecidedVerdict(c, operator))));
+          : (jitterDue ?? excluded() ?? (slot > f.now ? futureVerdict(c, operator) : undecidedVerdict(c, operator))));
+    if (offset !== undefined && !jitterDue) {
+      verdict = { ...verdict, evidence: [offsetEvidence(slot, offset, job), ...verdict.evidence] };
+    }
   }
+  // Asked about no slot: a newer run after an upstream answers, and an ended schedule says so (its last slot well).
+  if (afterNow?.at && afterNow.at > slot) verdict = afterNow.verdict;
+  const end = o.slot ? undefined : scheduleEndOf(cronJob, f.now, hasNext ? nextAt : undefined);
+  if (end) verdict = endedVerdict(cronJob, end, verdict);
   const asked = requestAnswer(verdict);
   if (asked) return asked;
   // An H field runs at a minute the user may not expect: say which.
@@ -220,7 +273,7 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
         `schedule ${JSON.stringify(e.schedule)} runs as ${JSON.stringify(e.resolvedSchedule)} (H hashed from ${namespace}/${name})`,
     ),
   ];
-  return finish({ ...verdict, evidence, slot: slotView, next }, risks(f, verdict.cause, exclusions));
+  return finish({ ...verdict, evidence, slot: slotView, ...withNext }, extras(verdict.cause));
 }
 
 /**

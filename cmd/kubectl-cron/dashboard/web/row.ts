@@ -1,6 +1,6 @@
 // A CronJob's row: its label (name, badges) and its track of marks and shades.
 import { h, type VNode } from "preact";
-import { type Attention, type Row, type RowMarks, PAGE_WORDS as W } from "../view.ts";
+import { type Attention, type Row, type RowMarks, type RowShaping, SHAPING_BADGES, PAGE_WORDS as W } from "../view.ts";
 import { ROW_H, type Scale, e } from "./base.ts";
 import { markNode, shadeNodes } from "./marks.ts";
 
@@ -24,6 +24,17 @@ function SuspendedBadge({ row }: { row: Row }): VNode | null {
     },
     W.suspended,
   );
+}
+
+/** What shapes its schedule (its window, its end, its upstreams): a small badge each, its words the title. */
+function ShapingBadges({ shaping }: { shaping: RowShaping | undefined }): VNode[] | null {
+  if (!shaping) return null;
+  return (Object.keys(SHAPING_BADGES) as (keyof RowShaping)[]).flatMap((k) => {
+    const words = shaping[k];
+    if (words === undefined) return [];
+    const title = Array.isArray(words) ? words.join("\n") : words;
+    return [e("span", { class: `badge shaping-badge`, title, "data-shaping": k }, SHAPING_BADGES[k])];
+  });
 }
 
 function AttentionBadge({ attention }: { attention: Attention | null | undefined }): VNode | null {
@@ -73,6 +84,7 @@ export function RowView({ row, top, marks, showNs, scale, width, now, selected, 
         row.name,
       ),
       h(SuspendedBadge, { row }),
+      ShapingBadges({ shaping: row.shaping }),
       suspendedVerdict(row) ? null : h(AttentionBadge, { attention: row.attention }),
     ),
     e(
