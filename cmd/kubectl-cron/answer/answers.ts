@@ -5,7 +5,9 @@ import {
   type CalendarRead,
   type CronJob,
   cronJobSchedules,
+  type CronJobSchedules,
   exclusionsOf,
+  type ExclusionsView,
   hasExclusions,
   type Job,
   jitterSecondsOf,
@@ -76,45 +78,92 @@ export function nextAnswer(x: CronJobRead, count = NEXT_COUNT): Output {
   const excluding = excludingSchedules(schedules, view?.exclusions);
   // spec.maxRuns: no more slots than runs are left (none once ended).
   const left = runsLeft(cronJob.spec, cronJob.status);
+  // spec.jitter: when each slot's run really starts (its slot plus its offset), beside the slot.
+  const jitter = jitterSecondsOf(cronJob.spec);
+  const key = { namespace: cronJob.metadata.namespace ?? x.namespace, name };
   const times = nextRuns(schedules, anchor, now, Math.min(count, left ?? count), excluding.excludedBy);
+  const n: NextRead = {
+    cronJob,
+    now,
+    name,
+    schedules,
+    view,
+    times,
+    zone: schedules.schedule.timeZone,
+    jitter,
+    startOf: (t: FireTime) => runStartOf(key, new Date(t.utc), jitter),
+    limits: limitLines(cronJob, now, times.length, count),
+    // The next run: the first slot no window holds (computed only with exclusions: else it is the first row).
+    nextRun:
+      view && excluding.schedules.schedule.next(now, anchor).getTime() < NO_SLOT_LEFT
+        ? nextRuns(excluding.schedules, anchor, now, 1)[0]
+        : undefined,
+  };
   const suspended = cronJob.spec.suspend === true;
   const notes = suspended ? [`suspended: these are the times it would run (kubectl cron resume ${name})`] : [];
-  const limits = limitLines(cronJob, now, times.length, count);
   for (const u of view?.unreadable ?? [])
     notes.push(`could not read ${u}: the slots it excludes are not marked (the operator reads it)`);
+  return {
+    text:
+      nextLines(n)
+        .map((l) => `${l}\n`)
+        .join("") + nextTable(n),
+    json: nextJson(n, suspended),
+    notes,
+  };
+}
+
+/** What `next` says of one CronJob, read and listed once: its slots, their zone, windows and jitter. */
+interface NextRead {
+  cronJob: CronJob;
+  now: Date;
+  name: string;
+  schedules: CronJobSchedules;
+  /** spec.exclusions as read (undefined: the CronJob has none). */
+  view: ExclusionsView | undefined;
+  times: ReturnType<typeof nextRuns>;
+  /** The zone of the first schedule: the heading's, and the pending runs' and the STARTS column's. */
+  zone: string;
+  jitter: number;
+  startOf: (t: FireTime) => Date;
+  limits: string[];
+  nextRun: FireTime | undefined;
+}
+
+/** The lines above the table: what H resolved to, the next run past the windows, the limits, the pending runs. */
+function nextLines(n: NextRead): string[] {
+  const { view, nextRun } = n;
   // H is resolved per CronJob: say what this one runs as.
-  const lines = schedules.entries
+  const lines = n.schedules.entries
     .filter((e) => e.resolvedSchedule !== e.schedule)
     .map(
       (e) =>
         `schedule ${JSON.stringify(e.schedule)} runs as ${JSON.stringify(e.resolvedSchedule)} (H is hashed from namespace/name)`,
     );
-  // The next run: the first slot no window holds, when the first listed is excluded (else it is the first row).
-  let nextRun: FireTime | undefined;
   if (view) {
-    const at = excluding.schedules.schedule.next(now, anchor);
-    if (at.getTime() < NO_SLOT_LEFT) nextRun = nextRuns(excluding.schedules, anchor, now, 1)[0];
     if (view.hold) lines.push(`held: ${view.hold.problem}`);
     else if (!nextRun) lines.push("next run: none: the exclusions hold every slot for 28 years");
-    else if (times[0]?.excluded)
+    else if (n.times[0]?.excluded)
       lines.push(`next run: ${nextRun.time} (${nextRun.utc}); the slots before it are excluded`);
   }
-  const zone = schedules.schedule.timeZone;
-  lines.push(...limits);
-  for (const r of pendingRunsOf(cronJob)) lines.push(pendingLine(r, zone, now));
-  // spec.jitter: when each slot's run really starts (its slot plus its offset), beside the slot.
-  const jitter = jitterSecondsOf(cronJob.spec);
-  const key = { namespace: cronJob.metadata.namespace ?? x.namespace, name };
-  const startOf = (t: FireTime) => runStartOf(key, new Date(t.utc), jitter);
-  // A SCHEDULE column only when slots name their schedules; EXCLUDED BY only with exclusions; the zone in the
-  // heading when there is one zone.
-  const named = times.some((t) => t.sources);
-  const zones = new Set(schedules.entries.map((e) => e.timeZone ?? "UTC"));
+  lines.push(...n.limits);
+  for (const r of pendingRunsOf(n.cronJob)) lines.push(pendingLine(r, n.zone, n.now));
+  return lines;
+}
+
+/**
+ * The slots' table. A SCHEDULE column only when slots name their schedules; EXCLUDED BY only with exclusions; the
+ * zone in the heading when there is one zone.
+ */
+function nextTable(n: NextRead): string {
+  const { view, jitter, startOf, zone } = n;
+  const named = n.times.some((t) => t.sources);
+  const zones = new Set(n.schedules.entries.map((e) => e.timeZone ?? "UTC"));
   const heading = zones.size === 1 && !named ? `NEXT (${zone})` : "NEXT";
   const unsure = (view?.unreadable.length ?? 0) > 0;
   const excludedCell = (t: FireTime) =>
     t.excluded ? `${t.excluded.by}: ${t.excluded.window}` : view?.hold ? "held" : unsure ? "?" : "-";
-  const rows = times.map((t) => [
+  const rows = n.times.map((t) => [
     t.time,
     t.utc,
     ...(jitter > 0
@@ -124,9 +173,25 @@ export function nextAnswer(x: CronJobRead, count = NEXT_COUNT): Output {
     ...(view ? [excludedCell(t)] : []),
     t.note ?? "",
   ]);
-  const [first] = schedules.entries;
+  if (!rows.length) return "";
+  return table(
+    [
+      heading,
+      "UTC",
+      ...(jitter > 0 ? ["STARTS"] : []),
+      ...(named ? ["SCHEDULE"] : []),
+      ...(view ? ["EXCLUDED BY"] : []),
+      "NOTE",
+    ],
+    rows,
+  );
+}
+
+function nextJson(n: NextRead, suspended: boolean): Output["json"] {
+  const { view, times, jitter, startOf, limits } = n;
+  const [first] = n.schedules.entries;
   // `retries`, the name the first pending runs had: every trigger's, each with its row's word.
-  const retries = pendingRunsOf(cronJob).map((r) => ({
+  const retries = pendingRunsOf(n.cronJob).map((r) => ({
     trigger: r.word,
     scheduledTime: iso(r.slot),
     ...(r.attempt ? { attempt: r.attempt.number, limit: r.attempt.of } : {}),
@@ -136,40 +201,22 @@ export function nextAnswer(x: CronJobRead, count = NEXT_COUNT): Output {
     ...(r.failure ? { failure: r.failure } : {}),
   }));
   return {
-    text:
-      lines.map((l) => `${l}\n`).join("") +
-      (rows.length
-        ? table(
-            [
-              heading,
-              "UTC",
-              ...(jitter > 0 ? ["STARTS"] : []),
-              ...(named ? ["SCHEDULE"] : []),
-              ...(view ? ["EXCLUDED BY"] : []),
-              "NOTE",
-            ],
-            rows,
-          )
-        : ""),
-    json: {
-      name,
-      // spec.schedule's, as a v1 reader knows it; `schedules` has every one (none: spec.after only).
-      ...(first ? { schedule: first.schedule, resolvedSchedule: first.resolvedSchedule } : {}),
-      timeZone: zone,
-      schedules: schedules.entries,
-      suspended,
-      times: jitter > 0 ? times.map((t) => ({ ...t, startsAt: iso(startOf(t)) })) : times,
-      ...(limits.length ? { limits } : {}),
-      ...(view
-        ? {
-            nextRun: view.hold ? null : (nextRun ?? null),
-            ...(view.hold ? { held: view.hold } : {}),
-            ...(view.unreadable.length ? { unreadable: view.unreadable } : {}),
-          }
-        : {}),
-      ...(retries.length ? { retries } : {}),
-    },
-    notes,
+    name: n.name,
+    // spec.schedule's, as a v1 reader knows it; `schedules` has every one (none: spec.after only).
+    ...(first ? { schedule: first.schedule, resolvedSchedule: first.resolvedSchedule } : {}),
+    timeZone: n.zone,
+    schedules: n.schedules.entries,
+    suspended,
+    times: jitter > 0 ? times.map((t) => ({ ...t, startsAt: iso(startOf(t)) })) : times,
+    ...(limits.length ? { limits } : {}),
+    ...(view
+      ? {
+          nextRun: view.hold ? null : (n.nextRun ?? null),
+          ...(view.hold ? { held: view.hold } : {}),
+          ...(view.unreadable.length ? { unreadable: view.unreadable } : {}),
+        }
+      : {}),
+    ...(retries.length ? { retries } : {}),
   };
 }
 

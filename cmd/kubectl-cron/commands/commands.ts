@@ -22,7 +22,7 @@ import {
 import { countText, slotsInRange } from "../../../api/v1/schedule/index.ts";
 import { fieldErrorString } from "../../../runtime/field.ts";
 import { Kinds } from "../../../runtime/kinds.ts";
-import type { Job } from "../../../api/v1/index.ts";
+import type { CronJobSchedules, Job } from "../../../api/v1/index.ts";
 import type { Args } from "../model/args.ts";
 import type { Context, Output } from "../model/context.ts";
 import { getCronJob, listAll } from "../read/api.ts";
@@ -125,55 +125,77 @@ function migratedFromColumn(c: CronJob): string {
  */
 export async function backfill(ctx: Context, args: Args): Promise<Output> {
   const cronJob = await getCronJob(ctx, args.name);
+  if (args.cancel) return cancelBackfill(ctx, args, cronJob);
+  if (!args.from || !args.to) return backfillProgress(args, cronJob);
+  const plan = await backfillPlan(ctx, args, cronJob, args.from, args.to);
+  return args.dryRun ? backfillDryRun(ctx, args, plan) : requestBackfill(ctx, args, cronJob, plan);
+}
+
+async function cancelBackfill(ctx: Context, args: Args, cronJob: CronJob): Promise<Output> {
   const ref = `${RESOURCE}/${args.name}`;
-  if (args.cancel) {
-    if (cronJob.metadata.annotations?.[BACKFILL_ANNOTATION] === undefined)
-      return { text: `${ref}: no backfill requested\n`, json: cronJob.status?.backfill ?? {} };
-    const after = await ctx.client.patch<CronJob>(
-      CronJobResource,
-      ctx.namespace,
-      args.name,
-      { metadata: { annotations: { [BACKFILL_ANNOTATION]: null } } },
-      "merge",
-      { fieldManager: FIELD_MANAGER },
-    );
-    return { text: `${ref}: backfill cancel requested (Jobs already started keep running)\n`, json: after };
-  }
-  if (!args.from || !args.to) {
-    const bf = cronJob.status?.backfill;
-    if (!bf) return { text: "", json: {}, notes: [`no backfill of ${args.name} yet`] };
-    const rows = [
-      [
-        bf.id ?? "-",
-        bf.from ?? "-",
-        bf.to ?? "-",
-        bf.phase,
-        `${bf.created + bf.skipped}/${bf.total}`,
-        String(bf.created),
-        String(bf.skipped),
-        bf.lastSlot ?? "-",
-      ],
-    ];
-    return {
-      text: table(["ID", "FROM", "TO", "PHASE", "DONE", "RUN", "SKIPPED", "LAST SLOT"], rows),
-      json: bf,
-      notes: bf.message ? [bf.message] : [],
-    };
-  }
+  if (cronJob.metadata.annotations?.[BACKFILL_ANNOTATION] === undefined)
+    return { text: `${ref}: no backfill requested\n`, json: cronJob.status?.backfill ?? {} };
+  const after = await ctx.client.patch<CronJob>(
+    CronJobResource,
+    ctx.namespace,
+    args.name,
+    { metadata: { annotations: { [BACKFILL_ANNOTATION]: null } } },
+    "merge",
+    { fieldManager: FIELD_MANAGER },
+  );
+  return { text: `${ref}: backfill cancel requested (Jobs already started keep running)\n`, json: after };
+}
+
+function backfillProgress(args: Args, cronJob: CronJob): Output {
+  const bf = cronJob.status?.backfill;
+  if (!bf) return { text: "", json: {}, notes: [`no backfill of ${args.name} yet`] };
+  const rows = [
+    [
+      bf.id ?? "-",
+      bf.from ?? "-",
+      bf.to ?? "-",
+      bf.phase,
+      `${bf.created + bf.skipped}/${bf.total}`,
+      String(bf.created),
+      String(bf.skipped),
+      bf.lastSlot ?? "-",
+    ],
+  ];
+  return {
+    text: table(["ID", "FROM", "TO", "PHASE", "DONE", "RUN", "SKIPPED", "LAST SLOT"], rows),
+    json: bf,
+    notes: bf.message ? [bf.message] : [],
+  };
+}
+
+/** The slots a backfill of the range runs, and what spec.exclusions holds of them. */
+interface BackfillPlan {
+  from: Date;
+  to: Date;
+  schedules: CronJobSchedules;
+  anchor: Date;
+  slots: Date[];
+  excluding: ReturnType<typeof excludingSchedules>;
+  exclusionNotes: string[];
+  excludedSlots: number;
+}
+
+async function backfillPlan(ctx: Context, args: Args, cronJob: CronJob, from: Date, to: Date): Promise<BackfillPlan> {
   const parsed = schedulesOf(cronJob, ctx.namespace);
-  if (!parsed.ok) throw new Error(`${ref} cannot be backfilled: ${parsed.errors.map(fieldErrorString).join("; ")}`);
+  if (!parsed.ok)
+    throw new Error(`${RESOURCE}/${args.name} cannot be backfilled: ${parsed.errors.map(fieldErrorString).join("; ")}`);
   const { schedules } = parsed;
-  if (args.to.getTime() > ctx.now().getTime())
-    throw new Error(`--to ${args.to.toISOString()} is in the future: a backfill runs past slots only`);
+  if (to.getTime() > ctx.now().getTime())
+    throw new Error(`--to ${to.toISOString()} is in the future: a backfill runs past slots only`);
   const anchor = new Date(cronJob.metadata.creationTimestamp ?? ctx.now());
-  const count = schedules.backfillSlotCount(args.from, args.to, anchor);
+  const count = schedules.backfillSlotCount(from, to, anchor);
   if (!count.exact || count.count > MAX_BACKFILL_SLOTS) {
     const all = countText(count);
     throw new Error(
       `the range holds ${all} slots; at most ${MAX_BACKFILL_SLOTS} may be backfilled in one request: split the range`,
     );
   }
-  const slots = slotsInRange(schedules.schedule, args.from, args.to, { max: MAX_BACKFILL_SLOTS, anchor });
+  const slots = slotsInRange(schedules.schedule, from, to, { max: MAX_BACKFILL_SLOTS, anchor });
   // The slots spec.exclusions holds are skipped, as the schedule skipped them, unless --include-excluded; a calendar
   // that cannot be read is said (the operator holds the request's slots until it can).
   const namespace = cronJob.metadata.namespace ?? ctx.namespace;
@@ -187,44 +209,52 @@ export async function backfill(ctx: Context, args: Args): Promise<Output> {
     ...(view?.unreadable ?? []).map((u) => `could not read ${u}: the slots it excludes are not marked`),
   ];
   const excludedSlots = slots.filter((s) => excluding.excludedBy(s, anchor)).length;
-  if (args.dryRun) {
-    const jobs = await listAll<Job>(ctx.client, Kinds.Job, {
-      namespace: ctx.namespace,
-      labelSelector: `${CRONJOB_NAME_LABEL}=${args.name}`,
-    });
-    const existing = new Set(jobs.map((j) => j.metadata?.name ?? ""));
-    const planned = slots.map((s) => {
-      const job = jobNameFor(args.name, s);
-      const sources = schedules.sourcesAt(s, anchor)?.map(scheduleSourceText).join("; ");
-      const excluded = excluding.excludedBy(s, anchor);
-      return {
-        slot: s.toISOString().replace(".000Z", "Z"),
-        job,
-        action: existing.has(job)
-          ? "skip: its Job exists"
-          : excluded
-            ? `skip: excluded by ${excluded.by}: ${excluded.window}`
-            : "run",
-        ...(sources ? { schedule: sources } : {}),
-      };
-    });
-    const toRun = planned.filter((p) => p.action === "run").length;
-    const several = planned.some((p) => p.schedule !== undefined);
-    const rows = planned.map((p) => [p.slot, p.job, ...(several ? [p.schedule ?? ""] : []), p.action]);
+  return { from, to, schedules, anchor, slots, excluding, exclusionNotes, excludedSlots };
+}
+
+/** --dry-run: each slot with what the backfill would do with it (a slot whose Job exists, or excluded, is skipped). */
+async function backfillDryRun(ctx: Context, args: Args, plan: BackfillPlan): Promise<Output> {
+  const { schedules, anchor, slots, excluding, excludedSlots } = plan;
+  const jobs = await listAll<Job>(ctx.client, Kinds.Job, {
+    namespace: ctx.namespace,
+    labelSelector: `${CRONJOB_NAME_LABEL}=${args.name}`,
+  });
+  const existing = new Set(jobs.map((j) => j.metadata?.name ?? ""));
+  const planned = slots.map((s) => {
+    const job = jobNameFor(args.name, s);
+    const sources = schedules.sourcesAt(s, anchor)?.map(scheduleSourceText).join("; ");
+    const excluded = excluding.excludedBy(s, anchor);
     return {
-      text: table(["SLOT (UTC)", "JOB", ...(several ? ["SCHEDULE"] : []), "ACTION"], rows),
-      json: { slots: planned },
-      notes: [
-        ...exclusionNotes,
-        `dry run: ${toRun} of ${slots.length} slots would run${excludedSlots ? ` (${excludedSlots} excluded: --include-excluded runs them)` : ""}; nothing was changed`,
-      ],
+      slot: s.toISOString().replace(".000Z", "Z"),
+      job,
+      action: existing.has(job)
+        ? "skip: its Job exists"
+        : excluded
+          ? `skip: excluded by ${excluded.by}: ${excluded.window}`
+          : "run",
+      ...(sources ? { schedule: sources } : {}),
     };
-  }
+  });
+  const toRun = planned.filter((p) => p.action === "run").length;
+  const several = planned.some((p) => p.schedule !== undefined);
+  const rows = planned.map((p) => [p.slot, p.job, ...(several ? [p.schedule ?? ""] : []), p.action]);
+  return {
+    text: table(["SLOT (UTC)", "JOB", ...(several ? ["SCHEDULE"] : []), "ACTION"], rows),
+    json: { slots: planned },
+    notes: [
+      ...plan.exclusionNotes,
+      `dry run: ${toRun} of ${slots.length} slots would run${excludedSlots ? ` (${excludedSlots} excluded: --include-excluded runs them)` : ""}; nothing was changed`,
+    ],
+  };
+}
+
+async function requestBackfill(ctx: Context, args: Args, cronJob: CronJob, plan: BackfillPlan): Promise<Output> {
+  const { from, to, slots, excludedSlots } = plan;
   const id = newRunNowRequest(ctx.now());
   const value = backfillAnnotationValue({
     id,
-    from: args.from,
-    to: args.to,
+    from,
+    to,
     parallelism: args.parallelism,
     ...(args.includeExcluded ? { includeExcluded: true } : {}),
   });
@@ -237,13 +267,13 @@ export async function backfill(ctx: Context, args: Args): Promise<Output> {
     { fieldManager: FIELD_MANAGER },
   );
   const notes = [
-    ...exclusionNotes,
+    ...plan.exclusionNotes,
     `progress: kubectl cron backfill ${args.name}; cancel: kubectl cron backfill ${args.name} --cancel`,
   ];
   if (cronJob.status?.backfill?.phase === "Running")
     notes.push(`it replaces the running backfill "${cronJob.status.backfill.id}"`);
   return {
-    text: `${ref}: backfill "${id}" requested: ${slots.length - excludedSlots} slots${excludedSlots ? ` (${excludedSlots} more excluded: skipped)` : ""} from ${args.from.toISOString()} to ${args.to.toISOString()}, at most ${args.parallelism} at a time\n`,
+    text: `${RESOURCE}/${args.name}: backfill "${id}" requested: ${slots.length - excludedSlots} slots${excludedSlots ? ` (${excludedSlots} more excluded: skipped)` : ""} from ${from.toISOString()} to ${to.toISOString()}, at most ${args.parallelism} at a time\n`,
     json: { id, slots: slots.length - excludedSlots, ...(excludedSlots ? { excluded: excludedSlots } : {}) },
     notes,
   };

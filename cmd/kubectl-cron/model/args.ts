@@ -233,19 +233,33 @@ const FLAG_COMMANDS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> =
 };
 
 export function parseCommandLine(argv: readonly string[]): Args | "help" {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...argv], allowPositionals: true, options: OPTIONS });
-  } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e));
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseOptions(argv);
   if (values.help || positionals.length === 0) return "help";
   const [command, name, ...rest] = positionals;
   if (!(COMMANDS as readonly string[]).includes(command ?? "")) {
     throw new UsageError(`unknown command ${JSON.stringify(command)}; want one of ${COMMANDS.join(", ")}`);
   }
   const cmd = command as Command;
+  checkCombination(cmd, name, rest, values);
+  const output = values.output ?? "table";
+  if (!(OUTPUTS as readonly string[]).includes(output)) {
+    throw new UsageError(`--output: want json or yaml (or leave it out for a table); got ${JSON.stringify(output)}`);
+  }
+  return argsOf(cmd, name, values, output as OutputFormat, backfillRange(cmd, values));
+}
+
+function parseOptions(argv: readonly string[]) {
+  try {
+    return parseArgs({ args: [...argv], allowPositionals: true, options: OPTIONS });
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+}
+
+type Values = ReturnType<typeof parseOptions>["values"];
+
+/** The usage error of the first flag or NAME that does not go with the command or with another. */
+function checkCombination(cmd: Command, name: string | undefined, rest: string[], values: Values): void {
   for (const [flag, commands] of Object.entries(FLAG_COMMANDS)) {
     if (values[flag as keyof typeof values] !== undefined && !commands.includes(cmd)) {
       throw new UsageError(`--${flag} does not apply to ${cmd} (only to ${commands.join(", ")})`);
@@ -267,11 +281,10 @@ export function parseCommandLine(argv: readonly string[]): Args | "help" {
   if (values.selector !== undefined && values.selector.trim() === "") {
     throw new UsageError(`--selector: want a label selector such as app=backup; got ""`);
   }
-  const output = values.output ?? "table";
-  if (!(OUTPUTS as readonly string[]).includes(output)) {
-    throw new UsageError(`--output: want json or yaml (or leave it out for a table); got ${JSON.stringify(output)}`);
-  }
-  const defaultSettle = cmd === "unmigrate" ? DEFAULT_UNMIGRATE_SETTLE_SECONDS : DEFAULT_MIGRATE_SETTLE_SECONDS;
+}
+
+/** --from and --to, read; for backfill, checked to make a range (or none, the progress) with the flags it needs. */
+function backfillRange(cmd: Command, values: Values): { from: Date | undefined; to: Date | undefined } {
   const from = values.from !== undefined ? parseTime("--from", values.from) : undefined;
   const to = values.to !== undefined ? parseTime("--to", values.to) : undefined;
   if (cmd === "backfill") {
@@ -282,11 +295,23 @@ export function parseCommandLine(argv: readonly string[]): Args | "help" {
     if (values["dry-run"] && !from) throw new UsageError("backfill: --dry-run needs --from and --to");
     if (values["include-excluded"] && !from) throw new UsageError("backfill: --include-excluded needs --from and --to");
   }
+  return { from, to };
+}
+
+/** The Args of a command line whose words go together; a flag's value that does not parse is its usage error. */
+function argsOf(
+  cmd: Command,
+  name: string | undefined,
+  values: Values,
+  output: OutputFormat,
+  { from, to }: { from: Date | undefined; to: Date | undefined },
+): Args {
+  const defaultSettle = cmd === "unmigrate" ? DEFAULT_UNMIGRATE_SETTLE_SECONDS : DEFAULT_MIGRATE_SETTLE_SECONDS;
   return {
     command: cmd,
     name: name ?? "",
     ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
-    allNamespaces,
+    allNamespaces: values["all-namespaces"] === true,
     ...(values.selector !== undefined ? { selector: values.selector } : {}),
     ...(values.context !== undefined ? { context: values.context } : {}),
     ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
@@ -294,7 +319,7 @@ export function parseCommandLine(argv: readonly string[]): Args | "help" {
       values["request-timeout"] !== undefined
         ? parseRequestTimeout(values["request-timeout"])
         : DEFAULT_REQUEST_TIMEOUT_MS,
-    output: output as OutputFormat,
+    output,
     ...(values.count !== undefined ? { count: parseCount(values.count) } : {}),
     wait: !values["no-wait"],
     timeoutSeconds: values.timeout !== undefined ? parseDuration("--timeout", values.timeout) : 60,

@@ -108,162 +108,194 @@ export async function migrate(
   originals: readonly BuiltinCronJob[],
   opts: HandoverOptions,
 ): Promise<ObjectReport[]> {
-  const builtin = builtinCronJobKind(opts.builtinVersion);
-  const apiVersion = `batch/${opts.builtinVersion}`;
   const reports: ObjectReport[] = [];
   const pending: Pending[] = [];
-
   for (const original of originals) {
-    const namespace = original.metadata.namespace ?? "";
-    const name = original.metadata.name ?? "";
-    const theirs = `${apiVersion} CronJob ${namespace}/${name}`;
-    const ours = `${RESOURCE} ${namespace}/${name}`;
-    const conversion = convertBuiltin(original, apiVersion);
-    if (!conversion.ok) {
-      reports.push(refused(namespace, name, conversion.reason));
-      continue;
-    }
-    const report: ObjectReport = {
-      namespace,
-      name,
-      outcome: opts.dryRun ? "would migrate" : "migrated",
-      changes: [],
-      warnings: [...conversion.warnings, ...deadlineWarning(original.spec.startingDeadlineSeconds, opts)],
-    };
-    let existing: CronJobWire | undefined = await api.get<CronJob>(CronJobResource, namespace, name);
-    if (!existing) {
-      try {
-        const created = await api.create(CronJobResource, conversion.cronJob, { dryRun: opts.dryRun });
-        existing = opts.dryRun ? undefined : created;
-        report.changes.push(`create ${ours}, suspended until the handover ends`);
-        if (opts.dryRun) report.object = conversion.cronJob;
-      } catch (e) {
-        if (!isAlreadyExists(e)) {
-          const reason = refusalOf(e);
-          if (reason === undefined) throw e;
-          reports.push(refused(namespace, name, reason));
-          continue;
-        }
-        // Created meanwhile (another run of migrate): decide on what is there.
-        existing = await api.get<CronJob>(CronJobResource, namespace, name);
-      }
-    }
-    let record = migratedFromOf(original, apiVersion);
-    if (existing) {
-      const theirRecord = readMigratedFrom(existing.metadata.annotations);
-      if (!theirRecord || theirRecord.uid !== original.metadata.uid) {
-        reports.push(
-          refused(
-            namespace,
-            name,
-            `${ours} already exists and was not migrated from this ${apiVersion} CronJob (uid ${original.metadata.uid}): ` +
-              `nothing changed; rename or delete one of them`,
-          ),
-        );
-        continue;
-      }
-      const state = handoverOf(existing);
-      if (state === undefined) {
-        report.outcome = "already migrated";
-        if (original.spec.suspend !== true) {
-          report.warnings.push(
-            `${theirs} was resumed after the migration: both run its schedule (kubectl cron unmigrate ${name} gives it back)`,
-          );
-        }
-        reports.push(report);
-        continue;
-      }
-      if (state === "returning") {
-        reports.push(
-          refused(namespace, name, `a give-back is unfinished: finish it first (kubectl cron unmigrate ${name})`),
-        );
-        continue;
-      }
-      if (state === "returned") {
-        // Given back earlier and kept suspended: take it over again with the original's current spec and
-        // metadata, replaced whole (a merge would keep fields the original no longer has).
-        if (!opts.dryRun) {
-          try {
-            await api.replaceMembers(CronJobResource, namespace, name, [
-              { path: "/spec", value: conversion.cronJob.spec },
-              { path: "/metadata/labels", value: conversion.cronJob.metadata.labels ?? {} },
-              { path: "/metadata/annotations", value: conversion.cronJob.metadata.annotations ?? {} },
-            ]);
-          } catch (e) {
-            const reason = refusalOf(e);
-            if (reason === undefined) throw e;
-            reports.push(refused(namespace, name, reason));
-            continue;
-          }
-        }
-        report.changes.push(`update ${ours} (given back earlier) from ${theirs}, suspended until the handover ends`);
-        if (opts.dryRun) report.object = conversion.cronJob;
-      } else {
-        // "migrating": an earlier run stopped part-way; its record holds the original's suspend from before.
-        record = theirRecord;
-      }
-    }
-    if (original.spec.suspend !== true) {
-      if (!opts.dryRun) await api.mergePatch(builtin, namespace, name, { spec: { suspend: true } });
-      report.changes.push(`suspend ${theirs}`);
-    }
-    pending.push({ report, original, record });
+    const step = await takeOver(api, original, opts);
+    if ("done" in step) reports.push(step.done);
+    else pending.push(step);
   }
-
   if (pending.length > 0 && !opts.dryRun) await settle(opts, "the built-in CronJob controller");
-
   const jobs = opts.dryRun
     ? new Map<string, Job[]>()
     : await jobsByNamespace(
         api,
         pending.map((p) => p.report.namespace),
       );
-  for (const { report, original, record } of pending) {
-    const { namespace, name } = report;
-    const ours = `${RESOURCE} ${namespace}/${name}`;
-    if (opts.dryRun) {
-      const last = lastSlotOfBuiltin(original, [], name);
-      report.changes.push(
-        `wait ${opts.settleSeconds}s, then write the original's last scheduled time (now ${last ? rfc3339(last) : "none"}) into ${ours} status.lastScheduleTime`,
-        record.suspend ? `leave ${ours} suspended (the original was suspended)` : `resume ${ours}`,
-      );
-      reports.push(report);
-      continue;
-    }
-    const now = (await api.get<BuiltinCronJob>(builtinCronJobKind(opts.builtinVersion), namespace, name)) ?? original;
-    const last = lastSlotOfBuiltin(now, jobs.get(namespace) ?? [], name);
-    const current = await api.get<CronJob>(CronJobResource, namespace, name);
-    if (!current) {
-      reports.push(refused(namespace, name, `${ours} was deleted during the handover; nothing more changed`));
-      continue;
-    }
-    const recorded = parseTime(current.status?.lastScheduleTime);
-    if (last && (!recorded || last > recorded)) {
-      await api.mergePatch(
-        CronJobResource,
-        namespace,
-        name,
-        { status: { lastScheduleTime: rfc3339(last) } },
-        { status: true },
-      );
-      report.changes.push(`set ${ours} status.lastScheduleTime=${rfc3339(last)} (the original's last run)`);
-    }
-    await api.mergePatch(CronJobResource, namespace, name, {
-      spec: { suspend: record.suspend },
-      metadata: { annotations: { [HANDOVER_ANNOTATION]: null } },
-    });
-    report.changes.push(record.suspend ? `leave ${ours} suspended (the original was suspended)` : `resume ${ours}`);
-    if (original.spec.concurrencyPolicy === "Forbid" && (now.status?.active?.length ?? 0) > 0) {
-      report.warnings.push(
-        `concurrencyPolicy Forbid: the original's running Job(s) ${(now.status?.active ?? []).map((a) => a.name).join(", ")} do not hold back ours`,
-      );
-    }
-    reports.push(report);
-  }
+  for (const p of pending) reports.push(await handOver(api, p, jobs, opts));
   return order(
     reports,
     originals.map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
   );
+}
+
+/** An object whose handover ended before the settle wait (refused, or nothing to do). */
+interface Done {
+  done: ObjectReport;
+}
+
+/** Steps (1) and (2) of one object: ours created (or found) suspended, then the original suspended. */
+async function takeOver(api: HandoverAPI, original: BuiltinCronJob, opts: HandoverOptions): Promise<Done | Pending> {
+  const apiVersion = `batch/${opts.builtinVersion}`;
+  const namespace = original.metadata.namespace ?? "";
+  const name = original.metadata.name ?? "";
+  const conversion = convertBuiltin(original, apiVersion);
+  if (!conversion.ok) return { done: refused(namespace, name, conversion.reason) };
+  const report: ObjectReport = {
+    namespace,
+    name,
+    outcome: opts.dryRun ? "would migrate" : "migrated",
+    changes: [],
+    warnings: [...conversion.warnings, ...deadlineWarning(original.spec.startingDeadlineSeconds, opts)],
+  };
+  const made = await createOurs(api, conversion.cronJob, report, opts);
+  if (made.refusal !== undefined) return { done: refused(namespace, name, made.refusal) };
+  let record = migratedFromOf(original, apiVersion);
+  if (made.existing) {
+    const found = await existingOurs(api, original, made.existing, conversion.cronJob, report, opts);
+    if ("done" in found) return found;
+    record = found.record ?? record;
+  }
+  if (original.spec.suspend !== true) {
+    if (!opts.dryRun)
+      await api.mergePatch(builtinCronJobKind(opts.builtinVersion), namespace, name, { spec: { suspend: true } });
+    report.changes.push(`suspend ${apiVersion} CronJob ${namespace}/${name}`);
+  }
+  return { report, original, record };
+}
+
+/**
+ * Ours created suspended unless it exists: what is there now (none when a dry run would create it), or why the API
+ * server refused it.
+ */
+async function createOurs(
+  api: HandoverAPI,
+  converted: CronJobWire,
+  report: ObjectReport,
+  opts: HandoverOptions,
+): Promise<{ existing?: CronJobWire | undefined; refusal?: string }> {
+  const { namespace, name } = report;
+  const existing = await api.get<CronJob>(CronJobResource, namespace, name);
+  if (existing) return { existing };
+  try {
+    const created = await api.create(CronJobResource, converted, { dryRun: opts.dryRun });
+    report.changes.push(`create ${RESOURCE} ${namespace}/${name}, suspended until the handover ends`);
+    if (opts.dryRun) report.object = converted;
+    return { existing: opts.dryRun ? undefined : created };
+  } catch (e) {
+    if (!isAlreadyExists(e)) {
+      const reason = refusalOf(e);
+      if (reason === undefined) throw e;
+      return { refusal: reason };
+    }
+    // Created meanwhile (another run of migrate): decide on what is there.
+    return { existing: await api.get<CronJob>(CronJobResource, namespace, name) };
+  }
+}
+
+/**
+ * Ours already there: another object (refused), migrated already, a give-back unfinished (refused), given back
+ * earlier (taken over again), or an earlier migrate stopped part-way, whose record holds the original's suspend from
+ * before (`record`).
+ */
+async function existingOurs(
+  api: HandoverAPI,
+  original: BuiltinCronJob,
+  existing: CronJobWire,
+  converted: CronJobWire,
+  report: ObjectReport,
+  opts: HandoverOptions,
+): Promise<Done | { record?: MigratedFrom }> {
+  const apiVersion = `batch/${opts.builtinVersion}`;
+  const { namespace, name } = report;
+  const ours = `${RESOURCE} ${namespace}/${name}`;
+  const theirRecord = readMigratedFrom(existing.metadata.annotations);
+  if (!theirRecord || theirRecord.uid !== original.metadata.uid) {
+    const reason =
+      `${ours} already exists and was not migrated from this ${apiVersion} CronJob (uid ${original.metadata.uid}): ` +
+      `nothing changed; rename or delete one of them`;
+    return { done: refused(namespace, name, reason) };
+  }
+  const state = handoverOf(existing);
+  if (state === undefined) {
+    report.outcome = "already migrated";
+    if (original.spec.suspend !== true) {
+      report.warnings.push(
+        `${apiVersion} CronJob ${namespace}/${name} was resumed after the migration: both run its schedule (kubectl cron unmigrate ${name} gives it back)`,
+      );
+    }
+    return { done: report };
+  }
+  if (state === "returning") {
+    const reason = `a give-back is unfinished: finish it first (kubectl cron unmigrate ${name})`;
+    return { done: refused(namespace, name, reason) };
+  }
+  if (state !== "returned") return { record: theirRecord };
+  // Given back earlier and kept suspended: take it over again with the original's current spec and metadata,
+  // replaced whole (a merge would keep fields the original no longer has).
+  if (!opts.dryRun) {
+    try {
+      await api.replaceMembers(CronJobResource, namespace, name, [
+        { path: "/spec", value: converted.spec },
+        { path: "/metadata/labels", value: converted.metadata.labels ?? {} },
+        { path: "/metadata/annotations", value: converted.metadata.annotations ?? {} },
+      ]);
+    } catch (e) {
+      const reason = refusalOf(e);
+      if (reason === undefined) throw e;
+      return { done: refused(namespace, name, reason) };
+    }
+  }
+  report.changes.push(
+    `update ${ours} (given back earlier) from ${apiVersion} CronJob ${namespace}/${name}, suspended until the handover ends`,
+  );
+  if (opts.dryRun) report.object = converted;
+  return {};
+}
+
+/** Steps (4) and (5) of one object, after the settle wait: the original's last slot carried to ours, ours resumed. */
+async function handOver(
+  api: HandoverAPI,
+  { report, original, record }: Pending,
+  jobs: Map<string, Job[]>,
+  opts: HandoverOptions,
+): Promise<ObjectReport> {
+  const { namespace, name } = report;
+  const ours = `${RESOURCE} ${namespace}/${name}`;
+  if (opts.dryRun) {
+    const last = lastSlotOfBuiltin(original, [], name);
+    report.changes.push(
+      `wait ${opts.settleSeconds}s, then write the original's last scheduled time (now ${last ? rfc3339(last) : "none"}) into ${ours} status.lastScheduleTime`,
+      record.suspend ? `leave ${ours} suspended (the original was suspended)` : `resume ${ours}`,
+    );
+    return report;
+  }
+  const now = (await api.get<BuiltinCronJob>(builtinCronJobKind(opts.builtinVersion), namespace, name)) ?? original;
+  const last = lastSlotOfBuiltin(now, jobs.get(namespace) ?? [], name);
+  const current = await api.get<CronJob>(CronJobResource, namespace, name);
+  if (!current) return refused(namespace, name, `${ours} was deleted during the handover; nothing more changed`);
+  const recorded = parseTime(current.status?.lastScheduleTime);
+  if (last && (!recorded || last > recorded)) {
+    await api.mergePatch(
+      CronJobResource,
+      namespace,
+      name,
+      { status: { lastScheduleTime: rfc3339(last) } },
+      { status: true },
+    );
+    report.changes.push(`set ${ours} status.lastScheduleTime=${rfc3339(last)} (the original's last run)`);
+  }
+  await api.mergePatch(CronJobResource, namespace, name, {
+    spec: { suspend: record.suspend },
+    metadata: { annotations: { [HANDOVER_ANNOTATION]: null } },
+  });
+  report.changes.push(record.suspend ? `leave ${ours} suspended (the original was suspended)` : `resume ${ours}`);
+  if (original.spec.concurrencyPolicy === "Forbid" && (now.status?.active?.length ?? 0) > 0) {
+    report.warnings.push(
+      `concurrencyPolicy Forbid: the original's running Job(s) ${(now.status?.active ?? []).map((a) => a.name).join(", ")} do not hold back ours`,
+    );
+  }
+  return report;
 }
 
 /** The original's newest slot: its status, or the newest of its Jobs (a Job created just before the suspension). */
@@ -313,122 +345,131 @@ export async function unmigrate(
   cronJobs: readonly CronJob[],
   opts: HandoverOptions & { delete: boolean },
 ): Promise<ObjectReport[]> {
-  const builtin = builtinCronJobKind(opts.builtinVersion);
-  const apiVersion = `batch/${opts.builtinVersion}`;
   const reports: ObjectReport[] = [];
   const pending: PendingReturn[] = [];
   for (const cronJob of cronJobs) {
-    const namespace = cronJob.metadata.namespace ?? "";
-    const name = cronJob.metadata.name ?? "";
-    const ours = `${RESOURCE} ${namespace}/${name}`;
-    const theirs = `${apiVersion} CronJob ${namespace}/${name}`;
-    const record = readMigratedFrom(cronJob.metadata.annotations);
-    if (!record) {
-      reports.push(
-        refused(
-          namespace,
-          name,
-          `${ours} was not created by kubectl cron migrate (no ${MIGRATED_FROM_ANNOTATION}): nothing to give back`,
-        ),
-      );
-      continue;
-    }
-    const report: ObjectReport = {
-      namespace,
-      name,
-      outcome: opts.dryRun ? "would give back" : "given back",
-      changes: [],
-      warnings: deadlineWarning(cronJob.spec.startingDeadlineSeconds, opts),
-    };
-    const state = handoverOf(cronJob);
-    if (state === "returned") {
-      report.outcome = "already given back";
-      if (opts.delete) {
-        if (!opts.dryRun) await api.deleteOrphaning(CronJobResource, namespace, name, cronJob.metadata.uid ?? "");
-        report.changes.push(`delete ${ours} (its Jobs are kept)`);
-      }
-      reports.push(report);
-      continue;
-    }
-    const original = await api.get<BuiltinCronJob>(builtin, record.namespace, record.name);
-    if (!original || original.metadata.uid !== record.uid) {
-      reports.push(
-        refused(
-          namespace,
-          name,
-          `the original ${theirs} (uid ${record.uid}) no longer exists: nothing to give back to; ${ours} is left as it is`,
-        ),
-      );
-      continue;
-    }
-    if (state !== "returning" || cronJob.spec.suspend !== true) {
-      if (!opts.dryRun) {
-        await api.mergePatch(CronJobResource, namespace, name, {
-          spec: { suspend: true },
-          metadata: { annotations: { [HANDOVER_ANNOTATION]: "returning" satisfies HandoverState } },
-        });
-      }
-      report.changes.push(`suspend ${ours}`);
-    }
-    pending.push({ report, record });
+    const step = await suspendOurs(api, cronJob, opts);
+    if ("done" in step) reports.push(step.done);
+    else pending.push(step);
   }
-
   if (pending.length > 0 && !opts.dryRun) await settle(opts, "the operator");
-
   const jobs = opts.dryRun
     ? new Map<string, Job[]>()
     : await jobsByNamespace(
         api,
         pending.map((p) => p.report.namespace),
       );
-  for (const { report, record } of pending) {
-    const { namespace, name } = report;
-    const ours = `${RESOURCE} ${namespace}/${name}`;
-    const theirs = `${apiVersion} CronJob ${namespace}/${name}`;
-    const current = await api.get<CronJob>(CronJobResource, namespace, name);
-    const original = await api.get<BuiltinCronJob>(builtin, record.namespace, record.name);
-    if (!current || !original || original.metadata.uid !== record.uid) {
-      reports.push(
-        refused(namespace, name, `${current ? theirs : ours} was deleted during the give-back; nothing more changed`),
-      );
-      continue;
-    }
-    const last = lastSlotOfOurs(current, jobs.get(namespace) ?? []);
-    const theirLast = parseTime(original.status?.lastScheduleTime);
-    if (opts.dryRun) {
-      report.changes.push(
-        `wait ${opts.settleSeconds}s, then write ours' last scheduled time (now ${last ? rfc3339(last) : "none"}) into ${theirs} status.lastScheduleTime`,
-      );
-    } else if (last && (!theirLast || last > theirLast)) {
-      await api.mergePatch(
-        builtin,
-        record.namespace,
-        record.name,
-        { status: { lastScheduleTime: rfc3339(last) } },
-        { status: true },
-      );
-      report.changes.push(`set ${theirs} status.lastScheduleTime=${rfc3339(last)} (ours' last run)`);
-    }
-    if ((original.spec.suspend === true) !== record.suspend) {
-      if (!opts.dryRun)
-        await api.mergePatch(builtin, record.namespace, record.name, { spec: { suspend: record.suspend } });
-      report.changes.push(record.suspend ? `suspend ${theirs} (as it was before the migration)` : `resume ${theirs}`);
-    }
-    if (opts.delete) {
-      if (!opts.dryRun) await api.deleteOrphaning(CronJobResource, namespace, name, current.metadata.uid ?? "");
-      report.changes.push(`delete ${ours} (its Jobs are kept)`);
-    } else {
-      if (!opts.dryRun) {
-        await api.mergePatch(CronJobResource, namespace, name, {
-          metadata: { annotations: { [HANDOVER_ANNOTATION]: "returned" satisfies HandoverState } },
-        });
-      }
-      report.changes.push(`leave ${ours} suspended, marked given back`);
-    }
-    reports.push(report);
-  }
+  for (const p of pending) reports.push(await giveBack(api, p, jobs, opts));
   return order(
     reports,
     cronJobs.map((c) => `${c.metadata.namespace}/${c.metadata.name}`),
   );
+}
+
+/** The give-back's first step, per object: ours suspended and marked returning (or, given back already, deleted). */
+async function suspendOurs(
+  api: HandoverAPI,
+  cronJob: CronJob,
+  opts: HandoverOptions & { delete: boolean },
+): Promise<Done | PendingReturn> {
+  const namespace = cronJob.metadata.namespace ?? "";
+  const name = cronJob.metadata.name ?? "";
+  const ours = `${RESOURCE} ${namespace}/${name}`;
+  const record = readMigratedFrom(cronJob.metadata.annotations);
+  if (!record) {
+    const reason = `${ours} was not created by kubectl cron migrate (no ${MIGRATED_FROM_ANNOTATION}): nothing to give back`;
+    return { done: refused(namespace, name, reason) };
+  }
+  const report: ObjectReport = {
+    namespace,
+    name,
+    outcome: opts.dryRun ? "would give back" : "given back",
+    changes: [],
+    warnings: deadlineWarning(cronJob.spec.startingDeadlineSeconds, opts),
+  };
+  const state = handoverOf(cronJob);
+  if (state === "returned") {
+    report.outcome = "already given back";
+    if (opts.delete) {
+      if (!opts.dryRun) await api.deleteOrphaning(CronJobResource, namespace, name, cronJob.metadata.uid ?? "");
+      report.changes.push(`delete ${ours} (its Jobs are kept)`);
+    }
+    return { done: report };
+  }
+  const original = await api.get<BuiltinCronJob>(
+    builtinCronJobKind(opts.builtinVersion),
+    record.namespace,
+    record.name,
+  );
+  if (!original || original.metadata.uid !== record.uid) {
+    const reason = `the original batch/${opts.builtinVersion} CronJob ${namespace}/${name} (uid ${record.uid}) no longer exists: nothing to give back to; ${ours} is left as it is`;
+    return { done: refused(namespace, name, reason) };
+  }
+  if (state !== "returning" || cronJob.spec.suspend !== true) {
+    if (!opts.dryRun) {
+      await api.mergePatch(CronJobResource, namespace, name, {
+        spec: { suspend: true },
+        metadata: { annotations: { [HANDOVER_ANNOTATION]: "returning" satisfies HandoverState } },
+      });
+    }
+    report.changes.push(`suspend ${ours}`);
+  }
+  return { report, record };
+}
+
+/**
+ * After the settle wait, per object: our last slot carried into the original's status, its spec.suspend restored,
+ * then ours deleted (--delete, its Jobs kept) or marked given back.
+ */
+async function giveBack(
+  api: HandoverAPI,
+  { report, record }: PendingReturn,
+  jobs: Map<string, Job[]>,
+  opts: HandoverOptions & { delete: boolean },
+): Promise<ObjectReport> {
+  const builtin = builtinCronJobKind(opts.builtinVersion);
+  const { namespace, name } = report;
+  const ours = `${RESOURCE} ${namespace}/${name}`;
+  const theirs = `batch/${opts.builtinVersion} CronJob ${namespace}/${name}`;
+  const current = await api.get<CronJob>(CronJobResource, namespace, name);
+  const original = await api.get<BuiltinCronJob>(builtin, record.namespace, record.name);
+  if (!current || !original || original.metadata.uid !== record.uid)
+    return refused(
+      namespace,
+      name,
+      `${current ? theirs : ours} was deleted during the give-back; nothing more changed`,
+    );
+  const last = lastSlotOfOurs(current, jobs.get(namespace) ?? []);
+  const theirLast = parseTime(original.status?.lastScheduleTime);
+  if (opts.dryRun) {
+    report.changes.push(
+      `wait ${opts.settleSeconds}s, then write ours' last scheduled time (now ${last ? rfc3339(last) : "none"}) into ${theirs} status.lastScheduleTime`,
+    );
+  } else if (last && (!theirLast || last > theirLast)) {
+    await api.mergePatch(
+      builtin,
+      record.namespace,
+      record.name,
+      { status: { lastScheduleTime: rfc3339(last) } },
+      { status: true },
+    );
+    report.changes.push(`set ${theirs} status.lastScheduleTime=${rfc3339(last)} (ours' last run)`);
+  }
+  if ((original.spec.suspend === true) !== record.suspend) {
+    if (!opts.dryRun)
+      await api.mergePatch(builtin, record.namespace, record.name, { spec: { suspend: record.suspend } });
+    report.changes.push(record.suspend ? `suspend ${theirs} (as it was before the migration)` : `resume ${theirs}`);
+  }
+  if (opts.delete) {
+    if (!opts.dryRun) await api.deleteOrphaning(CronJobResource, namespace, name, current.metadata.uid ?? "");
+    report.changes.push(`delete ${ours} (its Jobs are kept)`);
+  } else {
+    if (!opts.dryRun) {
+      await api.mergePatch(CronJobResource, namespace, name, {
+        metadata: { annotations: { [HANDOVER_ANNOTATION]: "returned" satisfies HandoverState } },
+      });
+    }
+    report.changes.push(`leave ${ours} suspended, marked given back`);
+  }
+  return report;
 }

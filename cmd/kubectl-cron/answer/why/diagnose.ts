@@ -1,6 +1,7 @@
 // The diagnosis of one CronJob: which slot is asked about, and which module decides its verdict; or, asked about
 // none, a run-now or backfill request of it waiting for a place in its group.
 import {
+  type CronJobSchedules,
   type Job,
   jobNameFor,
   type RecentRun,
@@ -38,6 +39,7 @@ import {
   type Finding,
   finding,
   found,
+  type Found,
   SECOND,
   type SlotContext,
   type Verdict,
@@ -57,223 +59,382 @@ const REQUEST_FIRST: ReadonlySet<CauseId> = new Set(["suspended", "stopped-after
  * group, the Jobs holding its places, its place in the queue), with the exit code of a waiting slot.
  */
 export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
-  const cronJob = f.cronJob;
-  const name = cronJob.metadata?.name ?? "";
-  const namespace = cronJob.metadata?.namespace ?? "";
-  const zone = zoneOf(cronJob);
   const operator = operatorFindings(f);
-  const base = { cronJob: { namespace, name }, unreadable: f.unreadable };
-  const jobsByName = new Map(f.jobs.map((j) => [j.metadata?.name ?? "", j]));
-  const schedules = schedulesOf(cronJob);
-  const finish = (
-    d: Omit<Diagnosis, "exitCode" | "also" | "unreadable" | "cronJob">,
-    extra: Finding[] = [],
-  ): Diagnosis => {
-    const also = [...operator.map(finding), ...extra].filter((x) => x.cause !== d.cause);
-    const exitCode =
-      d.status === "cause" || also.some((x) => !x.unsure) ? 1 : d.status === "unknown" || also.length ? 2 : 0;
-    return { ...base, ...d, also, exitCode };
+  const schedules = schedulesOf(f.cronJob);
+  if (!schedules) return finish(f, operator, invalidSchedule(f.cronJob));
+  const g = groundOf(f, operator, schedules);
+  const whole: Whole = {
+    g,
+    next: nextRunOf(g),
+    // spec.after's problems (a cycle, an upstream missing), said whichever slot is asked about.
+    problems: afterProblems(g),
+    request: o.slot ? undefined : waitingRequest(f),
   };
-  if (!schedules) {
-    const cond = cronJob.status?.conditions?.find((x) => x.type === "Available" && x.status === "False");
-    return finish(
-      found("invalid-schedule", cond?.message ? { message: cond.message } : {}, [
-        `spec.schedule: ${JSON.stringify(cronJob.spec?.schedule)}; spec.timeZone: ${JSON.stringify(cronJob.spec?.timeZone ?? "UTC")}`,
-        ...(cond ? [`condition Available=False ${cond.reason ?? "?"}: ${cond.message ?? ""}`] : []),
-      ]),
-    );
-  }
+  const afterNow = o.slot ? undefined : afterNowOf(g);
+  const slot = o.slot ?? latestDue(g);
+  if (!slot || (!o.slot && g.created && slot < g.created)) return noSlotAnswer(whole, afterNow);
+  return slotAnswer(whole, slot, o.slot !== undefined, afterNow);
+}
+
+/** What every answer about the CronJob works from, whichever slot it is about. */
+interface Ground {
+  f: WhyFacts;
+  operator: Found[];
+  name: string;
+  namespace: string;
+  zone: string;
+  schedules: CronJobSchedules;
+  anchor: Date | undefined;
+  /**
+   * spec.exclusions as read: the slots stay the schedules' as written (an excluded one is asked about as such), the
+   * next run is the first no window holds.
+   */
+  exclusions: ExclusionsView;
+  excluding: ReturnType<typeof excludingSchedules>;
+  excludedBy: (slot: Date) => Excluded | undefined;
+  jobsByName: Map<string, Readonly<Job>>;
+  created: Date | undefined;
+  /** status.lastScheduleTime: `@every` counts from it, and spec.maxRuns ends on it. */
+  lastRun: Date | undefined;
+  /**
+   * Only an `@every` member counts from the last run; a cron schedule's last run may be another schedule's slot (the
+   * spec changed since).
+   */
+  everyMember: boolean;
+}
+
+/** The answer's parts that are the CronJob's, not its slot's: they join whichever verdict is said. */
+interface Whole {
+  g: Ground;
+  next: NextRun;
+  problems: Found[];
+  /** A request of it waiting for a place in its group, asked about no slot. */
+  request: RecentRun | undefined;
+}
+
+/** The next run: the first slot no window holds (while one is left). */
+interface NextRun {
+  at: Date;
+  /** False past spec.endTime, once spec.maxRuns is made, or with no schedule of its own (spec.after only). */
+  has: boolean;
+  from: SlotSource;
+  /** The Diagnosis's `next`, spread into each answer (none without a next run). */
+  view: Pick<Diagnosis, "next">;
+}
+
+function groundOf(f: WhyFacts, operator: Found[], schedules: CronJobSchedules): Ground {
+  const cronJob = f.cronJob;
   const anchor = anchorOf(cronJob, schedules);
-  // spec.exclusions as read: the slots stay the schedules' as written (an excluded one is asked about as such), the
-  // next run is the first no window holds.
   const exclusions = exclusionsOf(cronJob, f.calendars ?? []);
   const excluding = excludingSchedules(schedules, exclusions.exclusions);
-  const excludedBy = (slot: Date) => excluding.excludedBy(slot, anchor);
-  // The slot's own entry: the schedule's decision (a Backfill's, or a retry's, only when the record has no other).
-  const entriesAt = (slot: Date) =>
-    (cronJob.status?.recentRuns ?? []).filter(
-      (e) => e.scheduledTime !== undefined && Date.parse(e.scheduledTime) === slot.getTime(),
-    );
-  const entryFor = (slot: Date) => {
-    const at = entriesAt(slot);
-    const ranked = at.flatMap((e) => {
-      const rank = rowOfEntry(TRIGGER_ROWS, e)?.slotRank;
-      return rank === undefined ? [] : [{ e, rank }];
-    });
-    return ranked.sort((a, b) => a.rank - b.rank)[0]?.e;
+  return {
+    f,
+    operator,
+    name: cronJob.metadata?.name ?? "",
+    namespace: cronJob.metadata?.namespace ?? "",
+    zone: zoneOf(cronJob),
+    schedules,
+    anchor,
+    exclusions,
+    excluding,
+    excludedBy: (slot: Date) => excluding.excludedBy(slot, anchor),
+    jobsByName: new Map(f.jobs.map((j) => [j.metadata?.name ?? "", j])),
+    created: cronJob.metadata?.creationTimestamp ? new Date(cronJob.metadata.creationTimestamp) : undefined,
+    lastRun: cronJob.status?.lastScheduleTime ? new Date(cronJob.status.lastScheduleTime) : undefined,
+    everyMember: schedules.schedule.set.members.some((m) => m.schedule.isEvery),
   };
-  // The slot's first Job: one of a row whose runs are a slot's own (slotRank; a retry's Job names its slot too).
-  const jobFor = (slot: Date) =>
-    jobsByName.get(jobNameFor(name, slot)) ??
-    f.jobs.find(
-      (j) => scheduledTimeOf(j)?.getTime() === slot.getTime() && rowOfJob(TRIGGER_ROWS, j).slotRank !== undefined,
-    );
+}
 
-  // The newest slot at or before t. `@every` counts from its anchor (the last run), which mostRecent does not look
-  // behind: the last run is a slot too.
-  const lastRun = cronJob.status?.lastScheduleTime ? new Date(cronJob.status.lastScheduleTime) : undefined;
-  // Only an `@every` member counts from the last run; a cron schedule's last run may be another schedule's slot
-  // (the spec changed since).
-  const everyMember = schedules.schedule.set.members.some((m) => m.schedule.isEvery);
-  const latest = (t: Date): Date | undefined => {
-    const recent = schedules.schedule.mostRecent(t, anchor);
-    const ran = lastRun && lastRun <= t && everyMember ? lastRun : undefined;
-    return recent && (!ran || recent > ran) ? recent : ran;
+/** The answer as printed: the operator's findings and `extra` besides the verdict, and the exit code of them all. */
+function finish(
+  f: WhyFacts,
+  operator: Found[],
+  d: Omit<Diagnosis, "exitCode" | "also" | "unreadable" | "cronJob">,
+  extra: Finding[] = [],
+): Diagnosis {
+  const base = {
+    cronJob: { namespace: f.cronJob.metadata?.namespace ?? "", name: f.cronJob.metadata?.name ?? "" },
+    unreadable: f.unreadable,
   };
-  const isSlot = (t: Date) =>
-    latest(t)?.getTime() === t.getTime() ||
-    entriesAt(t).length > 0 ||
-    jobFor(t) !== undefined ||
-    (created !== undefined && schedules.schedule.mostRecent(t, created)?.getTime() === t.getTime());
-  const created = cronJob.metadata?.creationTimestamp ? new Date(cronJob.metadata.creationTimestamp) : undefined;
-  // A slot's run starts at the slot plus its jitter offset (spec.jitter): just due counts from then, and a run whose
-  // start has not come is due, not missed.
-  const offsetAt = (t: Date) => offsetOf(cronJob, t, jobFor(t), entryFor(t));
-  const startOf = (t: Date) => t.getTime() + (offsetAt(t) ?? 0) * SECOND;
-  // Ended by spec.maxRuns: its last run is the newest slot it owes (the schedule's later slots are none of its).
-  const endedByCount = !o.slot && maxRunsEnd(cronJob.spec, cronJob.status) !== undefined;
-  let slot = o.slot ?? (endedByCount ? lastRun : latest(f.now));
-  if (!o.slot && !endedByCount && slot && !entryFor(slot) && !jobFor(slot)) {
-    const start = startOf(slot);
-    if (start <= f.now.getTime() && f.now.getTime() - start < JUST_DUE_MS)
-      slot = latest(new Date(slot.getTime() - 1)) ?? slot;
-  }
-  // The next run: the first slot no window holds (while one is left).
-  const unexcluded = excluding.schedules.schedule.next(f.now, anchor);
-  const nextAt = unexcluded.getTime() < NO_SLOT_LEFT ? unexcluded : schedules.schedule.next(f.now, anchor);
-  const nextNote = nextRuns(schedules, anchor, new Date(nextAt.getTime() - 1), 1)[0]?.note;
-  const blocker = nextBlocker(f, operator, exclusions);
+  const also = [...operator.map(finding), ...extra].filter((x) => x.cause !== d.cause);
+  const exitCode =
+    d.status === "cause" || also.some((x) => !x.unsure) ? 1 : d.status === "unknown" || also.length ? 2 : 0;
+  return { ...base, ...d, also, exitCode };
+}
+
+/** The risks of the verdict's cause and spec.after's problems, said besides any verdict. */
+function extras(w: Whole, cause: CauseId | undefined): Finding[] {
+  return [...risks(w.g.f, cause, w.g.exclusions), ...w.problems.map(finding)];
+}
+
+function invalidSchedule(cronJob: WhyFacts["cronJob"]): Verdict {
+  const cond = cronJob.status?.conditions?.find((x) => x.type === "Available" && x.status === "False");
+  return found("invalid-schedule", cond?.message ? { message: cond.message } : {}, [
+    `spec.schedule: ${JSON.stringify(cronJob.spec?.schedule)}; spec.timeZone: ${JSON.stringify(cronJob.spec?.timeZone ?? "UTC")}`,
+    ...(cond ? [`condition Available=False ${cond.reason ?? "?"}: ${cond.message ?? ""}`] : []),
+  ]);
+}
+
+function entriesAt(cronJob: WhyFacts["cronJob"], slot: Date): RecentRun[] {
+  return (cronJob.status?.recentRuns ?? []).filter(
+    (e) => e.scheduledTime !== undefined && Date.parse(e.scheduledTime) === slot.getTime(),
+  );
+}
+
+/** The slot's own entry: the schedule's decision (a Backfill's, or a retry's, only when the record has no other). */
+function entryFor(cronJob: WhyFacts["cronJob"], slot: Date): RecentRun | undefined {
+  const ranked = entriesAt(cronJob, slot).flatMap((e) => {
+    const rank = rowOfEntry(TRIGGER_ROWS, e)?.slotRank;
+    return rank === undefined ? [] : [{ e, rank }];
+  });
+  return ranked.sort((a, b) => a.rank - b.rank)[0]?.e;
+}
+
+/** The slot's first Job: one of a row whose runs are a slot's own (slotRank; a retry's Job names its slot too). */
+function jobFor(g: Ground, slot: Date): Readonly<Job> | undefined {
+  return (
+    g.jobsByName.get(jobNameFor(g.name, slot)) ??
+    g.f.jobs.find(
+      (j) => scheduledTimeOf(j)?.getTime() === slot.getTime() && rowOfJob(TRIGGER_ROWS, j).slotRank !== undefined,
+    )
+  );
+}
+
+/**
+ * The newest slot at or before t. `@every` counts from its anchor (the last run), which mostRecent does not look
+ * behind: the last run is a slot too.
+ */
+function latest(g: Ground, t: Date): Date | undefined {
+  const recent = g.schedules.schedule.mostRecent(t, g.anchor);
+  const ran = g.lastRun && g.lastRun <= t && g.everyMember ? g.lastRun : undefined;
+  return recent && (!ran || recent > ran) ? recent : ran;
+}
+
+function isSlot(g: Ground, t: Date): boolean {
+  return (
+    latest(g, t)?.getTime() === t.getTime() ||
+    entriesAt(g.f.cronJob, t).length > 0 ||
+    jobFor(g, t) !== undefined ||
+    (g.created !== undefined && g.schedules.schedule.mostRecent(t, g.created)?.getTime() === t.getTime())
+  );
+}
+
+/**
+ * A slot's run starts at the slot plus its jitter offset (spec.jitter): just due counts from then, and a run whose
+ * start has not come is due, not missed.
+ */
+function offsetAt(g: Ground, t: Date): number | undefined {
+  return offsetOf(g.f.cronJob, t, jobFor(g, t), entryFor(g.f.cronJob, t));
+}
+
+function startOf(g: Ground, t: Date): number {
+  return t.getTime() + (offsetAt(g, t) ?? 0) * SECOND;
+}
+
+/**
+ * The slot asked about when none is named: the latest that should have run, one just due that no one has decided
+ * about yielding to the one before it. Ended by spec.maxRuns, its last run: the newest slot it owes (the schedule's
+ * later slots are none of its).
+ */
+function latestDue(g: Ground): Date | undefined {
+  const { f } = g;
+  if (maxRunsEnd(f.cronJob.spec, f.cronJob.status) !== undefined) return g.lastRun;
+  const slot = latest(g, f.now);
+  if (!slot || entryFor(f.cronJob, slot) || jobFor(g, slot)) return slot;
+  const start = startOf(g, slot);
+  if (start <= f.now.getTime() && f.now.getTime() - start < JUST_DUE_MS)
+    return latest(g, new Date(slot.getTime() - 1)) ?? slot;
+  return slot;
+}
+
+function nextRunOf(g: Ground): NextRun {
+  const { f, schedules, anchor, zone } = g;
+  const unexcluded = g.excluding.schedules.schedule.next(f.now, anchor);
+  const at = unexcluded.getTime() < NO_SLOT_LEFT ? unexcluded : schedules.schedule.next(f.now, anchor);
+  const note = nextRuns(schedules, anchor, new Date(at.getTime() - 1), 1)[0]?.note;
+  const blocker = nextBlocker(f, g.operator, g.exclusions);
   const blocked = blocker && blockedText(blocker);
-  // No next slot: past spec.endTime, spec.maxRuns made, or no schedule of its own (spec.after only).
-  const hasNext = nextAt.getTime() < NO_SLOT_LEFT && !scheduleEndOf(cronJob, f.now, nextAt);
-  const nextFrom = hasNext ? slotSource(schedules, nextAt, anchor, zone) : { zone, words: "" };
-  const next = hasNext
+  const has = at.getTime() < NO_SLOT_LEFT && !scheduleEndOf(f.cronJob, f.now, at);
+  const from = has ? slotSource(schedules, at, anchor, zone) : { zone, words: "" };
+  const next = has
     ? {
-        utc: iso(nextAt),
-        local: rfc3339InZone(nextAt, nextFrom.zone),
-        text: `${slotText(nextAt, nextFrom.zone)}${nextFrom.words}`,
-        ...(nextNote ? { note: nextNote } : {}),
+        utc: iso(at),
+        local: rfc3339InZone(at, from.zone),
+        text: `${slotText(at, from.zone)}${from.words}`,
+        ...(note ? { note } : {}),
         ...(blocked ? { blocked } : {}),
       }
     : undefined;
-  const withNext = next ? { next } : {};
-  // spec.after: its problems (a cycle, an upstream missing) and what it waits for, asked about no slot.
-  const named = { f, name, namespace };
-  const problems = afterProblems(named);
-  const afterNow = o.slot
-    ? undefined
-    : afterAnswer(named, operator, (at, words) => ({
-        ...ctx(f, name, namespace, { zone, words: "" }, at, jobsByName, exclusions, excludedBy),
-        slotText: words,
-      }));
-  const extras = (cause: CauseId | undefined) => [...risks(f, cause, exclusions), ...problems.map(finding)];
-  // A request of it waiting for a place in its group, asked about no slot.
-  const request = o.slot ? undefined : waitingRequest(f);
-  const requestAnswer = (slotVerdict: Verdict): Diagnosis | undefined => {
-    if (!request) return undefined;
-    if (slotVerdict.status !== "healthy" && !(slotVerdict.cause && REQUEST_FIRST.has(slotVerdict.cause)))
-      return undefined;
-    // A request's run is a slot when its entry names one (a backfill's); a run-now request's has none.
-    const at = request.scheduledTime ? new Date(request.scheduledTime) : undefined;
-    const from = at ? slotSource(schedules, at, anchor, zone) : nextFrom;
-    const c = ctx(f, name, namespace, from, at ?? f.now, jobsByName, exclusions, excludedBy);
-    const id = request.request ?? "?";
-    const row = rowOfEntry(TRIGGER_ROWS, request);
-    const words = requestedText(row ?? { name: "other", word: request.trigger }, {
-      request: id,
-      ...(at ? { when: c.slotText } : {}),
-    });
-    const verdict = groupHeldVerdict({ ...c, slotText: words }, request, [entryLine(request)], true);
-    const slotView = at ? { slot: { utc: iso(at), local: rfc3339InZone(at, from.zone), timeZone: from.zone } } : {};
-    return finish(
-      { ...verdict, ...slotView, request: { trigger: request.trigger, id }, ...withNext },
-      extras(verdict.cause),
-    );
+  return { at, has, from, view: next ? { next } : {} };
+}
+
+/** What the CronJob waits for of its upstreams (spec.after), asked about no slot. */
+function afterNowOf(g: Ground): ReturnType<typeof afterAnswer> {
+  return afterAnswer(g, g.operator, (at, words) => ({
+    ...ctxOf(g, { zone: g.zone, words: "" }, at),
+    slotText: words,
+  }));
+}
+
+/**
+ * A request of it waiting for a place in its group answers instead of `slotVerdict` when that says the CronJob is
+ * well, or that only requests run now (REQUEST_FIRST).
+ */
+function requestAnswer(w: Whole, slotVerdict: Verdict): Diagnosis | undefined {
+  const { g, next, request } = w;
+  if (!request) return undefined;
+  if (slotVerdict.status !== "healthy" && !(slotVerdict.cause && REQUEST_FIRST.has(slotVerdict.cause)))
+    return undefined;
+  // A request's run is a slot when its entry names one (a backfill's); a run-now request's has none.
+  const at = request.scheduledTime ? new Date(request.scheduledTime) : undefined;
+  const from = at ? slotSource(g.schedules, at, g.anchor, g.zone) : next.from;
+  const c = ctxOf(g, from, at ?? g.f.now);
+  const id = request.request ?? "?";
+  const row = rowOfEntry(TRIGGER_ROWS, request);
+  const words = requestedText(row ?? { name: "other", word: request.trigger }, {
+    request: id,
+    ...(at ? { when: c.slotText } : {}),
+  });
+  const verdict = groupHeldVerdict({ ...c, slotText: words }, request, [entryLine(request)], true);
+  const slotView = at ? { slot: { utc: iso(at), local: rfc3339InZone(at, from.zone), timeZone: from.zone } } : {};
+  return finish(
+    g.f,
+    g.operator,
+    { ...verdict, ...slotView, request: { trigger: request.trigger, id }, ...next.view },
+    extras(w, verdict.cause),
+  );
+}
+
+/** No slot to ask about yet (none due since it was created): suspended, spec.after's problem or wait, ended, or not yet. */
+function noSlotAnswer(w: Whole, afterNow: ReturnType<typeof afterAnswer>): Diagnosis {
+  const { g, next } = w;
+  const cronJob = g.f.cronJob;
+  const end = scheduleEndOf(cronJob, g.f.now, next.has ? next.at : undefined);
+  const problem = w.problems[0];
+  const verdict: Verdict = cronJob.spec?.suspend
+    ? undecidedVerdict(ctxOf(g, next.from, next.at), g.operator)
+    : problem
+      ? found(problem.cause, problem.params, problem.evidence)
+      : (afterNow?.verdict ?? (end ? endedVerdict(cronJob, end, undefined) : notYetVerdict(g, next)));
+  return requestAnswer(w, verdict) ?? finish(g.f, g.operator, { ...verdict, ...next.view }, extras(w, verdict.cause));
+}
+
+function notYetVerdict(g: Ground, next: NextRun): Verdict {
+  const cronJob = g.f.cronJob;
+  const startTime = notStartedUntil(cronJob.spec, g.f.now);
+  return {
+    status: "healthy" as const,
+    verdict:
+      startTime && next.view.next
+        ? NO_CAUSE.notStarted({ startTime: iso(startTime), nextSlot: next.view.next.text })
+        : NO_CAUSE.noSlotYet({ nextSlot: next.view.next?.text ?? "?" }),
+    evidence: startTime ? [`spec.startTime: ${String(cronJob.spec?.startTime)}`] : [],
+    fix: [],
   };
-  if (!slot || (!o.slot && created && slot < created)) {
-    const end = scheduleEndOf(cronJob, f.now, hasNext ? nextAt : undefined);
-    const startTime = notStartedUntil(cronJob.spec, f.now);
-    const problem = problems[0];
-    const verdict: Verdict = cronJob.spec?.suspend
-      ? undecidedVerdict(ctx(f, name, namespace, nextFrom, nextAt, jobsByName, exclusions, excludedBy), operator)
-      : problem
-        ? found(problem.cause, problem.params, problem.evidence)
-        : (afterNow?.verdict ??
-          (end
-            ? endedVerdict(cronJob, end, undefined)
-            : {
-                status: "healthy" as const,
-                verdict:
-                  startTime && next
-                    ? NO_CAUSE.notStarted({ startTime: iso(startTime), nextSlot: next.text })
-                    : NO_CAUSE.noSlotYet({ nextSlot: next?.text ?? "?" }),
-                evidence: startTime ? [`spec.startTime: ${String(cronJob.spec?.startTime)}`] : [],
-                fix: [],
-              }));
-    return requestAnswer(verdict) ?? finish({ ...verdict, ...withNext }, extras(verdict.cause));
-  }
-  const from = slotSource(schedules, slot, anchor, zone);
-  const plain = ctx(f, name, namespace, from, slot, jobsByName, exclusions, excludedBy);
-  const offset = offsetAt(slot);
+}
+
+/** The answer about a slot: `asked` when the user named it (--slot), else the latest due. */
+function slotAnswer(w: Whole, slot: Date, asked: boolean, afterNow: ReturnType<typeof afterAnswer>): Diagnosis {
+  const { g, next } = w;
+  const from = slotSource(g.schedules, slot, g.anchor, g.zone);
+  const plain = ctxOf(g, from, slot);
+  const offset = offsetAt(g, slot);
   const c = offset === undefined ? plain : { ...plain, slotText: jitteredText(plain.slotText, offset) };
-  const slotNote = nextRuns(schedules, anchor, new Date(slot.getTime() - 1), 1)[0];
-  const slotView = {
+  let verdict = slotVerdict(g, c, plain.slotText, offset, asked);
+  // Asked about no slot: a newer run after an upstream answers, and an ended schedule says so (its last slot well).
+  if (afterNow?.at && afterNow.at > slot) verdict = afterNow.verdict;
+  const end = asked ? undefined : scheduleEndOf(g.f.cronJob, g.f.now, next.has ? next.at : undefined);
+  if (end) verdict = endedVerdict(g.f.cronJob, end, verdict);
+  const request = requestAnswer(w, verdict);
+  if (request) return request;
+  return finish(
+    g.f,
+    g.operator,
+    { ...verdict, evidence: slotEvidence(g, c, verdict), slot: slotViewOf(g, from, slot), ...next.view },
+    extras(w, verdict.cause),
+  );
+}
+
+function slotViewOf(g: Ground, from: SlotSource, slot: Date): NonNullable<Diagnosis["slot"]> {
+  const slotNote = nextRuns(g.schedules, g.anchor, new Date(slot.getTime() - 1), 1)[0];
+  return {
     utc: iso(slot),
     local: rfc3339InZone(slot, from.zone),
     timeZone: from.zone,
     ...(from.schedules ? { schedules: from.schedules } : {}),
     ...(slotNote?.note && slotNote.utc === iso(slot) ? { note: slotNote.note } : {}),
   };
-  let verdict: Verdict;
-  if (o.slot && !isSlot(o.slot)) {
-    verdict = notASlot(c, schedules, anchor);
-  } else if (created && slot < created) {
-    verdict = found("before-creation", { when: c.slotText, created: iso(created), name, namespace, slot: iso(slot) }, [
-      `metadata.creationTimestamp: ${iso(created)}`,
-    ]);
-  } else {
-    const entry = entryFor(slot);
-    const job = jobFor(slot);
-    // A slot no one decided about that a window holds: excluded, unless nothing would run it anyway.
-    const excluded = () =>
-      cronJob.spec?.suspend || cronJob.status?.stopped
-        ? undefined
-        : excludedVerdict(c, excludedEntryFor(c), slot > f.now);
-    // The slot's later runs (a retry's attempts) first: the newest run of the slot is its verdict.
-    // A jittered slot whose run's start has not come: due then, not missed.
-    const jitterDue =
-      offset !== undefined && startOf(slot) > f.now.getTime() && !cronJob.spec?.suspend && !cronJob.status?.stopped
-        ? jitterDueVerdict(plain.slotText, slot, offset)
-        : undefined;
-    verdict =
-      laterRunsVerdict(c, { job, entry }) ??
-      (job
-        ? ranVerdict(c, job, entry)
-        : entry
-          ? recordVerdict(c, entry)
-          : (jitterDue ?? excluded() ?? (slot > f.now ? futureVerdict(c, operator) : undecidedVerdict(c, operator))));
-    if (offset !== undefined && !jitterDue) {
-      verdict = { ...verdict, evidence: [offsetEvidence(slot, offset, job), ...verdict.evidence] };
-    }
-  }
-  // Asked about no slot: a newer run after an upstream answers, and an ended schedule says so (its last slot well).
-  if (afterNow?.at && afterNow.at > slot) verdict = afterNow.verdict;
-  const end = o.slot ? undefined : scheduleEndOf(cronJob, f.now, hasNext ? nextAt : undefined);
-  if (end) verdict = endedVerdict(cronJob, end, verdict);
-  const asked = requestAnswer(verdict);
-  if (asked) return asked;
-  // An H field runs at a minute the user may not expect: say which.
-  const hashed =
-    verdict.cause === "not-a-slot" ? [] : schedules.entries.filter((e) => e.resolvedSchedule !== e.schedule);
-  const evidence = [
+}
+
+/** The verdict's evidence, with the slot's later runs and, as an H field runs at a minute the user may not expect, which. */
+function slotEvidence(g: Ground, c: SlotContext, verdict: Verdict): string[] {
+  if (verdict.cause === "not-a-slot") return verdict.evidence;
+  const hashed = g.schedules.entries.filter((e) => e.resolvedSchedule !== e.schedule);
+  return [
     ...verdict.evidence,
-    ...(verdict.cause === "not-a-slot" ? [] : laterRunsEvidence(c)),
+    ...laterRunsEvidence(c),
     ...hashed.map(
       (e) =>
-        `schedule ${JSON.stringify(e.schedule)} runs as ${JSON.stringify(e.resolvedSchedule)} (H hashed from ${namespace}/${name})`,
+        `schedule ${JSON.stringify(e.schedule)} runs as ${JSON.stringify(e.resolvedSchedule)} (H hashed from ${g.namespace}/${g.name})`,
     ),
   ];
-  return finish({ ...verdict, evidence, slot: slotView, ...withNext }, extras(verdict.cause));
+}
+
+/** The slot's own verdict: no slot of the schedule (when asked about), before the CronJob was, or what became of it. */
+function slotVerdict(
+  g: Ground,
+  c: SlotContext,
+  plainText: string,
+  offset: number | undefined,
+  asked: boolean,
+): Verdict {
+  const slot = c.slot;
+  if (asked && !isSlot(g, slot)) return notASlot(c, g.schedules, g.anchor);
+  if (g.created && slot < g.created) {
+    const created = iso(g.created);
+    return found(
+      "before-creation",
+      { when: c.slotText, created, name: g.name, namespace: g.namespace, slot: iso(slot) },
+      [`metadata.creationTimestamp: ${created}`],
+    );
+  }
+  return runVerdict(g, c, plainText, offset);
+}
+
+/**
+ * What became of the slot's run: its later runs (a retry's attempts) first, as the newest run of the slot is its
+ * verdict; then its Job, its record entry, or, with neither, why none is there yet.
+ */
+function runVerdict(g: Ground, c: SlotContext, plainText: string, offset: number | undefined): Verdict {
+  const { f } = g;
+  const slot = c.slot;
+  const entry = entryFor(f.cronJob, slot);
+  const job = jobFor(g, slot);
+  // A jittered slot whose run's start has not come: due then, not missed.
+  const jitterDue =
+    offset !== undefined && startOf(g, slot) > f.now.getTime() && !f.cronJob.spec?.suspend && !f.cronJob.status?.stopped
+      ? jitterDueVerdict(plainText, slot, offset)
+      : undefined;
+  const verdict =
+    laterRunsVerdict(c, { job, entry }) ??
+    (job ? ranVerdict(c, job, entry) : entry ? recordVerdict(c, entry) : (jitterDue ?? unrunVerdict(g, c)));
+  return offset !== undefined && !jitterDue
+    ? { ...verdict, evidence: [offsetEvidence(slot, offset, job), ...verdict.evidence] }
+    : verdict;
+}
+
+/**
+ * A slot no one decided about: excluded when a window holds it (unless nothing would run it anyway), else due or
+ * undecided.
+ */
+function unrunVerdict(g: Ground, c: SlotContext): Verdict {
+  const { f } = g;
+  const slot = c.slot;
+  const excluded =
+    f.cronJob.spec?.suspend || f.cronJob.status?.stopped
+      ? undefined
+      : excludedVerdict(c, excludedEntryFor(c), slot > f.now);
+  return excluded ?? (slot > f.now ? futureVerdict(c, g.operator) : undecidedVerdict(c, g.operator));
 }
 
 /**
@@ -285,27 +446,19 @@ function waitingRequest(f: WhyFacts): RecentRun | undefined {
   return w && isExplicit(w.held) ? (w.held as RecentRun) : undefined;
 }
 
-function ctx(
-  f: WhyFacts,
-  name: string,
-  namespace: string,
-  from: SlotSource,
-  slot: Date,
-  jobsByName: Map<string, Readonly<Job>>,
-  exclusions: ExclusionsView,
-  excludedBy: (slot: Date) => Excluded | undefined,
-): SlotContext {
+function ctxOf(g: Ground, from: SlotSource, slot: Date): SlotContext {
+  const { f } = g;
   return {
-    exclusions,
-    excludedBy,
+    exclusions: g.exclusions,
+    excludedBy: g.excludedBy,
     f,
     cronJob: f.cronJob,
-    name,
-    namespace,
+    name: g.name,
+    namespace: g.namespace,
     zone: from.zone,
     slot,
     slotText: `${slotText(slot, from.zone)}${from.words}`,
     podsOf: (job) => f.pods.filter((p) => p.job === job),
-    jobNamed: (job) => jobsByName.get(job),
+    jobNamed: (job) => g.jobsByName.get(job),
   };
 }

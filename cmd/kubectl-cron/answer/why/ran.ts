@@ -31,162 +31,205 @@ export function ranVerdict(
   c: SlotContext,
   job: Readonly<Job> | undefined,
   entry: RecentRun | undefined,
-  retry?: { attempt: string; attempts: string; failedJob: string },
+  retry?: Retry,
 ): Verdict {
-  const { f, slotText: when } = c;
-  const evidence = entry ? [entryLine(entry)] : [];
   const name = job?.metadata?.name ?? entry?.job ?? "";
   const created = job?.metadata?.creationTimestamp ?? entry?.decidedAt;
-  // A retry's lateness is its delay, not the operator's: it says its attempt instead.
-  const ran = {
-    when,
-    job: name,
-    ...(created && !retry ? { createdAfter: String(secondsBetween(c.slot, new Date(created))) } : {}),
-    ...retry,
+  const run: Run = {
+    name,
+    created,
+    // A retry's lateness is its delay, not the operator's: it says its attempt instead.
+    ran: {
+      when: c.slotText,
+      job: name,
+      ...(created && !retry ? { createdAfter: String(secondsBetween(c.slot, new Date(created))) } : {}),
+      ...retry,
+    },
+    evidence: entry ? [entryLine(entry)] : [],
+    retry,
   };
-  if (!job) {
-    const o = entry?.outcome;
-    if (o?.result === OutcomeResult.Complete) {
-      const took =
-        o.finishedAt && created
-          ? { took: humanDuration(secondsBetween(new Date(created), new Date(o.finishedAt))) }
-          : {};
-      return { status: "healthy", verdict: NO_CAUSE.completed({ ...ran, ...took }), evidence, fix: [] };
-    }
-    if (o?.result === OutcomeResult.Failed && o.reason === EndedReason.StartTimeout) {
-      return startTimeout(c, name, o, [
-        ...evidence,
-        `Job ${name} is gone (history cleanup): the record's outcome says why it ended`,
-      ]);
-    }
-    if (o?.result === OutcomeResult.Failed) {
-      return found(
-        "job-failed",
-        {
-          when,
-          reason: o.reason ?? "Failed",
-          ...(o.message ? { message: o.message } : {}),
-          namespace: c.namespace,
-          job: name,
-          oomKilled: false,
-          deadlineExceeded: o.reason === "DeadlineExceeded",
-          ...retry,
-        },
-        [...evidence, `Job ${name} is gone (history cleanup): its Pods' details went with it`],
-      );
-    }
-    return {
-      status: "unknown",
-      verdict: NO_CAUSE.outcomeLost({ when, job: name }),
-      evidence: [...evidence, `no Job named ${name} in ${c.namespace}: deleted before it ended, or by hand`],
-      fix: [],
-    };
+  return job ? liveVerdict(c, job, run) : goneVerdict(c, run, entry?.outcome);
+}
+
+/** Which attempt of spec.retry a Job is, after which Job failed. */
+interface Retry {
+  attempt: string;
+  attempts: string;
+  failedJob: string;
+}
+
+/** What every verdict on the run says of it: its Job's name and creation, the words' params, the evidence so far. */
+interface Run {
+  name: string;
+  created: string | undefined;
+  ran: { when: string; job: string; createdAfter?: string } & Partial<Retry>;
+  evidence: string[];
+  retry: Retry | undefined;
+}
+
+/** A Job gone from the cluster (history cleanup, or deleted): the record's outcome is all there is to tell. */
+function goneVerdict(c: SlotContext, run: Run, o: RecentRun["outcome"]): Verdict {
+  const { name, created, evidence } = run;
+  if (o?.result === OutcomeResult.Complete) {
+    const took =
+      o.finishedAt && created ? { took: humanDuration(secondsBetween(new Date(created), new Date(o.finishedAt))) } : {};
+    return { status: "healthy", verdict: NO_CAUSE.completed({ ...run.ran, ...took }), evidence, fix: [] };
   }
-  const pods = c.podsOf(name);
+  if (o?.result === OutcomeResult.Failed && o.reason === EndedReason.StartTimeout) {
+    return startTimeout(c, name, o, [
+      ...evidence,
+      `Job ${name} is gone (history cleanup): the record's outcome says why it ended`,
+    ]);
+  }
+  if (o?.result === OutcomeResult.Failed) {
+    return found(
+      "job-failed",
+      {
+        when: c.slotText,
+        reason: o.reason ?? "Failed",
+        ...(o.message ? { message: o.message } : {}),
+        namespace: c.namespace,
+        job: name,
+        oomKilled: false,
+        deadlineExceeded: o.reason === "DeadlineExceeded",
+        ...run.retry,
+      },
+      [...evidence, `Job ${name} is gone (history cleanup): its Pods' details went with it`],
+    );
+  }
+  return {
+    status: "unknown",
+    verdict: NO_CAUSE.outcomeLost({ when: c.slotText, job: name }),
+    evidence: [...evidence, `no Job named ${name} in ${c.namespace}: deleted before it ended, or by hand`],
+    fix: [],
+  };
+}
+
+/** A Job found live: ended (well, by the operator's start timeout, failed), queued, or running with or without trouble. */
+function liveVerdict(c: SlotContext, job: Readonly<Job>, run: Run): Verdict {
+  const { name, created, evidence } = run;
   evidence.push(
-    `Job ${name}: created ${created ?? "?"}${ran.createdAfter !== undefined ? ` (created ${ran.createdAfter} s after the slot)` : ""}`,
+    `Job ${name}: created ${created ?? "?"}${run.ran.createdAfter !== undefined ? ` (created ${run.ran.createdAfter} s after the slot)` : ""}`,
   );
   const kind = classifyJob(job);
   if (kind === "successful") {
     const start = job.status?.startTime ?? created;
     const end = finishedAt(job);
     const took = start && end ? { took: humanDuration(secondsBetween(new Date(start), end)) } : {};
-    return {
-      status: "healthy",
-      verdict: NO_CAUSE.completed({ ...ran, ...took }),
-      evidence,
-      fix: [],
-    };
+    return { status: "healthy", verdict: NO_CAUSE.completed({ ...run.ran, ...took }), evidence, fix: [] };
   }
-  const annotations = job.metadata?.annotations ?? {};
-  if (annotations[ENDED_REASON_ANNOTATION] === EndedReason.StartTimeout) {
-    const failed = job.status?.conditions?.find((x) => x.type === "Failed" && x.status === "True");
-    const deadline = (job.spec as { activeDeadlineSeconds?: number } | undefined)?.activeDeadlineSeconds;
-    return startTimeout(
-      c,
-      name,
-      { pods: annotations[ENDED_PODS_ANNOTATION], message: annotations[ENDED_MESSAGE_ANNOTATION] },
-      [
-        ...evidence,
-        `Job ${name}: ${ENDED_REASON_ANNOTATION}: ${EndedReason.StartTimeout}; ${ENDED_PODS_ANNOTATION}: ${annotations[ENDED_PODS_ANNOTATION] ?? "(none)"}; ${ENDED_MESSAGE_ANNOTATION}: ${annotations[ENDED_MESSAGE_ANNOTATION] ?? "(none)"}`,
-        failed
-          ? `Job ${name}: Failed, ${failed.reason ?? "?"} (the operator lowered its activeDeadlineSeconds to ${deadline ?? "?"} to end it)`
-          : `Job ${name}: ending: the Job controller fails it at its lowered activeDeadlineSeconds (${deadline ?? "?"})`,
-      ],
-    );
-  }
-  if (kind === "failed") {
-    const why = failureEvidence(job, pods);
-    return found(
-      "job-failed",
-      {
-        when,
-        reason: why.reason,
-        namespace: c.namespace,
-        job: name,
-        oomKilled: why.reason.includes("OOMKilled"),
-        deadlineExceeded: why.reason.startsWith("DeadlineExceeded"),
-        ...retry,
-      },
-      [...evidence, ...why.evidence],
-    );
-  }
+  if (job.metadata?.annotations?.[ENDED_REASON_ANNOTATION] === EndedReason.StartTimeout)
+    return endedByStartTimeout(c, job, run);
+  if (kind === "failed") return failedVerdict(c, job, run);
   // A queued Job has no Pods until whoever suspended it lets it start: not stuck, waiting.
   const queued = queuedBy(job);
-  if (queued) {
-    const spec = (job.spec ?? {}) as { suspend?: boolean; managedBy?: string };
-    const queue = job.metadata?.labels?.[KUEUE_QUEUE_NAME_KEY];
-    const held = [
-      `spec.suspend ${spec.suspend ?? "(unset)"}`,
-      ...(queue !== undefined ? [`label ${KUEUE_QUEUE_NAME_KEY}=${queue}`] : []),
-      ...(spec.managedBy ? [`spec.managedBy ${spec.managedBy}`] : []),
-    ];
-    return found(
-      "job-queued",
-      {
-        when,
-        job: name,
-        queuedBy: queued.by,
-        ...(queued.since ? { since: stamp(queued.since) } : {}),
-        namespace: c.namespace,
-        kueue: queue !== undefined,
-      },
-      [
-        ...evidence,
-        `Job ${name}: ${held.join(", ")}; the operator counts it as running (concurrencyPolicy, its group's places) and never unsuspends it`,
+  if (queued) return queuedVerdict(c, job, queued, run);
+  return troubleVerdict(c, job, run) ?? runningVerdict(c, job, run);
+}
+
+function endedByStartTimeout(c: SlotContext, job: Readonly<Job>, run: Run): Verdict {
+  const { name } = run;
+  const annotations = job.metadata?.annotations ?? {};
+  const failed = job.status?.conditions?.find((x) => x.type === "Failed" && x.status === "True");
+  const deadline = (job.spec as { activeDeadlineSeconds?: number } | undefined)?.activeDeadlineSeconds;
+  return startTimeout(
+    c,
+    name,
+    { pods: annotations[ENDED_PODS_ANNOTATION], message: annotations[ENDED_MESSAGE_ANNOTATION] },
+    [
+      ...run.evidence,
+      `Job ${name}: ${ENDED_REASON_ANNOTATION}: ${EndedReason.StartTimeout}; ${ENDED_PODS_ANNOTATION}: ${annotations[ENDED_PODS_ANNOTATION] ?? "(none)"}; ${ENDED_MESSAGE_ANNOTATION}: ${annotations[ENDED_MESSAGE_ANNOTATION] ?? "(none)"}`,
+      failed
+        ? `Job ${name}: Failed, ${failed.reason ?? "?"} (the operator lowered its activeDeadlineSeconds to ${deadline ?? "?"} to end it)`
+        : `Job ${name}: ending: the Job controller fails it at its lowered activeDeadlineSeconds (${deadline ?? "?"})`,
+    ],
+  );
+}
+
+function failedVerdict(c: SlotContext, job: Readonly<Job>, run: Run): Verdict {
+  const why = failureEvidence(job, c.podsOf(run.name));
+  return found(
+    "job-failed",
+    {
+      when: c.slotText,
+      reason: why.reason,
+      namespace: c.namespace,
+      job: run.name,
+      oomKilled: why.reason.includes("OOMKilled"),
+      deadlineExceeded: why.reason.startsWith("DeadlineExceeded"),
+      ...run.retry,
+    },
+    [...run.evidence, ...why.evidence],
+  );
+}
+
+function queuedVerdict(
+  c: SlotContext,
+  job: Readonly<Job>,
+  queued: NonNullable<ReturnType<typeof queuedBy>>,
+  run: Run,
+): Verdict {
+  const spec = (job.spec ?? {}) as { suspend?: boolean; managedBy?: string };
+  const queue = job.metadata?.labels?.[KUEUE_QUEUE_NAME_KEY];
+  const held = [
+    `spec.suspend ${spec.suspend ?? "(unset)"}`,
+    ...(queue !== undefined ? [`label ${KUEUE_QUEUE_NAME_KEY}=${queue}`] : []),
+    ...(spec.managedBy ? [`spec.managedBy ${spec.managedBy}`] : []),
+  ];
+  return found(
+    "job-queued",
+    {
+      when: c.slotText,
+      job: run.name,
+      queuedBy: queued.by,
+      ...(queued.since ? { since: stamp(queued.since) } : {}),
+      namespace: c.namespace,
+      kueue: queue !== undefined,
+    },
+    [
+      ...run.evidence,
+      `Job ${run.name}: ${held.join(", ")}; the operator counts it as running (concurrencyPolicy, its group's places) and never unsuspends it`,
+    ],
+  );
+}
+
+/**
+ * What keeps the running Job's Pods from working. A Job just created has nothing to show yet; an earlier run of the
+ * same CronJob still running may show what will hold this one too (every run of an image that cannot be pulled:
+ * under a short schedule the newest run is often seconds old).
+ */
+function troubleVerdict(c: SlotContext, job: Readonly<Job>, run: Run): Verdict | undefined {
+  const { f, slotText: when } = c;
+  const trouble = podTrouble(job, c.podsOf(run.name), f.events, f.now, when);
+  if (trouble) return { ...trouble, evidence: [...run.evidence, ...trouble.evidence] };
+  const age = run.created ? f.now.getTime() - Date.parse(run.created) : Infinity;
+  if (age >= JUST_STARTED_MS) return undefined;
+  const earlier = f.jobs
+    .filter((j) => j !== job && classifyJob(j) === "active")
+    .sort((a, b) => (b.metadata?.creationTimestamp ?? "").localeCompare(a.metadata?.creationTimestamp ?? ""));
+  for (const other of earlier) {
+    const otherName = other.metadata?.name ?? "";
+    const t = podTrouble(other, c.podsOf(otherName), f.events, f.now, when);
+    if (!t) continue;
+    const seconds = Math.max(0, Math.round(age / 1000));
+    return {
+      ...t,
+      evidence: [
+        ...run.evidence,
+        `Job ${run.name} started ${seconds} s ago: its Pods show nothing yet; Job ${otherName}, an earlier run still running:`,
+        ...t.evidence,
       ],
-    );
+    };
   }
-  const trouble = podTrouble(job, pods, f.events, f.now, when);
-  if (trouble) return { ...trouble, evidence: [...evidence, ...trouble.evidence] };
-  // A Job just created has nothing to show yet; an earlier run of the same CronJob still running may show what will
-  // hold this one too (every run of an image that cannot be pulled: under a short schedule the newest run is often
-  // seconds old).
-  const age = created ? f.now.getTime() - Date.parse(created) : Infinity;
-  if (age < JUST_STARTED_MS) {
-    const earlier = f.jobs
-      .filter((j) => j !== job && classifyJob(j) === "active")
-      .sort((a, b) => (b.metadata?.creationTimestamp ?? "").localeCompare(a.metadata?.creationTimestamp ?? ""));
-    for (const other of earlier) {
-      const otherName = other.metadata?.name ?? "";
-      const t = podTrouble(other, c.podsOf(otherName), f.events, f.now, when);
-      if (!t) continue;
-      const seconds = Math.max(0, Math.round(age / 1000));
-      return {
-        ...t,
-        evidence: [
-          ...evidence,
-          `Job ${name} started ${seconds} s ago: its Pods show nothing yet; Job ${otherName}, an earlier run still running:`,
-          ...t.evidence,
-        ],
-      };
-    }
-  }
-  const alive = keptAlive(job, pods, f.now);
+  return undefined;
+}
+
+function runningVerdict(c: SlotContext, job: Readonly<Job>, run: Run): Verdict {
+  const alive = keptAlive(job, c.podsOf(run.name), c.f.now);
   return {
     status: "healthy",
-    verdict: NO_CAUSE.running({ ...ran, age: alive.age, bounds: alive.bounds }),
-    evidence: [...evidence, ...alive.evidence],
+    verdict: NO_CAUSE.running({ ...run.ran, age: alive.age, bounds: alive.bounds }),
+    evidence: [...run.evidence, ...alive.evidence],
     fix: [],
   };
 }

@@ -104,58 +104,8 @@ export function retryVerdict(
     ...[...attempts.values()].sort((a, b) => a.k - b.k).map((a) => attemptLine(a, attemptsText)),
   ];
   const next = entries.find((r) => r.k === latestK + 1 && !ran(r.entry));
-  if (next && (next.entry.decision === RecordDecision.Held || next.entry.reason === RecordReason.RetrySuperseded)) {
-    const why =
-      latest.job && classifyJob(latest.job) === "failed"
-        ? failureEvidence(latest.job, c.podsOf(latest.name))
-        : { reason: latest.entry?.outcome?.reason ?? next.failure ?? "Failed", evidence: [] };
-    const failed = {
-      when: c.slotText,
-      job: latest.name,
-      reason: why.reason,
-      attempt: String(next.k),
-      attempts: String(next.n),
-      namespace: c.namespace,
-    };
-    const shown = [...evidence, entryLine(next.entry), ...why.evidence];
-    if (next.entry.reason === RecordReason.RetrySuperseded) {
-      const last = c.cronJob.status?.lastScheduleTime;
-      const newer = next.newerRun ?? (last ? new Date(last) : undefined);
-      return found(
-        "retry-superseded",
-        {
-          ...failed,
-          newerRun: newer ? slotText(newer, c.zone) : "?",
-          policy: String(c.cronJob.spec?.concurrencyPolicy ?? "Forbid"),
-          name: c.name,
-        },
-        shown,
-      );
-    }
-    // The failure's end: its Job's, or, once history cleanup deleted it, what the record kept of its outcome (an
-    // entry of an earlier version has no startsAt to read instead).
-    const recordedEnd = latest.entry?.outcome?.finishedAt;
-    const ended = latest.job ? finishedAt(latest.job) : recordedEnd ? new Date(recordedEnd) : undefined;
-    const at =
-      next.startsAt ?? (ended && policy ? new Date(ended.getTime() + policy.delaySeconds * SECOND) : undefined);
-    const waits = waitsFor(next.entry);
-    return found(
-      "retry-pending",
-      {
-        ...failed,
-        startsAt: at ? slotText(at, c.zone) : "?",
-        overdue: at !== undefined && c.f.now.getTime() - at.getTime() >= JUST_DUE_MS,
-        waiting: waits !== undefined,
-        waits: waits ?? "",
-      },
-      [
-        ...shown,
-        ...(at && !next.startsAt
-          ? [`the failure ended at ${iso(ended!)}; spec.retry.delaySeconds ${policy!.delaySeconds}`]
-          : []),
-      ],
-    );
-  }
+  if (next && (next.entry.decision === RecordDecision.Held || next.entry.reason === RecordReason.RetrySuperseded))
+    return nextAttemptVerdict(c, latest, next, evidence);
   if (latestK < 1) return undefined;
   const before = attempts.get(latestK - 1);
   const verdict = ranVerdict(c, latest.job, latest.entry, {
@@ -164,4 +114,78 @@ export function retryVerdict(
     failedJob: before?.name ?? "?",
   });
   return { ...verdict, evidence: [...evidence, ...verdict.evidence] };
+}
+
+/** The next attempt, not run: held for its delay or behind a running Job (retry-pending), or superseded. */
+function nextAttemptVerdict(c: SlotContext, latest: Attempt, next: RetryEntry, evidence: string[]): Verdict {
+  const why =
+    latest.job && classifyJob(latest.job) === "failed"
+      ? failureEvidence(latest.job, c.podsOf(latest.name))
+      : { reason: latest.entry?.outcome?.reason ?? next.failure ?? "Failed", evidence: [] };
+  const failed: FailedAttempt = {
+    when: c.slotText,
+    job: latest.name,
+    reason: why.reason,
+    attempt: String(next.k),
+    attempts: String(next.n),
+    namespace: c.namespace,
+  };
+  const shown = [...evidence, entryLine(next.entry), ...why.evidence];
+  if (next.entry.reason === RecordReason.RetrySuperseded) {
+    const last = c.cronJob.status?.lastScheduleTime;
+    const newer = next.newerRun ?? (last ? new Date(last) : undefined);
+    return found(
+      "retry-superseded",
+      {
+        ...failed,
+        newerRun: newer ? slotText(newer, c.zone) : "?",
+        policy: String(c.cronJob.spec?.concurrencyPolicy ?? "Forbid"),
+        name: c.name,
+      },
+      shown,
+    );
+  }
+  return pendingVerdict(c, latest, next, failed, shown);
+}
+
+/** The failed attempt the next one follows, as its verdict's words name it. */
+interface FailedAttempt {
+  when: string;
+  job: string;
+  reason: string;
+  attempt: string;
+  attempts: string;
+  namespace: string;
+}
+
+function pendingVerdict(
+  c: SlotContext,
+  latest: Attempt,
+  next: RetryEntry,
+  failed: FailedAttempt,
+  shown: string[],
+): Verdict {
+  const policy = retryOf(c.cronJob.spec);
+  // The failure's end: its Job's, or, once history cleanup deleted it, what the record kept of its outcome (an
+  // entry of an earlier version has no startsAt to read instead).
+  const recordedEnd = latest.entry?.outcome?.finishedAt;
+  const ended = latest.job ? finishedAt(latest.job) : recordedEnd ? new Date(recordedEnd) : undefined;
+  const at = next.startsAt ?? (ended && policy ? new Date(ended.getTime() + policy.delaySeconds * SECOND) : undefined);
+  const waits = waitsFor(next.entry);
+  return found(
+    "retry-pending",
+    {
+      ...failed,
+      startsAt: at ? slotText(at, c.zone) : "?",
+      overdue: at !== undefined && c.f.now.getTime() - at.getTime() >= JUST_DUE_MS,
+      waiting: waits !== undefined,
+      waits: waits ?? "",
+    },
+    [
+      ...shown,
+      ...(at && !next.startsAt
+        ? [`the failure ended at ${iso(ended!)}; spec.retry.delaySeconds ${policy!.delaySeconds}`]
+        : []),
+    ],
+  );
 }

@@ -69,39 +69,7 @@ export function useFleet(hooks: FleetHooks) {
   const loaded = fleet !== null;
   useEffect(() => {
     if (!loaded) return;
-    const apply = (push: Push) => {
-      if (push.type === "changed") {
-        skew.current = ms(push.now) - Date.now();
-        setNow(ms(push.now));
-        setFleet(
-          (f) =>
-            f && {
-              ...f,
-              rows: mergeRows(f.rows, push.rows, push.removed),
-              groups: mergeLanes(f.groups, push.groups, push.laneNamespaces),
-            },
-        );
-        hooksRef.current.rowsChanged(
-          push.rows.map((r) => r.id),
-          push.removed,
-        );
-      } else if (push.type === "verdicts") {
-        setFleet(
-          (f) =>
-            f && {
-              ...f,
-              verdictsAt: push.at,
-              shared: push.shared,
-              rows: f.rows.map((r) => {
-                const a = push.attention[r.id] ?? null;
-                return r.attention === a ? r : { ...r, attention: a };
-              }),
-            },
-        );
-      } else if (push.type === "unreadable") {
-        setFleet((f) => f && { ...f, unreadable: push.unreadable });
-      }
-    };
+    const apply = (push: Push) => applyPush(push, { setFleet, setNow, skew, hooks: hooksRef });
     const reread = () => {
       getJSON<Fleet>(url(PATHS.fleet))
         .then((f) => {
@@ -120,6 +88,49 @@ export function useFleet(hooks: FleetHooks) {
     setWin((w) => ({ from: n - (w.to - w.from) / 2, to: n + (w.to - w.from) / 2 }));
   };
   return { fleet, error, setError, now, win, setWin, toNow, live };
+}
+
+/** What a push changes: the fleet held, the server's clock, and what the page holds beside them (FleetHooks). */
+interface PushTargets {
+  setFleet: (update: (f: Fleet | null) => Fleet | null) => void;
+  setNow: (now: number) => void;
+  skew: { current: number };
+  hooks: { current: FleetHooks };
+}
+
+/** A push merged into the fleet: rows and lanes changed (with the server's clock), the verdicts, the unreadable. */
+function applyPush(push: Push, t: PushTargets): void {
+  if (push.type === "changed") {
+    t.skew.current = ms(push.now) - Date.now();
+    t.setNow(ms(push.now));
+    t.setFleet(
+      (f) =>
+        f && {
+          ...f,
+          rows: mergeRows(f.rows, push.rows, push.removed),
+          groups: mergeLanes(f.groups, push.groups, push.laneNamespaces),
+        },
+    );
+    t.hooks.current.rowsChanged(
+      push.rows.map((r) => r.id),
+      push.removed,
+    );
+  } else if (push.type === "verdicts") {
+    t.setFleet(
+      (f) =>
+        f && {
+          ...f,
+          verdictsAt: push.at,
+          shared: push.shared,
+          rows: f.rows.map((r) => {
+            const a = push.attention[r.id] ?? null;
+            return r.attention === a ? r : { ...r, attention: a };
+          }),
+        },
+    );
+  } else if (push.type === "unreadable") {
+    t.setFleet((f) => f && { ...f, unreadable: push.unreadable });
+  }
 }
 
 /**

@@ -64,25 +64,18 @@ function useBox(loaded: boolean) {
   return { listRef, box };
 }
 
-function App(): VNode {
+/** The filters' state, as the header edits it. */
+function useFilters() {
   const [ns, setNs] = useState("");
   const [group, setGroup] = useState("");
   const [needsAttention, setNeedsAttention] = useState(false);
   const [name, setName] = useState("");
-  const [scrollTop, setScrollTop] = useState(0);
-  const panel = useDetail();
-  // The marks' cache, known once made below: a push makes rows' marks stale, a stream back makes all of them.
-  const marksRef = useRef<ReturnType<typeof useMarks> | null>(null);
-  const { fleet, error, setError, now, win, setWin, toNow, live } = useFleet({
-    rowsChanged: (changed, removed) => {
-      marksRef.current?.forget([...changed, ...removed]);
-      const d = panel.detailRef.current;
-      if (d && changed.includes(d.id)) panel.loadDetail(d.id, d.slot, true);
-    },
-    reloaded: () => marksRef.current?.reset(),
-  });
-  const { listRef, box } = useBox(fleet !== null);
+  return { ns, setNs, group, setGroup, needsAttention, setNeedsAttention, name, setName };
+}
 
+/** The fleet's rows and lanes as the filters leave them, and what the header counts and offers of them. */
+function useFiltered(fleet: Fleet | null, filters: ReturnType<typeof useFilters>) {
+  const { ns, group, needsAttention, name } = filters;
   const rows = fleet?.rows ?? [];
   const sorted = useMemo(() => [...rows].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)), [rows]);
   const namespaces = useMemo(() => [...new Set(rows.map((r) => r.namespace))].sort(), [rows]);
@@ -96,6 +89,53 @@ function App(): VNode {
     [fleet?.groups, ns, group],
   );
   const attentionCount = useMemo(() => rows.filter((r) => r.attention).length, [rows]);
+  return { rows, namespaces, groupIds, filtered, lanes, attentionCount };
+}
+
+/** The header's moves of the time window: by whole spans (k of them), and to a span `s` wide around its middle. */
+function windowMoves(setWin: ReturnType<typeof useFleet>["setWin"]) {
+  return {
+    move: (k: number) => setWin((w) => ({ from: w.from + k * (w.to - w.from), to: w.to + k * (w.to - w.from) })),
+    widthTo: (s: number) =>
+      setWin((w) => {
+        const c = (w.from + w.to) / 2;
+        return { from: c - s / 2, to: c + s / 2 };
+      }),
+  };
+}
+
+/** The side panel of the CronJob open in it, with the actions the server allows. */
+function panelOf(
+  detail: NonNullable<ReturnType<typeof useDetail>["detail"]>,
+  rows: Row[],
+  fleet: Fleet | null,
+  close: () => void,
+) {
+  return h(Panel, {
+    state: detail,
+    row: rows.find((r) => r.id === detail.id),
+    actions: fleet?.actions ?? false,
+    close,
+    onAction: postAction,
+  });
+}
+
+function App(): VNode {
+  const filters = useFilters();
+  const [scrollTop, setScrollTop] = useState(0);
+  const panel = useDetail();
+  // The marks' cache, known once made below: a push makes rows' marks stale, a stream back makes all of them.
+  const marksRef = useRef<ReturnType<typeof useMarks> | null>(null);
+  const { fleet, error, setError, now, win, setWin, toNow, live } = useFleet({
+    rowsChanged: (changed, removed) => {
+      marksRef.current?.forget([...changed, ...removed]);
+      const d = panel.detailRef.current;
+      if (d && changed.includes(d.id)) panel.loadDetail(d.id, d.slot, true);
+    },
+    reloaded: () => marksRef.current?.reset(),
+  });
+  const { listRef, box } = useBox(fleet !== null);
+  const { rows, namespaces, groupIds, filtered, lanes, attentionCount } = useFiltered(fleet, filters);
 
   const width = Math.max(200, box.width - LABEL_W);
   const scale = useMemo(() => scaleOf(win, width), [win, width]);
@@ -109,7 +149,6 @@ function App(): VNode {
   );
   marksRef.current = marks;
 
-  const span = win.to - win.from;
   const showNs = fleet?.scope.allNamespaces ?? false;
   const detail = panel.detail;
   return e(
@@ -119,20 +158,15 @@ function App(): VNode {
     h(Header, {
       fleet,
       live,
-      filters: { ns, setNs, group, setGroup, needsAttention, setNeedsAttention, name, setName },
+      filters,
       showNs,
       namespaces,
       groupIds,
       attentionCount,
       shown: filtered.length,
       all: rows.length,
-      span,
-      move: (k) => setWin((w) => ({ from: w.from + k * (w.to - w.from), to: w.to + k * (w.to - w.from) })),
-      widthTo: (s) =>
-        setWin((w) => {
-          const c = (w.from + w.to) / 2;
-          return { from: c - s / 2, to: c + s / 2 };
-        }),
+      span: win.to - win.from,
+      ...windowMoves(setWin),
       toNow,
     }),
     h(Banner, { fleet, error }),
@@ -158,15 +192,7 @@ function App(): VNode {
         listRef,
         onScroll: setScrollTop,
       }),
-      detail
-        ? h(Panel, {
-            state: detail,
-            row: rows.find((r) => r.id === detail.id),
-            actions: fleet?.actions ?? false,
-            close: panel.close,
-            onAction: postAction,
-          })
-        : null,
+      detail ? panelOf(detail, rows, fleet, panel.close) : null,
     ),
   );
 }

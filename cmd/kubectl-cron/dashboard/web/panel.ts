@@ -33,37 +33,11 @@ export function Panel({
       .finally(() => setBusy(false));
   };
   const detail = state.loading ? undefined : state.detail;
-  const section = (title: string, attr: string, text: string | undefined): VNode =>
-    e("section", null, e("h3", null, title), e("pre", { [attr]: "" }, text ?? ""));
   return e(
     "aside",
     { class: "panel", "data-detail": state.id },
-    e(
-      "header",
-      null,
-      e(
-        "div",
-        null,
-        e("h2", null, state.id),
-        state.slot
-          ? e(
-              "div",
-              { class: "slot", "data-detail-slot": state.slot },
-              W.slot(fullFmt.format(ms(state.slot)), state.slot),
-            )
-          : null,
-      ),
-      e("button", { type: "button", class: "close", onClick: close, title: W.close, "data-close": "" }, "×"),
-    ),
-    row
-      ? e(
-          "div",
-          { class: "panel-facts" },
-          e("span", null, row.schedule),
-          row.suspended ? e("span", { class: "badge suspended-badge" }, W.suspended) : null,
-          row.last ? e("span", { class: `badge last-${row.last}` }, W.last(row.last)) : null,
-        )
-      : null,
+    panelHeader(state, close),
+    row ? rowFacts(row) : null,
     actions
       ? e(
           "div",
@@ -86,26 +60,64 @@ export function Panel({
       : null,
     state.loading ? e("p", { class: "muted", "data-loading": "" }, W.loadingDetail) : null,
     !state.loading && state.error ? e("p", { class: "error", "data-detail-error": "" }, state.error) : null,
-    detail
-      ? [
-          section(W.sections.why, "data-why", detail.why.text),
-          section(W.sections.history, "data-history", detail.history.text),
-          section(W.sections.next, "data-next", detail.next.text),
-          e(
-            "section",
-            null,
-            e("h3", null, W.sections.spec),
-            e(
-              "table",
-              { class: "spec", "data-spec": "" },
-              e(
-                "tbody",
-                null,
-                detail.spec.map((f, i) => e("tr", { key: i }, e("th", null, f.field), e("td", null, f.value))),
-              ),
-            ),
-          ),
-        ]
-      : null,
+    detail ? detailSections(detail) : null,
   );
+}
+
+/** The CronJob's id, the slot asked about, and the close button. */
+function panelHeader(state: DetailState, close: () => void): VNode {
+  return e(
+    "header",
+    null,
+    e(
+      "div",
+      null,
+      e("h2", null, state.id),
+      state.slot
+        ? e(
+            "div",
+            { class: "slot", "data-detail-slot": state.slot },
+            W.slot(fullFmt.format(ms(state.slot)), state.slot),
+          )
+        : null,
+    ),
+    e("button", { type: "button", class: "close", onClick: close, title: W.close, "data-close": "" }, "×"),
+  );
+}
+
+/** What the fleet's row says of it: its schedule, suspended, how its last run ended. */
+function rowFacts(row: Row): VNode {
+  return e(
+    "div",
+    { class: "panel-facts" },
+    e("span", null, row.schedule),
+    row.suspended ? e("span", { class: "badge suspended-badge" }, W.suspended) : null,
+    row.last ? e("span", { class: `badge last-${row.last}` }, W.last(row.last)) : null,
+  );
+}
+
+const section = (title: string, attr: string, text: string | undefined): VNode =>
+  e("section", null, e("h3", null, title), e("pre", { [attr]: "" }, text ?? ""));
+
+/** The answers the plugin prints (why, history, next), then the spec, a field a row. */
+function detailSections(detail: Detail): VNode[] {
+  return [
+    section(W.sections.why, "data-why", detail.why.text),
+    section(W.sections.history, "data-history", detail.history.text),
+    section(W.sections.next, "data-next", detail.next.text),
+    e(
+      "section",
+      null,
+      e("h3", null, W.sections.spec),
+      e(
+        "table",
+        { class: "spec", "data-spec": "" },
+        e(
+          "tbody",
+          null,
+          detail.spec.map((f, i) => e("tr", { key: i }, e("th", null, f.field), e("td", null, f.value))),
+        ),
+      ),
+    ),
+  ];
 }
