@@ -37,7 +37,7 @@ export type GuardDecision =
   | { stop: false; schedule: Schedule; resolvedSchedule: string };
 
 /** A CronJob's schedules as the guards read them: parsed, or the error naming the fields and values. */
-export type ParsedSchedules =
+type ParsedSchedules =
   { ok: true; schedules: CronJobSchedules } | { ok: false; error: { field: string; message: string } };
 
 /** Longest value quoted from a field error: an annotation stored with admission bypassed can be any size. */

@@ -19,7 +19,7 @@ import { type Pass, take } from "./pass.ts";
  * Whether this pass ended scheduling, once the triggers ran: its runs reached spec.maxRuns, or spec.endTime passed
  * with no slot left (`next`: the next slot, none when the window has none; `due`: slots still due).
  */
-export function scheduleEndAfterRuns(
+function scheduleEndAfterRuns(
   spec: { maxRuns?: number | undefined; endTime?: string | undefined },
   status: Readonly<CronJobWireStatus>,
   now: Date,
@@ -39,7 +39,7 @@ function endsAfter(end: ScheduleEnd, status: Readonly<CronJobWireStatus>): numbe
 }
 
 /** The record's Stopped entry for an end it does not hold yet, with its Event; none when it holds one. */
-export function scheduleEndStep(
+function scheduleEndStep(
   status: Readonly<CronJobWireStatus>,
   end: ScheduleEnd | undefined,
   now: Date,
