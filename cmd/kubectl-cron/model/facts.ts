@@ -163,9 +163,15 @@ export function factsOf(
   unreadable: string[],
 ): WhyFacts[] {
   const { jobs: allJobs, pods: allPods, events: allEvents, quotas, limitRanges, calendars, groups } = reads;
+  // The namespace's Jobs by their controller's uid and its Events by object, each in the lists' order: one pass each,
+  // not one per CronJob (why -A at 5,000 CronJobs spent 0.36 s of its 2.6 s filtering them, issue 72).
+  const owned = indexed(allJobs, (j) =>
+    (j.metadata?.ownerReferences ?? []).filter((r) => r.controller).map((r) => r.uid),
+  );
+  const eventsOf = indexed(allEvents, (e) => [e.object]);
   return cronJobs.map((cronJob) => {
     const uid = cronJob.metadata?.uid;
-    const jobs = allJobs.filter((j) => (j.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === uid));
+    const jobs = uid === undefined ? [] : (owned.get(uid) ?? []).map(([, j]) => j);
     const jobNames = new Set(jobs.map((j) => j.metadata?.name ?? ""));
     // The names a refused create asked for: its run's Job name, as its trigger's row gives it.
     const name = cronJob.metadata?.name ?? "";
@@ -174,10 +180,10 @@ export function factsOf(
         .filter((e) => e.reason === RefusedReason.AlreadyExists)
         .map((e) => runJobName(name, e) ?? ""),
     );
-    const foreignJobs = allJobs.filter(
-      (j) => !jobNames.has(j.metadata?.name ?? "") && refusedNames.has(j.metadata?.name ?? ""),
-    );
-    const pods = allPods.filter((p) => p.job !== undefined && jobNames.has(p.job));
+    const foreignJobs = refusedNames.size
+      ? allJobs.filter((j) => !jobNames.has(j.metadata?.name ?? "") && refusedNames.has(j.metadata?.name ?? ""))
+      : [];
+    const pods = jobNames.size ? allPods.filter((p) => p.job !== undefined && jobNames.has(p.job)) : [];
     const about = new Set([
       `CronJob/${cronJob.metadata?.name}`,
       ...[...jobNames].map((n) => `Job/${n}`),
@@ -190,7 +196,10 @@ export function factsOf(
       cronJob,
       jobs,
       pods,
-      events: allEvents.filter((e) => about.has(e.object)),
+      events: [...about]
+        .flatMap((o) => eventsOf.get(o) ?? [])
+        .sort(([a], [b]) => a - b)
+        .map(([, e]) => e),
       foreignJobs,
       quotas,
       limitRanges,
@@ -208,6 +217,20 @@ export function factsOf(
       unreadable,
     };
   });
+}
+
+/** `items` by each key `keys` gives it (once per distinct key), each with its index in `items`, in their order. */
+function indexed<T>(items: readonly T[], keys: (t: T) => (string | undefined)[]): Map<string, [number, T][]> {
+  const out = new Map<string, [number, T][]>();
+  items.forEach((t, i) => {
+    for (const k of new Set(keys(t))) {
+      if (k === undefined) continue;
+      const list = out.get(k);
+      if (list) list.push([i, t]);
+      else out.set(k, [[i, t]]);
+    }
+  });
+  return out;
 }
 
 /** The newest decision the record of `cronJobs` holds: the operator at work, wherever it runs. */
