@@ -48,8 +48,11 @@ const VERDICT_PASS_GAP_MS = 3_000;
 const VERDICT_INTERVAL_MS = 30_000;
 /** How often every verdict is read again with no change: time alone turns a slot late. */
 const IDLE_VERDICT_INTERVAL_MS = 300_000;
-/** Diagnoses made between two turns of the event loop: the page's requests are answered between them. */
-const DIAGNOSES_PER_TURN = 100;
+/**
+ * Diagnoses made between two turns of the event loop: the page's requests are answered between them (25: ~10 ms
+ * a turn on a busy 2-core machine; 100 held a screen's marks up to ~60 ms, issue 72).
+ */
+const DIAGNOSES_PER_TURN = 25;
 
 /**
  * The CronJobs read first, and their Jobs: more than a screen of rows (a 1400×900 window shows ~30), few enough that
@@ -558,13 +561,23 @@ export class FleetSource {
     try {
       const unreadable: string[] = [];
       const clocks = await readClocks(this.o.client, unreadable, this.o.now);
+      const namespaces = byNamespace(ids);
+      // A namespace's lists are read while the one before it is diagnosed (the first's with the operator's).
+      const reading = (i: number) => {
+        const r = i < namespaces.length ? this.namespaceReads(...namespaces[i]!, clocks) : undefined;
+        r?.catch(() => undefined);
+        return r;
+      };
+      let next = reading(0);
       const operator = await gatherOperator(this.o.client, clocks.attempt, {
         operatorNamespace: this.o.operatorNamespace,
         cronJobs: this.cronJobs.list(),
       });
-      for (const [ns, stale] of byNamespace(ids)) {
+      for (let i = 0; i < namespaces.length; i++) {
         if (this.stopped) return;
-        await this.readNamespaceVerdicts(ns, stale, operator, clocks, unreadable);
+        const read = await next;
+        next = reading(i + 1);
+        if (read) await this.diagnoseNamespace(read, operator, clocks, unreadable);
       }
       if (full) {
         this.fullVerdictsAt = started;
@@ -585,20 +598,21 @@ export class FleetSource {
     }
   }
 
-  /** The verdicts of the CronJobs `stale` of namespace `ns`, from the informers and the namespace's other lists. */
-  private async readNamespaceVerdicts(
+  /**
+   * What the verdicts of the CronJobs `stale` of namespace `ns` are read from: the informers' and the namespace's
+   * other lists (undefined: none of them is left).
+   */
+  private async namespaceReads(
     ns: string,
     stale: ReadonlySet<string>,
-    operator: OperatorFacts,
     clocks: Awaited<ReturnType<typeof readClocks>>,
-    unreadable: string[],
-  ): Promise<void> {
+  ): Promise<{ ns: string; cronJobs: CronJob[]; reads: Awaited<ReturnType<typeof readNamespace>> } | undefined> {
     const all = this.cronJobs
       .list(ns)
       .slice()
       .sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
     const cronJobs = all.filter((c) => stale.has(idOf(c)));
-    if (!cronJobs.length) return;
+    if (!cronJobs.length) return undefined;
     const known = {
       jobs: this.readable.has(Kinds.Job) ? (this.jobs.list(ns) as Job[]) : [],
       calendars: this.readable.has(ExclusionCalendarResource)
@@ -608,7 +622,16 @@ export class FleetSource {
         ? new Map(this.groups.list(ns).map((g) => [g.metadata?.name ?? "", groupLimitOf(g)] as const))
         : undefined,
     };
-    const reads = await readNamespace(this.o.client, ns, all, clocks, true, known);
+    return { ns, cronJobs, reads: await readNamespace(this.o.client, ns, all, clocks, true, known) };
+  }
+
+  /** The verdicts of a namespace's CronJobs read (namespaceReads), kept. */
+  private async diagnoseNamespace(
+    { ns, cronJobs, reads }: NonNullable<Awaited<ReturnType<FleetSource["namespaceReads"]>>>,
+    operator: OperatorFacts,
+    clocks: Awaited<ReturnType<typeof readClocks>>,
+    unreadable: string[],
+  ): Promise<void> {
     for (let i = 0; i < cronJobs.length; i += DIAGNOSES_PER_TURN) {
       // Answer the page's requests between diagnoses: a pass over thousands must not hold them. The facts are made
       // a turn's worth at a time (factsOf is one CronJob's facts each), so a namespace's are never all held at once.
