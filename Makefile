@@ -339,13 +339,15 @@ bench-smoke: ## The benchmark's smoke run: ours and the tuned built-in, N=50, on
 # The kubectl plugin's start and answers (bench/plugin.ts): the TypeScript, the bundle, the single executable and
 # kubectl on the same objects of a real kube-apiserver (envtest), median of RUNS; and the manager's start.
 .PHONY: bench-plugin
-bench-plugin: $(NODE_MODULES) build plugin plugin-sea ## Benchmark kubectl cron's start, why/next NAME and why/list -A beside kubectl (N=1000,5000 RUNS=5 OUT=<file>.md).
+bench-plugin: $(NODE_MODULES) build plugin plugin-sea ## Benchmark kubectl cron's start, why/next NAME and why/list -A beside kubectl (N=1000,5000 RUNS=5 OUT=<file>.md ONLY=<regexp> BASELINE=<checkout>).
 	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)"; \
-	$(NODE) bench/plugin.ts $(if $(N),--n=$(N)) $(if $(RUNS),--runs=$(RUNS)) $(if $(OUT),--out=$(OUT))
+	$(NODE) bench/plugin.ts $(if $(N),--n=$(N)) $(if $(RUNS),--runs=$(RUNS)) $(if $(OUT),--out=$(OUT)) \
+	  $(if $(ONLY),--only='$(ONLY)') $(if $(BASELINE),--baseline=$(BASELINE))
 
 # kubectl cron dashboard -A over N CronJobs of a real kube-apiserver (envtest), the page in Debian's headless Chromium
 # (bench/dashboard.ts): the URL, the first paint, a filter, the verdicts and the process' peak RSS beside why -A's.
 .PHONY: bench-dashboard
-bench-dashboard: $(NODE_MODULES) plugin ## Benchmark kubectl cron dashboard: first paint, filter, verdicts, peak RSS beside why -A (N=5000 RUNS=3 OUT=<file>.md).
+bench-dashboard: $(NODE_MODULES) plugin ## Benchmark kubectl cron dashboard: first paint, filter, verdicts, peak RSS beside why -A (N=5000 RUNS=3 OUT=<file>.md BASELINE=<checkout>).
 	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)"; \
-	$(NODE) bench/dashboard.ts $(if $(N),--n=$(N)) $(if $(RUNS),--runs=$(RUNS)) $(if $(OUT),--out=$(OUT))
+	$(NODE) bench/dashboard.ts $(if $(N),--n=$(N)) $(if $(RUNS),--runs=$(RUNS)) $(if $(OUT),--out=$(OUT)) \
+	  $(if $(BASELINE),--baseline=$(BASELINE))

@@ -18,8 +18,11 @@
 //   sea         bin/kubectl-cron (make plugin-sea): the single executable
 //   kubectl     the same question put to kubectl: `kubectl version --client`, `kubectl __complete ""`,
 //               `kubectl get cronjobs.batch.tutorial.kubebuilder.io NAME` and `... -A`
+//   baseline    with --baseline=DIR: DIR/cmd/kubectl-cron/kubectl-cron, another commit's checkout with its plugin
+//               built there (make plugin, its own node_modules); the -A rows then run every variant in turn, run
+//               by run (an A/B in one run: both meet the same machine)
 // The manager's start (`--help`) is measured too: cmd/main.ts (TypeScript), dist/cmd/main.js (make build) and
-// an esbuild bundle of cmd/main.ts.
+// an esbuild bundle of cmd/main.ts. The report gives the median and every run.
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -39,6 +42,8 @@ const { values } = parseArgs({
     out: { type: "string", default: process.env.OUT },
     /** Only the rows whose `command variant` matches this regular expression (e.g. `why -A.*launcher`). */
     only: { type: "string", default: process.env.ONLY },
+    /** Another commit's checkout, its plugin built: the `baseline` variant. */
+    baseline: { type: "string", default: process.env.BASELINE },
   },
 });
 const only = values.only ? new RegExp(values.only) : undefined;
@@ -87,6 +92,42 @@ interface Row {
   rssMB: number;
   code: number | null;
   bytes: number;
+  /** Every timed run's wall time (s) and max RSS (MB), in order. */
+  walls: number[];
+  rsses: number[];
+}
+
+/** A row of `samples` (the median of each figure, and every run's wall time and RSS). */
+function rowOf(what: string, variant: string, samples: Sample[]): Row {
+  const row = {
+    what,
+    variant,
+    wall: median(samples.map((s) => s.wall)),
+    cpu: median(samples.map((s) => s.cpu)),
+    rssMB: median(samples.map((s) => s.rssMB)),
+    code: samples[0]!.code,
+    bytes: samples[0]!.bytes,
+    walls: samples.map((s) => s.wall),
+    rsses: samples.map((s) => s.rssMB),
+  };
+  console.log(
+    `${what.padEnd(28)} ${variant.padEnd(9)} wall ${row.wall.toFixed(3)} s  cpu ${row.cpu.toFixed(2)} s  rss ${row.rssMB.toFixed(0)} MB  exit ${row.code}  ${row.bytes} B` +
+      `  (every run: ${row.walls.map((w) => w.toFixed(2)).join(" ")} s; ${row.rsses.map((r) => r.toFixed(0)).join(" ")} MB)`,
+  );
+  return row;
+}
+
+/** `what` for every variant of `cmds`, one run of each in turn (after one untimed run each). */
+async function alternated(what: string, cmds: [string, string[]][], env: NodeJS.ProcessEnv): Promise<Row[]> {
+  const chosen = cmds.filter(([variant]) => wanted(what, variant));
+  for (const [variant, cmd] of chosen) {
+    const warm = await once(cmd, env);
+    if (/^error: /m.test(warm.stderr) && variant !== "kubectl")
+      throw new Error(`${variant} ${what}: ${warm.stderr.slice(0, 500)}`);
+  }
+  const samples = new Map<string, Sample[]>(chosen.map(([v]) => [v, []]));
+  for (let i = 0; i < RUNS; i++) for (const [variant, cmd] of chosen) samples.get(variant)!.push(await once(cmd, env));
+  return chosen.map(([variant]) => rowOf(what, variant, samples.get(variant)!));
 }
 
 async function measure(what: string, variant: string, cmd: string[], env: NodeJS.ProcessEnv): Promise<Row[]> {
@@ -97,19 +138,7 @@ async function measure(what: string, variant: string, cmd: string[], env: NodeJS
   }
   const samples: Sample[] = [];
   for (let i = 0; i < RUNS; i++) samples.push(await once(cmd, env));
-  const row = {
-    what,
-    variant,
-    wall: median(samples.map((s) => s.wall)),
-    cpu: median(samples.map((s) => s.cpu)),
-    rssMB: median(samples.map((s) => s.rssMB)),
-    code: samples[0]!.code,
-    bytes: samples[0]!.bytes,
-  };
-  console.log(
-    `${what.padEnd(28)} ${variant.padEnd(9)} wall ${row.wall.toFixed(3)} s  cpu ${row.cpu.toFixed(2)} s  rss ${row.rssMB.toFixed(0)} MB  exit ${row.code}  ${row.bytes} B`,
-  );
-  return [row];
+  return [rowOf(what, variant, samples)];
 }
 
 const PLUGIN: Record<string, string[]> = {
@@ -124,6 +153,7 @@ const PLUGIN: Record<string, string[]> = {
   launcher: [root("cmd/kubectl-cron/kubectl-cron")],
   "one-file": [NODE, root("bin/kubectl-cron.mjs")],
   sea: [root("bin/kubectl-cron")],
+  ...(values.baseline ? { baseline: [join(values.baseline, "cmd/kubectl-cron/kubectl-cron")] } : {}),
 };
 
 function checkBuilt(): void {
@@ -142,9 +172,23 @@ function checkBuilt(): void {
     { cwd: PROJECT_ROOT, encoding: "utf8" },
   ).trim();
   if (stale) throw new Error(`bin/plugin/ is older than ${stale}: make plugin`);
+  if (values.baseline) {
+    const old = execFileSync(
+      "sh",
+      ["-c", "find $(cat bin/plugin/inputs) -newer bin/plugin/kubectl-cron.mjs -print -quit"],
+      { cwd: values.baseline, encoding: "utf8" },
+    ).trim();
+    if (old) throw new Error(`${values.baseline}: bin/plugin/ is older than ${old}: make plugin there`);
+  }
 }
 
+const commitOf = (dir: string) =>
+  execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: dir, encoding: "utf8" }).trim();
+
 const work = mkdtempSync(join(tmpdir(), "bench-plugin-"));
+const loadStart = loadavg()
+  .map((l) => l.toFixed(2))
+  .join(" ");
 const rows: Row[] = [];
 const add = (r: Row[]) => rows.push(...r);
 const baseEnv = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work, KUBECONFIG: join(work, "none") };
@@ -225,10 +269,12 @@ async function clusterCommands(): Promise<void> {
       }
       // Every CronJob: what kubectl answers with one LIST.
       for (const sub of ["why", "list"]) {
-        for (const [variant, cmd] of Object.entries(PLUGIN)) {
-          add(await measure(`${sub} -A (N=${n})`, variant, [...cmd, sub, "-A"], clusterEnv));
-        }
-        add(await measure(`${sub} -A (N=${n})`, "kubectl", ["kubectl", "get", CRD, "-A"], clusterEnv));
+        const what = `${sub} -A (N=${n})`;
+        const cmds = Object.entries(PLUGIN).map(([variant, cmd]): [string, string[]] => [variant, [...cmd, sub, "-A"]]);
+        // With a baseline, the variants in turn, run by run; else each variant's runs together, as before.
+        if (values.baseline) add(await alternated(what, cmds, clusterEnv));
+        else for (const [variant, cmd] of cmds) add(await measure(what, variant, cmd, clusterEnv));
+        add(await measure(what, "kubectl", ["kubectl", "get", CRD, "-A"], clusterEnv));
       }
     }
   } finally {
@@ -240,15 +286,18 @@ function report(): string {
   const lines = [
     `# kubectl cron: start and answers (bench/plugin.ts)`,
     ``,
-    `${new Date().toISOString()}; ${cpus().length} × ${cpus()[0]?.model ?? "?"}; load average ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(" ")} at the end; Node ${process.version}; median of ${RUNS} runs after one untimed run.`,
+    `${new Date().toISOString()} at ${commitOf(PROJECT_ROOT)}${values.baseline ? ` (baseline: ${commitOf(values.baseline)}, ${values.baseline})` : ""}; ` +
+      `${cpus().length} × ${cpus()[0]?.model ?? "?"}; load average ${loadStart} at the start, ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")} at the end; Node ${process.version}; median of ${RUNS} runs after one untimed run, and every run` +
+      `${values.baseline ? "; the -A rows run every variant in turn, run by run" : ""}.`,
     ``,
-    `| command | variant | wall (s) | CPU user+sys (s) | max RSS (MB) | exit | stdout (bytes) |`,
-    `|---|---|--:|--:|--:|--:|--:|`,
+    `| command | variant | wall (s) | CPU user+sys (s) | max RSS (MB) | exit | stdout (bytes) | every run: wall (s) | every run: max RSS (MB) |`,
+    `|---|---|--:|--:|--:|--:|--:|--:|--:|`,
     ...rows.map(
       (r) =>
-        `| ${r.what} | ${r.variant} | ${r.wall.toFixed(3)} | ${r.cpu.toFixed(2)} | ${r.rssMB.toFixed(0)} | ${r.code} | ${r.bytes} |`,
+        `| ${r.what} | ${r.variant} | ${r.wall.toFixed(3)} | ${r.cpu.toFixed(2)} | ${r.rssMB.toFixed(0)} | ${r.code} | ${r.bytes} | ` +
+        `${r.walls.map((w) => w.toFixed(2)).join(", ")} | ${r.rsses.map((x) => x.toFixed(0)).join(", ")} |`,
     ),
   ];
   return lines.join("\n") + "\n";

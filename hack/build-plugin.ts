@@ -38,6 +38,66 @@ const bundleKubeconfigYAML: Plugin = {
   },
 };
 
+/**
+ * luxon's system zone reads its name with a new Intl.DateTimeFormat at every call, and cron-parser asks for it at every
+ * date it makes: a third of `why -A`'s CPU at 5,000 CronJobs (issue 72's profile: 355 ms of 2.8 s). A command's
+ * process keeps its time zone, so the plugin reads it once.
+ */
+const luxonSystemZoneName: Plugin = {
+  name: "luxon-system-zone-name",
+  setup(b) {
+    b.onLoad({ filter: /luxon[\\/]build[\\/](node[\\/]luxon\.js|es6[\\/]luxon\.mjs)$/ }, (args) => {
+      const source = readFileSync(args.path, "utf8");
+      const from = "get name() {\n    return new Intl.DateTimeFormat().resolvedOptions().timeZone;\n  }";
+      if (!source.includes(from))
+        throw new Error(`${args.path} no longer reads its zone as expected: update hack/build-plugin.ts`);
+      return {
+        contents: source.replace(
+          from,
+          "get name() {\n    return (this.systemZoneName ??= new Intl.DateTimeFormat().resolvedOptions().timeZone);\n  }",
+        ),
+        loader: "js",
+      };
+    });
+  },
+};
+
+/**
+ * prom-client and winston, replaced by the shims of hack/plugin-shims/: the runtime's metrics (which the plugin does
+ * not serve) and its logger's formats (a logger the plugin never creates) cost every command ~17 MB of RSS and ~90 ms
+ * to load (issue 72, bench/results/2026-11-28-issue72.analysis.md).
+ */
+const SHIMS: Record<string, string> = {
+  "prom-client": join(ROOT, "hack/plugin-shims/prom-client.ts"),
+  winston: join(ROOT, "hack/plugin-shims/winston.ts"),
+};
+const pluginShims: Plugin = {
+  name: "plugin-shims",
+  setup(b) {
+    b.onResolve({ filter: /^(prom-client|winston)$/ }, (args) => ({ path: SHIMS[args.path]! }));
+  },
+};
+
+/**
+ * Node's builtins, required rather than imported in the ES module bundle: an `import` of a builtin builds its ES
+ * module facade, which reads every export, and the lazy ones load what they hide (node:http's load undici, 745 KB of
+ * source: ~7 MB of RSS and ~20 ms at every start, issue 72). The bundle's banner gives it `require`.
+ */
+const builtinsByRequire: Plugin = {
+  name: "builtins-by-require",
+  setup(b) {
+    b.onResolve({ filter: /^node:/ }, (args) =>
+      args.kind === "import-statement" && b.initialOptions.format === "esm"
+        ? { path: args.path, namespace: "builtin-by-require" }
+        : { path: args.path, external: true },
+    );
+    b.onLoad({ filter: /.*/, namespace: "builtin-by-require" }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: "js",
+    }));
+  },
+};
+
 type Layout = { format: "esm"; outdir: string } | { format: "esm" | "cjs"; outfile: string };
 
 async function bundle(layout: Layout): Promise<string[]> {
@@ -68,7 +128,7 @@ async function bundle(layout: Layout): Promise<string[]> {
         ? '#!/usr/bin/env node\nimport { createRequire as __createRequire } from "node:module";\nconst require = __createRequire(import.meta.url);'
         : "",
     },
-    plugins: [bundleKubeconfigYAML],
+    plugins: [bundleKubeconfigYAML, pluginShims, builtinsByRequire, luxonSystemZoneName],
     metafile: true,
     legalComments: "none",
     minifySyntax: true,

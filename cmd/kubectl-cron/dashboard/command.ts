@@ -50,12 +50,14 @@ export async function dashboard(ctx: Context, args: Args): Promise<Output> {
     now: ctx.now,
     ...(args.operatorNamespace ? { operatorNamespace: args.operatorNamespace } : {}),
   });
-  const assets = await pageAssets();
-  await source.start();
+  // The first screen is read (and the CronJobs found readable) before the URL is printed; the rest is listed while
+  // the page loads (source.ts begin()).
+  const [assets] = await Promise.all([pageAssets(), source.begin()]);
   const inNamespace = (namespace: string): Context => ({ ...ctx, namespace });
 
   const detail = async (id: string, slot: string | undefined): Promise<Detail> => {
     const { namespace, name } = splitId(id);
+    await source.whenReady();
     // One read of the CronJob (its Jobs, Pods, Events, calendars, the operator) answers all three sections.
     let f: Awaited<ReturnType<typeof readOne>>;
     try {
@@ -98,7 +100,7 @@ export async function dashboard(ctx: Context, args: Args): Promise<Output> {
   let token = "";
   const handlers: Handlers = {
     page: () => ({ html: pageHTML(token), ...assets }),
-    fleet: () => source.fleet(!args.readOnly),
+    fleet: (whole) => source.fleet(!args.readOnly, whole),
     marks: (ids, from, to) => source.marks(ids, from, to),
     detail,
     ...(args.readOnly ? {} : { action }),

@@ -20,8 +20,9 @@ import {
 /** What the server answers with: the page's data and actions (FleetSource and the plugin's commands). */
 export interface Handlers {
   page(): { html: string; script: string; style: string };
-  fleet(): Fleet;
-  marks(ids: readonly string[], from: Date, to: Date): RowMarks[];
+  /** `whole`: wait for every row (else the first screen may come alone, `partial`). */
+  fleet(whole: boolean): Fleet | Promise<Fleet>;
+  marks(ids: readonly string[], from: Date, to: Date): RowMarks[] | Promise<RowMarks[]>;
   detail(id: string, slot: string | undefined): Promise<Detail>;
   /** undefined: actions are off (--read-only). */
   action?: (action: Action, id: string) => Promise<ActionResult>;
@@ -114,7 +115,7 @@ export async function serve(o: ServeOptions): Promise<DashboardServer> {
       case PATHS.style:
         return send(res, 200, "text/css; charset=utf-8", o.handlers.page().style);
       case PATHS.fleet:
-        return json(res, o.handlers.fleet());
+        return json(res, await o.handlers.fleet(q.get("whole") === "1"));
       case PATHS.marks: {
         const from = timeParam(q, "from");
         const to = timeParam(q, "to");
@@ -127,7 +128,7 @@ export async function serve(o: ServeOptions): Promise<DashboardServer> {
         const ids = (q.get("ids") ?? "").split(",").filter(Boolean);
         if (ids.length > MAX_MARK_IDS)
           throw new Refusal(400, `ids: at most ${MAX_MARK_IDS} CronJobs; got ${ids.length}`);
-        return json(res, o.handlers.marks(ids, from, to));
+        return json(res, await o.handlers.marks(ids, from, to));
       }
       case PATHS.detail: {
         const id = q.get("id") ?? "";

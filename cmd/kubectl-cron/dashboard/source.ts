@@ -4,6 +4,10 @@
 // same diagnosis over the same facts), read from these informers and, of what they do not hold (Pods, Events, quotas,
 // the operator), one list a namespace: those of the CronJobs that changed a moment after the change, all of them at
 // most every VERDICT_INTERVAL_MS (and every IDLE_VERDICT_INTERVAL_MS with no change: a slot can turn late unseen).
+// The first screen comes before the rest (begin()): the first FIRST_SCREEN CronJobs in the page's order (the API
+// server lists by namespace and name, as the page sorts) and their Jobs (by the label the Job index reads), read in
+// two small requests while the informers list everything; the page draws them and asks for the whole fleet again
+// (fleet(true) waits for the informers).
 import {
   type CalendarRead,
   CONCURRENCY_GROUP_LABEL,
@@ -44,8 +48,28 @@ const VERDICT_PASS_GAP_MS = 3_000;
 const VERDICT_INTERVAL_MS = 30_000;
 /** How often every verdict is read again with no change: time alone turns a slot late. */
 const IDLE_VERDICT_INTERVAL_MS = 300_000;
-/** Diagnoses made between two turns of the event loop: the page's requests are answered between them. */
-const DIAGNOSES_PER_TURN = 100;
+/**
+ * Diagnoses made between two turns of the event loop: the page's requests are answered between them (25: ~10 ms
+ * a turn on a busy 2-core machine; 100 held a screen's marks up to ~60 ms, issue 72).
+ */
+const DIAGNOSES_PER_TURN = 25;
+
+/**
+ * The CronJobs read first, and their Jobs: more than a screen of rows (a 1400×900 window shows ~30), few enough that
+ * the read is one small page.
+ */
+const FIRST_SCREEN = 60;
+
+/**
+ * The informers' page: small, since the first screen does not wait for the lists; a page of 500 held ~5 MB of
+ * response and parsed objects at once, two lists at a time (issue 72).
+ */
+const LIST_PAGE = 100;
+/** The longest string interned(): names, namespaces, words and times, not messages. */
+const INTERNED_LENGTH = 64;
+/** Strings interned() keeps during the initial lists, and after them (watch events). */
+const INTERNED_MAX = 50_000;
+const INTERNED_AFTER_SYNC = 2_000;
 
 /** What start() needs of an informer, whatever it holds. */
 type Startable = Pick<Informer, "kind" | "start" | "waitForSync">;
@@ -98,15 +122,24 @@ export class FleetSource {
   private verdictTimer: NodeJS.Timeout | undefined;
   private verdictsRunning = false;
   private stopped = false;
+  /** Until the informers are synced: the first screen's CronJobs and, by id, their Jobs (absent: not read). */
+  private first: { cronJobs: CronJob[]; jobs: Map<string, Job[]> } | undefined;
+  private synced = false;
+  /** The short strings the informers' objects share (interned()). */
+  private strings = new Map<string, string>();
+  /** start()'s end: the informers synced (rejected: the CronJobs could not be listed). */
+  private ready: Promise<void> | undefined;
+  /** The calendars' and groups' informers synced (or found unreadable): the first screen's marks need them. */
+  private smallReady: Promise<void> | undefined;
 
   constructor(o: SourceOptions) {
     this.o = o;
     const ns = o.namespace !== undefined ? { namespace: o.namespace } : {};
-    this.cronJobs = new Informer<CronJob>(o.client, CronJobResource, { ...ns, pageSize: 500 });
-    this.cronJobs.setTransform(trimCronJob);
-    this.jobs = new Informer<Job>(o.client, Kinds.Job, { ...ns, pageSize: 500 });
+    this.cronJobs = new Informer<CronJob>(o.client, CronJobResource, { ...ns, pageSize: LIST_PAGE });
+    this.cronJobs.setTransform((c) => this.interned(trimCronJob(c)));
+    this.jobs = new Informer<Job>(o.client, Kinds.Job, { ...ns, pageSize: LIST_PAGE });
     // Trimmed as `why` trims the Jobs it lists: the page reads less, never more.
-    this.jobs.setTransform(jobFacts);
+    this.jobs.setTransform((j) => this.interned(jobFacts(j)));
     this.jobs.addIndex(JOBS_BY_CRONJOB, (j) => {
       const owner = j.metadata?.labels?.[CRONJOB_NAME_LABEL];
       return owner === undefined ? [] : [`${j.metadata?.namespace ?? ""}/${owner}`];
@@ -140,6 +173,34 @@ export class FleetSource {
     });
   }
 
+  /**
+   * `o` with its short strings shared: each parsed object has its own copy of its apiVersion, kind, namespace, owner's
+   * name, conditions' words and record's decisions (of 5,000 CronJobs and 3,333 Jobs, ~30,000 copies of a few hundred
+   * strings). The table lives for the initial lists; afterwards it stays small (INTERNED_AFTER_SYNC).
+   */
+  private interned<T>(o: T): T {
+    const seen = this.strings;
+    const walk = (v: unknown): unknown => {
+      if (typeof v === "string") {
+        if (v.length > INTERNED_LENGTH) return v;
+        const known = seen.get(v);
+        if (known !== undefined) return known;
+        if (seen.size < (this.synced ? INTERNED_AFTER_SYNC : INTERNED_MAX)) seen.set(v, v);
+        return v;
+      }
+      // An object already stored (frozen) is already interned.
+      if (!v || typeof v !== "object" || Object.isFrozen(v)) return v;
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) v[i] = walk(v[i]);
+      } else {
+        const r = v as Record<string, unknown>;
+        for (const k in r) r[k] = walk(r[k]);
+      }
+      return v;
+    };
+    return walk(o) as T;
+  }
+
   /** Lists what it may (a kind this user may not list is said, not retried) and follows it; resolves once synced. */
   async start(): Promise<void> {
     const where = this.o.namespace !== undefined ? `in namespace ${this.o.namespace}` : "in any namespace";
@@ -149,7 +210,7 @@ export class FleetSource {
       [this.calendars, "exclusioncalendars"],
       [this.groups, "concurrencygroups"],
     ];
-    const started = await Promise.all(
+    const probed = Promise.all(
       informers.map(async ([inf, what]) => {
         try {
           await this.o.client.list(inf.kind, {
@@ -168,7 +229,16 @@ export class FleetSource {
         return inf;
       }),
     );
+    // Set before the first await: begin() and marks() may wait on it at once.
+    this.smallReady = probed.then(async (started) => {
+      await Promise.all(started.slice(2).map((inf) => inf?.waitForSync()));
+    });
+    this.smallReady.catch(() => undefined);
+    const started = await probed;
     await Promise.all(started.map((inf) => inf?.waitForSync()));
+    this.synced = true;
+    this.strings = new Map();
+    this.first = undefined;
     // What the initial lists added is the first page, not a change.
     this.dirtyRows.clear();
     this.dirtyNamespaces.clear();
@@ -176,6 +246,51 @@ export class FleetSource {
     clearTimeout(this.pushTimer);
     this.pushTimer = undefined;
     this.scheduleVerdicts(0);
+  }
+
+  /**
+   * Reads the first screen (the first FIRST_SCREEN CronJobs and their Jobs) and starts the informers behind it;
+   * resolves once the first screen is read. An error reading the CronJobs is the command's, as start()'s.
+   */
+  async begin(): Promise<void> {
+    const ns = this.o.namespace !== undefined ? { namespace: this.o.namespace } : {};
+    const list = await this.o.client.list<CronJob>(CronJobResource, { ...ns, limit: FIRST_SCREEN });
+    this.ready = this.start();
+    // Said where it is awaited (fleet, marks); never an unhandled rejection meanwhile.
+    this.ready.catch(() => undefined);
+    const cronJobs = list.items.map(trimCronJob);
+    const names = new Map<string, string[]>();
+    for (const c of cronJobs) {
+      const name = c.metadata?.name ?? "";
+      // A label value is at most 63 characters: a longer name's Jobs come with the informers.
+      if (name.length > 63) continue;
+      const n = c.metadata?.namespace ?? "";
+      names.set(n, [...(names.get(n) ?? []), name]);
+    }
+    const jobs = new Map<string, Job[]>();
+    await Promise.all(
+      [...names].map(async ([namespace, owners]) => {
+        try {
+          const r = await this.o.client.list<Job>(Kinds.Job, {
+            namespace,
+            labelSelector: `${CRONJOB_NAME_LABEL} in (${owners.join(",")})`,
+          });
+          for (const owner of owners) jobs.set(`${namespace}/${owner}`, []);
+          for (const j of r.items.map(jobFacts)) {
+            const owner = j.metadata?.labels?.[CRONJOB_NAME_LABEL];
+            if (owner !== undefined) jobs.get(`${namespace}/${owner}`)?.push(j);
+          }
+        } catch {
+          // Unreadable here: the informers say so, and these rows' marks wait for them.
+        }
+      }),
+    );
+    if (!this.synced) this.first = { cronJobs, jobs };
+  }
+
+  /** Resolves once the informers are synced (at once after start()). */
+  async whenReady(): Promise<void> {
+    await this.ready;
   }
 
   async stop(): Promise<void> {
@@ -194,13 +309,21 @@ export class FleetSource {
     return () => this.listeners.delete(fn);
   }
 
-  /** Every CronJob's line, sorted by namespace and name. */
-  fleet(actions: boolean): Fleet {
+  /**
+   * Every CronJob's line, sorted by namespace and name; before the informers are synced, the first screen's
+   * (`partial`) unless `whole`, which waits for them.
+   */
+  async fleet(actions: boolean, whole: boolean): Promise<Fleet> {
+    if (!this.synced) {
+      const first = this.first;
+      if (whole || !first) await this.ready;
+      else return this.partialFleet(first, actions);
+    }
     const now = this.o.now();
     const rows = this.cronJobs
       .list()
       .map((c) => this.row(c, now))
-      .sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+      .sort((a, b) => byId(a.id, b.id));
     return {
       now: iso(now),
       scope:
@@ -216,15 +339,43 @@ export class FleetSource {
     };
   }
 
-  /** The marks of the CronJobs `ids` over [from, to]; an id no CronJob has is left out. */
-  marks(ids: readonly string[], from: Date, to: Date): RowMarks[] {
+  /** The first screen's rows, before the informers are synced: no lanes, no verdicts yet. */
+  private partialFleet(first: NonNullable<FleetSource["first"]>, actions: boolean): Fleet {
+    const now = this.o.now();
+    return {
+      now: iso(now),
+      scope:
+        this.o.namespace !== undefined
+          ? { namespace: this.o.namespace, allNamespaces: false }
+          : { allNamespaces: true },
+      rows: first.cronJobs.map((c) => rowOf(c, first.jobs.get(idOf(c)) ?? [], now)).sort((a, b) => byId(a.id, b.id)),
+      groups: [],
+      shared: [],
+      unreadable: [...this.unreadable],
+      actions,
+      partial: true,
+    };
+  }
+
+  /**
+   * The marks of the CronJobs `ids` over [from, to]; an id no CronJob has is left out. Before the informers are
+   * synced, those of the first screen (once the calendars are read); any other waits for them.
+   */
+  async marks(ids: readonly string[], from: Date, to: Date): Promise<RowMarks[]> {
+    const first = this.first;
+    if (!this.synced) {
+      const early = first && ids.every((id) => first.jobs.has(id));
+      await (early ? this.smallReady : this.ready);
+    }
     const now = this.o.now();
     const out: RowMarks[] = [];
+    const firstOf = this.synced ? undefined : first;
     for (const id of ids) {
-      const c = this.cronJobs.getByKey(id);
+      const c = firstOf ? firstOf.cronJobs.find((x) => idOf(x) === id) : this.cronJobs.getByKey(id);
       if (!c) continue;
       const namespace = c.metadata?.namespace ?? "";
-      out.push(marksOf({ cronJob: c, jobs: this.jobsOf(id), calendars: this.calendarsOf(namespace), from, to, now }));
+      const jobs = firstOf ? (firstOf.jobs.get(id) ?? []) : this.jobsOf(id);
+      out.push(marksOf({ cronJob: c, jobs, calendars: this.calendarsOf(namespace), from, to, now }));
     }
     return out;
   }
@@ -317,6 +468,8 @@ export class FleetSource {
   /** Something of `namespace` changed: its groups' lanes are pushed again with the rows, soon. */
   private changed(namespace: string): void {
     this.laneNamespaces.add(namespace);
+    // The initial lists are the first page, not changes: start() clears what they touched.
+    if (!this.synced) return;
     this.pushTimer ??= setTimeout(() => this.flush(), PUSH_DELAY_MS);
   }
 
@@ -408,13 +561,23 @@ export class FleetSource {
     try {
       const unreadable: string[] = [];
       const clocks = await readClocks(this.o.client, unreadable, this.o.now);
+      const namespaces = byNamespace(ids);
+      // A namespace's lists are read while the one before it is diagnosed (the first's with the operator's).
+      const reading = (i: number) => {
+        const r = i < namespaces.length ? this.namespaceReads(...namespaces[i]!, clocks) : undefined;
+        r?.catch(() => undefined);
+        return r;
+      };
+      let next = reading(0);
       const operator = await gatherOperator(this.o.client, clocks.attempt, {
         operatorNamespace: this.o.operatorNamespace,
         cronJobs: this.cronJobs.list(),
       });
-      for (const [ns, stale] of byNamespace(ids)) {
+      for (let i = 0; i < namespaces.length; i++) {
         if (this.stopped) return;
-        await this.readNamespaceVerdicts(ns, stale, operator, clocks, unreadable);
+        const read = await next;
+        next = reading(i + 1);
+        if (read) await this.diagnoseNamespace(read, operator, clocks, unreadable);
       }
       if (full) {
         this.fullVerdictsAt = started;
@@ -435,20 +598,21 @@ export class FleetSource {
     }
   }
 
-  /** The verdicts of the CronJobs `stale` of namespace `ns`, from the informers and the namespace's other lists. */
-  private async readNamespaceVerdicts(
+  /**
+   * What the verdicts of the CronJobs `stale` of namespace `ns` are read from: the informers' and the namespace's
+   * other lists (undefined: none of them is left).
+   */
+  private async namespaceReads(
     ns: string,
     stale: ReadonlySet<string>,
-    operator: OperatorFacts,
     clocks: Awaited<ReturnType<typeof readClocks>>,
-    unreadable: string[],
-  ): Promise<void> {
+  ): Promise<{ ns: string; cronJobs: CronJob[]; reads: Awaited<ReturnType<typeof readNamespace>> } | undefined> {
     const all = this.cronJobs
       .list(ns)
       .slice()
       .sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
     const cronJobs = all.filter((c) => stale.has(idOf(c)));
-    if (!cronJobs.length) return;
+    if (!cronJobs.length) return undefined;
     const known = {
       jobs: this.readable.has(Kinds.Job) ? (this.jobs.list(ns) as Job[]) : [],
       calendars: this.readable.has(ExclusionCalendarResource)
@@ -458,15 +622,26 @@ export class FleetSource {
         ? new Map(this.groups.list(ns).map((g) => [g.metadata?.name ?? "", groupLimitOf(g)] as const))
         : undefined,
     };
-    const reads = await readNamespace(this.o.client, ns, all, clocks, true, known);
-    const facts = factsOf(ns, cronJobs, reads, operator, clocks, unreadable);
-    for (let i = 0; i < facts.length; i++) {
-      // Answer the page's requests between diagnoses: a pass over thousands must not hold them.
-      if (i > 0 && i % DIAGNOSES_PER_TURN === 0) await new Promise((r) => setImmediate(r));
-      const f = facts[i]!;
-      const v = verdictOf(f);
-      const group = f.cronJob.spec?.concurrencyGroup;
-      this.verdicts.set(idOf(f.cronJob), needsAttention(v) ? v : { healthy: true, group: group && `${ns}/${group}` });
+    return { ns, cronJobs, reads: await readNamespace(this.o.client, ns, all, clocks, true, known) };
+  }
+
+  /** The verdicts of a namespace's CronJobs read (namespaceReads), kept. */
+  private async diagnoseNamespace(
+    { ns, cronJobs, reads }: NonNullable<Awaited<ReturnType<FleetSource["namespaceReads"]>>>,
+    operator: OperatorFacts,
+    clocks: Awaited<ReturnType<typeof readClocks>>,
+    unreadable: string[],
+  ): Promise<void> {
+    for (let i = 0; i < cronJobs.length; i += DIAGNOSES_PER_TURN) {
+      // Answer the page's requests between diagnoses: a pass over thousands must not hold them. The facts are made
+      // a turn's worth at a time (factsOf is one CronJob's facts each), so a namespace's are never all held at once.
+      if (i > 0) await new Promise((r) => setImmediate(r));
+      const turn = cronJobs.slice(i, i + DIAGNOSES_PER_TURN);
+      for (const f of factsOf(ns, turn, reads, operator, clocks, unreadable)) {
+        const v = verdictOf(f);
+        const group = f.cronJob.spec?.concurrencyGroup;
+        this.verdicts.set(idOf(f.cronJob), needsAttention(v) ? v : { healthy: true, group: group && `${ns}/${group}` });
+      }
     }
   }
 
@@ -499,6 +674,9 @@ function attentionOf(d: Diagnosis): Attention {
   const text = d.status !== "healthy" ? d.verdict : (d.also[0]?.summary ?? d.verdict);
   return { cause: cause ?? "unknown", text, ...(cause === "suspended" ? { suspended: true } : {}) };
 }
+
+/** The page's order of ids (namespace/name, by code unit), which is the API server's order of a list. */
+const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** CronJob ids by namespace, the namespaces sorted. */
 function byNamespace(ids: Iterable<string>): [string, Set<string>][] {

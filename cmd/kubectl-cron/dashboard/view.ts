@@ -133,6 +133,8 @@ export interface Fleet {
   actions: boolean;
   /** When `why -A` last read the fleet (absent: not yet). */
   verdictsAt?: string;
+  /** The first screen only, sent while the rest is read: the page asks again with `whole=1`, which waits for it. */
+  partial?: true;
 }
 
 /** One CronJob, as `why`, `history` and `next` print it (their text, word for word), and its spec in brief. */

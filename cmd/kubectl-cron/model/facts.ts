@@ -183,8 +183,13 @@ export function factsOf(
   unreadable: string[],
 ): WhyFacts[] {
   const { jobs: allJobs, pods: allPods, events: allEvents, quotas, limitRanges, calendars, groups } = reads;
-  const jobsOf = (uid: string | undefined) =>
-    allJobs.filter((j) => (j.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === uid));
+  // The namespace's Jobs by their controller's uid and its Events by object, each in the lists' order: one pass each,
+  // not one per CronJob (why -A at 5,000 CronJobs spent 0.36 s of its 2.6 s filtering them, issue 72).
+  const owned = indexed(allJobs, (j) =>
+    (j.metadata?.ownerReferences ?? []).filter((r) => r.controller).map((r) => r.uid),
+  );
+  const eventsOf = indexed(allEvents, (e) => [e.object]);
+  const jobsOf = (uid: string | undefined) => (uid === undefined ? [] : (owned.get(uid) ?? []).map(([, j]) => j));
   const byName = new Map(cronJobs.map((c) => [c.metadata?.name ?? "", c]));
   const upstreamsOfOne = (cronJob: CronJob): UpstreamFacts[] =>
     upstreamsOf(cronJob.spec).map((u) => {
@@ -203,10 +208,10 @@ export function factsOf(
         .filter((e) => e.reason === RefusedReason.AlreadyExists)
         .map((e) => runJobName(name, e) ?? ""),
     );
-    const foreignJobs = allJobs.filter(
-      (j) => !jobNames.has(j.metadata?.name ?? "") && refusedNames.has(j.metadata?.name ?? ""),
-    );
-    const pods = allPods.filter((p) => p.job !== undefined && jobNames.has(p.job));
+    const foreignJobs = refusedNames.size
+      ? allJobs.filter((j) => !jobNames.has(j.metadata?.name ?? "") && refusedNames.has(j.metadata?.name ?? ""))
+      : [];
+    const pods = jobNames.size ? allPods.filter((p) => p.job !== undefined && jobNames.has(p.job)) : [];
     const about = new Set([
       `CronJob/${cronJob.metadata?.name}`,
       ...[...jobNames].map((n) => `Job/${n}`),
@@ -219,7 +224,10 @@ export function factsOf(
       cronJob,
       jobs,
       pods,
-      events: allEvents.filter((e) => about.has(e.object)),
+      events: [...about]
+        .flatMap((o) => eventsOf.get(o) ?? [])
+        .sort(([a], [b]) => a - b)
+        .map(([, e]) => e),
       foreignJobs,
       quotas,
       limitRanges,
@@ -238,6 +246,20 @@ export function factsOf(
       unreadable,
     };
   });
+}
+
+/** `items` by each key `keys` gives it (once per distinct key), each with its index in `items`, in their order. */
+function indexed<T>(items: readonly T[], keys: (t: T) => (string | undefined)[]): Map<string, [number, T][]> {
+  const out = new Map<string, [number, T][]>();
+  items.forEach((t, i) => {
+    for (const k of new Set(keys(t))) {
+      if (k === undefined) continue;
+      const list = out.get(k);
+      if (list) list.push([i, t]);
+      else out.set(k, [[i, t]]);
+    }
+  });
+  return out;
 }
 
 /** The newest decision the record of `cronJobs` holds: the operator at work, wherever it runs. */

@@ -59,6 +59,19 @@ export function useFleet(hooks: FleetHooks) {
         setNow(n);
         setWin({ from: n - 24 * HOUR, to: n + 24 * HOUR });
         setFleet(f);
+        // The first screen came alone: the rest once the server has read it. Its rows' marks are read again from
+        // what the rest was read with.
+        if (!f.partial) return;
+        getJSON<Fleet>(url(PATHS.fleet, { whole: "1" }))
+          .then((whole) => {
+            skew.current = ms(whole.now) - Date.now();
+            setFleet(whole);
+            hooksRef.current.rowsChanged(
+              f.rows.map((r) => r.id),
+              [],
+            );
+          })
+          .catch((err: unknown) => setError(W.couldNotLoad("the fleet", String(err))));
       })
       .catch((err: unknown) => setError(W.couldNotLoad("the fleet", String(err))));
     const timer = setInterval(() => setNow(Date.now() + skew.current), 30_000);
