@@ -34,7 +34,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { execFileSync } from "node:child_process";
 import type { Browser, Page } from "puppeteer-core";
@@ -68,6 +68,8 @@ const { values } = parseArgs({
     baseline: { type: "string", default: process.env.BASELINE },
   },
 });
+// A relative BASELINE is the caller's (the runs start from other directories).
+if (values.baseline) values.baseline = resolve(values.baseline);
 const N = Number(values.n);
 const RUNS = Number(values.runs);
 const NAMESPACES = 5;

@@ -26,7 +26,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { build } from "esbuild";
 import { CronJobResource } from "../api/v1/index.ts";
@@ -46,6 +46,8 @@ const { values } = parseArgs({
     baseline: { type: "string", default: process.env.BASELINE },
   },
 });
+// A relative BASELINE is the caller's (the runs start from other directories).
+if (values.baseline) values.baseline = resolve(values.baseline);
 const only = values.only ? new RegExp(values.only) : undefined;
 const wanted = (what: string, variant: string) => !only || only.test(`${what} ${variant}`);
 const NS = values.n.split(",").map((s) => Number(s.trim()));
