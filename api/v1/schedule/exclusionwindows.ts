@@ -20,7 +20,7 @@
 // change inside a span never makes it skip a slot the span does not hold.
 
 import { GO_SPACE, MONTH_LONG_NAMES, parseScheduleSpec, type CronFields } from "./grammar.ts";
-import { NO_SLOT, type Schedule } from "./schedule.ts";
+import { NO_SLOT, type Schedule, WrappedSchedule } from "./schedule.ts";
 import { ZoneRules } from "./timezone.ts";
 
 export const MAX_EXCLUSION_WINDOWS = 366;
@@ -612,33 +612,16 @@ function absoluteSpanOf(windows: readonly CompiledWindow[]): WallSpan | undefine
  * last absolute window), or after MAX_SKIPPED_SLOTS excluded slots in one search, next() returns the far-future
  * instant 8.64e15 ms (the largest Date) and mostRecent() undefined.
  */
-export class ExcludingSchedule implements Schedule {
-  readonly inner: Schedule;
+export class ExcludingSchedule extends WrappedSchedule {
   readonly exclusions: Exclusions;
   readonly #zone: ZoneRules;
   /** Every inner slot in (lo, hi] on this grid is held by a window (see #learn). */
   #known: { lo: number; hi: number; grid: number | undefined } | undefined;
 
   constructor(inner: Schedule, exclusions: Exclusions) {
-    this.inner = inner;
+    super(inner);
     this.exclusions = exclusions;
     this.#zone = exclusions.zone(inner.timeZone);
-  }
-
-  get description(): string {
-    return this.inner.description;
-  }
-  get timeZone(): string {
-    return this.inner.timeZone;
-  }
-  get isEvery(): boolean {
-    return this.inner.isEvery;
-  }
-  get everySeconds(): number | undefined {
-    return this.inner.everySeconds;
-  }
-  get followsRealTime(): boolean {
-    return this.inner.followsRealTime;
   }
 
   next(after: Date, anchor?: Date): Date {

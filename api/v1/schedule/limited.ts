@@ -2,7 +2,7 @@
 // inclusive. A wrapper over any Schedule, as ExcludingSchedule is, so every reader of a CronJob's slots (the
 // controller's due slots, a backfill's range, `kubectl cron next`) asks the same questions and gets the window's
 // answer without a case of its own. Pure.
-import { NO_SLOT, type Schedule } from "./schedule.ts";
+import { NO_SLOT, type Schedule, WrappedSchedule } from "./schedule.ts";
 
 /** The instants a CronJob's slots lie within; either side open when unset. */
 export interface SlotWindow {
@@ -10,31 +10,14 @@ export interface SlotWindow {
   readonly end?: Date | undefined;
 }
 
-export class WindowedSchedule implements Schedule {
-  readonly inner: Schedule;
+export class WindowedSchedule extends WrappedSchedule {
   readonly #start: number;
   readonly #end: number;
 
   constructor(inner: Schedule, window: SlotWindow) {
-    this.inner = inner;
+    super(inner);
     this.#start = window.start?.getTime() ?? -Infinity;
     this.#end = window.end?.getTime() ?? Infinity;
-  }
-
-  get description(): string {
-    return this.inner.description;
-  }
-  get timeZone(): string {
-    return this.inner.timeZone;
-  }
-  get isEvery(): boolean {
-    return this.inner.isEvery;
-  }
-  get everySeconds(): number | undefined {
-    return this.inner.everySeconds;
-  }
-  get followsRealTime(): boolean {
-    return this.inner.followsRealTime;
   }
 
   /** The first slot after `after` at or after the start; NO_SLOT past the end. */

@@ -47,6 +47,37 @@ function millis(d: Date, what: string): number {
 }
 
 /**
+ * A schedule that answers next/mostRecent from another's (exclusions, a window): it is that schedule in every other
+ * respect — its text, zone, `@every` and DST policy.
+ */
+export abstract class WrappedSchedule implements Schedule {
+  readonly inner: Schedule;
+
+  constructor(inner: Schedule) {
+    this.inner = inner;
+  }
+
+  get description(): string {
+    return this.inner.description;
+  }
+  get timeZone(): string {
+    return this.inner.timeZone;
+  }
+  get isEvery(): boolean {
+    return this.inner.isEvery;
+  }
+  get everySeconds(): number | undefined {
+    return this.inner.everySeconds;
+  }
+  get followsRealTime(): boolean {
+    return this.inner.followsRealTime;
+  }
+
+  abstract next(after: Date, anchor?: Date): Date;
+  abstract mostRecent(notAfter: Date, anchor?: Date): Date | undefined;
+}
+
+/**
  * The last few answers of a pure function of one instant. A parsed schedule is shared by every CronJob with the
  * same schedule and zone (the controller's parse cache), and the passes of a burst ask it about the same second
  * thousands of times: the cron walk (cron-parser, zone rules) then runs once per second, not once per pass.

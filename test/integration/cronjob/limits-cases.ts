@@ -6,7 +6,17 @@
 import { describe } from "node:test";
 import { RUN_NOW_ANNOTATION } from "../../../api/v1/index.ts";
 import type { ReconcilerDriver } from "./harness.ts";
-import { HOUR, MIN, type Offset, type Row, rowTable, type RunEntry, runRows, scheduled } from "./rows.ts";
+import {
+  HOUR,
+  MIN,
+  type Offset,
+  type Row,
+  rowTable,
+  withoutRecordOrder,
+  type RunEntry,
+  runRows,
+  scheduled,
+} from "./rows.ts";
 
 const NAMESPACE = "limits";
 const MAX_RUNS_ENDED = "ended: 2 of 2 runs made (spec.maxRuns); run-now and backfill requests still run";
@@ -159,18 +169,6 @@ const limitRows: Row[] = [
     ],
   },
 ];
-
-/** Rows with their record's order left out (a real apiserver stamps creation times itself). */
-function withoutRecordOrder(rows: readonly Row[]): Row[] {
-  return rows.map((row) => ({
-    ...row,
-    steps: row.steps.map((step) =>
-      typeof step === "object" && "expect" in step
-        ? { ...step, expect: Object.fromEntries(Object.entries(step.expect).filter(([k]) => k !== "recentRuns")) }
-        : step,
-    ),
-  }));
-}
 
 export function limitsCases(driver: ReconcilerDriver): void {
   describe(`limits: maxRuns, startTime, endTime (fake clock, ${driver.name})`, () => {

@@ -999,3 +999,19 @@ class RowTable {
     }
   }
 }
+
+/**
+ * On a real apiserver a Job's creationTimestamp is the apiserver's clock, not the fake one, so entries decided in the
+ * same pass sort differently from the fake's: there the rows check the Jobs, the conditions and the Events, and the
+ * fake (which stamps creations with the fake clock) checks the exact record.
+ */
+export function withoutRecordOrder(rows: readonly Row[]): Row[] {
+  return rows.map((row) => ({
+    ...row,
+    steps: row.steps.map((step) =>
+      typeof step === "object" && "expect" in step
+        ? { ...step, expect: Object.fromEntries(Object.entries(step.expect).filter(([k]) => k !== "recentRuns")) }
+        : step,
+    ),
+  }));
+}

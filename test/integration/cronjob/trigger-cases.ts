@@ -4,7 +4,17 @@
 // table.test.ts), the integration suite against a real apiserver (triggers.test.ts).
 import { describe } from "node:test";
 import type { ReconcilerDriver } from "./harness.ts";
-import { HOUR, MIN, type Offset, type Row, rowTable, type RunEntry, runRows, scheduled } from "./rows.ts";
+import {
+  HOUR,
+  MIN,
+  type Offset,
+  type Row,
+  rowTable,
+  withoutRecordOrder,
+  type RunEntry,
+  runRows,
+  scheduled,
+} from "./rows.ts";
 
 const NAMESPACE = "triggers";
 const BACKOFF = { reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit" };
@@ -239,22 +249,6 @@ const exclusionRows: Row[] = [
     ],
   },
 ];
-
-/**
- * On a real apiserver a Job's creationTimestamp is the apiserver's clock, not the fake one, so entries decided in the
- * same pass sort differently from the fake's: there the rows check the Jobs, the conditions and the Events, and the
- * fake (which stamps creations with the fake clock) checks the exact record.
- */
-function withoutRecordOrder(rows: readonly Row[]): Row[] {
-  return rows.map((row) => ({
-    ...row,
-    steps: row.steps.map((step) =>
-      typeof step === "object" && "expect" in step
-        ? { ...step, expect: Object.fromEntries(Object.entries(step.expect).filter(([k]) => k !== "recentRuns")) }
-        : step,
-    ),
-  }));
-}
 
 export function triggerCases(driver: ReconcilerDriver): void {
   describe(`retries and exclusions, the fifth trigger and calendars (fake clock, ${driver.name})`, () => {
