@@ -73,139 +73,190 @@ interface ServeOptions {
   token?: string;
 }
 
+/** What every request is checked and answered against. */
+interface Served {
+  handlers: Handlers;
+  token: Buffer;
+  /** The Hosts the URL may be given with: known once the port is. */
+  hosts: ReadonlySet<string>;
+  streams: Set<ServerResponse>;
+}
+
 export async function serve(o: ServeOptions): Promise<DashboardServer> {
   const token = o.token ?? randomBytes(32).toString("base64url");
-  const tokenBytes = Buffer.from(token);
-  const streams = new Set<ServerResponse>();
-  let hosts: ReadonlySet<string> = new Set();
-  const server: Server = createServer((req, res) => {
-    void answer(req, res).catch((e: unknown) => {
-      const status = e instanceof Refusal ? e.status : 500;
-      const message = e instanceof Error ? e.message : String(e);
-      if (!res.headersSent) {
-        res.writeHead(status, { ...SECURITY_HEADERS, "Content-Type": "text/plain; charset=utf-8" });
-      }
-      res.end(`${message}\n`);
-    });
+  const served: Served = { handlers: o.handlers, token: Buffer.from(token), hosts: new Set(), streams: new Set() };
+  const server = createServer((req, res) => {
+    void answer(served, req, res).catch((e: unknown) => answerFailure(res, e));
   });
-
-  async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // DNS rebinding: a name of another site resolving to 127.0.0.1 still sends that name.
-    const host = req.headers.host ?? "";
-    if (!hosts.has(host)) throw new Refusal(403, `refused: Host ${JSON.stringify(host)} is not this server's`);
-    const url = new URL(req.url ?? "/", `http://${host}`);
-    const given = Buffer.from(url.searchParams.get("token") ?? "");
-    if (given.length !== tokenBytes.length || !timingSafeEqual(given, tokenBytes)) {
-      throw new Refusal(401, "refused: the token is missing or wrong (use the URL kubectl cron dashboard printed)");
-    }
-    const path = url.pathname;
-    if (path === PATHS.action) {
-      if (req.method !== "POST") throw new Refusal(405, `refused: ${path} takes POST, not ${req.method}`);
-      return act(req, res, host);
-    }
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      throw new Refusal(405, `refused: ${path} takes GET, not ${req.method}`);
-    }
-    const q = url.searchParams;
-    switch (path) {
-      case PATHS.page:
-        return send(res, 200, "text/html; charset=utf-8", o.handlers.page().html);
-      case PATHS.script:
-        return send(res, 200, "text/javascript; charset=utf-8", o.handlers.page().script);
-      case PATHS.style:
-        return send(res, 200, "text/css; charset=utf-8", o.handlers.page().style);
-      case PATHS.fleet:
-        return json(res, await o.handlers.fleet(q.get("whole") === "1"));
-      case PATHS.marks: {
-        const from = timeParam(q, "from");
-        const to = timeParam(q, "to");
-        if (to <= from || to.getTime() - from.getTime() > MAX_WINDOW_MS) {
-          throw new Refusal(
-            400,
-            `to must be after from and at most 366 days later; got from=${iso(from)} to=${iso(to)}`,
-          );
-        }
-        const ids = (q.get("ids") ?? "").split(",").filter(Boolean);
-        if (ids.length > MAX_MARK_IDS)
-          throw new Refusal(400, `ids: at most ${MAX_MARK_IDS} CronJobs; got ${ids.length}`);
-        return json(res, await o.handlers.marks(ids, from, to));
-      }
-      case PATHS.detail: {
-        const id = q.get("id") ?? "";
-        if (!/^[^/]+\/[^/]+$/.test(id)) throw new Refusal(400, `id: want NAMESPACE/NAME; got ${JSON.stringify(id)}`);
-        const slot = q.get("slot") ?? undefined;
-        if (slot !== undefined) timeParam(q, "slot");
-        return json(res, await o.handlers.detail(id, slot));
-      }
-      case PATHS.events:
-        return stream(req, res);
-      default:
-        throw new Refusal(404, `not found: ${JSON.stringify(path)}`);
-    }
-  }
-
-  async function act(req: IncomingMessage, res: ServerResponse, host: string): Promise<void> {
-    // A page of another site may send a request here, but its Origin says so; a form cannot send JSON.
-    const origin = req.headers.origin;
-    if (origin !== `http://${host}`) {
-      throw new Refusal(403, `refused: an action must come from this page (Origin ${JSON.stringify(origin ?? "")})`);
-    }
-    const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim();
-    if (type !== "application/json")
-      throw new Refusal(415, `refused: an action is JSON; got Content-Type ${JSON.stringify(type)}`);
-    if (!o.handlers.action) throw new Refusal(403, "refused: the dashboard was started with --read-only");
-    const body = await readBody(req);
-    let parsed: { action?: unknown; id?: unknown };
-    try {
-      parsed = JSON.parse(body) as typeof parsed;
-    } catch {
-      throw new Refusal(400, `the body is not JSON: ${JSON.stringify(body.slice(0, 100))}`);
-    }
-    const action = parsed?.action;
-    if (typeof action !== "string" || !(ACTIONS as readonly string[]).includes(action)) {
-      throw new Refusal(400, `action: want one of ${ACTIONS.join(", ")}; got ${JSON.stringify(action)}`);
-    }
-    const id = parsed.id;
-    if (typeof id !== "string" || !/^[^/]+\/[^/]+$/.test(id)) {
-      throw new Refusal(400, `id: want NAMESPACE/NAME; got ${JSON.stringify(id)}`);
-    }
-    json(res, await o.handlers.action(action as Action, id));
-  }
-
-  function stream(req: IncomingMessage, res: ServerResponse): void {
-    res.writeHead(200, {
-      ...SECURITY_HEADERS,
-      "Content-Type": "text/event-stream; charset=utf-8",
-      Connection: "keep-alive",
-    });
-    res.write(": connected\n\n");
-    streams.add(res);
-    const unsubscribe = o.handlers.subscribe((p) => res.write(`data: ${JSON.stringify(p)}\n\n`));
-    const beat = setInterval(() => res.write(": beat\n\n"), HEARTBEAT_MS);
-    req.on("close", () => {
-      clearInterval(beat);
-      unsubscribe();
-      streams.delete(res);
-    });
-  }
-
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(o.port, "127.0.0.1", () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
+  const port = await listenOnLoopback(server, o.port);
+  served.hosts = new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
   return {
     url: `http://127.0.0.1:${port}/?token=${token}`,
     port,
     token,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of streams) s.end();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => closeServer(server, served.streams),
   };
+}
+
+/** Listens on 127.0.0.1 only; the port it got. */
+async function listenOnLoopback(server: Server, port: number): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+function closeServer(server: Server, streams: ReadonlySet<ServerResponse>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    for (const s of streams) s.end();
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/** A Refusal's status and words, else 500 (an event stream's headers are sent already: its words alone). */
+function answerFailure(res: ServerResponse, e: unknown): void {
+  const status = e instanceof Refusal ? e.status : 500;
+  const message = e instanceof Error ? e.message : String(e);
+  if (!res.headersSent) {
+    res.writeHead(status, { ...SECURITY_HEADERS, "Content-Type": "text/plain; charset=utf-8" });
+  }
+  res.end(`${message}\n`);
+}
+
+async function answer(served: Served, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const host = checkHost(served.hosts, req);
+  const url = new URL(req.url ?? "/", `http://${host}`);
+  checkToken(served.token, url);
+  const path = url.pathname;
+  if (path === PATHS.action) {
+    if (req.method !== "POST") throw new Refusal(405, `refused: ${path} takes POST, not ${req.method}`);
+    return act(served.handlers, req, res, host);
+  }
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    throw new Refusal(405, `refused: ${path} takes GET, not ${req.method}`);
+  }
+  return get(served, path, url.searchParams, req, res);
+}
+
+/** The request's Host, if it is one of `hosts`. */
+function checkHost(hosts: ReadonlySet<string>, req: IncomingMessage): string {
+  // DNS rebinding: a name of another site resolving to 127.0.0.1 still sends that name.
+  const host = req.headers.host ?? "";
+  if (!hosts.has(host)) throw new Refusal(403, `refused: Host ${JSON.stringify(host)} is not this server's`);
+  return host;
+}
+
+function checkToken(token: Buffer, url: URL): void {
+  const given = Buffer.from(url.searchParams.get("token") ?? "");
+  if (given.length !== token.length || !timingSafeEqual(given, token)) {
+    throw new Refusal(401, "refused: the token is missing or wrong (use the URL kubectl cron dashboard printed)");
+  }
+}
+
+async function get(
+  served: Served,
+  path: string,
+  q: URLSearchParams,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const handlers = served.handlers;
+  switch (path) {
+    case PATHS.page:
+      return send(res, 200, "text/html; charset=utf-8", handlers.page().html);
+    case PATHS.script:
+      return send(res, 200, "text/javascript; charset=utf-8", handlers.page().script);
+    case PATHS.style:
+      return send(res, 200, "text/css; charset=utf-8", handlers.page().style);
+    case PATHS.fleet:
+      return json(res, await handlers.fleet(q.get("whole") === "1"));
+    case PATHS.marks: {
+      const { ids, from, to } = marksQuery(q);
+      return json(res, await handlers.marks(ids, from, to));
+    }
+    case PATHS.detail: {
+      const { id, slot } = detailQuery(q);
+      return json(res, await handlers.detail(id, slot));
+    }
+    case PATHS.events:
+      return stream(served, req, res);
+    default:
+      throw new Refusal(404, `not found: ${JSON.stringify(path)}`);
+  }
+}
+
+function marksQuery(q: URLSearchParams): { ids: string[]; from: Date; to: Date } {
+  const from = timeParam(q, "from");
+  const to = timeParam(q, "to");
+  if (to <= from || to.getTime() - from.getTime() > MAX_WINDOW_MS) {
+    throw new Refusal(400, `to must be after from and at most 366 days later; got from=${iso(from)} to=${iso(to)}`);
+  }
+  const ids = (q.get("ids") ?? "").split(",").filter(Boolean);
+  if (ids.length > MAX_MARK_IDS) throw new Refusal(400, `ids: at most ${MAX_MARK_IDS} CronJobs; got ${ids.length}`);
+  return { ids, from, to };
+}
+
+function detailQuery(q: URLSearchParams): { id: string; slot: string | undefined } {
+  const id = q.get("id") ?? "";
+  if (!/^[^/]+\/[^/]+$/.test(id)) throw new Refusal(400, `id: want NAMESPACE/NAME; got ${JSON.stringify(id)}`);
+  const slot = q.get("slot") ?? undefined;
+  if (slot !== undefined) timeParam(q, "slot");
+  return { id, slot };
+}
+
+async function act(handlers: Handlers, req: IncomingMessage, res: ServerResponse, host: string): Promise<void> {
+  checkActionRequest(req, host);
+  if (!handlers.action) throw new Refusal(403, "refused: the dashboard was started with --read-only");
+  const { action, id } = parseAction(await readBody(req));
+  json(res, await handlers.action(action, id));
+}
+
+function checkActionRequest(req: IncomingMessage, host: string): void {
+  // A page of another site may send a request here, but its Origin says so; a form cannot send JSON.
+  const origin = req.headers.origin;
+  if (origin !== `http://${host}`) {
+    throw new Refusal(403, `refused: an action must come from this page (Origin ${JSON.stringify(origin ?? "")})`);
+  }
+  const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim();
+  if (type !== "application/json")
+    throw new Refusal(415, `refused: an action is JSON; got Content-Type ${JSON.stringify(type)}`);
+}
+
+function parseAction(body: string): { action: Action; id: string } {
+  let parsed: { action?: unknown; id?: unknown };
+  try {
+    parsed = JSON.parse(body) as typeof parsed;
+  } catch {
+    throw new Refusal(400, `the body is not JSON: ${JSON.stringify(body.slice(0, 100))}`);
+  }
+  const action = parsed?.action;
+  if (typeof action !== "string" || !(ACTIONS as readonly string[]).includes(action)) {
+    throw new Refusal(400, `action: want one of ${ACTIONS.join(", ")}; got ${JSON.stringify(action)}`);
+  }
+  const id = parsed.id;
+  if (typeof id !== "string" || !/^[^/]+\/[^/]+$/.test(id)) {
+    throw new Refusal(400, `id: want NAMESPACE/NAME; got ${JSON.stringify(id)}`);
+  }
+  return { action: action as Action, id };
+}
+
+function stream(served: Served, req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(200, {
+    ...SECURITY_HEADERS,
+    "Content-Type": "text/event-stream; charset=utf-8",
+    Connection: "keep-alive",
+  });
+  res.write(": connected\n\n");
+  served.streams.add(res);
+  const unsubscribe = served.handlers.subscribe((p) => res.write(`data: ${JSON.stringify(p)}\n\n`));
+  const beat = setInterval(() => res.write(": beat\n\n"), HEARTBEAT_MS);
+  req.on("close", () => {
+    clearInterval(beat);
+    unsubscribe();
+    served.streams.delete(res);
+  });
 }
 
 const iso = (d: Date) => d.toISOString();
