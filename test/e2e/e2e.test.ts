@@ -7,7 +7,7 @@ import { request } from "node:https";
 import { join } from "node:path";
 import { it } from "node:test";
 import { eventually } from "../eventually.ts";
-import { IMG, type K8sObject, conditionTrue, ready, sleep } from "./cluster-tools.ts";
+import { IMG, type K8sObject, conditionTrue, ready, recordOf } from "./cluster-tools.ts";
 import { CRONJOBS, SCHEDULED_AT, SYSTEM_NS, e2eDescribe, e2eSuite } from "./suite.ts";
 
 const NS = "e2e";
@@ -220,7 +220,23 @@ e2eDescribe(
     it("Forbid: no second Job while the first one's Pod is really still running", async () => {
       await admit(cronJob("forbid", { schedule: "@every 5s", concurrencyPolicy: "Forbid" }, "sleep 30"));
       const first = await firstJobRunning("forbid");
-      await sleep(12_000); // two more slots pass while the Pod runs
+      // Two more slots decided while the Pod runs: the record holds the second one after the first Job's (each held
+      // slot's entry names the Job it waits behind).
+      const firstSlot = Date.parse(first.metadata.annotations![SCHEDULED_AT]!);
+      await eventually(
+        "a slot 10 s after the first Job's held behind it (Forbid)",
+        async () =>
+          recordOf(await getJSON(["get", CRONJOBS, "forbid", "-n", NS])).some(
+            (e) =>
+              e.decision === "Held" &&
+              e.reason === "ConcurrencyPolicyForbid" &&
+              e.blockedBy === first.metadata.name &&
+              Date.parse(e.scheduledTime ?? "") >= firstSlot + 10_000,
+          ),
+        60_000,
+        undefined,
+        POLL_MS,
+      );
       const jobs = await jobsOf("forbid");
       assert.deepEqual(
         jobs.map((j) => j.metadata.name),

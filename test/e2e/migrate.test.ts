@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
 import { eventually } from "../eventually.ts";
-import { type K8sObject, sleep } from "./cluster-tools.ts";
+import type { K8sObject } from "./cluster-tools.ts";
 import { SCHEDULED_AT, e2eDescribe, e2eSuite } from "./suite.ts";
 import { builtinCronJobVersion, serverVersion } from "../versions.ts";
 
@@ -124,11 +124,28 @@ e2eDescribe(
         POLL_MS,
       );
 
-      // Stop both kinds, let the built-in controller finish, then count.
+      // Stop both kinds, let the built-in controller finish, then count: its status names its newest Job's slot (it
+      // writes lastScheduleTime in the sync that made the Job), so a create in flight is waited for.
       for (const name of NAMES) {
         await kubectl(["patch", "cronjobs.batch", name, "-n", NS, "--type=merge", "-p", '{"spec":{"suspend":true}}']);
       }
-      await sleep(15_000);
+      let unsettled = "";
+      await eventually(
+        "the built-in CronJobs' lastScheduleTime at their newest Job's slot",
+        async () => {
+          const s = await slots();
+          const builtins = await list(`cronjobs.${builtin}.batch`, NS);
+          unsettled = NAMES.filter((name) => {
+            const newest = Math.max(...s.filter((x) => x.cronJob === name && x.kind === "builtin").map((x) => x.slot));
+            const cj = builtins.find((c) => c.metadata.name === name);
+            return Date.parse(String(cj?.status?.lastScheduleTime)) !== newest;
+          }).join(", ");
+          return unsettled === "";
+        },
+        60_000,
+        () => `; not yet: ${unsettled}`,
+        POLL_MS,
+      );
       const all = await slots();
       for (const name of NAMES) {
         const mine = all.filter((x) => x.cronJob === name).sort((a, b) => a.slot - b.slot);

@@ -208,8 +208,19 @@ e2eDescribe(
         undefined,
         POLL_MS,
       );
-      // Long enough for a second run after A's, were one made.
-      await sleep(15_000);
+      // Both have decided up to the runs they followed (their books, status.upstreams), so no other run after them can
+      // come: the counts below are final.
+      const decided = (cj: K8sObject, upstream: string, job: string) =>
+        ((cj.status?.upstreams as { cronJob: string; lastJob?: string }[] | undefined) ?? []).some(
+          (u) => u.cronJob === upstream && u.lastJob === job,
+        );
+      await eventually(
+        `B's book at A's run ${aJob.metadata.name}, C's at B's run ${bAfter}`,
+        async () => decided(await get("b"), "a", aJob.metadata.name) && decided(await get("c"), "b", bAfter),
+        60_000,
+        undefined,
+        POLL_MS,
+      );
       const bJobs = await jobsOf("b");
       assert.deepEqual(
         bJobs.filter((j) => j.metadata.annotations?.[AFTER_ANNOTATION]).map((j) => j.metadata.name),
