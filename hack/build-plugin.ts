@@ -22,42 +22,62 @@ const ROOT = resolve(import.meta.dirname, "..");
 const ENTRY = "hack/plugin-entry.ts";
 
 /**
- * runtime/kubeconfig.ts loads `yaml` with createRequire(import.meta.url), which a bundler cannot follow (and which
- * would look for node_modules beside the bundle): a plain require("yaml") is bundled, and stays lazy.
+ * Modules loaded on first use with createRequire(import.meta.url), which a bundler cannot follow (and which would look
+ * for node_modules beside the bundle): a plain require() is bundled, and stays lazy. runtime/kubeconfig.ts loads
+ * `yaml` so; api/v1/schedule/timezone.ts loads `date-fns-tz` so (at load it pages in ICU's date data).
  */
-const bundleKubeconfigYAML: Plugin = {
-  name: "kubeconfig-yaml",
+const LAZY_REQUIRES: readonly { file: RegExp; module: string }[] = [
+  { file: /runtime[\\/]kubeconfig\.ts$/, module: "yaml" },
+  { file: /api[\\/]v1[\\/]schedule[\\/]timezone\.ts$/, module: "date-fns-tz/toZonedTime" },
+];
+const bundleLazyRequires: Plugin = {
+  name: "lazy-requires",
   setup(b) {
-    b.onLoad({ filter: /runtime[\\/]kubeconfig\.ts$/ }, (args) => {
-      const source = readFileSync(args.path, "utf8");
-      const from = 'createRequire(import.meta.url)("yaml")';
-      if (!source.includes(from))
-        throw new Error(`${args.path} no longer contains ${from}: update hack/build-plugin.ts`);
-      return { contents: source.replace(from, 'require("yaml")'), loader: "ts" };
-    });
+    for (const { file, module } of LAZY_REQUIRES) {
+      b.onLoad({ filter: file }, (args) => {
+        const source = readFileSync(args.path, "utf8");
+        const from = `createRequire(import.meta.url)(${JSON.stringify(module)})`;
+        if (!source.includes(from))
+          throw new Error(`${args.path} no longer contains ${from}: update hack/build-plugin.ts`);
+        return { contents: source.replace(from, `require(${JSON.stringify(module)})`), loader: "ts" };
+      });
+    }
   },
 };
 
 /**
- * luxon's system zone reads its name with a new Intl.DateTimeFormat at every call, and cron-parser asks for it at every
- * date it makes: a third of `why -A`'s CPU at 5,000 CronJobs (issue 72's profile: 355 ms of 2.8 s). A command's
- * process keeps its time zone, so the plugin reads it once.
+ * luxon's patches, each a replacement of its source (the build fails when one no longer applies):
+ * - its system zone reads its name with a new Intl.DateTimeFormat at every call, and cron-parser asks for it at every
+ *   date it makes: a third of `why -A`'s CPU at 5,000 CronJobs (issue 72's profile: 355 ms of 2.8 s). A command's
+ *   process keeps its time zone, so the plugin reads it once.
+ * - it reads the process's locale with an Intl.DateTimeFormat at the first date cron-parser makes, which pages in ICU's
+ *   date data (~8 MB of RSS, issue 72). cron-parser never formats with it (it reads fields, does arithmetic and writes
+ *   ISO strings); the plugin reads the same default locale (ICU's, from the environment) from Intl.PluralRules, whose
+ *   data is small.
  */
-const luxonSystemZoneName: Plugin = {
-  name: "luxon-system-zone-name",
+const LUXON_PATCHES: readonly { what: string; from: string; to: string }[] = [
+  {
+    what: "its zone",
+    from: "get name() {\n    return new Intl.DateTimeFormat().resolvedOptions().timeZone;\n  }",
+    to: "get name() {\n    return (this.systemZoneName ??= new Intl.DateTimeFormat().resolvedOptions().timeZone);\n  }",
+  },
+  {
+    what: "its locale",
+    from: "sysLocaleCache = new Intl.DateTimeFormat().resolvedOptions().locale;",
+    to: "sysLocaleCache = new Intl.PluralRules().resolvedOptions().locale;",
+  },
+];
+const luxonPatches: Plugin = {
+  name: "luxon-patches",
   setup(b) {
     b.onLoad({ filter: /luxon[\\/]build[\\/](node[\\/]luxon\.js|es6[\\/]luxon\.mjs)$/ }, (args) => {
-      const source = readFileSync(args.path, "utf8");
-      const from = "get name() {\n    return new Intl.DateTimeFormat().resolvedOptions().timeZone;\n  }";
-      if (!source.includes(from))
-        throw new Error(`${args.path} no longer reads its zone as expected: update hack/build-plugin.ts`);
-      return {
-        contents: source.replace(
-          from,
-          "get name() {\n    return (this.systemZoneName ??= new Intl.DateTimeFormat().resolvedOptions().timeZone);\n  }",
-        ),
-        loader: "js",
-      };
+      let source = readFileSync(args.path, "utf8");
+      for (const { what, from, to } of LUXON_PATCHES) {
+        if (!source.includes(from))
+          throw new Error(`${args.path} no longer reads ${what} as expected: update hack/build-plugin.ts`);
+        source = source.replace(from, to);
+      }
+      return { contents: source, loader: "js" };
     });
   },
 };
@@ -128,7 +148,7 @@ async function bundle(layout: Layout): Promise<string[]> {
         ? '#!/usr/bin/env node\nimport { createRequire as __createRequire } from "node:module";\nconst require = __createRequire(import.meta.url);'
         : "",
     },
-    plugins: [bundleKubeconfigYAML, pluginShims, builtinsByRequire, luxonSystemZoneName],
+    plugins: [bundleLazyRequires, pluginShims, builtinsByRequire, luxonPatches],
     metafile: true,
     legalComments: "none",
     minifySyntax: true,

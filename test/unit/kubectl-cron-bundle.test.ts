@@ -3,7 +3,7 @@
 // files run from a directory outside the clone, as a user without one runs them. No timings here: bench/plugin.ts
 // measures them.
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   copyFileSync,
@@ -16,11 +16,16 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
+import { once } from "node:events";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { API_VERSION, KIND } from "../../api/v1/index.ts";
 import { run } from "../../cmd/kubectl-cron/cli.ts";
 import { main } from "../../cmd/kubectl-cron/main.ts";
+import type { KubeObject } from "../../runtime/kinds.ts";
+import { FakeAPIServer } from "../fake-apiserver.ts";
+import { recorded } from "../fixtures/builtin-v1/index.ts";
 
 const root = resolve(import.meta.dirname, "..", "..");
 
@@ -83,7 +88,8 @@ describe("kubectl cron's entry point (cli.ts)", () => {
       import { registerHooks } from "node:module";
       import { createServer } from "node:http";
       import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-      import { tmpdir } from "node:os";
+      import { once } from "node:events";
+import { tmpdir } from "node:os";
       import { join } from "node:path";
       const seen = [];
       registerHooks({ resolve(spec, ctx, next) { const r = next(spec, ctx); seen.push(r.url); return r; } });
@@ -235,6 +241,70 @@ describe("the single files, outside the clone (make plugin, make plugin-sea)", (
         [],
         argv.join(" "),
       );
+    }
+  });
+
+  // A first Intl.DateTimeFormat pages in ICU's date data, ~8 MB of RSS (issue 72): the built plugin makes none for a
+  // UTC schedule (api/v1/schedule/timezone.ts and wallclock.ts; luxon's locale, hack/build-plugin.ts).
+  it("the split bundle makes no Intl.DateTimeFormat for the next runs of a UTC schedule, and reads another zone's", async () => {
+    const server = await new FakeAPIServer({ discovery: recorded().discovery, notFound: recorded().notFound }).start(
+      "prod",
+    );
+    try {
+      await server.seed({
+        apiVersion: API_VERSION,
+        kind: KIND,
+        metadata: { name: "hourly", namespace: "prod" },
+        spec: { schedule: "0 * * * *", jobTemplate: { spec: { template: { spec: { containers: [] } } } } },
+      } as KubeObject);
+      await server.seed({
+        apiVersion: API_VERSION,
+        kind: KIND,
+        metadata: { name: "berlin", namespace: "prod" },
+        spec: {
+          schedule: "30 2 * * *",
+          timeZone: "Europe/Berlin",
+          jobTemplate: { spec: { template: { spec: { containers: [] } } } },
+        },
+      } as KubeObject);
+      const counter = join(out, "count-date-formats.cjs");
+      const made = join(out, "date-formats-made");
+      writeFileSync(
+        counter,
+        `const made = [];
+         const count = () => made.push(new Error().stack.split("\\n").slice(2, 5).join(" <- "));
+         Intl.DateTimeFormat = new Proxy(Intl.DateTimeFormat, {
+           construct(t, a, n) { count(); return Reflect.construct(t, a, n); },
+           apply(t, self, a) { count(); return Reflect.apply(t, self, a); },
+         });
+         process.on("exit", () => require("node:fs").writeFileSync(process.env.MADE, made.join("\\n")));`,
+      );
+      const next = async (name: string) => {
+        const child = spawn(
+          process.execPath,
+          ["--require", counter, join(out, "plugin", "kubectl-cron.mjs"), "next", name],
+          {
+            env: { PATH: "/usr/bin:/bin", HOME: out, MADE: made, KUBECONFIG: server.kubeconfigPath },
+            stdio: ["ignore", "pipe", "pipe"],
+          },
+        );
+        let stdout = "";
+        let stderr = "";
+        child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+        child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+        const [code] = (await once(child, "exit")) as [number | null];
+        assert.equal(code, 0, stderr);
+        return { stdout, made: readFileSync(made, "utf8") };
+      };
+      const utc = await next("hourly");
+      assert.match(utc.stdout, /:00:00Z/);
+      assert.equal(utc.made, "", "Intl.DateTimeFormat made at");
+      // Another zone's offsets come from date-fns-tz, which the bundle requires then (and ICU's data with it).
+      const berlin = await next("berlin");
+      assert.match(berlin.stdout, /Europe\/Berlin/);
+      assert.notEqual(berlin.made, "");
+    } finally {
+      await server.stop();
     }
   });
 

@@ -36,6 +36,7 @@ import {
 import { CAUSES, type CauseId, causeOf, PLACEHOLDERS } from "../../cmd/kubectl-cron/answer/causes.ts";
 import { runPlugin } from "../plugin-cluster.ts";
 import { type Diagnosis, diagnose as diagnoseFacts, parseSlot } from "../../cmd/kubectl-cron/answer/why.ts";
+import { needsAttention, sharedProblems, verdictKeys, verdictOf } from "../../cmd/kubectl-cron/answer/verdicts.ts";
 import type { GroupFacts } from "../../cmd/kubectl-cron/model/groupfacts.ts";
 import type { PodFacts, WhyFacts } from "../../cmd/kubectl-cron/model/facts.ts";
 import { APIError } from "../../runtime/errors.ts";
@@ -2770,6 +2771,41 @@ describe("diagnose(): causes where the live layer adds nothing", () => {
     assert.ok(d.also[0]!.evidence.includes("condition Degraded=True ConcurrencyGroupNotFound: names nosuch"));
     assert.equal(d.exitCode, 1);
     assert.equal(d.next?.blocked, "ConcurrencyGroup nosuch does not exist: it will not run until it does");
+  });
+
+  it("sharedProblems counts a verdict's keys (verdictKeys: what the dashboard keeps) as it counts the whole verdict", () => {
+    const a = groupJob("db-a", A_SLOT);
+    const b = groupJob("db-b", B_SLOT);
+    const waiting = cronJob({
+      meta: { name: "waits" },
+      spec: { startingDeadlineSeconds: 300, concurrencyGroup: GROUP_NAME },
+      status: {
+        lastScheduleTime: PREV_SLOT,
+        recentRuns: [entry(SLOT, "Missed", "StartingDeadlineExceeded", { blockedBy: a.metadata!.name! })],
+      },
+    });
+    const missing = cronJob({ meta: { name: "names-nosuch" }, spec: { concurrencyGroup: "nosuch" } });
+    const suspended = cronJob({ meta: { name: "suspended" }, spec: { suspend: true } });
+    // The operator's webhook unserved: a finding every verdict has, said once.
+    const healthy = healthyOperatorFacts();
+    const operator = { ...healthy, webhooks: healthy.webhooks.map((w) => ({ ...w, readyEndpoints: 0 })) };
+    const verdicts = [
+      verdictOf(facts(waiting, { operator, group: groupFacts({ running: [a, b] }) })),
+      verdictOf(facts(missing, { operator, group: groupFacts({ name: "nosuch", exists: false, limit: undefined }) })),
+      verdictOf(facts(suspended, { operator })),
+    ];
+    const keys = verdicts.map(verdictKeys);
+    assert.deepEqual(keys.map(needsAttention), verdicts.map(needsAttention));
+    const shared = sharedProblems(verdicts, true);
+    assert.deepEqual(
+      shared.map((p) => p.cause),
+      ["operator-webhook-failing", "group-not-found", "group-full"],
+    );
+    assert.deepEqual(sharedProblems(keys, true), shared);
+    assert.ok(
+      keys.every((k) => !("evidence" in k.diagnosis) && !("fix" in k.diagnosis)),
+      "the keys keep no words",
+    );
   });
 
   it("ended for StartTimeout, its Job gone: the record's outcome; the fix for Pods no node fits", () => {

@@ -10,8 +10,21 @@
 // where our policy (slots.ts) shifts forwards and takes the first. date-fns-tz carries wall times in a Date's
 // local fields, i.e. in the process's own zone; #offsetOf checks for the one case where that loses them.
 
-import { toZonedTime } from "date-fns-tz";
+import { createRequire } from "node:module";
+import type { toZonedTime as ToZonedTime } from "date-fns-tz/toZonedTime";
 import { ScheduleError } from "./errors.ts";
+
+/**
+ * date-fns-tz, loaded on the first offset of a zone other than UTC: at load it makes an Intl.DateTimeFormat (to test
+ * for hourCycle support), which pages in ICU's date data (~8 MB of RSS, issue 72) that a fleet of UTC schedules never
+ * needs. The plugin's bundle turns this require into its own (hack/build-plugin.ts).
+ */
+let zonedTime: typeof ToZonedTime | undefined;
+const toZonedTime: typeof ToZonedTime = (date, timeZone, options) => {
+  zonedTime ??= (createRequire(import.meta.url)("date-fns-tz/toZonedTime") as { toZonedTime: typeof ToZonedTime })
+    .toZonedTime;
+  return zonedTime(date, timeZone, options);
+};
 
 const SECOND = 1000;
 const HOUR = 3_600_000;
@@ -89,6 +102,9 @@ const PROCESS_GAP_LOOKBACK = 2 * DAY + HOUR;
  * RangeError for a zone ICU does not know (not memoised).
  */
 function resolvedZone(name: string): string {
+  // Every schedule without spec.timeZone is in "UTC", which ICU knows by that name: asking it would page in its date
+  // data (~8 MB of RSS, issue 72) for nothing.
+  if (name === "UTC") return name;
   let resolved = resolvedNames.get(name);
   if (resolved === undefined) {
     resolved = new Intl.DateTimeFormat("en-US", { timeZone: name }).resolvedOptions().timeZone;

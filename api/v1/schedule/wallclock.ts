@@ -33,7 +33,9 @@ export class WallClockCron {
       month: new CronMonth(fields.month as MonthRange[]),
       dayOfWeek: new CronDayOfWeek(fields.dayOfWeek as DayOfWeekRange[], { wildcard: fields.dayOfWeekStar }),
     });
-    this.#expression = new CronExpression(collection, { tz: "UTC" });
+    // A current date of our own (every use resets it): without one, cron-parser starts from luxon's DateTime.local(),
+    // which reads the process's zone through an Intl.DateTimeFormat, paging in ICU's date data (~8 MB, issue 72).
+    this.#expression = new CronExpression(collection, { tz: "UTC", currentDate: new Date(0) });
   }
 
   /** The first matching wall time strictly after `wall`. */

@@ -25,8 +25,7 @@ import { APIError } from "../../../runtime/errors.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../../runtime/kinds.ts";
 import { type GroupMember, groupsOf, memberOf } from "../model/groupfacts.ts";
 import { iso } from "../model/time.ts";
-import { needsAttention, sharedProblems, type Verdict, verdictOf } from "../answer/verdicts.ts";
-import type { Diagnosis } from "../answer/why.ts";
+import { needsAttention, sharedProblems, verdictKeys, type VerdictKeys, verdictOf } from "../answer/verdicts.ts";
 import { readNamespace } from "../read/whyfacts.ts";
 import { gatherOperator } from "../read/operator.ts";
 import { readClocks } from "../read/clocks.ts";
@@ -109,10 +108,10 @@ export class FleetSource {
   /** When every CronJob's verdict was last read. */
   private fullVerdictsAt: Date | undefined;
   /**
-   * Each CronJob's verdict as last read, by id: the whole verdict of one that needs attention (the shared problems
-   * are counted from them), of a healthy one only that it is and its group's key.
+   * Each CronJob's verdict as last read, by id: the keys of one that needs attention (what the page says of it, and
+   * what the shared problems are counted from), of a healthy one only that it is and its group's key.
    */
-  private readonly verdicts = new Map<string, Verdict | { healthy: true; group: string | undefined }>();
+  private readonly verdicts = new Map<string, VerdictKeys | { healthy: true; group: string | undefined }>();
   /** When the next verdicts pass is due (its timer set). */
   private verdictDue = 0;
   /** When the last verdicts pass ended. */
@@ -640,7 +639,10 @@ export class FleetSource {
       for (const f of factsOf(ns, turn, reads, operator, clocks, unreadable)) {
         const v = verdictOf(f);
         const group = f.cronJob.spec?.concurrencyGroup;
-        this.verdicts.set(idOf(f.cronJob), needsAttention(v) ? v : { healthy: true, group: group && `${ns}/${group}` });
+        this.verdicts.set(
+          idOf(f.cronJob),
+          needsAttention(v) ? verdictKeys(v) : { healthy: true, group: group && `${ns}/${group}` },
+        );
       }
     }
   }
@@ -652,7 +654,7 @@ export class FleetSource {
       const v = this.verdicts.get(idOf(c));
       if (v) attention[idOf(c)] = "healthy" in v ? null : attentionOf(v.diagnosis);
     }
-    const needing = [...this.verdicts.values()].filter((v): v is Verdict => !("healthy" in v));
+    const needing = [...this.verdicts.values()].filter((v): v is VerdictKeys => !("healthy" in v));
     const shared = sharedProblems(needing, this.o.namespace === undefined);
     for (const p of shared) {
       for (const who of p.cronJobs) {
@@ -669,7 +671,7 @@ export class FleetSource {
 }
 
 /** What the page says of a CronJob that needs attention: its verdict's cause and words, or its first finding's. */
-function attentionOf(d: Diagnosis): Attention {
+function attentionOf(d: VerdictKeys["diagnosis"]): Attention {
   const cause = d.status !== "healthy" ? d.cause : d.also[0]?.cause;
   const text = d.status !== "healthy" ? d.verdict : (d.also[0]?.summary ?? d.verdict);
   return { cause: cause ?? "unknown", text, ...(cause === "suspended" ? { suspended: true } : {}) };

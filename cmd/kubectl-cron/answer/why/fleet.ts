@@ -38,6 +38,11 @@ const groupShares = (c: CauseId, group: GroupFacts | undefined): group is GroupF
 const shared = (c: CauseId, group: GroupFacts | undefined, hold: CalendarHold | undefined) =>
   OPERATOR_CAUSES.has(c) || groupShares(c, group) || (c === CALENDAR_HELD && hold?.calendar !== undefined);
 
+/** What add() reads of a diagnosis: whose it is, its outcome, and its other findings' causes and lines. */
+export type SharedInputs = Pick<Diagnosis, "cronJob" | "status" | "verdict" | "cause"> & {
+  also: readonly Pick<Finding, "cause" | "summary">[];
+};
+
 /** A problem many share, as the JSON says it: its cause, its line, and every CronJob it affects. */
 export interface SharedProblem {
   cause: CauseId;
@@ -122,7 +127,7 @@ export class Fleet {
    * cannot tell), else its first finding of its own; undefined when all it needs attention for is shared.
    */
   add(
-    d: Diagnosis,
+    d: SharedInputs,
     view: OperatorView,
     group: GroupFacts | undefined,
     hold: CalendarHold | undefined,
