@@ -120,6 +120,13 @@ const builtinsByRequire: Plugin = {
 
 type Layout = { format: "esm"; outdir: string } | { format: "esm" | "cjs"; outfile: string };
 
+/**
+ * No compile job off the main thread: Node 24's process.exit can deadlock while one waits for a collection only the
+ * exiting main thread could make (nodejs/node#54918, #64274). The one-file bundle's `#!` line and the
+ * executable's execArgv carry them; the launcher passes the same (cmd/kubectl-cron/kubectl-cron).
+ */
+const EXIT_SAFE_FLAGS = ["--no-maglev", "--no-concurrent-sparkplug"] as const;
+
 async function bundle(layout: Layout): Promise<string[]> {
   const esm = layout.format === "esm";
   // The dashboard's page, bundled for the browser, rides inside the plugin (cmd/kubectl-cron/dashboard/assets.ts).
@@ -145,7 +152,7 @@ async function bundle(layout: Layout): Promise<string[]> {
     // Node's builtins for the CommonJS packages bundled into an ES module (yaml, winston's dependencies, ...).
     banner: {
       js: esm
-        ? '#!/usr/bin/env node\nimport { createRequire as __createRequire } from "node:module";\nconst require = __createRequire(import.meta.url);'
+        ? `#!/usr/bin/env -S node ${EXIT_SAFE_FLAGS.join(" ")}\nimport { createRequire as __createRequire } from "node:module";\nconst require = __createRequire(import.meta.url);`
         : "",
     },
     plugins: [bundleLazyRequires, pluginShims, builtinsByRequire, luxonPatches],
@@ -197,9 +204,14 @@ async function buildSEA(outDir: string): Promise<void> {
   const config = join(work, "sea-config.json");
   writeFileSync(
     config,
-    JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true }, null, 2),
+    JSON.stringify(
+      { main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, execArgv: [...EXIT_SAFE_FLAGS] },
+      null,
+      2,
+    ),
   );
-  execFileSync(process.execPath, ["--experimental-sea-config", config], { stdio: "pipe" });
+  // The code cache is made under the flags the executable runs with (V8 rejects, with a warning, one made under others).
+  execFileSync(process.execPath, [...EXIT_SAFE_FLAGS, "--experimental-sea-config", config], { stdio: "pipe" });
   const exe = join(outDir, "kubectl-cron");
   const tmp = `${exe}.tmp`;
   copyFileSync(process.execPath, tmp);

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { constants as osConstants } from "node:os";
 import { afterEach } from "node:test";
 import { parseFlags } from "../../cmd/flags.ts";
 import { type CommandResult, PROJECT_ROOT } from "../../envtest/index.ts";
@@ -75,6 +76,19 @@ export interface RecentRun {
 }
 
 /** A CronJob's record (status.recentRuns), newest first. */
+/**
+ * A child's exit code as a test compares it: a signal (a timeout's kill) is 128 + its number, as a shell says it,
+ * never mistaken for an exit code the command chose.
+ */
+export function exitCodeOf(err: { code?: unknown; signal?: unknown } | null): number {
+  if (!err) return 0;
+  if (typeof err.code === "number") return err.code;
+  return typeof err.signal === "string" ? 128 + (osConstants.signals[err.signal as NodeJS.Signals] ?? 0) : 1;
+}
+/** What a child killed by a signal is said with, for the assertion's message. */
+export const killedBy = (err: { signal?: unknown } | null) =>
+  typeof err?.signal === "string" ? `\n(killed by ${err.signal}: it did not exit in time)` : "";
+
 export const recordOf = (cj: K8sObject): RecentRun[] => (cj.status?.recentRuns as RecentRun[] | undefined) ?? [];
 
 /**
@@ -167,8 +181,9 @@ export class ClusterTools {
       execFile(
         PLUGIN,
         args,
-        { env: { ...process.env, KUBECONFIG: kubeconfig }, timeout: 120_000 },
-        (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+        // SIGKILL: a process hung in its exit ignores SIGTERM (its handler never runs).
+        { env: { ...process.env, KUBECONFIG: kubeconfig }, timeout: 120_000, killSignal: "SIGKILL" },
+        (err, stdout, stderr) => resolve({ code: exitCodeOf(err), stdout, stderr: stderr + killedBy(err) }),
       );
     });
   };

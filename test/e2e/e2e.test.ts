@@ -7,7 +7,7 @@ import { request } from "node:https";
 import { join } from "node:path";
 import { it } from "node:test";
 import { eventually } from "../eventually.ts";
-import { IMG, type K8sObject, conditionTrue, ready, recordOf } from "./cluster-tools.ts";
+import { IMG, type K8sObject, conditionTrue, exitCodeOf, killedBy, ready, recordOf } from "./cluster-tools.ts";
 import { CRONJOBS, SCHEDULED_AT, SYSTEM_NS, e2eDescribe, e2eSuite } from "./suite.ts";
 
 const NS = "e2e";
@@ -309,11 +309,13 @@ e2eDescribe(
           execFile(
             "kubectl",
             ["cron", ...args, "-n", NS],
-            { env: { ...process.env, KUBECONFIG: suite.cluster.kubeconfigPath } },
-            (err, stdout, stderr) => {
-              const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
-              resolve({ code, stdout, stderr });
+            // SIGKILL: a process hung in its exit ignores SIGTERM (its handler never runs).
+            {
+              env: { ...process.env, KUBECONFIG: suite.cluster.kubeconfigPath },
+              timeout: 120_000,
+              killSignal: "SIGKILL",
             },
+            (err, stdout, stderr) => resolve({ code: exitCodeOf(err), stdout, stderr: stderr + killedBy(err) }),
           );
         });
 

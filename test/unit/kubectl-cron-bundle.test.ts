@@ -138,6 +138,14 @@ import { tmpdir } from "node:os";
   });
 });
 
+/**
+ * The V8 flags every form of the plugin runs with: no compile job off the main thread, where Node 24's process.exit
+ * can deadlock with one waiting for a collection (nodejs/node#54918, #64274; a command that had answered never exited).
+ */
+const EXIT_SAFE = ["--no-maglev", "--no-concurrent-sparkplug"];
+/** A fake entry's words: its arguments, and whether it runs with EXIT_SAFE. */
+const SAYS_ARGS_AND_FLAGS = `process.argv.slice(2).join(" "), ${JSON.stringify(EXIT_SAFE)}.every((f) => process.execArgv.includes(f)) ? "exit-safe" : "exit-unsafe"`;
+
 describe("the launcher cmd/kubectl-cron/kubectl-cron", () => {
   let fake: string;
   before(() => {
@@ -149,16 +157,10 @@ describe("the launcher cmd/kubectl-cron/kubectl-cron", () => {
     copyFileSync(join(root, "cmd/kubectl-cron/kubectl-cron"), join(fake, "cmd/kubectl-cron/kubectl-cron"));
     chmodSync(join(fake, "cmd/kubectl-cron/kubectl-cron"), 0o755);
     symlinkSync(process.execPath, join(fake, "node_modules/.bin/node"));
-    writeFileSync(
-      join(fake, "cmd/kubectl-cron/cli.ts"),
-      'console.log("typescript", process.argv.slice(2).join(" "));\n',
-    );
+    writeFileSync(join(fake, "cmd/kubectl-cron/cli.ts"), `console.log("typescript", ${SAYS_ARGS_AND_FLAGS});\n`);
     writeFileSync(join(fake, "cmd/kubectl-cron/model/args.ts"), "\n");
     writeFileSync(join(fake, "package-lock.json"), "{}\n");
-    writeFileSync(
-      join(fake, "bin/plugin/kubectl-cron.mjs"),
-      'console.log("bundle", process.argv.slice(2).join(" "));\n',
-    );
+    writeFileSync(join(fake, "bin/plugin/kubectl-cron.mjs"), `console.log("bundle", ${SAYS_ARGS_AND_FLAGS});\n`);
     writeFileSync(
       join(fake, "bin/plugin/inputs"),
       "package-lock.json\ncmd/kubectl-cron/model/args.ts\ncmd/kubectl-cron/cli.ts\n",
@@ -171,16 +173,17 @@ describe("the launcher cmd/kubectl-cron/kubectl-cron", () => {
   after(() => rmSync(fake, { recursive: true, force: true }));
   const launch = () => runIn(fake, join(fake, "cmd/kubectl-cron/kubectl-cron"), ["next", "x"]).stdout.trim();
 
+  // Either way with no compile job off the main thread (EXIT_SAFE).
   it("runs the bundle while none of its sources is newer", () => {
-    assert.equal(launch(), "bundle next x");
+    assert.equal(launch(), "bundle next x exit-safe");
   });
 
   it("runs the TypeScript when a source is newer than the bundle, and when there is no bundle", () => {
     const now = new Date(Date.now() + 5_000);
     utimesSync(join(fake, "cmd/kubectl-cron/model/args.ts"), now, now);
-    assert.equal(launch(), "typescript next x");
+    assert.equal(launch(), "typescript next x exit-safe");
     rmSync(join(fake, "bin/plugin"), { recursive: true });
-    assert.equal(launch(), "typescript next x");
+    assert.equal(launch(), "typescript next x exit-safe");
   });
 });
 
@@ -306,6 +309,14 @@ describe("the single files, outside the clone (make plugin, make plugin-sea)", (
     } finally {
       await server.stop();
     }
+  });
+
+  it("the one-file bundle's #! line and the executable's execArgv carry EXIT_SAFE", () => {
+    const shebang = readFileSync(join(away, "kubectl-cron.mjs"), "utf8").split("\n", 1)[0];
+    assert.equal(shebang, `#!/usr/bin/env -S node ${EXIT_SAFE.join(" ")}`);
+    // The executable's blob holds its execArgv as written (Node's own binary holds no such string).
+    const exe = readFileSync(join(away, "kubectl-cron"));
+    for (const f of EXIT_SAFE) assert.ok(exe.includes(f), `the executable's execArgv lacks ${f}`);
   });
 
   const cases = [
