@@ -17,7 +17,7 @@ import { Client } from "../../runtime/client.ts";
 import { eventually } from "../eventually.ts";
 import { type K8sObject, conditionTrue, finished, recordOf, sleep } from "./cluster-tools.ts";
 import { LEADER_KILLED } from "./disruptions.ts";
-import { leaderDeath, settled } from "./leader-death.ts";
+import { leaderDeath, settled, successorOf } from "./leader-death.ts";
 import { API_V1, CRONJOBS, SCHEDULED_AT, e2eDescribe, e2eSuite } from "./suite.ts";
 
 const NS = "fleets";
@@ -185,7 +185,7 @@ e2eDescribe(
         api?.close();
       },
     });
-    const { getJSON, cronJob, admit, list, leaseHolder } = suite;
+    const { getJSON, cronJob, admit, list } = suite;
     const NS_G = suite.namespace;
 
     /** Samples the group's Jobs and the namespace's Pods every second, from this process (no kubectl each time). */
@@ -261,16 +261,7 @@ e2eDescribe(
       const end = first + RUN_MINUTES * 60_000;
 
       const kill = await death.kill;
-      const successor = await eventually(
-        "another holder of the Lease after the leader's death",
-        async () => {
-          const h = await leaseHolder();
-          return h && h !== kill.holder ? h : undefined;
-        },
-        90_000,
-        undefined,
-        POLL_MS,
-      );
+      const successor = await successorOf(suite, kill);
       const tookOver = Date.now();
 
       // Until the last counted slot has had its minute; then the samples stop and the books are read.

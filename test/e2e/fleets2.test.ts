@@ -19,7 +19,7 @@ import { RETRY_ATTEMPT_ANNOTATION, RETRY_OF_ANNOTATION, retryJobName } from "../
 import { eventually } from "../eventually.ts";
 import { type K8sObject, conditionTrue, recordOf, sleep } from "./cluster-tools.ts";
 import { LEADER_KILLED } from "./disruptions.ts";
-import { leaderDeath, settled } from "./leader-death.ts";
+import { leaderDeath, settled, successorOf } from "./leader-death.ts";
 import { CRONJOBS, SCHEDULED_AT, e2eDescribe, e2eSuite } from "./suite.ts";
 
 const NS = "fleets2";
@@ -265,7 +265,7 @@ e2eDescribe(
   { timeout: 600_000, disruptive: LEADER_KILLED },
   () => {
     const suite = e2eSuite({ namespace: `${NS}-retry`, pollMs: POLL_MS, logLines: 200 });
-    const { getJSON, cronJob, admit, jobsOf, plugin, leaseHolder, waitForEvent } = suite;
+    const { getJSON, cronJob, admit, jobsOf, plugin, waitForEvent } = suite;
     const NS_R = suite.namespace;
     const NAME = "retried";
     const get = () => getJSON(["get", CRONJOBS, NAME, "-n", NS_R]);
@@ -362,16 +362,7 @@ e2eDescribe(
       const job1 = await failedJob(r1, 90_000);
       const f1 = failedAt(job1);
       const kill = await death.kill;
-      const successor = await eventually(
-        "another holder of the Lease after the leader's death",
-        async () => {
-          const h = await leaseHolder();
-          return h && h !== kill.holder ? h : undefined;
-        },
-        90_000,
-        undefined,
-        POLL_MS,
-      );
+      const successor = await successorOf(suite, kill);
       const job2 = await failedJob(r2, 150_000);
       const f2 = failedAt(job2);
       // Long enough after the last attempt's failure for a third to have been made, were one made.

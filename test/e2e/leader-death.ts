@@ -5,6 +5,7 @@
 // story's times from it, and the one kill is awaited by all: what each proves across the leader's death is
 // unchanged, and the node is disturbed once.
 import assert from "node:assert/strict";
+import { eventually } from "../eventually.ts";
 import { containerID, sleep } from "./cluster-tools.ts";
 import type { Suite } from "./suite.ts";
 
@@ -68,4 +69,18 @@ export function leaderDeath(suite: Suite): LeaderDeath {
   kill.catch(() => {});
   planned = { first, killAt, kill };
   return planned;
+}
+
+/** The Lease's next holder after the kill: the successor every story's later runs are made by. */
+export function successorOf(suite: Suite, kill: Kill): Promise<string> {
+  return eventually(
+    "another holder of the Lease after the leader's death",
+    async () => {
+      const h = await suite.leaseHolder();
+      return h && h !== kill.holder ? h : undefined;
+    },
+    90_000,
+    undefined,
+    suite.pollMs,
+  );
 }

@@ -10,7 +10,7 @@ import { AFTER_ANNOTATION, afterJobName, JITTER_OFFSET_ANNOTATION, jitterOffsetS
 import { eventually } from "../eventually.ts";
 import { type K8sObject, conditionTrue, recordOf, sleep } from "./cluster-tools.ts";
 import { LEADER_KILLED } from "./disruptions.ts";
-import { leaderDeath, settled } from "./leader-death.ts";
+import { leaderDeath, settled, successorOf } from "./leader-death.ts";
 import { CRONJOBS, SCHEDULED_AT, e2eDescribe, e2eSuite } from "./suite.ts";
 
 const NS = "shaping";
@@ -141,7 +141,7 @@ e2eDescribe(
   { timeout: 600_000, disruptive: LEADER_KILLED },
   () => {
     const suite = e2eSuite({ namespace: `${NS}-chain`, pollMs: POLL_MS, logLines: 200 });
-    const { getJSON, cronJob, admit, jobsOf, leaseHolder } = suite;
+    const { getJSON, cronJob, admit, jobsOf } = suite;
     const NS_C = suite.namespace;
     const get = (name: string) => getJSON(["get", CRONJOBS, name, "-n", NS_C]);
 
@@ -181,16 +181,7 @@ e2eDescribe(
       const kill = await death.kill;
       assert.ok(aEnded < kill.at, `A ended ${utc(aEnded)}, before the kill ${utc(kill.at)}`);
       const bAfter = afterJobName("b", "a", aJob.metadata.name);
-      const successor = await eventually(
-        "another holder of the Lease",
-        async () => {
-          const h = await leaseHolder();
-          return h && h !== kill.holder ? h : undefined;
-        },
-        90_000,
-        undefined,
-        POLL_MS,
-      );
+      const successor = await successorOf(suite, kill);
       const bJob = await eventually(
         `B's run after A (${bAfter}) Complete`,
         async () => (await jobsOf("b")).find((j) => j.metadata.name === bAfter && conditionTrue(j, "Complete")),
