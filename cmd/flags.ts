@@ -3,6 +3,7 @@
 import { parseArgs } from "node:util";
 import { parseGoDuration } from "../api/v1/schedule/duration.ts";
 import { parseBindAddress } from "../runtime/httpserver.ts";
+import { parseSelector } from "../runtime/cache/selector.ts";
 import { type LogLevel, parseLogLevel } from "../runtime/log.ts";
 
 export interface Flags {
@@ -44,6 +45,14 @@ export interface Flags {
   /** --status-write-max-delay: the most such a change waits (0: none waits; every change is written at once). */
   statusWriteMaxDelayMs: number;
   enableWebhooks: boolean;
+  /** --watch-namespaces: the namespaces this install acts in (empty: every namespace, or --watch-namespace-selector's). */
+  watchNamespaces: string[];
+  /** --watch-namespace-selector: a label selector over Namespaces; the install acts in those it matches. */
+  watchNamespaceSelector: string;
+  /** --sharding: every replica active, each with a Lease of its own, the namespaces divided between the live ones. */
+  sharding: boolean;
+  /** --namespace-claims: claim each namespace acted in (a Lease in it), so that two installs never both act in one. */
+  namespaceClaims: boolean;
   help: boolean;
 }
 
@@ -244,6 +253,42 @@ export const FLAGS: FlagSpec[] = [
       "released its lease (a Go duration such as 5s), so the Pod leaves the Services' endpoints before it stops " +
       "answering (as kube-apiserver's flag of the same name). Set it when several replicas serve fail-closed webhooks.",
   },
+  {
+    name: "watch-namespaces",
+    type: "string",
+    default: "",
+    help:
+      "The namespaces (comma-separated) this install acts in, with the permissions of a Role in each: an operator per " +
+      'tenant (docs/operating.md, "Tenants and shards"). Empty: every namespace (or those --watch-namespace-selector ' +
+      "matches). Implies --namespace-claims.",
+  },
+  {
+    name: "watch-namespace-selector",
+    type: "string",
+    default: "",
+    help:
+      "A label selector over Namespaces (such as team=payments): the install acts in the namespaces it matches, as they " +
+      "come and go (needs list and watch on namespaces). Implies --namespace-claims.",
+  },
+  {
+    name: "sharding",
+    type: "boolean",
+    default: false,
+    help:
+      "If set, every replica is active: each holds a Lease of its own (named after --leader-election-id) and acts in " +
+      "the namespaces a rendezvous hash gives it among the live replicas, watching only those. A namespace moves only " +
+      "once its old owner has let it go or its Lease has expired. Replaces --leader-elect; implies --namespace-claims.",
+  },
+  {
+    name: "namespace-claims",
+    type: "boolean",
+    default: false,
+    help:
+      "If set, the install claims each namespace it acts in (a Lease named cronjob-operator in it, naming the install " +
+      "and its instance) and acts in none that another install claims, which it names in its log, its metrics and " +
+      "kubectl cron why. On with --watch-namespaces, --watch-namespace-selector and --sharding; set it on a " +
+      "cluster-wide install that shares the cluster with tenants' installs.",
+  },
   { name: "help", type: "boolean", default: false, help: "Show this help and exit." },
 ];
 
@@ -340,6 +385,25 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
   // A process that runs no controller must never hold the Lease: the leader would schedule nothing.
   if (webhooksOnly && get<boolean>("leader-elect"))
     throw new UsageError("--webhooks-only runs no controller: it cannot take part in leader election (--leader-elect)");
+  const watchNamespaces = list("watch-namespaces");
+  for (const ns of watchNamespaces)
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns) || ns.length > 63)
+      throw new UsageError(`invalid value "${ns}" in flag --watch-namespaces: not a namespace name (RFC 1123 label)`);
+  const watchNamespaceSelector = get<string>("watch-namespace-selector").trim();
+  if (watchNamespaceSelector) {
+    try {
+      parseSelector(watchNamespaceSelector);
+    } catch (err) {
+      throw new UsageError(`invalid value for flag --watch-namespace-selector: ${(err as Error).message}`);
+    }
+  }
+  if (watchNamespaces.length > 0 && watchNamespaceSelector)
+    throw new UsageError("--watch-namespaces and --watch-namespace-selector name the namespaces twice: set one");
+  const sharding = get<boolean>("sharding");
+  if (sharding && webhooksOnly)
+    throw new UsageError("--webhooks-only runs no controller: it cannot be a shard (--sharding)");
+  if (sharding && get<boolean>("leader-elect"))
+    throw new UsageError("--sharding makes every replica active, each with its own Lease: drop --leader-elect");
   return {
     metricsBindAddress: addr("metrics-bind-address"),
     metricsSecure: get<boolean>("metrics-secure"),
@@ -375,6 +439,11 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     // At most 5m: CronJobNotRunOnTime fires once status.nextScheduleTime is 7 minutes old (docs/architecture.md).
     statusWriteMaxDelayMs: duration("status-write-max-delay", 300_000),
     enableWebhooks: enableWebhooksEnv !== "false",
+    watchNamespaces,
+    watchNamespaceSelector,
+    sharding,
+    namespaceClaims:
+      get<boolean>("namespace-claims") || sharding || watchNamespaces.length > 0 || watchNamespaceSelector !== "",
     help: get<boolean>("help"),
   };
 }

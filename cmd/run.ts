@@ -2,15 +2,28 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { selfSignedCertificate } from "../runtime/metrics/auth.ts";
-import { CronJobResource, ExclusionCalendarResource, RESOURCE, upstreamsOf } from "../api/v1/index.ts";
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import {
+  CALENDAR_PLURAL,
+  CronJobResource,
+  ExclusionCalendarResource,
+  GROUP_PLURAL,
+  PLURAL,
+  RESOURCE,
+  upstreamsOf,
+} from "../api/v1/index.ts";
 import { CalendarReader } from "../controllers/calendars.ts";
 import { CronJobReconciler } from "../controllers/cronjob_controller.ts";
 import { groupMetrics } from "../controllers/groups.ts";
 import { metricsRegistry } from "../runtime/metrics/registry.ts";
 import { CronJobMetrics, type CronJobRunMetrics, type CronJobView, noCronJobMetrics } from "../controllers/metrics.ts";
-import type { KubeObject } from "../runtime/kinds.ts";
-import { loadKubeConfig } from "../runtime/kubeconfig.ts";
-import { createLogger, setDefaultLogger } from "../runtime/log.ts";
+import { Client } from "../runtime/client.ts";
+import { type KubeObject, Kinds } from "../runtime/kinds.ts";
+import { loadKubeConfig, type RESTConfig } from "../runtime/kubeconfig.ts";
+import { createLogger, log, setDefaultLogger } from "../runtime/log.ts";
+import type { ClaimNaming } from "../runtime/sharding/claims.ts";
+import { NamespaceCoordinator } from "../runtime/sharding/coordinator.ts";
 import { LeaderElectionLostError, Manager, setupSignalHandler } from "../runtime/manager.ts";
 import { podNamespace } from "../runtime/podnamespace.ts";
 import { CertKinds, CertProvisioner } from "../runtime/webhook/certprovisioner.ts";
@@ -60,6 +73,9 @@ export async function run(flags: Flags): Promise<number> {
     metricsBindAddress: flags.metricsBindAddress,
     ...(metricsTLS ? { metricsServer: { tls: metricsTLS }, metricsAuth: true } : {}),
     healthProbeBindAddress: flags.healthProbeBindAddress,
+    // --namespace-claims (and the flags that imply it): the reconciler's cache watches the namespaces this replica
+    // holds, one watch each, given by the NamespaceCoordinator below. A webhooks-only server reads, and claims nothing.
+    scopedCache: flags.namespaceClaims && !flags.webhooksOnly,
     leaderElection: flags.leaderElect,
     leaderElectionID: flags.leaderElectionID,
     ...(flags.leaderElectionNamespace ? { leaderElectionNamespace: flags.leaderElectionNamespace } : {}),
@@ -71,6 +87,13 @@ export async function run(flags: Flags): Promise<number> {
   // --webhooks-only (the Pod's second webhook server, config/default): the webhooks and the calendars they read,
   // nothing leader-gated. Otherwise the reconciler, whose calendar cache the webhook reads as it does.
   const calendars = flags.webhooksOnly ? webhookCalendars(mgr) : setupReconciler(mgr, flags).calendars;
+  if (!flags.webhooksOnly && flags.namespaceClaims) {
+    const scope = setupNamespaceScope(mgr, flags, kubeConfig);
+    if (typeof scope === "string") {
+      setupLog.error(scope, undefined);
+      return 1;
+    }
+  }
 
   // ENABLE_WEBHOOKS=false (e.g. `make run` against a cluster without the certificates) serves none.
   if (flags.enableWebhooks) {
@@ -220,6 +243,56 @@ function setupReconciler(mgr: Manager, flags: Flags): CronJobReconciler {
 function webhookCalendars(mgr: Manager): CalendarReader {
   mgr.cache.informerFor(ExclusionCalendarResource);
   return new CalendarReader(mgr.cache);
+}
+
+/** The claim in every namespace an install acts in (docs/operating.md, "Tenants and shards"). */
+export const NAMESPACE_CLAIM: ClaimNaming = {
+  name: "cronjob-operator",
+  labels: { "cronjob-operator.tutorial.kubebuilder.io/claim": "true" },
+  installAnnotation: "cronjob-operator.tutorial.kubebuilder.io/install",
+  instanceLeaseAnnotation: "cronjob-operator.tutorial.kubebuilder.io/instance-lease",
+};
+/** The label of a sharded install's replica Leases (its value: --leader-election-id). */
+export const INSTANCE_OF_LABEL = "cronjob-operator.tutorial.kubebuilder.io/instance-of";
+
+/**
+ * --namespace-claims: the NamespaceCoordinator that claims, watches and fences this replica's namespaces; with
+ * --sharding, every replica's. A string: why it cannot start.
+ */
+function setupNamespaceScope(mgr: Manager, flags: Flags, kubeConfig: RESTConfig): NamespaceCoordinator | string {
+  const namespace = flags.leaderElectionNamespace || podNamespace() || "default";
+  const install = `${namespace}/${flags.leaderElectionID}`;
+  const replica = process.env.POD_NAME || hostname();
+  const identity = `${replica}_${randomUUID()}`;
+  const leaseName = `${flags.leaderElectionID}-${replica}`.toLowerCase();
+  if (flags.sharding && !/^[a-z0-9]([-a-z0-9.]{0,61}[a-z0-9])?$/.test(flags.leaderElectionID))
+    return `--sharding labels each replica's Lease with --leader-election-id, which must then be a label value: "${flags.leaderElectionID}"`;
+  const leader = mgr.leaderLease();
+  const coordinator = new NamespaceCoordinator({
+    // Its own connections, as leader election has: claims and renewals must not queue behind a burst of creates.
+    client: new Client(kubeConfig, { userAgent: `${PRODUCT}/sharding`, fieldManager: PRODUCT, maxSockets: 4 }),
+    fenced: mgr.client,
+    cache: mgr.cache,
+    candidates:
+      flags.watchNamespaces.length > 0
+        ? { namespaces: flags.watchNamespaces }
+        : { selector: flags.watchNamespaceSelector },
+    membership: flags.sharding
+      ? { sharded: true, namespace, leaseName, labels: { [INSTANCE_OF_LABEL]: flags.leaderElectionID } }
+      : {
+          sharded: false,
+          lease: leader.ref,
+          leaseDurationSeconds: leader.durationSeconds,
+          heldUntil: () => mgr.leaderHeldUntil(),
+        },
+    naming: NAMESPACE_CLAIM,
+    install,
+    identity,
+    fencedResources: [PLURAL, Kinds.Job.plural, CALENDAR_PLURAL, GROUP_PLURAL, "events"],
+    logger: log.withName("sharding"),
+  });
+  mgr.add(coordinator);
+  return coordinator;
 }
 
 /** Labels of the Secret the manager keeps its webhook CA and serving certificate in. */

@@ -150,3 +150,36 @@ export const MANAGER_RBAC: readonly RBACMarker[] = [
   ...WEBHOOK_CERT_RBAC,
   ...WEBHOOK_GATE_RBAC,
 ];
+
+/**
+ * What an install that claims its namespaces calls (runtime/sharding: --namespace-claims, on with
+ * --watch-namespaces, --watch-namespace-selector and --sharding): the claim Lease in every namespace it acts in
+ * (NamespaceClaims: its informer, a create where none is, a PUT to take or let go of one). Not in the default
+ * ClusterRole, which claims nothing: config/rbac/claims_role.yaml, bound by a RoleBinding in each namespace of a
+ * tenant's install or a ClusterRoleBinding for a cluster-wide one (config/tenant, config/sharded, the chart).
+ */
+export const NAMESPACE_CLAIMS_RBAC: readonly RBACMarker[] = [
+  // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update
+  { groups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "list", "watch", "create", "update"] },
+];
+
+/**
+ * What a sharded install calls in its own namespace (runtime/sharding/members.ts): each replica's own Lease
+ * (created, renewed, deleted when it stops) and the informer over the install's Leases, which tells the live
+ * replicas. The leader-election Role (config/rbac/leader_election_role.yaml) already grants leases there but delete.
+ */
+export const SHARDING_RBAC: readonly RBACMarker[] = [
+  // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=system,resources=leases,verbs=get;list;watch;create;update;delete
+  {
+    groups: ["coordination.k8s.io"],
+    namespace: "system",
+    resources: ["leases"],
+    verbs: ["get", "list", "watch", "create", "update", "delete"],
+  },
+];
+
+/** --watch-namespace-selector, and a cluster-wide sharded install: the namespaces it may act in, as they come and go. */
+export const NAMESPACE_SELECTOR_RBAC: readonly RBACMarker[] = [
+  // +kubebuilder:rbac:groups=core,resources=namespaces,verbs=list;watch
+  { groups: [""], resources: ["namespaces"], verbs: ["list", "watch"] },
+];

@@ -118,8 +118,17 @@ const DEFAULT_USER_AGENT = "controller-runtime-node";
 /** Header re-read interval: exec/OIDC/in-cluster tokens rotate; kubeconfig applies the fresh one. */
 const HEADER_TTL_MS = 60_000;
 
+/**
+ * Asked before every write (not a dry run) to a namespace: an error refuses it (the request is not sent). Sharding's
+ * fence (runtime/sharding): a replica writes only in the namespaces it holds, and only while its Lease is renewed.
+ */
+export type WriteGuard = (namespace: string, resource: string) => Error | undefined;
+
 export class Client {
   private readonly kc: RESTConfig;
+  private writeGuard: WriteGuard | undefined;
+  /** Writes sent and not yet answered, by namespace: what a namespace's release waits for (writesSettled). */
+  private readonly inFlight = new Map<string, { count: number; waiters: Array<() => void> }>();
   private readonly opts: Required<Omit<ClientOptions, "onWarning">>;
   private readonly onWarning: ClientOptions["onWarning"];
   private transport: Transport | undefined;
@@ -140,6 +149,41 @@ export class Client {
 
   get fieldManager(): string {
     return this.opts.fieldManager;
+  }
+
+  /** Every later write to a namespace asks `guard` first (one guard a client; undefined removes it). */
+  setWriteGuard(guard: WriteGuard | undefined): void {
+    this.writeGuard = guard;
+  }
+
+  /** Resolves once no write to `namespace` that was sent before the call is still waiting for its answer. */
+  writesSettled(namespace: string): Promise<void> {
+    const f = this.inFlight.get(namespace);
+    if (!f) return Promise.resolve();
+    return new Promise((resolve) => f.waiters.push(resolve));
+  }
+
+  /** The guard's answer for a write to `path` (undefined: send it), and the namespace it counts under. */
+  private guarded(method: string, path: string, dryRun: boolean): { namespace?: string; refusal?: Error } {
+    if (method === "GET" || dryRun) return {};
+    const m = /^\/apis?\/(?:[^/]+\/)?[^/]+\/namespaces\/([^/]+)\/([^/?]+)/.exec(path);
+    if (!m) return {};
+    const namespace = m[1]!;
+    const refusal = this.writeGuard?.(namespace, m[2]!);
+    return refusal ? { namespace, refusal } : { namespace };
+  }
+
+  private begin(namespace: string | undefined): () => void {
+    if (namespace === undefined) return () => {};
+    let f = this.inFlight.get(namespace);
+    if (!f) this.inFlight.set(namespace, (f = { count: 0, waiters: [] }));
+    f.count++;
+    const entry = f;
+    return () => {
+      if (--entry.count > 0) return;
+      this.inFlight.delete(namespace);
+      for (const w of entry.waiters.splice(0)) w();
+    };
   }
 
   private async getTransport(): Promise<Transport> {
@@ -196,6 +240,17 @@ export class Client {
       onDate?: (serverTime: Date) => void;
     } = {},
   ): Promise<T> {
+    const guard = this.guarded(method, path, o.query?.dryRun !== undefined);
+    if (guard.refusal) throw guard.refusal;
+    const end = this.begin(guard.namespace);
+    try {
+      return await this.exchange<T>(method, path, o);
+    } finally {
+      end();
+    }
+  }
+
+  private async exchange<T>(method: string, path: string, o: Parameters<Client["request"]>[2] & object): Promise<T> {
     const res = await this.send(
       method,
       path,

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { Counter, Gauge, Histogram } from "prom-client";
 import type { BurstWindow } from "./burst.ts";
-import type { Informer } from "./cache/informer.ts";
+import type { SharedInformer } from "./cache/informer.ts";
 import { controllerOf, type KubeObject, type ResourceKind } from "./kinds.ts";
 import type { Logger } from "./log.ts";
 import { getOrCreate, initCounter, initHistogram, metricsRegistry } from "./metrics/registry.ts";
@@ -217,7 +217,7 @@ export class Controller {
   }
 
   /** Enqueue what `map` returns for every event on `informer` that passes the predicates. */
-  watch<T extends KubeObject>(informer: Informer<T>, map: MapFunc<T>, predicates: Predicate<T>[] = []): void {
+  watch<T extends KubeObject>(informer: SharedInformer<T>, map: MapFunc<T>, predicates: Predicate<T>[] = []): void {
     const enqueue = (obj: Readonly<T>) => {
       for (const r of map(obj)) this.queue.add(requestKey(r));
     };

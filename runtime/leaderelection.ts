@@ -66,6 +66,8 @@ interface LeaderElectorOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  /** Labels of the Lease when this elector creates it (e.g. so that the replicas of a sharded install find each other's). */
+  labels?: Readonly<Record<string, string>>;
   /** On stop(), hand the lease over at once instead of letting it expire (default true). */
   releaseOnCancel?: boolean;
   callbacks: LeaderCallbacks;
@@ -128,6 +130,9 @@ export class LeaderElector {
   readonly renewDeadlineMs: number;
   readonly retryPeriodMs: number;
   private readonly releaseOnCancel: boolean;
+  private readonly labels: Readonly<Record<string, string>> | undefined;
+  /** performance.now() when the last successful acquire or renewal was sent; 0 while not leading. */
+  private renewedAt = 0;
   private readonly callbacks: LeaderCallbacks;
   private readonly log: Logger;
   private readonly client: Client;
@@ -157,6 +162,7 @@ export class LeaderElector {
     this.name = opts.name;
     this.namespace = opts.namespace;
     this.releaseOnCancel = opts.releaseOnCancel ?? true;
+    this.labels = opts.labels;
     this.callbacks = opts.callbacks;
     this.log = (opts.logger ?? discardLogger).withValues({
       lease: `${opts.namespace}/${opts.name}`,
@@ -170,6 +176,16 @@ export class LeaderElector {
   /** True between onStartedLeading and the end of leadership. */
   isLeader(): boolean {
     return this.leading;
+  }
+
+  /**
+   * The monotonic time (performance.now()) until which this elector may act as the holder: its last successful write
+   * plus the renew deadline, before anyone else may take the lease over; 0 when not leading. Read it before a write
+   * that only the holder may make: a process that was paused (SIGSTOP, a long collection) wakes up with its timers
+   * late, and may run other work before the renewal loop notices the deadline has passed.
+   */
+  heldUntil(): number {
+    return this.leading && this.renewedAt > 0 ? this.renewedAt + this.renewDeadlineMs : 0;
   }
 
   /** The holder of the lease as last observed ("" after a release); undefined before any observation. */
@@ -213,6 +229,7 @@ export class LeaderElector {
       if (this.releaseOnCancel) await this.release();
       return;
     }
+    this.renewedAt = acquiredAt;
     this.startLeading();
     let outcome: "lost" | "stopped" = "lost";
     try {
@@ -222,6 +239,7 @@ export class LeaderElector {
       this.log.error("renewing the lease failed unexpectedly", err);
     }
     this.leading = false;
+    this.renewedAt = 0;
     this.gauge.set({ name: this.name }, 0);
     this.leadingAbort?.abort();
     if (outcome === "stopped" && this.releaseOnCancel) await this.release();
@@ -267,6 +285,7 @@ export class LeaderElector {
     // Measured from when the last successful write was *sent*: others may have observed it no earlier,
     // so giving up renewDeadline (< leaseDuration) after that is before anyone else may take over.
     let lastRenew = acquiredAt;
+    this.renewedAt = acquiredAt;
     const stopDone = () => this.stopRequested && this.workloadSettled;
     for (;;) {
       await this.sleep(this.retryPeriodMs, stopDone);
@@ -282,6 +301,7 @@ export class LeaderElector {
         this.maybeReportTransition();
         if (ok) {
           lastRenew = started;
+          this.renewedAt = started;
           this.log.debug("successfully renewed lease");
           break;
         }
@@ -363,7 +383,7 @@ export class LeaderElector {
       const body: Lease = {
         apiVersion: "coordination.k8s.io/v1",
         kind: "Lease",
-        metadata: { name, namespace },
+        metadata: { name, namespace, ...(this.labels ? { labels: { ...this.labels } } : {}) },
         spec: {
           holderIdentity: this.identity,
           leaseDurationSeconds: durationSeconds,

@@ -58,6 +58,11 @@ interface ManagerOptions {
   shutdownDelayMs?: number;
   /** Restrict the cache to one namespace. */
   namespace?: string;
+  /**
+   * The cache watches the namespaces it is given (Cache.addNamespace: runtime/sharding's NamespaceCoordinator), none
+   * at first, one watch per namespace and kind.
+   */
+  scopedCache?: boolean;
   /** Periodic resync of every informer (level-triggered safety net); 0/undefined = off. */
   syncPeriodMs?: number;
   /**
@@ -115,6 +120,7 @@ export class Manager {
     });
     this.cache = new Cache(this.client, {
       ...(o.namespace ? { namespace: o.namespace } : {}),
+      ...(o.scopedCache ? { scoped: true } : {}),
       ...(o.syncPeriodMs ? { resyncPeriodMs: o.syncPeriodMs } : {}),
       ...(o.cacheTransform === null ? {} : { transform: o.cacheTransform ?? stripManagedFields }),
       logger: this.log.withName("cache"),
@@ -167,6 +173,25 @@ export class Manager {
   /** Whether this replica currently holds the lease (always true without leader election). */
   isLeader(): boolean {
     return this.leading;
+  }
+
+  /**
+   * The monotonic time (performance.now()) until which this replica may act as the leader: its Lease's last renewal
+   * plus the renew deadline (Infinity without leader election, 0 when not leading). A write only the leader may make
+   * checks it: a paused process wakes up before its renewal loop can notice it is late.
+   */
+  leaderHeldUntil(): number {
+    if (!this.o.leaderElection) return this.leading ? Infinity : 0;
+    return this.elector?.heldUntil() ?? 0;
+  }
+
+  /** The leader-election Lease (`namespace/name`) and its duration in seconds. */
+  leaderLease(): { ref: string; durationSeconds: number } {
+    const namespace = this.o.leaderElectionNamespace ?? podNamespace() ?? "default";
+    return {
+      ref: `${namespace}/${this.o.leaderElectionID ?? ""}`,
+      durationSeconds: Math.ceil((this.o.leaseDurationMs ?? 15_000) / 1000),
+    };
   }
 
   /** Resolves when this replica becomes leader (at once without leader election). */

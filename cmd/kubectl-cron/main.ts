@@ -10,6 +10,7 @@ import { completion } from "./commands/completecommand.ts";
 import { FIELD_MANAGER, history, list, next, runNow, setSuspend, backfill, WaitTimeout } from "./commands/commands.ts";
 import type { Context, Output } from "./model/context.ts";
 import { groups } from "./commands/groups.ts";
+import { instances } from "./commands/instances.ts";
 import { REFUSED_EXIT, runMigrate } from "./commands/migrate.ts";
 import { why } from "./commands/whycommand.ts";
 
@@ -70,6 +71,8 @@ async function dispatch(ctx: Context, args: Args): Promise<Output & { refused?: 
       return why(ctx, args);
     case "groups":
       return groups(ctx, args);
+    case "instances":
+      return instances(ctx, args);
     case "dashboard":
       // Its server, watches and page load only for this command.
       return (await import("./dashboard/command.ts")).dashboard(ctx, args);

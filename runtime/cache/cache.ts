@@ -3,12 +3,18 @@
 import type { Client } from "../client.ts";
 import { type KubeObject, resourceName, type ResourceKind } from "../kinds.ts";
 import type { Logger } from "../log.ts";
-import { type IndexFunc, Informer, type InformerOptions } from "./informer.ts";
+import { type IndexFunc, Informer, type InformerOptions, type SharedInformer } from "./informer.ts";
+import { NamespacedInformer } from "./namespaced.ts";
 import type { LabelSelector } from "./selector.ts";
 
 interface CacheOptions {
   /** Watch only this namespace (default: all namespaces). */
   namespace?: string;
+  /**
+   * Watch the namespaces addNamespace gives, none at first (runtime/sharding decides which): every kind's informer
+   * is then a NamespacedInformer, one watch per namespace.
+   */
+  scoped?: boolean;
   resyncPeriodMs?: number;
   /** Applied to every object of every kind before it is cached (e.g. stripManagedFields). */
   transform?: <T extends KubeObject>(obj: T) => T;
@@ -19,7 +25,9 @@ interface CacheOptions {
 export class Cache {
   private readonly client: Client;
   private readonly o: CacheOptions;
-  private readonly informers = new Map<string, Informer<KubeObject>>();
+  private readonly informers = new Map<string, SharedInformer<KubeObject>>();
+  /** Scoped: the namespaces added, each its sync (resolved true once every kind of it has synced and is attached). */
+  private readonly namespaceSyncs = new Map<string, Promise<boolean>>();
   private readonly kindTransforms = new Set<string>();
   private started = false;
 
@@ -29,7 +37,7 @@ export class Cache {
   }
 
   /** The shared informer for a kind, created on first use (and started if the cache already runs). */
-  informerFor<T extends KubeObject>(kind: ResourceKind): Informer<T> {
+  informerFor<T extends KubeObject>(kind: ResourceKind): SharedInformer<T> {
     const name = resourceName(kind);
     let inf = this.informers.get(name);
     if (!inf) {
@@ -38,12 +46,58 @@ export class Cache {
       if (this.o.resyncPeriodMs) opts.resyncPeriodMs = this.o.resyncPeriodMs;
       if (this.o.logger) opts.logger = this.o.logger;
       if (this.o.transform) opts.transform = this.o.transform;
-      inf = new Informer(this.client, kind, opts);
+      if (this.o.scoped) {
+        if (this.namespaceSyncs.size > 0)
+          throw new Error(`informer for ${name} asked for after the cache's first namespace: register kinds up front`);
+        inf = new NamespacedInformer(this.client, kind, opts);
+      } else inf = new Informer(this.client, kind, opts);
       this.informers.set(name, inf);
       if (this.started) inf.start();
     }
-    if (!holds<T>(inf)) throw new Error(`informer for ${name} is not an Informer`);
+    if (!holds<T>(inf)) throw new Error(`informer for ${name} is not an informer`);
     return inf;
+  }
+
+  /** Whether the cache watches the namespaces addNamespace gives rather than one or all. */
+  get scoped(): boolean {
+    return this.o.scoped === true;
+  }
+
+  /**
+   * Scoped: watch `namespace` in every kind. Resolves true once every kind of it has synced and its objects have
+   * reached the event handlers (as adds), as at a manager's start: no handler hears of a namespace's CronJob before
+   * its Jobs are cached. False if it was removed or the signal aborted first.
+   */
+  addNamespace(namespace: string, signal?: AbortSignal): Promise<boolean> {
+    if (!this.o.scoped) throw new Error("addNamespace: the cache is not scoped");
+    let sync = this.namespaceSyncs.get(namespace);
+    if (sync) return sync;
+    const subs = this.namespacedInformers().map((inf) => ({ inf, sub: inf.watchNamespace(namespace) }));
+    sync = (async () => {
+      const synced = await Promise.all(subs.map(({ sub }) => sub.waitForSync(signal)));
+      if (!synced.every(Boolean) || this.namespaceSyncs.get(namespace) !== sync) return false;
+      for (const { inf } of subs) inf.attach(namespace);
+      return true;
+    })();
+    this.namespaceSyncs.set(namespace, sync);
+    return sync;
+  }
+
+  /** Scoped: stop watching `namespace`; the handlers hear each of its objects as deleted. */
+  async removeNamespace(namespace: string): Promise<void> {
+    if (!this.namespaceSyncs.delete(namespace)) return;
+    await Promise.all(this.namespacedInformers().map((inf) => inf.forgetNamespace(namespace)));
+  }
+
+  /** Scoped: the namespaces added (synced or not). */
+  namespaces(): string[] {
+    return [...this.namespaceSyncs.keys()];
+  }
+
+  private namespacedInformers(): NamespacedInformer<KubeObject>[] {
+    return [...this.informers.values()].filter(
+      (i): i is NamespacedInformer<KubeObject> => i instanceof NamespacedInformer,
+    );
   }
 
   /**
@@ -103,6 +157,8 @@ export class Cache {
  * The caller's T names the type of the kind's objects; the informer was made for that kind, so its store
  * holds exactly those. What is checked is that it is an informer; the element type is the kind's contract.
  */
-function holds<T extends KubeObject>(inf: Informer<KubeObject>): inf is Informer<KubeObject> & Informer<T> {
-  return inf instanceof Informer;
+function holds<T extends KubeObject>(
+  inf: SharedInformer<KubeObject>,
+): inf is SharedInformer<KubeObject> & SharedInformer<T> {
+  return inf instanceof Informer || inf instanceof NamespacedInformer;
 }

@@ -15,11 +15,29 @@ import { deepFreeze } from "../objects.ts";
 
 export type IndexFunc<T> = (obj: Readonly<T>) => string[];
 
-interface EventHandler<T> {
+export interface EventHandler<T> {
   onAdd?(obj: Readonly<T>): void;
   onUpdate?(oldObj: Readonly<T>, newObj: Readonly<T>): void;
   /** The last state the cache knew (a relist may find an object gone without seeing its final state). */
   onDelete?(obj: Readonly<T>): void;
+}
+
+/** What a cache's readers and event sources use of an informer, one namespace set or all (NamespacedInformer). */
+export interface SharedInformer<T extends KubeObject = KubeObject> {
+  readonly kind: ResourceKind;
+  addIndex(name: string, fn: IndexFunc<T>): void;
+  setTransform(fn: ((obj: T) => T) | undefined): void;
+  addEventHandler(h: EventHandler<T>): void;
+  start(): void;
+  stop(): Promise<void>;
+  hasSynced(): boolean;
+  waitForSync(signal?: AbortSignal): Promise<boolean>;
+  get(namespace: string | undefined, name: string): Readonly<T> | undefined;
+  getByKey(key: string): Readonly<T> | undefined;
+  list(namespace?: string, selector?: string | LabelSelector): Readonly<T>[];
+  byIndex(name: string, value: string): Readonly<T>[];
+  keys(): string[];
+  readonly size: number;
 }
 
 export interface InformerOptions {
@@ -113,7 +131,7 @@ function rvOf(o: KubeObject): string {
   return o.metadata?.resourceVersion ?? "";
 }
 
-export class Informer<T extends KubeObject = KubeObject> {
+export class Informer<T extends KubeObject = KubeObject> implements SharedInformer<T> {
   readonly kind: ResourceKind;
   private readonly client: Client;
   private readonly o: InformerOptions;

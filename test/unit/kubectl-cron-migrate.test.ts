@@ -643,11 +643,15 @@ describe("kubectl cron: shell completion (kubectl_complete-cron)", () => {
       "list",
       "why",
       "groups",
+      "instances",
       "backfill",
       "migrate",
       "unmigrate",
       "dashboard",
     ]);
+    // instances takes no NAME either: its flags, never CronJob names.
+    assert.deepEqual(await values("instances", "b"), []);
+    assert.deepEqual(await values("instances", "--a"), ["--all-namespaces"]);
     // The dashboard takes no NAME: its flags, never CronJob names.
     assert.deepEqual(await values("dashboard", "--re"), ["--read-only", "--request-timeout"]);
     assert.deepEqual(await values("dashboard", "b"), []);

@@ -42,6 +42,7 @@ import type { PodFacts, WhyFacts } from "../../cmd/kubectl-cron/model/facts.ts";
 import { APIError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kinds.ts";
 import { fixDiffersFromRow, verdictDiffersFromNoCause, verdictDiffersFromRow } from "../cause-words.ts";
+import { claimLease, instanceLease, leaseRef, microTime, TENANT_ID, TENANT_INSTALL, TENANT_NS } from "../claims.ts";
 import { FakeAPIServer } from "../fake-apiserver.ts";
 import { batchJob } from "../fixtures.ts";
 import { recorded } from "../fixtures/builtin-v1/index.ts";
@@ -3698,6 +3699,217 @@ describe("diagnose(): limits, jitter and runs after an upstream (issue 71)", () 
     const m = await why(lone);
     assert.equal(m.d.cause, "upstream-not-found", m.text);
     assert.deepEqual(m.d.unreadable, []);
+  });
+});
+
+describe("kubectl cron why NAME: which install runs its namespace (its claim)", () => {
+  const POD = "cronjob-operator-controller-manager-7d9-abc";
+  const ACQUIRED = "2026-11-25T10:00:00.000000Z";
+  /** The CronJob, its 03:00 run complete. */
+  const ran = () => [
+    cronJob({
+      status: {
+        recentRuns: [
+          entry(SLOT, "Created", "Scheduled", { job: JOB, outcome: { result: "Complete", finishedAt: at(SLOT, 14) } }),
+        ],
+      },
+    }),
+    job(JOB, SLOT, { state: "complete", start: at(SLOT, 2), end: at(SLOT, 14) }),
+  ];
+  /** The CronJob whose latest slot no one decided about. */
+  const undecided = () => cronJob({ status: { lastScheduleTime: PREV_SLOT, nextScheduleTime: SLOT } });
+  /** The tenant's instance Lease, renewed `seconds` before now, and the claim of prod it keeps alive. */
+  const claimed = (seconds: number, holder = POD) => {
+    const instance = instanceLease({ pod: POD, renewTime: microTime(NOW, -seconds) });
+    return [instance, claimLease({ namespace: NS, holder, instanceLease: leaseRef(instance), acquireTime: ACQUIRED })];
+  };
+  const runByLine = (text: string) => text.split("\n").find((l) => l.startsWith("Run by: "));
+
+  it("claimed and live: the install and instance, and the operator looked for where the claim says", async () => {
+    const server = await cluster([...ran(), ...claimed(3)]);
+    const r = await why(server);
+    assert.equal(r.code, 0, r.text);
+    const instanceRef = `${TENANT_NS}/${TENANT_ID}-${POD}`;
+    assert.deepEqual(r.d.runBy, {
+      state: "active",
+      text: `install ${TENANT_INSTALL} (instance ${POD})`,
+      install: TENANT_INSTALL,
+      instance: POD,
+      since: "2026-11-25T10:00:00Z",
+      instanceLease: instanceRef,
+    });
+    assert.equal(runByLine(r.text), `Run by: install ${TENANT_INSTALL} (instance ${POD})`);
+    assert.deepEqual(r.d.also, [], r.text);
+    // The install the claim names is the operator looked at: its namespace, no search for its Pods in any namespace.
+    const reads = server.requests.filter((q) => q.method === "GET").map((q) => q.path);
+    assert.ok(reads.includes(`/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/cronjob-operator`), "the claim");
+    assert.ok(reads.includes(`/apis/coordination.k8s.io/v1/namespaces/${TENANT_NS}/leases/${TENANT_ID}-${POD}`));
+    assert.ok(reads.includes(`/apis/apps/v1/namespaces/${TENANT_NS}/deployments`), "the install's Deployments");
+    assert.ok(!reads.includes(`/apis/apps/v1/namespaces/${OPERATOR_NS}/deployments`), "not the default install's");
+  });
+
+  it("released: it is moving, and nothing is wrong (exit 0)", async () => {
+    const server = await cluster([...ran(), ...claimed(3, "")]);
+    const r = await why(server);
+    assert.equal(r.code, 0, r.text);
+    assert.equal(r.d.runBy?.state, "released");
+    assert.equal(
+      runByLine(r.text),
+      `Run by: moving: install ${TENANT_INSTALL} let namespace ${NS} go; the next instance to claim it runs it`,
+    );
+    assert.deepEqual(r.d.also, [], r.text);
+  });
+
+  it("its instance down, with time left: when another instance takes the namespace (no finding yet)", async () => {
+    // Renewed 17 s ago, for 15 s: lapsed 2 s ago; taken at most 15 s (and 5) after the renewal, in 3 s.
+    const server = await cluster([...ran(), ...claimed(17)]);
+    const r = await why(server);
+    assert.equal(r.code, 0, r.text);
+    assert.equal(r.d.runBy?.state, "down");
+    assert.equal(
+      runByLine(r.text),
+      `Run by: install ${TENANT_INSTALL} (instance ${POD}), which is down: its Lease ${TENANT_NS}/${TENANT_ID}-${POD} ` +
+        `lapsed 2s ago; another instance takes namespace ${NS} within 3s`,
+    );
+    assert.deepEqual(r.d.also, [], r.text);
+  });
+
+  it("its instance down past its duration: instance-down, besides a slot that ran and as the verdict of one undecided", async () => {
+    const server = await cluster([...ran(), ...claimed(60)]);
+    const r = await why(server);
+    note(r.d);
+    assert.equal(r.code, 1, r.text);
+    assert.equal(r.d.runBy?.state, "overdue");
+    assert.match(
+      runByLine(r.text) ?? "",
+      new RegExp(`lapsed 45s ago; another instance should have taken namespace ${NS} 40s ago$`),
+    );
+    const down = r.d.also.find((a) => a.cause === "instance-down");
+    assert.ok(down, r.text);
+    assert.equal(
+      down.summary,
+      `namespace ${NS} is held by instance ${POD} of install ${TENANT_INSTALL}, whose Lease was last renewed 1m ago, ` +
+        "and no other instance took it",
+    );
+    assert.ok(
+      down.fix[0]?.startsWith(`\`kubectl cron instances -n ${NS}\` and \`kubectl -n ${TENANT_NS} get pods,leases\``),
+    );
+    assert.ok(down.evidence.some((e) => e.includes(`renewed 2026-11-25T11:11:00Z (1m ago), leaseDurationSeconds 15`)));
+
+    const stuck = await cluster([undecided(), ...claimed(60)]);
+    const u = await why(stuck);
+    note(u.d);
+    expectCause(u, "instance-down", {
+      verdict: [`did not run at ${SLOT_TEXT}: namespace ${NS} is held by instance ${POD}`],
+      evidence: [`Lease ${NS}/cronjob-operator (the claim): holder ${POD}, install ${TENANT_INSTALL}`],
+      fix: ["kubectl cron instances -n prod"],
+    });
+    assert.match(u.d.next?.blocked ?? "", /no other instance took it: nothing runs in it until an instance takes it$/);
+    // Without NAME: said once, as the operator's problems are.
+    const all = await run(stuck, ["why"]);
+    assert.equal(all.code, 1, all.err);
+    assert.match(all.out, /^\(operator\)\tinstance-down\tnamespace prod is held by .*: affects 1 CronJob \(backup\)$/m);
+  });
+
+  it("its install down as a whole: operator-down for the install the claim names, not instance-down besides", async () => {
+    const op = operator();
+    const pod = structuredClone(op.pod) as KubeObject & { status: Record<string, unknown> };
+    pod.metadata = { ...pod.metadata, name: POD, namespace: TENANT_NS };
+    pod.status = { phase: "Running", conditions: [{ type: "Ready", status: "False" }] };
+    const server = await cluster([undecided(), ...claimed(600), pod]);
+    const r = await why(server);
+    expectCause(r, "operator-down", {
+      verdict: [`the operator has no ready replica in namespace ${TENANT_NS}`],
+      evidence: [`${POD} Running, not ready`],
+      fix: [`kubectl -n ${TENANT_NS} get deployment,pods`],
+    });
+    assert.ok(!r.d.also.some((a) => a.cause === "instance-down"), r.text);
+    assert.match(runByLine(r.text) ?? "", /which is down: .* should have taken namespace prod 9m40s ago$/);
+    // Another namespace, unclaimed, is the default install's, which is well: why -A tells them apart.
+    const other = cronJob({ meta: { namespace: "other", uid: "uid-other" }, status: { lastScheduleTime: SLOT } });
+    await server.seed(other);
+    const all = await run(server, ["why", "-A", "-o", "json"]);
+    const d = JSON.parse(all.out) as { items: Diagnosis[]; shared: { cause: string; cronJobs: string[] }[] };
+    assert.deepEqual(
+      d.shared.map((p) => [p.cause, p.cronJobs]),
+      [["operator-down", [`${NS}/${NAME}`]]],
+    );
+  });
+
+  it("why -A: each namespace's operator is the install its claim names, and a problem is said of its own install", async () => {
+    const op = operator();
+    const notReady = (pod: KubeObject, meta: object) =>
+      ({
+        ...structuredClone(pod),
+        metadata: { ...pod.metadata, ...meta },
+        status: { phase: "Running", conditions: [{ type: "Ready", status: "False" }] },
+      }) as KubeObject;
+    const lease = structuredClone(op.lease) as KubeObject & { spec: Record<string, unknown> };
+    lease.spec.renewTime = "2026-11-25T01:41:12.000000Z";
+    // other/backup: unclaimed, the default install's, down; prod/backup: the tenant's, down too.
+    const other = cronJob({ meta: { namespace: "other", uid: "uid-other" }, status: { lastScheduleTime: PREV_SLOT } });
+    const server = await cluster(
+      [undecided(), other, ...claimed(600), notReady(op.pod, { name: POD, namespace: TENANT_NS })],
+      {
+        pod: notReady(op.pod, {}),
+        lease,
+      },
+    );
+    const all = await run(server, ["why", "-A", "-o", "json"]);
+    const d = JSON.parse(all.out) as { shared: { cause: string; text: string; cronJobs: string[] }[] };
+    assert.deepEqual(
+      d.shared.map((p) => [p.cause, p.text.replace(/: affects.*/, ""), p.cronJobs]),
+      [
+        ["operator-down", `the operator has no ready replica in namespace ${OPERATOR_NS}`, ["other/backup"]],
+        ["operator-down", `the operator has no ready replica in namespace ${TENANT_NS}`, [`${NS}/${NAME}`]],
+      ],
+    );
+  });
+
+  it("no claim: no install claims the namespace (the default install claims none)", async () => {
+    const server = await cluster(ran());
+    const r = await why(server);
+    assert.equal(r.code, 0, r.text);
+    assert.deepEqual(r.d.runBy, {
+      state: "unclaimed",
+      text: `no install claims namespace ${NS}: a cluster-wide install that claims none runs it, or no install watches it`,
+    });
+    assert.deepEqual(r.d.unreadable, []);
+  });
+
+  it("leases forbidden: the claim (and the leader Lease) said unread, not failed, and no operator finding made of it", async () => {
+    const server = await cluster([...ran(), ...claimed(3)]);
+    server.deny = (q) =>
+      q.path.includes("/leases")
+        ? new APIError(
+            403,
+            "Forbidden",
+            `leases.coordination.k8s.io is forbidden: User "dev" cannot get resource "leases"`,
+          )
+        : undefined;
+    const r = await why(server);
+    assert.equal(r.code, 0, r.text);
+    assert.equal(
+      runByLine(r.text),
+      `Run by: not known: the claim of namespace ${NS} (Lease ${NS}/cronjob-operator) could not be read`,
+    );
+    assert.deepEqual(r.d.unreadable.toSorted(), [
+      `lease ${OPERATOR_NS}/${LEASE}: forbidden`,
+      `lease ${NS}/cronjob-operator: forbidden`,
+    ]);
+    assert.deepEqual(r.d.also, [], "a Lease it could not read is not a Lease missing");
+    // Only its instance's Lease forbidden: the install and instance are known, whether it is live is not.
+    server.deny = (q) =>
+      q.path.startsWith(`/apis/coordination.k8s.io/v1/namespaces/${TENANT_NS}/`)
+        ? new APIError(403, "Forbidden", "forbidden")
+        : undefined;
+    const half = await why(server);
+    assert.equal(half.code, 0, half.text);
+    assert.equal(half.d.runBy?.state, "unknown");
+    assert.match(
+      runByLine(half.text) ?? "",
+      /^Run by: install .* \(instance .*\); whether the instance is live is not known: its Lease .* could not be read$/,
+    );
   });
 });
 

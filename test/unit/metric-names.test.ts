@@ -50,7 +50,7 @@ function documentedNames(): string[] {
     const name = m[1]!;
     // Full metric names only: label values (`queue_full`) and prefixes (`workqueue_*`) are not.
     if (
-      /_(total|seconds|bytes|status|depth|workers|reconciles|in_flight|jobs|runs|suspended|stopped|failures|info|limit)$/.test(
+      /_(total|seconds|bytes|status|depth|workers|reconciles|in_flight|jobs|runs|suspended|stopped|failures|info|limit|namespaces|members)$/.test(
         name,
       )
     )

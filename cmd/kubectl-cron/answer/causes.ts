@@ -116,6 +116,13 @@ interface CauseParams {
   noLease: boolean;
   lease: string;
   holder?: string;
+  /**
+   * instance-down: the install that claims the namespace (`<its namespace>/<its leader-election id>`), its namespace,
+   * and the instance holding the claim (the claim's spec.holderIdentity).
+   */
+  install: string;
+  installNamespace: string;
+  instance: string;
   /** operator-unclear: the signs that say it is down, and those that say it works. */
   downSigns: string;
   upSigns: string;
@@ -241,6 +248,9 @@ export const PLACEHOLDERS: Required<CauseParams> = {
   noLease: false,
   lease: "LEASE",
   holder: "HOLDER",
+  install: "INSTALL",
+  installNamespace: "INSTALL_NAMESPACE",
+  instance: "INSTANCE",
   downSigns: "DOWN_SIGNS",
   upSigns: "UP_SIGNS",
   webhook: "WEBHOOK",
@@ -358,6 +368,10 @@ const noLeader = (p: Pick<CauseParams, "noLease" | "holder"> & Partial<Pick<Caus
     : p.holder
       ? `the Lease was last renewed ${p.age} ago by ${p.holder}`
       : `the last leader released the Lease ${p.age} ago and none took it`);
+/** instance-down's words on their own (no slot). */
+const instanceDown = (p: Pick<CauseParams, "namespace" | "instance" | "install" | "age">) =>
+  `namespace ${p.namespace} is held by instance ${p.instance} of install ${p.install}, whose Lease was last renewed ` +
+  `${p.age} ago, and no other instance took it`;
 
 export const CAUSES = [
   {
@@ -825,8 +839,9 @@ export const CAUSES = [
     id: "operator-down",
     title: "The operator is not running",
     detect:
-      "Its Deployment (found by its webhooks' Service, else by its labels in any namespace, whatever the Helm release " +
-      "or kustomize namespace) has no ready replica, and neither its Lease nor the record shows it at work since.",
+      "Its Deployment (found by the install the namespace's claim names, else by its webhooks' Service, else by its " +
+      "labels in any namespace, whatever the Helm release or kustomize namespace) has no ready replica, and neither " +
+      "its Lease nor the record shows it at work since.",
     verdict: (p: At & Pick<CauseParams, "operatorNamespace">) => didNotRun(p, noReadyReplica(p)),
     fix: (p: Pick<CauseParams, "operatorNamespace" | "operatorSelector">) => [
       `\`kubectl -n ${p.operatorNamespace} get deployment,pods -l ${p.operatorSelector}\` and ` +
@@ -863,6 +878,26 @@ export const CAUSES = [
       "Find where it runs: a copy outside the cluster (`make run`), another install; if the Deployment should be it, " +
         "see operator-down.",
     ),
+  },
+  {
+    id: "instance-down",
+    title: "The instance that holds its namespace is down, and no other instance took it",
+    detect:
+      "The namespace's claim (the Lease `cronjob-operator` in it, labelled " +
+      "`cronjob-operator.tutorial.kubebuilder.io/claim`, that an install with --watch-namespaces or --sharding keeps) " +
+      "names the instance acting in it (spec.holderIdentity) and the Lease whose renewal keeps the claim alive " +
+      "(annotation `cronjob-operator.tutorial.kubebuilder.io/instance-lease`). That Lease has not been renewed " +
+      "within its leaseDurationSeconds, and the claim's leaseDurationSeconds and a few seconds have passed since its " +
+      "renewTime with no other instance taking the namespace. Said when the install's Pods and leader Lease do not " +
+      "show it down as a whole (that is operator-down or operator-no-leader).",
+    verdict: (p: At & Pick<CauseParams, "namespace" | "instance" | "install" | "age">) => didNotRun(p, instanceDown(p)),
+    fix: (p: Pick<CauseParams, "namespace" | "installNamespace">) => [
+      `\`kubectl cron instances -n ${p.namespace}\` and \`kubectl -n ${p.installNamespace} get pods,leases\`: ` +
+        "whether the instance's Pod runs and renews its Lease, and which instances are live; a live instance takes " +
+        "the namespace once it sees the Lease lapse, and the missed slots run then if their deadline allows.",
+    ],
+    next: (p: Pick<CauseParams, "namespace" | "instance" | "install" | "age">) =>
+      `${instanceDown(p)}: nothing runs in it until an instance takes it`,
   },
   {
     id: "operator-webhook-failing",
@@ -1130,4 +1165,70 @@ export const FLEET = {
     (p.missing ? "does not exist" : `cannot be read${p.message ? ` (${p.message})` : ""}`) +
     `: the slots of ${cronJobs(p.names.length)} naming it are held until it ${p.missing ? "exists" : "is fixed"} ` +
     `(${someOf(p.names)})`,
+};
+
+/** What the words of a namespace's claim are said with (model/claims.ts). */
+interface ClaimParams {
+  /** The claimed namespace. */
+  namespace: string;
+  /** The install holding it (`<its namespace>/<its leader-election id>`), and the instance acting in it. */
+  install: string;
+  instance: string;
+  /** The instance Lease that keeps the claim alive (`<namespace>/<name>`), or the claim itself (unreadable). */
+  lease: string;
+  /** How long ago the instance Lease lapsed. */
+  downFor: string;
+  /** How long until another instance takes the namespace; how long ago one should have. */
+  takenIn: string;
+  late: string;
+  /** instances: where the claims were looked for ("namespace prod", "any namespace"). */
+  where: string;
+}
+
+/**
+ * Which install and instance runs a namespace, from its claim (model/claims.ts): what `kubectl cron why` says on its
+ * "Run by:" line, and `kubectl cron instances` in its STATE column and notes.
+ */
+export const CLAIMS = {
+  active: (p: Pick<ClaimParams, "install" | "instance">) => `install ${p.install} (instance ${p.instance})`,
+  unknown: (p: Pick<ClaimParams, "install" | "instance" | "lease">) =>
+    `install ${p.install} (instance ${p.instance}); whether the instance is live is not known: its Lease ` +
+    `${p.lease} could not be read`,
+  down: (p: Pick<ClaimParams, "install" | "instance" | "lease" | "downFor" | "takenIn" | "namespace">) =>
+    `install ${p.install} (instance ${p.instance}), which is down: its Lease ${p.lease} lapsed ${p.downFor} ago; ` +
+    `another instance takes namespace ${p.namespace} within ${p.takenIn}`,
+  overdue: (p: Pick<ClaimParams, "install" | "instance" | "lease" | "downFor" | "late" | "namespace">) =>
+    `install ${p.install} (instance ${p.instance}), which is down: its Lease ${p.lease} lapsed ${p.downFor} ago; ` +
+    `another instance should have taken namespace ${p.namespace} ${p.late} ago`,
+  gone: (p: Pick<ClaimParams, "install" | "instance" | "lease" | "namespace">) =>
+    `install ${p.install} (instance ${p.instance}), which stopped: its Lease ${p.lease} is gone; another instance ` +
+    `takes namespace ${p.namespace}`,
+  released: (p: Pick<ClaimParams, "install" | "namespace">) =>
+    `moving: install ${p.install} let namespace ${p.namespace} go; the next instance to claim it runs it`,
+  unclaimed: (p: Pick<ClaimParams, "namespace">) =>
+    `no install claims namespace ${p.namespace}: a cluster-wide install that claims none runs it, or no install ` +
+    "watches it",
+  unreadable: (p: Pick<ClaimParams, "namespace" | "lease">) =>
+    `not known: the claim of namespace ${p.namespace} (Lease ${p.lease}) could not be read`,
+  /** `instances`: a claim's STATE. */
+  stateActive: () => "active",
+  stateReleased: () => "released (moving)",
+  stateDown: (p: Pick<ClaimParams, "downFor" | "takenIn">) => `instance down ${p.downFor}: taken within ${p.takenIn}`,
+  stateOverdue: (p: Pick<ClaimParams, "downFor" | "late">) =>
+    `instance down ${p.downFor}: should have been taken ${p.late} ago`,
+  stateGone: () => "instance Lease gone",
+  stateUnknown: () => "unknown: instance Lease unreadable",
+  /** `instances`: an instance Lease's STATE. */
+  instanceLive: () => "live",
+  instanceExpired: (p: Pick<ClaimParams, "downFor">) => `expired ${p.downFor} ago`,
+  instanceReleased: () => "released",
+  /** `instances`: a read that failed (its name and why). */
+  notRead: (p: { what: string }) => `could not read ${p.what}`,
+  /** `instances -A` found no claim. */
+  noneClaimed: () =>
+    "no namespace is claimed: a cluster-wide install that claims none runs them, or no install watches them",
+  /** `instances` could not read the claims. */
+  claimsUnreadable: (p: Pick<ClaimParams, "where">) =>
+    `the claims in ${p.where} could not be read: instances needs get on leases (coordination.k8s.io) in the ` +
+    "namespace, and list on them in every namespace with -A",
 };

@@ -1,7 +1,8 @@
-// `kubectl cron why [NAME] [--slot=TIME]`: reads (read/whyfacts.ts), diagnoses (answer/why.ts), prints. With NAME: the whole
-// diagnosis. Without: every CronJob of the namespace (or -A, or -l), one line for each that needs attention for a
-// cause of its own, and once each the problems many share (the operator's, a group's, a calendar's: answer/why/fleet.ts)
-// with how many CronJobs they affect. Exit code: 0 healthy, 1 a cause found, 2 cannot tell.
+// `kubectl cron why [NAME] [--slot=TIME]`: reads (read/whyfacts.ts; each namespace's claim, read/claims.ts), diagnoses
+// (answer/why.ts), prints. With NAME: the whole diagnosis. Without: every CronJob of the namespace (or -A, or -l), one
+// line for each that needs attention for a cause of its own, and once each the problems many share (the operator's, a
+// group's, a calendar's: answer/why/fleet.ts) with how many CronJobs they affect. Exit code: 0 healthy, 1 a cause
+// found, 2 cannot tell.
 import { CronJobResource, type CronJob, RESOURCE } from "../../../api/v1/index.ts";
 import type { Args } from "../model/args.ts";
 import { listMapped } from "../read/api.ts";
@@ -10,9 +11,11 @@ import { verdictOf } from "../answer/verdicts.ts";
 import { allHealthyText, type Diagnosis, Fleet } from "../answer/why.ts";
 import { slotOf } from "../answer/answers.ts";
 import { whyOf } from "./whyone.ts";
-import { gatherFacts } from "../read/whyfacts.ts";
-import { gatherOperator } from "../read/operator.ts";
-import { readClocks } from "../read/clocks.ts";
+import { readNamespace } from "../read/whyfacts.ts";
+import { gatherOperator, operatorsByClaim } from "../read/operator.ts";
+import { type Attempt, readClocks } from "../read/clocks.ts";
+import { type ClaimReader, claimReader } from "../read/claims.ts";
+import { factsOf } from "../model/facts.ts";
 import { trimCronJob } from "../model/trims.ts";
 
 export async function why(ctx: Context, args: Args): Promise<Output & { exitCode: number }> {
@@ -29,11 +32,10 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
     },
     trimCronJob,
   );
-  // The operator is read while the CronJobs' pages come (it needs them only for the record's newest decision).
-  const [read, operator] = await Promise.all([
-    listed,
-    gatherOperator(ctx.client, clocks.attempt, { operatorNamespace: args.operatorNamespace, cronJobs: listed }),
-  ]);
+  // The operator is read while the CronJobs' pages come (it needs them only for the record's newest decision); in one
+  // namespace, the install its claim names. Each namespace's operator is the install its claim names (operatorOf).
+  const claims = claimReader(ctx.client, clocks.attempt);
+  const [read, operatorOf] = await Promise.all([listed, operatorsOf(ctx, args, clocks.attempt, claims, listed)]);
   let cronJobs = read;
   const byNamespace = new Map<string, CronJob[]>();
   for (const c of cronJobs) {
@@ -59,7 +61,11 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
     byNamespace.delete(ns);
     // Without -l, the list is the whole namespace: a group's members are among it.
     const whole = !args.selector;
-    for (const f of await gatherFacts(ctx.client, ns, list, operator, clocks, unreadable, whole)) {
+    const [reads, operator] = await Promise.all([
+      readNamespace(ctx.client, ns, list, clocks, whole),
+      claims.claimOf(ns).then((claim) => operatorOf(claim, list)),
+    ]);
+    for (const f of factsOf(ns, list, reads, operator, clocks, unreadable)) {
       const v = verdictOf(f, slotOf(args.slot, f.cronJob));
       const d = v.diagnosis;
       checked++;
@@ -80,4 +86,24 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
     notes: checked === 0 ? [`no ${RESOURCE} in ${where}`] : [],
     exitCode: worst,
   };
+}
+
+/**
+ * The operator of each namespace (read/operator.ts operatorsByClaim): the one found once (in one namespace, the install
+ * its claim names), else the install a namespace's claim names.
+ */
+async function operatorsOf(
+  ctx: Context,
+  args: Pick<Args, "allNamespaces" | "operatorNamespace">,
+  attempt: Attempt,
+  claims: ClaimReader,
+  listed: Promise<readonly CronJob[]>,
+) {
+  const claim = args.allNamespaces ? undefined : await claims.claimOf(ctx.namespace);
+  const base = await gatherOperator(ctx.client, attempt, {
+    operatorNamespace: args.operatorNamespace,
+    cronJobs: listed,
+    ...(claim ? { claim } : {}),
+  });
+  return operatorsByClaim(ctx.client, attempt, base, args.operatorNamespace);
 }

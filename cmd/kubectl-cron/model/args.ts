@@ -12,6 +12,7 @@ export const COMMANDS = [
   "list",
   "why",
   "groups",
+  "instances",
   "backfill",
   "migrate",
   "unmigrate",
@@ -97,6 +98,9 @@ Usage:
                                                           runs, the oldest wait, how many CronJobs name each
   kubectl cron groups NAME                                a group's running Jobs and waiting runs, with their
                                                           CronJob, in the order they get places
+  kubectl cron instances [-A]                             which install and instance runs each claimed namespace
+                                                          (--watch-namespaces, --sharding): since when, and
+                                                          whether that instance is live; the instance Leases
   kubectl cron backfill NAME --from=T1 --to=T2 [--parallelism=1] [--include-excluded] [--dry-run]
                                                           run every slot in [T1, T2] (RFC 3339) once, oldest
                                                           first; slots that have their Job are skipped, and
@@ -116,11 +120,12 @@ Usage:
 
 Flags:
   -n, --namespace NS         the namespace (default: the context's, else "default")
-  -A, --all-namespaces       list/why/groups/migrate/unmigrate/dashboard: every namespace
+  -A, --all-namespaces       list/why/groups/instances/migrate/unmigrate/dashboard: every namespace
   -l, --selector SELECTOR    list/why/migrate/unmigrate: CronJobs with these labels (e.g. team=data,tier!=dev)
       --slot TIME            why: the slot to explain: RFC 3339 (2026-11-25T02:00:00Z), or a wall-clock time in
                              the CronJob's zone (2026-11-25T03:00 or "2026-11-25 03:00")
-      --operator-namespace NS  why, dashboard: where the operator runs (default: found from its webhooks)
+      --operator-namespace NS  why, dashboard: where the operator runs (default: the install the namespace's claim
+                             names, else found from its webhooks)
       --port N               dashboard: the port on 127.0.0.1 (default 0: a free one)
       --read-only            dashboard: no run now, suspend or resume on the page
       --open                 dashboard: open the page in the browser (xdg-open)
@@ -212,7 +217,7 @@ export const OPTIONS = {
 
 /** Which commands a flag means something to (a flag given to another command is a usage error). */
 const FLAG_COMMANDS: Partial<Record<keyof typeof OPTIONS, readonly Command[]>> = {
-  "all-namespaces": ["list", "why", "groups", "migrate", "unmigrate", "dashboard"],
+  "all-namespaces": ["list", "why", "groups", "instances", "migrate", "unmigrate", "dashboard"],
   selector: ["list", "why", "migrate", "unmigrate"],
   slot: ["why"],
   "operator-namespace": ["why", "dashboard"],
@@ -270,6 +275,7 @@ function checkCombination(cmd: Command, name: string | undefined, rest: string[]
   }
   if (rest.length > 0) throw new UsageError(`unexpected arguments: ${rest.join(" ")}`);
   if (cmd === "dashboard" && name) throw new UsageError(`dashboard takes no NAME: it shows the namespace (or -A)`);
+  if (cmd === "instances" && name) throw new UsageError(`instances takes no NAME: it shows the namespace (or -A)`);
   const allNamespaces = values["all-namespaces"] === true;
   if (name && allNamespaces) throw new UsageError(`a NAME and -A/--all-namespaces do not go together: pick one`);
   if (name && values.selector !== undefined) throw new UsageError(`a NAME and -l/--selector do not go together`);

@@ -13,6 +13,7 @@ import {
   type Upstream,
   upstreamsOf,
 } from "../../../api/v1/index.ts";
+import type { ClaimRead } from "./claims.ts";
 import { calendarsFromList } from "./exclusions.ts";
 import type { GroupFacts } from "./groupfacts.ts";
 
@@ -100,14 +101,15 @@ interface Since {
 
 /**
  * Where the operator runs and what it shows of its health: its Lease where it holds one, its Pods and Deployment
- * where it is deployed, its webhooks, and the newest decision it wrote in the record of the CronJobs read. Under
+ * where it is deployed, its webhooks, and the newest decision it wrote in the record of the CronJobs read; with the
+ * namespace's claim, the install that claims it (and its instance). Under
  * `make run` it has no Pod and no Lease: only the record shows it at work.
  */
 export interface OperatorFacts {
   /** Where its Lease, Pods and Deployment were looked for. */
   namespace: string;
-  /** How that namespace was found. */
-  foundBy: "flag" | "webhook" | "label" | "default";
+  /** How that namespace was found (`claim`: the install the namespace's claim names). */
+  foundBy: "flag" | "claim" | "webhook" | "label" | "default";
   /** Its Pods' and Deployment's label selector. */
   selector: string;
   leaseName: string;
@@ -118,6 +120,8 @@ export interface OperatorFacts {
     leaseDurationSeconds?: number;
     transitions?: number;
   };
+  /** The Lease could not be read (absent, with `lease`: there is none). */
+  leaseUnread?: true;
   /** undefined: could not be read. */
   pods?: {
     name: string;
@@ -135,6 +139,11 @@ export interface OperatorFacts {
   webhooks: WebhookFacts[];
   /** The newest decision in the record of the CronJobs read (decidedAt), and which CronJob's. */
   newestDecision?: { at: string; cronJob: string };
+  /**
+   * The claim of the namespace diagnosed (model/claims.ts): which install and instance runs it. Absent: not read (a
+   * reader that asks nothing of it).
+   */
+  claim?: ClaimRead;
 }
 
 /** What the diagnosis reads of a namespace besides its CronJobs, each list trimmed to what it reads. */

@@ -4,6 +4,7 @@
 import { type CronJob, CronJobResource, GROUP } from "../../../api/v1/index.ts";
 import { isNotFound } from "../../../runtime/errors.ts";
 import { type KubeObject, Kinds, type ResourceKind } from "../../../runtime/kinds.ts";
+import { type ClaimRead, splitRef } from "../model/claims.ts";
 import { newestDecision, type OperatorFacts } from "../model/facts.ts";
 import {
   admissionWebhooks,
@@ -61,7 +62,10 @@ const DEPLOYMENT: ResourceKind = {
   namespaced: true,
 };
 
-/** The operator's health: its webhooks (which also say where it runs), its Lease, its Pods and its Deployment. */
+/**
+ * The operator's health: its webhooks (which also say where it runs), its Lease, its Pods and its Deployment. With the
+ * namespace's claim (`claim`), the install it names is the one looked at (unless --operator-namespace says where).
+ */
 export async function gatherOperator(
   client: Reader,
   attempt: Attempt,
@@ -70,12 +74,16 @@ export async function gatherOperator(
     leaseName?: string | undefined;
     /** The CronJobs read (the record's newest decision); a promise: their list may still be on its way. */
     cronJobs?: readonly CronJob[] | Promise<readonly CronJob[]>;
+    /** The claim of the namespace diagnosed, when one namespace is. */
+    claim?: ClaimRead;
   } = {},
 ): Promise<OperatorFacts> {
   const webhooks = await readWebhooks(client, attempt);
   await readReadyEndpoints(client, attempt, webhooks);
-  const where = await findOperator(client, attempt, webhooks, o.operatorNamespace);
-  const leaseName = o.leaseName ?? OPERATOR.leaseName;
+  const install = claimedInstall(o.claim);
+  const where = await findOperator(client, attempt, webhooks, o.operatorNamespace, install?.namespace);
+  const leaseName =
+    o.leaseName ?? (install && install.namespace === where.namespace ? install.name : OPERATOR.leaseName);
   const objects = await readOperatorObjects(client, attempt, where, leaseName);
   const newest = newestDecision((await o.cronJobs) ?? []);
   return {
@@ -86,6 +94,47 @@ export async function gatherOperator(
     ...objects,
     webhooks: webhooks.map(({ service: _s, ...w }) => w),
     ...(newest ? { newestDecision: newest } : {}),
+    ...(o.claim ? { claim: o.claim } : {}),
+  };
+}
+
+/** The install a claim names (its namespace, its leader-election id), when it names one. */
+const claimedInstall = (claim: ClaimRead | undefined) =>
+  claim?.state === "claimed" ? splitRef(claim.claim.install) : undefined;
+
+/**
+ * The operator of each namespace, from `base` (gatherOperator's, read once for many namespaces): the install the
+ * namespace's claim names when it is not the one `base` looked at (its Lease, Pods and Deployments read once per
+ * install), else `base`; with the claim. --operator-namespace (`flag`) keeps `base`.
+ */
+export function operatorsByClaim(
+  client: Reader,
+  attempt: Attempt,
+  base: OperatorFacts,
+  flag: string | undefined,
+): (claim: ClaimRead, cronJobs: readonly CronJob[]) => Promise<OperatorFacts> {
+  const installs = new Map<string, ReturnType<typeof readOperatorObjects>>();
+  return async (claim, cronJobs) => {
+    const install = claimedInstall(claim);
+    if (flag || !install || (install.namespace === base.namespace && install.name === base.leaseName))
+      return { ...base, claim };
+    const key = `${install.namespace}/${install.name}`;
+    let objects = installs.get(key);
+    if (!objects) {
+      objects = readOperatorObjects(client, attempt, { namespace: install.namespace, foundBy: "claim" }, install.name);
+      installs.set(key, objects);
+    }
+    const { lease: _l, leaseUnread: _u, pods: _p, deployments: _d, newestDecision: _n, ...rest } = base;
+    const newest = newestDecision(cronJobs);
+    return {
+      ...rest,
+      namespace: install.namespace,
+      foundBy: "claim",
+      leaseName: install.name,
+      ...(await objects),
+      ...(newest ? { newestDecision: newest } : {}),
+      claim,
+    };
   };
 }
 
@@ -161,16 +210,19 @@ interface Where {
 }
 
 /**
- * Where it runs: the flag, else its webhooks' Service (a Helm release's namespace too), else its Pods found by label
- * in any namespace (webhooks off, or served from a URL as under `make run`), else the default install's.
+ * Where it runs: the flag, else the install the namespace's claim names (`claimed`), else its webhooks' Service (a
+ * Helm release's namespace too), else its Pods found by label in any namespace (webhooks off, or served from a URL as
+ * under `make run`), else the default install's.
  */
 async function findOperator(
   client: Reader,
   attempt: Attempt,
   webhooks: readonly ServedWebhook[],
   flag: string | undefined,
+  claimed: string | undefined,
 ): Promise<Where> {
   if (flag) return { namespace: flag, foundBy: "flag" };
+  if (claimed) return { namespace: claimed, foundBy: "claim" };
   const served = webhooks.find((w) => w.service)?.service?.namespace;
   if (served) return { namespace: served, foundBy: "webhook" };
   const selector = OPERATOR.selector;
@@ -190,7 +242,7 @@ async function readOperatorObjects(
   attempt: Attempt,
   where: Where,
   leaseName: string,
-): Promise<Pick<OperatorFacts, "lease" | "pods" | "deployments">> {
+): Promise<Pick<OperatorFacts, "lease" | "leaseUnread" | "pods" | "deployments">> {
   const { namespace } = where;
   const selector = OPERATOR.selector;
   const leaseRead = early(() => getIfExists(client, Kinds.Lease, namespace, leaseName));
@@ -198,11 +250,12 @@ async function readOperatorObjects(
     ? undefined
     : early(() => listAll<KubeObject>(client, Kinds.Pod, { namespace, labelSelector: selector }));
   const deploymentsRead = early(() => listAll<KubeObject>(client, DEPLOYMENT, { namespace, labelSelector: selector }));
-  const lease = await attempt(`lease ${namespace}/${leaseName}`, () => settled(leaseRead));
+  // null: there is none; undefined: it could not be read (a role without leases, such as the built-in view).
+  const lease = await attempt(`lease ${namespace}/${leaseName}`, async () => (await settled(leaseRead)) ?? null);
   const pods = where.pods ?? (await attempt(`pods in ${namespace}`, () => settled(podsRead!)));
   const deployments = await attempt(`deployments in ${namespace}`, () => settled(deploymentsRead));
   return {
-    ...(lease ? { lease: leaseFacts(lease) } : {}),
+    ...(lease ? { lease: leaseFacts(lease) } : lease === undefined ? { leaseUnread: true as const } : {}),
     ...(pods ? { pods: pods.map(operatorPodFacts) } : {}),
     ...(deployments ? { deployments: deployments.map(deploymentFacts) } : {}),
   };

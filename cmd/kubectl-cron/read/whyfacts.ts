@@ -19,12 +19,14 @@ import { type GroupFacts, type GroupMember, groupsOf, memberOf } from "../model/
 import { eventFacts, jobFacts, podFacts, trimCronJob } from "../model/trims.ts";
 import { getCronJob, listMapped } from "./api.ts";
 import { type Clocks, early, readClocks, type Reader, settled } from "./clocks.ts";
+import { claimReader } from "./claims.ts";
 import { gatherOperator } from "./operator.ts";
 
 /**
  * One CronJob's facts, read once: it (by name, in the context's namespace), its namespace's Jobs, Pods, Events and
- * what else the diagnosis reads, the operator's state and the clocks. `why NAME` answers from them, and the
- * dashboard's panel answers `why`, `history` and `next` from this one read (answer/answers.ts).
+ * what else the diagnosis reads, its namespace's claim, the operator's state (the install the claim names) and the
+ * clocks. `why NAME` answers from them, and the dashboard's panel answers `why`, `history` and `next` from this one
+ * read (answer/answers.ts).
  */
 export async function readOne(
   ctx: Pick<Context, "client" | "namespace" | "now">,
@@ -33,11 +35,14 @@ export async function readOne(
 ): Promise<WhyFacts> {
   const unreadable: string[] = [];
   const [clocks, cronJob] = await Promise.all([readClocks(ctx.client, unreadable, ctx.now), getCronJob(ctx, name)]);
+  const ns = cronJob.metadata?.namespace ?? ctx.namespace;
+  // The namespace's claim first: the install it names is the operator looked at.
+  const claim = await claimReader(ctx.client, clocks.attempt).claimOf(ns);
   const operator = await gatherOperator(ctx.client, clocks.attempt, {
     operatorNamespace: o.operatorNamespace,
     cronJobs: [cronJob],
+    claim,
   });
-  const ns = cronJob.metadata?.namespace ?? ctx.namespace;
   const [f] = await gatherFacts(ctx.client, ns, [cronJob], operator, clocks, unreadable);
   return f!;
 }
@@ -48,7 +53,7 @@ export async function readOne(
  * every CronJob of the namespace (else, when one of them names a concurrency group, the namespace's CronJobs are read
  * for the group's other members).
  */
-export async function gatherFacts(
+async function gatherFacts(
   client: Reader,
   namespace: string,
   cronJobs: readonly CronJob[],

@@ -22,6 +22,7 @@ import { iso } from "../../model/time.ts";
 import { nextRuns } from "../../model/slots.ts";
 import type { WhyFacts } from "../../model/facts.ts";
 import { afterAnswer, afterProblems } from "./after.ts";
+import { runByOf } from "./claim.ts";
 import { entryLine } from "./entry.ts";
 import { excludedEntryFor, excludedVerdict } from "./excluded.ts";
 import { groupHeldVerdict } from "./group.ts";
@@ -145,15 +146,21 @@ function groundOf(f: WhyFacts, operator: Found[], schedules: CronJobSchedules): 
   };
 }
 
-/** The answer as printed: the operator's findings and `extra` besides the verdict, and the exit code of them all. */
+/**
+ * The answer as printed: which install runs its namespace, the operator's findings and `extra` besides the verdict,
+ * and the exit code of them all.
+ */
 function finish(
   f: WhyFacts,
   operator: Found[],
   d: Omit<Diagnosis, "exitCode" | "also" | "unreadable" | "cronJob">,
   extra: Finding[] = [],
 ): Diagnosis {
+  const namespace = f.cronJob.metadata?.namespace ?? "";
+  const runBy = runByOf(f.operator, namespace, f.now);
   const base = {
-    cronJob: { namespace: f.cronJob.metadata?.namespace ?? "", name: f.cronJob.metadata?.name ?? "" },
+    cronJob: { namespace, name: f.cronJob.metadata?.name ?? "" },
+    ...(runBy ? { runBy } : {}),
     unreadable: f.unreadable,
   };
   const also = [...operator.map(finding), ...extra].filter((x) => x.cause !== d.cause);

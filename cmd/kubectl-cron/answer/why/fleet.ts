@@ -15,6 +15,7 @@ const OPERATOR_CAUSES: ReadonlySet<CauseId> = new Set([
   "operator-down",
   "operator-no-leader",
   "operator-unclear",
+  "instance-down",
   "operator-webhook-failing",
   "clock-skew",
 ]);
@@ -68,7 +69,8 @@ export class Fleet {
   private readonly waiting = new Map<string, GroupCount>();
   private readonly missing = new Map<string, GroupCount>();
   private readonly calendars = new Map<string, CalendarCount>();
-  private findings: Finding[] | undefined;
+  /** The operator's findings by the operator's facts read (one per install: a namespace's claim may name its own). */
+  private readonly findings = new Map<OperatorView["operator"], Finding[]>();
 
   private readonly allNamespaces: boolean;
 
@@ -136,8 +138,9 @@ export class Fleet {
     // The verdict said of its slot: the operator's finding of the same cause, in its words of no slot.
     const verdict = d.cause && d.status !== "healthy" ? d.cause : undefined;
     if (verdict && OPERATOR_CAUSES.has(verdict)) {
-      this.findings ??= operatorFindings(view).map(finding);
-      for (const f of this.findings.filter((x) => x.cause === verdict)) this.countOperator(f, who);
+      let findings = this.findings.get(view.operator);
+      if (!findings) this.findings.set(view.operator, (findings = operatorFindings(view).map(finding)));
+      for (const f of findings.filter((x) => x.cause === verdict)) this.countOperator(f, who);
     }
     for (const a of d.also) if (OPERATOR_CAUSES.has(a.cause)) this.countOperator(a, who);
     for (const c of [...(verdict ? [verdict] : []), ...d.also.map((a) => a.cause)]) {

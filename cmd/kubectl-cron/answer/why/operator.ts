@@ -1,7 +1,9 @@
 // The operator itself, from what it shows wherever it runs: its Pods and Deployment, its Lease, the record's newest
-// decision (operator-down, operator-no-leader, operator-unclear), its webhooks and the clocks.
+// decision (operator-down, operator-no-leader, operator-unclear), the instance its namespace's claim names
+// (instance-down, claim.ts), its webhooks and the clocks.
 import { humanDuration, iso } from "../../model/time.ts";
 import type { OperatorFacts, WhyFacts } from "../../model/facts.ts";
+import { claimFinding, runByOf } from "./claim.ts";
 import { ago, fact, type Found, plural, SECOND, stamp } from "./verdict.ts";
 
 /** Clocks further apart than this are reported. */
@@ -64,6 +66,8 @@ function podsSign(op: OperatorFacts): Sign | undefined {
 function leaseSign(op: OperatorFacts, now: Date): Sign | undefined {
   const where = `Lease ${op.namespace}/${op.leaseName}`;
   const lease = op.lease;
+  // One that could not be read says nothing (it is among what could not be read), not that there is none.
+  if (op.leaseUnread) return undefined;
   if (!lease?.renewTime) {
     const electing = (op.pods ?? []).some((p) => p.leaderElect);
     if (!lease && !electing) return undefined;
@@ -100,6 +104,7 @@ function recordSign(op: OperatorFacts, now: Date, downSince: Date | undefined): 
 function lookedFor(op: OperatorFacts): string {
   const how = {
     flag: "--operator-namespace",
+    claim: "the namespace's claim",
     webhook: "its webhooks' Service",
     label: "its Pods' labels",
     default: "the default install",
@@ -107,12 +112,18 @@ function lookedFor(op: OperatorFacts): string {
   return `looked for its Pods and Deployment (${op.selector}) and ${op.leaseName} in ${op.namespace} (from ${how})`;
 }
 
-/** What the operator shows of itself, for a verdict that asks whether it is at work (up signs, or where it was looked for). */
-export function operatorTrace(op: OperatorFacts, now: Date): string[] {
+/**
+ * What the operator shows of itself, for a verdict that asks whether it is at work (up signs, or where it was looked
+ * for), and which install runs `namespace` by its claim, when that was read.
+ */
+export function operatorTrace(op: OperatorFacts, now: Date, namespace: string): string[] {
+  const runBy = runByOf(op, namespace, now);
+  const claim = runBy ? [`run by: ${runBy.text}`] : [];
   const signs = [podsSign(op), leaseSign(op, now), recordSign(op, now, undefined)].filter((x): x is Sign => !!x);
-  if (signs.length) return signs.map((x) => `the operator: ${x.text}`);
+  if (signs.length) return [...signs.map((x) => `the operator: ${x.text}`), ...claim];
   return [
     `the operator: no trace of it: ${lookedFor(op)}; ${op.newestDecision ? `the record's newest decision is ${stamp(op.newestDecision.at)} (${op.newestDecision.cronJob})` : "no decision in the record"} — if it runs outside the cluster (make run), it is stopped or cannot reach the API server`,
+    ...claim,
   ];
 }
 
@@ -176,10 +187,15 @@ function livenessFindings(f: OperatorView): Found[] {
   ];
 }
 
-/** What is wrong with the operator itself now (whether it runs, its webhooks, the clocks). */
+/**
+ * What is wrong with the operator itself now (whether it runs; else whether the instance holding the namespace's
+ * claim is down and no other took it; its webhooks, the clocks).
+ */
 export function operatorFindings(f: OperatorView): Found[] {
   const out: Found[] = livenessFindings(f);
   const op = f.operator;
+  const instanceDown = out.length ? undefined : claimFinding(op, f.now);
+  if (instanceDown) out.push(instanceDown);
   const lease = op.lease;
   if (lease?.renewTime && lease.holder) {
     const ahead = new Date(lease.renewTime).getTime() - f.now.getTime();

@@ -29,7 +29,7 @@ export function nextBlocker(f: WhyFacts, operator: Found[], exclusions: Exclusio
     const running = f.jobs.filter((j) => classifyJob(j) === "active").map((j) => j.metadata?.name ?? "?");
     if (running.length) return blocker("forbid-held", { job: running.join(", ") });
   }
-  const down = operator.find((x) => isOf(x, "operator-down", "operator-no-leader"));
+  const down = operator.find((x) => isOf(x, "operator-down", "operator-no-leader", "instance-down"));
   if (down) return blocker(down.cause, down.params);
   return groupBlocker(f);
 }

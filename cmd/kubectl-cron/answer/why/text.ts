@@ -12,6 +12,7 @@ export function whyText(d: Diagnosis): string {
       `Next: ${d.next.text}${d.next.note ? ` (${d.next.note})` : ""}${d.next.blocked ? `; ${d.next.blocked}` : ""}`,
     );
   }
+  if (d.runBy) lines.push(`Run by: ${d.runBy.text}`);
   for (const a of d.also) {
     lines.push(
       `Also: ${a.summary} [${a.cause}]`,

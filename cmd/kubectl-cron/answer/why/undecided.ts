@@ -70,7 +70,9 @@ export function undecidedVerdict(c: SlotContext, operator: Found[], toCome = fal
       fix: [],
     };
   }
-  const down = operator.find((x) => x.cause === "operator-down" || x.cause === "operator-no-leader");
+  const down = operator.find(
+    (x) => x.cause === "operator-down" || x.cause === "operator-no-leader" || x.cause === "instance-down",
+  );
   if (down) return found(down.cause, { ...down.params, when }, down.evidence);
   const unclear = operator.find((x) => x.cause === "operator-unclear");
   if (unclear && f.now.getTime() - c.slot.getTime() >= JUST_DUE_MS) {
@@ -95,7 +97,7 @@ export function undecidedVerdict(c: SlotContext, operator: Found[], toCome = fal
     [
       `no entry for ${iso(c.slot)} in status.recentRuns, no Job ${jobNameFor(c.name, c.slot)}`,
       `status.lastScheduleTime: ${last ?? "(none)"}; status.nextScheduleTime: ${cronJob.status?.nextScheduleTime ?? "(none)"}`,
-      ...operatorTrace(f.operator, f.now),
+      ...operatorTrace(f.operator, f.now, c.namespace),
     ],
     "unknown",
   );

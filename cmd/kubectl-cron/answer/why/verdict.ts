@@ -15,6 +15,7 @@ import { humanDuration, iso } from "../../model/time.ts";
 import type { ExclusionsView } from "../../../../api/v1/index.ts";
 import type { Excluded } from "../../model/exclusions.ts";
 import type { PodFacts, WhyFacts } from "../../model/facts.ts";
+import type { ClaimState } from "../../model/claims.ts";
 
 export const SECOND = 1000;
 
@@ -33,6 +34,18 @@ export interface Finding {
   fix: string[];
   /** It says the state cannot be told (exit 2), not that something is wrong. */
   unsure?: true;
+}
+
+/** Which install and instance runs a CronJob's namespace, from its claim (claim.ts): its state and line, in CLAIMS' words. */
+export interface RunBy {
+  state: ClaimState["state"] | "unclaimed" | "unreadable";
+  text: string;
+  install?: string;
+  instance?: string;
+  /** When the instance took the namespace (the claim's acquireTime). */
+  since?: string;
+  /** The instance Lease that keeps the claim alive. */
+  instanceLease?: string;
 }
 
 export interface Diagnosis {
@@ -58,6 +71,8 @@ export interface Diagnosis {
   evidence: string[];
   fix: string[];
   next?: { utc: string; local: string; text: string; note?: string; blocked?: string };
+  /** Which install and instance runs its namespace, from the namespace's claim (absent: the claim was not read). */
+  runBy?: RunBy;
   /** Other findings that need attention (the operator's health, a risk), besides the verdict. */
   also: Finding[];
   /** What could not be read. */
