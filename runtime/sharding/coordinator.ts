@@ -171,7 +171,7 @@ export class NamespaceCoordinator {
 
   async start(signal: AbortSignal): Promise<void> {
     this.signal = signal;
-    const lost = this.startSources(signal);
+    const lost = this.startSources();
     try {
       await this.loop(signal, lost);
     } finally {
@@ -180,7 +180,7 @@ export class NamespaceCoordinator {
   }
 
   /** Starts the informers (and, sharded, the replica's own Lease); resolves when that Lease is lost. */
-  private startSources(signal: AbortSignal): Promise<void> {
+  private startSources(): Promise<void> {
     const kick = () => this.kick();
     const c = this.o.candidates;
     const retry = this.o.retryPeriodMs ?? 2_000;
@@ -228,7 +228,9 @@ export class NamespaceCoordinator {
         logger: this.log.withName("lease"),
         callbacks: { onStartedLeading: kick, onStoppedLeading: () => resolve() },
       });
-      void this.elector.run(signal);
+      // Not on `signal`: on a stop the namespaces are let go first, while the Lease still vouches for the replica
+      // (shutdown), and only then is the Lease released.
+      void this.elector.run();
     });
   }
 

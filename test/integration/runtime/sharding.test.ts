@@ -163,8 +163,13 @@ describe("sharding: namespaces divided between live replicas", () => {
       );
 
     // A graceful leave hands b's namespaces over at once (its claims let go, its Lease deleted).
+    const bHeld = b.coordinator.heldNamespaces();
     await stopReplica(b);
-    await eventually("a and c take b's namespaces", async () => settledOn(["a", "c"]), 15_000);
+    // Before b's Lease could have lapsed: only a claim let go is taken this early.
+    await eventually("a and c take b's namespaces", async () => settledOn(["a", "c"]), LEASE_MS - 200);
+    const bLease = await admin.get(Kinds.Lease, "default", "test-install-b").catch((err: Error) => err);
+    assert.match(String(bLease), /not found/i, "b deleted its own Lease as it stopped");
+    assert.ok(bHeld.length > 0);
 
     // c stops renewing (partitioned, or paused): its writes are refused once its renew deadline passes, and its
     // namespaces move to a only after its Lease has expired.
