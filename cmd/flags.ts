@@ -442,8 +442,10 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv = process.env)
     watchNamespaces,
     watchNamespaceSelector,
     sharding,
+    // A webhooks-only server acts in no namespace: it claims none.
     namespaceClaims:
-      get<boolean>("namespace-claims") || sharding || watchNamespaces.length > 0 || watchNamespaceSelector !== "",
+      !webhooksOnly &&
+      (get<boolean>("namespace-claims") || sharding || watchNamespaces.length > 0 || watchNamespaceSelector !== ""),
     help: get<boolean>("help"),
   };
 }

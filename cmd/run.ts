@@ -75,7 +75,8 @@ export async function run(flags: Flags): Promise<number> {
     healthProbeBindAddress: flags.healthProbeBindAddress,
     // --namespace-claims (and the flags that imply it): the reconciler's cache watches the namespaces this replica
     // holds, one watch each, given by the NamespaceCoordinator below. A webhooks-only server reads, and claims nothing.
-    scopedCache: flags.namespaceClaims && !flags.webhooksOnly,
+    // A tenant's webhooks-only server reads the calendars of its namespaces alone (it may read no other).
+    scopedCache: flags.namespaceClaims || (flags.webhooksOnly && flags.watchNamespaces.length > 0),
     leaderElection: flags.leaderElect,
     leaderElectionID: flags.leaderElectionID,
     ...(flags.leaderElectionNamespace ? { leaderElectionNamespace: flags.leaderElectionNamespace } : {}),
@@ -86,7 +87,9 @@ export async function run(flags: Flags): Promise<number> {
   });
   // --webhooks-only (the Pod's second webhook server, config/default): the webhooks and the calendars they read,
   // nothing leader-gated. Otherwise the reconciler, whose calendar cache the webhook reads as it does.
-  const calendars = flags.webhooksOnly ? webhookCalendars(mgr) : setupReconciler(mgr, flags).calendars;
+  const calendars = flags.webhooksOnly
+    ? webhookCalendars(mgr, flags.watchNamespaces)
+    : setupReconciler(mgr, flags).calendars;
   if (!flags.webhooksOnly && flags.namespaceClaims) {
     const scope = setupNamespaceScope(mgr, flags, kubeConfig);
     if (typeof scope === "string") {
@@ -119,8 +122,9 @@ export async function run(flags: Flags): Promise<number> {
         serviceNamespace: namespace,
         mutatingWebhookConfigurations: flags.mutatingWebhookConfigurations,
         validatingWebhookConfigurations: flags.validatingWebhookConfigurations,
-        // The CRD's conversion webhook (v1 ↔ v2) is served here too; a CRD without one is left alone.
-        customResourceDefinitions: [RESOURCE],
+        // The CRD's conversion webhook (v1 ↔ v2) is served here too; a CRD without one is left alone. Not by a
+        // tenant's install: the CRD and its conversion are the platform's (config/platform), whose CA it would replace.
+        customResourceDefinitions: flags.watchNamespaces.length > 0 || flags.watchNamespaceSelector ? [] : [RESOURCE],
         certDir: flags.webhookCertPath,
         certName: flags.webhookCertName,
         keyName: flags.webhookCertKey,
@@ -240,8 +244,10 @@ function setupReconciler(mgr: Manager, flags: Flags): CronJobReconciler {
 }
 
 /** The exclusion calendars as the CronJob webhook reads them, from a cache of the calendars alone. */
-function webhookCalendars(mgr: Manager): CalendarReader {
+function webhookCalendars(mgr: Manager, namespaces: readonly string[]): CalendarReader {
   mgr.cache.informerFor(ExclusionCalendarResource);
+  // A tenant's: the calendars of its namespaces, watched from the start (nothing to claim: it only reads).
+  if (mgr.cache.scoped) for (const ns of namespaces) void mgr.cache.addNamespace(ns);
   return new CalendarReader(mgr.cache);
 }
 

@@ -155,7 +155,7 @@ export const MANAGER_RBAC: readonly RBACMarker[] = [
  * What an install that claims its namespaces calls (runtime/sharding: --namespace-claims, on with
  * --watch-namespaces, --watch-namespace-selector and --sharding): the claim Lease in every namespace it acts in
  * (NamespaceClaims: its informer, a create where none is, a PUT to take or let go of one). Not in the default
- * ClusterRole, which claims nothing: config/rbac/claims_role.yaml, bound by a RoleBinding in each namespace of a
+ * ClusterRole, which claims nothing: config/rbac/claims/claims_role.yaml, bound by a RoleBinding in each namespace of a
  * tenant's install or a ClusterRoleBinding for a cluster-wide one (config/tenant, config/sharded, the chart).
  */
 export const NAMESPACE_CLAIMS_RBAC: readonly RBACMarker[] = [
@@ -166,7 +166,7 @@ export const NAMESPACE_CLAIMS_RBAC: readonly RBACMarker[] = [
 /**
  * What a sharded install calls in its own namespace (runtime/sharding/members.ts): each replica's own Lease
  * (created, renewed, deleted when it stops) and the informer over the install's Leases, which tells the live
- * replicas. The leader-election Role (config/rbac/leader_election_role.yaml) already grants leases there but delete.
+ * replicas. The leader-election Role (config/rbac/leader_election_role.yaml) grants the same (make manifests checks that it covers these).
  */
 export const SHARDING_RBAC: readonly RBACMarker[] = [
   // +kubebuilder:rbac:groups=coordination.k8s.io,namespace=system,resources=leases,verbs=get;list;watch;create;update;delete

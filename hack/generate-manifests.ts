@@ -13,11 +13,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { stringify } from "yaml";
+import { parse, stringify } from "yaml";
 import { cronJobCRD, MAX_DESCRIPTION_LENGTH, SIMPLE_KINDS, simpleKindCRD } from "./crdgen/crd.ts";
 import { definitionsOf, type Definitions } from "./crdgen/openapi.ts";
 import { readVendoredOpenAPI, VENDORED_OPENAPI } from "./crdgen/vendored-openapi.ts";
-import { managerRoleYAML, ROLE_PATH } from "./crdgen/rbac.ts";
+import { SHARDING_RBAC } from "../controllers/rbac.ts";
+import { extraRBACFiles, LEADER_ELECTION_ROLE_PATH, managerRoleYAML, ROLE_PATH, ungranted } from "./crdgen/rbac.ts";
 import { webhookConfigurations } from "./crdgen/webhook.ts";
 import { PROMETHEUS_RULE_PATH, prometheusRuleYAML } from "./crdgen/prometheusrule.ts";
 import { keepManagerImage } from "./crdgen/installer.ts";
@@ -80,6 +81,16 @@ function main(): number {
   }
   // The manager's ClusterRole, from the controllers' RBAC declarations (controllers/rbac.ts).
   files.set(ROLE_PATH, managerRoleYAML());
+  // The RBAC the other installs add (config/tenant, config/sharded, config/platform): namespace claims, the namespace
+  // reader, a tenant's Role in each of its namespaces and its ClusterRole, the conversion webhook server's roles.
+  for (const [rel, content] of extraRBACFiles()) files.set(rel, content);
+  // A sharded install's replicas keep their own Leases with the (static) leader-election Role.
+  const leaderElection = parse(readFileSync(join(root, LEADER_ELECTION_ROLE_PATH), "utf8")) as { rules?: [] };
+  const missing = ungranted(SHARDING_RBAC, leaderElection.rules ?? []);
+  if (missing.length)
+    throw new Error(
+      `${LEADER_ELECTION_ROLE_PATH} does not grant what --sharding needs (SHARDING_RBAC): ${missing.join(", ")}`,
+    );
   files.set(PROMETHEUS_RULE_PATH, prometheusRuleYAML(root));
   // The admission webhook configurations, from the webhook declarations (webhooks/cronjob_webhook.ts).
   files.set(join("config", "webhook", "manifests.yaml"), webhookConfigurations().map(renderYAML).join(""));

@@ -4,6 +4,9 @@
 // variant: the two renders are merged object by object, what only one of them has kept under that value.
 // config/prometheus and config/network-policy give the optional objects. The values' defaults are what
 // config/default renders, so `helm template` with no values gives config/default's objects (test/unit/helm-chart).
+// The installs of "Tenants and shards" (docs/operating.md) take their objects from config/sharded/rbac (namespace
+// claims and the namespace reader, cluster-wide) and config/rbac/namespace (a Role in each watched namespace):
+// watchNamespaces renders what config/tenant does, sharding.enable what config/sharded does.
 //
 // Every object config/ renders must be classified in OBJECTS below: a new one fails the generator instead of
 // landing in the chart unconditionally.
@@ -41,20 +44,53 @@ const CM = ".Values.certManager.enable";
 const NOT_CM = `not ${CM}`;
 const WEBHOOK = ".Values.webhook.enable";
 const METRICS = ".Values.metrics.enable";
+/** A tenant's install: a Role in each of these namespaces instead of cluster-wide rules (config/tenant). */
+const TENANT = ".Values.watchNamespaces";
+const CLUSTER_WIDE = `not ${TENANT}`;
+/** The install claims its namespaces (the flags that imply --namespace-claims, or it). */
+const CLAIMS =
+  "or .Values.namespaceClaims .Values.sharding.enable .Values.watchNamespaces .Values.watchNamespaceSelector";
+/** The webhooks are called for some namespaces only. */
+const SCOPED = `or ${TENANT} .Values.watchNamespaceSelector`;
+/** The claim check and the identity of an install: <its namespace>/<--leader-election-id> (cmd/run.ts). */
+const CLAIM_LEASE = "cronjob-operator";
+/** The longest release-based fullname: <fullname>-controller-manager-metrics-service is a Service name (at most 63). */
+const FULLNAME_MAX = 63 - "-controller-manager-metrics-service".length;
+const INSTALL_ANNOTATION = "cronjob-operator.tutorial.kubebuilder.io/install";
 
 /** Where each object of config/ goes in the chart, and the values it depends on (besides certManager). */
 const OBJECTS: Record<string, { file: string; when: When }> = {
   "ServiceAccount/controller-manager": { file: "rbac/service_account.yaml", when: [] },
   "Role/leader-election-role": { file: "rbac/leader_election_role.yaml", when: [] },
   "RoleBinding/leader-election-rolebinding": { file: "rbac/leader_election_role_binding.yaml", when: [] },
-  "ClusterRole/manager-role": { file: "rbac/role.yaml", when: [] },
-  "ClusterRoleBinding/manager-rolebinding": { file: "rbac/role_binding.yaml", when: [] },
+  // A tenant's keeps its webhook configurations only (none without webhooks).
+  "ClusterRole/manager-role": { file: "rbac/role.yaml", when: [`or (${CLUSTER_WIDE}) ${WEBHOOK}`] },
+  "ClusterRoleBinding/manager-rolebinding": {
+    file: "rbac/role_binding.yaml",
+    when: [`or (${CLUSTER_WIDE}) ${WEBHOOK}`],
+  },
+  // Namespace claims (config/sharded/rbac): the ClusterRole, bound cluster-wide here or in each watched namespace.
+  "ClusterRole/manager-claims-role": { file: "rbac/claims_role.yaml", when: [CLAIMS] },
+  "ClusterRoleBinding/manager-claims-rolebinding": {
+    file: "rbac/claims_role_binding.yaml",
+    when: [CLAIMS, CLUSTER_WIDE],
+  },
+  // A cluster-wide install that claims reads the namespaces it may act in.
+  "ClusterRole/manager-namespace-reader-role": {
+    file: "rbac/namespace_reader_role.yaml",
+    when: [CLAIMS, CLUSTER_WIDE],
+  },
+  "ClusterRoleBinding/manager-namespace-reader-rolebinding": {
+    file: "rbac/namespace_reader_role_binding.yaml",
+    when: [CLAIMS, CLUSTER_WIDE],
+  },
   // The manager's own webhook certificate Secret (self-provisioned mode only).
   "Role/manager-role": { file: "rbac/webhook_cert_role.yaml", when: [WEBHOOK] },
   "RoleBinding/manager-rolebinding": { file: "rbac/webhook_cert_role_binding.yaml", when: [WEBHOOK] },
-  "ClusterRole/cronjob-admin-role": { file: "rbac/cronjob_admin_role.yaml", when: [] },
-  "ClusterRole/cronjob-editor-role": { file: "rbac/cronjob_editor_role.yaml", when: [] },
-  "ClusterRole/cronjob-viewer-role": { file: "rbac/cronjob_viewer_role.yaml", when: [] },
+  // The cluster's, with the CRDs (config/platform): not a tenant's.
+  "ClusterRole/cronjob-admin-role": { file: "rbac/cronjob_admin_role.yaml", when: [CLUSTER_WIDE] },
+  "ClusterRole/cronjob-editor-role": { file: "rbac/cronjob_editor_role.yaml", when: [CLUSTER_WIDE] },
+  "ClusterRole/cronjob-viewer-role": { file: "rbac/cronjob_viewer_role.yaml", when: [CLUSTER_WIDE] },
   "ClusterRole/metrics-auth-role": { file: "rbac/metrics_auth_role.yaml", when: [METRICS] },
   "ClusterRoleBinding/metrics-auth-rolebinding": { file: "rbac/metrics_auth_role_binding.yaml", when: [METRICS] },
   "ClusterRole/metrics-reader": { file: "rbac/metrics_reader_role.yaml", when: [METRICS] },
@@ -93,7 +129,19 @@ const VALUE_FLAGS = [
   { flag: "log-level", path: ["logging", "level"] },
   { flag: "log-format", path: ["logging", "format"] },
   { flag: "per-cronjob-metrics", path: ["perCronJobMetrics"] },
+  { flag: "sharding", path: ["sharding", "enable"] },
+  { flag: "namespace-claims", path: ["namespaceClaims"] },
+  { flag: "watch-namespace-selector", path: ["watchNamespaceSelector"] },
 ] as const;
+/** --watch-namespaces, from the list of that name (both processes of the Pod act, or read, there only). */
+const WATCH_NAMESPACES: Item = {
+  value: expr(`{{ printf "--watch-namespaces=%s" (join "," ${TENANT}) | quote }}`),
+  when: [TENANT],
+};
+const WATCH_NAMESPACE_SELECTOR: Item = {
+  value: expr('{{ printf "--watch-namespace-selector=%s" .Values.watchNamespaceSelector | quote }}'),
+  when: [".Values.watchNamespaceSelector"],
+};
 const SCHEDULING = ["nodeSelector", "tolerations", "affinity", "topologySpreadConstraints"] as const;
 
 type Context = {
@@ -114,9 +162,23 @@ export function chartFiles(root: string): Map<string, string> {
   const self = kustomize(join(root, "config", "default")).filter((o) => o.kind !== "Namespace");
   const certManager = kustomize(join(root, "config", "default-certmanager")).filter((o) => o.kind !== "Namespace");
   const extras = kustomizeWith(root, ["config/prometheus", "config/network-policy"], namespace, prefix);
+  // Rendered without the ServiceAccount (and the claims ClusterRole), bindings name them unprefixed: as config/sharded
+  // and config/tenant render them, they name config/default's.
+  const bound = (o: Obj): Obj =>
+    !o.kind.endsWith("Binding")
+      ? o
+      : {
+          ...o,
+          roleRef: { ...o.roleRef, name: o.roleRef.name.startsWith(prefix) ? o.roleRef.name : prefix + o.roleRef.name },
+          subjects: o.subjects.map((x: Obj) => ({ ...x, name: `${prefix}controller-manager`, namespace })),
+        };
+  // Namespace claims and the namespace reader, cluster-wide (config/sharded's, named as config/default's objects).
+  const shardedRBAC = kustomize(join(root, "config", "sharded", "rbac")).map(bound);
+  // A tenant's Role and RoleBindings, as in each of its namespaces (config/tenant/namespaces/*).
+  const perNamespace = kustomizeWith(root, ["config/rbac/namespace"], namespace, prefix).map(bound);
 
   const names = new Set<string>();
-  for (const o of [...self, ...certManager, ...extras]) {
+  for (const o of [...self, ...certManager, ...extras, ...shardedRBAC, ...perNamespace]) {
     const name = String(o.metadata?.name ?? "");
     if (o.kind !== "CustomResourceDefinition" && name.startsWith(prefix)) names.add(name);
   }
@@ -160,6 +222,14 @@ export function chartFiles(root: string): Map<string, string> {
     labels(tree);
     put(file, templateFile(emitter, tree, when));
   }
+  for (const obj of shardedRBAC) {
+    const { file, when } = placement(obj, prefix);
+    const tree = openMap(lit(obj), objectKey(obj));
+    labels(tree);
+    put(file, templateFile(emitter, tree, when));
+  }
+  put("rbac/namespace_roles.yaml", namespaceRoles(emitter, perNamespace));
+  put("checks.yaml", checksTemplate());
   put("grafana/dashboard.yaml", dashboardTemplate(prefix));
   put("_helpers.tpl", helpers(prefix));
 
@@ -230,13 +300,33 @@ function transform(obj: Obj, tree: TMap, ctx: Context): void {
     }
     case "ClusterRole": {
       const rules = entry(tree, "rules");
+      const manager = obj.metadata.name === `${ctx.prefix}manager-role`;
       if (rules && rules.value.t === "list") {
         for (const item of rules.value.items) {
           const r = item.value.t === "lit" ? (item.value.v as Obj) : undefined;
           // The objects the webhook servers write (the CA bundle, the failure gate): only with webhooks.
           const webhookTarget = (x: string) => x.endsWith("webhookconfigurations") || x === "customresourcedefinitions";
           if (r?.resources?.some(webhookTarget)) item.when = and(item.when ?? [], [WEBHOOK]);
+          // A tenant's keeps its webhook configurations only (config/rbac/tenant): the rest is a Role in each of its
+          // namespaces, and the CRD's conversion webhook is the cluster's (config/platform).
+          const own = (x: string) => x.endsWith("webhookconfigurations");
+          if (manager && !r?.resources?.every(own)) item.when = and(item.when ?? [], [CLUSTER_WIDE]);
         }
+      }
+      break;
+    }
+    case "MutatingWebhookConfiguration":
+    case "ValidatingWebhookConfiguration": {
+      // Called for the watched namespaces only (those listed, or those the selector matches).
+      const webhooks = entry(tree, "webhooks");
+      if (!webhooks) throw new Error(`${obj.kind}: no webhooks`);
+      const list = openList(webhooks.value, `${obj.kind}.webhooks`);
+      webhooks.value = list;
+      for (const item of list.items) {
+        const w = openMap(item.value, `${obj.kind}.webhooks[]`);
+        item.value = w;
+        if (entry(w, "namespaceSelector")) throw new Error(`${obj.kind}: config/ sets a namespaceSelector`);
+        w.entries.push({ inline: `include "${HELPERS}.webhookNamespaceSelector" $`, when: [SCOPED] });
       }
       break;
     }
@@ -334,6 +424,13 @@ function deployment(tree: TMap, ctx: Context): void {
   enable.value = enableMap;
   entry(enableMap, "value")!.value = expr(`{{ ${WEBHOOK} | toString | quote }}`);
   envList.extra = ".Values.env";
+  // sharding.enable: the replica's identity, its Pod's name (config/sharded).
+  const podNamespace = envList.items.findIndex((i) => field(i.value, "name") === "POD_NAMESPACE");
+  if (podNamespace < 0) throw new Error(`${where}: the manager container has no POD_NAMESPACE`);
+  envList.items.splice(podNamespace + 1, 0, {
+    value: lit({ name: "POD_NAME", valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.name" } } }),
+    when: [".Values.sharding.enable"],
+  });
 
   const ports = entry(c, "ports");
   if (ports) {
@@ -434,6 +531,8 @@ function webhooksContainer(item: Item, ctx: Context): void {
     const arg = expr(`{{ printf "--${flag}=%s" (toString ${valuePath}) | quote }}`);
     list.items.push({ value: arg, when: [`ne (toString ${valuePath}) ${JSON.stringify(flagDefault(flag))}`] });
   }
+  // It reads the ExclusionCalendars of the manager's namespaces only (a tenant's install may read no others).
+  list.items.push(WATCH_NAMESPACE_SELECTOR, WATCH_NAMESPACES);
   const env = entry(c, "env");
   if (env) {
     const envList = openList(env.value, `${where}.env`);
@@ -486,10 +585,14 @@ function managerArgsTemplate(c: TMap, ctx: Context): void {
           ? { value: arg }
           : { value: arg, when: [`ne (toString ${valuePath}) ${JSON.stringify(def)}`] };
     }
+    // --sharding replaces --leader-elect (the manager refuses both): neither form is passed with it.
+    if (flag === "leader-elect") item.when = and(item.when, ["not .Values.sharding.enable"]);
     if (index >= 0) list.items[index] = { ...item, when: and(list.items[index]!.when, item.when) };
     else list.items.push(item);
     setPath(ctx.values, path, value);
   }
+  list.items.push(WATCH_NAMESPACES);
+  ctx.values.watchNamespaces = [];
 }
 
 function podDisruptionBudget(tree: TMap, ctx: Context): void {
@@ -536,6 +639,48 @@ function serviceMonitor(root: string, tree: TMap, ctx: Context): void {
   tls.value = { t: "choice", when: [CM], then: lit(verified), else: lit(base.spec.endpoints[0].tlsConfig) };
 }
 
+/**
+ * A tenant's Role and RoleBindings in each namespace of watchNamespaces (config/rbac/namespace, as config/tenant
+ * renders them there): the manager's rules, and its claim.
+ */
+function namespaceRoles(emitter: Emitter, objs: Obj[]): string {
+  const docs = objs.map((obj) => {
+    const tree = openMap(lit(obj), objectKey(obj));
+    at(tree, ["metadata"], obj.kind).entries.forEach((e) => {
+      if ("key" in e && e.key === "namespace") e.value = expr("{{ $ns }}");
+    });
+    labels(tree);
+    // In the range, `.` is the namespace: the release's is $.Release.
+    return "---\n" + emitter.document(tree).replaceAll("{{ .Release.", "{{ $.Release.");
+  });
+  return `{{- if ${TENANT} }}\n` + `{{- range $ns := ${TENANT} }}\n` + docs.join("") + "{{- end }}\n" + "{{- end }}\n";
+}
+
+/**
+ * What Helm can refuse before anything is applied: both ways of naming the namespaces, a tenant's install with the
+ * CRDs (the cluster's: config/platform), and a watched namespace another install has claimed (its claim Lease names
+ * that install: cmd/run.ts NAMESPACE_CLAIM). `lookup` reads the cluster on install and upgrade; `helm template` and a
+ * client-side dry run see no claim.
+ */
+function checksTemplate(): string {
+  const install = `printf "%s/%s" .Release.Namespace ${JSON.stringify(flagDefault("leader-election-id"))}`;
+  return `{{- if and ${TENANT} .Values.watchNamespaceSelector }}
+{{- fail "watchNamespaces and watchNamespaceSelector both name the namespaces the install acts in: set one" }}
+{{- end }}
+{{- if and ${TENANT} .Values.crd.enable }}
+{{- fail "watchNamespaces: a tenant's install does not install the CRDs, which are the cluster's, with their conversion webhook (config/platform; docs/operating.md, Tenants and shards): set crd.enable=false" }}
+{{- end }}
+{{- $install := ${install} }}
+{{- range $ns := ${TENANT} }}
+{{- $claim := lookup "coordination.k8s.io/v1" "Lease" $ns ${JSON.stringify(CLAIM_LEASE)} }}
+{{- $holder := dig "metadata" "annotations" ${JSON.stringify(INSTALL_ANNOTATION)} "" $claim }}
+{{- if and $holder (ne $holder $install) }}
+{{- fail (printf "namespace %s is claimed by the cronjob-operator install %s (the Lease ${CLAIM_LEASE} in %s), and two installs never act in one namespace: leave %s out of watchNamespaces, or uninstall %s first; if that install is gone, delete its claim: kubectl -n %s delete lease ${CLAIM_LEASE}" $ns $holder $ns $ns $holder $ns) }}
+{{- end }}
+{{- end }}
+`;
+}
+
 function dashboardTemplate(prefix: string): string {
   return `{{- if .Values.grafana.enable }}
 # config/grafana/cronjob-operator.json for Grafana's dashboard sidecar (it loads ConfigMaps labelled grafana_dashboard).
@@ -556,11 +701,84 @@ data:
 }
 
 function helpers(prefix: string): string {
+  const base = prefix.replace(/-$/, "");
   return `{{/*
-The prefix of every object's name: config/default's namePrefix unless fullnameOverride is set.
+The prefix of every object's name: config/default's namePrefix unless fullnameOverride is set. An install that acts
+in some namespaces only (watchNamespaces, watchNamespaceSelector) shares the cluster with others: its cluster-wide
+objects (webhook configurations, ClusterRoles) are named after the release, <release>-${base} (as config/tenant's
+<tenant>-${base}-...), or the release's name alone where it says ${base} already or where that would be longer than
+${FULLNAME_MAX} characters (the metrics Service's name, ${FULLNAME_MAX} + ${63 - FULLNAME_MAX}, must fit in 63).
 */}}
 {{- define "${HELPERS}.fullname" -}}
-{{- default ${JSON.stringify(prefix.replace(/-$/, ""))} .Values.fullnameOverride | trimSuffix "-" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trimSuffix "-" }}
+{{- else if or .Values.watchNamespaces .Values.watchNamespaceSelector }}
+{{- $name := printf "%s-%s" .Release.Name ${JSON.stringify(base)} }}
+{{- if or (contains ${JSON.stringify(base)} .Release.Name) (gt (len $name) ${FULLNAME_MAX}) }}
+{{- $name = .Release.Name }}
+{{- end }}
+{{- $name | trunc ${FULLNAME_MAX} | trimSuffix "-" }}
+{{- else }}
+{{- ${JSON.stringify(base)} }}
+{{- end }}
+{{- end }}
+
+{{/*
+The webhooks' namespaceSelector: the namespaces of watchNamespaces by name, or watchNamespaceSelector as a
+LabelSelector.
+*/}}
+{{- define "${HELPERS}.webhookNamespaceSelector" -}}
+{{- if .Values.watchNamespaces -}}
+namespaceSelector:
+  matchExpressions:
+    - key: kubernetes.io/metadata.name
+      operator: In
+      values:
+        {{- toYaml .Values.watchNamespaces | nindent 8 }}
+{{- else if .Values.watchNamespaceSelector -}}
+namespaceSelector:
+  {{- include "${HELPERS}.labelSelector" .Values.watchNamespaceSelector | nindent 2 }}
+{{- end -}}
+{{- end }}
+
+{{/*
+A label selector in its string form (the manager's --watch-namespace-selector: "team=a,env in (x,y),!legacy") as a
+LabelSelector: key=value and key==value in matchLabels; key!=value, key in (...), key notin (...), key and !key in
+matchExpressions.
+*/}}
+{{- define "${HELPERS}.labelSelector" -}}
+{{- $labels := dict }}
+{{- $expressions := list }}
+{{- range $term := regexFindAll "[^,(]+(\\\\([^)]*\\\\))?" . -1 }}
+{{- $t := trim $term }}
+{{- if regexMatch "^[^\\\\s!=()]+\\\\s+(in|notin)\\\\s+\\\\(.*\\\\)$" $t }}
+{{- $key := regexReplaceAll "^([^\\\\s]+)\\\\s.*$" $t "\${1}" }}
+{{- $op := ternary "In" "NotIn" (regexMatch "^[^\\\\s]+\\\\s+in\\\\s" $t) }}
+{{- $values := list }}
+{{- range $v := splitList "," (regexReplaceAll "^[^(]*\\\\((.*)\\\\)$" $t "\${1}") }}
+{{- if trim $v }}{{- $values = append $values (trim $v) }}{{- end }}
+{{- end }}
+{{- $expressions = append $expressions (dict "key" $key "operator" $op "values" $values) }}
+{{- else if regexMatch "^[^\\\\s!=]+\\\\s*!=" $t }}
+{{- $parts := regexSplit "\\\\s*!=\\\\s*" $t 2 }}
+{{- $expressions = append $expressions (dict "key" (index $parts 0) "operator" "NotIn" "values" (list (index $parts 1))) }}
+{{- else if regexMatch "^[^\\\\s!=]+\\\\s*==?" $t }}
+{{- $parts := regexSplit "\\\\s*==?\\\\s*" $t 2 }}
+{{- $_ := set $labels (index $parts 0) (index $parts 1) }}
+{{- else if hasPrefix "!" $t }}
+{{- $expressions = append $expressions (dict "key" (trim (trimPrefix "!" $t)) "operator" "DoesNotExist") }}
+{{- else }}
+{{- $expressions = append $expressions (dict "key" $t "operator" "Exists") }}
+{{- end }}
+{{- end }}
+{{- if $labels }}
+matchLabels:
+  {{- toYaml $labels | nindent 2 }}
+{{- end }}
+{{- if $expressions }}
+matchExpressions:
+  {{- toYaml $expressions | nindent 2 }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -609,6 +827,10 @@ function defaultValues(): Values {
     leaderElection: { enable: false },
     logging: { level: "", format: "" },
     perCronJobMetrics: true,
+    watchNamespaces: [],
+    watchNamespaceSelector: "",
+    sharding: { enable: false },
+    namespaceClaims: false,
     env: [],
     nodeSelector: {},
     tolerations: [],

@@ -10,6 +10,10 @@ export type Values = {
   leaderElection: { enable: boolean };
   logging: { level: string; format: string };
   perCronJobMetrics: boolean;
+  watchNamespaces: string[];
+  watchNamespaceSelector: string;
+  sharding: { enable: boolean };
+  namespaceClaims: boolean;
   env: unknown[];
   nodeSelector: unknown;
   tolerations: unknown;
@@ -30,11 +34,24 @@ const COMMENTS: Record<keyof Values, string> = {
   fullnameOverride:
     "The prefix of every object's name (default cronjob-operator: cronjob-operator-controller-manager, ...).",
   image: "The manager's image; pullPolicy empty leaves Kubernetes' default.",
-  replicaCount: "Manager replicas; one leads (leader election), the others stand by.",
+  replicaCount:
+    "Manager replicas; one leads (leader election), the others stand by (with sharding.enable, all are active).",
   resources: "The manager container's resources.",
   leaderElection: "--leader-elect: needed with more than one replica.",
   logging: "--log-level (debug, info, warn, error) and --log-format (json, console).",
   perCronJobMetrics: "--per-cronjob-metrics: false exports no per-CronJob series (very large clusters).",
+  watchNamespaces:
+    "--watch-namespaces: an install for one tenant, acting in these namespaces only, with a Role in each of them, webhooks " +
+    "called for them only, and no CRDs (the cluster's: set crd.enable=false). Objects are named <release>-cronjob-operator-... " +
+    "(docs/operating.md, Tenants and shards).",
+  watchNamespaceSelector:
+    "--watch-namespace-selector: act in the namespaces this label selector matches (such as team=payments), as they come " +
+    "and go; cluster-wide RBAC, list and watch on namespaces; the webhooks are called for those namespaces only.",
+  sharding:
+    "--sharding instead of --leader-elect: every replica is active, each in a share of the namespaces (POD_NAME names it).",
+  namespaceClaims:
+    "--namespace-claims: claim each namespace acted in (a Lease cronjob-operator in it). On with the three values above; " +
+    "set it on a cluster-wide install that shares the cluster with tenants' installs.",
   env: "Extra environment variables for the manager container (a list of EnvVar).",
   nodeSelector: "Pod scheduling.",
   tolerations: "",

@@ -18,12 +18,25 @@ import {
   CRONJOB_CONTROLLER_RBAC,
   MANAGER_RBAC,
   MUTATING_WEBHOOK_CONFIGURATION,
+  NAMESPACE_CLAIMS_RBAC,
+  NAMESPACE_SELECTOR_RBAC,
+  type RBACMarker,
+  SHARDING_RBAC,
   VALIDATING_WEBHOOK_CONFIGURATION,
   WEBHOOK_CERT_RBAC,
   WEBHOOK_SERVICE,
   WEBHOOK_CERT_SECRET,
 } from "../../controllers/rbac.ts";
-import { managerRoles, managerRoleYAML, normaliseRules, ROLE_PATH } from "../../hack/crdgen/rbac.ts";
+import {
+  CONVERSION_WEBHOOK_RBAC,
+  extraRBACFiles,
+  managerRoles,
+  managerRoleYAML,
+  normaliseRules,
+  ROLE_PATH,
+  tenantSplit,
+  ungranted,
+} from "../../hack/crdgen/rbac.ts";
 import { webhookConfigurations } from "../../hack/crdgen/webhook.ts";
 import { isIgnored, lintDockerfile, parseDockerfile, parseDockerignore } from "../../hack/lint-dockerfile.ts";
 import { Kinds, type ResourceKind } from "../../runtime/kinds.ts";
@@ -49,6 +62,9 @@ const OVERLAYS = [
   "default-certmanager",
   "local",
   "samples",
+  "tenant",
+  "sharded",
+  "platform",
 ];
 
 type Obj = Record<string, any>;
@@ -308,6 +324,23 @@ describe("generated RBAC (controllers/rbac.ts → config/rbac/role.yaml)", () =>
       managerRoleYAML(),
       `${ROLE_PATH} is stale: run make manifests`,
     );
+    // The pieces of config/tenant, config/sharded and config/platform.
+    for (const [rel, content] of extraRBACFiles()) {
+      assert.equal(readFileSync(join(root, rel), "utf8"), content, `${rel} is stale: run make manifests`);
+    }
+  });
+
+  it("splits the manager's cluster-wide rules for a tenant: a Role per namespace, its webhook configurations, the CRD none", () => {
+    const split = tenantSplit();
+    const global = MANAGER_RBAC.filter((m) => !m.namespace);
+    assert.equal(split.namespace.length + split.cluster.length + split.conversion.length, global.length);
+    for (const m of global) {
+      const groups = [split.namespace, split.cluster, split.conversion].filter((g) => g.includes(m));
+      assert.equal(groups.length, 1, JSON.stringify(m));
+    }
+    assert.deepEqual(normaliseRules(split.namespace), CRONJOB_RULES);
+    assert.deepEqual(normaliseRules(split.cluster), webhookConfigRules());
+    assert.deepEqual(normaliseRules(split.conversion), [CRD_RULE]);
   });
 
   it("grants exactly what the CronJob controller and the webhook certificate provisioner need", () => {
@@ -1009,6 +1042,281 @@ describe("other overlays", () => {
         conversionReviewVersions: ["v1"],
       },
     });
+  });
+});
+
+const TENANT_PREFIX = `team-a-${PREFIX}`;
+const TENANT_NAMESPACE = "team-a-cronjob-operator";
+const TENANT_NAMESPACES = ["team-a", "team-b"];
+const subject = (prefix: string, namespace: string) => [
+  { kind: "ServiceAccount", name: `${prefix}controller-manager`, namespace },
+];
+/** The rules of markers for a role with these names (kustomize prefixes the configurations' in resourceNames). */
+const prefixedRules = (markers: readonly RBACMarker[], prefix: string) =>
+  normaliseRules(markers).map((r) =>
+    r.resourceNames?.some((n) => n.endsWith("webhook-configuration"))
+      ? { ...r, resourceNames: r.resourceNames.map((n) => `${prefix}${n}`) }
+      : r,
+  );
+
+describe("config/tenant: an operator per tenant", () => {
+  const objs = () => kustomize("tenant");
+  const install = (o: Obj) => !TENANT_NAMESPACES.includes(o.metadata.namespace);
+
+  it("installs no CRD and none of the cluster's roles; names everything after the tenant, cluster-wide objects too", () => {
+    const all = objs();
+    assert.deepEqual(
+      all.filter(
+        (o) => o.kind === "CustomResourceDefinition" || /cronjob-(admin|editor|viewer)-role$/.test(o.metadata.name),
+      ),
+      [],
+    );
+    for (const o of all) {
+      const id = `${o.kind}/${o.metadata.name}`;
+      if (o.kind === "Namespace") assert.equal(o.metadata.name, TENANT_NAMESPACE);
+      else assert.ok(o.metadata.name.startsWith(TENANT_PREFIX), `${id} is not named after the tenant`);
+      if (CLUSTER_SCOPED.has(o.kind)) assert.equal(o.metadata.namespace, undefined, id);
+      else if (install(o)) assert.equal(o.metadata.namespace, TENANT_NAMESPACE, id);
+      else assert.ok(["Role", "RoleBinding"].includes(o.kind), `${id} in a tenant's namespace`);
+      for (const s of o.subjects ?? [])
+        assert.deepEqual(s, subject(TENANT_PREFIX, TENANT_NAMESPACE)[0], `${id} subject`);
+    }
+  });
+
+  it("reads no Jobs, Pods or Events cluster-wide: its ClusterRoles cover its own webhook configurations and metrics auth", () => {
+    const all = objs();
+    const bound = all
+      .filter((o) => o.kind === "ClusterRoleBinding")
+      .map((b) => find(all, "ClusterRole", b.roleRef.name));
+    const resources = new Set(bound.flatMap((r) => r.rules.flatMap((x: Obj) => x.resources ?? [])));
+    assert.deepEqual([...resources].sort(), [
+      "mutatingwebhookconfigurations",
+      "subjectaccessreviews",
+      "tokenreviews",
+      "validatingwebhookconfigurations",
+    ]);
+    assert.deepEqual(
+      find(all, "ClusterRole", `${TENANT_PREFIX}manager-role`).rules,
+      prefixedRules(tenantSplit().cluster, TENANT_PREFIX),
+    );
+    // The claims ClusterRole is bound in its namespaces only.
+    const claims = find(all, "ClusterRole", `${TENANT_PREFIX}manager-claims-role`);
+    assert.deepEqual(claims.rules, normaliseRules(NAMESPACE_CLAIMS_RBAC));
+    assert.ok(!all.some((o) => o.kind === "ClusterRoleBinding" && o.roleRef.name === claims.metadata.name));
+  });
+
+  it("grants the manager's rules and its claim as a Role and RoleBindings in each of its namespaces", () => {
+    const all = objs();
+    for (const ns of TENANT_NAMESPACES) {
+      const here = all.filter((o) => o.metadata.namespace === ns);
+      const role = find(here, "Role", `${TENANT_PREFIX}manager-namespace-role`);
+      assert.deepEqual(role.rules, CRONJOB_RULES, ns);
+      assert.deepEqual(
+        here.filter((o) => o.kind === "RoleBinding").map((b) => [b.roleRef.kind, b.roleRef.name, b.subjects]),
+        [
+          ["ClusterRole", `${TENANT_PREFIX}manager-claims-role`, subject(TENANT_PREFIX, TENANT_NAMESPACE)],
+          ["Role", role.metadata.name, subject(TENANT_PREFIX, TENANT_NAMESPACE)],
+        ],
+        ns,
+      );
+    }
+    // In its own namespace, config/default's: the webhook certificate, the failure gate, leader election.
+    const def = kustomize("default");
+    for (const name of ["manager-role", "leader-election-role"]) {
+      const rules = (o: Obj) => JSON.stringify(o.rules).replaceAll(TENANT_PREFIX, PREFIX);
+      assert.equal(rules(find(all, "Role", `${TENANT_PREFIX}${name}`)), rules(find(def, "Role", `${PREFIX}${name}`)));
+    }
+  });
+
+  it("acts, and has its webhooks called, in the namespaces it has a Role in: the flag of both processes, every namespaceSelector", () => {
+    const all = objs();
+    const roles = all.filter((o) => o.kind === "Role" && !install(o)).map((o) => o.metadata.namespace);
+    assert.deepEqual(roles, TENANT_NAMESPACES);
+    const dep = find(all, "Deployment", `${TENANT_PREFIX}controller-manager`);
+    for (const c of dep.spec.template.spec.containers) {
+      const env = Object.fromEntries(c.env.map((e: Obj) => [e.name, e.value ?? e.valueFrom]));
+      const flags = parseFlags(c.args.slice(1), env);
+      assert.deepEqual(flags.watchNamespaces, roles, c.name);
+      assert.equal(flags.sharding, false, c.name);
+      // Its own webhook objects, by their names here.
+      assert.equal(flags.webhookServiceName, `${TENANT_PREFIX}${WEBHOOK_SERVICE}`, c.name);
+      assert.deepEqual(flags.mutatingWebhookConfigurations, [`${TENANT_PREFIX}${MUTATING_WEBHOOK_CONFIGURATION}`]);
+      assert.deepEqual(flags.validatingWebhookConfigurations, [`${TENANT_PREFIX}${VALIDATING_WEBHOOK_CONFIGURATION}`]);
+    }
+    assert.equal(managerContainer(dep).args.includes("--leader-elect"), true);
+    const configs = all.filter((o) => /WebhookConfiguration$/.test(o.kind));
+    assert.deepEqual(
+      configs.map((c) => c.webhooks.length),
+      [1, 3],
+    );
+    for (const w of configs.flatMap((c) => c.webhooks)) {
+      assert.deepEqual(
+        w.namespaceSelector,
+        { matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: roles }] },
+        w.name,
+      );
+      assert.deepEqual(w.clientConfig.service.name, `${TENANT_PREFIX}${WEBHOOK_SERVICE}`);
+      assert.deepEqual(w.clientConfig.service.namespace, TENANT_NAMESPACE);
+    }
+  });
+
+  it("is config/default's Deployment otherwise (named after the tenant, one flag more in each container)", () => {
+    const rename = (o: Obj) =>
+      JSON.parse(JSON.stringify(o).replaceAll(TENANT_PREFIX, PREFIX).replaceAll(TENANT_NAMESPACE, NAMESPACE));
+    const dep = rename(find(objs(), "Deployment", `${TENANT_PREFIX}controller-manager`));
+    const def = find(kustomize("default"), "Deployment", `${PREFIX}controller-manager`);
+    for (const c of dep.spec.template.spec.containers) c.args = c.args.filter((a: string) => !a.startsWith("--watch-"));
+    assert.deepEqual(dep, def);
+  });
+});
+
+describe("config/sharded: several active instances", () => {
+  it("is config/default with --sharding instead of --leader-elect, 3 replicas, POD_NAME, and claims and namespaces cluster-wide", () => {
+    const sharded = kustomize("sharded");
+    const def = kustomize("default");
+    assertNamespacedAndPrefixed(sharded);
+    const id = (o: Obj) => `${o.kind}/${o.metadata.name}`;
+    const added = sharded.filter((o) => !def.some((d) => id(d) === id(o)));
+    assert.deepEqual(added.map(id).sort(), [
+      `ClusterRole/${PREFIX}manager-claims-role`,
+      `ClusterRole/${PREFIX}manager-namespace-reader-role`,
+      `ClusterRoleBinding/${PREFIX}manager-claims-rolebinding`,
+      `ClusterRoleBinding/${PREFIX}manager-namespace-reader-rolebinding`,
+    ]);
+    for (const o of def) {
+      if (o.kind !== "Deployment") assert.deepEqual(find(sharded, o.kind, o.metadata.name), o, id(o));
+    }
+    assert.deepEqual(
+      find(sharded, "ClusterRole", `${PREFIX}manager-claims-role`).rules,
+      normaliseRules(NAMESPACE_CLAIMS_RBAC),
+    );
+    assert.deepEqual(
+      find(sharded, "ClusterRole", `${PREFIX}manager-namespace-reader-role`).rules,
+      normaliseRules(NAMESPACE_SELECTOR_RBAC),
+    );
+    for (const b of added.filter((o) => o.kind === "ClusterRoleBinding")) {
+      assert.deepEqual(b.subjects, subject(PREFIX, NAMESPACE), b.metadata.name);
+      find(added, "ClusterRole", b.roleRef.name);
+    }
+
+    const { dep, c, flags } = managerOf(sharded);
+    const d = managerOf(def);
+    assert.equal(dep.spec.replicas, 3);
+    assert.equal(flags.sharding, true);
+    assert.equal(flags.leaderElect, false);
+    assert.equal(flags.namespaceClaims, true);
+    assert.deepEqual(c.args, [...d.c.args.filter((a: string) => a !== "--leader-elect"), "--sharding"]);
+    assert.deepEqual(c.env[1], {
+      name: "POD_NAME",
+      valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "metadata.name" } },
+    });
+    assert.deepEqual(
+      c.env.filter((e: Obj) => e.name !== "POD_NAME"),
+      d.c.env,
+    );
+    // The webhooks container is config/default's: it serves, it is not a shard.
+    assert.deepEqual(dep.spec.template.spec.containers[1], d.dep.spec.template.spec.containers[1]);
+  });
+
+  it("keeps each replica's Lease in its namespace with the leader-election Role (SHARDING_RBAC, delete included)", () => {
+    const role = find(kustomize("sharded"), "Role", `${PREFIX}leader-election-role`);
+    assert.deepEqual(ungranted(SHARDING_RBAC, role.rules), []);
+    assert.ok(
+      SHARDING_RBAC.every((m) => m.namespace === "system"),
+      "the install's namespace",
+    );
+    assert.ok(SHARDING_RBAC.some((m) => m.verbs.includes("delete")));
+    // The check itself.
+    assert.deepEqual(
+      ungranted(SHARDING_RBAC, [{ apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get"] }]).length,
+      5,
+    );
+  });
+});
+
+describe("config/platform: the CRDs and their conversion webhook, for a cluster of tenants' installs", () => {
+  it("installs config/default's CRDs, the admin/editor/viewer roles and a conversion webhook server, nothing else", () => {
+    const objs = kustomize("platform");
+    const def = kustomize("default");
+    assertNamespacedAndPrefixed(objs);
+    for (const o of def.filter(
+      (x) => x.kind === "CustomResourceDefinition" || /cronjob-(admin|editor|viewer)-role$/.test(x.metadata.name),
+    ))
+      assert.deepEqual(find(objs, o.kind, o.metadata.name), o, o.metadata.name);
+    assert.deepEqual(objs.map((o) => `${o.kind}/${o.metadata.name}`).sort(), [
+      `ClusterRole/${PREFIX}conversion-webhook-role`,
+      `ClusterRole/${PREFIX}cronjob-admin-role`,
+      `ClusterRole/${PREFIX}cronjob-editor-role`,
+      `ClusterRole/${PREFIX}cronjob-viewer-role`,
+      `ClusterRoleBinding/${PREFIX}conversion-webhook-rolebinding`,
+      `CustomResourceDefinition/${api.GROUP_RESOURCE}`,
+      `CustomResourceDefinition/${api.RESOURCE}`,
+      `CustomResourceDefinition/${api.CALENDAR_RESOURCE}`,
+      `Deployment/${PREFIX}conversion-webhook`,
+      `Namespace/${NAMESPACE}`,
+      `PodDisruptionBudget/${PREFIX}conversion-webhook`,
+      `Role/${PREFIX}conversion-webhook-role`,
+      `RoleBinding/${PREFIX}conversion-webhook-rolebinding`,
+      `Service/${PREFIX}webhook-service`,
+      `ServiceAccount/${PREFIX}conversion-webhook`,
+    ]);
+  });
+
+  it("serves the conversion webhook the CRD calls, with a certificate it provisions and injects into the CRD only", () => {
+    const objs = kustomize("platform");
+    const dep = find(objs, "Deployment", `${PREFIX}conversion-webhook`);
+    const [c] = dep.spec.template.spec.containers;
+    const env = Object.fromEntries(c.env.map((e: Obj) => [e.name, e.value ?? e.valueFrom]));
+    const flags = parseFlags(c.args.slice(1), env);
+    assert.equal(flags.webhooksOnly, true);
+    assert.equal(flags.leaderElect, false);
+    assert.equal(flags.enableWebhooks, true);
+    assert.equal(flags.webhookCertProvision, "self");
+    assert.deepEqual([...flags.mutatingWebhookConfigurations, ...flags.validatingWebhookConfigurations], []);
+    assert.deepEqual(flags.watchNamespaces, []);
+    const svc = find(objs, "Service", `${PREFIX}webhook-service`);
+    assert.equal(flags.webhookServiceName, svc.metadata.name);
+    assert.deepEqual(
+      find(objs, "CustomResourceDefinition", api.RESOURCE).spec.conversion.webhook.clientConfig.service,
+      {
+        name: svc.metadata.name,
+        namespace: NAMESPACE,
+        path: "/convert",
+      },
+    );
+    for (const [k, v] of Object.entries(svc.spec.selector)) assert.equal(dep.spec.template.metadata.labels[k], v);
+    assert.deepEqual(
+      svc.spec.ports.map((p: Obj) => p.targetPort),
+      [flags.webhookPort],
+    );
+    assert.equal(`:${c.readinessProbe.httpGet.port}`, flags.healthProbeBindAddress);
+    const pdb = find(objs, "PodDisruptionBudget", `${PREFIX}conversion-webhook`);
+    assert.ok(pdb.spec.minAvailable < dep.spec.replicas);
+    assert.deepEqual(pdb.spec.selector.matchLabels, dep.spec.selector.matchLabels);
+    // Hardened as the manager.
+    const manager = managerContainer(find(kustomize("default"), "Deployment", `${PREFIX}controller-manager`));
+    assert.deepEqual(c.securityContext, manager.securityContext);
+    assert.equal(c.image, manager.image);
+    assert.ok(c.volumeMounts.some((m: Obj) => m.mountPath === "/tmp"));
+  });
+
+  it("grants it its Secret, the CRD and the calendars it caches, by CONVERSION_WEBHOOK_RBAC", () => {
+    const objs = kustomize("platform");
+    const sa = find(objs, "Deployment", `${PREFIX}conversion-webhook`).spec.template.spec.serviceAccountName;
+    find(objs, "ServiceAccount", sa);
+    const role = find(objs, "ClusterRole", `${PREFIX}conversion-webhook-role`);
+    assert.deepEqual(role.rules, normaliseRules(CONVERSION_WEBHOOK_RBAC.filter((m) => !m.namespace)));
+    assert.deepEqual(role.rules[0], CRD_RULE);
+    const nsRole = find(objs, "Role", `${PREFIX}conversion-webhook-role`);
+    assert.deepEqual(nsRole.rules, EXPECTED_ROLE_RULES.slice(0, 2));
+    for (const [kind, roleKind] of [
+      ["ClusterRoleBinding", "ClusterRole"],
+      ["RoleBinding", "Role"],
+    ] as const) {
+      const b = find(objs, kind, `${PREFIX}conversion-webhook-rolebinding`);
+      assert.deepEqual(b.roleRef, { apiGroup: "rbac.authorization.k8s.io", kind: roleKind, name: role.metadata.name });
+      assert.deepEqual(b.subjects, [{ kind: "ServiceAccount", name: sa, namespace: NAMESPACE }]);
+    }
   });
 });
 

@@ -127,10 +127,29 @@ describe("dist/chart", () => {
       ]),
       ...["networkPolicy.enable=true", "grafana.enable=true", "webhook.enable=false"].flatMap((s) => ["--set", s]),
     ]);
+    // A tenant's install and a sharded one (helm lint's release is test-release: the names must still fit).
+    run(helm, ["lint", "--strict", CHART, "--set", "watchNamespaces={a,b}", "--set", "crd.enable=false"]);
+    run(helm, ["lint", "--strict", CHART, "--set", "sharding.enable=true", "--set", "watchNamespaceSelector=team=a"]);
   });
 
   it("renders config/default's objects with the default values (the Namespace is the release's)", () => {
     assertSameObjects(template(), kustomize("config/default"), "default values vs config/default");
+  });
+
+  it("renders config/tenant's objects with watchNamespaces (and crd.enable=false), for a release named after the tenant", () => {
+    assertSameObjects(
+      template(["watchNamespaces={team-a,team-b}", "crd.enable=false"], "team-a-cronjob-operator", "team-a"),
+      kustomize("config/tenant"),
+      "watchNamespaces vs config/tenant",
+    );
+  });
+
+  it("renders config/sharded's objects with sharding.enable=true and replicaCount=3", () => {
+    assertSameObjects(
+      template(["sharding.enable=true", "replicaCount=3"]),
+      kustomize("config/sharded"),
+      "sharding.enable=true vs config/sharded",
+    );
   });
 
   it("renders config/default-certmanager's objects with certManager.enable=true", () => {
@@ -185,6 +204,118 @@ describe("dist/chart", () => {
     assert.match(JSON.stringify(rule.spec), /-n ops logs deploy\/acme-controller-manager/);
     // The alert texts' own {{ $labels... }} stay Prometheus templates.
     assert.match(JSON.stringify(rule.spec), /\{\{ \$labels\.namespace \}\}/);
+  });
+
+  it("watchNamespaces: no ClusterRole over Jobs, Pods or Events, a Role per namespace, no CRD; refuses the CRDs and a selector too", () => {
+    for (const cm of ["false", "true"]) {
+      const objs = template(["watchNamespaces={a,b,c}", "crd.enable=false", `certManager.enable=${cm}`], "ops", "t1");
+      const clusterRules = objs
+        .filter(
+          (o) =>
+            o.kind === "ClusterRole" &&
+            objs.some((b) => b.kind === "ClusterRoleBinding" && b.roleRef.name === o.metadata.name),
+        )
+        .flatMap((o) => o.rules.flatMap((r: Obj) => r.resources ?? []));
+      for (const r of clusterRules)
+        assert.match(r, /webhookconfigurations$|reviews$/, `certManager=${cm}: ${r} cluster-wide`);
+      const roles = objs.filter(
+        (o) => o.kind === "Role" && o.metadata.name === "t1-cronjob-operator-manager-namespace-role",
+      );
+      assert.deepEqual(
+        roles.map((r) => r.metadata.namespace),
+        ["a", "b", "c"],
+      );
+      assert.equal(objs.filter((o) => o.kind === "RoleBinding" && o.metadata.namespace === "b").length, 2);
+      assert.ok(!find(objs, "CustomResourceDefinition"));
+      assert.ok(!objs.some((o) => /cronjob-(admin|editor|viewer)-role$/.test(o.metadata.name)));
+      assert.deepEqual(flagsOf(objs).watchNamespaces, ["a", "b", "c"]);
+      // Without webhooks it needs no ClusterRole of its own at all.
+      assert.ok(find(objs, "ClusterRole", "t1-cronjob-operator-manager-role"));
+      const bare = template([
+        "watchNamespaces={a}",
+        "crd.enable=false",
+        `certManager.enable=${cm}`,
+        "webhook.enable=false",
+      ]);
+      assert.ok(!find(bare, "ClusterRole", "cronjob-operator-manager-role"), kinds(bare).join(" "));
+      assert.ok(!find(bare, "ClusterRoleBinding", "cronjob-operator-manager-rolebinding"));
+      assert.ok(find(bare, "ClusterRole", "cronjob-operator-manager-claims-role"));
+    }
+    const refused = (sets: string[]) => {
+      const args = ["template", "x", CHART];
+      for (const v of sets) args.push("--set", v);
+      const r = spawnSync(helm, args, { encoding: "utf8" });
+      assert.notEqual(r.status, 0, sets.join(" "));
+      return r.stderr;
+    };
+    assert.match(refused(["watchNamespaces={a}"]), /does not install the CRDs.*set crd\.enable=false/);
+    assert.match(
+      refused(["watchNamespaces={a}", "crd.enable=false", "watchNamespaceSelector=team=a"]),
+      /watchNamespaces and watchNamespaceSelector both/,
+    );
+  });
+
+  it("names a tenant's objects after its release (cluster-wide names must differ), fitting the Service names in 63", () => {
+    const name = (release: string, sets: string[] = []) =>
+      find(template(["watchNamespaces={a}", "crd.enable=false", ...sets], "ops", release), "Deployment")!.metadata.name;
+    assert.equal(name("team-a"), "team-a-cronjob-operator-controller-manager");
+    assert.equal(name("payments-cronjob-operator"), "payments-cronjob-operator-controller-manager");
+    assert.equal(name("payments-eu-west-1"), "payments-eu-west-1-controller-manager");
+    assert.equal(name("team-a", ["fullnameOverride=acme"]), "acme-controller-manager");
+    for (const release of ["a-very-long-release-name-for-one-tenant", "team-a"]) {
+      for (const o of template(["watchNamespaces={a}", "crd.enable=false"], "ops", release))
+        if (o.kind === "Service") assert.ok(o.metadata.name.length <= 63, o.metadata.name);
+    }
+  });
+
+  it("watchNamespaceSelector: the flag on both processes, the webhooks' namespaceSelector, namespaces read and claims cluster-wide", () => {
+    const selector = "team=payments,env in (prod, staging),tier!=db,!legacy,track";
+    const objs = template([`=watchNamespaceSelector=${selector.replaceAll(",", "\\,")}`], "ops", "pay");
+    const dep = find(objs, "Deployment")!;
+    for (const c of dep.spec.template.spec.containers) {
+      const flags = parseFlags(c.args.slice(1), {});
+      assert.equal(flags.watchNamespaceSelector, selector, c.name);
+    }
+    const want = {
+      matchLabels: { team: "payments" },
+      matchExpressions: [
+        { key: "env", operator: "In", values: ["prod", "staging"] },
+        { key: "tier", operator: "NotIn", values: ["db"] },
+        { key: "legacy", operator: "DoesNotExist" },
+        { key: "track", operator: "Exists" },
+      ],
+    };
+    for (const c of objs.filter((o) => /WebhookConfiguration$/.test(o.kind)))
+      for (const w of c.webhooks) assert.deepEqual(w.namespaceSelector, want, w.name);
+    for (const name of ["manager-claims-role", "manager-namespace-reader-role"]) {
+      const b = find(objs, "ClusterRoleBinding", `pay-cronjob-operator-${name.replace(/role$/, "rolebinding")}`)!;
+      assert.equal(b.roleRef.name, `pay-cronjob-operator-${name}`);
+      assert.deepEqual(b.subjects, [
+        { kind: "ServiceAccount", name: "pay-cronjob-operator-controller-manager", namespace: "ops" },
+      ]);
+    }
+    // Cluster-wide RBAC (its namespaces come and go), the CRDs as a cluster-wide install's.
+    const role = find(objs, "ClusterRole", "pay-cronjob-operator-manager-role")!;
+    assert.ok(role.rules.some((r: Obj) => r.resources.includes("jobs")));
+    assert.ok(find(objs, "CustomResourceDefinition"));
+  });
+
+  it("namespaceClaims alone: --namespace-claims, claims and namespaces cluster-wide, nothing else changed", () => {
+    const base = template();
+    const objs = template(["namespaceClaims=true"]);
+    assert.deepEqual(kinds(objs.filter((o) => !find(base, o.kind, o.metadata.name))), [
+      "ClusterRole/cronjob-operator-manager-claims-role",
+      "ClusterRole/cronjob-operator-manager-namespace-reader-role",
+      "ClusterRoleBinding/cronjob-operator-manager-claims-rolebinding",
+      "ClusterRoleBinding/cronjob-operator-manager-namespace-reader-rolebinding",
+    ]);
+    assert.equal(flagsOf(objs).namespaceClaims, true);
+    assert.deepEqual(manager(objs).args, [...manager(base).args, "--namespace-claims"]);
+    assert.ok(!find(template(), "ClusterRole", "cronjob-operator-manager-claims-role"), "claims by default");
+    // sharding implies it, and replaces --leader-elect in any form.
+    const sharded = flagsOf(template(["sharding.enable=true", "leaderElection.enable=false"]));
+    assert.equal(sharded.sharding, true);
+    assert.ok(!manager(template(["sharding.enable=true"])).args.some((a: string) => a.startsWith("--leader-elect")));
   });
 
   it("validates ExclusionCalendars and ConcurrencyGroups on create and update, as the CronJobs (issue 53)", () => {
