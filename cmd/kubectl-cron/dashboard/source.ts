@@ -27,9 +27,7 @@ import { type GroupMember, groupsOf, memberOf } from "../model/groupfacts.ts";
 import { iso } from "../model/time.ts";
 import { needsAttention, sharedProblems, verdictKeys, type VerdictKeys, verdictOf } from "../answer/verdicts.ts";
 import { readNamespace } from "../read/whyfacts.ts";
-import { gatherOperator, operatorsByClaim } from "../read/operator.ts";
-import { type ClaimReader, claimReader } from "../read/claims.ts";
-import type { ClaimRead } from "../model/claims.ts";
+import { gatherOperator } from "../read/operator.ts";
 import { readClocks } from "../read/clocks.ts";
 import { jobFacts, trimCronJob } from "../model/trims.ts";
 import { factsOf, type OperatorFacts } from "../model/facts.ts";
@@ -563,20 +561,22 @@ export class FleetSource {
       const unreadable: string[] = [];
       const clocks = await readClocks(this.o.client, unreadable, this.o.now);
       const namespaces = byNamespace(ids);
-      const claims = claimReader(this.o.client, clocks.attempt);
       // A namespace's lists are read while the one before it is diagnosed (the first's with the operator's).
       const reading = (i: number) => {
-        const r = i < namespaces.length ? this.namespaceReads(...namespaces[i]!, clocks, claims) : undefined;
+        const r = i < namespaces.length ? this.namespaceReads(...namespaces[i]!, clocks) : undefined;
         r?.catch(() => undefined);
         return r;
       };
       let next = reading(0);
-      const operatorOf = await this.operators(clocks, claims);
+      const operator = await gatherOperator(this.o.client, clocks.attempt, {
+        operatorNamespace: this.o.operatorNamespace,
+        cronJobs: this.cronJobs.list(),
+      });
       for (let i = 0; i < namespaces.length; i++) {
         if (this.stopped) return;
         const read = await next;
         next = reading(i + 1);
-        if (read) await this.diagnoseNamespace(read, await operatorOf(read.claim, read.cronJobs), clocks, unreadable);
+        if (read) await this.diagnoseNamespace(read, operator, clocks, unreadable);
       }
       if (full) {
         this.fullVerdictsAt = started;
@@ -598,31 +598,14 @@ export class FleetSource {
   }
 
   /**
-   * The operator of each namespace, as `why` finds it: the one found once (of one namespace, the install its claim
-   * names), else the install a namespace's claim names (read/operator.ts operatorsByClaim).
-   */
-  private async operators(clocks: Awaited<ReturnType<typeof readClocks>>, claims: ClaimReader) {
-    const claim = this.o.namespace !== undefined ? await claims.claimOf(this.o.namespace) : undefined;
-    const base = await gatherOperator(this.o.client, clocks.attempt, {
-      operatorNamespace: this.o.operatorNamespace,
-      cronJobs: this.cronJobs.list(),
-      ...(claim ? { claim } : {}),
-    });
-    return operatorsByClaim(this.o.client, clocks.attempt, base, this.o.operatorNamespace);
-  }
-
-  /**
    * What the verdicts of the CronJobs `stale` of namespace `ns` are read from: the informers' and the namespace's
-   * other lists, and its claim (undefined: none of them is left).
+   * other lists (undefined: none of them is left).
    */
   private async namespaceReads(
     ns: string,
     stale: ReadonlySet<string>,
     clocks: Awaited<ReturnType<typeof readClocks>>,
-    claims: ClaimReader,
-  ): Promise<
-    { ns: string; cronJobs: CronJob[]; reads: Awaited<ReturnType<typeof readNamespace>>; claim: ClaimRead } | undefined
-  > {
+  ): Promise<{ ns: string; cronJobs: CronJob[]; reads: Awaited<ReturnType<typeof readNamespace>> } | undefined> {
     const all = this.cronJobs
       .list(ns)
       .slice()
@@ -638,11 +621,7 @@ export class FleetSource {
         ? new Map(this.groups.list(ns).map((g) => [g.metadata?.name ?? "", groupLimitOf(g)] as const))
         : undefined,
     };
-    const [reads, claim] = await Promise.all([
-      readNamespace(this.o.client, ns, all, clocks, true, known),
-      claims.claimOf(ns),
-    ]);
-    return { ns, cronJobs, reads, claim };
+    return { ns, cronJobs, reads: await readNamespace(this.o.client, ns, all, clocks, true, known) };
   }
 
   /** The verdicts of a namespace's CronJobs read (namespaceReads), kept. */
