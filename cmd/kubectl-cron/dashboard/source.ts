@@ -27,7 +27,9 @@ import { type GroupMember, groupsOf, memberOf } from "../model/groupfacts.ts";
 import { iso } from "../model/time.ts";
 import { needsAttention, sharedProblems, verdictKeys, type VerdictKeys, verdictOf } from "../answer/verdicts.ts";
 import { readNamespace } from "../read/whyfacts.ts";
-import { gatherOperator } from "../read/operator.ts";
+import { gatherOperator, operatorsByClaim } from "../read/operator.ts";
+import { type ClaimReader, claimReader } from "../read/claims.ts";
+import type { ClaimRead } from "../model/claims.ts";
 import { readClocks } from "../read/clocks.ts";
 import { jobFacts, trimCronJob } from "../model/trims.ts";
 import { factsOf, type OperatorFacts } from "../model/facts.ts";
@@ -561,22 +563,20 @@ export class FleetSource {
       const unreadable: string[] = [];
       const clocks = await readClocks(this.o.client, unreadable, this.o.now);
       const namespaces = byNamespace(ids);
+      const claims = claimReader(this.o.client, clocks.attempt);
       // A namespace's lists are read while the one before it is diagnosed (the first's with the operator's).
       const reading = (i: number) => {
-        const r = i < namespaces.length ? this.namespaceReads(...namespaces[i]!, clocks) : undefined;
+        const r = i < namespaces.length ? this.namespaceReads(...namespaces[i]!, clocks, claims) : undefined;
         r?.catch(() => undefined);
         return r;
       };
       let next = reading(0);
-      const operator = await gatherOperator(this.o.client, clocks.attempt, {
-        operatorNamespace: this.o.operatorNamespace,
-        cronJobs: this.cronJobs.list(),
-      });
+      const operatorOf = await this.operators(clocks, claims);
       for (let i = 0; i < namespaces.length; i++) {
         if (this.stopped) return;
         const read = await next;
         next = reading(i + 1);
-        if (read) await this.diagnoseNamespace(read, operator, clocks, unreadable);
+        if (read) await this.diagnoseNamespace(read, await operatorOf(read.claim, read.cronJobs), clocks, unreadable);
       }
       if (full) {
         this.fullVerdictsAt = started;
@@ -598,14 +598,31 @@ export class FleetSource {
   }
 
   /**
+   * The operator of each namespace, as `why` finds it: the one found once (of one namespace, the install its claim
+   * names), else the install a namespace's claim names (read/operator.ts operatorsByClaim).
+   */
+  private async operators(clocks: Awaited<ReturnType<typeof readClocks>>, claims: ClaimReader) {
+    const claim = this.o.namespace !== undefined ? await claims.claimOf(this.o.namespace) : undefined;
+    const base = await gatherOperator(this.o.client, clocks.attempt, {
+      operatorNamespace: this.o.operatorNamespace,
+      cronJobs: this.cronJobs.list(),
+      ...(claim ? { claim } : {}),
+    });
+    return operatorsByClaim(this.o.client, clocks.attempt, base, this.o.operatorNamespace);
+  }
+
+  /**
    * What the verdicts of the CronJobs `stale` of namespace `ns` are read from: the informers' and the namespace's
-   * other lists (undefined: none of them is left).
+   * other lists, and its claim (undefined: none of them is left).
    */
   private async namespaceReads(
     ns: string,
     stale: ReadonlySet<string>,
     clocks: Awaited<ReturnType<typeof readClocks>>,
-  ): Promise<{ ns: string; cronJobs: CronJob[]; reads: Awaited<ReturnType<typeof readNamespace>> } | undefined> {
+    claims: ClaimReader,
+  ): Promise<
+    { ns: string; cronJobs: CronJob[]; reads: Awaited<ReturnType<typeof readNamespace>>; claim: ClaimRead } | undefined
+  > {
     const all = this.cronJobs
       .list(ns)
       .slice()
@@ -621,7 +638,11 @@ export class FleetSource {
         ? new Map(this.groups.list(ns).map((g) => [g.metadata?.name ?? "", groupLimitOf(g)] as const))
         : undefined,
     };
-    return { ns, cronJobs, reads: await readNamespace(this.o.client, ns, all, clocks, true, known) };
+    const [reads, claim] = await Promise.all([
+      readNamespace(this.o.client, ns, all, clocks, true, known),
+      claims.claimOf(ns),
+    ]);
+    return { ns, cronJobs, reads, claim };
   }
 
   /** The verdicts of a namespace's CronJobs read (namespaceReads), kept. */
