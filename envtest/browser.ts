@@ -26,6 +26,14 @@ export function startBrowser(): Promise<Browser> {
   });
 }
 
+/**
+ * Chromium's own, not the page's: it aborts the requests in flight when the host's network changes, which a real
+ * node on the same machine does whenever a Pod's interface comes or goes (seen in CI: the end-to-end dashboard's
+ * check failed on it as a run's Pod started). The page's requests are made again (its event stream reconnects, its
+ * reads repeat), and the checks before and after hold it to that.
+ */
+const HOST_NETWORK_CHANGED = /^Failed to load resource: net::ERR_NETWORK_CHANGED$/;
+
 /** A page at `url`, with what it threw or logged as an error (a CSP violation is one) and the dialogs it opened (accepted). */
 export async function openPage(
   browser: Browser,
@@ -36,7 +44,7 @@ export async function openPage(
   const dialogs: string[] = [];
   page.on("pageerror", (e) => errors.push(e instanceof Error ? e.message : String(e)));
   page.on("console", (m) => {
-    if (m.type() === "error") errors.push(m.text());
+    if (m.type() === "error" && !HOST_NETWORK_CHANGED.test(m.text())) errors.push(m.text());
   });
   page.on("dialog", (d) => {
     dialogs.push(d.message());
