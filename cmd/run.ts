@@ -6,6 +6,11 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import {
   CALENDAR_PLURAL,
+  CLAIM_LABEL,
+  CLAIM_LEASE_NAME,
+  INSTALL_ANNOTATION,
+  INSTANCE_LEASE_ANNOTATION,
+  INSTANCE_OF_LABEL,
   CronJobResource,
   ExclusionCalendarResource,
   GROUP_PLURAL,
@@ -251,15 +256,13 @@ function webhookCalendars(mgr: Manager, namespaces: readonly string[]): Calendar
   return new CalendarReader(mgr.cache);
 }
 
-/** The claim in every namespace an install acts in (docs/operating.md, "Tenants and shards"). */
-export const NAMESPACE_CLAIM: ClaimNaming = {
-  name: "cronjob-operator",
-  labels: { "cronjob-operator.tutorial.kubebuilder.io/claim": "true" },
-  installAnnotation: "cronjob-operator.tutorial.kubebuilder.io/install",
-  instanceLeaseAnnotation: "cronjob-operator.tutorial.kubebuilder.io/instance-lease",
+/** The claim in every namespace an install acts in (api/v1/claims.ts names its parts). */
+const NAMESPACE_CLAIM: ClaimNaming = {
+  name: CLAIM_LEASE_NAME,
+  labels: { [CLAIM_LABEL]: "true" },
+  installAnnotation: INSTALL_ANNOTATION,
+  instanceLeaseAnnotation: INSTANCE_LEASE_ANNOTATION,
 };
-/** The label of a sharded install's replica Leases (its value: --leader-election-id). */
-export const INSTANCE_OF_LABEL = "cronjob-operator.tutorial.kubebuilder.io/instance-of";
 
 /**
  * --namespace-claims: the NamespaceCoordinator that claims, watches and fences this replica's namespaces; with

@@ -156,7 +156,10 @@ export class Client {
     this.writeGuard = guard;
   }
 
-  /** Resolves once no write to `namespace` that was sent before the call is still waiting for its answer. */
+  /**
+   * Resolves once no write to `namespace` is waiting for its answer (counted while a write guard is set: with the
+   * namespace closed by it, no new one starts).
+   */
   writesSettled(namespace: string): Promise<void> {
     const f = this.inFlight.get(namespace);
     if (!f) return Promise.resolve();
@@ -174,7 +177,8 @@ export class Client {
   }
 
   private begin(namespace: string | undefined): () => void {
-    if (namespace === undefined) return () => {};
+    // Counted only where a guard fences writes: writesSettled is what a namespace's release waits for.
+    if (namespace === undefined || !this.writeGuard) return () => {};
     let f = this.inFlight.get(namespace);
     if (!f) this.inFlight.set(namespace, (f = { count: 0, waiters: [] }));
     f.count++;

@@ -3,6 +3,7 @@
 import type { CronJob } from "../api/v1/index.ts";
 import type { WhyFacts } from "../cmd/kubectl-cron/model/facts.ts";
 import type { KubeObject } from "../runtime/kinds.ts";
+import { recorded } from "./fixtures/builtin-v1/index.ts";
 
 export const OPERATOR_NS = "cronjob-operator-system";
 export const LEASE = "80807133.tutorial.kubebuilder.io";
@@ -63,3 +64,37 @@ export function whyFacts(cj: KubeObject, now: Date, o: Partial<WhyFacts> = {}): 
     ...o,
   };
 }
+
+const resources = (groupVersion: string, list: [string, string, boolean][]) => ({
+  kind: "APIResourceList",
+  apiVersion: "v1",
+  groupVersion,
+  resources: list.map(([name, kind, namespaced]) => ({
+    name,
+    singularName: "",
+    namespaced,
+    kind,
+    verbs: ["get", "list"],
+  })),
+});
+
+/** What the API server serves that `why` reads, besides batch/v1 (recorded) and our CRD (the fake's own). */
+export const WHY_DISCOVERY = {
+  ...recorded().discovery,
+  "/api/v1": resources("v1", [
+    ["pods", "Pod", true],
+    ["events", "Event", true],
+    ["resourcequotas", "ResourceQuota", true],
+    ["limitranges", "LimitRange", true],
+  ]),
+  "/apis/discovery.k8s.io/v1": resources("discovery.k8s.io/v1", [["endpointslices", "EndpointSlice", true]]),
+  "/apis/coordination.k8s.io/v1": resources("coordination.k8s.io/v1", [["leases", "Lease", true]]),
+  "/apis/apps/v1": resources("apps/v1", [["deployments", "Deployment", true]]),
+  "/apis/admissionregistration.k8s.io/v1": resources("admissionregistration.k8s.io/v1", [
+    ["validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false],
+    ["mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false],
+  ]),
+  "/apis/apiextensions.k8s.io/v1": resources("apiextensions.k8s.io/v1", [
+    ["customresourcedefinitions", "CustomResourceDefinition", false],
+  ]),
+};

@@ -6,26 +6,19 @@
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, it, mock } from "node:test";
 import { API_VERSION, CRONJOB_NAME_LABEL, KIND } from "../../api/v1/index.ts";
-import {
-  CLAIM_LABEL,
-  CLAIM_LEASE_NAME,
-  INSTALL_ANNOTATION,
-  INSTANCE_LEASE_ANNOTATION,
-  INSTANCE_OF_LABEL,
-} from "../../cmd/kubectl-cron/model/claims.ts";
 import { claimReader } from "../../cmd/kubectl-cron/read/claims.ts";
 import { readClocks } from "../../cmd/kubectl-cron/read/clocks.ts";
 import { gatherOperator, operatorsByClaim } from "../../cmd/kubectl-cron/read/operator.ts";
 import { readNamespace, readOne } from "../../cmd/kubectl-cron/read/whyfacts.ts";
 import { whyAnswer } from "../../cmd/kubectl-cron/answer/answers.ts";
 import { main } from "../../cmd/kubectl-cron/main.ts";
-import { NAMESPACE_CLAIM, INSTANCE_OF_LABEL as RUN_INSTANCE_OF_LABEL } from "../../cmd/run.ts";
 import { Client } from "../../runtime/client.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { loadKubeConfig } from "../../runtime/kubeconfig.ts";
 import type { KubeObject } from "../../runtime/kinds.ts";
 import { claimLease, instanceLease, leaseRef, microTime, TENANT_ID, TENANT_INSTALL, TENANT_NS } from "../claims.ts";
 import { FakeAPIServer } from "../fake-apiserver.ts";
+import { WHY_DISCOVERY } from "../why-facts.ts";
 import { batchJob } from "../fixtures.ts";
 import { recorded } from "../fixtures/builtin-v1/index.ts";
 import { runPlugin } from "../plugin-cluster.ts";
@@ -35,32 +28,6 @@ const SLOT = "2026-11-25T03:00:00Z";
 const NS = "team-a";
 const ACQUIRED = "2026-11-25T10:00:00.000000Z";
 
-const resources = (groupVersion: string, list: [string, string, boolean][]) => ({
-  kind: "APIResourceList",
-  apiVersion: "v1",
-  groupVersion,
-  resources: list.map(([name, kind, namespaced]) => ({ name, singularName: "", namespaced, kind, verbs: ["get"] })),
-});
-const DISCOVERY = {
-  ...recorded().discovery,
-  "/api/v1": resources("v1", [
-    ["pods", "Pod", true],
-    ["events", "Event", true],
-    ["resourcequotas", "ResourceQuota", true],
-    ["limitranges", "LimitRange", true],
-  ]),
-  "/apis/discovery.k8s.io/v1": resources("discovery.k8s.io/v1", [["endpointslices", "EndpointSlice", true]]),
-  "/apis/coordination.k8s.io/v1": resources("coordination.k8s.io/v1", [["leases", "Lease", true]]),
-  "/apis/apps/v1": resources("apps/v1", [["deployments", "Deployment", true]]),
-  "/apis/admissionregistration.k8s.io/v1": resources("admissionregistration.k8s.io/v1", [
-    ["validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false],
-    ["mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false],
-  ]),
-  "/apis/apiextensions.k8s.io/v1": resources("apiextensions.k8s.io/v1", [
-    ["customresourcedefinitions", "CustomResourceDefinition", false],
-  ]),
-};
-
 const servers: FakeAPIServer[] = [];
 beforeEach(() => mock.timers.enable({ apis: ["Date"], now: NOW }));
 afterEach(async () => {
@@ -69,9 +36,11 @@ afterEach(async () => {
 });
 
 async function cluster(objects: KubeObject[], namespace = NS): Promise<FakeAPIServer> {
-  const server = await new FakeAPIServer({ discovery: DISCOVERY, notFound: recorded().notFound, now: () => NOW }).start(
-    namespace,
-  );
+  const server = await new FakeAPIServer({
+    discovery: WHY_DISCOVERY,
+    notFound: recorded().notFound,
+    now: () => NOW,
+  }).start(namespace);
   servers.push(server);
   await server.seed(...objects);
   return server;
@@ -210,14 +179,6 @@ describe("kubectl cron instances", () => {
     };
     assert.match(await complete("ins"), /^instances\t/m);
     assert.match(await complete("instances", "--all"), /^--all-namespaces\t/m);
-  });
-
-  it("names claims as the operator writes them (cmd/run.ts)", () => {
-    assert.equal(NAMESPACE_CLAIM.name, CLAIM_LEASE_NAME);
-    assert.deepEqual(NAMESPACE_CLAIM.labels, { [CLAIM_LABEL]: "true" });
-    assert.equal(NAMESPACE_CLAIM.installAnnotation, INSTALL_ANNOTATION);
-    assert.equal(NAMESPACE_CLAIM.instanceLeaseAnnotation, INSTANCE_LEASE_ANNOTATION);
-    assert.equal(RUN_INSTANCE_OF_LABEL, INSTANCE_OF_LABEL);
   });
 });
 

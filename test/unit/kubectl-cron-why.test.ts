@@ -54,6 +54,7 @@ import {
   OPERATOR_SELECTOR,
   WEBHOOK_SERVICE,
   whyFacts,
+  WHY_DISCOVERY,
 } from "../why-facts.ts";
 
 // --- the scene ---------------------------------------------------------------------------------------------------
@@ -264,40 +265,6 @@ function operator() {
 
 // --- the fake API server -----------------------------------------------------------------------------------------
 
-const resources = (groupVersion: string, list: [string, string, boolean][]) => ({
-  kind: "APIResourceList",
-  apiVersion: "v1",
-  groupVersion,
-  resources: list.map(([name, kind, namespaced]) => ({
-    name,
-    singularName: "",
-    namespaced,
-    kind,
-    verbs: ["get", "list"],
-  })),
-});
-
-/** What the API server serves that `why` reads, besides batch/v1 (recorded) and our CRD (the fake's own). */
-const DISCOVERY = {
-  ...recorded().discovery,
-  "/api/v1": resources("v1", [
-    ["pods", "Pod", true],
-    ["events", "Event", true],
-    ["resourcequotas", "ResourceQuota", true],
-    ["limitranges", "LimitRange", true],
-  ]),
-  "/apis/discovery.k8s.io/v1": resources("discovery.k8s.io/v1", [["endpointslices", "EndpointSlice", true]]),
-  "/apis/coordination.k8s.io/v1": resources("coordination.k8s.io/v1", [["leases", "Lease", true]]),
-  "/apis/apps/v1": resources("apps/v1", [["deployments", "Deployment", true]]),
-  "/apis/admissionregistration.k8s.io/v1": resources("admissionregistration.k8s.io/v1", [
-    ["validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false],
-    ["mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false],
-  ]),
-  "/apis/apiextensions.k8s.io/v1": resources("apiextensions.k8s.io/v1", [
-    ["customresourcedefinitions", "CustomResourceDefinition", false],
-  ]),
-};
-
 const servers: FakeAPIServer[] = [];
 beforeEach(() => mock.timers.enable({ apis: ["Date"], now: NOW }));
 afterEach(async () => {
@@ -311,7 +278,7 @@ async function cluster(
   op: Partial<Record<keyof ReturnType<typeof operator>, KubeObject | undefined>> = {},
 ): Promise<FakeAPIServer> {
   const server = await new FakeAPIServer({
-    discovery: DISCOVERY,
+    discovery: WHY_DISCOVERY,
     notFound: recorded().notFound,
     now: () => NOW,
   }).start(NS);

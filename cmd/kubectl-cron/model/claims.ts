@@ -5,16 +5,8 @@
 // says one line of it, `instances` lists them, from the same state (claimState).
 import type { KubeObject } from "../../../runtime/kinds.ts";
 
-/** The claim's name, in every namespace an install claims. */
-export const CLAIM_LEASE_NAME = "cronjob-operator";
-/** The label every claim carries ("true"): `instances -A` lists them by it. */
-export const CLAIM_LABEL = "cronjob-operator.tutorial.kubebuilder.io/claim";
-/** The install that holds the claim: `<its namespace>/<its leader-election id>`. */
-export const INSTALL_ANNOTATION = "cronjob-operator.tutorial.kubebuilder.io/install";
-/** `<namespace>/<name>` of the Lease whose renewal keeps the claim alive. */
-export const INSTANCE_LEASE_ANNOTATION = "cronjob-operator.tutorial.kubebuilder.io/instance-lease";
-/** The label of an install's instance Leases (in its namespace): its leader-election id. */
-export const INSTANCE_OF_LABEL = "cronjob-operator.tutorial.kubebuilder.io/instance-of";
+import { INSTALL_ANNOTATION, INSTANCE_LEASE_ANNOTATION } from "../../../api/v1/index.ts";
+
 /**
  * How long after the claim's leaseDurationSeconds (counted from the instance Lease's last renewTime) another instance
  * has taken a namespace whose instance died ("plus a few seconds": it must see the Lease lapse first).

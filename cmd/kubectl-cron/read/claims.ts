@@ -4,13 +4,11 @@
 // A read that fails is noted (attempt), never thrown: what could be read is still said.
 import { isNotFound } from "../../../runtime/errors.ts";
 import { Kinds, type KubeObject } from "../../../runtime/kinds.ts";
+import { CLAIM_LABEL, CLAIM_LEASE_NAME, INSTANCE_OF_LABEL } from "../../../api/v1/index.ts";
 import {
-  CLAIM_LABEL,
-  CLAIM_LEASE_NAME,
   type ClaimFacts,
   claimFactsOf,
   type ClaimRead,
-  INSTANCE_OF_LABEL,
   type InstanceLeaseRead,
   type LeaseFacts,
   leaseFactsOf,

@@ -2,7 +2,8 @@
 // the line `why` says of it (the Diagnosis's runBy, in CLAIMS' words), and the finding when the instance holding it is
 // down past the time another should have taken it (instance-down), unless the install is down as a whole (the operator's
 // own findings say that).
-import { CLAIM_LEASE_NAME, type ClaimFacts, claimState, type ClaimState, splitRef } from "../../model/claims.ts";
+import { CLAIM_LEASE_NAME } from "../../../../api/v1/index.ts";
+import { type ClaimFacts, claimState, type ClaimState, splitRef } from "../../model/claims.ts";
 import type { OperatorFacts } from "../../model/facts.ts";
 import { iso } from "../../model/time.ts";
 import { CLAIMS } from "../causes.ts";
