@@ -162,7 +162,9 @@ if (tooOld) {
         metadata: { name: "queue", namespace: NS },
         spec: { limit: 1 },
       });
-      const every = { schedule: "*/1 * * * *", concurrencyPolicy: "Forbid", startTimeoutSeconds: 20 };
+      // The limit is past while the Jobs are queued (the next slot comes 60 s after the first), and leaves the
+      // admitted Job's Pod time to start on a node shared with the other suites (it once took over 20 s).
+      const every = { schedule: "*/1 * * * *", concurrencyPolicy: "Forbid", startTimeoutSeconds: 45 };
       await admit(cronJob("kueue-a", { ...every, concurrencyGroup: "queue" }, "echo admitted"));
       await admit(cronJob("multikueue-b", every, "echo never-here"));
       await admit(cronJob("waiter", { schedule: NEVER, concurrencyGroup: "queue" }, "echo waited"));

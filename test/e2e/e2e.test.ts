@@ -247,7 +247,9 @@ e2eDescribe(
     });
 
     it("Replace: the running Job and its Pod are deleted, and the new slot's Job runs", async () => {
-      await admit(cronJob("replace", { schedule: "@every 10s", concurrencyPolicy: "Replace" }, "sleep 300"));
+      // 30 s apart: the first Job's Pod must run before the next slot replaces it, and on a node shared with the
+      // other suites a Pod can take more than 10 s to start.
+      await admit(cronJob("replace", { schedule: "@every 30s", concurrencyPolicy: "Replace" }, "sleep 300"));
       const first = await firstJobRunning("replace");
       const second = await eventually(
         "the next slot's Job",
