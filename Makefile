@@ -323,12 +323,13 @@ cluster-down: $(NODE_MODULES) ## Stop the local cluster and restore the machine.
 # kube-controller-manager: 1.33.3, else Debian's 1.20; tuned and as it ships) on fresh envtest control planes;
 # about 20 minutes per N at MINUTES=3. Never part of `make test`. See bench/README.md.
 .PHONY: bench
-bench: $(NODE_MODULES) build ## Benchmark ours vs the built-in CronJob controller (N=1000 MINUTES=3 NAMESPACES=4 PHASES=... OPERATOR_LIMITS=... GROUPS=... CALENDARS=... (ours only) OUT=bench/results/<date>.md).
+bench: $(NODE_MODULES) build ## Benchmark ours vs the built-in CronJob controller (N=1000 MINUTES=3 NAMESPACES=4 PHASES=... OPERATOR_LIMITS=... GROUPS=... CALENDARS=... SHARDS=1,2,4 (ours only) OUT=bench/results/<date>.md).
 	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)"; \
 	$(NODE) bench/run.ts $(if $(N),--n=$(N)) $(if $(MINUTES),--minutes=$(MINUTES)) \
 	  $(if $(NAMESPACES),--namespaces=$(NAMESPACES)) $(if $(GROUPS),--groups=$(GROUPS)) \
 	  $(if $(CALENDARS),--calendars=$(CALENDARS)) $(if $(OUT),--out=$(OUT)) \
-	  $(if $(PHASES),--phases=$(PHASES)) $(if $(OPERATOR_LIMITS),--operator-limits=$(OPERATOR_LIMITS))
+	  $(if $(PHASES),--phases=$(PHASES)) $(if $(OPERATOR_LIMITS),--operator-limits=$(OPERATOR_LIMITS)) \
+	  $(if $(SHARDS),--shards=$(SHARDS))
 
 # The benchmark's smoke run (CI runs it): both controllers through every step of a phase, on 50 CronJobs for one
 # minute; its figures are not a measurement (CI runs it beside the end-to-end tests).

@@ -66,6 +66,9 @@ Flags (environment variable in brackets; a flag wins over its variable):
   --apiserver-profile a 10 s CPU profile of kube-apiserver from the first measured slot of ours and of the fully
                       tuned built-in (APISERVER_PROFILE=1): <out>.apiserver-<phase>.pprof, and its
                       \`go tool pprof -top -cum\` in <out>.apiserver-<phase>.top.txt when a Go toolchain is found
+  --shards LIST       ours as K active replicas (--sharding), each in a cgroup of its own with the same limits, per
+                      K in the list (SHARDS, e.g. 1,2,4; default 1); K = 1 is the ours phase. After the measured
+                      window a sharded phase adds a shard, then SIGKILLs one just before a slot (bench/lib/shards.ts)
   --render            only re-render <out>.md, .svg and .png from <out>.json (after editing the report code)
   --update            keep the results already in <out>.json and replace only what this run measures
                       (UPDATE=1), e.g. to redo one phase: PHASES=builtin N=1000 UPDATE=1 make bench
@@ -130,6 +133,7 @@ async function main(): Promise<number> {
       "finish-after": { type: "string" },
       phases: { type: "string" },
       "operator-limits": { type: "string" },
+      shards: { type: "string" },
       update: { type: "boolean" },
       "apiserver-profile": { type: "boolean" },
       render: { type: "boolean" },
@@ -159,6 +163,12 @@ async function main(): Promise<number> {
   const phaseList = pick(values.phases, "PHASES", PHASES.join(",")).split(",");
   for (const p of phaseList) if (!(PHASES as readonly string[]).includes(p)) throw new Error(`unknown phase "${p}"`);
   const phases = new Set(phaseList as Phase[]);
+  const shardCounts = pick(values.shards, "SHARDS", "1")
+    .split(",")
+    .map((x) => positiveInt("SHARDS", x));
+  // K = 1 is the ours phase itself; without 1 in the list, ours runs only sharded.
+  if (!shardCounts.includes(1)) phases.delete("ours");
+  const sharded = shardCounts.filter((k) => k > 1);
   const date = localDate();
   const out = resolve(pick(values.out, "OUT", join(PROJECT_ROOT, "bench", "results", `${date}.md`)));
   const log = (msg: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} bench: ${msg}\n`);
@@ -232,6 +242,8 @@ async function main(): Promise<number> {
     // priced now add about 4 N status writes.
     if (phases.has("calibration")) estimateMin += 0.3 + (0.25 * n) / 1000;
     if (phases.has("ours")) estimateMin += base + 0.25;
+    // Each sharded phase: its window, then a join (up to 2.5 min) and a kill before a slot (up to 2.5 min).
+    estimateMin += sharded.length * (base + 0.25 + 3);
     if (phases.has("builtin-tuned")) estimateMin += base + 0.25;
     if (phases.has("builtin")) estimateMin += base + coldStartTimeoutMs(n) / 60_000 + DRAIN_MAX_MS / 60_000;
   }
@@ -251,12 +263,14 @@ async function main(): Promise<number> {
   if (workers !== 16) cmdArgs.push(`--workers=${workers}`);
   if (phases.size !== PHASES.length) cmdArgs.push(`--phases=${[...phases].join(",")}`);
   if (limitsSpec !== "deployment") cmdArgs.push(`--operator-limits=${limitsSpec}`);
+  if (sharded.length) cmdArgs.push(`--shards=${shardCounts.join(",")}`);
   if (values.update ?? ["1", "true"].includes(env.UPDATE ?? "")) cmdArgs.push("--update");
   if (profile) cmdArgs.push("--apiserver-profile");
   const envPrefix = [
     builtinArgs.length ? `BUILTIN_ARGS='${builtinArgs.join(" ")}'` : "",
     env.BUILTIN_TUNED_ARGS?.trim() ? `BUILTIN_TUNED_ARGS='${builtinTunedArgs.join(" ")}'` : "",
     limitsSpec !== "deployment" ? `OPERATOR_LIMITS=${limitsSpec}` : "",
+    sharded.length ? `SHARDS=${shardCounts.join(",")}` : "",
     operatorNodeArgs.length ? `OPERATOR_NODE_ARGS='${operatorNodeArgs.join(" ")}'` : "",
     env.OPERATOR_DIST ? `OPERATOR_DIST=${env.OPERATOR_DIST}` : "",
     phases.size !== PHASES.length ? `PHASES=${[...phases].join(",")}` : "",
@@ -375,6 +389,15 @@ async function main(): Promise<number> {
       res[key] = r;
       report.commands[key] ??= r.commandLine;
       if (!r.ok) failures++;
+      await save();
+    }
+    // Ours sharded, after the one instance of the same N, on the same machine in the same run.
+    for (const k of sharded) {
+      const rk = await runControllerPhase(n, oursDriver, settings, k);
+      res.oursShards = [...(res.oursShards ?? []).filter((x) => x.shardCount !== k), rk].sort(
+        (a, b) => (a.shardCount ?? 0) - (b.shardCount ?? 0),
+      );
+      if (!rk.ok) failures++;
       await save();
     }
   }

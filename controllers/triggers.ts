@@ -300,7 +300,8 @@ const schedule: Trigger<"schedule"> = {
             sources: input.schedules?.sourcesAt(slot, input.anchor),
             catchUp: i < input.due.length - 1,
             counted,
-            offset: jitterOffsetSeconds({ namespace, name }, slot, jitter),
+            // Jittered: every slot has an offset, 0 included (its Job says so); none without spec.jitter.
+            ...(jitter > 0 ? { offset: jitterOffsetSeconds({ namespace, name }, slot, jitter) } : {}),
           },
           scheduleParts,
         ),
@@ -328,10 +329,7 @@ const scheduleParts: RunParts<SlotRequest> = {
   // A catch-up slot's Job says so, for the record rebuilt from it (api/v1/recentruns.ts); one made with spec.retry
   // set may be retried (retry's row).
   job: (cronJob: JobSource, r: SlotRequest) =>
-    withJitterOffset(
-      withRetryMark(withRunFacts(slotJob(cronJob, r), { catchUp: r.catchUp }), cronJob.spec),
-      r.offset ?? 0,
-    ),
+    withJitterOffset(withRetryMark(withRunFacts(slotJob(cronJob, r), { catchUp: r.catchUp }), cronJob.spec), r.offset),
   // The slot ran if status says so, or a Job of ours holds its name: in the cache, or listed in status.active
   // (confirmed by the API server in step 3: a Job the cache has not seen yet).
   ran: (view: RanView, r: SlotRequest) => {

@@ -21,13 +21,21 @@ export const JITTER_OFFSET_ANNOTATION = documentedKey(`${GROUP}/jitter-offset`, 
     "restart: hashed from the CronJob's namespace, name and the slot). `kubectl cron history` and `why` show it.",
 }));
 
-/** spec.jitter in whole seconds (sub-second parts dropped), or an error naming the field and the value. */
-export function parseJitter(value: unknown): { ok: true; seconds: number } | { ok: false; error: FieldError } {
+/**
+ * spec.jitter in whole seconds, or an error naming the field and the value. Admission (`strict`) refuses a fraction
+ * of a second; a value stored before it did ("1.5s") reads as its whole seconds, so its CronJob keeps its jitter.
+ */
+export function parseJitter(
+  value: unknown,
+  strict = false,
+): { ok: true; seconds: number } | { ok: false; error: FieldError } {
   const bad = (why: string) => ({ ok: false as const, error: invalidField("spec.jitter", value, why) });
   if (typeof value !== "string" || value.length > MAX_JITTER_LENGTH)
     return bad(`must be a Go duration such as "30s" or "5m" (at most ${MAX_JITTER_LENGTH} characters)`);
   const d = parseGoDuration(value);
   if (!d.ok) return bad(`must be a Go duration such as "30s" or "5m": ${d.reason}`);
+  if (strict && d.nanoseconds % 1_000_000_000n !== 0n)
+    return bad('must be whole seconds, such as "30s" or "1m5s" (offsets are whole seconds)');
   const seconds = Number(d.nanoseconds / 1_000_000_000n);
   if (seconds < 1) return bad("must be at least 1s (offsets are whole seconds)");
   return { ok: true, seconds };
@@ -65,7 +73,7 @@ export const offsetText = (seconds: number): string => formatGoSeconds(seconds);
  */
 export function validateJitter(value: unknown, shortestSeconds: number | undefined): FieldError | undefined {
   if (value === undefined) return undefined;
-  const j = parseJitter(value);
+  const j = parseJitter(value, true);
   if (!j.ok) return j.error;
   if (shortestSeconds === undefined || !(j.seconds >= shortestSeconds)) return undefined;
   return invalidField(
@@ -83,12 +91,15 @@ export function jitterOffsetOf(job: { metadata?: { annotations?: Record<string, 
   return d.ok && d.nanoseconds >= 0n ? Number(d.nanoseconds / 1_000_000_000n) : undefined;
 }
 
-/** The Job with its slot's offset said (none when the slot has none). */
+/**
+ * The Job with its slot's offset said: every jittered slot's, 0 included (else an offset of 0 looks like no jitter);
+ * undefined (not jittered): none.
+ */
 export function withJitterOffset<J extends { metadata?: { annotations?: Record<string, string> } }>(
   job: J,
-  seconds: number,
+  seconds: number | undefined,
 ): J {
-  if (seconds <= 0) return job;
+  if (seconds === undefined) return job;
   const annotations = { ...job.metadata?.annotations, [JITTER_OFFSET_ANNOTATION]: offsetText(seconds) };
   return { ...job, metadata: { ...job.metadata, annotations } };
 }

@@ -35,6 +35,16 @@ import { ProtobufPoster } from "./protobuf-poster.ts";
 import { cpuSeconds, findChild, ioBytes, loadavg, memory } from "./proc.ts";
 import { groupBy, has, type Sample, scrape, sumOf } from "./prom.ts";
 import {
+  claimHolders,
+  joinFigures,
+  killFigures,
+  settled,
+  type ShardFaults,
+  type ShardResult,
+  shardReplica,
+  waitSettled,
+} from "./shards.ts";
+import {
   builtinCronJobKind,
   builtinCronJob,
   benchWindows,
@@ -330,6 +340,10 @@ export interface PhaseResult {
   reconcileErrors?: number;
   /** controller_runtime_reconcile_total by result (ours only). */
   reconcilesByResult?: Record<string, number>;
+  /** Ours sharded (SHARDS): the replicas measured, each one's figures, and the faults after the window. */
+  shardCount?: number;
+  shards?: ShardResult[];
+  faults?: ShardFaults;
 }
 
 function errorText(err: unknown): string {
@@ -837,6 +851,13 @@ interface Launched {
   workersStartedAt(): number | undefined;
 }
 
+/** One replica of a sharded phase. */
+export interface ShardLaunch {
+  index: number;
+  /** Its POD_NAME. */
+  replica: string;
+}
+
 export interface Driver {
   phase: ControllerPhase;
   label: string;
@@ -854,8 +875,8 @@ export interface Driver {
   workers(s: Settings): number;
   /** Its binary's version (`--version`), for the report. */
   version(): string | undefined;
-  /** Starts the controller; through `cg.wrap` when a cgroup is given. */
-  launch(env: TestEnv, s: Settings, n: number, cg: Cgroup | undefined): Promise<Launched>;
+  /** Starts the controller; through `cg.wrap` when a cgroup is given; `shard`: one replica of several (ours only). */
+  launch(env: TestEnv, s: Settings, n: number, cg: Cgroup | undefined, shard?: ShardLaunch): Promise<Launched>;
 }
 
 export function shellQuote(args: string[]): string {
@@ -910,9 +931,9 @@ export const oursDriver: Driver = {
   droppedArgs: () => [],
   workers: (s) => s.workers,
   version: () => undefined,
-  async launch(env, s, n, cg) {
+  async launch(env, s, n, cg, shard) {
     const port = await freePort();
-    const logFile = join(s.workDir, `ours-N${n}.log`);
+    const logFile = join(s.workDir, shard ? `ours-N${n}-shard${shard.index}.log` : `ours-N${n}.log`);
     const args = [
       ...s.operatorNodeArgs,
       // The compiled entrypoint, as the image runs it (make bench builds it first). OPERATOR_DIST points at
@@ -921,6 +942,8 @@ export const oursDriver: Driver = {
       ...localManagerFlags(env.kubeconfigPath, port),
       "--max-concurrent-reconciles",
       String(s.workers),
+      // Every replica active, each with its own Lease (named after POD_NAME) and its share of the namespaces.
+      ...(shard ? ["--sharding"] : []),
     ];
     const nodeOptions = deploymentNodeOptions();
     const cmd = cg ? cg.wrap(NODE, args) : { bin: NODE, args };
@@ -928,13 +951,14 @@ export const oursDriver: Driver = {
       ...process.env,
       ENABLE_WEBHOOKS: "false",
       NODE_OPTIONS: nodeOptions,
+      ...(shard ? { POD_NAME: shard.replica } : {}),
     });
     const pid = await realPid(proc, "node", logFile);
     return {
       proc,
       pid,
       logFile,
-      commandLine: `ENABLE_WEBHOOKS=false ${nodeOptions ? `NODE_OPTIONS=${shellQuote([nodeOptions])} ` : ""}${shellQuote(["node_modules/.bin/node", ...args]).replaceAll(`${PROJECT_ROOT}/`, "")}`,
+      commandLine: `ENABLE_WEBHOOKS=false ${shard ? `POD_NAME=${shard.replica} ` : ""}${nodeOptions ? `NODE_OPTIONS=${shellQuote([nodeOptions])} ` : ""}${shellQuote(["node_modules/.bin/node", ...args]).replaceAll(`${PROJECT_ROOT}/`, "")}`,
       metrics: (timeoutMs = 5000) => scrape(`http://127.0.0.1:${port}/metrics`, { timeoutMs }),
       workersStartedAt: () => loggedAt(logFile, "Starting workers"),
     };
@@ -1108,16 +1132,17 @@ async function sleepUnlessFailed(until: number, failed: () => Error | undefined)
 }
 
 /** One controller phase: fresh control plane, N CronJobs, the controller, M measured minutes. */
-export async function runControllerPhase(n: number, driver: Driver, s: Settings): Promise<PhaseResult> {
+export async function runControllerPhase(n: number, driver: Driver, s: Settings, shards = 1): Promise<PhaseResult> {
   const loadavgBefore = loadavg();
-  const result = await runPhase(n, driver, s);
+  const result = await runPhase(n, driver, s, shards);
   return { ...result, loadavgBefore, loadavgAfter: loadavg() };
 }
 
-async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseResult> {
+/** `shards` > 1 (ours only): that many replicas with --sharding, each in a cgroup of its own with the same limits. */
+async function runPhase(n: number, driver: Driver, s: Settings, shards: number): Promise<PhaseResult> {
   const result: PhaseResult = {
     phase: driver.phase,
-    label: driver.label,
+    label: shards > 1 ? `${driver.label}, ${shards} shards` : driver.label,
     extraArgs: driver.extraArgs(s),
     n,
     ok: false,
@@ -1128,7 +1153,8 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
   if (dropped.length) result.droppedArgs = dropped;
   const controllerVersion = driver.version();
   if (controllerVersion) result.controllerVersion = controllerVersion;
-  const log = (msg: string) => s.log(`[N=${n} ${driver.label}] ${msg}`);
+  const label = shards > 1 ? `${driver.label}, ${shards} shards` : driver.label;
+  const log = (msg: string) => s.log(`[N=${n} ${label}] ${msg}`);
   const env = await TestEnv.start({ verbose: false });
   const client = new Client(env.kubeConfig, { userAgent: "bench", maxSockets: 64 });
   // 8 status patches in flight keep up with 5,000 Jobs a minute; more for more.
@@ -1138,8 +1164,8 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
   let finisher: JobFinisher | undefined;
   const recorder = new JobRecorder(client, driver.slotOf, (job) => finisher?.schedule(job));
   let profiled: Promise<ProfileResult> | undefined;
-  let launched: Launched | undefined;
-  let cg: Cgroup | undefined;
+  // Every controller process of the phase (ours sharded: each shard), in start order.
+  const members: Member[] = [];
   let progress: NodeJS.Timeout | undefined;
   let sampler: NodeJS.Timeout | undefined;
   try {
@@ -1182,64 +1208,96 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     const apiCpuBefore = apiserverPid === undefined ? undefined : cpuSeconds(apiserverPid);
     const etcdCpuBefore = etcdPid === undefined ? undefined : cpuSeconds(etcdPid);
 
-    // The controller's cgroup: ours with its limits, the built-in without (the same accounting).
+    // Each controller process in a cgroup of its own: ours with its limits (each shard with the same), the built-in
+    // without (the same accounting).
     const limits = driver.limits(s);
-    if (s.cgroups.ok) {
-      try {
-        cg = Cgroup.create(s.cgroups, `${CGROUP_PREFIX}${process.pid}-${driver.phase}-N${n}`, limits);
-        result.cgroup = { applied: true, limits: formatLimits(limits), info: cg.info };
-      } catch (err) {
-        result.cgroup = { applied: false, reason: `could not create the cgroup: ${errorText(err)}` };
+    const startMember = async (index: number): Promise<Member> => {
+      let cg: Cgroup | undefined;
+      let cgroup: CgroupResult;
+      const suffix = shards > 1 || index > 0 ? `-shard${index}` : "";
+      if (s.cgroups.ok) {
+        try {
+          cg = Cgroup.create(s.cgroups, `${CGROUP_PREFIX}${process.pid}-${driver.phase}-N${n}${suffix}`, limits);
+          cgroup = { applied: true, limits: formatLimits(limits), info: cg.info };
+        } catch (err) {
+          cgroup = { applied: false, reason: `could not create the cgroup: ${errorText(err)}` };
+        }
+      } else {
+        cgroup = { applied: false, reason: s.cgroups.reason ?? "cgroups not available" };
       }
-    } else {
-      result.cgroup = { applied: false, reason: s.cgroups.reason ?? "cgroups not available" };
-    }
-    if (!result.cgroup.applied) log(`running unbounded: ${result.cgroup.reason}`);
+      const launched = await driver.launch(
+        env,
+        s,
+        n,
+        cg,
+        shards > 1 ? { index, replica: shardReplica(index) } : undefined,
+      );
+      if (cg && !cg.contains(launched.pid))
+        cgroup = { applied: false, reason: `pid ${launched.pid} is not in ${cg.info.cpuDir}` };
+      if (!cgroup.applied) log(`${suffix ? `shard ${index}: ` : ""}running unbounded: ${cgroup.reason}`);
+      const m: Member = {
+        index,
+        launched,
+        cg,
+        cgroup,
+        startedAt: Date.now(),
+        lastCpu: cpuSeconds(launched.pid) ?? 0,
+        lastCpuAt: Date.now(),
+        peakCores: 0,
+        peakRss: 0,
+      };
+      void launched.proc.wait().then((code) => {
+        m.exitedAt = Date.now();
+        m.exitCode = code;
+      });
+      members.push(m);
+      return m;
+    };
 
     const spawnedAt = Date.now();
-    launched = await driver.launch(env, s, n, cg);
-    const proc = launched;
-    result.commandLine = launched.commandLine;
-    result.logFile = launched.logFile;
-    if (cg && !cg.contains(launched.pid)) {
-      result.cgroup = { applied: false, reason: `pid ${launched.pid} is not in ${cg.info.cpuDir}` };
-      log(`running unbounded: ${result.cgroup.reason}`);
-    }
-    let exitedAt: number | undefined;
-    void launched.proc.wait().then((code) => {
-      exitedAt = Date.now();
-      result.exitCode = code;
-    });
+    for (let i = 0; i < shards; i++) await startMember(i);
+    const first = members[0]!;
+    result.commandLine = first.launched.commandLine;
+    result.logFile = first.launched.logFile;
+    result.cgroup = first.cgroup;
+    if (shards > 1) result.shardCount = shards;
+    // The measured shards: a shard that joins later (the faults) is not one of them.
+    const measured = [...members];
+    const live = () => members.filter((m) => m.exitedAt === undefined && m.launched.proc.running);
+    const scrapeAll = async (of: Member[], timeoutMs: number): Promise<Sample[][] | undefined> => {
+      const all = await Promise.all(of.map((m) => m.launched.metrics(timeoutMs).catch(() => undefined)));
+      return all.every((x) => x !== undefined) ? (all as Sample[][]) : undefined;
+    };
     // CPU every second: the busiest second, and the last value should the process go away early.
-    let lastCpu = cpuSeconds(launched.pid) ?? 0;
-    let lastCpuAt = Date.now();
-    let peakCores = 0;
-    let peakRss = 0;
     // kube-apiserver's busiest second once the measured slots begin (measuring, below): what a burst waits for.
     let measureFrom = Infinity;
     let apiPeakCores = 0;
     let lastApi = apiserverPid === undefined ? undefined : cpuSeconds(apiserverPid);
     let lastApiAt = Date.now();
+    const sampleMember = (m: Member, now: number) => {
+      const c = cpuSeconds(m.launched.pid);
+      if (c !== undefined) {
+        if (now - m.lastCpuAt >= 500)
+          m.peakCores = Math.max(m.peakCores, (c - m.lastCpu) / ((now - m.lastCpuAt) / 1000));
+        m.lastCpu = c;
+        m.lastCpuAt = now;
+      }
+      const mem = memory(m.launched.pid);
+      if (mem && Number.isFinite(mem.peakRss)) m.peakRss = Math.max(m.peakRss, mem.peakRss);
+    };
     const sample = () => {
-      const c = cpuSeconds(proc.pid);
       const now = Date.now();
       const a = apiserverPid === undefined ? undefined : cpuSeconds(apiserverPid);
       if (a !== undefined && lastApi !== undefined && now >= measureFrom && now - lastApiAt >= 500)
         apiPeakCores = Math.max(apiPeakCores, (a - lastApi) / ((now - lastApiAt) / 1000));
       if (a !== undefined) [lastApi, lastApiAt] = [a, now];
-      if (c !== undefined) {
-        if (now - lastCpuAt >= 500) peakCores = Math.max(peakCores, (c - lastCpu) / ((now - lastCpuAt) / 1000));
-        lastCpu = c;
-        lastCpuAt = now;
-      }
-      const m = memory(proc.pid);
-      if (m && Number.isFinite(m.peakRss)) peakRss = Math.max(peakRss, m.peakRss);
+      for (const m of members) sampleMember(m, now);
     };
     sampler = setInterval(sample, 1000);
 
-    // Cold start: every CronJob processed once and nothing left in the queue. The scrape interval
-    // follows the scrape's own cost (per-CronJob metrics make /metrics large at N = 10,000): at most
-    // ~5 % of the controller's time goes into being polled.
+    // Cold start: every CronJob processed once and nothing left in the queue (sharded: in all shards together, and
+    // the namespaces split, each held once). The scrape interval follows the scrape's own cost (per-CronJob metrics
+    // make /metrics large at N = 10,000): at most ~5 % of the controller's time goes into being polled.
     const timeoutMs = coldStartTimeoutMs(n);
     result.coldStartTimeoutS = timeoutMs / 1000;
     let readyAt: number | undefined;
@@ -1250,14 +1308,20 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     let scrapes = 0;
     let scrapeMaxMs = 0;
     while (Date.now() - spawnedAt < timeoutMs) {
-      if (!proc.proc.running) throw new Error(`${driver.label} exited during start-up`);
+      if (measured.some((m) => !m.launched.proc.running)) throw new Error(`${driver.label} exited during start-up`);
       const t0 = performance.now();
-      const m = await proc.metrics(10_000).catch((err: unknown) => {
-        lastScrapeError = errorText(err);
-        return undefined;
-      });
+      const per = await Promise.all(
+        measured.map((m) =>
+          m.launched.metrics(10_000).catch((err: unknown) => {
+            lastScrapeError = errorText(err);
+            return undefined;
+          }),
+        ),
+      );
       const took = performance.now() - t0;
-      if (m) {
+      if (per.every((x) => x !== undefined)) {
+        const all = per as Sample[][];
+        const m = all.flat();
         scraped = true;
         scrapes++;
         scrapeMaxMs = Math.max(scrapeMaxMs, took);
@@ -1267,7 +1331,7 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
           sumOf(m, "workqueue_depth", QUEUE) + sumOf(m, "controller_runtime_deferred_reconciles", QUEUE_CONTROLLER);
         if (processed >= n && result.firstNProcessedS === undefined)
           result.firstNProcessedS = (Date.now() - spawnedAt) / 1000;
-        if (processed >= n && depth === 0) {
+        if (processed >= n && depth === 0 && (shards === 1 || settled(all))) {
           readyAt = Date.now();
           break;
         }
@@ -1286,18 +1350,19 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     } else {
       result.coldStartS = (readyAt - spawnedAt) / 1000;
     }
-    const started = launched.workersStartedAt();
+    const started = first.launched.workersStartedAt();
     if (started !== undefined) result.workersStartedS = (started - spawnedAt) / 1000;
-    const cpuAtReady = cpuSeconds(launched.pid);
+    for (const m of measured) m.cpuAtReady = cpuSeconds(m.launched.pid);
+    const cpuAtReady = sumDefined(measured.map((m) => m.cpuAtReady));
     result.cpuColdStartSeconds = cpuAtReady;
     const serversAtReady = serverCpu(apiserverPid, etcdPid);
-    const ioAtReady = controllerIO(launched);
+    const ioAtReady = sumIO(measured.map((m) => controllerIO(m.launched)));
     if (apiCpuBefore !== undefined && serversAtReady.apiserver !== undefined)
       result.apiserverCpuColdStartSeconds = serversAtReady.apiserver - apiCpuBefore;
     if (etcdCpuBefore !== undefined && serversAtReady.etcd !== undefined)
       result.etcdCpuColdStartSeconds = serversAtReady.etcd - etcdCpuBefore;
     const apiReady = await apiserverMetrics(env);
-    if (cg && result.cgroup.applied) result.cgroup.atReady = cg.stats();
+    for (const m of measured) if (m.cg && m.cgroup.applied) m.cgroup.atReady = m.cg.stats();
     // A slot that passed during the cold start (slow setup + cold start > ~55 s, e.g. N = 10,000 under a
     // CPU limit): its Jobs are part of the cold start's work; the report says so.
     const inColdStart: Array<{ slot: string; jobs: number }> = [];
@@ -1334,16 +1399,18 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     const apiAfter = await apiserverMetrics(env);
     const apiCpuAfter = apiserverPid === undefined ? undefined : cpuSeconds(apiserverPid);
     const serversAtEnd = serverCpu(apiserverPid, etcdPid);
-    const ioAtEnd = controllerIO(launched);
-    const cpuEnd = cpuSeconds(launched.pid) ?? (exitedAt !== undefined ? lastCpu : undefined);
-    const mem = memory(launched.pid);
-    const ctrl = await launched.metrics(30_000).catch(() => undefined);
+    const ioAtEnd = sumIO(measured.map((m) => controllerIO(m.launched)));
+    for (const m of measured)
+      m.cpuEnd = cpuSeconds(m.launched.pid) ?? (m.exitedAt !== undefined ? m.lastCpu : undefined);
+    const cpuEnd = sumDefined(measured.map((m) => m.cpuEnd));
+    const perShard = await Promise.all(measured.map((m) => m.launched.metrics(30_000).catch(() => undefined)));
+    const ctrl = perShard.every((x) => x !== undefined) ? (perShard as Sample[][]).flat() : undefined;
     const endedAt = Date.now();
 
     // Late Jobs of the last slot: keep watching while they come fast enough to complete it in time.
     const drainFrom = Date.now();
     let have = recorder.perSlot.get(lastSlot) ?? 0;
-    while (have < n && proc.proc.running && Date.now() - drainFrom < DRAIN_MAX_MS) {
+    while (have < n && live().length > 0 && Date.now() - drainFrom < DRAIN_MAX_MS) {
       await sleep(5000);
       const now = recorder.perSlot.get(lastSlot) ?? 0;
       const rate = (now - have) / 5;
@@ -1352,23 +1419,41 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     }
     result.drainSeconds = (Date.now() - drainFrom) / 1000;
     if (result.drainSeconds > 1) log(`watched ${result.drainSeconds.toFixed(0)} s more for late Jobs of the last slot`);
-    if (cg && result.cgroup.applied) result.cgroup.atEnd = cg.stats();
+    for (const m of measured) if (m.cg && m.cgroup.applied) m.cgroup.atEnd = m.cg.stats();
+
+    if (shards > 1) {
+      result.shards = measured.map((m, i) => shardResult(m, perShard[i], readyAt, endedAt, spawnedAt));
+      result.faults = await shardFaults({
+        client,
+        recorder,
+        keys,
+        members,
+        startMember,
+        scrapeAll,
+        live,
+        log,
+      });
+    }
 
     clearInterval(sampler);
     sampler = undefined;
     await finisher.stop();
     await recorder.stop();
-    await launched.proc.stop();
+    await Promise.all(members.map((m) => m.launched.proc.stop()));
     const refused = finisher.failure();
     if (refused) throw refused;
-    if (cg && result.cgroup.applied && result.cgroup.atEnd) {
+    for (const m of measured) {
       // An OOM kill while stopping is still one.
-      result.cgroup.atEnd.oomKills = Math.max(result.cgroup.atEnd.oomKills, cg.stats().oomKills);
+      if (m.cg && m.cgroup.applied && m.cgroup.atEnd)
+        m.cgroup.atEnd.oomKills = Math.max(m.cgroup.atEnd.oomKills, m.cg.stats().oomKills);
     }
 
     result.runSeconds = (endedAt - spawnedAt) / 1000;
-    if (exitedAt !== undefined && exitedAt < endedAt) {
-      result.exitedAtS = (exitedAt - spawnedAt) / 1000;
+    const exited = measured.filter((m) => m.exitedAt !== undefined && m.exitedAt < endedAt);
+    if (exited.length) {
+      const m = exited[0]!;
+      result.exitedAtS = (m.exitedAt! - spawnedAt) / 1000;
+      result.exitCode = m.exitCode;
       log(`the controller exited ${result.exitedAtS.toFixed(0)} s after start (code ${result.exitCode})`);
     }
     result.analysis = analyze([...recorder.jobs.values()], keys, slots);
@@ -1401,9 +1486,14 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
         result.cpuMsPerRunSteady = ((cpuEnd - cpuAtReady) * 1000) / (n * s.minutes);
       }
     }
-    result.cpuPeakCores = peakCores;
+    // Sharded: the busiest shard's second and peak (each shard has the limits one instance has).
+    result.cpuPeakCores = Math.max(...measured.map((m) => m.peakCores));
     result.apiserverPeakCores = apiPeakCores;
-    if (mem && Number.isFinite(mem.peakRss)) peakRss = Math.max(peakRss, mem.peakRss);
+    for (const m of measured) {
+      const mem = memory(m.launched.pid);
+      if (mem && Number.isFinite(mem.peakRss)) m.peakRss = Math.max(m.peakRss, mem.peakRss);
+    }
+    const peakRss = Math.max(...measured.map((m) => m.peakRss));
     if (peakRss > 0) result.peakRssMB = peakRss / 2 ** 20;
     if (apiCpuBefore !== undefined && apiCpuAfter !== undefined)
       result.apiserverCpuSeconds = apiCpuAfter - apiCpuBefore;
@@ -1437,12 +1527,13 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     }
     result.ok = true;
     const a = result.analysis;
+    const atEnd = first.cgroup.atEnd;
     log(
       `done: ${a.jobsTotal} Jobs, skew p99 ${a.skew.p99.toFixed(2)} s, missed ${a.missed}, duplicates ${a.duplicates}, ` +
         `${result.writesPerRun.toFixed(2)} writes/run, ${result.cpuMsPerRunSteady?.toFixed(2) ?? "n/a"} CPU ms/run` +
-        (result.cgroup.atEnd
-          ? `; cgroup: throttled ${result.cgroup.atEnd.nrThrottled}/${result.cgroup.atEnd.nrPeriods} periods, ` +
-            `memory peak ${(result.cgroup.atEnd.memoryMaxUsageBytes / 2 ** 20).toFixed(0)} MB, OOM kills ${result.cgroup.atEnd.oomKills}`
+        (atEnd
+          ? `; cgroup${shards > 1 ? " (shard 0)" : ""}: throttled ${atEnd.nrThrottled}/${atEnd.nrPeriods} periods, ` +
+            `memory peak ${(atEnd.memoryMaxUsageBytes / 2 ** 20).toFixed(0)} MB, OOM kills ${atEnd.oomKills}`
           : ""),
     );
   } catch (err) {
@@ -1456,26 +1547,145 @@ async function runPhase(n: number, driver: Driver, s: Settings): Promise<PhaseRe
     // A profile under way when the phase failed: its result is no longer reported, but it ends before the control plane.
     await profiled?.catch(() => undefined);
     if (finisher?.errors) result.finisherErrors = finisher.errors;
-    if (launched) {
-      await launched.proc.stop().catch(() => undefined);
-      if (!result.ok) result.logTail = tail(launched.logFile);
-    }
-    if (cg) {
-      if (!result.ok && result.cgroup?.applied) {
+    await Promise.all(members.map((m) => m.launched.proc.stop().catch(() => undefined)));
+    if (!result.ok && members[0]) result.logTail = tail(members[0].launched.logFile);
+    for (const m of members) {
+      if (!m.cg) continue;
+      if (!result.ok && m.cgroup.applied) {
         // Why it failed may be here (an OOM kill during the cold start).
         try {
-          result.cgroup.atEnd = cg.stats();
-          const ooms = result.cgroup.atEnd.oomKills;
+          m.cgroup.atEnd = m.cg.stats();
+          const ooms = m.cgroup.atEnd.oomKills;
           if (ooms > 0)
             result.error = `${result.error ?? "failed"} (OOM-killed: oom_kill ${ooms} in its memory cgroup)`;
         } catch {
           // gone
         }
       }
-      cg.remove();
+      m.cg.remove();
     }
     client.close();
     await env.stop();
   }
   return result;
+}
+
+/** One controller process of a phase (sharded: one shard), with its cgroup and what was sampled of it. */
+interface Member {
+  index: number;
+  launched: Launched;
+  cg: Cgroup | undefined;
+  cgroup: CgroupResult;
+  startedAt: number;
+  lastCpu: number;
+  lastCpuAt: number;
+  peakCores: number;
+  peakRss: number;
+  cpuAtReady?: number;
+  cpuEnd?: number;
+  exitedAt?: number;
+  exitCode?: number | null;
+}
+
+function sumDefined(xs: Array<number | undefined>): number | undefined {
+  return xs.some((x) => x === undefined) ? undefined : xs.reduce<number>((a, x) => a + x!, 0);
+}
+
+function sumIO(xs: Array<ReturnType<typeof controllerIO>>): { read: number; written: number; log: number } | undefined {
+  const sum = { read: 0, written: 0, log: 0 };
+  for (const x of xs) {
+    if (!x) return undefined;
+    sum.read += x.read;
+    sum.written += x.written;
+    sum.log += x.log;
+  }
+  return sum;
+}
+
+function shardResult(m: Member, metrics: Sample[] | undefined, readyAt: number, endedAt: number, spawnedAt: number) {
+  const r: ShardResult = { index: m.index, replica: shardReplica(m.index) };
+  if (m.cpuEnd !== undefined) {
+    r.cpuSeconds = m.cpuEnd;
+    if (m.cpuAtReady !== undefined) r.cpuPerMinuteSteady = (m.cpuEnd - m.cpuAtReady) / ((endedAt - readyAt) / 60_000);
+  }
+  r.cpuPeakCores = m.peakCores;
+  if (m.peakRss > 0) r.peakRssMB = m.peakRss / 2 ** 20;
+  if (m.cgroup.atEnd) r.cgroupAtEnd = m.cgroup.atEnd;
+  if (metrics) r.namespacesHeld = sumOf(metrics, "sharding_namespaces", { state: "held" });
+  if (m.exitedAt !== undefined && m.exitedAt < endedAt) r.exitedAtS = (m.exitedAt - spawnedAt) / 1000;
+  return r;
+}
+
+/** Past the whole run's kill wait: the lease's duration and a slot's burst. */
+const FAULT_WAIT_MS = 150_000;
+/** The SIGKILL this long before a minute slot: the slot's Jobs in its namespaces wait for the takeover. */
+const KILL_BEFORE_SLOT_MS = 3_000;
+
+/**
+ * After the measured window: a shard joins (the namespaces that move, the time to settle), then the busiest shard is
+ * SIGKILLed just before a slot (how long until its namespaces' Jobs of that slot exist). Missed runs and duplicates
+ * over both come from the same record of Jobs.
+ */
+async function shardFaults(o: {
+  client: Client;
+  recorder: JobRecorder;
+  keys: readonly string[];
+  members: Member[];
+  startMember: (index: number) => Promise<Member>;
+  scrapeAll: (of: Member[], timeoutMs: number) => Promise<Sample[][] | undefined>;
+  live: () => Member[];
+  log: (msg: string) => void;
+}): Promise<ShardFaults> {
+  const faults: ShardFaults = {};
+  const from = Math.floor(Date.now() / 60_000) * 60_000 + 60_000;
+  // The join.
+  const before = await claimHolders(o.client);
+  const k = o.live().length;
+  const joinAt = Date.now();
+  const newcomer = await o.startMember(o.members.length);
+  const settledS = await waitSettled(() => o.scrapeAll(o.live(), 10_000), FAULT_WAIT_MS);
+  const after = await claimHolders(o.client);
+  faults.join = {
+    before: k,
+    ...joinFigures(before, after, shardReplica(newcomer.index)),
+    ...(settledS !== undefined ? { settledS: (Date.now() - joinAt) / 1000 } : { error: "not settled in time" }),
+  };
+  o.log(`join: ${faults.join.moved} namespaces moved, the new shard holds ${faults.join.newcomerHeld}`);
+
+  // The kill: the live shard holding the most namespaces, just before the next slot with room for it.
+  const holders = await claimHolders(o.client);
+  const count = (replica: string) => [...holders.values()].filter((h) => h === replica).length;
+  const victim = o
+    .live()
+    .sort((a, b) => count(shardReplica(b.index)) - count(shardReplica(a.index)))
+    .at(0);
+  if (!victim) return faults;
+  const owned = new Set([...holders].filter(([, h]) => h === shardReplica(victim.index)).map(([ns]) => ns));
+  let slot = Math.floor(Date.now() / 60_000) * 60_000 + 60_000;
+  if (slot - Date.now() < KILL_BEFORE_SLOT_MS + 5_000) slot += 60_000;
+  await sleep(slot - KILL_BEFORE_SLOT_MS - Date.now());
+  process.kill(victim.launched.pid, "SIGKILL");
+  const killAt = Date.now();
+  o.log(`SIGKILLed shard ${victim.index} (${owned.size} namespaces) ${KILL_BEFORE_SLOT_MS / 1000} s before the slot`);
+  const mine = o.keys.filter((key) => owned.has(key.slice(0, key.indexOf("/"))));
+  const deadline = killAt + FAULT_WAIT_MS;
+  for (;;) {
+    const have = new Set<string>();
+    for (const j of o.recorder.jobs.values()) if (j.slot === slot && owned.has(j.namespace)) have.add(j.owner);
+    if (have.size >= mine.length || Date.now() > deadline) break;
+    await sleep(1000);
+  }
+  faults.kill = {
+    beforeSlotS: KILL_BEFORE_SLOT_MS / 1000,
+    ...killFigures(o.recorder.jobs.values(), o.keys, owned, slot, killAt),
+  };
+  o.log(
+    `kill: its namespaces' first Job ${faults.kill.firstJobS?.toFixed(1) ?? "n/a"} s after, the last ` +
+      `${faults.kill.lastJobS?.toFixed(1) ?? "n/a"} s; missed ${faults.kill.missed}`,
+  );
+  // The slots from the first after the join to the kill's: every CronJob's run, none twice.
+  const slots: number[] = [];
+  for (let t = from; t <= slot; t += 60_000) slots.push(t);
+  faults.analysis = analyze([...o.recorder.jobs.values()], [...o.keys], slots);
+  return faults;
 }

@@ -14,6 +14,7 @@ import {
   type PhaseResult,
   type WriteCost,
 } from "./phases.ts";
+import { SHARD_TARGETS, shardsTable } from "./report-shards.ts";
 
 export interface NResult {
   n: number;
@@ -23,6 +24,8 @@ export interface NResult {
   builtin?: PhaseResult;
   /** The fully tuned built-in (BUILTIN_TUNED_ARGS): the anchor, the fair comparison. */
   builtinTuned?: PhaseResult;
+  /** Ours as K > 1 active shards (SHARDS), each against `ours` (one instance) of the same N. */
+  oursShards?: PhaseResult[];
 }
 
 export interface Machine {
@@ -960,6 +963,31 @@ export function renderMarkdown(r: Report, chartFile: string | undefined, analysi
     "",
     sizingTable(r),
     "",
+    ...(r.results.some((res) => res.oursShards?.length)
+      ? [
+          "### Shards: one instance against several active ones",
+          "",
+          "Ours with `--sharding`: K replicas, all active, each in a cgroup of its own with the limits one instance has " +
+            "(the same column's), the namespaces divided between them. Each shard's CPU is its own after the cold start; " +
+            "its memory its process's peak RSS (its cgroup's peak, which also counts the page cache of its log, beside " +
+            "it). The namespaces are the cluster's, the four system ones included. Targets at 4 shards: each shard's CPU " +
+            "and peak RSS at most " +
+            `${SHARD_TARGETS.perShardRatio} × one instance's, kube-apiserver's CPU per run at most ` +
+            `${SHARD_TARGETS.apiserverRatio} × one instance's. After the measured window, in the same run: a shard ` +
+            "joins (the namespaces whose claim changed holder; ideal: namespaces / (K + 1)), then the shard holding the " +
+            "most namespaces is SIGKILLed 3 s before a minute slot (its Lease lasts 15 s: its namespaces are taken once " +
+            "it has been quiet that long), and the slots from the join to the kill's are checked for missed runs and " +
+            "duplicates.",
+          "",
+          ...r.results.flatMap((res) => [
+            shardsTable(res.n, res.ours, res.oursShards ?? []),
+            "",
+            ...(res.oursShards ?? [])
+              .filter((p) => !p.ok)
+              .map((p) => `${p.shardCount ?? "?"} shards at N = ${res.n} failed: ${p.error ?? "?"}\n`),
+          ]),
+        ]
+      : []),
     "## Setup",
     "",
     `- Machine: ${m.nproc} CPUs (${m.cpuModel}), ${m.memGiB.toFixed(1)} GiB RAM, Linux ${m.kernel}, Node ${m.node}; ` +

@@ -42,6 +42,8 @@ type Membership =
       leaseDurationMs?: number;
       renewDeadlineMs?: number;
       retryPeriodMs?: number;
+      /** Another replica's Lease unchanged this long is deleted (default STALE_LEASE_MS). */
+      staleLeaseMs?: number;
     }
   | {
       sharded: false;
@@ -103,6 +105,12 @@ const movesTotal = getOrCreate(
     }),
 );
 
+/**
+ * A replica Lease unchanged this long is deleted (collectStaleLeases): long past any duration, so that a replica
+ * stopped (SIGSTOP, a paused VM) for less comes back to its own Lease.
+ */
+const STALE_LEASE_MS = 10 * 60_000;
+
 /** A write the fence refused: this replica does not hold the namespace now (APIError so callers back off). */
 function notHeld(namespace: string, why: string): APIError {
   return new APIError(0, "Unknown", `namespace ${namespace} is not held by this replica (${why}): write not sent`);
@@ -122,6 +130,8 @@ export class NamespaceCoordinator {
   /** When each claim's record last changed, as we saw it (a dead holder's claim is taken only after its duration). */
   private readonly claimSeen = new Map<string, { rv: string; at: number }>();
   private readonly letting = new Set<string>();
+  /** Stale replica Leases being deleted (collectStaleLeases). */
+  private readonly collecting = new Set<string>();
   private elector: LeaderElector | undefined;
   private members: Members | undefined;
   private namespaces: Informer | undefined;
@@ -315,10 +325,32 @@ export class NamespaceCoordinator {
     if (isLost && !signal.aborted) throw new Error(`the replica's Lease was lost (${this.claimant.instanceLease})`);
   }
 
+  /**
+   * Sharded: deletes replica Leases unchanged for STALE_LEASE_MS (a replica SIGKILLed, OOM-killed or evicted never
+   * deletes its own, and each Pod's name makes a new one). Any live replica may; the preconditions make one delete
+   * win, and only of the record judged stale (a renewal since makes it fail).
+   */
+  private collectStaleLeases(now: number): void {
+    const m = this.o.membership;
+    if (!m.sharded || !this.members) return;
+    for (const l of this.members.stale(m.staleLeaseMs ?? STALE_LEASE_MS, now)) {
+      if (l.name === m.leaseName || this.collecting.has(l.name)) continue;
+      this.collecting.add(l.name);
+      void this.o.client
+        .delete(Kinds.Lease, m.namespace, l.name, { preconditions: { uid: l.uid, resourceVersion: l.resourceVersion } })
+        .then(
+          () => this.log.info("deleted a replica's Lease not renewed for long", { lease: l.name }),
+          () => undefined, // another replica deleted it first, or it was renewed: nothing to do
+        )
+        .finally(() => this.collecting.delete(l.name));
+    }
+  }
+
   /** One look: give up what is no longer ours, take what is ours and free, let go of what was given up. */
   private pass(now: number): void {
     const members = this.liveMembers(now);
     membersGauge.set(members.length);
+    this.collectStaleLeases(now);
     const candidates = this.candidateNamespaces();
     for (const [ns, state] of this.held) {
       const ours = candidates.has(ns) && ownerOf(ns, members) === this.memberKey;

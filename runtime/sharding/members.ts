@@ -13,6 +13,8 @@ interface Seen {
   at: number;
   durationMs: number;
   holder: string;
+  uid: string;
+  resourceVersion: string;
 }
 
 export class Members {
@@ -59,8 +61,22 @@ export class Members {
       at: performance.now(),
       durationMs: (spec.leaseDurationSeconds ?? 0) * 1000,
       holder: spec.holderIdentity ?? "",
+      uid: l.metadata?.uid ?? "",
+      resourceVersion: l.metadata?.resourceVersion ?? "",
     });
     onChange();
+  }
+
+  /**
+   * Leases we have seen unchanged for `quietMs` (a replica killed before it could delete its own): already not live,
+   * so deleting them changes no decision. With their uid and resourceVersion, to delete only the record we judged.
+   */
+  stale(quietMs: number, now = performance.now()): Array<{ name: string; uid: string; resourceVersion: string }> {
+    const out: Array<{ name: string; uid: string; resourceVersion: string }> = [];
+    for (const [name, s] of this.seen)
+      if (s.at + Math.max(quietMs, s.durationMs) <= now && s.uid && s.resourceVersion)
+        out.push({ name, uid: s.uid, resourceVersion: s.resourceVersion });
+    return out;
   }
 
   /** Whether the Lease `namespace/name` is held and has been renewed within its duration, as we observed. */

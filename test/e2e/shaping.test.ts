@@ -120,8 +120,8 @@ e2eDescribe("end to end: jitter over a fleet of one minute, on a real node", { t
           const job = own[0]!;
           const offset = offsetOf(name, s);
           assert.equal(job.metadata.name, `${name}-${s / 1000}`, "the slot's name: its lock");
-          // An offset of 0 is no offset: the Job says none.
-          assert.equal(job.metadata.annotations?.[JITTER_OFFSET_ANNOTATION], offset ? `${offset}s` : undefined);
+          // Every jittered slot's Job says its offset, 0 included.
+          assert.equal(job.metadata.annotations?.[JITTER_OFFSET_ANNOTATION], `${offset}s`);
           const start = s + offset * 1000;
           assert.ok(
             createdAt(job) >= start,

@@ -2,7 +2,7 @@
 // plus its offset (hashed from the CronJob and the slot: the same after a restart), the Job keeps the slot's name and
 // says its offset, the record's entry says when it was due, status.nextScheduleTime announces the start, the pass
 // is woken for it, and startingDeadlineSeconds counts from it. The offsets are the product's own (jitterOffsetSeconds),
-// so the test reads them, never hard-codes them.
+// pinned once to values computed apart from it (Python's hashlib) so that nothing of the process can enter them.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
@@ -70,6 +70,32 @@ describe("jitter: a slot's run starts at its slot plus its offset", () => {
     assert.ok(offset >= 0 && offset < JITTER);
     assert.equal(jitterOffsetSeconds(KEY, SLOT, JITTER), offset);
     assert.equal(start.getTime(), SLOT.getTime() + offset * 1000);
+  });
+
+  it("offsets are pinned: computed apart from the product (Python's hashlib), so nothing of the process enters them", () => {
+    // int.from_bytes(hashlib.sha256(b"<namespace>/<name>/<slot's unix seconds>").digest()[:4], "big") % jitter
+    const pinned: Array<[{ namespace: string; name: string }, string, number, number]> = [
+      [KEY, "2026-11-25T10:00:00Z", 1800, 1225],
+      [KEY, "2026-11-25T11:00:00Z", 1800, 234],
+      [KEY, "2026-11-25T10:00:00Z", 7, 4],
+      [{ namespace: "team-a", name: "nightly" }, "2026-11-25T10:00:00Z", 3600, 297],
+      [{ namespace: "f", name: "cj-7" }, "2026-11-25T10:00:00Z", 60, 6],
+    ];
+    for (const [key, slot, jitter, expected] of pinned)
+      assert.equal(jitterOffsetSeconds(key, new Date(slot), jitter), expected, `${key.namespace}/${key.name} ${slot}`);
+  });
+
+  it("a jittered slot whose offset is 0 still says it (0s): it was jittered, not unjittered", async () => {
+    // jitter 1s: every offset is 0.
+    const t = await setUp({ jitter: "1s" });
+    await t.reconcile(SLOT);
+    const [job] = await t.jobs();
+    assert.equal(job?.metadata?.annotations?.[JITTER_OFFSET_ANNOTATION], "0s");
+    const plain = await setUp({});
+    await plain.reconcile(SLOT);
+    const [unjittered] = await plain.jobs();
+    assert.ok(unjittered, "the slot's Job");
+    assert.equal(unjittered.metadata?.annotations?.[JITTER_OFFSET_ANNOTATION], undefined, "no jitter: no offset");
   });
 
   it("offsets spread a fleet over the jitter (property: 500 CronJobs on one slot fill every tenth of it)", () => {

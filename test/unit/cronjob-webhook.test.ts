@@ -2,7 +2,7 @@
 // apimachinery-shaped denials (the kubebuilder tutorial's cases and more), and a property test that
 // whatever the validating webhook admits, the controller's parser and scheduler can schedule.
 import assert from "node:assert/strict";
-import { worstCaseRetrySeconds } from "../../api/v1/index.ts";
+import { jitterSecondsOf, worstCaseRetrySeconds } from "../../api/v1/index.ts";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import {
@@ -1829,10 +1829,12 @@ describe("limits at admission: maxRuns, startTime, endTime", () => {
 });
 
 describe("jitter at admission", () => {
-  it("refuses a jitter that is no duration, below 1s, or not shorter than the schedule's closest slots", () => {
+  it("refuses a jitter that is no duration, not whole seconds, below 1s, or not shorter than the schedule's closest slots", () => {
     const cases: Array<[(s: Record<string, unknown>) => void, RegExp]> = [
       [(s) => (s.jitter = "soon"), /"soon".*Go duration/],
-      [(s) => (s.jitter = "500ms"), /at least 1s/],
+      [(s) => (s.jitter = "500ms"), /whole seconds/],
+      [(s) => (s.jitter = "1.5s"), /"1\.5s".*whole seconds/],
+      [(s) => (s.jitter = "1m0.25s"), /"1m0\.25s".*whole seconds/],
       [
         (s) => ((s.schedule = "*/5 * * * *"), (s.jitter = "5m")),
         /shorter than the 5m0s between the schedule's closest slots/,
@@ -1845,6 +1847,11 @@ describe("jitter at admission", () => {
       assert.equal(errors[0]!.field, "spec.jitter");
       assert.match(fieldErrorString(errors[0]!), message);
     }
+  });
+
+  it("a jitter stored before fractions were refused keeps its whole seconds", () => {
+    assert.equal(jitterSecondsOf({ jitter: "1.5s" }), 1);
+    assert.equal(jitterSecondsOf({ jitter: "2m30.9s" }), 150);
   });
 
   it("admits a jitter shorter than the gap, and warns of an end time already past", () => {

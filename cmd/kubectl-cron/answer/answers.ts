@@ -255,7 +255,7 @@ export function historyAnswer(x: CronJobRead & { jobs: readonly Job[] }): Output
       r.after ? SHAPING.after(r.after.cronJob, r.after.job) : r.attempt ? `${r.trigger} ${r.attempt}` : r.trigger,
       // A jittered run's offset beside its slot: "2026-11-25T02:00:00Z +37s".
       r.scheduledTime
-        ? `${r.scheduledTime}${r.jitterOffsetSeconds ? ` ${SHAPING.offset(r.jitterOffsetSeconds)}` : ""}`
+        ? `${r.scheduledTime}${r.jitterOffsetSeconds !== undefined ? ` ${SHAPING.offset(r.jitterOffsetSeconds)}` : ""}`
         : "-",
       ...(scheduleColumn ? [r.schedules ?? "-"] : []),
       r.result,

@@ -76,7 +76,7 @@ function rowOf(job: Job, now: Date): HistoryRow {
     trigger: isManualJob(job) ? RUN_NOW_ROW.word : made.word,
     ...(run ? { attempt: run.which, retryOf: run.first } : {}),
     ...(after ? { after } : {}),
-    ...(offset ? { jitterOffsetSeconds: offset } : {}),
+    ...(offset !== undefined ? { jitterOffsetSeconds: offset } : {}),
     result,
   };
   if (slot && !isManualJob(job)) row.scheduledTime = iso(slot);

@@ -19,6 +19,8 @@ const NAMING: ClaimNaming = {
   instanceLeaseAnnotation: "sharding.test/instance-lease",
 };
 const NAMESPACES = Array.from({ length: 12 }, (_, i) => `shard-ns-${i}`);
+/** A replica Lease unchanged this long is deleted by a live replica (10 minutes in the manager). */
+const STALE_MS = 6_000;
 const LEASE_MS = 3000;
 
 interface Replica {
@@ -55,6 +57,7 @@ describe("sharding: namespaces divided between live replicas", () => {
         leaseDurationMs: LEASE_MS,
         renewDeadlineMs: 2000,
         retryPeriodMs: 300,
+        staleLeaseMs: STALE_MS,
       },
       naming: NAMING,
       install,
@@ -198,6 +201,19 @@ describe("sharding: namespaces divided between live replicas", () => {
       LEASE_MS * 4,
     );
     assert.ok(Date.now() - cutAt >= LEASE_MS - 500, "not taken before c's Lease could have expired");
+    // c's Lease, never renewed again (a replica SIGKILLed never deletes its own), is deleted by a live replica once
+    // it has been stale that long; a's own stays.
+    await eventually(
+      "c's stale Lease deleted",
+      async () =>
+        await admin.get(Kinds.Lease, "default", "test-install-c").then(
+          () => false,
+          () => true,
+        ),
+      STALE_MS * 3,
+    );
+    assert.ok(Date.now() - cutAt >= STALE_MS - 500, "not deleted before it had been stale that long");
+    await admin.get(Kinds.Lease, "default", "test-install-a");
     overlap.stop();
     assert.deepEqual(overlap.overlaps, []);
   });
