@@ -180,10 +180,13 @@ export async function run(flags: Flags): Promise<number> {
         ...cronJobWebhookHandlers({
           client: mgr.client,
           logger: log.withName("webhook").withName("cronjob"),
-          // The calendars a CronJob names, read as the reconciler reads them (the cache every replica runs).
-          calendars: (namespace, name) => (mgr.cache.hasSynced() ? calendars.read(namespace, name) : "unknown"),
+          // The calendars a CronJob names, read as the reconciler reads them (the cache every replica runs). A
+          // namespace this replica's cache does not cover (a shard's that another holds) is unknown, not empty: no
+          // warning of a calendar "missing" that is only another shard's to read.
+          calendars: (namespace, name) => (mgr.cache.covers(namespace) ? calendars.read(namespace, name) : "unknown"),
           // The CronJobs' spec.after, for the cycle check (the controller refuses a cycle admission missed too).
           upstreams: (namespace, name) => {
+            if (!mgr.cache.covers(namespace)) return undefined;
             const cj = mgr.cache.get(CronJobResource, namespace, name);
             return cj ? upstreamsOf((cj as { spec?: unknown }).spec).map((u) => u.cronJob) : undefined;
           },
@@ -280,6 +283,8 @@ function setupNamespaceScope(mgr: Manager, flags: Flags, kubeConfig: RESTConfig)
   const coordinator = new NamespaceCoordinator({
     // Its own connections, as leader election has: claims and renewals must not queue behind a burst of creates.
     client: new Client(kubeConfig, { userAgent: `${PRODUCT}/sharding`, fieldManager: PRODUCT, maxSockets: 4 }),
+    // Its watches hold a connection each (one per namespace with --watch-namespaces): as many as they need.
+    watchClient: new Client(kubeConfig, { userAgent: `${PRODUCT}/sharding`, maxSockets: Infinity }),
     fenced: mgr.client,
     cache: mgr.cache,
     candidates:

@@ -231,8 +231,15 @@ export class Commit {
     kept: ReadonlySet<string>,
     ctx: ReconcileContext,
   ) {
+    // A Job this process already deleted, which the cache still has: deleting it again would be answered 404.
+    const remembered = this.memory.recall(keyOf(cronJob));
+    const gone = (remembered.gone ??= new Set());
     for (const job of historyToDelete(this.triggers, cronJob, history, kept)) {
-      this.event(cronJob, (await this.jobs.delete(cronJob, job, ctx, "history")).event);
+      const uid = job.metadata?.uid;
+      if (uid && gone.has(uid)) continue;
+      const deleted = await this.jobs.delete(cronJob, job, ctx, "history");
+      if (uid && !deleted.failed) gone.add(uid);
+      this.event(cronJob, deleted.event);
     }
   }
 

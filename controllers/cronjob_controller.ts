@@ -38,7 +38,7 @@ import { cachedParse, guardEvents, type GuardDecision, guards, statusAfterGuards
 import { endStep } from "./limits.ts";
 import { cachedChildren, setupJobCache } from "./job.ts";
 import { ChildJobs } from "./jobs.ts";
-import { ReconcilerMemory } from "./memory.ts";
+import { goneJobs, ReconcilerMemory } from "./memory.ts";
 import { type CronJobRunMetrics, noCronJobMetrics } from "./metrics.ts";
 import { observeChildren } from "./observe.ts";
 import { keyOf, type LoadedCronJob, loadedFrom, newPass, type Pass, type StoredCronJob, take } from "./pass.ts";
@@ -191,8 +191,11 @@ export class CronJobReconciler implements Reconciler {
     // 2. Our child Jobs, through the owner index.
     const cached = cachedChildren(this.cache, cronJob);
 
-    // 3. Active Jobs status lists that the cache has not seen: the API server decides (live reads).
-    const live = await this.jobs.confirmActive(cronJob, cached, ctx);
+    // 3. Active Jobs status lists that the cache has not seen: the API server decides (live reads), but not again
+    // for one already found gone or deleted by this process (memory's `gone`, kept while the cache or status lists it).
+    const remembered = this.memory.recall(keyOf(cronJob));
+    remembered.gone = goneJobs(remembered.gone, cached, cronJob.status?.active);
+    const live = await this.jobs.confirmActive(cronJob, cached, ctx, (remembered.gone ??= new Set()));
 
     // 4. What the children say: status, the runs whose end status has not booked, their Events and counts; and a run
     // whose Pods never started, ended.

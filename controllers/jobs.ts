@@ -50,17 +50,29 @@ export class ChildJobs {
     }
   }
 
-  /** Step 3: the Jobs the stored status.active lists that the cache lacks, read live (undefined: gone). */
+  /**
+   * Step 3: the Jobs the stored status.active lists that the cache lacks, read live (undefined: gone). `gone`: UIDs
+   * known gone (not read again), and those a read finds gone are added.
+   */
   async confirmActive(
     cronJob: Owner & { status?: { active?: readonly { name?: string; uid?: string }[] } },
     cached: readonly Readonly<Job>[],
     ctx: ReconcileContext,
+    gone: Set<string> = new Set(),
   ): Promise<Map<string, Readonly<Job> | undefined>> {
     const uids = new Set(cached.map((j) => j.metadata?.uid));
     const live = new Map<string, Readonly<Job> | undefined>();
     for (const ref of cronJob.status?.active ?? []) {
       if (!ref.name || (ref.uid && uids.has(ref.uid))) continue;
-      live.set(ref.name, await this.get(cronJob, ref.name, ctx));
+      if (ref.uid && gone.has(ref.uid)) {
+        live.set(ref.name, undefined);
+        continue;
+      }
+      const job = await this.get(cronJob, ref.name, ctx);
+      // Another Job of that name (a re-created CronJob's) is not the one listed: that one is gone too.
+      const same = job && (!ref.uid || job.metadata?.uid === ref.uid);
+      if (!same && ref.uid) gone.add(ref.uid);
+      live.set(ref.name, job);
     }
     return live;
   }

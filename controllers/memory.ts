@@ -44,6 +44,26 @@ export interface Remembered {
   reservedAt?: number;
   /** With spec.startTimeoutSeconds: UIDs of running Jobs whose Pods were seen started (never read again). */
   started?: Set<string>;
+  /**
+   * UIDs of Jobs this process deleted (history) or found gone (a live read answered 404), kept while the cache or
+   * the stored status.active still has them (goneJobs): deleting or reading one again would only be answered 404.
+   */
+  gone?: Set<string>;
+}
+
+/**
+ * The `gone` UIDs still worth keeping: those the cache still holds or the stored status.active still lists (either
+ * would lead a pass to delete or read the Job again); undefined when none is left.
+ */
+export function goneJobs(
+  gone: ReadonlySet<string> | undefined,
+  cached: readonly { metadata?: { uid?: string } }[],
+  active: readonly { uid?: string }[] | undefined,
+): Set<string> | undefined {
+  if (!gone?.size) return undefined;
+  const listed = new Set([...cached.map((j) => j.metadata?.uid), ...(active ?? []).map((r) => r.uid)]);
+  const kept = new Set([...gone].filter((uid) => listed.has(uid)));
+  return kept.size ? kept : undefined;
 }
 
 /** Distinct (zone, schedule[, H owner]) entries kept parsed; insertion-ordered eviction. */

@@ -39,15 +39,8 @@ const CronJobSpecV2Schema = z
   })
   .meta({
     description: "CronJobSpec defines the desired state of CronJob.",
-    // At least one schedule, unless it runs only after other CronJobs (v1's rule, for the v2 list).
-    "x-kubernetes-validations": [
-      {
-        rule: "size(self.schedules) > 0 || has(self.after)",
-        message: "at least one schedule is needed, unless spec.after names the CronJobs this one runs after",
-        fieldPath: ".schedules",
-        reason: "FieldValueRequired",
-      },
-    ],
+    // At least one schedule, unless it runs only after other CronJobs (v1's rule, for the v2 list; no CEL rule, as v1).
+    anyOf: [{ properties: { schedules: { minItems: 1 } } }, { required: ["after"] }],
   });
 
 export const CronJobV2Schema = z

@@ -311,6 +311,11 @@ function details(label: string, p: PhaseResult | undefined, r: NResult): string 
           .map(([k, v]) => `${k}: ${v}`)
           .join(", "),
     );
+    // A request answered 404 asked what the controller could have known (a Job it deleted, or saw go).
+    const notFound = Object.entries(p.controllerRequests).filter(([k]) => k.endsWith(" 404"));
+    out.push(
+      `- answered 404 (Not Found), by verb: ${notFound.length ? notFound.map(([k, v]) => `${k.split(" ")[0]} ${v}`).join(", ") : "none"}`,
+    );
   }
   if (p.reconcilesByResult) {
     out.push(

@@ -28,6 +28,8 @@ export class Cache {
   private readonly informers = new Map<string, SharedInformer<KubeObject>>();
   /** Scoped: the namespaces added, each its sync (resolved true once every kind of it has synced and is attached). */
   private readonly namespaceSyncs = new Map<string, Promise<boolean>>();
+  /** Scoped: the namespaces whose every kind has synced (addNamespace resolved true), until removed. */
+  private readonly syncedNamespaces = new Set<string>();
   private readonly kindTransforms = new Set<string>();
   private started = false;
 
@@ -77,6 +79,7 @@ export class Cache {
       const synced = await Promise.all(subs.map(({ sub }) => sub.waitForSync(signal)));
       if (!synced.every(Boolean) || this.namespaceSyncs.get(namespace) !== sync) return false;
       for (const { inf } of subs) inf.attach(namespace);
+      this.syncedNamespaces.add(namespace);
       return true;
     })();
     this.namespaceSyncs.set(namespace, sync);
@@ -86,7 +89,16 @@ export class Cache {
   /** Scoped: stop watching `namespace`; the handlers hear each of its objects as deleted. */
   async removeNamespace(namespace: string): Promise<void> {
     if (!this.namespaceSyncs.delete(namespace)) return;
+    this.syncedNamespaces.delete(namespace);
     await Promise.all(this.namespacedInformers().map((inf) => inf.forgetNamespace(namespace)));
+  }
+
+  /**
+   * Whether a read of `namespace` answers for the cluster: every kind synced, and, scoped, the namespace watched and
+   * synced. A reader that gets false knows nothing of the namespace (an empty answer would be a wrong one).
+   */
+  covers(namespace: string): boolean {
+    return this.o.scoped ? this.syncedNamespaces.has(namespace) : this.hasSynced();
   }
 
   /** Scoped: the namespaces added (synced or not). */

@@ -54,8 +54,13 @@ type Membership =
     };
 
 interface CoordinatorOptions {
-  /** Reads and writes claims, Namespaces and Leases (not fenced). */
+  /** Reads and writes claims, Namespaces and Leases (not fenced): the claims' writes and the Lease's renewals. */
   client: Client;
+  /**
+   * Its watches (Namespaces, claims, the replicas' Leases; one per namespace with a list), each holding an HTTP/1.1
+   * connection for its life: not on `client`, whose few sockets the renewals must find free. Default: `client`.
+   */
+  watchClient?: Client;
   /** The client whose writes to namespaces are fenced (the manager's): its write guard is set here. */
   fenced: Client;
   /** A scoped cache (Cache({scoped: true})): the namespaces held are added to it and removed from it. */
@@ -80,7 +85,7 @@ const namespacesGauge = getOrCreate(
   () =>
     new Gauge({
       name: "sharding_namespaces",
-      help: "Namespaces of this replica, by state: held (acted in), acquiring, releasing, conflict (claimed by another install), candidate (it may act in).",
+      help: "Namespaces of this replica, by state: held (acted in), acquiring (its claim being written, or its watches syncing), releasing, conflict (claimed by another install), candidate (it may act in).",
       labelNames: ["state"],
       registers: [metricsRegistry],
     }),
@@ -130,6 +135,8 @@ export class NamespaceCoordinator {
   /** When each claim's record last changed, as we saw it (a dead holder's claim is taken only after its duration). */
   private readonly claimSeen = new Map<string, { rv: string; at: number }>();
   private readonly letting = new Set<string>();
+  /** When (monotonic ms) this replica was first seen among the live members, since it last was not. */
+  private memberSince: number | undefined;
   /** Stale replica Leases being deleted (collectStaleLeases). */
   private readonly collecting = new Set<string>();
   private elector: LeaderElector | undefined;
@@ -155,6 +162,10 @@ export class NamespaceCoordinator {
     };
     this.fenced = new Set(o.fencedResources);
     o.fenced.setWriteGuard((namespace, resource) => this.guard(namespace, resource));
+  }
+
+  private watcher(): Client {
+    return this.o.watchClient ?? this.o.client;
   }
 
   /** The namespaces this replica acts in now (open to writes). */
@@ -195,11 +206,11 @@ export class NamespaceCoordinator {
     const c = this.o.candidates;
     const retry = this.o.retryPeriodMs ?? 2_000;
     if ("selector" in c) {
-      this.namespaces = new Informer(this.o.client, Kinds.Namespace, {
+      this.namespaces = new Informer(this.watcher(), Kinds.Namespace, {
         ...(c.selector ? { labelSelector: c.selector } : {}),
       });
       this.namespaces.addEventHandler({ onAdd: kick, onDelete: kick, onUpdate: () => {} });
-      this.claims = new Informer<Lease>(this.o.client, Kinds.Lease, {
+      this.claims = new Informer<Lease>(this.watcher(), Kinds.Lease, {
         labelSelector: selectorOf(this.o.naming.labels),
       });
     }
@@ -218,7 +229,7 @@ export class NamespaceCoordinator {
     const m = this.o.membership;
     if (!m.sharded) return new Promise(() => {});
     this.members = new Members({
-      client: this.o.client,
+      client: this.watcher(),
       namespace: m.namespace,
       labelSelector: selectorOf(m.labels),
       logger: this.log.withName("members"),
@@ -249,7 +260,7 @@ export class NamespaceCoordinator {
     namespaces: readonly string[],
     handler: Parameters<Informer<Lease>["addEventHandler"]>[0],
   ): void {
-    const cache = new Cache(this.o.client, {
+    const cache = new Cache(this.watcher(), {
       scoped: true,
       informerOptions: { labelSelector: selectorOf(this.o.naming.labels) },
     });
@@ -358,10 +369,12 @@ export class NamespaceCoordinator {
       if (state === "letting-go") void this.letGo(ns);
     }
     const member = members.includes(this.memberKey);
+    this.memberSince = member ? (this.memberSince ?? now) : undefined;
+    const joined = member && now - this.memberSince! >= this.joinDelayMs();
     for (const ns of candidates) {
       if (this.held.has(ns)) continue;
       const claim = readClaim(this.claimOf(ns), this.o.naming, this.claimant);
-      const ours = member && ownerOf(ns, members) === this.memberKey;
+      const ours = joined && ownerOf(ns, members) === this.memberKey;
       if (ours && this.mayTake(ns, claim, now)) void this.acquire(ns, claim);
       // Ours on record but not in hand (a claim written as the namespace moved on): let it go.
       else if (!ours && claim.kind === "mine") {
@@ -371,6 +384,17 @@ export class NamespaceCoordinator {
     }
     for (const ns of [...this.conflicts.keys()]) if (!candidates.has(ns)) this.conflicts.delete(ns);
     this.report(candidates.size);
+  }
+
+  /**
+   * Sharded: a replica takes nothing until it has been a member for half a renewal period (so the next look takes):
+   * replicas that start together (a rollout, a scale-up, the benchmark) then see each other's Leases before dividing,
+   * instead of each claiming every namespace, starting its watches and handing most of them back at once, a cold
+   * start many times over that a CPU-limited replica paid for with its own Lease's renewals.
+   */
+  private joinDelayMs(): number {
+    const m = this.o.membership;
+    return m.sharded ? (m.retryPeriodMs ?? this.o.retryPeriodMs ?? 2_000) / 2 : 0;
   }
 
   private mayTake(ns: string, claim: ClaimState, now: number): boolean {
@@ -443,7 +467,8 @@ export class NamespaceCoordinator {
   private report(candidates: number): void {
     const count = (s: HeldState) => [...this.held.values()].filter((v) => v === s).length;
     namespacesGauge.set({ state: "held" }, count("held"));
-    namespacesGauge.set({ state: "acquiring" }, count("acquiring"));
+    // Taking: the claim being written, or written with its watches syncing.
+    namespacesGauge.set({ state: "acquiring" }, count("acquiring") + count("claimed"));
     namespacesGauge.set({ state: "releasing" }, count("releasing") + count("letting-go"));
     namespacesGauge.set({ state: "conflict" }, this.conflicts.size);
     namespacesGauge.set({ state: "candidate" }, candidates);

@@ -212,6 +212,9 @@ describe("CronJob CRD on a real apiserver", () => {
     it(`rejects ${what} with a field-named error`, async () => {
       const msg = await rejection(variant(minimalCronJob(`bad-${what.replace(/\W+/g, "-").toLowerCase()}`), mutate));
       assert.match(msg, message);
+      // No line the object did not cause: a CEL rule in the schema made kube-apiserver add one to every refusal
+      // ('<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid').
+      assert.doesNotMatch(msg, /were not checked|Invalid value: "null"/);
     });
   }
 

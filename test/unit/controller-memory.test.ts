@@ -5,7 +5,7 @@ import { describe, it } from "node:test";
 import { parseHashedSchedule } from "../../api/v1/schedule/index.ts";
 import { CronJobReconciler } from "../../controllers/cronjob_controller.ts";
 import { Commit } from "../../controllers/commit.ts";
-import { type CronJobKey, ReconcilerMemory, type Remembered } from "../../controllers/memory.ts";
+import { type CronJobKey, goneJobs, ReconcilerMemory, type Remembered } from "../../controllers/memory.ts";
 import { JobRunPath } from "../../controllers/runpath.ts";
 
 const key: CronJobKey = { namespace: "team-a", name: "backup", uid: "uid-1" };
@@ -22,6 +22,7 @@ function everything(): Required<Remembered> {
     folded: new Map([["job-2", 2]]),
     reservedAt: 3,
     started: new Set(["job-uid-2"]),
+    gone: new Set(["job-uid-3"]),
   };
 }
 
@@ -44,6 +45,14 @@ describe("ReconcilerMemory", () => {
     assert.deepEqual(m.recall(other), everything());
     // The shared (non-H) entry stays: it is nobody's.
     assert.deepEqual(m.sizes(), { cronJobs: 2, schedules: 2 });
+  });
+
+  it("keeps a gone Job's UID while the cache or status.active still has it, and no longer", () => {
+    const gone = new Set(["in-cache", "in-status", "forgotten"]);
+    const kept = goneJobs(gone, [{ metadata: { uid: "in-cache" } }], [{ uid: "in-status" }]);
+    assert.deepEqual([...(kept ?? [])].sort(), ["in-cache", "in-status"]);
+    assert.equal(goneJobs(gone, [], []), undefined);
+    assert.equal(goneJobs(undefined, [{ metadata: { uid: "x" } }], undefined), undefined);
   });
 
   it("a CronJob re-created under the same name (another UID) starts with nothing remembered", () => {

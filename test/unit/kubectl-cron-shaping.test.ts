@@ -16,7 +16,7 @@ import {
   offsetText,
   type RecentRun,
 } from "../../api/v1/index.ts";
-import { historyAnswer, nextAnswer } from "../../cmd/kubectl-cron/answer/answers.ts";
+import { historyAnswer, nextAnswer, nextNeedsJobs } from "../../cmd/kubectl-cron/answer/answers.ts";
 import { marksOf, rowOf } from "../../cmd/kubectl-cron/dashboard/marks.ts";
 import type { KubeObject } from "../../runtime/kinds.ts";
 import { batchJob } from "../fixtures.ts";
@@ -43,6 +43,35 @@ function cronJob(name: string, spec: Record<string, unknown>, status: Record<str
 
 const next = (cj: CronJob, count?: number) => nextAnswer({ cronJob: cj, namespace: NS, now: NOW }, count);
 const lines = (text: string) => text.split("\n").filter((l) => l !== "");
+
+describe("kubectl cron next: @every counts from the last run the controller sees", () => {
+  // status.lastScheduleTime lags (a burst's writes wait up to 5 minutes); the controller also reads the Jobs.
+  const every = cronJob("every", { schedule: "@every 7m" }, { lastScheduleTime: "2026-11-25T10:00:00Z" });
+  const slotJob = (slot: string, uid = "uid-every") =>
+    batchJob({ name: `every-${Date.parse(slot) / 1000}`, namespace: NS, owner: { name: "every", uid }, slot });
+  const utc = (out: ReturnType<typeof next>) => (out.json as { times: { utc: string }[] }).times.map((t) => t.utc);
+
+  it("from the newest slot of its Jobs when status is behind, as the controller counts", () => {
+    const out = nextAnswer({ cronJob: every, namespace: NS, now: NOW, jobs: [slotJob("2026-11-25T11:06:00Z")] }, 2);
+    assert.deepEqual(utc(out), ["2026-11-25T11:13:00Z", "2026-11-25T11:20:00Z"]);
+  });
+
+  it("from status when it is newer, or when the Jobs are another CronJob's of the same name", () => {
+    assert.deepEqual(utc(next(every, 2)), ["2026-11-25T11:17:00Z", "2026-11-25T11:24:00Z"]);
+    const older = nextAnswer({ cronJob: every, namespace: NS, now: NOW, jobs: [slotJob("2026-11-25T09:53:00Z")] }, 1);
+    assert.deepEqual(utc(older), ["2026-11-25T11:17:00Z"]);
+    const foreign = nextAnswer(
+      { cronJob: every, namespace: NS, now: NOW, jobs: [slotJob("2026-11-25T11:06:00Z", "uid-deleted")] },
+      1,
+    );
+    assert.deepEqual(utc(foreign), ["2026-11-25T11:17:00Z"]);
+  });
+
+  it("reads the Jobs only for one @every schedule", () => {
+    assert.equal(nextNeedsJobs(every, NS), true);
+    assert.equal(nextNeedsJobs(cronJob("cron", { schedule: "*/7 * * * *" }), NS), false);
+  });
+});
 
 describe("kubectl cron next: limits, jitter, upstreams", () => {
   it("spec.jitter: each slot with the time its run really starts (slot + offset) beside it", () => {

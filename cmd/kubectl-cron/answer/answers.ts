@@ -15,6 +15,9 @@ import {
   notStartedUntil,
   RESOURCE,
   rfc3339InZone,
+  rowOfJob,
+  scheduledTimeOf,
+  TRIGGER_ROWS,
   runsLeft,
   runStartOf,
   scheduleSourceText,
@@ -40,6 +43,8 @@ export const NEXT_COUNT = 5;
 /** What was read of one CronJob: it, the calendars spec.exclusions names (as read), and when. */
 interface CronJobRead {
   cronJob: CronJob;
+  /** Its Jobs (by its label), read when `@every` counts from its last run (nextNeedsJobs). */
+  jobs?: readonly Job[];
   /** Its namespace (the CronJob's own, else the one it was read in): H is hashed with it. */
   namespace: string;
   calendars?: readonly CalendarRead[] | undefined;
@@ -52,6 +57,31 @@ export function schedulesOf(cronJob: CronJob, namespace: string): ReturnType<typ
     namespace: cronJob.metadata.namespace ?? namespace,
     name: cronJob.metadata.name ?? "",
   });
+}
+
+/**
+ * Whether `next` must read the CronJob's Jobs: one `@every` schedule counts from the last run, which the controller
+ * takes from its Jobs as well as from status.lastScheduleTime (a burst's status writes may lag minutes behind).
+ */
+export function nextNeedsJobs(cronJob: CronJob, namespace: string): boolean {
+  const parsed = schedulesOf(cronJob, namespace);
+  return parsed.ok && !parsed.schedules.several && parsed.schedules.schedule.isEvery;
+}
+
+/**
+ * status.lastScheduleTime as the controller observes it: the stored one, or the slot of the newest Job it controls
+ * that the schedule made (the triggers whose runs move it), whichever is later.
+ */
+function lastScheduleTimeOf(cronJob: CronJob, jobs: readonly Job[]): string | undefined {
+  let newest = cronJob.status?.lastScheduleTime ? Date.parse(cronJob.status.lastScheduleTime) : NaN;
+  const uid = cronJob.metadata.uid;
+  for (const job of jobs) {
+    if (!(job.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === uid)) continue;
+    if (!rowOfJob(TRIGGER_ROWS, job).movesLastScheduleTime) continue;
+    const slot = scheduledTimeOf(job)?.getTime();
+    if (slot !== undefined && !(slot <= newest)) newest = slot;
+  }
+  return Number.isNaN(newest) ? undefined : new Date(newest).toISOString().replace(/\.000Z$/, "Z");
 }
 
 /**
@@ -70,7 +100,7 @@ export function nextAnswer(x: CronJobRead, count = NEXT_COUNT): Output {
   }
   const { schedules } = parsed;
   const anchor = schedules.everyAnchor({
-    lastScheduleTime: cronJob.status?.lastScheduleTime,
+    lastScheduleTime: lastScheduleTimeOf(cronJob, x.jobs ?? []),
     creationTimestamp: cronJob.metadata.creationTimestamp,
   });
   // Only a CronJob that has exclusions gets the column.

@@ -3,7 +3,7 @@
 import { calendarNamesOf, CRONJOB_NAME_LABEL, hasExclusions, type Job, RESOURCE } from "../../../api/v1/index.ts";
 import { isNotFound } from "../../../runtime/errors.ts";
 import { Kinds } from "../../../runtime/kinds.ts";
-import { historyAnswer, nextAnswer, NEXT_COUNT } from "../answer/answers.ts";
+import { historyAnswer, nextAnswer, NEXT_COUNT, nextNeedsJobs } from "../answer/answers.ts";
 import { getCronJob, listAll } from "../read/api.ts";
 import type { Args } from "../model/args.ts";
 import type { Context, Output } from "../model/context.ts";
@@ -57,7 +57,14 @@ export async function next(ctx: Context, args: Pick<Args, "name" | "count">): Pr
   const calendars = hasExclusions(cronJob.spec)
     ? await getCalendars(ctx.client, namespace, calendarNamesOf(cronJob.spec))
     : undefined;
-  return nextAnswer({ cronJob, namespace, calendars, now: ctx.now() }, args.count ?? NEXT_COUNT);
+  // `@every` counts from the last run, as the controller sees it: its Jobs too, not only the status.
+  const jobs = nextNeedsJobs(cronJob, namespace)
+    ? await listAll<Job>(ctx.client, Kinds.Job, {
+        namespace,
+        labelSelector: `${CRONJOB_NAME_LABEL}=${args.name}`,
+      })
+    : undefined;
+  return nextAnswer({ cronJob, namespace, calendars, jobs, now: ctx.now() }, args.count ?? NEXT_COUNT);
 }
 
 /** `kubectl cron history NAME`: the CronJob and its Jobs (by its label); answered by historyAnswer. */

@@ -69,7 +69,7 @@ export async function dashboard(ctx: Context, args: Args): Promise<Output> {
     const one = { cronJob: f.cronJob, namespace, calendars: f.calendars, now: f.now };
     const w = printed(() => whyAnswer(f, slotOf(slot, f.cronJob)));
     const h = printed(() => historyAnswer({ ...one, jobs: f.jobs }));
-    const n = printed(() => nextAnswer(one));
+    const n = printed(() => nextAnswer({ ...one, jobs: f.jobs }));
     const d = w.json as { status?: string; cause?: string } | undefined;
     return {
       id,

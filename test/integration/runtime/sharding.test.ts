@@ -8,6 +8,8 @@ import { Cache } from "../../../runtime/cache/cache.ts";
 import { Client } from "../../../runtime/client.ts";
 import { type KubeObject, Kinds } from "../../../runtime/kinds.ts";
 import type { ClaimNaming, Lease } from "../../../runtime/sharding/claims.ts";
+import { discardLogger } from "../../../runtime/log.ts";
+import { Manager } from "../../../runtime/manager.ts";
 import { NamespaceCoordinator } from "../../../runtime/sharding/coordinator.ts";
 import { ownerOf } from "../../../runtime/sharding/rendezvous.ts";
 import { eventually } from "../../eventually.ts";
@@ -140,6 +142,11 @@ describe("sharding: namespaces divided between live replicas", () => {
     for (const r of [a, b, c]) {
       const mine = r.coordinator.heldNamespaces();
       assert.deepEqual(r.cache.namespaces().sort(), mine, `${r.name} watches exactly what it holds`);
+      // A read of another's namespace is not an answer (the webhook then says unknown, not missing).
+      assert.deepEqual(
+        NAMESPACES.filter((ns) => r.cache.covers(ns)),
+        NAMESPACES.filter((ns) => mine.includes(ns)),
+      );
       assert.deepEqual(
         r.cache
           .list(Kinds.ConfigMap)
@@ -216,6 +223,42 @@ describe("sharding: namespaces divided between live replicas", () => {
     await admin.get(Kinds.Lease, "default", "test-install-a");
     overlap.stop();
     assert.deepEqual(overlap.overlaps, []);
+  });
+
+  it("a manager's scoped cache watches more namespaces and kinds than its client has sockets", async () => {
+    // 12 namespaces × 6 kinds = 72 watches, each holding a connection: more than the manager's client's 64 sockets.
+    const mgr = new Manager({
+      kubeConfig: env.kubeConfig,
+      logger: discardLogger,
+      metricsBindAddress: "0",
+      healthProbeBindAddress: "0",
+      scopedCache: true,
+    });
+    for (const kind of [Kinds.ConfigMap, Kinds.Secret, Kinds.Service, Kinds.Pod, Kinds.Event, Kinds.Lease])
+      mgr.cache.informerFor(kind);
+    mgr.cache.start();
+    try {
+      // Bounded: the namespaces past the sockets never synced (their lists waited for a connection forever).
+      const synced = await Promise.all(NAMESPACES.map((ns) => mgr.cache.addNamespace(ns, AbortSignal.timeout(30_000))));
+      assert.deepEqual(
+        synced,
+        NAMESPACES.map(() => true),
+        "every namespace synced",
+      );
+      assert.equal(
+        mgr.cache.list(Kinds.ConfigMap).filter((o) => o.metadata?.name === "marker").length,
+        NAMESPACES.length,
+      );
+      // And the manager's own requests still find a connection.
+      await mgr.client.create(Kinds.ConfigMap, {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "after-the-watches", namespace: NAMESPACES[0] },
+      } as KubeObject);
+    } finally {
+      await mgr.cache.stop();
+      mgr.client.close();
+    }
   });
 
   it("a second install never acts in a namespace another install has claimed, and names it", async () => {
