@@ -68,9 +68,10 @@ e2eDescribe("end to end: an exclusion window over two slots, on a real node", { 
     "skips the two slots spec.exclusions holds (one coalesced Skipped entry) and runs the ones around them; next and why say so",
     { timeout: 330_000 },
     async () => {
-      // The first excluded slot: the first whole minute at least 25 s away, so that the CronJob is made and `next`
-      // asked before it. The window holds it and the next one: [e1, e1 + 2 min), end exclusive.
-      const e1 = Math.ceil((Date.now() + 25_000) / MINUTE) * MINUTE;
+      // The first excluded slot: the first whole minute at least 45 s away, so that the CronJob is made and `next`
+      // asked before it (25 s was once too few on a node shared with the other suites). The window holds it and the
+      // next one: [e1, e1 + 2 min), end exclusive.
+      const e1 = Math.ceil((Date.now() + 45_000) / MINUTE) * MINUTE;
       const excluded = [e1, e1 + MINUTE];
       const after = e1 + 2 * MINUTE;
       const before = e1 - MINUTE;
