@@ -106,11 +106,12 @@ test-unit: $(NODE_MODULES) ## Run the unit tests only (no control plane).
 
 .PHONY: test-integration
 # INTEGRATION_FILES="a.test.ts b.test.ts": only those files (CI runs the one of real minutes beside the end-to-end
-# run); TEST_TIMINGS names the timings file under bin/test-timings/.
+# run); TEST_TIMINGS names the timings file under bin/test-timings/; INTEGRATION_CONCURRENCY the files run at once (3).
 test-integration: $(NODE_MODULES) ## Run the integration tests only (a real kube-apiserver; a real node as root). INTEGRATION_FILES=... runs only those.
 	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)" HELM="$$(hack/setup-helm)" CHROMIUM="$$(hack/setup-chromium)" \
 	  PROMTOOL="$$(hack/setup-promtool)"; export PROMETHEUS="$${PROMTOOL:+$$(dirname "$$PROMTOOL")/prometheus}"; \
-	INTEGRATION_FILES="$(INTEGRATION_FILES)" TEST_TIMINGS="$(TEST_TIMINGS)" $(NPM_RUN) test:integration
+	INTEGRATION_FILES="$(INTEGRATION_FILES)" TEST_TIMINGS="$(TEST_TIMINGS)" INTEGRATION_CONCURRENCY="$(INTEGRATION_CONCURRENCY)" \
+	  $(NPM_RUN) test:integration
 
 ##@ Build
 
@@ -340,15 +341,15 @@ bench-smoke: ## The benchmark's smoke run: ours and the tuned built-in, N=50, on
 # The kubectl plugin's start and answers (bench/plugin.ts): the TypeScript, the bundle, the single executable and
 # kubectl on the same objects of a real kube-apiserver (envtest), median of RUNS; and the manager's start.
 .PHONY: bench-plugin
-bench-plugin: $(NODE_MODULES) build plugin plugin-sea ## Benchmark kubectl cron's start, why/next NAME and why/list -A beside kubectl (N=1000,5000 RUNS=5 OUT=<file>.md ONLY=<regexp> BASELINE=<checkout>).
+bench-plugin: $(NODE_MODULES) build plugin plugin-sea ## Benchmark kubectl cron's start, why/next NAME and why/list -A beside kubectl (N=1000,5000 RUNS=5 OUT=<file>.md ONLY=<regexp> BASELINE=<checkout> SHAPE=plain|incident).
 	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)"; \
 	$(NODE) bench/plugin.ts $(if $(N),--n=$(N)) $(if $(RUNS),--runs=$(RUNS)) $(if $(OUT),--out=$(OUT)) \
-	  $(if $(ONLY),--only='$(ONLY)') $(if $(BASELINE),--baseline=$(BASELINE))
+	  $(if $(ONLY),--only='$(ONLY)') $(if $(BASELINE),--baseline=$(BASELINE)) $(if $(SHAPE),--shape=$(SHAPE))
 
 # kubectl cron dashboard -A over N CronJobs of a real kube-apiserver (envtest), the page in Debian's headless Chromium
 # (bench/dashboard.ts): the URL, the first paint, a filter, the verdicts and the process' peak RSS beside why -A's.
 .PHONY: bench-dashboard
-bench-dashboard: $(NODE_MODULES) plugin ## Benchmark kubectl cron dashboard: first paint, filter, verdicts, peak RSS beside why -A (N=5000 RUNS=3 OUT=<file>.md BASELINE=<checkout>).
+bench-dashboard: $(NODE_MODULES) plugin ## Benchmark kubectl cron dashboard: first paint, filter, verdicts, peak RSS beside why -A (N=5000 RUNS=3 OUT=<file>.md BASELINE=<checkout> SHAPE=fleet|incident).
 	export KUBEBUILDER_ASSETS="$$(hack/setup-envtest)"; \
 	$(NODE) bench/dashboard.ts $(if $(N),--n=$(N)) $(if $(RUNS),--runs=$(RUNS)) $(if $(OUT),--out=$(OUT)) \
-	  $(if $(BASELINE),--baseline=$(BASELINE))
+	  $(if $(BASELINE),--baseline=$(BASELINE)) $(if $(SHAPE),--shape=$(SHAPE))

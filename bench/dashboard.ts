@@ -38,29 +38,21 @@ import { join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { execFileSync } from "node:child_process";
 import type { Browser, Page } from "puppeteer-core";
-import {
-  API_VERSION,
-  CONCURRENCY_GROUP_LABEL,
-  CRONJOB_NAME_LABEL,
-  type CronJob,
-  CronJobResource,
-  KIND,
-} from "../api/v1/index.ts";
+import { CronJobResource } from "../api/v1/index.ts";
 import { PROJECT_ROOT, TestEnv } from "../envtest/index.ts";
-import { smallJobSpec } from "../envtest/small-job.ts";
 import { Client } from "../runtime/client.ts";
-import type { KubeObject } from "../runtime/kinds.ts";
 import { startBrowser } from "../envtest/browser.ts";
 import { LAUNCHER, type RunningDashboard, startDashboard } from "../envtest/dashboard-process.ts";
-import { batchJob, createJob, type JobState } from "../envtest/jobs.ts";
-import { forEachLimit, sleep } from "./lib/pool.ts";
+import { changedIn, createFleet, describeFleet, fleetShape, IN_FLIGHT } from "./lib/fleet.ts";
+import { sleep } from "./lib/pool.ts";
 import { cpuSeconds, memory } from "./lib/proc.ts";
-import { createGroups, createNamespaces, groupName, placement } from "./lib/workload.ts";
 
 const { values } = parseArgs({
   options: {
     n: { type: "string", default: process.env.N ?? "5000" },
     runs: { type: "string", default: process.env.RUNS ?? "3" },
+    // The fleet's shape (bench/lib/fleet.ts): fleet (no operator), or incident (the operator installed and stopped).
+    shape: { type: "string", default: process.env.SHAPE || "fleet" },
     out: { type: "string", default: process.env.OUT },
     // Create the fleet, print the kubeconfig and wait (Ctrl-C): to profile the plugin by hand against it.
     hold: { type: "boolean", default: false },
@@ -72,12 +64,8 @@ const { values } = parseArgs({
 if (values.baseline) values.baseline = resolve(values.baseline);
 const N = Number(values.n);
 const RUNS = Number(values.runs);
-const NAMESPACES = 5;
-const GROUPS_PER_NAMESPACE = 2;
-const IN_FLIGHT = 32;
+const SHAPE = fleetShape(values.shape);
 const MB = 2 ** 20;
-const HOUR = 3_600_000;
-const MIN = 60_000;
 /** Every bounded wait of a run. */
 const PAINT_TIMEOUT_MS = 60_000;
 const VERDICT_TIMEOUT_MS = 90_000;
@@ -97,131 +85,9 @@ const TARGETS = {
   screenMarksMs: 100,
 };
 
-const iso = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const max = (xs: number[]) => Math.max(...xs);
 const min = (xs: number[]) => Math.min(...xs);
-
-// ---------- the fleet ----------
-
-interface Shape {
-  schedule: string;
-  period: number;
-  /** The newest slot at or before t. */
-  last(t: number): number;
-}
-
-const SHAPES: Shape[] = [
-  { schedule: "0 * * * *", period: HOUR, last: (t) => Math.floor(t / HOUR) * HOUR },
-  { schedule: "*/15 * * * *", period: 15 * MIN, last: (t) => Math.floor(t / (15 * MIN)) * 15 * MIN },
-  { schedule: "0 */6 * * *", period: 6 * HOUR, last: (t) => Math.floor(t / (6 * HOUR)) * 6 * HOUR },
-  {
-    schedule: "30 2 * * *",
-    period: 24 * HOUR,
-    last: (t) => {
-      const d = Math.floor(t / (24 * HOUR)) * 24 * HOUR + 2.5 * HOUR;
-      return d <= t ? d : d - 24 * HOUR;
-    },
-  },
-];
-
-/** CronJob i's group (every tenth), one of its namespace's GROUPS_PER_NAMESPACE (group j lives in namespace j mod K). */
-function groupOfBench(i: number): string | undefined {
-  if (i % 10 !== 3) return undefined;
-  return groupName((i % NAMESPACES) + NAMESPACES * (Math.floor(i / 10) % GROUPS_PER_NAMESPACE));
-}
-
-function cronJobOf(i: number): KubeObject {
-  const { namespace, name } = placement(i, NAMESPACES);
-  const group = groupOfBench(i);
-  return {
-    apiVersion: API_VERSION,
-    kind: KIND,
-    metadata: { name, namespace },
-    spec: {
-      schedule: SHAPES[i % SHAPES.length]!.schedule,
-      ...(group ? { concurrencyGroup: group } : {}),
-      concurrencyPolicy: i % 2 === 0 ? "Forbid" : "Allow",
-      successfulJobsHistoryLimit: 3,
-      failedJobsHistoryLimit: 1,
-      ...(i % 50 === 7 ? { suspend: true } : {}),
-      jobTemplate: { metadata: { labels: { app: "bench-dashboard" } }, spec: smallJobSpec() },
-    },
-  };
-}
-
-/** Every third CronJob: its last 1–3 slots ran (a Job each, the newest perhaps running or failed), and it says so. */
-async function history(client: Client, i: number, c: CronJob, now: number): Promise<number> {
-  if (i % 3 !== 0) return 0;
-  const { namespace, name } = placement(i, NAMESPACES);
-  const shape = SHAPES[i % SHAPES.length]!;
-  const runs = 1 + (Math.floor(i / 3) % 3);
-  const group = groupOfBench(i);
-  const slots = Array.from({ length: runs }, (_, k) => shape.last(now) - (runs - 1 - k) * shape.period);
-  const jobName = (slot: number) => `${name}-${Math.floor(slot / MIN)}`;
-  await client.patch<CronJob>(
-    CronJobResource,
-    namespace,
-    name,
-    {
-      status: {
-        lastScheduleTime: iso(slots.at(-1)!),
-        recentRuns: slots.map((s) => ({
-          trigger: "Schedule",
-          scheduledTime: iso(s),
-          decision: "Created",
-          reason: "Scheduled",
-          decidedAt: iso(s + 2_000),
-          job: jobName(s),
-        })),
-      },
-    },
-    "merge",
-    { subresource: "status" },
-  );
-  for (const [k, slot] of slots.entries()) {
-    const newest = k === slots.length - 1;
-    const start = slot + 3_000;
-    const took = Math.min(shape.period / 3, 2 * MIN + (i % 7) * MIN);
-    const state: JobState = newest && i % 21 === 0 ? "active" : newest && i % 7 === 0 ? "failed" : "complete";
-    const end = Math.min(start + took, now - 1_000);
-    await createJob(
-      client,
-      batchJob({
-        name: jobName(slot),
-        namespace,
-        owner: { name, uid: c.metadata!.uid! },
-        slot,
-        labels: { [CRONJOB_NAME_LABEL]: name, ...(group ? { [CONCURRENCY_GROUP_LABEL]: group } : {}) },
-        ...(state === "active"
-          ? { state, start }
-          : state === "failed"
-            ? {
-                state,
-                start,
-                end,
-                failure: { reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit" },
-              }
-            : { state, start, end }),
-      }),
-    );
-  }
-  return runs;
-}
-
-async function createFleet(client: Client): Promise<{ seconds: number; jobs: number }> {
-  const started = performance.now();
-  const now = Date.now();
-  await createNamespaces(client, NAMESPACES);
-  await createGroups(client, NAMESPACES, NAMESPACES * GROUPS_PER_NAMESPACE);
-  let jobs = 0;
-  await forEachLimit(N, IN_FLIGHT, async (i) => {
-    const c = await client.create<CronJob>(CronJobResource, cronJobOf(i) as unknown as CronJob);
-    const made = await history(client, i, c, now);
-    jobs += made;
-  });
-  return { seconds: (performance.now() - started) / 1000, jobs };
-}
 
 // ---------- in the page ----------
 
@@ -367,9 +233,6 @@ interface Run {
 
 const mb = (pid: number) => (memory(pid)?.peakRss ?? NaN) / MB;
 
-/** A CronJob of the fleet that stays healthy until a run changes it: one per run (each run changes its own). */
-const changedIn = (k: number) => placement(6 + 40 * k, NAMESPACES);
-
 async function oneRun(
   kubeconfig: string,
   k: number,
@@ -459,23 +322,27 @@ async function oneRun(
     }
     // A change's verdict: a CronJob in view (the name filter) made to name a calendar that does not exist; its row
     // says calendar-not-found once the dashboard read its verdict again.
-    const changed = changedIn(change);
-    const id = `${changed.namespace}/${changed.name}`;
-    await page.evaluate(filterIn(id));
-    await page.waitForSelector(`[data-id="${id}"]`, { timeout: FILTER_TIMEOUT_MS });
-    const t0 = Date.now();
-    await client.patch(
-      CronJobResource,
-      changed.namespace,
-      changed.name,
-      { spec: { exclusions: { calendars: ["bench-no-such-calendar"] } } },
-      "merge",
-    );
-    const changeVerdictS = await page
-      .waitForSelector(`[data-id="${id}"] [data-attention="calendar-not-found"]`, { timeout: VERDICT_TIMEOUT_MS })
-      .then(() => (Date.now() - t0) / 1000)
-      .catch(() => NaN);
-    await page.evaluate(filterIn(""));
+    // Not in the incident: the stopped operator's webhook refuses the write, as it would any user's.
+    let changeVerdictS = NaN;
+    if (SHAPE !== "incident") {
+      const changed = changedIn(change);
+      const id = `${changed.namespace}/${changed.name}`;
+      await page.evaluate(filterIn(id));
+      await page.waitForSelector(`[data-id="${id}"]`, { timeout: FILTER_TIMEOUT_MS });
+      const t0 = Date.now();
+      await client.patch(
+        CronJobResource,
+        changed.namespace,
+        changed.name,
+        { spec: { exclusions: { calendars: ["bench-no-such-calendar"] } } },
+        "merge",
+      );
+      changeVerdictS = await page
+        .waitForSelector(`[data-id="${id}"] [data-attention="calendar-not-found"]`, { timeout: VERDICT_TIMEOUT_MS })
+        .then(() => (Date.now() - t0) / 1000)
+        .catch(() => NaN);
+      await page.evaluate(filterIn(""));
+    }
     // Settle: what the verdicts' push and a quiet minute leave (V8 may collect later).
     await sleep(2_000);
     const rssEndMB = mb(pid);
@@ -632,7 +499,9 @@ function section(o: Section): string[] {
     `| the URL printed under ${TARGETS.urlS} s from the command's start | ${f2(urlWorst)} s | ${every((r) => r.urlS, f2)} | ${margin(urlWorst, TARGETS.urlS, "s", f2)} |`,
     `| the verdicts on the page under ${TARGETS.verdictsAfterUrlS} s after the URL | ${f2(verdictsWorst)} s | ${every((r) => r.verdictsS - r.urlS, f2)} | ${margin(verdictsWorst, TARGETS.verdictsAfterUrlS, "s", f2)} |`,
     `| the marks of a screen of rows under ${TARGETS.screenMarksMs} ms (scrolled into view: the page's request → drawn) | ${f0(screenWorst)} ms | ${every((r) => max(r.screens.map((x) => x.fromRequest)), f0)} | ${margin(screenWorst, TARGETS.screenMarksMs, "ms", f0)} |`,
-    `| a change's verdict on the page under ${TARGETS.changeVerdictS} s after the change | ${f2(changeWorst)} s | ${every((r) => r.changeVerdictS, f2)} | ${margin(changeWorst, TARGETS.changeVerdictS, "s", f2)} |`,
+    SHAPE === "incident"
+      ? `| a change's verdict on the page under ${TARGETS.changeVerdictS} s after the change | – | – | not measured: the stopped operator's webhook refuses the change |`
+      : `| a change's verdict on the page under ${TARGETS.changeVerdictS} s after the change | ${f2(changeWorst)} s | ${every((r) => r.changeVerdictS, f2)} | ${margin(changeWorst, TARGETS.changeVerdictS, "s", f2)} |`,
     ``,
     `### Figures`,
     ``,
@@ -691,7 +560,7 @@ function section(o: Section): string[] {
       )} MB, wall ${spread(
         why.map((w) => w.wall),
         f2,
-      )} s, exit ${why.map((w) => w.code).join(", ")} (no operator runs: it says so).`,
+      )} s, exit ${why.map((w) => w.code).join(", ")} (${SHAPE === "incident" ? "the operator is stopped" : "no operator runs"}: it says so).`,
     ``,
     ...runs.flatMap((r, i) =>
       r.unreadable.length
@@ -723,17 +592,14 @@ function report(o: {
 }): string {
   const ab = o.sections.length > 1 ? ` --baseline=…` : "";
   return [
-    `# kubectl cron dashboard at N = ${N.toLocaleString("en")} (bench/dashboard.ts)`,
+    `# kubectl cron dashboard at N = ${N.toLocaleString("en")}, the ${SHAPE} shape (bench/dashboard.ts)`,
     ``,
     `${new Date().toISOString()} at ${o.sections.map((x) => `${x.commit} (${x.label})`).join(" and ")}; ${cpus().length} × ${cpus()[0]?.model ?? "?"}, ${f0(totalmem() / 2 ** 30)} GiB; ` +
-      `Node ${process.version}; load average ${o.loadBefore} at the start, ${o.load} at the end. \`node bench/dashboard.ts --n=${N} --runs=${RUNS}${ab}\` ` +
-      `(\`make bench-dashboard N=${N} RUNS=${RUNS}\`)${o.sections.length > 1 ? "; the builds' runs alternated, one of each in turn" : ""}.`,
+      `Node ${process.version}; load average ${o.loadBefore} at the start, ${o.load} at the end. \`node bench/dashboard.ts --n=${N} --runs=${RUNS} --shape=${SHAPE}${ab}\` ` +
+      `(\`make bench-dashboard N=${N} RUNS=${RUNS} SHAPE=${SHAPE}\`)${o.sections.length > 1 ? "; the builds' runs alternated, one of each in turn" : ""}.`,
     ``,
     `The cluster: envtest's kube-apiserver with the CRDs (\`KUBEBUILDER_ASSETS\`=${process.env.KUBEBUILDER_ASSETS ?? "envtest's default"}), no ` +
-      `operator, no controller. ${N} CronJobs over ${NAMESPACES} namespaces, schedules in turn hourly, every 15 minutes, every 6 ` +
-      `hours and daily; every tenth in one of ${GROUPS_PER_NAMESPACE} ConcurrencyGroups of its namespace; every 50th suspended; ` +
-      `every third with its last day's record (status.recentRuns) and 1–3 Jobs with the Job controller's status ` +
-      `(${o.fleet.jobs} Jobs: complete, a newest failed or running now and then). Created in ${f1(o.fleet.seconds)} s, ` +
+      `controller. The fleet's shape \`${SHAPE}\` (SHAPE): ${describeFleet(SHAPE, N, o.fleet.jobs)}. Created in ${f1(o.fleet.seconds)} s, ` +
       `${IN_FLIGHT} in flight. Each run starts the built plugin as users run it (\`cmd/kubectl-cron/kubectl-cron dashboard -A\`: ` +
       `the launcher, \`make plugin\`'s bundle, its Node flags) and a fresh headless Chromium (Debian's ` +
       `chromium-headless-shell, puppeteer-core, a 1400×900 viewport); the browser, the dashboard, kube-apiserver and etcd ` +
@@ -777,7 +643,7 @@ try {
     .join(" ");
   env = await TestEnv.start({ verbose: false });
   const client = new Client(env.kubeConfig, { userAgent: "bench", maxSockets: 64 });
-  const fleet = await createFleet(client);
+  const fleet = await createFleet(client, N, SHAPE, env.kubeconfigPath);
   console.log(`${N} CronJobs, ${fleet.jobs} Jobs in ${fleet.seconds.toFixed(1)} s`);
   client.close();
   if (values.hold) {

@@ -4,6 +4,7 @@
 //   make bench-plugin                              # N=1000,5000, 5 runs each
 //   node_modules/.bin/node bench/plugin.ts --n=1000 --runs=3 --out=/tmp/plugin.md
 //   node_modules/.bin/node bench/plugin.ts --n=1000,5000 --only='why -A.*launcher'   # only some rows
+//   make bench-plugin N=5000 SHAPE=incident ONLY=launcher   # why/list -A in issue 79's incident (bench/lib/fleet.ts)
 //
 // Each command runs `runs` times after one untimed run (which fills Node's compile cache for the split bundle),
 // under /usr/bin/time: the median wall time, CPU time (user + sys, children included) and maximum RSS. The
@@ -33,6 +34,7 @@ import { CronJobResource } from "../api/v1/index.ts";
 import { PROJECT_ROOT, TestEnv } from "../envtest/index.ts";
 import { Client } from "../runtime/client.ts";
 import { forEachLimit } from "./lib/pool.ts";
+import { createFleet, describeFleet, fleetShape } from "./lib/fleet.ts";
 import { createNamespaces, ourCronJob, placement } from "./lib/workload.ts";
 
 const { values } = parseArgs({
@@ -44,6 +46,11 @@ const { values } = parseArgs({
     only: { type: "string", default: process.env.ONLY },
     /** Another commit's checkout, its plugin built: the `baseline` variant. */
     baseline: { type: "string", default: process.env.BASELINE },
+    /**
+     * The cluster's CronJobs: plain (N every-minute CronJobs over 4 namespaces, never run, no operator), or
+     * incident (bench/lib/fleet.ts: the dashboard's fleet, its history and groups, the operator installed and stopped).
+     */
+    shape: { type: "string", default: process.env.SHAPE || "plain" },
   },
 });
 // A relative BASELINE is the caller's (the runs start from other directories).
@@ -51,6 +58,7 @@ if (values.baseline) values.baseline = resolve(values.baseline);
 const only = values.only ? new RegExp(values.only) : undefined;
 const wanted = (what: string, variant: string) => !only || only.test(`${what} ${variant}`);
 const NS = values.n.split(",").map((s) => Number(s.trim()));
+const SHAPE = values.shape === "plain" ? "plain" : fleetShape(values.shape);
 const RUNS = Number(values.runs);
 const NAMESPACES = 4;
 const NODE = process.execPath;
@@ -243,6 +251,36 @@ async function managerStart(): Promise<void> {
   }
 }
 
+/** What the incident's fleets were, for the report. */
+const fleets: string[] = [];
+
+/**
+ * The incident (SHAPE=incident), at each N on a control plane of its own: `why -A` and `list -A` over the
+ * dashboard's fleet with the operator installed and stopped, beside kubectl's one LIST.
+ */
+async function incidentCommands(): Promise<void> {
+  for (const n of NS) {
+    const env = await TestEnv.start({ verbose: false });
+    try {
+      const client = new Client(env.kubeConfig, { userAgent: "bench", maxSockets: 64 });
+      const made = await createFleet(client, n, "incident", env.kubeconfigPath);
+      client.close();
+      fleets.push(`N = ${n}: ${describeFleet("incident", n, made.jobs)}; made in ${made.seconds.toFixed(1)} s`);
+      console.log(fleets.at(-1));
+      const clusterEnv = { ...baseEnv, KUBECONFIG: env.kubeconfigPath };
+      for (const sub of ["why", "list"]) {
+        const what = `${sub} -A (N=${n}, incident)`;
+        const cmds = Object.entries(PLUGIN).map(([variant, cmd]): [string, string[]] => [variant, [...cmd, sub, "-A"]]);
+        if (values.baseline) add(await alternated(what, cmds, clusterEnv));
+        else for (const [variant, cmd] of cmds) add(await measure(what, variant, cmd, clusterEnv));
+        add(await measure(what, "kubectl", ["kubectl", "get", CRD, "-A"], clusterEnv));
+      }
+    } finally {
+      await env.stop();
+    }
+  }
+}
+
 async function clusterCommands(): Promise<void> {
   const env = await TestEnv.start({ verbose: false });
   try {
@@ -294,6 +332,7 @@ function report(): string {
         .join(" ")} at the end; Node ${process.version}; median of ${RUNS} runs after one untimed run, and every run` +
       `${values.baseline ? "; the -A rows run every variant in turn, run by run" : ""}.`,
     ``,
+    ...(fleets.length ? [`The fleets (SHAPE=incident):`, ``, ...fleets.map((f) => `- ${f}`), ``] : []),
     `| command | variant | wall (s) | CPU user+sys (s) | max RSS (MB) | exit | stdout (bytes) | every run: wall (s) | every run: max RSS (MB) |`,
     `|---|---|--:|--:|--:|--:|--:|--:|--:|`,
     ...rows.map(
@@ -307,9 +346,12 @@ function report(): string {
 
 try {
   checkBuilt();
-  await startCommands();
-  if (!only || only.test("manager")) await managerStart();
-  await clusterCommands();
+  if (SHAPE === "incident") await incidentCommands();
+  else {
+    await startCommands();
+    if (!only || only.test("manager")) await managerStart();
+    await clusterCommands();
+  }
   const text = report();
   process.stdout.write(`\n${text}`);
   if (values.out) {

@@ -1,5 +1,6 @@
 // The manager entrypoint (kubebuilder's cmd/main.go): parse flags, build the manager, register the
 // CronJob controller (and webhooks), run until SIGTERM/SIGINT.
+import { exitProcess } from "../runtime/exit.ts";
 import { parseFlags, usage, UsageError } from "./flags.ts";
 
 let flags;
@@ -19,5 +20,5 @@ if (flags.help) {
 const { run } = await import("./run.ts");
 const code = await run(flags);
 // Exit at once: after a lost lease, a reconcile that ignored its abort signal must not go on writing
-// while a successor leads (controller-runtime's main exits the same way).
-process.exit(code);
+// while a successor leads (controller-runtime's main exits the same way). Never by deadlock: runtime/exit.ts.
+exitProcess(code);

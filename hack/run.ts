@@ -27,6 +27,7 @@ import { handleSignalsYourself } from "../envtest/processes.ts";
 import { installConversionWebhook, installWebhooks } from "../envtest/webhook.ts";
 import { RESOURCE } from "../api/v1/index.ts";
 import { Client } from "../runtime/client.ts";
+import { exitProcess, quiesceBackgroundCompilers } from "../runtime/exit.ts";
 import { loadKubeConfig } from "../runtime/kubeconfig.ts";
 
 export const SAMPLE_PATH = join(PROJECT_ROOT, "config", "samples", "batch_v1_cronjob.yaml");
@@ -168,9 +169,11 @@ async function main(): Promise<void> {
   let stopping = false;
   let starting = false;
   const onSignal = (sig: NodeJS.Signals) => {
+    // This process ends too, and never by deadlock: runtime/exit.ts.
+    quiesceBackgroundCompilers();
     if (stopping && starting) {
       say(`${sig} again: exiting now (the node reaper restores the machine)`);
-      process.exit(130);
+      exitProcess(130);
     }
     if (starting && !stopping) say(`${sig}: stopping once the local cluster has started (again to exit now)`);
     stopping = true;

@@ -15,6 +15,7 @@ import {
   type Predicate,
   type Reconciler,
 } from "./controller.ts";
+import { exitProcess, quiesceBackgroundCompilers } from "./exit.ts";
 import { EventRecorder } from "./events/recorder.ts";
 import type { Recorder } from "./events/types.ts";
 import type { KubeObject, ResourceKind } from "./kinds.ts";
@@ -509,7 +510,8 @@ class ControllerBuilder {
 export function setupSignalHandler(): AbortSignal {
   const ac = new AbortController();
   const onSignal = () => {
-    if (ac.signal.aborted) process.exit(1);
+    if (ac.signal.aborted) exitProcess(1);
+    quiesceBackgroundCompilers();
     ac.abort();
   };
   process.on("SIGTERM", onSignal);

@@ -162,9 +162,10 @@ if (tooOld) {
         metadata: { name: "queue", namespace: NS },
         spec: { limit: 1 },
       });
-      // The limit is past while the Jobs are queued (the next slot comes 60 s after the first), and leaves the
-      // admitted Job's Pod time to start on a node shared with the other suites (it once took over 20 s).
-      const every = { schedule: "*/1 * * * *", concurrencyPolicy: "Forbid", startTimeoutSeconds: 45 };
+      // The limit is past while the Jobs are queued (the slot 120 s after the first is held), and leaves the
+      // admitted Job's Pod time to start on a node shared with the other suites (it once took over 45 s). Counted
+      // from the Job's creation, the limit would end the admitted run at once: it counts from the admission.
+      const every = { schedule: "*/1 * * * *", concurrencyPolicy: "Forbid", startTimeoutSeconds: 90 };
       await admit(cronJob("kueue-a", { ...every, concurrencyGroup: "queue" }, "echo admitted"));
       await admit(cronJob("multikueue-b", every, "echo never-here"));
       await admit(cronJob("waiter", { schedule: NEVER, concurrencyGroup: "queue" }, "echo waited"));
@@ -193,16 +194,16 @@ if (tooOld) {
       const run = await suite.plugin(["run", "waiter", "--no-wait"]);
       assert.equal(run.code, 0, run.stderr);
 
-      // The next slot comes while both are still queued, well past startTimeoutSeconds.
+      // The slot after next comes while both are still queued, past startTimeoutSeconds.
       const firstSlot = Date.parse(queued.metadata.annotations?.[SCHEDULED_AT] ?? "");
       for (const name of ["kueue-a", "multikueue-b"]) {
         const held = await eventually(
-          `${name}'s next slot to be held by Forbid`,
+          `${name}'s slot 120 s after the first to be held by Forbid`,
           async () =>
             recordOf(await get(name)).find(
-              (e) => Date.parse(e.scheduledTime ?? "") > firstSlot && e.decision === "Held",
+              (e) => Date.parse(e.scheduledTime ?? "") >= firstSlot + 120_000 && e.decision === "Held",
             ),
-          150_000,
+          210_000,
           undefined,
           POLL_MS,
         );
