@@ -159,10 +159,31 @@ class EverySchedule implements Schedule {
 }
 
 /**
+ * The schedules parsed, by zone and text: a fleet repeats a few schedules (`why -A` over 5,000 CronJobs of 4
+ * schedules parsed each CronJob's, 0.5 s of its 2.4 s of CPU), and a Schedule is a value: what it answers depends on
+ * its text, its zone and the instant asked, so one object serves every CronJob that has them (its memos too).
+ * Bounded: past PARSED_MAX the oldest goes first.
+ */
+const PARSED = new Map<string, Schedule>();
+const PARSED_MAX = 4096;
+
+/**
  * Parses spec.schedule (and spec.timeZone, when set) with Kubernetes' grammar. Never throws: anything that
  * is not a valid schedule yields an error naming the field, the value and what is allowed.
  */
 export function parseSchedule(schedule: string, timeZone?: string): ParseScheduleResult {
+  const key = typeof schedule === "string" ? `${timeZone ?? ""}\u0000${schedule}` : undefined;
+  const known = key === undefined ? undefined : PARSED.get(key);
+  if (known) return { ok: true, schedule: known };
+  const parsed = parseAnew(schedule, timeZone);
+  if (parsed.ok && key !== undefined) {
+    if (PARSED.size >= PARSED_MAX) PARSED.delete(PARSED.keys().next().value!);
+    PARSED.set(key, parsed.schedule);
+  }
+  return parsed;
+}
+
+function parseAnew(schedule: string, timeZone?: string): ParseScheduleResult {
   try {
     if (typeof schedule !== "string") {
       return { ok: false, error: new ScheduleError("spec.schedule", String(schedule), "must be a string") };
