@@ -31,6 +31,13 @@ describe("parsed schedules, shared", () => {
     assert.equal(shared.mostRecent(at)?.toISOString(), fresh.mostRecent(at)?.toISOString());
   });
 
+  it("no zone is UTC, an empty zone is refused: never the other's answer", () => {
+    assert.ok(parseSchedule("* * * * *").ok);
+    const empty = parseSchedule("* * * * *", "");
+    assert.equal(empty.ok, false, 'spec.timeZone "" is refused, also after the same text without a zone');
+    assert.ok(parseSchedule("* * * * *", "UTC").ok);
+  });
+
   it("an invalid schedule is refused each time, naming the field", () => {
     for (let i = 0; i < 2; i++) {
       const r = parseSchedule("61 * * * *");

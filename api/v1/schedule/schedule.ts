@@ -172,7 +172,9 @@ const PARSED_MAX = 4096;
  * is not a valid schedule yields an error naming the field, the value and what is allowed.
  */
 export function parseSchedule(schedule: string, timeZone?: string): ParseScheduleResult {
-  const key = typeof schedule === "string" ? `${timeZone ?? ""}\u0000${schedule}` : undefined;
+  // No zone and an empty one are two keys: "" is refused, no zone is UTC.
+  const zoneKey = timeZone === undefined ? "-" : `+${timeZone}`;
+  const key = typeof schedule === "string" ? `${zoneKey}\u0000${schedule}` : undefined;
   const known = key === undefined ? undefined : PARSED.get(key);
   if (known) return { ok: true, schedule: known };
   const parsed = parseAnew(schedule, timeZone);

@@ -59,19 +59,11 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
   // and Events are released once it is diagnosed.
   const order = [...byNamespace.keys()].sort((a, b) => a.localeCompare(b));
   // Without -l, the list is the whole namespace: a group's members are among it.
-  const whole = !args.selector;
-  const startReading = (ns: string) => {
-    // In the order of the list (by name): each diagnosis is reduced to what is printed as soon as it is made.
-    const list = byNamespace.get(ns)!.sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
-    byNamespace.delete(ns);
-    const read = Promise.all([
-      readNamespace(ctx.client, ns, list, clocks, whole),
+  const startReading = (ns: string) =>
+    readingOf(ns, byNamespace, (list) => [
+      readNamespace(ctx.client, ns, list, clocks, !args.selector),
       claims.claimOf(ns).then((claim) => operatorOf(claim, list)),
     ]);
-    // Awaited in its turn; a failure meanwhile is that turn's to throw, not an unhandled rejection.
-    read.catch(() => undefined);
-    return { ns, list, read };
-  };
   let next = order.length ? startReading(order[0]!) : undefined;
   for (let i = 0; next; i++) {
     const { ns, list, read } = next;
@@ -98,6 +90,23 @@ export async function why(ctx: Context, args: Args): Promise<Output & { exitCode
     notes: checked === 0 ? [`no ${RESOURCE} in ${where}`] : [],
     exitCode: worst,
   };
+}
+
+/**
+ * Namespace `ns`'s CronJobs, taken out of `byNamespace` in the order of the list (by name: each diagnosis is reduced
+ * to what is printed as soon as it is made), and its reads started.
+ */
+function readingOf<A, B>(
+  ns: string,
+  byNamespace: Map<string, CronJob[]>,
+  start: (list: CronJob[]) => [Promise<A>, Promise<B>],
+): { ns: string; list: CronJob[]; read: Promise<[A, B]> } {
+  const list = byNamespace.get(ns)!.sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
+  byNamespace.delete(ns);
+  const read = Promise.all(start(list));
+  // Awaited in its turn; a failure meanwhile is that turn's to throw, not an unhandled rejection.
+  read.catch(() => undefined);
+  return { ns, list, read };
 }
 
 /**
