@@ -251,6 +251,18 @@ async function managerStart(): Promise<void> {
   }
 }
 
+/** `why -A` and `list -A` in every variant (`label`: the fleet's), beside what kubectl answers with one LIST. */
+async function everyCronJob(label: string, env: NodeJS.ProcessEnv): Promise<void> {
+  for (const sub of ["why", "list"]) {
+    const what = `${sub} -A (${label})`;
+    const cmds = Object.entries(PLUGIN).map(([variant, cmd]): [string, string[]] => [variant, [...cmd, sub, "-A"]]);
+    // With a baseline, the variants in turn, run by run; else each variant's runs together, as before.
+    if (values.baseline) add(await alternated(what, cmds, env));
+    else for (const [variant, cmd] of cmds) add(await measure(what, variant, cmd, env));
+    add(await measure(what, "kubectl", ["kubectl", "get", CRD, "-A"], env));
+  }
+}
+
 /** What the incident's fleets were, for the report. */
 const fleets: string[] = [];
 
@@ -267,14 +279,7 @@ async function incidentCommands(): Promise<void> {
       client.close();
       fleets.push(`N = ${n}: ${describeFleet("incident", n, made.jobs)}; made in ${made.seconds.toFixed(1)} s`);
       console.log(fleets.at(-1));
-      const clusterEnv = { ...baseEnv, KUBECONFIG: env.kubeconfigPath };
-      for (const sub of ["why", "list"]) {
-        const what = `${sub} -A (N=${n}, incident)`;
-        const cmds = Object.entries(PLUGIN).map(([variant, cmd]): [string, string[]] => [variant, [...cmd, sub, "-A"]]);
-        if (values.baseline) add(await alternated(what, cmds, clusterEnv));
-        else for (const [variant, cmd] of cmds) add(await measure(what, variant, cmd, clusterEnv));
-        add(await measure(what, "kubectl", ["kubectl", "get", CRD, "-A"], clusterEnv));
-      }
+      await everyCronJob(`N=${n}, incident`, { ...baseEnv, KUBECONFIG: env.kubeconfigPath });
     } finally {
       await env.stop();
     }
@@ -307,15 +312,7 @@ async function clusterCommands(): Promise<void> {
           add(await measure(`${sub} NAME`, "kubectl", getOne, clusterEnv));
         }
       }
-      // Every CronJob: what kubectl answers with one LIST.
-      for (const sub of ["why", "list"]) {
-        const what = `${sub} -A (N=${n})`;
-        const cmds = Object.entries(PLUGIN).map(([variant, cmd]): [string, string[]] => [variant, [...cmd, sub, "-A"]]);
-        // With a baseline, the variants in turn, run by run; else each variant's runs together, as before.
-        if (values.baseline) add(await alternated(what, cmds, clusterEnv));
-        else for (const [variant, cmd] of cmds) add(await measure(what, variant, cmd, clusterEnv));
-        add(await measure(what, "kubectl", ["kubectl", "get", CRD, "-A"], clusterEnv));
-      }
+      await everyCronJob(`N=${n}`, clusterEnv);
     }
   } finally {
     await env.stop();
