@@ -1,6 +1,10 @@
 // Child processes of the test control plane. Each binary runs under a small bash watchdog in its own
 // process group: stopping kills the whole group, and if this Node process dies without cleaning up
 // (SIGKILL, a crashed runner) the watchdog notices within a second and takes its child down with it.
+// A signal to the group reaches the binary once, as the kubelet's SIGTERM reaches a container: the watchdog
+// only waits for it (it forwarded the group's SIGTERM once, and the second SIGTERM made a manager exit at once,
+// as controller-runtime's does, instead of letting its namespaces and Lease go). SIGINT is the exception: a
+// background job of a non-interactive shell ignores it, so the watchdog turns it into the SIGTERM.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, rmSync, type WriteStream } from "node:fs";
 
@@ -8,7 +12,8 @@ const WATCHDOG = `
 parent="$1"; shift
 "$@" &
 child=$!
-trap 'kill -TERM "$child" 2>/dev/null; wait "$child"; exit 0' TERM INT
+trap 'wait "$child"; exit 0' TERM
+trap 'kill -TERM "$child" 2>/dev/null; wait "$child"; exit 0' INT
 while kill -0 "$parent" 2>/dev/null && kill -0 "$child" 2>/dev/null; do sleep 1; done
 if kill -0 "$child" 2>/dev/null; then
   kill -TERM "$child" 2>/dev/null; sleep 3; kill -KILL "$child" 2>/dev/null

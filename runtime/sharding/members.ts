@@ -1,6 +1,11 @@
 // The live replicas of a sharded install: the Leases its replicas hold, one each, in the install's namespace. A
 // Lease is live while our monotonic clock says less than its duration has passed since we saw its record change
 // (as leader election trusts a holder: remote timestamps never decide expiry, clocks of machines disagree).
+// One exception, for the hash only (live()): a Lease we have seen once and never change, whose own renewTime says it
+// expired, is not counted. A replica that joins within a Lease's duration of another's death would otherwise count
+// the dead one for its first 15 s while the others no longer do, and the namespaces the two views give to different
+// replicas would have no holder meanwhile. Counting a live replica out by a wrong clock only delays this one's view
+// until that replica's next renewal (a retry period); who may take a claim (isLive) never reads a remote clock.
 import { performance } from "node:perf_hooks";
 import type { Client } from "../client.ts";
 import { Informer } from "../cache/informer.ts";
@@ -11,6 +16,10 @@ import type { Lease } from "./claims.ts";
 interface Seen {
   key: string;
   at: number;
+  /** Seen to change since we first saw it (else all we know of it is its first record). */
+  changed: boolean;
+  /** Its record's own expiry by the wall clock (renewTime + duration), for the first record only. */
+  wallExpiry: number | undefined;
   durationMs: number;
   holder: string;
   uid: string;
@@ -55,10 +64,14 @@ export class Members {
     const name = l.metadata?.name ?? "";
     const spec = l.spec ?? {};
     const key = `${spec.holderIdentity ?? ""}|${spec.renewTime ?? ""}|${spec.leaseDurationSeconds ?? ""}`;
-    if (this.seen.get(name)?.key === key) return;
+    const before = this.seen.get(name);
+    if (before?.key === key) return;
+    const renewed = Date.parse(spec.renewTime ?? spec.acquireTime ?? "");
     this.seen.set(name, {
       key,
       at: performance.now(),
+      changed: before !== undefined,
+      wallExpiry: Number.isNaN(renewed) ? undefined : renewed + (spec.leaseDurationSeconds ?? 0) * 1000,
       durationMs: (spec.leaseDurationSeconds ?? 0) * 1000,
       holder: spec.holderIdentity ?? "",
       uid: l.metadata?.uid ?? "",
@@ -87,9 +100,15 @@ export class Members {
     return !!s && s.holder !== "" && s.at + s.durationMs > now;
   }
 
-  /** The live replicas' Lease names, sorted (each one's key in the hash). */
-  live(now = performance.now()): string[] {
-    return [...this.seen.keys()].filter((n) => this.isLive(n, now)).sort();
+  /**
+   * The live replicas' Lease names, sorted (each one's key in the hash): live by isLive, but for a Lease seen once and
+   * never since whose own record says it expired (a dead replica's, seen first by a replica that started after).
+   */
+  live(now = performance.now(), wallNow = Date.now()): string[] {
+    return [...this.seen.entries()]
+      .filter(([n, s]) => this.isLive(n, now) && (s.changed || s.wallExpiry === undefined || s.wallExpiry > wallNow))
+      .map(([n]) => n)
+      .sort();
   }
 
   /** Monotonic time at which the next live Lease would expire unrenewed (when to look again). */

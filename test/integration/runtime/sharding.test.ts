@@ -208,6 +208,11 @@ describe("sharding: namespaces divided between live replicas", () => {
       LEASE_MS * 4,
     );
     assert.ok(Date.now() - cutAt >= LEASE_MS - 500, "not taken before c's Lease could have expired");
+    // A replica that joins while c's dead Lease is still there counts c out at once, as a does (by the Lease's own
+    // expired renewTime), not after watching it unchanged for a Lease's duration: meanwhile the namespaces its view
+    // gave c and a's gave it would have had no holder.
+    const d = startReplica("d");
+    await eventually("a and d divide them, c counted out", async () => settledOn(["a", "d"]), LEASE_MS - 200);
     // c's Lease, never renewed again (a replica SIGKILLed never deletes its own), is deleted by a live replica once
     // it has been stale that long; a's own stays.
     await eventually(
@@ -221,6 +226,7 @@ describe("sharding: namespaces divided between live replicas", () => {
     );
     assert.ok(Date.now() - cutAt >= STALE_MS - 500, "not deleted before it had been stale that long");
     await admin.get(Kinds.Lease, "default", "test-install-a");
+    assert.ok(d.coordinator.heldNamespaces().length > 0);
     overlap.stop();
     assert.deepEqual(overlap.overlaps, []);
   });
