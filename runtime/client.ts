@@ -47,6 +47,8 @@ export interface ListOptions {
   limit?: number;
   continue?: string;
   resourceVersion?: string;
+  /** How resourceVersion applies (metav1.ResourceVersionMatch): Exact lists the collection as it was then. */
+  resourceVersionMatch?: "Exact" | "NotOlderThan";
 }
 
 export interface ListResult<T> {
@@ -350,6 +352,7 @@ export class Client {
         limit: o.limit,
         continue: o.continue,
         resourceVersion: o.resourceVersion,
+        resourceVersionMatch: o.resourceVersionMatch,
       },
     });
   }

@@ -53,6 +53,14 @@ export interface InformerOptions {
   inactivityTimeoutMs?: number;
   /** Page size of the initial list / relists. */
   pageSize?: number;
+  /**
+   * Cluster-wide only: the namespaces to list side by side (at most LIST_CONCURRENCY at once), each paginated, all at
+   * one resourceVersion, instead of one list whose pages come one after another, each the API server's time (a fleet's
+   * 5,000 custom resources: 1.3 s in one list, 0.75 s as 5 namespaces two at a time). Called after that resourceVersion
+   * is read, so every namespace that held an object then is among those it returns; undefined (the namespaces cannot
+   * be read) lists as one.
+   */
+  listNamespaces?: () => Promise<readonly string[] | undefined>;
   backoff?: { initialMs: number; maxMs: number };
   logger?: Logger;
   /**
@@ -107,6 +115,9 @@ const watchErrorsTotal = getOrCreate(
 );
 
 /** The `reason` values of informer_lists_total. */
+/** Namespaces listed at once by listByNamespace: the API server's work, two cores' worth (more gained nothing). */
+const LIST_CONCURRENCY = 2;
+
 const LIST_REASONS = ["initial", "gone", "retry"] as const;
 /**
  * The `reason` values of informer_watch_errors_total that exist (at 0) from the start: the informer's
@@ -305,30 +316,81 @@ export class Informer<T extends KubeObject = KubeObject> implements SharedInform
 
   private async listAndReplace(signal: AbortSignal, reason: string): Promise<void> {
     listsTotal.inc({ resource: this.resource, reason });
-    const items: T[] = [];
-    let cont: string | undefined;
-    let rv = "";
-    do {
-      const page = await this.client.list<T>(this.kind, {
-        namespace: this.o.namespace,
-        labelSelector: this.o.labelSelector,
-        fieldSelector: this.o.fieldSelector,
-        limit: this.o.pageSize ?? 500,
-        continue: cont,
-      });
-      if (signal.aborted) return;
-      // Each page is completed and transformed as it arrives: a large list then holds only what the cache
-      // keeps (no managedFields, no trimmed-away parts), not every full object until the last page.
-      for (const raw of page.items) items.push(this.transform(this.complete(raw)));
-      cont = page.metadata.continue || undefined;
-      rv = page.metadata.resourceVersion ?? rv;
-    } while (cont);
+    const listed =
+      (this.o.listNamespaces && this.o.namespace === undefined && (await this.listByNamespace(signal))) ||
+      (await this.listPages(signal, this.o.namespace));
+    if (!listed || signal.aborted) return;
+    const { items, rv } = listed;
     this.replace(items);
     this.resourceVersion = rv;
     if (!this.synced) {
       this.synced = true;
       for (const w of this.syncWaiters.splice(0)) w();
     }
+  }
+
+  /**
+   * One list, paginated: each page is completed and transformed as it arrives, so a large list holds only what the
+   * cache keeps (no managedFields, no trimmed-away parts), not every full object until the last page. At
+   * `resourceVersion` exactly when given (a namespace's part of listByNamespace).
+   */
+  private async listPages(
+    signal: AbortSignal,
+    namespace: string | undefined,
+    resourceVersion?: string,
+  ): Promise<{ items: T[]; rv: string } | undefined> {
+    const items: T[] = [];
+    let cont: string | undefined;
+    let rv = resourceVersion ?? "";
+    do {
+      const page = await this.client.list<T>(this.kind, {
+        namespace,
+        labelSelector: this.o.labelSelector,
+        fieldSelector: this.o.fieldSelector,
+        limit: this.o.pageSize ?? 500,
+        continue: cont,
+        // Exact on the first page only: a continue token carries its resourceVersion.
+        ...(resourceVersion && !cont ? { resourceVersion, resourceVersionMatch: "Exact" as const } : {}),
+      });
+      if (signal.aborted) return undefined;
+      for (const raw of page.items) items.push(this.transform(this.complete(raw)));
+      cont = page.metadata.continue || undefined;
+      rv = resourceVersion ?? page.metadata.resourceVersion ?? rv;
+    } while (cont);
+    return { items, rv };
+  }
+
+  /**
+   * The cluster-wide list as namespaces listed side by side at one resourceVersion (InformerOptions.listNamespaces),
+   * in the namespaces' order (a cluster-wide list's order); undefined to list as one.
+   */
+  private async listByNamespace(signal: AbortSignal): Promise<{ items: T[]; rv: string } | undefined> {
+    // The resourceVersion first, then the namespaces: every namespace with an object at that version is listed.
+    const probe = await this.client.list<T>(this.kind, {
+      labelSelector: this.o.labelSelector,
+      fieldSelector: this.o.fieldSelector,
+      limit: 1,
+    });
+    const rv = probe.metadata.resourceVersion;
+    if (!rv || signal.aborted) return undefined;
+    // A cluster with less than one page lists as one.
+    if (!probe.metadata.continue) return undefined;
+    const namespaces = await this.o.listNamespaces!().catch(() => undefined);
+    if (!namespaces?.length || signal.aborted) return undefined;
+    const sorted = [...namespaces].sort();
+    const parts: T[][] = new Array<T[]>(sorted.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < sorted.length && !signal.aborted) {
+        const i = next++;
+        const part = await this.listPages(signal, sorted[i], rv);
+        if (!part) return;
+        parts[i] = part.items;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, sorted.length) }, worker));
+    if (signal.aborted) return undefined;
+    return { items: parts.flat(), rv };
   }
 
   /** Lists omit kind/apiVersion on items; restore them so handlers see complete objects. */

@@ -2,7 +2,7 @@
 // page by page.
 import type { Client } from "../../../runtime/client.ts";
 import { isNotFound } from "../../../runtime/errors.ts";
-import type { KubeObject, ResourceKind } from "../../../runtime/kinds.ts";
+import { Kinds, type KubeObject, type ResourceKind } from "../../../runtime/kinds.ts";
 import { type CronJob, CronJobResource, RESOURCE } from "../../../api/v1/index.ts";
 import type { Context } from "../model/context.ts";
 
@@ -36,6 +36,14 @@ export async function listMapped<T extends KubeObject, U>(
     cont = page.metadata.continue || undefined;
   } while (cont);
   return out;
+}
+
+/**
+ * The cluster's namespaces by name, or undefined when this user may not list them (a reader across namespaces lists
+ * them one by one only where it can: runtime/cache/informer.ts listNamespaces).
+ */
+export function namespaceNames(client: Pick<Client, "list">): Promise<string[] | undefined> {
+  return listMapped<KubeObject, string>(client, Kinds.Namespace, {}, (n) => n.metadata?.name).catch(() => undefined);
 }
 
 /** A CronJob of the context's namespace by name; not found: an error saying how to list them. */

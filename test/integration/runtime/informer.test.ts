@@ -128,6 +128,71 @@ describe("informer cache on a real apiserver", () => {
     }
   });
 
+  it("lists namespace by namespace at one resourceVersion when given the namespaces, then watches from it", async () => {
+    const label = { lister: "by-namespace" };
+    for (const ns of ["inf-a", "inf-b"])
+      for (const n of ["x", "y", "z"]) await client.create(Kinds.ConfigMap, cm(ns, `bn-${n}`, { n }, label));
+    const paths: string[] = [];
+    const counting = new Proxy(client, {
+      get: (target, prop, receiver) =>
+        prop === "list"
+          ? (rk: Parameters<Client["list"]>[0], o: Parameters<Client["list"]>[1]) => {
+              paths.push(`${o?.namespace ?? "*"} ${o?.resourceVersionMatch ?? ""}`);
+              return target.list(rk, o);
+            }
+          : Reflect.get(target, prop, receiver),
+    });
+    let asked = 0;
+    const inf = new Informer<ConfigMap>(counting, Kinds.ConfigMap, {
+      labelSelector: "lister=by-namespace",
+      pageSize: 2,
+      listNamespaces: async () => {
+        asked++;
+        // Created after the list's resourceVersion was read: its object comes by the watch, not twice.
+        await client.create(Kinds.ConfigMap, cm("inf-b", "bn-late", {}, label));
+        return ["inf-b", "inf-a"];
+      },
+    });
+    const adds: string[] = [];
+    inf.addEventHandler({ onAdd: (o) => adds.push(`${o.metadata?.namespace}/${o.metadata?.name}`) });
+    inf.start();
+    try {
+      assert.equal(await inf.waitForSync(), true);
+      assert.equal(asked, 1);
+      // The probe for the resourceVersion, then each namespace at it exactly (two pages each: pageSize 2).
+      assert.equal(paths[0], "* ");
+      assert.deepEqual([...paths].sort(), ["* ", "inf-a ", "inf-a Exact", "inf-b ", "inf-b Exact"]);
+      // In a cluster-wide list's order: by namespace, then name.
+      assert.deepEqual(adds.slice(0, 6), [
+        "inf-a/bn-x",
+        "inf-a/bn-y",
+        "inf-a/bn-z",
+        "inf-b/bn-x",
+        "inf-b/bn-y",
+        "inf-b/bn-z",
+      ]);
+      await eventually("the object made after the resourceVersion, by the watch", () => !!inf.get("inf-b", "bn-late"));
+      assert.equal(adds.filter((a) => a === "inf-b/bn-late").length, 1);
+    } finally {
+      await inf.stop();
+    }
+    // The namespaces unreadable: one cluster-wide list, as without the option.
+    paths.length = 0;
+    const one = new Informer<ConfigMap>(counting, Kinds.ConfigMap, {
+      labelSelector: "lister=by-namespace",
+      pageSize: 100,
+      listNamespaces: async () => undefined,
+    });
+    one.start();
+    try {
+      assert.equal(await one.waitForSync(), true);
+      assert.equal(one.list().length, 7);
+      assert.deepEqual(paths, ["* ", "* "]);
+    } finally {
+      await one.stop();
+    }
+  });
+
   it("exports its list, watch and watch-error series at 0 from the start, before any error", async () => {
     // A resource no other test here watches, so its series start from nothing.
     const scrape = () => metricsRegistry.metrics();
