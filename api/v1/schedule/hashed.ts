@@ -126,6 +126,9 @@ function render(item: HashedItem, hash: number): string {
 export function resolveHashedSchedule(schedule: string, key: HashKey): ResolveHashedResult {
   const unchanged: ResolveHashedResult = { ok: true, resolved: schedule, hashed: false };
   if (typeof schedule !== "string") return unchanged;
+  // Every H form starts with H or h (hashedLike): without either letter there is nothing to resolve or refuse, and
+  // most schedules are read this way (a fleet's why -A resolves each CronJob's).
+  if (!/[Hh]/.test(schedule)) return unchanged;
   const fail = (reason: string): ResolveHashedResult => ({
     ok: false,
     error: new ScheduleError("spec.schedule", schedule, reason),

@@ -151,7 +151,8 @@ export function parseScheduleList(list: unknown, key: HashKey, path = "spec.sche
     }
     if (!zoneOK) continue;
 
-    const same = sameScheduleKey(parsed.resolved, zone);
+    // One entry repeats none: its key (a parse of its own) is needed only to compare entries.
+    const same = list.length > 1 ? sameScheduleKey(parsed.resolved, zone) : undefined;
     const first = same === undefined ? undefined : seen.get(same);
     if (first !== undefined) {
       const earlier = list[first] as Record<string, unknown>;
