@@ -89,6 +89,30 @@ export { NODE_IP, NODE_LINK, NODE_NAME } from "./node-host.ts";
 export const BUSYBOX_IMAGE = "localhost/busybox:latest";
 export const PAUSE_IMAGE = "localhost/pause:latest";
 
+/**
+ * A Job spec whose one Pod runs `command` (a shell command, run with sh -c, or an argv) in the node's local busybox
+ * image, once: backoffLimit 0, restartPolicy Never, a 1 s grace period so that deleting it is quick.
+ */
+export function nodeJobSpec(command: string | readonly string[]): Record<string, unknown> {
+  return {
+    backoffLimit: 0,
+    template: {
+      spec: {
+        restartPolicy: "Never",
+        terminationGracePeriodSeconds: 1,
+        containers: [
+          {
+            name: "run",
+            image: BUSYBOX_IMAGE,
+            imagePullPolicy: "Never",
+            command: typeof command === "string" ? ["sh", "-c", command] : [...command],
+          },
+        ],
+      },
+    },
+  };
+}
+
 const REAPER = join(PROJECT_ROOT, "envtest", "node-reaper.ts");
 const SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 

@@ -7,7 +7,7 @@
 // the manager's log lines about them when anything failed (the set-up included), then deletes its namespace.
 // E2E_DUMP=always dumps after a pass too, E2E_DUMP=never not at all.
 import { after, before, describe } from "node:test";
-import { BUSYBOX_IMAGE, NodeCluster } from "../../envtest/node-cluster.ts";
+import { NodeCluster, nodeJobSpec } from "../../envtest/node-cluster.ts";
 import { eventually } from "../eventually.ts";
 import { ClusterTools, type K8sObject, MANAGER, suiteFailed } from "./cluster-tools.ts";
 import { ClusterBook, type ClusterState, type Needs } from "./shared-cluster.ts";
@@ -40,25 +40,7 @@ export function cronJobManifest(
     metadata,
     spec: {
       ...spec,
-      jobTemplate: {
-        spec: {
-          backoffLimit: 0,
-          template: {
-            spec: {
-              restartPolicy: "Never",
-              terminationGracePeriodSeconds: 1,
-              containers: [
-                {
-                  name: "run",
-                  image: BUSYBOX_IMAGE,
-                  imagePullPolicy: "Never",
-                  command: typeof command === "string" ? ["sh", "-c", command] : command,
-                },
-              ],
-            },
-          },
-        },
-      },
+      jobTemplate: { spec: nodeJobSpec(command) },
     },
   };
 }

@@ -15,6 +15,7 @@ import {
   cleanupStaleNodeCluster,
   NodeCluster,
   type NodeClusterTimings,
+  nodeJobSpec,
 } from "../../envtest/node-cluster.ts";
 import { CNI_BRIDGE, HOST_DIRS, HOST_SYSCTLS, NODE_IP, NODE_LINK, readHostRecord } from "../../envtest/node-host.ts";
 import { freePort } from "../../envtest/ports.ts";
@@ -177,16 +178,7 @@ function job(name: string, script: string, extra: Record<string, unknown> = {}):
     apiVersion: "batch/v1",
     kind: "Job",
     metadata: { name, namespace: "default", ...extra },
-    spec: {
-      backoffLimit: 0,
-      template: {
-        spec: {
-          restartPolicy: "Never",
-          terminationGracePeriodSeconds: 1,
-          containers: [{ name: "main", image: BUSYBOX_IMAGE, imagePullPolicy: "Never", command: ["sh", "-c", script] }],
-        },
-      },
-    },
+    spec: nodeJobSpec(script),
   });
 }
 

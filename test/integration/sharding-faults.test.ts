@@ -20,7 +20,7 @@ import {
   scheduledTimeOf,
 } from "../../api/v1/index.ts";
 import { PROJECT_ROOT } from "../../envtest/index.ts";
-import { BUSYBOX_IMAGE, NodeCluster } from "../../envtest/node-cluster.ts";
+import { NodeCluster, nodeJobSpec } from "../../envtest/node-cluster.ts";
 import { freePort } from "../../envtest/ports.ts";
 import { Informer } from "../../runtime/cache/informer.ts";
 import { Client } from "../../runtime/client.ts";
@@ -133,19 +133,8 @@ describe("sharding under faults: a replica SIGKILLed mid-burst, one joining and 
     });
     jobs.start();
     await jobs.waitForSync();
-    // One Pod of the node's local image, a second long; deleted quickly with its Job.
-    const template = {
-      spec: {
-        backoffLimit: 0,
-        template: {
-          spec: {
-            restartPolicy: "Never",
-            terminationGracePeriodSeconds: 1,
-            containers: [{ name: "c", image: BUSYBOX_IMAGE, imagePullPolicy: "Never", command: ["sleep", "1"] }],
-          },
-        },
-      },
-    };
+    // One Pod of the node's local image, a second long.
+    const template = { spec: nodeJobSpec(["sleep", "1"]) };
     const cronJob = (ns: string, name: string, spec: Record<string, unknown>) =>
       admin.create(CronJobResource, {
         apiVersion: "batch.tutorial.kubebuilder.io/v1",
