@@ -190,9 +190,9 @@ export class Commit {
     pass.skews.length = 0;
   }
 
-  /** An Event; a routine one (its fact is in the record) only while the status-write budget has room. */
+  /** An Event; a routine one (its fact is in the record) only with a token of the status-write budget to spare. */
   private event(cronJob: StoredCronJob, e: EventDecision): void {
-    if (this.budget && isRoutine(e) && !this.budget.hasRoom(this.clock.now().getTime())) return routineLeftOut();
+    if (this.budget && isRoutine(e) && !this.budget.takeSpare(this.clock.now().getTime())) return routineLeftOut();
     emitEvent(this.recorder, cronJob, e.reason, e.message, e.routine);
   }
 

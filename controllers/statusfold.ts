@@ -171,11 +171,12 @@ export class StatusWriteBudget {
   }
 
   /**
-   * Whether the budget has room now (nothing taken): routine Events, whose facts the record keeps, are written only
-   * then, so a burst spends kube-apiserver on Jobs and on what no Job tells.
+   * Takes a token for a routine Event, whose fact the record keeps, if one is left for a status write after it: an
+   * Event is a write the Jobs tell too, so a burst spends kube-apiserver on Jobs and on what no Job tells, and a
+   * status write comes before an Event.
    */
-  hasRoom(nowMs: number): boolean {
-    return this.#bucket.available(nowMs);
+  takeSpare(nowMs: number): boolean {
+    return this.#bucket.tryAccept(nowMs, 1);
   }
 
   /** Takes a token if there is one. */

@@ -45,10 +45,11 @@ export class TokenBucket {
     this.#tokens = Math.min(this.#burst, this.#tokens + (elapsed / 1000) * this.#qps);
   }
 
-  tryAccept(nowMs: number): boolean {
+  /** Takes a token if one is there, and `leaving` more after it (a lower priority than tryAccept's callers). */
+  tryAccept(nowMs: number, leaving = 0): boolean {
     // A clock stepping backwards must not mint tokens.
     this.#refill(nowMs);
-    if (this.#tokens < 1) return false;
+    if (this.#tokens < 1 + leaving) return false;
     this.#tokens -= 1;
     return true;
   }

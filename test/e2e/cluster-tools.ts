@@ -108,6 +108,19 @@ export function suiteFailed(): () => boolean {
 /** One Event of an object, as `kubectl get events` shows it: "Reason: message". */
 const eventLine = (e: { reason?: string; message?: string }) => `${e.reason ?? ""}: ${e.message ?? ""}`;
 
+/** A Pod's age, and its container's start and end (s after the Pod's creation) or why it waits ("podsSay"). */
+function podTimes(p: K8sObject): string {
+  const created = Date.parse(p.metadata.creationTimestamp ?? "");
+  const after = (t: unknown) => (typeof t === "string" ? `${Math.round((Date.parse(t) - created) / 1000)} s` : "-");
+  const state = (p.status?.containerStatuses?.[0]?.state ?? {}) as Record<string, Record<string, unknown>>;
+  const run = state.running ?? state.terminated;
+  const age = `${Math.round((Date.now() - created) / 1000)} s old`;
+  if (state.waiting) return `${age}, waiting (${String(state.waiting.reason ?? "?")})`;
+  return run
+    ? `${age}, started at +${after(run.startedAt)}, ended at +${after(state.terminated?.finishedAt)}`
+    : `${age}, no container yet`;
+}
+
 /** The Lease the manager's replicas elect a leader with: the flag's default, which the manifests keep. */
 const LEASE = parseFlags([], {}).leaderElectionID;
 
@@ -186,6 +199,28 @@ export class ClusterTools {
         (err, stdout, stderr) => resolve({ code: exitCodeOf(err), stdout, stderr: stderr + killedBy(err) }),
       );
     });
+  };
+  /**
+   * For a wait on a run's Pod that timed out: the Pods of `namespace` whose names start with `prefix`, a line each
+   * (phase; seconds from its creation to its container's start and end, or its waiting reason), and the node's Pods
+   * by phase. CI prints only a failure's tail: this says whether the Pod was late to start, to end, or never made.
+   */
+  podsSay = async (namespace: string, prefix = ""): Promise<string> => {
+    try {
+      const pods = await this.getJSON<{ items: K8sObject[] }>(["get", "pods", "-A"]);
+      const byPhase = new Map<string, number>();
+      const lines: string[] = [];
+      for (const p of pods.items) {
+        const phase = String(p.status?.phase ?? "?");
+        byPhase.set(phase, (byPhase.get(phase) ?? 0) + 1);
+        if (p.metadata.namespace !== namespace || !p.metadata.name.startsWith(prefix)) continue;
+        lines.push(`${p.metadata.name} ${phase} ${podTimes(p)}`);
+      }
+      const node = [...byPhase].map(([phase, n]) => `${n} ${phase}`).join(", ");
+      return `; the node's Pods: ${node}; ${namespace}/${prefix}*: ${lines.join("; ") || "none"}`;
+    } catch (e) {
+      return `; the Pods could not be listed: ${(e as Error).message}`;
+    }
   };
   /** The Events about the object `name` in `namespace`, each as "Reason: message", oldest first. */
   eventsOf = async (namespace: string, name: string): Promise<string[]> => {

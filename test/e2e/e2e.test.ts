@@ -171,7 +171,7 @@ e2eDescribe(
         async () => (await jobsOf("hello")).find((j) => conditionTrue(j, "Complete")),
         // The concurrent suites' first Pods start together: a CI machine slower than ours took over 90 s for them.
         240_000,
-        undefined,
+        () => suite.podsSay(NS, "hello-"),
         POLL_MS,
       );
       const pods = await list("pods", NS, `job-name=${done.metadata.name}`);

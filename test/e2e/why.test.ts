@@ -4,11 +4,10 @@
 // (status.recentRuns) answers after the Events are deleted, as it must hours later. Needs root; `make test-e2e`.
 import assert from "node:assert/strict";
 import { it } from "node:test";
-import { SCHEDULED_AT_ANNOTATION as SCHEDULED_AT } from "../../api/v1/job.ts";
 import { causeOf, PLACEHOLDERS } from "../../cmd/kubectl-cron/answer/causes.ts";
 import { eventually } from "../eventually.ts";
 import { MANAGER, conditionTrue, type K8sObject } from "./cluster-tools.ts";
-import { type Suite, e2eDescribe, e2eSuite, SYSTEM_NS } from "./suite.ts";
+import { type Suite, e2eDescribe, e2eSuite, SCHEDULED_AT, SYSTEM_NS } from "./suite.ts";
 
 const NS = "why";
 /** A namespace of its own for the quota, which would refuse every other CronJob's Jobs. */
@@ -95,7 +94,7 @@ e2eDescribe("end to end: kubectl cron why, each cause staged on a real node", { 
       "a Complete Job of ok",
       async () => (await suite.jobsOf("ok")).find((j) => conditionTrue(j, "Complete")),
       240_000,
-      undefined,
+      () => suite.podsSay(NS, "ok-"),
       POLL_MS,
     );
     const slot = done.metadata.annotations?.[SCHEDULED_AT];

@@ -174,6 +174,25 @@ describe("foldStatus: news now, routine with room, else in line for a token, els
     assert.deepEqual(foldStatus(undefined, T0 - 60_000, budget, T0), { write: true, why: "bound" });
   });
 
+  it("a routine Event takes a token only with one left after it: a status write comes first", () => {
+    const budget = new StatusWriteBudget({ qps: 1, maxDelayMs: 60_000 }, T0);
+    // Two tokens: the Event takes one and leaves the other, which the pass's status write then takes.
+    assert.equal(budget.takeSpare(T0), true);
+    assert.equal(budget.takeSpare(T0), false, "the last token is left for a status write");
+    assert.deepEqual(foldStatus(undefined, T0, budget, T0), { write: true, why: "room" });
+    assert.equal(budget.takeSpare(T0), false, "none left");
+    // Refilled, the spare goes to an Event again; a reserved token (the bucket below zero) is nobody's spare.
+    assert.equal(budget.takeSpare(T0 + 2000), true);
+    assert.deepEqual(foldStatus(undefined, T0, budget, T0 + 2000), { write: true, why: "room" });
+    assert.deepEqual(foldStatus(undefined, T0, budget, T0 + 2000), {
+      write: false,
+      waitMs: 1000,
+      reservedAt: T0 + 3000,
+    });
+    assert.equal(budget.takeSpare(T0 + 3500), false, "the refilled token was reserved");
+    assert.equal(budget.takeSpare(T0 + 5000), true);
+  });
+
   it("qps 0: never room, every routine change waits the bound", () => {
     const budget = new StatusWriteBudget({ qps: 0, maxDelayMs: 60_000 }, T0);
     assert.deepEqual(foldStatus(undefined, T0, budget, T0), { write: false, waitMs: 60_000 });
