@@ -1,13 +1,13 @@
 // Step 10 of the CronJob reconciler, the commit: the one place that applies what a pass decided (docs/architecture.md,
 // "One commit") — the start limit's Job ends, the group's places, memory, the Events, run counts and creation skews,
 // history cleanup and the one status write — and the only one that consults the burst window and the books rules
-// (books.ts). Whether the status is written now or waits is decided here: for the burst, for a run this process just
-// created or a new CronJob's first status (statuswait.ts), or for the status-write budget (the fold, statusfold.ts,
-// with what a folded pass left unbooked remembered and each decision counted); then it is written (statuswriter.ts).
-// Creation first: while a burst of Job creates is on, cleanup and the status write wait for a pass after it, and a
-// pass that created a Job leaves its status write while other CronJobs wait in the queue; the books never fall more
-// than one run (or, with the fold, one bound) behind. A later pass rebuilds both from the children, so nothing is
-// lost if the process dies meanwhile.
+// (books.ts). Whether the status is written now, later or not at all is one decision over the pass's facts
+// (statusdecision.ts), which the commit gathers, counts, and carries out: the requeue that brings a waiting write
+// back, and the fold's memory (the runs a folded pass left unbooked, its reserved token); then the write
+// (statuswriter.ts). Creation first: while a burst of Job creates is on, cleanup and the status write wait for a pass
+// after it, and a pass that created a Job leaves its status write while other CronJobs wait in the queue; the books
+// never fall more than one run (or, with the fold, one bound) behind. A later pass rebuilds both from the children,
+// so nothing is lost if the process dies meanwhile.
 import type { CronJobWireStatus, Job } from "../api/v1/index.ts";
 import type { Clock } from "../runtime/clock.ts";
 import { type ReconcileContext, type Result, RetryNoLaterThan } from "../runtime/controller.ts";
@@ -25,12 +25,11 @@ import { isUnbookedRun, jobRef } from "./observe.ts";
 import { keyOf, type Outcome, type Pass, type StoredCronJob, unreported } from "./pass.ts";
 import { REQUEUE_SLACK_MS } from "./requeue.ts";
 import { endJobs } from "./starts.ts";
+import { decideStatusWrite, type StatusWriteFacts } from "./statusdecision.ts";
 import {
   behindSince,
   boundSpreadMs,
   type FoldJobs,
-  foldStatus,
-  StatusNews,
   statusNews,
   type StatusFoldOptions,
   StatusWriteBudget,
@@ -58,15 +57,6 @@ interface CommitDeps {
   statusDelayMs: number;
   /** The fold of routine status writes (--status-write-qps, --status-write-max-delay); none: every change at once. */
   statusFold: StatusFoldOptions | undefined;
-}
-
-/** Where a CronJob's status stands against the fold's bound (ms); without the fold, since is now and spread 0. */
-interface Bound {
-  nowMs: number;
-  /** Since when status has lacked a change the Jobs show (statusfold.ts behindSince). */
-  since: number;
-  /** How much before the bound its write is due: its share of the minute (statusfold.ts boundSpreadMs). */
-  spread: number;
 }
 
 export class Commit {
@@ -113,31 +103,82 @@ export class Commit {
     const refs = [...pass.active.values()].map(jobRef).sort((a, b) => (a.name ?? "").localeCompare(b.name ?? ""));
     const status = { ...pass.status, active: refs, activeCount: refs.length };
     const children = foldJobs(this.triggers, pass);
-    const bound = this.boundOf(pass.cronJob, status, children);
-    const booksLate = this.booksLate(o, bound, now);
+    // The books and the fold are judged as the pass ends, before cleanup's deletes.
+    const nowMs = this.clock.now().getTime();
     // History cleanup does not wait for a create that keeps failing: it runs before the retry is thrown.
     if (!burst || historyLate(o)) await this.cleanupHistory(pass.cronJob, o.history, pass.kept, ctx);
 
     const requeue: Result = o.requeueAfterMs !== undefined ? { requeueAfterMs: o.requeueAfterMs } : {};
-    // A pass whose write failed reports it (Degraded, the record) whatever the burst: a failed create notes the burst
-    // too, so a create that keeps failing would otherwise hold its own report back for as long as it fails.
-    const writeFailed = pass.retry !== undefined || Object.keys(pass.problems).length > 0;
-    const deferred = !booksLate && !writeFailed && (burst || (pass.created && queued(ctx)));
-    if (deferred) {
-      if (pass.retry !== undefined) throw retry(o, pass.retry);
-      return burst ? { ...requeue, requeueWhenQuiet: true } : requeue;
+    // The status to write, its conditions set (undefined: nothing to write): made once, when a row first asks.
+    let wanted: CronJobWireStatus | undefined;
+    const want = () => (wanted ??= statusToWrite(pass.cronJob, status, o.conditions, now, remembered));
+    const decision = decideStatusWrite(
+      this.writeFacts(o, { status, want }, children, { decided, burst, now, nowMs }, remembered, ctx),
+    );
+    statusWrites.inc({ decision: decision.reason });
+    if (decision.reason === "announce") remembered.announceDeferred = true;
+    else if (decision.write === "now") remembered.announceDeferred = undefined;
+    if (decision.write === "later") {
+      if (decision.reason === "burst") return { ...requeue, requeueWhenQuiet: true };
+      if (decision.reason === "created") return requeue;
+      if (decision.reason === "announce") return { ...requeue, requeueWhenIdle: true };
+      if (decision.reason === "folded") {
+        remembered.reservedAt = decision.reservedAt;
+        remembered.folded = unbookedSlots(children);
+      }
+      // Woken by the Job's end, or when the wait is over: whichever comes first writes.
+      return { requeueAfterMs: Math.min(requeue.requeueAfterMs ?? Infinity, decision.afterMs + REQUEUE_SLACK_MS) };
     }
-    const waiting = writeFailed ? undefined : this.waitToWrite(o, status, decided, remembered, requeue, ctx);
-    if (waiting) return waiting;
-    const wanted = statusToWrite(pass.cronJob, status, o.conditions, now, remembered);
-    const folded = wanted && !writeFailed ? this.fold(o, wanted, children, bound, remembered) : undefined;
-    if (folded !== undefined) return { requeueAfterMs: Math.min(requeue.requeueAfterMs ?? Infinity, folded) };
-    const written = wanted ? await writeStatus(this.client, pass.cronJob, wanted, { remembered, ctx }) : true;
+    // A write the fold let through spent its token (a reserved one included), conflict or not.
+    if (["news", "room", "bound"].includes(decision.reason)) remembered.reservedAt = undefined;
+    const written =
+      decision.write === "now" ? await writeStatus(this.client, pass.cronJob, want()!, { remembered, ctx }) : true;
     if (written) [remembered.folded, remembered.reservedAt] = [undefined, undefined];
     if (pass.retry !== undefined) throw retry(o, pass.retry);
     // A conflict means the object changed under us: read it again soon (a Job created meanwhile is found by its
     // deterministic name, so the retry cannot duplicate it).
     return written ? requeue : { requeue: true };
+  }
+
+  /**
+   * The pass's facts the status write's decision reads (statusdecision.ts): the costly ones (the status to write, the
+   * delay's hold, the books, the fold's news) as functions, read only by the row that needs them.
+   */
+  private writeFacts(
+    o: Outcome,
+    { status, want }: { status: CronJobWireStatus; want: () => CronJobWireStatus | undefined },
+    children: FoldJobs,
+    { decided, burst, now, nowMs }: { decided: boolean; burst: boolean; now: Date; nowMs: number },
+    remembered: Remembered,
+    ctx: ReconcileContext,
+  ): StatusWriteFacts {
+    const { pass } = o;
+    const { cronJob } = pass;
+    const { namespace = "", name = "", uid } = cronJob.metadata;
+    return {
+      nowMs,
+      failed: pass.retry !== undefined || Object.keys(pass.problems).length > 0,
+      jobsGone: o.jobsGone === true,
+      excludedSlot: pass.status.lastExcludedTime !== cronJob.status?.lastExcludedTime,
+      burst,
+      created: pass.created,
+      queued: queued(ctx),
+      announcesOnly: !decided && announcesOnly(cronJob.status, status, o.conditions),
+      announceWaited: remembered.announceDeferred === true,
+      runHold: () => holdForRun(o, status, remembered.fresh, this.clock.now(), this.statusDelayMs),
+      changed: () => want() !== undefined,
+      runBehind: () => statusBehind(cronJob.status, o.observed, [...o.history.successful, ...o.history.failed], now),
+      ...(this.budget && {
+        fold: {
+          budget: this.budget,
+          since: behindSince(cronJob.status, status, children, nowMs),
+          spread: boundSpreadMs(uid ?? `${namespace}/${name}`, this.budget.maxDelayMs),
+          reservedAt: remembered.reservedAt,
+          // Asked only of a status to write (the `unchanged` row comes first).
+          news: () => statusNews(cronJob.status, want() ?? status, children),
+        },
+      }),
+    };
   }
 
   /**
@@ -196,34 +237,6 @@ export class Commit {
     emitEvent(this.recorder, cronJob, e.reason, e.message, e.routine);
   }
 
-  /** With the fold: since when status has lacked a change the Jobs show, and how much before the bound it is due. */
-  private boundOf(cronJob: StoredCronJob, status: CronJobWireStatus, children: FoldJobs): Bound {
-    const nowMs = this.clock.now().getTime();
-    if (!this.budget) return { nowMs, since: nowMs, spread: 0 };
-    const { namespace = "", name = "", uid } = cronJob.metadata;
-    return {
-      nowMs,
-      since: behindSince(cronJob.status, status, children, nowMs),
-      spread: boundSpreadMs(uid ?? `${namespace}/${name}`, this.budget.maxDelayMs),
-    };
-  }
-
-  /**
-   * Whether the books may wait no longer. An excluded slot this pass decided is written now, never left to a later
-   * pass: that pass would judge the slot by the calendar as it is then. With the fold, the books are late once the
-   * bound is reached (statusfold.ts); without it, once they are a run behind (books.ts).
-   */
-  private booksLate(o: Outcome, bound: Bound, now: Date): boolean {
-    const { cronJob } = o.pass;
-    return (
-      o.jobsGone === true ||
-      o.pass.status.lastExcludedTime !== cronJob.status?.lastExcludedTime ||
-      (this.budget
-        ? bound.nowMs - bound.since >= this.budget.maxDelayMs - bound.spread
-        : statusBehind(cronJob.status, o.observed, [...o.history.successful, ...o.history.failed], now))
-    );
-  }
-
   /** Deletes the oldest finished Jobs beyond each history limit (best effort: a later pass tries again). */
   private async cleanupHistory(
     cronJob: StoredCronJob,
@@ -241,66 +254,6 @@ export class Commit {
       if (uid && !deleted.failed) gone.add(uid);
       this.event(cronJob, deleted.event);
     }
-  }
-
-  /**
-   * A status write that waits though nothing failed (statuswait.ts): a new CronJob's first status that only
-   * announces, while other CronJobs are queued, and the runs this process just created, for --status-write-delay.
-   * Undefined: write now.
-   */
-  private waitToWrite(
-    o: Outcome,
-    status: CronJobWireStatus,
-    decided: boolean,
-    remembered: Remembered,
-    requeue: Result,
-    ctx: ReconcileContext,
-  ): Result | undefined {
-    if (!decided && announcesOnly(o.pass.cronJob.status, status, o.conditions)) {
-      // A new CronJob's first status that decides nothing (no run, no record entry, no problem) waits while other
-      // CronJobs are queued: a cold start over thousands of new CronJobs decides all of them first, then writes
-      // what they announce (docs/architecture.md, "Cold start"). Deferred once: the pass it comes back to writes.
-      if (remembered.announceDeferred) remembered.announceDeferred = undefined;
-      else if (queued(ctx)) {
-        remembered.announceDeferred = true;
-        return { ...requeue, requeueWhenIdle: true };
-      }
-    }
-    const hold = holdForRun(o, status, remembered.fresh, this.clock.now(), this.statusDelayMs);
-    // Woken by the Job's end, or when the delay is over: whichever comes first writes.
-    if (hold !== undefined)
-      return { requeueAfterMs: Math.min(requeue.requeueAfterMs ?? Infinity, hold + REQUEUE_SLACK_MS) };
-    return undefined;
-  }
-
-  /**
-   * The fold (statusfold.ts): a change the Jobs tell waits while the budget has no room, up to the bound; news goes
-   * now. Each decision is counted (statusWrites), and a folded pass remembers the runs it left unbooked and the token
-   * it reserved. Returns how long the write waits (ms, the requeue's slack included), or undefined: write now.
-   */
-  private fold(
-    o: Outcome,
-    wanted: CronJobWireStatus,
-    children: FoldJobs,
-    bound: Bound,
-    remembered: Remembered,
-  ): number | undefined {
-    if (!this.budget) return undefined;
-    const fold = o.jobsGone
-      ? ({ write: true, why: "news", news: StatusNews.jobLeaves } as const)
-      : foldStatus(
-          statusNews(o.pass.cronJob.status, wanted, children),
-          bound.since,
-          this.budget,
-          bound.nowMs,
-          remembered.reservedAt,
-          bound.spread,
-        );
-    statusWrites.inc({ decision: fold.write ? fold.why : "folded" });
-    remembered.reservedAt = fold.write ? undefined : fold.reservedAt;
-    if (fold.write) return undefined;
-    remembered.folded = unbookedSlots(children);
-    return fold.waitMs + REQUEUE_SLACK_MS;
   }
 }
 

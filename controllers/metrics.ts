@@ -336,16 +336,18 @@ export const jobCreationSkew = getOrCreate(
 );
 
 /**
- * Status writes the controller decided on, by decision (controllers/statusfold.ts): written for news (a change no Job
- * tells), with room (the budget had a token), at the bound (--status-write-max-delay), or folded into a later write.
- * Only counted with the fold on.
+ * Every pass's status-write decision, by its reason code (controllers/statusdecision.ts StatusWriteReason): written now
+ * (failed, changed, news, room, bound), left to a later pass (burst, created, announce, runDelay, folded), or nothing
+ * to write (unchanged).
  */
 export const statusWrites = getOrCreate(
   "cronjob_controller_status_writes_total",
   () =>
     new Counter({
       name: "cronjob_controller_status_writes_total",
-      help: "CronJob status writes by decision: news, room, bound (written) or folded (left to a later write)",
+      help:
+        "CronJob status-write decisions by reason: failed, changed, news, room, bound (written now); burst, created, " +
+        "announce, runDelay, folded (left to a later pass); unchanged (nothing to write)",
       labelNames: ["decision"] as const,
       registers: [metricsRegistry],
     }),

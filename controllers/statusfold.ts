@@ -206,6 +206,14 @@ export function boundSpreadMs(key: string, maxDelayMs: number): number {
 /** The spread's window: the minute before the bound (a fifth of the bound when that is shorter). */
 const SPREAD_WINDOW_MS = 60_000;
 
+/**
+ * How long a routine change may still wait (ms): the bound, less its spread, from the oldest change status lacks;
+ * 0 or less once it is reached. The one arithmetic of the bound: the `bound` row and the books' `behind`.
+ */
+export function boundLeftMs(behindSinceMs: number, maxDelayMs: number, spreadMs: number, nowMs: number): number {
+  return behindSinceMs + maxDelayMs - spreadMs - nowMs;
+}
+
 /** The fold's decision for one pass's status write. */
 type FoldDecision =
   | { write: true; why: "news" | "room" | "bound"; news?: StatusNews }
@@ -227,7 +235,7 @@ export function foldStatus(
   const room = reservedAt !== undefined ? nowMs >= reservedAt : budget.take(nowMs);
   if (news !== undefined) return { write: true, why: "news", news };
   if (room) return { write: true, why: "room" };
-  const left = behindSinceMs + budget.maxDelayMs - spreadMs - nowMs;
+  const left = boundLeftMs(behindSinceMs, budget.maxDelayMs, spreadMs, nowMs);
   if (left <= 0) return { write: true, why: "bound" };
   const at = reservedAt ?? budget.reserve(nowMs, left);
   return at === undefined ? { write: false, waitMs: left } : { write: false, waitMs: at - nowMs, reservedAt: at };

@@ -20,10 +20,10 @@ export function freshRuns(
 
 /**
  * How long the status write may wait for the runs this process just created (ms), or undefined to write now
- * (docs/architecture.md, "Status writes"). It waits only while the runs status does not show yet are all this
+ * (docs/architecture.md, "Status writes"; the decision's `runDelay` row, statusdecision.ts, which reaches it only for
+ * a pass with no problem and no excluded slot). It waits only while the runs status does not show yet are all this
  * process's own, younger than the delay and running, and nothing else is news: no run ended that status has not
- * booked, every Job status lists as active still runs, the pass met no problem. A restart, or a Job someone else
- * created, is written at once.
+ * booked, every Job status lists as active still runs. A restart, or a Job someone else created, is written at once.
  */
 export function holdForRun(
   o: Pick<Outcome, "pass" | "unbookedEnds">,
@@ -32,9 +32,7 @@ export function holdForRun(
   now: Date,
   delayMs: number,
 ): number | undefined {
-  if (delayMs <= 0 || !fresh?.size || o.unbookedEnds > 0 || Object.keys(o.pass.problems).length) return undefined;
-  // An excluded slot decided this pass is written at once: until it is stored, a calendar change could still run it.
-  if (next.lastExcludedTime !== o.pass.cronJob.status?.lastExcludedTime) return undefined;
+  if (delayMs <= 0 || !fresh?.size || o.unbookedEnds > 0) return undefined;
   const shown = new Set((o.pass.cronJob.status?.active ?? []).map((r) => r.name));
   const running = new Set((next.active ?? []).map((r) => r.name));
   for (const name of shown) if (!running.has(name)) return undefined;
