@@ -1,11 +1,11 @@
 // The CronJob reconciler. reconcile() reads top-down like the kubebuilder book's numbered steps:
 //    1 load → 2 children → 3 confirm active → 4 observe → 5 failure stop → 6 guards → 7 schedule → 8 missed slots →
 //    9 triggers → 10 commit (Job ends, memory, Events, counts, metrics, history cleanup, status write, requeue)
-// Step 9 runs the triggers of the table (triggers.ts: the schedule's due slots, run-now, backfill), each request
-// through one path (runpath.ts, behind RunPath: admit, create or adopt); the trigger's own part is its row. Steps 1–9
-// decide; step 10 (commit.ts) is the only place with effects beyond the Jobs' creates and deletes: it ends the Jobs
-// whose Pods never started, writes status, memory, Events and metrics, and consults the burst window and the books
-// rules. This file is the steps in order and what they read; what a step decides is in its module. Semantics are the
+// Step 9 runs the triggers of the table (triggers.ts, a file per row: trigger-schedule.ts the due slots,
+// trigger-runnow.ts, trigger-backfill.ts, trigger-retry.ts, trigger-after.ts), each request through one path
+// (runpath.ts, behind RunPath: admit, create or adopt); the trigger's own part is its row. Steps 1–9 decide; step 10
+// (commit.ts) is the only place with effects beyond the Jobs' creates and deletes: it ends the Jobs whose Pods never
+// started, writes status (now, later or not at all: statusdecision.ts), memory, Events and metrics. This file is the steps in order and what they read; what a step decides is in its module. Semantics are the
 // Kubernetes batch/v1 CronJob controller (v2) without its known failures; see docs/using-cronjobs.md "Behaviour
 // compared with the built-in CronJob" and docs/architecture.md.
 import {

@@ -1,13 +1,15 @@
 // A trigger is one row everywhere: a sixth trigger, written here as a fixture, is read by every reader of triggers
 // without an edit to any of them — its half every reader needs (an api/v1/triggers.ts TriggerRow: words, annotation,
 // admission check and what the mutating webhook stamps on a request, how the record names its Jobs, its pending runs)
-// and the controller's half (plan, ran, book:
+// and the controller's half (plan, ran, book: a file of its own, controllers/trigger-<row>.ts, listed in
 // controllers/triggers.ts). The admission webhook, the record, the group's waiting rule (waitingRunOf), `kubectl cron
 // history`, `next`'s pending runs and `why`'s reading of a slot's entries all loop over the rows. A real one would
-// touch five files outside cmd/ (api/v1/reasons.ts for its words, a module of its own in api/v1 for its annotations
-// and `why` causes with its export in api/v1/index.ts, its row in api/v1/triggers.ts, its half in
-// controllers/triggers.ts) and one in cmd/ (its causes spread into cmd/kubectl-cron/answer/causes.ts); docs/ are generated.
+// touch six files outside cmd/ (api/v1/reasons.ts for its words, a module of its own in api/v1 for its annotations
+// and `why` causes with its export in api/v1/index.ts, its row in api/v1/triggers.ts, its half's file and its line in
+// controllers/triggers.ts) and one in cmd/ (its causes spread into cmd/kubectl-cron/answer/causes.ts); docs/ are
+// generated.
 import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import {
   type CronJob,
@@ -277,5 +279,18 @@ describe("a sixth trigger is one row everywhere", () => {
     assert.equal(runJobName("cj", held), undefined);
     assert.equal(waitingRunOf(member, now, []), undefined);
     assert.deepEqual(pendingRuns(member), []);
+  });
+});
+
+describe("the controller's table of triggers", () => {
+  it("is a file per row, each named in the reconciler's header (what a reader of the steps starts from)", () => {
+    const controllers = new URL("../../controllers/", import.meta.url);
+    const source = readFileSync(new URL("cronjob_controller.ts", controllers), "utf8");
+    const header = source.slice(0, source.indexOf("\nimport "));
+    for (const row of TRIGGERS) {
+      const file = `trigger-${row.name.toLowerCase()}.ts`;
+      assert.ok(existsSync(new URL(file, controllers)), `controllers/${file}: the ${row.name} row's file`);
+      assert.ok(header.includes(file), `the header of controllers/cronjob_controller.ts names ${file}`);
+    }
   });
 });
