@@ -5,60 +5,25 @@
 // and a cycle are Degraded reasons, never an error loop; Forbid holds a run after an upstream as any run.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import {
-  AFTER_ANNOTATION,
-  afterJobName,
-  type CronJob,
-  retryJobName,
-  CronJobResource as CronJobKind,
-  type Job,
-} from "../../api/v1/index.ts";
-import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
-import { FakeClock } from "../../runtime/fake-clock.ts";
-import { FakeRecorder } from "../../runtime/events/fake.ts";
-import { FakeClient } from "../../runtime/fake/client.ts";
+import { AFTER_ANNOTATION, afterJobName, retryJobName, CronJobResource as CronJobKind } from "../../api/v1/index.ts";
 import { Kinds } from "../../runtime/kinds.ts";
-import { discardLogger } from "../../runtime/log.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { batchJob, jobStatus } from "../fixtures.ts";
+import { harnessCronJob, reconcilerHarness } from "../reconciler-harness.ts";
 
 const T0 = Date.parse("2026-11-25T10:00:00Z");
 const at = (s: number) => new Date(T0 + s * 1000);
 const iso = (s: number) => at(s).toISOString().replace(".000Z", "Z");
 
 async function setUp(b: Record<string, unknown>, more: Record<string, Record<string, unknown>> = {}) {
-  const clock = new FakeClock(at(0));
-  const client = new FakeClient({ now: () => clock.now() });
-  setupCache(client);
-  const recorder = new FakeRecorder();
-  const reconcilerOf = () => new CronJobReconciler({ client, cache: client.cache, recorder, clock });
-  let reconciler = reconcilerOf();
-  await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
+  const h = await reconcilerHarness(at(0));
+  const { client, clock, restart } = h;
   const seed = (name: string, spec: Record<string, unknown>) =>
-    client.seed(CronJobKind, {
-      apiVersion: "batch.tutorial.kubebuilder.io/v1",
-      kind: "CronJob",
-      metadata: { name, namespace: "ns", uid: `uid-${name}`, creationTimestamp: iso(-3600) },
-      spec: {
-        jobTemplate: {
-          spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
-        },
-        ...spec,
-      },
-    } as unknown as CronJob);
+    h.seed(harnessCronJob(name, spec, { uid: `uid-${name}`, creationTimestamp: iso(-3600) }));
   seed("a", { schedule: "0 * * * *" });
   seed("b", b);
   for (const [name, spec] of Object.entries(more)) seed(name, spec);
-  const reconcile = (s: number, name = "b") => {
-    clock.set(at(s));
-    return reconciler.reconcile(
-      { namespace: "ns", name },
-      { log: discardLogger, reconcileID: "t", signal: new AbortController().signal },
-    );
-  };
-  const restart = () => {
-    reconciler = reconcilerOf();
-  };
+  const reconcile = (s: number, name = "b") => h.reconcile(name, at(s));
   /** A run of `a` (its Job), ended at `end` seconds as it says. */
   const upstreamRun = (name: string, state: "complete" | "failed", end: number, owner = "a") =>
     client.seed(
@@ -73,11 +38,8 @@ async function setUp(b: Record<string, unknown>, more: Record<string, Record<str
         end: at(end),
       }),
     );
-  const jobs = async (owner = "b") =>
-    (await client.list<Job>(Kinds.Job, { namespace: "ns" })).items.filter(
-      (j) => j.metadata?.ownerReferences?.[0]?.name === owner,
-    );
-  const stored = (name = "b") => client.get<CronJob>(CronJobKind, "ns", name);
+  const jobs = async (owner = "b") => (await h.jobs()).filter((j) => j.metadata?.ownerReferences?.[0]?.name === owner);
+  const stored = (name = "b") => h.stored(name);
   const condition = async (type: string, name = "b") =>
     (await stored(name)).status?.conditions?.find((c) => c.type === type);
   return { client, clock, reconcile, restart, upstreamRun, jobs, stored, condition };

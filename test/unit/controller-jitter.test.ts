@@ -6,57 +6,20 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import {
-  type CronJob,
-  CronJobResource as CronJobKind,
-  type Job,
-  JITTER_OFFSET_ANNOTATION,
-  jitterOffsetSeconds,
-  runStartOf,
-} from "../../api/v1/index.ts";
+import { JITTER_OFFSET_ANNOTATION, jitterOffsetSeconds, runStartOf } from "../../api/v1/index.ts";
 import { parseSchedule } from "../../api/v1/schedule/index.ts";
-import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
 import { scheduleDecision } from "../../controllers/due.ts";
-import { FakeClock } from "../../runtime/fake-clock.ts";
-import { FakeRecorder } from "../../runtime/events/fake.ts";
-import { FakeClient } from "../../runtime/fake/client.ts";
-import { Kinds } from "../../runtime/kinds.ts";
-import { discardLogger } from "../../runtime/log.ts";
+import { harnessCronJob, reconcilerHarness } from "../reconciler-harness.ts";
 
 const KEY = { namespace: "ns", name: "cj" };
 const SLOT = new Date("2026-11-25T10:00:00Z");
 const SLACK = 10;
 
 async function setUp(spec: Record<string, unknown>) {
-  const clock = new FakeClock("2026-11-25T09:59:00Z");
-  const client = new FakeClient({ now: () => clock.now() });
-  setupCache(client);
-  const recorder = new FakeRecorder();
-  const reconcilerOf = () => new CronJobReconciler({ client, cache: client.cache, recorder, clock });
-  let reconciler = reconcilerOf();
-  await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
-  client.seed(CronJobKind, {
-    apiVersion: "batch.tutorial.kubebuilder.io/v1",
-    kind: "CronJob",
-    metadata: { ...KEY, creationTimestamp: "2026-11-25T09:30:00Z" },
-    spec: {
-      schedule: "0 * * * *",
-      jobTemplate: {
-        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
-      },
-      ...spec,
-    },
-  } as unknown as CronJob);
-  const reconcile = (at: Date) => {
-    clock.set(at);
-    return reconciler.reconcile(KEY, { log: discardLogger, reconcileID: "t", signal: new AbortController().signal });
-  };
-  const restart = () => {
-    reconciler = reconcilerOf();
-  };
-  const jobs = async () => (await client.list<Job>(Kinds.Job, { namespace: "ns" })).items;
-  const stored = () => client.get<CronJob>(CronJobKind, "ns", "cj");
-  return { reconcile, restart, jobs, stored };
+  const h = await reconcilerHarness("2026-11-25T09:59:00Z");
+  h.seed(harnessCronJob(KEY.name, { schedule: "0 * * * *", ...spec }, { creationTimestamp: "2026-11-25T09:30:00Z" }));
+  const reconcile = (at: Date) => h.reconcile(KEY.name, at);
+  return { reconcile, restart: h.restart, jobs: h.jobs, stored: () => h.stored(KEY.name) };
 }
 
 const plus = (d: Date, ms: number) => new Date(d.getTime() + ms);

@@ -8,7 +8,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
-  type CronJob,
   CronJobResource as CronJobKind,
   type Job,
   type RecentRunWire,
@@ -19,14 +18,10 @@ import {
   SCHEDULED_AT_ANNOTATION,
   retriedLater,
 } from "../../api/v1/index.ts";
-import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
 import { failureStop } from "../../controllers/failures.ts";
-import { FakeClock } from "../../runtime/fake-clock.ts";
-import { FakeRecorder } from "../../runtime/events/fake.ts";
-import { FakeClient } from "../../runtime/fake/client.ts";
 import { Kinds } from "../../runtime/kinds.ts";
-import { discardLogger } from "../../runtime/log.ts";
 import { batchJob, jobStatus } from "../fixtures.ts";
+import { harnessCronJob, reconcilerHarness } from "../reconciler-harness.ts";
 
 /** The 10:00 slot's first Job, and the 11:00 slot's. */
 const FIRST = "cj-1795600800";
@@ -43,46 +38,18 @@ interface SetUp {
 }
 
 async function setUp(o: SetUp = {}) {
-  const clock = new FakeClock("2026-11-25T09:59:00Z");
-  const client = new FakeClient({ now: () => clock.now() });
-  setupCache(client);
-  const recorder = new FakeRecorder();
-  const reconcilerOf = () => new CronJobReconciler({ client, cache: client.cache, recorder, clock });
-  let reconciler = reconcilerOf();
-  await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
-  client.seed(CronJobKind, {
-    apiVersion: "batch.tutorial.kubebuilder.io/v1",
-    kind: "CronJob",
-    metadata: {
-      name: "cj",
-      namespace: "ns",
-      creationTimestamp: "2026-11-25T09:30:00Z",
-      ...(o.annotations ? { annotations: o.annotations } : {}),
-    },
-    spec: {
-      schedule: "0 * * * *",
-      jobTemplate: {
-        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
-      },
-      ...o.spec,
-    },
-  } as unknown as CronJob);
+  const h = await reconcilerHarness("2026-11-25T09:59:00Z");
+  const { client, clock, recorder, restart, jobs } = h;
+  const metadata = {
+    creationTimestamp: "2026-11-25T09:30:00Z",
+    ...(o.annotations ? { annotations: o.annotations } : {}),
+  };
+  h.seed(harnessCronJob("cj", { schedule: "0 * * * *", ...o.spec }, metadata));
   /** A reconcile at `at` (RFC 3339), as the work queue runs it. */
-  const reconcile = (at?: string) => {
-    if (at) clock.set(new Date(at));
-    return reconciler.reconcile(
-      { namespace: "ns", name: "cj" },
-      { log: discardLogger, reconcileID: "t", signal: new AbortController().signal },
-    );
-  };
-  /** A new process: nothing remembered, only what the API server stores. */
-  const restart = () => {
-    reconciler = reconcilerOf();
-  };
-  const jobs = async () => (await client.list<Job>(Kinds.Job, { namespace: "ns" })).items;
+  const reconcile = (at?: string) => h.reconcile("cj", at ? new Date(at) : undefined);
   const names = async () => (await jobs()).map((j) => j.metadata?.name ?? "").sort();
   const job = (name: string) => client.get<Job>(Kinds.Job, "ns", name);
-  const stored = () => client.get<CronJob>(CronJobKind, "ns", "cj");
+  const stored = () => h.stored("cj");
   const record = async () => (await stored()).status?.recentRuns ?? [];
   /** The Events so far, less their type; `take` forgets them. */
   const events = (take = false) =>
