@@ -12,15 +12,18 @@ import {
   INSTANCE_LEASE_ANNOTATION,
   INSTANCE_OF_LABEL,
   CronJobResource,
-  ExclusionCalendarResource,
   GROUP_PLURAL,
   PLURAL,
   RESOURCE,
-  upstreamsOf,
 } from "../api/v1/index.ts";
-import { CalendarReader } from "../controllers/calendars.ts";
 import { CronJobReconciler } from "../controllers/cronjob_controller.ts";
-import { groupMetrics } from "../controllers/groups.ts";
+import {
+  admissionChecks,
+  admissionKinds,
+  inputMetrics,
+  inputReaders,
+  type InputReaders,
+} from "../controllers/inputs.ts";
 import { metricsRegistry } from "../runtime/metrics/registry.ts";
 import { CronJobMetrics, type CronJobRunMetrics, type CronJobView, noCronJobMetrics } from "../controllers/metrics.ts";
 import { Client } from "../runtime/client.ts";
@@ -90,11 +93,9 @@ export async function run(flags: Flags): Promise<number> {
     userAgent: PRODUCT,
     fieldManager: PRODUCT,
   });
-  // --webhooks-only (the Pod's second webhook server, config/default): the webhooks and the calendars they read,
-  // nothing leader-gated. Otherwise the reconciler, whose calendar cache the webhook reads as it does.
-  const calendars = flags.webhooksOnly
-    ? webhookCalendars(mgr, flags.watchNamespaces)
-    : setupReconciler(mgr, flags).calendars;
+  // --webhooks-only (the Pod's second webhook server, config/default): the webhooks and what their checks read,
+  // nothing leader-gated. Otherwise the reconciler, whose inputs' cache the webhook reads as it does.
+  const inputs = flags.webhooksOnly ? webhookInputs(mgr, flags.watchNamespaces) : setupReconciler(mgr, flags).inputs;
   if (!flags.webhooksOnly && flags.namespaceClaims) {
     const scope = setupNamespaceScope(mgr, flags, kubeConfig);
     if (typeof scope === "string") {
@@ -180,16 +181,10 @@ export async function run(flags: Flags): Promise<number> {
         ...cronJobWebhookHandlers({
           client: mgr.client,
           logger: log.withName("webhook").withName("cronjob"),
-          // The calendars a CronJob names, read as the reconciler reads them (the cache every replica runs). A
-          // namespace this replica's cache does not cover (a shard's that another holds) is unknown, not empty: no
-          // warning of a calendar "missing" that is only another shard's to read.
-          calendars: (namespace, name) => (mgr.cache.covers(namespace) ? calendars.read(namespace, name) : "unknown"),
-          // The CronJobs' spec.after, for the cycle check (the controller refuses a cycle admission missed too).
-          upstreams: (namespace, name) => {
-            if (!mgr.cache.covers(namespace)) return undefined;
-            const cj = mgr.cache.get(CronJobResource, namespace, name);
-            return cj ? upstreamsOf((cj as { spec?: unknown }).spec).map((u) => u.cronJob) : undefined;
-          },
+          // What a CronJob names of other objects (a calendar, an upstream), read as the reconciler reads it (the
+          // cache every replica runs). A namespace this replica's cache does not cover (a shard's that another holds)
+          // is unknown, not empty: no warning of a calendar "missing" that is only another shard's to read.
+          inputs: admissionChecks(inputs, (namespace) => mgr.cache.covers(namespace)),
         }),
         // The ExclusionCalendar's and ConcurrencyGroup's validation (static: no client, no cache).
         ...fleetWebhookHandlers(),
@@ -240,23 +235,18 @@ function setupReconciler(mgr: Manager, flags: Flags): CronJobReconciler {
       : {}),
   };
   const reconciler = CronJobReconciler.setupWithManager(mgr, reconcilerOptions);
-  // The concurrency groups' gauges (controllers/groups.ts), exported by the leader, whose places they read.
-  for (const m of groupMetrics({
-    cache: mgr.cache,
-    places: reconciler.groups,
-    now: () => Date.now(),
-    isLeader: () => mgr.isLeader(),
-  }))
+  // The inputs' gauges (the concurrency groups': controllers/groups.ts), exported by the leader, whose places they read.
+  for (const m of inputMetrics(reconciler.inputs, { now: () => Date.now(), isLeader: () => mgr.isLeader() }))
     m.register(metricsRegistry);
   return reconciler;
 }
 
-/** The exclusion calendars as the CronJob webhook reads them, from a cache of the calendars alone. */
-function webhookCalendars(mgr: Manager, namespaces: readonly string[]): CalendarReader {
-  mgr.cache.informerFor(ExclusionCalendarResource);
-  // A tenant's: the calendars of its namespaces, watched from the start (nothing to claim: it only reads).
+/** The inputs as the CronJob webhook reads them, from a cache of what their checks read alone (the calendars). */
+function webhookInputs(mgr: Manager, namespaces: readonly string[]): InputReaders {
+  for (const kind of admissionKinds()) mgr.cache.informerFor(kind);
+  // A tenant's: the objects of its namespaces, watched from the start (nothing to claim: it only reads).
   if (mgr.cache.scoped) for (const ns of namespaces) void mgr.cache.addNamespace(ns);
-  return new CalendarReader(mgr.cache);
+  return inputReaders(mgr.cache);
 }
 
 /** The claim in every namespace an install acts in (api/v1/claims.ts names its parts). */

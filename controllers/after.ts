@@ -2,51 +2,36 @@
 // controllers/triggers.ts), what is wrong with them (one missing, a cycle: a Degraded reason, never an error loop), and
 // the watches that wake a downstream when an upstream's Job changes or the upstream itself comes or goes. From the
 // manager's cache only; the decisions are the row's.
-import { afterCycle, cronJobOwnerOf, CronJobResource, type Job, type Upstream, upstreamsOf } from "../api/v1/index.ts";
+import { afterCycle, cronJobOwnerOf, CronJobResource, upstreamsOf } from "../api/v1/index.ts";
 import type { MapFunc, Request } from "../runtime/controller.ts";
 import type { CacheIndexer, CacheReader } from "../runtime/interfaces.ts";
 import { cachedChildren } from "./job.ts";
+import { type AdmissionCheck, afterCycleCheck } from "../webhooks/admission_check.ts";
+import { Kinds } from "../runtime/kinds.ts";
+import type { Input, InputCronJob, InputProblem, InputRead, InputReader, InputWatch } from "./input.ts";
+import type { UpstreamRuns, UpstreamsRead } from "./upstreams.ts";
 
 /** CronJobs by the upstreams their spec.after names: `<namespace>/<upstream>`. */
 const CRONJOB_AFTER_INDEX = "spec.after";
 
-export function setupAfterCache(cache: CacheIndexer): void {
+function setupAfterCache(cache: CacheIndexer): void {
   cache.indexField(CronJobResource, CRONJOB_AFTER_INDEX, (cj) => {
     const ns = cj.metadata?.namespace ?? "";
     return upstreamsOf((cj as { spec?: unknown }).spec).map((u) => `${ns}/${u.cronJob}`);
   });
 }
 
-/** An upstream as a pass reads it: what spec.after says, and its Jobs (none when it does not exist). */
-interface UpstreamRuns extends Upstream {
-  /** The upstream exists now. */
-  readonly found: boolean;
-  readonly jobs: readonly Readonly<Job>[];
-}
-
-/** What spec.after's reads found: the upstreams, and what stops its runs (a cycle) or is wrong (one missing). */
-export interface UpstreamsRead {
-  readonly upstreams: readonly UpstreamRuns[];
-  /** A cycle through spec.after: no run after an upstream is made (each would make the next, for ever). */
-  readonly cycle?: string[];
-  /** Degraded's reason and message: an upstream missing, or the cycle (none: nothing wrong). */
-  readonly problems: { upstream?: { reason: "UpstreamNotFound" | "AfterCycle"; message: string } };
-}
-
-export class UpstreamReader {
+class UpstreamReader implements InputReader<UpstreamsRead> {
   private readonly cache: CacheReader;
 
   constructor(cache: CacheReader) {
     this.cache = cache;
   }
 
-  /** A CronJob's upstreams and their Jobs, from the cache. */
-  read(cronJob: {
-    metadata: { namespace?: string | undefined; name?: string | undefined };
-    spec: unknown;
-  }): UpstreamsRead {
+  /** A CronJob's upstreams and their Jobs, from the cache; its problem: an upstream missing, or a cycle. */
+  read(cronJob: InputCronJob): InputRead<UpstreamsRead> {
     const named = upstreamsOf(cronJob.spec);
-    if (!named.length) return { upstreams: [], problems: {} };
+    if (!named.length) return { value: { upstreams: [] } };
     const ns = cronJob.metadata.namespace ?? "";
     const name = cronJob.metadata.name ?? "";
     const upstreams = named.map((u): UpstreamRuns => {
@@ -66,38 +51,41 @@ export class UpstreamReader {
     );
     if (cycle)
       return {
-        upstreams,
-        cycle,
-        problems: {
-          upstream: {
-            reason: "AfterCycle",
-            message: `spec.after makes a cycle (${cycle.join(" runs after ")}): no run after an upstream is made until it is broken`,
-          },
+        value: { upstreams, cycle },
+        problem: {
+          reason: "AfterCycle",
+          message: `spec.after makes a cycle (${cycle.join(" runs after ")}): no run after an upstream is made until it is broken`,
         },
       };
     const missing = upstreams.filter((u) => !u.found).map((u) => u.cronJob);
-    if (!missing.length) return { upstreams, problems: {} };
-    return {
-      upstreams,
-      problems: {
-        upstream: {
-          reason: "UpstreamNotFound",
-          message: `spec.after names ${missing.join(", ")}, which ${missing.length > 1 ? "are not CronJobs" : "is not a CronJob"} of namespace ${ns}: nothing runs after ${missing.length > 1 ? "them" : "it"} until ${missing.length > 1 ? "they exist" : "it exists"}`,
-        },
-      },
-    };
+    return { value: { upstreams }, ...(missing.length ? { problem: missingProblem(missing, ns) } : {}) };
   }
 
-  /** A Job of an upstream changed (it ended, say): its downstreams decide again. */
-  jobEvents(): MapFunc {
+  /** An upstream's Job changed (it ended, say), or the upstream came or went: its downstreams decide again. */
+  watches(): InputWatch[] {
+    return [
+      { kind: Kinds.Job, map: this.jobEvents() },
+      { kind: CronJobResource, map: this.cronJobEvents() },
+    ];
+  }
+
+  /** At admission, spec.after making a cycle with the CronJobs this cache holds is refused. */
+  admission(covers: (namespace: string) => boolean): AdmissionCheck {
+    return afterCycleCheck((namespace, name) => {
+      if (!covers(namespace)) return undefined;
+      const cj = this.cache.get(CronJobResource, namespace, name);
+      return cj ? upstreamsOf((cj as { spec?: unknown }).spec).map((u) => u.cronJob) : undefined;
+    });
+  }
+
+  private jobEvents(): MapFunc {
     return (obj) => {
       const owner = cronJobOwnerOf(obj);
       return owner ? this.downstreams(obj.metadata?.namespace ?? "", owner.name) : [];
     };
   }
 
-  /** An upstream created, changed or deleted: its downstreams decide again (one missing says so, or no longer). */
-  cronJobEvents(): MapFunc {
+  private cronJobEvents(): MapFunc {
     return (obj) => this.downstreams(obj.metadata?.namespace ?? "", obj.metadata?.name ?? "");
   }
 
@@ -107,3 +95,18 @@ export class UpstreamReader {
       .map((cj) => ({ namespace, name: cj.metadata?.name ?? "" }));
   }
 }
+
+function missingProblem(missing: readonly string[], ns: string): InputProblem {
+  const many = missing.length > 1;
+  return {
+    reason: "UpstreamNotFound",
+    message: `spec.after names ${missing.join(", ")}, which ${many ? "are not CronJobs" : "is not a CronJob"} of namespace ${ns}: nothing runs after ${many ? "them" : "it"} until ${many ? "they exist" : "it exists"}`,
+  };
+}
+
+/** spec.after's upstreams, as an input (input.ts): their index, their Jobs, the cycle check. */
+export const AFTER_INPUT: Input<UpstreamsRead, UpstreamReader> = {
+  field: "spec.after",
+  setupCache: setupAfterCache,
+  reader: (cache) => new UpstreamReader(cache),
+};

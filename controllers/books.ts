@@ -3,7 +3,7 @@
 // keeps the bound.
 import { type CronJobWire, type CronJobWireStatus, finishedAt, type Job } from "../api/v1/index.ts";
 import { mayDelete } from "./observe.ts";
-import type { Trigger } from "./triggers.ts";
+import type { Trigger } from "./trigger.ts";
 
 /**
  * Creation first, but the books never fall more than one run behind. A pass during a burst of Job creates,

@@ -16,13 +16,16 @@ import {
 import type { Exclusions } from "../api/v1/schedule/index.ts";
 import type { CacheIndexer, CacheReader } from "../runtime/interfaces.ts";
 import type { MapFunc } from "../runtime/controller.ts";
+import { calendarCheck } from "../webhooks/exclusion_checks.ts";
+import type { AdmissionCheck } from "../webhooks/admission_check.ts";
+import type { Input, InputCronJob, InputRead, InputReader, InputWatch } from "./input.ts";
 
 const CRONJOB_CALENDAR_INDEX = "spec.exclusions.calendars";
 
 const key = (namespace: string, name: string) => `${namespace}/${name}`;
 
 /** The index that finds a calendar's CronJobs (a calendar's change wakes them). */
-export function setupCalendarCache(cache: CacheIndexer): void {
+function setupCalendarCache(cache: CacheIndexer): void {
   cache.indexField(CronJobResource, CRONJOB_CALENDAR_INDEX, (cj) =>
     calendarNamesOf((cj as { spec?: unknown }).spec)
       .filter((n) => n !== "")
@@ -38,8 +41,15 @@ export type CronJobExclusions =
   /** Unknown: a calendar missing or bad, or its own windows bad (`problem` says which and why). */
   | { kind: "unknown"; problem: string; calendar?: string; missing: boolean };
 
+/** A pass's read of the exclusions: what they are, and the schedules skipping them (compiled once, kept). */
+interface ExclusionsRead {
+  readonly exclusions: CronJobExclusions;
+  /** The schedules as written, skipping the exclusions when they are known ("ok"); as written otherwise. */
+  readonly excluding: (written: CronJobSchedules) => CronJobSchedules;
+}
+
 /** A CronJob's exclusions as read from the cache's ExclusionCalendars, compiled once per calendar version. */
-export class CalendarReader {
+class CalendarReader implements InputReader<ExclusionsRead> {
   readonly #cache: CacheReader;
   /** Compiled exclusions by what they came from (the windows, each calendar's resourceVersion); bounded. */
   readonly #parsed = new Map<string, CronJobExclusions>();
@@ -50,8 +60,30 @@ export class CalendarReader {
     this.#cache = cache;
   }
 
+  /**
+   * The CronJob's exclusions this pass, and its problem for Degraded: a calendar missing or bad (or its own windows
+   * bad) holds its slots until it can be read.
+   */
+  read(cronJob: InputCronJob): InputRead<ExclusionsRead> {
+    const exclusions = this.exclusionsOf(cronJob);
+    const excluding = (written: CronJobSchedules) =>
+      exclusions.kind === "ok" ? this.excluding(written, exclusions) : written;
+    if (exclusions.kind !== "unknown") return { value: { exclusions, excluding } };
+    return { value: { exclusions, excluding }, problem: { reason: "CalendarNotFound", message: exclusions.problem } };
+  }
+
+  /** A calendar created, changed or deleted: the CronJobs naming it decide again. */
+  watches(): InputWatch[] {
+    return [{ kind: ExclusionCalendarResource, map: this.calendarEvents() }];
+  }
+
+  /** At admission, a CronJob's calendars read as here: warned about when missing, bad, or leaving no slot. */
+  admission(covers: (namespace: string) => boolean): AdmissionCheck {
+    return calendarCheck((namespace, name) => (covers(namespace) ? this.calendar(namespace, name) : "unknown"));
+  }
+
   /** A calendar as the cache has it (the admission webhook reads calendars the same way). */
-  read(namespace: string, name: string): CalendarRead {
+  private calendar(namespace: string, name: string): CalendarRead {
     const stored = CALENDAR_NAME_PATTERN.test(name)
       ? (this.#cache.get(ExclusionCalendarResource, namespace, name) as
           { metadata?: { resourceVersion?: string }; spec?: { windows?: unknown } } | undefined)
@@ -70,7 +102,7 @@ export class CalendarReader {
     const own = (cronJob.spec as { exclusions?: { windows?: unknown } } | undefined)?.exclusions?.windows;
     if (own === undefined && !calendarNamesOf(cronJob.spec).length) return { kind: "none" };
     const namespace = cronJob.metadata.namespace ?? "";
-    const reads = calendarNamesOf(cronJob.spec).map((name) => this.read(namespace, name));
+    const reads = calendarNamesOf(cronJob.spec).map((name) => this.calendar(namespace, name));
     const k = [
       JSON.stringify(own ?? null),
       ...reads.map((r) => (r.state === "found" ? `${r.name}@${r.version}` : `${r.name}!`)),
@@ -106,8 +138,7 @@ export class CalendarReader {
     return s;
   }
 
-  /** A calendar created, changed or deleted: the CronJobs naming it decide again. */
-  calendarEvents(): MapFunc {
+  private calendarEvents(): MapFunc {
     return (obj) => {
       const ns = obj.metadata?.namespace ?? "";
       return this.#cache
@@ -116,3 +147,11 @@ export class CalendarReader {
     };
   }
 }
+
+/** The exclusion calendars a CronJob names, as an input (input.ts): their index, their compiled windows, their check. */
+export const CALENDAR_INPUT: Input<ExclusionsRead, CalendarReader> = {
+  field: "spec.exclusions.calendars",
+  setupCache: setupCalendarCache,
+  admissionKinds: [ExclusionCalendarResource],
+  reader: (cache) => new CalendarReader(cache),
+};

@@ -38,10 +38,28 @@ import {
 } from "./statusfold.ts";
 import { announcesOnly, freshRuns, holdForRun } from "./statuswait.ts";
 import { statusToWrite, writeStatus } from "./statuswriter.ts";
-import { type StateEvent, type Trigger, triggerOfJob } from "./triggers.ts";
+import { type StateEvent, type Trigger, triggerOfJob } from "./trigger.ts";
+
+/**
+ * How the commit writes status, as the reconciler is set up (cmd/run.ts's flags): the reconciler hands these to the
+ * commit, which alone reads them.
+ */
+export interface StatusWriteSettings {
+  /**
+   * How long a run this process created may wait to be written to status (--status-write-delay; the reconciler's
+   * default is 0: at once). A Job that ends within it is written once, its creation and its end together, instead
+   * of twice.
+   */
+  statusDelayMs: number;
+  /**
+   * The fold of routine status writes (statusfold.ts): a budget of writes a second and the most a scheduled run's
+   * start or end waits to be written (--status-write-qps, --status-write-max-delay). None: every change at once.
+   */
+  statusFold: StatusFoldOptions | undefined;
+}
 
 /** What the commit writes through and remembers in, shared with the rest of the reconciler. */
-interface CommitDeps {
+interface CommitDeps extends StatusWriteSettings {
   /** The start limit's Job ends and the status write. */
   client: ObjectClient;
   /** History cleanup's deletes. */
@@ -52,11 +70,8 @@ interface CommitDeps {
   triggers: readonly Trigger[];
   /** The reconciler's memory (memory.ts), of which the commit keeps each CronJob's facts. */
   memory: { recall(key: CronJobKey): Remembered };
-  groups: GroupPlaces;
-  /** How long a run this process created may wait to be written to status (--status-write-delay). */
-  statusDelayMs: number;
-  /** The fold of routine status writes (--status-write-qps, --status-write-max-delay); none: every change at once. */
-  statusFold: StatusFoldOptions | undefined;
+  /** The inputs' readers (inputs.ts): the group's learns whether a run still waits for a place. */
+  inputs: { readonly group: GroupPlaces };
 }
 
 export class Commit {
@@ -80,7 +95,7 @@ export class Commit {
     this.metrics = d.metrics;
     this.triggers = d.triggers;
     this.memory = d.memory;
-    this.groups = d.groups;
+    this.groups = d.inputs.group;
     this.statusDelayMs = d.statusDelayMs;
     this.budget = d.statusFold ? new StatusWriteBudget(d.statusFold, d.clock.now().getTime()) : undefined;
   }
@@ -106,7 +121,7 @@ export class Commit {
     // The books and the fold are judged as the pass ends, before cleanup's deletes.
     const nowMs = this.clock.now().getTime();
     // History cleanup does not wait for a create that keeps failing: it runs before the retry is thrown.
-    if (!burst || historyLate(o)) await this.cleanupHistory(pass.cronJob, o.history, pass.kept, ctx);
+    if (!burst || historyLate(o)) await this.cleanupHistory(pass.cronJob, o.history, pass.kept, remembered, ctx);
 
     const requeue: Result = o.requeueAfterMs !== undefined ? { requeueAfterMs: o.requeueAfterMs } : {};
     // The status to write, its conditions set (undefined: nothing to write): made once, when a row first asks.
@@ -188,9 +203,10 @@ export class Commit {
   foldedRunGone(
     cronJob: StoredCronJob,
     seen: { jobs: readonly Readonly<Job>[]; status: CronJobWireStatus },
+    remembered: Pick<Remembered, "folded">,
     ctx: ReconcileContext,
   ): boolean {
-    const gone = vanishedSlot(this.memory.recall(keyOf(cronJob)).folded, seen.jobs, cronJob.status);
+    const gone = vanishedSlot(remembered.folded, seen.jobs, cronJob.status);
     if (gone === undefined) return false;
     ctx.log.info("a Job the status had not booked yet is gone; its slot counts as run", {
       slot: rfc3339(new Date(gone)),
@@ -242,10 +258,10 @@ export class Commit {
     cronJob: StoredCronJob,
     history: Outcome["history"],
     kept: ReadonlySet<string>,
+    remembered: Remembered,
     ctx: ReconcileContext,
   ) {
     // A Job this process already deleted, which the cache still has: deleting it again would be answered 404.
-    const remembered = this.memory.recall(keyOf(cronJob));
     const gone = (remembered.gone ??= new Set());
     for (const job of historyToDelete(this.triggers, cronJob, history, kept)) {
       const uid = job.metadata?.uid;

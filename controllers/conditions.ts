@@ -11,6 +11,7 @@ import {
 } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import { bounded } from "./events.ts";
+import type { InputProblem } from "./input.ts";
 
 /** Longest condition message written (messages quote API errors and user values). */
 export const MAX_CONDITION_MESSAGE = 4096;
@@ -72,12 +73,8 @@ export interface WriteProblems {
   createFailed?: string;
   createConflict?: string;
   deleteFailed?: string;
-  /** spec.concurrencyGroup names no group: its runs wait. */
-  groupMissing?: string;
-  /** spec.exclusions cannot be read (a calendar missing or bad): its slots are held. */
-  calendarMissing?: string;
-  /** spec.after names a CronJob that does not exist, or makes a cycle (controllers/after.ts). */
-  upstream?: { reason: "UpstreamNotFound" | "AfterCycle"; message: string };
+  /** What is wrong with what it reads of other objects, in the inputs' order (inputs.ts): the first is said. */
+  inputs?: readonly InputProblem[];
 }
 
 /**
@@ -97,7 +94,10 @@ export function newestFinished(finished: readonly Readonly<Job>[]): Readonly<Job
   return best;
 }
 
-/** Degraded: a failed write of this pass first, then whether the newest finished Job failed. */
+/**
+ * Degraded: a failed write of this pass first, then the first problem of what it reads of other objects (the inputs
+ * in their list's order), then whether the newest finished Job failed.
+ */
 export function degradedCondition(problems: WriteProblems, finished: readonly Readonly<Job>[]): ConditionInput {
   if (problems.createFailed)
     return { type: "Degraded", status: "True", reason: "JobCreationFailed", message: problems.createFailed };
@@ -105,11 +105,8 @@ export function degradedCondition(problems: WriteProblems, finished: readonly Re
     return { type: "Degraded", status: "True", reason: "JobCreationFailed", message: problems.createConflict };
   if (problems.deleteFailed)
     return { type: "Degraded", status: "True", reason: "JobDeletionFailed", message: problems.deleteFailed };
-  if (problems.groupMissing)
-    return { type: "Degraded", status: "True", reason: "ConcurrencyGroupNotFound", message: problems.groupMissing };
-  if (problems.calendarMissing)
-    return { type: "Degraded", status: "True", reason: "CalendarNotFound", message: problems.calendarMissing };
-  if (problems.upstream) return { type: "Degraded", status: "True", ...problems.upstream };
+  const input = problems.inputs?.[0];
+  if (input) return { type: "Degraded", status: "True", reason: input.reason, message: input.message };
   const newest = newestFinished(finished);
   if (newest && classifyJob(newest) === "failed") {
     return {

@@ -1,20 +1,21 @@
 // The CronJob reconciler. reconcile() reads top-down like the kubebuilder book's numbered steps:
-//    1 load → 2 children → 3 confirm active → 4 observe → 5 failure stop → 6 guards → 7 schedule → 8 missed slots →
-//    9 triggers → 10 commit (Job ends, memory, Events, counts, metrics, history cleanup, status write, requeue)
-// Step 9 runs the triggers of the table (triggers.ts, a file per row: trigger-schedule.ts the due slots,
-// trigger-runnow.ts, trigger-backfill.ts, trigger-retry.ts, trigger-after.ts), each request through one path
-// (runpath.ts, behind RunPath: admit, create or adopt); the trigger's own part is its row. Steps 1–9 decide; step 10
-// (commit.ts) is the only place with effects beyond the Jobs' creates and deletes: it ends the Jobs whose Pods never
-// started, writes status (now, later or not at all: statusdecision.ts), memory, Events and metrics. This file is the steps in order and what they read; what a step decides is in its module. Semantics are the
-// Kubernetes batch/v1 CronJob controller (v2) without its known failures; see docs/using-cronjobs.md "Behaviour
+//    1 load → 2 children → 3 confirm active → 4 observe → 5 failure stop → 6 guards and inputs → 7 schedule →
+//    8 missed slots → 9 triggers → 10 commit (memory and the group's places, Job ends, Events, counts, metrics,
+//    history cleanup, status write, requeue)
+// Step 6 reads what the CronJob names of other objects through the inputs' list (inputs.ts: its group, calendars,
+// upstreams). Step 9 runs the triggers of the table (triggers.ts, a file per row: trigger-schedule.ts the due slots,
+// trigger-runnow.ts, trigger-backfill.ts, trigger-retry.ts, trigger-after.ts with its join, trigger-join.ts), each
+// request through one path (runpath.ts, behind RunPath: admit, create or adopt); the trigger's own part is its row.
+// Steps 1–9 decide; step 10 (commit.ts) is the only place with effects beyond the Jobs' creates and deletes: it ends
+// the Jobs whose Pods never started, writes status (now, later or not at all: statusdecision.ts), memory, Events and
+// metrics. This file is the steps in order and what they read; what a step decides is in its module. Semantics are
+// the Kubernetes batch/v1 CronJob controller (v2) without its known failures; see docs/using-cronjobs.md "Behaviour
 // compared with the built-in CronJob" and docs/architecture.md.
 import {
   classifyJob,
-  ConcurrencyGroupResource,
   type CronJobSchedules,
   CronJobResource as CronJobKind,
   EventReason,
-  ExclusionCalendarResource,
   type Job,
 } from "../api/v1/index.ts";
 import { type Clock, realClock } from "../runtime/clock.ts";
@@ -26,19 +27,25 @@ import type { Manager } from "../runtime/manager.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import { deepFreeze } from "../runtime/objects.ts";
 import { keptJobs } from "./books.ts";
-import { CalendarReader, setupCalendarCache } from "./calendars.ts";
-import { Commit } from "./commit.ts";
-import { setupAfterCache, UpstreamReader } from "./after.ts";
+import { Commit, type StatusWriteSettings } from "./commit.ts";
 import { passConditions } from "./conditions.ts";
 import { dueWindow, missedSlots } from "./due.ts";
 import { exclusionStep } from "./exclusionstep.ts";
 import { failureStep } from "./failures.ts";
-import { GroupPlaces, groupPlaceFreed, setupGroupCache } from "./groups.ts";
 import { cachedParse, guardEvents, type GuardDecision, guards, statusAfterGuards } from "./guards.ts";
 import { endStep } from "./limits.ts";
 import { cachedChildren, setupJobCache } from "./job.ts";
 import { ChildJobs } from "./jobs.ts";
-import { goneJobs, ReconcilerMemory } from "./memory.ts";
+import {
+  forgetInputs,
+  inputReaders,
+  type InputReaders,
+  type InputValues,
+  inputWatches,
+  readInputs,
+  setupInputCaches,
+} from "./inputs.ts";
+import { goneJobs, ReconcilerMemory, type Remembered } from "./memory.ts";
 import { type CronJobRunMetrics, noCronJobMetrics } from "./metrics.ts";
 import { observeChildren } from "./observe.ts";
 import { keyOf, type LoadedCronJob, loadedFrom, newPass, type Pass, type StoredCronJob, take } from "./pass.ts";
@@ -46,24 +53,22 @@ import { enterDecisions, runDecision } from "./record.ts";
 import { requeueAfter } from "./requeue.ts";
 import { JobRunPath, type RunPath } from "./runpath.ts";
 import { readStarts, startLimit } from "./starts.ts";
-import type { StatusFoldOptions } from "./statusfold.ts";
 import { type SourceInput, type Trigger, TRIGGERS } from "./triggers.ts";
 
 /**
  * What the reconciler reads from the cache, registered before it starts: the Jobs trimmed and indexed by owner
- * (job.ts), the concurrency groups' indexes (groups.ts) and the exclusion calendars' (calendars.ts).
+ * (job.ts), and every input's indexes (inputs.ts: what a CronJob reads of other objects).
  */
 export function setupCache(cache: CacheIndexer): void {
   setupJobCache(cache);
-  setupGroupCache(cache);
-  setupCalendarCache(cache);
-  setupAfterCache(cache);
+  setupInputCaches(cache);
 }
 
-interface CronJobReconcilerDeps {
+/** What the reconciler reads and writes through, and how its commit writes status (commit.ts). */
+interface CronJobReconcilerDeps extends Partial<StatusWriteSettings> {
   /** Live reads (a Job the cache may not have seen yet) and the writes: Jobs, and CronJob status. */
   client: ObjectClient;
-  /** CronJobs by name, Jobs by their owner (job.ts), and the groups and calendars by their indexes (setupCache). */
+  /** CronJobs by name, Jobs by their owner (job.ts), and the inputs' objects by their indexes (setupCache). */
   cache: CacheReader;
   recorder: Recorder;
   clock?: Clock;
@@ -71,18 +76,6 @@ interface CronJobReconcilerDeps {
   metrics?: CronJobRunMetrics;
   /** The triggers (triggers.ts TRIGGERS by default): a row each, run in this order in step 9. */
   triggers?: readonly Trigger[];
-  /**
-   * How long a run this process created may wait to be written to status (default 0: at once). A Job that ends
-   * within it is written once, its creation and its end together, instead of twice (--status-write-delay).
-   */
-  statusDelayMs?: number;
-  /**
-   * The fold of routine status writes (statusfold.ts): a budget of writes a second and the most a scheduled run's
-   * start or end waits to be written (--status-write-qps, --status-write-max-delay). None: every change at once.
-   */
-  statusFold?: StatusFoldOptions;
-  /** The concurrency groups' books (groups.ts); one over `cache` by default. */
-  groups?: GroupPlaces;
 }
 
 export class CronJobReconciler implements Reconciler {
@@ -92,12 +85,11 @@ export class CronJobReconciler implements Reconciler {
   readonly clock: Clock;
   private readonly metrics: CronJobRunMetrics;
   private readonly triggers: readonly Trigger[];
-  /** The concurrency groups: what admission reads of a group, and the places this process took. */
-  readonly groups: GroupPlaces;
-  /** The exclusion calendars, as the CronJobs name them (calendars.ts). */
-  readonly calendars: CalendarReader;
-  /** spec.after's upstreams and their Jobs, from the cache (after.ts). */
-  readonly upstreams: UpstreamReader;
+  /**
+   * What a CronJob reads of other objects (inputs.ts): a reader of each input over the cache. The group's keeps the
+   * places this process took, which the run path's admission and the commit use.
+   */
+  readonly inputs: InputReaders;
   /** Everything remembered between passes (controllers/memory.ts): one object, one forget. */
   private readonly memory = new ReconcilerMemory<LoadedCronJob>();
   /** Step 4's start-limit reads (the Pods of a running Job whose limit passed). */
@@ -114,17 +106,15 @@ export class CronJobReconciler implements Reconciler {
     this.clock = d.clock ?? realClock;
     this.metrics = d.metrics ?? noCronJobMetrics;
     this.triggers = d.triggers ?? TRIGGERS;
-    this.groups = d.groups ?? new GroupPlaces(d.cache);
-    this.calendars = new CalendarReader(d.cache);
-    this.upstreams = new UpstreamReader(d.cache);
-    const { client, jobs, clock, triggers, groups } = this;
-    this.runPath = new JobRunPath({ client, jobs, groups, triggers, clock });
+    this.inputs = inputReaders(d.cache);
+    const { client, jobs, clock, triggers, inputs } = this;
+    this.runPath = new JobRunPath({ client, jobs, inputs, triggers, clock });
     this.commit = new Commit({
       client,
       jobs,
       clock,
       triggers,
-      groups,
+      inputs,
       recorder: d.recorder,
       metrics: this.metrics,
       memory: this.memory,
@@ -151,26 +141,12 @@ export class CronJobReconciler implements Reconciler {
       recorder: mgr.getEventRecorder(),
       ...deps,
     });
-    mgr
-      .newControllerManagedBy()
-      .named("cronjob")
-      .for(CronJobKind)
-      .owns(Kinds.Job)
-      // A place in a group frees when a Job of it ends or goes: the group's waiting runs are woken, oldest first.
-      .watches(
-        Kinds.Job,
-        r.groups.jobEvents(() => r.clock.now().getTime()),
-        { predicates: [groupPlaceFreed] },
-      )
-      // A group created, deleted or changed: its CronJobs decide again.
-      .watches(ConcurrencyGroupResource, r.groups.groupEvents())
-      // A calendar created, deleted or changed: the CronJobs naming it decide again.
-      .watches(ExclusionCalendarResource, r.calendars.calendarEvents())
-      // An upstream's Job ended, or the upstream came or went: the CronJobs after it (spec.after) decide again.
-      .watches(Kinds.Job, r.upstreams.jobEvents())
-      .watches(CronJobKind, r.upstreams.cronJobEvents())
-      .withOptions({ maxConcurrentReconciles })
-      .complete(r);
+    const builder = mgr.newControllerManagedBy().named("cronjob").for(CronJobKind).owns(Kinds.Job);
+    // What the CronJobs read of other objects changed (a group's place freed, a calendar or an upstream changed):
+    // the CronJobs reading it decide again.
+    for (const w of inputWatches(r.inputs, () => r.clock.now().getTime()))
+      builder.watches(w.kind, w.map, w.predicates ? { predicates: w.predicates } : {});
+    builder.withOptions({ maxConcurrentReconciles }).complete(r);
     return r;
   }
 
@@ -193,13 +169,14 @@ export class CronJobReconciler implements Reconciler {
 
     // 3. Active Jobs status lists that the cache has not seen: the API server decides (live reads), but not again
     // for one already found gone or deleted by this process (memory's `gone`, kept while the cache or status lists it).
-    const remembered = this.memory.recall(keyOf(cronJob));
+    const key = keyOf(cronJob);
+    const remembered = this.memory.recall(key);
     remembered.gone = goneJobs(remembered.gone, cached, cronJob.status?.active);
     const live = await this.jobs.confirmActive(cronJob, cached, ctx, (remembered.gone ??= new Set()));
 
     // 4. What the children say: status, the runs whose end status has not booked, their Events and counts; and a run
     // whose Pods never started, ended.
-    const { seen, starts, jobsGone } = await this.observe(cronJob, cached, live, clockNow, ctx);
+    const { seen, starts, jobsGone } = await this.observe(cronJob, cached, live, remembered, clockNow, ctx);
 
     // 5. Stop after repeated failures (spec.stopAfterConsecutiveFailures), or resume; a stop is a record entry.
     const stop = failureStep(cronJob, seen, now, this.triggers);
@@ -207,18 +184,21 @@ export class CronJobReconciler implements Reconciler {
     if (stop.stoppedAfter !== undefined)
       ctx.log.info("stopped scheduling after failed runs in a row", { failures: stop.stoppedAfter });
 
-    // 6. Guards: deleting, bad time zone, bad schedule, suspended, stopped.
-    const parsed = cachedParse(this.memory, cronJob, keyOf(cronJob));
+    // 6. Guards: deleting, bad time zone, bad schedule, suspended, stopped. And what it reads of other objects (its
+    // group, calendars, upstreams: inputs.ts), whose problems are Degraded's while it schedules.
+    const parsed = cachedParse(this.memory, cronJob, key);
     const guard = guards({ ...cronJob, status: stopped }, parsed, stopped.active?.length ?? 0);
     const events = [...seen.events, ...(stop.event ? [stop.event] : []), ...guardEvents(guard)];
     const pass = newPass(cronJob, statusAfterGuards(stopped, guard), seen, events, starts.ends);
     const history = { successful: cached.filter(inState("successful")), failed: cached.filter(inState("failed")) };
     const written = parsed.ok ? parsed.schedules : undefined;
+    const inputs = readInputs(this.inputs, cronJob);
+    if (!guard.stop && inputs.problems.length) pass.problems = { ...pass.problems, inputs: inputs.problems };
 
     // 7. Which slots are due, and when the next one is: the union of the CronJob's schedules, skipping the times
     // spec.exclusions names. While the exclusions cannot be read (a calendar missing or bad), the due slots are held,
     // never run over a freeze nobody can read.
-    const { exclusions, schedules, anchor, window } = this.schedule(pass, guard, written, clockNow);
+    const { exclusions, schedules, anchor, window } = schedule(pass, guard, written, inputs.values, clockNow);
 
     // 8. A slot past its starting deadline unstarted, or one the missed-run policy does not run: reported once.
     take(pass, window && missedSlots(pass.status, window, now));
@@ -232,9 +212,7 @@ export class CronJobReconciler implements Reconciler {
     // a backfill request. While scheduling is suspended or stopped only the explicit requests run (as `kubectl
     // create job --from` does for the built-in kind); nothing runs while the CronJob is being deleted or invalid.
     const runs = guard.stop ? (guard.requestsRun ? this.triggers.filter((t) => t.explicit) : []) : this.triggers;
-    const upstreams = this.upstreams.read(cronJob);
-    const input = { cronJob, schedules, written, due, anchor, now, clockNow, upstreams };
-    if (!guard.stop) pass.problems = { ...pass.problems, ...this.groups.problemOf(cronJob), ...upstreams.problems };
+    const input = { cronJob, schedules, written, due, anchor, now, clockNow, ...inputs.values };
     for (const n of keptJobs(this.triggers, cronJob, [...pass.jobs.values()], pass.status)) pass.kept.add(n);
     let more = false;
     for (const trigger of runs) more = (await runTrigger(this.runPath, pass, trigger, input, ctx)) || more;
@@ -242,17 +220,10 @@ export class CronJobReconciler implements Reconciler {
     // Scheduling ended (maxRuns, endTime): the record says so once, no next run is announced (limits.ts).
     const { end, nextStart } = endStep(pass, guard, window, due, now);
     if (nextStart) pass.status.nextScheduleTime = rfc3339(nextStart);
-    const requeueAfterMs = requeueAfter({
-      next: nextStart,
-      more,
-      excludedNext: excluded?.excludedNext,
-      wakeAt: pass.wakeAt,
-      nextCheckAt: starts.nextCheckAt,
-      clockNow,
-    });
+    const wakes = { excludedNext: excluded?.excludedNext, wakeAt: pass.wakeAt, nextCheckAt: starts.nextCheckAt };
+    const requeueAfterMs = requeueAfter({ next: nextStart, more, ...wakes, clockNow });
     // The conditions after every trigger ran: a failed create of any of them is Degraded.
-    const finished = [...history.successful, ...history.failed];
-    const conditions = passConditions(guard, end, pass, finished);
+    const conditions = passConditions(guard, end, pass, [...history.successful, ...history.failed]);
 
     // 10. Commit: memory, Events, counts, metrics, history cleanup, one status write, the requeue.
     const unbookedEnds = seen.newlyEnded.length;
@@ -260,7 +231,7 @@ export class CronJobReconciler implements Reconciler {
     return this.commit.apply(outcome, now, ctx);
   }
 
-  // --- the steps' reads: 1 load, 4 observe, 6's parse -------------------------------------------------
+  // --- the steps' reads: 1 load, 4 observe ------------------------------------------------------------
 
   /** Step 1: the CronJob as cached, parsed once per cached object; gone, everything kept of it is forgotten. */
   private loadCronJob(req: Request, ctx: ReconcileContext): LoadedCronJob | undefined {
@@ -268,7 +239,7 @@ export class CronJobReconciler implements Reconciler {
     if (!raw) {
       ctx.log.debug("CronJob not found; ignoring");
       this.memory.forget({ namespace: req.namespace ?? "", name: req.name });
-      this.groups.forget(req.namespace ?? "", req.name);
+      forgetInputs(this.inputs, req.namespace ?? "", req.name);
       this.metrics.forget(req.namespace ?? "", req.name);
       return undefined;
     }
@@ -280,14 +251,14 @@ export class CronJobReconciler implements Reconciler {
     cronJob: StoredCronJob,
     cached: readonly Readonly<Job>[],
     live: ReadonlyMap<string, Readonly<Job> | undefined>,
+    remembered: Remembered,
     clockNow: Date,
     ctx: ReconcileContext,
   ) {
-    const remembered = this.memory.recall(keyOf(cronJob));
     const { sawCompleted: reported = new Set(), replaced = new Set() } = remembered;
     const seen = observeChildren({ triggers: this.triggers, cronJob, cached, live, reported, replaced });
     // A run a folded status write left unbooked whose Job someone deleted: its slot ran (the fold's memory, commit.ts).
-    const jobsGone = this.commit.foldedRunGone(cronJob, seen, ctx);
+    const jobsGone = this.commit.foldedRunGone(cronJob, seen, remembered, ctx);
     // A run whose Pods did not start within spec.startTimeoutSeconds is ended (starts.ts): it no longer holds Forbid
     // or its group's place once the Job controller fails it. Its Pods and the Job are read here; the commit ends it.
     const [limit, now] = [cronJob.spec.startTimeoutSeconds, clockNow.getTime()];
@@ -297,32 +268,38 @@ export class CronJobReconciler implements Reconciler {
     seen.events.push(...starts.events);
     return { seen, starts, jobsGone };
   }
-
-  /**
-   * Step 7's schedules: the written ones skipping the times spec.exclusions names (none while a guard stops the
-   * CronJob), what `@every` counts from, and the due window (none while stopped), with its TooManyMissedTimes Event.
-   */
-  private schedule(pass: Pass, guard: GuardDecision, written: CronJobSchedules | undefined, clockNow: Date) {
-    const { cronJob } = pass;
-    const exclusions = written && !guard.stop ? this.calendars.exclusionsOf(cronJob) : ({ kind: "none" } as const);
-    const schedules = written && exclusions.kind === "ok" ? this.calendars.excluding(written, exclusions) : written;
-    // What `@every` counts from (the schedules decide: api/v1/schedules.ts everyAnchor).
-    const anchor = schedules?.everyAnchor({
-      lastScheduleTime: pass.status.lastScheduleTime,
-      creationTimestamp: cronJob.metadata.creationTimestamp,
-    });
-    const window = guard.stop
-      ? undefined
-      : dueWindow(cronJob, pass.status, schedules?.schedule ?? guard.schedule, anchor, clockNow);
-    if (window?.tooManyMissed) {
-      const key = rfc3339(window.due.at(-1) ?? window.next);
-      pass.events.push({ ...window.tooManyMissed, once: { topic: EventReason.TooManyMissedTimes, key } });
-    }
-    return { exclusions, schedules, anchor, window };
-  }
 }
 
 // --- helpers ---------------------------------------------------------------------------------------
+
+/**
+ * Step 7's schedules: the written ones skipping the times spec.exclusions names (none while a guard stops the
+ * CronJob), what `@every` counts from, and the due window (none while stopped), with its TooManyMissedTimes Event.
+ */
+function schedule(
+  pass: Pass,
+  guard: GuardDecision,
+  written: CronJobSchedules | undefined,
+  inputs: Pick<InputValues, "exclusions">,
+  clockNow: Date,
+) {
+  const { cronJob } = pass;
+  const exclusions = written && !guard.stop ? inputs.exclusions.exclusions : ({ kind: "none" } as const);
+  const schedules = written && exclusions.kind === "ok" ? inputs.exclusions.excluding(written) : written;
+  // What `@every` counts from (the schedules decide: api/v1/schedules.ts everyAnchor).
+  const anchor = schedules?.everyAnchor({
+    lastScheduleTime: pass.status.lastScheduleTime,
+    creationTimestamp: cronJob.metadata.creationTimestamp,
+  });
+  const window = guard.stop
+    ? undefined
+    : dueWindow(cronJob, pass.status, schedules?.schedule ?? guard.schedule, anchor, clockNow);
+  if (window?.tooManyMissed) {
+    const key = rfc3339(window.due.at(-1) ?? window.next);
+    pass.events.push({ ...window.tooManyMissed, once: { topic: EventReason.TooManyMissedTimes, key } });
+  }
+  return { exclusions, schedules, anchor, window };
+}
 
 /** A filter of the Jobs in this state. */
 function inState(how: "active" | "successful" | "failed") {

@@ -46,23 +46,8 @@ interface ScheduleDecision {
   tooManyMissed?: EventDecision;
 }
 
-/**
- * Step 7: which slots run now, and when the next one is.
- *
- * RunLatest (the default, the built-in's rule): the due slot is the newest one after the last run (else
- * creation) that is not later than startingDeadlineSeconds: a slot exactly that late still starts, as in the
- * built-in controller (`scheduledTime + deadline` before now is too late). Only slots that could still run count
- * toward "too many missed". `now` is truncated to the second, `clockNow` is not (a slot half a second past its
- * deadline is too late).
- *
- * Skip: the same slot, only if it is the one the stored status announced as nextScheduleTime (reached late
- * under load, it still runs; a slot that passed while the operator was down, the CronJob suspended or stopped, or
- * a Forbid run active was never announced).
- *
- * RunAll: every slot in that window, oldest first, at most the newest MAX_CATCH_UP_SLOTS; with Replace only
- * the newest (each would replace the one before).
- */
-export function scheduleDecision(o: {
+/** What step 7 reads: the schedule, the stored times it counts from, the policies, and the time. */
+interface ScheduleInput {
   schedule: Schedule;
   lastScheduleTime: string | undefined;
   /**
@@ -90,82 +75,159 @@ export function scheduleDecision(o: {
   jitterMs?: number;
   now: Date;
   clockNow: Date;
-}): ScheduleDecision {
-  const { schedule, clockNow, startingDeadlineSeconds: deadline } = o;
-  const jitter = o.jitterMs ?? 0;
-  const startOf = (slot: Date) => slot.getTime() + (o.offsetMs?.(slot) ?? 0);
+}
+
+/** What every part of step 7 reads, worked out once from its input. */
+interface ScheduleFrame {
+  readonly input: ScheduleInput;
+  readonly policy: MissedRunPolicy;
+  /** What `@every` counts from. */
+  readonly anchor: Date;
+  /** The newest slot decided already: the last run (else the creation), or the newest excluded slot when later. */
+  readonly base: Date;
+  /** The window's end: now, or just before the newest slot while its run's start (spec.jitter) has not come. */
+  readonly now: Date;
+  /** The window's start (exclusive): base, or just before the deadline's cut-off when that is later. */
+  readonly earliest: Date;
+  /** The first instant a slot's run may start and still run; undefined without startingDeadlineSeconds. */
+  readonly cutoff: number | undefined;
+}
+
+/**
+ * Step 7: which slots run now, and when the next one is.
+ *
+ * RunLatest (the default, the built-in's rule): the due slot is the newest one after the last run (else
+ * creation) that is not later than startingDeadlineSeconds: a slot exactly that late still starts, as in the
+ * built-in controller (`scheduledTime + deadline` before now is too late). Only slots that could still run count
+ * toward "too many missed". `now` is truncated to the second, `clockNow` is not (a slot half a second past its
+ * deadline is too late).
+ *
+ * Skip: the same slot, only if it is the one the stored status announced as nextScheduleTime (reached late
+ * under load, it still runs; a slot that passed while the operator was down, the CronJob suspended or stopped, or
+ * a Forbid run active was never announced).
+ *
+ * RunAll: every slot in that window, oldest first, at most the newest MAX_CATCH_UP_SLOTS; with Replace only
+ * the newest (each would replace the one before).
+ */
+export function scheduleDecision(o: ScheduleInput): ScheduleDecision {
+  const f = frameOf(o);
+  const w = windowOf(f);
+  const nextStart = isSlot(w.next) ? new Date(runStart(o, w.next)) : w.next;
+  const decision: ScheduleDecision = { due: [], next: w.next, nextStart };
+  if (w.missedCount > TOO_MANY_MISSED && f.policy === "RunLatest") {
+    // The built-in controller and the tutorial stop scheduling here; we report and run the newest.
+    decision.tooManyMissed = {
+      reason: EventReason.TooManyMissedTimes,
+      message: `too many missed start times: more than ${TOO_MANY_MISSED} since ${rfc3339(f.earliest)}; starting only the most recent one`,
+    };
+  }
+  if (w.missed) Object.assign(decision, missedSlotDecision(f, w.missed));
+  if (f.cutoff !== undefined) Object.assign(decision, lateSlotDecision(f, f.cutoff, w.missed));
+  return decision;
+}
+
+function frameOf(o: ScheduleInput): ScheduleFrame {
   const policy: MissedRunPolicy =
     o.missedRunPolicy === "Skip" || o.missedRunPolicy === "RunAll" ? o.missedRunPolicy : "RunLatest";
   const ran = new Date(o.lastScheduleTime || o.creationTimestamp || o.now);
   const anchor = o.everyAnchor ?? ran;
   const excluded = o.lastExcludedTime ? Date.parse(o.lastExcludedTime) : NaN;
   const base = excluded > ran.getTime() ? new Date(excluded) : ran;
-  // With spec.jitter a slot is due at its run's start: the newest slot, while its start has not come, is the next
-  // one, and the window ends before it. Jitter is shorter than the gap between two slots, so no other can be.
-  const newestSlot = jitter > 0 ? schedule.mostRecent(o.now, anchor) : undefined;
-  const now =
-    newestSlot && newestSlot > base && startOf(newestSlot) > o.now.getTime()
-      ? new Date(newestSlot.getTime() - 1)
-      : o.now;
+  const now = windowEnd(o, base, anchor);
   // The first instant a slot's run may start and still run: startingDeadlineSeconds counts from the run's start.
-  const cutoff = deadline === undefined ? undefined : clockNow.getTime() - deadline * 1000;
-  const inTime = (slot: Date) => cutoff === undefined || startOf(slot) >= cutoff;
-  // status.nextScheduleTime announces a run's start: its slot's, or with jitter its slot plus its offset.
-  const announces = (announced: Date | undefined, slot: Date) =>
-    !!announced && (announced.getTime() === slot.getTime() || announced.getTime() === startOf(slot));
-  // scheduleWindow's lower bound is exclusive; one millisecond before the cut-off keeps it inclusive (and a slot up to
-  // the jitter before it may start after it).
-  const lowest = cutoff === undefined ? undefined : cutoff - jitter - 1;
-  const earliest = lowest !== undefined && lowest > base.getTime() ? new Date(lowest) : base;
-  const found = scheduleWindow({ schedule, earliest, now, anchor });
-  // A newest slot whose run would start past its deadline is not due: step 8 reports it.
-  const w = found.missed && !inTime(found.missed) ? { ...found, missed: undefined } : found;
-  const nextStart = isSlot(w.next) ? new Date(startOf(w.next)) : w.next;
-  const decision: ScheduleDecision = { due: [], next: w.next, nextStart };
-  const tooMany = w.missedCount > TOO_MANY_MISSED;
-  if (tooMany && policy === "RunLatest") {
-    // The built-in controller and the tutorial stop scheduling here; we report and run the newest.
-    decision.tooManyMissed = {
+  const deadline = o.startingDeadlineSeconds;
+  const cutoff = deadline === undefined ? undefined : o.clockNow.getTime() - deadline * 1000;
+  return { input: o, policy, anchor, base, now, earliest: windowStart(cutoff, o.jitterMs ?? 0, base), cutoff };
+}
+
+// With spec.jitter a slot is due at its run's start: the newest slot, while its start has not come, is the next
+// one, and the window ends before it. Jitter is shorter than the gap between two slots, so no other can be.
+function windowEnd(o: ScheduleInput, base: Date, anchor: Date): Date {
+  const newestSlot = (o.jitterMs ?? 0) > 0 ? o.schedule.mostRecent(o.now, anchor) : undefined;
+  return newestSlot && newestSlot > base && runStart(o, newestSlot) > o.now.getTime()
+    ? new Date(newestSlot.getTime() - 1)
+    : o.now;
+}
+
+// scheduleWindow's lower bound is exclusive; one millisecond before the cut-off keeps it inclusive (and a slot up to
+// the jitter before it may start after it).
+function windowStart(cutoff: number | undefined, jitterMs: number, base: Date): Date {
+  const lowest = cutoff === undefined ? undefined : cutoff - jitterMs - 1;
+  return lowest !== undefined && lowest > base.getTime() ? new Date(lowest) : base;
+}
+
+/** The slots in the window; a newest slot whose run would start past its deadline is not due (step 8 reports it). */
+function windowOf(f: ScheduleFrame): ReturnType<typeof scheduleWindow> {
+  const { schedule } = f.input;
+  const found = scheduleWindow({ schedule, earliest: f.earliest, now: f.now, anchor: f.anchor });
+  return found.missed && !inTime(f, found.missed) ? { ...found, missed: undefined } : found;
+}
+
+/** When a slot's run starts: the slot, plus its offset with spec.jitter. */
+function runStart(o: Pick<ScheduleInput, "offsetMs">, slot: Date): number {
+  return slot.getTime() + (o.offsetMs?.(slot) ?? 0);
+}
+
+/** Whether a slot's run starts before its deadline passes (always, without startingDeadlineSeconds). */
+function inTime(f: ScheduleFrame, slot: Date): boolean {
+  return f.cutoff === undefined || runStart(f.input, slot) >= f.cutoff;
+}
+
+/**
+ * Whether the stored status announced the slot (Skip runs only that one): status.nextScheduleTime announces a run's
+ * start, its slot's, or with jitter its slot plus its offset.
+ */
+function announces(f: ScheduleFrame, slot: Date): boolean {
+  const announced = announcedSlot(f.input, f.input.schedule, f.base, f.anchor);
+  return !!announced && (announced.getTime() === slot.getTime() || announced.getTime() === runStart(f.input, slot));
+}
+
+/** What the missed-run policy does with the newest slot in the window, `missed`: which slots are due, which not. */
+function missedSlotDecision(f: ScheduleFrame, missed: Date): Partial<ScheduleDecision> {
+  if (f.policy === "RunLatest") return { due: [missed] };
+  if (f.policy === "Skip") return announces(f, missed) ? { due: [missed] } : { notRun: { slot: missed, why: "skip" } };
+  return f.input.concurrencyPolicy === "Replace" ? replaceNewest(f, missed) : catchUp(f);
+}
+
+/** RunAll with Replace: only the newest slot runs (each would replace the one before); the one before is not run. */
+function replaceNewest(f: ScheduleFrame, missed: Date): Partial<ScheduleDecision> {
+  const { schedule } = f.input;
+  const older = schedule.mostRecent(new Date(missed.getTime() - 1), f.anchor);
+  if (!(older && older > f.earliest)) return { due: [missed] };
+  const notRun = () => countSlots(schedule, f.earliest, older, f.anchor);
+  return { due: [missed], notRun: { slot: older, why: "replace", notRun } };
+}
+
+/** RunAll: every slot in the window still in time, oldest first, at most the newest MAX_CATCH_UP_SLOTS. */
+function catchUp(f: ScheduleFrame): Partial<ScheduleDecision> {
+  const { schedule } = f.input;
+  const slots = newestSlots(schedule, f.earliest, f.now, f.anchor, MAX_CATCH_UP_SLOTS + 1).filter((s) => inTime(f, s));
+  if (slots.length <= MAX_CATCH_UP_SLOTS) return { due: slots.reverse() };
+  const dropped = slots.pop()!;
+  return {
+    notRun: { slot: dropped, why: "cap", notRun: () => countSlots(schedule, f.earliest, dropped, f.anchor) },
+    tooManyMissed: {
       reason: EventReason.TooManyMissedTimes,
-      message: `too many missed start times: more than ${TOO_MANY_MISSED} since ${rfc3339(earliest)}; starting only the most recent one`,
-    };
-  }
-  if (w.missed) {
-    if (policy === "RunLatest") decision.due = [w.missed];
-    else if (policy === "Skip") {
-      if (announces(announcedSlot(o, schedule, base, anchor), w.missed)) decision.due = [w.missed];
-      else decision.notRun = { slot: w.missed, why: "skip" };
-    } else if (o.concurrencyPolicy === "Replace") {
-      decision.due = [w.missed];
-      const older = schedule.mostRecent(new Date(w.missed.getTime() - 1), anchor);
-      if (older && older > earliest)
-        decision.notRun = { slot: older, why: "replace", notRun: () => countSlots(schedule, earliest, older, anchor) };
-    } else {
-      const slots = newestSlots(schedule, earliest, now, anchor, MAX_CATCH_UP_SLOTS + 1).filter(inTime);
-      if (slots.length > MAX_CATCH_UP_SLOTS) {
-        const dropped = slots.pop()!;
-        decision.notRun = { slot: dropped, why: "cap", notRun: () => countSlots(schedule, earliest, dropped, anchor) };
-        decision.tooManyMissed = {
-          reason: EventReason.TooManyMissedTimes,
-          message: `too many missed start times: more than ${MAX_CATCH_UP_SLOTS} since ${rfc3339(earliest)}; running the newest ${MAX_CATCH_UP_SLOTS}, oldest first (missedRunPolicy RunAll)`,
-        };
-      }
-      decision.due = slots.reverse();
-    }
-  }
-  if (cutoff !== undefined) {
-    // The newest slot before the cut-off that never ran: reported when nothing is due (RunLatest, Skip), and
-    // with RunAll whatever runs (older slots it would have run expired).
-    const newest = newestLate(schedule, policy === "RunAll" ? new Date(cutoff - 1) : now, anchor, inTime);
-    if ((policy === "RunAll" || !w.missed) && newest && newest > base && !inTime(newest)) {
-      // With Skip, a slot no status announced (it passed while the operator was down, the CronJob suspended,
-      // stopped or blocked by Forbid) is one the policy does not run, whatever its deadline: the policy's.
-      if (policy === "Skip" && !announces(announcedSlot(o, schedule, base, anchor), newest))
-        decision.notRun = { slot: newest, why: "skip" };
-      else decision.tooLate = { slot: newest, deadline: deadline! };
-    }
-  }
-  return decision;
+      message: `too many missed start times: more than ${MAX_CATCH_UP_SLOTS} since ${rfc3339(f.earliest)}; running the newest ${MAX_CATCH_UP_SLOTS}, oldest first (missedRunPolicy RunAll)`,
+    },
+    due: slots.reverse(),
+  };
+}
+
+/**
+ * The newest slot before the cut-off that never ran: reported when nothing is due (RunLatest, Skip), and with RunAll
+ * whatever runs (older slots it would have run expired).
+ */
+function lateSlotDecision(f: ScheduleFrame, cutoff: number, missed: Date | undefined): Partial<ScheduleDecision> {
+  const { schedule, startingDeadlineSeconds: deadline } = f.input;
+  const newest = newestLate(schedule, f.policy === "RunAll" ? new Date(cutoff - 1) : f.now, f.anchor, (slot) =>
+    inTime(f, slot),
+  );
+  if (!((f.policy === "RunAll" || !missed) && newest && newest > f.base && !inTime(f, newest))) return {};
+  // With Skip, a slot no status announced (it passed while the operator was down, the CronJob suspended,
+  // stopped or blocked by Forbid) is one the policy does not run, whatever its deadline: the policy's.
+  if (f.policy === "Skip" && !announces(f, newest)) return { notRun: { slot: newest, why: "skip" } };
+  return { tooLate: { slot: newest, deadline: deadline! } };
 }
 
 /**

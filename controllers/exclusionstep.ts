@@ -15,7 +15,7 @@ import {
 } from "../api/v1/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import type { CronJobExclusions } from "./calendars.ts";
-import type { StateEvent } from "./triggers.ts";
+import type { StateEvent } from "./trigger.ts";
 import type { Decision, TimedDecision } from "./record.ts";
 
 /** How far back one pass looks for excluded slots to record (more are one entry anyway). */
@@ -31,8 +31,6 @@ interface ExclusionStep {
   status: CronJobWireStatus;
   /** The excluded or held slots, for the record. */
   decisions: TimedDecision[];
-  /** Why the slots are held (Degraded CalendarNotFound). */
-  problems?: { calendarMissing: string };
   events: StateEvent[];
 }
 
@@ -149,5 +147,6 @@ function holdForCalendar(
       once: { topic: EventReason.CalendarNotFound, key: rfc3339(slot) },
     });
   }
-  return { due: [], status, decisions, problems: { calendarMissing: exclusions.problem }, events };
+  // Degraded says why (CalendarNotFound): the calendars' input's problem (calendars.ts).
+  return { due: [], status, decisions, events };
 }

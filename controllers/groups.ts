@@ -20,12 +20,13 @@ import type { MapFunc, Request } from "../runtime/controller.ts";
 import type { CacheIndexer, CacheReader } from "../runtime/interfaces.ts";
 import { ScrapeTimeMetric } from "../runtime/metrics/collector.ts";
 import { type KubeObject, Kinds } from "../runtime/kinds.ts";
+import type { Input, InputCronJob, InputRead, InputReader, InputWatch } from "./input.ts";
 
 /**
  * A group's place frees when one of its Jobs ends or goes: only those events wake its waiting runs (a Job's other
  * updates, its Pods' progress, do not).
  */
-export const groupPlaceFreed = {
+const groupPlaceFreed = {
   create: () => false,
   update: (a: Readonly<KubeObject>, b: Readonly<KubeObject>) =>
     classifyJob(a as Readonly<Job>) !== classifyJob(b as Readonly<Job>),
@@ -63,7 +64,7 @@ interface Waiter {
 const key = (namespace: string, group: string) => `${namespace}/${groupLabelValue(group)}`;
 
 /** The indexes group reads go through, registered before the cache starts. */
-export function setupGroupCache(cache: CacheIndexer): void {
+function setupGroupCache(cache: CacheIndexer): void {
   cache.indexField(Kinds.Job, JOB_GROUP_INDEX, (job) => {
     const v = job.metadata?.labels?.[CONCURRENCY_GROUP_LABEL];
     return v ? [`${job.metadata?.namespace ?? ""}/${v}`] : [];
@@ -79,7 +80,7 @@ export function setupGroupCache(cache: CacheIndexer): void {
  * "expectations"), and the runs waiting for a place, by group. Taking a place is synchronous with the decision
  * (no await between them), so two workers can never both take a group's last place.
  */
-export class GroupPlaces {
+export class GroupPlaces implements InputReader<string | undefined> {
   private readonly taken = new Map<string, Map<string, number>>();
   private readonly waiting = new Map<string, Map<string, Waiter>>();
   /** The members this process reconciled: their own places and waiting runs are here, not in their stored record. */
@@ -131,19 +132,37 @@ export class GroupPlaces {
   }
 
   /**
-   * The problem with the group a CronJob names, for Degraded: none (it names none, or one that exists), or its runs
-   * wait until it exists.
+   * The group a CronJob names (spec.concurrencyGroup), and its problem for Degraded: none (it names none, or one that
+   * exists), or its runs wait until it exists. Admission reads the group itself, when a run asks (view).
    */
-  problemOf(cronJob: {
-    metadata: { namespace?: string | undefined };
-    spec: { concurrencyGroup?: string | undefined };
-  }): { groupMissing?: string } {
-    const name = cronJob.spec.concurrencyGroup;
+  read(cronJob: InputCronJob): InputRead<string | undefined> {
+    const named = (cronJob.spec as { concurrencyGroup?: unknown } | undefined)?.concurrencyGroup;
+    const name = typeof named === "string" && named ? named : undefined;
     const ns = cronJob.metadata.namespace ?? "";
-    if (!name || this.exists(ns, name)) return {};
+    if (!name || this.exists(ns, name)) return { value: name };
     return {
-      groupMissing: `spec.concurrencyGroup names ${name}, which is not a ConcurrencyGroup of namespace ${ns}: runs wait until it exists`,
+      value: name,
+      problem: {
+        reason: "ConcurrencyGroupNotFound",
+        message: `spec.concurrencyGroup names ${name}, which is not a ConcurrencyGroup of namespace ${ns}: runs wait until it exists`,
+      },
     };
+  }
+
+  /**
+   * A place frees when a Job of a group ends or goes: the group's waiting runs are woken, oldest first. A group
+   * created, deleted or changed: its CronJobs decide again.
+   */
+  watches(now: () => number): InputWatch[] {
+    return [
+      { kind: Kinds.Job, map: this.jobEvents(now), predicates: [groupPlaceFreed] },
+      { kind: ConcurrencyGroupResource, map: this.groupEvents() },
+    ];
+  }
+
+  /** The groups' gauges (groupMetrics), from this process's places. */
+  metrics(o: { now: () => number; isLeader: () => boolean }): ScrapeTimeMetric[] {
+    return groupMetrics({ cache: this.cache, places: this, ...o });
   }
 
   /** This pass of `member` decided: waiting for a place (since, until), or not waiting (undefined). */
@@ -322,3 +341,10 @@ export function groupMetrics(o: {
     ),
   ];
 }
+
+/** The concurrency group a CronJob names, as an input (input.ts): its indexes, its places, its gauges. */
+export const GROUP_INPUT: Input<string | undefined, GroupPlaces> = {
+  field: "spec.concurrencyGroup",
+  setupCache: setupGroupCache,
+  reader: (cache) => new GroupPlaces(cache),
+};

@@ -15,7 +15,7 @@ import { type HashKey, type Schedule, validateTimeZone } from "../api/v1/schedul
 import { type FieldError, fieldErrorBody } from "../runtime/field.ts";
 import { type ConditionInput, endedConditions, NOT_DEGRADED, progressingCondition } from "./conditions.ts";
 import type { EventDecision } from "./events.ts";
-import type { StateEvent } from "./triggers.ts";
+import type { StateEvent } from "./trigger.ts";
 import type { ReconcilerMemory } from "./memory.ts";
 
 /**
@@ -114,6 +114,22 @@ export function guards(
       event: { reason: EventReason.UnparseableSchedule, message: parsed.error.message },
     };
   }
+  const paused = pausedGuard(cronJob, progressing, parsed.schedules.resolved);
+  if (paused) return paused;
+  const ended = maxRunsEnd(cronJob.spec, cronJob.status);
+  if (ended) return endedGuard(ended, activeCount, parsed.schedules.resolved);
+  return { stop: false, schedule: parsed.schedules.schedule, resolvedSchedule: parsed.schedules.resolved };
+}
+
+/**
+ * Scheduling paused, by spec.suspend or by step 5's stop after failures: like a suspended built-in CronJob, explicit
+ * requests still run; a stop after failures is Degraded too. Undefined: not paused.
+ */
+function pausedGuard(
+  cronJob: Parameters<typeof guards>[0],
+  progressing: ConditionInput,
+  resolvedSchedule: string,
+): GuardDecision | undefined {
   if (cronJob.spec.suspend) {
     return {
       stop: true,
@@ -128,29 +144,25 @@ export function guards(
         progressing,
         NOT_DEGRADED,
       ],
-      resolvedSchedule: parsed.schedules.resolved,
+      resolvedSchedule,
     };
   }
   const stopped = cronJob.status?.stopped;
-  if (stopped) {
-    const message =
-      `Stopped after ${stopped.failures} failed runs in a row (spec.stopAfterConsecutiveFailures) at ${stopped.time}: ` +
-      "no new Jobs are started; resume with `kubectl cron resume NAME` or by changing the spec.";
-    return {
-      stop: true,
-      // Like a suspended CronJob: an explicit run-now request still runs.
-      requestsRun: true,
-      conditions: [
-        { type: "Available", status: "False", reason: "StoppedAfterFailures", message },
-        progressing,
-        { type: "Degraded", status: "True", reason: "StoppedAfterFailures", message },
-      ],
-      resolvedSchedule: parsed.schedules.resolved,
-    };
-  }
-  const ended = maxRunsEnd(cronJob.spec, cronJob.status);
-  if (ended) return endedGuard(ended, activeCount, parsed.schedules.resolved);
-  return { stop: false, schedule: parsed.schedules.schedule, resolvedSchedule: parsed.schedules.resolved };
+  if (!stopped) return undefined;
+  const message =
+    `Stopped after ${stopped.failures} failed runs in a row (spec.stopAfterConsecutiveFailures) at ${stopped.time}: ` +
+    "no new Jobs are started; resume with `kubectl cron resume NAME` or by changing the spec.";
+  return {
+    stop: true,
+    // Like a suspended CronJob: an explicit run-now request still runs.
+    requestsRun: true,
+    conditions: [
+      { type: "Available", status: "False", reason: "StoppedAfterFailures", message },
+      progressing,
+      { type: "Degraded", status: "True", reason: "StoppedAfterFailures", message },
+    ],
+    resolvedSchedule,
+  };
 }
 
 /**

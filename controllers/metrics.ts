@@ -112,6 +112,35 @@ interface RunCounts {
   counts: Array<number | undefined>;
 }
 
+/** The status timestamps, one gauge each: [name, help, field of status]. */
+const STATUS_TIMESTAMPS: ReadonlyArray<[string, string, keyof NonNullable<CronJobView["status"]>]> = [
+  [
+    "cronjob_next_schedule_time_seconds",
+    "Unix time of the CronJob's next scheduled run (status.nextScheduleTime); no series while suspended or invalid.",
+    "nextScheduleTime",
+  ],
+  [
+    "cronjob_last_schedule_time_seconds",
+    "Unix time of the scheduled slot of the newest Job the controller started (status.lastScheduleTime).",
+    "lastScheduleTime",
+  ],
+  [
+    "cronjob_last_successful_time_seconds",
+    "Unix time the newest successful Job of the CronJob finished (status.lastSuccessfulTime).",
+    "lastSuccessfulTime",
+  ],
+  [
+    "cronjob_last_failed_time_seconds",
+    "Unix time the newest failed Job of the CronJob failed (status.lastFailedTime).",
+    "lastFailedTime",
+  ],
+  [
+    "cronjob_last_missed_time_seconds",
+    "Unix time of the newest slot not started because startingDeadlineSeconds had passed (status.lastMissedTime).",
+    "lastMissedTime",
+  ],
+];
+
 export class CronJobMetrics implements CronJobRunMetrics {
   private readonly list: () => readonly Readonly<CronJobView>[];
   private readonly registry: Registry;
@@ -143,36 +172,8 @@ export class CronJobMetrics implements CronJobRunMetrics {
           }),
       });
 
-    // The status timestamps, one gauge each: [name, help, field of status].
-    const timestamps: Array<[string, string, keyof NonNullable<CronJobView["status"]>]> = [
-      [
-        "cronjob_next_schedule_time_seconds",
-        "Unix time of the CronJob's next scheduled run (status.nextScheduleTime); no series while suspended or invalid.",
-        "nextScheduleTime",
-      ],
-      [
-        "cronjob_last_schedule_time_seconds",
-        "Unix time of the scheduled slot of the newest Job the controller started (status.lastScheduleTime).",
-        "lastScheduleTime",
-      ],
-      [
-        "cronjob_last_successful_time_seconds",
-        "Unix time the newest successful Job of the CronJob finished (status.lastSuccessfulTime).",
-        "lastSuccessfulTime",
-      ],
-      [
-        "cronjob_last_failed_time_seconds",
-        "Unix time the newest failed Job of the CronJob failed (status.lastFailedTime).",
-        "lastFailedTime",
-      ],
-      [
-        "cronjob_last_missed_time_seconds",
-        "Unix time of the newest slot not started because startingDeadlineSeconds had passed (status.lastMissedTime).",
-        "lastMissedTime",
-      ],
-    ];
     this.metrics = [
-      ...timestamps.map(([name, help, field]) =>
+      ...STATUS_TIMESTAMPS.map(([name, help, field]) =>
         gauge(name, help, (cj) => unixSeconds(cj.status?.[field] as string | null | undefined)),
       ),
       gauge("cronjob_active_jobs", "Jobs of the CronJob running now (status.active).", (cj) => {

@@ -16,7 +16,7 @@ import type { EventDecision } from "./events.ts";
 import type { RunOutcome } from "./metrics.ts";
 import { recordFromChildren } from "./record.ts";
 import { newestTimes } from "./status.ts";
-import { type CronJobView, type Trigger, triggerOfJob } from "./triggers.ts";
+import { type CronJobView, type Trigger, triggerOfJob } from "./trigger.ts";
 
 /** A Job with the name its trigger gives its run was created by us (maybe before a crash). */
 function isOurCreation(triggers: readonly Trigger[], cronJob: CronJobView, job: Readonly<Job>): boolean {
@@ -95,69 +95,112 @@ interface Observation {
   replaced: Set<string>;
 }
 
-/**
- * Step 4: status from the children and from what status already remembers. `cached`: the CronJob's Jobs in the
- * cache; `live`: the Jobs stored status.active lists that the cache lacks, as the API server answered (absent: gone).
- */
-export function observeChildren(o: {
+/** What step 4 reads. */
+interface ObserveInput {
   triggers: readonly Trigger[];
   cronJob: CronJobView & { spec?: { maxRuns?: number | undefined } };
+  /** The CronJob's Jobs in the cache. */
   cached: readonly Readonly<Job>[];
+  /** The Jobs stored status.active lists that the cache lacks, as the API server answered (absent: gone). */
   live: ReadonlyMap<string, Readonly<Job> | undefined>;
+  /** The Job UIDs reported finished in earlier passes (memory's sawCompleted). */
   reported: ReadonlySet<string>;
+  /** Replace's deleted UIDs (memory's replaced). */
   replaced: ReadonlySet<string>;
-}): Observation {
+}
+
+/** What step 4 says of the children as it walks them, in the order it finds it. */
+interface ChildReports {
+  events: EventDecision[];
+  counts: RunOutcome[];
+  /** The runs whose end the stored status has not booked. */
+  newlyEnded: Readonly<Job>[];
+  /** The Job UIDs reported finished (this pass or before). */
+  reported: Set<string>;
+}
+
+/**
+ * Step 4: status from the children (the cached Jobs, and the live reads of those it lacks) and from what status
+ * already remembers.
+ */
+export function observeChildren(o: ObserveInput): Observation {
   const { cronJob, triggers } = o;
   const prev = cronJob.status ?? {};
-  const prevActive = prev.active ?? [];
-  const byUID = new Map(o.cached.map((j) => [j.metadata?.uid ?? "", j]));
-  const events: EventDecision[] = [];
-  const counts: RunOutcome[] = [];
-  const reported = new Set(o.reported);
-  const newlyEnded: Readonly<Job>[] = [];
-  const reportCompleted = (job: Readonly<Job>) => {
-    newlyEnded.push(job);
-    const uid = job.metadata?.uid ?? "";
-    if (reported.has(uid)) return;
-    reported.add(uid);
-    const kind = classifyJob(job);
-    counts.push(kind === "successful" ? "succeeded" : "failed");
-    const condition = kind === "successful" ? "Complete" : kind === "failed" ? "Failed" : "Running";
-    events.push({
-      reason: EventReason.SawCompletedJob,
-      message: `Saw completed job: ${job.metadata?.name}, condition: ${condition}`,
-      // A failed run is news, whatever the record keeps: its Event is written every time.
-      routine: kind === "successful",
-    });
-  };
+  const said: ChildReports = { events: [], counts: [], newlyEnded: [], reported: new Set(o.reported) };
+  const { active, jobs } = followStoredActive(o, said);
+  const prevUIDs = new Set((prev.active ?? []).map((r) => r.uid));
+  addActiveChildren(o, prevUIDs, active, said.events);
+  const toReport = reportEndedChildren(o, prevUIDs, said);
+  forgetBooked(said.reported, prevUIDs, toReport);
+  const replaced = new Set([...o.replaced].filter((uid) => prevUIDs.has(uid)));
 
-  // Active references whose Job is not in the cache: the API server's answer decides. A Job found there counts
-  // like a child (it ran its run, and may have finished).
+  let books = statusFromChildren(prev, active, jobs, triggers);
+  // Each trigger's own books from the children (a run-now request whose Job exists was run).
+  for (const t of triggers) books = t.observe?.(books, cronJob, jobs) ?? books;
+  // The record (status.recentRuns): a run of ours it lacks, and the outcome of one that ended.
+  books = recordFromChildren(books, ourRuns(triggers, cronJob, jobs));
+  if (cronJob.metadata.generation !== undefined) books.observedGeneration = cronJob.metadata.generation;
+  const { events, counts, newlyEnded, reported } = said;
+  return { status: books, jobs, newlyEnded, events, counts, reported, replaced };
+}
+
+/** A run's end: newly ended; counted and told (SawCompletedJob) once per Job UID, across passes. */
+function reportEnded(said: ChildReports, job: Readonly<Job>): void {
+  said.newlyEnded.push(job);
+  const uid = job.metadata?.uid ?? "";
+  if (said.reported.has(uid)) return;
+  said.reported.add(uid);
+  const kind = classifyJob(job);
+  said.counts.push(kind === "successful" ? "succeeded" : "failed");
+  const condition = kind === "successful" ? "Complete" : kind === "failed" ? "Failed" : "Running";
+  said.events.push({
+    reason: EventReason.SawCompletedJob,
+    message: `Saw completed job: ${job.metadata?.name}, condition: ${condition}`,
+    // A failed run is news, whatever the record keeps: its Event is written every time.
+    routine: kind === "successful",
+  });
+}
+
+/**
+ * Active references whose Job is not in the cache: the API server's answer decides. A Job found there counts like a
+ * child (it ran its run, and may have finished). Returns the references still active, by name, and every Job known.
+ */
+function followStoredActive(
+  o: ObserveInput,
+  said: ChildReports,
+): { active: Map<string, ObjectReference>; jobs: Readonly<Job>[] } {
+  const byUID = new Map(o.cached.map((j) => [j.metadata?.uid ?? "", j]));
   const active = new Map<string, ObjectReference>();
   const jobs: Readonly<Job>[] = [...o.cached];
-  for (const ref of prevActive) {
-    if (ref.uid && byUID.has(ref.uid)) continue; // re-added below from the child itself
+  for (const ref of o.cronJob.status?.active ?? []) {
+    if (ref.uid && byUID.has(ref.uid)) continue; // re-added from the child itself (addActiveChildren)
     const live = o.live.get(ref.name ?? "");
     if (live && live.metadata?.uid === ref.uid) {
       jobs.push(live);
       if (classifyJob(live) === "active") active.set(ref.name ?? "", ref);
-      else reportCompleted(live);
+      else reportEnded(said, live);
     } else if (!o.replaced.has(ref.uid ?? "")) {
       // Gone, or its name now belongs to another Job (a different UID): not the run we started.
-      events.push({ reason: EventReason.MissingJob, message: `Active job went missing: ${ref.name}` });
+      said.events.push({ reason: EventReason.MissingJob, message: `Active job went missing: ${ref.name}` });
     }
   }
+  return { active, jobs };
+}
 
-  const prevUIDs = new Set(prevActive.map((r) => r.uid));
-  // A finished Job is reported when status listed it as active, as in the built-in, and also when status never
-  // booked its run at all (creation first can leave the status write after a create to a later pass, and a Job
-  // that finishes before it was never in status.active). Both are facts of the stored status, so a restart does
-  // not report a Job again once status is written.
-  const toReport = new Set<string>();
-  const byClass = (k: ReturnType<typeof classifyJob>) => o.cached.filter((j) => classifyJob(j) === k);
-  for (const job of byClass("active")) {
+function childrenOf(o: ObserveInput, kind: ReturnType<typeof classifyJob>): Readonly<Job>[] {
+  return o.cached.filter((j) => classifyJob(j) === kind);
+}
+
+/** The cached active Jobs into `active`; one status did not list and we did not create is told (UnexpectedJob). */
+function addActiveChildren(
+  o: ObserveInput,
+  prevUIDs: ReadonlySet<string | undefined>,
+  active: Map<string, ObjectReference>,
+  events: EventDecision[],
+): void {
+  for (const job of childrenOf(o, "active")) {
     const name = job.metadata?.name ?? "";
-    if (!prevUIDs.has(job.metadata?.uid) && !isOurCreation(triggers, cronJob, job)) {
+    if (!prevUIDs.has(job.metadata?.uid) && !isOurCreation(o.triggers, o.cronJob, job)) {
       events.push({
         reason: EventReason.UnexpectedJob,
         message: `Saw a job that the controller did not create or forgot: ${name}`,
@@ -165,18 +208,51 @@ export function observeChildren(o: {
     }
     active.set(name, jobRef(job));
   }
-  for (const job of [...byClass("successful"), ...byClass("failed")]) {
-    if (prevUIDs.has(job.metadata?.uid) || isUnbookedRun(triggers, cronJob, job)) {
+}
+
+/**
+ * Reports the cached finished Jobs whose end is news; returns their UIDs. A finished Job is reported when status
+ * listed it as active, as in the built-in, and also when status never booked its run at all (creation first can
+ * leave the status write after a create to a later pass, and a Job that finishes before it was never in
+ * status.active). Both are facts of the stored status, so a restart does not report a Job again once status is
+ * written.
+ */
+function reportEndedChildren(
+  o: ObserveInput,
+  prevUIDs: ReadonlySet<string | undefined>,
+  said: ChildReports,
+): Set<string> {
+  const toReport = new Set<string>();
+  for (const job of [...childrenOf(o, "successful"), ...childrenOf(o, "failed")]) {
+    if (prevUIDs.has(job.metadata?.uid) || isUnbookedRun(o.triggers, o.cronJob, job)) {
       toReport.add(job.metadata?.uid ?? "");
-      reportCompleted(job);
+      reportEnded(said, job);
     }
   }
-  for (const uid of reported) if (!prevUIDs.has(uid) && !toReport.has(uid)) reported.delete(uid);
-  const replaced = new Set([...o.replaced].filter((uid) => prevUIDs.has(uid)));
+  return toReport;
+}
 
-  // Each trigger's books (docs/architecture.md): lastScheduleTime is the schedule's, so only the Jobs of a trigger
-  // that moves it (the schedule) do; a backfill or run-now Job never becomes the base missed slots are counted from. Every run's end
-  // moves lastSuccessfulTime / lastFailedTime. None of them moves backward (newestTimes).
+/** A UID reported before is forgotten once status no longer lists it and this pass did not report it. */
+function forgetBooked(
+  reported: Set<string>,
+  prevUIDs: ReadonlySet<string | undefined>,
+  toReport: ReadonlySet<string>,
+): void {
+  for (const uid of reported) if (!prevUIDs.has(uid) && !toReport.has(uid)) reported.delete(uid);
+}
+
+/**
+ * The stored status with the active Jobs (sorted by name) and the newest-of times. Each trigger's books
+ * (docs/architecture.md): lastScheduleTime is the schedule's, so only the Jobs of a trigger that moves it (the
+ * schedule) do; a backfill or run-now Job never becomes the base missed slots are counted from. Every run's end
+ * moves lastSuccessfulTime / lastFailedTime. None of them moves backward (newestTimes).
+ */
+function statusFromChildren(
+  prev: CronJobWireStatus,
+  active: ReadonlyMap<string, ObjectReference>,
+  jobs: readonly Readonly<Job>[],
+  triggers: readonly Trigger[],
+): CronJobWireStatus {
   const parse = (t: string | undefined) => (t ? new Date(t) : undefined);
   const times = newestTimes(
     {
@@ -192,22 +268,22 @@ export function observeChildren(o: {
   if (times.lastScheduleTime) status.lastScheduleTime = rfc3339(times.lastScheduleTime);
   if (times.lastSuccessfulTime) status.lastSuccessfulTime = rfc3339(times.lastSuccessfulTime);
   if (times.lastFailedTime) status.lastFailedTime = rfc3339(times.lastFailedTime);
-  // Each trigger's own books from the children (a run-now request whose Job exists was run).
-  let books = status;
-  for (const t of triggers) books = t.observe?.(books, cronJob, jobs) ?? books;
-  // The record (status.recentRuns): a run of ours it lacks, and the outcome of one that ended.
-  const ours = jobs
-    .map((job) => ({ job, row: triggerOfJob(triggers, job) }))
-    .filter(({ job, row }) => row.ours(cronJob, job))
-    // How the record names a Job is asked only for one it lacks (the rest only get their outcome): a getter, as every
-    // pass walks every Job of the CronJob.
-    .map(({ job, row }) => ({
-      job,
-      get subject() {
-        return row.recorded(job);
-      },
-    }));
-  books = recordFromChildren(books, ours);
-  if (cronJob.metadata.generation !== undefined) books.observedGeneration = cronJob.metadata.generation;
-  return { status: books, jobs, newlyEnded, events, counts, reported, replaced };
+  return status;
+}
+
+/** Our runs among the Jobs, as recordFromChildren reads them. */
+function ourRuns(triggers: readonly Trigger[], cronJob: CronJobView, jobs: readonly Readonly<Job>[]) {
+  return (
+    jobs
+      .map((job) => ({ job, row: triggerOfJob(triggers, job) }))
+      .filter(({ job, row }) => row.ours(cronJob, job))
+      // How the record names a Job is asked only for one it lacks (the rest only get their outcome): a getter, as
+      // every pass walks every Job of the CronJob.
+      .map(({ job, row }) => ({
+        job,
+        get subject() {
+          return row.recorded(job);
+        },
+      }))
+  );
 }

@@ -19,7 +19,7 @@ import type { CronJobKey } from "./memory.ts";
 import type { RunOutcome } from "./metrics.ts";
 import { enterDecisions, type GroupHold, type TimedDecision } from "./record.ts";
 import type { JobEnd } from "./starts.ts";
-import type { StateEvent } from "./triggers.ts";
+import type { StateEvent } from "./trigger.ts";
 
 /**
  * A stored CronJob as the reconciler reads it: the wire type, which a CronJob (the schema's output) also is.

@@ -61,7 +61,7 @@ export interface Decision {
 }
 
 /** What an entry is about: its slot and its request; an entry with neither (a stop) is its own decision. */
-function keyOf(e: Pick<RecentRunWire, "scheduledTime" | "request" | "decision" | "decidedAt">): string {
+function entryKey(e: Pick<RecentRunWire, "scheduledTime" | "request" | "decision" | "decidedAt">): string {
   if (e.scheduledTime === undefined && e.request === undefined) return `\u0000${e.decision}\u0000${e.decidedAt}`;
   const slot = e.scheduledTime === undefined ? "" : String(Date.parse(e.scheduledTime));
   return `${slot}\u0000${e.request ?? ""}`;
@@ -83,7 +83,7 @@ function newestFirst(a: RecentRunWire, b: RecentRunWire): number {
     Date.parse(b.decidedAt) - Date.parse(a.decidedAt) ||
     Date.parse(b.scheduledTime ?? "0") - Date.parse(a.scheduledTime ?? "0") ||
     runIndexOf(b) - runIndexOf(a) ||
-    keyOf(a).localeCompare(keyOf(b))
+    entryKey(a).localeCompare(entryKey(b))
   );
 }
 
@@ -134,9 +134,9 @@ export function enterDecisions(
  */
 export function recordDecision(status: Readonly<CronJobWireStatus>, d: Decision, at: Date): CronJobWireStatus {
   const entry = entryOf(d, rfc3339(at));
-  const key = keyOf(entry);
+  const key = entryKey(entry);
   const record = status.recentRuns ?? [];
-  const prev = record.find((e) => keyOf(e) === key);
+  const prev = record.find((e) => entryKey(e) === key);
   if (prev && prev.decision === entry.decision && prev.reason === entry.reason && prev.job === entry.job) {
     return { ...status };
   }
@@ -152,7 +152,7 @@ export function recordDecision(status: Readonly<CronJobWireStatus>, d: Decision,
   )
     entry.blockedBy = prev.blockedBy;
   if (prev?.outcome && prev.job === entry.job) entry.outcome = prev.outcome;
-  return withRecord(status, [...record.filter((e) => keyOf(e) !== key), entry]);
+  return withRecord(status, [...record.filter((e) => entryKey(e) !== key), entry]);
 }
 
 /**
@@ -182,7 +182,7 @@ function excludedSlot(status: Readonly<CronJobWireStatus>, entry: RecentRunWire)
     ...(message !== undefined ? { message } : {}),
     exclusion: { ...(calendar ? { calendar } : {}), window, firstSlot: from, slots: count },
   };
-  return withRecord(status, [...record.filter((e) => keyOf(e) !== keyOf(counted)), counted]);
+  return withRecord(status, [...record.filter((e) => entryKey(e) !== entryKey(counted)), counted]);
 }
 
 /** How a Job ended, as the record keeps it; undefined while it runs. */
@@ -279,7 +279,7 @@ export function recordFromChildren(
       rfc3339(new Date(created)),
     );
     // The same slot or request decided otherwise before (held, refused): its Job now runs it.
-    const same = record.findIndex((e) => keyOf(e) === keyOf(entry));
+    const same = record.findIndex((e) => entryKey(e) === entryKey(entry));
     if (same >= 0) record.splice(same, 1);
     record.push(outcome ? { ...entry, outcome } : entry);
     changed = true;

@@ -18,7 +18,7 @@ import { type Pass, type RunResult, unreported } from "./pass.ts";
 import { recordEnded } from "./record.ts";
 import { admit } from "./runs.ts";
 import { endJobs } from "./starts.ts";
-import type { Trigger, TriggerRun } from "./triggers.ts";
+import type { Trigger, TriggerRun } from "./trigger.ts";
 
 /** How step 9 runs a request: the only way a trigger's request becomes a Job. */
 export interface RunPath {
@@ -33,7 +33,8 @@ export interface RunPath {
 interface RunPathDeps {
   client: ObjectClient;
   jobs: ChildJobs;
-  groups: GroupPlaces;
+  /** The inputs' readers (inputs.ts): admission reads the group's, and takes its places. */
+  inputs: { readonly group: GroupPlaces };
   triggers: readonly Trigger[];
   clock: Clock;
 }
@@ -59,7 +60,7 @@ export class JobRunPath implements RunPath {
   constructor(d: RunPathDeps) {
     this.client = d.client;
     this.jobs = d.jobs;
-    this.groups = d.groups;
+    this.groups = d.inputs.group;
     this.triggers = d.triggers;
     this.clock = d.clock;
   }

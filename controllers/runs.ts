@@ -5,7 +5,7 @@
 import { EventReason, type Job, RecordReason } from "../api/v1/index.ts";
 import type { GroupView } from "./groups.ts";
 import type { GroupHold } from "./record.ts";
-import type { StateEvent, TriggerRun } from "./triggers.ts";
+import type { StateEvent, TriggerRun } from "./trigger.ts";
 
 /** Admission's answer: run (after deleting `replace`, Replace's running Jobs), or wait (`group`: its group holds it). */
 type Admission =

@@ -1,9 +1,9 @@
-// When a pass's status write goes (docs/architecture.md, "When status is written"): now, later, or not at all, each
-// with one reason code, decided by one function over the pass's facts, in the order of the table there. The rules it
-// reads are each written once, in their own module: the books (`booksLate` below; books.ts statusBehind), the delay
-// for a run just created (statuswait.ts holdForRun), a new CronJob's announcement (statuswait.ts announcesOnly), and
-// the fold's news, room and bound (statusfold.ts). Pure, but the fold's budget: taking or reserving a token is the
-// decision's one effect, and it happens only when the decision reaches the fold.
+// When a pass's status write goes (docs/architecture.md, "Status writes: what waits, and for how long"): now, later,
+// or not at all, each with one reason code, decided by one function over the pass's facts, in the order of the table
+// there. The rules it reads are each written once, in their own module: the books (`booksLate` below; books.ts
+// statusBehind), the delay for a run just created (statuswait.ts holdForRun), a new CronJob's announcement
+// (statuswait.ts announcesOnly), and the fold's news, room and bound (statusfold.ts). Pure, but the fold's budget:
+// taking or reserving a token is the decision's one effect, and it happens only when the decision reaches the fold.
 import type { StatusNews, StatusWriteBudget } from "./statusfold.ts";
 import { boundLeftMs, foldStatus, StatusNews as News } from "./statusfold.ts";
 

@@ -19,7 +19,9 @@ import {
   scheduledTimeOf,
   withRetryMark,
 } from "../api/v1/index.ts";
+import { afterPolicyOf } from "../api/v1/join.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
+import { joinPlan, joinUnbooked } from "./trigger-join.ts";
 import type { TimedDecision } from "./record.ts";
 import {
   type StateEvent,
@@ -28,6 +30,8 @@ import {
   type Trigger,
   type RunParts,
   bindRun,
+  holdsAfterName,
+  holdsJoinName,
   jobNamed,
 } from "./trigger.ts";
 
@@ -128,22 +132,20 @@ export const after: Trigger<"after"> = {
       const { upstreams: _old, ...rest } = status;
       status = kept.length ? { ...rest, upstreams: kept } : rest;
     }
+    // An upstream named for the first time: its book starts now (its earlier runs are not this CronJob's).
+    for (const up of read.upstreams)
+      if (up.found && !bookOf(status, up.cronJob))
+        status = withUpstreamBook(status, { cronJob: up.cronJob, lastEnded: rfc3339(now) });
+    const deadline = cronJob.spec.startingDeadlineSeconds;
+    // spec.afterPolicy All: one run once every upstream ended a run (trigger-join.ts).
+    if (afterPolicyOf(cronJob.spec) === "All") return joinPlan(after, read, { status, now, clockNow, deadline });
     const decisions: TimedDecision[] = [];
     const requests: TriggerRun[] = [];
     for (const up of read.upstreams) {
-      if (!up.found) continue;
       const book = bookOf(status, up.cronJob);
-      if (!book) {
-        status = withUpstreamBook(status, { cronJob: up.cronJob, lastEnded: rfc3339(now) });
-        continue;
-      }
+      if (!up.found || !book) continue;
       const pending = endedRuns(up.jobs, up.when, { ended: new Date(book.lastEnded), job: book.lastJob });
-      const { run, skipped } = afterDecisions(
-        pending,
-        cronJob.spec.missedRunPolicy,
-        cronJob.spec.startingDeadlineSeconds,
-        clockNow,
-      );
+      const { run, skipped } = afterDecisions(pending, cronJob.spec.missedRunPolicy, deadline, clockNow);
       for (const { r, reason, message } of skipped) {
         const name = r.job.metadata?.name ?? "";
         decisions.push({
@@ -169,12 +171,11 @@ export const after: Trigger<"after"> = {
     requests.sort((a, b) => (a.dueAt?.().getTime() ?? 0) - (b.dueAt?.().getTime() ?? 0));
     return { requests, decisions, status };
   },
-  ours: (cronJob, job) => {
-    const up = parseAfterRequest(requestIdOf(after, job));
-    return !!up && job.metadata?.name === afterJobName(cronJob.metadata.name ?? "", up.cronJob, up.job);
-  },
+  // Its Jobs by their names, a join's included (trigger.ts: the retry reads them too).
+  ours: holdsAfterName,
   // A run the book has not passed: its Job is the only sign it ran (history cleanup keeps it, its end is reported).
   unbooked: (cronJob, job) => {
+    if (holdsJoinName(cronJob, job)) return joinUnbooked(cronJob, job);
     if (!after.ours(cronJob, job)) return false;
     const up = parseAfterRequest(requestIdOf(after, job))!;
     const ended = scheduledTimeOf(job);

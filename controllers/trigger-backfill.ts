@@ -18,8 +18,16 @@ import {
 import { slotsInRange } from "../api/v1/schedule/index.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
 import { backfillDecision } from "./backfill.ts";
-import { type Handled, type RanView, type Trigger, type RunParts, bindRun, holdsSlot, jobNamed } from "./trigger.ts";
-import type { SlotRequest } from "./trigger-schedule.ts";
+import {
+  type Handled,
+  type RanView,
+  type Trigger,
+  type RunParts,
+  bindRun,
+  holdsSlot,
+  jobNamed,
+  type SlotRequest,
+} from "./trigger.ts";
 
 interface BackfillSlot extends SlotRequest {
   id: string;

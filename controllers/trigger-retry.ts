@@ -39,10 +39,10 @@ import {
   type Trigger,
   type RunParts,
   bindRun,
+  holdsAfterName,
   holdsSlot,
   jobNamed,
 } from "./trigger.ts";
-import { after } from "./trigger-after.ts";
 
 interface RetryRequest {
   slot: Date;
@@ -80,7 +80,7 @@ function chainsOf(cronJob: CronJobView, jobs: readonly Readonly<Job>[]): Chain[]
     const k = attempt ? attempt.k : 0;
     const first = attempt ? attempt.of : name;
     // A slot's own Job, or a run after an upstream's (spec.after): both runs spec.retry may run again.
-    const ownRun = holdsSlot(cronJob, job) || after.ours(cronJob, job);
+    const ownRun = holdsSlot(cronJob, job) || holdsAfterName(cronJob, job);
     if (attempt ? !retry.ours(cronJob, job) : !(ownRun && retriable(job))) continue;
     const known = chains.get(first);
     if (!known || k > known.latest.k) chains.set(first, { slot, first, latest: { k, job } });

@@ -14,7 +14,6 @@ import {
   runsLeft,
   SCHEDULE_ROW,
   scheduledTimeOf,
-  type ScheduleSource,
   slotSubject,
   withJitterOffset,
   withRetryMark,
@@ -31,18 +30,8 @@ import {
   bindRun,
   holdsSlot,
   jobNamed,
+  type SlotRequest,
 } from "./trigger.ts";
-
-export interface SlotRequest {
-  slot: Date;
-  sources?: readonly ScheduleSource[] | undefined;
-  /** An older missed slot run by missedRunPolicy RunAll (a newer one is due too). */
-  catchUp?: boolean;
-  /** Counted in status.scheduledRuns (spec.maxRuns is set). */
-  counted?: boolean;
-  /** spec.jitter: the slot's offset in seconds; its run was due at the slot plus it. */
-  offset?: number;
-}
 
 /** spec.maxCatchUpRuns as stored, bounded: the CRD bounds it to 1–100, a value outside must not stop every pass. */
 function catchUpCap(stored: unknown): number {

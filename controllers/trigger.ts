@@ -2,22 +2,28 @@
 // spreads its trigger's row of api/v1/triggers.ts (its words, annotations, admission check, how the record names its
 // Jobs: what every reader needs) and adds what only a pass does — which requests the trigger has this pass (its
 // source), the Job a request creates, whether it already ran, its books (which status fields count its runs, which
-// Jobs are its own), and the Event and count a create makes. This file holds the row's shape and what every row
-// uses. Pure.
+// Jobs are its own), and the Event and count a create makes. This file holds the row's shape and what rows share —
+// a slot's request (the schedule's and a backfill's), the names that tell a row's Jobs (the retry reads the
+// schedule's and the after row's) — so that no row imports another. Pure.
 import {
+  AFTER_ANNOTATION,
+  afterJobName,
   type CronJobWire,
   type CronJobWireStatus,
   holdsSlotName,
   type Job,
   type JobSource,
+  parseAfterRequest,
   rowOfJob,
+  type ScheduleSource,
   type TriggerRow,
   type CronJobSchedules,
 } from "../api/v1/index.ts";
+import { joinJobName, parseJoinRequest } from "../api/v1/join.ts";
 import type { EventDecision } from "./events.ts";
 import type { RunOutcome } from "./metrics.ts";
 import type { RunSubject, TimedDecision } from "./record.ts";
-import type { UpstreamsRead } from "./after.ts";
+import type { UpstreamsRead } from "./upstreams.ts";
 
 /** The CronJob as the rows read it. */
 export type CronJobView = Pick<CronJobWire, "metadata" | "status">;
@@ -50,7 +56,7 @@ export interface SourceInput {
   readonly now: Date;
   /** Every Job of the CronJob known this pass. */
   readonly jobs: readonly Readonly<Job>[];
-  /** spec.after's upstreams and their Jobs (controllers/after.ts); none without spec.after. */
+  /** spec.after's upstreams and their Jobs (read by controllers/after.ts); none without spec.after. */
   readonly upstreams?: UpstreamsRead | undefined;
   /** The clock's time, not truncated: startingDeadlineSeconds is counted to the millisecond. */
   readonly clockNow?: Date;
@@ -184,8 +190,36 @@ export function bindRun<R>(row: Trigger, r: R, parts: RunParts<R>): TriggerRun {
   };
 }
 
+/** A slot's request: what the schedule row runs, and what a backfill's slots extend. */
+export interface SlotRequest {
+  slot: Date;
+  sources?: readonly ScheduleSource[] | undefined;
+  /** An older missed slot run by missedRunPolicy RunAll (a newer one is due too). */
+  catchUp?: boolean;
+  /** Counted in status.scheduledRuns (spec.maxRuns is set). */
+  counted?: boolean;
+  /** spec.jitter: the slot's offset in seconds; its run was due at the slot plus it. */
+  offset?: number;
+}
+
 /** A Job named for a slot (`<cronjob>-<unix seconds>`) and marked with it. */
 export const holdsSlot = (cronJob: CronJobView, job: Readonly<Job>) => holdsSlotName(cronJob.metadata.name ?? "", job);
+
+/** A Job named as a join's (spec.afterPolicy All, trigger-join.ts): created by us. */
+export function holdsJoinName(cronJob: CronJobView, job: Readonly<Job>): boolean {
+  const runs = parseJoinRequest(job.metadata?.annotations?.[AFTER_ANNOTATION]);
+  return !!runs && job.metadata?.name === joinJobName(cronJob.metadata.name ?? "", runs);
+}
+
+/**
+ * A Job named as a run after upstreams (spec.after, trigger-after.ts): after one upstream's run, or a join of every
+ * upstream's. The after row's Jobs by their names, which the retry reads too (an after run is a run it may retry).
+ */
+export function holdsAfterName(cronJob: CronJobView, job: Readonly<Job>): boolean {
+  if (holdsJoinName(cronJob, job)) return true;
+  const up = parseAfterRequest(job.metadata?.annotations?.[AFTER_ANNOTATION]);
+  return !!up && job.metadata?.name === afterJobName(cronJob.metadata.name ?? "", up.cronJob, up.job);
+}
 
 /** The Job holding a name, if any. */
 export function jobNamed(view: RanView, name: string): { ran: false } | { ran: true; job: Readonly<Job> } {

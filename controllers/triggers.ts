@@ -12,17 +12,8 @@ import { runNow } from "./trigger-runnow.ts";
 import { schedule } from "./trigger-schedule.ts";
 import type { Trigger } from "./trigger.ts";
 
-export { backfillBook } from "./trigger-backfill.ts";
-export {
-  bindRun,
-  type CronJobView,
-  type RunParts,
-  type SourceInput,
-  type StateEvent,
-  type Trigger,
-  type TriggerRun,
-  triggerOfJob,
-} from "./trigger.ts";
+/** The row's shape and what a row's source sees (trigger.ts), for the reconciler that runs the table. */
+export type { SourceInput, Trigger } from "./trigger.ts";
 
 /** The product's triggers, in the order a pass runs them (step 9): a row each, in the files beside this one. */
 export const TRIGGERS = [schedule, runNow, backfill, retry, after] as const satisfies readonly Trigger[];

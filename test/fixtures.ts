@@ -33,3 +33,12 @@ export function variant(base: object, mutate: (o: Record<string, any>) => void):
   mutate(copy);
   return copy;
 }
+
+/** The Available condition the controller writes on a CronJob that schedules, as of 2026-01-01. */
+export const SCHEDULED_CONDITION = {
+  type: "Available",
+  status: "True",
+  reason: "Scheduled",
+  message: "",
+  lastTransitionTime: "2026-01-01T00:00:00Z",
+};

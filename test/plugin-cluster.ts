@@ -3,10 +3,11 @@
 import { afterEach, beforeEach, mock } from "node:test";
 import { main } from "../cmd/kubectl-cron/main.ts";
 import type { KubeObject } from "../runtime/kinds.ts";
-import { FakeAPIServer } from "./fake-apiserver.ts";
+import { type DiscoveryDocuments, FakeAPIServer } from "./fake-apiserver.ts";
 import { recorded } from "./fixtures/builtin-v1/index.ts";
 
-export function pluginCluster(namespace: string, now: Date) {
+/** `discovery`: what the API server serves (a recorded 1.x cluster's, unless said). */
+export function pluginCluster(namespace: string, now: Date, discovery: DiscoveryDocuments = recorded().discovery) {
   const servers: FakeAPIServer[] = [];
   beforeEach(() => mock.timers.enable({ apis: ["Date"], now }));
   afterEach(async () => {
@@ -14,12 +15,9 @@ export function pluginCluster(namespace: string, now: Date) {
     for (const s of servers.splice(0)) await s.stop();
   });
 
-  async function cluster(objects: KubeObject[]): Promise<FakeAPIServer> {
-    const server = await new FakeAPIServer({
-      discovery: recorded().discovery,
-      notFound: recorded().notFound,
-      now: () => now,
-    }).start(namespace);
+  /** A fake API server holding `objects`, its kubeconfig's namespace `ns`. */
+  async function cluster(objects: KubeObject[], ns = namespace): Promise<FakeAPIServer> {
+    const server = await new FakeAPIServer({ discovery, notFound: recorded().notFound, now: () => now }).start(ns);
     servers.push(server);
     await server.seed(...objects);
     return server;

@@ -59,6 +59,8 @@ export async function reconcilerHarness(now: Date | string) {
     restart: () => {
       reconciler = reconcilerOf();
     },
+    /** The reconciler of now (a restart makes another). */
+    reconciler: () => reconciler,
     /** Every Job of the namespace. */
     jobs: async () => (await client.list<Job>(Kinds.Job, { namespace: HARNESS_NS })).items,
     stored: (name: string) => client.get<CronJob>(CronJobKind, HARNESS_NS, name),

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import https from "node:https";
 import { join } from "node:path";
 import { after, before } from "node:test";
 import type {
@@ -40,6 +41,49 @@ export function tail(file: string, n = 25): string {
     .slice(-n)
     .map((l) => l.slice(0, 500))
     .join("\n");
+}
+
+/** What a server answered: its status, its headers and its body as text. */
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/**
+ * A request (a POST of JSON unless `opts` says otherwise) to a server over HTTPS that `ca` signed; `chunked`: the
+ * body (a Buffer) sent in several writes without a length up front.
+ */
+export function postHTTPS(
+  url: string,
+  ca: string,
+  body: string | Buffer,
+  opts: { headers?: Record<string, string>; method?: string; chunked?: boolean } = {},
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { "content-type": "application/json", ...opts.headers };
+    if (opts.chunked) headers["transfer-encoding"] = "chunked";
+    let answered = false;
+    const req = https.request(url, { method: opts.method ?? "POST", ca, headers, agent: false }, (res) => {
+      answered = true;
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }),
+      );
+      res.on("error", reject);
+    });
+    // A server that answers an oversized upload early may reset the rest of it; the answer is what counts.
+    req.on("error", (err) => (answered ? undefined : reject(err)));
+    if (opts.chunked && Buffer.isBuffer(body)) {
+      // Several writes, so the server sees the body arrive in pieces without a length up front.
+      const step = Math.max(1, Math.ceil(body.length / 4));
+      for (let i = 0; i < body.length; i += step) req.write(body.subarray(i, i + step));
+      req.end();
+    } else {
+      req.end(body);
+    }
+  });
 }
 
 /** Fail hook: an unfinished set-up logs what went wrong and the other steps still run. */
@@ -77,6 +121,14 @@ export const probeOf = (obj: Record<string, unknown>): Record<string, unknown> =
     delete o.metadata.name;
     o.metadata.generateName = "probe-";
   });
+
+/** A webhook server on 127.0.0.1 (a free port) serving `certs` with these handlers; `o` changes its options. */
+export const startLoopbackWebhookServer = (
+  certs: WebhookCertificates,
+  handlers: Map<string, WebhookHandler>,
+  o: Partial<WebhookServerOptions> = {},
+): Promise<WebhookServer> =>
+  startWebhookServer({ host: "127.0.0.1", port: 0, certDir: certs.dir, logger: discardLogger, handlers, ...o });
 
 /**
  * A webhook server on 127.0.0.1 (a free port) with these handlers and a fresh CA and serving certificate,
@@ -116,14 +168,7 @@ export function withWebhookServer(
   before(async () => {
     if (o.cluster) env = await TestEnv.start();
     certs = await generateWebhookCertificates();
-    server = await startWebhookServer({
-      host: "127.0.0.1",
-      port: 0,
-      certDir: certs.dir,
-      logger: discardLogger,
-      handlers,
-      ...o.server,
-    });
+    server = await startLoopbackWebhookServer(certs, handlers, o.server);
     if (!o.cluster || !env) return;
     await o.cluster.prepare?.(fixture);
     const configs = webhookConfigurations();

@@ -19,8 +19,6 @@ import {
   DEFAULT_MAX_CATCH_UP_RUNS,
   RESUME_ANNOTATION,
   MORE_SCHEDULES_ANNOTATION,
-  afterCycle,
-  upstreamsOf,
   cronJobSchedules,
   type CronJobSchedules,
   scheduleListSchedules,
@@ -31,7 +29,8 @@ import {
   TRIGGER_ROWS,
   type TriggerRow,
 } from "../api/v1/index.ts";
-import { type CalendarLookup, calendarWarnings, validateExclusions } from "./exclusion_checks.ts";
+import type { AdmissionCheck } from "./admission_check.ts";
+import { validateExclusions } from "./exclusion_checks.ts";
 import { API_VERSION as V2_API_VERSION, convertCronJob, CronJobV2Schema, VERSION as V2 } from "../api/v2/index.ts";
 import { log, type Logger } from "../runtime/log.ts";
 import { isObj } from "../runtime/objects.ts";
@@ -94,14 +93,9 @@ interface ValidationContext {
   oldAnnotations?: Readonly<Record<string, unknown>>;
   /** The admission time: a backfill range must be in the past. */
   now?: Date;
-  /** The calendars of the manager's cache: the ones spec.exclusions names are warned about (calendarWarnings). */
-  calendars?: CalendarLookup;
-  /** The upstreams (spec.after) of a CronJob of the manager's cache, undefined when it has none or is not there. */
-  upstreams?: UpstreamLookup;
+  /** The checks of what the CronJob names of other objects, over the manager's cache (controllers/input.ts). */
+  inputs?: readonly AdmissionCheck[];
 }
-
-/** A CronJob's spec.after names, as the manager's cache holds it. */
-type UpstreamLookup = (namespace: string, name: string) => readonly string[] | undefined;
 
 /**
  * The validating webhook's checks; every message names the field and the value and says what is allowed.
@@ -191,13 +185,22 @@ export function validateCronJob(obj: unknown, context: ValidationContext = {}): 
     errors.push(...(checked?.errors ?? []));
     warnings.push(...(checked?.warnings ?? []));
   }
-  const cycle = context.upstreams && cycleError(name, namespace, spec, context.upstreams);
-  if (cycle) errors.push(cycle);
   const excluded = validateExclusions(spec.exclusions, schedules, context.now ?? new Date());
   errors.push(...excluded.errors);
   warnings.push(...excluded.warnings);
-  if (context.calendars && !excluded.errors.length)
-    warnings.push(...calendarWarnings(spec, namespace, schedules, context.calendars, context.now ?? new Date()));
+  // What it names of other objects (a calendar, an upstream), each input's check over the manager's cache.
+  for (const check of context.inputs ?? []) {
+    const checked = check({
+      name,
+      namespace,
+      spec,
+      schedules,
+      now: context.now ?? new Date(),
+      exclusionsValid: !excluded.errors.length,
+    });
+    errors.push(...(checked.errors ?? []));
+    warnings.push(...(checked.warnings ?? []));
+  }
   if (spec.maxCatchUpRuns !== undefined && spec.maxCatchUpRuns !== null && spec.missedRunPolicy !== "RunAll") {
     errors.push(
       invalidField(
@@ -340,11 +343,7 @@ function updatesDeleted(req: AdmissionRequest): boolean {
   return req.operation === "UPDATE" && meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null;
 }
 
-function validateRequest(
-  req: AdmissionRequest,
-  lookups: { calendars?: CalendarLookup | undefined; upstreams?: UpstreamLookup | undefined } = {},
-): AdmissionResult {
-  const { calendars, upstreams } = lookups;
+function validateRequest(req: AdmissionRequest, inputs: readonly AdmissionCheck[] = []): AdmissionResult {
   // Deletes are never blocked, nor an update of an object being deleted (a CronJob stored invalid, before a rule
   // existed, must still lose its finalizers); any other update of an already-invalid object is validated like a
   // create.
@@ -354,8 +353,7 @@ function validateRequest(
   const { errors, warnings } = validateCronJob(req.object, {
     namespace: req.namespace,
     ...(isObj(old.annotations) ? { oldAnnotations: old.annotations } : {}),
-    ...(calendars ? { calendars } : {}),
-    ...(upstreams ? { upstreams } : {}),
+    inputs,
   });
   if (errors.length === 0) return allowed(warnings);
   return denied(invalid({ group: GROUP, kind: KIND }, requestObjectName(req), errors), warnings);
@@ -369,10 +367,8 @@ interface CronJobWebhookOptions {
   client?: DryRunClient;
   /** The dry-run's deadline (default DRY_RUN_TIMEOUT_MS). */
   dryRunTimeoutMs?: number;
-  /** The calendars of the manager's cache, for the warnings about the ones a CronJob names. */
-  calendars?: CalendarLookup;
-  /** The CronJobs' spec.after of the manager's cache, for the cycle check. */
-  upstreams?: UpstreamLookup;
+  /** The checks of what a CronJob names of other objects, over the manager's cache (controllers/input.ts). */
+  inputs?: readonly AdmissionCheck[];
   logger?: Logger;
 }
 
@@ -388,7 +384,7 @@ interface CronJobWebhookOptions {
 function validateCronJobWithDryRun(opts: CronJobWebhookOptions & { client: DryRunClient }): AdmissionHandler {
   const logger = opts.logger ?? log.withName("webhook").withName("cronjob");
   return async (req): Promise<AdmissionResult> => {
-    const result = validateRequest(req, opts);
+    const result = validateRequest(req, opts.inputs);
     if (!result.allowed || (req.operation !== "CREATE" && req.operation !== "UPDATE") || updatesDeleted(req))
       return result;
     if (req.operation === "UPDATE" && isDeepStrictEqual(jobTemplateOf(req.object), jobTemplateOf(req.oldObject))) {
@@ -446,8 +442,8 @@ export function cronJobWebhookHandlers(opts: CronJobWebhookOptions = {}): Map<st
       VALIDATE_PATH,
       client
         ? validateCronJobWithDryRun({ ...opts, client })
-        : opts.calendars || opts.upstreams
-          ? (req: AdmissionRequest) => validateRequest(req, opts)
+        : opts.inputs?.length
+          ? (req: AdmissionRequest) => validateRequest(req, opts.inputs)
           : validateCronJobRequest,
     ],
   ]);
@@ -476,25 +472,3 @@ export const webhookMarkers = {
   versions: [VERSION, V2],
   resource: PLURAL,
 } as const;
-
-/**
- * spec.after making a cycle with the CronJobs of the cluster (as the manager's cache holds them): "b runs after a,
- * which runs after b" would run each after the other for ever. The controller refuses to run such a chain too
- * (a cycle made by two requests admitted at once, or with admission bypassed).
- */
-function cycleError(
-  name: string,
-  namespace: string,
-  spec: Record<string, unknown>,
-  upstreams: UpstreamLookup,
-): FieldError | undefined {
-  const after = upstreamsOf(spec).map((u) => u.cronJob);
-  if (!after.length || !name) return undefined;
-  const path = afterCycle(name, after, (other) => upstreams(namespace, other));
-  if (!path) return undefined;
-  return invalidField(
-    "spec.after",
-    spec.after,
-    `makes a cycle: ${path.join(" runs after ")}; a CronJob cannot run after its own runs`,
-  );
-}

@@ -7,6 +7,7 @@ import { type CalendarRead, calendarNamesOf, type CronJobSchedules, exclusionsOf
 import { Exclusions, parseExclusionWindows, slotsLeft } from "../api/v1/schedule/index.ts";
 import { type FieldError, invalidField } from "../runtime/field.ts";
 import { isObj } from "../runtime/objects.ts";
+import type { AdmissionCheck } from "./admission_check.ts";
 
 type WindowError = Extract<ReturnType<typeof parseExclusionWindows>, { ok: false }>["errors"][number];
 
@@ -61,14 +62,14 @@ export function validateExclusions(
 }
 
 /** A calendar of the request's namespace as the manager's cache has it; "unknown" while the cache cannot say. */
-export type CalendarLookup = (namespace: string, name: string) => CalendarRead | "unknown";
+type CalendarLookup = (namespace: string, name: string) => CalendarRead | "unknown";
 
 /**
  * Warnings for the calendars spec.exclusions names: one missing or not parsing (its slots would be held until it is
  * fixed), and exclusions that, with the calendars, leave the schedule no slot ever or in the next year. Nothing when
  * the cache cannot say, or when the CronJob's own windows already leave none (validateExclusions says so).
  */
-export function calendarWarnings(
+function calendarWarnings(
   spec: { exclusions?: unknown },
   namespace: string,
   schedules: CronJobSchedules | undefined,
@@ -97,6 +98,12 @@ export function calendarWarnings(
         `${by}: with these calendars every scheduled time falls in a window: the schedule would never run (not refused: a calendar can change)`,
       ]
     : [`${by}: with these calendars every scheduled time in the next year falls in a window`];
+}
+
+/** The calendars' check at admission (controllers/calendars.ts's input): calendarWarnings once the windows pass. */
+export function calendarCheck(lookup: CalendarLookup): AdmissionCheck {
+  return ({ spec, namespace, schedules, now, exclusionsValid }) =>
+    exclusionsValid ? { warnings: calendarWarnings(spec, namespace, schedules, lookup, now) } : {};
 }
 
 function windowsOf(spec: { exclusions?: unknown }): unknown {

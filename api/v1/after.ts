@@ -9,7 +9,7 @@ import { type FieldError, invalidField } from "../../runtime/field.ts";
 import { isObj } from "../../runtime/objects.ts";
 import { GROUP } from "./groupversion_info.ts";
 import { classifyJob, finishedAt, type Job } from "./job.ts";
-import { documentedKey } from "./metadata.ts";
+import { documentedKey, type WhyCause } from "./metadata.ts";
 import { AFTER_WHEN, type AfterWhen, MAX_AFTER_DEPTH, MAX_UPSTREAMS } from "./after_types.ts";
 
 export * from "./after_types.ts";
@@ -62,6 +62,8 @@ export const afterRequest = (upstream: string, upstreamJob: string): string => `
 
 /** The upstream run a request names (undefined: none). */
 export function parseAfterRequest(request: string | undefined): { cronJob: string; job: string } | undefined {
+  // A CronJob's name has no ":": "all:…" is a join's request (join.ts), not one upstream's run.
+  if (request?.includes(":")) return undefined;
   const i = request?.indexOf("/") ?? -1;
   return request && i > 0 ? { cronJob: request.slice(0, i), job: request.slice(i + 1) } : undefined;
 }
@@ -132,3 +134,58 @@ export function afterCycle(
   };
   return walk([name]);
 }
+
+/**
+ * The facts `kubectl cron why` says spec.after's causes with (the plugin's CauseParams has each of them, under the same
+ * name): the CronJob and its namespace, the slot (`when`; absent, the words are a finding besides the verdict) and
+ * whether it is still to come, the upstream spec.after names, and the path of a cycle.
+ */
+interface AfterFacts {
+  name: string;
+  namespace: string;
+  when?: string;
+  toCome?: boolean;
+  upstream: string;
+  cycle: string;
+}
+
+/** The verdict on a slot that did not run, as the plugin's causes begin one ("did not run at SLOT: WORDS"). */
+const didNotRun = (p: Pick<AfterFacts, "when" | "toCome">, words: string) =>
+  p.when === undefined ? words : `${p.toCome ? "will not run" : "did not run"} at ${p.when}: ${words}`;
+
+/**
+ * spec.after's causes of `kubectl cron why`: rows of the plugin's one table of causes (cmd/kubectl-cron/answer/causes.ts
+ * CAUSES, which docs/troubleshooting.md is generated from), written here with the trigger's other words, as run-now's
+ * (runnow.ts) and the retry's (retry.ts) are.
+ */
+export const AFTER_CAUSES = [
+  {
+    id: "upstream-not-found",
+    title: "spec.after names a CronJob that does not exist",
+    detect:
+      "A CronJob `spec.after` names is not in the namespace (read with the CronJob), or its `Degraded` condition says " +
+      "`UpstreamNotFound`.",
+    verdict: (p: Pick<AfterFacts, "when" | "toCome" | "upstream" | "namespace">) =>
+      didNotRun(
+        p,
+        `spec.after names ${p.upstream}, which is not a CronJob of namespace ${p.namespace}: nothing runs after it ` +
+          "until it exists",
+      ),
+    fix: (p: Pick<AfterFacts, "name" | "namespace" | "upstream">) => [
+      `Create the CronJob ${p.upstream} in namespace ${p.namespace}, or correct \`spec.after\` ` +
+        `(\`kubectl cron list -n ${p.namespace}\` lists its CronJobs).`,
+    ],
+  },
+  {
+    id: "after-cycle",
+    title: "spec.after makes a cycle",
+    detect:
+      "The `Degraded` condition says `AfterCycle` (two CronJobs applied at once, each after the other: admission " +
+      "saw neither); its message names the path.",
+    verdict: (p: Pick<AfterFacts, "when" | "toCome" | "cycle">) =>
+      didNotRun(p, `spec.after makes a cycle (${p.cycle}): nothing runs after an upstream until it is broken`),
+    fix: (p: Pick<AfterFacts, "cycle">) => [
+      `Remove one CronJob of the cycle from the other's \`spec.after\` (${p.cycle}).`,
+    ],
+  },
+] as const satisfies readonly WhyCause[];

@@ -8,6 +8,7 @@ import { CronJobExclusionsSchema } from "./exclusioncalendar_types.ts";
 import { RetrySpecSchema } from "./retry.ts";
 import { MAX_JITTER_LENGTH } from "./jitter.ts";
 import { AfterSpecSchema, MAX_UPSTREAMS, UpstreamBookSchema } from "./after_types.ts";
+import { AfterPolicySchema } from "./join.ts";
 import { RecentRunsSchema, RecentRunWireSchema } from "./recentruns.ts";
 import { MAX_SCHEDULE_LENGTH, MAX_TIME_ZONE_LENGTH } from "./schedule/list.ts";
 import {
@@ -238,6 +239,7 @@ export const CronJobSpecSchema = z
           "the run's start. Unset: every run starts at its slot.",
       }),
     after: AfterSpecSchema.optional(),
+    afterPolicy: AfterPolicySchema.optional(),
     maxRuns: z
       .int()
       .min(1)
@@ -501,6 +503,7 @@ export const CronJobWireSchema = z.looseObject({
     jitter: z.string().optional(),
     maxRuns: z.number().optional(),
     after: z.unknown().optional(),
+    afterPolicy: z.unknown().optional(),
     jobTemplate: z.looseObject({
       metadata: z
         .looseObject({

@@ -7,7 +7,8 @@
 // has pending later (pending: a retry's attempts) with how they are said. The controller's half (plan, ran,
 // book: controllers/triggers.ts) spreads a row and adds what only a pass does. A reader loops over TRIGGER_ROWS and
 // never switches on a trigger, so a new trigger is a row here, its half there, its words in reasons.ts and its
-// annotations in a module of its own. Pure.
+// annotations and `why` causes in a module of its own (the causes listed here by row name, TRIGGER_CAUSES; what the
+// plugin's `why` says of it beyond them, its half in cmd/kubectl-cron/answer/why/halves.ts). Pure.
 import { backfillRequestOf, BACKFILL_ANNOTATION, BACKFILL_REQUEST_ANNOTATION } from "./backfill.ts";
 import { type Job, scheduledTimeOf } from "./job.ts";
 import { jobNameFor } from "./jobnames.ts";
@@ -22,6 +23,7 @@ import {
   retryAttemptValue,
   retryJobName,
   retryOf,
+  RETRY_CAUSES,
 } from "./retry.ts";
 import {
   manualJobName,
@@ -31,10 +33,13 @@ import {
   RUN_NOW_REQUESTED_BY_ANNOTATION,
   runNowRequestedByValue,
   runNowRequestOf,
+  RUN_NOW_CAUSES,
 } from "./runnow.ts";
 import { type CronJobSchedules, shortestInterval } from "./schedules.ts";
 import { jitterOffsetOf, validateJitter } from "./jitter.ts";
-import { AFTER_ANNOTATION, afterJobName, parseAfterRequest, validateUpstreams } from "./after.ts";
+import { AFTER_ANNOTATION, AFTER_CAUSES, afterJobName, parseAfterRequest, validateUpstreams } from "./after.ts";
+import type { WhyCause } from "./metadata.ts";
+import { joinJobName, parseJoinRequest, validateAfterPolicy } from "./join.ts";
 import { countText } from "./schedule/index.ts";
 import { MAX_BACKFILL_SLOTS } from "./backfill.ts";
 import { type FieldError, invalidField } from "../../runtime/field.ts";
@@ -575,16 +580,21 @@ export const AFTER_ROW: TriggerRow<"after"> = {
   slotRank: 2,
   recorded: (job) => afterSubject(scheduledTimeOf(job), job.metadata?.annotations?.[AFTER_ANNOTATION]),
   jobOf: (cronJobName, e) => {
+    const joined = parseJoinRequest(e.request);
+    if (joined) return joinJobName(cronJobName, joined);
     const up = parseAfterRequest(e.request);
     return up ? afterJobName(cronJobName, up.cronJob, up.job) : undefined;
   },
   validate: (input) => ({
-    errors: validateUpstreams(String(input.name ?? ""), input.spec),
+    errors: [...validateUpstreams(String(input.name ?? ""), input.spec), ...validateAfterPolicy(input.spec)],
     warnings: [],
   }),
-  // Which upstream run a Job follows: `kubectl cron history` names it.
+  // Which upstream run a Job follows (a join: every upstream's): `kubectl cron history` names it.
   runOfJob: (job) => {
-    const up = parseAfterRequest(job.metadata?.annotations?.[AFTER_ANNOTATION]);
+    const request = job.metadata?.annotations?.[AFTER_ANNOTATION];
+    const joined = parseJoinRequest(request);
+    if (joined) return { order: 0, which: afterWords(request), first: joined[0]!.job };
+    const up = parseAfterRequest(request);
     return up ? { order: 0, which: `after ${up.cronJob}/${up.job}`, first: up.job } : undefined;
   },
   // The runs after an upstream's run the record says wait (Held: behind a running Job, for a place in its group),
@@ -595,13 +605,31 @@ export const AFTER_ROW: TriggerRow<"after"> = {
       .map((e): PendingEntry<E> => ({
         entry: e,
         slot: new Date(e.scheduledTime!),
-        what: `run after ${e.request}`,
+        what: `run after ${afterWords(e.request)}`,
         order: 0,
       })),
 };
 
+/** The upstream run (or, for a join, every upstream's run) an after request names, as people read it. */
+function afterWords(request: string | undefined): string {
+  const joined = parseJoinRequest(request);
+  return joined ? `all of ${joined.map((r) => `${r.upstream}/${r.job}`).join(", ")}` : (request ?? "");
+}
+
 /** The product's triggers' rows, in the order a pass runs them. */
 export const TRIGGER_ROWS: readonly TriggerRow[] = [SCHEDULE_ROW, RUN_NOW_ROW, BACKFILL_ROW, RETRY_ROW, AFTER_ROW];
+
+/**
+ * The rows' causes of `kubectl cron why`, by row name (a row with none has no entry), each written in its row's spec
+ * module with its other words: the plugin's one table of causes (cmd/kubectl-cron/answer/causes.ts CAUSES) takes them
+ * all from here, so a row's causes are said, and documented, without an edit there. Beside the rows rather than in
+ * them: the plugin types its verdicts by each cause's id and facts, which a row's type does not keep.
+ */
+export const TRIGGER_CAUSES = {
+  runNow: RUN_NOW_CAUSES,
+  retry: RETRY_CAUSES,
+  after: AFTER_CAUSES,
+} as const satisfies Readonly<Record<string, readonly WhyCause[]>>;
 
 /** The name of the Job that runs a record entry's run, by its trigger's row; undefined when the entry does not say. */
 export function runJobName(

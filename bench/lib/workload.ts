@@ -9,7 +9,8 @@ import {
   type ExclusionCalendar,
   ExclusionCalendarResource,
 } from "../../api/v1/exclusioncalendar_types.ts";
-import { Exclusions, parseExclusionWindows } from "../../api/v1/schedule/exclusionwindows.ts";
+import { Exclusions } from "../../api/v1/schedule/excludingschedule.ts";
+import { parseExclusionWindows } from "../../api/v1/schedule/exclusionwindows.ts";
 import { smallJobSpec } from "../../envtest/small-job.ts";
 import type { Client } from "../../runtime/client.ts";
 import { isAlreadyExists } from "../../runtime/errors.ts";

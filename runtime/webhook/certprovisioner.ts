@@ -29,7 +29,10 @@
 // time, and every resyncIntervalMs (5 min) in case a watch missed something. Every pass sets the caBundles
 // before it writes a new serving certificate, and after changing one waits trustPropagationDelayMs before
 // serving a certificate the old bundle may not trust.
-import { createPrivateKey, type KeyObject, X509Certificate } from "node:crypto";
+//
+// The parts: what the Secret holds and what it calls for (certrenewal.ts, pure), issuing certificates
+// (certissue.ts), setting the caBundles (cabundleinjector.ts); this module runs the passes.
+import { X509Certificate } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Backoff } from "../cache/backoff.ts";
@@ -37,10 +40,12 @@ import { Informer } from "../cache/informer.ts";
 import type { Client } from "../client.ts";
 import { isAlreadyExists, isConflict, isNotFound } from "../errors.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../kinds.ts";
-import { log, type KeyValues, type Logger } from "../log.ts";
+import { log, type Logger } from "../log.ts";
 import type { Runnable } from "../manager.ts";
 import type { Checker } from "../probes.ts";
-import { generateCertificate } from "../selfsigned.ts";
+import { CABundleInjector, type NamedObject } from "./cabundleinjector.ts";
+import { issueCA, issueServingCertificate } from "./certissue.ts";
+import { type CAPair, caBundleOf, type CertMaterial, dataOf, planRenewal, type RenewalPlan } from "./certrenewal.ts";
 import { Kicker } from "./kicker.ts";
 
 /** The kinds the provisioner reads and writes (test/unit/config.test.ts matches its calls to the RBAC). */
@@ -51,20 +56,9 @@ export const CertKinds = {
   CustomResourceDefinition: Kinds.CustomResourceDefinition,
 } as const satisfies Record<string, ResourceKind>;
 
-/** The keys of the Secret. */
-export const SecretKeys = {
-  caCert: "ca.crt",
-  caKey: "ca.key",
-  cert: "tls.crt",
-  key: "tls.key",
-  previousCACert: "ca-previous.crt",
-} as const;
-
 const YEAR_MS = 365 * 24 * 3_600_000;
 export const DEFAULT_CA_VALIDITY_MS = 10 * YEAR_MS;
 export const DEFAULT_CERT_VALIDITY_MS = YEAR_MS;
-/** Renew when less than this share of the validity is left. */
-export const RENEW_BEFORE_FRACTION = 1 / 3;
 const DEFAULT_RESYNC_INTERVAL_MS = 5 * 60_000;
 /** notBefore is set this far in the past, so a replica whose clock lags accepts a new certificate. */
 const BACKDATE_MS = 3_600_000;
@@ -117,209 +111,13 @@ export interface CertProvisionerOptions {
   now?: () => number;
 }
 
-/** PEM texts of one CA. */
-export interface CAPair {
-  certPEM: string;
-  keyPEM: string;
-}
-
-/** Everything the Secret holds, decoded. */
-interface CertMaterial {
-  ca: CAPair;
-  certPEM: string;
-  keyPEM: string;
-  /** The CA before the last CA renewal, if any. */
-  previousCACertPEM?: string;
-}
-
-type RenewalPlan =
-  | { action: "keep"; material: CertMaterial; renewAt: number }
-  | { action: "renew-cert"; reason: string; ca: CAPair; previousCACertPEM?: string }
-  | { action: "renew-ca"; reason: string; previousCACertPEM?: string };
-
-export interface PlanOptions {
-  now: number;
-  dnsNames: readonly string[];
-  caValidityMs: number;
-  certValidityMs: number;
-}
-
 /** The names a Service is reached by from inside the cluster (the apiserver uses <name>.<namespace>.svc). */
 export function serviceDNSNames(name: string, namespace: string, clusterDomain = "cluster.local"): string[] {
   return [name, `${name}.${namespace}`, `${name}.${namespace}.svc`, `${name}.${namespace}.svc.${clusterDomain}`];
 }
 
-/** When the CA is due for renewal: a third of its validity or one serving certificate's validity before expiry. */
-export function caRenewalTime(notAfter: number, o: Pick<PlanOptions, "caValidityMs" | "certValidityMs">): number {
-  return notAfter - Math.max(o.caValidityMs * RENEW_BEFORE_FRACTION, o.certValidityMs);
-}
-
-/** When the serving certificate is due for renewal: a third of its validity before expiry. */
-export function certRenewalTime(notAfter: number, o: Pick<PlanOptions, "certValidityMs">): number {
-  return notAfter - o.certValidityMs * RENEW_BEFORE_FRACTION;
-}
-
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-function parseCertificate(pem: string | undefined, what: string): X509Certificate {
-  if (!pem) throw new Error(`${what} is missing`);
-  try {
-    return new X509Certificate(pem);
-  } catch (err) {
-    throw new Error(`${what} is not a PEM certificate: ${messageOf(err)}`, { cause: err });
-  }
-}
-
-function parseKey(pem: string | undefined, what: string): KeyObject {
-  if (!pem) throw new Error(`${what} is missing`);
-  try {
-    return createPrivateKey(pem);
-  } catch (err) {
-    throw new Error(`${what} is not a PEM private key: ${messageOf(err)}`, { cause: err });
-  }
-}
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
-function sanDNSNames(cert: X509Certificate): string[] {
-  return (cert.subjectAltName ?? "")
-    .split(", ")
-    .filter((s) => s.startsWith("DNS:"))
-    .map((s) => s.slice(4));
-}
-
-const sameNames = (a: readonly string[], b: readonly string[]): boolean => {
-  const x = [...new Set(a)].sort();
-  const y = [...new Set(b)].sort();
-  return x.length === y.length && x.every((v, i) => v === y[i]);
-};
-
-/** A CA certificate that is no longer (or not yet) valid is left out of the bundle. */
-function validAt(pem: string | undefined, now: number): boolean {
-  if (!pem) return false;
-  try {
-    const c = new X509Certificate(pem);
-    return c.validFromDate.getTime() <= now && now < c.validToDate.getTime();
-  } catch {
-    return false;
-  }
-}
-
-/**
- * What a pass has to do with the Secret's (decoded) data: keep it, issue a new serving certificate from the
- * CA it holds, or start over with a new CA. Pure: the decision depends only on the data and the options.
- */
-export function planRenewal(data: Readonly<Record<string, string>> | undefined, o: PlanOptions): RenewalPlan {
-  if (!data) return { action: "renew-ca", reason: "the Secret does not exist" };
-  const oldCA = data[SecretKeys.caCert];
-  const previousIfValid = (pem: string | undefined) => (validAt(pem, o.now) ? { previousCACertPEM: pem! } : {});
-
-  // The CA: a CA certificate with its (ECDSA) key, valid now and not due for renewal.
-  let ca: X509Certificate;
-  let caRenewAt: number;
-  try {
-    ca = parseCertificate(oldCA, SecretKeys.caCert);
-    const caKey = parseKey(data[SecretKeys.caKey], SecretKeys.caKey);
-    if (!ca.ca) throw new Error(`${SecretKeys.caCert} is not a CA certificate`);
-    if (caKey.asymmetricKeyType !== "ec") {
-      throw new Error(`${SecretKeys.caKey} is a ${caKey.asymmetricKeyType ?? "unknown"} key; ECDSA keys are issued`);
-    }
-    if (!ca.checkPrivateKey(caKey)) throw new Error(`${SecretKeys.caKey} does not belong to ${SecretKeys.caCert}`);
-    const notBefore = ca.validFromDate.getTime();
-    const notAfter = ca.validToDate.getTime();
-    if (o.now < notBefore) throw new Error(`the CA is not valid before ${iso(notBefore)}`);
-    caRenewAt = caRenewalTime(notAfter, o);
-    if (o.now >= caRenewAt)
-      throw new Error(`the CA expires at ${iso(notAfter)} (renewal was due at ${iso(caRenewAt)})`);
-  } catch (err) {
-    // Keep trusting the old CA while replicas switch over, when it is a certificate that is still valid.
-    return { action: "renew-ca", reason: messageOf(err), ...previousIfValid(oldCA) };
-  }
-  const caPair = { certPEM: oldCA!, keyPEM: data[SecretKeys.caKey]! };
-  const previous = previousIfValid(data[SecretKeys.previousCACert]);
-
-  // The serving certificate: signed by that CA, for exactly the DNS names, with its key, valid and not due.
-  try {
-    const cert = parseCertificate(data[SecretKeys.cert], SecretKeys.cert);
-    const key = parseKey(data[SecretKeys.key], SecretKeys.key);
-    if (!cert.checkPrivateKey(key)) throw new Error(`${SecretKeys.key} does not belong to ${SecretKeys.cert}`);
-    if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) {
-      throw new Error(`${SecretKeys.cert} is not signed by the CA in ${SecretKeys.caCert}`);
-    }
-    const names = sanDNSNames(cert);
-    if (!sameNames(names, o.dnsNames)) {
-      throw new Error(`${SecretKeys.cert} is for [${names.join(", ")}], not [${o.dnsNames.join(", ")}]`);
-    }
-    const notBefore = cert.validFromDate.getTime();
-    const notAfter = cert.validToDate.getTime();
-    if (o.now < notBefore) throw new Error(`${SecretKeys.cert} is not valid before ${iso(notBefore)}`);
-    const renewAt = certRenewalTime(notAfter, o);
-    if (o.now >= renewAt) {
-      throw new Error(`${SecretKeys.cert} expires at ${iso(notAfter)} (renewal was due at ${iso(renewAt)})`);
-    }
-    return {
-      action: "keep",
-      material: { ca: caPair, certPEM: data[SecretKeys.cert]!, keyPEM: data[SecretKeys.key]!, ...previous },
-      renewAt: Math.min(renewAt, caRenewAt),
-    };
-  } catch (err) {
-    return { action: "renew-cert", reason: messageOf(err), ca: caPair, ...previous };
-  }
-}
-
-/** The caBundle: the CA, then the previous CA while it is valid. */
-export function caBundleOf(material: CertMaterial, now: number): string {
-  const pems = [material.ca.certPEM];
-  if (validAt(material.previousCACertPEM, now)) pems.push(material.previousCACertPEM!);
-  return pems.map((p) => `${p.trim()}\n`).join("");
-}
-
-interface IssueOptions {
-  notBefore: number;
-  notAfter: number;
-}
-
-/** A new self-signed CA (ECDSA P-256, SHA-256). */
-export async function issueCA(commonName: string, o: IssueOptions): Promise<CAPair> {
-  const pems = await generateCertificate([{ name: "commonName", value: commonName }], {
-    keyType: "ec",
-    curve: "P-256",
-    algorithm: "sha256",
-    notBeforeDate: new Date(o.notBefore),
-    notAfterDate: new Date(o.notAfter),
-    extensions: [
-      { name: "basicConstraints", cA: true, pathLenConstraint: 0, critical: true },
-      { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    ],
-  });
-  return { certPEM: pems.cert, keyPEM: pems.private };
-}
-
-/** A new serving certificate (new key, random serial) for `dnsNames`, signed by `ca`. */
-export async function issueServingCertificate(
-  ca: CAPair,
-  dnsNames: readonly string[],
-  o: IssueOptions,
-): Promise<{ certPEM: string; keyPEM: string }> {
-  const pems = await generateCertificate([{ name: "commonName", value: dnsNames[0] ?? "webhook" }], {
-    keyType: "ec",
-    curve: "P-256",
-    algorithm: "sha256",
-    notBeforeDate: new Date(o.notBefore),
-    notAfterDate: new Date(o.notAfter),
-    ca: { cert: ca.certPEM, key: ca.keyPEM },
-    extensions: [
-      { name: "basicConstraints", cA: false, critical: true },
-      { name: "keyUsage", digitalSignature: true, critical: true },
-      { name: "extKeyUsage", serverAuth: true },
-      { name: "subjectAltName", altNames: dnsNames.map((value) => ({ type: 2 as const, value })) },
-    ],
-  });
-  return { certPEM: pems.cert, keyPEM: pems.private };
 }
 
 interface Secret extends KubeObject {
@@ -327,63 +125,11 @@ interface Secret extends KubeObject {
   data?: Record<string, string>;
 }
 
-interface ClientConfig {
-  caBundle?: string;
-  [k: string]: unknown;
-}
-
-interface WebhookConfiguration extends KubeObject {
-  webhooks?: Array<{ name?: string; clientConfig?: ClientConfig; [k: string]: unknown }>;
-}
-
-interface CustomResourceDefinition extends KubeObject {
-  spec?: {
-    conversion?: {
-      /** "None" when unset. */
-      strategy?: string;
-      webhook?: { clientConfig?: ClientConfig; [k: string]: unknown };
-      [k: string]: unknown;
-    };
-    [k: string]: unknown;
-  };
-}
-
-/** One object whose caBundle a pass sets; every kind follows the same read-check-write discipline. */
-interface InjectionTarget<T extends KubeObject> {
-  /** "Kind/name", in logs and results. */
-  id: string;
-  /** The key `id` is logged under. */
-  logKey: string;
-  /** What the object is, as log messages start ("Webhook configuration"). */
-  what: string;
-  /** Where the bundle goes, as log messages end ("the webhook configuration"). */
-  into: string;
-  read(): Promise<T>;
-  /**
-   * The object with the caBundle set and what that changed (for the log); "current" when it already has
-   * it; or why the object is not to be touched.
-   */
-  edit(obj: T): { updated: T; changed: KeyValues } | "current" | { skip: string };
-  /** An update at the resourceVersion read. */
-  write(obj: T): Promise<unknown>;
-}
-
 function decode(secret: Secret | undefined): Record<string, string> | undefined {
   if (!secret) return undefined;
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(secret.data ?? {})) out[k] = Buffer.from(v, "base64").toString("utf8");
   return out;
-}
-
-/** The Secret's data, as text. */
-function dataOf(m: CertMaterial): Record<string, string> {
-  return {
-    [SecretKeys.caCert]: m.ca.certPEM,
-    [SecretKeys.caKey]: m.ca.keyPEM,
-    [SecretKeys.cert]: m.certPEM,
-    [SecretKeys.key]: m.keyPEM,
-    ...(m.previousCACertPEM ? { [SecretKeys.previousCACert]: m.previousCACertPEM } : {}),
-  };
 }
 
 function encode(m: CertMaterial): Record<string, string> {
@@ -442,8 +188,7 @@ export class CertProvisioner implements Runnable {
   private readonly readyWaiters: Array<() => void> = [];
   private lastError: string | undefined;
   private readonly kicker = new Kicker();
-  private missingLogged = new Set<string>();
-  private skippedLogged = new Set<string>();
+  private readonly injector: CABundleInjector;
 
   constructor(o: CertProvisionerOptions) {
     for (const [flag, v] of [
@@ -467,9 +212,10 @@ export class CertProvisioner implements Runnable {
       );
     }
     this.dnsNames = serviceDNSNames(o.serviceName, o.serviceNamespace, o.clusterDomain);
+    this.injector = new CABundleInjector({ client: o.client, logger: this.log, maxAttempts: MAX_ATTEMPTS });
   }
 
-  private get configurations(): Array<{ kind: ResourceKind; name: string }> {
+  private get configurations(): NamedObject[] {
     return [
       ...(this.o.mutatingWebhookConfigurations ?? []).map((name) => ({
         kind: CertKinds.MutatingWebhookConfiguration,
@@ -482,7 +228,7 @@ export class CertProvisioner implements Runnable {
     ];
   }
 
-  private get crds(): Array<{ kind: ResourceKind; name: string }> {
+  private get crds(): NamedObject[] {
     return (this.o.customResourceDefinitions ?? []).map((name) => ({ kind: CertKinds.CustomResourceDefinition, name }));
   }
 
@@ -588,7 +334,7 @@ export class CertProvisioner implements Runnable {
   async sync(): Promise<SyncResult> {
     const { material, secret, renewAt } = await this.ensureSecret();
     const bundle = caBundleOf(material, this.now());
-    const { injected, missing, skipped, errors } = await this.injectCABundle(bundle);
+    const { injected, missing, skipped, errors } = await this.injector.inject(bundle, this.configurations, this.crds);
     const filesWritten = await this.writeFiles(material, injected.length > 0);
     if (!this.ready) {
       this.ready = true;
@@ -692,128 +438,6 @@ export class CertProvisioner implements Runnable {
       ...serving,
       ...(plan.previousCACertPEM ? { previousCACertPEM: plan.previousCACertPEM } : {}),
     };
-  }
-
-  private async injectCABundle(
-    bundle: string,
-  ): Promise<{ injected: string[]; missing: string[]; skipped: string[]; errors: Error[] }> {
-    const caBundle = Buffer.from(bundle).toString("base64");
-    const result = {
-      injected: [] as string[],
-      missing: [] as string[],
-      skipped: [] as string[],
-      errors: [] as Error[],
-    };
-    for (const { kind, name } of this.configurations) {
-      await this.inject(result, {
-        id: `${kind.kind}/${name}`,
-        logKey: "configuration",
-        what: "Webhook configuration",
-        into: "the webhook configuration",
-        read: () => this.o.client.get<WebhookConfiguration>(kind, undefined, name),
-        edit: (cfg) => {
-          const webhooks = cfg.webhooks ?? [];
-          const stale = webhooks.filter((w) => w.clientConfig?.caBundle !== caBundle).map((w) => w.name);
-          if (stale.length === 0) return "current";
-          return {
-            updated: {
-              ...cfg,
-              webhooks: webhooks.map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle } })),
-            },
-            changed: { webhooks: stale },
-          };
-        },
-        write: (cfg) => this.o.client.update<WebhookConfiguration>(kind, cfg),
-      });
-    }
-    for (const { kind, name } of this.crds) {
-      await this.inject(result, {
-        id: `${kind.kind}/${name}`,
-        logKey: "customResourceDefinition",
-        what: "CustomResourceDefinition",
-        into: "the CustomResourceDefinition's conversion webhook",
-        read: () => this.o.client.get<CustomResourceDefinition>(kind, undefined, name),
-        edit: (crd) => {
-          const conversion = crd.spec?.conversion;
-          const strategy = conversion?.strategy ?? "None";
-          if (!conversion || strategy !== "Webhook") {
-            return { skip: `its conversion strategy is ${strategy}, not Webhook` };
-          }
-          const webhook = conversion.webhook ?? {};
-          if (webhook.clientConfig?.caBundle === caBundle) return "current";
-          return {
-            updated: {
-              ...crd,
-              spec: {
-                ...crd.spec,
-                conversion: {
-                  ...conversion,
-                  webhook: { ...webhook, clientConfig: { ...webhook.clientConfig, caBundle } },
-                },
-              },
-            },
-            changed: {},
-          };
-        },
-        write: (crd) => this.o.client.update<CustomResourceDefinition>(kind, crd),
-      });
-    }
-    return result;
-  }
-
-  /**
-   * Sets one object's caBundle: reads it, and unless it is missing, already current or not to be touched,
-   * replaces it at the resourceVersion read (a Conflict or NotFound re-reads, up to MAX_ATTEMPTS times).
-   * A missing or skipped object is logged once until that changes.
-   */
-  private async inject<T extends KubeObject>(
-    result: { injected: string[]; missing: string[]; skipped: string[]; errors: Error[] },
-    t: InjectionTarget<T>,
-  ): Promise<void> {
-    const { id } = t;
-    try {
-      for (let attempt = 1; ; attempt++) {
-        let obj: T;
-        try {
-          obj = await t.read();
-        } catch (err) {
-          if (!isNotFound(err)) throw err;
-          result.missing.push(id);
-          if (!this.missingLogged.has(id)) {
-            this.log.info(`${t.what} not found; its CA bundle is set once it exists`, { [t.logKey]: id });
-            this.missingLogged.add(id);
-          }
-          return;
-        }
-        this.missingLogged.delete(id);
-        const edit = t.edit(obj);
-        if (edit === "current") {
-          this.skippedLogged.delete(id);
-          return;
-        }
-        if ("skip" in edit) {
-          result.skipped.push(id);
-          if (!this.skippedLogged.has(id)) {
-            this.log.info(`${t.what} left alone: ${edit.skip}`, { [t.logKey]: id });
-            this.skippedLogged.add(id);
-          }
-          return;
-        }
-        this.skippedLogged.delete(id);
-        if (attempt > MAX_ATTEMPTS) throw new Error(`${id} changed under every one of ${MAX_ATTEMPTS} attempts`);
-        try {
-          await t.write(edit.updated);
-        } catch (err) {
-          if (isConflict(err) || isNotFound(err)) continue;
-          throw err;
-        }
-        result.injected.push(id);
-        this.log.info(`Injected the CA bundle into ${t.into}`, { [t.logKey]: id, ...edit.changed });
-        return;
-      }
-    } catch (err) {
-      result.errors.push(new Error(`cannot set the CA bundle of ${id}: ${messageOf(err)}`, { cause: err }));
-    }
   }
 
   private async writeFiles(material: CertMaterial, bundleChanged: boolean): Promise<boolean> {

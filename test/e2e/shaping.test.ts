@@ -3,10 +3,12 @@
 // slot's Job once per CronJob, created at its slot plus the offset hashed from the CronJob and the slot, the offsets
 // spread over the jitter; (3) a chain A → B → C (spec.after) with the leader SIGKILLed between A's end and B's create
 // (B held by Forbid behind its own scheduled run across the kill): B runs once after A's run, made by the successor,
-// C once after each of B's runs. Needs root (the node); `make test-e2e`.
+// C once after each of B's runs; D, after all of A and B (spec.afterPolicy All), once, when both have ended a run.
+// Needs root (the node); `make test-e2e`.
 import assert from "node:assert/strict";
 import { it } from "node:test";
 import { AFTER_ANNOTATION, afterJobName, JITTER_OFFSET_ANNOTATION, jitterOffsetSeconds } from "../../api/v1/index.ts";
+import { joinJobName } from "../../api/v1/join.ts";
 import { eventually } from "../eventually.ts";
 import { type K8sObject, conditionTrue, recordOf, sleep } from "./cluster-tools.ts";
 import { LEADER_KILLED } from "./disruptions.ts";
@@ -164,6 +166,7 @@ e2eDescribe(
         ),
       );
       await admit(cronJob("c", { after: [{ cronJob: "b", when: "Finished" }] }, "true"));
+      await admit(cronJob("d", { after: [{ cronJob: "a" }, { cronJob: "b" }], afterPolicy: "All" }, "true"));
 
       const aJob = await eventually(
         "A's run Complete",
@@ -211,6 +214,29 @@ e2eDescribe(
         60_000,
         undefined,
         POLL_MS,
+      );
+      // D joins A's run and B's first run to end (its scheduled run, the blocker, which ends after the kill): once.
+      const blocker = (await jobsOf("b")).find((j) => !j.metadata.annotations?.[AFTER_ANNOTATION]);
+      assert.ok(blocker, "B's scheduled run");
+      const runs = [
+        { upstream: "a", job: aJob.metadata.name },
+        { upstream: "b", job: blocker.metadata.name },
+      ];
+      const dJoin = joinJobName("d", runs);
+      await eventually(
+        `D's run after all of A's and B's runs (${dJoin}), and its books at that join`,
+        async () =>
+          (await jobsOf("d")).some((j) => j.metadata.name === dJoin) &&
+          decided(await get("d"), "a", aJob.metadata.name) &&
+          decided(await get("d"), "b", blocker.metadata.name),
+        60_000,
+        undefined,
+        POLL_MS,
+      );
+      assert.deepEqual(
+        (await jobsOf("d")).map((j) => j.metadata.annotations?.[AFTER_ANNOTATION]),
+        [`all:a/${aJob.metadata.name}+b/${blocker.metadata.name}`],
+        "exactly one run of D: A has not run again since the join",
       );
       const bJobs = await jobsOf("b");
       assert.deepEqual(

@@ -34,7 +34,8 @@ import { cronJobOwnerOf, type Job, SCHEDULED_AT_ANNOTATION } from "../../api/v1/
 import { Client } from "../../runtime/client.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { Kinds, type KubeObject } from "../../runtime/kinds.ts";
-import { planRenewal, SecretKeys, serviceDNSNames } from "../../runtime/webhook/certprovisioner.ts";
+import { serviceDNSNames } from "../../runtime/webhook/certprovisioner.ts";
+import { planRenewal, SecretKeys } from "../../runtime/webhook/certrenewal.ts";
 import { servedTwinName } from "../../runtime/webhook/failuregate.ts";
 import { type CommandResult, PROJECT_ROOT, TestEnv } from "../../envtest/index.ts";
 import { freePort } from "../../envtest/ports.ts";

@@ -11,7 +11,7 @@ import {
   type CronJob,
 } from "../../api/v1/index.ts";
 import { validateCronJob } from "../../webhooks/cronjob_webhook.ts";
-import { minimalCronJob, variant } from "../fixtures.ts";
+import { minimalCronJob, SCHEDULED_CONDITION, variant } from "../fixtures.ts";
 
 describe("CronJob schema ↔ TypeScript types", () => {
   it("parses a minimal CronJob and applies the defaults", () => {
@@ -57,15 +57,7 @@ describe("CronJob schema ↔ TypeScript types", () => {
     const status = {
       active: Array.from({ length: 12 }, (_, i) => ({ kind: "Job", name: `j-${i}`, namespace: "default" })),
       lastScheduleTime: "2026-01-01T00:00:00Z",
-      conditions: [
-        {
-          type: "Available",
-          status: "True",
-          reason: "Scheduled",
-          message: "",
-          lastTransitionTime: "2026-01-01T00:00:00Z",
-        },
-      ],
+      conditions: [SCHEDULED_CONDITION],
       observedGeneration: 3,
     };
     const r = CronJobSchema.safeParse({ ...minimalCronJob("a"), status });

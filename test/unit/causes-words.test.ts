@@ -1,10 +1,10 @@
 // One table, all the words (issue 42): a cause's verdict and fix are written once, in its row of
 // cmd/kubectl-cron/answer/causes.ts, as functions of the facts, and so is what keeps the next slot from running (a row's
-// `next`, issue 55). `kubectl cron why` says them with the facts it found (kubectl-cron-why.test.ts holds every
-// diagnosis it makes, and each `also` finding, to its row through test/cause-words.ts), docs/troubleshooting.md (and
-// the runbooks, the fix) with the placeholders; the diagnosis's modules gather facts and write no verdict, finding,
-// fix or next-slot words of their own (no string of theirs says a piece of a sentence the table says), and rewrite
-// no row's text. The verdicts that name no cause have their small table too (NO_CAUSE).
+// `next`, issue 55). `kubectl cron why` says them with the facts it found (the kubectl-cron-why-*.test.ts files hold
+// every diagnosis it makes, and each `also` finding, to its row through test/cause-words.ts), docs/troubleshooting.md
+// (and the runbooks, the fix) with the placeholders; the diagnosis's modules gather facts and write no verdict,
+// finding, fix or next-slot words of their own (no string of theirs says a piece of a sentence the table says), and
+// rewrite no row's text. The verdicts that name no cause have their small table too (NO_CAUSE).
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";

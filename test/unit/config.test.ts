@@ -163,21 +163,24 @@ const EXPECTED_ROLE_RULES = [
 
 /**
  * Calls the scan below cannot see, matched by hand and tied to the code by a pattern that must be there:
- * the provisioner reaches both webhook configuration kinds through a variable, and watches the Secret and
- * the configurations with Informers (list, watch).
+ * the provisioner's CA bundle injector reaches both webhook configuration kinds through a variable, and the
+ * provisioner watches the Secret and the configurations with Informers (list, watch).
  */
 const PROVISIONER = join("runtime", "webhook", "certprovisioner.ts");
+const INJECTOR = join("runtime", "webhook", "cabundleinjector.ts");
 const CONFIGS = [CertKinds.MutatingWebhookConfiguration, CertKinds.ValidatingWebhookConfiguration];
 const GATE = join("runtime", "webhook", "failuregate.ts");
 const DYNAMIC_CALLS: Array<{ file?: string; pattern: RegExp; kinds: ResourceKind[]; verbs: string[] }> = [
-  { pattern: /\bclient\.get<WebhookConfiguration>\(kind,/, kinds: CONFIGS, verbs: ["get"] },
-  { pattern: /\bclient\.update<WebhookConfiguration>\(kind,/, kinds: CONFIGS, verbs: ["update"] },
+  { file: INJECTOR, pattern: /\bclient\.get<WebhookConfiguration>\(kind,/, kinds: CONFIGS, verbs: ["get"] },
+  { file: INJECTOR, pattern: /\bclient\.update<WebhookConfiguration>\(kind,/, kinds: CONFIGS, verbs: ["update"] },
   {
+    file: INJECTOR,
     pattern: /\bclient\.get<CustomResourceDefinition>\(kind,/,
     kinds: [CertKinds.CustomResourceDefinition],
     verbs: ["get"],
   },
   {
+    file: INJECTOR,
     pattern: /\bclient\.update<CustomResourceDefinition>\(kind,/,
     kinds: [CertKinds.CustomResourceDefinition],
     verbs: ["update"],

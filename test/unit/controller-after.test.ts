@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { AFTER_ANNOTATION, afterJobName, retryJobName, CronJobResource as CronJobKind } from "../../api/v1/index.ts";
+import { joinJobName } from "../../api/v1/join.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { batchJob, jobStatus } from "../fixtures.ts";
@@ -185,5 +186,103 @@ describe("after: a CronJob runs once after each run of another", () => {
       (await t.jobs()).map((j) => j.metadata?.name),
       ["b-manual"],
     );
+  });
+});
+
+describe("after all (spec.afterPolicy All): one run once every upstream has ended a run", () => {
+  const join = { after: [{ cronJob: "a" }, { cronJob: "c" }], afterPolicy: "All" };
+  const more = { c: { schedule: "30 * * * *" } };
+
+  it("waits for every upstream, runs once, and waits for every upstream again", async () => {
+    const t = await setUp(join, more);
+    await t.reconcile(0);
+    t.upstreamRun("a-1", "complete", 60);
+    await t.reconcile(61);
+    assert.deepEqual(await t.jobs(), [], "one upstream of two: it waits");
+    t.upstreamRun("a-2", "complete", 90);
+    t.upstreamRun("c-1", "complete", 120, "c");
+    await t.reconcile(121);
+    const made = await t.jobs();
+    assert.deepEqual(
+      made.map((j) => [j.metadata?.name, j.metadata?.annotations?.[AFTER_ANNOTATION]]),
+      [
+        [
+          joinJobName("b", [
+            { upstream: "a", job: "a-1" },
+            { upstream: "c", job: "c-1" },
+          ]),
+          "all:a/a-1+c/c-1",
+        ],
+      ],
+    );
+    const [entry] = (await t.stored()).status?.recentRuns ?? [];
+    assert.deepEqual(
+      [entry?.trigger, entry?.decision, entry?.request, entry?.scheduledTime],
+      ["After", "Created", "all:a/a-1+c/c-1", iso(120)],
+      "its slot: the end that completed the join",
+    );
+    // Both books at the join's end: a's second run (before it) was taken with the join.
+    assert.deepEqual((await t.stored()).status?.upstreams, [
+      { cronJob: "a", lastEnded: iso(120), lastJob: "a-2" },
+      { cronJob: "c", lastEnded: iso(120), lastJob: "c-1" },
+    ]);
+    t.upstreamRun("c-2", "complete", 180, "c");
+    await t.reconcile(181);
+    assert.equal((await t.jobs()).length, 1, "c again, a not since the join: it waits");
+    t.upstreamRun("a-3", "failed", 200);
+    await t.reconcile(201);
+    assert.equal((await t.jobs()).length, 1, "a failed: not as `when` asks");
+    t.upstreamRun("a-4", "complete", 240);
+    await t.reconcile(241);
+    assert.deepEqual((await t.jobs()).map((j) => j.metadata?.annotations?.[AFTER_ANNOTATION]).sort(), [
+      "all:a/a-1+c/c-1",
+      "all:a/a-4+c/c-2",
+    ]);
+  });
+
+  it("a join made before a lost status write is found by its name after a restart, not made twice", async () => {
+    const t = await setUp(join, more);
+    await t.reconcile(0);
+    t.upstreamRun("a-1", "complete", 60);
+    t.upstreamRun("c-1", "complete", 70, "c");
+    t.client.injectError(
+      { verb: "updateStatus", kind: CronJobKind, name: "b", times: 1 },
+      () => new APIError(500, "InternalError", "status write lost"),
+    );
+    await assert.rejects(t.reconcile(71), /status write lost/);
+    assert.equal((await t.jobs()).length, 1, "the Job was made before the write was lost");
+    // An upstream runs again before the new process's first pass: the join it asks for is still the first one.
+    t.upstreamRun("a-2", "complete", 72);
+    t.restart();
+    await t.reconcile(73);
+    await t.reconcile(74);
+    assert.equal((await t.jobs()).length, 1);
+    assert.deepEqual(
+      (await t.stored()).status?.upstreams?.map((b) => [b.cronJob, b.lastEnded]),
+      [
+        ["a", iso(70)],
+        ["c", iso(70)],
+      ],
+    );
+  });
+
+  it("an upstream missing holds the join (Degraded says which); a join past startingDeadlineSeconds is Missed", async () => {
+    const t = await setUp({ ...join, after: [{ cronJob: "a" }, { cronJob: "gone" }] });
+    await t.reconcile(0);
+    t.upstreamRun("a-1", "complete", 60);
+    await t.reconcile(61);
+    assert.deepEqual(await t.jobs(), []);
+    assert.equal((await t.condition("Degraded"))?.reason, "UpstreamNotFound");
+
+    const late = await setUp({ ...join, startingDeadlineSeconds: 30 }, more);
+    await late.reconcile(0);
+    late.upstreamRun("a-1", "complete", 60);
+    late.upstreamRun("c-1", "complete", 70, "c");
+    await late.reconcile(200);
+    assert.deepEqual(await late.jobs(), []);
+    const [entry] = (await late.stored()).status?.recentRuns ?? [];
+    assert.deepEqual([entry?.decision, entry?.reason], ["Missed", "StartingDeadlineExceeded"]);
+    await late.reconcile(201);
+    assert.equal((await late.stored()).status?.recentRuns?.length, 1, "decided once");
   });
 });

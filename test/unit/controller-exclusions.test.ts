@@ -114,6 +114,15 @@ const excluded = (
   exclusion,
 });
 
+/** The entry of one slot excluded by `window`, of calendar `calendar` (else of spec.exclusions), decided at `at`. */
+const excludedOne = (slot: string, at: string, window: string, calendar?: string): RecentRunWire =>
+  excluded(slot, at, `excluded by ${calendar ? `calendar ${calendar}` : "spec.exclusions"}: ${window}`, {
+    ...(calendar ? { calendar } : {}),
+    window,
+    firstSlot: slot,
+    slots: 1,
+  });
+
 /** A scheduled slot's Created entry. */
 const created = (slot: string, at: string): RecentRunWire => ({
   trigger: "Schedule",
@@ -134,13 +143,7 @@ describe("exclusions: a slot in a window is not run", () => {
     const counted = t.counted.length;
     const r = await t.reconcile("2026-11-25T12:00:01Z");
     assert.deepEqual(await t.names(), [], "not run");
-    assert.deepEqual(await t.record(), [
-      excluded("2026-11-25T12:00:00Z", "2026-11-25T12:00:01Z", "excluded by spec.exclusions: lunch", {
-        window: "lunch",
-        firstSlot: "2026-11-25T12:00:00Z",
-        slots: 1,
-      }),
-    ]);
+    assert.deepEqual(await t.record(), [excludedOne("2026-11-25T12:00:00Z", "2026-11-25T12:00:01Z", "lunch")]);
     // No Event, no run counted: an excluded slot is neither a run nor a missed one.
     assert.deepEqual(t.events().slice(events), []);
     assert.deepEqual(t.counted.slice(counted), []);
@@ -152,13 +155,7 @@ describe("exclusions: a slot in a window is not run", () => {
     assert.equal(r.requeueAfterMs, Date.parse("2026-11-25T13:00:00Z") - Date.parse("2026-11-25T12:00:01Z") + SLACK);
     // Again in the same slot: the entry once.
     await t.reconcile("2026-11-25T12:30:00Z");
-    assert.deepEqual(await t.record(), [
-      excluded("2026-11-25T12:00:00Z", "2026-11-25T12:00:01Z", "excluded by spec.exclusions: lunch", {
-        window: "lunch",
-        firstSlot: "2026-11-25T12:00:00Z",
-        slots: 1,
-      }),
-    ]);
+    assert.deepEqual(await t.record(), [excludedOne("2026-11-25T12:00:00Z", "2026-11-25T12:00:01Z", "lunch")]);
   });
 
   it("consecutive excluded slots coalesce into one entry with a count; the first slot after the window runs", async () => {
@@ -208,23 +205,14 @@ describe("exclusions: a slot in a window is not run", () => {
     await t.reconcile("2026-12-25T00:00:01Z");
     assert.deepEqual(await t.names(), []);
     assert.deepEqual(await t.record(), [
-      excluded("2026-12-25T00:00:00Z", "2026-12-25T00:00:01Z", "excluded by calendar holidays-de: Christmas Day", {
-        calendar: "holidays-de",
-        window: "Christmas Day",
-        firstSlot: "2026-12-25T00:00:00Z",
-        slots: 1,
-      }),
+      excludedOne("2026-12-25T00:00:00Z", "2026-12-25T00:00:01Z", "Christmas Day", "holidays-de"),
     ]);
     assert.equal((await t.stored()).status?.nextScheduleTime, "2026-12-26T00:00:00Z");
     // The next day's lunch is the CronJob's own window.
     await t.reconcile("2026-12-26T00:00:01Z");
     await t.reconcile("2026-12-26T12:00:01Z");
     assert.deepEqual((await t.record())[0], {
-      ...excluded("2026-12-26T12:00:00Z", "2026-12-26T12:00:01Z", "excluded by spec.exclusions: lunch", {
-        window: "lunch",
-        firstSlot: "2026-12-26T12:00:00Z",
-        slots: 1,
-      }),
+      ...excludedOne("2026-12-26T12:00:00Z", "2026-12-26T12:00:01Z", "lunch"),
     });
   });
 
@@ -241,12 +229,7 @@ describe("exclusions: a slot in a window is not run", () => {
     assert.deepEqual(await t.names(), [slotJob("2026-12-25T00:00:00Z")], "01:00 is excluded now");
     assert.deepEqual(
       (await t.record())[0],
-      excluded("2026-12-25T01:00:00Z", "2026-12-25T01:00:01Z", "excluded by calendar freeze: Christmas", {
-        calendar: "freeze",
-        window: "Christmas",
-        firstSlot: "2026-12-25T01:00:00Z",
-        slots: 1,
-      }),
+      excludedOne("2026-12-25T01:00:00Z", "2026-12-25T01:00:01Z", "Christmas", "freeze"),
     );
   });
 });
@@ -292,12 +275,7 @@ describe("exclusions: a calendar named but missing holds the due slots", () => {
     assert.deepEqual(await t.names(), []);
     assert.deepEqual(
       (await t.record())[0],
-      excluded("2026-12-25T00:00:00Z", "2026-12-25T00:01:00Z", "excluded by calendar holidays-de: Christmas Day", {
-        calendar: "holidays-de",
-        window: "Christmas Day",
-        firstSlot: "2026-12-25T00:00:00Z",
-        slots: 1,
-      }),
+      excludedOne("2026-12-25T00:00:00Z", "2026-12-25T00:01:00Z", "Christmas Day", "holidays-de"),
     );
   });
 });

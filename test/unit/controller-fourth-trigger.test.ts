@@ -28,14 +28,8 @@ import {
 } from "../../api/v1/index.ts";
 import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
 import type { RunSubject } from "../../api/v1/index.ts";
-import {
-  bindRun,
-  type RunParts,
-  type Trigger,
-  triggerOfJob,
-  TRIGGERS,
-  type TriggerRun,
-} from "../../controllers/triggers.ts";
+import { bindRun, type RunParts, type Trigger, triggerOfJob, type TriggerRun } from "../../controllers/trigger.ts";
+import { TRIGGERS } from "../../controllers/triggers.ts";
 import { FakeClock } from "../../runtime/fake-clock.ts";
 import { FakeRecorder } from "../../runtime/events/fake.ts";
 import { FakeClient } from "../../runtime/fake/client.ts";

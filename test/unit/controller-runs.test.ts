@@ -18,7 +18,9 @@ import {
 } from "../../api/v1/index.ts";
 import { isUnbookedRun, mayDelete, mayReplace, observeChildren } from "../../controllers/observe.ts";
 import { admit } from "../../controllers/runs.ts";
-import { backfillBook, type Trigger, TRIGGERS, type TriggerRun } from "../../controllers/triggers.ts";
+import type { Trigger, TriggerRun } from "../../controllers/trigger.ts";
+import { backfillBook } from "../../controllers/trigger-backfill.ts";
+import { TRIGGERS } from "../../controllers/triggers.ts";
 
 const CJ = "cj";
 const slot = (iso: string) => new Date(iso);

@@ -6,13 +6,12 @@ import { describe, it } from "node:test";
 import {
   API_VERSION as V1,
   BACKFILL_ANNOTATION,
-  GROUP,
   KIND,
   MORE_SCHEDULES_ANNOTATION,
   moreSchedulesValue,
 } from "../../api/v1/index.ts";
 import { API_VERSION as V2, convertCronJob } from "../../api/v2/index.ts";
-import { fieldErrorString, type AdmissionRequest, type JSONPatchOperation } from "../../runtime/webhook/index.ts";
+import { fieldErrorString, type JSONPatchOperation } from "../../runtime/webhook/index.ts";
 import {
   CONVERT_PATH,
   cronJobConversion,
@@ -22,6 +21,7 @@ import {
   webhookMarkers,
 } from "../../webhooks/cronjob_webhook.ts";
 import { webhookConfigurations } from "../../hack/crdgen/webhook.ts";
+import { admissionRequest } from "../admission.ts";
 import { minimalCronJob } from "../fixtures.ts";
 
 type Obj = Record<string, any>;
@@ -37,20 +37,16 @@ function v2CronJob(name: string, schedules: unknown, edit: (o: Obj) => void = ()
 
 const messages = (o: unknown) => validateCronJob(o, { namespace: "default" }).errors.map(fieldErrorString);
 
-function request(object: Obj, oldObject?: Obj): AdmissionRequest {
-  const version = String(object.apiVersion).split("/")[1]!;
-  return {
-    uid: "00000000-0000-0000-0000-000000000002",
-    kind: { group: GROUP, version, kind: KIND },
-    resource: { group: GROUP, version, resource: "cronjobs" },
-    name: object.metadata?.name ?? "",
-    namespace: "default",
+/** The request to create `object`, or to update `oldObject` to it, in the version it is written in. */
+const request = (object: Obj, oldObject?: Obj) =>
+  admissionRequest({
+    resource: "cronjobs",
+    kind: KIND,
+    version: String(object.apiVersion).split("/")[1]!,
     operation: oldObject ? "UPDATE" : "CREATE",
-    userInfo: { username: "admin" },
     object,
-    ...(oldObject ? { oldObject } : {}),
-  };
-}
+    oldObject,
+  });
 
 describe("CronJob validating webhook, v2", () => {
   it("admits several schedules with time zones, and warns at each one's path", () => {

@@ -16,7 +16,7 @@ import { readVendoredOpenAPI } from "../../hack/crdgen/vendored-openapi.ts";
 import { webhookConfigurations } from "../../hack/crdgen/webhook.ts";
 import type { Operation } from "../../runtime/webhook/admission.ts";
 import { FAIL_ONCE_SERVED_ANNOTATION } from "../../webhooks/unserved.ts";
-import { type AdmissionRequest, type AdmissionResult, fieldErrorString } from "../../runtime/webhook/index.ts";
+import { type AdmissionResult, fieldErrorString } from "../../runtime/webhook/index.ts";
 import { validateCronJob } from "../../webhooks/cronjob_webhook.ts";
 import {
   CALENDAR_VALIDATE_PATH,
@@ -29,6 +29,7 @@ import {
   validateExclusionCalendar,
   validateExclusionCalendarRequest,
 } from "../../webhooks/fleet_webhooks.ts";
+import { admissionRequest } from "../admission.ts";
 import { minimalCronJob, variant } from "../fixtures.ts";
 
 type Obj = Record<string, any>;
@@ -48,30 +49,28 @@ const group = (limit: unknown, name = "backups"): Obj => ({
   spec: { limit },
 });
 
-function request(
-  resource: string,
-  kind: string,
-  operation: Operation,
-  object: unknown,
-  oldObject?: unknown,
-): AdmissionRequest {
-  const meta = (object ?? oldObject) as { metadata?: { name?: string; namespace?: string } } | undefined;
-  return {
-    uid: "00000000-0000-0000-0000-000000000053",
-    kind: { group: api.GROUP, version: api.VERSION, kind },
-    resource: { group: api.GROUP, version: api.VERSION, resource },
-    name: meta?.metadata?.name ?? "",
-    namespace: meta?.metadata?.namespace ?? "team-a",
-    operation,
-    userInfo: { username: "admin" },
-    ...(object === undefined ? {} : { object }),
-    ...(oldObject === undefined ? {} : { oldObject }),
-  };
-}
 const calendarRequest = (op: Operation, object: unknown, oldObject?: unknown) =>
-  validateExclusionCalendarRequest(request(api.CALENDAR_PLURAL, api.CALENDAR_KIND, op, object, oldObject));
+  validateExclusionCalendarRequest(
+    admissionRequest({
+      resource: api.CALENDAR_PLURAL,
+      kind: api.CALENDAR_KIND,
+      namespace: "team-a",
+      operation: op,
+      object,
+      oldObject,
+    }),
+  );
 const groupRequest = (op: Operation, object: unknown, oldObject?: unknown) =>
-  validateConcurrencyGroupRequest(request(api.GROUP_PLURAL, api.GROUP_KIND, op, object, oldObject));
+  validateConcurrencyGroupRequest(
+    admissionRequest({
+      resource: api.GROUP_PLURAL,
+      kind: api.GROUP_KIND,
+      namespace: "team-a",
+      operation: op,
+      object,
+      oldObject,
+    }),
+  );
 
 /** The handlers are synchronous, but the type allows a promise. */
 function sync(r: AdmissionResult | Promise<AdmissionResult>): AdmissionResult {

@@ -290,7 +290,7 @@ async function simulate(c: Case): Promise<Outcome> {
       // The watch: the owner, and the group's waiting runs.
       const owner = job.metadata?.ownerReferences?.[0]?.name;
       if (owner) due.set(owner, now());
-      for (const r of reconciler.groups.jobEvents(now)(job as KubeObject)) due.set(r.name, now());
+      for (const r of reconciler.inputs.group.jobEvents(now)(job as KubeObject)) due.set(r.name, now());
       continue;
     }
     if (t === nextRestart) {

@@ -2,9 +2,9 @@
 // entry point (main()) against test/fake-apiserver.ts holding the claims and instance Leases an install with
 // --watch-namespaces or --sharding writes (test/claims.ts); and the plugin with a tenant's own read-only role, every
 // request outside the tenant's namespace forbidden (cluster-scoped lists included): `why -n`, `next`, `history`,
-// `instances` and the dashboard's reads degrade, none fails. (`why`'s "Run by:" line: kubectl-cron-why.test.ts.)
+// `instances` and the dashboard's reads degrade, none fails. (`why`'s "Run by:" line: kubectl-cron-why-operator.test.ts.)
 import assert from "node:assert/strict";
-import { afterEach, beforeEach, describe, it, mock } from "node:test";
+import { describe, it } from "node:test";
 import { API_VERSION, CRONJOB_NAME_LABEL, KIND } from "../../api/v1/index.ts";
 import { claimReader } from "../../cmd/kubectl-cron/read/claims.ts";
 import { readClocks } from "../../cmd/kubectl-cron/read/clocks.ts";
@@ -17,34 +17,17 @@ import { APIError } from "../../runtime/errors.ts";
 import { loadKubeConfig } from "../../runtime/kubeconfig.ts";
 import type { KubeObject } from "../../runtime/kinds.ts";
 import { claimLease, instanceLease, leaseRef, microTime, TENANT_ID, TENANT_INSTALL, TENANT_NS } from "../claims.ts";
-import { FakeAPIServer } from "../fake-apiserver.ts";
+import type { FakeAPIServer } from "../fake-apiserver.ts";
 import { WHY_DISCOVERY } from "../why-facts.ts";
 import { batchJob } from "../fixtures.ts";
-import { recorded } from "../fixtures/builtin-v1/index.ts";
-import { runPlugin } from "../plugin-cluster.ts";
+import { pluginCluster, runPlugin } from "../plugin-cluster.ts";
 
 const NOW = new Date("2026-11-25T11:12:00Z");
 const SLOT = "2026-11-25T03:00:00Z";
 const NS = "team-a";
 const ACQUIRED = "2026-11-25T10:00:00.000000Z";
 
-const servers: FakeAPIServer[] = [];
-beforeEach(() => mock.timers.enable({ apis: ["Date"], now: NOW }));
-afterEach(async () => {
-  mock.timers.reset();
-  for (const s of servers.splice(0)) await s.stop();
-});
-
-async function cluster(objects: KubeObject[], namespace = NS): Promise<FakeAPIServer> {
-  const server = await new FakeAPIServer({
-    discovery: WHY_DISCOVERY,
-    notFound: recorded().notFound,
-    now: () => NOW,
-  }).start(namespace);
-  servers.push(server);
-  await server.seed(...objects);
-  return server;
-}
+const { cluster } = pluginCluster(NS, NOW, WHY_DISCOVERY);
 
 /** The instance `pod` of the tenant's install, renewed `seconds` ago, and the claims of `namespaces` it holds. */
 function holding(pod: string, seconds: number, namespaces: string[], o: { released?: string[] } = {}): KubeObject[] {

@@ -16,6 +16,7 @@ import {
   offsetText,
   type RecentRun,
 } from "../../api/v1/index.ts";
+import { joinJobName } from "../../api/v1/join.ts";
 import { historyAnswer, nextAnswer, nextNeedsJobs } from "../../cmd/kubectl-cron/answer/answers.ts";
 import { marksOf, rowOf } from "../../cmd/kubectl-cron/dashboard/marks.ts";
 import type { KubeObject } from "../../runtime/kinds.ts";
@@ -143,26 +144,32 @@ describe("kubectl cron next: limits, jitter, upstreams", () => {
 describe("kubectl cron history: the upstream run each run followed, a jittered run's offset", () => {
   it("names 'after extract/<job>' and the slot with its offset", () => {
     const load = cronJob("load", { schedule: "0 * * * *", jitter: "5m", after: [{ cronJob: "extract" }] });
-    const after = batchJob({
-      name: afterJobName("load", "extract", "extract-1795600800"),
-      namespace: NS,
-      owner: { name: "load", uid: "uid-load" },
-      slot: "2026-11-25T10:40:00Z",
-      annotations: { [AFTER_ANNOTATION]: "extract/extract-1795600800" },
-      state: "complete",
-      start: "2026-11-25T10:40:02Z",
-      end: "2026-11-25T10:41:00Z",
-    });
-    const jittered = batchJob({
-      name: "load-1795604400",
-      namespace: NS,
-      owner: { name: "load", uid: "uid-load" },
-      slot: "2026-11-25T11:00:00Z",
-      annotations: { [JITTER_OFFSET_ANNOTATION]: "1m5s" },
-      state: "complete",
-      start: "2026-11-25T11:01:06Z",
-      end: "2026-11-25T11:02:00Z",
-    });
+    /** A Job of load for `slot`, with `annotations`, Complete from `start` to `end`. */
+    const complete = (name: string, slot: string, annotations: Record<string, string>, start: string, end: string) =>
+      batchJob({
+        name,
+        namespace: NS,
+        owner: { name: "load", uid: "uid-load" },
+        slot,
+        annotations,
+        state: "complete",
+        start,
+        end,
+      });
+    const after = complete(
+      afterJobName("load", "extract", "extract-1795600800"),
+      "2026-11-25T10:40:00Z",
+      { [AFTER_ANNOTATION]: "extract/extract-1795600800" },
+      "2026-11-25T10:40:02Z",
+      "2026-11-25T10:41:00Z",
+    );
+    const jittered = complete(
+      "load-1795604400",
+      "2026-11-25T11:00:00Z",
+      { [JITTER_OFFSET_ANNOTATION]: "1m5s" },
+      "2026-11-25T11:01:06Z",
+      "2026-11-25T11:02:00Z",
+    );
     const out = historyAnswer({ cronJob: load, namespace: NS, now: NOW, jobs: [after, jittered] });
     const [, first, second] = lines(out.text);
     assert.match(first!, /^load-a\w{8}\s+after extract\/extract-1795600800\s+2026-11-25T10:40:00Z\s+Complete/);
@@ -262,5 +269,96 @@ describe("a CronJob with no schedule of its own (spec.after only): every command
     assert.equal(all.code, 1, all.err + all.out);
     assert.match(all.out, /prod\/extract\tjob-failed/);
     assert.doesNotMatch(all.out, /prod\/load|275760/);
+  });
+});
+
+describe("after all (spec.afterPolicy All): next, history, the dashboard and why say the join", () => {
+  const { cluster, run } = pluginCluster(NS, NOW);
+  const report = (status: Record<string, unknown> = {}) =>
+    cronJob(
+      "report",
+      { after: [{ cronJob: "eu" }, { cronJob: "us" }], afterPolicy: "All" },
+      {
+        upstreams: [
+          { cronJob: "eu", lastEnded: "2026-11-25T09:00:00Z" },
+          { cronJob: "us", lastEnded: "2026-11-25T09:00:00Z" },
+        ],
+        ...status,
+      },
+    ) as unknown as KubeObject;
+  const upstream = (name: string) => cronJob(name, { schedule: "0 10 * * *" }) as unknown as KubeObject;
+  const ran = (owner: string, end: string, state: "complete" | "active" = "complete") =>
+    batchJob({
+      name: `${owner}-1795600800`,
+      namespace: NS,
+      uid: `uid-${owner}-job`,
+      owner: { name: owner, uid: `uid-${owner}` },
+      slot: "2026-11-25T10:00:00Z",
+      state,
+      start: "2026-11-25T10:00:04Z",
+      ...(state === "complete" ? { end } : {}),
+    }) as unknown as KubeObject;
+
+  it("next and the dashboard say one edge, the join; list and history answer", async () => {
+    const out = next(report() as unknown as CronJob);
+    assert.equal(
+      lines(out.text)[0],
+      "runs once all of eu (a success), us (a success) have ended a run since its last such run (spec.afterPolicy All)",
+    );
+    assert.deepEqual(rowOf(report() as unknown as CronJob, [], NOW).shaping, {
+      after: [
+        "runs once all of eu (a success), us (a success) have ended a run since its last such run (spec.afterPolicy All)",
+      ],
+    });
+    const runs = [
+      { upstream: "eu", job: "eu-1795600800" },
+      { upstream: "us", job: "us-1795600800" },
+    ];
+    const joinJob = batchJob({
+      name: joinJobName("report", runs),
+      namespace: NS,
+      owner: { name: "report", uid: "uid-report" },
+      slot: "2026-11-25T10:50:00Z",
+      annotations: { [AFTER_ANNOTATION]: "all:eu/eu-1795600800+us/us-1795600800" },
+      state: "complete",
+      start: "2026-11-25T10:50:02Z",
+      end: "2026-11-25T10:51:00Z",
+    });
+    const h = historyAnswer({ cronJob: report() as unknown as CronJob, namespace: NS, now: NOW, jobs: [joinJob] });
+    assert.match(
+      lines(h.text)[1]!,
+      /^report-j\w{8}\s+after all of eu\/eu-1795600800, us\/us-1795600800\s+2026-11-25T10:50:00Z\s+Complete/,
+    );
+  });
+
+  it("why: waiting for the upstream that has not ended a run, then the join's run", async () => {
+    const waiting = await cluster([
+      report(),
+      upstream("eu"),
+      upstream("us"),
+      ran("eu", "2026-11-25T10:40:00Z"),
+      ran("us", "", "active"),
+    ]);
+    const w = await run(waiting, ["why", "report"]);
+    assert.equal(w.code, 0, w.err + w.out);
+    assert.match(
+      w.out,
+      /^prod\/report: waiting for us's 2026-11-25 10:00 UTC run \(running since 2026-11-25T10:00:04Z\)\n/,
+    );
+    assert.match(w.out, /eu: a run ended as spec\.after asks, not joined yet \(Job eu-1795600800\)/);
+    const complete = await cluster([
+      report(),
+      upstream("eu"),
+      upstream("us"),
+      ran("eu", "2026-11-25T10:40:00Z"),
+      ran("us", "2026-11-25T10:50:00Z"),
+    ]);
+    const c = await run(complete, ["why", "report"]);
+    // Complete, its Job not made yet: the join's slot is the end that completed it.
+    assert.match(
+      c.out,
+      /^prod\/report: .*2026-11-25 10:50 UTC, after us's 2026-11-25 10:00 UTC run \(Job us-1795600800\)/,
+    );
+    assert.match(c.out, /spec\.afterPolicy: All: joins eu's Job eu-1795600800, us's Job us-1795600800/);
   });
 });

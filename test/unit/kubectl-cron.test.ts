@@ -1,5 +1,9 @@
 // The kubectl plugin's pure parts: argument handling and exit codes, next fire times with DST notes, history rows.
 import assert from "node:assert/strict";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type RequestListener } from "node:http";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
 import { describe, it } from "node:test";
 import {
   BACKFILL_ANNOTATION,
@@ -629,85 +633,75 @@ describe("kubectl cron backfill", () => {
   });
 });
 
+/** The CronJob x of `namespace`, as the API server answers a GET of it. */
+const cronJobX = (namespace = "default") => ({
+  apiVersion: "batch.tutorial.kubebuilder.io/v1",
+  kind: "CronJob",
+  metadata: { name: "x", namespace },
+  spec: { schedule: "0 * * * *", jobTemplate: { spec: { template: { spec: { containers: [] } } } } },
+});
+
+/** A kubeconfig whose one cluster is `server`, its one user `user`, its current context the first of `contexts`. */
+const kubeconfigFor = (
+  server: string,
+  user: object,
+  contexts = [{ name: "c", context: { cluster: "c", user: "u" } }],
+) =>
+  JSON.stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "c", cluster: { server, "insecure-skip-tls-verify": true } }],
+    users: [{ name: "u", user }],
+    contexts,
+    "current-context": contexts[0]!.name,
+  });
+
+/** A plain HTTP server on 127.0.0.1 that `respond`s to every request (its URL) and a temporary directory, for `fn`. */
+async function withHTTPServer(
+  respond: RequestListener,
+  fn: (server: string, dir: string) => Promise<void>,
+): Promise<void> {
+  const srv = createServer(respond);
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const dir = mkdtempSync(join(tmpdir(), "kubectl-cron-server-"));
+  try {
+    await fn(`http://127.0.0.1:${(srv.address() as { port: number }).port}`, dir);
+  } finally {
+    srv.closeAllConnections();
+    srv.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe("kubectl cron: API warnings", () => {
   it("prints the API server's warnings as kubectl does (Warning: ...) on stderr", async () => {
-    const { createServer } = await import("node:http");
-    const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
-    const { join } = await import("node:path");
-    const { tmpdir } = await import("node:os");
-    const cj = {
-      apiVersion: "batch.tutorial.kubebuilder.io/v1",
-      kind: "CronJob",
-      metadata: { name: "x", namespace: "default" },
-      spec: { schedule: "0 * * * *", jobTemplate: { spec: { template: { spec: { containers: [] } } } } },
-    };
-    const server = createServer((_req, res) => {
+    const respond: RequestListener = (_req, res) => {
       res.setHeader("Warning", '299 - "batch.tutorial.kubebuilder.io/v1 CronJob is deprecated; use v2"');
       res.setHeader("Content-Type", "application/json");
-      res.end(JSON.stringify(cj));
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    const dir = mkdtempSync(join(tmpdir(), "kubectl-cron-warn-"));
-    try {
-      const port = (server.address() as { port: number }).port;
+      res.end(JSON.stringify(cronJobX()));
+    };
+    await withHTTPServer(respond, async (server, dir) => {
       const kubeconfig = join(dir, "config");
-      writeFileSync(
-        kubeconfig,
-        JSON.stringify({
-          apiVersion: "v1",
-          kind: "Config",
-          clusters: [{ name: "c", cluster: { server: `http://127.0.0.1:${port}`, "insecure-skip-tls-verify": true } }],
-          users: [{ name: "u", user: {} }],
-          contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-          "current-context": "c",
-        }),
-      );
+      writeFileSync(kubeconfig, kubeconfigFor(server, {}));
       const r = await runMain(["next", "x", "--count=1", `--kubeconfig=${kubeconfig}`]);
       assert.equal(r.code, 0, r.err);
       assert.match(r.err, /^Warning: batch\.tutorial\.kubebuilder\.io\/v1 CronJob is deprecated; use v2$/m);
-    } finally {
-      server.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe("kubectl cron: --request-timeout", () => {
   it("ends a request the server leaves unanswered after the given time, and waits without a limit for 0", async () => {
-    const { createServer } = await import("node:http");
-    const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
-    const { join } = await import("node:path");
-    const { tmpdir } = await import("node:os");
-    const cj = {
-      apiVersion: "batch.tutorial.kubebuilder.io/v1",
-      kind: "CronJob",
-      metadata: { name: "x", namespace: "default" },
-      spec: { schedule: "0 * * * *", jobTemplate: { spec: { template: { spec: { containers: [] } } } } },
-    };
     // As an API server waiting on a slow admission webhook: the answer comes after 400 ms.
-    const server = createServer((_req, res) => {
+    const respond: RequestListener = (_req, res) => {
       setTimeout(() => {
         res.setHeader("Content-Type", "application/json");
-        res.end(JSON.stringify(cj));
+        res.end(JSON.stringify(cronJobX()));
       }, 400);
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    const dir = mkdtempSync(join(tmpdir(), "kubectl-cron-timeout-"));
-    try {
+    };
+    await withHTTPServer(respond, async (server, dir) => {
       const kubeconfig = join(dir, "config");
-      writeFileSync(
-        kubeconfig,
-        JSON.stringify({
-          apiVersion: "v1",
-          kind: "Config",
-          clusters: [
-            { name: "c", cluster: { server: `http://127.0.0.1:${(server.address() as { port: number }).port}` } },
-          ],
-          users: [{ name: "u", user: {} }],
-          contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
-          "current-context": "c",
-        }),
-      );
+      writeFileSync(kubeconfig, kubeconfigFor(server, {}));
       const short = await runMain(["next", "x", "--count=1", `--kubeconfig=${kubeconfig}`, "--request-timeout=100ms"]);
       assert.equal(short.code, 1, short.err);
       assert.match(short.err, /no response within 100 ms/);
@@ -715,65 +709,32 @@ describe("kubectl cron: --request-timeout", () => {
         const r = await runMain(["next", "x", "--count=1", `--kubeconfig=${kubeconfig}`, flag]);
         assert.equal(r.code, 0, `${flag}: ${r.err}`);
       }
-    } finally {
-      server.closeAllConnections();
-      server.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 // The plugin loads its kubeconfig as the manager does (runtime/kubeconfig.ts): the forms kubectl accepts,
 // through the plugin's own main(), against a server that records what it was asked.
 describe("kubectl cron: the kubeconfig", () => {
-  const cronJob = (ns: string) => ({
-    apiVersion: "batch.tutorial.kubebuilder.io/v1",
-    kind: "CronJob",
-    metadata: { name: "x", namespace: ns },
-    spec: { schedule: "0 * * * *", jobTemplate: { spec: { template: { spec: { containers: [] } } } } },
-  });
-
+  /** `fn` with a server answering the CronJob x of the namespace asked, and what it was asked. */
   async function withServer(
     fn: (server: string, dir: string, seen: Array<{ path: string; auth: string; groups?: string[] }>) => Promise<void>,
   ): Promise<void> {
-    const { createServer } = await import("node:http");
-    const { mkdtempSync, rmSync } = await import("node:fs");
-    const { join } = await import("node:path");
-    const { tmpdir } = await import("node:os");
     const seen: Array<{ path: string; auth: string; groups?: string[] }> = [];
-    const srv = createServer((req, res) => {
+    const respond: RequestListener = (req, res) => {
       const groups = req.headersDistinct["impersonate-group"];
       seen.push({ path: req.url ?? "", auth: String(req.headers.authorization ?? ""), ...(groups ? { groups } : {}) });
       const ns = /namespaces\/([^/]+)\//.exec(req.url ?? "")?.[1] ?? "default";
       res.setHeader("Content-Type", "application/json");
-      res.end(JSON.stringify(cronJob(ns)));
-    });
-    await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
-    const dir = mkdtempSync(join(tmpdir(), "kubectl-cron-kc-"));
-    try {
-      await fn(`http://127.0.0.1:${(srv.address() as { port: number }).port}`, dir, seen);
-    } finally {
-      srv.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+      res.end(JSON.stringify(cronJobX(ns)));
+    };
+    await withHTTPServer(respond, (server, dir) => fn(server, dir, seen));
   }
 
-  const config = (server: string, user: object, contexts = [{ name: "c", context: { cluster: "c", user: "u" } }]) =>
-    JSON.stringify({
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "c", cluster: { server, "insecure-skip-tls-verify": true } }],
-      users: [{ name: "u", user }],
-      contexts,
-      "current-context": contexts[0]!.name,
-    });
-
   it("reads $KUBECONFIG from its environment, skipping a listed file that does not exist", async () => {
-    const { writeFileSync } = await import("node:fs");
-    const { join, delimiter } = await import("node:path");
     await withServer(async (server, dir, seen) => {
       const file = join(dir, "config");
-      writeFileSync(file, config(server, { token: "t0ken" }));
+      writeFileSync(file, kubeconfigFor(server, { token: "t0ken" }));
       const r = await runMain(["next", "x", "--count=1"], { KUBECONFIG: [join(dir, "missing"), file].join(delimiter) });
       assert.equal(r.code, 0, r.err);
       assert.deepEqual(seen, [
@@ -783,13 +744,11 @@ describe("kubectl cron: the kubeconfig", () => {
   });
 
   it("--context picks another context and its namespace; an unknown one is a usage error", async () => {
-    const { writeFileSync } = await import("node:fs");
-    const { join } = await import("node:path");
     await withServer(async (server, dir, seen) => {
       const file = join(dir, "config");
       writeFileSync(
         file,
-        config(server, { token: "t" }, [
+        kubeconfigFor(server, { token: "t" }, [
           { name: "c", context: { cluster: "c", user: "u" } },
           { name: "team", context: { cluster: "c", user: "u", namespace: "team-a" } } as never,
         ]),
@@ -804,11 +763,9 @@ describe("kubectl cron: the kubeconfig", () => {
   });
 
   it("impersonated groups go as one header line each", async () => {
-    const { writeFileSync } = await import("node:fs");
-    const { join } = await import("node:path");
     await withServer(async (server, dir, seen) => {
       const file = join(dir, "config");
-      writeFileSync(file, config(server, { token: "t", as: "bob", "as-groups": ["devs", "ops, with a comma"] }));
+      writeFileSync(file, kubeconfigFor(server, { token: "t", as: "bob", "as-groups": ["devs", "ops, with a comma"] }));
       const r = await runMain(["next", "x", "--count=1", `--kubeconfig=${file}`]);
       assert.equal(r.code, 0, r.err);
       assert.deepEqual(seen[0]!.groups, ["devs", "ops, with a comma"]);
@@ -816,8 +773,6 @@ describe("kubectl cron: the kubeconfig", () => {
   });
 
   it("an exec credential plugin user (client-node's authenticator, loaded only for it)", async () => {
-    const { writeFileSync, chmodSync } = await import("node:fs");
-    const { join } = await import("node:path");
     await withServer(async (server, dir, seen) => {
       const plugin = join(dir, "credential-plugin");
       writeFileSync(
@@ -828,7 +783,7 @@ describe("kubectl cron: the kubeconfig", () => {
       const file = join(dir, "config");
       writeFileSync(
         file,
-        config(server, {
+        kubeconfigFor(server, {
           exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, interactiveMode: "Never" },
         }),
       );

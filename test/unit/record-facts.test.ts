@@ -163,6 +163,17 @@ function endedJob(pods: string): Job {
   } as unknown as Job;
 }
 
+/** The slot's Created entry (JOB, decided a second after the slot), with `o`. */
+const created = (o: Partial<RecentRun> = {}): RecentRun => ({
+  trigger: "Schedule",
+  scheduledTime: SLOT,
+  decision: "Created",
+  reason: "Scheduled",
+  decidedAt: at(SLOT, 1),
+  job: JOB,
+  ...o,
+});
+
 /** Each kind of entry whose facts were once words, as the operator writes it now, and what else the slot needs. */
 const CASES: { name: string; f: () => WhyFacts; cause: string }[] = [
   {
@@ -227,15 +238,7 @@ const CASES: { name: string; f: () => WhyFacts; cause: string }[] = [
             attempt: { number: 1, of: 2, after: JOB, failure: "BackoffLimitExceeded" },
             startsAt: at(SLOT, 36_120),
           },
-          {
-            trigger: "Schedule",
-            scheduledTime: SLOT,
-            decision: "Created",
-            reason: "Scheduled",
-            decidedAt: at(SLOT, 1),
-            job: JOB,
-            outcome: { result: "Failed", reason: "BackoffLimitExceeded", finishedAt: at(SLOT, 120) },
-          },
+          created({ outcome: { result: "Failed", reason: "BackoffLimitExceeded", finishedAt: at(SLOT, 120) } }),
         ]),
       ),
   },
@@ -245,13 +248,7 @@ const CASES: { name: string; f: () => WhyFacts; cause: string }[] = [
     f: () =>
       facts(
         cronJob({ startTimeoutSeconds: 60 }, [
-          {
-            trigger: "Schedule",
-            scheduledTime: SLOT,
-            decision: "Created",
-            reason: "Scheduled",
-            decidedAt: at(SLOT, 1),
-            job: JOB,
+          created({
             outcome: {
               result: "Failed",
               reason: "StartTimeout",
@@ -259,27 +256,14 @@ const CASES: { name: string; f: () => WhyFacts; cause: string }[] = [
               finishedAt: at(SLOT, 62),
               pods: "ImagePull",
             },
-          },
+          }),
         ]),
       ),
   },
   {
     name: "a run the operator ended, its Job kept (ended-pods NoPod)",
     cause: "start-timeout",
-    f: () =>
-      facts(
-        cronJob({ startTimeoutSeconds: 60 }, [
-          {
-            trigger: "Schedule",
-            scheduledTime: SLOT,
-            decision: "Created",
-            reason: "Scheduled",
-            decidedAt: at(SLOT, 1),
-            job: JOB,
-          },
-        ]),
-        { jobs: [endedJob("NoPod")] },
-      ),
+    f: () => facts(cronJob({ startTimeoutSeconds: 60 }, [created()]), { jobs: [endedJob("NoPod")] }),
   },
 ];
 

@@ -22,7 +22,8 @@ import {
   RUN_NOW_REQUEST_ANNOTATION,
 } from "../../api/v1/index.ts";
 import { recordDecision, recordFromChildren, type RunSubject, runDecision } from "../../controllers/record.ts";
-import { TRIGGERS, triggerOfJob } from "../../controllers/triggers.ts";
+import { triggerOfJob } from "../../controllers/trigger.ts";
+import { TRIGGERS } from "../../controllers/triggers.ts";
 import { rfc3339 } from "../../runtime/metatime.ts";
 import { deepFreeze } from "../../runtime/objects.ts";
 import { batchJob } from "../fixtures.ts";

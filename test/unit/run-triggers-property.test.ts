@@ -790,14 +790,20 @@ function check(c: Case, o: Outcome): string[] {
 describe("interleaved triggers: schedule, run-now and backfill, with restarts, outages and a lagging cache", () => {
   it("settles when RunAll (maxCatchUpRuns 1) catches up after a suspension, with historyLimit 0 and a lagging cache", async () => {
     // Seed 1579629395: the reconciler kept writing status at one instant (the unsuspend), pass after pass.
+    // Both: every 5 minutes, RunAll catching up one run, Allow, no history kept.
+    const runAll = {
+      schedule: "*/5 * * * *",
+      timeZone: undefined,
+      policy: "RunAll",
+      concurrencyPolicy: "Allow",
+      startingDeadlineSeconds: undefined,
+      historyLimit: 0,
+      created: "2026-03-28T00:00:00.000Z",
+      maxCatchUpRuns: 1,
+    } as const;
     const cases: Case[] = [
       {
-        schedule: "*/5 * * * *",
-        timeZone: undefined,
-        policy: "RunAll",
-        concurrencyPolicy: "Allow",
-        startingDeadlineSeconds: undefined,
-        historyLimit: 0,
+        ...runAll,
         actions: [
           { kind: "suspend", at: 1 },
           { kind: "restart", at: 2 },
@@ -805,16 +811,9 @@ describe("interleaved triggers: schedule, run-now and backfill, with restarts, o
         ],
         fates: [{ outcome: "Complete", seconds: 1, terminating: 0 }],
         lag: [1, 2],
-        created: "2026-03-28T00:00:00.000Z",
-        maxCatchUpRuns: 1,
       },
       {
-        schedule: "*/5 * * * *",
-        timeZone: undefined,
-        policy: "RunAll",
-        concurrencyPolicy: "Allow",
-        startingDeadlineSeconds: undefined,
-        historyLimit: 0,
+        ...runAll,
         actions: [
           { kind: "backfill", back: 41788, span: 13746, parallelism: 1, future: false, at: 4149 },
           { kind: "suspend", at: 6001 },
@@ -830,8 +829,6 @@ describe("interleaved triggers: schedule, run-now and backfill, with restarts, o
           { outcome: "Complete", seconds: 2235, terminating: 0 },
         ],
         lag: [2, 3, 1, 1, 2, 1, 2],
-        created: "2026-03-28T00:00:00.000Z",
-        maxCatchUpRuns: 1,
       },
     ];
     for (const c of cases) {

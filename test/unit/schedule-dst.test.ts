@@ -4,13 +4,8 @@
 // 30-minute gap drops the slot, and an hourly schedule on Lord Howe's fall-back throws "loop limit exceeded".
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseSchedule, type Schedule } from "../../api/v1/schedule/index.ts";
-
-function must(schedule: string, timeZone: string): Schedule {
-  const r = parseSchedule(schedule, timeZone);
-  assert.ok(r.ok, r.ok ? "" : r.error.message);
-  return r.schedule;
-}
+import type { Schedule } from "../../api/v1/schedule/index.ts";
+import { must } from "../schedules.ts";
 
 /** Every slot in (from, to], forwards with next. */
 function slots(s: Schedule, from: string, to: string): string[] {

@@ -23,10 +23,7 @@ import {
   unionCountSlots,
   UnionSchedule,
 } from "../../api/v1/schedule/index.ts";
-
-/** The slots in [from, to], as countSlots counts them (its lower bound is exclusive). */
-const countInRange = (s: Parameters<typeof countSlots>[0], from: Date, to: Date, anchor: Date | undefined) =>
-  countSlots(s, new Date(from.getTime() - 1), to, anchor);
+import { countInRange, sourced } from "../schedules.ts";
 
 const SECOND = 1000;
 const MINUTE = 60_000;
@@ -149,10 +146,6 @@ const lengthArb = fc.oneof(
 
 const show = (s: SourcedSlot) => `${s.at.toISOString()} ${s.sources.join(",")}`;
 const showDate = (d: Date | undefined) => (d === undefined ? "none" : d.toISOString());
-
-/** Each slot with the members the product names for it (UnionSchedule.sourcesAt). */
-const sourced = (union: UnionSchedule, slots: Date[], anchor?: SetAnchor): SourcedSlot[] =>
-  slots.map((at) => ({ at, sources: union.sourcesAt(at, anchor) }));
 
 /** The set's own walk (ScheduleSet.slotsAfter) over [from, to], bounded as slotsInRange bounds a range. */
 function setSlotsInRange(

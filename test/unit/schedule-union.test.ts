@@ -12,9 +12,7 @@ import {
   MISSED_COUNT_CAP,
   newestSlots,
   parseHashedSchedule,
-  parseSchedule,
   parseScheduleList,
-  type Schedule,
   ScheduleSet,
   type ScheduleSetMember,
   scheduleWindow,
@@ -24,28 +22,14 @@ import {
   type SourcedSlot,
   unionCountSlots,
   UnionSchedule,
-  countSlots,
 } from "../../api/v1/schedule/index.ts";
 import { fieldErrorString } from "../../runtime/field.ts";
-
-/** The slots in [from, to], as countSlots counts them (its lower bound is exclusive). */
-const countInRange = (s: Parameters<typeof countSlots>[0], from: Date, to: Date, anchor: Date | undefined) =>
-  countSlots(s, new Date(from.getTime() - 1), to, anchor);
-
-function p(text: string, timeZone?: string): Schedule {
-  const r = parseSchedule(text, timeZone);
-  assert.ok(r.ok, r.ok ? "" : r.error.message);
-  return r.schedule;
-}
+import { countInRange, counted, must as p, sourced } from "../schedules.ts";
 
 const d = (s: string) => new Date(s);
 /** "2026-03-08T07:30:00Z 0,1": a slot as one comparable string. */
 const show = (s: SourcedSlot | undefined) =>
   s === undefined ? "none" : `${s.at.toISOString().replace(".000Z", "Z")} ${s.sources.join(",")}`;
-
-/** Each slot with the members it came from, as the product names them (UnionSchedule.sourcesAt). */
-const sourced = (union: UnionSchedule, slots: Date[], anchor?: SetAnchor): SourcedSlot[] =>
-  slots.map((at) => ({ at, sources: union.sourcesAt(at, anchor) }));
 
 /** The union's slots in [from, to] as the product finds them: slotsInRange over a UnionSchedule. */
 function slotsOf(
@@ -75,21 +59,6 @@ function setSlotsAfter(set: ScheduleSet, after: Date, to: Date, anchor: SetAncho
     out.push(slot);
   }
   return out;
-}
-
-/** A schedule that counts the next/mostRecent calls made on it. */
-function counted(s: Schedule): { schedule: Schedule; calls: () => number } {
-  let calls = 0;
-  const schedule: Schedule = {
-    description: s.description,
-    timeZone: s.timeZone,
-    isEvery: s.isEvery,
-    everySeconds: s.everySeconds,
-    followsRealTime: s.followsRealTime,
-    next: (after, anchor) => (calls++, s.next(after, anchor)),
-    mostRecent: (notAfter, anchor) => (calls++, s.mostRecent(notAfter, anchor)),
-  };
-  return { schedule, calls: () => calls };
 }
 
 describe("ScheduleSet", () => {

@@ -32,7 +32,8 @@ import {
 } from "../../api/v1/index.ts";
 import { historyRows } from "../../cmd/kubectl-cron/answer/history.ts";
 import { CronJobReconciler, setupCache } from "../../controllers/cronjob_controller.ts";
-import { bindRun, type RunParts, type Trigger, TRIGGERS } from "../../controllers/triggers.ts";
+import { bindRun, type RunParts, type Trigger } from "../../controllers/trigger.ts";
+import { TRIGGERS } from "../../controllers/triggers.ts";
 import { FakeClock } from "../../runtime/fake-clock.ts";
 import { FakeRecorder } from "../../runtime/events/fake.ts";
 import { FakeClient } from "../../runtime/fake/client.ts";

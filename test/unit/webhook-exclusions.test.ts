@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { fieldErrorString } from "../../runtime/webhook/index.ts";
 import { validateCronJob } from "../../webhooks/cronjob_webhook.ts";
+import { calendarCheck } from "../../webhooks/exclusion_checks.ts";
 import { minimalCronJob, variant } from "../fixtures.ts";
 
 const NOW = new Date("2026-11-26T10:00:00Z");
@@ -75,12 +76,15 @@ describe("the webhook and spec.exclusions", () => {
       };
       const r = validateCronJob(variant(minimalCronJob("x"), inTeam), {
         now: NOW,
-        calendars: (namespace, name) =>
-          calendars === "unknown"
-            ? "unknown"
-            : namespace === "team" && calendars[name]
-              ? { name, state: "found", windows: calendars[name] }
-              : { name, state: "missing" },
+        inputs: [
+          calendarCheck((namespace, name) =>
+            calendars === "unknown"
+              ? "unknown"
+              : namespace === "team" && calendars[name]
+                ? { name, state: "found", windows: calendars[name] }
+                : { name, state: "missing" },
+          ),
+        ],
       });
       return { errors: r.errors.map(fieldErrorString), warnings: r.warnings };
     };

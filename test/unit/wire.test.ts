@@ -10,7 +10,7 @@ import {
   parseCronJob,
 } from "../../api/v1/index.ts";
 import { type Job, JobSchema, jobForSlot, JobSourceSchema, readJob } from "../../api/v1/index.ts";
-import { minimalCronJob, variant } from "../fixtures.ts";
+import { minimalCronJob, SCHEDULED_CONDITION, variant } from "../fixtures.ts";
 
 const keys = (o: object) => Object.keys(o).sort();
 
@@ -31,15 +31,7 @@ describe("CronJobWireSchema: a stored CronJob whatever its values", () => {
         active: [{ kind: "Job", name: "w-1", namespace: "default", uid: "j-1" }],
         activeCount: 1,
         lastScheduleTime: "2026-01-01T00:00:00Z",
-        conditions: [
-          {
-            type: "Available",
-            status: "True",
-            reason: "Scheduled",
-            message: "",
-            lastTransitionTime: "2026-01-01T00:00:00Z",
-          },
-        ],
+        conditions: [SCHEDULED_CONDITION],
       };
     });
     for (const obj of [minimalCronJob("w"), withStatus]) {

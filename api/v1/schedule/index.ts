@@ -23,15 +23,14 @@ export {
   unionCountSlots,
   UnionSchedule,
 } from "./union.ts";
+export type { CompiledWindow } from "./compiledwindows.ts";
+export { MAX_EXCLUSION_WINDOWS, parseExclusionWindows } from "./exclusionwindows.ts";
 export {
-  type CompiledWindow,
   ExcludingSchedule,
   type ExclusionHit,
   type ExclusionSource,
   Exclusions,
-  MAX_EXCLUSION_WINDOWS,
   MAX_SKIPPED_SLOTS,
-  parseExclusionWindows,
   slotsLeft,
-} from "./exclusionwindows.ts";
+} from "./excludingschedule.ts";
 export { formatGoSeconds, parseGoDuration } from "./duration.ts";

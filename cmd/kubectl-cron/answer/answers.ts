@@ -257,7 +257,7 @@ function nextJson(n: NextRead, suspended: boolean): Output["json"] {
  */
 function limitLines(cronJob: CronJob, now: Date, listed: number, asked: number): string[] {
   const ups = upstreamsOf(cronJob.spec);
-  const lines = ups.map((u) => SHAPING.runsAfter(u.cronJob, u.when));
+  const lines = SHAPING.afterEdges(cronJob.spec);
   if (ups.length && cronJob.spec.schedule === undefined) lines.push(SHAPING.noSchedule());
   const start = notStartedUntil(cronJob.spec, now);
   if (start) lines.push(SHAPING.notStarted(iso(start)));

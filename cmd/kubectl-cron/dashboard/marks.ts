@@ -96,7 +96,7 @@ function shapingOf(cronJob: CronJob, now: Date): RowShaping | undefined {
   const ended =
     maxRunsEnd(spec, cronJob.status) ??
     endTimeEnd(spec, now, endPassed && stored !== "EndTimeReached" ? nextSlotOf(cronJob, now) : undefined, 0);
-  const after = upstreamsOf(spec).map((u) => SHAPING.runsAfter(u.cronJob, u.when));
+  const after = SHAPING.afterEdges(spec);
   const shaping: RowShaping = {
     ...(start || end ? { window: SHAPING.window(start, end) } : {}),
     ...(ended ? { ended: SHAPING.ended(ended) } : {}),

@@ -1,9 +1,7 @@
 // The cluster as the dashboard follows it: informers (runtime/cache) over the CronJobs, Jobs, ExclusionCalendars and
-// ConcurrencyGroups the user may read, in one namespace or all, each object trimmed to what the page draws. Changes
-// are gathered for a moment and pushed as the rows and lanes they touch. The verdicts are `why`'s (answer/verdicts.ts: the
-// same diagnosis over the same facts), read from these informers and, of what they do not hold (Pods, Events, quotas,
-// the operator), one list a namespace: those of the CronJobs that changed a moment after the change, all of them at
-// most every VERDICT_INTERVAL_MS (and every IDLE_VERDICT_INTERVAL_MS with no change: a slot can turn late unseen).
+// ConcurrencyGroups the user may read, in one namespace or all, each object trimmed to what the page draws (and its
+// short strings shared: interner.ts). Changes are gathered for a moment and pushed as the rows and lanes they touch,
+// and make the verdicts of the CronJobs they touch stale (fleetverdicts.ts reads them again and pushes them).
 // The first screen comes before the rest (begin()): the first FIRST_SCREEN CronJobs in the page's order (the API
 // server lists by namespace and name, as the page sorts) and their Jobs (by the label the Job index reads), read in
 // two small requests while the informers list everything; the page draws them and asks for the whole fleet again
@@ -25,36 +23,15 @@ import { APIError } from "../../../runtime/errors.ts";
 import { Kinds, type KubeObject, type ResourceKind } from "../../../runtime/kinds.ts";
 import { type GroupMember, groupsOf, memberOf } from "../model/groupfacts.ts";
 import { iso } from "../model/time.ts";
-import { needsAttention, sharedProblems, verdictKeys, type VerdictKeys, verdictOf } from "../answer/verdicts.ts";
-import { readNamespace } from "../read/whyfacts.ts";
 import { namespaceNames } from "../read/api.ts";
-import { gatherOperator, operatorsByClaim } from "../read/operator.ts";
-import { type ClaimReader, claimReader } from "../read/claims.ts";
-import type { ClaimRead } from "../model/claims.ts";
-import { readClocks } from "../read/clocks.ts";
 import { jobFacts, trimCronJob } from "../model/trims.ts";
-import { factsOf, type OperatorFacts } from "../model/facts.ts";
+import { CHANGE_VERDICT_DELAY_MS, FleetVerdicts } from "./fleetverdicts.ts";
+import { Interner } from "./interner.ts";
 import { idOf, laneOf, marksOf, rowOf } from "./marks.ts";
-import type { Attention, Fleet, GroupLane, Push, Row, RowMarks } from "./view.ts";
+import type { Fleet, GroupLane, Push, Row, RowMarks } from "./view.ts";
 
 /** How long changes are gathered before one push: a burst of Job updates is one message. */
 const PUSH_DELAY_MS = 300;
-/** How long after a change the verdicts of the CronJobs it touched are read (a burst of changes is one pass). */
-const CHANGE_VERDICT_DELAY_MS = 1_000;
-/**
- * The least time between the end of one verdicts pass and the start of the next for changes: a fleet whose statuses
- * change every second (an operator at work) must not have its namespaces' Pods and Events listed every second.
- */
-const VERDICT_PASS_GAP_MS = 3_000;
-/** How often at most every CronJob's verdict is read again after changes (it lists Pods and Events of every namespace). */
-const VERDICT_INTERVAL_MS = 30_000;
-/** How often every verdict is read again with no change: time alone turns a slot late. */
-const IDLE_VERDICT_INTERVAL_MS = 300_000;
-/**
- * Diagnoses made between two turns of the event loop: the page's requests are answered between them (25: ~10 ms
- * a turn on a busy 2-core machine; 100 held a screen's marks up to ~60 ms, issue 72).
- */
-const DIAGNOSES_PER_TURN = 25;
 
 /**
  * The CronJobs read first, and their Jobs: more than a screen of rows (a 1400×900 window shows ~30), few enough that
@@ -67,11 +44,6 @@ const FIRST_SCREEN = 60;
  * response and parsed objects at once, two lists at a time (issue 72).
  */
 const LIST_PAGE = 100;
-/** The longest string interned(): names, namespaces, words and times, not messages. */
-const INTERNED_LENGTH = 64;
-/** Strings interned() keeps during the initial lists, and after them (watch events). */
-const INTERNED_MAX = 50_000;
-const INTERNED_AFTER_SYNC = 2_000;
 
 /** What start() needs of an informer, whatever it holds. */
 type Startable = Pick<Informer, "kind" | "start" | "waitForSync">;
@@ -96,7 +68,7 @@ export class FleetSource {
   private readonly groups: Informer<KubeObject>;
   /** What this user may not read, as the page says it. */
   readonly unreadable: string[] = [];
-  private readable = new Set<ResourceKind>();
+  private readonly readable = new Set<ResourceKind>();
   private readonly listeners = new Set<(p: Push) => void>();
   private dirtyRows = new Set<string>();
   private removed = new Set<string>();
@@ -105,30 +77,13 @@ export class FleetSource {
   /** Namespaces where anything changed: their groups' lanes are pushed again. */
   private laneNamespaces = new Set<string>();
   private pushTimer: NodeJS.Timeout | undefined;
-  private attention: Record<string, Attention | null> | undefined;
-  private shared: Attention[] = [];
-  private verdictsAt: Date | undefined;
-  /** When every CronJob's verdict was last read. */
-  private fullVerdictsAt: Date | undefined;
-  /**
-   * Each CronJob's verdict as last read, by id: the keys of one that needs attention (what the page says of it, and
-   * what the shared problems are counted from), of a healthy one only that it is and its group's key.
-   */
-  private readonly verdicts = new Map<string, VerdictKeys | { healthy: true; group: string | undefined }>();
-  /** When the next verdicts pass is due (its timer set). */
-  private verdictDue = 0;
-  /** When the last verdicts pass ended. */
-  private lastPassEnd = 0;
-  /** CronJobs whose verdicts are stale: they, their Jobs, or their namespace's calendars or groups changed. */
-  private staleVerdicts = new Set<string>();
-  private verdictTimer: NodeJS.Timeout | undefined;
-  private verdictsRunning = false;
+  private readonly verdicts: FleetVerdicts;
   private stopped = false;
   /** Until the informers are synced: the first screen's CronJobs and, by id, their Jobs (absent: not read). */
   private first: { cronJobs: CronJob[]; jobs: Map<string, Job[]> } | undefined;
   private synced = false;
-  /** The short strings the informers' objects share (interned()). */
-  private strings = new Map<string, string>();
+  /** The short strings the informers' objects share. */
+  private readonly interner = new Interner();
   /** start()'s end: the informers synced (rejected: the CronJobs could not be listed). */
   private ready: Promise<void> | undefined;
   /** The calendars' and groups' informers synced (or found unreadable): the first screen's marks need them. */
@@ -143,10 +98,10 @@ export class FleetSource {
     const ns = o.namespace !== undefined ? { namespace: o.namespace } : {};
     const large = { ...ns, pageSize: LIST_PAGE, ...(o.namespace === undefined ? { listNamespaces } : {}) };
     this.cronJobs = new Informer<CronJob>(o.client, CronJobResource, large);
-    this.cronJobs.setTransform((c) => this.interned(trimCronJob(c)));
+    this.cronJobs.setTransform((c) => this.interner.intern(trimCronJob(c)));
     this.jobs = new Informer<Job>(o.client, Kinds.Job, large);
     // Trimmed as `why` trims the Jobs it lists: the page reads less, never more.
-    this.jobs.setTransform((j) => this.interned(jobFacts(j)));
+    this.jobs.setTransform((j) => this.interner.intern(jobFacts(j)));
     this.jobs.addIndex(JOBS_BY_CRONJOB, (j) => {
       const owner = j.metadata?.labels?.[CRONJOB_NAME_LABEL];
       return owner === undefined ? [] : [`${j.metadata?.namespace ?? ""}/${owner}`];
@@ -178,34 +133,18 @@ export class FleetSource {
       onUpdate: (_, x) => namespaceChanged(x),
       onDelete: namespaceChanged,
     });
-  }
-
-  /**
-   * `o` with its short strings shared: each parsed object has its own copy of its apiVersion, kind, namespace, owner's
-   * name, conditions' words and record's decisions (of 5,000 CronJobs and 3,333 Jobs, ~30,000 copies of a few hundred
-   * strings). The table lives for the initial lists; afterwards it stays small (INTERNED_AFTER_SYNC).
-   */
-  private interned<T>(o: T): T {
-    const seen = this.strings;
-    const walk = (v: unknown): unknown => {
-      if (typeof v === "string") {
-        if (v.length > INTERNED_LENGTH) return v;
-        const known = seen.get(v);
-        if (known !== undefined) return known;
-        if (seen.size < (this.synced ? INTERNED_AFTER_SYNC : INTERNED_MAX)) seen.set(v, v);
-        return v;
-      }
-      // An object already stored (frozen) is already interned.
-      if (!v || typeof v !== "object" || Object.isFrozen(v)) return v;
-      if (Array.isArray(v)) {
-        for (let i = 0; i < v.length; i++) v[i] = walk(v[i]);
-      } else {
-        const r = v as Record<string, unknown>;
-        for (const k in r) r[k] = walk(r[k]);
-      }
-      return v;
-    };
-    return walk(o) as T;
+    this.verdicts = new FleetVerdicts({
+      ...o,
+      cronJobs: this.cronJobs,
+      jobs: this.jobs,
+      calendars: this.calendars,
+      groups: this.groups,
+      readable: this.readable,
+      unreadable: this.unreadable,
+      push: (p) => {
+        for (const l of this.listeners) l(p);
+      },
+    });
   }
 
   /** Lists what it may (a kind this user may not list is said, not retried) and follows it; resolves once synced. */
@@ -244,7 +183,7 @@ export class FleetSource {
     const started = await probed;
     await Promise.all(started.map((inf) => inf?.waitForSync()));
     this.synced = true;
-    this.strings = new Map();
+    this.interner.synced();
     this.first = undefined;
     // What the initial lists added is the first page, not a change.
     this.dirtyRows.clear();
@@ -252,7 +191,7 @@ export class FleetSource {
     this.laneNamespaces.clear();
     clearTimeout(this.pushTimer);
     this.pushTimer = undefined;
-    this.scheduleVerdicts(0);
+    this.verdicts.schedule(0);
   }
 
   /**
@@ -303,16 +242,15 @@ export class FleetSource {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.pushTimer);
-    clearTimeout(this.verdictTimer);
+    this.verdicts.stop();
     await Promise.all([this.cronJobs, this.jobs, this.calendars, this.groups].map((i) => i.stop()));
   }
 
   /** Pushes to `fn` from now on; the verdicts already read first (the page may have loaded before they came). */
   subscribe(fn: (p: Push) => void): () => void {
     this.listeners.add(fn);
-    if (this.attention && this.verdictsAt) {
-      fn({ type: "verdicts", at: iso(this.verdictsAt), attention: this.attention, shared: this.shared });
-    }
+    const { attention, at, shared } = this.verdicts;
+    if (attention && at) fn({ type: "verdicts", at: iso(at), attention, shared });
     return () => this.listeners.delete(fn);
   }
 
@@ -339,10 +277,10 @@ export class FleetSource {
           : { allNamespaces: true },
       rows,
       groups: this.lanes(undefined, now),
-      shared: this.shared,
+      shared: this.verdicts.shared,
       unreadable: [...this.unreadable],
       actions,
-      ...(this.verdictsAt ? { verdictsAt: iso(this.verdictsAt) } : {}),
+      ...(this.verdicts.at ? { verdictsAt: iso(this.verdicts.at) } : {}),
     };
   }
 
@@ -394,7 +332,8 @@ export class FleetSource {
 
   private row(c: Readonly<CronJob>, now: Date): Row {
     const row = rowOf(c, this.jobsOf(idOf(c)), now);
-    if (this.attention) row.attention = this.attention[row.id] ?? null;
+    const attention = this.verdicts.attention;
+    if (attention) row.attention = attention[row.id] ?? null;
     return row;
   }
 
@@ -499,222 +438,15 @@ export class FleetSource {
       groups,
       laneNamespaces: [...this.laneNamespaces],
     };
-    this.markStale(ids, this.removed);
+    this.verdicts.markStale(ids, this.removed);
     this.dirtyRows = new Set();
     this.removed = new Set();
     this.dirtyNamespaces = new Set();
     this.laneNamespaces = new Set();
     for (const l of this.listeners) l(push);
-    this.scheduleVerdicts(CHANGE_VERDICT_DELAY_MS);
+    this.verdicts.schedule(CHANGE_VERDICT_DELAY_MS);
   }
-
-  /**
-   * The verdicts `changed` and `removed` touch are stale: their own, and those of the other members of their
-   * concurrency groups (a run's start or end moves the group's places for all of them).
-   */
-  private markStale(changed: Iterable<string>, removed: Iterable<string>): void {
-    const groups = new Set<string>();
-    for (const id of changed) {
-      this.staleVerdicts.add(id);
-      const g = this.cronJobs.getByKey(id)?.spec?.concurrencyGroup;
-      if (g) groups.add(`${id.slice(0, id.indexOf("/"))}/${g}`);
-    }
-    for (const id of removed) {
-      const v = this.verdicts.get(id);
-      const g = v && "healthy" in v ? v.group : v?.group && `${v.group.namespace}/${v.group.name}`;
-      if (g) groups.add(g);
-      this.verdicts.delete(id);
-      this.staleVerdicts.delete(id);
-    }
-    for (const key of groups) {
-      const [ns, g] = [key.slice(0, key.indexOf("/")), key.slice(key.indexOf("/") + 1)];
-      for (const c of this.cronJobs.list(ns)) if (c.spec?.concurrencyGroup === g) this.staleVerdicts.add(idOf(c));
-    }
-  }
-
-  /**
-   * The next verdicts pass: every CronJob's when none was read yet, or VERDICT_INTERVAL_MS after the last full one
-   * with changes since (IDLE_VERDICT_INTERVAL_MS without); the stale ones' after `delayMs`.
-   */
-  private scheduleVerdicts(delayMs: number): void {
-    if (this.stopped || this.verdictsRunning) return;
-    const now = this.o.now().getTime();
-    const sinceFull = this.fullVerdictsAt ? now - this.fullVerdictsAt.getTime() : Infinity;
-    const full = Math.max(0, (this.staleVerdicts.size ? VERDICT_INTERVAL_MS : IDLE_VERDICT_INTERVAL_MS) - sinceFull);
-    const wait = this.staleVerdicts.size
-      ? Math.max(Math.min(delayMs, full), this.lastPassEnd + VERDICT_PASS_GAP_MS - now)
-      : full;
-    if (this.verdictTimer) {
-      if (this.verdictDue <= now + wait) return;
-      clearTimeout(this.verdictTimer);
-    }
-    this.verdictDue = now + wait;
-    this.verdictTimer = setTimeout(() => void this.readVerdicts(), wait);
-    this.verdictTimer.unref();
-  }
-
-  /**
-   * Reads the verdicts (verdicts.ts) of the stale CronJobs, or of all of them when the last full pass is
-   * VERDICT_INTERVAL_MS old, from the informers' state and one list a namespace of what they do not hold, and pushes
-   * what needs attention.
-   */
-  private async readVerdicts(): Promise<void> {
-    this.verdictTimer = undefined;
-    this.verdictsRunning = true;
-    const started = this.o.now();
-    const full = !this.fullVerdictsAt || started.getTime() - this.fullVerdictsAt.getTime() >= VERDICT_INTERVAL_MS;
-    const ids = full ? new Set(this.cronJobs.list().map(idOf)) : this.staleVerdicts;
-    this.staleVerdicts = new Set();
-    try {
-      const unreadable: string[] = [];
-      const clocks = await readClocks(this.o.client, unreadable, this.o.now);
-      const namespaces = byNamespace(ids);
-      const claims = claimReader(this.o.client, clocks.attempt);
-      // A namespace's lists are read while the one before it is diagnosed (the first's with the operator's).
-      const reading = (i: number) => {
-        const r = i < namespaces.length ? this.namespaceReads(...namespaces[i]!, clocks, claims) : undefined;
-        r?.catch(() => undefined);
-        return r;
-      };
-      let next = reading(0);
-      const operatorOf = await this.operators(clocks, claims);
-      for (let i = 0; i < namespaces.length; i++) {
-        if (this.stopped) return;
-        const read = await next;
-        next = reading(i + 1);
-        if (read) await this.diagnoseNamespace(read, await operatorOf(read.claim, read.cronJobs), clocks, unreadable);
-      }
-      if (full) {
-        this.fullVerdictsAt = started;
-        for (const id of this.verdicts.keys()) if (!this.cronJobs.getByKey(id)) this.verdicts.delete(id);
-      }
-      this.pushVerdicts();
-    } catch (e) {
-      // Said on the page (the fleet's unreadable, pushed), and tried again: the CronJobs asked for are stale still.
-      for (const id of ids) this.staleVerdicts.add(id);
-      const said = `verdicts: ${e instanceof Error ? e.message : String(e)}`;
-      if (!this.unreadable.includes(said)) this.unreadable.push(said);
-      const push: Push = { type: "unreadable", unreadable: [...this.unreadable] };
-      for (const l of this.listeners) l(push);
-    } finally {
-      this.verdictsRunning = false;
-      this.lastPassEnd = this.o.now().getTime();
-      this.scheduleVerdicts(this.staleVerdicts.size ? CHANGE_VERDICT_DELAY_MS : IDLE_VERDICT_INTERVAL_MS);
-    }
-  }
-
-  /**
-   * The operator of each namespace, as `why` finds it: the one found once (of one namespace, the install its claim
-   * names), else the install a namespace's claim names (read/operator.ts operatorsByClaim).
-   */
-  private async operators(clocks: Awaited<ReturnType<typeof readClocks>>, claims: ClaimReader) {
-    const claim = this.o.namespace !== undefined ? await claims.claimOf(this.o.namespace) : undefined;
-    const base = await gatherOperator(this.o.client, clocks.attempt, {
-      operatorNamespace: this.o.operatorNamespace,
-      cronJobs: this.cronJobs.list(),
-      ...(claim ? { claim } : {}),
-    });
-    return operatorsByClaim(this.o.client, clocks.attempt, base, this.o.operatorNamespace);
-  }
-
-  /**
-   * What the verdicts of the CronJobs `stale` of namespace `ns` are read from: the informers' and the namespace's
-   * other lists, and its claim (undefined: none of them is left).
-   */
-  private async namespaceReads(
-    ns: string,
-    stale: ReadonlySet<string>,
-    clocks: Awaited<ReturnType<typeof readClocks>>,
-    claims: ClaimReader,
-  ): Promise<
-    { ns: string; cronJobs: CronJob[]; reads: Awaited<ReturnType<typeof readNamespace>>; claim: ClaimRead } | undefined
-  > {
-    const all = this.cronJobs
-      .list(ns)
-      .slice()
-      .sort((a, b) => (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""));
-    const cronJobs = all.filter((c) => stale.has(idOf(c)));
-    if (!cronJobs.length) return undefined;
-    const known = {
-      jobs: this.readable.has(Kinds.Job) ? (this.jobs.list(ns) as Job[]) : [],
-      calendars: this.readable.has(ExclusionCalendarResource)
-        ? new Map(this.calendars.list(ns).map((c) => [c.metadata?.name ?? "", c.spec?.windows ?? []] as const))
-        : undefined,
-      groupLimits: this.readable.has(ConcurrencyGroupResource)
-        ? new Map(this.groups.list(ns).map((g) => [g.metadata?.name ?? "", groupLimitOf(g)] as const))
-        : undefined,
-    };
-    const [reads, claim] = await Promise.all([
-      readNamespace(this.o.client, ns, all, clocks, true, known),
-      claims.claimOf(ns),
-    ]);
-    return { ns, cronJobs, reads, claim };
-  }
-
-  /** The verdicts of a namespace's CronJobs read (namespaceReads), kept. */
-  private async diagnoseNamespace(
-    { ns, cronJobs, reads }: NonNullable<Awaited<ReturnType<FleetSource["namespaceReads"]>>>,
-    operator: OperatorFacts,
-    clocks: Awaited<ReturnType<typeof readClocks>>,
-    unreadable: string[],
-  ): Promise<void> {
-    for (let i = 0; i < cronJobs.length; i += DIAGNOSES_PER_TURN) {
-      // Answer the page's requests between diagnoses: a pass over thousands must not hold them. The facts are made
-      // a turn's worth at a time (factsOf is one CronJob's facts each), so a namespace's are never all held at once.
-      if (i > 0) await new Promise((r) => setImmediate(r));
-      const turn = cronJobs.slice(i, i + DIAGNOSES_PER_TURN);
-      for (const f of factsOf(ns, turn, reads, operator, clocks, unreadable)) {
-        const v = verdictOf(f);
-        const group = f.cronJob.spec?.concurrencyGroup;
-        this.verdicts.set(
-          idOf(f.cronJob),
-          needsAttention(v) ? verdictKeys(v) : { healthy: true, group: group && `${ns}/${group}` },
-        );
-      }
-    }
-  }
-
-  /** What needs attention, as the verdicts read say it (a healthy CronJob: null), pushed to every page. */
-  private pushVerdicts(): void {
-    const attention: Record<string, Attention | null> = {};
-    for (const c of this.cronJobs.list()) {
-      const v = this.verdicts.get(idOf(c));
-      if (v) attention[idOf(c)] = "healthy" in v ? null : attentionOf(v.diagnosis);
-    }
-    const needing = [...this.verdicts.values()].filter((v): v is VerdictKeys => !("healthy" in v));
-    const shared = sharedProblems(needing, this.o.namespace === undefined);
-    for (const p of shared) {
-      for (const who of p.cronJobs) {
-        const id = this.o.namespace !== undefined ? `${this.o.namespace}/${who}` : who;
-        attention[id] ??= { cause: p.cause, text: p.text };
-      }
-    }
-    this.attention = attention;
-    this.shared = shared.map((p) => ({ cause: p.cause, text: p.text }));
-    this.verdictsAt = this.o.now();
-    const push: Push = { type: "verdicts", at: iso(this.verdictsAt), attention, shared: this.shared };
-    for (const l of this.listeners) l(push);
-  }
-}
-
-/** What the page says of a CronJob that needs attention: its verdict's cause and words, or its first finding's. */
-function attentionOf(d: VerdictKeys["diagnosis"]): Attention {
-  const cause = d.status !== "healthy" ? d.cause : d.also[0]?.cause;
-  const text = d.status !== "healthy" ? d.verdict : (d.also[0]?.summary ?? d.verdict);
-  return { cause: cause ?? "unknown", text, ...(cause === "suspended" ? { suspended: true } : {}) };
 }
 
 /** The page's order of ids (namespace/name, by code unit), which is the API server's order of a list. */
 const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/** CronJob ids by namespace, the namespaces sorted. */
-function byNamespace(ids: Iterable<string>): [string, Set<string>][] {
-  const out = new Map<string, Set<string>>();
-  for (const id of ids) {
-    const ns = id.slice(0, id.indexOf("/"));
-    const set = out.get(ns) ?? new Set<string>();
-    set.add(id);
-    out.set(ns, set);
-  }
-  return [...out].sort(([a], [b]) => a.localeCompare(b));
-}

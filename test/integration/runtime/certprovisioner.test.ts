@@ -18,16 +18,14 @@ import { Client } from "../../../runtime/client.ts";
 import { Kinds, type KubeObject } from "../../../runtime/kinds.ts";
 import { createLogger, type Logger } from "../../../runtime/log.ts";
 import { allowed, escapeJSONPointer, patched, type AdmissionHandler } from "../../../runtime/webhook/index.ts";
+import { issueCA, issueServingCertificate } from "../../../runtime/webhook/certissue.ts";
 import {
   CertKinds,
   CertProvisioner,
-  issueCA,
-  issueServingCertificate,
-  planRenewal,
-  SecretKeys,
   serviceDNSNames,
   type CertProvisionerOptions,
 } from "../../../runtime/webhook/certprovisioner.ts";
+import { planRenewal, SecretKeys } from "../../../runtime/webhook/certrenewal.ts";
 import { webhookRunnable } from "../../../runtime/webhook/runnable.ts";
 import { TestEnv } from "../../../envtest/index.ts";
 import { freePort } from "../../../envtest/ports.ts";

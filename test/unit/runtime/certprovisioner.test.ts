@@ -1,9 +1,9 @@
-// The webhook certificate provisioner's decisions (runtime/webhook/certprovisioner.ts) without an apiserver:
-// what a Secret's content calls for (keep, a new serving certificate, a new CA) at a given time, the
-// renewal times, the certificates it issues, the CA bundle across a CA renewal, and the webhook server
-// waiting for the provisioned files before it starts, and the CA bundle set in CustomResourceDefinitions'
-// conversion webhooks (an in-memory fake client). test/integration/runtime/certprovisioner.test.ts runs it
-// against a real kube-apiserver.
+// The webhook certificate provisioner's decisions (runtime/webhook/certprovisioner.ts, with certrenewal.ts,
+// certissue.ts and cabundleinjector.ts) without an apiserver: what a Secret's content calls for (keep, a new
+// serving certificate, a new CA) at a given time, the renewal times, the certificates it issues, the CA bundle
+// across a CA renewal, and the webhook server waiting for the provisioned files before it starts, and the CA
+// bundle set in CustomResourceDefinitions' conversion webhooks (an in-memory fake client).
+// test/integration/runtime/certprovisioner.test.ts runs it against a real kube-apiserver.
 import assert from "node:assert/strict";
 import { createPrivateKey, generateKeyPairSync, X509Certificate } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -17,24 +17,25 @@ import { APIError } from "../../../runtime/errors.ts";
 import { FakeClient } from "../../../runtime/fake/client.ts";
 import type { KubeObject, ResourceKind } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
+import { issueCA, issueServingCertificate } from "../../../runtime/webhook/certissue.ts";
 import {
-  caBundleOf,
-  caRenewalTime,
   CertKinds,
-  certRenewalTime,
   CertProvisioner,
   DEFAULT_CA_VALIDITY_MS,
   DEFAULT_CERT_VALIDITY_MS,
-  issueCA,
-  issueServingCertificate,
+  serviceDNSNames,
+  type CertProvisionerOptions,
+} from "../../../runtime/webhook/certprovisioner.ts";
+import {
+  caBundleOf,
+  caRenewalTime,
+  certRenewalTime,
   planRenewal,
   RENEW_BEFORE_FRACTION,
   SecretKeys,
-  serviceDNSNames,
   type CAPair,
-  type CertProvisionerOptions,
   type PlanOptions,
-} from "../../../runtime/webhook/certprovisioner.ts";
+} from "../../../runtime/webhook/certrenewal.ts";
 import { webhookRunnable } from "../../../runtime/webhook/runnable.ts";
 
 const DAY = 24 * 3_600_000;

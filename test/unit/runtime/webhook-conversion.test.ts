@@ -3,16 +3,17 @@
 // the conversion path on the real TLS webhook server beside an admission path: bad reviews answered as the
 // admission ones are, size limits and metrics shared.
 import assert from "node:assert/strict";
-import https from "node:https";
 import { before, describe, it } from "node:test";
 import { CapturingLogger } from "../../capturing-logger.ts";
 import type { WebhookCertificates } from "../../../envtest/certs.ts";
-import { withWebhookServer } from "../../servers.ts";
+import { admissionRequest, admissionReview } from "../../admission.ts";
+import { metricValue } from "../../metrics.ts";
+import { postHTTPS, type Reply, startLoopbackWebhookServer, withWebhookServer } from "../../servers.ts";
 import type { KubeObject } from "../../../runtime/kinds.ts";
 import { discardLogger } from "../../../runtime/log.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
 import { allowed, conversionHandler, type WebhookHandler } from "../../../runtime/webhook/index.ts";
-import { startWebhookServer, type WebhookServer } from "../../../runtime/webhook/server.ts";
+import type { WebhookServer } from "../../../runtime/webhook/server.ts";
 import { type AdmissionReview } from "../../../runtime/webhook/admission.ts";
 import { type ConversionRequest, type ConversionReview, type Converter } from "../../../runtime/webhook/conversion.ts";
 
@@ -313,35 +314,6 @@ describe("conversion handler", () => {
   });
 });
 
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-function post(
-  url: string,
-  ca: string,
-  body: string | Buffer,
-  opts: { headers?: Record<string, string>; method?: string } = {},
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { "content-type": "application/json", ...opts.headers };
-    let answered = false;
-    const req = https.request(url, { method: opts.method ?? "POST", ca, headers, agent: false }, (res) => {
-      answered = true;
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }),
-      );
-      res.on("error", reject);
-    });
-    req.on("error", (err) => (answered ? undefined : reject(err)));
-    req.end(body);
-  });
-}
-
 function conversionReview(request: Partial<ConversionRequest> & Record<string, unknown> = {}): ConversionReview {
   return {
     apiVersion: "apiextensions.k8s.io/v1",
@@ -350,20 +322,18 @@ function conversionReview(request: Partial<ConversionRequest> & Record<string, u
   };
 }
 
-function admissionReview(): AdmissionReview {
-  return {
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: "u-1",
-      kind: { group: "example.com", version: "v1", kind: "Widget" },
-      resource: { group: "example.com", version: "v1", resource: "widgets" },
+/** A CREATE of the Widget "a". */
+const widgetReview = (): AdmissionReview =>
+  admissionReview(
+    admissionRequest({
+      group: "example.com",
+      resource: "widgets",
+      kind: "Widget",
       operation: "CREATE",
-      userInfo: { username: "admin" },
       object: widget("a"),
-    },
-  };
-}
+      uid: "u-1",
+    }),
+  );
 
 function parseConversion(reply: Reply): ConversionReview {
   assert.match(String(reply.headers["content-type"]), /^application\/json/);
@@ -371,14 +341,6 @@ function parseConversion(reply: Reply): ConversionReview {
   assert.equal(review.apiVersion, "apiextensions.k8s.io/v1");
   assert.equal(review.kind, "ConversionReview");
   return review;
-}
-
-async function metricValue(name: string, labels: Record<string, string>): Promise<number | undefined> {
-  const metric = metricsRegistry.getSingleMetric(name);
-  if (!metric) return undefined;
-  const data = await metric.get();
-  const match = data.values.find((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want));
-  return match?.value;
 }
 
 describe("conversion webhook on the webhook server", () => {
@@ -402,7 +364,7 @@ describe("conversion webhook on the webhook server", () => {
 
   it("converts a ConversionReview, beside an admission webhook on the same server", async () => {
     const sent = conversionReview({ objects: [widget("a", { size: 5 }), { ...widget("b"), apiVersion: V2 }] });
-    const reply = await post(`${server.url}/convert?timeout=30s`, certs.caPEM, JSON.stringify(sent));
+    const reply = await postHTTPS(`${server.url}/convert?timeout=30s`, certs.caPEM, JSON.stringify(sent));
     assert.equal(reply.status, 200);
     const got = parseConversion(reply);
     assert.equal(got.request, undefined);
@@ -415,14 +377,14 @@ describe("conversion webhook on the webhook server", () => {
         ["b", V2, { size: 1 }],
       ],
     );
-    const admission = await post(`${server.url}/validate`, certs.caPEM, JSON.stringify(admissionReview()));
+    const admission = await postHTTPS(`${server.url}/validate`, certs.caPEM, JSON.stringify(widgetReview()));
     assert.equal(admission.status, 200);
     assert.equal((JSON.parse(admission.body) as AdmissionReview).response?.allowed, true);
   });
 
   it("answers a failing converter with 200 and a Failure result, not a 500", async () => {
     const sent = conversionReview();
-    const reply = await post(`${server.url}/convert-broken`, certs.caPEM, JSON.stringify(sent));
+    const reply = await postHTTPS(`${server.url}/convert-broken`, certs.caPEM, JSON.stringify(sent));
     assert.equal(reply.status, 200);
     assert.deepEqual(parseConversion(reply).response, {
       uid: sent.request?.uid,
@@ -454,7 +416,7 @@ describe("conversion webhook on the webhook server", () => {
       ],
       [
         "an AdmissionReview",
-        JSON.stringify(admissionReview()),
+        JSON.stringify(widgetReview()),
         {},
         400,
         /^expected kind "ConversionReview", got "AdmissionReview"$/,
@@ -517,7 +479,7 @@ describe("conversion webhook on the webhook server", () => {
       "text/plain",
     ]);
     for (const [what, body, opts, code, message] of cases) {
-      const reply = await post(`${server.url}/convert`, certs.caPEM, body, opts);
+      const reply = await postHTTPS(`${server.url}/convert`, certs.caPEM, body, opts);
       assert.equal(reply.status, code, what);
       const response = parseConversion(reply).response;
       assert.equal(response?.uid, "", what);
@@ -529,7 +491,7 @@ describe("conversion webhook on the webhook server", () => {
         const asAdmission = body
           .replaceAll("ConversionReview", "AdmissionReview")
           .replace("apiextensions.k8s.io/", "admission.k8s.io/");
-        const admission = await post(`${server.url}/validate`, certs.caPEM, asAdmission, opts);
+        const admission = await postHTTPS(`${server.url}/validate`, certs.caPEM, asAdmission, opts);
         assert.equal(admission.status, code, `${what} (admission)`);
         const admissionMessage = (JSON.parse(admission.body) as AdmissionReview).response?.status?.message ?? "";
         assert.equal(
@@ -542,7 +504,11 @@ describe("conversion webhook on the webhook server", () => {
       }
     }
     // A request without objects is an empty list, as Go decodes it.
-    const empty = await post(`${server.url}/convert`, certs.caPEM, withRequest({ uid: "u", desiredAPIVersion: V2 }));
+    const empty = await postHTTPS(
+      `${server.url}/convert`,
+      certs.caPEM,
+      withRequest({ uid: "u", desiredAPIVersion: V2 }),
+    );
     assert.equal(empty.status, 200);
     assert.deepEqual(parseConversion(empty).response, {
       uid: "u",
@@ -552,24 +518,17 @@ describe("conversion webhook on the webhook server", () => {
   });
 
   it("shares the request size limit: 413 above maxBodyBytes, on conversion and admission paths alike", async () => {
-    const small = await startWebhookServer({
-      host: "127.0.0.1",
-      port: 0,
-      certDir: certs.dir,
-      logger: discardLogger,
-      handlers,
-      maxBodyBytes: 4096,
-    });
+    const small = await startLoopbackWebhookServer(certs, handlers, { maxBodyBytes: 4096 });
     try {
       const ok = JSON.stringify(conversionReview());
-      assert.equal((await post(`${small.url}/convert`, certs.caPEM, ok)).status, 200);
+      assert.equal((await postHTTPS(`${small.url}/convert`, certs.caPEM, ok)).status, 200);
       const over = Buffer.alloc(4097, " ");
       over.write(ok);
       for (const path of ["/convert", "/validate"]) {
-        const reply = await post(`${small.url}${path}`, certs.caPEM, over);
+        const reply = await postHTTPS(`${small.url}${path}`, certs.caPEM, over);
         assert.equal(reply.status, 413, path);
       }
-      const reply = await post(`${small.url}/convert`, certs.caPEM, over);
+      const reply = await postHTTPS(`${small.url}/convert`, certs.caPEM, over);
       assert.equal(parseConversion(reply).response?.result.code, 413);
       assert.match(
         parseConversion(reply).response?.result.message ?? "",
@@ -588,8 +547,8 @@ describe("conversion webhook on the webhook server", () => {
       metricValue("controller_runtime_webhook_requests_total", { webhook: "/convert", code });
     const before200 = (await total("200")) ?? 0;
     const before400 = (await total("400")) ?? 0;
-    await post(`${server.url}/convert`, certs.caPEM, JSON.stringify(conversionReview()));
-    await post(`${server.url}/convert`, certs.caPEM, "{");
+    await postHTTPS(`${server.url}/convert`, certs.caPEM, JSON.stringify(conversionReview()));
+    await postHTTPS(`${server.url}/convert`, certs.caPEM, "{");
     assert.equal(await total("200"), before200 + 1);
     assert.equal(await total("400"), before400 + 1);
     assert.equal(await metricValue("controller_runtime_webhook_requests_in_flight", { webhook: "/convert" }), 0);
@@ -601,7 +560,7 @@ describe("conversion webhook on the webhook server", () => {
 
   it("serves a conversion path registered after start", async () => {
     handlers.set("/convert-later", conversionHandler(convertWidget));
-    const reply = await post(`${server.url}/convert-later`, certs.caPEM, JSON.stringify(conversionReview()));
+    const reply = await postHTTPS(`${server.url}/convert-later`, certs.caPEM, JSON.stringify(conversionReview()));
     assert.equal(reply.status, 200);
     assert.equal(parseConversion(reply).response?.result.status, "Success");
   });

@@ -7,7 +7,6 @@ import http2 from "node:http2";
 import https from "node:https";
 import tls from "node:tls";
 import { after, before, describe, it } from "node:test";
-import { discardLogger } from "../../../runtime/log.ts";
 import { metricsRegistry } from "../../../runtime/metrics/registry.ts";
 import {
   allowed,
@@ -20,66 +19,27 @@ import {
   type AdmissionHandler,
   type AdmissionRequest,
 } from "../../../runtime/webhook/index.ts";
-import { startWebhookServer, type WebhookServer, type WebhookServerOptions } from "../../../runtime/webhook/server.ts";
+import type { WebhookServer, WebhookServerOptions } from "../../../runtime/webhook/server.ts";
 import { tooLongField } from "../../../runtime/field.ts";
 import { type AdmissionReview } from "../../../runtime/webhook/admission.ts";
 import { generateWebhookCertificates, type WebhookCertificates } from "../../../envtest/certs.ts";
-import { withWebhookServer } from "../../servers.ts";
+import { admissionRequest, admissionReview } from "../../admission.ts";
+import { metricValue } from "../../metrics.ts";
+import { postHTTPS, type Reply, startLoopbackWebhookServer, withWebhookServer } from "../../servers.ts";
 
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-function post(
-  url: string,
-  ca: string,
-  body: string | Buffer,
-  opts: { headers?: Record<string, string>; method?: string; chunked?: boolean } = {},
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { "content-type": "application/json", ...opts.headers };
-    if (opts.chunked) headers["transfer-encoding"] = "chunked";
-    let answered = false;
-    const req = https.request(url, { method: opts.method ?? "POST", ca, headers, agent: false }, (res) => {
-      answered = true;
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }),
-      );
-      res.on("error", reject);
-    });
-    // A server that answers an oversized upload early may reset the rest of it; the answer is what counts.
-    req.on("error", (err) => (answered ? undefined : reject(err)));
-    if (opts.chunked && Buffer.isBuffer(body)) {
-      // Several writes, so the server sees the body arrive in pieces without a length up front.
-      const step = Math.max(1, Math.ceil(body.length / 4));
-      for (let i = 0; i < body.length; i += step) req.write(body.subarray(i, i + step));
-      req.end();
-    } else {
-      req.end(body);
-    }
-  });
-}
-
+/** A CREATE of the ConfigMap "cm", its request changed by `request`. */
 function review(request: Partial<AdmissionRequest> = {}): AdmissionReview {
-  return {
-    apiVersion: "admission.k8s.io/v1",
-    kind: "AdmissionReview",
-    request: {
-      uid: "705ab4f5-6393-11e8-b7cc-42010a800002",
-      kind: { group: "", version: "v1", kind: "ConfigMap" },
-      resource: { group: "", version: "v1", resource: "configmaps" },
-      name: "cm",
-      namespace: "default",
-      operation: "CREATE",
-      userInfo: { username: "admin" },
-      object: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm" } },
-      ...request,
-    },
-  };
+  const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cm" } };
+  const uid = "705ab4f5-6393-11e8-b7cc-42010a800002";
+  const create = {
+    group: "",
+    resource: "configmaps",
+    kind: "ConfigMap",
+    operation: "CREATE",
+    object: cm,
+    uid,
+  } as const;
+  return admissionReview({ ...admissionRequest(create), ...request });
 }
 
 function parse(reply: Reply): AdmissionReview {
@@ -105,14 +65,6 @@ async function eventually(what: string, check: () => Promise<boolean>, timeoutMs
     if (Date.now() > deadline) assert.fail(`${what} did not happen within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-async function metricValue(name: string, labels: Record<string, string>): Promise<number | undefined> {
-  const metric = metricsRegistry.getSingleMetric(name);
-  if (!metric) return undefined;
-  const data = await metric.get();
-  const match = data.values.find((v) => Object.entries(labels).every(([k, want]) => String(v.labels[k]) === want));
-  return match?.value;
 }
 
 /** POSTs a review to `${url}/ok` through `agent`: the status, whether the socket was reused, and the Connection header. */
@@ -258,7 +210,7 @@ describe("webhook server", () => {
 
   it("calls the handler and answers with an AdmissionReview v1 carrying the request uid", async () => {
     const sent = review();
-    const reply = await post(`${server.url}/validate`, certs.caPEM, JSON.stringify(sent));
+    const reply = await postHTTPS(`${server.url}/validate`, certs.caPEM, JSON.stringify(sent));
     assert.equal(reply.status, 200);
     const got = parse(reply);
     assert.equal(got.apiVersion, "admission.k8s.io/v1");
@@ -270,7 +222,7 @@ describe("webhook server", () => {
   });
 
   it("passes a denial's status through untouched", async () => {
-    const got = parse(await post(`${server.url}/deny`, certs.caPEM, JSON.stringify(review())));
+    const got = parse(await postHTTPS(`${server.url}/deny`, certs.caPEM, JSON.stringify(review())));
     assert.equal(got.response?.allowed, false);
     assert.equal(got.response?.status?.code, 422);
     assert.equal(got.response?.status?.message, 'ConfigMap "cm" is invalid: data.bad: Invalid value: "yes": no');
@@ -287,7 +239,7 @@ describe("webhook server", () => {
       ["empty", "", /empty/],
     ];
     for (const [name, body, message] of cases) {
-      const reply = await post(`${server.url}/validate`, certs.caPEM, body);
+      const reply = await postHTTPS(`${server.url}/validate`, certs.caPEM, body);
       assert.equal(reply.status, 400, name);
       const got = parse(reply);
       assert.equal(got.response?.allowed, false, name);
@@ -297,28 +249,28 @@ describe("webhook server", () => {
   });
 
   it("accepts only POST with application/json", async () => {
-    const text = await post(`${server.url}/validate`, certs.caPEM, JSON.stringify(review()), {
+    const text = await postHTTPS(`${server.url}/validate`, certs.caPEM, JSON.stringify(review()), {
       headers: { "content-type": "text/plain" },
     });
     assert.equal(text.status, 400);
     assert.match(parse(text).response?.status?.message ?? "", /contentType=text\/plain, expected application\/json/);
 
-    const charset = await post(`${server.url}/validate`, certs.caPEM, JSON.stringify(review()), {
+    const charset = await postHTTPS(`${server.url}/validate`, certs.caPEM, JSON.stringify(review()), {
       headers: { "content-type": "application/json; charset=utf-8" },
     });
     assert.equal(charset.status, 200);
 
-    const get = await post(`${server.url}/validate`, certs.caPEM, "", { method: "GET" });
+    const get = await postHTTPS(`${server.url}/validate`, certs.caPEM, "", { method: "GET" });
     assert.equal(get.status, 405);
     assert.equal(get.headers.allow, "POST");
   });
 
   it("answers 404 for unregistered paths", async () => {
     for (const path of ["/nope", "/validate/", "/", "/validate/extra"]) {
-      const reply = await post(`${server.url}${path}`, certs.caPEM, JSON.stringify(review()));
+      const reply = await postHTTPS(`${server.url}${path}`, certs.caPEM, JSON.stringify(review()));
       assert.equal(reply.status, 404, path);
     }
-    const query = await post(`${server.url}/validate?timeout=10s`, certs.caPEM, JSON.stringify(review()));
+    const query = await postHTTPS(`${server.url}/validate?timeout=10s`, certs.caPEM, JSON.stringify(review()));
     assert.equal(query.status, 200, "the apiserver appends ?timeout=");
   });
 
@@ -330,7 +282,7 @@ describe("webhook server", () => {
     ];
     for (const [path, message] of cases) {
       const sent = review();
-      const reply = await post(`${server.url}${path}`, certs.caPEM, JSON.stringify(sent));
+      const reply = await postHTTPS(`${server.url}${path}`, certs.caPEM, JSON.stringify(sent));
       assert.equal(reply.status, 200, path);
       const got = parse(reply);
       assert.equal(got.response?.uid, sent.request?.uid, path);
@@ -345,30 +297,25 @@ describe("webhook server", () => {
     const json = JSON.stringify(review());
     const exact = Buffer.alloc(limit, " ");
     exact.write(json);
-    assert.equal((await post(`${server.url}/validate`, certs.caPEM, exact)).status, 200);
+    assert.equal((await postHTTPS(`${server.url}/validate`, certs.caPEM, exact)).status, 200);
 
     const over = Buffer.alloc(limit + 1, " ");
     over.write(json);
     for (const chunked of [false, true]) {
-      const reply = await post(`${server.url}/validate`, certs.caPEM, over, { chunked });
+      const reply = await postHTTPS(`${server.url}/validate`, certs.caPEM, over, { chunked });
       assert.equal(reply.status, 413, chunked ? "chunked" : "content-length");
       assert.match(parse(reply).response?.status?.message ?? "", /request entity is too large; limit is 3145728 bytes/);
     }
     const huge = Buffer.alloc(32 * 1024 * 1024, " ");
-    assert.equal((await post(`${server.url}/validate`, certs.caPEM, huge, { chunked: true })).status, 413);
+    assert.equal((await postHTTPS(`${server.url}/validate`, certs.caPEM, huge, { chunked: true })).status, 413);
 
-    const after = await post(`${server.url}/validate`, certs.caPEM, json);
+    const after = await postHTTPS(`${server.url}/validate`, certs.caPEM, json);
     assert.equal(after.status, 200);
   });
 
   it("exports every path's series at 0 before its first request", async () => {
-    const fresh = await startWebhookServer({
-      host: "127.0.0.1",
-      port: 0,
-      certDir: certs.dir,
-      logger: discardLogger,
-      handlers: new Map<string, AdmissionHandler>([["/never-called", () => allowed()]]),
-    });
+    const handlers = new Map<string, AdmissionHandler>([["/never-called", () => allowed()]]);
+    const fresh = await startLoopbackWebhookServer(certs, handlers);
     try {
       const text = await metricsRegistry.metrics();
       for (const code of ["200", "500"]) {
@@ -387,8 +334,8 @@ describe("webhook server", () => {
   it("counts requests under controller-runtime's metric names", async () => {
     const before =
       (await metricValue("controller_runtime_webhook_requests_total", { webhook: "/deny", code: "200" })) ?? 0;
-    await post(`${server.url}/deny`, certs.caPEM, JSON.stringify(review()));
-    await post(`${server.url}/deny`, certs.caPEM, "{");
+    await postHTTPS(`${server.url}/deny`, certs.caPEM, JSON.stringify(review()));
+    await postHTTPS(`${server.url}/deny`, certs.caPEM, "{");
     assert.equal(
       await metricValue("controller_runtime_webhook_requests_total", { webhook: "/deny", code: "200" }),
       before + 1,
@@ -456,11 +403,13 @@ async function http2Post(
   }
 }
 
+/** A webhook server on a free loopback port with `certs`, allowing every review at /ok; `o` changes its options. */
+const startOk = (certs: WebhookCertificates, o: Partial<WebhookServerOptions> = {}) =>
+  startLoopbackWebhookServer(certs, new Map<string, AdmissionHandler>([["/ok", () => allowed()]]), o);
+
 describe("webhook server options", () => {
   let certs: WebhookCertificates;
-  const handlers = new Map<string, AdmissionHandler>([["/ok", () => allowed()]]);
-  const start = (o: Partial<WebhookServerOptions> = {}) =>
-    startWebhookServer({ host: "127.0.0.1", port: 0, certDir: certs.dir, logger: discardLogger, handlers, ...o });
+  const start = (o: Partial<WebhookServerOptions> = {}) => startOk(certs, o);
 
   before(async () => {
     certs = await generateWebhookCertificates();
@@ -477,7 +426,7 @@ describe("webhook server options", () => {
       assert.equal((await http2Post(server.url, certs.caPEM, "/nope", "{}")).status, 404);
       assert.equal((await http2Post(server.url, certs.caPEM, "/ok", " ".repeat(4096))).status, 413);
       assert.equal((await http2Post(server.url, certs.caPEM, "/ok", JSON.stringify(sent))).status, 200);
-      assert.equal((await post(`${server.url}/ok`, certs.caPEM, JSON.stringify(sent))).status, 200);
+      assert.equal((await postHTTPS(`${server.url}/ok`, certs.caPEM, JSON.stringify(sent))).status, 200);
     } finally {
       await server.close();
     }
@@ -486,7 +435,7 @@ describe("webhook server options", () => {
   it("honours maxBodyBytes", async () => {
     const server = await start({ maxBodyBytes: 100 });
     try {
-      assert.equal((await post(`${server.url}/ok`, certs.caPEM, JSON.stringify(review()))).status, 413);
+      assert.equal((await postHTTPS(`${server.url}/ok`, certs.caPEM, JSON.stringify(review()))).status, 413);
     } finally {
       await server.close();
     }
@@ -559,7 +508,7 @@ describe("webhook server options", () => {
     const gate = new Promise<void>((r) => (release = r));
     const slow = new Map<string, AdmissionHandler>([["/slow", async () => (await gate, allowed())]]);
     const server = await start({ handlers: slow });
-    const pending = post(`${server.url}/slow`, certs.caPEM, JSON.stringify(review()));
+    const pending = postHTTPS(`${server.url}/slow`, certs.caPEM, JSON.stringify(review()));
     await new Promise((r) => setTimeout(r, 100));
     const closed = server.close();
     release();
@@ -572,15 +521,8 @@ describe("webhook certificate rotation", () => {
   for (const layout of ["files", "secret-volume"] as const) {
     it(`serves a rotated certificate without a restart (${layout})`, async () => {
       const certs = await generateWebhookCertificates(undefined, { layout });
-      const server = await startWebhookServer({
-        host: "127.0.0.1",
-        port: 0,
-        certDir: certs.dir,
-        logger: discardLogger,
-        handlers: new Map([["/ok", () => allowed()]]),
-        // Long enough that only the directory watch can explain a prompt reload.
-        certPollIntervalMs: 60_000,
-      });
+      // Long enough that only the directory watch can explain a prompt reload.
+      const server = await startOk(certs, { certPollIntervalMs: 60_000 });
       try {
         const first = certs.serving.serialNumber;
         assert.equal(await peerSerial(server.url, certs.caPEM), first);
@@ -590,7 +532,7 @@ describe("webhook certificate rotation", () => {
           "the new certificate being served",
           async () => (await peerSerial(server.url, certs.caPEM)) === next.serialNumber,
         );
-        assert.equal((await post(`${server.url}/ok`, certs.caPEM, JSON.stringify(review()))).status, 200);
+        assert.equal((await postHTTPS(`${server.url}/ok`, certs.caPEM, JSON.stringify(review()))).status, 200);
         assert.equal(await server.reloadCertificate(), false, "unchanged files are not reloaded");
       } finally {
         await server.close();
@@ -601,14 +543,7 @@ describe("webhook certificate rotation", () => {
 
   it("keeps the current certificate when the new files are invalid, then picks up a good pair", async () => {
     const certs = await generateWebhookCertificates();
-    const server = await startWebhookServer({
-      host: "127.0.0.1",
-      port: 0,
-      certDir: certs.dir,
-      logger: discardLogger,
-      handlers: new Map([["/ok", () => allowed()]]),
-      certPollIntervalMs: 200,
-    });
+    const server = await startOk(certs, { certPollIntervalMs: 200 });
     try {
       const first = certs.serving.serialNumber;
       writeFileSync(`${certs.dir}/tls.crt`, "-----BEGIN CERTIFICATE-----\nhalf-writ");
@@ -620,7 +555,7 @@ describe("webhook certificate rotation", () => {
       await assert.rejects(server.reloadCertificate(), /tls\.key does not belong to the certificate/);
       await new Promise((r) => setTimeout(r, 500));
       assert.equal(await peerSerial(server.url, certs.caPEM), first);
-      assert.equal((await post(`${server.url}/ok`, certs.caPEM, JSON.stringify(review()))).status, 200);
+      assert.equal((await postHTTPS(`${server.url}/ok`, certs.caPEM, JSON.stringify(review()))).status, 200);
 
       const next = await certs.rotate();
       await eventually(

@@ -2,13 +2,15 @@
 // and their Jobs (model/facts.ts upstreams): an upstream's run still running, one that ended not as spec.after[].when
 // asks, the run after an upstream's run (its Job's annotation, the record's After entry: its request names that run),
 // and an upstream missing or a cycle (Degraded UpstreamNotFound, AfterCycle). The run after an upstream's run is
-// asked about as a slot is, its "slot" being that run's end (the record's scheduledTime for it).
+// asked about as a slot is, its "slot" being that run's end (the record's scheduledTime for it). The after row's half
+// (AFTER_HALF): its problems, and its answer asked about no slot.
 import {
   AFTER_ANNOTATION,
   afterCycle,
   afterJobName,
   afterRequest,
   classifyJob,
+  endedRuns,
   endsAs,
   finishedAt,
   type Job,
@@ -16,20 +18,16 @@ import {
   scheduledTimeOf,
   upstreamsOf,
 } from "../../../../api/v1/index.ts";
+import { afterPolicyOf, joinJobName, joinRequest, parseJoinRequest } from "../../../../api/v1/join.ts";
 import { AFTER_WHEN_WORDS, NO_CAUSE, SLOT_WORDS } from "../causes.ts";
 import type { UpstreamFacts } from "../../model/facts.ts";
 import { iso } from "../../model/time.ts";
 import { ranVerdict } from "./ran.ts";
 import { recordVerdict } from "./record.ts";
 import { slotText, zoneOf } from "./slot.ts";
+import type { NowAnswer, RowGround, TriggerHalf } from "./half.ts";
 import { undecidedVerdict } from "./undecided.ts";
 import { type Found, fact, type SlotContext, type Verdict } from "./verdict.ts";
-
-/** What spec.after says now: the verdict, and the time it is about (the upstream run's start, for the newest). */
-interface AfterAnswer {
-  verdict: Verdict;
-  at: Date | undefined;
-}
 
 const startOf = (j: Readonly<Job>) => {
   const t = j.status?.startTime ?? j.metadata?.creationTimestamp;
@@ -43,7 +41,7 @@ function newestRun(jobs: readonly Readonly<Job>[]): Readonly<Job> | undefined {
 }
 
 /** The problems of spec.after (a cycle, an upstream missing), as findings: the verdict of a CronJob with no schedule. */
-export function afterProblems(c: Pick<SlotContext, "f" | "name" | "namespace">): Found[] {
+function afterProblems(c: Pick<SlotContext, "f" | "name" | "namespace">): Found[] {
   const ups = c.f.upstreams ?? [];
   const degraded = c.f.cronJob.status?.conditions?.find((x) => x.type === "Degraded" && x.status === "True");
   const condition = degraded ? [`condition Degraded=True ${degraded.reason ?? "?"}: ${degraded.message ?? ""}`] : [];
@@ -88,25 +86,34 @@ function bookLine(c: Pick<SlotContext, "f">, u: UpstreamFacts): string {
     : `status.upstreams: nothing decided about ${u.cronJob} yet`;
 }
 
+/** The after row's half (halves.ts): spec.after's problems, said whichever slot is asked, and what it waits for now. */
+export const AFTER_HALF: TriggerHalf = { problems: afterProblems, now: afterAnswer };
+
 /**
  * What the CronJob waits for of its upstreams, asked about no slot: the upstream whose newest run is newest answers
- * (`slotCtx`: the context of a slot at a time, for the run after an upstream's run); undefined without spec.after.
+ * (the run after an upstream's run is asked about as a slot, its context `slotAt`); undefined without spec.after.
  */
-export function afterAnswer(
-  c: Pick<SlotContext, "f" | "name" | "namespace">,
-  operator: Found[],
-  slotCtx: (slot: Date, words: string) => SlotContext,
-): AfterAnswer | undefined {
+function afterAnswer(c: RowGround): NowAnswer | undefined {
   const ups = (c.f.upstreams ?? []).filter((u) => u.object);
   if (!c.f.upstreams?.length) return undefined;
+  if (afterPolicyOf(c.f.cronJob.spec) === "All") return joinAnswer(c, ups);
   const runs = ups.map((u) => ({ u, job: newestRun(u.jobs) }));
   const time = (j: Readonly<Job> | undefined) => (j ? (startOf(j)?.getTime() ?? -Infinity) : -Infinity);
   const newest = runs.sort((a, b) => time(b.job) - time(a.job))[0];
   if (!newest) return undefined;
-  const { u, job } = newest;
+  return upstreamAnswer(c, newest.u, newest.job);
+}
+
+/** What the CronJob waits for of one upstream, by its newest run (`job`), or the run after it. */
+function upstreamAnswer(
+  c: RowGround,
+  u: UpstreamFacts,
+  job: Readonly<Job> | undefined,
+  joined: string[] = [],
+): NowAnswer {
   const when = { upstream: u.cronJob, name: c.name, upstreamWhen: AFTER_WHEN_WORDS[u.when] };
-  const healthy = (verdict: string, evidence: string[]): AfterAnswer => ({
-    verdict: { status: "healthy", verdict, evidence: [...evidence, bookLine(c, u)], fix: [] },
+  const healthy = (verdict: string, evidence: string[]): NowAnswer => ({
+    verdict: { status: "healthy", verdict, evidence: [...evidence, ...joined, bookLine(c, u)], fix: [] },
     at: job ? startOf(job) : undefined,
   });
   if (!job) return healthy(NO_CAUSE.noUpstreamRun(when), [`${u.cronJob} has no Jobs`]);
@@ -127,13 +134,15 @@ export function afterAnswer(
       `spec.after: ${u.cronJob}, when ${u.when}`,
     ]);
   }
+  // A join's upstream whose newest run the last join took: it waits for another.
+  if (joined.length) return healthy(NO_CAUSE.joinWaiting(when), [endLine]);
   const words = SLOT_WORDS.afterRun({
     when: slotText(ended, zoneOf(c.f.cronJob)),
     ...when,
     upstreamRun,
     upstreamJob: jobName,
   });
-  return { verdict: runAfter(slotCtx(ended, words), u, jobName, operator, endLine), at: startOf(job) };
+  return { verdict: runAfter(c.slotAt(ended, words), u, jobName, c.operator, endLine), at: startOf(job) };
 }
 
 /** The run after an upstream's run: its Job (named from the upstream's), else the record's After entry, else none yet. */
@@ -148,4 +157,69 @@ function runAfter(c: SlotContext, u: UpstreamFacts, upstreamJob: string, operato
   const own = job ? ranVerdict(c, job, entry) : entry ? recordVerdict(c, entry) : undecidedVerdict(c, operator);
   const annotation = job ? [`Job ${job.metadata?.name ?? ""}: ${AFTER_ANNOTATION}: ${request}`] : [];
   return { ...own, evidence: [endLine, ...annotation, ...own.evidence, bookLine(c, u)] };
+}
+
+/** An upstream's runs ended as spec.after asks since its book (none without a book: the operator has not started it). */
+function sinceBook(c: Pick<RowGround, "f">, u: UpstreamFacts) {
+  const b = c.f.cronJob.status?.upstreams?.find((x) => x.cronJob === u.cronJob);
+  return b ? endedRuns(u.jobs, u.when, { ended: new Date(b.lastEnded), job: b.lastJob }) : [];
+}
+
+/**
+ * spec.afterPolicy All, asked about no slot: the join once every upstream ended a run since the books (its "slot" the
+ * end that completed it), else what it waits for: the first upstream with none, the others' runs as evidence; when
+ * none has a new run, the last join's run.
+ */
+function joinAnswer(c: RowGround, ups: readonly UpstreamFacts[]): NowAnswer | undefined {
+  if (ups.length < (c.f.upstreams?.length ?? 0)) return undefined;
+  const since = ups.map((u) => ({ u, runs: sinceBook(c, u) }));
+  const joined = since.flatMap(({ u, runs }) =>
+    runs.length
+      ? [`${u.cronJob}: a run ended as spec.after asks, not joined yet (Job ${runs[0]!.job.metadata?.name ?? ""})`]
+      : [],
+  );
+  const waiting = since.find((s) => !s.runs.length);
+  const lastJoin = [...c.f.jobs]
+    .filter((j) => parseJoinRequest(j.metadata?.annotations?.[AFTER_ANNOTATION]))
+    .sort((a, b) => (scheduledTimeOf(b)?.getTime() ?? 0) - (scheduledTimeOf(a)?.getTime() ?? 0))[0];
+  if (waiting && (joined.length || !lastJoin)) {
+    return upstreamAnswer(c, waiting.u, newestRun(waiting.u.jobs), [...joined, `spec.afterPolicy: All`]);
+  }
+  const firsts = waiting
+    ? parseJoinRequest(lastJoin!.metadata?.annotations?.[AFTER_ANNOTATION])!.map((r) => ({
+        u: ups.find((u) => u.cronJob === r.upstream)!,
+        job: ups.find((u) => u.cronJob === r.upstream)?.jobs.find((j) => j.metadata?.name === r.job),
+        name: r.job,
+      }))
+    : since.map(({ u, runs }) => ({ u, job: runs[0]!.job, name: runs[0]!.job.metadata?.name ?? "" }));
+  const ended = waiting
+    ? scheduledTimeOf(lastJoin!)
+    : new Date(Math.max(...since.map((s) => s.runs[0]!.ended.getTime())));
+  if (!ended) return undefined;
+  return { verdict: joinRun(c, firsts, ended), at: ended };
+}
+
+/** A join's run: its Job (named from the runs it joins), else the record's entry, else none yet. */
+function joinRun(
+  c: RowGround,
+  firsts: readonly { u: UpstreamFacts; job: Readonly<Job> | undefined; name: string }[],
+  ended: Date,
+): Verdict {
+  const runs = firsts.map((f) => ({ upstream: f.u.cronJob, job: f.name }));
+  const request = joinRequest(runs);
+  const last = firsts.find((f) => f.job && finishedAt(f.job)?.getTime() === ended.getTime()) ?? firsts[0]!;
+  const words = SLOT_WORDS.afterRun({
+    when: slotText(ended, zoneOf(c.f.cronJob)),
+    upstream: last.u.cronJob,
+    upstreamRun: last.job ? runText(last.u, last.job) : last.name,
+    upstreamJob: last.name,
+  });
+  const s = c.slotAt(ended, words);
+  const job = s.jobNamed(joinJobName(c.name, runs));
+  const entry = (s.cronJob.status?.recentRuns ?? []).find(
+    (e) => e.trigger === RecordTrigger.After && e.request === request,
+  );
+  const own = job ? ranVerdict(s, job, entry) : entry ? recordVerdict(s, entry) : undecidedVerdict(s, c.operator);
+  const joinedLine = `spec.afterPolicy: All: joins ${runs.map((r) => `${r.upstream}'s Job ${r.job}`).join(", ")}`;
+  return { ...own, evidence: [joinedLine, ...own.evidence, ...firsts.map((f) => bookLine(c, f.u))] };
 }

@@ -1,5 +1,7 @@
 // The diagnosis of one CronJob: which slot is asked about, and which module decides its verdict; or, asked about
-// none, a run-now or backfill request of it waiting for a place in its group.
+// none, a run-now or backfill request of it waiting for a place in its group. What a trigger row has of its own to
+// say (its problems, its answer asked about no slot, its reading of a slot's later runs) is its half's (halves.ts),
+// looped over here and in later.ts without naming a row.
 import {
   type CronJobSchedules,
   type Job,
@@ -21,11 +23,12 @@ import { type Excluded, excludingSchedules, NO_SLOT_LEFT } from "../../model/exc
 import { iso } from "../../model/time.ts";
 import { nextRuns } from "../../model/slots.ts";
 import type { WhyFacts } from "../../model/facts.ts";
-import { afterAnswer, afterProblems } from "./after.ts";
 import { runByOf } from "./claim.ts";
 import { entryLine } from "./entry.ts";
 import { excludedEntryFor, excludedVerdict } from "./excluded.ts";
 import { groupHeldVerdict } from "./group.ts";
+import type { NowAnswer, RowGround } from "./half.ts";
+import { halvesOf } from "./halves.ts";
 import { operatorFindings } from "./operator.ts";
 import { ranVerdict } from "./ran.ts";
 import { recordVerdict } from "./record.ts";
@@ -64,17 +67,18 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   const schedules = schedulesOf(f.cronJob);
   if (!schedules) return finish(f, operator, invalidSchedule(f.cronJob));
   const g = groundOf(f, operator, schedules);
+  const rows = rowGroundOf(g);
   const whole: Whole = {
     g,
     next: nextRunOf(g),
-    // spec.after's problems (a cycle, an upstream missing), said whichever slot is asked about.
-    problems: afterProblems(g),
+    // The rows' problems (spec.after's: a cycle, an upstream missing), said whichever slot is asked about.
+    problems: halvesOf().flatMap(({ half }) => half.problems?.(rows) ?? []),
     request: o.slot ? undefined : waitingRequest(f),
   };
-  const afterNow = o.slot ? undefined : afterNowOf(g);
+  const now = o.slot ? undefined : nowOf(rows);
   const slot = o.slot ?? latestDue(g);
-  if (!slot || (!o.slot && g.created && slot < g.created)) return noSlotAnswer(whole, afterNow);
-  return slotAnswer(whole, slot, o.slot !== undefined, afterNow);
+  if (!slot || (!o.slot && g.created && slot < g.created)) return noSlotAnswer(whole, now);
+  return slotAnswer(whole, slot, o.slot !== undefined, now);
 }
 
 /** What every answer about the CronJob works from, whichever slot it is about. */
@@ -108,6 +112,7 @@ interface Ground {
 interface Whole {
   g: Ground;
   next: NextRun;
+  /** The rows' problems (their halves'), said whichever slot is asked about. */
   problems: Found[];
   /** A request of it waiting for a place in its group, asked about no slot. */
   request: RecentRun | undefined;
@@ -169,7 +174,7 @@ function finish(
   return { ...base, ...d, also, exitCode };
 }
 
-/** The risks of the verdict's cause and spec.after's problems, said besides any verdict. */
+/** The risks of the verdict's cause and the rows' problems, said besides any verdict. */
 function extras(w: Whole, cause: CauseId | undefined): Finding[] {
   return [...risks(w.g.f, cause, w.g.exclusions), ...w.problems.map(finding)];
 }
@@ -275,12 +280,20 @@ function nextRunOf(g: Ground): NextRun {
   return { at, has, from, view: next ? { next } : {} };
 }
 
-/** What the CronJob waits for of its upstreams (spec.after), asked about no slot. */
-function afterNowOf(g: Ground): ReturnType<typeof afterAnswer> {
-  return afterAnswer(g, g.operator, (at, words) => ({
-    ...ctxOf(g, { zone: g.zone, words: "" }, at),
-    slotText: words,
-  }));
+/** What the rows' halves read of the CronJob: its ground, and the context of a slot at a time, said in `words`. */
+function rowGroundOf(g: Ground): RowGround {
+  return { ...g, slotAt: (at, words) => ({ ...ctxOf(g, { zone: g.zone, words: "" }, at), slotText: words }) };
+}
+
+/**
+ * What the rows' halves say asked about no slot (spec.after's: what the CronJob waits for of its upstreams): the
+ * answer about the newest time, the first row's of equals.
+ */
+function nowOf(rows: RowGround): NowAnswer | undefined {
+  const time = (a: NowAnswer) => a.at?.getTime() ?? -Infinity;
+  return halvesOf()
+    .flatMap(({ half }) => half.now?.(rows) ?? [])
+    .reduce<NowAnswer | undefined>((a, b) => (a && time(a) >= time(b) ? a : b), undefined);
 }
 
 /**
@@ -312,8 +325,8 @@ function requestAnswer(w: Whole, slotVerdict: Verdict): Diagnosis | undefined {
   );
 }
 
-/** No slot to ask about yet (none due since it was created): suspended, spec.after's problem or wait, ended, or not yet. */
-function noSlotAnswer(w: Whole, afterNow: ReturnType<typeof afterAnswer>): Diagnosis {
+/** No slot to ask about yet (none due since it was created): suspended, a row's problem or answer, ended, or not yet. */
+function noSlotAnswer(w: Whole, now: NowAnswer | undefined): Diagnosis {
   const { g, next } = w;
   const cronJob = g.f.cronJob;
   const end = scheduleEndOf(cronJob, g.f.now, next.has ? next.at : undefined);
@@ -322,7 +335,7 @@ function noSlotAnswer(w: Whole, afterNow: ReturnType<typeof afterAnswer>): Diagn
     ? undecidedVerdict(ctxOf(g, next.from, next.at), g.operator)
     : problem
       ? found(problem.cause, problem.params, problem.evidence)
-      : (afterNow?.verdict ?? (end ? endedVerdict(cronJob, end, undefined) : notYetVerdict(g, next)));
+      : (now?.verdict ?? (end ? endedVerdict(cronJob, end, undefined) : notYetVerdict(g, next)));
   return requestAnswer(w, verdict) ?? finish(g.f, g.operator, { ...verdict, ...next.view }, extras(w, verdict.cause));
 }
 
@@ -341,15 +354,16 @@ function notYetVerdict(g: Ground, next: NextRun): Verdict {
 }
 
 /** The answer about a slot: `asked` when the user named it (--slot), else the latest due. */
-function slotAnswer(w: Whole, slot: Date, asked: boolean, afterNow: ReturnType<typeof afterAnswer>): Diagnosis {
+function slotAnswer(w: Whole, slot: Date, asked: boolean, now: NowAnswer | undefined): Diagnosis {
   const { g, next } = w;
   const from = slotSource(g.schedules, slot, g.anchor, g.zone);
   const plain = ctxOf(g, from, slot);
   const offset = offsetAt(g, slot);
   const c = offset === undefined ? plain : { ...plain, slotText: jitteredText(plain.slotText, offset) };
   let verdict = slotVerdict(g, c, plain.slotText, offset, asked);
-  // Asked about no slot: a newer run after an upstream answers, and an ended schedule says so (its last slot well).
-  if (afterNow?.at && afterNow.at > slot) verdict = afterNow.verdict;
+  // Asked about no slot: a row's newer answer (a run after an upstream's) answers, and an ended schedule says so (its
+  // last slot well).
+  if (now?.at && now.at > slot) verdict = now.verdict;
   const end = asked ? undefined : scheduleEndOf(g.f.cronJob, g.f.now, next.has ? next.at : undefined);
   if (end) verdict = endedVerdict(g.f.cronJob, end, verdict);
   const request = requestAnswer(w, verdict);

@@ -1,7 +1,7 @@
 // Retries (spec.retry): a slot whose Job failed runs again as new Jobs, each attempt's named from the slot's first Job
 // (api/v1/retry.ts). The verdict on such a slot is its newest attempt's: the next one waiting for its delay or behind
 // a running Job (retry-pending), not run because a newer slot's run started first (retry-superseded), or the newest
-// retry's Job judged as any run (ran.ts), saying which attempt it is.
+// retry's Job judged as any run (ran.ts), saying which attempt it is. The retry row's half (RETRY_HALF).
 import {
   classifyJob,
   finishedAt,
@@ -17,6 +17,7 @@ import { iso } from "../../model/time.ts";
 import { type RetryEntry, retryEntryOf, waitsFor } from "../retries.ts";
 import { entryLine } from "./entry.ts";
 import { failureEvidence } from "./jobs.ts";
+import type { FirstRun, TriggerHalf } from "./half.ts";
 import { ranVerdict } from "./ran.ts";
 import { slotText } from "./slot.ts";
 import { JUST_DUE_MS } from "./undecided.ts";
@@ -35,7 +36,7 @@ const ran = (e: RecentRun) => e.decision === RecordDecision.Created || e.decisio
 /** The attempts at the slot known from its Jobs and the record, by k; and the limit they were made under. */
 function attemptsOf(
   c: SlotContext,
-  first: { job?: Readonly<Job> | undefined; entry?: RecentRun | undefined },
+  first: FirstRun,
   entries: readonly RetryEntry[],
 ): { attempts: Map<number, Attempt>; limit: number | undefined } {
   const t = c.slot.getTime();
@@ -83,10 +84,7 @@ function attemptLine(a: Attempt, limit: string): string {
  * The verdict on a slot with retries (its Jobs annotated as attempts, or the record's Retry entries), undefined when
  * it has none: the slot's first Job is then judged alone.
  */
-export function retryVerdict(
-  c: SlotContext,
-  first: { job?: Readonly<Job> | undefined; entry?: RecentRun | undefined },
-): Verdict | undefined {
+function retryVerdict(c: SlotContext, first: FirstRun): Verdict | undefined {
   const t = c.slot.getTime();
   const entries = (c.cronJob.status?.recentRuns ?? [])
     .map(retryEntryOf)
@@ -115,6 +113,9 @@ export function retryVerdict(
   });
   return { ...verdict, evidence: [...evidence, ...verdict.evidence] };
 }
+
+/** The retry row's half (halves.ts): a slot's later runs are its attempts, read by retryVerdict. */
+export const RETRY_HALF: TriggerHalf = { later: retryVerdict };
 
 /** The next attempt, not run: held for its delay or behind a running Job (retry-pending), or superseded. */
 function nextAttemptVerdict(c: SlotContext, latest: Attempt, next: RetryEntry, evidence: string[]): Verdict {
