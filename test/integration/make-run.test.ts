@@ -9,10 +9,11 @@ import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, it } from "node:test";
+import { it } from "node:test";
 import { assetsDir, PROJECT_ROOT } from "../../envtest/index.ts";
 import { cleanupStaleNodeCluster, NODE_NAME, nodeAssetsDir, requireRoot } from "../../envtest/node-cluster.ts";
 import { readHostRecord } from "../../envtest/node-host.ts";
+import { nodeLaneDescribe } from "./node-lane.ts";
 
 const CRONJOBS = "cronjobs.batch.tutorial.kubebuilder.io";
 const HELLO = "Hello from the Kubernetes cluster";
@@ -53,7 +54,9 @@ function processesOf(dir: string): string[] {
   return out;
 }
 
-describe("make run LOCAL=1", () => {
+// Its own node, as a user's `make run` starts one: the machine to itself (in CI's node lane, node-lane-run.ts, after
+// the suites on the lane's node).
+nodeLaneDescribe("make run LOCAL=1", "machine", {}, () => {
   it("runs the operator on a local cluster with a real node: Jobs run Pods, logs, status, cleanup, GC; Ctrl-C restores the machine", async (t) => {
     requireRoot(); // the node needs root; CI runs as root (no skipping)
     const cache = mkdtempSync(join(tmpdir(), "make-run-"));

@@ -4,12 +4,14 @@
 // (what a webhook behind a Service needs), and stopping it leaves the
 // machine as it was — also when the process that started it is killed (the reaper cleans up), and when
 // the reaper dies too (the next start, or cleanupStaleNodeCluster(), cleans up). Needs root: without it
-// the suite fails with the reason (CI runs as root).
+// the suite fails with the reason (CI runs as root). The Jobs, Pods and Services live in a namespace of their own:
+// in CI's node lane (node-lane-run.ts) the node is the lane's, shared with sharding-faults' shards, and the
+// suite that stops it runs after them (node-lane.ts).
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { before, it } from "node:test";
 import {
   BUSYBOX_IMAGE,
   cleanupStaleNodeCluster,
@@ -19,8 +21,11 @@ import {
 } from "../../envtest/node-cluster.ts";
 import { CNI_BRIDGE, HOST_DIRS, HOST_SYSCTLS, NODE_IP, NODE_LINK, readHostRecord } from "../../envtest/node-host.ts";
 import { freePort } from "../../envtest/ports.ts";
+import { beforeNodeStarts, laneCluster, nodeLaneDescribe } from "./node-lane.ts";
 
 const CHILD_ENV = "NODE_CLUSTER_TEST_CHILD";
+/** The namespace of the tests' objects on the node (a child's cluster is its own: it uses "default"). */
+const NS = "node-cluster";
 
 // ---- an independent look at the machine ---------------------------------------------------------------
 
@@ -173,11 +178,11 @@ async function waitFor<T>(
   }
 }
 
-function job(name: string, script: string, extra: Record<string, unknown> = {}): string {
+function job(name: string, script: string, extra: Record<string, unknown> = {}, namespace = NS): string {
   return JSON.stringify({
     apiVersion: "batch/v1",
     kind: "Job",
-    metadata: { name, namespace: "default", ...extra },
+    metadata: { name, namespace, ...extra },
     spec: nodeJobSpec(script),
   });
 }
@@ -192,7 +197,7 @@ async function ok(cluster: NodeCluster, args: string[], stdin?: string): Promise
 
 async function childMain(): Promise<void> {
   const cluster = await NodeCluster.start({ verbose: false });
-  await ok(cluster, ["apply", "-f", "-"], job("sleeper", "sleep 300"));
+  await ok(cluster, ["apply", "-f", "-"], job("sleeper", "sleep 300", {}, "default"));
   await waitFor(
     "the sleeper pod to run",
     async () =>
@@ -235,32 +240,44 @@ function startChild(): Promise<{ dir: string; reaperPid: number; kill: () => Pro
 if (process.env[CHILD_ENV] === "1") {
   await childMain();
 } else {
-  describe("NodeCluster: a local cluster with a real node", { concurrency: false }, () => {
-    let cluster: NodeCluster;
-    let before_: HostView;
-    let timings: NodeClusterTimings;
-    const seen: Proc[] = [];
-    const remember = () => {
-      for (const p of clusterProcesses(cluster.dir)) if (!seen.some((s) => s.pid === p.pid)) seen.push(p);
-    };
+  let cluster: NodeCluster;
+  let before_: HostView;
+  let timings: NodeClusterTimings;
+  const seen: Proc[] = [];
+  const remember = () => {
+    for (const p of clusterProcesses(cluster.dir)) if (!seen.some((s) => s.pid === p.pid)) seen.push(p);
+  };
+  /** kubectl in the tests' namespace. */
+  const k = (args: string[], stdin?: string) => ok(cluster, ["-n", NS, ...args], stdin);
+  // The machine before the node starts (it fails there, plainly, when not root: the message says what it needs
+  // and why).
+  beforeNodeStarts(() => {
+    before_ = hostView();
+  });
+  let found = false;
+  /** The node, once it is up (each suite's before()). */
+  const useNode = () => {
+    if (found) return;
+    found = true;
+    cluster = laneCluster();
+    timings = cluster.timings;
+    remember();
+    // start() waits for another node on this machine (a parallel test file's) to stop, so the view taken
+    // before it may show that one's changes. What counts is the machine as this cluster found it, which it
+    // recorded once it held the node lock.
+    before_ = asFound(before_, cluster.dir);
+  };
 
-    before(
-      async () => {
-        before_ = hostView();
-        // Fails here, plainly, when not root (the message says what it needs and why).
-        cluster = await NodeCluster.start();
-        timings = cluster.timings;
-        remember();
-        // start() waits for another node on this machine (a parallel test file's) to stop, so the view
-        // above may show that one's changes. What counts is the machine as this cluster found it, which it
-        // recorded once it held the node lock.
-        before_ = asFound(before_, cluster.dir);
-      },
-      { timeout: 45 * 60_000 }, // a first run provisions: apt packages, kubelet and kube-scheduler builds
-    );
-
-    after(async () => {
-      await cluster?.stop().catch(() => undefined);
+  nodeLaneDescribe("NodeCluster: a local cluster with a real node", "node", { concurrency: false }, () => {
+    before(async () => {
+      useNode();
+      await ok(cluster, ["create", "namespace", NS]);
+      // Pods are admitted once their namespace's default ServiceAccount exists.
+      await waitFor(
+        `the ServiceAccount default in ${NS}`,
+        async () => (await cluster.kubectl(["-n", NS, "get", "serviceaccount", "default"])).code === 0,
+        60_000,
+      );
     });
 
     it("starts: the node is Ready and the control plane's controllers run", async (t) => {
@@ -286,12 +303,12 @@ if (process.env[CHILD_ENV] === "1") {
 
     it("runs a Job to completion; kubectl logs shows its output", async (t) => {
       const t0 = Date.now();
-      await ok(cluster, ["apply", "-f", "-"], job("hello", "echo hello; sleep 1"));
-      await ok(cluster, ["wait", "--for=condition=complete", "job/hello", "--timeout=120s"]);
+      await k(["apply", "-f", "-"], job("hello", "echo hello; sleep 1"));
+      await k(["wait", "--for=condition=complete", "job/hello", "--timeout=120s"]);
       const ms = Date.now() - t0;
       t.diagnostic(`Job (sh -c 'echo hello; sleep 1') created → Complete in ${ms} ms`);
       remember();
-      const logs = await ok(cluster, ["logs", "job/hello"]);
+      const logs = await k(["logs", "job/hello"]);
       assert.equal(logs.trim(), "hello");
       assert.equal(bridgeExists(), true, "pods are on the CNI bridge");
     });
@@ -303,7 +320,7 @@ if (process.env[CHILD_ENV] === "1") {
       const pod = {
         apiVersion: "v1",
         kind: "Pod",
-        metadata: { name: "hostnet-web", namespace: "default", labels },
+        metadata: { name: "hostnet-web", namespace: NS, labels },
         spec: {
           hostNetwork: true,
           terminationGracePeriodSeconds: 1,
@@ -328,18 +345,20 @@ if (process.env[CHILD_ENV] === "1") {
       const svc = {
         apiVersion: "v1",
         kind: "Service",
-        metadata: { name: "hostnet-web", namespace: "default" },
+        metadata: { name: "hostnet-web", namespace: NS },
         spec: { selector: labels, ports: [{ name: "http", port, targetPort: port }] },
       };
       const t0 = Date.now();
-      await ok(cluster, ["apply", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: [pod, svc] }));
-      await ok(cluster, ["wait", "--for=condition=ready", "pod/hostnet-web", "--timeout=120s"]);
+      await k(["apply", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: [pod, svc] }));
+      await k(["wait", "--for=condition=ready", "pod/hostnet-web", "--timeout=120s"]);
       remember();
-      assert.equal(await ok(cluster, ["get", "pod", "hostnet-web", "-o", "jsonpath={.status.podIP}"]), NODE_IP);
+      assert.equal(await k(["get", "pod", "hostnet-web", "-o", "jsonpath={.status.podIP}"]), NODE_IP);
       const endpoints = await waitFor(
         "the Service's Endpoints",
         async () => {
           const r = await cluster.kubectl([
+            "-n",
+            NS,
             "get",
             "endpoints",
             "hostnet-web",
@@ -356,22 +375,22 @@ if (process.env[CHILD_ENV] === "1") {
       const got = await ok(cluster, [
         "get",
         "--raw",
-        `/api/v1/namespaces/default/services/http:hostnet-web:${port}/proxy/`,
+        `/api/v1/namespaces/${NS}/services/http:hostnet-web:${port}/proxy/`,
       ]);
       t.diagnostic(
         `hostNetwork pod + Service → endpoint ${endpoints}, served through the apiserver in ${Date.now() - t0} ms`,
       );
       assert.equal(got.trim(), body);
       // The pod's logs (the apiserver → kubelet on 127.0.0.1 by its Hostname address) still work.
-      const logs = await cluster.kubectl(["logs", "hostnet-web"]);
+      const logs = await cluster.kubectl(["-n", NS, "logs", "hostnet-web"]);
       assert.equal(logs.code, 0, logs.stderr);
-      await ok(cluster, ["delete", "pod,service", "hostnet-web", "--wait=false"]);
+      await k(["delete", "pod,service", "hostnet-web", "--wait=false"]);
     });
 
     it("a Job whose container exits 3 fails, with the exit code on its Pod", async () => {
-      await ok(cluster, ["apply", "-f", "-"], job("exit3", "exit 3"));
-      await ok(cluster, ["wait", "--for=condition=failed", "job/exit3", "--timeout=120s"]);
-      const code = await ok(cluster, [
+      await k(["apply", "-f", "-"], job("exit3", "exit 3"));
+      await k(["wait", "--for=condition=failed", "job/exit3", "--timeout=120s"]);
+      const code = await k([
         "get",
         "pods",
         "-l",
@@ -394,17 +413,16 @@ if (process.env[CHILD_ENV] === "1") {
         spec: { template: { spec: { containers: { image: string }[] } } };
       };
       spec.spec.template.spec.containers[0]!.image = "localhost/imported:v1";
-      await ok(cluster, ["apply", "-f", "-"], JSON.stringify(spec));
-      await ok(cluster, ["wait", "--for=condition=complete", "job/imported", "--timeout=120s"]);
-      assert.equal((await ok(cluster, ["logs", "job/imported"])).trim(), "imported");
+      await k(["apply", "-f", "-"], JSON.stringify(spec));
+      await k(["wait", "--for=condition=complete", "job/imported", "--timeout=120s"]);
+      assert.equal((await k(["logs", "job/imported"])).trim(), "imported");
     });
 
     it("deleting an owner garbage-collects its Job and the Job's Pods", async () => {
-      const cm = JSON.parse(await ok(cluster, ["create", "configmap", "owner", "-o", "json"])) as {
+      const cm = JSON.parse(await k(["create", "configmap", "owner", "-o", "json"])) as {
         metadata: { uid: string };
       };
-      await ok(
-        cluster,
+      await k(
         ["apply", "-f", "-"],
         job("owned", "sleep 300", {
           ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: cm.metadata.uid }],
@@ -413,22 +431,26 @@ if (process.env[CHILD_ENV] === "1") {
       await waitFor(
         "the owned Job's pod to run",
         async () =>
-          (await ok(cluster, ["get", "pods", "-l", "job-name=owned", "-o", "jsonpath={.items[*].status.phase}"])) ===
-          "Running",
+          (await k(["get", "pods", "-l", "job-name=owned", "-o", "jsonpath={.items[*].status.phase}"])) === "Running",
         120_000,
       );
       remember();
-      await ok(cluster, ["delete", "configmap", "owner"]);
+      await k(["delete", "configmap", "owner"]);
       await waitFor(
         "the Job and its Pods to be collected",
         async () => {
-          const jobs = await cluster.kubectl(["get", "job", "owned", "--ignore-not-found", "-o", "name"]);
-          const pods = await cluster.kubectl(["get", "pods", "-l", "job-name=owned", "-o", "name"]);
+          const jobs = await cluster.kubectl(["-n", NS, "get", "job", "owned", "--ignore-not-found", "-o", "name"]);
+          const pods = await cluster.kubectl(["-n", NS, "get", "pods", "-l", "job-name=owned", "-o", "name"]);
           return jobs.code === 0 && pods.code === 0 && jobs.stdout.trim() === "" && pods.stdout.trim() === "";
         },
         120_000,
       );
     });
+  });
+
+  const stopping = "NodeCluster: stopping it, or its owner's or reaper's death, restores the machine";
+  nodeLaneDescribe(stopping, "stops-node", { concurrency: false }, () => {
+    before(() => useNode());
 
     it("stop() leaves the machine as it was: processes, mounts, bridge, node interface, cgroups, sysctls, directories", async (t) => {
       remember();
