@@ -1,7 +1,7 @@
 // The CronJob reconciler. reconcile() reads top-down like the kubebuilder book's numbered steps:
-//    1 load → 2 children → 3 confirm active → 4 observe → 5 failure stop → 6 guards and inputs → 7 schedule →
-//    8 missed slots → 9 triggers → 10 commit (memory and the group's places, Job ends, Events, counts, metrics,
-//    history cleanup, status write, requeue)
+//    1 load → 2 children → 3 confirm active → 4 observe → 5 failure stop → 6 guards → 7 schedule → 8 missed slots →
+//    9 triggers → 10 commit (memory and the group's places, Job ends, Events, counts, metrics, history cleanup,
+//    status write, requeue)
 // Step 6 reads what the CronJob names of other objects through the inputs' list (inputs.ts: its group, calendars,
 // upstreams). Step 9 runs the triggers of the table (triggers.ts, a file per row: trigger-schedule.ts the due slots,
 // trigger-runnow.ts, trigger-backfill.ts, trigger-retry.ts, trigger-after.ts with its join, trigger-join.ts), each
