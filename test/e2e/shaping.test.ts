@@ -147,7 +147,7 @@ e2eDescribe(
     const NS_C = suite.namespace;
     const get = (name: string) => getJSON(["get", CRONJOBS, name, "-n", NS_C]);
 
-    it("B runs once after A's run, made by the successor of a leader killed between A's end and B's create; C once after each of B's runs", async () => {
+    it("B runs once after A's run, made by the successor of a leader killed between A's end and B's create; C once after each of B's runs; D once after all of A and B", async () => {
       await settled(suite);
       const death = leaderDeath(suite);
       // B's own scheduled run at `first` holds B (Forbid) until after the kill; A runs at first + 1 min and ends

@@ -8,10 +8,11 @@
 //
 // Proof it is read from the row: with the row out of the table, no reader knows it (the last case).
 //
-// A real one would touch five files outside cmd/: api/v1/reasons.ts (its record trigger and reasons), a module of its
+// A real one would touch six files outside cmd/: api/v1/reasons.ts (its record trigger and reasons), a module of its
 // own in api/v1 (its spec field's schema, its annotation with its reference entry, its `why` causes), the spec field
-// in api/v1/cronjob_types.ts, its row in api/v1/triggers.ts, its half in controllers/triggers.ts; and one in cmd/
-// (its causes spread into cmd/kubectl-cron/answer/causes.ts). docs/ are generated.
+// in api/v1/cronjob_types.ts, its row in api/v1/triggers.ts (its causes listed in TRIGGER_CAUSES beside it), its half
+// in a file of controllers/ with its line in controllers/triggers.ts; and none in cmd/ (one, answer/why/halves.ts,
+// with a `why` half of its own). docs/ are generated.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {

@@ -5,9 +5,9 @@
 // controllers/triggers.ts). The admission webhook, the record, the group's waiting rule (waitingRunOf), `kubectl cron
 // history`, `next`'s pending runs and `why`'s reading of a slot's entries all loop over the rows. A real one would
 // touch six files outside cmd/ (api/v1/reasons.ts for its words, a module of its own in api/v1 for its annotations
-// and `why` causes with its export in api/v1/index.ts, its row in api/v1/triggers.ts, its half's file and its line in
-// controllers/triggers.ts) and one in cmd/ (its causes spread into cmd/kubectl-cron/answer/causes.ts); docs/ are
-// generated.
+// and `why` causes, listed in TRIGGER_CAUSES beside its row in api/v1/triggers.ts, its half's file and its line in
+// controllers/triggers.ts) and none in cmd/ (one, cmd/kubectl-cron/answer/why/halves.ts, with a `why` half of its
+// own); docs/ are generated.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { describe, it } from "node:test";
