@@ -21,6 +21,7 @@ import {
 } from "../api/v1/index.ts";
 import { afterPolicyOf } from "../api/v1/join.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
+import { bookOf, withUpstreamBooks } from "./upstreambooks.ts";
 import { joinPlan, joinUnbooked } from "./trigger-join.ts";
 import type { TimedDecision } from "./record.ts";
 import {
@@ -46,24 +47,9 @@ interface AfterRequest {
 /** How long after an upstream run's end a pass may first see it and still count it on time (missedRunPolicy Skip). */
 const AFTER_ON_TIME_MS = 60_000;
 
-type UpstreamBook = NonNullable<CronJobWireStatus["upstreams"]>[number];
-
-/** status.upstreams with `cronJob`'s book set to `book`. */
-function withUpstreamBook(status: Readonly<CronJobWireStatus>, book: UpstreamBook): CronJobWireStatus {
-  const others = (status.upstreams ?? []).filter((b) => b.cronJob !== book.cronJob);
-  return { ...status, upstreams: [...others, book].sort((a, b) => a.cronJob.localeCompare(b.cronJob)) };
-}
-
-const bookOf = (status: Readonly<CronJobWireStatus> | undefined, upstream: string) =>
-  status?.upstreams?.find((b) => b.cronJob === upstream);
-
 /** The after row's book after a decided upstream run: it and every older one are decided. */
-const decided = (status: Readonly<CronJobWireStatus>, upstream: string, job: string, ended: Date) => {
-  const book = bookOf(status, upstream);
-  const at = book ? Date.parse(book.lastEnded) : -Infinity;
-  if (at > ended.getTime() || (at === ended.getTime() && (book?.lastJob ?? "") >= job)) return { ...status };
-  return withUpstreamBook(status, { cronJob: upstream, lastEnded: rfc3339(ended), lastJob: job });
-};
+const decided = (status: Readonly<CronJobWireStatus>, upstream: string, job: string, ended: Date) =>
+  withUpstreamBooks(status, [{ cronJob: upstream, lastEnded: rfc3339(ended), lastJob: job }]);
 
 /**
  * Which of an upstream's unanswered runs a pass runs after, by spec.missedRunPolicy (as for missed slots): RunAll
@@ -135,7 +121,7 @@ export const after: Trigger<"after"> = {
     // An upstream named for the first time: its book starts now (its earlier runs are not this CronJob's).
     for (const up of read.upstreams)
       if (up.found && !bookOf(status, up.cronJob))
-        status = withUpstreamBook(status, { cronJob: up.cronJob, lastEnded: rfc3339(now) });
+        status = withUpstreamBooks(status, [{ cronJob: up.cronJob, lastEnded: rfc3339(now) }]);
     const deadline = cronJob.spec.startingDeadlineSeconds;
     // spec.afterPolicy All: one run once every upstream ended a run (trigger-join.ts).
     if (afterPolicyOf(cronJob.spec) === "All") return joinPlan(after, read, { status, now, clockNow, deadline });

@@ -19,31 +19,16 @@ import {
 } from "../api/v1/index.ts";
 import { type JoinedRun, joinJobName, joinRequest, parseJoinRequest } from "../api/v1/join.ts";
 import { rfc3339 } from "../runtime/metatime.ts";
+import { bookOf, type UpstreamBook, withUpstreamBooks } from "./upstreambooks.ts";
 import type { UpstreamsRead } from "./upstreams.ts";
 import type { TimedDecision } from "./record.ts";
 import { bindRun, type CronJobView, jobNamed, type RunParts, type Trigger, type TriggerRun } from "./trigger.ts";
-
-type UpstreamBook = NonNullable<CronJobWireStatus["upstreams"]>[number];
 
 /** A join: the upstream runs it takes (by upstream), the end that completed it, each upstream's book after it. */
 interface JoinRequest {
   runs: JoinedRun[];
   ended: Date;
   books: UpstreamBook[];
-}
-
-const bookOf = (status: Readonly<CronJobWireStatus> | undefined, upstream: string) =>
-  status?.upstreams?.find((b) => b.cronJob === upstream);
-
-/** status.upstreams with each book moved to `books`' where that is later (a book never goes back). */
-function withBooks(status: Readonly<CronJobWireStatus>, books: readonly UpstreamBook[]): CronJobWireStatus {
-  const byName = new Map((status.upstreams ?? []).map((b) => [b.cronJob, b]));
-  for (const b of books) {
-    const old = byName.get(b.cronJob);
-    const at = old ? Date.parse(old.lastEnded) : -Infinity;
-    if (!old || at < Date.parse(b.lastEnded)) byName.set(b.cronJob, b);
-  }
-  return { ...status, upstreams: [...byName.values()].sort((a, b) => a.cronJob.localeCompare(b.cronJob)) };
 }
 
 /**
@@ -82,7 +67,7 @@ export function joinPlan(
       reason: RecordReason.StartingDeadlineExceeded,
       message: `not run: every upstream had ended a run at ${at}, more than startingDeadlineSeconds ${o.deadline} ago`,
     };
-    return { requests: [], decisions: [{ decision, at: o.now }], status: withBooks(o.status, books) };
+    return { requests: [], decisions: [{ decision, at: o.now }], status: withUpstreamBooks(o.status, books) };
   }
   return { requests: [bindRun(row, request, joinParts)], decisions: [], status: o.status };
 }
@@ -115,7 +100,7 @@ const joinParts: RunParts<JoinRequest> = {
     count: "skipped_forbid",
   }),
   // Decided, whatever happened to it: a join is made once.
-  book: (status, r) => withBooks(status, r.books),
+  book: (status, r) => withUpstreamBooks(status, r.books),
   dueAt: (r) => r.ended,
   created: (r, name) => ({
     event: {
