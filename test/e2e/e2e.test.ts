@@ -166,6 +166,11 @@ e2eDescribe(
       await admit(cronJob("hello", { schedule: "@every 10s" }, "echo hello from e2e"));
       const defaulted = await getJSON(["get", CRONJOBS, "hello", "-n", NS]);
       assert.equal(defaulted.spec!.successfulJobsHistoryLimit, 3, "the mutating webhook defaulted it");
+      // One run is enough, and the Event budget needs it: a CronJob's routine Events (SuccessfulCreate, SawCompletedJob)
+      // are written three at once, then one per 5 minutes. Left at @every 10s on a node slower to start Pods than the
+      // schedule, three creates come before the first end and its SawCompletedJob is over budget, as designed.
+      await eventually("hello's first Job", async () => (await jobsOf("hello"))[0], 90_000, undefined, POLL_MS);
+      await suspend("hello");
       const done = await eventually(
         "a completed Job",
         async () => (await jobsOf("hello")).find((j) => conditionTrue(j, "Complete")),
