@@ -589,14 +589,6 @@ export const AFTER_ROW: TriggerRow<"after"> = {
     errors: [...validateUpstreams(String(input.name ?? ""), input.spec), ...validateAfterPolicy(input.spec)],
     warnings: [],
   }),
-  // Which upstream run a Job follows (a join: every upstream's): `kubectl cron history` names it.
-  runOfJob: (job) => {
-    const request = job.metadata?.annotations?.[AFTER_ANNOTATION];
-    const joined = parseJoinRequest(request);
-    if (joined) return { order: 0, which: afterWords(request), first: joined[0]!.job };
-    const up = parseAfterRequest(request);
-    return up ? { order: 0, which: `after ${up.cronJob}/${up.job}`, first: up.job } : undefined;
-  },
   // The runs after an upstream's run the record says wait (Held: behind a running Job, for a place in its group),
   // "slot" the upstream run's end: `kubectl cron next` and the dashboard show them.
   pending: <E extends AttemptEntryInput>(cronJob: PendingInput<E>) =>

@@ -18,6 +18,7 @@ import {
 } from "../../api/v1/index.ts";
 import { joinJobName } from "../../api/v1/join.ts";
 import { historyAnswer, nextAnswer, nextNeedsJobs } from "../../cmd/kubectl-cron/answer/answers.ts";
+import { historyRows } from "../../cmd/kubectl-cron/answer/history.ts";
 import { marksOf, rowOf } from "../../cmd/kubectl-cron/dashboard/marks.ts";
 import type { KubeObject } from "../../runtime/kinds.ts";
 import { batchJob } from "../fixtures.ts";
@@ -329,6 +330,15 @@ describe("after all (spec.afterPolicy All): next, history, the dashboard and why
       lines(h.text)[1]!,
       /^report-j\w{8}\s+after all of eu\/eu-1795600800, us\/us-1795600800\s+2026-11-25T10:50:00Z\s+Complete/,
     );
+    // -o json says the joined runs in a field of their own, not in a retry's attempt fields.
+    const [row] = historyRows([joinJob], "uid-report", NOW);
+    assert.deepEqual(row!.afterAll, [
+      { cronJob: "eu", job: "eu-1795600800" },
+      { cronJob: "us", job: "us-1795600800" },
+    ]);
+    assert.equal(row!.attempt, undefined);
+    assert.equal(row!.retryOf, undefined);
+    assert.equal(row!.after, undefined);
   });
 
   it("why: waiting for the upstream that has not ended a run, then the join's run", async () => {
@@ -360,5 +370,12 @@ describe("after all (spec.afterPolicy All): next, history, the dashboard and why
       /^prod\/report: .*2026-11-25 10:50 UTC, after us's 2026-11-25 10:00 UTC run \(Job us-1795600800\)/,
     );
     assert.match(c.out, /spec\.afterPolicy: All: joins eu's Job eu-1795600800, us's Job us-1795600800/);
+    // The Job it waits for is the join's, named from the runs it joins, not a schedule's Job of its slot.
+    const joinJob = joinJobName("report", [
+      { upstream: "eu", job: "eu-1795600800" },
+      { upstream: "us", job: "us-1795600800" },
+    ]);
+    assert.match(c.out, new RegExp(`no Job ${joinJob}\\b`), c.out);
+    assert.doesNotMatch(c.out, /no Job report-\d/, c.out);
   });
 });

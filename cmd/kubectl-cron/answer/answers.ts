@@ -28,7 +28,7 @@ import { UsageError } from "../model/args.ts";
 import type { Output } from "../model/context.ts";
 import { excludingSchedules, NO_SLOT_LEFT } from "../model/exclusions.ts";
 import { SHAPING } from "./causes.ts";
-import { historyRows } from "./history.ts";
+import { historyRows, triggerWords } from "./history.ts";
 import { humanDuration, iso } from "../model/time.ts";
 import { type FireTime, nextRuns } from "../model/slots.ts";
 import { pendingLine, pendingRunsOf, waitsFor } from "./retries.ts";
@@ -281,8 +281,7 @@ export function historyAnswer(x: CronJobRead & { jobs: readonly Job[] }): Output
     ["NAME", "TRIGGER", "SCHEDULED", ...(scheduleColumn ? ["SCHEDULE"] : []), "RESULT", "STARTED", "DURATION"],
     rows.map((r) => [
       r.name,
-      // A retry says which attempt: "retry 1/3"; a run after an upstream which run it followed.
-      r.after ? SHAPING.after(r.after.cronJob, r.after.job) : r.attempt ? `${r.trigger} ${r.attempt}` : r.trigger,
+      triggerWords(r),
       // A jittered run's offset beside its slot: "2026-11-25T02:00:00Z +37s".
       r.scheduledTime
         ? `${r.scheduledTime}${r.jitterOffsetSeconds !== undefined ? ` ${SHAPING.offset(r.jitterOffsetSeconds)}` : ""}`

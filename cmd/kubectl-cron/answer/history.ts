@@ -16,7 +16,9 @@ import {
   scheduleSourceText,
   type Job,
 } from "../../../api/v1/index.ts";
+import { parseJoinRequest } from "../../../api/v1/join.ts";
 import { iso } from "../model/time.ts";
+import { SHAPING } from "./words/shaping.ts";
 
 interface HistoryRow {
   name: string;
@@ -33,6 +35,8 @@ interface HistoryRow {
   retryOf?: string;
   /** A run after an upstream's run (spec.after): that run, its CronJob and Job (the Job's after annotation). */
   after?: { cronJob: string; job: string };
+  /** A join's run (spec.afterPolicy All): every upstream run it joined, by upstream (the Job's after annotation). */
+  afterAll?: { cronJob: string; job: string }[];
   /** A jittered slot's run (spec.jitter): how long after its slot it was due (the Job's annotation), in seconds. */
   jitterOffsetSeconds?: number;
   /** The slot it ran for (UTC, RFC 3339); undefined for manual runs. */
@@ -67,8 +71,10 @@ function rowOf(job: Job, now: Date): HistoryRow {
   const finished = cls === "active" ? undefined : finishedAt(job);
   const end = finished ?? (cls === "active" ? now : undefined);
   const made = rowOfJob(TRIGGER_ROWS, job);
-  const after = made === AFTER_ROW ? parseAfterRequest(job.metadata?.annotations?.[AFTER_ANNOTATION]) : undefined;
-  const run = after ? undefined : runOfJob(job);
+  const request = made === AFTER_ROW ? job.metadata?.annotations?.[AFTER_ANNOTATION] : undefined;
+  const after = parseAfterRequest(request);
+  const joined = parseJoinRequest(request)?.map((r) => ({ cronJob: r.upstream, job: r.job }));
+  const run = runOfJob(job);
   const offset = jitterOffsetOf(job);
   const row: HistoryRow = {
     name: job.metadata?.name ?? "",
@@ -76,6 +82,7 @@ function rowOf(job: Job, now: Date): HistoryRow {
     trigger: isManualJob(job) ? RUN_NOW_ROW.word : made.word,
     ...(run ? { attempt: run.which, retryOf: run.first } : {}),
     ...(after ? { after } : {}),
+    ...(joined ? { afterAll: joined } : {}),
     ...(offset !== undefined ? { jitterOffsetSeconds: offset } : {}),
     result,
   };
@@ -86,6 +93,16 @@ function rowOf(job: Job, now: Date): HistoryRow {
   if (sources) row.schedules = sources.map(scheduleSourceText).join("; ");
   if (started && end) row.durationSeconds = Math.max(0, Math.round((end.getTime() - Date.parse(started)) / 1000));
   return row;
+}
+
+/**
+ * How the history table and the dashboard say what made a run: a retry which attempt ("retry 1/3"), a run after an
+ * upstream which run it followed, a join every run it joined.
+ */
+export function triggerWords(r: Readonly<HistoryRow>): string {
+  if (r.after) return SHAPING.after(r.after.cronJob, r.after.job);
+  if (r.afterAll) return SHAPING.afterAll(r.afterAll);
+  return r.attempt ? `${r.trigger} ${r.attempt}` : r.trigger;
 }
 
 /** Which later run of its slot a Job is, by the row that made it (undefined: the slot's own, or a request's). */

@@ -23,7 +23,7 @@ import { SHAPING } from "../answer/causes.ts";
 import { fieldErrorString } from "../../../runtime/field.ts";
 import { excludingSchedules } from "../model/exclusions.ts";
 import type { GroupFacts } from "../model/groupfacts.ts";
-import { historyRows } from "../answer/history.ts";
+import { historyRows, triggerWords } from "../answer/history.ts";
 import { iso } from "../model/time.ts";
 import { type FireTime, fireTimes } from "../model/slots.ts";
 import { pendingRunsOf, waitsFor } from "../answer/retries.ts";
@@ -174,7 +174,7 @@ export function marksOf(x: MarksInput): RowMarks {
     const at = r.startTime ?? r.scheduledTime;
     if (!at || !inWindow(at, r.completionTime ?? iso(now))) continue;
     const kind: MarkKind = r.result === "Complete" ? "succeeded" : r.result === "Failed" ? "failed" : "running";
-    const trigger = r.attempt ? `${r.trigger} ${r.attempt}` : r.trigger;
+    const trigger = triggerWords(r);
     marks.push({
       kind,
       at,

@@ -148,13 +148,16 @@ function upstreamAnswer(
 /** The run after an upstream's run: its Job (named from the upstream's), else the record's After entry, else none yet. */
 function runAfter(c: SlotContext, u: UpstreamFacts, upstreamJob: string, operator: Found[], endLine: string): Verdict {
   const request = afterRequest(u.cronJob, upstreamJob);
-  const job =
-    c.jobNamed(afterJobName(c.name, u.cronJob, upstreamJob)) ??
-    c.f.jobs.find((j) => j.metadata?.annotations?.[AFTER_ANNOTATION] === request);
+  const name = afterJobName(c.name, u.cronJob, upstreamJob);
+  const job = c.jobNamed(name) ?? c.f.jobs.find((j) => j.metadata?.annotations?.[AFTER_ANNOTATION] === request);
   const entry = (c.cronJob.status?.recentRuns ?? []).find(
     (e) => e.trigger === RecordTrigger.After && e.request === request,
   );
-  const own = job ? ranVerdict(c, job, entry) : entry ? recordVerdict(c, entry) : undecidedVerdict(c, operator);
+  const own = job
+    ? ranVerdict(c, job, entry)
+    : entry
+      ? recordVerdict(c, entry)
+      : undecidedVerdict(c, operator, { job: name });
   const annotation = job ? [`Job ${job.metadata?.name ?? ""}: ${AFTER_ANNOTATION}: ${request}`] : [];
   return { ...own, evidence: [endLine, ...annotation, ...own.evidence, bookLine(c, u)] };
 }
@@ -215,11 +218,16 @@ function joinRun(
     upstreamJob: last.name,
   });
   const s = c.slotAt(ended, words);
-  const job = s.jobNamed(joinJobName(c.name, runs));
+  const name = joinJobName(c.name, runs);
+  const job = s.jobNamed(name);
   const entry = (s.cronJob.status?.recentRuns ?? []).find(
     (e) => e.trigger === RecordTrigger.After && e.request === request,
   );
-  const own = job ? ranVerdict(s, job, entry) : entry ? recordVerdict(s, entry) : undecidedVerdict(s, c.operator);
+  const own = job
+    ? ranVerdict(s, job, entry)
+    : entry
+      ? recordVerdict(s, entry)
+      : undecidedVerdict(s, c.operator, { job: name });
   const joinedLine = `spec.afterPolicy: All: joins ${runs.map((r) => `${r.upstream}'s Job ${r.job}`).join(", ")}`;
   return { ...own, evidence: [joinedLine, ...own.evidence, ...firsts.map((f) => bookLine(c, f.u))] };
 }

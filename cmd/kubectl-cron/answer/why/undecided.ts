@@ -26,10 +26,17 @@ function suspendedBy(cronJob: CronJob): string | undefined {
 
 /**
  * No decision about the slot and no Job for it: what the CronJob's state and the operator's say, about a slot past
- * or (`toCome`) still to come.
+ * or (`toCome`) still to come. `job`: the Job a run of it would be (unset: the schedule's Job of the slot; a run
+ * after an upstream or a join is named from the runs it follows).
  */
-export function undecidedVerdict(c: SlotContext, operator: Found[], toCome = false): Verdict {
+export function undecidedVerdict(
+  c: SlotContext,
+  operator: Found[],
+  o: { toCome?: boolean; job?: string } = {},
+): Verdict {
   const { cronJob, slotText: when, f } = c;
+  const toCome = o.toCome ?? false;
+  const job = o.job ?? jobNameFor(c.name, c.slot);
   if (cronJob.spec?.suspend) {
     const by = suspendedBy(cronJob);
     return found(
@@ -79,7 +86,7 @@ export function undecidedVerdict(c: SlotContext, operator: Found[], toCome = fal
     return found(
       unclear.cause,
       { ...unclear.params, when },
-      [`no entry for ${iso(c.slot)} in status.recentRuns, no Job ${jobNameFor(c.name, c.slot)}`, ...unclear.evidence],
+      [`no entry for ${iso(c.slot)} in status.recentRuns, no Job ${job}`, ...unclear.evidence],
       "unknown",
     );
   }
@@ -95,7 +102,7 @@ export function undecidedVerdict(c: SlotContext, operator: Found[], toCome = fal
     "not-yet-decided",
     { when, age: ago(c.slot, f.now) },
     [
-      `no entry for ${iso(c.slot)} in status.recentRuns, no Job ${jobNameFor(c.name, c.slot)}`,
+      `no entry for ${iso(c.slot)} in status.recentRuns, no Job ${job}`,
       `status.lastScheduleTime: ${last ?? "(none)"}; status.nextScheduleTime: ${cronJob.status?.nextScheduleTime ?? "(none)"}`,
       ...operatorTrace(f.operator, f.now, c.namespace),
     ],
@@ -106,7 +113,7 @@ export function undecidedVerdict(c: SlotContext, operator: Found[], toCome = fal
 /** A slot still to come (`--slot` in the future): it is not late; only a suspension or a stop keeps it from running. */
 export function futureVerdict(c: SlotContext, operator: Found[]): Verdict {
   if (c.cronJob.spec?.suspend || c.cronJob.status?.stopped) {
-    return undecidedVerdict(c, operator, true);
+    return undecidedVerdict(c, operator, { toCome: true });
   }
   return {
     status: "healthy",

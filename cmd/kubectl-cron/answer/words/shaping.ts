@@ -45,4 +45,7 @@ export const SHAPING = {
   offset: (seconds: number) => `+${offsetText(seconds)}`,
   /** The upstream run a run after an upstream followed ("after extract/extract-1795572000"). */
   after: (upstream: string, job: string) => `after ${upstream}/${job}`,
+  /** The upstream runs a join's run followed ("after all of eu/eu-1795600800, us/us-1795600800"). */
+  afterAll: (runs: readonly { cronJob: string; job: string }[]) =>
+    `after all of ${runs.map((r) => `${r.cronJob}/${r.job}`).join(", ")}`,
 };
