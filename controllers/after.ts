@@ -5,7 +5,7 @@
 import { afterCycle, cronJobOwnerOf, CronJobResource, upstreamsOf } from "../api/v1/index.ts";
 import type { MapFunc, Request } from "../runtime/controller.ts";
 import type { CacheIndexer, CacheReader } from "../runtime/interfaces.ts";
-import { cachedChildren } from "./job.ts";
+import { cachedChildren } from "./jobs.ts";
 import { type AdmissionCheck, afterCycleCheck } from "../webhooks/admission_check.ts";
 import { Kinds } from "../runtime/kinds.ts";
 import type { Input, InputCronJob, InputProblem, InputRead, InputReader, InputWatch } from "./input.ts";

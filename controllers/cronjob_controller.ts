@@ -34,8 +34,7 @@ import { exclusionStep } from "./exclusionstep.ts";
 import { failureStep } from "./failures.ts";
 import { cachedParse, guardEvents, type GuardDecision, guards, statusAfterGuards } from "./guards.ts";
 import { endStep } from "./limits.ts";
-import { cachedChildren, setupJobCache } from "./job.ts";
-import { ChildJobs } from "./jobs.ts";
+import { cachedChildren, ChildJobs, setupJobCache } from "./jobs.ts";
 import {
   forgetInputs,
   inputReaders,
@@ -57,7 +56,7 @@ import { type SourceInput, type Trigger, TRIGGERS } from "./triggers.ts";
 
 /**
  * What the reconciler reads from the cache, registered before it starts: the Jobs trimmed and indexed by owner
- * (job.ts), and every input's indexes (inputs.ts: what a CronJob reads of other objects).
+ * (jobs.ts), and every input's indexes (inputs.ts: what a CronJob reads of other objects).
  */
 export function setupCache(cache: CacheIndexer): void {
   setupJobCache(cache);

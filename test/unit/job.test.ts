@@ -13,7 +13,7 @@ import {
   runningSince,
   scheduledTimeOf,
 } from "../../api/v1/index.ts";
-import { trimJobForCache } from "../../controllers/job.ts";
+import { trimJobForCache } from "../../controllers/jobs.ts";
 import { batchJob, jobStatus } from "../fixtures.ts";
 
 describe("Job helpers", () => {
