@@ -8,13 +8,12 @@
 // after it, and a pass that created a Job leaves its status write while other CronJobs wait in the queue; the books
 // never fall more than one run (or, with the fold, one bound) behind. A later pass rebuilds both from the children,
 // so nothing is lost if the process dies meanwhile.
-import type { CronJobWireStatus, Job } from "../api/v1/index.ts";
+import type { CronJobWireStatus } from "../api/v1/index.ts";
 import type { Clock } from "../runtime/clock.ts";
 import { type ReconcileContext, type Result, RetryNoLaterThan } from "../runtime/controller.ts";
 import { routineLeftOut } from "../runtime/events/recorder.ts";
 import type { Recorder } from "../runtime/events/types.ts";
 import type { ObjectClient } from "../runtime/interfaces.ts";
-import { rfc3339 } from "../runtime/metatime.ts";
 import { historyBehind, historyToDelete, statusBehind } from "./books.ts";
 import { emitEvent, type EventDecision, isRoutine } from "./events.ts";
 import type { GroupPlaces } from "./groups.ts";
@@ -34,7 +33,6 @@ import {
   type StatusFoldOptions,
   StatusWriteBudget,
   unbookedSlots,
-  vanishedSlot,
 } from "./statusfold.ts";
 import { announcesOnly, freshRuns, holdForRun } from "./statuswait.ts";
 import { statusToWrite, writeStatus } from "./statuswriter.ts";
@@ -194,25 +192,6 @@ export class Commit {
         },
       }),
     };
-  }
-
-  /**
-   * Step 4's part of the fold's memory: a run a folded status write left unbooked whose Job someone deleted. Its slot
-   * ran: the status says so (lastScheduleTime), and is written at once (Outcome.jobsGone). True when one did.
-   */
-  foldedRunGone(
-    cronJob: StoredCronJob,
-    seen: { jobs: readonly Readonly<Job>[]; status: CronJobWireStatus },
-    remembered: Pick<Remembered, "folded">,
-    ctx: ReconcileContext,
-  ): boolean {
-    const gone = vanishedSlot(remembered.folded, seen.jobs, cronJob.status);
-    if (gone === undefined) return false;
-    ctx.log.info("a Job the status had not booked yet is gone; its slot counts as run", {
-      slot: rfc3339(new Date(gone)),
-    });
-    seen.status.lastScheduleTime = rfc3339(new Date(gone));
-    return true;
   }
 
   /** The group's places and what memory keeps of the pass; returns the CronJob's memory, for the rest of the commit. */

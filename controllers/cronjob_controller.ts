@@ -254,10 +254,14 @@ export class CronJobReconciler implements Reconciler {
     clockNow: Date,
     ctx: ReconcileContext,
   ) {
-    const { sawCompleted: reported = new Set(), replaced = new Set() } = remembered;
-    const seen = observeChildren({ triggers: this.triggers, cronJob, cached, live, reported, replaced });
-    // A run a folded status write left unbooked whose Job someone deleted: its slot ran (the fold's memory, commit.ts).
-    const jobsGone = this.commit.foldedRunGone(cronJob, seen, remembered, ctx);
+    const { sawCompleted: reported = new Set(), replaced = new Set(), folded } = remembered;
+    const seen = observeChildren({ triggers: this.triggers, cronJob, cached, live, reported, replaced, folded });
+    const jobsGone = seen.vanished !== undefined;
+    if (jobsGone) {
+      ctx.log.info("a Job the status had not booked yet is gone; its slot counts as run", {
+        slot: seen.status.lastScheduleTime,
+      });
+    }
     // A run whose Pods did not start within spec.startTimeoutSeconds is ended (starts.ts): it no longer holds Forbid
     // or its group's place once the Job controller fails it. Its Pods and the Job are read here; the commit ends it.
     const [limit, now] = [cronJob.spec.startTimeoutSeconds, clockNow.getTime()];

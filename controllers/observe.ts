@@ -93,6 +93,11 @@ interface Observation {
   reported: Set<string>;
   /** Replace's deleted UIDs still listed by status (memory's replaced). */
   replaced: Set<string>;
+  /**
+   * The slot (ms) of a run a folded status write left unbooked whose Job is gone (someone deleted it): it ran, and
+   * `status.lastScheduleTime` says so; the status is written at once (Outcome.jobsGone).
+   */
+  vanished?: number;
 }
 
 /** What step 4 reads. */
@@ -107,6 +112,8 @@ interface ObserveInput {
   reported: ReadonlySet<string>;
   /** Replace's deleted UIDs (memory's replaced). */
   replaced: ReadonlySet<string>;
+  /** The runs a folded status write left unbooked, by Job name: their slot (memory's folded). */
+  folded?: ReadonlyMap<string, number> | undefined;
 }
 
 /** What step 4 says of the children as it walks them, in the order it finds it. */
@@ -140,8 +147,20 @@ export function observeChildren(o: ObserveInput): Observation {
   // The record (status.recentRuns): a run of ours it lacks, and the outcome of one that ended.
   books = recordFromChildren(books, ourRuns(triggers, cronJob, jobs));
   if (cronJob.metadata.generation !== undefined) books.observedGeneration = cronJob.metadata.generation;
+  // A run a folded write left unbooked lost its Job: its slot ran, as its Job would have said.
+  const vanished = vanishedSlot(o.folded, jobs, cronJob.status);
+  if (vanished !== undefined) books.lastScheduleTime = rfc3339(new Date(vanished));
   const { events, counts, newlyEnded, reported } = said;
-  return { status: books, jobs, newlyEnded, events, counts, reported, replaced };
+  return {
+    status: books,
+    jobs,
+    newlyEnded,
+    events,
+    counts,
+    reported,
+    replaced,
+    ...(vanished !== undefined ? { vanished } : {}),
+  };
 }
 
 /** A run's end: newly ended; counted and told (SawCompletedJob) once per Job UID, across passes. */
@@ -286,4 +305,23 @@ function ourRuns(triggers: readonly Trigger[], cronJob: CronJobView, jobs: reado
         },
       }))
   );
+}
+
+/**
+ * The newest slot of a run a folded write left unbooked (statusfold.ts unbookedSlots, kept in memory) whose Job is
+ * gone, newer than the stored lastScheduleTime: the pass counts it as run (lastScheduleTime) and writes at once.
+ */
+function vanishedSlot(
+  folded: ReadonlyMap<string, number> | undefined,
+  jobs: readonly Readonly<Job>[],
+  stored: Readonly<CronJobWireStatus> | undefined,
+): number | undefined {
+  if (!folded?.size) return undefined;
+  const names = new Set(jobs.map((j) => j.metadata?.name));
+  const base = stored?.lastScheduleTime ? Date.parse(stored.lastScheduleTime) : -Infinity;
+  let newest: number | undefined;
+  for (const [name, slot] of folded) {
+    if (!names.has(name) && slot > base) newest = Math.max(newest ?? slot, slot);
+  }
+  return newest;
 }

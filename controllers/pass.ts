@@ -101,7 +101,7 @@ export interface Outcome {
   conditions: ConditionInput[];
   /** Runs whose end the stored status has not booked (step 4). */
   unbookedEnds: number;
-  /** A run a folded status write left unbooked lost its Job (statusfold.ts vanishedSlot): written at once. */
+  /** A run a folded status write left unbooked lost its Job (observe.ts vanishedSlot): written at once. */
   jobsGone?: boolean;
   /** Reconcile again after this many milliseconds; none while not scheduling. */
   requeueAfterMs?: number | undefined;

@@ -50,7 +50,7 @@ export interface StatusWriteFacts {
   readonly nowMs: number;
   /** The pass's create or write failed (its retry), or it met a problem. */
   readonly failed: boolean;
-  /** A run a folded write left unbooked lost its Job (Commit.foldedRunGone). */
+  /** A run a folded write left unbooked lost its Job (observe.ts, Observation.vanished). */
   readonly jobsGone: boolean;
   /** The pass decided an excluded slot (lastExcludedTime moved). */
   readonly excludedSlot: boolean;

@@ -253,22 +253,3 @@ export function unbookedSlots(children: FoldJobs): Map<string, number> | undefin
   }
   return out.size ? out : undefined;
 }
-
-/**
- * The newest slot of a run a folded write left unbooked whose Job is gone, newer than the stored lastScheduleTime:
- * the pass counts it as run (lastScheduleTime) and writes at once.
- */
-export function vanishedSlot(
-  folded: ReadonlyMap<string, number> | undefined,
-  jobs: readonly Readonly<Job>[],
-  stored: Readonly<CronJobWireStatus> | undefined,
-): number | undefined {
-  if (!folded?.size) return undefined;
-  const names = new Set(jobs.map((j) => j.metadata?.name));
-  const base = stored?.lastScheduleTime ? Date.parse(stored.lastScheduleTime) : -Infinity;
-  let newest: number | undefined;
-  for (const [name, slot] of folded) {
-    if (!names.has(name) && slot > base) newest = Math.max(newest ?? slot, slot);
-  }
-  return newest;
-}
