@@ -772,6 +772,16 @@ describe("diagnose(): runs after an upstream (issue 71)", () => {
     assert.notEqual(h.d.status, "healthy");
   });
 
+  it("spec.after, the upstream's run ended and no run after it yet: the evidence names the Job it would be", () => {
+    const r = ask(withUp([upJob("complete")]));
+    assert.equal(r.d.cause, "not-yet-decided", JSON.stringify(r.d, null, 2));
+    const mine = afterJobName(NAME, UP, UP_JOB);
+    assert.ok(
+      r.d.evidence.some((e) => e.endsWith(`no Job ${mine}`)),
+      r.d.evidence.join("\n"),
+    );
+  });
+
   it("spec.after names a CronJob that does not exist: upstream-not-found, with the fix", () => {
     const f = facts(
       downstream({
