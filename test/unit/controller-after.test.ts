@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { AFTER_ANNOTATION, afterJobName, retryJobName, CronJobResource as CronJobKind } from "../../api/v1/index.ts";
 import { joinJobName } from "../../api/v1/join.ts";
+import { withUpstreamBooks } from "../../controllers/upstreambooks.ts";
 import { Kinds } from "../../runtime/kinds.ts";
 import { APIError } from "../../runtime/errors.ts";
 import { batchJob, jobStatus } from "../fixtures.ts";
@@ -128,6 +129,19 @@ describe("after: a CronJob runs once after each run of another", () => {
     }
   });
 
+  it("two runs of the upstream that end in the same second: one run after each, the book at the later name", async () => {
+    const t = await setUp({ after: [{ cronJob: "a" }], missedRunPolicy: "RunAll" });
+    await t.reconcile(0);
+    t.upstreamRun("a-1", "complete", 60);
+    t.upstreamRun("a-2", "complete", 60);
+    for (const s of [61, 62, 63, 64]) await t.reconcile(s);
+    assert.deepEqual((await t.jobs()).map((j) => j.metadata?.annotations?.[AFTER_ANNOTATION]).sort(), [
+      "a/a-1",
+      "a/a-2",
+    ]);
+    assert.deepEqual((await t.stored()).status?.upstreams, [{ cronJob: "a", lastEnded: iso(60), lastJob: "a-2" }]);
+  });
+
   it("an upstream that does not exist, and a cycle, are Degraded reasons; nothing runs in a cycle", async () => {
     const missing = await setUp({ after: [{ cronJob: "ghost" }] });
     await missing.reconcile(0);
@@ -186,6 +200,22 @@ describe("after: a CronJob runs once after each run of another", () => {
       (await t.jobs()).map((j) => j.metadata?.name),
       ["b-manual"],
     );
+  });
+});
+
+describe("status.upstreams' books (withUpstreamBooks): a book only moves forward", () => {
+  const status = { upstreams: [{ cronJob: "a", lastEnded: iso(60), lastJob: "a-2" }] };
+  it("a later end, or the same end and a later Job's name, moves it; an earlier one does not", () => {
+    const move = (lastEnded: string, lastJob: string) =>
+      withUpstreamBooks(status, [{ cronJob: "a", lastEnded, lastJob }]).upstreams?.[0];
+    assert.deepEqual(move(iso(61), "a-1"), { cronJob: "a", lastEnded: iso(61), lastJob: "a-1" });
+    assert.deepEqual(move(iso(60), "a-3"), { cronJob: "a", lastEnded: iso(60), lastJob: "a-3" });
+    assert.deepEqual(move(iso(60), "a-1"), status.upstreams[0], "same end, an earlier name: stays");
+    assert.deepEqual(move(iso(59), "a-9"), status.upstreams[0], "an earlier end: stays");
+    assert.deepEqual(withUpstreamBooks(status, [{ cronJob: "c", lastEnded: iso(1) }]).upstreams, [
+      ...status.upstreams,
+      { cronJob: "c", lastEnded: iso(1) },
+    ]);
   });
 });
 
@@ -284,5 +314,62 @@ describe("after all (spec.afterPolicy All): one run once every upstream has ende
     assert.deepEqual([entry?.decision, entry?.reason], ["Missed", "StartingDeadlineExceeded"]);
     await late.reconcile(201);
     assert.equal((await late.stored()).status?.recentRuns?.length, 1, "decided once");
+    // The Missed join moved the books: the next runs of both make the next join, in time.
+    assert.deepEqual(
+      (await late.stored()).status?.upstreams?.map((b) => [b.cronJob, b.lastEnded, b.lastJob]),
+      [
+        ["a", iso(70), "a-1"],
+        ["c", iso(70), "c-1"],
+      ],
+    );
+    late.upstreamRun("a-2", "complete", 250);
+    late.upstreamRun("c-2", "complete", 260, "c");
+    await late.reconcile(261);
+    assert.deepEqual(
+      (await late.jobs()).map((j) => j.metadata?.annotations?.[AFTER_ANNOTATION]),
+      ["all:a/a-2+c/c-2"],
+    );
+  });
+
+  it("a finished join the stored books have not taken yet is kept from history cleanup: never made twice", async () => {
+    const t = await setUp({ ...join, successfulJobsHistoryLimit: 0 }, more);
+    await t.reconcile(0);
+    t.upstreamRun("a-1", "complete", 60);
+    t.upstreamRun("c-1", "complete", 70, "c");
+    const lose = () =>
+      t.client.injectError(
+        { verb: "updateStatus", kind: CronJobKind, name: "b", times: 1 },
+        () => new APIError(500, "InternalError", "status write lost"),
+      );
+    lose();
+    await assert.rejects(t.reconcile(71), /status write lost/);
+    const [made] = await t.jobs();
+    assert.ok(made, "the join's Job was made before the write was lost");
+    await t.client.updateStatus(Kinds.Job, {
+      ...made,
+      status: jobStatus({ state: "complete", start: at(72), end: at(80) }),
+    });
+    // A new process; its first status write is lost too. The stored books still stand before the join, so its
+    // finished Job is the only record that the join ran: cleanup must leave it.
+    t.restart();
+    lose();
+    await assert.rejects(t.reconcile(81), /status write lost/);
+    assert.equal((await t.jobs()).length, 1, "kept while the stored books have not taken it");
+    await t.reconcile(82);
+    await t.reconcile(83);
+    assert.deepEqual(
+      (await t.stored()).status?.upstreams?.map((b) => [b.cronJob, b.lastEnded]),
+      [
+        ["a", iso(70)],
+        ["c", iso(70)],
+      ],
+    );
+    const entries = ((await t.stored()).status?.recentRuns ?? []).filter((e) => e.trigger === "After");
+    assert.deepEqual(
+      entries.map((e) => [e.request, e.decision]),
+      [["all:a/a-1+c/c-1", "Created"]],
+      "one join, recorded once",
+    );
+    assert.ok((await t.jobs()).length <= 1, "no second Job for the same join");
   });
 });
