@@ -219,6 +219,11 @@ describe("each trigger's books", () => {
     );
     assert.equal(mayReplace(TRIGGERS, cronJob, backfilled, slot("2026-11-24T11:00:00Z")), false);
     assert.equal(mayReplace(TRIGGERS, cronJob, backfilled, undefined), false, "a run-now request waits");
+    // A backfill Job its request's books have not taken (past lastSlot) is that run's only trace: kept even from a
+    // newer slot, until the books take it.
+    const unbooked = backfillJob("bf", "2026-11-24T03:00:00Z");
+    assert.equal(isUnbookedRun(TRIGGERS, cronJob, unbooked), true);
+    assert.equal(mayReplace(TRIGGERS, cronJob, unbooked, slot("2026-11-24T12:00:00Z")), false);
   });
 });
 
