@@ -140,6 +140,19 @@ describe("retry: a failed slot runs again as a new Job", () => {
     assert.equal(due.requeueAfterMs, Date.parse("2026-11-25T11:00:00Z") - Date.parse("2026-11-25T10:06:00Z") + SLACK);
   });
 
+  it("two slots' attempts held for their delays: woken at the earlier one, whichever slot is older", async () => {
+    const t = await setUp({ spec: { retry: { limit: 1, delaySeconds: 1800 } } });
+    await t.reconcile("2026-11-25T10:00:01Z");
+    await t.reconcile("2026-11-25T11:00:01Z");
+    assert.deepEqual(await t.names(), [FIRST, ELEVEN]);
+    // 11:00's run fails first, 10:00's (a long one, Allow) after it: 11:00's attempt is due first.
+    await t.finish(ELEVEN, "failed", "2026-11-25T11:01:00Z");
+    await t.finish(FIRST, "failed", "2026-11-25T11:10:00Z");
+    const held = await t.reconcile("2026-11-25T11:10:00Z");
+    assert.deepEqual(await t.names(), [FIRST, ELEVEN]);
+    assert.equal(held.requeueAfterMs, 21 * 60_000 + SLACK, "11:31, 11:00's attempt, before 10:00's at 11:40");
+  });
+
   it("at most spec.retry.limit attempts, each named from the first Job and its number", async () => {
     const t = await setUp({ spec: { failedJobsHistoryLimit: 5, retry: { limit: 2 } } });
     await t.reconcile("2026-11-25T10:00:01Z");

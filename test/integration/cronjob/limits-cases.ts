@@ -168,6 +168,32 @@ const limitRows: Row[] = [
       { expect: { scheduledJobs: [HOUR], conditions: { Available: "EndTimeReached" } } },
     ],
   },
+  {
+    title: "endTime: the last slot held behind a running Job (Forbid) runs once that Job ends, then scheduling ends",
+    spec: { concurrencyPolicy: "Forbid" },
+    steps: [
+      { window: { end: HOUR + 30 * MIN } },
+      { at: 1000, reconcile: "pass" },
+      { expect: { scheduledJobs: [0] } },
+      { at: HOUR + 1000, reconcile: "pass" },
+      {
+        expect: { scheduledJobs: [0], conditions: { Available: { status: "True" } } },
+        why: "the HOUR slot waits behind 0's Job; endTime has not passed",
+      },
+      { at: HOUR + 45 * MIN, reconcile: "pass" },
+      {
+        expect: { scheduledJobs: [0], conditions: { Available: { status: "True" } } },
+        why: "endTime passed, but its last slot is still due (held): scheduling has not ended",
+      },
+      { finish: 0, as: "Complete", end: HOUR + 46 * MIN },
+      { at: HOUR + 47 * MIN, reconcile: "pass" },
+      { at: HOUR + 47 * MIN + 1000, reconcile: "pass" },
+      {
+        expect: { scheduledJobs: [0, HOUR], conditions: { Available: { status: "False", reason: "EndTimeReached" } } },
+        why: "the held slot ran, then scheduling ended",
+      },
+    ],
+  },
 ];
 
 export function limitsCases(driver: ReconcilerDriver): void {
