@@ -13,7 +13,7 @@ import {
 import { failureStop } from "../../controllers/failures.ts";
 import { historyBehind, statusBehind } from "../../controllers/books.ts";
 import { guards, parsedSchedules, statusAfterGuards } from "../../controllers/guards.ts";
-import { missedByPolicy, missedDeadline, scheduleDecision } from "../../controllers/due.ts";
+import { missedByPolicy, missedDeadline, missedSlots, scheduleDecision } from "../../controllers/due.ts";
 import { TRIGGERS } from "../../controllers/triggers.ts";
 import { batchJob } from "../fixtures.ts";
 
@@ -272,6 +272,33 @@ describe("step 7: scheduleDecision", () => {
       assert.equal(d.notRun?.why, "replace");
       assert.deepEqual(d.notRun?.notRun?.(), { count: 3, exact: true });
     });
+
+    it("with Replace, on time: the slot before, the last one run, is not reported", () => {
+      const d = decide({
+        policy: "RunAll",
+        concurrency: "Replace",
+        last: "2026-11-23T09:00:00Z",
+        now: "2026-11-23T10:00:01Z",
+      });
+      assert.deepEqual(iso(d.due), ["2026-11-23T10:00:00Z"]);
+      assert.equal(d.notRun, undefined);
+    });
+  });
+});
+
+describe("step 8: missedSlots", () => {
+  it("a deadline missed and a slot the policy did not run in one pass: lastMissedTime is the newer of them", () => {
+    const tooLate = { slot: new Date("2026-11-23T10:00:00Z"), deadline: 60 };
+    const notRun = { slot: new Date("2026-11-23T09:00:00Z"), why: "replace" as const };
+    const out = missedSlots({}, { tooLate, notRun }, new Date("2026-11-23T10:20:00Z"));
+    assert.equal(out.status.lastMissedTime, "2026-11-23T10:00:00Z");
+    assert.deepEqual(
+      out.decisions.map((d) => [d.decision.decision, d.decision.scheduledTime?.toISOString()]),
+      [
+        ["Missed", "2026-11-23T10:00:00.000Z"],
+        ["Skipped", "2026-11-23T09:00:00.000Z"],
+      ],
+    );
   });
 });
 
