@@ -31,8 +31,8 @@ const running = (name: string, annotations: Record<string, string> = {}): Job =>
 const backfillJob = (id: string, at: string): Job =>
   running(jobNameFor(CJ, slot(at)), { [SCHEDULED_AT_ANNOTATION]: at, [BACKFILL_REQUEST_ANNOTATION]: id });
 
-/** The first request a trigger's source plans for a CronJob (its row bound to it), as step 9 gets it. */
-function planned(
+/** The requests a trigger's source plans for a CronJob (its row bound to each), as step 9 gets them. */
+function plans(
   trigger: Trigger,
   annotations: Record<string, string>,
   status: CronJobWire["status"] = {},
@@ -57,10 +57,24 @@ function planned(
     now: slot("2026-11-24T12:00:00Z"),
     jobs: [],
   };
-  const [first] = [...(trigger.plan(input)?.requests ?? [])];
-  assert.ok(first, `${trigger.name} planned a request`);
+  return [...(trigger.plan(input)?.requests ?? [])];
+}
+
+/** The first request a trigger's source plans for a CronJob (its row bound to it), as step 9 gets it. */
+function planned(...args: Parameters<typeof plans>) {
+  const [first] = plans(...args);
+  assert.ok(first, `${args[0].name} planned a request`);
   return first;
 }
+
+describe("run-now's source: a request runs once", () => {
+  it("a request status already holds (lastRunNowRequest) is planned no more, even with its Job and record gone", () => {
+    const runNowRow = TRIGGERS.find((t) => t.name === "runNow")!;
+    assert.equal(plans(runNowRow, { [RUN_NOW_ANNOTATION]: "r1" }).length, 1);
+    assert.deepEqual(plans(runNowRow, { [RUN_NOW_ANNOTATION]: "r1" }, { lastRunNowRequest: "r1" }), []);
+    assert.equal(plans(runNowRow, { [RUN_NOW_ANNOTATION]: "r2" }, { lastRunNowRequest: "r1" }).length, 1);
+  });
+});
 
 describe("admit: the one admission rule", () => {
   const [scheduleRow, runNowRow, backfillRow] = TRIGGERS;
