@@ -506,10 +506,13 @@ describe("webhook server options", () => {
   it("lets an in-flight request finish on close()", async () => {
     let release = () => {};
     const gate = new Promise<void>((r) => (release = r));
-    const slow = new Map<string, AdmissionHandler>([["/slow", async () => (await gate, allowed())]]);
+    let entered = () => {};
+    const serving = new Promise<void>((r) => (entered = r));
+    const slow = new Map<string, AdmissionHandler>([["/slow", async () => (entered(), await gate, allowed())]]);
     const server = await start({ handlers: slow });
     const pending = postHTTPS(`${server.url}/slow`, certs.caPEM, JSON.stringify(review()));
-    await new Promise((r) => setTimeout(r, 100));
+    // The request is in flight once its handler runs; a fixed sleep raced a slow handshake on a busy machine.
+    await serving;
     const closed = server.close();
     release();
     assert.equal((await pending).status, 200);
