@@ -160,7 +160,13 @@ describe("schedule grammar: rejected, with field, value and reason", () => {
     ["1/2/3 * * * *", 'minute "1/2/3" has more than one "/"'],
     ["1-2-3 * * * *", 'minute "1-2-3" has more than one "-"'],
     ["-5 * * * *", `minute "-5" is not a valid value, range or step; use values 0-59 with ${SYNTAX}`],
-    [", * * * *", 'minute "," has no values'],
+    [", * * * *", 'never fires: minute "," has no values'],
+    ["0 0 * , *", 'never fires: month "," has no values'],
+    // An empty day field is no day (robfig): with a star in the other day field, or nothing in it, none matches.
+    ["0 0 , * *", 'never fires: day-of-month "," has no values and day-of-week is "*"'],
+    ["0 0 , * */1", 'never fires: day-of-month "," has no values and day-of-week is "*/1"'],
+    ["0 0 ? * ,", 'never fires: day-of-week "," has no values and day-of-month is "?"'],
+    ["0 0 , * ,,", 'never fires: day-of-month "," has no values and day-of-week is ",,"'],
     ["a * * * *", 'minute value "a" is not a number in 0-59'],
     ["0 0 * foo *", 'month value "foo" is neither a number nor a name in 1-12 or jan-dec'],
     ["0 0 * * monday", 'day-of-week value "monday" is neither a number nor a name in 0-6 or sun-sat'],
@@ -326,6 +332,14 @@ describe("day-of-month × day-of-week (robfig's star bit)", () => {
   it("0 0 * * 1 is only Mondays and 0 0 1 * * only the 1st", () => {
     assert.deepEqual(days("0 0 * * 1", 3), ["2026-02-02", "2026-02-09", "2026-02-16"]);
     assert.deepEqual(days("0 0 1 * *", 3), ["2026-02-01", "2026-03-01", "2026-04-01"]);
+  });
+
+  it("an empty day field is no day, so the other alone says the days (robfig's OR; Kubernetes runs these)", () => {
+    assert.deepEqual(days("0 0 , * 1", 3), ["2026-02-02", "2026-02-09", "2026-02-16"]);
+    assert.deepEqual(days("0 0 1 * ,", 3), ["2026-02-01", "2026-03-01", "2026-04-01"]);
+    assert.deepEqual(days("0 0 ,, * */3", 3), ["2026-02-01", "2026-02-04", "2026-02-07"]);
+    assert.deepEqual(days("0 0 30 2,3 ,", 2), ["2026-03-30", "2027-03-30"]);
+    assert.equal(must("0 0 , * 1").mostRecent(d("2026-02-08T12:00:00Z"))?.toISOString(), "2026-02-02T00:00:00.000Z");
   });
 
   it("mostRecent applies the same rule", () => {

@@ -94,7 +94,8 @@ const DURATION_EXAMPLES = "a Go duration such as 90s, 1h30m or 1.5h";
 // Go's strings.Fields splits on unicode.IsSpace, which is not quite JavaScript's \s (U+0085 yes, U+FEFF no).
 export const GO_SPACE = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
 
-type FieldResult = { ok: true; values: number[]; star: boolean; realTime: boolean } | { ok: false; reason: string };
+type ParsedField = { values: number[]; star: boolean; realTime: boolean };
+type FieldResult = ({ ok: true } & ParsedField) | { ok: false; reason: string };
 type ValueResult = { ok: true; value: number } | { ok: false; reason: string };
 
 function describeRange(spec: FieldSpec, value: number): string {
@@ -141,11 +142,14 @@ function parseValue(spec: FieldSpec, expr: string, piece: string): ValueResult {
   return { ok: true, value: n };
 }
 
+/** The day fields, which robfig takes with no values (","): see `dayFields`. */
+const DAY_FIELDS = new Set(["day-of-month", "day-of-week"]);
+
 function parseField(spec: FieldSpec, text: string): FieldResult {
   // strings.FieldsFunc drops empty list items, so robfig (and Kubernetes) accept "1,,2".
   const items = text.split(",").filter((item) => item !== "");
-  if (items.length === 0) {
-    return { ok: false, reason: `${spec.name} ${JSON.stringify(text)} has no values` };
+  if (items.length === 0 && !DAY_FIELDS.has(spec.name)) {
+    return { ok: false, reason: `never fires: ${spec.name} ${JSON.stringify(text)} has no values` };
   }
   const bits = new Set<number>();
   let star = false;
@@ -211,6 +215,42 @@ function parseField(spec: FieldSpec, text: string): FieldResult {
   return { ok: true, values: [...bits].sort((a, b) => a - b), star, realTime };
 }
 
+type DayFields = { ok: true; dom: ParsedField; dow: ParsedField } | { ok: false; reason: string };
+
+/**
+ * robfig reads a day field of no values (",") as no day without its star bit, so by its either-day rule the other
+ * day field alone says the days: Kubernetes runs "0 0 , * 1" every Monday. That is the other field with a star in
+ * this one. With a star in the other, or no values in either, no day matches: refused, as every schedule that never
+ * fires is.
+ */
+function dayFields(dom: ParsedField, dow: ParsedField, tokens: readonly string[]): DayFields {
+  const [domText, dowText] = [JSON.stringify(tokens[2] ?? ""), JSON.stringify(tokens[4] ?? "")];
+  const neverFires = (empty: string, other: string) => ({
+    ok: false as const,
+    reason: `never fires: ${empty} and ${other}`,
+  });
+  if (dom.values.length === 0 && (dow.values.length === 0 || dow.star)) {
+    return neverFires(`day-of-month ${domText} has no values`, `day-of-week is ${dowText}`);
+  }
+  if (dow.values.length === 0 && dom.star) {
+    return neverFires(`day-of-week ${dowText} has no values`, `day-of-month is ${domText}`);
+  }
+  return {
+    ok: true,
+    dom: dom.values.length === 0 ? everyDay(FIELDS[2]!) : dom,
+    dow: dow.values.length === 0 ? everyDay(FIELDS[4]!) : dow,
+  };
+}
+
+/** A day field as `*` reads: every value, with the star bit. */
+function everyDay(spec: FieldSpec): ParsedField {
+  return {
+    values: Array.from({ length: spec.max - spec.min + 1 }, (_, i) => spec.min + i),
+    star: true,
+    realTime: false,
+  };
+}
+
 function joinOr(words: readonly string[]): string {
   if (words.length <= 1) return words.join("");
   return `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}`;
@@ -230,7 +270,10 @@ function parseFields(tokens: readonly string[], description: string): SpecResult
     if (!r.ok) return r;
     parsed.push(r);
   }
-  const [minute, hour, dom, month, dow] = parsed as [Parsed, Parsed, Parsed, Parsed, Parsed];
+  const [minute, hour, month] = [parsed[0]!, parsed[1]!, parsed[3]!];
+  const days = dayFields(parsed[2]!, parsed[4]!, tokens);
+  if (!days.ok) return days;
+  const { dom, dow } = days;
 
   // With a star in day-of-week, days must match day-of-month, which some months never have.
   if (dow.star && !dom.star) {
