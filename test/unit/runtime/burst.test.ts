@@ -138,6 +138,24 @@ describe("the event recorder during a burst", bounded, () => {
 });
 
 describe("a controller's parked keys (requeueWhenQuiet)", bounded, () => {
+  it("without a burst window, come back at once", async () => {
+    const seen: string[] = [];
+    const reconciler = {
+      reconcile: async (req: Request): Promise<Result> => {
+        seen.push(req.name);
+        return seen.length === 1 ? { requeueWhenQuiet: true } : {};
+      },
+    };
+    const ctl = new Controller("park-no-burst", reconciler, { logger: discardLogger });
+    const stop = new AbortController();
+    const run = ctl.start(stop.signal, 1000);
+    ctl.enqueue({ name: "a" });
+    await until(() => seen.length >= 2, 5000, "the parked key's second pass");
+    assert.deepEqual(seen, ["a", "a"]);
+    stop.abort();
+    await run;
+  });
+
   it("come back once, together, when the burst is over", async () => {
     const w = new BurstWindow({ quietMs: 150, maxHoldMs: 10_000 });
     const seen: Array<{ name: string; active: boolean }> = [];
@@ -177,6 +195,15 @@ describe("a controller's parked keys (requeueWhenQuiet)", bounded, () => {
     await run;
   });
 });
+
+/** Polls `pred` until it holds; fails after `ms` instead of hanging. */
+async function until(pred: () => boolean, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!pred()) {
+    assert.ok(Date.now() < deadline, `${what}: not within ${ms} ms`);
+    await sleep(1);
+  }
+}
 
 describe("a controller's deferred keys (requeueWhenIdle)", bounded, () => {
   it("come back behind the keys that decide, a worker's worth at a time, and each once", async () => {
@@ -226,5 +253,50 @@ describe("a controller's deferred keys (requeueWhenIdle)", bounded, () => {
     );
     stop.abort();
     await run;
+  });
+
+  /**
+   * One worker; each key defers its first pass. Returns "<key>:<keys queued behind it>" for each pass, once there
+   * were `passes`. `reenqueue`: a key whose first pass sees an event for itself arrive (queued again, as dirty).
+   */
+  async function deferring(name: string, keys: string[], passes: number, reenqueue?: string): Promise<string[]> {
+    const seen: string[] = [];
+    const passed = new Set<string>();
+    const ctl: Controller = new Controller(
+      name,
+      {
+        reconcile: async (req: Request, ctx: { queueLength?: () => number }): Promise<Result> => {
+          seen.push(`${req.name}:${ctx.queueLength?.()}`);
+          if (passed.has(req.name)) return {};
+          passed.add(req.name);
+          if (req.name === reenqueue) {
+            ctl.enqueue(req);
+            return {};
+          }
+          return { requeueWhenIdle: true };
+        },
+      },
+      { logger: discardLogger },
+    );
+    for (const k of keys) ctl.enqueue({ name: k });
+    const stop = new AbortController();
+    const run = ctl.start(stop.signal, 1000);
+    try {
+      await until(() => seen.length >= passes, 5000, `${passes} passes`);
+    } finally {
+      stop.abort();
+      await run;
+    }
+    return seen;
+  }
+
+  it("are handed back only while fewer keys than workers are queued", async () => {
+    // a, b and c defer while others are queued; c leaves the queue empty, so one comes back at a time.
+    assert.deepEqual(await deferring("idle-room", ["a", "b", "c"], 6), ["a:2", "b:1", "c:0", "a:0", "b:0", "c:0"]);
+  });
+
+  it("stay behind a key queued again while it was being reconciled", async () => {
+    // k's event, which came during its pass, is queued before the deferred key is handed back.
+    assert.deepEqual(await deferring("idle-behind-dirty", ["i", "k"], 4, "k"), ["i:1", "k:0", "k:0", "i:0"]);
   });
 });

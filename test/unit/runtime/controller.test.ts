@@ -2,7 +2,7 @@
 // they are created, and a key's backoff starts again at the base delay after a successful reconcile.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { Informer } from "../../../runtime/cache/informer.ts";
+import { type EventHandler, Informer, type SharedInformer } from "../../../runtime/cache/informer.ts";
 import type { Client } from "../../../runtime/client.ts";
 import { Controller, type Request, type Result, RetryNoLaterThan } from "../../../runtime/controller.ts";
 import type { KubeObject, ResourceKind } from "../../../runtime/kinds.ts";
@@ -242,6 +242,34 @@ describe("controller backoff", bounded, () => {
     assert.deepEqual(caps, [undefined, undefined, 7, undefined]);
   });
 
+  it("a requeueAfterMs of 0 is a success: the key is not queued again", async () => {
+    const seen: string[] = [];
+    const ctl: Controller = new Controller(
+      "requeue-after-zero",
+      {
+        async reconcile(req, ctx): Promise<Result> {
+          // What else is queued while this key is reconciled.
+          seen.push(`${req.name}:${ctx.queueLength?.()}`);
+          if (req.name !== "a" || seen.length > 1) return {};
+          ctl.enqueue({ name: "b" });
+          return { requeueAfterMs: 0 };
+        },
+      },
+      { logger: discardLogger },
+    );
+    const stop = new AbortController();
+    const run = ctl.start(stop.signal, 1000);
+    try {
+      ctl.enqueue({ name: "a" });
+      await until(() => seen.length >= 2, 5000, "a and b reconciled");
+      // Had "a" been queued again, it would wait behind "b".
+      assert.deepEqual(seen, ["a:0", "b:0"]);
+    } finally {
+      stop.abort();
+      await within(run, 5000, "controller stops");
+    }
+  });
+
   it("starts again at the base delay after requeueAfter, and keeps growing across requeue: true", async () => {
     const { delays } = await script("backoff-reset-requeue", [
       "fail",
@@ -253,5 +281,26 @@ describe("controller backoff", bounded, () => {
     ]);
     // requeueAfter forgets the key; requeue: true is a rate-limited retry (controller-runtime), not a success.
     assert.deepEqual(delays, [5, 10, 5, 10, 20]);
+  });
+});
+
+describe("controller watches", bounded, () => {
+  it("an update that moves an object to another owner enqueues the new owner and the old one", async () => {
+    let handler: EventHandler<KubeObject> | undefined;
+    const informer = { addEventHandler: (h: EventHandler<KubeObject>) => (handler = h) };
+    const ctl = new Controller("watch-owner-moved", noop, { logger: discardLogger });
+    const ownerOf = (o: Readonly<KubeObject>): Request[] => [
+      { namespace: "ns", name: o.metadata?.labels?.owner ?? "" },
+    ];
+    ctl.watch(informer as unknown as SharedInformer<KubeObject>, ownerOf);
+    assert.ok(handler?.onUpdate);
+    handler.onUpdate(
+      { metadata: { name: "x", namespace: "ns", labels: { owner: "old" } } },
+      { metadata: { name: "x", namespace: "ns", labels: { owner: "new" } } },
+    );
+    assert.equal(ctl.queue.len(), 2);
+    const keys = [await ctl.queue.get(), await ctl.queue.get()].map((r) => r.key);
+    assert.deepEqual(keys, ["ns/new", "ns/old"]);
+    ctl.queue.shutDown();
   });
 });

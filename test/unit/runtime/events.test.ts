@@ -316,6 +316,35 @@ describe("correlator keys", () => {
     assert.equal(b.tryAccept(300_000), false);
   });
 
+  it("token bucket: tryAccept(now, leaving) takes a token only while `leaving` more remain", () => {
+    const b = new TokenBucket(1 / 300, 3, 0);
+    assert.equal(b.tryAccept(0, 1), true);
+    assert.equal(b.tryAccept(0, 1), true);
+    assert.equal(b.tryAccept(0, 1), false, "the last token is left for callers that leave none");
+    assert.equal(b.tryAccept(0), true);
+    assert.equal(b.tryAccept(0), false);
+  });
+
+  it("token bucket: a clock stepping backwards neither drains nor mints tokens", () => {
+    const b = new TokenBucket(1, 1, 10_000);
+    assert.equal(b.tryAccept(5_000), true, "the full bucket still has its token");
+    assert.equal(b.tryAccept(10_000), false, "and stepping back to 10 s refilled nothing");
+    assert.equal(b.tryAccept(11_000), true, "a second after the last reading, one token");
+  });
+
+  it("aggregation window: each occurrence extends it, only more than 10 quiet minutes end it", () => {
+    const clock = new TestClock();
+    const c = new EventCorrelator({ clock });
+    const t0 = clock.ms;
+    // Nine distinct messages 100 s apart: 800 s from the first to the last, more than the 10-minute window.
+    for (let i = 1; i <= 9; i++) {
+      assert.equal(c.correlate({ ...base(), message: `m${i}` }, t0 + (i - 1) * 100_000).event.message, `m${i}`);
+    }
+    // The tenth exactly 10 minutes after the ninth is still in the window: the combined event.
+    const tenth = c.correlate({ ...base(), message: "m10" }, t0 + 800_000 + 600_000);
+    assert.equal(tenth.event.message, AGGREGATE_MESSAGE_PREFIX + "m10");
+  });
+
   it("correlator does not mutate the caller's event", () => {
     const c = new EventCorrelator({ clock: new TestClock() });
     const e = { ...base(), count: 1 };

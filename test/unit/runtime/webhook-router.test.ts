@@ -153,6 +153,12 @@ describe("AdmissionReview decoding and encoding", () => {
     assert.ok(isJSONContentType("Application/JSON; charset=utf-8"));
     assert.ok(!isJSONContentType(undefined));
   });
+
+  it("answers with the request's uid even when a handler's result carries another", () => {
+    const req = JSON.parse(review()).request;
+    const result = checkResult({ allowed: true, uid: "not-the-request" });
+    assert.equal(responseFor(req, result).uid, "u-1");
+  });
 });
 
 describe("admission HTTP handler", () => {

@@ -99,6 +99,15 @@ describe("Queue", bounded, () => {
     assert.deepEqual(await third, { key: undefined, shutdown: true });
   });
 
+  it("hands out each of 3,000 keys once, in order, across the compaction of its backing array", async () => {
+    const q = new Queue();
+    const keys = Array.from({ length: 3000 }, (_, i) => `k${i}`);
+    for (const k of keys) q.add(k);
+    const out: string[] = [];
+    while (q.len() > 0) out.push(await getKey(q));
+    assert.deepEqual(out, keys);
+  });
+
   it("hands keys to waiting getters in FIFO order", async () => {
     const q = new Queue();
     const g1 = q.get();
@@ -310,6 +319,25 @@ describe("rate limiters", bounded, () => {
       assert.equal(rl.numRequeues("k"), 1, what);
       assert.equal(rl.when("k"), 10, `${what}: and grows from there`);
     }
+  });
+
+  it("ItemExponentialFailureRateLimiter honours its own base delay and cap", () => {
+    const rl = new ItemExponentialFailureRateLimiter({ baseDelayMs: 1, maxDelayMs: 10 });
+    assert.deepEqual(
+      Array.from({ length: 6 }, () => rl.when("a")),
+      [1, 2, 4, 8, 10, 10],
+    );
+  });
+
+  it("BucketRateLimiter: a clock stepping backwards neither refills nor drains the bucket", () => {
+    let now = 10_000;
+    const rl = new BucketRateLimiter({ qps: 1, burst: 2, clock: { now: () => new Date(now) } });
+    assert.equal(rl.when("x"), 0, "one of two tokens");
+    now = 5_000;
+    assert.equal(rl.when("x"), 0, "the second token is still there");
+    assert.equal(rl.when("x"), 1000, "and then the bucket is empty");
+    now = 10_000;
+    assert.equal(rl.when("x"), 2000, "stepping forward to where it was refilled nothing");
   });
 
   it("BucketRateLimiter allows a burst of 100, then spaces by 100 ms and refills at 10 qps", () => {
