@@ -190,6 +190,20 @@ describe("DST: Australia/Lord_Howe (30-minute shifts)", () => {
     assertOncePerLocalDay(daily, tz, ["2026-10-03", "2026-10-04", "2026-10-05", "2026-10-06"]);
   });
 
+  it("keeps the daily slot of the day after either change, which robfig/cron v3 skips (a differential against it)", () => {
+    // robfig's next after these instants is a day later: 2024-04-09 00:00 and 2025-10-06 03:00.
+    assert.deepEqual(both(must("0 0 * * *", tz), "2024-04-06T14:30Z", "2024-04-08T14:00Z"), [
+      "2024-04-07T13:30",
+      "2024-04-08T13:30",
+    ]);
+    assert.equal(localTime("2024-04-07T13:30", tz), "00:00 GMT+10:30");
+    assert.deepEqual(both(must("0 3 * * *", tz), "2025-10-04T15:00Z", "2025-10-05T17:00Z"), [
+      "2025-10-04T16:00",
+      "2025-10-05T16:00",
+    ]);
+    assert.equal(localTime("2025-10-04T16:00", tz), "03:00 GMT+11:00");
+  });
+
   it("hourly and */30 follow real time across the half-hour fall-back", () => {
     // 01:00 LHDT, then the clock shows 02:00 again only 90 minutes later.
     assert.deepEqual(both(must("0 * * * *", tz), "2026-04-04T13:50Z", "2026-04-04T17:00Z"), [
