@@ -267,6 +267,21 @@ describe("exclusions across DST in Europe/Berlin", () => {
     assert.deepEqual(both(s, "2026-03-26T00:00Z", "2026-04-02T00:00Z"), ["2026-03-29T01:30"]);
   });
 
+  it("spring forward inside a window: the jump over it ends where the clock shows its end (04:00 CEST)", () => {
+    // 01:00-04:00 is 00:00Z-02:00Z that night (only two hours: 02:00 CET became 03:00 CEST at 01:00Z). Jumping to
+    // 04:00 read at the offset before the change (03:00Z) would skip 04:00 and 04:30 CEST; jumping back from 03:30
+    // CEST to 01:00 read at CEST's offset (23:00Z) would skip 00:00 and 00:30 CET.
+    const s = new ExcludingSchedule(must("*/30 * * * *", tz), exclusions([{ from: "01:00", to: "04:00" }]));
+    const found = both(s, "2026-03-28T22:30Z", "2026-03-29T03:00Z");
+    assert.deepEqual(found, [
+      "2026-03-28T23:00",
+      "2026-03-28T23:30",
+      "2026-03-29T02:00",
+      "2026-03-29T02:30",
+      "2026-03-29T03:00",
+    ]);
+  });
+
   it("fall back (2026-10-25 03:00 -> 02:00): a window over the repeated hour holds both occurrences", () => {
     const s = new ExcludingSchedule(must("30 * * * *", tz), exclusions([{ from: "02:00", to: "03:00" }]));
     // 00:30Z is 02:30 CEST and 01:30Z is 02:30 CET.
@@ -362,6 +377,26 @@ describe("ExcludingSchedule", () => {
     assert.equal(iso(s.mostRecent(at("2070-06-01T00:00Z"))), "2070-01-01T00:00");
     assert.equal(iso(s.mostRecent(at("2069-06-01T00:00Z"))), "2025-01-01T00:00");
   });
+
+  it("searches 28 years past the last absolute window's end, allowing for the schedule's zone", () => {
+    // Feb 29 falls on each weekday once in 28 years. Every Feb 29 but a Thursday is held, and 2052's (a Thursday) is
+    // in the absolute window: the next free one is 2080's, 28 years later. 12:00 in Pago Pago (-11) is 23:00Z, later
+    // than 28 years after the window's end (13:00 wall) read as if it were UTC.
+    const ex = exclusions([
+      { start: "2026-01-01", end: "2052-02-29T13:00" },
+      { months: "FEB", daysOfMonth: "29", daysOfWeek: "SUN-WED,FRI,SAT" },
+    ]);
+    const s = new ExcludingSchedule(must("0 12 29 2 *", "Pacific/Pago_Pago"), ex);
+    assert.equal(iso(s.next(at("2025-06-01T00:00Z"))), "2080-02-29T23:00");
+  });
+
+  it("remembers a searched stretch per @every grid: under another anchor it searches afresh", () => {
+    const s = new ExcludingSchedule(must("@every 1h"), exclusions([{ from: "10:00", to: "12:00" }]));
+    // Anchored at 09:30: 10:30 and 11:30 are held, 12:30 is free.
+    assert.equal(iso(s.next(at("2026-12-01T09:30Z"), at("2026-12-01T09:30Z"))), "2026-12-01T12:30");
+    // Anchored at 09:00 the slots are 10:00 and 11:00 (held), then 12:00.
+    assert.equal(iso(s.next(at("2026-12-01T09:30Z"), at("2026-12-01T09:00Z"))), "2026-12-01T12:00");
+  });
 });
 
 describe("slotsLeft", () => {
@@ -381,6 +416,15 @@ describe("slotsLeft", () => {
     // A weekday schedule over a freeze of more than a year.
     const longFreeze = exclusions([{ start: "2026-01-01", end: "2060-12-31" }]);
     assert.equal(slotsLeft(must("0 9 * * 1-5"), longFreeze, from), "notWithinYear");
+  });
+
+  it("counts a slot exactly 366 days after from as within the year", () => {
+    // Every midnight after from held through 2027-12-01: the first free one, 2027-12-02, is from + 366 days.
+    const held = exclusions([{ start: "2026-12-02", end: "2027-12-01" }]);
+    assert.equal(slotsLeft(must("0 0 * * *"), held, from), "ok");
+    // Held one day longer, the first free midnight is a day past the year looked at.
+    const longer = exclusions([{ start: "2026-12-02", end: "2027-12-02" }]);
+    assert.equal(slotsLeft(must("0 0 * * *"), longer, from), "notWithinYear");
   });
 
   it("is ok when the schedule has no slot in the year by itself", () => {

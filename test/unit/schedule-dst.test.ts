@@ -262,3 +262,17 @@ describe("DST: a two-hour shift (Antarctica/Troll, +00 <-> +02)", () => {
     assert.equal(localTime("2026-03-29T02:30", tz), "04:30 GMT+02:00");
   });
 });
+
+describe("DST: a whole day skipped (Pacific/Apia, 2011-12-30)", () => {
+  const tz = "Pacific/Apia";
+
+  it("a slot on the skipped day fires shifted by the whole day, also asked about hours after the jump", () => {
+    // 2011-12-30T10:00Z: 23:59:59 -10 on the 29th became 00:00 +14 on the 31st, so 12:00 on the 30th never
+    // showed; shifted forward by the 24-hour gap it fires at 12:00 +14 on the 31st (22:00Z).
+    const s = must("0 12 30 12 *", tz);
+    assert.deepEqual(both(s, "2011-12-28T00:00Z", "2012-01-02T00:00Z"), ["2011-12-30T22:00"]);
+    assert.equal(localTime("2011-12-30T22:00", tz), "12:00 GMT+14:00");
+    // 20:00Z is 10:00 on the 31st, ten hours after the jump and before the shifted slot.
+    assert.equal(s.next(new Date("2011-12-30T20:00:00Z")).toISOString(), "2011-12-30T22:00:00.000Z");
+  });
+});

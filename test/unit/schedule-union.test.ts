@@ -215,6 +215,11 @@ describe("ScheduleSet across DST changes in different zones", () => {
       "2026-11-01T07:00:00Z 0",
     ]);
   });
+
+  it("follows real time as a whole only when every member does", () => {
+    assert.equal(new UnionSchedule(ScheduleSet.of([p("0 * * * *"), p("@every 1h")])).followsRealTime, true);
+    assert.equal(new UnionSchedule(ScheduleSet.of([p("0 * * * *"), p("30 2 * * *")])).followsRealTime, false);
+  });
 });
 
 describe("ScheduleSet with H members", () => {
@@ -307,6 +312,14 @@ describe("ScheduleSet with @every members", () => {
     const none = new Map<number, Date>();
     assert.equal(show(set.next(d("2026-01-01T07:20:00Z"), none)), "2026-01-01T08:20:00Z 0");
     assert.equal(show(set.mostRecent(d("2026-01-01T09:30:00Z"), none)), "2026-01-01T09:00:00Z 1");
+  });
+
+  it("UnionSchedule.next continues its walk only under the same anchor: another one moves the @every grid", () => {
+    const union = new UnionSchedule(ScheduleSet.of([p("@every 1h"), p("0 9 * * *")]));
+    assert.equal(union.next(anchor, anchor).toISOString(), "2026-01-01T01:00:00.000Z");
+    // Asked from that slot again, anchored at 00:20 now: 01:20, not 02:00 (the next step of the walk anchored at 00:00).
+    const moved = d("2026-01-01T00:20:00Z");
+    assert.equal(union.next(d("2026-01-01T01:00:00Z"), moved).toISOString(), "2026-01-01T01:20:00.000Z");
   });
 });
 

@@ -54,6 +54,14 @@ describe("a schedule within a window", () => {
     assert.deepEqual(e.next(anchor, anchor), t("2026-12-01T10:15:00Z"));
   });
 
+  it("without an anchor, counts `@every` from `after` (robfig), not from the start", () => {
+    const p = parseSchedule("@every 1h");
+    assert.ok(p.ok);
+    const e = new WindowedSchedule(p.schedule, { start: t("2026-12-01T10:30:00Z") });
+    // From 09:00: 10:00 is before the start, so 11:00 is the first slot in the window (not 11:30, an hour after it).
+    assert.deepEqual(e.next(t("2026-12-01T09:00:00Z")), t("2026-12-01T11:00:00Z"));
+  });
+
   it("is what a CronJob's parsed schedules give, each schedule windowed", () => {
     const cronJob = {
       metadata: { name: "w", namespace: "d" },

@@ -218,7 +218,17 @@ describe("schedule grammar: rejected, with field, value and reason", () => {
 
 describe("time zones", () => {
   it("accepts IANA names and aliases Go's LoadLocation knows", () => {
-    for (const tz of ["UTC", "Etc/UTC", "America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "US/Eastern"]) {
+    // Kubernetes takes up to 14 characters per part: "Port-au-Prince" and "ComodRivadavia" have 14.
+    for (const tz of [
+      "UTC",
+      "Etc/UTC",
+      "America/New_York",
+      "Europe/Berlin",
+      "Australia/Lord_Howe",
+      "US/Eastern",
+      "America/Port-au-Prince",
+      "America/Argentina/ComodRivadavia",
+    ]) {
       assert.equal(validateTimeZone(tz), undefined, tz);
       assert.equal(must("0 0 * * *", tz).timeZone, tz);
     }
@@ -484,5 +494,18 @@ describe("countSlots: counts a message may quote", () => {
       exact: true,
     });
     assert.deepEqual(countSlots(hourly.schedule, anchor, anchor, anchor), { count: 0, exact: true });
+  });
+
+  it("counts an @every schedule on the grid next() walks: the anchor's milliseconds dropped, k >= 1", () => {
+    // Anchored at 00:00:00.750, the slots are 01:30:00 and 03:00:00 (robfig drops the sub-second part).
+    const anchor = d("2026-01-01T00:00:00.750Z");
+    assert.equal(every.schedule.next(anchor, anchor).toISOString(), "2026-01-01T01:30:00.000Z");
+    assert.deepEqual(countSlots(every.schedule, anchor, d("2026-01-01T03:00:00Z"), anchor), { count: 2, exact: true });
+    // From before the anchor: only anchor + k·90m with k >= 1 are slots, so (21:00 the day before, 03:00] holds two.
+    const whole = d("2026-01-01T00:00:00Z");
+    assert.deepEqual(countSlots(every.schedule, d("2025-12-31T21:00:00Z"), d("2026-01-01T03:00:00Z"), whole), {
+      count: 2,
+      exact: true,
+    });
   });
 });
