@@ -202,6 +202,29 @@ describe("API v2: conversion to and from the hub (v1)", () => {
     assert.deepEqual(one, { apiVersion: V1, kind: "CronJob", metadata: { name: "cj" }, spec: { schedule: "@daily" } });
   });
 
+  it("keeps a time zone without a schedule (spec.after only), and adds no spec to an object without one", () => {
+    const v1 = {
+      apiVersion: V1,
+      kind: "CronJob",
+      metadata: { name: "cj" },
+      spec: { timeZone: "Europe/Berlin", after: [{ cronJob: "extract" }] },
+    };
+    const v2 = convertCronJob(structuredClone(v1), V2) as any;
+    assert.deepEqual(withoutUndefined(v2.spec.schedules), [{ timeZone: "Europe/Berlin" }]);
+    assert.deepEqual(convertCronJob(v2, V1), v1);
+    for (const [from, to] of [
+      [V1, V2],
+      [V2, V1],
+    ] as const) {
+      const specless = { apiVersion: from, kind: "CronJob", metadata: { name: "cj" } };
+      assert.deepEqual(
+        convertCronJob(structuredClone(specless), to),
+        { ...specless, apiVersion: to },
+        `${from} → ${to}`,
+      );
+    }
+  });
+
   it("leaves an annotation it did not write where it is, in both versions", () => {
     for (const text of ["not json", "[]", '[{"timeZone":"UTC","schedule":"@daily"}]']) {
       const v1 = {

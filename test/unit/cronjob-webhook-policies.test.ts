@@ -16,6 +16,9 @@ describe("missed-run policy and stop after failures at admission", () => {
     assert.ok(defaultCronJob(runAll).some((op) => op.path === "/spec/maxCatchUpRuns" && op.value === 10));
     const set = variant(runAll, (o) => (o.spec.maxCatchUpRuns = 3));
     assert.ok(!defaultCronJob(set).some((op) => op.path === "/spec/maxCatchUpRuns"));
+    // null is unset, as for the other defaults.
+    const nulled = variant(runAll, (o) => (o.spec.maxCatchUpRuns = null));
+    assert.ok(defaultCronJob(nulled).some((op) => op.path === "/spec/maxCatchUpRuns" && op.value === 10));
     for (const policy of [undefined, "RunLatest", "Skip"]) {
       const o = variant(minimalCronJob("a"), (x) => (x.spec.missedRunPolicy = policy));
       assert.ok(!defaultCronJob(o).some((op) => op.path === "/spec/maxCatchUpRuns"), String(policy));
@@ -61,6 +64,13 @@ describe("missed-run policy and stop after failures at admission", () => {
     const { errors } = validateCronJob(o);
     assert.equal(errors.length, 1);
     assert.equal(errors[0]!.field, `metadata.annotations[${RESUME_ANNOTATION}]`);
+  });
+
+  it("admits a resume request of 253 characters, counted trimmed", () => {
+    for (const value of ["x".repeat(253), `  ${"x".repeat(253)}  `]) {
+      const o = variant(minimalCronJob("a"), (x) => (x.metadata.annotations = { [RESUME_ANNOTATION]: value }));
+      assert.deepEqual(validateCronJob(o).errors, [], JSON.stringify(value));
+    }
   });
 });
 
@@ -251,6 +261,16 @@ describe("backfill requests at admission", () => {
     );
   });
 
+  it("admits a range of exactly 1000 slots that ends now, and refuses 1001", () => {
+    const everyMinute = (from: string) => withBackfill(req(from, "2026-11-23T12:00:00Z"), "* * * * *");
+    // 19:21 to 12:00 the next day, both included: 999 minutes apart, 1000 slots; `to` is the admission time itself.
+    assert.deepEqual(validateCronJob(everyMinute("2026-11-22T19:21:00Z"), { now }).errors, []);
+    const over = validateCronJob(everyMinute("2026-11-22T19:20:00Z"), { now }).errors;
+    assert.equal(over.length, 1);
+    assert.equal(over[0]!.field, field);
+    assert.match(fieldErrorString(over[0]!), /holds more than 1000 slots/);
+  });
+
   it("refuses a malformed request, a reversed or future range, and more than 1000 slots", () => {
     const cases: Array<[string, RegExp]> = [
       ["tomorrow", /must be JSON/],
@@ -334,6 +354,7 @@ describe("jitter at admission", () => {
     const cases: Array<[(s: Record<string, unknown>) => void, RegExp]> = [
       [(s) => (s.jitter = "soon"), /"soon".*Go duration/],
       [(s) => (s.jitter = "500ms"), /whole seconds/],
+      [(s) => (s.jitter = "0s"), /"0s".*at least 1s/],
       [(s) => (s.jitter = "1.5s"), /"1\.5s".*whole seconds/],
       [(s) => (s.jitter = "1m0.25s"), /"1m0\.25s".*whole seconds/],
       [
@@ -360,6 +381,10 @@ describe("jitter at admission", () => {
     const past = validateCronJob(withSpec((s) => (s.endTime = "2020-01-01T00:00:00Z")));
     assert.deepEqual(past.errors, []);
     assert.match(past.warnings.join("\n"), /spec.endTime: 2020-01-01T00:00:00Z has passed/);
+    // A slot at the end time still runs: at that very instant it has not passed.
+    const endsNow = withSpec((s) => (s.endTime = "2026-11-23T12:00:00Z"));
+    assert.deepEqual(validateCronJob(endsNow, { now: new Date("2026-11-23T12:00:00Z") }).warnings, []);
+    assert.equal(validateCronJob(endsNow, { now: new Date("2026-11-23T12:00:00.001Z") }).warnings.length, 1);
   });
 });
 

@@ -267,6 +267,13 @@ describe("CronJob validating webhook", () => {
     assert.equal(r.allowed, true);
     assert.equal(r.warnings?.length, 1);
     assert.ok(r.warnings?.[0]?.startsWith("spec.startingDeadlineSeconds: 5 "), r.warnings?.[0]);
+    // 0 is the shortest deadline of all: the value the schema accepts that is most likely never met.
+    for (const sds of [0, 9]) {
+      const { errors, warnings } = validateCronJob(withSpec((s) => (s.startingDeadlineSeconds = sds)));
+      assert.deepEqual(errors, []);
+      assert.equal(warnings.length, 1, String(sds));
+      assert.ok(warnings[0]!.startsWith(`spec.startingDeadlineSeconds: ${sds} is less than 10`), warnings[0]);
+    }
 
     const every = await call(
       validateCronJobRequest,
@@ -391,6 +398,12 @@ describe("CronJob validating webhook", () => {
     );
     assert.equal(r.allowed, false);
     assert.equal(r.warnings?.length, 1);
+  });
+
+  it("leaves metadata to the API server: a manifest's creationTimestamp: null is admitted", () => {
+    // What `kubectl create --dry-run=client -o yaml` writes; the schema's metadata (a date-time) does not take it.
+    const o = variant(minimalCronJob("cj"), (x) => ((x.metadata as Record<string, unknown>).creationTimestamp = null));
+    assert.deepEqual(validateCronJob(o), { errors: [], warnings: [] });
   });
 
   it("does not warn about a value it rejects", () => {

@@ -5,6 +5,7 @@
 // test/unit/exclusions.test.ts's; here, what a user applying a manifest is told.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { API_VERSION as V2 } from "../../api/v2/index.ts";
 import { fieldErrorString } from "../../runtime/webhook/index.ts";
 import { validateCronJob } from "../../webhooks/cronjob_webhook.ts";
 import { calendarCheck } from "../../webhooks/exclusion_checks.ts";
@@ -60,6 +61,24 @@ describe("the webhook and spec.exclusions", () => {
       o.spec.schedule = "0 0 25 12 *";
       o.spec.exclusions = { windows: [{ start: "2026-12-25" }, { start: "2027-12-25" }] };
     });
+    assert.deepEqual(r.errors, []);
+    assert.equal(r.warnings.length, 1, r.warnings.join("\n"));
+    assert.match(r.warnings[0]!, /^spec\.exclusions\.windows: .* in the next year/);
+  });
+
+  it("with several schedules (v2), judges by the schedule the windows leave the most slots", () => {
+    const nights = { name: "nights", from: "01:00", to: "03:00" };
+    const v2 = (schedules: string[], windows: unknown[]) =>
+      check((o) => {
+        o.apiVersion = V2;
+        delete o.spec.schedule;
+        o.spec.schedules = schedules.map((schedule) => ({ schedule }));
+        o.spec.exclusions = { windows };
+      });
+    // 02:00 is always in a window, noon never: the CronJob still runs, nothing to say.
+    assert.deepEqual(v2(["0 2 * * *", "0 12 * * *"], [nights]), { errors: [], warnings: [] });
+    // 02:00 never runs, Christmas midnight not in the next year: a warning, not a refusal.
+    const r = v2(["0 2 * * *", "0 0 25 12 *"], [nights, { start: "2026-12-25" }]);
     assert.deepEqual(r.errors, []);
     assert.equal(r.warnings.length, 1, r.warnings.join("\n"));
     assert.match(r.warnings[0]!, /^spec\.exclusions\.windows: .* in the next year/);
@@ -183,6 +202,21 @@ describe("the webhook and spec.retry", () => {
     assert.ok(
       r.warnings.some((w) => w.startsWith("spec.retry.delaySeconds: 600 is not less than the 300 s")),
       r.warnings.join("\n"),
+    );
+  });
+
+  it("warns under Replace too, and of a delay just equal to the interval", () => {
+    const r = check((o) => {
+      o.spec.schedule = "*/5 * * * *";
+      o.spec.concurrencyPolicy = "Replace";
+      o.spec.retry = { limit: 1, delaySeconds: 300 };
+    });
+    assert.deepEqual(r.errors, []);
+    assert.deepEqual(
+      r.warnings.filter((w) => w.startsWith("spec.retry")),
+      [
+        "spec.retry.delaySeconds: 300 is not less than the 300 s between scheduled times: with concurrencyPolicy Replace a retry is skipped once the next scheduled run has started (the record says so)",
+      ],
     );
   });
 
