@@ -13,6 +13,18 @@ interface Answer {
   body: string;
 }
 
+/** The status of a request to `path`, read from the response's head (an event stream's body never ends). */
+function statusOf(port: number, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, path }, (res) => {
+      resolve(res.statusCode ?? 0);
+      req.destroy();
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 function send(
   port: number,
   path: string,
@@ -74,6 +86,19 @@ describe("kubectl cron dashboard: the server", () => {
     assert.equal(s.url, `http://127.0.0.1:${s.port}/?token=${TOKEN}`);
   });
 
+  it("is not reachable at another loopback address: it listens on 127.0.0.1, not on every address", async () => {
+    // Linux routes all of 127.0.0.0/8 to lo: a server on 0.0.0.0 answers 127.0.0.2, one on 127.0.0.1 does not. (The
+    // host's other addresses would tell the same, but a test's traffic stays on loopback.)
+    const got = await new Promise<string>((resolve) => {
+      const c = connect(s.port, "127.0.0.2", () => {
+        c.destroy();
+        resolve("connected");
+      });
+      c.on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? "error"));
+    });
+    assert.equal(got, "ECONNREFUSED");
+  });
+
   it("answers the page and its data with the token, with headers that keep the token and the page to itself", async () => {
     const page = await send(s.port, `/?${q}`);
     assert.equal(page.status, 200);
@@ -120,11 +145,38 @@ describe("kubectl cron dashboard: the server", () => {
       const r = await send(s.port, path);
       assert.equal(r.status, 401, path);
       assert.doesNotMatch(r.body, /rows/);
+      // A refusal is an answer too: never cached, framed or sniffed.
+      assert.equal(r.headers["cache-control"], "no-store", path);
+      assert.equal(r.headers["x-frame-options"], "DENY", path);
+      assert.equal(r.headers["x-content-type-options"], "nosniff", path);
+    }
+  });
+
+  it("requires the token on every route, the event stream's and the panel's too", async () => {
+    for (const path of [
+      "/",
+      "/app.js",
+      "/app.css",
+      "/api/fleet",
+      "/api/marks?from=2026-11-26T10:00:00Z&to=2026-11-28T10:00:00Z&ids=ns%2Fa",
+      "/api/detail?id=ns%2Fa",
+      "/api/events",
+    ]) {
+      assert.equal(await statusOf(s.port, path), 401, path);
     }
   });
 
   it("refuses a Host that is not its own (DNS rebinding), even with the token", async () => {
-    for (const h of ["evil.example:80", `evil.example:${s.port}`, "127.0.0.1", `127.0.0.2:${s.port}`]) {
+    for (const h of [
+      "evil.example:80",
+      `evil.example:${s.port}`,
+      "127.0.0.1",
+      `127.0.0.2:${s.port}`,
+      `localhost.evil.example:${s.port}`,
+      `localhost:${s.port + 1}`,
+      `0.0.0.0:${s.port}`,
+      `[::1]:${s.port}`,
+    ]) {
       const r = await send(s.port, `/api/fleet?${q}`, { headers: { Host: h } });
       assert.equal(r.status, 403, h);
       assert.match(r.body, /Host/);
@@ -150,6 +202,8 @@ describe("kubectl cron dashboard: the server", () => {
       { headers: { ...json }, status: 403 }, // no Origin
       { headers: { ...json, Origin: "http://evil.example" }, status: 403 },
       { headers: { ...json, Origin: `http://localhost:${s.port}` }, status: 403 }, // another origin than its Host
+      { headers: { ...json, Origin: `http://${host}1` }, status: 403 }, // another port: its Host is only a prefix
+      { headers: { ...json, Origin: `http://${host}.evil.example` }, status: 403 },
       { headers: { "Content-Type": "text/plain", Origin: `http://${host}` }, status: 415 }, // a form's
       { headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: `http://${host}` }, status: 415 },
     ];
@@ -216,6 +270,8 @@ describe("kubectl cron dashboard: the server", () => {
   });
 
   it("pushes changes to the page as server-sent events", async () => {
+    const first: Push = { type: "changed", now: "x", rows: [], removed: ["ns/a"], groups: [], laneNamespaces: [] };
+    const second: Push = { ...first, removed: ["ns/b"] };
     const got = await new Promise<string>((resolve, reject) => {
       const req = request({ host: "127.0.0.1", port: s.port, path: `/api/events?${q}` }, (res) => {
         assert.equal(res.headers["content-type"], "text/event-stream; charset=utf-8");
@@ -223,10 +279,12 @@ describe("kubectl cron dashboard: the server", () => {
         res.setEncoding("utf8");
         res.on("data", (c: string) => {
           text += c;
-          if (text.includes(": connected"))
-            for (const l of listeners)
-              l({ type: "changed", now: "x", rows: [], removed: ["ns/a"], groups: [], laneNamespaces: [] });
-          if (text.includes("data: ")) {
+          if (text.includes(": connected") && !text.includes("data: "))
+            for (const l of listeners) {
+              l(first);
+              l(second);
+            }
+          if (text.includes('"ns/b"') && text.endsWith("\n")) {
             req.destroy();
             resolve(text);
           }
@@ -236,6 +294,68 @@ describe("kubectl cron dashboard: the server", () => {
       req.end();
     });
     assert.match(got, /data: \{"type":"changed".*"removed":\["ns\/a"\]/);
+    // Each push an event of its own: its data line ended by a blank line (else the browser joins them into one).
+    const events = got.split("\n\n");
+    assert.ok(events.includes(`data: ${JSON.stringify(first)}`), got);
+    assert.ok(events.includes(`data: ${JSON.stringify(second)}`), got);
+  });
+
+  it("unsubscribes an event stream when the page goes", async () => {
+    let unsubscribed!: () => void;
+    const gone = new Promise<void>((resolve) => (unsubscribed = resolve));
+    const r = await serve({ port: 0, handlers: { ...handlers, subscribe: () => unsubscribed }, token: TOKEN });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const req = request({ host: "127.0.0.1", port: r.port, path: `/api/events?${q}` }, (res) => {
+          res.setEncoding("utf8");
+          res.on("data", (c: string) => {
+            if (c.includes(": connected")) {
+              req.destroy();
+              resolve();
+            }
+          });
+        });
+        req.on("error", reject);
+        req.end();
+      });
+      // A bound on the wait, not a condition: a stream kept subscribed fails here rather than hanging the run.
+      let bound: NodeJS.Timeout | undefined;
+      const kept = new Promise<never>((_, reject) => {
+        bound = setTimeout(() => reject(new Error("the stream was not unsubscribed when its request closed")), 5000);
+      });
+      await Promise.race([gone, kept]).finally(() => clearTimeout(bound));
+    } finally {
+      await r.close();
+    }
+  });
+
+  it("refuses other methods than GET and HEAD on the page and its data", async () => {
+    for (const method of ["POST", "PUT", "PATCH", "OPTIONS"]) {
+      for (const path of [`/?${q}`, `/api/fleet?${q}`]) {
+        const r = await send(s.port, path, { method });
+        assert.equal(r.status, 405, `${method} ${path}`);
+      }
+    }
+  });
+
+  it("accepts what is at its limits: a window of 366 days, 200 CronJobs, a body of 4096 bytes", async () => {
+    const window = (to: string) => send(s.port, `/api/marks?${q}&from=2025-11-27T00:00:00Z&to=${to}&ids=ns%2Fa`);
+    assert.equal((await window("2026-11-28T00:00:00Z")).status, 200, "366 days");
+    assert.equal((await window("2026-11-28T00:00:01Z")).status, 400, "366 days and a second");
+    assert.equal((await window("2025-11-27T00:00:00Z")).status, 400, "to = from");
+    const ids = Array.from({ length: 200 }, (_, i) => `ns%2Fc${i}`).join(",");
+    const marks = await send(s.port, `/api/marks?${q}&from=2026-11-26T10:00:00Z&to=2026-11-27T10:00:00Z&ids=${ids}`);
+    assert.equal(marks.status, 200, marks.body);
+    assert.equal(JSON.parse(marks.body).length, 200);
+    const json = JSON.stringify({ action: "resume", id: "ns/a" });
+    const body = json + " ".repeat(4096 - json.length);
+    const a = await send(s.port, `/api/action?${q}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: `http://${host}` },
+      body,
+    });
+    assert.equal(a.status, 200, a.body);
+    assert.deepEqual(done.at(-1), { action: "resume", id: "ns/a" });
   });
 
   it("refuses actions when started with --read-only", async () => {
@@ -264,6 +384,8 @@ describe("kubectl cron dashboard: its command line", () => {
     const d = parseCommandLine(["dashboard"]);
     assert.ok(d !== "help");
     assert.deepEqual([d.port, d.readOnly, d.open], [0, false, false]);
+    const top = parseCommandLine(["dashboard", "--port", "65535"]);
+    assert.ok(top !== "help" && top.port === 65535, "the highest port");
     const refused: [string[], RegExp][] = [
       [["dashboard", "backup"], /dashboard takes no NAME/],
       [["dashboard", "--port", "http"], /--port: want a port from 0 \(a free one\) to 65535; got "http"/],

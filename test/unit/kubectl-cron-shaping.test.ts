@@ -56,6 +56,10 @@ describe("kubectl cron next: @every counts from the last run the controller sees
   it("from the newest slot of its Jobs when status is behind, as the controller counts", () => {
     const out = nextAnswer({ cronJob: every, namespace: NS, now: NOW, jobs: [slotJob("2026-11-25T11:06:00Z")] }, 2);
     assert.deepEqual(utc(out), ["2026-11-25T11:13:00Z", "2026-11-25T11:20:00Z"]);
+    // With no status.lastScheduleTime at all, the Jobs still count (not the creation time, which gives 11:18).
+    const fresh = cronJob("every", { schedule: "@every 7m" });
+    const first = nextAnswer({ cronJob: fresh, namespace: NS, now: NOW, jobs: [slotJob("2026-11-25T11:06:00Z")] }, 1);
+    assert.deepEqual(utc(first), ["2026-11-25T11:13:00Z"]);
   });
 
   it("from status when it is newer, or when the Jobs are another CronJob's of the same name", () => {
@@ -106,6 +110,9 @@ describe("kubectl cron next: limits, jitter, upstreams", () => {
     const left = next(cronJob("thrice", { schedule: "0 * * * *", maxRuns: 3 }, { scheduledRuns: 1 }));
     assert.equal(lines(left.text)[0], "2 of 3 runs left (spec.maxRuns): none after them");
     assert.equal((left.json as { times: unknown[] }).times.length, 2);
+    // As many asked as are left: still said (none after them).
+    const asked = next(cronJob("thrice", { schedule: "0 * * * *", maxRuns: 3 }, { scheduledRuns: 1 }), 2);
+    assert.equal(lines(asked.text)[0], "2 of 3 runs left (spec.maxRuns): none after them");
     const done = next(cronJob("thrice", { schedule: "0 * * * *", maxRuns: 3 }, { scheduledRuns: 3 }));
     assert.deepEqual(lines(done.text), [
       "ended: 3 of 3 runs made (spec.maxRuns); run-now and backfill requests still run",

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { API_VERSION, CALENDAR_KIND, GROUP, jobNameFor } from "../../api/v1/index.ts";
-import type { Diagnosis } from "../../cmd/kubectl-cron/answer/why.ts";
+import { type Diagnosis, Fleet } from "../../cmd/kubectl-cron/answer/why.ts";
 import { needsAttention, sharedProblems, verdictKeys, verdictOf } from "../../cmd/kubectl-cron/answer/verdicts.ts";
 import { APIError } from "../../runtime/errors.ts";
 import type { KubeObject } from "../../runtime/kinds.ts";
@@ -38,6 +38,7 @@ import {
   setUpScene,
   SLOT,
   SLOT_TEXT,
+  undecided,
   ZONE,
 } from "../why-scene.ts";
 setUpScene();
@@ -548,6 +549,32 @@ describe("diagnose(): a problem many share", () => {
     assert.ok(
       keys.every((k) => !("evidence" in k.diagnosis) && !("fix" in k.diagnosis)),
       "the keys keep no words",
+    );
+  });
+
+  it("a verdict that cannot tell (exit 2) needs attention, as one with a cause does", () => {
+    const v = verdictOf(facts(undecided()));
+    assert.equal(v.diagnosis.cause, "not-yet-decided");
+    assert.equal(v.diagnosis.exitCode, 2);
+    assert.equal(needsAttention(v), true);
+    assert.equal(needsAttention(verdictKeys(v)), true);
+  });
+
+  it("says the groups' problems in the order of their namespace and name", () => {
+    const fleet = new Fleet(true);
+    for (const [namespace, name, member] of [
+      ["staging", "a", "x"],
+      ["prod", "b", "y"],
+      ["prod", "a", "z"],
+    ] as const)
+      fleet.groupAffects(groupFacts({ namespace, name, exists: false, limit: undefined, members: [member] }));
+    assert.deepEqual(
+      fleet.problems().map((p) => [p.cause, p.cronJobs]),
+      [
+        ["group-not-found", ["prod/z"]],
+        ["group-not-found", ["prod/y"]],
+        ["group-not-found", ["staging/x"]],
+      ],
     );
   });
 });

@@ -275,6 +275,13 @@ describe("diagnose(): the slot asked about (DST, H, the wall clock)", () => {
     });
   const march30 = new Date("2026-03-30T12:00:00Z");
 
+  it("@every, asked about no slot: the newest slot since the last run, not the last run itself", () => {
+    // Every hour from status.lastScheduleTime 09:00: 10:00 and 11:00 are due by 11:12; 11:00 is the latest.
+    const every = cronJob({ spec: { schedule: "@every 1h" }, status: { lastScheduleTime: "2026-11-25T09:00:00Z" } });
+    const d = diagnose(facts(every));
+    assert.equal(d.slot?.utc, "2026-11-25T11:00:00Z");
+  });
+
   it("a DST spring-forward day: 02:30 does not exist in Berlin on 2026-03-29; the slot runs at 03:30 CEST", () => {
     const f = facts(berlinDST("30 2 * * *"), { now: march30 });
     const r = ask(f, new Date("2026-03-29T02:30:00Z"));

@@ -5,8 +5,11 @@ import { createServer, type RequestListener } from "node:http";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { describe, it } from "node:test";
+import { parse as parseYaml } from "yaml";
 import {
+  API_VERSION,
   BACKFILL_ANNOTATION,
+  KIND,
   RESUME_ANNOTATION,
   CRONJOB_NAME_LABEL,
   manualJobName,
@@ -69,6 +72,8 @@ function nextFireTimes(input: {
 }
 import { table } from "../../cmd/kubectl-cron/model/table.ts";
 import { batchJob, type JobFixture } from "../fixtures.ts";
+import type { KubeObject } from "../../runtime/kinds.ts";
+import { pluginCluster } from "../plugin-cluster.ts";
 
 async function runMain(argv: string[], env: NodeJS.ProcessEnv = { KUBECONFIG: "/nonexistent/kubeconfig" }) {
   let out = "";
@@ -94,6 +99,8 @@ describe("kubectl cron: command line", () => {
       [m.name, m.allNamespaces, m.selector, m.dryRun, m.settleSeconds, m.output],
       ["", true, "team=data", true, 60, "yaml"],
     );
+    const most = parseCommandLine(["next", "backup", "--count", "1000"]);
+    assert.ok(most !== "help" && most.count === 1000, "--count takes up to 1000");
     const u = parseCommandLine(["unmigrate", "backup", "--delete"]);
     assert.ok(u !== "help" && u.delete && u.settleSeconds === 5 && !u.allNamespaces);
   });
@@ -327,6 +334,12 @@ describe("kubectl cron history", () => {
       }),
       job({ name: "b-from-kubectl", annotations: { [INSTANTIATE_ANNOTATION]: "manual" } }),
       job({ name: "other", ownerUID: "someone-else" }),
+      // Owned by the CronJob but not controlled by it (a reference for garbage collection only): not its run.
+      (() => {
+        const j = job({ name: "b-gc-only", slot: "2026-01-01T00:00:00Z" });
+        j.metadata!.ownerReferences = j.metadata!.ownerReferences!.map((r) => ({ ...r, controller: false }));
+        return j;
+      })(),
     ];
     const rows = historyRows(jobs, owner, new Date("2026-01-01T02:10:01Z"));
     assert.deepEqual(
@@ -791,5 +804,43 @@ describe("kubectl cron: the kubeconfig", () => {
       assert.equal(r.code, 0, r.err);
       assert.equal(seen[0]!.auth, "Bearer from-exec");
     });
+  });
+});
+
+describe("kubectl cron against a cluster: the output format and the exit code of a run", () => {
+  const { cluster, run } = pluginCluster("prod", new Date("2026-01-01T04:00:00Z"));
+  const cronJob = {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { name: "b", namespace: "prod", uid: "uid-b", creationTimestamp: "2025-12-01T00:00:00Z" },
+    spec: {
+      schedule: "0 * * * *",
+      jobTemplate: {
+        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "c" }] } } },
+      },
+    },
+  } as unknown as KubeObject;
+
+  it("-o yaml prints the document -o json prints", async () => {
+    const server = await cluster([cronJob]);
+    const json = await run(server, ["next", "b", "--count", "2", "-o", "json"]);
+    const yaml = await run(server, ["next", "b", "--count", "2", "-o", "yaml"]);
+    assert.equal(json.code, EXIT.ok, json.err);
+    assert.equal(yaml.code, EXIT.ok, yaml.err);
+    const doc = JSON.parse(json.out) as { times: { utc: string }[] };
+    assert.deepEqual(
+      doc.times.map((t) => t.utc),
+      ["2026-01-01T05:00:00Z", "2026-01-01T06:00:00Z"],
+    );
+    assert.doesNotMatch(yaml.out, /^\s*\{/, "YAML, not JSON");
+    assert.deepEqual(parseYaml(yaml.out), doc);
+  });
+
+  it("run exits 3 when the request was made but no Job appeared before --timeout", async () => {
+    const server = await cluster([cronJob]);
+    const r = await run(server, ["run", "b", "--timeout=0s"]);
+    assert.equal(r.code, EXIT.timeout, r.err);
+    assert.equal(EXIT.timeout, 3);
+    assert.match(r.err, /^error: the request \S+ was recorded, but no Job b-m[0-9a-f]{8} appeared within 0s\./);
   });
 });
