@@ -275,6 +275,24 @@ describe("diagnose(): the slot asked about (DST, H, the wall clock)", () => {
     });
   const march30 = new Date("2026-03-30T12:00:00Z");
 
+  it("a CronJob created at a slot's very second has had no slot yet: its runs are the slots after its creation", () => {
+    // The controller's window starts after creationTimestamp, so 03:00 was never this CronJob's to run.
+    const d = diagnose(facts(cronJob({ meta: { creationTimestamp: SLOT } })));
+    assert.equal(d.slot, undefined);
+    assert.equal(d.exitCode, 0);
+    assert.match(d.verdict, /has had no slot since its creation; the first is 2026-11-26 03:00 Europe\/Berlin/);
+    // Asked about that second, it is before-creation, in words that fit the instant.
+    const asked = ask(facts(cronJob({ meta: { creationTimestamp: SLOT } })), new Date(SLOT));
+    expectCause(asked, "before-creation", {
+      verdict: [
+        `did not run at ${SLOT_TEXT}`,
+        "the CronJob was created at that very second, and it runs the slots after its creation",
+      ],
+      evidence: [`metadata.creationTimestamp: ${SLOT}`],
+      fix: [`kubectl cron backfill ${NAME} -n ${NS} --from=${SLOT} --to=${SLOT}`],
+    });
+  });
+
   it("@every, asked about no slot: the newest slot since the last run, not the last run itself", () => {
     // Every hour from status.lastScheduleTime 09:00: 10:00 and 11:00 are due by 11:12; 11:00 is the latest.
     const every = cronJob({ spec: { schedule: "@every 1h" }, status: { lastScheduleTime: "2026-11-25T09:00:00Z" } });

@@ -68,9 +68,16 @@ export const SCHEDULE_CAUSES = [
   {
     id: "before-creation",
     title: "The CronJob did not exist yet at that time",
-    detect: "The slot is before `metadata.creationTimestamp`.",
-    verdict: (p: Slot & Pick<CauseParams, "created">) =>
-      didNotRunAt(p, `the CronJob was created later, at ${p.created}`),
+    detect:
+      "The slot is at or before `metadata.creationTimestamp`: a CronJob runs the slots after its creation, as the " +
+      "built-in does.",
+    verdict: (p: Slot & Pick<CauseParams, "created" | "slot">) =>
+      didNotRunAt(
+        p,
+        p.created === p.slot
+          ? "the CronJob was created at that very second, and it runs the slots after its creation"
+          : `the CronJob was created later, at ${p.created}`,
+      ),
     fix: (p: Names & Pick<CauseParams, "slot">) => [`Nothing to fix; ${backfill(p)} runs the slot if you need it.`],
   },
   {

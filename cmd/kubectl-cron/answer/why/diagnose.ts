@@ -77,7 +77,8 @@ export function diagnose(f: WhyFacts, o: { slot?: Date } = {}): Diagnosis {
   };
   const now = o.slot ? undefined : nowOf(rows);
   const slot = o.slot ?? latestDue(g);
-  if (!slot || (!o.slot && g.created && slot < g.created)) return noSlotAnswer(whole, now);
+  // A slot at the creation instant is not the CronJob's: its runs are the slots after it (the controller's window).
+  if (!slot || (!o.slot && g.created && slot <= g.created)) return noSlotAnswer(whole, now);
   return slotAnswer(whole, slot, o.slot !== undefined, now);
 }
 
@@ -411,7 +412,7 @@ function slotVerdict(
 ): Verdict {
   const slot = c.slot;
   if (asked && !isSlot(g, slot)) return notASlot(c, g.schedules, g.anchor);
-  if (g.created && slot < g.created) {
+  if (g.created && slot <= g.created) {
     const created = iso(g.created);
     return found(
       "before-creation",
