@@ -266,6 +266,18 @@ describe("exclusions: a calendar named but missing holds the due slots", () => {
     assert.deepEqual([after?.status, after?.reason], ["False", "AsExpected"]);
   });
 
+  it("each held slot has its own Warning: a second slot held by the same missing calendar is told too", async () => {
+    const t = await setUp({ start: "2026-11-25T09:59:00Z", spec: { exclusions: { calendars: ["holidays-de"] } } });
+    await t.reconcile("2026-11-25T10:00:01Z");
+    await t.reconcile("2026-11-25T10:30:00Z");
+    await t.reconcile("2026-11-25T11:00:01Z");
+    assert.deepEqual(await t.names(), []);
+    assert.deepEqual(t.events(), [
+      `Warning CalendarNotFound Not starting job for 2026-11-25T10:00:00Z: ${missing}`,
+      `Warning CalendarNotFound Not starting job for 2026-11-25T11:00:00Z: ${missing}`,
+    ]);
+  });
+
   it("the calendar created with a window over the held slot: the slot is not run but recorded excluded", async () => {
     const t = await setUp({ start: "2026-12-24T23:59:00Z", spec: { exclusions: { calendars: ["holidays-de"] } } });
     await t.reconcile("2026-12-25T00:00:01Z");

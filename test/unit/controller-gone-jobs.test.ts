@@ -86,3 +86,57 @@ describe("no request whose answer is known: a Job deleted or found gone", () => 
     assert.equal(reads(), 1, "not read again");
   });
 });
+
+describe("history cleanup counts finished Jobs only", () => {
+  it("a running Job is neither counted toward successfulJobsHistoryLimit nor deleted", async () => {
+    const clock = new FakeClock("2026-11-25T10:00:30Z");
+    const client = new FakeClient({ now: () => clock.now() });
+    setupCache(client);
+    await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
+    client.seed(CronJobKind, {
+      apiVersion: "batch.tutorial.kubebuilder.io/v1",
+      kind: "CronJob",
+      metadata: { name: "cj", namespace: NS, uid: "uid-cj", creationTimestamp: "2026-11-25T09:00:00Z" },
+      spec: {
+        schedule: "0 0 1 1 *",
+        successfulJobsHistoryLimit: 1,
+        failedJobsHistoryLimit: 1,
+        jobTemplate: {
+          spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
+        },
+      },
+    } as unknown as CronJob);
+    const manual = { "cronjob.kubernetes.io/instantiate": "manual" };
+    const owner = { name: "cj", uid: "uid-cj" };
+    // The running Job started first: by start time it is the oldest.
+    await createJob(
+      client,
+      batchJob({
+        name: "running",
+        namespace: NS,
+        uid: "uid-r",
+        owner,
+        annotations: manual,
+        state: "active",
+        start: "2026-11-25T09:00:00Z",
+      }),
+    );
+    await createJob(
+      client,
+      batchJob({
+        name: "done",
+        namespace: NS,
+        uid: "uid-d",
+        owner,
+        annotations: manual,
+        state: "complete",
+        start: "2026-11-25T09:30:00Z",
+        end: "2026-11-25T09:40:00Z",
+      }),
+    );
+    const reconciler = new CronJobReconciler({ client, cache: client.cache, recorder: new FakeRecorder(), clock });
+    await reconciler.reconcile({ namespace: NS, name: "cj" }, ctx);
+    const left = (await client.list<KubeObject>(Kinds.Job, { namespace: NS })).items.map((j) => j.metadata?.name);
+    assert.deepEqual(left.sort(), ["done", "running"], "one finished Job, within its limit of 1: nothing deleted");
+  });
+});

@@ -6,7 +6,12 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { JITTER_OFFSET_ANNOTATION, jitterOffsetSeconds, runStartOf } from "../../api/v1/index.ts";
+import {
+  ConcurrencyGroupResource,
+  JITTER_OFFSET_ANNOTATION,
+  jitterOffsetSeconds,
+  runStartOf,
+} from "../../api/v1/index.ts";
 import { parseSchedule } from "../../api/v1/schedule/index.ts";
 import { scheduleDecision } from "../../controllers/due.ts";
 import { harnessCronJob, reconcilerHarness } from "../reconciler-harness.ts";
@@ -100,6 +105,24 @@ describe("jitter: a slot's run starts at its slot plus its offset", () => {
     await late.reconcile(plus(start, 61_000));
     assert.equal((await late.jobs()).length, 0, "61 s after its start: missed");
     assert.equal((await late.stored()).status?.lastMissedTime, "2026-11-25T10:00:00Z");
+  });
+
+  it("in a full concurrency group the run waits since its start, and until its start plus the deadline", async () => {
+    const h = await reconcilerHarness("2026-11-25T09:59:00Z");
+    h.client.seed(ConcurrencyGroupResource, {
+      apiVersion: "batch.tutorial.kubebuilder.io/v1",
+      kind: "ConcurrencyGroup",
+      metadata: { name: "g", namespace: "ns" },
+      spec: { limit: 0 },
+    } as never);
+    const spec = { schedule: "0 * * * *", jitter: "30m", startingDeadlineSeconds: 600, concurrencyGroup: "g" };
+    h.seed(harnessCronJob(KEY.name, spec, { creationTimestamp: "2026-11-25T09:30:00Z" }));
+    await h.reconcile(KEY.name, start);
+    assert.deepEqual(await h.jobs(), [], "limit 0 holds it");
+    const waiting = (at: Date) => h.reconciler().inputs.group.waitersOf("ns", "g", at.getTime());
+    assert.deepEqual(waiting(start), [{ member: KEY.name, since: start.getTime() }]);
+    assert.equal(waiting(plus(start, 599_000)).length, 1, "within the deadline from its start");
+    assert.deepEqual(waiting(plus(start, 601_000)), [], "past it");
   });
 });
 

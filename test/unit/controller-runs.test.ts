@@ -138,6 +138,34 @@ describe("admit: the one admission rule", () => {
     assert.equal(admit("Allow", backfill(3), [...mine, ...theirs]).run, true);
     assert.equal(admit("Allow", backfill(1), theirs).run, true);
   });
+
+  it("the group: full at its limit (the Jobs holding it named), or its free place left to older runs", () => {
+    const group = (running: string[], ahead: string[] = [], limit: number | null = 2) => ({
+      view: { name: "g", limit: limit ?? undefined, running, ahead },
+      key: "run for 2026-11-24T11:00:00Z",
+    });
+    const full = admit("Allow", scheduled, [], undefined, group(["a-1", "b-1"]));
+    assert.deepEqual(!full.run && full.group, {
+      reason: "ConcurrencyGroupFull",
+      message: "held: group g is at 2/2: Jobs a-1, b-1",
+      blockedBy: "a-1",
+    });
+    assert.equal(!full.run && full.held?.reason, "ConcurrencyGroupFull");
+    const queue = admit("Allow", scheduled, [], undefined, group(["a-1"], ["b"]));
+    assert.deepEqual(!queue.run && queue.group, {
+      reason: "ConcurrencyGroupQueue",
+      message: "held: group g is at 1/2 and older runs of b wait for the next place first",
+    });
+    assert.deepEqual(admit("Allow", scheduled, [], undefined, group(["a-1"])), { run: true, replace: [] });
+    // Replace's running Job does not count: its place goes to the new run.
+    assert.deepEqual(admit("Replace", scheduled, [other], undefined, group(["cj-1", "b-1"])), {
+      run: true,
+      replace: [other],
+    });
+    const missing = admit("Allow", scheduled, [], undefined, group([], [], null));
+    assert.equal(!missing.run && missing.group?.reason, "ConcurrencyGroupNotFound");
+    assert.equal(!missing.run && missing.held?.reason, "ConcurrencyGroupNotFound");
+  });
 });
 
 describe("each trigger's books", () => {

@@ -3,15 +3,25 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseHashedSchedule } from "../../api/v1/schedule/index.ts";
-import type { CronJobWireStatus, Job } from "../../api/v1/index.ts";
+import {
+  type CronJobWireStatus,
+  ENDED_PODS_ANNOTATION,
+  ENDED_REASON_ANNOTATION,
+  type Job,
+  KUEUE_QUEUE_NAME_KEY,
+} from "../../api/v1/index.ts";
 import {
   degradedCondition,
   newestFinished,
   progressingCondition,
   scheduledConditions,
+  setConditions,
 } from "../../controllers/conditions.ts";
 import { failureStop } from "../../controllers/failures.ts";
-import { historyBehind, statusBehind } from "../../controllers/books.ts";
+import { historyBehind, historyToDelete, statusBehind } from "../../controllers/books.ts";
+import { readStarts, startLimit } from "../../controllers/starts.ts";
+import type { ObjectClient } from "../../runtime/interfaces.ts";
+import { discardLogger } from "../../runtime/log.ts";
 import { guards, parsedSchedules, statusAfterGuards } from "../../controllers/guards.ts";
 import { missedByPolicy, missedDeadline, missedSlots, scheduleDecision } from "../../controllers/due.ts";
 import { TRIGGERS } from "../../controllers/triggers.ts";
@@ -511,6 +521,21 @@ describe("step 9: the conditions once the triggers ran (step 10 writes them)", (
       reason: "JobCreationFailed",
       message: "refused",
     });
+    assert.equal(
+      degradedCondition({ createConflict: "another Job holds the name" }, []).reason,
+      "JobCreationFailed",
+      "a create refused by a name conflict is a failed create",
+    );
+  });
+
+  it("a condition's lastTransitionTime moves when its status changes, and only then", () => {
+    const before = [{ type: "Degraded", status: "False", lastTransitionTime: "2026-11-23T09:00:00Z" }];
+    const failed = { type: "Degraded", status: "True", reason: "LastJobFailed", message: "m" } as const;
+    const [changed] = setConditions(before, [failed], new Date("2026-11-23T10:00:00Z"), 3);
+    assert.equal(changed!.lastTransitionTime, "2026-11-23T10:00:00Z", "False to True: now");
+    assert.equal(changed!.observedGeneration, 3);
+    const [kept] = setConditions([changed!], [{ ...failed, message: "m2" }], new Date("2026-11-23T11:00:00Z"), 3);
+    assert.equal(kept!.lastTransitionTime, "2026-11-23T10:00:00Z", "still True: unchanged");
   });
 
   it("Available says the next run, and how many Jobs run", () => {
@@ -571,5 +596,152 @@ describe("step 10: the books wait one pass at most", () => {
     assert.equal(historyBehind({ successful: 2, failed: 0 }, { successful: 0 }), true, "limit 0");
     assert.equal(historyBehind({ successful: 1, failed: 0 }, { successful: 0 }), false);
     assert.equal(historyBehind({ successful: 50, failed: 50 }, {}), false, "no limit: no cleanup at all");
+  });
+});
+
+describe("step 10: history cleanup deletes the oldest finished Jobs beyond each limit", () => {
+  const cronJob = {
+    metadata: { name: "cj", namespace: "ns", creationTimestamp: "2026-11-23T00:00:00Z" },
+    status: { lastScheduleTime: "2026-11-23T12:00:00Z" },
+    spec: { successfulJobsHistoryLimit: 1, failedJobsHistoryLimit: 1 },
+  } as never;
+  const job = (name: string, slot: string, state: "complete" | "failed", start?: string) =>
+    batchJob({ name, slot, state, end: slot, ...(start ? { start } : {}) });
+  const names = (jobs: readonly Job[]) => jobs.map((j) => j.metadata?.name);
+
+  it("a Job without a start time sorts as the newest (as the built-in controller's byJobStartTime)", () => {
+    const a = job("cj-a", "2026-11-23T09:00:00Z", "complete", "2026-11-23T09:00:00Z");
+    const b = job("cj-b", "2026-11-23T10:00:00Z", "complete", "2026-11-23T10:00:00Z");
+    const c = job("cj-c", "2026-11-23T11:00:00Z", "complete");
+    const out = historyToDelete(TRIGGERS, cronJob, { successful: [c, b, a], failed: [] });
+    assert.deepEqual(names(out), ["cj-a", "cj-b"]);
+  });
+
+  it("a Job kept for a trigger counts toward the limit: the others beyond it go", () => {
+    const x = job("cj-x", "2026-11-23T09:00:00Z", "failed", "2026-11-23T09:00:00Z");
+    const y = job("cj-y", "2026-11-23T10:00:00Z", "failed", "2026-11-23T10:00:00Z");
+    const out = historyToDelete(TRIGGERS, cronJob, { successful: [], failed: [x, y] }, new Set(["cj-y"]));
+    assert.deepEqual(names(out), ["cj-x"], "2 failed Jobs, limit 1: one goes, and not the kept one");
+  });
+});
+
+describe("step 4: the start limit (spec.startTimeoutSeconds)", () => {
+  const NOW = Date.parse("2026-11-26T02:10:00Z");
+  const LIMIT = 300;
+  const ctx = { log: discardLogger, reconcileID: "t", signal: new AbortController().signal };
+  interface Pod {
+    metadata: { name: string };
+    status: object;
+  }
+  /** A running Job of uid `uid-<name>`; `o` merged into its metadata, spec and status. */
+  const running = (
+    name: string,
+    o: { created?: string; labels?: Record<string, string>; spec?: object; status?: object } = {},
+  ): Job =>
+    ({
+      metadata: {
+        name,
+        namespace: "ns",
+        uid: `uid-${name}`,
+        creationTimestamp: o.created ?? "2026-11-26T02:00:00Z",
+        ...(o.labels ? { labels: o.labels } : {}),
+      },
+      spec: { ...o.spec },
+      status: { active: 1, ...o.status },
+    }) as Job;
+  /** A client whose Pods are `pods` by Job uid and whose live Jobs are `live` (else the Job itself); counts reads. */
+  const client = (jobs: Job[], pods: Record<string, Pod[]>, live: Record<string, Job> = {}) => {
+    const reads: string[] = [];
+    const c = {
+      list: async (_kind: unknown, o: { labelSelector: string }) => {
+        reads.push(`pods ${o.labelSelector}`);
+        return { items: pods[o.labelSelector.split("=")[1]!] ?? [] };
+      },
+      get: async (_kind: unknown, _ns: string, name: string) => {
+        reads.push(`job ${name}`);
+        return live[name] ?? jobs.find((j) => j.metadata?.name === name);
+      },
+    } as unknown as ObjectClient;
+    return { c, reads };
+  };
+  const pending = (name: string, containerState: object): Pod => ({
+    metadata: { name },
+    status: { phase: "Pending", containerStatuses: [{ name: "app", state: containerState }] },
+  });
+  const pullBackOff = { waiting: { reason: "ImagePullBackOff", message: "Back-off pulling image" } };
+
+  it("a Job whose Pods did not start is ended: its deadline lowered to the seconds since its start", async () => {
+    const stuck = running("stuck", {
+      spec: { managedBy: "kubernetes.io/job-controller" },
+      status: { startTime: "2026-11-26T02:01:00Z" },
+    });
+    // A Job another controller manages (MultiKueue) has no Pods here to start: left alone, not even read.
+    const elsewhere = running("elsewhere", {
+      spec: { managedBy: "kueue.x-k8s.io/multikueue" },
+      status: { startTime: "2026-11-26T02:01:00Z" },
+    });
+    const { c, reads: calls } = client([stuck, elsewhere], { "uid-stuck": [pending("stuck-p", pullBackOff)] });
+    const reads = await readStarts(c, [stuck, elsewhere], LIMIT, {}, NOW, ctx);
+    assert.deepEqual(calls, ["pods batch.kubernetes.io/controller-uid=uid-stuck", "job stuck"]);
+    assert.deepEqual(
+      reads.unstarted.map((u) => u.job.metadata?.name),
+      ["stuck"],
+    );
+    const { ends } = startLimit(reads, NOW);
+    assert.equal(ends.length, 1);
+    assert.equal(ends[0]!.update.spec?.activeDeadlineSeconds, 540, "02:01 to 02:10");
+    assert.equal(ends[0]!.update.metadata?.annotations?.[ENDED_REASON_ANNOTATION], "StartTimeout");
+    assert.equal(ends[0]!.update.metadata?.annotations?.[ENDED_PODS_ANNOTATION], "ImagePull");
+    assert.equal(ends[0]!.why, "container app: ImagePullBackOff (Back-off pulling image)");
+  });
+
+  it("a Job whose status counts a failed Pod, or whose Pod has a container that ended, has started", async () => {
+    const start = { startTime: "2026-11-26T02:01:00Z" };
+    const failedPod = running("failed-pod", { status: { ...start, failed: 1 } });
+    const restarting = running("restarting", { status: start });
+    const { c, reads } = client([failedPod, restarting], {
+      "uid-restarting": [pending("restarting-p", { terminated: { exitCode: 1 } })],
+    });
+    const memory = {};
+    const out = await readStarts(c, [failedPod, restarting], LIMIT, memory, NOW, ctx);
+    assert.deepEqual(out.unstarted, []);
+    assert.deepEqual(reads, ["pods batch.kubernetes.io/controller-uid=uid-restarting"], "no Pod read of failed-pod");
+    assert.deepEqual(startLimit(out, NOW).ends, []);
+  });
+
+  it("a queued Job (Kueue) is never ended, nor its Pods read; a resumed one counts from its admission", async () => {
+    const queued = running("queued", {
+      created: "2026-11-26T01:00:00Z",
+      labels: { [KUEUE_QUEUE_NAME_KEY]: "team-a" },
+      spec: { suspend: true },
+      status: { active: 0 },
+    });
+    const resumed = running("resumed", {
+      created: "2026-11-26T01:00:00Z",
+      labels: { [KUEUE_QUEUE_NAME_KEY]: "team-a" },
+      spec: { suspend: false },
+      status: {
+        startTime: "2026-11-26T02:08:00Z",
+        conditions: [{ type: "Suspended", status: "False", lastTransitionTime: "2026-11-26T02:08:00Z" }],
+      },
+    });
+    const { c, reads } = client([queued, resumed], {});
+    const out = await readStarts(c, [queued, resumed], LIMIT, {}, NOW, ctx);
+    assert.deepEqual(out.unstarted, []);
+    assert.deepEqual(reads, [], "nothing read");
+    assert.equal(out.nextCheckAt, Date.parse("2026-11-26T02:13:00Z"), "02:08 (its admission) plus 300 s");
+  });
+
+  it("a Job Kueue suspended again since the cache saw it (the live read says so) is not ended", async () => {
+    const job = running("preempted", { status: { startTime: "2026-11-26T02:01:00Z" } });
+    const live = running("preempted", {
+      labels: { [KUEUE_QUEUE_NAME_KEY]: "team-a" },
+      spec: { suspend: true },
+      status: { startTime: "2026-11-26T02:01:00Z" },
+    });
+    const { c } = client([job], { "uid-preempted": [pending("p", pullBackOff)] }, { preempted: live });
+    const out = await readStarts(c, [job], LIMIT, {}, NOW, ctx);
+    assert.equal(out.unstarted.length, 1, "the cache's Job looked stuck");
+    assert.deepEqual(startLimit(out, NOW).ends, []);
   });
 });

@@ -225,6 +225,16 @@ describe("per-CronJob metrics (controllers/metrics.ts)", () => {
     );
   });
 
+  it("a CronJob re-created under its name between two scrapes, with no forget(): its own runs count, the old ones not", async () => {
+    const { cache, metrics, scrape } = setup([{ ...full, metadata: { ...full.metadata, uid: "uid-1" } }]);
+    metrics.countRun("team-a", "nightly", "created", "uid-1");
+    metrics.countRun("team-a", "nightly", "created", "uid-1");
+    cache.splice(0, 1, { ...full, metadata: { ...full.metadata, uid: "uid-2" } });
+    metrics.countRun("team-a", "nightly", "created", "uid-2");
+    const lines = await scrape();
+    assert.ok(lines.includes('cronjob_runs_total{namespace="team-a",cronjob="nightly",outcome="created"} 1'));
+  });
+
   it("bounds spec values used as labels to 128 characters", async () => {
     const long = `0 0 1 ${"1,".repeat(200)}2 *`;
     const { scrape } = setup([{ metadata: { namespace: "ns", name: "long" }, spec: { schedule: long } }]);

@@ -5,6 +5,7 @@
 // and keep their place in the queue, its slots do not.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { Registry } from "prom-client";
 import {
   API_VERSION,
   CONCURRENCY_GROUP_LABEL,
@@ -14,6 +15,7 @@ import {
   CronJobResource,
   jobNameFor,
   KIND,
+  KUEUE_QUEUE_NAME_KEY,
   manualJobName,
   type RecentRunWire,
   isExplicit,
@@ -225,5 +227,92 @@ describe("the operator's queue after a restart (controllers/groups.ts, a member'
     assert.deepEqual(places.waitersOf(NS, "g", NOW), [], "busy's held slot has its Job: it started");
     await t.reconcile("other");
     assert.deepEqual(await t.jobs(), [started, jobNameFor("other", new Date("2026-11-26T10:15:00Z"))].sort());
+  });
+});
+
+// --- the group's places, as admission, the wake-ups and the gauges read them -----------------------------------
+
+/** A running Job of member `cj` in group g, its `spec` merged in. */
+function groupJob(cj: string, slot: string, spec: object = {}, labels: Record<string, string> = {}): KubeObject {
+  return {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: {
+      name: jobNameFor(cj, new Date(slot)),
+      namespace: NS,
+      labels: { [CRONJOB_NAME_LABEL]: cj, [CONCURRENCY_GROUP_LABEL]: "g", ...labels },
+      annotations: { "batch.tutorial.kubebuilder.io/scheduled-at": slot },
+      ownerReferences: [{ apiVersion: API_VERSION, kind: KIND, name: cj, uid: `uid-${cj}`, controller: true }],
+    },
+    spec,
+    status: {},
+  } as KubeObject;
+}
+
+describe("the group's places (controllers/groups.ts)", () => {
+  it("a member's queued Job (Kueue holds it suspended) takes its place: the other member's slot is held", async () => {
+    const t = await cluster([
+      { name: "busy", status: { lastScheduleTime: "2026-11-26T10:15:00Z" } },
+      { name: "other", status: { lastScheduleTime: "2026-11-26T10:00:00Z" } },
+    ]);
+    const queued = groupJob("busy", "2026-11-26T10:15:00Z", { suspend: true }, { [KUEUE_QUEUE_NAME_KEY]: "team-a" });
+    t.client.seed(Kinds.Job, queued);
+    await t.reconcile("other");
+    assert.deepEqual(await t.jobs(), [queued.metadata!.name], "other's 10:15 slot does not run");
+    const [entry] = await t.record("other");
+    assert.deepEqual(
+      [entry?.decision, entry?.reason, entry?.blockedBy],
+      ["Held", "ConcurrencyGroupFull", queued.metadata!.name],
+    );
+  });
+
+  it("a run past its starting deadline waits no more: it is ahead of nobody", async () => {
+    const t = await cluster([]);
+    const places = new GroupPlaces(t.client.cache);
+    const slot = Date.parse("2026-11-26T10:00:00Z");
+    places.decided(NS, "g", "late", { since: slot, until: NOW - 1 });
+    places.decided(NS, "g", "early", { since: slot + 1000, until: NOW + 1 });
+    assert.deepEqual(
+      places.waitersOf(NS, "g", NOW).map((w) => w.member),
+      ["early"],
+    );
+    assert.deepEqual(places.view(NS, "g", "other", NOW, NOW).ahead, ["early"]);
+  });
+
+  it("a place frees, and the waiting runs are woken, when a Job of the group ends or is deleted", async () => {
+    const t = await cluster([]);
+    const [jobs] = new GroupPlaces(t.client.cache).watches(() => NOW);
+    const freed = jobs!.predicates![0]!;
+    const running = groupJob("busy", SLOT);
+    const failed = { ...running, status: { conditions: [{ type: "Failed", status: "True" }] } } as KubeObject;
+    assert.equal(freed.delete!(running), true, "deleted");
+    assert.equal(freed.update!(running, failed), true, "ended");
+    assert.equal(freed.update!(running, { ...running, status: { active: 1 } } as KubeObject), false, "still runs");
+    assert.equal(freed.create!(running), false);
+  });
+
+  it("the gauges: the oldest waiting run's wait, the running Jobs, the waiting runs; none while not the leader", async () => {
+    const t = await cluster([]);
+    t.client.seed(Kinds.Job, groupJob("busy", SLOT));
+    const places = new GroupPlaces(t.client.cache);
+    places.decided(NS, "g", "newer", { since: NOW - 60_000, until: undefined });
+    places.decided(NS, "g", "older", { since: NOW - 600_000, until: undefined });
+    const scrape = async (leader: boolean) => {
+      const registry = new Registry();
+      for (const m of places.metrics({ now: () => NOW, isLeader: () => leader })) m.register(registry);
+      return (await registry.metrics()).split("\n").filter((l) => l !== "" && !l.startsWith("#"));
+    };
+    assert.deepEqual((await scrape(true)).sort(), [
+      'cronjob_concurrency_group_limit{namespace="fleet",group="g"} 1',
+      'cronjob_concurrency_group_oldest_waiting_seconds{namespace="fleet",group="g"} 600',
+      'cronjob_concurrency_group_running_jobs{namespace="fleet",group="g"} 1',
+      'cronjob_concurrency_group_waiting_runs{namespace="fleet",group="g"} 2',
+    ]);
+    assert.deepEqual(
+      places.waitersOf(NS, "g", NOW).map((w) => w.member),
+      ["older", "newer"],
+      "oldest first",
+    );
+    assert.deepEqual(await scrape(false), []);
   });
 });

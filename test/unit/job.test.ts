@@ -8,6 +8,8 @@ import {
   jobForSlot,
   type JobSource,
   jobNameFor,
+  KUEUE_QUEUE_NAME_KEY,
+  queuedBy,
   readJob,
   rfc3339InZone,
   runningSince,
@@ -68,6 +70,34 @@ describe("Job helpers", () => {
     assert.equal(runningSince(resumed)?.toISOString(), "2026-11-22T05:40:00.000Z");
     const queued = { spec: { suspend: false }, status: { conditions: [{ type: "Suspended", status: "True" }] } };
     assert.equal(runningSince(queued), undefined, "resumed in spec, not yet by the Job controller: not running");
+    const readmitted = { ...queued, status: { ...queued.status, startTime: "2026-11-22T05:00:00Z" } };
+    assert.equal(
+      runningSince(readmitted),
+      undefined,
+      "preempted after a first run: its old startTime is not its start",
+    );
+  });
+
+  it("a queued Job is a suspended one that has not finished, named by whoever holds it", () => {
+    const kueue = { [KUEUE_QUEUE_NAME_KEY]: "team-a" };
+    const suspendedSince = { type: "Suspended", status: "True", lastTransitionTime: "2026-11-22T05:00:00Z" };
+    assert.equal(queuedBy({ metadata: { labels: kueue }, spec: { suspend: true } })?.by, "Kueue (queue team-a)");
+    // Where the spec does not say (a Job read without it), its Suspended condition does.
+    assert.deepEqual(queuedBy({ metadata: { labels: kueue }, status: { conditions: [suspendedSince] } }), {
+      by: "Kueue (queue team-a)",
+      since: "2026-11-22T05:00:00Z",
+    });
+    assert.equal(
+      queuedBy({ spec: { suspend: false }, status: { conditions: [suspendedSince] } }),
+      undefined,
+      "spec.suspend cleared: resumed, whatever the condition still says",
+    );
+    assert.equal(
+      queuedBy({ spec: { suspend: true, managedBy: "kueue.x-k8s.io/multikueue" } })?.by,
+      "kueue.x-k8s.io/multikueue",
+    );
+    const ended = batchJob({ name: "j", state: "failed", end: "2026-11-22T05:10:00Z", spec: { suspend: true } });
+    assert.equal(queuedBy(ended), undefined, "a finished Job is not queued");
   });
 });
 
