@@ -30,6 +30,7 @@ import {
   heldByMissingCalendar,
   JOB,
   noEndpoints,
+  NOW,
   NS,
   operatorLease,
   pod,
@@ -549,6 +550,17 @@ describe("diagnose(): a problem many share", () => {
     assert.ok(
       keys.every((k) => !("evidence" in k.diagnosis) && !("fix" in k.diagnosis)),
       "the keys keep no words",
+    );
+  });
+
+  it("a clock skew is this machine's, not a CronJob's: one shared problem naming every CronJob it touches", () => {
+    const localNow = new Date(NOW.getTime() + 150_000); // this machine 2m30s ahead of the API server
+    const verdicts = ["a", "b"].map((name) => verdictOf(facts(cronJob({ meta: { name } }), { localNow })));
+    assert.ok(verdicts.every((v) => v.diagnosis.also.some((f) => f.cause === "clock-skew")));
+    const shared = sharedProblems(verdicts, true);
+    assert.deepEqual(
+      shared.map((p) => [p.cause, p.cronJobs]),
+      [["clock-skew", [`${NS}/a`, `${NS}/b`]]],
     );
   });
 
