@@ -147,9 +147,11 @@ export function observeChildren(o: ObserveInput): Observation {
   // The record (status.recentRuns): a run of ours it lacks, and the outcome of one that ended.
   books = recordFromChildren(books, ourRuns(triggers, cronJob, jobs));
   if (cronJob.metadata.generation !== undefined) books.observedGeneration = cronJob.metadata.generation;
-  // A run a folded write left unbooked lost its Job: its slot ran, as its Job would have said.
+  // A run a folded write left unbooked lost its Job: its slot ran, as its Job would have said. Only ever forward: a
+  // newer slot's Job still here has already said more.
   const vanished = vanishedSlot(o.folded, jobs, cronJob.status);
-  if (vanished !== undefined) books.lastScheduleTime = rfc3339(new Date(vanished));
+  const booked = books.lastScheduleTime ? Date.parse(books.lastScheduleTime) : -Infinity;
+  if (vanished !== undefined && vanished > booked) books.lastScheduleTime = rfc3339(new Date(vanished));
   const { events, counts, newlyEnded, reported } = said;
   return {
     status: books,

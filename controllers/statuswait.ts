@@ -42,7 +42,8 @@ export function holdForRun(
     const at = fresh.get(name ?? "");
     const left = at === undefined ? 0 : at + delayMs - now.getTime();
     if (left <= 0) return undefined;
-    wait = Math.max(wait ?? 0, left);
+    // The oldest run's delay ends first: each run shows in status within the delay of its creation.
+    wait = Math.min(wait ?? left, left);
   }
   return wait;
 }

@@ -223,6 +223,78 @@ describe("each trigger's books", () => {
     assert.equal(withSlot.status.lastScheduleTime, "2026-11-24T04:00:00Z");
   });
 
+  it("a folded run whose Job is gone moves lastScheduleTime to the newest such slot, never to one already booked", () => {
+    const cronJob = { metadata: base.metadata, status: { lastScheduleTime: "2026-11-24T10:00:00Z" } };
+    const folded = (...ats: string[]) => new Map(ats.map((at) => [jobNameFor(CJ, slot(at)), slot(at).getTime()]));
+    const observe = (f: Map<string, number>) =>
+      observeChildren({
+        triggers: TRIGGERS,
+        cronJob,
+        cached: [],
+        live: new Map(),
+        reported: new Set(),
+        replaced: new Set(),
+        folded: f,
+      });
+    // Two folded runs, both deleted before a write booked them: both ran, so the base is the newer slot.
+    const both = observe(folded("2026-11-24T12:00:00Z", "2026-11-24T11:00:00Z"));
+    assert.equal(both.status.lastScheduleTime, "2026-11-24T12:00:00Z");
+    assert.equal(both.vanished, slot("2026-11-24T12:00:00Z").getTime());
+    // One folded run gone, a newer one still running: lastScheduleTime is the newer, never moved back to the gone one.
+    const newer = observeChildren({
+      triggers: TRIGGERS,
+      cronJob,
+      cached: [scheduledJob("2026-11-24T12:00:00Z")],
+      live: new Map(),
+      reported: new Set(),
+      replaced: new Set(),
+      folded: folded("2026-11-24T12:00:00Z", "2026-11-24T11:00:00Z"),
+    });
+    assert.equal(newer.status.lastScheduleTime, "2026-11-24T12:00:00Z");
+    assert.deepEqual(
+      newer.status.active?.map((r) => r.name),
+      [jobNameFor(CJ, slot("2026-11-24T12:00:00Z"))],
+    );
+    // A folded run of the slot the stored status already booked is no news: nothing vanished, nothing moves.
+    const booked = observe(folded("2026-11-24T10:00:00Z", "2026-11-24T09:00:00Z"));
+    assert.equal(booked.vanished, undefined);
+    assert.equal(booked.status.lastScheduleTime, "2026-11-24T10:00:00Z");
+  });
+
+  it("a Job status.active lists that the live read finds finished is reported ended, not kept active", () => {
+    const done: Job = {
+      ...scheduledJob("2026-11-24T10:00:00Z"),
+      status: {
+        succeeded: 1,
+        startTime: "2026-11-24T10:00:00Z",
+        completionTime: "2026-11-24T10:00:30Z",
+        conditions: [{ type: "Complete", status: "True", lastTransitionTime: "2026-11-24T10:00:30Z" }],
+      },
+    };
+    const name = done.metadata!.name!;
+    const seen = observeChildren({
+      triggers: TRIGGERS,
+      cronJob: {
+        metadata: base.metadata,
+        status: {
+          lastScheduleTime: "2026-11-24T10:00:00Z",
+          active: [{ name, namespace: "ns", uid: done.metadata!.uid }],
+        },
+      },
+      cached: [],
+      live: new Map([[name, done]]),
+      reported: new Set(),
+      replaced: new Set(),
+    });
+    assert.deepEqual(seen.status.active, []);
+    assert.equal(seen.status.activeCount, 0);
+    assert.equal(seen.status.lastSuccessfulTime, "2026-11-24T10:00:30Z");
+    assert.deepEqual(
+      seen.newlyEnded.map((j) => j.metadata?.name),
+      [name],
+    );
+  });
+
   it("a run is unbooked by its own trigger's books only", () => {
     // The schedule: a slot newer than lastScheduleTime.
     assert.equal(isUnbookedRun(TRIGGERS, base, scheduledJob("2026-11-24T11:00:00Z")), true);

@@ -11,6 +11,7 @@ import {
   StatusWriteReason,
 } from "../../controllers/statusdecision.ts";
 import { StatusNews, StatusWriteBudget } from "../../controllers/statusfold.ts";
+import { holdForRun } from "../../controllers/statuswait.ts";
 
 const T0 = Date.parse("2026-11-28T10:00:00Z");
 const BOUND = 300_000;
@@ -184,5 +185,40 @@ describe("decideStatusWrite: now, later or never, the first row that applies (do
     assert.deepEqual(folded, { write: "later", reason: "folded", afterMs: 1000, reservedAt: T0 + 1000 });
     const due = { ...f, reservedAt: T0 + 1000 };
     assert.equal(decideStatusWrite(facts({ nowMs: T0 + 1000, fold: due })).reason, "room");
+  });
+});
+
+describe("holdForRun: the runDelay row's wait, for the runs this process just created (statuswait.ts)", () => {
+  const DELAY = 10_000;
+  const now = new Date(T0 + 4000);
+  const ref = (name: string) => ({ name });
+  /** A pass whose stored status lists `shown` as active, `unbookedEnds` runs ended that status has not booked. */
+  const outcome = (shown: string[], unbookedEnds = 0) =>
+    ({ pass: { cronJob: { status: { active: shown.map(ref) } } }, unbookedEnds }) as unknown as Parameters<
+      typeof holdForRun
+    >[0];
+  const hold = (o: ReturnType<typeof outcome>, running: string[], fresh: Map<string, number>) =>
+    holdForRun(o, { active: running.map(ref) }, fresh, now, DELAY);
+  const mine = new Map([["a", T0]]);
+
+  it("waits what is left of the delay for a run this process created 4 s ago", () => {
+    assert.equal(hold(outcome([]), ["a"], mine), 6000);
+  });
+
+  it("holds two fresh runs no longer than the older one's delay: each run shows within the delay of its creation", () => {
+    // a created at T0, b at T0+3 s: a's delay ends at T0+10 s, which is what is left (6 s), not b's T0+13 s.
+    assert.equal(hold(outcome([]), ["a", "b"], new Map([...mine, ["b", T0 + 3000]])), 6000);
+  });
+
+  it("writes at once when a run status has not booked ended, beside the fresh one", () => {
+    assert.equal(hold(outcome([], 1), ["a"], mine), undefined);
+  });
+
+  it("writes at once when a Job status lists as active no longer runs (ended or gone), beside the fresh one", () => {
+    assert.equal(hold(outcome(["gone"]), ["a"], mine), undefined);
+  });
+
+  it("writes at once when a running Job status lacks is not this process's own (someone else created it)", () => {
+    assert.equal(hold(outcome([]), ["a", "theirs"], mine), undefined);
   });
 });

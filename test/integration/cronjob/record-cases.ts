@@ -339,6 +339,44 @@ const refusedRows: Row[] = [
       { expect: { statusWrites: 0 } },
     ],
   },
+  {
+    // A refusal is news no Job tells: the burst the create noted must not hold it back (a create conflict is
+    // not retried, so no later pass of its own would write it).
+    title: "a foreign Job holding the slot's name during a burst: Refused, AlreadyExists, written at once",
+    steps: [
+      { createJob: 0, owner: "none" },
+      { at: 1000, reconcile: "pass", load: "burst", urgentWrites: 1 },
+      {
+        expect: {
+          recentRuns: [
+            {
+              trigger: "Schedule",
+              scheduledTime: 0,
+              decision: "Refused",
+              reason: "AlreadyExists",
+              message: (c) => `a Job named ${c.job(0)} already exists and is not controlled by this CronJob`,
+              decidedAt: 1000,
+            },
+          ],
+          statusWrites: 1,
+        },
+      },
+    ],
+  },
+  {
+    title: "a Job of ours that ended before the cache saw it: Adopted, and never listed as active",
+    steps: [
+      { createJob: 0, state: "complete", start: 500, end: 800 },
+      { at: 2000, reconcile: "pass", unseen: [0] },
+      {
+        expect: {
+          recentRuns: [scheduled(0, { decision: "Adopted" })],
+          status: { lastScheduleTime: 0, active: [] },
+          statusWrites: 1,
+        },
+      },
+    ],
+  },
 ];
 
 const requestRows: Row[] = [
