@@ -149,9 +149,8 @@ export function observeChildren(o: ObserveInput): Observation {
   if (cronJob.metadata.generation !== undefined) books.observedGeneration = cronJob.metadata.generation;
   // A run a folded write left unbooked lost its Job: its slot ran, as its Job would have said. Only ever forward: a
   // newer slot's Job still here has already said more.
-  const vanished = vanishedSlot(o.folded, jobs, cronJob.status);
-  const booked = books.lastScheduleTime ? Date.parse(books.lastScheduleTime) : -Infinity;
-  if (vanished !== undefined && vanished > booked) books.lastScheduleTime = rfc3339(new Date(vanished));
+  const vanished = vanishedSlot(o.folded, jobs, books.lastScheduleTime);
+  if (vanished !== undefined) books.lastScheduleTime = rfc3339(new Date(vanished));
   const { events, counts, newlyEnded, reported } = said;
   return {
     status: books,
@@ -311,16 +310,17 @@ function ourRuns(triggers: readonly Trigger[], cronJob: CronJobView, jobs: reado
 
 /**
  * The newest slot of a run a folded write left unbooked (statusfold.ts unbookedSlots, kept in memory) whose Job is
- * gone, newer than the stored lastScheduleTime: the pass counts it as run (lastScheduleTime) and writes at once.
+ * gone, newer than the lastScheduleTime the stored status and the Jobs give: the pass counts it as run
+ * (lastScheduleTime) and writes at once.
  */
 function vanishedSlot(
   folded: ReadonlyMap<string, number> | undefined,
   jobs: readonly Readonly<Job>[],
-  stored: Readonly<CronJobWireStatus> | undefined,
+  lastScheduleTime: string | undefined,
 ): number | undefined {
   if (!folded?.size) return undefined;
   const names = new Set(jobs.map((j) => j.metadata?.name));
-  const base = stored?.lastScheduleTime ? Date.parse(stored.lastScheduleTime) : -Infinity;
+  const base = lastScheduleTime ? Date.parse(lastScheduleTime) : -Infinity;
   let newest: number | undefined;
   for (const [name, slot] of folded) {
     if (!names.has(name) && slot > base) newest = Math.max(newest ?? slot, slot);

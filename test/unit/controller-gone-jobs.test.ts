@@ -16,24 +16,34 @@ import { batchJob, createJob } from "../fixtures.ts";
 const NS = "ns";
 const ctx = { log: discardLogger, reconcileID: "t", signal: new AbortController().signal };
 
+/**
+ * A fake API server with the reconciler's cache, the namespace and CronJob cj (a yearly schedule, one successful Job
+ * kept, `limits` beside it), at 10:00:30 by its clock.
+ */
+async function scene(limits: Record<string, number> = {}): Promise<{ clock: FakeClock; client: FakeClient }> {
+  const clock = new FakeClock("2026-11-25T10:00:30Z");
+  const client = new FakeClient({ now: () => clock.now() });
+  setupCache(client);
+  await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
+  client.seed(CronJobKind, {
+    apiVersion: "batch.tutorial.kubebuilder.io/v1",
+    kind: "CronJob",
+    metadata: { name: "cj", namespace: NS, uid: "uid-cj", creationTimestamp: "2026-11-25T09:00:00Z" },
+    spec: {
+      schedule: "0 0 1 1 *",
+      successfulJobsHistoryLimit: 1,
+      ...limits,
+      jobTemplate: {
+        spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
+      },
+    },
+  } as unknown as CronJob);
+  return { clock, client };
+}
+
 describe("no request whose answer is known: a Job deleted or found gone", () => {
   it("history cleanup deletes a Job once, though the cache still holds it on the next passes", async () => {
-    const clock = new FakeClock("2026-11-25T10:00:30Z");
-    const client = new FakeClient({ now: () => clock.now() });
-    setupCache(client);
-    await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
-    client.seed(CronJobKind, {
-      apiVersion: "batch.tutorial.kubebuilder.io/v1",
-      kind: "CronJob",
-      metadata: { name: "cj", namespace: NS, uid: "uid-cj", creationTimestamp: "2026-11-25T09:00:00Z" },
-      spec: {
-        schedule: "0 0 1 1 *",
-        successfulJobsHistoryLimit: 1,
-        jobTemplate: {
-          spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
-        },
-      },
-    } as unknown as CronJob);
+    const { clock, client } = await scene();
     for (const [i, end] of ["2026-11-25T09:10:00Z", "2026-11-25T09:20:00Z", "2026-11-25T09:30:00Z"].entries())
       await createJob(
         client,
@@ -89,23 +99,7 @@ describe("no request whose answer is known: a Job deleted or found gone", () => 
 
 describe("history cleanup counts finished Jobs only", () => {
   it("a running Job is neither counted toward successfulJobsHistoryLimit nor deleted", async () => {
-    const clock = new FakeClock("2026-11-25T10:00:30Z");
-    const client = new FakeClient({ now: () => clock.now() });
-    setupCache(client);
-    await client.create(Kinds.Namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });
-    client.seed(CronJobKind, {
-      apiVersion: "batch.tutorial.kubebuilder.io/v1",
-      kind: "CronJob",
-      metadata: { name: "cj", namespace: NS, uid: "uid-cj", creationTimestamp: "2026-11-25T09:00:00Z" },
-      spec: {
-        schedule: "0 0 1 1 *",
-        successfulJobsHistoryLimit: 1,
-        failedJobsHistoryLimit: 1,
-        jobTemplate: {
-          spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox" }] } } },
-        },
-      },
-    } as unknown as CronJob);
+    const { clock, client } = await scene({ failedJobsHistoryLimit: 1 });
     const manual = { "cronjob.kubernetes.io/instantiate": "manual" };
     const owner = { name: "cj", uid: "uid-cj" };
     // The running Job started first: by start time it is the oldest.

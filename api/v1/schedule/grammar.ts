@@ -34,6 +34,8 @@ interface FieldSpec {
   readonly max: number;
   readonly names?: ReadonlyMap<string, number>;
   readonly allowed: string;
+  /** A day field: robfig takes it with no values (","), read by `dayFields`. */
+  readonly day?: true;
 }
 
 const MONTH_NAMES = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"];
@@ -58,7 +60,7 @@ const MAX_DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 const FIELDS: readonly FieldSpec[] = [
   { name: "minute", min: 0, max: 59, allowed: "0-59" },
   { name: "hour", min: 0, max: 23, allowed: "0-23" },
-  { name: "day-of-month", min: 1, max: 31, allowed: "1-31" },
+  { name: "day-of-month", min: 1, max: 31, allowed: "1-31", day: true },
   {
     name: "month",
     min: 1,
@@ -72,6 +74,7 @@ const FIELDS: readonly FieldSpec[] = [
     max: 6,
     names: new Map(DAY_NAMES.map((n, i) => [n, i])),
     allowed: "0-6 or sun-sat",
+    day: true,
   },
 ];
 
@@ -142,13 +145,10 @@ function parseValue(spec: FieldSpec, expr: string, piece: string): ValueResult {
   return { ok: true, value: n };
 }
 
-/** The day fields, which robfig takes with no values (","): see `dayFields`. */
-const DAY_FIELDS = new Set(["day-of-month", "day-of-week"]);
-
 function parseField(spec: FieldSpec, text: string): FieldResult {
   // strings.FieldsFunc drops empty list items, so robfig (and Kubernetes) accept "1,,2".
   const items = text.split(",").filter((item) => item !== "");
-  if (items.length === 0 && !DAY_FIELDS.has(spec.name)) {
+  if (items.length === 0 && !spec.day) {
     return { ok: false, reason: `never fires: ${spec.name} ${JSON.stringify(text)} has no values` };
   }
   const bits = new Set<number>();

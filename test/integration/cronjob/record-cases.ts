@@ -42,6 +42,16 @@ const held = (slot: Offset, blocker: Offset, decidedAt: Offset): RunEntry => ({
   blockedBy: blocker,
 });
 
+/** The Refused entry of slot 0, whose name a Job this CronJob does not control holds, decided at 1 s. */
+const foreignNameRefused: RunEntry = {
+  trigger: "Schedule",
+  scheduledTime: 0,
+  decision: "Refused",
+  reason: "AlreadyExists",
+  message: (c) => `a Job named ${c.job(0)} already exists and is not controlled by this CronJob`,
+  decidedAt: 1000,
+};
+
 const BACKOFF = { reason: "BackoffLimitExceeded", message: "Job has reached the specified backoff limit" };
 const DEADLINE = { reason: "DeadlineExceeded", message: "Job was active longer than specified deadline" };
 
@@ -322,16 +332,7 @@ const refusedRows: Row[] = [
       { at: 1000, reconcile: "pass" },
       {
         expect: {
-          recentRuns: [
-            {
-              trigger: "Schedule",
-              scheduledTime: 0,
-              decision: "Refused",
-              reason: "AlreadyExists",
-              message: (c) => `a Job named ${c.job(0)} already exists and is not controlled by this CronJob`,
-              decidedAt: 1000,
-            },
-          ],
+          recentRuns: [foreignNameRefused],
           statusWrites: 1,
         },
       },
@@ -348,16 +349,7 @@ const refusedRows: Row[] = [
       { at: 1000, reconcile: "pass", load: "burst", urgentWrites: 1 },
       {
         expect: {
-          recentRuns: [
-            {
-              trigger: "Schedule",
-              scheduledTime: 0,
-              decision: "Refused",
-              reason: "AlreadyExists",
-              message: (c) => `a Job named ${c.job(0)} already exists and is not controlled by this CronJob`,
-              decidedAt: 1000,
-            },
-          ],
+          recentRuns: [foreignNameRefused],
           statusWrites: 1,
         },
       },
